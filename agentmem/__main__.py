@@ -1,0 +1,5 @@
+"""``python -m agentmem`` runs the command line."""
+
+from .cli import cli
+
+cli(prog_name="agentmem")

@@ -1,0 +1,143 @@
+"""The click group, the shared ``--db`` option and the output helpers."""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import json
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, TypeVar
+
+import click
+
+from ..errors import AgentMemError
+from ..memory import DEFAULT_DB_ENV, Memory, default_db_path
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+
+
+def _version() -> str:
+    from .. import __version__
+
+    return str(__version__)
+
+
+@click.group(context_settings=CONTEXT_SETTINGS)
+@click.version_option(version=None, package_name="agentmem", message="%(prog)s %(version)s")
+def cli() -> None:
+    """agentmem: an agent's tool-use memory in one SQLite file.
+
+    Record trajectories, learn short lessons from groups of them (Agent-GRPO),
+    and retrieve the lessons that fit the next task.
+
+    \b
+    Examples:
+      agentmem record runs.jsonl          # record trajectories (JSON lines)
+      agentmem groups                     # rewards, advantages, readiness
+      agentmem learn                      # turn ready groups into experiences
+      agentmem context "fix the build" --tool bash
+
+    The library file is --db, else $AGENTMEM_DB, else
+    ~/.local/share/agentmem/agentmem.db.
+    """
+
+
+def db_option(f: F) -> F:
+    """The shared ``--db PATH`` option (environment variable ``AGENTMEM_DB``)."""
+    return click.option(
+        "--db",
+        "db_path",
+        type=click.Path(dir_okay=False),
+        envvar=DEFAULT_DB_ENV,
+        help=f"Library file (default: ${DEFAULT_DB_ENV}, else {default_db_path()}).",
+        show_envvar=True,
+    )(f)
+
+
+def json_option(f: F) -> F:
+    return click.option("--json", "as_json", is_flag=True, help="Print JSON for machines.")(f)
+
+
+@contextlib.contextmanager
+def open_memory(db_path: str | None) -> Iterator[Memory]:
+    """Open the library, turning agentmem errors into clean CLI errors."""
+    with errors_as_click():
+        mem = Memory.open(db_path)
+    try:
+        with errors_as_click():
+            yield mem
+    finally:
+        mem.close()
+
+
+@contextlib.contextmanager
+def errors_as_click() -> Iterator[None]:
+    try:
+        yield
+    except AgentMemError as e:
+        raise click.ClickException(str(e)) from None
+    except OSError as e:
+        raise click.ClickException(f"{e.strerror or e}: {getattr(e, 'filename', '') or ''}") from None
+
+
+def with_memory(f: F) -> F:
+    """Decorator: open ``--db`` and pass the :class:`Memory` as ``mem``."""
+
+    @db_option
+    @functools.wraps(f)
+    def wrapper(db_path: str | None, **kw: Any) -> Any:
+        with open_memory(db_path) as mem:
+            return f(mem=mem, **kw)
+
+    return wrapper  # type: ignore[return-value]
+
+
+def print_json(value: Any) -> None:
+    click.echo(json.dumps(value, indent=2, ensure_ascii=False, default=str))
+
+
+def fmt(value: Any, digits: int = 3) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        return f"{value:.{digits}f}"
+    return str(value)
+
+
+def print_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
+    """A plain, aligned text table (no dependency)."""
+    cells = [[fmt(c) for c in r] for r in rows]
+    widths = [len(h) for h in headers]
+    for r in cells:
+        for i, c in enumerate(r):
+            widths[i] = min(max(widths[i], len(c)), 80)
+    line = "  ".join(h.ljust(w) for h, w in zip(headers, widths))
+    click.echo(line.rstrip())
+    click.echo("  ".join("-" * w for w in widths))
+    for r in cells:
+        click.echo("  ".join(c[:80].ljust(w) for c, w in zip(r, widths)).rstrip())
+
+
+def read_input(path: str) -> bytes:
+    """Bytes of a file, or of standard input when ``path`` is ``-``."""
+    if path == "-":
+        return sys.stdin.buffer.read()
+    with errors_as_click(), open(path, "rb") as fh:
+        return fh.read()
+
+
+__all__ = [
+    "cli",
+    "db_option",
+    "errors_as_click",
+    "fmt",
+    "json_option",
+    "open_memory",
+    "print_json",
+    "print_table",
+    "read_input",
+    "with_memory",
+]

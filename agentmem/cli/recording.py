@@ -1,0 +1,288 @@
+"""Commands that put trajectories in and read them back: record, import, feedback, groups, show, stats, domains."""
+
+from __future__ import annotations
+
+import io
+from typing import Any
+
+import click
+
+from ..ingest import parse_jsonl, parse_openai
+from ..memory import Memory
+from .main import cli, json_option, print_json, print_table, read_input, with_memory
+
+
+@cli.command()
+@click.argument("file", type=click.Path(allow_dash=True))
+@click.option("--skip-bad", is_flag=True, help="Record the good lines and report the bad ones.")
+@json_option
+@with_memory
+def record(mem: Memory, file: str, skip_bad: bool, as_json: bool) -> None:
+    """Record trajectories from FILE (JSON lines; - reads standard input).
+
+    One trajectory per line:
+
+    \b
+      {"task": "...", "group": "...",          # group: optional, defaults to the task
+       "steps": [{"tool": "bash", "params": {"cmd": "ls"},
+                  "output": "a.txt", "success": true}],
+       "accepted": true,                       # optional: true, false or null
+       "condition": "<|high reward|>",         # optional reward token
+       "meta": {...}}                          # optional
+
+    A bad line stops the whole file (nothing is recorded) unless --skip-bad.
+    Prints the new trajectory ids.
+
+    \b
+    Examples:
+      agentmem record runs.jsonl
+      my-agent --dump | agentmem record -
+    """
+    data = read_input(file)
+    result = parse_jsonl(io.BytesIO(data), skip_bad=skip_bad)
+    ids = mem.record_many(result.trajectories)
+    _report_recorded(ids, result.errors, as_json)
+
+
+def _report_recorded(ids: list[int], errors: tuple[str, ...], as_json: bool) -> None:
+    if as_json:
+        print_json({"ids": ids, "skipped": list(errors)})
+    else:
+        for i in ids:
+            click.echo(i)
+        for e in errors:
+            click.echo(f"skipped {e}", err=True)
+    if errors:
+        click.echo(f"recorded {len(ids)}, skipped {len(errors)} bad line(s)", err=True)
+
+
+@cli.command(name="import")
+@click.argument("file", type=click.Path(allow_dash=True))
+@click.option(
+    "--format",
+    "fmt_",
+    type=click.Choice(["openai", "jsonl"]),
+    default="openai",
+    show_default=True,
+    help="openai: chat transcripts with tool_calls; jsonl: agentmem's own lines.",
+)
+@click.option("--skip-bad", is_flag=True, help="Import the good records and report the bad ones.")
+@json_option
+@with_memory
+def import_(mem: Memory, file: str, fmt_: str, skip_bad: bool, as_json: bool) -> None:
+    """Import trajectories from FILE in another format.
+
+    --format openai reads OpenAI chat transcripts (a JSON array or JSON lines,
+    each with "messages", or tau-bench's "traj"): every tool call becomes a
+    step, a tool output starting with "Error" or a JSON {"error": ...} is a
+    failed step, tau-bench's task_id becomes the group, and its recorded
+    reward (>= 0.5) the user's acceptance.
+
+    \b
+    Example:
+      agentmem import gpt-4o-airline.json --format openai
+    """
+    data = read_input(file)
+    if fmt_ == "openai":
+        result = parse_openai(data, skip_bad=skip_bad)
+    else:
+        result = parse_jsonl(io.BytesIO(data), skip_bad=skip_bad)
+    ids = mem.record_many(result.trajectories)
+    if as_json:
+        print_json({"ids": ids, "skipped": list(result.errors)})
+    else:
+        groups = len({t.group for t in result.trajectories})
+        click.echo(f"imported {len(ids)} trajectories in {groups} groups (ids {_span(ids)})")
+        for e in result.errors:
+            click.echo(f"skipped {e}", err=True)
+
+
+def _span(ids: list[int]) -> str:
+    if not ids:
+        return "none"
+    return f"{ids[0]}-{ids[-1]}" if len(ids) > 1 else str(ids[0])
+
+
+@cli.command()
+@click.argument("trajectory_id", type=int)
+@click.option("--accept", "kind", flag_value="accept", help="The user accepted the output.")
+@click.option("--correct", "kind", flag_value="correct", help="The user corrected the output.")
+@click.option("--reject", "kind", flag_value="reject", help="The user rejected the output.")
+@click.option("--note", help="Optional free text kept with the event.")
+@with_memory
+def feedback(mem: Memory, trajectory_id: int, kind: str | None, note: str | None) -> None:
+    """Record the user's verdict on trajectory TRAJECTORY_ID.
+
+    Without feedback a trajectory counts as accepted 120 s after it was
+    recorded (the paper's window); the latest explicit verdict always wins.
+
+    \b
+    Examples:
+      agentmem feedback 42 --accept
+      agentmem feedback 42 --reject --note "deleted the wrong file"
+    """
+    if kind is None:
+        raise click.UsageError("say --accept, --correct or --reject")
+    mem.feedback(trajectory_id, kind, note=note)
+    click.echo(f"trajectory {trajectory_id}: {kind}")
+
+
+@cli.command()
+@click.option("--reward", type=click.Choice(["composite", "binary"]), help="Reward to use (default: the library's).")
+@click.option("--status", type=click.Choice(["ready", "degenerate", "pending"]), help="Only groups in this state.")
+@click.option("--diagnose", is_flag=True, help="Degeneracy diagnostics instead of the list.")
+@json_option
+@with_memory
+def groups(mem: Memory, reward: str | None, status: str | None, diagnose: bool, as_json: bool) -> None:
+    """Task groups with their rewards, advantages, readiness and degeneracy.
+
+    A group is ready when it has >= 2 trajectories and none waits for its
+    acceptance window; degenerate when every trajectory got the same reward
+    (sigma < 1e-8), so it carries no learning signal.
+
+    \b
+    Examples:
+      agentmem groups
+      agentmem groups --status ready --json
+      agentmem groups --diagnose
+    """
+    if diagnose:
+        from ..rc import diagnose as run_diagnose
+        from .rc import print_diagnosis
+
+        report = run_diagnose(mem)
+        if as_json:
+            print_json(report)
+        else:
+            print_diagnosis(report)
+        return
+    reports = [g for g in mem.groups(reward=reward) if status is None or g.status == status]
+    if as_json:
+        print_json([g.as_dict() for g in reports])
+        return
+    rows = []
+    for g in reports:
+        st = g.stats
+        rewards = " ".join(_short(m.reward) for m in g.members)
+        advs = " ".join(_short(m.advantage, signed=True) for m in g.members)
+        conds = ",".join(f"{k}:{v}" for k, v in g.conditions.items() if k != "none")
+        rows.append([g.key[:40], g.size, g.status, None if st is None else st.std, rewards, advs, conds])
+    print_table(["group", "G", "status", "sigma", "rewards", "advantages", "conditions"], rows)
+    ready = sum(1 for g in reports if g.status == "ready")
+    degenerate = sum(1 for g in reports if g.status == "degenerate")
+    click.echo(f"\n{len(reports)} groups: {ready} ready, {degenerate} degenerate, "
+               f"{len(reports) - ready - degenerate} pending")
+
+
+def _short(v: float | None, signed: bool = False) -> str:
+    if v is None:
+        return "-"
+    return f"{v:+.2f}" if signed else f"{v:.2f}"
+
+
+@cli.command()
+@click.argument("trajectory_id", type=int)
+@click.option("--full", is_flag=True, help="Print whole tool outputs, not the first 300 characters.")
+@json_option
+@with_memory
+def show(mem: Memory, trajectory_id: int, full: bool, as_json: bool) -> None:
+    """Show one trajectory: task, group, steps and outcome.
+
+    \b
+    Example:
+      agentmem show 17 --full
+    """
+    t = mem.get_trajectory(trajectory_id)
+    if as_json:
+        print_json(_trajectory_dict(t))
+        return
+    verdict = {None: "pending", True: "accepted", False: "rejected"}[t.accepted]
+    click.echo(f"trajectory {t.id}  group {t.group}  source {t.source}  {verdict}")
+    if t.condition:
+        click.echo(f"condition: {t.condition}")
+    click.echo(f"task: {t.task}")
+    click.echo(f"steps: {len(t.steps)}, success rate {t.success_rate:.2f}")
+    for i, s in enumerate(t.steps, 1):
+        mark = "ok " if s.success else "ERR"
+        out = s.output if full else (s.output[:300] + ("..." if len(s.output) > 300 else ""))
+        click.echo(f"  {i:>3} {mark} [{s.domain}] {s.tool}({_params(s.params)})")
+        if out:
+            click.echo("        -> " + out.replace("\n", "\n           "))
+
+
+def _params(p: dict[str, Any]) -> str:
+    import json
+
+    text = ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in p.items())
+    return text if len(text) < 200 else text[:200] + "..."
+
+
+def _trajectory_dict(t: Any) -> dict[str, Any]:
+    return {
+        "id": t.id,
+        "task": t.task,
+        "group": t.group,
+        "source": t.source,
+        "condition": t.condition,
+        "accepted": t.accepted,
+        "state_ok": t.state_ok,
+        "meta": t.meta,
+        "created_at": t.created_at,
+        "success_rate": t.success_rate,
+        "steps": [
+            {"tool": s.tool, "domain": s.domain, "params": s.params, "output": s.output, "success": s.success}
+            for s in t.steps
+        ],
+    }
+
+
+@cli.command()
+@json_option
+@with_memory
+def stats(mem: Memory, as_json: bool) -> None:
+    """Counts of what the library holds.
+
+    \b
+    Example:
+      agentmem stats --json
+    """
+    s = mem.stats()
+    if as_json:
+        print_json(s)
+        return
+    width = max(len(k) for k in s)
+    for k, v in s.items():
+        click.echo(f"{k.replace('_', ' '):<{width}}  {v}")
+
+
+@cli.command()
+@click.option("--set", "assignments", multiple=True, metavar="TOOL=DOMAIN",
+              help="Map a tool to a domain in this library (repeatable).")
+@click.option("--unset", "removals", multiple=True, metavar="TOOL", help="Remove a tool's override.")
+@click.argument("tools", nargs=-1)
+@json_option
+@with_memory
+def domains(mem: Memory, assignments: tuple[str, ...], removals: tuple[str, ...],
+            tools: tuple[str, ...], as_json: bool) -> None:
+    """Show or change which tool domain (fs, shell, search, k8s, ...) a tool belongs to.
+
+    With TOOLS, prints each tool's domain; with no arguments, the library's
+    overrides. Unknown tools belong to 'general'.
+
+    \b
+    Examples:
+      agentmem domains bash read_file kubectl
+      agentmem domains --set deploy_service=k8s --unset my_tool
+    """
+    for a in assignments:
+        tool, sep, domain = a.partition("=")
+        if not sep or not tool or not domain:
+            raise click.BadParameter(f"expected TOOL=DOMAIN, got {a!r}", param_hint="--set")
+        mem.set_domain(tool, domain)
+    for tool in removals:
+        mem.set_domain(tool, None)
+    mapping = {t: mem.domain_of(t) for t in tools} if tools else mem.domains()
+    if as_json:
+        print_json(mapping)
+    else:
+        print_table(["tool", "domain"], sorted(mapping.items()))

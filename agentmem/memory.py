@@ -1,0 +1,553 @@
+"""The public entry point: :class:`Memory`, one agentmem library in one SQLite file."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import attrs
+from sqlite_utils import Database
+
+from . import store
+from .db import connect, write
+from .domains import domain_for, valid_domain
+from .errors import InvalidRecordError, UnknownExperienceError, UnknownTrajectoryError
+from .migrations import migrations
+from .records import Experience, Feedback, Step, Trajectory
+from .rewards import RewardWeights
+
+if TYPE_CHECKING:
+    from .embeddings import Embedder
+    from .learning import LearnOptions, LearnReport, Operation
+    from .library import Library, Scored
+    from .llm import TextModel
+    from .redact import Redactor
+
+__all__ = ["DEFAULT_DB_ENV", "LiveTrajectory", "Memory", "default_db_path"]
+
+#: The environment variable that names the library file.
+DEFAULT_DB_ENV = "AGENTMEM_DB"
+REWARD_KINDS = ("composite", "binary")
+
+
+def default_db_path() -> Path:
+    """``$AGENTMEM_DB``, else ``$XDG_DATA_HOME/agentmem/agentmem.db`` (``~/.local/share/...``)."""
+    env = os.environ.get(DEFAULT_DB_ENV)
+    if env:
+        return Path(env)
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "agentmem" / "agentmem.db"
+
+
+class Memory:
+    """An agentmem library: trajectories, experiences and the operations journal.
+
+    Open one with :meth:`open`; ``__init__`` only stores what it is given, so
+    tests can hand it any prepared database::
+
+        with Memory.open("agent.db") as mem:
+            tid = mem.record("list files", [Step("ls", {"path": "."}, "a.txt", True)])
+            mem.feedback(tid, "accept")
+    """
+
+    def __init__(
+        self,
+        db: Database,
+        *,
+        path: str | None = None,
+        redactor: Redactor | None = None,
+        embedder: Embedder | str | None = None,
+        model: TextModel | str | None = None,
+    ):
+        self.db = db
+        self.path = path
+        self._redactor = redactor
+        self._embedder = embedder
+        self._model = model
+
+    # -- opening ---------------------------------------------------------------------
+
+    @classmethod
+    def open(
+        cls,
+        path: str | os.PathLike[str] | None = None,
+        *,
+        redactor: Redactor | None = None,
+        embedder: Embedder | str | None = None,
+        model: TextModel | str | None = None,
+    ) -> Memory:
+        """Open (creating and migrating if needed) the library at ``path``.
+
+        ``path`` defaults to :func:`default_db_path`; its folder is created for
+        the default location only. Secrets are redacted before anything is
+        stored unless a disabled ``Redactor`` is passed. ``embedder`` and
+        ``model`` (objects or names; see :func:`agentmem.embeddings.get_embedder`
+        and :func:`agentmem.llm.get_model`) are loaded lazily, on first use.
+        """
+        p = Path(path) if path is not None else default_db_path()
+        if path is None:
+            p.parent.mkdir(parents=True, exist_ok=True)
+        db = connect(p)
+        try:
+            with write(db):
+                migrations.apply(db)
+        except Exception:
+            db.close()
+            raise
+        return cls(db, path=str(p), redactor=redactor, embedder=embedder, model=model)
+
+    def close(self) -> None:
+        self.db.close()
+
+    def __enter__(self) -> Memory:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- settings --------------------------------------------------------------------
+
+    def get_setting(self, key: str, default: Any = None) -> Any:
+        row = self.db.execute("SELECT value FROM settings WHERE key = ?", [key]).fetchone()
+        return default if row is None else json.loads(row[0])
+
+    def set_setting(self, key: str, value: Any) -> None:
+        with write(self.db):
+            self.db.execute(
+                "INSERT INTO settings (key, value) VALUES (?, ?) "
+                "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                [key, json.dumps(value)],
+            )
+
+    @property
+    def reward_weights(self) -> RewardWeights:
+        """The library's composite-reward weights (default w1 = 0.4, w2 = 0.6)."""
+        w = self.get_setting("reward_weights")
+        return RewardWeights(*w) if w else RewardWeights()
+
+    def set_reward_weights(self, w1: float, w2: float) -> None:
+        """Store new weights (they must be >= 0 and sum to 1)."""
+        weights = RewardWeights(w1, w2)
+        self.set_setting("reward_weights", [weights.w1, weights.w2])
+
+    @property
+    def reward_kind(self) -> str:
+        """``composite`` (paper) or ``binary`` (RC-GRPO's R_state * R_action)."""
+        return str(self.get_setting("reward", "composite"))
+
+    def set_reward_kind(self, kind: str) -> None:
+        if kind not in REWARD_KINDS:
+            raise InvalidRecordError(f"reward must be one of {', '.join(REWARD_KINDS)}, not {kind!r}")
+        self.set_setting("reward", kind)
+
+    # -- tool domains ----------------------------------------------------------------
+
+    def domains(self) -> dict[str, str]:
+        """The library's own tool-to-domain overrides."""
+        return store.tool_domains(self.db)
+
+    def domain_of(self, tool: str) -> str:
+        """The domain a tool belongs to in this library."""
+        return domain_for(tool, self.domains())
+
+    def set_domain(self, tool: str, domain: str | None) -> None:
+        """Map ``tool`` to ``domain`` in this library (``None`` removes the override).
+
+        Steps already recorded keep the domain they were recorded with.
+        """
+        if not tool.strip():
+            raise InvalidRecordError("tool name must not be empty")
+        with write(self.db):
+            if domain is None:
+                self.db.execute("DELETE FROM tool_domains WHERE tool = ?", [tool])
+                return
+            if not valid_domain(domain):
+                raise InvalidRecordError(
+                    f"domain {domain!r} must be a short lower-case name (letters, digits, _ . -)"
+                )
+            self.db.execute(
+                "INSERT INTO tool_domains (tool, domain) VALUES (?, ?) "
+                "ON CONFLICT (tool) DO UPDATE SET domain = excluded.domain",
+                [tool, domain],
+            )
+
+    # -- recording -------------------------------------------------------------------
+
+    def _clean(self, t: Trajectory) -> Trajectory:
+        r = self._redactor
+        if r is None:
+            from .redact import DEFAULT_REDACTOR
+
+            r = self._redactor = DEFAULT_REDACTOR
+        if not r.enabled:
+            return t
+        return attrs.evolve(
+            t,
+            task=r.text(t.task),
+            steps=tuple(
+                attrs.evolve(s, params=r.value(s.params), output=r.text(s.output)) for s in t.steps
+            ),
+            meta=r.value(t.meta),
+        )
+
+    def record(
+        self,
+        task: str | Trajectory,
+        steps: Sequence[Step | Mapping[str, Any]] = (),
+        **fields: Any,
+    ) -> int:
+        """Record one trajectory and return its id.
+
+        Pass a :class:`Trajectory`, or a task and its steps plus any of
+        ``group``, ``accepted``, ``condition``, ``meta``, ``state_ok``,
+        ``essential_actions``.
+        """
+        t = task if isinstance(task, Trajectory) else Trajectory(task=task, steps=steps, **fields)
+        return self.record_many([t])[0]
+
+    def record_many(self, trajectories: Sequence[Trajectory]) -> list[int]:
+        """Record trajectories in one transaction: all of them or, on error, none."""
+        cleaned = [self._clean(t) for t in trajectories]
+        with write(self.db):
+            return store.insert_trajectories(self.db, cleaned)
+
+    @contextlib.contextmanager
+    def trajectory(
+        self,
+        task: str,
+        *,
+        group: str | None = None,
+        condition: str | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> Iterator[LiveTrajectory]:
+        """Record a trajectory live from an agent loop::
+
+            with mem.trajectory("fix the failing test") as t:
+                t.step("bash", {"cmd": "pytest"}, output, success=False)
+                t.accepted = True   # optional: the user's verdict if already known
+
+        The trajectory is recorded when the block ends. If the block raises, the
+        steps so far are recorded as a rejected trajectory (the agent failed) and
+        the exception propagates. Its id is ``t.id`` afterwards.
+        """
+        live = LiveTrajectory(task=task, group=group, condition=condition, meta=dict(meta or {}))
+        try:
+            yield live
+        except BaseException as e:
+            live.meta["error"] = f"{type(e).__name__}: {e}"[:500]
+            live.accepted = False
+            live.id = self.record(live.build())
+            raise
+        live.id = self.record(live.build())
+
+    def feedback(self, trajectory_id: int, kind: str, *, note: str | None = None) -> None:
+        """Record the user's verdict on a trajectory: ``accept``, ``correct`` or ``reject``."""
+        fb = Feedback(trajectory_id=trajectory_id, kind=kind, created_at=store.now_iso(), note=note)
+        with write(self.db):
+            store.insert_feedback(self.db, fb)
+
+    # -- reading ---------------------------------------------------------------------
+
+    def get_trajectory(self, trajectory_id: int) -> Trajectory:
+        """One trajectory with its steps; ``accepted`` reflects feedback and the window."""
+        return store.load_trajectories(self.db, [trajectory_id])[0]
+
+    def trajectories(self, *, groups: Sequence[str] | None = None) -> list[Trajectory]:
+        return store.load_trajectories(self.db, groups=groups)
+
+    def groups(
+        self, *, reward: str | None = None, weights: RewardWeights | None = None
+    ) -> list[store.GroupReport]:
+        """Every task group with rewards, advantages, readiness and degeneracy."""
+        kind = reward or self.reward_kind
+        if kind not in REWARD_KINDS:
+            raise InvalidRecordError(f"reward must be one of {', '.join(REWARD_KINDS)}, not {kind!r}")
+        return store.group_reports(self.db, weights=weights or self.reward_weights, reward=kind)
+
+    def stats(self) -> dict[str, Any]:
+        """Counts of what the library holds."""
+        q = self.db.execute
+        groups = self.groups()
+        return {
+            "path": self.path,
+            "trajectories": q("SELECT count(*) FROM trajectories").fetchone()[0],
+            "steps": q("SELECT count(*) FROM steps").fetchone()[0],
+            "failed_steps": q("SELECT count(*) FROM steps WHERE success = 0").fetchone()[0],
+            "feedback_events": q("SELECT count(*) FROM feedback").fetchone()[0],
+            "groups": len(groups),
+            "groups_ready": sum(1 for g in groups if g.usable),
+            "groups_degenerate": sum(1 for g in groups if g.ready and g.degenerate),
+            "groups_pending": sum(1 for g in groups if not g.ready),
+            "experiences": q("SELECT count(*) FROM experiences WHERE status = 'live'").fetchone()[0],
+            "sessions": q("SELECT count(*) FROM sessions").fetchone()[0],
+            "operations": q("SELECT count(*) FROM operations").fetchone()[0],
+        }
+
+    # -- models ----------------------------------------------------------------------
+
+    @property
+    def embedder(self) -> Embedder:
+        """The embedder: the one given to :meth:`open`, else the one that built the
+        library's index (setting ``embedder``), else ``$AGENTMEM_EMBEDDER``, else the default."""
+        if self._embedder is None or isinstance(self._embedder, str):
+            from .embeddings import get_embedder
+
+            name = self._embedder or self.get_setting("embedder")
+            self._embedder = get_embedder(name)
+        return self._embedder
+
+    @property
+    def model(self) -> TextModel:
+        """The text model: the one given to :meth:`open`, else setting ``model``, else
+        ``$AGENTMEM_MODEL``, else the packaged default (loaded on first call)."""
+        if self._model is None or isinstance(self._model, str):
+            from .llm import get_model
+
+            self._model = get_model(self._model or self.get_setting("model"))
+        return self._model
+
+    def _library(self) -> Library:
+        from .library import Library
+
+        lib = Library(self.db, self.embedder)
+        if self.get_setting("embedder") is None and isinstance(self.embedder_name, str):
+            self.set_setting("embedder", self.embedder_name)
+        return lib
+
+    @property
+    def embedder_name(self) -> str | None:
+        name = getattr(self.embedder, "name", None)
+        return name if isinstance(name, str) else None
+
+    # -- learning --------------------------------------------------------------------
+
+    def learn(
+        self,
+        *,
+        dry_run: bool = False,
+        use_model: bool = True,
+        options: LearnOptions | None = None,
+        progress: Callable[[str], None] | None = None,
+    ) -> LearnReport:
+        """Run one Agent-GRPO learning session over the ready groups.
+
+        Model calls and embeddings happen first; then Omega* is applied in one
+        transaction and journaled. ``dry_run`` computes Omega* and applies
+        nothing. ``use_model=False`` uses the data-derived texts only.
+        """
+        from .learning import LearnOptions, learn
+
+        opts = options or LearnOptions(reward=self.reward_kind, weights=self.reward_weights)
+        lib = self._library()
+        return learn(self.db, model=self.model if use_model else None, embedder=lib.embedder,
+                     options=opts, dry_run=dry_run, progress=progress)
+
+    def undo(self, session_id: int, *, cascade: bool = False) -> list[int]:
+        """Revert a learning or curation session exactly; returns the undo session ids.
+
+        Refuses with :class:`~agentmem.errors.UndoConflictError` when a later
+        session changed the same experiences, unless ``cascade`` (then those are
+        undone first, newest first).
+        """
+        from . import journal
+
+        plan = journal.undo_plan(self.db, session_id, cascade=cascade)
+        lib = self._library()
+        vectors = lib.embed(journal.restore_texts(self.db, plan))
+        lib.ensure_index()
+        return journal.undo_session(self.db, session_id, vectors, cascade=cascade)
+
+    def sessions(self) -> list[dict[str, Any]]:
+        """Every session (learn, curate, undo), oldest first, with its report."""
+        cur = self.db.execute("SELECT * FROM sessions ORDER BY id")
+        cols = [c[0] for c in cur.description]
+        out = []
+        for r in cur.fetchall():
+            row = dict(zip(cols, r))
+            row["params"] = json.loads(row["params"])
+            row["report"] = json.loads(row["report"])
+            out.append(row)
+        return out
+
+    def journal(self, session_id: int | None = None) -> list[dict[str, Any]]:
+        """Operations of one session, or of all, with before and after texts."""
+        from .journal import session_row
+
+        sql, params = "SELECT * FROM journal", []
+        if session_id is not None:
+            session_row(self.db, session_id)
+            sql += " WHERE session_id = ?"
+            params = [session_id]
+        cur = self.db.execute(sql + " ORDER BY id", params)
+        cols = [c[0] for c in cur.description]
+        out = []
+        for r in cur.fetchall():
+            row = dict(zip(cols, r))
+            for k in ("target_ids", "before", "after"):
+                row[k] = json.loads(row[k]) if row[k] is not None else None
+            out.append(row)
+        return out
+
+    # -- the experience library --------------------------------------------------------
+
+    def experiences(self, *, domains: Sequence[str] | None = None) -> list[Experience]:
+        """The live experiences (optionally in these domains plus domain-free ones)."""
+        from .library import live_experiences
+
+        return live_experiences(self.db, domains=domains)
+
+    def get_experience(self, experience_id: int) -> Experience:
+        from .library import live_experiences
+
+        found = live_experiences(self.db, [experience_id])
+        if not found:
+            raise UnknownExperienceError(f"no live experience has id {experience_id}")
+        return found[0]
+
+    def _curate(self, op: Operation) -> int | None:
+        from .journal import apply_operations
+
+        lib = self._library()
+        lib.ensure_index()
+        vectors = lib.embed([op.text] if op.text else [])
+        at = store.now_iso()
+        with write(self.db):
+            cur = self.db.execute(
+                "INSERT INTO sessions (kind, status, started_at, finished_at, embedder, pid) "
+                "VALUES ('curate', 'applied', ?, ?, ?, ?)",
+                [at, at, lib.embedder.model_id, os.getpid()],
+            )
+            done = apply_operations(self.db, int(cur.lastrowid or 0), [op], vectors)[0]
+            if done.status != "applied":
+                raise UnknownExperienceError(done.reason)
+            return done.result_id
+
+    def add(self, text: str, *, domain: str = "") -> Experience:
+        """Add an experience by hand (at most 32 words); journaled and undoable."""
+        from .learning.ops import Operation
+
+        e = Experience(text=text.strip(), domain=domain)
+        eid = self._curate(Operation("ADD", text=e.text, domain=e.domain, origin="user"))
+        return self.get_experience(eid or 0)
+
+    def edit(self, experience_id: int, text: str, *, domain: str | None = None) -> Experience:
+        """Replace an experience's text (and optionally domain); journaled and undoable."""
+        from .learning.ops import Operation
+
+        old = self.get_experience(experience_id)
+        e = Experience(text=text.strip(), domain=old.domain if domain is None else domain)
+        self._curate(Operation("MODIFY", text=e.text, domain=e.domain, targets=(experience_id,),
+                               origin="user"))
+        return self.get_experience(experience_id)
+
+    def remove(self, experience_id: int) -> None:
+        """Delete an experience; journaled and undoable."""
+        from .learning.ops import Operation
+
+        self.get_experience(experience_id)
+        self._curate(Operation("DELETE", targets=(experience_id,), origin="user"))
+
+    # -- retrieval ---------------------------------------------------------------------
+
+    def _domains(self, tools: Sequence[str] | None, domains: Sequence[str] | None
+                 ) -> list[str] | None:
+        if tools is None and domains is None:
+            return None
+        over = self.domains()
+        out = set(domains or ())
+        out.update(domain_for(t, over) for t in tools or ())
+        return sorted(out)
+
+    def retrieve(
+        self,
+        task: str,
+        *,
+        tools: Sequence[str] | None = None,
+        domains: Sequence[str] | None = None,
+        k: int = 5,
+    ) -> list[Scored]:
+        """The ``k`` experiences that best fit ``task``, within the domains of ``tools``
+        and ``domains`` (plus domain-free ones; all domains when neither is given)."""
+        if k < 1:
+            raise InvalidRecordError(f"k must be at least 1, not {k}")
+        if not task.strip():
+            raise InvalidRecordError("the task text must not be empty")
+        from . import index
+
+        if index.index_info(self.db) is None:
+            return []
+        return self._library().search(task, domains=self._domains(tools, domains), k=k)
+
+    def context(
+        self,
+        task: str,
+        *,
+        tools: Sequence[str] | None = None,
+        domains: Sequence[str] | None = None,
+        k: int = 5,
+    ) -> str:
+        """A block of text to put in an agent's system prompt (empty when nothing fits)."""
+        hits = self.retrieve(task, tools=tools, domains=domains, k=k)
+        if not hits:
+            return ""
+        lines = ["Lessons from earlier runs of similar tasks (apply when they fit):"]
+        lines += [f"- {h.experience.text}" for h in hits]
+        return "\n".join(lines)
+
+    def reindex(self, embedder: Embedder | str | None = None) -> int:
+        """Rebuild the vector index with ``embedder`` (for a new embedding model)."""
+        from . import index
+        from .embeddings import get_embedder
+
+        if embedder is not None:
+            self._embedder = embedder if not isinstance(embedder, str) else get_embedder(embedder)
+        emb = self.embedder
+        exps = self.experiences()
+        vectors = emb.embed_batch([e.text for e in exps]) if exps else []
+        with write(self.db):
+            index.drop_index(self.db)
+            index.ensure_index(self.db, emb.model_id, emb.dims)
+            index.put_many(self.db, [(e.id or 0, e.domain, v) for e, v in zip(exps, vectors)])
+            name = getattr(emb, "name", None)
+            if isinstance(name, str):
+                self.db.execute(
+                    "INSERT INTO settings (key, value) VALUES ('embedder', ?) "
+                    "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                    [json.dumps(name)],
+                )
+        return len(exps)
+
+    def _require_trajectory(self, trajectory_id: int) -> None:
+        if self.db.execute("SELECT 1 FROM trajectories WHERE id = ?", [trajectory_id]).fetchone() is None:
+            raise UnknownTrajectoryError(f"no trajectory has id {trajectory_id}")
+
+
+@attrs.define
+class LiveTrajectory:
+    """A trajectory being recorded from an agent loop (see :meth:`Memory.trajectory`)."""
+
+    task: str
+    group: str | None = None
+    condition: str | None = None
+    meta: dict[str, Any] = attrs.Factory(dict)
+    steps: list[Step] = attrs.Factory(list)
+    accepted: bool | None = None
+    id: int | None = None
+
+    def step(self, tool: str, params: Mapping[str, Any] | None = None, output: str = "",
+             success: bool = True) -> Step:
+        """Add one tool call; validated at once, so a bad step fails where it is made."""
+        s = Step(tool=tool, params=dict(params or {}), output=output, success=success)
+        self.steps.append(s)
+        return s
+
+    def build(self) -> Trajectory:
+        kw: dict[str, Any] = {}
+        if self.group is not None:
+            kw["group"] = self.group
+        return Trajectory(task=self.task, steps=tuple(self.steps), accepted=self.accepted,
+                          condition=self.condition, meta=self.meta, **kw)

@@ -1,0 +1,175 @@
+"""The schema, as sqlite-utils migrations. Never edit an applied migration: append a new one.
+
+Every table and column is described for people in ``docs/schema.md``.
+"""
+
+from __future__ import annotations
+
+from sqlite_utils import Database, Migrations
+
+__all__ = ["SCHEMA_VERSION", "migrations"]
+
+migrations = Migrations("agentmem")
+
+
+@migrations()
+def m001_initial(db: Database) -> None:
+    db.executescript(
+        """
+        CREATE TABLE settings (
+            key TEXT PRIMARY KEY,
+            value TEXT NOT NULL  -- JSON
+        );
+        CREATE TABLE tool_domains (
+            tool TEXT PRIMARY KEY,
+            domain TEXT NOT NULL
+        );
+        CREATE TABLE trajectories (
+            id INTEGER PRIMARY KEY,
+            task TEXT NOT NULL,
+            group_key TEXT NOT NULL,
+            source TEXT NOT NULL DEFAULT 'api',
+            condition TEXT,
+            step_count INTEGER NOT NULL,
+            success_rate REAL NOT NULL,
+            state_ok INTEGER CHECK (state_ok IN (0, 1)),
+            essential_actions TEXT,
+            meta TEXT NOT NULL DEFAULT '{}',
+            created_at TEXT NOT NULL
+        );
+        CREATE INDEX trajectories_group_key ON trajectories (group_key);
+        CREATE INDEX trajectories_created_at ON trajectories (created_at);
+        CREATE TABLE steps (
+            id INTEGER PRIMARY KEY,
+            trajectory_id INTEGER NOT NULL REFERENCES trajectories (id) ON DELETE CASCADE,
+            position INTEGER NOT NULL,
+            tool TEXT NOT NULL,
+            domain TEXT NOT NULL,
+            params TEXT NOT NULL,
+            output TEXT NOT NULL,
+            success INTEGER NOT NULL CHECK (success IN (0, 1)),
+            UNIQUE (trajectory_id, position)
+        );
+        CREATE INDEX steps_tool ON steps (tool);
+        CREATE TABLE feedback (
+            id INTEGER PRIMARY KEY,
+            trajectory_id INTEGER NOT NULL REFERENCES trajectories (id) ON DELETE CASCADE,
+            kind TEXT NOT NULL CHECK (kind IN ('accept', 'correct', 'reject')),
+            note TEXT,
+            created_at TEXT NOT NULL
+        );
+        CREATE INDEX feedback_trajectory_id ON feedback (trajectory_id);
+        CREATE TABLE sessions (
+            id INTEGER PRIMARY KEY,
+            kind TEXT NOT NULL CHECK (kind IN ('learn', 'curate', 'undo')),
+            status TEXT NOT NULL
+                CHECK (status IN ('running', 'applied', 'dry-run', 'failed', 'undone')),
+            started_at TEXT NOT NULL,
+            finished_at TEXT,
+            model TEXT,
+            embedder TEXT,
+            params TEXT NOT NULL DEFAULT '{}',
+            report TEXT NOT NULL DEFAULT '{}',
+            undoes INTEGER REFERENCES sessions (id),
+            undone_by INTEGER REFERENCES sessions (id),
+            pid INTEGER
+        );
+        CREATE TABLE experiences (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            text TEXT NOT NULL,
+            domain TEXT NOT NULL DEFAULT '',
+            status TEXT NOT NULL DEFAULT 'live' CHECK (status IN ('live', 'deleted')),
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            created_session INTEGER REFERENCES sessions (id),
+            updated_session INTEGER REFERENCES sessions (id)
+        );
+        CREATE INDEX experiences_status_domain ON experiences (status, domain);
+        CREATE TABLE operations (
+            id INTEGER PRIMARY KEY,
+            session_id INTEGER NOT NULL REFERENCES sessions (id),
+            group_key TEXT,
+            kind TEXT NOT NULL CHECK (kind IN ('ADD', 'MODIFY', 'DELETE', 'MERGE')),
+            target_ids TEXT NOT NULL DEFAULT '[]',
+            result_id INTEGER,
+            text TEXT,
+            domain TEXT,
+            before TEXT NOT NULL DEFAULT '[]',
+            after TEXT,
+            status TEXT NOT NULL CHECK (status IN ('applied', 'rejected', 'proposed')),
+            reason TEXT,
+            origin TEXT NOT NULL DEFAULT 'model',
+            conditions TEXT,
+            created_at TEXT NOT NULL
+        );
+        CREATE TABLE session_groups (
+            session_id INTEGER NOT NULL REFERENCES sessions (id),
+            group_key TEXT NOT NULL,
+            trajectory_ids TEXT NOT NULL,
+            status TEXT NOT NULL CHECK (status IN ('used', 'degenerate', 'no-findings')),
+            mean_abs_advantage REAL,
+            conditions TEXT NOT NULL DEFAULT '{}',
+            summaries TEXT NOT NULL DEFAULT '[]',
+            PRIMARY KEY (session_id, group_key)
+        );
+        CREATE INDEX operations_session_id ON operations (session_id);
+        CREATE INDEX operations_result_id ON operations (result_id);
+
+        -- A trajectory with its step count, failures and reward parts. The acceptance
+        -- here reads the latest explicit feedback, else the 120 s window (see docs).
+        CREATE VIEW trajectory_rewards AS
+        SELECT
+            t.id,
+            t.group_key,
+            t.task,
+            t.source,
+            t.condition,
+            t.step_count,
+            t.step_count - (SELECT count(*) FROM steps s
+                            WHERE s.trajectory_id = t.id AND s.success = 1) AS failed_steps,
+            t.success_rate,
+            CASE
+                WHEN f.kind IN ('correct', 'reject') THEN 'rejected'
+                WHEN f.kind = 'accept' THEN 'accepted'
+                WHEN julianday('now') - julianday(t.created_at) >= 120.0 / 86400 THEN 'accepted'
+                ELSE 'pending'
+            END AS acceptance,
+            CASE
+                WHEN f.kind IN ('correct', 'reject') THEN 0
+                WHEN f.kind = 'accept' THEN 1
+                WHEN julianday('now') - julianday(t.created_at) >= 120.0 / 86400 THEN 1
+            END AS rho_a,
+            t.created_at
+        FROM trajectories t
+        LEFT JOIN feedback f ON f.id = (
+            SELECT id FROM feedback WHERE trajectory_id = t.id
+            ORDER BY created_at DESC, id DESC LIMIT 1
+        );
+
+        -- The composite reward with the library's weights (settings 'reward_weights').
+        CREATE VIEW trajectory_summary AS
+        SELECT
+            r.*,
+            round(
+                coalesce(json_extract(s.value, '$[0]'), 0.4) * r.success_rate
+                + coalesce(json_extract(s.value, '$[1]'), 0.6) * r.rho_a, 6
+            ) AS reward
+        FROM trajectory_rewards r
+        LEFT JOIN settings s ON s.key = 'reward_weights';
+
+        CREATE VIEW live_experiences AS
+        SELECT id, text, domain, created_at, updated_at, created_session, updated_session
+        FROM experiences WHERE status = 'live';
+
+        CREATE VIEW journal AS
+        SELECT
+            o.id, o.session_id, s.kind AS session_kind, s.status AS session_status,
+            o.group_key, o.kind, o.target_ids, o.result_id, o.text, o.domain,
+            o.before, o.after, o.status, o.reason, o.origin, o.created_at
+        FROM operations o JOIN sessions s ON s.id = o.session_id;
+        """
+    )
+
+
+#: The number of migrations this version of agentmem knows.
+SCHEMA_VERSION = len(migrations._migrations)

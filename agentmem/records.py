@@ -1,0 +1,334 @@
+"""Value objects: what a trajectory, a step, a feedback event and an experience are.
+
+All are frozen attrs classes validated at construction, so a bad record never
+reaches the database. Build them from database rows with ``from_row``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import attrs
+
+from .errors import InvalidRecordError
+
+__all__ = [
+    "FEEDBACK_KINDS",
+    "MAX_EXPERIENCE_WORDS",
+    "Experience",
+    "Feedback",
+    "Step",
+    "Trajectory",
+    "check_json_value",
+    "normalise_group",
+    "word_count",
+]
+
+#: An experience is at most this many words (paper, Stage 2 and Stage 3).
+MAX_EXPERIENCE_WORDS = 32
+#: What a user can say about an agent's final output.
+FEEDBACK_KINDS = ("accept", "correct", "reject")
+MAX_TOOL_NAME = 200
+
+
+def word_count(text: str) -> int:
+    """Words as a reader counts them: runs of non-space characters."""
+    return len(text.split())
+
+
+def normalise_group(task: str) -> str:
+    """The default group key of a task: lower-cased, whitespace folded, trimmed.
+
+    Two trajectories of the same task text land in the same group even when
+    they differ in case or spacing.
+    """
+    return re.sub(r"\s+", " ", task.strip().lower())[:500]
+
+
+def check_json_value(value: Any, field: str) -> None:
+    """Raise :class:`InvalidRecordError` unless ``value`` is plain, finite JSON."""
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise InvalidRecordError(f"{field} contains {value!r}, which JSON cannot hold")
+    elif isinstance(value, Mapping):
+        for k, v in value.items():
+            if not isinstance(k, str):
+                raise InvalidRecordError(f"{field} has a non-string key {k!r}")
+            check_json_value(v, f"{field}.{k}")
+    elif isinstance(value, (list, tuple)):
+        for i, v in enumerate(value):
+            check_json_value(v, f"{field}[{i}]")
+    elif value is not None and not isinstance(value, (str, int, bool)):
+        raise InvalidRecordError(f"{field} holds a {type(value).__name__}, not a JSON value")
+    if isinstance(value, str):
+        _check_text(value, field)
+
+
+def _check_text(value: str, field: str) -> None:
+    if "\x00" in value:
+        raise InvalidRecordError(f"{field} contains a NUL character")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as e:
+        raise InvalidRecordError(f"{field} is not valid UTF-8 text ({e.reason})") from None
+
+
+def _nonempty_text(instance: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
+    if not isinstance(value, str):
+        raise InvalidRecordError(f"{attribute.name} must be text, not {type(value).__name__}")
+    if not value.strip():
+        raise InvalidRecordError(f"{attribute.name} must not be empty")
+    _check_text(value, attribute.name)
+
+
+def _text(instance: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
+    if not isinstance(value, str):
+        raise InvalidRecordError(f"{attribute.name} must be text, not {type(value).__name__}")
+    _check_text(value, attribute.name)
+
+
+def _optional_text(instance: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
+    if value is not None:
+        _nonempty_text(instance, attribute, value)
+
+
+def _strict_bool(instance: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
+    if not isinstance(value, bool):
+        raise InvalidRecordError(f"{attribute.name} must be true or false, not {value!r}")
+
+
+def _optional_bool(instance: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
+    if value is not None and not isinstance(value, bool):
+        raise InvalidRecordError(f"{attribute.name} must be true, false or null, not {value!r}")
+
+
+def _json_object(instance: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
+    if not isinstance(value, Mapping):
+        raise InvalidRecordError(
+            f"{attribute.name} must be a JSON object, not {type(value).__name__}"
+        )
+    check_json_value(value, attribute.name)
+
+
+def _tool_name(instance: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
+    _nonempty_text(instance, attribute, value)
+    if len(value) > MAX_TOOL_NAME:
+        raise InvalidRecordError(f"tool name is longer than {MAX_TOOL_NAME} characters")
+
+
+def _to_dict(value: Any) -> Any:
+    return dict(value) if isinstance(value, Mapping) else value
+
+
+@attrs.frozen
+class Step:
+    """One tool call: the tool, its parameters, what it returned and whether it succeeded.
+
+    ``success`` is the paper's s_i: true iff the call completed without error and
+    produced well-formed output. ``domain`` is filled in from the library's tool
+    domain mapping when the step is recorded.
+    """
+
+    tool: str = attrs.field(validator=_tool_name)
+    params: dict[str, Any] = attrs.field(factory=dict, converter=_to_dict, validator=_json_object)
+    output: str = attrs.field(default="", validator=_text)
+    success: bool = attrs.field(default=True, validator=_strict_bool)
+    domain: str | None = attrs.field(default=None, validator=_optional_text)
+
+    @classmethod
+    def from_row(cls, row: Mapping[str, Any]) -> Step:
+        return cls(
+            tool=row["tool"],
+            params=json.loads(row["params"]),
+            output=row["output"],
+            success=bool(row["success"]),
+            domain=row["domain"],
+        )
+
+
+def _steps(value: Any) -> tuple[Step, ...]:
+    if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
+        raise InvalidRecordError("steps must be a list of steps")
+    out = []
+    for i, s in enumerate(value):
+        if isinstance(s, Step):
+            out.append(s)
+        elif isinstance(s, Mapping):
+            out.append(step_from_mapping(s, f"steps[{i}]"))
+        else:
+            raise InvalidRecordError(f"steps[{i}] must be an object, not {type(s).__name__}")
+    return tuple(out)
+
+
+def step_from_mapping(data: Mapping[str, Any], where: str = "step") -> Step:
+    """Build a :class:`Step` from a JSON object, naming the field that is wrong."""
+    unknown = set(data) - {"tool", "params", "output", "success", "domain"}
+    if unknown:
+        raise InvalidRecordError(f"{where} has unknown field(s): {', '.join(sorted(unknown))}")
+    if "tool" not in data:
+        raise InvalidRecordError(f"{where}.tool is missing")
+    try:
+        return Step(
+            tool=data["tool"],
+            params=data.get("params", {}),
+            output=data.get("output", ""),
+            success=data.get("success", True),
+            domain=data.get("domain"),
+        )
+    except InvalidRecordError as e:
+        raise InvalidRecordError(f"{where}.{e}") from None
+
+
+def _default_group(task: Any) -> Any:
+    return normalise_group(task) if isinstance(task, str) else task
+
+
+def _actions(value: Any) -> Any:
+    if value is None:
+        return None
+    if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
+        raise InvalidRecordError("essential_actions must be a list of {name, kwargs} objects")
+    return tuple(dict(a) if isinstance(a, Mapping) else a for a in value)
+
+
+@attrs.frozen
+class Trajectory:
+    """A task, the ordered tool calls made for it, and what is known of its outcome.
+
+    ``group`` is the task group key (trajectories of the same task are compared
+    with each other); it defaults to :func:`normalise_group` of the task.
+    ``accepted`` is the user's verdict when it is known at recording time.
+    ``condition`` is the reward token the rollout was conditioned on (RC-GRPO).
+    ``state_ok`` and ``essential_actions`` feed the binary reward
+    R_state * R_action: whether the final environment state matched the goal,
+    and the tool calls the task needed.
+    """
+
+    task: str = attrs.field(validator=_nonempty_text)
+    steps: tuple[Step, ...] = attrs.field(factory=tuple, converter=_steps)
+    group: str = attrs.field(
+        default=attrs.Factory(lambda self: _default_group(self.task), takes_self=True)
+    )
+    accepted: bool | None = attrs.field(default=None, validator=_optional_bool)
+    condition: str | None = attrs.field(default=None, validator=_optional_text)
+    meta: dict[str, Any] = attrs.field(factory=dict, converter=_to_dict, validator=_json_object)
+    state_ok: bool | None = attrs.field(default=None, validator=_optional_bool)
+    essential_actions: tuple[dict[str, Any], ...] | None = attrs.field(
+        default=None, converter=_actions
+    )
+    source: str = attrs.field(default="api", validator=_nonempty_text)
+    id: int | None = None
+    created_at: str | None = None
+
+    @group.validator
+    def _check_group(self, attribute: attrs.Attribute[Any], value: Any) -> None:
+        _nonempty_text(self, attribute, value)
+
+    @essential_actions.validator
+    def _check_actions(self, attribute: attrs.Attribute[Any], value: Any) -> None:
+        if value is None:
+            return
+        for i, a in enumerate(value):
+            if not isinstance(a, Mapping) or not isinstance(a.get("name"), str):
+                raise InvalidRecordError(
+                    f"essential_actions[{i}] must be an object with a 'name' (a tool name)"
+                )
+            check_json_value(dict(a), f"essential_actions[{i}]")
+
+    @property
+    def success_rate(self) -> float:
+        """The paper's rho_s: the share of steps that succeeded (1.0 when there are none)."""
+        from .rewards import success_rate
+
+        return success_rate([s.success for s in self.steps])
+
+    @classmethod
+    def from_row(cls, row: Mapping[str, Any], steps: Sequence[Step] = ()) -> Trajectory:
+        acts = row.get("essential_actions")
+        return cls(
+            id=row["id"],
+            task=row["task"],
+            group=row["group_key"],
+            steps=tuple(steps),
+            accepted=None,
+            condition=row["condition"],
+            meta=json.loads(row["meta"] or "{}"),
+            state_ok=None if row["state_ok"] is None else bool(row["state_ok"]),
+            essential_actions=None if acts is None else tuple(json.loads(acts)),
+            source=row["source"],
+            created_at=row["created_at"],
+        )
+
+
+def _feedback_kind(instance: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
+    if value not in FEEDBACK_KINDS:
+        raise InvalidRecordError(
+            f"feedback must be one of {', '.join(FEEDBACK_KINDS)}, not {value!r}"
+        )
+
+
+@attrs.frozen
+class Feedback:
+    """A user's verdict on a trajectory's final output, with the time it was given."""
+
+    trajectory_id: int
+    kind: str = attrs.field(validator=_feedback_kind)
+    created_at: str = ""
+    note: str | None = None
+
+    @classmethod
+    def from_row(cls, row: Mapping[str, Any]) -> Feedback:
+        return cls(
+            trajectory_id=row["trajectory_id"],
+            kind=row["kind"],
+            created_at=row["created_at"],
+            note=row["note"],
+        )
+
+
+def _experience_text(instance: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
+    _nonempty_text(instance, attribute, value)
+    n = word_count(value)
+    if n > MAX_EXPERIENCE_WORDS:
+        raise InvalidRecordError(
+            f"an experience is at most {MAX_EXPERIENCE_WORDS} words; this one has {n}"
+        )
+
+
+def _domain(instance: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
+    _text(instance, attribute, value)
+    if value and not re.fullmatch(r"[a-z0-9][a-z0-9_.-]{0,63}", value):
+        raise InvalidRecordError(
+            f"domain {value!r} must be a short lower-case name (letters, digits, _ . -)"
+        )
+
+
+@attrs.frozen
+class Experience:
+    """A short lesson (at most 32 words) saying when and how to apply it.
+
+    ``domain`` scopes it to a tool domain; the empty string means domain-free
+    (retrieved for every task).
+    """
+
+    text: str = attrs.field(validator=_experience_text)
+    domain: str = attrs.field(default="", validator=_domain)
+    id: int | None = None
+    status: str = "live"
+    created_at: str | None = None
+    updated_at: str | None = None
+
+    @classmethod
+    def from_row(cls, row: Mapping[str, Any]) -> Experience:
+        return cls(
+            id=row["id"],
+            text=row["text"],
+            domain=row["domain"],
+            status=row["status"],
+            created_at=row["created_at"],
+            updated_at=row["updated_at"],
+        )

@@ -1,0 +1,411 @@
+"""Trajectory storage: inserting and reading trajectories, steps and feedback, and group reports.
+
+Functions here take a ``sqlite_utils.Database`` and do no transaction handling
+of their own for writes: callers wrap them in :func:`agentmem.db.write`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime, timezone
+from typing import Any
+
+import attrs
+from sqlite_utils import Database
+
+from .domains import domain_for
+from .errors import UnknownTrajectoryError
+from .records import Feedback, Step, Trajectory
+from .rewards import (
+    Acceptance,
+    GroupStats,
+    RewardWeights,
+    acceptance,
+    binary_reward,
+    composite_reward,
+    group_stats,
+)
+
+__all__ = [
+    "GroupReport",
+    "TrajectoryReward",
+    "action_coverage",
+    "group_reports",
+    "insert_feedback",
+    "insert_trajectories",
+    "load_trajectories",
+    "now_iso",
+    "parse_time",
+    "tool_domains",
+]
+
+
+def now_iso() -> str:
+    """The current time as ISO-8601 UTC, the format of every timestamp in the file."""
+    return datetime.now(timezone.utc).isoformat(timespec="microseconds")
+
+
+def parse_time(value: str) -> datetime:
+    t = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    return t if t.tzinfo else t.replace(tzinfo=timezone.utc)
+
+
+def tool_domains(db: Database) -> dict[str, str]:
+    """The library's own tool-to-domain mapping (overrides of the built-in one)."""
+    return {r[0]: r[1] for r in db.execute("SELECT tool, domain FROM tool_domains")}
+
+
+def insert_trajectories(
+    db: Database,
+    trajectories: Sequence[Trajectory],
+    *,
+    overrides: Mapping[str, str] | None = None,
+    created_at: str | None = None,
+) -> list[int]:
+    """Insert trajectories with their steps (and an accept/reject event when known).
+
+    Runs inside the caller's transaction. Returns the new ids in order.
+    """
+    if overrides is None:
+        overrides = tool_domains(db)
+    at = created_at or now_iso()
+    conn = db.conn
+    ids: list[int] = []
+    step_rows: list[tuple[Any, ...]] = []
+    feedback_rows: list[tuple[Any, ...]] = []
+    for t in trajectories:
+        cur = conn.execute(
+            "INSERT INTO trajectories (task, group_key, source, condition, step_count, "
+            "success_rate, state_ok, essential_actions, meta, created_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                t.task,
+                t.group,
+                t.source,
+                t.condition,
+                len(t.steps),
+                t.success_rate,
+                None if t.state_ok is None else int(t.state_ok),
+                None if t.essential_actions is None else json.dumps(list(t.essential_actions)),
+                json.dumps(t.meta, ensure_ascii=False),
+                at,
+            ),
+        )
+        tid = int(cur.lastrowid or 0)
+        ids.append(tid)
+        for i, s in enumerate(t.steps):
+            step_rows.append(
+                (
+                    tid,
+                    i,
+                    s.tool,
+                    s.domain or domain_for(s.tool, overrides),
+                    json.dumps(s.params, ensure_ascii=False),
+                    s.output,
+                    int(s.success),
+                )
+            )
+        if t.accepted is not None:
+            feedback_rows.append((tid, "accept" if t.accepted else "reject", None, at))
+    conn.executemany(
+        "INSERT INTO steps (trajectory_id, position, tool, domain, params, output, success) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?)",
+        step_rows,
+    )
+    if feedback_rows:
+        conn.executemany(
+            "INSERT INTO feedback (trajectory_id, kind, note, created_at) VALUES (?, ?, ?, ?)",
+            feedback_rows,
+        )
+    return ids
+
+
+def insert_feedback(db: Database, fb: Feedback) -> None:
+    """Record a feedback event; raises :class:`UnknownTrajectoryError` for a bad id."""
+    row = db.execute("SELECT 1 FROM trajectories WHERE id = ?", [fb.trajectory_id]).fetchone()
+    if row is None:
+        raise UnknownTrajectoryError(f"no trajectory has id {fb.trajectory_id}")
+    db.execute(
+        "INSERT INTO feedback (trajectory_id, kind, note, created_at) VALUES (?, ?, ?, ?)",
+        [fb.trajectory_id, fb.kind, fb.note, fb.created_at or now_iso()],
+    )
+
+
+def _rows(db: Database, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
+    cur = db.execute(sql, list(params))
+    cols = [c[0] for c in cur.description]
+    return [dict(zip(cols, r)) for r in cur.fetchall()]
+
+
+def load_trajectories(
+    db: Database, ids: Iterable[int] | None = None, *, groups: Iterable[str] | None = None
+) -> list[Trajectory]:
+    """Trajectories with their steps, by id or by group key (all when neither is given)."""
+    if ids is not None:
+        id_list = list(ids)
+        rows = _rows(
+            db,
+            f"SELECT * FROM trajectories WHERE id IN ({','.join('?' * len(id_list))}) ORDER BY id",
+            id_list,
+        )
+        missing = set(id_list) - {r["id"] for r in rows}
+        if missing:
+            raise UnknownTrajectoryError(
+                f"no trajectory has id {', '.join(map(str, sorted(missing)))}"
+            )
+    elif groups is not None:
+        g = list(groups)
+        rows = _rows(
+            db,
+            f"SELECT * FROM trajectories WHERE group_key IN ({','.join('?' * len(g))}) ORDER BY id",
+            g,
+        )
+    else:
+        rows = _rows(db, "SELECT * FROM trajectories ORDER BY id")
+    if not rows:
+        return []
+    steps: dict[int, list[Step]] = defaultdict(list)
+    tids = [r["id"] for r in rows]
+    for chunk_start in range(0, len(tids), 500):
+        chunk = tids[chunk_start : chunk_start + 500]
+        for s in _rows(
+            db,
+            f"SELECT * FROM steps WHERE trajectory_id IN ({','.join('?' * len(chunk))}) "
+            "ORDER BY trajectory_id, position",
+            chunk,
+        ):
+            steps[s["trajectory_id"]].append(Step.from_row(s))
+    verdicts = _acceptance_map(db, tids, datetime.now(timezone.utc))
+    out = []
+    for r in rows:
+        t = Trajectory.from_row(r, steps[r["id"]])
+        out.append(attrs.evolve(t, accepted=_as_bool(verdicts[r["id"]])))
+    return out
+
+
+def _as_bool(a: Acceptance) -> bool | None:
+    return None if a.value is None else bool(a.value)
+
+
+def _acceptance_map(db: Database, tids: Sequence[int], now: datetime) -> dict[int, Acceptance]:
+    events: dict[int, list[tuple[str, datetime]]] = defaultdict(list)
+    created: dict[int, datetime] = {}
+    for chunk_start in range(0, len(tids), 500):
+        chunk = list(tids[chunk_start : chunk_start + 500])
+        marks = ",".join("?" * len(chunk))
+        for tid, kind, at in db.execute(
+            f"SELECT trajectory_id, kind, created_at FROM feedback WHERE trajectory_id IN ({marks})",
+            chunk,
+        ):
+            events[tid].append((kind, parse_time(at)))
+        for tid, at in db.execute(
+            f"SELECT id, created_at FROM trajectories WHERE id IN ({marks})", chunk
+        ):
+            created[tid] = parse_time(at)
+    return {tid: acceptance(events[tid], created[tid], now) for tid in tids}
+
+
+def action_coverage(steps: Sequence[Step], actions: Sequence[Mapping[str, Any]]) -> float:
+    """R_action's coverage: the share of essential actions that some step performed.
+
+    An essential action ``{"name": tool, "kwargs": {...}}`` is covered by a step
+    that called the same tool with every given argument equal to the step's
+    parameter of that name. Values compare as JSON (numbers by value, strings
+    exactly but for surrounding white space and case); extra step parameters
+    are allowed. No essential actions means full coverage.
+    """
+    if not actions:
+        return 1.0
+
+    def norm(v: Any) -> Any:
+        if isinstance(v, str):
+            return v.strip().lower()
+        if isinstance(v, bool) or v is None:
+            return v
+        if isinstance(v, (int, float)):
+            return float(v)
+        if isinstance(v, Mapping):
+            return {k: norm(x) for k, x in v.items()}
+        if isinstance(v, (list, tuple)):
+            return [norm(x) for x in v]
+        return v
+
+    covered = 0
+    for a in actions:
+        want = norm(dict(a.get("kwargs") or {}))
+        for s in steps:
+            if s.tool == a["name"] and all(
+                k in s.params and norm(s.params[k]) == v for k, v in want.items()
+            ):
+                covered += 1
+                break
+    return covered / len(actions)
+
+
+@attrs.frozen
+class TrajectoryReward:
+    """One trajectory's place in its group: reward parts, reward and advantage."""
+
+    id: int
+    success_rate: float
+    acceptance: Acceptance
+    reward: float | None
+    advantage: float | None
+    condition: str | None
+    step_count: int
+    failed_steps: int
+
+
+@attrs.frozen
+class GroupReport:
+    """A task group: its trajectories' rewards, statistics, readiness and degeneracy."""
+
+    key: str
+    task: str
+    members: tuple[TrajectoryReward, ...]
+    stats: GroupStats | None
+    ready: bool
+    reason: str
+
+    @property
+    def size(self) -> int:
+        return len(self.members)
+
+    @property
+    def degenerate(self) -> bool:
+        return self.stats is not None and self.stats.degenerate
+
+    @property
+    def usable(self) -> bool:
+        """Ready and not degenerate: this group carries a learning signal."""
+        return self.ready and not self.degenerate
+
+    @property
+    def conditions(self) -> dict[str, int]:
+        counts: dict[str, int] = defaultdict(int)
+        for m in self.members:
+            counts[m.condition or "none"] += 1
+        return dict(counts)
+
+    @property
+    def status(self) -> str:
+        if not self.ready:
+            return "pending"
+        return "degenerate" if self.degenerate else "ready"
+
+    def as_dict(self) -> dict[str, Any]:
+        st = self.stats
+        return {
+            "group": self.key,
+            "task": self.task,
+            "size": self.size,
+            "status": self.status,
+            "reason": self.reason,
+            "mean": None if st is None else st.mean,
+            "std": None if st is None else st.std,
+            "conditions": self.conditions,
+            "trajectories": [
+                {
+                    "id": m.id,
+                    "success_rate": m.success_rate,
+                    "acceptance": m.acceptance.label,
+                    "reward": m.reward,
+                    "advantage": m.advantage,
+                    "condition": m.condition,
+                    "steps": m.step_count,
+                    "failed_steps": m.failed_steps,
+                }
+                for m in self.members
+            ],
+        }
+
+
+def group_reports(
+    db: Database,
+    *,
+    weights: RewardWeights = RewardWeights(),
+    reward: str = "composite",
+    groups: Iterable[str] | None = None,
+    now: datetime | None = None,
+) -> list[GroupReport]:
+    """Every group (or the named ones) with rewards, advantages, readiness and degeneracy.
+
+    ``reward`` is ``"composite"`` (w1 * rho_s + w2 * rho_a) or ``"binary"``
+    (R_state * R_action; R_state from the trajectory's recorded ``state_ok``,
+    falling back to the user's acceptance, and R_action from
+    :func:`action_coverage` of its essential actions). A group is ready when
+    it has at least two trajectories and none is waiting for its acceptance
+    window to close.
+    """
+    now = now or datetime.now(timezone.utc)
+    where, params = "", []
+    if groups is not None:
+        g = list(groups)
+        where = f"WHERE group_key IN ({','.join('?' * len(g))})"
+        params = g
+    rows = _rows(
+        db,
+        "SELECT t.id, t.task, t.group_key, t.condition, t.step_count, t.success_rate, "
+        "t.state_ok, t.essential_actions, "
+        "(SELECT count(*) FROM steps s WHERE s.trajectory_id = t.id AND s.success = 0) AS failed "
+        f"FROM trajectories t {where} ORDER BY t.group_key, t.id",
+        params,
+    )
+    verdicts = _acceptance_map(db, [r["id"] for r in rows], now)
+    needs_steps = reward == "binary"
+    steps_by_id: dict[int, list[Step]] = defaultdict(list)
+    if needs_steps and rows:
+        for t in load_trajectories(db, [r["id"] for r in rows]):
+            steps_by_id[t.id or 0] = list(t.steps)
+    by_group: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for r in rows:
+        by_group[r["group_key"]].append(r)
+    reports = []
+    for key, members in by_group.items():
+        rewards: list[float | None] = []
+        for m in members:
+            acc = verdicts[m["id"]]
+            if reward == "binary":
+                state = m["state_ok"]
+                if state is None:
+                    state = acc.value
+                acts = json.loads(m["essential_actions"]) if m["essential_actions"] else []
+                cov = action_coverage(steps_by_id[m["id"]], acts)
+                rewards.append(None if state is None else binary_reward(bool(state), cov))
+            else:
+                rewards.append(
+                    None if acc.value is None else composite_reward(m["success_rate"], acc.value, weights)
+                )
+        pending = [m["id"] for m, rw in zip(members, rewards) if rw is None]
+        stats: GroupStats | None = None
+        if pending:
+            ready, reason = False, f"waiting for acceptance of trajectory {', '.join(map(str, pending))}"
+        else:
+            stats = group_stats([rw or 0.0 for rw in rewards])
+            ready, reason = len(members) >= 2, stats.reason
+        advs = stats.advantages if stats and not stats.degenerate else (None,) * len(members)
+        reports.append(
+            GroupReport(
+                key=key,
+                task=members[0]["task"],
+                members=tuple(
+                    TrajectoryReward(
+                        id=m["id"],
+                        success_rate=m["success_rate"],
+                        acceptance=verdicts[m["id"]],
+                        reward=rw,
+                        advantage=a,
+                        condition=m["condition"],
+                        step_count=m["step_count"],
+                        failed_steps=m["failed"],
+                    )
+                    for m, rw, a in zip(members, rewards, advs)
+                ),
+                stats=stats,
+                ready=ready,
+                reason=reason,
+            )
+        )
+    return reports

@@ -1,0 +1,85 @@
+"""Shared fixtures and deterministic fakes: a scripted text model and a bag-of-words embedder."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import re
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import pytest
+
+from agentmem import Memory
+from agentmem.llm import Completion
+
+ROOT = Path(__file__).resolve().parent.parent
+SHARED = ROOT.parent / "shared"
+TAU_BENCH = SHARED / "data" / "tau-bench" / "gpt-4o-airline.json"
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+
+class FakeModel:
+    """A deterministic text model: ``respond(prompt)`` decides each answer; prompts are kept."""
+
+    model_id = "fake-model"
+
+    def __init__(self, respond: Callable[[str], str] | None = None):
+        self.respond = respond or (lambda prompt: "")
+        self.prompts: list[str] = []
+
+    def complete(self, prompt: str, *, max_tokens: int = 128, stop: Sequence[str] = (),
+                 temperature: float = 0.0) -> Completion:
+        self.prompts.append(prompt)
+        text = self.respond(prompt)
+        return Completion(text=text, prompt_tokens=len(prompt.split()),
+                          completion_tokens=len(text.split()), seconds=0.0)
+
+
+class FakeEmbedder:
+    """Hashed bag of words, L2-normalised: same words, same vector; disjoint words, cosine 0."""
+
+    model_id = "fake-bow-64"
+    name = "fake"
+    dims = 64
+    dup_threshold = 0.9
+
+    def embed_batch(self, texts: Sequence[str]) -> list[list[float]]:
+        out = []
+        for t in texts:
+            v = [0.0] * self.dims
+            for w in re.findall(r"[a-z0-9_]+", t.lower()):
+                h = int(hashlib.md5(w.encode()).hexdigest(), 16)
+                v[h % self.dims] += 1.0 if (h >> 8) % 2 else -1.0
+            n = math.sqrt(sum(x * x for x in v)) or 1.0
+            out.append([x / n for x in v])
+        return out
+
+
+@pytest.fixture
+def fake_model() -> FakeModel:
+    return FakeModel()
+
+
+@pytest.fixture
+def mem(tmp_path: Path) -> Memory:
+    m = Memory.open(tmp_path / "lib.db", embedder=FakeEmbedder(), model=FakeModel())
+    yield m
+    m.close()
+
+
+def run_cli(*args: str, db: Path, input: bytes | None = None, env: dict[str, str] | None = None):
+    """Run the real ``agentmem`` CLI in a subprocess."""
+    import subprocess
+
+    e = {**os.environ, "AGENTMEM_DB": str(db), **(env or {})}
+    return subprocess.run([sys.executable, "-m", "agentmem", *args], input=input,
+                          capture_output=True, env=e, timeout=300)
+
+
+def jsonl(*records: dict) -> bytes:
+    return ("\n".join(json.dumps(r) for r in records) + "\n").encode()
