@@ -1,0 +1,145 @@
+"""Commands for reading and curating the experience library: experiences, add, edit, remove,
+retrieve, context, reindex."""
+
+from __future__ import annotations
+
+import click
+
+from ..memory import Memory
+from .main import cli, json_option, print_json, print_table, with_memory
+
+_domain_opt = click.option("--domain", "-d", "domains", multiple=True,
+                           help="Search in this tool domain (repeatable).")
+_tool_opt = click.option("--tool", "-t", "tools", multiple=True,
+                         help="Search in this tool's domain (repeatable).")
+_k_opt = click.option("-k", "k", type=click.IntRange(min=1, max=1000), default=5, show_default=True,
+                      help="How many experiences.")
+
+
+@cli.command()
+@click.option("--domain", "-d", "domains", multiple=True, help="Only these domains (plus domain-free).")
+@json_option
+@with_memory
+def experiences(mem: Memory, domains: tuple[str, ...], as_json: bool) -> None:
+    """List the live experience library.
+
+    \b
+    Examples:
+      agentmem experiences
+      agentmem experiences --domain fs --json
+    """
+    exps = mem.experiences(domains=domains or None)
+    if as_json:
+        print_json([{"id": e.id, "text": e.text, "domain": e.domain, "created_at": e.created_at,
+                     "updated_at": e.updated_at} for e in exps])
+        return
+    print_table(["id", "domain", "text"], [[e.id, e.domain or "-", e.text] for e in exps])
+
+
+@cli.command()
+@click.argument("text")
+@click.option("--domain", "-d", default="", help="Tool domain (default: domain-free).")
+@with_memory
+def add(mem: Memory, text: str, domain: str) -> None:
+    """Add an experience by hand (at most 32 words: when and how to apply).
+
+    \b
+    Example:
+      agentmem add "Before kubectl apply, run kubectl diff to see what changes." -d k8s
+    """
+    e = mem.add(text, domain=domain)
+    click.echo(f"added experience {e.id}")
+
+
+@cli.command()
+@click.argument("experience_id", type=int)
+@click.argument("text")
+@click.option("--domain", "-d", default=None, help="New domain (default: unchanged).")
+@with_memory
+def edit(mem: Memory, experience_id: int, text: str, domain: str | None) -> None:
+    """Replace experience EXPERIENCE_ID's text. Journaled; undo with 'agentmem undo'.
+
+    \b
+    Example:
+      agentmem edit 12 "Run tests with -x to stop at the first failure."
+    """
+    mem.edit(experience_id, text, domain=domain)
+    click.echo(f"edited experience {experience_id}")
+
+
+@cli.command()
+@click.argument("experience_id", type=int)
+@with_memory
+def remove(mem: Memory, experience_id: int) -> None:
+    """Delete experience EXPERIENCE_ID. Journaled; undo with 'agentmem undo'.
+
+    \b
+    Example:
+      agentmem remove 12
+    """
+    mem.remove(experience_id)
+    click.echo(f"removed experience {experience_id}")
+
+
+@cli.command()
+@click.argument("text")
+@_domain_opt
+@_tool_opt
+@_k_opt
+@json_option
+@with_memory
+def retrieve(mem: Memory, text: str, domains: tuple[str, ...], tools: tuple[str, ...], k: int,
+             as_json: bool) -> None:
+    """The experiences that best fit TEXT, with cosine scores.
+
+    Scoped to the domains of --tool and --domain plus domain-free experiences;
+    all domains when neither is given.
+
+    \b
+    Examples:
+      agentmem retrieve "rename a file in a subfolder" --tool mv -k 3
+      agentmem retrieve "book a flight" --domain airline --json
+    """
+    hits = mem.retrieve(text, tools=tools or None, domains=domains or None, k=k)
+    if as_json:
+        print_json([h.as_dict() for h in hits])
+        return
+    print_table(["id", "score", "domain", "text"],
+                [[h.experience.id, h.score, h.experience.domain or "-", h.experience.text]
+                 for h in hits])
+
+
+@cli.command()
+@click.argument("text")
+@_domain_opt
+@_tool_opt
+@_k_opt
+@with_memory
+def context(mem: Memory, text: str, domains: tuple[str, ...], tools: tuple[str, ...], k: int) -> None:
+    """Print a block of lessons for TEXT, ready to paste into an agent's system prompt.
+
+    Prints nothing when no experience fits. Fast enough to run before every
+    prompt (no language model is loaded).
+
+    \b
+    Examples:
+      agentmem context "fix the failing test" --tool bash --tool edit
+      agentmem context "$PROMPT" -k 3 >> system-prompt.txt
+    """
+    block = mem.context(text, tools=tools or None, domains=domains or None, k=k)
+    if block:
+        click.echo(block)
+
+
+@cli.command()
+@click.option("--embedder", help="Embedder name (see docs); default: the current one.")
+@with_memory
+def reindex(mem: Memory, embedder: str | None) -> None:
+    """Rebuild the vector index, for instance with a new embedding model.
+
+    \b
+    Example:
+      agentmem reindex --embedder hash
+    """
+    n = mem.reindex(embedder)
+    click.echo(f"reindexed {n} experiences with {mem.embedder.model_id}")

@@ -1,0 +1,336 @@
+"""Applying operations to the experience library, journaling them, and undoing sessions.
+
+Every change to ``experiences`` goes through :func:`apply_operations`, inside
+the caller's single write transaction, together with the vector index and the
+``operations`` journal: the library after a session is the old one or the new
+one, never in between. :func:`undo_session` restores each experience to the
+``before`` state its operations recorded.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import attrs
+from sqlite_utils import Database
+
+from . import index
+from .db import write
+from .errors import BusyError, UndoConflictError, UnknownSessionError
+from .learning.ops import Operation
+from .store import now_iso
+
+__all__ = [
+    "AppliedOp",
+    "apply_operations",
+    "begin_session",
+    "fail_session",
+    "session_row",
+    "touched_ids",
+    "undo_session",
+]
+
+Vector = Sequence[float]
+
+
+@attrs.frozen
+class AppliedOp:
+    """An operation as journaled: applied (with its result id) or rejected (with why)."""
+
+    op: Operation
+    status: str
+    reason: str = ""
+    result_id: int | None = None
+
+
+def _exp_row(db: Database, eid: int) -> dict[str, Any] | None:
+    cur = db.execute(
+        "SELECT id, text, domain, status, created_at, updated_at, created_session, updated_session "
+        "FROM experiences WHERE id = ?",
+        [eid],
+    )
+    row = cur.fetchone()
+    if row is None:
+        return None
+    return dict(zip([c[0] for c in cur.description], row))
+
+
+def _journal(db: Database, session_id: int, op: Operation, *, status: str, reason: str = "",
+             result_id: int | None = None, before: Sequence[Mapping[str, Any]] = (),
+             after: Mapping[str, Any] | None = None, conditions: Any = None, at: str) -> None:
+    db.execute(
+        "INSERT INTO operations (session_id, group_key, kind, target_ids, result_id, text, domain, "
+        "before, after, status, reason, origin, conditions, created_at) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [
+            session_id, op.group, op.kind, json.dumps(list(op.targets)), result_id, op.text,
+            op.domain, json.dumps(list(before), ensure_ascii=False),
+            None if after is None else json.dumps(after, ensure_ascii=False),
+            status, _join(reason, op.note) or None, op.origin,
+            None if conditions is None else json.dumps(conditions), at,
+        ],
+    )
+
+
+def _join(a: str, b: str) -> str:
+    return "; ".join(x for x in (a, b) if x)
+
+
+def apply_operations(
+    db: Database,
+    session_id: int,
+    ops: Sequence[Operation],
+    vectors: Mapping[str, Vector],
+    *,
+    rejected: Sequence[tuple[Operation, str]] = (),
+    conditions: Mapping[str, Any] | None = None,
+) -> list[AppliedOp]:
+    """Apply Omega* and journal every operation. Call inside one write transaction.
+
+    ``vectors`` maps each new text to its embedding (computed before the
+    transaction). An operation whose target is no longer live is rejected,
+    not applied; the rest still apply.
+    """
+    at = now_iso()
+    out: list[AppliedOp] = []
+    cond = conditions or {}
+    for op, why in rejected:
+        _journal(db, session_id, op, status="rejected", reason=why,
+                 conditions=cond.get(op.group or ""), at=at)
+        out.append(AppliedOp(op, "rejected", why))
+    for op in ops:
+        befores = [_exp_row(db, t) for t in op.targets]
+        dead = [t for t, b in zip(op.targets, befores) if b is None or b["status"] != "live"]
+        if dead:
+            why = f"experience {dead[0]} is not live any more"
+            _journal(db, session_id, op, status="rejected", reason=why,
+                     conditions=cond.get(op.group or ""), at=at)
+            out.append(AppliedOp(op, "rejected", why))
+            continue
+        before = [b for b in befores if b is not None]
+        result: int | None = None
+        after: dict[str, Any] | None = None
+        if op.kind == "ADD":
+            cur = db.execute(
+                "INSERT INTO experiences (text, domain, status, created_at, updated_at, "
+                "created_session, updated_session) VALUES (?, ?, 'live', ?, ?, ?, ?)",
+                [op.text, op.domain, at, at, session_id, session_id],
+            )
+            result = int(cur.lastrowid or 0)
+            index.put(db, result, op.domain, vectors[op.text or ""])
+        elif op.kind in ("MODIFY", "MERGE"):
+            result = op.targets[0]
+            domain = op.domain or before[0]["domain"]
+            db.execute(
+                "UPDATE experiences SET text = ?, domain = ?, updated_at = ?, updated_session = ? "
+                "WHERE id = ?",
+                [op.text, domain, at, session_id, result],
+            )
+            index.put(db, result, domain, vectors[op.text or ""])
+            for other in op.targets[1:]:
+                _delete(db, other, at, session_id)
+            op = attrs.evolve(op, domain=domain)
+        elif op.kind == "DELETE":
+            _delete(db, op.targets[0], at, session_id)
+        if result is not None:
+            after = {"id": result, "text": op.text, "domain": op.domain}
+        _journal(db, session_id, op, status="applied", result_id=result, before=before,
+                 after=after, conditions=cond.get(op.group or ""), at=at)
+        out.append(AppliedOp(op, "applied", result_id=result))
+    return out
+
+
+def _delete(db: Database, eid: int, at: str, session_id: int) -> None:
+    db.execute(
+        "UPDATE experiences SET status = 'deleted', updated_at = ?, updated_session = ? WHERE id = ?",
+        [at, session_id, eid],
+    )
+    index.remove(db, eid)
+
+
+# -- sessions -------------------------------------------------------------------------
+
+
+def _pid_alive(pid: int | None) -> bool:
+    if not pid:
+        return False
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def begin_session(db: Database, kind: str, *, model: str | None = None,
+                  embedder: str | None = None, params: Mapping[str, Any] | None = None) -> int:
+    """Create a ``running`` session row; for ``learn``, refuse if another one is running.
+
+    A running learn session whose process is gone (killed) is marked ``failed``:
+    it never applied anything, since a session applies in one transaction.
+    """
+    with write(db):
+        if kind == "learn":
+            for sid, pid in db.execute(
+                "SELECT id, pid FROM sessions WHERE kind = 'learn' AND status = 'running'"
+            ).fetchall():
+                if _pid_alive(pid):
+                    raise BusyError(
+                        f"learning session {sid} is running in process {pid}; "
+                        "wait for it to finish (agentmem learn --wait) or stop that process"
+                    )
+                db.execute(
+                    "UPDATE sessions SET status = 'failed', finished_at = ?, "
+                    "report = json_set(report, '$.error', 'process ended before applying') "
+                    "WHERE id = ?",
+                    [now_iso(), sid],
+                )
+        cur = db.execute(
+            "INSERT INTO sessions (kind, status, started_at, model, embedder, params, pid) "
+            "VALUES (?, 'running', ?, ?, ?, ?, ?)",
+            [kind, now_iso(), model, embedder, json.dumps(dict(params or {})), os.getpid()],
+        )
+        return int(cur.lastrowid or 0)
+
+
+def fail_session(db: Database, session_id: int, error: str) -> None:
+    """Mark a session failed (nothing of it was applied)."""
+    with write(db):
+        db.execute(
+            "UPDATE sessions SET status = 'failed', finished_at = ?, report = ? WHERE id = ?",
+            [now_iso(), json.dumps({"error": error[:2000]}), session_id],
+        )
+
+
+def session_row(db: Database, session_id: int) -> dict[str, Any]:
+    cur = db.execute("SELECT * FROM sessions WHERE id = ?", [session_id])
+    row = cur.fetchone()
+    if row is None:
+        raise UnknownSessionError(f"no session has id {session_id}")
+    return dict(zip([c[0] for c in cur.description], row))
+
+
+def touched_ids(db: Database, session_id: int) -> set[int]:
+    """Experience ids that a session's applied operations changed."""
+    ids: set[int] = set()
+    for targets, result in db.execute(
+        "SELECT target_ids, result_id FROM operations WHERE session_id = ? AND status = 'applied'",
+        [session_id],
+    ):
+        ids.update(json.loads(targets))
+        if result is not None:
+            ids.add(result)
+    return ids
+
+
+def _later_conflicts(db: Database, session_id: int) -> list[int]:
+    mine = touched_ids(db, session_id)
+    out = []
+    for (sid,) in db.execute(
+        "SELECT id FROM sessions WHERE id > ? AND status = 'applied' AND kind IN ('learn', 'curate') "
+        "ORDER BY id",
+        [session_id],
+    ).fetchall():
+        if touched_ids(db, sid) & mine:
+            out.append(sid)
+    return out
+
+
+def undo_plan(db: Database, session_id: int, *, cascade: bool = False) -> list[int]:
+    """The sessions to undo, newest first, to revert ``session_id`` (raises on conflict)."""
+    row = session_row(db, session_id)
+    if row["kind"] == "undo":
+        raise UndoConflictError(f"session {session_id} is itself an undo; undo is not undoable")
+    if row["status"] != "applied":
+        raise UndoConflictError(
+            f"session {session_id} is {row['status']}; only an applied session can be undone"
+        )
+    later = _later_conflicts(db, session_id)
+    if later and not cascade:
+        raise UndoConflictError(
+            f"session(s) {', '.join(map(str, later))} changed experiences that session "
+            f"{session_id} changed; undo them first, or pass --cascade to undo them too"
+        )
+    plan: list[int] = []
+    for sid in reversed(later):
+        for s in undo_plan(db, sid, cascade=True):
+            if s not in plan:
+                plan.append(s)
+    plan.append(session_id)
+    return sorted(set(plan), reverse=True)
+
+
+def restore_texts(db: Database, session_ids: Sequence[int]) -> list[str]:
+    """Texts that undoing these sessions brings back (to embed before the transaction)."""
+    texts: list[str] = []
+    for sid in session_ids:
+        for (before,) in db.execute(
+            "SELECT before FROM operations WHERE session_id = ? AND status = 'applied'", [sid]
+        ):
+            texts.extend(b["text"] for b in json.loads(before))
+    return texts
+
+
+def undo_session(db: Database, session_id: int, vectors: Mapping[str, Vector],
+                 *, cascade: bool = False) -> list[int]:
+    """Revert a session (and, with ``cascade``, the later ones that touched the same
+    experiences) in one transaction. Returns the ids of the undo sessions created."""
+    created = []
+    with write(db):
+        for sid in undo_plan(db, session_id, cascade=cascade):
+            created.append(_undo_one(db, sid, vectors))
+    return created
+
+
+def _undo_one(db: Database, session_id: int, vectors: Mapping[str, Vector]) -> int:
+    at = now_iso()
+    cur = db.execute(
+        "INSERT INTO sessions (kind, status, started_at, finished_at, undoes, pid) "
+        "VALUES ('undo', 'applied', ?, ?, ?, ?)",
+        [at, at, session_id, os.getpid()],
+    )
+    undo_id = int(cur.lastrowid or 0)
+    rows = db.execute(
+        "SELECT id, kind, target_ids, result_id, before, after, group_key FROM operations "
+        "WHERE session_id = ? AND status = 'applied' ORDER BY id DESC",
+        [session_id],
+    ).fetchall()
+    for _oid, kind, _targets, result_id, before_json, after_json, group in rows:
+        before = json.loads(before_json)
+        if kind == "ADD":
+            current = _exp_row(db, result_id)
+            db.execute("DELETE FROM experiences WHERE id = ?", [result_id])
+            index.remove(db, result_id)
+            inverse = Operation("DELETE", targets=(result_id,), group=group, origin="undo",
+                                note=f"undo of session {session_id}")
+            _journal(db, undo_id, inverse, status="applied", before=[current] if current else [],
+                     at=at)
+            continue
+        restored = []
+        for b in before:
+            current = _exp_row(db, b["id"])
+            db.execute(
+                "UPDATE experiences SET text = ?, domain = ?, status = ?, updated_at = ?, "
+                "updated_session = ? WHERE id = ?",
+                [b["text"], b["domain"], b["status"], b["updated_at"], b["updated_session"], b["id"]],
+            )
+            if b["status"] == "live":
+                index.put(db, b["id"], b["domain"], vectors[b["text"]])
+            else:
+                index.remove(db, b["id"])
+            restored.append(current)
+            inverse = Operation("MODIFY", text=b["text"], targets=(b["id"],), domain=b["domain"],
+                                group=group, origin="undo", note=f"undo of session {session_id}")
+            _journal(db, undo_id, inverse, status="applied", result_id=b["id"],
+                     before=[current] if current else [],
+                     after={"id": b["id"], "text": b["text"], "domain": b["domain"]}, at=at)
+        del after_json
+    db.execute("UPDATE sessions SET status = 'undone', undone_by = ? WHERE id = ?",
+               [undo_id, session_id])
+    return undo_id

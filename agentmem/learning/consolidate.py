@@ -1,0 +1,129 @@
+"""Stage 3: batch consolidation of every group's operations into Omega*. Pure logic.
+
+Three passes, as in the paper:
+
+1. Conflict resolution: MODIFY, DELETE or MERGE operations from different groups
+   on the same experience id: the one from the group with the higher mean |A|
+   wins (ties: the earlier group); the others are rejected.
+2. Deduplication: an ADD whose text has cosine > theta_dup with a live
+   experience becomes a MODIFY of that experience; an ADD that duplicates
+   another ADD of the same session is dropped in favour of the one with the
+   higher weight. ``theta_dup`` is calibrated per embedding model (the
+   embedder's ``dup_threshold``), not fixed at 0.85: cosines are not
+   comparable across models.
+3. Length enforcement: a text over 32 words goes through ``compress``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import attrs
+
+from ..records import MAX_EXPERIENCE_WORDS, word_count
+from .ops import Operation
+
+__all__ = ["Consolidated", "consolidate"]
+
+#: (text) -> [(experience id, cosine)] of live experiences, best first.
+Similar = Callable[[str], Sequence[tuple[int, float]]]
+#: (text, text) -> cosine.
+Cosine = Callable[[str, str], float]
+#: (operation) -> (new text or None when compression failed, reason/origin note).
+Compress = Callable[[Operation], Operation]
+
+
+@attrs.frozen
+class Consolidated:
+    """Omega*: the operations to apply, and the rejected ones with their reasons."""
+
+    apply: tuple[Operation, ...]
+    rejected: tuple[tuple[Operation, str], ...]
+
+
+def _resolve_conflicts(ops: Sequence[Operation]) -> tuple[list[Operation], list[tuple[Operation, str]]]:
+    winner: dict[int, Operation] = {}
+    for op in ops:
+        if op.kind == "ADD":
+            continue
+        for t in op.targets:
+            cur = winner.get(t)
+            if cur is None or (op.weight > cur.weight and op.group != cur.group):
+                winner[t] = op
+    kept: list[Operation] = []
+    rejected: list[tuple[Operation, str]] = []
+    for op in ops:
+        if op.kind == "ADD":
+            kept.append(op)
+            continue
+        losers = [t for t in op.targets if winner[t] is not op]
+        if losers:
+            w = winner[losers[0]]
+            rejected.append(
+                (op, f"conflicts on experience {losers[0]} with group {w.group!r} "
+                     f"(mean |A| {w.weight:.3f} > {op.weight:.3f})")
+            )
+        else:
+            kept.append(op)
+    return kept, rejected
+
+
+def _dedup(
+    ops: Sequence[Operation], similar: Similar, cosine: Cosine, threshold: float
+) -> tuple[list[Operation], list[tuple[Operation, str]]]:
+    rejected: list[tuple[Operation, str]] = []
+    touched = {t for op in ops if op.kind != "ADD" for t in op.targets}
+    result: list[Operation | None] = list(ops)
+    fresh: list[int] = []  # indices of ADDs that stay ADDs
+    for i, op in enumerate(ops):
+        if op.kind != "ADD" or not op.text:
+            continue
+        hits = [(e, c) for e, c in similar(op.text) if c > threshold]
+        if not hits:
+            fresh.append(i)
+            continue
+        target, cos = hits[0]
+        if target in touched:
+            rejected.append((op, f"duplicates experience {target} (cosine {cos:.3f}), "
+                                 "which another operation already changes"))
+            result[i] = None
+            continue
+        touched.add(target)
+        result[i] = attrs.evolve(op, kind="MODIFY", targets=(target,),
+                                 note=f"ADD turned MODIFY: cosine {cos:.3f} > {threshold:.3f}")
+    # ADD against ADD within the session: keep the one from the heavier group.
+    chosen: list[int] = []
+    for i in sorted(fresh, key=lambda j: (-ops[j].weight, j)):
+        dup = next((j for j in chosen
+                    if cosine(ops[i].text or "", ops[j].text or "") > threshold), None)
+        if dup is None:
+            chosen.append(i)
+        else:
+            rejected.append((ops[i], f"duplicates another ADD of this session "
+                                     f"(group {ops[dup].group!r})"))
+            result[i] = None
+    return [op for op in result if op is not None], rejected
+
+
+def consolidate(
+    ops: Sequence[Operation],
+    *,
+    similar: Similar,
+    cosine: Cosine,
+    threshold: float,
+    compress: Compress,
+    max_words: int = MAX_EXPERIENCE_WORDS,
+) -> Consolidated:
+    """Omega* from the operations of every group of a session."""
+    kept, rejected = _resolve_conflicts(ops)
+    kept, rej2 = _dedup(kept, similar, cosine, threshold)
+    rejected += rej2
+    final: list[Operation] = []
+    for op in kept:
+        if op.text and word_count(op.text) > max_words:
+            op = compress(op)
+            if not op.text or word_count(op.text) > max_words:
+                rejected.append((op, f"still over {max_words} words after compression"))
+                continue
+        final.append(op)
+    return Consolidated(tuple(final), tuple(rejected))

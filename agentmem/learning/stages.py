@@ -1,0 +1,284 @@
+"""The model's part in each stage, always checked and always with a data fallback.
+
+Stage 1 asks the model to summarise a trajectory, Stage 2 to produce operations
+for a group, Stage 3 to compress an over-long lesson. Every answer passes
+:mod:`agentmem.learning.validate`; a rejected one is replaced by the
+data-derived version and the reason is kept for the journal. With no model
+(``model=None``) the data versions are used directly.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import attrs
+
+from ..errors import ModelError
+from ..records import MAX_EXPERIENCE_WORDS, Experience, Trajectory, word_count
+from . import prompts
+from .digest import Digest, clip_words
+from .evidence import Finding
+from .ops import Operation, parse_operations
+from .validate import lesson_problem, names_tool, summary_problem
+
+if TYPE_CHECKING:
+    from ..llm import TextModel
+
+__all__ = ["ModelUsage", "Summary", "compress", "data_compress", "extract", "summarize"]
+
+
+@attrs.define
+class ModelUsage:
+    """What the model cost in a session: calls, tokens and seconds."""
+
+    calls: int = 0
+    failures: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    seconds: float = 0.0
+
+    def complete(self, model: TextModel, prompt: str, max_tokens: int) -> tuple[str | None, str]:
+        """Call the model; returns (text, "") or (None, why it failed)."""
+        t0 = time.perf_counter()
+        self.calls += 1
+        try:
+            out = model.complete(prompt, max_tokens=max_tokens)
+        except ModelError as e:
+            self.failures += 1
+            self.seconds += time.perf_counter() - t0
+            return None, f"model error: {e}"
+        self.seconds += time.perf_counter() - t0
+        self.prompt_tokens += out.prompt_tokens
+        self.completion_tokens += out.completion_tokens
+        return out.text, ""
+
+
+@attrs.frozen
+class Summary:
+    """A Stage 1 summary with its advantage sign and where its text came from."""
+
+    trajectory_id: int | None
+    sign: str
+    text: str
+    origin: str
+    reason: str = ""
+
+
+def _clean_answer(text: str) -> str:
+    text = text.strip().strip("`").strip()
+    text = re.sub(r"^(summary|answer|lesson|output)\s*:\s*", "", text, flags=re.IGNORECASE)
+    return text.split("\n\n", 1)[0].strip().strip('"').strip()
+
+
+def group_vocabulary(trajs: Sequence[Trajectory]) -> tuple[set[str], set[str]]:
+    """(tools, every identifier the group uses: tools and parameter names)."""
+    tools = {s.tool for t in trajs for s in t.steps}
+    known = set(tools)
+    for t in trajs:
+        for s in t.steps:
+            known.update(s.params)
+    return tools, known
+
+
+def summarize(
+    model: TextModel | None, usage: ModelUsage, t: Trajectory, d: Digest,
+    tools: set[str], known: set[str],
+) -> Summary:
+    """Stage 1 for one trajectory."""
+    data = d.summary()
+    if model is None:
+        return Summary(t.id, d.sign, data, "data")
+    text, err = usage.complete(model, prompts.stage1_prompt(t, d), max_tokens=110)
+    if text is None:
+        return Summary(t.id, d.sign, data, "fallback", err)
+    text = _clean_answer(text)
+    own_tools = {s.tool for s in t.steps}
+    problem = summary_problem(text, tools=own_tools or tools, known=known,
+                              instructions=prompts.INSTRUCTION_TEXTS)
+    if problem:
+        return Summary(t.id, d.sign, data, "fallback", f"model summary rejected: {problem}")
+    return Summary(t.id, d.sign, clip_words(text, 64), "model")
+
+
+def _contradicted(e: Experience, findings: Sequence[Finding]) -> str | None:
+    """Why the group's evidence contradicts experience ``e``, if it does."""
+    for f in findings:
+        if f.kind == "wrong_tool":
+            right, wrong = f.facts[0], f.facts[1]
+            if names_tool(e.text, [wrong]) and not names_tool(e.text, [right]) and re.search(
+                rf"\b(use|call|prefer)\s+{re.escape(wrong)}\b", e.text, re.IGNORECASE
+            ):
+                return f"recommends {wrong}, which failed where {right} succeeded"
+        if f.kind == "param_name" and len(f.facts) == 3:
+            tool, right, wrong = f.facts
+            if names_tool(e.text, [tool]) and names_tool(e.text, [wrong]) and not names_tool(
+                e.text, [right]
+            ):
+                return f"tells {tool} to take {wrong}; the data shows it takes {right}"
+    return None
+
+
+def extract(
+    model: TextModel | None,
+    usage: ModelUsage,
+    *,
+    group: str,
+    weight: float,
+    summaries: Sequence[Summary],
+    findings: Sequence[Finding],
+    relevant: Sequence[Experience],
+    near_duplicates: Sequence[tuple[int, int]],
+    tools: set[str],
+    known: set[str],
+) -> tuple[list[Operation], list[tuple[Operation, str]]]:
+    """Stage 2 for one group: (accepted operations, rejected operations with reasons).
+
+    The model's operations are kept only when they are supported by the
+    data: an ADD or MODIFY must carry the facts of one finding (which it then
+    phrases), ids must be among the ``relevant`` experiences shown to it, a
+    DELETE needs an experience the evidence contradicts, a MERGE two that are
+    near-duplicates. Findings no accepted model operation phrased become data
+    ADDs; contradicted experiences data DELETEs; near-duplicates data MERGEs.
+    """
+    rel_ids = {e.id for e in relevant}
+    by_id = {e.id: e for e in relevant}
+    dup_pairs = {frozenset(p) for p in near_duplicates}
+    contradicted = {e.id: why for e in relevant if (why := _contradicted(e, findings))}
+    accepted: list[Operation] = []
+    rejected: list[tuple[Operation, str]] = []
+    phrased: set[int] = set()
+    deleted: set[int] = set()
+    merged: set[frozenset[int]] = set()
+
+    model_failed = ""
+    if model is not None and (findings or contradicted or dup_pairs):
+        prompt = prompts.stage2_prompt(
+            [s.text for s in summaries if s.sign == "+"],
+            [s.text for s in summaries if s.sign == "-"],
+            relevant,
+            findings,
+        )
+        text, err = usage.complete(model, prompt, max_tokens=200)
+        if text is None:
+            model_failed = err
+        else:
+            parsed = parse_operations(text, group=group, weight=weight)
+            if not parsed.ops:
+                model_failed = "model answer held no operation line"
+            for op in parsed.ops:
+                why = None
+                if any(t not in rel_ids for t in op.targets):
+                    why = "names an experience id that was not in the retrieved set"
+                elif op.kind in ("ADD", "MODIFY"):
+                    why, op = _check_phrasing(op, findings, phrased, tools, known)
+                    if why is None and op.kind == "MODIFY" and len(op.targets) != 1:
+                        why = "MODIFY needs exactly one experience id"
+                    if why is None:
+                        phrased.add(op.detail["finding"])
+                elif op.kind == "DELETE":
+                    if len(op.targets) != 1:
+                        why = "DELETE needs exactly one experience id"
+                    elif op.targets[0] not in contradicted:
+                        why = "the group's data gives no reason to delete this experience"
+                    else:
+                        deleted.add(op.targets[0])
+                        op = attrs.evolve(op, text=None, note=contradicted[op.targets[0]])
+                elif op.kind == "MERGE":
+                    pair = frozenset(op.targets)
+                    if len(pair) != 2 or pair not in dup_pairs:
+                        why = "MERGE needs two experiences that are near-duplicates"
+                    else:
+                        a, b = sorted(pair)
+                        facts = _facts_of(by_id[a].text, known) | _facts_of(by_id[b].text, known)
+                        why = lesson_problem(op.text, tools=tools | facts, known=known | facts,
+                                             instructions=prompts.INSTRUCTION_TEXTS,
+                                             facts=sorted(facts), max_words=2 * MAX_EXPERIENCE_WORDS)
+                        if why is None:
+                            merged.add(pair)
+                            op = attrs.evolve(op, targets=(a, b), domain=by_id[a].domain,
+                                              facts=tuple(sorted(facts)))
+                if why:
+                    rejected.append((op, why))
+                else:
+                    accepted.append(op)
+
+    origin = "data" if model is None else "fallback"
+    note = model_failed
+    for i, f in enumerate(findings):
+        if i not in phrased:
+            accepted.append(Operation("ADD", text=f.text, domain=f.domain, group=group,
+                                      origin=origin, weight=weight, facts=f.facts, note=note,
+                                      detail={"finding": i, "kind": f.kind}))
+    for eid, why in contradicted.items():
+        if eid not in deleted:
+            accepted.append(Operation("DELETE", targets=(eid,), group=group, origin=origin,
+                                      weight=weight, note=why))
+    for pair in dup_pairs:
+        if pair not in merged and not (pair & (deleted | set(contradicted))):
+            a, b = sorted(pair)
+            keep = max((by_id[a], by_id[b]), key=lambda e: (word_count(e.text), e.id or 0))
+            accepted.append(Operation("MERGE", text=keep.text, targets=(a, b), domain=keep.domain,
+                                      group=group, origin=origin, weight=weight,
+                                      note="near-duplicates: kept the fuller text"))
+    return accepted, rejected
+
+
+_IDENT = re.compile(r"\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b")
+
+
+def _facts_of(text: str, known: set[str]) -> set[str]:
+    return {w for w in _IDENT.findall(text)}
+
+
+def _check_phrasing(
+    op: Operation, findings: Sequence[Finding], phrased: set[int], tools: set[str], known: set[str]
+) -> tuple[str | None, Operation]:
+    base = lesson_problem(op.text, tools=tools, known=known, instructions=prompts.INSTRUCTION_TEXTS,
+                          max_words=2 * MAX_EXPERIENCE_WORDS)
+    if base:
+        return base, op
+    for i, f in enumerate(findings):
+        if i in phrased:
+            continue
+        if all(names_tool(op.text or "", [x]) for x in f.facts):
+            return None, attrs.evolve(op, domain=f.domain, facts=f.facts,
+                                      detail={"finding": i, "kind": f.kind})
+    return "carries the facts of none of the group's findings", op
+
+
+def data_compress(text: str, max_words: int = MAX_EXPERIENCE_WORDS) -> str:
+    """Shorten a lesson without a model: drop parentheses and quoted detail, then clip."""
+    t = re.sub(r"\s*\([^)]*\)", "", text)
+    if word_count(t) > max_words:
+        t = re.sub(r"'[^']*'", "an error", t)
+    if word_count(t) > max_words:
+        t = " ".join(t.split()[:max_words]).rstrip(",;:") + "."
+    return t
+
+
+def compress(
+    model: TextModel | None, usage: ModelUsage, op: Operation, tools: set[str], known: set[str]
+) -> Operation:
+    """Stage 3's length enforcement for one operation's text."""
+    text = op.text or ""
+    if model is not None:
+        out, err = usage.complete(model, prompts.compress_prompt(text), max_tokens=70)
+        if out is not None:
+            out = _clean_answer(out)
+            problem = lesson_problem(out, tools=tools | set(op.facts[:1]), known=known | set(op.facts),
+                                     instructions=prompts.INSTRUCTION_TEXTS, facts=op.facts)
+            if problem is None:
+                return attrs.evolve(op, text=out, note=_join(op.note, "compressed by the model"))
+            err = f"model compression rejected: {problem}"
+        short = data_compress(text)
+        return attrs.evolve(op, text=short, origin="fallback" if op.origin == "model" else op.origin,
+                            note=_join(op.note, err))
+    return attrs.evolve(op, text=data_compress(text), note=_join(op.note, "compressed from the data"))
+
+
+def _join(a: str, b: str) -> str:
+    return "; ".join(x for x in (a, b) if x)
+
