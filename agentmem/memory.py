@@ -250,6 +250,22 @@ class Memory:
         with write(self.db):
             store.insert_feedback(self.db, fb)
 
+    def set_state(self, trajectory_id: int, ok: bool) -> None:
+        """Record the state-consistency verdict R_state of a trajectory (binary reward):
+        whether the environment's final state matched the task's goal."""
+        if not isinstance(ok, bool):
+            raise InvalidRecordError(f"state verdict must be true or false, not {ok!r}")
+        with write(self.db):
+            self._require_trajectory(trajectory_id)
+            self.db.execute("UPDATE trajectories SET state_ok = ? WHERE id = ?",
+                            [int(ok), trajectory_id])
+
+    def plan_group(self, task: str, size: int = 4, **kw: Any) -> Any:
+        """A reward-conditioned group plan for ``task`` (see :func:`agentmem.rc.plan_group`)."""
+        from .rc import plan_group
+
+        return plan_group(task, size, **kw)
+
     # -- reading ---------------------------------------------------------------------
 
     def get_trajectory(self, trajectory_id: int) -> Trajectory:

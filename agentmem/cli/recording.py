@@ -109,8 +109,11 @@ def _span(ids: list[int]) -> str:
 @click.option("--correct", "kind", flag_value="correct", help="The user corrected the output.")
 @click.option("--reject", "kind", flag_value="reject", help="The user rejected the output.")
 @click.option("--note", help="Optional free text kept with the event.")
+@click.option("--state-ok/--state-wrong", "state_ok", default=None,
+              help="Whether the final environment state matched the goal (binary reward's R_state).")
 @with_memory
-def feedback(mem: Memory, trajectory_id: int, kind: str | None, note: str | None) -> None:
+def feedback(mem: Memory, trajectory_id: int, kind: str | None, note: str | None,
+             state_ok: bool | None) -> None:
     """Record the user's verdict on trajectory TRAJECTORY_ID.
 
     Without feedback a trajectory counts as accepted 120 s after it was
@@ -120,11 +123,16 @@ def feedback(mem: Memory, trajectory_id: int, kind: str | None, note: str | None
     Examples:
       agentmem feedback 42 --accept
       agentmem feedback 42 --reject --note "deleted the wrong file"
+      agentmem feedback 42 --state-ok
     """
-    if kind is None:
-        raise click.UsageError("say --accept, --correct or --reject")
-    mem.feedback(trajectory_id, kind, note=note)
-    click.echo(f"trajectory {trajectory_id}: {kind}")
+    if kind is None and state_ok is None:
+        raise click.UsageError("say --accept, --correct or --reject (or --state-ok/--state-wrong)")
+    if state_ok is not None:
+        mem.set_state(trajectory_id, state_ok)
+        click.echo(f"trajectory {trajectory_id}: state {'ok' if state_ok else 'wrong'}")
+    if kind is not None:
+        mem.feedback(trajectory_id, kind, note=note)
+        click.echo(f"trajectory {trajectory_id}: {kind}")
 
 
 @cli.command()
