@@ -1,0 +1,905 @@
+"""The vector index over experiences: exact cosine top-k, fast, in the library file.
+
+Every search returns exactly what a brute-force cosine top-k over the stored
+float32 vectors returns (scores in float64, ties broken by the smaller id). It
+gets there fast by scoring a compact int8 copy of every vector first, and then
+re-scoring exactly only the few vectors that a proven bound cannot rule out.
+
+Storage (three tables, all written in the caller's transaction):
+
+``experience_vectors``
+    A sqlite-vec ``vec0`` table: ``experience_id`` (primary key), ``domain``
+    (partition key, so a search in one domain reads only that domain's
+    vectors and the domain-free ones), ``embedding int8[dims]`` with
+    ``distance_metric=cosine``. Each vector is scaled by 127 / its largest
+    component before rounding, so int8 keeps about 7 bits per component.
+``experience_vectors_items``
+    One row per indexed experience: its float32 vector (the exact copy that
+    scores are computed from), its domain, and where its int8 code sits in
+    ``experience_vectors_blocks``.
+``experience_vectors_blocks``
+    The int8 codes again, packed up to :data:`BLOCK_SIZE` per row and per
+    domain, with per-vector scale and error bounds, so that a search can read
+    a domain's codes with a handful of row reads and score them with numpy.
+
+Two ways to search, both exact:
+
+* **numpy** (when numpy is already imported, or the search covers at least
+  :data:`NUMPY_MIN_VECTORS` vectors): read the codes, compute
+  ``a_i = s_i * (c_i . q)`` for every vector, where ``|x_i - s_i c_i| <= r_i``
+  is stored per vector. So the true cosine lies in ``a_i +- (r_i + eps)``, with
+  ``eps`` bounding float32 rounding. Every vector whose upper bound reaches
+  the k-th largest lower bound is re-scored from its float32 copy; nothing
+  else can be in the top k (its score is strictly below k vectors' scores).
+* **sql** (no numpy needed; used when numpy is not loaded, which with
+  sqlite-utils means not installed, since sqlite-utils imports numpy whenever
+  it can): sqlite-vec's int8 cosine KNN over the partitions, oversampled.
+  A vector that KNN did not return has int8 cosine at most the last returned
+  one's, so its true cosine is at most that plus ``delta_x + delta_q + eps``
+  (``delta`` = distance between a unit vector and its normalised code; the
+  largest per domain is stored). If the k-th exact score beats that bound
+  the answer is proven; otherwise the KNN is widened, and past vec0's
+  k limit the search falls back to a full exact scan. Returned vectors are
+  re-scored best bound first, only while a bound can still reach the top k.
+
+Reads (:func:`search`, :func:`check`) see one snapshot: the caller's
+transaction, or a read-only savepoint opened and released around the call.
+Setting ``PRAGMA mmap_size`` on the connection roughly halves the numpy path's
+time at 10,000+ vectors (the codes are read without page-by-page copies).
+
+All functions take a :class:`sqlite_utils.Database` from :func:`agentmem.db.connect`.
+Writers (:func:`ensure_index`, :func:`put`, :func:`put_many`, :func:`remove`,
+:func:`drop_index`) must run inside the caller's transaction
+(:func:`agentmem.db.write`); they never begin or commit one themselves.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import operator
+import sys
+from array import array
+from collections.abc import Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
+
+from sqlite_utils import Database
+
+from .errors import AgentMemError, EmbeddingMismatchError
+
+if TYPE_CHECKING:  # numpy is optional at run time
+    import numpy
+
+__all__ = [
+    "BLOCK_SIZE",
+    "NUMPY_MIN_VECTORS",
+    "TABLE",
+    "Vector",
+    "check",
+    "drop_index",
+    "ensure_index",
+    "index_info",
+    "put",
+    "put_many",
+    "remove",
+    "search",
+]
+
+#: A vector as an embedder returns it: floats (a list, a tuple, a numpy array).
+if TYPE_CHECKING:
+    Vector = Sequence[float] | numpy.ndarray
+else:
+    Vector = Sequence[float]
+
+#: The vec0 table.
+TABLE = "experience_vectors"
+ITEMS = "experience_vectors_items"
+BLOCKS = "experience_vectors_blocks"
+
+#: Settings keys (values are JSON).
+MODEL_KEY = "embedding_model"
+DIMS_KEY = "embedding_dims"
+
+#: Most int8 codes in one ``experience_vectors_blocks`` row.
+BLOCK_SIZE = 512
+
+#: vec0's ``chunk_size``: slots allocated at a time per partition (domain).
+VEC0_CHUNK_SIZE = 256
+
+#: Without numpy already imported, searches over at least this many vectors import it.
+NUMPY_MIN_VECTORS = 50_000
+
+#: The largest ``k`` a vec0 KNN query accepts (sqlite-vec 0.1.x).
+VEC0_K_MAX = 4096
+
+_MAX_DIMS = 8192
+_U32 = 2.0**-24  # float32 unit roundoff
+
+Engine = Literal["auto", "numpy", "sql"]
+
+
+# -- settings ------------------------------------------------------------------------
+
+
+def index_info(db: Database) -> tuple[str, int] | None:
+    """The embedding model and dimension the index was built with, or None if there is none."""
+    rows = dict(
+        db.execute(
+            "SELECT key, value FROM settings WHERE key IN (?, ?)", [MODEL_KEY, DIMS_KEY]
+        ).fetchall()
+    )
+    if MODEL_KEY not in rows or DIMS_KEY not in rows:
+        return None
+    return str(json.loads(rows[MODEL_KEY])), int(json.loads(rows[DIMS_KEY]))
+
+
+def _set(db: Database, key: str, value: object) -> None:
+    db.execute(
+        "INSERT INTO settings (key, value) VALUES (?, ?) "
+        "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+        [key, json.dumps(value)],
+    )
+
+
+def _table_exists(db: Database, name: str) -> bool:
+    row = db.execute("SELECT 1 FROM sqlite_master WHERE name = ?", [name]).fetchone()
+    return row is not None
+
+
+def _require_transaction(db: Database, what: str) -> None:
+    if not db.conn.in_transaction:
+        raise AgentMemError(
+            f"index.{what} must run inside a transaction: wrap the call in agentmem.db.write(db)"
+        )
+
+
+def _mismatch(info: tuple[str, int], model_id: str, dims: int) -> EmbeddingMismatchError:
+    return EmbeddingMismatchError(
+        f"this library's vector index was built with {info[0]!r} ({info[1]} dimensions), "
+        f"not {model_id!r} ({dims} dimensions); run `agentmem reindex` to re-embed every "
+        "experience with the new model"
+    )
+
+
+def _dims(db: Database) -> int:
+    info = index_info(db)
+    if info is None or not _table_exists(db, ITEMS):
+        raise AgentMemError(
+            "this library has no vector index yet: call index.ensure_index first "
+            "(or run `agentmem reindex`)"
+        )
+    return info[1]
+
+
+# -- create and drop -----------------------------------------------------------------
+
+
+def ensure_index(db: Database, model_id: str, dims: int) -> None:
+    """Create the index for ``model_id`` vectors of ``dims`` dimensions if it is absent.
+
+    Records ``embedding_model`` and ``embedding_dims`` in ``settings``. Raises
+    :class:`EmbeddingMismatchError` if the library already records another
+    model or dimension (the user must run ``agentmem reindex``).
+    """
+    if not isinstance(model_id, str) or not model_id:
+        raise ValueError("model_id must be a non-empty string")
+    if isinstance(dims, bool) or not isinstance(dims, int) or not 1 <= dims <= _MAX_DIMS:
+        raise ValueError(f"dims must be an integer from 1 to {_MAX_DIMS}, not {dims!r}")
+    _require_transaction(db, "ensure_index")
+    info = index_info(db)
+    if info is not None and info != (model_id, dims):
+        raise _mismatch(info, model_id, dims)
+    row = db.execute("SELECT sql FROM sqlite_master WHERE name = ?", [TABLE]).fetchone()
+    if row is not None and f"int8[{dims}]" not in str(row[0]).replace(" ", ""):
+        raise _mismatch(("an unrecorded model", _declared_dims(str(row[0]))), model_id, dims)
+    with db.atomic():
+        db.execute(
+            f"CREATE VIRTUAL TABLE IF NOT EXISTS {TABLE} USING vec0("
+            "experience_id INTEGER PRIMARY KEY, "
+            "domain TEXT PARTITION KEY, "
+            f"embedding int8[{dims}] distance_metric=cosine, "
+            f"chunk_size={VEC0_CHUNK_SIZE})"
+        )
+        db.execute(
+            f"CREATE TABLE IF NOT EXISTS {ITEMS} ("
+            "experience_id INTEGER PRIMARY KEY, "
+            "domain TEXT NOT NULL, "
+            "block INTEGER NOT NULL, "
+            "slot INTEGER NOT NULL, "
+            "vector BLOB NOT NULL)"
+        )
+        db.execute(
+            f"CREATE TABLE IF NOT EXISTS {BLOCKS} ("
+            "id INTEGER PRIMARY KEY, "
+            "domain TEXT NOT NULL, "
+            "size INTEGER NOT NULL, "
+            "max_delta REAL NOT NULL, "
+            "ids BLOB NOT NULL, "
+            "scales BLOB NOT NULL, "
+            "errors BLOB NOT NULL, "
+            "deltas BLOB NOT NULL, "
+            "codes BLOB NOT NULL)"
+        )
+        db.execute(f"CREATE INDEX IF NOT EXISTS {BLOCKS}_domain ON {BLOCKS} (domain, size)")
+        if info is None:
+            _set(db, MODEL_KEY, model_id)
+            _set(db, DIMS_KEY, dims)
+
+
+def _declared_dims(sql: str) -> int:
+    start = sql.find("int8[")
+    end = sql.find("]", start)
+    try:
+        return int(sql[start + 5 : end])
+    except ValueError:
+        return 0
+
+
+def drop_index(db: Database) -> None:
+    """Remove the index tables and its settings (for ``agentmem reindex``)."""
+    _require_transaction(db, "drop_index")
+    with db.atomic():
+        for name in (TABLE, ITEMS, BLOCKS):
+            db.execute(f"DROP TABLE IF EXISTS {name}")
+        db.execute("DELETE FROM settings WHERE key IN (?, ?)", [MODEL_KEY, DIMS_KEY])
+
+
+# -- quantisation ---------------------------------------------------------------------
+
+
+class _Coded(NamedTuple):
+    """A vector ready to store: float32 bytes, int8 code and its error bounds."""
+
+    vector: bytes  # float32, as given
+    codes: bytes  # int8: round(x / scale), x the vector divided by its norm
+    scale: float  # a float32 value
+    error: float  # >= |x - scale * codes|  (bound for the numpy path)
+    delta: float  # >= |x - codes / |codes||  (bound for the sql path)
+
+
+def _round_up(x: float) -> float:
+    # Covers float64 rounding in the computation and the later float32 store.
+    return x * (1.0 + 1e-6) + 1e-9
+
+
+def _f32(x: float) -> float:
+    return array("f", (x,))[0]
+
+
+def _as_float32(vector: Vector, dims: int) -> array[float]:
+    try:
+        a = array("f", vector)
+    except TypeError as exc:
+        raise ValueError(f"a vector must be a sequence of numbers: {exc}") from None
+    if len(a) != dims:
+        raise EmbeddingMismatchError(
+            f"a vector has {len(a)} dimensions but the index holds {dims}; the embedding "
+            "model changed: run `agentmem reindex`"
+        )
+    return a
+
+
+def _norm(a: Sequence[float]) -> float:
+    n = math.sqrt(sum(map(operator.mul, a, a)))
+    if not (n > 0.0 and math.isfinite(n)):
+        raise ValueError("a vector must be finite and not all zeros (cosine is undefined)")
+    return n
+
+
+def _quantise(xn: Sequence[float]) -> tuple[list[int], float, float, float]:
+    """int8 codes, float32 scale, and the two error bounds of the unit vector ``xn``."""
+    scale = _f32(max(map(abs, xn)) / 127.0)
+    codes = [round(v / scale) for v in xn]  # |v| / scale <= 127 (1 + 2**-23): no clipping
+    error = math.hypot(*[v - scale * c for v, c in zip(xn, codes, strict=True)])
+    cn = math.hypot(*codes)
+    delta = math.hypot(*[v - c / cn for v, c in zip(xn, codes, strict=True)])
+    return codes, scale, _round_up(error), _round_up(delta)
+
+
+def _code(vector: Vector, dims: int) -> _Coded:
+    a = _as_float32(vector, dims)
+    n = _norm(a)
+    codes, scale, error, delta = _quantise([v / n for v in a])
+    return _Coded(a.tobytes(), array("b", codes).tobytes(), scale, error, delta)
+
+
+def _code_many_numpy(np: Any, vectors: list[Vector], dims: int) -> list[_Coded]:
+    """:func:`_code` for many vectors at once (same bounds, vectorised)."""
+    for v in vectors:
+        if len(v) != dims:
+            _as_float32(v, dims)  # raises the mismatch error
+    a32 = np.asarray(vectors, dtype=np.float32).reshape(len(vectors), dims)
+    a = a32.astype(np.float64)
+    norms = np.sqrt(np.einsum("ij,ij->i", a, a))
+    if not np.all(np.isfinite(norms) & (norms > 0)):
+        raise ValueError("a vector must be finite and not all zeros (cosine is undefined)")
+    xn = a / norms[:, None]
+    scales = (np.abs(xn).max(axis=1) / 127.0).astype(np.float32).astype(np.float64)
+    codes = np.clip(np.rint(xn / scales[:, None]), -127, 127)
+    errors = np.linalg.norm(xn - scales[:, None] * codes, axis=1)
+    deltas = np.linalg.norm(xn - codes / np.linalg.norm(codes, axis=1)[:, None], axis=1)
+    codes8 = codes.astype(np.int8)
+    return [
+        _Coded(
+            a32[i].tobytes(),
+            codes8[i].tobytes(),
+            float(scales[i]),
+            _round_up(float(errors[i])),
+            _round_up(float(deltas[i])),
+        )
+        for i in range(len(vectors))
+    ]
+
+
+def _numpy(import_it: bool) -> Any:
+    """The numpy module if it is imported already (or ``import_it`` and it is installed)."""
+    np = sys.modules.get("numpy")
+    if np is None and import_it:
+        try:
+            import numpy as np
+        except ImportError:  # pragma: no cover - numpy is a dependency
+            return None
+    return np
+
+
+# -- blocks ----------------------------------------------------------------------------
+
+
+class _Block:
+    """One ``experience_vectors_blocks`` row, loaded for editing."""
+
+    def __init__(self, row: Sequence[Any] | None, domain: str, dims: int) -> None:
+        self.dims = dims
+        self.ids = array("q")
+        self.scales = array("f")
+        self.errors = array("f")
+        self.deltas = array("f")
+        self.codes = bytearray()
+        self.id: int | None = None
+        self.domain = domain
+        if row is not None:
+            self.id, self.domain = int(row[0]), str(row[1])
+            self.ids.frombytes(row[2])
+            self.scales.frombytes(row[3])
+            self.errors.frombytes(row[4])
+            self.deltas.frombytes(row[5])
+            self.codes = bytearray(row[6])
+
+    @classmethod
+    def load(cls, db: Database, block_id: int, dims: int) -> _Block:
+        row = db.execute(
+            f"SELECT id, domain, ids, scales, errors, deltas, codes FROM {BLOCKS} WHERE id = ?",
+            [block_id],
+        ).fetchone()
+        if row is None:
+            raise AgentMemError(f"the vector index is damaged: block {block_id} is missing")
+        return cls(row, "", dims)
+
+    def append(self, experience_id: int, c: _Coded) -> int:
+        self.ids.append(experience_id)
+        self.scales.append(c.scale)
+        self.errors.append(c.error)
+        self.deltas.append(c.delta)
+        self.codes += c.codes
+        return len(self.ids) - 1
+
+    def swap_remove(self, slot: int) -> int | None:
+        """Remove ``slot`` by moving the last entry into it; return the moved id, if any."""
+        last = len(self.ids) - 1
+        moved = None
+        if slot != last:
+            d = self.dims
+            self.ids[slot] = moved = self.ids[last]
+            self.scales[slot] = self.scales[last]
+            self.errors[slot] = self.errors[last]
+            self.deltas[slot] = self.deltas[last]
+            self.codes[slot * d : (slot + 1) * d] = self.codes[last * d :]
+        self.ids.pop()
+        self.scales.pop()
+        self.errors.pop()
+        self.deltas.pop()
+        del self.codes[last * self.dims :]
+        return moved
+
+    def save(self, db: Database) -> None:
+        if not self.ids:
+            if self.id is not None:
+                db.execute(f"DELETE FROM {BLOCKS} WHERE id = ?", [self.id])
+            return
+        values = [
+            self.domain,
+            len(self.ids),
+            max(self.deltas),
+            self.ids.tobytes(),
+            self.scales.tobytes(),
+            self.errors.tobytes(),
+            self.deltas.tobytes(),
+            bytes(self.codes),
+        ]
+        if self.id is None:
+            cur = db.execute(
+                f"INSERT INTO {BLOCKS} (domain, size, max_delta, ids, scales, errors, deltas, "
+                "codes) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                values,
+            )
+            self.id = int(cur.lastrowid or 0)
+        else:
+            db.execute(
+                f"UPDATE {BLOCKS} SET domain = ?, size = ?, max_delta = ?, ids = ?, scales = ?, "
+                "errors = ?, deltas = ?, codes = ? WHERE id = ?",
+                [*values, self.id],
+            )
+
+
+# -- writes ---------------------------------------------------------------------------
+
+
+def put(db: Database, experience_id: int, domain: str, vector: Vector) -> None:
+    """Index (or re-index) one experience's vector under ``domain`` ('' = domain-free)."""
+    put_many(db, [(experience_id, domain, vector)])
+
+
+def put_many(db: Database, rows: Iterable[tuple[int, str, Vector]]) -> None:
+    """Index many experiences at once; an id already indexed is replaced (the last row wins)."""
+    _require_transaction(db, "put_many")
+    dims = _dims(db)
+    latest: dict[int, tuple[str, Vector]] = {}
+    for experience_id, domain, vector in rows:
+        if isinstance(experience_id, bool) or not isinstance(experience_id, int):
+            raise ValueError(f"an experience id must be an integer, not {experience_id!r}")
+        if not isinstance(domain, str):
+            raise ValueError(f"a domain must be a string ('' for none), not {domain!r}")
+        latest[experience_id] = (domain, vector)
+    if not latest:
+        return
+    ids = list(latest)
+    np = _numpy(import_it=len(ids) >= 256)
+    if np is not None and len(ids) >= 32:
+        coded = _code_many_numpy(np, [latest[i][1] for i in ids], dims)
+    else:
+        coded = [_code(latest[i][1], dims) for i in ids]
+    with db.atomic():
+        _remove_ids(db, ids, dims)
+        _insert(db, [(i, latest[i][0], c) for i, c in zip(ids, coded, strict=True)], dims)
+
+
+def _insert(db: Database, rows: list[tuple[int, str, _Coded]], dims: int) -> None:
+    """Add rows whose ids are not indexed."""
+    db.conn.executemany(
+        f"INSERT INTO {TABLE} (experience_id, domain, embedding) VALUES (?, ?, vec_int8(?))",
+        [(i, d, c.codes) for i, d, c in rows],
+    )
+    by_domain: dict[str, list[tuple[int, _Coded]]] = {}
+    for i, d, c in rows:
+        by_domain.setdefault(d, []).append((i, c))
+    items: list[tuple[int, str, int, int, bytes]] = []
+    for domain, todo in by_domain.items():
+        while todo:
+            row = db.execute(
+                f"SELECT id, domain, ids, scales, errors, deltas, codes FROM {BLOCKS} "
+                "WHERE domain = ? AND size < ? ORDER BY id DESC LIMIT 1",
+                [domain, BLOCK_SIZE],
+            ).fetchone()
+            block = _Block(row, domain, dims)
+            room = BLOCK_SIZE - len(block.ids)
+            take, todo = todo[:room], todo[room:]
+            slots = [block.append(i, c) for i, c in take]
+            block.save(db)
+            assert block.id is not None
+            placed = zip(take, slots, strict=True)
+            items += [(i, domain, block.id, s, c.vector) for (i, c), s in placed]
+    db.conn.executemany(
+        f"INSERT INTO {ITEMS} (experience_id, domain, block, slot, vector) VALUES (?, ?, ?, ?, ?)",
+        items,
+    )
+
+
+def remove(db: Database, experience_id: int) -> None:
+    """Remove an experience's vector; nothing happens if it is not indexed."""
+    _require_transaction(db, "remove")
+    if index_info(db) is None or not _table_exists(db, ITEMS):
+        return
+    with db.atomic():
+        _remove_ids(db, [experience_id], _dims(db))
+
+
+def _remove_ids(db: Database, ids: list[int], dims: int) -> None:
+    found = db.execute(
+        f"SELECT experience_id, block FROM {ITEMS} "
+        "WHERE experience_id IN (SELECT value FROM json_each(?))",
+        [json.dumps(ids)],
+    ).fetchall()
+    if not found:
+        return
+    gone = [int(r[0]) for r in found]
+    db.conn.executemany(f"DELETE FROM {TABLE} WHERE experience_id = ?", [(i,) for i in gone])
+    db.execute(
+        f"DELETE FROM {ITEMS} WHERE experience_id IN (SELECT value FROM json_each(?))",
+        [json.dumps(gone)],
+    )
+    by_block: dict[int, list[int]] = {}
+    for i, b in found:
+        by_block.setdefault(int(b), []).append(int(i))
+    removed = set(gone)
+    moves: list[tuple[int, int]] = []
+    for block_id, members in by_block.items():
+        block = _Block.load(db, block_id, dims)
+        where = {e: s for s, e in enumerate(block.ids)}
+        moved_here: set[int] = set()
+        for e in members:
+            slot = where.pop(e)
+            moved = block.swap_remove(slot)
+            if moved is not None:
+                where[moved] = slot
+                moved_here.add(moved)
+        block.save(db)
+        moves += [(where[m], m) for m in moved_here if m not in removed]
+    db.conn.executemany(f"UPDATE {ITEMS} SET slot = ? WHERE experience_id = ?", moves)
+
+
+# -- search ---------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def _snapshot(db: Database) -> Iterator[None]:
+    """Read from one snapshot: the caller's transaction, or a read-only savepoint."""
+    conn = db.conn
+    if conn.in_transaction:
+        yield
+        return
+    conn.execute("SAVEPOINT agentmem_index_read")
+    try:
+        yield
+    finally:
+        conn.execute("RELEASE agentmem_index_read")
+
+
+def _scope(domains: Sequence[str] | None) -> list[str] | None:
+    if domains is None:
+        return None
+    if isinstance(domains, str):
+        raise ValueError("domains must be a sequence of domain names, not one string")
+    return sorted({*domains, ""})
+
+
+def _domain_filter(parts: list[str] | None) -> tuple[str, list[object]]:
+    if parts is None:
+        return "", []
+    return " WHERE domain IN (SELECT value FROM json_each(?))", [json.dumps(parts)]
+
+
+def search(
+    db: Database,
+    vector: Vector,
+    *,
+    domains: Sequence[str] | None = None,
+    k: int = 5,
+) -> list[tuple[int, float]]:
+    """The ``k`` indexed experiences most cosine-similar to ``vector``, best first.
+
+    Returns ``(experience_id, cosine similarity)`` pairs, ties broken by the
+    smaller id: exactly the brute-force top-k over the stored float32 vectors
+    (scores computed in float64). ``domains=None`` searches everything;
+    otherwise the given domains plus the domain-free experiences (domain '').
+    Fewer than ``k`` pairs come back when fewer vectors are in scope; none
+    when the library has no index yet.
+    """
+    return _search(db, vector, domains=domains, k=k, engine="auto")
+
+
+def _search(
+    db: Database,
+    vector: Vector,
+    *,
+    domains: Sequence[str] | None = None,
+    k: int = 5,
+    engine: Engine = "auto",
+) -> list[tuple[int, float]]:
+    """:func:`search` with a choice of ``engine`` (for tests and the benchmark)."""
+    if isinstance(k, bool) or not isinstance(k, int):
+        raise ValueError(f"k must be an integer, not {k!r}")
+    parts = _scope(domains)
+    with _snapshot(db):
+        info = index_info(db)
+        if info is None or not _table_exists(db, ITEMS):
+            return []
+        dims = info[1]
+        try:
+            y = array("d", vector)
+        except TypeError as exc:
+            raise ValueError(f"a vector must be a sequence of numbers: {exc}") from None
+        if len(y) != dims:
+            _as_float32(vector, dims)  # raises the mismatch error
+        n = _norm(y)
+        yn = [v / n for v in y]
+        if k <= 0:
+            return []
+        np = None
+        if engine == "numpy":
+            np = _numpy(import_it=True)
+            if np is None:  # pragma: no cover - numpy is a dependency
+                raise AgentMemError("numpy is not installed")
+        elif engine == "auto":
+            np = _numpy(import_it=False)
+            if np is None:
+                where, params = _domain_filter(parts)
+                total = db.execute(
+                    f"SELECT coalesce(sum(size), 0) FROM {BLOCKS}{where}", params
+                ).fetchone()[0]
+                if total >= NUMPY_MIN_VECTORS:
+                    np = _numpy(import_it=True)
+        if np is not None:
+            return _search_numpy(db, np, dims, yn, parts, k)
+        return _search_sql(db, dims, yn, parts, k)
+
+
+def _top(scored: dict[int, float], k: int) -> list[tuple[int, float]]:
+    return sorted(scored.items(), key=lambda p: (-p[1], p[0]))[:k]
+
+
+def _kth(scored: dict[int, float], k: int) -> float:
+    if len(scored) < k:
+        return -math.inf
+    return _top(scored, k)[-1][1]
+
+
+def _vectors(db: Database, ids: list[int]) -> tuple[list[int], dict[bytes, int], list[bytes]]:
+    """The stored float32 vectors of ``ids``: each id's index into a list of distinct blobs.
+
+    Byte-identical vectors are scored once, so exact ties stay exact ties
+    (BLAS may round the same row differently at different positions).
+    """
+    rows = db.execute(
+        f"SELECT experience_id, vector FROM {ITEMS} "
+        "WHERE experience_id IN (SELECT value FROM json_each(?))",
+        [json.dumps(ids)],
+    ).fetchall()
+    found = [int(r[0]) for r in rows]
+    where: dict[bytes, int] = {}
+    for r in rows:
+        where.setdefault(r[1], len(where))
+    return found, where, [r[1] for r in rows]
+
+
+def _exact_python(db: Database, ids: list[int], yn: list[float]) -> dict[int, float]:
+    """Exact float64 cosine of the stored vectors of ``ids`` with the unit vector ``yn``."""
+    found, where, blobs = _vectors(db, ids)
+    scores = []
+    for blob in where:
+        a = array("f")
+        a.frombytes(blob)
+        scores.append(sum(map(operator.mul, a, yn)) / math.sqrt(sum(map(operator.mul, a, a))))
+    return {i: scores[where[b]] for i, b in zip(found, blobs, strict=True)}
+
+
+def _exact_numpy(
+    db: Database, np: Any, dims: int, ids: list[int], yn: numpy.ndarray
+) -> dict[int, float]:
+    """:func:`_exact_python` with numpy (the same scores to within a few ulps)."""
+    found, where, blobs = _vectors(db, ids)
+    if not found:
+        return {}
+    m = np.frombuffer(b"".join(where), dtype=np.float32).reshape(len(where), dims)
+    m = m.astype(np.float64)
+    scores = ((m @ yn) / np.sqrt(np.einsum("ij,ij->i", m, m))).tolist()
+    return {i: scores[where[b]] for i, b in zip(found, blobs, strict=True)}
+
+
+def _search_numpy(
+    db: Database, np: Any, dims: int, yn: list[float], parts: list[str] | None, k: int
+) -> list[tuple[int, float]]:
+    where, params = _domain_filter(parts)
+    rows = db.execute(
+        f"SELECT size, ids, scales, errors, codes FROM {BLOCKS}{where}", params
+    ).fetchall()
+    total = sum(int(r[0]) for r in rows)
+    if total == 0:
+        return []
+    y64 = np.asarray(yn, dtype=np.float64)
+    y32 = y64.astype(np.float32)
+    ids = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.int64)
+    if total <= k:
+        return _top(_exact_numpy(db, np, dims, ids.tolist(), y64), k)
+    coarse = np.empty(total, dtype=np.float32)
+    at = 0
+    for size, _, _, _, codes in rows:
+        c = np.frombuffer(codes, dtype=np.int8).reshape(size, dims)
+        np.matmul(c.astype(np.float32), y32, out=coarse[at : at + size])
+        at += size
+    scales = np.frombuffer(b"".join(r[2] for r in rows), dtype=np.float32)
+    errors = np.frombuffer(b"".join(r[3] for r in rows), dtype=np.float32)
+    # |true - approx| <= error (quantisation) + eps (float32 matvec, query rounding).
+    approx = coarse.astype(np.float64) * scales
+    eps = 2.0 * (dims + 4) * _U32
+    margin = errors.astype(np.float64) + eps
+    lower = approx - margin
+    tau = np.partition(lower, total - k)[total - k]  # the k-th largest lower bound
+    keep = np.flatnonzero(approx + margin >= tau)
+    return _top(_exact_numpy(db, np, dims, ids[keep].tolist(), y64), k)
+
+
+def _search_sql(
+    db: Database, dims: int, yn: list[float], parts: list[str] | None, k: int
+) -> list[tuple[int, float]]:
+    qcodes, _, _, qdelta = _quantise(yn)
+    qblob = array("b", qcodes).tobytes()
+    deltas = {
+        str(d): float(m)
+        for d, m in db.execute(f"SELECT domain, max(max_delta) FROM {BLOCKS} GROUP BY domain")
+    }
+    if not deltas:
+        return []
+    # Float error of sqlite-vec's int8 cosine (exact integer sums below 2**24, then a
+    # few roundings; generous for larger dims where the float32 sums round).
+    eps = (dims + 8) * 4 * _U32
+    # A vector's true cosine is at most 1 - (its int8 cosine distance) + slack[partition].
+    slack = {p: eps + qdelta + m for p, m in deltas.items()}
+    slack_all = eps + qdelta + max(deltas.values())
+    pending: list[str | None] = list(parts) if parts is not None else [None]
+    pending = [p for p in pending if p is None or p in deltas]
+    scored: dict[int, float] = {}
+    seen: set[int] = set()
+    kth = -math.inf
+    want = max(4 * k, 32)
+    while pending:
+        if want > VEC0_K_MAX:
+            # Pathological (thousands of near-equal scores): score the rest exactly.
+            for p in pending:
+                where, args = _domain_filter(None if p is None else [p])
+                rest = db.execute(f"SELECT experience_id FROM {ITEMS}{where}", args)
+                scored.update(_exact_python(db, [int(r[0]) for r in rest], yn))
+            break
+        unseen_bound: dict[str | None, float] = {}
+        fresh: list[tuple[float, int]] = []  # (upper bound, id)
+        for p in pending:
+            sql = (
+                f"SELECT experience_id, distance FROM {TABLE} "
+                "WHERE embedding MATCH vec_int8(?) AND k = ?"
+            )
+            params: list[object] = [qblob, want]
+            if p is not None:
+                sql += " AND domain = ?"
+                params.append(p)
+            hits = db.execute(sql, params).fetchall()
+            extra = slack_all if p is None else slack[p]
+            fresh += [(1.0 - float(d) + extra, int(i)) for i, d in hits if int(i) not in seen]
+            seen.update(int(i) for i, _ in hits)
+            if len(hits) == want:  # vectors KNN did not return are no closer than the last
+                unseen_bound[p] = 1.0 - float(hits[-1][1]) + extra
+        # Score the returned vectors best bound first, until no bound reaches the k-th score.
+        fresh.sort(reverse=True)
+        at = 0
+        while at < len(fresh) and fresh[at][0] >= kth:
+            batch = [i for bound, i in fresh[at : at + 16] if bound >= kth]
+            scored.update(_exact_python(db, batch, yn))
+            kth = _kth(scored, k)
+            at += 16
+        pending = [p for p, bound in unseen_bound.items() if not kth > bound]
+        want *= 4
+    return _top(scored, k)
+
+
+# -- check ----------------------------------------------------------------------------
+
+
+def _ids_text(ids: Sequence[int], limit: int = 10) -> str:
+    shown = ", ".join(str(i) for i in ids[:limit])
+    return shown + (f" and {len(ids) - limit} more" if len(ids) > limit else "")
+
+
+def check(db: Database) -> list[str]:
+    """Problems with the index, for people: missing or stray vectors, wrong dimensions, damage.
+
+    An empty list means every live experience has exactly one vector of the
+    recorded dimension, in its own domain, and the index tables agree.
+    """
+    with _snapshot(db):
+        return _check(db)
+
+
+def _check(db: Database) -> list[str]:
+    problems: list[str] = []
+    info = index_info(db)
+    live = db.execute("SELECT count(*) FROM experiences WHERE status = 'live'").fetchone()[0]
+    if info is None:
+        if live:
+            problems.append(
+                f"the library has no vector index, so its {live} live experiences cannot be "
+                "retrieved: run `agentmem reindex`"
+            )
+        return problems
+    model, dims = info
+    missing_tables = [t for t in (TABLE, ITEMS, BLOCKS) if not _table_exists(db, t)]
+    if missing_tables:
+        problems.append(
+            f"the vector index tables {', '.join(missing_tables)} are missing: run "
+            "`agentmem reindex`"
+        )
+        return problems
+
+    def ids(sql: str, params: Sequence[object] = ()) -> list[int]:
+        return [int(r[0]) for r in db.execute(sql, list(params)).fetchall()]
+
+    no_vector = ids(
+        f"SELECT id FROM experiences WHERE status = 'live' AND id NOT IN "
+        f"(SELECT experience_id FROM {ITEMS}) ORDER BY id"
+    )
+    if no_vector:
+        problems.append(
+            f"{len(no_vector)} live experiences have no vector and cannot be retrieved: "
+            f"{_ids_text(no_vector)} (run `agentmem reindex`)"
+        )
+    stray = ids(
+        f"SELECT i.experience_id FROM {ITEMS} i LEFT JOIN experiences e ON e.id = i.experience_id "
+        "WHERE e.id IS NULL ORDER BY i.experience_id"
+    )
+    if stray:
+        problems.append(f"{len(stray)} vectors belong to no experience: {_ids_text(stray)}")
+    dead = ids(
+        f"SELECT i.experience_id FROM {ITEMS} i JOIN experiences e ON e.id = i.experience_id "
+        "WHERE e.status != 'live' ORDER BY i.experience_id"
+    )
+    if dead:
+        problems.append(f"{len(dead)} vectors belong to deleted experiences: {_ids_text(dead)}")
+    moved = ids(
+        f"SELECT i.experience_id FROM {ITEMS} i JOIN experiences e ON e.id = i.experience_id "
+        "WHERE e.domain != i.domain ORDER BY i.experience_id"
+    )
+    if moved:
+        problems.append(
+            f"{len(moved)} vectors are filed under another domain than their experience's, "
+            f"so domain-scoped searches miss or wrongly include them: {_ids_text(moved)}"
+        )
+    bad_dims = ids(
+        f"SELECT experience_id FROM {ITEMS} WHERE length(vector) != ? ORDER BY experience_id",
+        [4 * dims],
+    )
+    if bad_dims:
+        problems.append(
+            f"{len(bad_dims)} vectors do not have the index's {dims} dimensions (model "
+            f"{model!r}): {_ids_text(bad_dims)} (run `agentmem reindex`)"
+        )
+    problems += _check_internal(db, dims)
+    return problems
+
+
+def _check_internal(db: Database, dims: int) -> list[str]:
+    """Do the vec0 table, the items and the blocks describe the same vectors?"""
+    problems: list[str] = []
+    items = {
+        int(i): (str(d), int(b), int(s))
+        for i, d, b, s in db.execute(f"SELECT experience_id, domain, block, slot FROM {ITEMS}")
+    }
+    in_vec0 = {int(r[0]) for r in db.execute(f"SELECT experience_id FROM {TABLE}")}
+    if in_vec0 != set(items):
+        diff = sorted(in_vec0 ^ set(items))
+        problems.append(
+            f"the vec0 table {TABLE} and {ITEMS} disagree on {len(diff)} experiences: "
+            f"{_ids_text(diff)} (run `agentmem reindex`)"
+        )
+    in_blocks: dict[int, tuple[str, int, int]] = {}
+    damaged: list[int] = []
+    for block_id, domain, size, raw_ids, scales, errors, deltas, codes in db.execute(
+        f"SELECT id, domain, size, ids, scales, errors, deltas, codes FROM {BLOCKS}"
+    ):
+        members = array("q")
+        members.frombytes(raw_ids)
+        lengths = (len(members), len(scales) // 4, len(errors) // 4, len(deltas) // 4)
+        if any(n != size for n in lengths) or len(codes) != size * dims:
+            damaged.append(int(block_id))
+            continue
+        for slot, e in enumerate(members):
+            in_blocks[int(e)] = (str(domain), int(block_id), slot)
+    if damaged:
+        problems.append(
+            f"{len(damaged)} rows of {BLOCKS} are damaged: {_ids_text(damaged)} "
+            "(run `agentmem reindex`)"
+        )
+    wrong = sorted(e for e in set(items) | set(in_blocks) if items.get(e) != in_blocks.get(e))
+    if wrong and not damaged:
+        problems.append(
+            f"{BLOCKS} and {ITEMS} disagree on {len(wrong)} experiences: {_ids_text(wrong)} "
+            "(run `agentmem reindex`)"
+        )
+    return problems
