@@ -100,5 +100,7 @@ class Library:
         return self.search_vector(self.vector(text), domains=domains, k=k)
 
     def similar(self, text: str, domains: Sequence[str] | None = None, k: int = 3
-                ) -> list[tuple[int, float]]:
-        return [(s.experience.id or 0, s.score) for s in self.search(text, domains=domains, k=k)]
+                ) -> list[tuple[int, float, str]]:
+        """(id, cosine, text) of the ``k`` live experiences closest to ``text``."""
+        return [(s.experience.id or 0, s.score, s.experience.text)
+                for s in self.search(text, domains=domains, k=k)]

@@ -139,7 +139,7 @@ def test_consolidate_conflicts_dedup_and_length():
         Operation("ADD", "near existing", group="g3", weight=0.1),
         Operation("ADD", " ".join(["word"] * 40), group="g3", weight=0.1, facts=("word",)),
     ]
-    similar = lambda text: [(7, 0.99)] if text == "near existing" else []  # noqa: E731
+    similar = lambda text: [(7, 0.99, "near existing")] if text == "near existing" else []  # noqa: E731
     cosine = lambda a, b: 1.0 if a == b else 0.0  # noqa: E731
     out = consolidate(ops, similar=similar, cosine=cosine, threshold=0.85,
                       compress=lambda op: Operation("ADD", "short", group=op.group))

@@ -1,7 +1,17 @@
 """Agent-GRPO learning: Stage 1 digests and summaries, Stage 2 evidence and operations,
 Stage 3 consolidation, and the session that applies them atomically."""
 
+from typing import Any
+
 from .ops import Operation, parse_operations
-from .session import LearnOptions, LearnReport, learn
 
 __all__ = ["LearnOptions", "LearnReport", "Operation", "learn", "parse_operations"]
+
+
+def __getattr__(name: str) -> Any:
+    # The session module imports the journal, which imports Operation from here: load it lazily.
+    if name in ("LearnOptions", "LearnReport", "learn"):
+        from . import session
+
+        return getattr(session, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

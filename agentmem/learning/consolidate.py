@@ -10,7 +10,9 @@ Three passes, as in the paper:
    another ADD of the same session is dropped in favour of the one with the
    higher weight. ``theta_dup`` is calibrated per embedding model (the
    embedder's ``dup_threshold``), not fixed at 0.85: cosines are not
-   comparable across models.
+   comparable across models. Two texts are duplicates only when they also
+   carry the same facts (:func:`same_facts`): lessons built on one template
+   about different tools are close in embedding space and still different.
 3. Length enforcement: a text over 32 words goes through ``compress``.
 """
 
@@ -22,15 +24,32 @@ import attrs
 
 from ..records import MAX_EXPERIENCE_WORDS, word_count
 from .ops import Operation
+from .validate import identifiers, names_tool
 
-__all__ = ["Consolidated", "consolidate"]
+__all__ = ["Consolidated", "consolidate", "same_facts"]
 
-#: (text) -> [(experience id, cosine)] of live experiences, best first.
-Similar = Callable[[str], Sequence[tuple[int, float]]]
+#: (text) -> [(experience id, cosine, text)] of live experiences, best first.
+Similar = Callable[[str], Sequence[tuple[int, float, str]]]
 #: (text, text) -> cosine.
 Cosine = Callable[[str, str], float]
 #: (operation) -> (new text or None when compression failed, reason/origin note).
 Compress = Callable[[Operation], Operation]
+
+
+def same_facts(a: Operation | str, b: Operation | str) -> bool:
+    """Whether two lessons speak of the same tools and parameters.
+
+    An operation's facts (the tool and parameter names its finding proved)
+    must all be named by the other text, and the identifiers (snake_case
+    names, ``name(`` calls) of each text must be named by the other.
+    """
+    ta = a if isinstance(a, str) else a.text or ""
+    tb = b if isinstance(b, str) else b.text or ""
+    for op, other in ((a, tb), (b, ta)):
+        if isinstance(op, Operation) and not all(names_tool(other, [f]) for f in op.facts):
+            return False
+    ia, ib = {x.lower() for x in identifiers(ta)}, {x.lower() for x in identifiers(tb)}
+    return ia == ib
 
 
 @attrs.frozen
@@ -78,7 +97,7 @@ def _dedup(
     for i, op in enumerate(ops):
         if op.kind != "ADD" or not op.text:
             continue
-        hits = [(e, c) for e, c in similar(op.text) if c > threshold]
+        hits = [(e, c) for e, c, text in similar(op.text) if c > threshold and same_facts(op, text)]
         if not hits:
             fresh.append(i)
             continue
@@ -95,7 +114,8 @@ def _dedup(
     chosen: list[int] = []
     for i in sorted(fresh, key=lambda j: (-ops[j].weight, j)):
         dup = next((j for j in chosen
-                    if cosine(ops[i].text or "", ops[j].text or "") > threshold), None)
+                    if cosine(ops[i].text or "", ops[j].text or "") > threshold
+                    and same_facts(ops[i], ops[j])), None)
         if dup is None:
             chosen.append(i)
         else:

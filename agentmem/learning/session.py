@@ -24,7 +24,7 @@ from ..journal import AppliedOp, apply_operations, begin_session, fail_session
 from ..library import Library
 from ..rewards import RewardWeights
 from ..store import GroupReport, group_reports, load_trajectories, now_iso
-from .consolidate import consolidate
+from .consolidate import consolidate, same_facts
 from .digest import digest
 from .evidence import Finding, find_evidence
 from .ops import Operation
@@ -180,7 +180,8 @@ def learn(
             relevant = [s.experience for s in
                         lib.search(g.task, domains=domains, k=options.k_stage2)]
             dups = [(a.id or 0, b.id or 0) for a, b in itertools.combinations(relevant, 2)
-                    if lib.cosine(a.text, b.text) > embedder.dup_threshold]
+                    if lib.cosine(a.text, b.text) > embedder.dup_threshold
+                    and same_facts(a.text, b.text)]
             weight = g.stats.mean_abs_advantage if g.stats else 0.0
             ops, rej = extract(model, usage, group=g.key, weight=weight, summaries=summaries,
                                findings=findings, relevant=relevant, near_duplicates=dups,
