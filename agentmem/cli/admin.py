@@ -1,0 +1,1 @@
+"""Commands for keeping a library healthy: check, backup, restore."""

@@ -1,0 +1,1 @@
+"""Commands for agent integration: mcp."""
