@@ -3,24 +3,32 @@
 Record trajectories, learn short experiences from groups of them with
 training-free Agent-GRPO on a local model, and retrieve the experiences that
 fit the next task. Start with :meth:`Memory.open`.
+
+Names are imported on first use, so that ``import agentmem`` (and the prompt-hook
+fast path of ``agentmem context``) stays cheap.
 """
 
-from typing import Any
+from __future__ import annotations
 
-from .errors import (
-    AgentMemError,
-    BusyError,
-    EmbeddingMismatchError,
-    InvalidRecordError,
-    ModelError,
-    UndoConflictError,
-    UnknownExperienceError,
-    UnknownSessionError,
-    UnknownTrajectoryError,
-)
-from .memory import LiveTrajectory, Memory, default_db_path
-from .records import Experience, Feedback, Step, Trajectory
-from .rewards import GroupStats, RewardWeights, group_stats
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .errors import (
+        AgentMemError,
+        BusyError,
+        EmbeddingMismatchError,
+        InvalidRecordError,
+        ModelError,
+        UndoConflictError,
+        UnknownExperienceError,
+        UnknownSessionError,
+        UnknownTrajectoryError,
+    )
+    from .memory import LiveTrajectory, Memory
+    from .paths import default_db_path
+    from .records import Experience, Feedback, Step, Trajectory
+    from .rewards import GroupStats, RewardWeights, group_stats
 
 __all__ = [
     "AgentMemError",
@@ -44,10 +52,33 @@ __all__ = [
     "group_stats",
 ]
 
+_HOME = {
+    **dict.fromkeys(
+        ["AgentMemError", "BusyError", "EmbeddingMismatchError", "InvalidRecordError",
+         "ModelError", "UndoConflictError", "UnknownExperienceError", "UnknownSessionError",
+         "UnknownTrajectoryError"],
+        "errors",
+    ),
+    "LiveTrajectory": "memory",
+    "Memory": "memory",
+    "default_db_path": "paths",
+    **dict.fromkeys(["Experience", "Feedback", "Step", "Trajectory"], "records"),
+    **dict.fromkeys(["GroupStats", "RewardWeights", "group_stats"], "rewards"),
+}
+
 
 def __getattr__(name: str) -> Any:
     if name == "__version__":
         from importlib.metadata import version
 
         return version("agentmem")
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    home = _HOME.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(f".{home}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])

@@ -1,5 +1,5 @@
 """``python -m agentmem`` runs the command line."""
 
-from .cli import cli
+from ._entry import main
 
-cli(prog_name="agentmem")
+main()

@@ -64,12 +64,11 @@ from array import array
 from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
-from sqlite_utils import Database
-
 from .errors import AgentMemError, EmbeddingMismatchError
 
 if TYPE_CHECKING:  # numpy is optional at run time
     import numpy
+    from sqlite_utils import Database
 
 __all__ = [
     "BLOCK_SIZE",
@@ -88,6 +87,7 @@ __all__ = [
 
 #: A vector as an embedder returns it: floats (a list, a tuple, a numpy array).
 if TYPE_CHECKING:
+    from sqlite_utils import Database
     Vector = Sequence[float] | numpy.ndarray
 else:
     Vector = Sequence[float]

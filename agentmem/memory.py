@@ -17,6 +17,7 @@ from .db import connect, write
 from .domains import domain_for, valid_domain
 from .errors import InvalidRecordError, UnknownExperienceError, UnknownTrajectoryError
 from .migrations import migrations
+from .paths import DEFAULT_DB_ENV, default_db_path
 from .records import Experience, Feedback, Step, Trajectory
 from .rewards import RewardWeights
 
@@ -29,18 +30,7 @@ if TYPE_CHECKING:
 
 __all__ = ["DEFAULT_DB_ENV", "LiveTrajectory", "Memory", "default_db_path"]
 
-#: The environment variable that names the library file.
-DEFAULT_DB_ENV = "AGENTMEM_DB"
 REWARD_KINDS = ("composite", "binary")
-
-
-def default_db_path() -> Path:
-    """``$AGENTMEM_DB``, else ``$XDG_DATA_HOME/agentmem/agentmem.db`` (``~/.local/share/...``)."""
-    env = os.environ.get(DEFAULT_DB_ENV)
-    if env:
-        return Path(env)
-    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
-    return Path(base) / "agentmem" / "agentmem.db"
 
 
 class Memory:
@@ -507,12 +497,10 @@ class Memory:
         k: int = 5,
     ) -> str:
         """A block of text to put in an agent's system prompt (empty when nothing fits)."""
+        from .fastpath import format_context
+
         hits = self.retrieve(task, tools=tools, domains=domains, k=k)
-        if not hits:
-            return ""
-        lines = ["Lessons from earlier runs of similar tasks (apply when they fit):"]
-        lines += [f"- {h.experience.text}" for h in hits]
-        return "\n".join(lines)
+        return format_context([h.experience.text for h in hits])
 
     def reindex(self, embedder: Embedder | str | None = None) -> int:
         """Rebuild the vector index with ``embedder`` (for a new embedding model)."""

@@ -1,0 +1,18 @@
+"""The ``agentmem`` console script: a fast path for ``context``, else the click CLI."""
+
+from __future__ import annotations
+
+import sys
+
+
+def main() -> None:
+    argv = sys.argv[1:]
+    if argv[:1] == ["context"] and not {"-h", "--help"} & set(argv):
+        from .fastpath import context_main
+
+        code = context_main(argv[1:])
+        if code is not None:
+            sys.exit(code)
+    from .cli import cli
+
+    cli(prog_name="agentmem")

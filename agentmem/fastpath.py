@@ -1,0 +1,121 @@
+"""``agentmem context`` without the heavy imports, for prompt hooks that run before every prompt.
+
+The full CLI imports click's command tree, sqlite-utils (which imports numpy when it
+is installed) and the record layer. This path connects with the SQLite module
+directly, embeds the query, searches the index and prints, importing only what it
+needs. On anything unusual (a missing or older file, a model mismatch, bad
+arguments, ``--help``) it returns ``None`` and the full CLI handles the command,
+with its proper messages.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+__all__ = ["HEADER", "context_main", "format_context"]
+
+HEADER = "Lessons from earlier runs of similar tasks (apply when they fit):"
+
+
+def format_context(texts: Sequence[str]) -> str:
+    """The block an agent puts in its system prompt; empty when there is nothing."""
+    if not texts:
+        return ""
+    return "\n".join([HEADER, *(f"- {t}" for t in texts)])
+
+
+class _Conn:
+    """Just enough of ``sqlite_utils.Database`` for :mod:`agentmem.index`'s read path."""
+
+    def __init__(self, conn: Any) -> None:
+        self.conn = conn
+        self.execute = conn.execute
+
+
+def _connect(path: str) -> Any:
+    try:
+        import pysqlite3 as sqlite3  # the module sqlite-utils uses when it is installed
+    except ImportError:
+        import sqlite3  # type: ignore[no-redef]
+    import sqlite_vec
+
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, isolation_level=None)
+    conn.execute("PRAGMA busy_timeout = 30000")
+    conn.enable_load_extension(True)
+    sqlite_vec.load(conn)
+    conn.enable_load_extension(False)
+    return conn
+
+
+def _parse(argv: Sequence[str]) -> argparse.Namespace | None:
+    p = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
+    p.add_argument("text")
+    p.add_argument("--domain", "-d", action="append", default=[])
+    p.add_argument("--tool", "-t", action="append", default=[])
+    p.add_argument("-k", type=int, default=5)
+    p.add_argument("--db")
+    try:
+        args, rest = p.parse_known_args(list(argv))
+    except SystemExit:
+        return None
+    if rest or not args.text.strip() or not 1 <= args.k <= 1000:
+        return None
+    return args
+
+
+def context_main(argv: Sequence[str]) -> int | None:
+    """Run ``agentmem context ARGS``; ``None`` means: let the full CLI do it."""
+    args = _parse(argv)
+    if args is None:
+        return None
+    from .paths import default_db_path
+
+    path = args.db or str(default_db_path())
+    if not os.path.isfile(path):
+        return None
+    try:
+        conn = _connect(path)
+        try:
+            return _run(_Conn(conn), args)
+        finally:
+            conn.close()
+    except Exception:  # anything odd: the full CLI reports it properly
+        return None
+
+
+def _run(db: _Conn, args: argparse.Namespace) -> int | None:
+    from . import index
+
+    settings = dict(db.execute("SELECT key, value FROM settings").fetchall())
+    info = index.index_info(db)  # type: ignore[arg-type]
+    if info is None:
+        return 0  # no index yet: nothing to retrieve
+    from .embeddings import get_embedder
+
+    name = json.loads(settings["embedder"]) if "embedder" in settings else None
+    emb = get_embedder(name)
+    if (emb.model_id, emb.dims) != info:
+        return None  # the full CLI explains the mismatch
+    domains: list[str] | None = None
+    if args.tool or args.domain:
+        from .domains import domain_for
+
+        over = dict(db.execute("SELECT tool, domain FROM tool_domains").fetchall())
+        domains = sorted(set(args.domain) | {domain_for(t, over) for t in args.tool})
+    vec = emb.embed_batch([args.text])[0]
+    hits = index.search(db, vec, domains=domains, k=args.k)  # type: ignore[arg-type]
+    if not hits:
+        return 0
+    ids = [i for i, _ in hits]
+    rows = dict(db.execute(
+        f"SELECT id, text FROM experiences WHERE status = 'live' AND id IN ({','.join('?' * len(ids))})",
+        ids).fetchall())
+    block = format_context([rows[i] for i in ids if i in rows])
+    if block:
+        sys.stdout.write(block + "\n")
+    return 0
