@@ -42,24 +42,45 @@ What is recognised (the ``kind`` in the placeholder):
 * ``custom``: the patterns given to :class:`Redactor` as ``extra_patterns``.
 
 What is *not* touched: git SHAs, UUIDs, checksums, base64 data, file paths,
-URLs without credentials, and secret words used in prose or in other names
-(``max_tokens: 128``, ``token_count=512``, ``secret_santa.py``,
-``password: ""``). A high-entropy string is only redacted in a secret-named
-context.
+URLs without credentials, public keys and certificates, and secret words used in
+prose or in other names (``max_tokens: 128``, ``token_count=512``,
+``secret_santa.py``, ``password: ""``, ``eos_token: "</s>"``). A high-entropy
+string is only redacted in a secret-named context. In such a context some values
+are kept because code and configuration are full of them: references
+(``$TOKEN``, ``${{ secrets.X }}``, ``{{ .Values.pw }}``, ``%s``, ``<your-key>``),
+paths, ``None``/``null``/booleans, calls and subscripts (``token = get_token()``,
+``os.environ["PW"]``), type annotations (``password: str``), the name itself
+(``self.token = token``), names in code (``password = credentials``) and, except
+under a password name, words and identifiers without digits (``"input_token":
+"NextToken"``, ``token = TOKEN_FLOAT``) and short numbers (``token: 42``).
 
-What is *not* protected: a secret with no known shape outside a secret-named
-context (a bare 40-character AWS secret key, a Twilio auth token, a database
-password on its own line, ``echo hunter2 | docker login --password-stdin``),
-values under names that do not say secret (``DB_URL_2=...`` without
-``user:pass@``, a Kubernetes Secret's custom ``data:`` keys), YAML block scalars
-(``password: |``), the tail of a quoted value after a doubly escaped quote, and
-a value computed in code (``token = os.getenv("T", "dflt")`` keeps ``"dflt"``).
-Redaction is a safety net, not a guarantee.
+What is *not* protected (a safety net, not a guarantee):
 
-Speed: every rule is a linear-time regular expression (bounded repetition, no
-nested quantifiers that can backtrack) behind a cheap substring pre-check, so
-text without any hint of a secret costs a few substring searches; a 10 MB tool
-output full of secrets takes well under a second.
+* a secret with no known shape outside a secret-named context: a bare 40-character
+  AWS secret key, a Twilio auth token or a password on a line of its own, a
+  password piped in (``echo hunter2 | docker login --password-stdin``),
+  positional passwords (``htpasswd -b file user hunter2``);
+* values under names that do not say secret: ``DB_URL_2=...`` without
+  ``user:pass@``, a Kubernetes Secret's custom ``data:`` keys, ``.pgpass`` lines,
+  ``<password>`` in XML;
+* values the rules above keep on purpose: a word-only (no digit) value under a
+  token/secret/key name (``SECRET_KEY=changeme``), a password that reads as a
+  name in code (``password = hunter``, with spaces around ``=``) or as a
+  capitalised type after ``password:``, prose-looking quoted values of five
+  or more words, a value computed in code (``token = os.getenv("T", "dflt")``
+  keeps ``"dflt"``);
+* parts of values: YAML block scalars (``password: |`` and the lines after), the
+  tail of a value after a comma, ``;`` or ``&`` when unquoted, or after a doubly
+  escaped quote inside a quoted one;
+* anything a custom shape would need: internal token formats, session ids in
+  URLs, secrets split across lines or encoded (base64 of a whole ``.env`` file).
+
+Speed: every rule starts with a literal (searched for fast by the regex engine,
+and first with ``str.find``), can only start where a word starts, and has nothing
+that can fail after a long run of characters, so each is linear-time; words are
+matched case-insensitively by running lower-case rules on a lower-cased copy.
+Text with no hint of a secret costs about 50 substring searches; a 10 MB tool
+output takes well under a second, and one dense with secrets about a second.
 """
 
 from __future__ import annotations
@@ -100,8 +121,12 @@ class InvalidPatternError(AgentMemError, ValueError):
 
 # --------------------------------------------------------------------------- helpers
 
-_Check = Callable[["re.Match[str]", str], bool]
-_KindOf = Callable[["re.Match[str]"], str]
+#: A function that, given a match on the haystack and the text, says what to replace:
+#: ``(start, end, replacement)`` in the text, or ``None`` to leave the match alone.
+_Handler = Callable[["re.Match[str]", str], "tuple[int, int, str] | None"]
+#: ``check(match, text, value)``: whether a matched value should go; a string says so
+#: and names the kind for this match.
+_Check = Callable[["re.Match[str]", str, str], "bool | str"]
 
 #: A value that is exactly a placeholder, optionally after an auth scheme word.
 _PLACEHOLDER_VALUE = re.compile(r"(?:[A-Za-z]+[ \t]+)?\[REDACTED:[a-z0-9_]+\]")
@@ -117,22 +142,78 @@ _TYPE_WORDS = frozenset(
 _PROSE_AFTER_FLAG = frozenset(
     {"flag", "option", "argument", "parameter", "switch", "is", "and", "or", "to", "the"}
 )
-#: Key names of language-model tokenizer settings, not credentials.
-_ML_TOKEN_KEY = re.compile(
-    r"(?i)(?:^|[_.-])(?:bos|eos|pad|unk|mask|sep|cls|bot|eot|start|end|special|chat|stop)[_-]?token$"
+_WORD_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
+_KEY_CHARS = _WORD_CHARS | frozenset(".-")
+_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+
+#: A name (lower-cased) that ends in a secret word.
+_SECRET_NAME = re.compile(
+    r"(?:password|passwd|passphrase|secret|token|credentials?"
+    r"|(?<![a-z])(?:pass|pwd|auth)"
+    r"|(?:api|access|secret|private|account|encryption|signing|master|auth|app|client"
+    r"|consumer|subscription|license|session|shared|storage|webhook|deploy)[_-]?key)$"
 )
-_KEY_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
+#: Names of language-model tokenizer settings (``eos_token``), not credentials.
+_ML_TOKEN_NAME = re.compile(
+    r"(?:^|[_.-])(?:bos|eos|pad|unk|mask|sep|cls|bot|eot|start|end|special|chat|stop)[_-]?token$"
+)
 _PATH_VALUE = re.compile(r"(?:~|\.{1,2})?/[\w./-]*|[A-Za-z]:\\[\w.\\ -]*|[\w.-]+/[\w./-]*\.\w+")
+_CODE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
+_CAMEL_HUMP = re.compile(r"[a-z][A-Z]")
+#: What follows ``name:`` in a type annotation: ``Token``, ``_t.AuthType``, ``api.Key``
+#: (also checked to be made of words).
+_TYPE_NAME = re.compile(r"[A-Z_][A-Za-z_.]*|[a-z_]+\.[A-Za-z_.]+")
+_STRING_PREFIXES = frozenset({"f", "b", "r", "u", "rb", "br", "fr", "rf"})
+#: Words and identifiers made of words: ``NextMarker``, ``self._token``, ``TOKEN_FLOAT``,
+#: ``HTTPServer``; not base64 (``dXNlcjpwYXNz``: after the first, a word that does
+#: not follow ``._-`` must have three letters). At any position at most one branch
+#: matches, and at one length only, so a failing match cannot backtrack exponentially.
+_WORD_ANY = r"(?:[A-Z]+(?=[A-Z][a-z])|[A-Z]+(?![A-Za-z])|[A-Z]?[a-z]+(?![a-z]))"
+_WORD_3 = r"(?:[A-Z]{3,}(?=[A-Z][a-z])|[A-Z]{3,}(?![A-Za-z])|[A-Z][a-z]{2,}(?![a-z]))"
+_WORDISH = re.compile(rf"[._-]*{_WORD_ANY}(?:[._-]+{_WORD_ANY}|{_WORD_3})*[._-]*")
+_ALNUM_RE = re.compile(r"[^\W_]")
 _PROSE_WORD = re.compile(r"[A-Za-z][a-z]*")
 _LINE_KEY_PREFIX = re.compile(r"[ \t]*(?:-[ \t]+)?(?:export[ \t]+)?[\"']?")
+#: What may stand before a command name: a line start, a separator or a quote.
+_CMD_START = r"""(?:^|[\s;&|(`"'])"""
+_LOGIN_CMD = re.compile(
+    _CMD_START + r"(?:docker|podman|nerdctl|buildah|skopeo|oras|crane|cf|helm[ \t]+registry)"
+    r"[ \t]+login\b"
+)
+_SSHPASS_CMD = re.compile(_CMD_START + r"sshpass[ \t]*$")
+_MYSQL_CMD = re.compile(_CMD_START + r"mysql(?:dump|admin|sh)?\b")
+
+
+def _fold(s: str) -> str:
+    """``s`` with ASCII letters lower-cased and every index kept (unlike ``str.lower``)."""
+    return s.lower() if s.isascii() else s.translate(_ASCII_LOWER)
 
 
 def _is_placeholder_value(value: str) -> bool:
-    return _PLACEHOLDER_VALUE.fullmatch(value) is not None
+    return PLACEHOLDER_PREFIX in value and _PLACEHOLDER_VALUE.fullmatch(value) is not None
+
+
+def _is_secret_name(name: str) -> bool:
+    """Whether a key or flag name says it holds a secret: it *ends* in a secret word."""
+    n = name.lower()
+    return _SECRET_NAME.search(n) is not None and _ML_TOKEN_NAME.search(n) is None
+
+
+def _kind_for_name(name: str) -> str:
+    n = name.lower()
+    if "pass" in n or "pwd" in n:
+        return "password"
+    if "token" in n:
+        return "token"
+    if "api" in n:
+        return "api_key"
+    if "private" in n:
+        return "private_key"
+    return "secret"
 
 
 def _key_start(s: str, i: int) -> int:
-    """Walk left from ``i`` over key characters (letters, digits, ``_.-``); at most 128."""
+    """Walk left from ``i`` over name characters (letters, digits, ``_.-``); at most 128."""
     j = i
     low = max(0, i - 128)
     while j > low and s[j - 1] in _KEY_CHARS:
@@ -156,17 +237,46 @@ def _line_start(s: str, i: int) -> int:
 
 
 def _looks_random(value: str) -> bool:
-    """At least one digit and one letter: separates tokens from words."""
+    """At least one digit and one letter: tells tokens from words."""
     return any(c.isdigit() for c in value) and any(c.isalpha() for c in value)
+
+
+def _value_ok(value: str) -> bool:
+    """Whether an assigned value is worth redacting: not empty, a reference or a path."""
+    v = value.strip()
+    if not v or v.lower() in _EMPTY_WORDS or _is_placeholder_value(v):
+        return False
+    if _ALNUM_RE.search(v) is None:  # ****, ---, **Password:** in Markdown
+        return False
+    if v.startswith(("$", "{{", "%", "<")):  # $VAR, ${VAR}, {{ template }}, %s, <your-token>
+        return False
+    if v[0] == "{" and v[-1] == "}":  # "{token}": a format string
+        return False
+    if v.startswith("arn:"):  # an AWS resource name
+        return False
+    return len(v) > 1024 or ("/" not in v and "\\" not in v) or _PATH_VALUE.fullmatch(v) is None
 
 
 def _inside_placeholder(s: str, i: int) -> bool:
     """Whether index ``i`` of ``s`` lies inside a ``[REDACTED:...]`` placeholder."""
-    j = s.rfind(PLACEHOLDER_PREFIX, max(0, i - 64), i + 1)
+    j = s.rfind(PLACEHOLDER_PREFIX, max(0, i - 64), i + len(PLACEHOLDER_PREFIX))
     if j < 0:
         return False
-    k = s.find("]", j)
-    return k >= i
+    return s.find("]", j) >= i
+
+
+def _left(lit: str, cls: str) -> str:
+    """Regex for ``lit`` (fixed width) not preceded by a character in class ``cls``.
+
+    The look-behind comes *after* the literal so that the regex engine still sees a
+    literal prefix and searches for it fast, and so that a match can only start
+    where a run of ``cls`` characters starts: that keeps every rule linear-time.
+    """
+    return f"{lit}(?<![{cls}]{lit})"
+
+
+_WD = "A-Za-z0-9_-"  # word characters and '-'
+_AN = "A-Za-z0-9"  # letters and digits
 
 
 # --------------------------------------------------------------------------- rules
@@ -174,419 +284,492 @@ def _inside_placeholder(s: str, i: int) -> bool:
 
 @attrs.frozen
 class _Rule:
-    """One kind of secret: how to find it cheaply and how to redact it.
+    """One regex of one kind of secret, and where to start running it.
 
-    ``needles``: substrings one of which must occur in the text (in its
-    lower-cased form when ``fold``) for the rule to run at all.
+    Every match starts with ``needle``, so the rule runs from the needle's first
+    occurrence in the text (in the lower-cased text when ``fold``), and not at all
+    when it has none. A ``fold`` rule's regex is written in lower case and runs on
+    the lower-cased text: a case-insensitive regex cannot use the engine's fast
+    literal search.
     """
 
-    name: str
-    needles: tuple[str, ...]
+    kind: str
+    needle: str
     fold: bool
-    apply: Callable[[str], str]
+    run: Callable[[str, str, int], str]  # (text, haystack, start) -> text
 
 
-def _regex_rule(
+def _scanner(rx: re.Pattern[str], handle: _Handler) -> Callable[[str, str, int], str]:
+    def run(text: str, hay: str, start: int) -> str:
+        parts: list[str] = []
+        pos = 0
+        for m in rx.finditer(hay, start):
+            edit = handle(m, text)
+            if edit is None:
+                continue
+            a, b, rep = edit
+            if a < pos:
+                continue
+            parts.append(text[pos:a])
+            parts.append(rep)
+            pos = b
+        if not parts:
+            return text
+        parts.append(text[pos:])
+        return "".join(parts)
+
+    return run
+
+
+def _rule(
     kind: str,
     pattern: str,
-    needles: Iterable[str],
+    needle: str,
     *,
     fold: bool = False,
     groups: tuple[str, ...] = ("s",),
     check: _Check | None = None,
-    kind_of: _KindOf | None = None,
 ) -> _Rule:
-    """A rule that replaces the first matched group of ``groups`` in each match.
+    """A rule that replaces the first taking-part group of ``groups`` in each match.
 
-    ``check(match, value)`` may veto a match (it is then left as it was);
-    ``kind_of(match)`` may choose the kind per match.
+    ``check`` may veto a match, or choose its kind by returning it.
     """
-    rx = re.compile(pattern, re.IGNORECASE if fold else 0)
+    rx = re.compile(pattern)
     fixed = placeholder(kind)
 
-    def repl(m: re.Match[str]) -> str:
+    def handle(m: re.Match[str], text: str) -> tuple[int, int, str] | None:
         for name in groups:
-            value = m.group(name)
-            if value is not None:
+            a, b = m.span(name)
+            if a >= 0:
                 break
         else:  # pragma: no cover - every pattern has one of its groups
-            return m.group(0)
-        if _is_placeholder_value(value) or (check is not None and not check(m, value)):
-            return m.group(0)
-        start = m.start()
-        a, b = m.span(name)
-        whole = m.group(0)
-        text = placeholder(kind_of(m)) if kind_of is not None else fixed
-        return whole[: a - start] + text + whole[b - start :]
+            return None
+        value = text[a:b]
+        if not value or _inside_placeholder(text, a) or _is_placeholder_value(value):
+            return None
+        if check is None:
+            return a, b, fixed
+        verdict = check(m, text, value)
+        if not verdict:
+            return None
+        return a, b, placeholder(verdict) if isinstance(verdict, str) else fixed
 
-    def apply(s: str) -> str:
-        return rx.sub(repl, s)
-
-    return _Rule(kind, tuple(needles), fold, apply)
-
-
-# Unquoted value: no whitespace, quotes, or punctuation that ends a value in shell,
-# JSON, YAML flow style or a URL query; ``[`` so that a placeholder is never a value.
-_UQ = r"""[^\s"'`,;&|<>(){}\[\]\\]"""
-#: Quoted or unquoted value, in groups eq (after \"), dq ("), sq (') and uq (bare).
-#: ``(?=(?P<uq>X+))(?P=uq)`` is an atomic X+ for Pythons without possessive quantifiers.
-_VALUE = (
-    r"""(?:\\"(?P<eq>[^"\\\n]{1,4096})"""
-    r"""|"(?P<dq>(?:[^"\\\n]|\\.){1,4096})"""
-    r"""|'(?P<sq>[^'\n]{1,4096})"""
-    rf"""|(?=(?P<uq>{_UQ}{{1,4096}}))(?P=uq)(?![(\[]))"""
-)
-_VALUE_GROUPS = ("eq", "dq", "sq", "uq")
-
-#: The secret words an assignment's name may end in (case-insensitive).
-_SECRET_WORD = (
-    r"(?:pass(?:word|wd|phrase)"
-    r"|(?<![a-z])(?:pass|pwd|auth)"
-    r"|secret|token|credentials?"
-    r"|(?:api|access|secret|private|account|encryption|signing|master|auth)[_-]?key)"
-)
-
-
-def _kind_for_name(name: str) -> str:
-    n = name.lower()
-    if "pass" in n or "pwd" in n:
-        return "password"
-    if "token" in n:
-        return "token"
-    if "api" in n:
-        return "api_key"
-    if "private" in n:
-        return "private_key"
-    return "secret"
-
-
-def _value_ok(value: str) -> bool:
-    """Whether an assigned value is worth redacting (not empty, a reference or a path)."""
-    v = value.strip()
-    if not v or v.lower() in _EMPTY_WORDS:
-        return False
-    if v.startswith(("$", "{{", "%(", "<")) and not v.startswith("$2"):  # $2b$ is bcrypt
-        return False
-    return _PATH_VALUE.fullmatch(v) is None
-
-
-def _assignment_check(m: re.Match[str], value: str) -> bool:
-    s = m.string
-    start = m.start()
-    key_from = _key_start(s, start)
-    key = s[key_from : m.end("w")]
-    if key_from > 0 and s[key_from - 1] == "/":  # /etc/passwd: ..., secrets/token: ...
-        return False
-    if _ML_TOKEN_KEY.search(key):
-        return False
-    if not _value_ok(value):
-        return False
-    if value.isdigit() and len(value) < 8 and _kind_for_name(m.group("w")) != "password":
-        return False  # token: 42, max_token=512
-    sep = m.group("sep")
-    if m.group("uq") is not None and sep.startswith(":") and not sep.endswith("="):
-        if value.lower() in _TYPE_WORDS:
-            return False  # password: str
-        line_from = _line_start(s, key_from)
-        at_line_start = (
-            line_from >= 0 and _LINE_KEY_PREFIX.fullmatch(s, line_from, key_from) is not None
-        )
-        if not at_line_start and _PROSE_WORD.fullmatch(value):
-            return False  # "Forgot password: reset it"
-    return True
-
-
-def _assignment_kind(m: re.Match[str]) -> str:
-    return _kind_for_name(m.group("w"))
-
-
-_ASSIGNMENT = (
-    rf"(?P<w>{_SECRET_WORD})"
-    r"""(?:\\?["'])?[ \t]*"""
-    r"(?P<sep>:[ \t]*(?:str|bytes|SecretStr|Optional\[str\]|str[ \t]*\|[ \t]*None)[ \t]*="
-    r"|=>|:=|==?|:)"
-    r"""[ \t]*"""
-    + _VALUE
-)
-
-
-def _flag_check(m: re.Match[str], value: str) -> bool:
-    return _value_ok(value) and value.lower() not in _PROSE_AFTER_FLAG
-
-
-_FLAG = (
-    r"(?<![\w-])--?(?:[a-z0-9]+-){0,4}"
-    r"(?P<w>password|passwd|passphrase|passin|passout|pass|token|secret"
-    r"|api-?key|access-?key|secret-?key|private-?key)"
-    r"""[ \t]+(?:\\?["'])?(?!-|\$|\[REDACTED:)"""
-    r"""(?P<s>[^\s"'\\<>|&;]{1,1024})"""
-)
-
-
-def _flag_kind(m: re.Match[str]) -> str:
-    return _kind_for_name(m.group("w"))
-
-
-def _auth_kind(m: re.Match[str]) -> str:
-    scheme = (m.group("scheme") or "").lower()
-    return {"bearer": "bearer_token", "basic": "basic_auth"}.get(scheme, "authorization")
-
-
-def _auth_check(m: re.Match[str], value: str) -> bool:
-    if m.group("scheme"):
-        return True
-    return _value_ok(value) and _PROSE_WORD.fullmatch(value) is None
-
-
-_SCHEMES = r"bearer|basic|token|digest|negotiate|ntlm|bot|apikey|sso-key|hmac|aws4-hmac-sha256"
-_AUTH_HEADER = (
-    r"""(?<![A-Za-z0-9_-])(?:proxy-)?authorization(?:\\?["'])?[ \t]*[:=][ \t]*(?:\\?["'])?[ \t]*"""
-    rf"""(?:(?P<scheme>{_SCHEMES})[ \t]+|(?!(?:{_SCHEMES})\b))"""
-    r"""(?!\$|\{\{|\[REDACTED:)(?=(?P<s>[^\s"'\\,;]{1,8192}))(?P=s)"""
-)
-
-
-def _cookie_check(m: re.Match[str], value: str) -> bool:
-    return "=" in value
-
-
-def _random_check(m: re.Match[str], value: str) -> bool:
-    return _looks_random(value)
-
-
-def _not_all_digits(m: re.Match[str], value: str) -> bool:
-    return _value_ok(value) and not value.isdigit()
+    return _Rule(kind, needle, fold, _scanner(rx, handle))
 
 
 def _pem_rule() -> _Rule:
-    """PEM private-key blocks, whole, and cut-off ones up to where the base64 stops."""
+    """PEM private-key blocks, whole, and cut-off ones as far as their base64 goes.
+
+    A header with no base64 after it (a constant in code, an example in docs) stays.
+    """
     begin = re.compile(r"-----BEGIN[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----")
     end = re.compile(r"-----END[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----")
-    # A cut-off body: base64, whitespace, \n escapes, and Proc-Type/DEK-Info headers.
-    body = re.compile(r"[A-Za-z0-9+/=\s\\:,-]{0,16384}")
-    window = 65536
-    text_ph = placeholder("private_key")
+    # After the header: line breaks (real or \n escapes), Proc-Type/DEK-Info headers,
+    # then base64 and whitespace. No part can fail, so no backtracking.
+    body = re.compile(
+        r"(?:\s|\\[rn])*"
+        r"(?:(?:Proc-Type|DEK-Info|Comment):[^\n\\]*(?:\s|\\[rn])*)*"
+        r"[A-Za-z0-9+/=\s\\]*"
+    )
+    base64_run = re.compile(r"[A-Za-z0-9+/]{16}")
+    ph = placeholder("private_key")
 
-    def apply(s: str) -> str:
+    def run(s: str, _hay: str, start: int) -> str:
         out: list[str] = []
         pos = 0  # copied up to here
-        next_end = -2  # cached position of the next "-----END" at or after pos (-1: none)
-        for m in begin.finditer(s):
-            if m.start() < pos:  # inside a block already redacted
+        for m in begin.finditer(s, start):
+            if m.start() < pos:  # inside a block already taken
                 continue
-            body_from = m.end()
-            if next_end != -1 and next_end < body_from:
-                next_end = s.find("-----END", body_from)
-            stop = -1
-            if 0 <= next_end and next_end - body_from <= window:
-                if s.find("-----BEGIN", body_from, next_end) < 0:
-                    e = end.match(s, next_end)
-                    stop = e.end() if e is not None else next_end
-            if stop < 0:  # no END in reach: redact as far as the body goes
-                b = body.match(s, body_from)
-                stop = b.end() if b is not None else body_from
+            b = body.match(s, m.end())
+            stop = b.end() if b is not None else m.end()
+            if base64_run.search(s, m.end(), stop) is None:  # a header alone
+                continue
+            e = end.match(s, stop)
+            if e is not None:
+                stop = e.end()
+            else:  # cut off: leave the line break after the last base64
+                while stop > m.end():
+                    if s[stop - 1].isspace():
+                        stop -= 1
+                    elif s.startswith(("\\n", "\\r"), stop - 2):
+                        stop -= 2
+                    else:
+                        break
             out.append(s[pos : m.start()])
-            out.append(text_ph)
+            out.append(ph)
             pos = stop
         if not out:
             return s
         out.append(s[pos:])
         return "".join(out)
 
-    return _Rule("private_key", ("-----BEGIN",), False, apply)
+    return _Rule("private_key", "-----BEGIN", False, run)
+
+
+def _token(kind: str, lit: str, body: str, needle: str, check: _Check | None = None) -> _Rule:
+    """A token of a fixed prefix ``lit`` (regex, fixed width) that starts a word."""
+    return _rule(kind, f"(?P<s>{_left(lit, _WD)}{body})", needle, check=check)
+
+
+def _random_check(m: re.Match[str], text: str, value: str) -> bool:
+    return _looks_random(value)
+
+
+def _base64_check(m: re.Match[str], text: str, value: str) -> bool:
+    """Random base64 has a digit, a capital or a ``/+``; 40 lower-case letters are words."""
+    return any(c.isdigit() or c.isupper() or c in "/+" for c in value)
+
+
+def _bearer_check(m: re.Match[str], text: str, value: str) -> bool:
+    return len(value) >= 16 and _looks_random(value)
+
+
+def _cookie_check(m: re.Match[str], text: str, value: str) -> bool:
+    start = m.start()
+    if start > 0 and text[start - 1] in _KEY_CHARS and text[max(0, start - 4) : start] != "set-":
+        return False
+    return "=" in value
+
+
+def _url_check(m: re.Match[str], text: str, value: str) -> bool:
+    return _value_ok(value) and not value.isdigit()
+
+
+def _curl_user_check(m: re.Match[str], text: str, value: str) -> bool:
+    return _value_ok(value) and not value.isdigit()  # docker run -u 1000:1000
+
+
+def _dash_p_check(m: re.Match[str], text: str, value: str) -> bool:
+    if value.startswith("-") or not _value_ok(value):
+        return False
+    line_from = _line_start(text, m.start())
+    prefix = text[line_from if line_from >= 0 else max(0, m.start() - 256) : m.start()]
+    if _SSHPASS_CMD.search(prefix) or _LOGIN_CMD.search(prefix):
+        return True
+    return m.group("sp") is None and _MYSQL_CMD.search(prefix) is not None
+
+
+def _not_a_secret(name: str, kind: str, value: str) -> bool:
+    """Values that a secret-named thing holds in code and config but that are not secrets.
+
+    The name itself (``self.password = password``) and, except for passwords, a
+    small number (``token: 42``) or words without digits (``NextToken``,
+    ``self.api_key``, ``TOKEN_FLOAT``, ``"input_token": "Marker"``): generated
+    tokens and keys have digits; a password may well be a word.
+    """
+    value = value.strip()
+    v = value.lower()
+    n = name.lower().rsplit(".", 1)[-1].lstrip("-_")
+    if v.lstrip("_") in (n, name.lower()):
+        return True
+    if value.isdigit() and len(value) < (4 if kind == "password" else 8):
+        return True  # PASSWD_PW_PASSWD: 1, token: 42
+    if kind == "password":
+        return False
+    if not _is_wordish(value):
+        return False
+    return len(value) <= 32 or any(c in value for c in "._-")
+
+
+def _assignment_check(m: re.Match[str], text: str, value: str) -> bool | str:
+    name_from = _key_start(text, m.start("w"))
+    if m.start("uq") >= 0:
+        after = m.end("uq")
+        if after < len(text):
+            nxt = text[after]
+            if nxt == "(" or (nxt == "[" and not text.startswith(PLACEHOLDER_PREFIX, after)):
+                return False  # get_token(), os.environ["X"]
+            if nxt in "\"'" and value.lower() in _STRING_PREFIXES:  # f"{user}:{password}"
+                return False
+        sep = m.group("sep")
+        if sep == ":":  # name: value, unquoted
+            if m.end("sep") == m.start("uq") and text[m.end("w")] not in "\"'\\":
+                return False  # name:value, no space, name not quoted: not YAML or JSON
+            if value.lower() in _TYPE_WORDS or _is_type_name(value):
+                return False  # password: str, auth: _t.AuthType, token: Token
+            if _PROSE_WORD.fullmatch(value):  # "Forgot password: reset it", unless YAML
+                line_from = _line_start(text, name_from)
+                if line_from < 0 or not _LINE_KEY_PREFIX.fullmatch(text, line_from, name_from):
+                    return False
+    name = text[name_from : m.end("w")]
+    if not _is_secret_name(name):
+        return False
+    if name_from > 0:
+        before = text[name_from - 1]
+        if before == "/":  # /etc/passwd: ..., secrets/token: ...
+            return False
+        if before == ":" and m.group("sep") == ":":  # arn:aws:secretsmanager:...:secret:x
+            return False
+    if not _value_ok(value):
+        return False
+    kind = _kind_for_name(name)
+    if _not_a_secret(name, kind, value):
+        return False
+    if m.start("uq") < 0:
+        if value.count(" ") >= 4 and (kind != "password" or value.rstrip().endswith(".")):
+            return False  # "token": "The token used to sign requests."
+    elif m.group("sep") == "=" and m.start("sep") > m.end("w") and _is_code_reference(value):
+        return False  # password = credentials: code (a literal would be quoted)
+    return kind
+
+
+def _is_wordish(value: str) -> bool:
+    return len(value) <= 256 and _WORDISH.fullmatch(value) is not None
+
+
+def _is_type_name(value: str) -> bool:
+    return _TYPE_NAME.fullmatch(value) is not None and _is_wordish(value)
+
+
+def _is_code_reference(value: str) -> bool:
+    """A name in code rather than a literal: ``creds.password``, ``get_token``, ``userInfo``."""
+    return _CODE_NAME.fullmatch(value) is not None and (
+        "_" in value or "." in value or _CAMEL_HUMP.search(value) is not None or _is_wordish(value)
+    )
+
+
+def _flag_check(m: re.Match[str], text: str, value: str) -> bool | str:
+    name_from = _key_start(text, m.start("w"))
+    name = text[name_from : m.end("w")]
+    if not name.startswith("-") or not _is_secret_name(name.lstrip("-")):
+        return False
+    if name_from > 0 and text[name_from - 1] not in " \t\n\"'=(":
+        return False
+    if value.startswith("-") or not _value_ok(value) or value.lower() in _PROSE_AFTER_FLAG:
+        return False
+    kind = _kind_for_name(name)
+    return False if _not_a_secret(name, kind, value) else kind
+
+
+def _auth_handle(m: re.Match[str], text: str) -> tuple[int, int, str] | None:
+    start = m.start()
+    if start > 0:
+        c = text[start - 1]
+        if c in _WORD_CHARS or (c == "-" and _fold(text[max(0, start - 6) : start]) != "proxy-"):
+            return None
+    scheme = m.group("scheme")
+    a, b = m.span("s" if scheme is not None else "s2")
+    value = text[a:b]
+    if _inside_placeholder(text, a) or not _value_ok(value):
+        return None
+    if scheme is None:
+        kind = "authorization"
+    else:
+        kind = {"bearer": "bearer_token", "basic": "basic_auth"}.get(scheme, "authorization")
+    return a, b, placeholder(kind)
+
+
+# Values after a separator, in groups eq (after \"), dq ("), sq (') and uq (bare). No
+# part of a rule may fail after a value: the engine would then retry at the next
+# position and scan the same long value again (quadratic time).
+_VALUE = (
+    r"""(?:\\+"(?P<eq>[^"\\\n]+)"""
+    r"""|"(?P<dq>[^"\\\n]*(?:\\.[^"\\\n]*)*)"""
+    r"""|'(?P<sq>[^'\n]+)"""
+    r"""|(?P<uq>[^\s"'`,;&|<>(){}\[\]\\]+))"""
+)
+_VALUE_GROUPS = ("eq", "dq", "sq", "uq")
+_SEP = (
+    r"""(?:\\*["'])?[ \t]*"""
+    r"(?P<sep>:[ \t]*(?:str|bytes|secretstr|optional\[str\]|str[ \t]*\|[ \t]*none)[ \t]*="
+    r"|=>|:=|=|:)"
+    r"[ \t]*"
+)
+#: ``key`` preceded by a word that makes it a secret: ``api_key``, ``accesskey`` ...
+#: First a cheap look at the letter before, then the words one by one.
+_SECRET_KEY_LB = (
+    "(?:(?<=[dceghiknprsty]key)|(?<=[dceghiknprsty][_-]key))(?:"
+    + "|".join(
+        f"(?<={word}{sep}key)"
+        for word in (
+            "api",
+            "access",
+            "secret",
+            "private",
+            "account",
+            "encryption",
+            "signing",
+            "master",
+            "auth",
+            "app",
+            "client",
+            "consumer",
+            "subscription",
+            "license",
+            "session",
+            "shared",
+            "storage",
+            "webhook",
+            "deploy",
+        )
+        for sep in ("", "_", "-")
+    )
+    + ")"
+)
+_TOKEN68 = r"[a-z0-9._~+/-]+=*"  # RFC 7235 credentials, lower-cased
+_SCHEMES = r"bearer|basic|token|digest|negotiate|ntlm|bot|apikey|hmac|aws4-hmac-sha256"
 
 
 @functools.cache
 def _builtin_rules() -> tuple[_Rule, ...]:
     """The built-in rules, in the order they run: specific shapes first, contexts last."""
-    r = _regex_rule
-    # Token bodies: [A-Za-z0-9] runs with boundaries on both sides so that a token
-    # glued to other word characters is not taken for one.
+    t = _token
     rules = [
         _pem_rule(),
-        r(
-            "jwt",
-            r"(?<![A-Za-z0-9_-])(?P<s>eyJ[A-Za-z0-9_-]{8,8192}\.[A-Za-z0-9_-]{8,16384}"
-            r"\.[A-Za-z0-9_-]{0,8192})(?![A-Za-z0-9_-])",
-            ("eyJ",),
-        ),
-        r(
-            "anthropic_api_key",
-            r"(?<![A-Za-z0-9_-])(?P<s>sk-ant-[A-Za-z0-9_-]{20,1024})(?![A-Za-z0-9_-])",
-            ("sk-ant-",),
-        ),
-        r(
-            "openai_api_key",
-            r"(?<![A-Za-z0-9_-])(?P<s>sk-(?:proj-|svcacct-|admin-|None-)?[A-Za-z0-9_-]{20,1024})"
-            r"(?![A-Za-z0-9_-])",
-            ("sk-",),
-            check=_random_check,
-        ),
-        r(
-            "github_token",
-            r"(?<![A-Za-z0-9_])(?P<s>gh[pousr]_[A-Za-z0-9]{36,251}|github_pat_[A-Za-z0-9_]{40,251})"
-            r"(?![A-Za-z0-9_])",
-            ("gh", "github_pat_"),
-        ),
-        r(
+        t("jwt", "eyJ", r"[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*", "eyJ"),
+        t("anthropic_api_key", "sk-ant-", r"[A-Za-z0-9_-]{20,}", "sk-ant-"),
+        t("openai_api_key", "sk-", r"[A-Za-z0-9_-]{20,}", "sk-", _random_check),
+        t("github_token", "gh[pousr]_", r"[A-Za-z0-9]{36,}", "gh"),
+        t("github_token", "github_pat_", r"[A-Za-z0-9_]{40,}", "github_pat_"),
+        t(
             "gitlab_token",
-            r"(?<![A-Za-z0-9_-])(?P<s>gl(?:pat|dt|rt|ptt|cbt|oas|ft|imt|soat|agent)-"
-            r"[A-Za-z0-9_.-]{20,512})(?![A-Za-z0-9_-])",
-            ("gl",),
+            "gl",
+            r"(?:pat|dt|rt|ptt|cbt|oas|ft|imt|soat|agent)-[A-Za-z0-9_.-]{20,}",
+            "gl",
         ),
-        r(
-            "slack_token",
-            r"(?<![A-Za-z0-9_-])(?P<s>(?:xox[baprse]|xapp)-[A-Za-z0-9-]{10,512})(?![A-Za-z0-9_-])",
-            ("xox", "xapp-"),
-        ),
-        r(
+        t("slack_token", "xox[baprse]-", r"[A-Za-z0-9-]{10,}", "xox"),
+        t("slack_token", "xapp-", r"[A-Za-z0-9-]{10,}", "xapp-"),
+        _rule(
             "slack_webhook",
-            r"hooks\.slack\.com/(?:services|workflows|triggers)/(?P<s>[A-Za-z0-9_/-]{20,256})",
-            ("hooks.slack.com",),
+            r"hooks\.slack\.com/(?:services|workflows|triggers)/(?P<s>[A-Za-z0-9_/-]{20,})",
+            "hooks.slack.com",
         ),
-        r(
+        _rule(
             "discord_webhook",
-            r"discord(?:app)?\.com/api/webhooks/[0-9]{5,30}/(?P<s>[A-Za-z0-9_-]{20,256})",
-            ("discord",),
+            r"discord(?:app)?\.com/api/webhooks/[0-9]+/(?P<s>[A-Za-z0-9_-]{20,})",
+            "discord",
         ),
-        r(
-            "stripe_key",
-            r"(?<![A-Za-z0-9_])(?P<s>(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{10,256}"
-            r"|whsec_[A-Za-z0-9]{20,256})(?![A-Za-z0-9_])",
-            ("_live_", "_test_", "whsec_"),
-        ),
-        r(
-            "google_api_key",
-            r"(?<![A-Za-z0-9_-])(?P<s>AIza[0-9A-Za-z_-]{35})(?![A-Za-z0-9_-])",
-            ("AIza",),
-        ),
-        r(
-            "google_client_secret",
-            r"(?<![A-Za-z0-9_-])(?P<s>GOCSPX-[A-Za-z0-9_-]{20,64})(?![A-Za-z0-9_-])",
-            ("GOCSPX-",),
-        ),
-        r(
-            "google_oauth_token",
-            r"(?<![A-Za-z0-9_-])(?P<s>ya29\.[0-9A-Za-z_-]{20,2048})(?![A-Za-z0-9_-])",
-            ("ya29.",),
-        ),
-        r(
-            "npm_token",
-            r"(?<![A-Za-z0-9_])(?P<s>npm_[A-Za-z0-9]{36})(?![A-Za-z0-9_])",
-            ("npm_",),
-        ),
-        r(
-            "huggingface_token",
-            r"(?<![A-Za-z0-9_])(?P<s>hf_[A-Za-z0-9]{30,64})(?![A-Za-z0-9_])",
-            ("hf_",),
-        ),
-        r(
-            "twilio_api_key",
-            r"(?<![A-Za-z0-9_])(?P<s>SK[0-9a-fA-F]{32})(?![A-Za-z0-9_])",
-            ("SK",),
-        ),
-        r(
+        t("stripe_key", "sk_(?:live|test)_", r"[A-Za-z0-9]{10,}", "sk_"),
+        t("stripe_key", "rk_(?:live|test)_", r"[A-Za-z0-9]{10,}", "rk_"),
+        t("stripe_key", "whsec_", r"[A-Za-z0-9]{20,}", "whsec_"),
+        t("google_api_key", "AIza", r"[0-9A-Za-z_-]{35}(?![0-9A-Za-z_-])", "AIza"),
+        t("google_client_secret", "GOCSPX-", r"[A-Za-z0-9_-]{20,}", "GOCSPX-"),
+        t("google_oauth_token", r"ya29\.", r"[0-9A-Za-z_-]{20,}", "ya29."),
+        t("npm_token", "npm_", r"[A-Za-z0-9]{36}(?![A-Za-z0-9])", "npm_"),
+        t("huggingface_token", "hf_", r"[A-Za-z0-9]{30,}", "hf_"),
+        t("twilio_api_key", "SK", r"[0-9a-fA-F]{32}(?![A-Za-z0-9_])", "SK"),
+        t(
             "sendgrid_api_key",
-            r"(?<![A-Za-z0-9_-])(?P<s>SG\.[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{32,64})"
-            r"(?![A-Za-z0-9_-])",
-            ("SG.",),
+            r"SG\.",
+            r"[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{32,}",
+            "SG.",
         ),
-        r(
-            "pypi_token",
-            r"(?<![A-Za-z0-9_-])(?P<s>pypi-AgE[A-Za-z0-9_-]{50,4096})(?![A-Za-z0-9_-])",
-            ("pypi-AgE",),
+        t("pypi_token", "pypi-AgE", r"[A-Za-z0-9_-]{50,}", "pypi-AgE"),
+        t("docker_token", "dckr_pat_", r"[A-Za-z0-9_-]{20,}", "dckr_pat_"),
+        *(
+            _rule(
+                "aws_access_key",
+                rf"(?P<s>{_left(p, _AN)}[A-Z0-9]{{16}}(?![A-Za-z0-9]))",
+                p,
+            )
+            for p in ("AKIA", "ASIA", "ABIA", "ACCA")
         ),
-        r(
-            "docker_token",
-            r"(?<![A-Za-z0-9_-])(?P<s>dckr_pat_[A-Za-z0-9_-]{20,128})(?![A-Za-z0-9_-])",
-            ("dckr_pat_",),
+        _rule("azure_sas", r"sig=(?<=[?&]sig=)(?P<s>[A-Za-z0-9%+/=]{20,})", "sig="),
+        *(
+            _rule(
+                "aws_secret_key",
+                rf"{p}"
+                r"""(?:\\*["'])?(?:[ \t]*[:=][ \t]*|[ \t]+)(?:\\*["'])?"""
+                r"(?P<s>[a-z0-9/+]{40})(?![a-z0-9/+=])",
+                needle,
+                fold=True,
+                check=_base64_check,
+            )
+            for p, needle in (
+                (r"secret_?access_?key", "secret"),
+                (r"aws_?secret_?key", "aws"),
+            )
         ),
-        r(
-            "aws_access_key",
-            r"(?<![A-Za-z0-9])(?P<s>(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16})(?![A-Za-z0-9])",
-            ("AKIA", "ASIA", "ABIA", "ACCA"),
-        ),
-        r(
-            "azure_sas",
-            r"[?&]sig=(?P<s>[A-Za-z0-9%+/=]{20,512})",
-            ("sig=",),
-        ),
-        r(
-            "aws_secret_key",
-            r"(?:aws_?secret_?(?:access_?)?key|secret_?access_?key)"
-            r"""(?:\\?["'])?[ \t]*[:=][ \t]*(?:\\?["'])?"""
-            r"(?P<s>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])",
-            ("secret",),
-            fold=True,
-        ),
-        r(
+        _rule(
             "url_password",
-            r"""://[^\s:/@'"\\\[\]]{0,256}:(?!\$|\[REDACTED:)(?P<s>[^\s@/?#'"\\<>]{1,1024})@""",
-            ("://",),
-            check=_not_all_digits,
+            r"""://[^\s:/@'"\\\[\]]*:(?P<s>[^\s@/?#'"\\<>]+)@""",
+            "://",
+            check=_url_check,
         ),
-        r(
+        _Rule(
             "authorization",
-            _AUTH_HEADER,
-            ("authorization",),
-            fold=True,
-            check=_auth_check,
-            kind_of=_auth_kind,
+            "authorization",
+            True,
+            _scanner(
+                re.compile(
+                    r"""authorization(?:\\*["'])?[ \t]*[:=][ \t]*(?:\\*["'])?[ \t]*"""
+                    rf"""(?:(?P<scheme>{_SCHEMES})[ \t]+(?P<s>{_TOKEN68})"""
+                    # no scheme: a credential has a digit or a symbol, a word has not
+                    rf"""|(?=[a-z]*[0-9._~+/=-])(?P<s2>{_TOKEN68}))"""
+                ),
+                _auth_handle,
+            ),
         ),
-        r(
+        _rule(
             "bearer_token",
-            r"(?<![A-Za-z0-9_-])(?:Bearer|bearer|BEARER)[ \t]+(?!\[REDACTED:)"
-            r"(?P<s>[A-Za-z0-9._~+/-]{16,8192}=*)",
-            ("earer", "EARER"),
-            check=_random_check,
+            rf"{_left('bearer', _WD)}[ \t]+(?P<s>[a-z0-9._~+/-]{{16,}}=*)",
+            "bearer",
+            fold=True,
+            check=_bearer_check,
         ),
-        r(
+        _rule(
             "cookie",
-            r"""(?<![A-Za-z0-9_-])(?:set-)?cookie(?:\\?["'])?[ \t]*:[ \t]*(?:\\?["'])?"""
-            r"""(?!\[REDACTED:)(?P<s>[^\r\n"'\\]{1,8192})""",
-            ("cookie",),
+            r"""cookie(?:\\*["'])?[ \t]*:[ \t]*(?:\\*["'])?(?P<s>[^\r\n"'\\]+)""",
+            "cookie",
             fold=True,
             check=_cookie_check,
         ),
-        r(
+        *(
+            _rule(
+                "password",
+                rf"""{_left(flag, _WD)}(?:[ \t]+|=)(?:\\*["'])?[^\s:"'\\]+:"""
+                r"""(?P<s>[^\s"'\\]+)""",
+                flag,
+                check=_curl_user_check,
+            )
+            for flag in ("-u", "--user")
+        ),
+        _rule(
             "password",
-            r"""(?<![\w-])(?:-u|--user)(?:[ \t]+|=)(?:\\?["'])?[^\s:"'\\]{1,256}:"""
-            r"""(?!\$|\[REDACTED:)(?P<s>[^\s"'\\]{1,1024})""",
-            ("-u", "--user"),
-            check=_not_all_digits,
+            rf"""{_left("-p", _WD)}(?P<sp>[ \t]+)?(?:\\*["'])?(?![-$])(?P<s>[^\s"'\\]+)""",
+            "-p",
+            check=_dash_p_check,
         ),
-        r(
-            "password",
-            r"(?<![\w-])(?:(?:docker|podman|nerdctl|buildah|skopeo|oras|crane|cf|helm[ \t]+registry)"
-            r"""[ \t]+login\b[^\n]{0,300}?[ \t](?:-p|--password)(?:[ \t]+|=)(?:\\?["'])?"""
-            r"""|sshpass[ \t]+-p[ \t]*(?:\\?["'])?"""
-            r"|mysql(?:dump|admin|sh)?\b[^\n]{0,300}?[ \t]-p(?=[^\s-]))"
-            r"""(?!\$|\[REDACTED:)(?P<s>[^\s"'\\]{1,1024})""",
-            ("login", "sshpass", "mysql"),
-            check=_not_all_digits,
+        *(
+            _rule(
+                "secret",
+                rf"""-(?P<w>{word})[ \t]+(?:\\*["'])?(?![-$])(?P<s>[^\s"'\\<>|&;]+)""",
+                f"-{needle}",
+                fold=True,
+                check=_flag_check,
+            )
+            for word, needle in (
+                (r"pass(?:word|wd|phrase|in|out)?", "pass"),
+                ("token", "token"),
+                ("secret", "secret"),
+                (f"key{_SECRET_KEY_LB}", "key"),
+                ("apikey", "apikey"),
+            )
         ),
-        r(
-            "secret",
-            _FLAG,
-            ("pass", "token", "secret", "key"),
-            fold=True,
-            check=_flag_check,
-            kind_of=_flag_kind,
-        ),
-        r(
-            "secret",
-            _ASSIGNMENT,
-            ("pass", "pwd", "auth", "secret", "token", "credential", "key"),
-            fold=True,
-            groups=_VALUE_GROUPS,
-            check=_assignment_check,
-            kind_of=_assignment_kind,
+        *(
+            _rule(
+                "secret",
+                rf"(?P<w>{word}){_SEP}{_VALUE}",
+                needle,
+                fold=True,
+                groups=_VALUE_GROUPS,
+                check=_assignment_check,
+            )
+            for word, needle in (
+                (r"pass(?:word|wd|phrase|(?<![a-z]pass))", "pass"),
+                (r"pwd(?<![a-z]pwd)", "pwd"),
+                (r"auth(?<![a-z]auth)", "auth"),
+                ("secret", "secret"),
+                ("token", "token"),
+                ("credentials?", "credential"),
+                (f"key{_SECRET_KEY_LB}", "key"),
+            )
         ),
     ]
     return tuple(rules)
 
 
-#: Every kind a built-in rule can put in a placeholder, plus ``custom``.
+#: Every kind a built-in rule can put in a placeholder, and ``custom``.
 KINDS: tuple[str, ...] = (
     "private_key",
     "jwt",
@@ -625,19 +808,16 @@ KINDS: tuple[str, ...] = (
 
 # --------------------------------------------------------------------------- JSON keys
 
-_SECRET_KEY_NAME = re.compile(
-    rf"(?i)(?:{_SECRET_WORD}|authorization|cookie|x-auth|session[_-]?id)$",
-)
-
 
 def is_secret_key(name: str) -> bool:
     """Whether a mapping key names a secret (``password``, ``GITHUB_TOKEN``, ``apiKey`` ...).
 
     The name must *end* in a secret word, so ``max_tokens``, ``token_count`` and
     ``password_hint`` are not secret; tokenizer settings such as ``eos_token`` are
-    not either.
+    not either. ``Authorization`` and ``Cookie`` (headers) are.
     """
-    return _SECRET_KEY_NAME.search(name) is not None and _ML_TOKEN_KEY.search(name) is None
+    n = name.lower()
+    return _is_secret_name(n) or n.endswith(("authorization", "cookie"))
 
 
 def _kind_for_key(name: str) -> str:
@@ -726,27 +906,32 @@ class Redactor:
         out = text
         for rx in _compile_custom(self.extra_patterns):
             out = _custom_apply(rx, out)
-        lowered: str | None = None
+        lowered: str | None = None  # _fold(out), while out is unchanged
         for rule in _builtin_rules():
             if rule.fold:
                 if lowered is None:
-                    lowered = text.lower()
+                    lowered = _fold(out)
                 hay = lowered
             else:
                 hay = out
-            if any(n in hay for n in rule.needles):
-                out = rule.apply(out)
+            start = hay.find(rule.needle)
+            if start >= 0:
+                new = rule.run(out, hay, start)
+                if new is not out:
+                    out = new
+                    lowered = None
         return out
 
     def value(self, value: Any) -> Any:
         """A copy of a JSON-like ``value`` with secrets redacted.
 
         Strings are redacted with :meth:`text`, dict keys included; lists, tuples
-        and dicts are walked. Under a key that names a secret (see
-        :func:`is_secret_key`), every non-empty string and every number is
-        replaced whole by ``[REDACTED:kind]``; ``None``, booleans and empty
-        strings stay, so "no password was set" survives. Other values (numbers,
-        ``None``, objects) are returned as they are.
+        and dicts are walked (into new lists, tuples and dicts). Under a key that
+        names a secret (see :func:`is_secret_key`), at any depth, every string and
+        number is replaced whole by ``[REDACTED:kind]``, except what says there is
+        no secret: ``None``, booleans, empty strings, ``null``, references such as
+        ``$DB_PASSWORD`` or ``{{ token }}``, and file paths. Other values (numbers
+        elsewhere, ``None``, other objects) are returned as they are.
         """
         if not self.enabled:
             return value
@@ -754,7 +939,7 @@ class Redactor:
 
     def _walk(self, value: Any, secret_kind: str | None) -> Any:
         if isinstance(value, str):
-            if secret_kind is not None and value.strip() and not _is_placeholder_value(value):
+            if secret_kind is not None and _value_ok(value):
                 return placeholder(secret_kind)
             return self.text(value)
         if isinstance(value, Mapping):

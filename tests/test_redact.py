@@ -1,0 +1,494 @@
+"""Tests for agentmem.redact: the corpus of fake secrets and near-misses, JSON walking, properties.
+
+``tests/data/secrets_corpus.jsonl`` holds one record a line. Positives are
+``{"text", "kind", "must_redact": true, "secret"}`` where ``secret`` is the fake
+secret (or a list of them) that must be gone from the output and ``kind`` the
+placeholder kind that must appear; near-misses are ``{"text", "must_redact": false,
+"why"}`` and must come out byte for byte. Every secret in it is fake and made up
+for these tests. In the file, known token prefixes are written with their first
+character as a JSON ``\\u`` escape (``\\u0067hp_...``) so that secret scanners
+reading the raw file do not take them for live secrets; ``json.loads`` undoes it.
+"""
+
+from __future__ import annotations
+
+import doctest
+import json
+import string
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+from agentmem import redact as redact_module
+from agentmem.errors import AgentMemError
+from agentmem.redact import (
+    DEFAULT_REDACTOR,
+    KINDS,
+    PLACEHOLDER_PREFIX,
+    InvalidPatternError,
+    Redactor,
+    is_secret_key,
+    placeholder,
+    redact,
+    redact_value,
+)
+
+CORPUS_PATH = Path(__file__).parent / "data" / "secrets_corpus.jsonl"
+
+
+def _load_corpus() -> list[dict[str, Any]]:
+    with CORPUS_PATH.open(encoding="utf-8") as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+CORPUS = _load_corpus()
+POSITIVES = [r for r in CORPUS if r["must_redact"]]
+NEAR_MISSES = [r for r in CORPUS if not r["must_redact"]]
+
+
+def _secrets(record: dict[str, Any]) -> list[str]:
+    secret = record["secret"]
+    return list(secret) if isinstance(secret, list) else [secret]
+
+
+def _short(record: dict[str, Any]) -> str:
+    return record["text"][:40]
+
+
+# --------------------------------------------------------------------------- the corpus
+
+
+def test_corpus_size_and_shape() -> None:
+    assert len(POSITIVES) >= 60
+    assert len(NEAR_MISSES) >= 40
+    for r in POSITIVES:
+        assert r["kind"] in KINDS, r
+        for s in _secrets(r):
+            assert s and s in r["text"], r
+    # the corpus covers every built-in kind that the brief asks for
+    wanted = {
+        "aws_access_key",
+        "aws_secret_key",
+        "github_token",
+        "gitlab_token",
+        "slack_token",
+        "stripe_key",
+        "openai_api_key",
+        "anthropic_api_key",
+        "google_api_key",
+        "jwt",
+        "private_key",
+        "bearer_token",
+        "basic_auth",
+        "url_password",
+        "password",
+        "secret",
+        "api_key",
+        "token",
+        "npm_token",
+        "huggingface_token",
+        "twilio_api_key",
+        "sendgrid_api_key",
+    }
+    assert wanted <= {r["kind"] for r in POSITIVES}
+
+
+@pytest.mark.parametrize("record", POSITIVES, ids=_short)
+def test_positive_is_redacted(record: dict[str, Any]) -> None:
+    out = redact(record["text"])
+    for secret in _secrets(record):
+        assert secret not in out, f"{secret!r} survived in {out!r}"
+    assert placeholder(record["kind"]) in out, out
+
+
+@pytest.mark.parametrize("record", NEAR_MISSES, ids=_short)
+def test_near_miss_survives_byte_for_byte(record: dict[str, Any]) -> None:
+    assert redact(record["text"]) == record["text"]
+
+
+@pytest.mark.parametrize("record", CORPUS, ids=_short)
+def test_corpus_is_idempotent(record: dict[str, Any]) -> None:
+    once = redact(record["text"])
+    assert redact(once) == once
+
+
+def test_corpus_as_one_text() -> None:
+    """All records in one text: rules must not reach across records."""
+    text = "\n\n".join(r["text"] for r in CORPUS)
+    out = redact(text)
+    for r in POSITIVES:
+        for s in _secrets(r):
+            assert s not in out
+    for r in NEAR_MISSES:
+        assert r["text"] in out
+
+
+def test_corpus_inside_json() -> None:
+    """Tool parameters arrive as JSON text: secrets inside escaped strings go too."""
+    for r in POSITIVES:
+        text = json.dumps({"tool": "bash", "params": {"command": r["text"]}})
+        out = redact(text)
+        for s in _secrets(r):
+            assert json.dumps(s)[1:-1] not in out, (r["text"], out)
+
+
+# --------------------------------------------------------------------------- examples
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("DB_PASSWORD=hunter2", "DB_PASSWORD=[REDACTED:password]"),
+        ('{"password": "hunter2"}', '{"password": "[REDACTED:password]"}'),
+        ("  password: changeme", "  password: [REDACTED:password]"),
+        ("Forgot password: reset it", "Forgot password: reset it"),
+        ('password: ""', 'password: ""'),
+        ("token: 42", "token: 42"),
+        ("api_key=abc123", "api_key=[REDACTED:api_key]"),
+        ("key=abc123", "key=abc123"),
+        ("--token abc123def", "--token [REDACTED:token]"),
+        ("pass the --token flag", "pass the --token flag"),
+        ("postgres://u:p4ss@h/db", "postgres://u:[REDACTED:url_password]@h/db"),
+        ("https://example.com:8080/x", "https://example.com:8080/x"),
+        ("Authorization: Bearer $TOKEN", "Authorization: Bearer $TOKEN"),
+        ("Cookie: sid=abc123", "Cookie: [REDACTED:cookie]"),
+        ("eos_token = '</s>'", "eos_token = '</s>'"),
+        ("password: str = 'x9'", "password: str = '[REDACTED:password]'"),
+        ("mysql -u root -p dbname", "mysql -u root -p dbname"),
+    ],
+)
+def test_examples(text: str, expected: str) -> None:
+    assert redact(text) == expected
+
+
+def test_truncated_private_key_is_redacted() -> None:
+    body = "MIIEowIBAAKCAQEAFAKEFAKEFAKE0123456789abcdefghijklmnopqrstuvwxyzABCDEF"
+    out = redact(f"-----BEGIN RSA PRIVATE KEY-----\n{body}")
+    assert body not in out
+    assert out.startswith(placeholder("private_key"))
+
+
+def test_escaped_private_key_in_json_string() -> None:
+    body = "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQDFAKEFAKEFAKEFAKEFAKE"
+    text = json.dumps(
+        {"private_key": f"-----BEGIN PRIVATE KEY-----\n{body}\n-----END PRIVATE KEY-----\n"}
+    )
+    out = redact(text)
+    assert body not in out
+    assert json.loads(out)["private_key"] == placeholder("private_key") + "\n"
+
+
+def test_placeholder_and_empty_text() -> None:
+    assert placeholder("jwt") == "[REDACTED:jwt]"
+    assert placeholder("jwt").startswith(PLACEHOLDER_PREFIX)
+    assert redact("") == ""
+    assert redact(placeholder("custom")) == placeholder("custom")
+
+
+def test_docstring_examples() -> None:
+    result = doctest.testmod(redact_module)
+    assert result.attempted > 0
+    assert result.failed == 0
+
+
+# --------------------------------------------------------------------------- JSON values
+
+
+def test_redact_value_nested() -> None:
+    ghp = "ghp_" + "FAKE" + "a1B2" * 8
+    value = {
+        "tool": "bash",
+        "params": {
+            "command": f"git push https://{ghp}@github.com/acme/app.git",
+            "env": {"DB_PASSWORD": "hunter2", "DB_USER": "app", "PGPORT": 5432},
+        },
+        "headers": [{"Authorization": "Basic YWxhZGRpbjpvcGVuc2VzYW1l"}, {"Accept": "*/*"}],
+        "auth": {"username": "bob", "password": "s3cret", "pin": 1234},
+        "api_key": 123456789,
+        "token": None,
+        "secret": "",
+        "refresh_token": "${REFRESH_TOKEN}",
+        "private_key": "~/.ssh/id_ed25519",
+        "password_required": True,
+        "max_tokens": 128,
+        "tokenizer": {"eos_token": "</s>", "pad_token": "<pad>"},
+        "outputs": ("ok", f"token={ghp}"),
+    }
+    out = redact_value(value)
+    assert isinstance(out, dict)
+    assert out["tool"] == "bash"
+    assert out["params"]["command"] == (
+        "git push https://[REDACTED:github_token]@github.com/acme/app.git"
+    )
+    assert out["params"]["env"] == {
+        "DB_PASSWORD": "[REDACTED:password]",
+        "DB_USER": "app",
+        "PGPORT": 5432,
+    }
+    assert out["headers"] == [{"Authorization": "[REDACTED:authorization]"}, {"Accept": "*/*"}]
+    # everything under a secret-named key goes, structure stays
+    assert out["auth"] == {
+        "username": "[REDACTED:secret]",
+        "password": "[REDACTED:secret]",
+        "pin": "[REDACTED:secret]",
+    }
+    assert out["api_key"] == "[REDACTED:api_key]"
+    assert out["token"] is None
+    assert out["secret"] == ""
+    assert out["refresh_token"] == "${REFRESH_TOKEN}"
+    assert out["private_key"] == "~/.ssh/id_ed25519"
+    assert out["password_required"] is True
+    assert out["max_tokens"] == 128
+    assert out["tokenizer"] == {"eos_token": "</s>", "pad_token": "<pad>"}
+    assert out["outputs"] == ("ok", "token=[REDACTED:github_token]")
+    # the input is not modified, and redacting again changes nothing
+    assert value["params"]["env"]["DB_PASSWORD"] == "hunter2"  # type: ignore[index]
+    assert redact_value(out) == out
+
+
+def test_redact_value_scalars_and_keys() -> None:
+    ghp = "ghp_" + "FAKE" + "x9Y8" * 8
+    assert redact_value("AKIAFAKE0123456789AB") == "[REDACTED:aws_access_key]"
+    assert redact_value(42) == 42
+    assert redact_value(None) is None
+    assert redact_value([1, "two", 3.0]) == [1, "two", 3.0]
+    assert redact_value({ghp: 1}) == {"[REDACTED:github_token]": 1}
+    assert redact_value({1: "x"}) == {1: "x"}
+
+
+@pytest.mark.parametrize(
+    ("name", "secret"),
+    [
+        ("password", True),
+        ("DB_PASSWORD", True),
+        ("passwd", True),
+        ("pass", True),
+        ("bypass", False),
+        ("apiKey", True),
+        ("x-api-key", True),
+        ("client_secret", True),
+        ("SecretAccessKey", True),
+        ("GITHUB_TOKEN", True),
+        ("refresh_token", True),
+        ("Authorization", True),
+        ("Set-Cookie", True),
+        ("credentials", True),
+        ("auth", True),
+        ("oauth", False),
+        ("max_tokens", False),
+        ("token_count", False),
+        ("password_hint", False),
+        ("eos_token", False),
+        ("key", False),
+        ("sort_key", False),
+        ("secret_santa", False),
+    ],
+)
+def test_is_secret_key(name: str, secret: bool) -> None:
+    assert is_secret_key(name) is secret
+
+
+# --------------------------------------------------------------------------- Redactor
+
+
+def test_disabled_redactor_is_identity() -> None:
+    r = Redactor(enabled=False)
+    text = POSITIVES[0]["text"]
+    assert r.text(text) == text
+    value = {"password": "hunter2", "list": [text]}
+    assert r.value(value) == value
+
+
+def test_default_redactor() -> None:
+    assert Redactor() == DEFAULT_REDACTOR
+    assert DEFAULT_REDACTOR.enabled
+    assert DEFAULT_REDACTOR.extra_patterns == ()
+
+
+def test_custom_pattern() -> None:
+    r = Redactor(extra_patterns=(r"ACME-[0-9]{6}",))
+    assert r.text("ticket id ACME-123456 filed") == "ticket id [REDACTED:custom] filed"
+    assert r.text("no id here") == "no id here"
+    # built-in rules still apply
+    assert r.text("DB_PASSWORD=x1 ACME-000001") == (
+        "DB_PASSWORD=[REDACTED:password] [REDACTED:custom]"
+    )
+    assert r.value({"note": "ACME-654321"}) == {"note": "[REDACTED:custom]"}
+    # the default redactor does not know the custom shape
+    assert redact("ticket id ACME-123456 filed") == "ticket id ACME-123456 filed"
+
+
+def test_custom_pattern_secret_group_and_idempotence() -> None:
+    r = Redactor(extra_patterns=[r"corp_id=(?P<secret>\w+)", "REDACTED", r"[a-z]+"])
+    assert r.extra_patterns == (r"corp_id=(?P<secret>\w+)", "REDACTED", r"[a-z]+")
+    out = r.text("corp_id=abc123 AKIAFAKE0123456789AB")
+    assert "abc123" not in out
+    assert "[REDACTED:aws_access_key]" in out
+    assert r.text(out) == out
+
+
+def test_custom_pattern_string_is_one_pattern() -> None:
+    assert Redactor(extra_patterns="ACME-\\d+").extra_patterns == ("ACME-\\d+",)
+
+
+def test_invalid_custom_pattern() -> None:
+    with pytest.raises(InvalidPatternError) as info:
+        Redactor(extra_patterns=("([unclosed",))
+    assert isinstance(info.value, ValueError)
+    assert isinstance(info.value, AgentMemError)
+    assert "([unclosed" in str(info.value)
+
+
+# --------------------------------------------------------------------------- speed
+
+
+def test_ten_megabytes() -> None:
+    """A 10 MB tool output of secrets and near-misses returns (no timing assertion)."""
+    chunk = "\n".join(r["text"] for r in CORPUS) + "\n"
+    text = chunk * (10 * 2**20 // len(chunk) + 1)
+    out = redact(text)
+    assert len(text) >= 10 * 2**20
+    assert _secrets(POSITIVES[0])[0] not in out
+    assert NEAR_MISSES[0]["text"] in out
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "eyJ" * 400_000,
+        "eyJabcdefghij." * 80_000,
+        "ghp_" + "a" * 1_000_000,
+        "A" * 1_000_000,
+        "token=" * 200_000,
+        "key=key=key=(" * 100_000,
+        "password: " + "x" * 1_000_000,
+        '"password": "' + "\\\\" * 500_000,
+        "://a:" * 200_000,
+        "-----BEGIN RSA PRIVATE KEY-----" * 30_000,
+        "-----BEGIN RSA PRIVATE KEY-----\n" + "QUJD " * 200_000,
+        "Authorization: " * 70_000,
+        "Bearer " * 150_000,
+        "docker login " * 80_000 + "-p x",
+        "-u " * 300_000,
+        "sk-" * 300_000,
+        "xoxb-" * 200_000,
+        "sig=" * 250_000,
+        "?sig=" + "A" * 1_000_000,
+        "AKIA" * 250_000,
+        '"api_key": "' + "a" * 200 + '!", ' * 4_000,
+        "token = " + "aB" * 120 + "!\n" * 3_000,
+        "auth: " + "_" * 250 + "!\n" * 3_000,
+    ],
+    ids=lambda t: repr(t[:16]),
+)
+def test_pathological_inputs_are_linear(text: str) -> None:
+    """About 1 MB of worst cases: a quadratic rule would take minutes, not a second."""
+    start = time.perf_counter()
+    out = redact(text)
+    assert redact(out) == out
+    assert time.perf_counter() - start < 20
+
+
+# --------------------------------------------------------------------------- properties
+
+# Pieces to build texts from: whole corpus records, their words, and glue.
+_WORDS = sorted({w for r in CORPUS for w in r["text"].split()})
+_PIECES = st.one_of(
+    st.sampled_from([r["text"] for r in CORPUS]),
+    st.sampled_from(_WORDS),
+    st.sampled_from(
+        [" ", "\n", "=", ": ", '"', "'", "\\n", '\\"', "-", "--", "/", "@", "://", ":", "[", "]"]
+    ),
+    st.sampled_from(["password", "token", "api_key", "Bearer ", "Authorization: ", "-p ", "-u "]),
+    st.sampled_from([placeholder(k) for k in KINDS]),
+    st.text(max_size=12),
+)
+_MIXED = st.lists(_PIECES, max_size=12).map("".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text())
+def test_never_raises_and_is_idempotent_on_any_text(text: str) -> None:
+    once = redact(text)
+    assert isinstance(once, str)
+    assert redact(once) == once
+
+
+@settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_MIXED)
+def test_idempotent_on_secret_like_text(text: str) -> None:
+    once = redact(text)
+    assert redact(once) == once
+
+
+_PLAIN = string.ascii_lowercase + " \n.,!?'"
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=_PLAIN, max_size=300))
+def test_plain_lowercase_prose_passes_unchanged(text: str) -> None:
+    """No digits, capitals, ``_-=:/@`` or quotes but ``'``: no rule can fire."""
+    assert redact(text) == text
+
+
+_ALNUM = string.ascii_letters + string.digits
+_UPPER_DIGITS = string.ascii_uppercase + string.digits
+_SHAPED = st.one_of(
+    st.text(alphabet=_ALNUM, min_size=36, max_size=40).map(lambda b: "ghp_" + b),
+    st.text(alphabet=_ALNUM, min_size=36, max_size=36).map(lambda b: "npm_" + b),
+    st.text(alphabet=_UPPER_DIGITS, min_size=16, max_size=16).map(lambda b: "AKIA" + b),
+    st.text(alphabet=_ALNUM + "-_", min_size=35, max_size=35).map(lambda b: "AIza" + b),
+    st.text(alphabet=_ALNUM, min_size=24, max_size=30).map(lambda b: "sk_live_" + b),
+    st.text(alphabet=_ALNUM + "-_", min_size=30, max_size=60).map(lambda b: "sk-ant-api03-" + b),
+    st.text(alphabet=_ALNUM + "-_", min_size=20, max_size=30).map(lambda b: "glpat-" + b),
+    st.text(alphabet=_ALNUM, min_size=34, max_size=34).map(lambda b: "hf_" + b),
+)
+_SURROUND = st.text(alphabet=_PLAIN, max_size=40)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_SURROUND, _SHAPED, _SURROUND, st.sampled_from([" ", "\n", "=", ": ", '"', "(", "\t"]))
+def test_shaped_secret_in_prose_is_removed(before: str, secret: str, after: str, sep: str) -> None:
+    text = f"{before}{sep}{secret} {after}"
+    out = redact(text)
+    assert secret not in out
+    assert PLACEHOLDER_PREFIX in out
+
+
+_VALUE_CHARS = _ALNUM + " !#%&*+,-.:;=?@^_|~()[]{}'`<>$"
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=_VALUE_CHARS, max_size=60), st.sampled_from(_ALNUM), st.integers(0, 9))
+def test_assigned_password_is_removed(middle: str, first: str, digit: int) -> None:
+    """Whatever is quoted after ``DB_PASSWORD=`` goes, if it starts like a value."""
+    value = f"{first}{middle}{digit}"
+    assume(len(value) >= 4 and not value.startswith("arn:"))
+    out = redact(f'export DB_PASSWORD="{value}"')
+    assert out == 'export DB_PASSWORD="[REDACTED:password]"'
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=20) | _PIECES,
+    lambda children: (
+        st.lists(children, max_size=4)
+        | st.dictionaries(
+            st.one_of(st.text(max_size=8), st.sampled_from(["password", "token", "key", "auth"])),
+            children,
+            max_size=4,
+        )
+    ),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_JSON)
+def test_redact_value_never_raises_and_is_idempotent(value: Any) -> None:
+    once = redact_value(value)
+    assert redact_value(once) == once
+    assert Redactor(enabled=False).value(value) == value
