@@ -175,14 +175,17 @@ class Memory:
             r = self._redactor = DEFAULT_REDACTOR
         if not r.enabled:
             return t
-        return attrs.evolve(
-            t,
-            task=r.text(t.task),
-            steps=tuple(
-                attrs.evolve(s, params=r.value(s.params), output=r.text(s.output)) for s in t.steps
-            ),
-            meta=r.value(t.meta),
-        )
+        steps, changed = [], False
+        for s in t.steps:
+            params, output = r.value(s.params), r.text(s.output)
+            if output is not s.output or params != s.params:
+                s = attrs.evolve(s, params=params, output=output)
+                changed = True
+            steps.append(s)
+        task, meta = r.text(t.task), r.value(t.meta)
+        if changed or task is not t.task or meta != t.meta:
+            return attrs.evolve(t, task=task, steps=tuple(steps), meta=meta)
+        return t
 
     def record(
         self,

@@ -611,6 +611,18 @@ _SCHEMES = r"bearer|basic|token|digest|negotiate|ntlm|bot|apikey|hmac|aws4-hmac-
 
 
 @functools.cache
+def _needles() -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """Two alternations of every rule's needle (exact, and folded): a text matching
+    neither cannot hold a secret any rule finds."""
+    rules = _builtin_rules()
+
+    def alt(ns: set[str]) -> re.Pattern[str]:
+        return re.compile("|".join(re.escape(n) for n in sorted(ns, key=len, reverse=True)) or "(?!)")
+
+    return (alt({r.needle for r in rules if not r.fold}), alt({r.needle for r in rules if r.fold}))
+
+
+@functools.cache
 def _builtin_rules() -> tuple[_Rule, ...]:
     """The built-in rules, in the order they run: specific shapes first, contexts last."""
     t = _token
@@ -906,6 +918,9 @@ class Redactor:
         out = text
         for rx in _compile_custom(self.extra_patterns):
             out = _custom_apply(rx, out)
+        exact, folded = _needles()
+        if exact.search(out) is None and folded.search(_fold(out)) is None:
+            return out  # no rule's needle occurs: the common case, one pass per alphabet
         lowered: str | None = None  # _fold(out), while out is unchanged
         for rule in _builtin_rules():
             if rule.fold:

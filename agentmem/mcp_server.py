@@ -1,0 +1,620 @@
+"""agentmem as a Model Context Protocol server over stdio, for coding agents.
+
+Run it with ``agentmem mcp --db PATH`` (or ``$AGENTMEM_DB``). It serves these tools:
+
+``agentmem_context(task, tools?, domains?, k=5) -> str``
+    The lessons block for a task (:meth:`Memory.context`); empty when none fits.
+``agentmem_retrieve(task, tools?, domains?, k=5) -> [{id, text, domain, score}]``
+    The same lessons as data (:meth:`Memory.retrieve`).
+``agentmem_record(task, steps, group?, accepted?, condition?, meta?) -> {id}``
+    Record a whole trajectory at once.
+``agentmem_begin(task, group?, condition?, meta?) -> {handle}``,
+``agentmem_step(handle, tool, params?, output?, success?) -> {handle, steps}``,
+``agentmem_end(handle, accepted?) -> {id}``
+    Record a trajectory live, one tool call per ``agentmem_step``.
+``agentmem_feedback(trajectory_id, kind, note?) -> {trajectory_id, kind}``
+    The user's verdict: ``accept``, ``correct`` or ``reject``.
+
+One :class:`Memory` is opened per server and every call that touches it holds
+one lock, so concurrent tool calls (the SDK runs each on a worker thread) never
+interleave writes. agentmem errors come back as MCP tool errors (``isError``)
+carrying their message; the server keeps serving.
+
+Open live trajectories are kept in server memory: at most
+:data:`MAX_OPEN_TRAJECTORIES` at once, each at most :data:`MAX_LIVE_STEPS` steps.
+When the server exits (stdin closed, SIGTERM or SIGINT) with some still open,
+each one that has at least one step is recorded as *rejected*, with
+``meta.error`` saying it was unfinished, just as :meth:`Memory.trajectory`
+records a block that raised; open ones without steps are dropped.
+
+Importing this module is cheap: the MCP SDK (and pydantic) load only in
+:func:`build_server` and :func:`serve`, and no model loads until a tool needs it.
+Trajectories recorded here have ``source = "mcp"``.
+"""
+
+# No ``from __future__ import annotations`` here: the SDK reads the tool
+# functions' annotations with ``inspect.signature(eval_str=True)``, and the
+# functions are defined inside build_server, where their types are local names.
+
+import contextlib
+import os
+import secrets
+import signal
+import sys
+import threading
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from .errors import AgentMemError, InvalidRecordError
+
+if TYPE_CHECKING:
+    from mcp.server.mcpserver import MCPServer
+
+    from .memory import LiveTrajectory, Memory
+
+__all__ = [
+    "MAX_LIVE_STEPS",
+    "MAX_OPEN_TRAJECTORIES",
+    "SERVER_NAME",
+    "SOURCE",
+    "AgentMemTools",
+    "McpUnavailableError",
+    "TooManyOpenError",
+    "UnknownHandleError",
+    "build_server",
+    "serve",
+]
+
+#: The server's name as MCP clients see it; Claude Code names its tools
+#: ``mcp__agentmem__agentmem_context`` and so on.
+SERVER_NAME = "agentmem"
+#: The ``source`` of trajectories recorded through the server.
+SOURCE = "mcp"
+#: How many live trajectories may be open at once.
+MAX_OPEN_TRAJECTORIES = 32
+#: How many steps one live trajectory may hold.
+MAX_LIVE_STEPS = 1000
+#: How long shutdown waits for a running tool call before giving up on
+#: recording the unfinished trajectories.
+SHUTDOWN_LOCK_TIMEOUT_S = 10.0
+#: What to install when the SDK is missing.
+INSTALL_HINT = "pip install 'agentmem[mcp]'"
+UNFINISHED_ERROR = "unfinished: the MCP server exited before agentmem_end"
+
+INSTRUCTIONS = """\
+agentmem is a memory of earlier attempts at tasks: it returns short lessons learned from them \
+and records new attempts so that it can learn more.
+- At the start of a task, call agentmem_context with the user's request (and the tools you will \
+use) and follow the lessons that fit.
+- Record what you did: either agentmem_begin, then agentmem_step after each tool call, then \
+agentmem_end; or one agentmem_record call at the end. Keep the trajectory id that comes back.
+- When the user says whether the result was right, call agentmem_feedback with that id: \
+accept, correct (they had to fix it) or reject."""
+
+
+class UnknownHandleError(AgentMemError, KeyError):
+    """No open live trajectory has the given handle."""
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return str(self.args[0]) if self.args else "unknown handle"
+
+
+class TooManyOpenError(AgentMemError):
+    """:data:`MAX_OPEN_TRAJECTORIES` live trajectories are already open."""
+
+
+class McpUnavailableError(AgentMemError):
+    """The MCP Python SDK (2.x) is not installed."""
+
+
+class AgentMemTools:
+    """What the MCP tools do, without MCP: one :class:`Memory`, one lock, the open handles.
+
+    Every method is safe to call from several threads at once. Errors are
+    agentmem's own (:class:`~agentmem.errors.AgentMemError` subclasses).
+    """
+
+    def __init__(
+        self,
+        mem: "Memory",
+        *,
+        max_open: int = MAX_OPEN_TRAJECTORIES,
+        max_steps: int = MAX_LIVE_STEPS,
+    ) -> None:
+        self.mem = mem
+        self.max_open = max_open
+        self.max_steps = max_steps
+        self._lock = threading.Lock()
+        self._open: dict[str, LiveTrajectory] = {}
+        self._closed = False
+
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[None]:
+        with self._lock:
+            if self._closed:
+                raise AgentMemError("the agentmem MCP server is shutting down")
+            yield
+
+    # -- retrieval ---------------------------------------------------------------------
+
+    def context(
+        self,
+        task: str,
+        *,
+        tools: Sequence[str] | None = None,
+        domains: Sequence[str] | None = None,
+        k: int = 5,
+    ) -> str:
+        with self._locked():
+            return self.mem.context(task, tools=tools, domains=domains, k=k)
+
+    def retrieve(
+        self,
+        task: str,
+        *,
+        tools: Sequence[str] | None = None,
+        domains: Sequence[str] | None = None,
+        k: int = 5,
+    ) -> list[dict[str, Any]]:
+        with self._locked():
+            hits = self.mem.retrieve(task, tools=tools, domains=domains, k=k)
+        return [h.as_dict() for h in hits]
+
+    # -- recording ---------------------------------------------------------------------
+
+    def record(
+        self,
+        task: str,
+        steps: Sequence[Mapping[str, Any]],
+        *,
+        group: str | None = None,
+        accepted: bool | None = None,
+        condition: str | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> int:
+        from .records import Trajectory
+
+        fields: dict[str, Any] = {
+            "accepted": accepted,
+            "condition": condition,
+            "meta": dict(meta or {}),
+            "source": SOURCE,
+        }
+        if group is not None:
+            fields["group"] = group
+        t = Trajectory(task=task, steps=list(steps), **fields)
+        with self._locked():
+            return self.mem.record(t)
+
+    def begin(
+        self,
+        task: str,
+        *,
+        group: str | None = None,
+        condition: str | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> str:
+        from .memory import LiveTrajectory
+
+        live = LiveTrajectory(task=task, group=group, condition=condition, meta=dict(meta or {}))
+        live.build()  # validates task, group, condition and meta now, not at agentmem_end
+        with self._locked():
+            if len(self._open) >= self.max_open:
+                raise TooManyOpenError(
+                    f"{len(self._open)} trajectories are already open ({self._handles()}); "
+                    "finish one with agentmem_end before beginning another"
+                )
+            handle = "t-" + secrets.token_hex(4)
+            while handle in self._open:  # pragma: no cover - 1 in 4e9
+                handle = "t-" + secrets.token_hex(4)
+            self._open[handle] = live
+        return handle
+
+    def step(
+        self,
+        handle: str,
+        tool: str,
+        params: Mapping[str, Any] | None = None,
+        output: str = "",
+        success: bool = True,
+    ) -> int:
+        with self._locked():
+            live = self._get(handle)
+            if len(live.steps) >= self.max_steps:
+                raise InvalidRecordError(
+                    f"trajectory {handle} already has {self.max_steps} steps, the most one may "
+                    "hold; end it with agentmem_end and begin another"
+                )
+            live.step(tool, params, output, success)
+            return len(live.steps)
+
+    def end(self, handle: str, accepted: bool | None = None) -> int:
+        import attrs
+
+        with self._locked():
+            live = self._get(handle)
+            t = attrs.evolve(live.build(), accepted=accepted, source=SOURCE)
+            tid = self.mem.record(t)
+            del self._open[handle]  # only once recorded: a failed end can be retried
+            live.id = tid
+            return tid
+
+    def feedback(self, trajectory_id: int, kind: str, note: str | None = None) -> None:
+        with self._locked():
+            self.mem.feedback(trajectory_id, kind, note=note)
+
+    def open_handles(self) -> list[str]:
+        with self._lock:
+            return list(self._open)
+
+    # -- shutdown ----------------------------------------------------------------------
+
+    def close(self, *, timeout: float = SHUTDOWN_LOCK_TIMEOUT_S) -> list[int]:
+        """Record the unfinished trajectories as rejected, close the library, refuse
+        further calls; returns the ids recorded. Safe to call twice."""
+        import attrs
+
+        if not self._lock.acquire(timeout=timeout):
+            # A tool call is stuck holding the library; closing under it would corrupt
+            # its transaction. The unfinished trajectories are lost.
+            self._closed = True
+            return []
+        try:
+            if self._closed:
+                return []
+            self._closed = True
+            unfinished = [live for live in self._open.values() if live.steps]
+            self._open.clear()
+            ids: list[int] = []
+            try:
+                if unfinished:
+                    ts = []
+                    for live in unfinished:
+                        live.meta["error"] = UNFINISHED_ERROR
+                        ts.append(attrs.evolve(live.build(), accepted=False, source=SOURCE))
+                    ids = self.mem.record_many(ts)
+            finally:
+                self.mem.close()
+            return ids
+        finally:
+            self._lock.release()
+
+    # -- helpers -----------------------------------------------------------------------
+
+    def _get(self, handle: str) -> "LiveTrajectory":
+        live = self._open.get(handle)
+        if live is None:
+            raise UnknownHandleError(
+                f"no open trajectory has handle {handle!r} (never begun, already ended, or begun "
+                f"before the server restarted); open handles: {self._handles()}"
+            )
+        return live
+
+    def _handles(self) -> str:
+        return ", ".join(self._open) or "none"
+
+
+def _import_sdk() -> None:
+    try:
+        import mcp.server.mcpserver  # noqa: F401
+    except ImportError as e:
+        raise McpUnavailableError(
+            f"the MCP server needs the MCP Python SDK 2.x, which is not installed or too old "
+            f"({e}); install it with: {INSTALL_HINT}"
+        ) from None
+
+
+def _version() -> str:
+    try:
+        from importlib.metadata import version
+
+        return version("agentmem")
+    except Exception:  # pragma: no cover - running from a source tree without metadata
+        return "0"
+
+
+def build_server(core: AgentMemTools) -> "MCPServer[Any]":
+    """An ``MCPServer`` whose tools call ``core``. Imports the MCP SDK."""
+    _import_sdk()
+    from typing import Annotated, Literal
+
+    from mcp.server.mcpserver import MCPServer
+    from mcp.server.mcpserver.exceptions import ToolError
+    from mcp.types import ToolAnnotations
+    from pydantic import BaseModel, ConfigDict, Field
+
+    from .db import sqlite3
+
+    @contextlib.contextmanager
+    def as_tool_error() -> Iterator[None]:
+        try:
+            yield
+        except (AgentMemError, sqlite3.Error, OSError) as e:
+            raise ToolError(str(e) or type(e).__name__) from None
+
+    # -- argument and result types (they become the tools' JSON schemas) ------------
+
+    class StepArg(BaseModel):
+        """One tool call."""
+
+        model_config = ConfigDict(extra="forbid")
+        tool: str = Field(description="The tool's name, e.g. 'bash', 'edit', 'read'.")
+        params: dict[str, Any] = Field(
+            default_factory=dict, description="The call's arguments, as a JSON object."
+        )
+        output: str = Field(
+            default="",
+            description="What the tool returned (shorten long output; secrets are redacted "
+            "before anything is stored).",
+        )
+        success: bool = Field(
+            default=True, description="false when the call failed or returned unusable output."
+        )
+
+    class Hit(BaseModel):
+        id: int = Field(description="The experience's id.")
+        text: str = Field(description="The lesson.")
+        domain: str = Field(description="Its tool domain; empty for a general lesson.")
+        score: float = Field(description="Cosine similarity to the task; higher fits better.")
+
+    class Recorded(BaseModel):
+        id: int = Field(description="The trajectory id; pass it to agentmem_feedback.")
+
+    class Begun(BaseModel):
+        handle: str = Field(description="Pass it to agentmem_step and agentmem_end.")
+
+    class Stepped(BaseModel):
+        handle: str
+        steps: int = Field(description="How many steps the trajectory holds now.")
+
+    class FeedbackGiven(BaseModel):
+        trajectory_id: int
+        kind: str
+
+    Task = Annotated[
+        str, Field(description="The task as the user stated it, in a sentence or two.")
+    ]
+    Tools = Annotated[
+        list[str] | None,
+        Field(
+            description="Names of the tools you have or will use, e.g. ['bash', 'edit']: only "
+            "lessons in those tools' domains, plus general ones, are returned. Omit "
+            "this and domains to search every domain."
+        ),
+    ]
+    Domains = Annotated[
+        list[str] | None,
+        Field(description="Tool domains to search, e.g. ['fs', 'git'], plus general lessons."),
+    ]
+    K = Annotated[int, Field(ge=1, le=50, description="How many lessons at most.")]
+    Group = Annotated[
+        str | None,
+        Field(
+            description="Task group key: attempts with the same group are compared to learn "
+            "lessons. Defaults to the task text, lower-cased; set it to pool attempts "
+            "at one task that were worded differently."
+        ),
+    ]
+    Condition = Annotated[
+        str | None,
+        Field(
+            description="The reward token the attempt was conditioned on (RC-GRPO rollouts "
+            "only); omit otherwise."
+        ),
+    ]
+    Meta = Annotated[
+        dict[str, Any] | None,
+        Field(description="Any JSON object to keep with the trajectory (model, repository, ...)."),
+    ]
+    Accepted = Annotated[
+        bool | None,
+        Field(
+            description="The user's verdict if already known: true if they accepted the result, "
+            "false if they rejected it. Omit when unknown and call agentmem_feedback "
+            "later."
+        ),
+    ]
+    Handle = Annotated[str, Field(description="The handle agentmem_begin returned.")]
+
+    server: MCPServer[Any] = MCPServer(
+        SERVER_NAME,
+        title="agentmem",
+        version=_version(),
+        instructions=INSTRUCTIONS,
+        log_level="WARNING",
+    )
+    read_only = ToolAnnotations(read_only_hint=True, open_world_hint=False)
+    writes = ToolAnnotations(
+        read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False
+    )
+
+    def tool(annotations: ToolAnnotations, description: str | None = None) -> Any:
+        """Register a tool; its description is ``description`` or its docstring, on one line."""
+
+        def register(fn: Any) -> Any:
+            text = " ".join((description or fn.__doc__ or "").split())
+            server.add_tool(fn, description=text, annotations=annotations)
+            return fn
+
+        return register
+
+    @tool(read_only)
+    def agentmem_context(task: Task, tools: Tools = None, domains: Domains = None, k: K = 5) -> str:
+        """Lessons learned from earlier attempts at similar tasks, as a text block ready to
+        follow. Call it when you start a task, with the user's request as `task`, and apply
+        the lessons that fit. Returns an empty string when no lesson fits. Fast and
+        read-only (no language model runs)."""
+        with as_tool_error():
+            return core.context(task, tools=tools, domains=domains, k=k)
+
+    @tool(read_only)
+    def agentmem_retrieve(
+        task: Task, tools: Tools = None, domains: Domains = None, k: K = 5
+    ) -> list[Hit]:
+        """The lessons that best fit `task`, best first, as data: {id, text, domain, score}.
+        Use it when you need ids or scores; to just read the lessons, use agentmem_context."""
+        with as_tool_error():
+            return [Hit(**h) for h in core.retrieve(task, tools=tools, domains=domains, k=k)]
+
+    @tool(writes)
+    def agentmem_record(
+        task: Task,
+        steps: Annotated[list[StepArg], Field(description="The tool calls made, in order.")],
+        group: Group = None,
+        accepted: Accepted = None,
+        condition: Condition = None,
+        meta: Meta = None,
+    ) -> Recorded:
+        """Record one finished attempt at a task (a trajectory): the task and every tool
+        call made for it, in one call. Returns {id}; keep it for agentmem_feedback. To
+        record while you work instead, use agentmem_begin, agentmem_step and agentmem_end."""
+        with as_tool_error():
+            tid = core.record(
+                task,
+                [s.model_dump() for s in steps],
+                group=group,
+                accepted=accepted,
+                condition=condition,
+                meta=meta,
+            )
+            return Recorded(id=tid)
+
+    @tool(
+        writes,
+        description=(
+            "Start recording an attempt at a task, live. Returns {handle}: call agentmem_step "
+            "with it after each tool call, and agentmem_end when the task is done. At most "
+            f"{core.max_open} may be open at once. If the server stops before agentmem_end, an "
+            "attempt with steps is recorded as rejected; one without steps is dropped."
+        ),
+    )
+    def agentmem_begin(
+        task: Task, group: Group = None, condition: Condition = None, meta: Meta = None
+    ) -> Begun:
+        with as_tool_error():
+            return Begun(handle=core.begin(task, group=group, condition=condition, meta=meta))
+
+    @tool(writes)
+    def agentmem_step(
+        handle: Handle,
+        tool: Annotated[str, Field(description="The tool's name, e.g. 'bash', 'edit'.")],
+        params: Annotated[
+            dict[str, Any] | None, Field(description="The call's arguments, as a JSON object.")
+        ] = None,
+        output: Annotated[
+            str,
+            Field(
+                description="What the tool returned (shorten long output; secrets are redacted "
+                "before anything is stored)."
+            ),
+        ] = "",
+        success: Annotated[
+            bool, Field(description="false when the call failed or returned unusable output.")
+        ] = True,
+    ) -> Stepped:
+        """Add one tool call to the attempt opened by agentmem_begin."""
+        with as_tool_error():
+            return Stepped(handle=handle, steps=core.step(handle, tool, params, output, success))
+
+    @tool(writes)
+    def agentmem_end(handle: Handle, accepted: Accepted = None) -> Recorded:
+        """Finish and store the attempt opened by agentmem_begin. Returns {id}; keep it for
+        agentmem_feedback. The handle is no longer valid afterwards."""
+        with as_tool_error():
+            return Recorded(id=core.end(handle, accepted))
+
+    @tool(writes)
+    def agentmem_feedback(
+        trajectory_id: Annotated[
+            int, Field(description="The id agentmem_record or agentmem_end returned.")
+        ],
+        kind: Annotated[
+            Literal["accept", "correct", "reject"],
+            Field(
+                description="accept: the user took the result as it was; correct: they had to "
+                "fix it; reject: it was wrong or abandoned."
+            ),
+        ],
+        note: Annotated[
+            str | None, Field(description="Optional: what was wrong, in the user's words.")
+        ] = None,
+    ) -> FeedbackGiven:
+        """Record the user's verdict on a recorded attempt's final result. The latest
+        verdict wins; without one, an attempt counts as accepted 120 s after recording."""
+        with as_tool_error():
+            core.feedback(trajectory_id, kind, note)
+            return FeedbackGiven(trajectory_id=trajectory_id, kind=kind)
+
+    return server
+
+
+class _Signalled(BaseException):
+    """SIGTERM or SIGINT arrived; raised from the signal handler so that ``finally`` runs."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def serve(db_path: str | None = None) -> None:
+    """Open the library at ``db_path`` and serve MCP over stdin/stdout until stdin closes;
+    then record unfinished trajectories as rejected and close the library.
+
+    On SIGTERM or SIGINT the same happens, and then the process exits at once
+    (status 143 or 130): the SDK's stdin reader thread would otherwise keep it
+    alive until stdin closes. Raises :class:`McpUnavailableError` when the SDK
+    is missing, and agentmem's or the OS's errors when the library cannot be opened.
+    """
+    _import_sdk()
+    import anyio
+
+    from .memory import Memory
+
+    mem = Memory.open(db_path)
+    core = AgentMemTools(mem)
+    restore = _raise_on_signals()
+    status: int | None = None
+    try:
+        server = build_server(core)
+        anyio.run(server.run_stdio_async)
+    except _Signalled as e:
+        status = 128 + e.signum
+    finally:
+        _ignore_signals()  # a second Ctrl-C must not cut the recording of unfinished ones short
+        try:
+            core.close()
+        finally:
+            restore()
+    if status is not None:
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(Exception):
+                stream.flush()
+        os._exit(status)
+
+
+def _ignore_signals() -> None:
+    if threading.current_thread() is threading.main_thread():
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(sig, signal.SIG_IGN)
+
+
+def _raise_on_signals() -> Callable[[], None]:
+    """Make SIGTERM and SIGINT raise :class:`_Signalled`; returns the undo.
+
+    A handler of our own for SIGINT also keeps asyncio from installing its own,
+    which only cancels the main task, and that waits forever on the blocking
+    stdin read.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        return lambda: None
+
+    def on_signal(signum: int, frame: object) -> None:
+        raise _Signalled(signum)
+
+    old = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGTERM, signal.SIGINT)}
+
+    def restore() -> None:
+        for sig, handler in old.items():
+            signal.signal(sig, handler)
+
+    return restore
