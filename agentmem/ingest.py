@@ -142,12 +142,16 @@ def is_error_output(text: str) -> bool:
     return False
 
 
+def _mapping(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
 def _openai_record(rec: Mapping[str, Any], where: str) -> Trajectory:
     messages = rec.get("traj", rec.get("messages"))
     if not isinstance(messages, list):
         raise InvalidRecordError(f"{where}: expected 'messages' (or 'traj'), a list of chat messages")
-    info = rec.get("info") if isinstance(rec.get("info"), Mapping) else {}
-    task_info = info.get("task") if isinstance(info.get("task"), Mapping) else {}
+    info = _mapping(rec.get("info"))
+    task_info = _mapping(info.get("task"))
     task = task_info.get("instruction") or rec.get("task")
     if not task:
         task = next(
@@ -203,8 +207,7 @@ def _openai_record(rec: Mapping[str, Any], where: str) -> Trajectory:
     accepted = None
     if isinstance(reward, (int, float)) and not isinstance(reward, bool) and math.isfinite(reward):
         accepted = reward >= 0.5
-    reward_info = info.get("reward_info") if isinstance(info.get("reward_info"), Mapping) else {}
-    r_state = (reward_info.get("info") or {}).get("r_actions") if reward_info else None
+    r_state = _mapping(_mapping(info.get("reward_info")).get("info")).get("r_actions")
     state_ok = None
     if isinstance(r_state, (int, float)):
         state_ok = r_state >= 1.0

@@ -23,7 +23,8 @@ from .rewards import RewardWeights
 
 if TYPE_CHECKING:
     from .embeddings import Embedder
-    from .learning import LearnOptions, LearnReport, Operation
+    from .learning import Operation
+    from .learning.session import LearnOptions, LearnReport
     from .library import Library, Scored
     from .llm import TextModel
     from .redact import Redactor
@@ -348,7 +349,7 @@ class Memory:
         transaction and journaled. ``dry_run`` computes Omega* and applies
         nothing. ``use_model=False`` uses the data-derived texts only.
         """
-        from .learning import LearnOptions, learn
+        from .learning.session import LearnOptions, learn
 
         opts = options or LearnOptions(reward=self.reward_kind, weights=self.reward_weights)
         lib = self._library()

@@ -124,7 +124,7 @@ def context(mem: Memory, text: str, domains: tuple[str, ...], tools: tuple[str, 
     \b
     Examples:
       agentmem context "fix the failing test" --tool bash --tool edit
-      agentmem context "$PROMPT" -k 3 >> system-prompt.txt
+      agentmem context -k 3 -- "$PROMPT" >> system-prompt.txt
     """
     block = mem.context(text, tools=tools or None, domains=domains or None, k=k)
     if block:
