@@ -155,6 +155,7 @@ def _delete(db: Database, eid: int, at: str, session_id: int) -> None:
 
 
 def _pid_alive(pid: int | None) -> bool:
+    """Whether process ``pid`` still runs (a killed, unreaped zombie does not)."""
     if not pid:
         return False
     if pid == os.getpid():
@@ -163,9 +164,13 @@ def _pid_alive(pid: int | None) -> bool:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
-    except PermissionError:
+    except (PermissionError, OverflowError):
         return True
-    return True
+    try:  # a killed process that nobody reaped yet (a zombie) still answers kill(pid, 0)
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as fh:
+            return fh.read().rpartition(")")[2].split()[:1] != ["Z"]
+    except OSError:
+        return True
 
 
 def begin_session(db: Database, kind: str, *, model: str | None = None,

@@ -15,7 +15,12 @@ from sqlite_utils import Database
 from . import store
 from .db import connect, write
 from .domains import domain_for, valid_domain
-from .errors import InvalidRecordError, UnknownExperienceError, UnknownTrajectoryError
+from .errors import (
+    AgentMemError,
+    InvalidRecordError,
+    UnknownExperienceError,
+    UnknownTrajectoryError,
+)
 from .migrations import migrations
 from .paths import DEFAULT_DB_ENV, default_db_path
 from .records import Experience, Feedback, Step, Trajectory
@@ -32,6 +37,21 @@ if TYPE_CHECKING:
 __all__ = ["DEFAULT_DB_ENV", "LiveTrajectory", "Memory", "default_db_path"]
 
 REWARD_KINDS = ("composite", "binary")
+
+
+def _refuse_newer(db: Database) -> None:
+    """Refuse a file that a newer agentmem migrated: its schema is unknown to this one."""
+    if not db["_sqlite_migrations"].exists():
+        return
+    known = {m.name for m in migrations._migrations}
+    applied = {r[0] for r in db.execute(
+        "SELECT name FROM _sqlite_migrations WHERE migration_set = 'agentmem'")}
+    unknown = sorted(applied - known)
+    if unknown:
+        raise AgentMemError(
+            f"this library was written by a newer agentmem (migration {', '.join(unknown)}); "
+            "upgrade agentmem to open it"
+        )
 
 
 class Memory:
@@ -85,6 +105,7 @@ class Memory:
         db = connect(p)
         try:
             with write(db):
+                _refuse_newer(db)
                 migrations.apply(db)
         except Exception:
             db.close()

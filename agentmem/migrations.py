@@ -171,5 +171,20 @@ def m001_initial(db: Database) -> None:
     )
 
 
+@migrations()
+def m002_steps_trajectory_success(db: Database) -> None:
+    """A covering index for counting a trajectory's failed (or succeeded) steps.
+
+    The group reports and the ``trajectory_rewards`` view count
+    ``steps WHERE trajectory_id = ? AND success = 0`` (or ``= 1``) per trajectory.
+    With only ``UNIQUE (trajectory_id, position)`` SQLite reads every step row
+    (tool outputs included) to test ``success``; this index answers the count
+    from the index alone.
+    """
+    db.execute(
+        "CREATE INDEX IF NOT EXISTS steps_trajectory_success ON steps (trajectory_id, success)"
+    )
+
+
 #: The number of migrations this version of agentmem knows.
 SCHEMA_VERSION = len(migrations._migrations)
