@@ -60,8 +60,10 @@ def error_phrase(output: str, words: int = 8) -> str:
             obj = None
         if isinstance(obj, dict) and "error" in obj:
             s = str(obj["error"])
-    s = re.sub(r"(?i)^(error|exception)\s*[:\-]?\s*", "", s)
     s = s.split("\n", 1)[0]
+    s = re.sub(r"(?i)^(error|exception)(\s+during\s+execution)?\s*[:\-]?\s*", "", s)
+    # "Class.method() got an unexpected ..." / "cat: x: No such file": the tool prefix says nothing
+    s = re.sub(r"^[A-Za-z_][\w.]*\(\)\s*", "", s)
     s = safe_text(s, 160).strip(" .'\"")
     return clip_words(s, words)
 
@@ -155,6 +157,18 @@ def _sequence(tools: Sequence[str], limit: int = 8) -> str:
     return " -> ".join(out)
 
 
+def _values(params: dict[str, Any]) -> list[str]:
+    return sorted(json.dumps(v, sort_keys=True, ensure_ascii=False) for v in params.values())
+
+
+def _retry_of(failed: Step, later: Step) -> bool:
+    """Whether ``later`` (same tool, succeeded) retries ``failed``: the same parameter names
+    (a corrected value) or the same values (a corrected name). A call of the same tool on
+    other arguments under other names is another call, not a recovery."""
+    same_names = set(failed.params) == set(later.params)
+    return same_names or _values(failed.params) == _values(later.params)
+
+
 def _recoveries(steps: Sequence[Step]) -> tuple[list[Failure], list[Recovery]]:
     failures: list[Failure] = []
     recoveries: list[Recovery] = []
@@ -162,7 +176,8 @@ def _recoveries(steps: Sequence[Step]) -> tuple[list[Failure], list[Recovery]]:
         if s.success:
             continue
         later = next((j for j in range(i + 1, len(steps))
-                      if steps[j].tool == s.tool and steps[j].success), None)
+                      if steps[j].tool == s.tool and steps[j].success
+                      and _retry_of(s, steps[j])), None)
         err = error_phrase(s.output)
         failures.append(Failure(i, s.tool, dict(s.params), err, later is not None))
         if later is not None and not any(r.tool == s.tool and r.error == err for r in recoveries):

@@ -1,45 +1,86 @@
-"""Stage 2 from the data: what separates the positive trajectories of a group from the negative ones.
+"""Stage 2 from the data: what separates a group's positive trajectories from its negative ones.
 
 Each :class:`Finding` is one difference the steps prove (a parameter name or
 value, a missing prerequisite call, a recovery, a wrong tool, a skipped step),
-with a draft lesson of at most 32 words that says when and how to apply it, and
-the facts (tool and parameter names) that any rephrasing must keep. The model
-may rephrase a finding; it cannot invent one.
+with a draft lesson of at most 32 words that says when and how to apply it, the
+facts (tool and parameter names) that any rephrasing must keep, and the
+``avoid`` items (the wrong tool, parameter name or value) that a rephrasing may
+only name as something not to do. The model may rephrase a finding; it cannot
+invent one.
 
-Rules, in the order they are tried for each unrecovered failure of a negative
-trajectory on tool T (error e), comparing with positive trajectories' successful
-calls of T:
+Positive and negative
+---------------------
+Positive: advantage above 0; negative: below 0 (paper, eq. 7). A trajectory exactly at
+the group mean (advantage 0, which the composite reward makes possible: an all-success
+run that the user rejected can score the mean) counts by the user's verdict when there is
+one: rejected runs are negatives, accepted ones positives.
 
-1. ``param_name``: the parameter names differ -> "When calling T, pass right (not wrong)".
-2. ``param_value``: same names, a value differs -> "When calling T, check X ...".
-3. ``prerequisite``: same parameters -> a tool U that positives called before T
-   and the negative did not -> "Before calling T, call U first".
-4. ``wrong_tool``: positives never called T successfully but used a tool of the
-   same domain that the negative did not -> "Use R instead of T".
+Root causes, one per negative trajectory
+-----------------------------------------
+Each negative trajectory is aligned, call by call (tool names, inert tools such
+as ``think`` left out), with the positive trajectory closest to it, and its
+*first divergence* from that positive is its root cause. Later failures of the
+same run are mostly its consequences (a missing login makes every later call
+fail), so they do not become findings of their own. A failed call the negative
+itself retried (an extra call of the same tool, same parameter names or values)
+is not a divergence. Divergences, in the order they occur:
+
+1. ``param_name``: the same tool, the negative's call failed, the parameter
+   names differ -> "Call T with right=..., never wrong=...".
+2. ``param_value``: the same tool, the negative's call failed, a value differs
+   -> "Call T with X like good; never X=bad". When the positive's value came from
+   the output of an earlier call of tool L, the lesson says to look X up with L.
+3. ``param_value`` (no error at the call): the same tool, both calls succeeded,
+   a short categorical value differs that no positive ever used, and the run
+   failed later (or the value is a flag or number) -> "Call T with X=good, never bad".
+4. ``prerequisite``: a successful call of U in the positive is missing from the
+   negative (it made no identical call in its place), and the negative's next
+   failure is on another tool T -> "Before calling T, call U first".
+5. ``wrong_tool``: the negative called W exactly where the positive called R (a
+   one-for-one substitution between equal stretches), and the two can stand in
+   for each other (a shared name part, parameter names or values) -> "Use R, not W,
+   for requests like <the words of the task that ask for R>".
+
+A negative whose alignment shows no such divergence falls back to comparing each
+of its unrecovered failures with every positive's successful calls of that tool
+(rules 1, 2, 4 above), or to a tool of the failing tool's domain that only
+positives used and that can stand in for it (``wrong_tool``).
 
 Then, over the whole group:
 
-5. ``recovery``: positives hit error e on T and recovered (a later successful T),
-   negatives hit it and did not -> "If T fails with e, <what positives did>".
-6. ``wrong_tool`` without an error: a tool only negatives used, in place of a
-   same-domain tool only positives used.
-7. ``param_value`` without an error: every positive called T with X in one set of
-   values, every negative with values outside it.
-8. ``missing_step``: every positive called T, some negative never did.
+6. ``recovery``: positives hit error e on T and recovered (a retry of T),
+   negatives hit it and did not -> "If T fails with e, call U and retry".
+7. ``missing_step``: with two or more positives, every positive called U, a negative
+   never did and nothing else explains it; only when something says when (the next
+   call, or the words of the task that ask for U).
+
+Merging (:func:`merge_findings`, within a group here and across the groups of a
+session in :func:`agentmem.learning.stages.generalize`): findings that teach one
+lesson become one -- prerequisites and recoveries with the same helper U for
+several tools ("Before calling cat, cp or mv, call cd first"), with U's own
+parameter value or the tool wrongly used instead of U; values of one parameter X
+linked by a tool, a look-up tool or an error, with the recoveries that looked X up
+and a misspelt name of X; one wrong parameter name guessed for several tools; the
+same substitution seen in several groups (both directions: "use cp, not mv, for
+..., use mv, not cp, for ..."); one step skipped in several groups.
 """
 
 from __future__ import annotations
 
+import json
+import re
 from collections import defaultdict
 from collections.abc import Sequence
+from difflib import SequenceMatcher
 from typing import Any
 
 import attrs
 
-from ..records import Trajectory
+from ..records import Step, Trajectory
 from .digest import Digest, clip_words, value_text
 
-__all__ = ["Finding", "find_evidence"]
+__all__ = ["Finding", "clusters", "find_evidence", "merge_cluster", "merge_findings", "quote_error",
+           "task_phrase"]
 
 _KIND_RANK = {
     "param_name": 0,
@@ -53,7 +94,12 @@ _KIND_RANK = {
 
 @attrs.frozen
 class Finding:
-    """One proven difference between positive and negative trajectories of a group."""
+    """One proven difference between positive and negative trajectories of a group.
+
+    ``facts``: names any phrasing must keep (tool first). ``detail["avoid"]``:
+    the wrong tool, parameter name or value, which a phrasing may only name as
+    something not to do.
+    """
 
     kind: str
     tool: str
@@ -67,42 +113,50 @@ class Finding:
     def key(self) -> tuple[str, ...]:
         return (self.kind, *self.facts)
 
+    @property
+    def avoid(self) -> tuple[str, ...]:
+        return tuple(self.detail.get("avoid", ()))
+
 
 @attrs.frozen
 class _Member:
     traj: Trajectory
     dig: Digest
 
-
-def _domain_of(members: Sequence[_Member], tool: str) -> str:
-    for m in members:
-        for s in m.traj.steps:
-            if s.tool == tool and s.domain:
-                return s.domain
-    return ""
+    @property
+    def steps(self) -> tuple[Step, ...]:
+        return self.traj.steps
 
 
-def _ok_calls(members: Sequence[_Member], tool: str) -> list[tuple[_Member, int, dict[str, Any]]]:
-    return [
-        (m, i, dict(s.params))
-        for m in members
-        for i, s in enumerate(m.traj.steps)
-        if s.tool == tool and s.success
-    ]
+# --------------------------------------------------------------------------- text helpers
 
 
-def _closest(params: dict[str, Any], candidates: list[tuple[_Member, int, dict[str, Any]]]):
-    def score(c: tuple[_Member, int, dict[str, Any]]) -> tuple[int, int]:
-        q = c[2]
-        same_keys = len(set(params) & set(q))
-        same_vals = sum(1 for k in params if k in q and q[k] == params[k])
-        return (same_keys - len(set(params) ^ set(q)), same_vals)
-
-    return max(candidates, key=score)
+def quote_error(e: str, words: int = 8) -> str:
+    """An error gist ready to stand in single quotes: no inner quotes, a few words."""
+    e = re.sub(r"['\"`]", "", e or "").strip(" .:;,")
+    return clip_words(e, words)
 
 
-def _tools_before(m: _Member, index: int) -> list[str]:
-    return [s.tool for s in m.traj.steps[:index]]
+def _lesson(*parts: str) -> str:
+    text = " ".join(p for p in parts if p)
+    return clip_words(re.sub(r"\s+", " ", text).replace(" ;", ";").strip(), 32)
+
+
+def _err_clause(e: str, subject: str = "it", verb: str = "fails", words: int = 6) -> str:
+    q = quote_error(e, words)
+    return f"{subject} {verb} with '{q}'" if q else f"{subject} {verb}"
+
+
+def _val(v: Any) -> str:
+    return value_text(v, 40)
+
+
+def _split_name(name: str) -> set[str]:
+    parts = re.split(r"[_\W]+", name)
+    words: set[str] = set()
+    for p in parts:
+        words.update(w.lower() for w in re.findall(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+", p))
+    return {w for w in words if len(w) > 2}
 
 
 def _categorical(text: str) -> bool:
@@ -110,38 +164,729 @@ def _categorical(text: str) -> bool:
     return len(text) <= 40 and len(text.split()) <= 3
 
 
-def _aligned(pos: Sequence[_Member], n: _Member, right: str, wrong: str) -> bool:
-    """``wrong`` in the negative stands where ``right`` stands in a positive: same predecessor."""
-    def preds(m: _Member, tool: str) -> set[str | None]:
-        seq = [s.tool for s in m.traj.steps]
-        return {seq[i - 1] if i else None for i, t in enumerate(seq) if t == tool}
-
-    return any(preds(p, right) & preds(n, wrong) for p in pos)
+def _scalar(v: Any) -> bool:
+    return isinstance(v, (str, int, float, bool)) and not (isinstance(v, str) and not v.strip())
 
 
-def _alternatives(ms: Sequence[_Member], a: str, b: str) -> bool:
-    """Two tools that can stand in for each other: a shared name part or shared parameters."""
-    parts_a, parts_b = set(a.lower().split("_")), set(b.lower().split("_"))
-    if parts_a & parts_b:
-        return True
-    pa = {k for m in ms for s in m.traj.steps if s.tool == a for k in s.params}
-    pb = {k for m in ms for s in m.traj.steps if s.tool == b for k in s.params}
-    if not pa and not pb:
-        return True
-    return bool(pa | pb) and len(pa & pb) / len(pa | pb) >= 0.5
+# --------------------------------------------------------------------------- group helpers
+
+
+def _domain_of(members: Sequence[_Member], tool: str) -> str:
+    for m in members:
+        for s in m.steps:
+            if s.tool == tool and s.domain:
+                return s.domain
+    return ""
 
 
 def _inert(ms: Sequence[_Member]) -> set[str]:
     """Tools whose every call returned nothing (a scratchpad like ``think``): no lessons."""
     outs: dict[str, set[str]] = defaultdict(set)
     for m in ms:
-        for s in m.traj.steps:
+        for s in m.steps:
             outs[s.tool].add(s.output.strip())
     return {t for t, o in outs.items() if o <= {""}}
 
 
-def _lesson(*parts: str) -> str:
-    return clip_words(" ".join(p for p in parts if p).replace("  ", " "), 32)
+def _calls(m: _Member, inert: set[str]) -> list[int]:
+    return [i for i, s in enumerate(m.steps) if s.tool not in inert]
+
+
+def _values(params: dict[str, Any]) -> set[str]:
+    out = set()
+    for v in params.values():
+        for x in (v if isinstance(v, list) else [v]):
+            if _scalar(x):
+                out.add(str(x))
+    return out
+
+
+def _alternatives(ms: Sequence[_Member], r: Step, w: Step) -> bool:
+    """Two calls that can stand in for each other: a shared name part, parameters, values."""
+    if _split_name(r.tool) & _split_name(w.tool):
+        return True
+    if set(r.params) & set(w.params) or _values(r.params) & _values(w.params):
+        return True
+    return not r.params and not w.params
+
+
+def _provenance(m: _Member, before: int, value: Any) -> str | None:
+    """The tool whose successful output, before step ``before``, holds ``value`` (not as a
+    parameter of that call): where a positive run took the value from."""
+    text = value_text(value, 200)
+    if not _scalar(value) or len(text) < 2:
+        return None
+    for s in reversed(m.steps[:before]):
+        if s.success and text in s.output and text not in _values(s.params):
+            return s.tool
+    return None
+
+
+def _in_task(m: _Member, value: Any) -> bool:
+    return isinstance(value, str) and len(value) > 1 and value.lower() in m.traj.task.lower()
+
+
+# --------------------------------------------------------------------------- alignment
+
+
+def _events(p: _Member, n: _Member, inert: set[str]) -> list[tuple[str, int | None, int | None]]:
+    """The two runs aligned call by call: (op, positive index, negative index), in order."""
+    pi, ni = _calls(p, inert), _calls(n, inert)
+    a = [p.steps[i].tool for i in pi]
+    b = [n.steps[j].tool for j in ni]
+    out: list[tuple[str, int | None, int | None]] = []
+    for op, i1, i2, j1, j2 in SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        if op == "equal":
+            out += [("equal", pi[i1 + k], ni[j1 + k]) for k in range(i2 - i1)]
+        elif op == "delete":
+            out += [("delete", pi[i], None) for i in range(i1, i2)]
+        elif op == "insert":
+            out += [("insert", None, ni[j]) for j in range(j1, j2)]
+        elif i2 - i1 == 1 and j2 - j1 == 1:  # one call stands where the positive made another
+            out.append(("replace", pi[i1], ni[j1]))
+        else:  # a longer stretch of other calls: no one-for-one substitution to name
+            k = min(i2 - i1, j2 - j1)
+            out += [("other", pi[i1 + x], ni[j1 + x]) for x in range(k)]
+            out += [("delete", pi[i], None) for i in range(i1 + k, i2)]
+            out += [("insert", None, ni[j]) for j in range(j1 + k, j2)]
+    return out
+
+
+def _closest(n: _Member, pos: Sequence[_Member], inert: set[str]) -> _Member:
+    b = [n.steps[j].tool for j in _calls(n, inert)]
+
+    def score(p: _Member) -> tuple[float, int]:
+        a = [p.steps[i].tool for i in _calls(p, inert)]
+        same = sum(1 for x, y in zip(p.steps, n.steps, strict=False)
+                   if x.tool == y.tool and x.params == y.params)
+        return SequenceMatcher(None, a, b, autojunk=False).ratio(), same
+
+    return max(pos, key=score)
+
+
+# --------------------------------------------------------------------------- finding builders
+
+
+def _param_name(t: str, dom: str, e: str, p: dict[str, Any], q: dict[str, Any]) -> Finding | None:
+    extra, missing = sorted(set(p) - set(q)), sorted(set(q) - set(p))
+    if not extra and not missing:
+        return None
+    if len(extra) == 1 and len(missing) == 1:
+        r, w = missing[0], extra[0]
+        text = _lesson(f"Call {t} with {r}=..., never {w}=...; {w} is not a parameter of {t}.")
+        return Finding("param_name", t, dom, text, (t, missing[0], extra[0]),
+                       detail={"error": e, "wrong": extra, "right": missing, "avoid": extra})
+    need = ", ".join(missing) or "only its documented parameters"
+    drop = f", not {', '.join(extra)}" if extra else ""
+    text = _lesson(f"Call {t} with {need}{drop};", _err_clause(e, "otherwise it", words=5) + ".")
+    return Finding("param_name", t, dom, text, (t, *(missing or extra)[:2]),
+                   detail={"error": e, "wrong": extra, "right": missing, "avoid": extra})
+
+
+def _param_value(t: str, dom: str, e: str | None, x: str, bad: Any, good: Any,
+                 source: str | None, later: str | None = None, later_error: str = "") -> Finding:
+    """A value of parameter ``x`` of ``t`` that failed (``e``) or made a later call fail."""
+    b, g = _val(bad), _val(good)
+    if e is not None:
+        q = quote_error(e, 5)
+        outcome = f"never {x}={b}" + (f", which failed with '{q}'." if q else ", which failed.")
+    elif later:
+        outcome = f"otherwise the later {later} call fails."
+    else:
+        outcome = "otherwise the run is rejected."
+    if source and source != t:
+        head = f"Before calling {t}, look up {x} with {source} (e.g. {g});"
+        facts: tuple[str, ...] = (t, x, source)
+    elif e is None:
+        head = f"Call {t} with {x}={g}, never {b};"
+        facts = (t, x)
+    else:
+        head = f"Call {t} with {x} like {g};"
+        facts = (t, x)
+    return Finding("param_value", t, dom, _lesson(head, outcome), facts,
+                   detail={"error": e, "bad": bad, "good": good, "source": source,
+                           "later": later, "param": x, "avoid": [b]})
+
+
+def _prerequisite(t: str, u: str, dom: str, e: str) -> Finding:
+    text = _lesson(f"Before calling {t}, call {u} first;",
+                   _err_clause(e, f"without it {t}", words=5) + ".")
+    return Finding("prerequisite", t, dom, text, (t, u), detail={"error": e, "helper": u})
+
+
+_SENTENCE = re.compile(r".+?(?:[.?!](?=\s|$)|$)", re.DOTALL)
+_TOKEN = re.compile(r"[A-Za-z0-9_](?:[A-Za-z0-9_.'’/-]*[A-Za-z0-9_])?")
+
+
+def task_phrase(task: str, step: Step, words: int = 10, needs_name: bool = False) -> str | None:
+    """The few words of the task that ask for ``step``: the sentence sharing the most with
+    its string arguments and the parts of its tool name, clipped around the first match."""
+    values = [v for v in _values(step.params) if not v.isdigit() and len(v) > 2]
+    plain = {v for v in values if not re.search(r"[\d_]", v)}
+    parts = [p[:5] for p in _split_name(step.tool) if len(p) > 3]  # not get/set/add
+    best, best_score, best_at = None, 0, 0
+    for m in _SENTENCE.finditer(task):
+        sent = m.group(0).strip()
+        low = sent.lower()
+        toks = _TOKEN.findall(sent)
+        score = sum(2 if v in plain else 1 for v in values if v.lower() in low)
+        hits = [i for i, t in enumerate(toks) if any(t.lower().startswith(p) for p in parts)]
+        if needs_name and not hits:
+            continue
+        score += 2 * len({toks[i].lower() for i in hits})
+        hits += [i for i, t in enumerate(toks) if any(v.lower() in t.lower() for v in values)]
+        if score > best_score:
+            best, best_score, best_at = toks, score, min(hits) if hits else 0
+    if not best or best_score < 2:
+        return None
+    start = max(0, min(best_at - 3, len(best) - words))
+    # a snake_case word of the task that the call does not pass reads like a tool name
+    keep = [t for t in best[start:start + words]
+            if "_" not in t or "." in t or t in values]
+    phrase = " ".join(keep)
+    phrase = re.sub(r"[\"`|]", "", phrase).strip(" ,;:.")
+    return phrase or None
+
+
+def _wrong_tool(r: Step, w: Step, dom: str, e: str | None, context: str | None,
+                task: str = "") -> Finding:
+    ask = task_phrase(task, r) if task else None
+    if ask:
+        when = f'for requests like "{ask}"'
+    else:
+        when = f"after {context}" if context and context not in (r.tool, w.tool) \
+            else "for this step"
+    why = _err_clause(e, w.tool, "failed", words=5) + "." if e else f"{w.tool} runs were rejected."
+    text = _lesson(f"Use {r.tool}, not {w.tool}, {when};", why)
+    return Finding("wrong_tool", w.tool, dom, text, (r.tool, w.tool),
+                   detail={"error": e, "avoid": [w.tool], "ask": ask})
+
+
+def _call_form(u: Step) -> str:
+    """``tool(a, b)``: the call with its parameter names (how to make it)."""
+    names = list(u.params)[:3]
+    return f"{u.tool}({', '.join(names)})" if names else u.tool
+
+
+def _missing_step(u: Step, nxt: str | None, dom: str, task: str = "") -> Finding | None:
+    """"Call U (before V)": None when nothing says when (no next call, no request)."""
+    ask = task_phrase(task, u, needs_name=True) if task else None
+    if not ask and not nxt:
+        return None
+    when = f' for requests like "{ask}"' if ask else ""
+    if nxt:
+        text = _lesson(f"Call {_call_form(u)} before {nxt}{when};",
+                       "runs that skipped it were rejected.")
+        facts: tuple[str, ...] = (u.tool, nxt)
+    else:
+        text = _lesson(f"Call {_call_form(u)}{when};", "runs that skipped it were rejected.")
+        facts = (u.tool,)
+    return Finding("missing_step", u.tool, dom, text, facts,
+                   detail={"call": _call_form(u), "next": nxt})
+
+
+# --------------------------------------------------------------------------- root causes
+
+
+def _ok_before(m: _Member, index: int) -> list[str]:
+    return [s.tool for s in m.steps[:index] if s.success]
+
+
+def _sig(s: Step) -> tuple[str, str]:
+    return s.tool, json.dumps(s.params, sort_keys=True, ensure_ascii=False, default=str)
+
+
+def _ok_calls_before(m: _Member, index: int) -> set[tuple[str, str]]:
+    return {_sig(s) for s in m.steps[:index] if s.success}
+
+
+def _failed_call(ms: Sequence[_Member], n: _Member, ni: int, p: _Member, pi: int) -> Finding | None:
+    """Rules 1, 2 and (same parameters) 4 for a call that failed in ``n`` and not in ``p``."""
+    ns, ps = n.steps[ni], p.steps[pi]
+    t, dom = ns.tool, _domain_of(ms, ns.tool)
+    fail = next((f for f in n.dig.failures if f.index == ni), None)
+    e = fail.error if fail else ""
+    f = _param_name(t, dom, e, dict(ns.params), dict(ps.params))
+    if f:
+        return f
+    diff = [k for k in ns.params if ns.params[k] != ps.params.get(k)]
+    diff = [k for k in diff if _categorical(value_text(ns.params[k], 200))] or diff
+    if diff:
+        x = diff[0]
+        return _param_value(t, dom, e, x, ns.params[x], ps.params[x],
+                            _provenance(p, pi, ps.params[x]))
+    ok_neg = _ok_calls_before(n, ni)
+    u = next((s.tool for s in reversed(p.steps[:pi])
+              if s.success and _sig(s) not in ok_neg and s.tool != t), None)
+    if u:
+        return _prerequisite(t, u, dom, e)
+    return None
+
+
+def _first_failure(n: _Member, start: int) -> int | None:
+    return next((f.index for f in n.dig.failures if f.index >= start and not f.recovered), None)
+
+
+def _root(ms: Sequence[_Member], pos: Sequence[_Member], n: _Member, p: _Member,
+          inert: set[str]) -> Finding | None:
+    """The first divergence of ``n`` from ``p`` that explains its failure (see module doc)."""
+    events = _events(p, n, inert)
+    pos_values: dict[tuple[str, str], set[str]] = defaultdict(set)
+    for m in pos:
+        for s in m.steps:
+            for name, v in s.params.items():
+                pos_values[(s.tool, name)].add(value_text(v, 200))
+    extra = {j for op, _, j in events if op == "insert"}
+    for k, (op, pi, ni) in enumerate(events):
+        next_n = next((j for _, _, j in events[k + 1:] if j is not None), None)
+        if op == "equal":
+            assert pi is not None and ni is not None
+            ps, ns = p.steps[pi], n.steps[ni]
+            if ps.success and not ns.success:
+                retry = next((j for j in range(ni + 1, len(n.steps))
+                              if n.steps[j].tool == ns.tool and n.steps[j].success), None)
+                if retry is not None and retry in extra:
+                    continue  # the negative retried this call itself (an extra call)
+                f = _failed_call(ms, n, ni, p, pi)
+                if f:
+                    return f
+            elif ps.success and ns.success and ps.params != ns.params:
+                diff = [x for x in ns.params if x in ps.params and ns.params[x] != ps.params[x]
+                        and _scalar(ns.params[x]) and _scalar(ps.params[x])
+                        and _categorical(value_text(ns.params[x], 200))
+                        and _categorical(value_text(ps.params[x], 200))
+                        and value_text(ns.params[x], 200) not in pos_values[(ns.tool, x)]]
+                if diff:
+                    x = diff[0]
+                    later = _first_failure(n, ni + 1)
+                    source = _provenance(p, pi, ps.params[x])
+                    if later is None and not source and \
+                            not isinstance(ps.params[x], (bool, int, float)):
+                        continue  # a different free choice with no visible effect: not a lesson
+                    ls = n.steps[later] if later is not None else None
+                    le = next((f.error for f in n.dig.failures if f.index == later), "")
+                    return _param_value(ns.tool, _domain_of(ms, ns.tool), None, x,
+                                        ns.params[x], ps.params[x], source,
+                                        ls.tool if ls else None, le)
+        elif op == "delete":
+            assert pi is not None
+            ps = p.steps[pi]
+            if not ps.success or next_n is None:
+                continue  # the negative had stopped: what positives did next is a recovery
+            fi = _first_failure(n, next_n)
+            if fi is None:
+                continue
+            t = n.steps[fi].tool
+            prev_n = next((j for _, _, j in reversed(events[:k]) if j is not None), -1)
+            if t == ps.tool or any(_sig(s) == _sig(ps) and s.success
+                                   for s in n.steps[prev_n + 1:fi]):
+                continue  # the negative made this very call, elsewhere: not missing
+            if not any(s.tool == t and s.success for s in p.steps[pi + 1:]):
+                continue
+            e = next(f.error for f in n.dig.failures if f.index == fi)
+            return _prerequisite(t, ps.tool, _domain_of(ms, t), e)
+        elif op == "replace":
+            assert pi is not None and ni is not None
+            r, w = p.steps[pi], n.steps[ni]
+            if not r.success or not _alternatives(ms, r, w):
+                continue
+            prev = next((p.steps[i].tool for _, i, _ in reversed(events[:k])
+                         if i is not None), None)
+            werr = None if w.success else next(
+                (f.error for f in n.dig.failures if f.index == ni), None)
+            return _wrong_tool(r, w, _domain_of(ms, w.tool) or _domain_of(ms, r.tool), werr,
+                               prev, n.traj.task)
+    return None
+
+
+def _fallback(ms: Sequence[_Member], pos: Sequence[_Member], n: _Member) -> Finding | None:
+    """Compare each unrecovered failure of ``n`` with every positive's calls of its tool."""
+    for fail in n.dig.failures:
+        if fail.recovered or any(f.recovered and f.tool == fail.tool and f.params == fail.params
+                                 for m in pos for f in m.dig.failures):
+            continue  # a positive made this very call, failed and recovered: a recovery
+        t = fail.tool
+        ok = [(m, i) for m in pos for i, s in enumerate(m.steps) if s.tool == t and s.success]
+        if ok:
+            def score(c: tuple[_Member, int], p: tuple[tuple[str, Any], ...] = tuple(
+                    fail.params.items())) -> tuple[int, int]:
+                q = c[0].steps[c[1]].params
+                same_vals = sum(1 for k, v in p if q.get(k) == v)
+                names = {k for k, _ in p}
+                return (len(names & set(q)) - len(names ^ set(q)), same_vals)
+
+            pm, pi = max(ok, key=score)
+            f = _failed_call(ms, n, fail.index, pm, pi)
+            if f:
+                return f
+            continue
+        dom = _domain_of(ms, t)
+        neg_tools = {s.tool for s in n.steps}
+        alt = [s.tool for m in pos for s in m.steps
+               if s.success and s.tool not in neg_tools and s.domain == dom]
+        ws = n.steps[fail.index]
+        alt = [a for a in alt if _alternatives(ms, next(s for m in pos for s in m.steps
+                                                        if s.tool == a), ws)]
+        if alt:
+            r = max(sorted(set(alt)), key=alt.count)
+            rs = next(s for m in pos for s in m.steps if s.tool == r)
+            return _wrong_tool(rs, ws, dom, fail.error, None, n.traj.task)
+    return None
+
+
+# --------------------------------------------------------------------------- the group
+
+
+def _recoveries(ms: Sequence[_Member], pos: Sequence[_Member],
+                neg: Sequence[_Member]) -> list[Finding]:
+    out = []
+    for m in pos:
+        for r in m.dig.recoveries:
+            gave_up = [n for n in neg for f in n.dig.failures
+                       if f.tool == r.tool and not f.recovered]
+            if not gave_up:
+                continue
+            changed = [k for k in r.fixed_params if r.failed_params.get(k) != r.fixed_params[k]]
+            helpers = [u for u in r.between if u != r.tool]
+            e = quote_error(r.error)
+            if helpers:
+                how = f"call {helpers[0]} and retry {r.tool} instead of giving up"
+                facts: tuple[str, ...] = (r.tool, helpers[0])
+                if changed:
+                    how = f"call {helpers[0]} and retry with the {changed[0]} it returns"
+            elif changed:
+                how = f"retry {r.tool} with a corrected {changed[0]}"
+                facts = (r.tool, changed[0])
+            else:
+                how = f"retry {r.tool}"
+                facts = (r.tool,)
+            text = _lesson(f"If {r.tool} fails with '{quote_error(r.error, 5)}', {how}." if e else
+                           f"If {r.tool} fails, {how}.")
+            out.append(Finding("recovery", r.tool, _domain_of(ms, r.tool), text, facts,
+                               support=len(gave_up),
+                               detail={"error": r.error, "helper": helpers[0] if helpers else None,
+                                       "param": changed[0] if changed else None}))
+    return out
+
+
+def _join(names: Sequence[str]) -> str:
+    names = list(names)
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
+
+
+def _fit(*variants: str) -> str:
+    """The first variant of a lesson that fits in 32 words (else the last, clipped)."""
+    for v in variants:
+        if len(v.split()) <= 32:
+            return v
+    return _lesson(variants[-1])
+
+
+def _tools(f: Finding) -> list[str]:
+    return list(f.detail.get("tools") or [f.tool])
+
+
+def _ranked(pairs: Sequence[tuple[str | None, int]]) -> list[str]:
+    out: dict[str, int] = {}
+    for k, n in pairs:
+        if k:
+            out[k] = out.get(k, 0) + n
+    return sorted(out, key=lambda k: -out[k])
+
+
+def _setting(f: Finding) -> tuple[str, str, str] | None:
+    """(param, good, bad) of a value of the helper's own call (silent param_value)."""
+    if f.detail.get("setting"):
+        return tuple(f.detail["setting"])  # type: ignore[return-value]
+    if f.kind == "param_value" and f.detail.get("error") is None and f.detail.get("later"):
+        return (f.detail["param"], _val(f.detail["good"]), _val(f.detail["bad"]))
+    return None
+
+
+def _merge_prerequisites(group: list[Finding]) -> Finding:
+    """Prerequisite and recovery findings that call the same helper U first (for one or
+    more tools), with a value of U's own call that made the later call fail: one lesson."""
+    u = next(f.detail["helper"] for f in group if f.kind in ("prerequisite", "recovery"))
+    heads = [f for f in group if f.kind in ("prerequisite", "recovery")]
+    ts = _ranked([(t, f.support) for f in heads for t in _tools(f)])[:MAX_TOOLS]
+    setting = next((st for f in group if (st := _setting(f))), None)
+    instead = next((f.facts[1] for f in group if f.kind == "wrong_tool"), None) or \
+        next((f.detail["instead"] for f in group if f.detail.get("instead")), None)
+    recover = any(f.kind == "recovery" or f.detail.get("recovery") for f in group)
+    err = next((f.detail.get("error") for f in heads if f.detail.get("error")), "") or ""
+    e = quote_error(err, 5)
+    with_ = ""
+    facts: list[str] = [*ts, u]
+    avoid: list[str] = []
+    if setting:
+        x, good, bad = setting
+        with_ = f" with {x}={good}, never {bad},"
+        facts.append(x)
+        avoid.append(bad)
+    if instead:
+        with_ = f", not {instead},{with_}"
+        facts.append(instead)
+        avoid.append(instead)
+    subject = ts[0] if len(ts) == 1 else "one"
+    head = f"Before calling {_join(ts)}, call {u}{with_} first;"
+    if recover:
+        tails = [f"if {subject} already failed ('{e}'), call {u} and retry." if e else "",
+                 f"if {subject} already failed, call {u} and retry."]
+    else:
+        verb = "fails" if len(ts) == 1 else "fail"
+        tails = [f"without it {_join(ts)} {verb} ('{e}')." if e else "",
+                 f"without it {'they' if len(ts) > 1 else ts[0]} {verb} ('{e}')." if e else "",
+                 f"otherwise {'they' if len(ts) > 1 else 'it'} {verb}."]
+    text = _fit(*(f"{head} {t}" for t in tails if t))
+    return Finding("prerequisite", ts[0], group[0].domain, text, tuple(dict.fromkeys(facts)),
+                   support=sum(f.support for f in group),
+                   detail={"error": err, "helper": u, "recovery": recover, "avoid": avoid,
+                           "tools": ts, "setting": setting, "instead": instead,
+                           "merged": len(group)})
+
+
+def _merge_values(group: list[Finding]) -> Finding:
+    """Findings about the value (or name) of one parameter X of the same tools, and the
+    recoveries that looked X up: one lesson."""
+    x = _param_of(group[0])
+    ts = _ranked([(t, f.support) for f in group for t in _tools(f)])[:5]
+    recs = [f for f in group if f.kind == "recovery" or f.detail.get("recovery")]
+    lookup = next(iter(_ranked([(f.detail.get("helper") or f.detail.get("source"), f.support)
+                                for f in recs])
+                       or _ranked([(f.detail.get("source"), f.support) for f in group])), None)
+    vals = [f for f in group if f.detail.get("good") is not None]
+    good = next((_val(f.detail["good"]) for f in vals), None)
+    bad = next((_val(f.detail["bad"]) for f in vals if f.detail.get("bad") is not None), None)
+    wrong = next((w for f in group for w in (
+        [f.facts[2]] if f.kind == "param_name" and len(f.facts) == 3 else
+        [f.detail.get("wrong_name")] if f.detail.get("wrong_name") else [])), None)
+    facts: list[str] = [*ts, x]
+    avoid: list[str] = []
+    eg = f" (e.g. {good})" if good else ""
+    if lookup:
+        head = f"Before calling {_join(ts)}, look up {x} with {lookup}{eg};"
+        facts.append(lookup)
+    else:
+        head = f"Call {_join(ts)} with {x} like {good};" if good else \
+            f"Call {_join(ts)} with {x}=...;"
+    parts = []
+    if bad:
+        parts.append(f"never pass {x}={bad}")
+        avoid.append(bad)
+    if wrong:
+        parts.append(f"name it {x}=..., never {wrong}=...")
+        facts.append(wrong)
+        avoid.append(wrong)
+    tail = [f"if it already failed, call {lookup} and retry"] if recs and lookup else []
+
+    def sentence(ps: list[str]) -> str:
+        t = (head + " " + "; ".join(ps)).rstrip(" ;")
+        return t if t.endswith(".") else t + "."
+
+    text = _fit(sentence([*parts, *tail]), sentence(parts))
+    return Finding("param_value", ts[0], group[0].domain, text, tuple(dict.fromkeys(facts)),
+                   support=sum(f.support for f in group),
+                   detail={"param": x, "good": good, "bad": bad, "source": lookup,
+                           "recovery": bool(recs), "avoid": avoid, "tools": ts,
+                           "wrong_name": wrong, "merged": len(group)})
+
+
+def _merge_names(group: list[Finding]) -> Finding:
+    """The same wrong parameter name guessed for several tools: one lesson."""
+    pairs: dict[str, str] = {}
+    for f in group:
+        for t, r in f.detail.get("pairs") or [(f.facts[0], f.facts[1])]:
+            pairs.setdefault(t, r)
+    w = group[0].detail.get("wrong_name") or group[0].facts[2]
+    items = list(pairs.items())[:4]
+    uses = ", ".join(f"{r} for {t}" for t, r in items)
+    text = _lesson(f"Never pass {w}=... to {_join([t for t, _ in items])}: use {uses}.")
+    facts = tuple(dict.fromkeys([x for t, r in items for x in (t, r)] + [w]))
+    return Finding("param_name", items[0][0], group[0].domain, text, facts,
+                   support=sum(f.support for f in group),
+                   detail={"wrong_name": w, "pairs": items, "avoid": [w], "merged": len(group)})
+
+
+def _merge_missing(group: list[Finding]) -> Finding:
+    """The same step skipped by rejected runs of several groups: one lesson."""
+    u = group[0].tool
+    call = next((f.detail["call"] for f in group if f.detail.get("call")), u)
+    nexts = _ranked([(f.detail.get("next"), f.support) for f in group])[:3]
+    if not nexts:  # no common "before": keep the best-supported request-specific one
+        best = max(group, key=lambda f: f.support)
+        return attrs.evolve(best, support=sum(f.support for f in group))
+    before = f" before {_join(nexts)}"
+    text = _lesson(f"Call {call}{before};", f"runs that skipped {u} were rejected.")
+    return Finding("missing_step", u, group[0].domain, text, (u, *nexts),
+                   support=sum(f.support for f in group),
+                   detail={"call": call, "merged": len(group)})
+
+
+def _merge_wrong_tools(group: list[Finding]) -> Finding:
+    """The same substitution seen more than once: one lesson; R-for-W and W-for-R in
+    different requests: one lesson that tells the two apart by the requests."""
+    sides: dict[tuple[str, ...], list[Finding]] = defaultdict(list)
+    for f in group:
+        sides[f.facts[:2]].append(f)
+    best = [max(fs, key=lambda f: (bool(f.detail.get("ask")), f.support))
+            for fs in sorted(sides.values(), key=lambda fs: -sum(f.support for f in fs))]
+    support = sum(f.support for f in group)
+    if len(best) == 1:
+        return attrs.evolve(best[0], support=support,
+                            detail={**best[0].detail, "merged": len(group)})
+    a, b = best[:2]
+    parts = []
+    for f in (a, b):
+        ask = " ".join((f.detail.get("ask") or "").split()[:7])
+        parts.append(f'use {f.facts[0]}, not {f.facts[1]}, for requests like "{ask}"' if ask
+                     else f"use {f.facts[0]}, not {f.facts[1]}, where the task needs {f.facts[0]}")
+    text = _lesson(parts[0][0].upper() + parts[0][1:] + "; " + parts[1] + ".")
+    return Finding("wrong_tool", a.tool, a.domain, text, a.facts[:2], support=support,
+                   detail={"avoid": [], "ask": a.detail.get("ask"), "merged": len(group),
+                           "both_ways": True})
+
+
+def _param_of(f: Finding) -> str:
+    return f.detail.get("param") or (f.facts[1] if len(f.facts) > 1 else "")
+
+
+#: At most this many tools in one merged lesson ("Before calling a, b, c or d, ...").
+MAX_TOOLS = 6
+
+
+def _chunks(fs: Sequence[Finding], idx: list[int]) -> list[list[int]]:
+    """``idx`` split so that no part names more than MAX_TOOLS tools (the prerequisite
+    and recovery findings, most supported first; the others go with the first part)."""
+    heads = sorted((i for i in idx if fs[i].kind in ("prerequisite", "recovery")),
+                   key=lambda i: -fs[i].support)
+    parts: list[tuple[set[str], list[int]]] = []
+    for i in heads:
+        tools = set(_tools(fs[i]))
+        part = next((p for p in parts if len(p[0] | tools) <= MAX_TOOLS), None)
+        if part is None:
+            parts.append((tools, [i]))
+        else:
+            part[0].update(tools)
+            part[1].append(i)
+    if not parts:
+        return [idx]
+    parts[0][1].extend(i for i in idx if i not in heads)
+    return [p[1] for p in parts]
+
+
+def clusters(findings: Sequence[Finding]) -> list[tuple[str, list[int]]]:
+    """Which findings teach one lesson (see :func:`merge_findings`): (kind, indices)."""
+    fs = list(findings)
+    out: list[tuple[str, list[int]]] = []
+    taken: set[int] = set()
+    helpers: dict[str, list[int]] = defaultdict(list)
+    for i, f in enumerate(fs):
+        if f.detail.get("helper") and (
+            f.kind == "prerequisite" or (f.kind == "recovery" and not f.detail.get("param"))
+        ):
+            helpers[f.detail["helper"]].append(i)
+    for u, idx in helpers.items():
+        tools = {t for i in idx for t in _tools(fs[i])}
+        have = next((st for i in idx if (st := _setting(fs[i]))), None)
+        idx = idx + [j for j, f in enumerate(fs) if f.kind == "param_value" and f.tool == u
+                     and f.detail.get("later") in tools and (st := _setting(f))
+                     and (have is None or st[0] == have[0])]
+        instead = next((fs[i].detail["instead"] for i in idx if fs[i].detail.get("instead")), None)
+        idx = idx + [j for j, f in enumerate(fs) if f.kind == "wrong_tool" and f.facts[0] == u
+                     and not f.detail.get("both_ways") and instead in (None, f.facts[1])]
+        for chunk in _chunks(fs, idx):
+            if len(chunk) > 1:
+                out.append(("prerequisite", sorted(chunk)))
+                taken.update(chunk)
+    cand = [i for i, f in enumerate(fs) if i not in taken and (
+        (f.kind == "param_value" and _param_of(f) and not _setting(f))
+        or (f.kind == "recovery" and f.detail.get("param"))
+        or (f.kind == "param_name" and len(f.facts) == 3 and not f.detail.get("pairs")))]
+
+    def links(f: Finding) -> set[str]:
+        out = set(_tools(f)) | ({f.detail.get("source") or "", f.detail.get("helper") or ""}
+                                - {""})
+        if f.domain and f.domain != "general":
+            out.add(f"domain:{f.domain}")
+        err = re.sub(r"^\w+:\s*", "", quote_error(f.detail.get("error") or "", 12))
+        err = " ".join([w for w in err.split() if not re.search(r"[.\d:/]", w)][:3])
+        if err and f.kind != "param_name":
+            out.add(f"error:{err.lower()}")
+        return out
+
+    seen: set[int] = set()
+    for i in cand:
+        if i in seen:
+            continue
+        comp, todo = [i], [i]
+        seen.add(i)
+        while todo:
+            a = fs[todo.pop()]
+            for j in cand:
+                if j not in seen and _param_of(fs[j]) == _param_of(a) and links(fs[j]) & links(a):
+                    seen.add(j)
+                    comp.append(j)
+                    todo.append(j)
+        kinds = {fs[j].kind for j in comp}
+        if len(comp) > 1 and kinds & {"param_value", "recovery"}:
+            out.append(("value", sorted(comp)))
+            taken.update(comp)
+    wrong_names: dict[str, list[int]] = defaultdict(list)
+    for i, f in enumerate(fs):
+        if f.kind == "param_name" and i not in taken and (
+            len(f.facts) == 3 or f.detail.get("pairs")
+        ):
+            wrong_names[f.detail.get("wrong_name") or f.facts[2]].append(i)
+    for idx in wrong_names.values():
+        if len(idx) > 1:
+            out.append(("name", idx))
+            taken.update(idx)
+    missing: dict[str, list[int]] = defaultdict(list)
+    for i, f in enumerate(fs):
+        if f.kind == "missing_step" and i not in taken:
+            missing[f.tool].append(i)
+    for idx in missing.values():
+        if len(idx) > 1:
+            out.append(("missing", idx))
+            taken.update(idx)
+    pairs: dict[frozenset[str], list[int]] = defaultdict(list)
+    for i, f in enumerate(fs):
+        if f.kind == "wrong_tool" and i not in taken:
+            pairs[frozenset(f.facts[:2])].append(i)
+    out += [("wrong_tool", idx) for idx in pairs.values() if len(idx) > 1]
+    return sorted(out, key=lambda c: min(c[1]))
+
+
+def merge_cluster(kind: str, group: list[Finding]) -> Finding:
+    """The one finding that stands for a cluster of :func:`clusters`."""
+    return {"prerequisite": _merge_prerequisites, "value": _merge_values,
+            "name": _merge_names, "missing": _merge_missing,
+            "wrong_tool": _merge_wrong_tools}[kind](group)
+
+
+def merge_findings(findings: Sequence[Finding]) -> list[Finding]:
+    """Findings that teach one lesson, merged into one (within a group or across groups).
+
+    * prerequisites and recoveries that call the same helper U (for one or more tools),
+      with a value of U's own call that made the later call fail;
+    * values of one parameter X (of tools linked by a shared tool, look-up or recovery
+      call), with the recoveries that looked X up and a misspelt name of X;
+    * the same wrong tool for the same right tool.
+
+    Findings merged with nothing are returned unchanged, in their order.
+    """
+    fs = list(findings)
+    cl = clusters(fs)
+    first = {min(idx): (kind, idx) for kind, idx in cl}
+    gone = {i for _, idx in cl for i in idx}
+    out: list[Finding] = []
+    for i, f in enumerate(fs):
+        if i in first:
+            kind, idx = first[i]
+            out.append(merge_cluster(kind, [fs[j] for j in idx]))
+        elif i not in gone:
+            out.append(f)
+    return out
 
 
 def find_evidence(
@@ -149,168 +894,54 @@ def find_evidence(
 ) -> list[Finding]:
     """The findings of one group, most supported first, at most ``max_findings``."""
     ms = [_Member(t, d) for t, d in members]
-    pos = [m for m in ms if m.dig.advantage > 0]
-    neg = [m for m in ms if m.dig.advantage < 0]
+    pos = [m for m in ms if m.dig.advantage > 0 or (m.dig.advantage == 0 and m.dig.accepted)]
+    neg = [m for m in ms if m.dig.advantage < 0 or (m.dig.advantage == 0 and
+                                                    m.dig.accepted is False)]
     if not pos or not neg:
         return []
     found: dict[tuple[str, ...], Finding] = {}
     inert = _inert(ms)
 
-    def add(f: Finding) -> None:
-        if any(x in inert for x in f.facts):
-            return
+    def add(f: Finding | None) -> bool:
+        if f is None or any(x in inert for x in f.facts):
+            return False
         if f.key in found:
             old = found[f.key]
             found[f.key] = attrs.evolve(old, support=old.support + f.support)
         else:
             found[f.key] = f
+        return True
 
-    explained: set[tuple[int, str]] = set()
+    unexplained: list[_Member] = []
     for n in neg:
-        for fail in n.dig.failures:
-            if fail.recovered:
-                continue
-            t, e = fail.tool, fail.error
-            dom = _domain_of(ms, t)
-            ok = _ok_calls(pos, t)
-            if ok:
-                pm, pi, q = _closest(fail.params, ok)
-                p = fail.params
-                extra, missing = sorted(set(p) - set(q)), sorted(set(q) - set(p))
-                if extra or missing:
-                    if len(extra) == 1 and len(missing) == 1:
-                        text = _lesson(
-                            f"When calling {t}, name the parameter {missing[0]} (not {extra[0]});",
-                            f"calls passing {extra[0]} fail with '{e}'.",
-                        )
-                        facts: tuple[str, ...] = (t, missing[0], extra[0])
-                    else:
-                        need = ", ".join(missing) or "only its documented parameters"
-                        text = _lesson(
-                            f"When calling {t}, pass {need}" +
-                            (f" and drop {', '.join(extra)}" if extra else "") + ";",
-                            f"otherwise it fails with '{e}'.",
-                        )
-                        facts = (t, *(missing or extra)[:2])
-                    add(Finding("param_name", t, dom, text, facts,
-                                detail={"error": e, "wrong": extra, "right": missing}))
-                    explained.add((id(n), t))
-                    continue
-                diff = [k for k in p if p[k] != q.get(k)]
-                diff = [k for k in diff if _categorical(value_text(p[k], 200))] or diff
-                if diff:
-                    x = diff[0]
-                    text = _lesson(
-                        f"When calling {t}, check {x} against the task: {x}={value_text(p[x])}",
-                        f"failed with '{e}', while successful runs used {x}={value_text(q[x])}.",
-                    )
-                    add(Finding("param_value", t, dom, text, (t, x),
-                                detail={"error": e, "bad": p[x], "good": q[x]}))
-                    explained.add((id(n), t))
-                    continue
-                before_pos = _tools_before(pm, pi)
-                before_neg = set(_tools_before(n, fail.index))
-                prereq = next((u for u in reversed(before_pos) if u not in before_neg and u != t), None)
-                if prereq:
-                    text = _lesson(
-                        f"Before calling {t}, call {prereq} first;",
-                        f"{t} without a prior {prereq} fails with '{e}'.",
-                    )
-                    add(Finding("prerequisite", t, dom, text, (t, prereq), detail={"error": e}))
-                    explained.add((id(n), t))
-                continue
-            # positives never called t successfully: did they use another tool of its domain?
-            neg_tools = {s.tool for s in n.traj.steps}
-            alt = [
-                s.tool for m in pos for s in m.traj.steps
-                if s.success and s.tool not in neg_tools and s.domain == dom
-            ]
-            if alt:
-                r = max(set(alt), key=alt.count)
-                text = _lesson(
-                    f"Use {r} instead of {t} for this kind of {dom or 'tool'} task;",
-                    f"{t} failed with '{e}' where {r} succeeded.",
-                )
-                add(Finding("wrong_tool", t, dom, text, (r, t), detail={"error": e}))
-                explained.add((id(n), t))
+        p = _closest(n, pos, inert)
+        if not add(_root(ms, pos, n, p, inert) or _fallback(ms, pos, n)):
+            unexplained.append(n)
+    for f in _recoveries(ms, pos, neg):
+        add(f)
 
-    # 5. recoveries that the positives made and the negatives did not
-    for m in pos:
-        for r in m.dig.recoveries:
-            gave_up = [n for n in neg for f in n.dig.failures if f.tool == r.tool and not f.recovered]
-            if not gave_up:
-                continue
-            changed = [k for k in r.fixed_params if r.failed_params.get(k) != r.fixed_params[k]]
-            helpers = [u for u in r.between if u != r.tool]
-            if helpers:
-                how = f"call {helpers[0]} to fix the cause, then retry {r.tool}"
-                facts = (r.tool, helpers[0])
-            elif changed:
-                how = f"retry {r.tool} with a corrected {changed[0]}"
-                facts = (r.tool, changed[0])
-            else:
-                how = f"retry {r.tool}"
-                facts = (r.tool,)
-            text = _lesson(f"If {r.tool} fails with '{r.error}', {how};",
-                           "runs that gave up after the error failed.")
-            add(Finding("recovery", r.tool, _domain_of(ms, r.tool), text, facts,
-                        support=len(gave_up), detail={"error": r.error}))
-
-    pos_tools = [{s.tool for s in m.traj.steps} for m in pos]
+    pos_tools = [{s.tool for s in m.steps} - inert for m in pos]
     all_pos = set.intersection(*pos_tools) if pos_tools else set()
-    any_pos = set.union(*pos_tools) if pos_tools else set()
-    for n in neg:
-        n_tools = {s.tool for s in n.traj.steps}
-        # 6. wrong tool with no error
-        only_neg = sorted(n_tools - any_pos)
-        only_pos = sorted(all_pos - n_tools)
-        for w in only_neg:
-            dom = _domain_of(ms, w)
-            same = [t for t in only_pos if _domain_of(ms, t) == dom and (_alternatives(ms, t, w) or _aligned(pos, n, t, w))]
-            if same and (id(n), w) not in explained:
-                r = same[0]
-                text = _lesson(f"Use {r} rather than {w} for this kind of {dom or 'tool'} task;",
-                               f"runs that called {w} instead were rejected.")
-                add(Finding("wrong_tool", w, dom, text, (r, w)))
-                explained.add((id(n), w))
-        # 8. missing step
-        for t in only_pos:
-            if (id(n), t) in explained or any(f.facts[0] == t for f in found.values()):
-                continue
-            p_first = next(m for m in pos)
-            seq = [s.tool for s in p_first.traj.steps]
-            nxt = next((u for u in seq[seq.index(t) + 1:] if u in n_tools and u != t), None) \
-                if t in seq else None
-            if nxt:
-                text = _lesson(f"Call {t} before {nxt} in tasks like this;",
-                               f"runs that skipped {t} were rejected.")
-                facts = (t, nxt)
-            else:
-                text = _lesson(f"Call {t} to complete tasks like this;",
-                               f"runs that skipped {t} were rejected.")
-                facts = (t,)
-            add(Finding("missing_step", t, _domain_of(ms, t), text, facts))
-
-    # 7. parameter values that separate positives from negatives with no error
-    values: dict[tuple[str, str], tuple[set[str], set[str]]] = defaultdict(lambda: (set(), set()))
-    for group, idx in ((pos, 0), (neg, 1)):
-        for m in group:
-            for s in m.traj.steps:
-                if s.success:
-                    for k, v in s.params.items():
-                        values[(s.tool, k)][idx].add(value_text(v, 200))
-    for (t, x), (pv, nv) in sorted(values.items()):
-        if pv and nv and not (pv & nv) and len(pv) == 1 and all(
-            _categorical(v) for v in pv | nv
-        ) and not any(
-            f.tool == t and f.kind in ("param_value", "param_name") for f in found.values()
+    for n in unexplained if len(pos) > 1 else ():  # one positive run proves no habit
+        if any(not f.recovered for f in n.dig.failures) and any(
+            f.tool in {x.tool for x in found.values()} for f in n.dig.failures
         ):
-            good, bad = next(iter(pv)), sorted(nv)[0]
-            text = _lesson(f"When calling {t}, set {x} exactly as the task asks",
-                           f"(successful runs used {x}={value_text(good)}, rejected runs",
-                           f"{value_text(bad)}).")
-            add(Finding("param_value", t, _domain_of(ms, t), text, (t, x),
-                        support=sum(1 for m in neg if any(s.tool == t for s in m.traj.steps))))
+            continue  # its failure is already the subject of a finding (a recovery)
+        n_tools = {s.tool for s in n.steps}
+        for u in sorted(all_pos - n_tools):
+            seq = [s.tool for s in pos[0].steps]
+            nxt = next((v for v in seq[seq.index(u) + 1:] if v in n_tools and v != u), None) \
+                if u in seq else None
+            ustep = next(s for s in pos[0].steps if s.tool == u) if u in seq else \
+                next(s for m in pos for s in m.steps if s.tool == u)
+            add(_missing_step(ustep, nxt, _domain_of(ms, u), n.traj.task))
+            break
 
-    ranked = sorted(found.values(), key=lambda f: (-f.support, _KIND_RANK[f.kind], f.text))
+    merged = merge_findings(list(found.values()))
+    ranked = sorted(merged, key=lambda f: (-f.support, _KIND_RANK[f.kind], f.text))
     return ranked[:max_findings]
+
+
+def describe(f: Finding) -> str:
+    """A finding as one line of JSON (for debugging and reports)."""
+    return json.dumps({"kind": f.kind, "facts": f.facts, "text": f.text, "support": f.support})

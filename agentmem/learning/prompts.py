@@ -23,6 +23,7 @@ __all__ = [
     "STAGE1_TEMPLATE",
     "STAGE2_TEMPLATE",
     "compress_prompt",
+    "stage1_instructions",
     "stage1_prompt",
     "stage2_prompt",
 ]
@@ -58,18 +59,24 @@ INSTRUCTION_TEXTS: tuple[str, ...] = (
 )
 
 
-def render_steps(t: Trajectory, *, limit: int = 12, output_chars: int = 120) -> str:
+def render_steps(t: Trajectory, *, limit: int = 10, output_chars: int = 60,
+                 param_chars: int = 80) -> str:
     """The step-by-step calls, compact and safe: ``1. tool(k=v) -> ok: output``."""
     lines = []
     steps = list(t.steps)
     shown = steps if len(steps) <= limit else steps[: limit - 2] + steps[-2:]
     for i, s in enumerate(shown, 1):
-        params = safe_text(json.dumps(s.params, ensure_ascii=False), 100)
+        params = safe_text(json.dumps(s.params, ensure_ascii=False), param_chars)
         status = "ok" if s.success else "ERROR"
         lines.append(f"{i}. {s.tool}({params}) -> {status}: {safe_text(s.output, output_chars)}")
         if len(steps) > limit and i == limit - 2:
             lines.append(f"... {len(steps) - limit} more calls ...")
     return " ".join(lines) if lines else "(none)"
+
+
+def stage1_instructions(t: Trajectory, d: Digest) -> str:
+    """The Stage 1 template as sent, without the data: what a summary must not copy."""
+    return STAGE1_TEMPLATE.format(x="", K=len(t.steps), R=f"{d.reward:.2f}", xi="")
 
 
 def stage1_prompt(t: Trajectory, d: Digest) -> str:

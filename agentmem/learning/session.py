@@ -28,7 +28,7 @@ from .consolidate import consolidate, same_facts
 from .digest import digest
 from .evidence import Finding, find_evidence
 from .ops import Operation
-from .stages import ModelUsage, Summary, compress, extract, group_vocabulary, summarize
+from .stages import ModelUsage, Summary, compress, extract, generalize, group_vocabulary, summarize
 
 if TYPE_CHECKING:
     from ..embeddings import Embedder
@@ -193,7 +193,7 @@ def learn(
         calls_before = usage.calls
         say("stage 3: consolidating")
         final = consolidate(
-            all_ops,
+            generalize(all_ops),
             similar=lambda text: lib.similar(text, None, 3),
             cosine=lib.cosine,
             threshold=embedder.dup_threshold,

@@ -4,7 +4,11 @@ Stage 1 asks the model to summarise a trajectory, Stage 2 to produce operations
 for a group, Stage 3 to compress an over-long lesson. Every answer passes
 :mod:`agentmem.learning.validate`; a rejected one is replaced by the
 data-derived version and the reason is kept for the journal. With no model
-(``model=None``) the data versions are used directly.
+(``model=None``) the data versions are used directly. A stage whose answers keep
+failing validation stops asking the model for the rest of the session
+(:class:`ModelUsage`), so a model too small for the job costs a few calls, not
+N_g(G+1). :func:`generalize` merges the session's ADDs that teach one lesson
+before Stage 3 consolidates them.
 """
 
 from __future__ import annotations
@@ -19,33 +23,65 @@ import attrs
 from ..errors import ModelError
 from ..records import MAX_EXPERIENCE_WORDS, Experience, Trajectory, word_count
 from . import prompts
-from .digest import Digest, clip_words
-from .evidence import Finding
+from .digest import Digest
+from .evidence import Finding, clusters, merge_cluster
 from .ops import Operation, parse_operations
-from .validate import lesson_problem, names_tool, summary_problem
+from .validate import identifiers, lesson_problem, names_tool, summary_problem
 
 if TYPE_CHECKING:
     from ..llm import TextModel
 
-__all__ = ["ModelUsage", "Summary", "compress", "data_compress", "extract", "summarize"]
+__all__ = ["ModelUsage", "Summary", "compress", "data_compress", "extract", "generalize",
+           "summarize"]
+
+
+#: Answers of a stage the model gives before its record may stop it (see ModelUsage.skip).
+PROBE = {"stage1": 8, "stage2": 5, "compress": 5}
+#: Below this share of accepted answers after the probe, the stage stops asking the model.
+MIN_ACCEPTED = 0.25
 
 
 @attrs.define
 class ModelUsage:
-    """What the model cost in a session: calls, tokens and seconds."""
+    """What the model cost in a session: calls, tokens and seconds; and, per stage, how
+    many of its answers passed validation.
+
+    A model too weak for a stage (a tiny local one: its Stage 2 answers are rarely
+    operations at all) would cost a call per trajectory for answers that validation then
+    throws away. So once a stage has had ``PROBE[stage]`` answers and fewer than
+    ``MIN_ACCEPTED`` of them passed, the rest of the session uses the data version for
+    that stage without asking (:meth:`skip` says why). A model that does its job is never
+    stopped.
+    """
 
     calls: int = 0
     failures: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
     seconds: float = 0.0
+    verdicts: dict[str, list[int]] = attrs.field(factory=dict)
 
-    def complete(self, model: TextModel, prompt: str, max_tokens: int) -> tuple[str | None, str]:
+    def verdict(self, stage: str, accepted: bool) -> None:
+        """Count one answer of ``stage`` as accepted or rejected by validation."""
+        v = self.verdicts.setdefault(stage, [0, 0])
+        v[0 if accepted else 1] += 1
+
+    def skip(self, stage: str) -> str | None:
+        """Why ``stage`` no longer asks the model in this session, or None."""
+        ok, bad = self.verdicts.get(stage, [0, 0])
+        n = ok + bad
+        if n >= PROBE.get(stage, 5) and ok < MIN_ACCEPTED * n:
+            return (f"model not asked: {bad} of its {n} {stage} answers in this session "
+                    "failed validation")
+        return None
+
+    def complete(self, model: TextModel, prompt: str, max_tokens: int,
+                 stop: Sequence[str] = ()) -> tuple[str | None, str]:
         """Call the model; returns (text, "") or (None, why it failed)."""
         t0 = time.perf_counter()
         self.calls += 1
         try:
-            out = model.complete(prompt, max_tokens=max_tokens)
+            out = model.complete(prompt, max_tokens=max_tokens, stop=stop)
         except ModelError as e:
             self.failures += 1
             self.seconds += time.perf_counter() - t0
@@ -67,6 +103,32 @@ class Summary:
     reason: str = ""
 
 
+#: At most this many words in a Stage 1 summary (paper, section 3.4).
+MAX_SUMMARY_WORDS = 64
+#: Tokens a Stage 1 answer may take (64 words fit) and a Stage 2 answer (a few operations).
+STAGE1_MAX_TOKENS = 96
+STAGE2_MAX_TOKENS = 160
+#: A blank line ends an answer: small models repeat themselves after one.
+STOP = ("\n\n",)
+
+
+def _sentences_within(text: str, max_words: int) -> str:
+    """``text`` cut after its last full sentence within ``max_words`` (or kept if it fits)."""
+    if word_count(text) <= max_words:
+        return text
+    words = text.split()[:max_words]
+    cut = " ".join(words)
+    end = max(cut.rfind(". "), cut.rfind("; "), cut.rfind("! "), cut.rfind("? "))
+    if cut.endswith((".", "!", "?")):
+        return cut
+    return cut[: end + 1] if end > 0 else text
+
+
+def _avoid(op: Operation) -> tuple[str, ...]:
+    f = op.detail.get("evidence")
+    return tuple(getattr(f, "avoid", ()) or ())
+
+
 def _clean_answer(text: str) -> str:
     text = text.strip().strip("`").strip()
     text = re.sub(r"^(summary|answer|lesson|output)\s*:\s*", "", text, flags=re.IGNORECASE)
@@ -80,6 +142,10 @@ def group_vocabulary(trajs: Sequence[Trajectory]) -> tuple[set[str], set[str]]:
     for t in trajs:
         for s in t.steps:
             known.update(s.params)
+            for v in s.params.values():  # values the group passed are not inventions
+                for x in v if isinstance(v, list) else [v]:
+                    if isinstance(x, str) and len(x) <= 80:
+                        known.add(x)
     return tools, known
 
 
@@ -91,16 +157,29 @@ def summarize(
     data = d.summary()
     if model is None:
         return Summary(t.id, d.sign, data, "data")
-    text, err = usage.complete(model, prompts.stage1_prompt(t, d), max_tokens=110)
+    skipped = usage.skip("stage1")
+    if skipped:
+        return Summary(t.id, d.sign, data, "fallback", skipped)
+    prompt = prompts.stage1_prompt(t, d)
+    text, err = usage.complete(model, prompt, max_tokens=STAGE1_MAX_TOKENS, stop=STOP)
     if text is None:
+        usage.verdict("stage1", False)
         return Summary(t.id, d.sign, data, "fallback", err)
-    text = _clean_answer(text)
+    text = _sentences_within(_clean_answer(text), MAX_SUMMARY_WORDS)
     own_tools = {s.tool for s in t.steps}
-    problem = summary_problem(text, tools=own_tools or tools, known=known,
-                              instructions=prompts.INSTRUCTION_TEXTS)
+    # names the trajectory itself shows (values, words of its outputs) are not inventions
+    seen = set(known) | {w for s in t.steps for w in identifiers(s.output)}
+    problem = summary_problem(text, tools=own_tools or tools, known=seen,
+                              instructions=prompts.INSTRUCTION_TEXTS,
+                              prompt_head=prompts.stage1_instructions(t, d), min_tools=2)
+    if problem is None and d.failures and not d.recoveries and not names_tool(
+        text, [f.tool for f in d.failures]
+    ):
+        problem = "does not name the tool that failed"
+    usage.verdict("stage1", problem is None)
     if problem:
         return Summary(t.id, d.sign, data, "fallback", f"model summary rejected: {problem}")
-    return Summary(t.id, d.sign, clip_words(text, 64), "model")
+    return Summary(t.id, d.sign, text, "model")
 
 
 def _contradicted(e: Experience, findings: Sequence[Finding]) -> str | None:
@@ -154,14 +233,17 @@ def extract(
     merged: set[frozenset[int]] = set()
 
     model_failed = ""
-    if model is not None and (findings or contradicted or dup_pairs):
+    skipped = usage.skip("stage2") if model is not None else None
+    if skipped:
+        model_failed = skipped
+    elif model is not None and (findings or contradicted or dup_pairs):
         prompt = prompts.stage2_prompt(
             [s.text for s in summaries if s.sign == "+"],
             [s.text for s in summaries if s.sign == "-"],
             relevant,
             findings,
         )
-        text, err = usage.complete(model, prompt, max_tokens=200)
+        text, err = usage.complete(model, prompt, max_tokens=STAGE2_MAX_TOKENS, stop=STOP)
         if text is None:
             model_failed = err
         else:
@@ -195,7 +277,8 @@ def extract(
                         facts = _facts_of(by_id[a].text, known) | _facts_of(by_id[b].text, known)
                         why = lesson_problem(op.text, tools=tools | facts, known=known | facts,
                                              instructions=prompts.INSTRUCTION_TEXTS,
-                                             facts=sorted(facts), max_words=2 * MAX_EXPERIENCE_WORDS)
+                                             facts=sorted(facts),
+                                             max_words=2 * MAX_EXPERIENCE_WORDS)
                         if why is None:
                             merged.add(pair)
                             op = attrs.evolve(op, targets=(a, b), domain=by_id[a].domain,
@@ -204,6 +287,9 @@ def extract(
                     rejected.append((op, why))
                 else:
                     accepted.append(op)
+            usage.verdict("stage2", any(o.origin == "model" for o in accepted))
+        if text is None:
+            usage.verdict("stage2", False)
 
     origin = "data" if model is None else "fallback"
     note = model_failed
@@ -211,7 +297,7 @@ def extract(
         if i not in phrased:
             accepted.append(Operation("ADD", text=f.text, domain=f.domain, group=group,
                                       origin=origin, weight=weight, facts=f.facts, note=note,
-                                      detail={"finding": i, "kind": f.kind}))
+                                      detail={"finding": i, "kind": f.kind, "evidence": f}))
     for eid, why in contradicted.items():
         if eid not in deleted:
             accepted.append(Operation("DELETE", targets=(eid,), group=group, origin=origin,
@@ -240,13 +326,19 @@ def _check_phrasing(
                           max_words=2 * MAX_EXPERIENCE_WORDS)
     if base:
         return base, op
+    why = "carries the facts of none of the group's findings"
     for i, f in enumerate(findings):
         if i in phrased:
             continue
         if all(names_tool(op.text or "", [x]) for x in f.facts):
+            bad = lesson_problem(op.text, tools=tools, known=known, instructions=(),
+                                 avoid=f.avoid, max_words=None)
+            if bad:
+                why = bad
+                continue
             return None, attrs.evolve(op, domain=f.domain, facts=f.facts,
-                                      detail={"finding": i, "kind": f.kind})
-    return "carries the facts of none of the group's findings", op
+                                      detail={"finding": i, "kind": f.kind, "evidence": f})
+    return why, op
 
 
 def data_compress(text: str, max_words: int = MAX_EXPERIENCE_WORDS) -> str:
@@ -264,21 +356,71 @@ def compress(
 ) -> Operation:
     """Stage 3's length enforcement for one operation's text."""
     text = op.text or ""
+    skipped = usage.skip("compress") if model is not None else None
+    if skipped:
+        return attrs.evolve(op, text=data_compress(text), note=_join(op.note, skipped))
     if model is not None:
-        out, err = usage.complete(model, prompts.compress_prompt(text), max_tokens=70)
+        out, err = usage.complete(model, prompts.compress_prompt(text), max_tokens=60,
+                                  stop=("\n",))
         if out is not None:
             out = _clean_answer(out)
-            problem = lesson_problem(out, tools=tools | set(op.facts[:1]), known=known | set(op.facts),
-                                     instructions=prompts.INSTRUCTION_TEXTS, facts=op.facts)
+            problem = lesson_problem(out, tools=tools | set(op.facts[:1]),
+                                     known=known | set(op.facts),
+                                     instructions=prompts.INSTRUCTION_TEXTS, facts=op.facts,
+                                     avoid=_avoid(op))
+            usage.verdict("compress", problem is None)
             if problem is None:
                 return attrs.evolve(op, text=out, note=_join(op.note, "compressed by the model"))
             err = f"model compression rejected: {problem}"
+        else:
+            usage.verdict("compress", False)
         short = data_compress(text)
-        return attrs.evolve(op, text=short, origin="fallback" if op.origin == "model" else op.origin,
+        return attrs.evolve(op, text=short,
+                            origin="fallback" if op.origin == "model" else op.origin,
                             note=_join(op.note, err))
-    return attrs.evolve(op, text=data_compress(text), note=_join(op.note, "compressed from the data"))
+    return attrs.evolve(op, text=data_compress(text),
+                        note=_join(op.note, "compressed from the data"))
 
 
 def _join(a: str, b: str) -> str:
     return "; ".join(x for x in (a, b) if x)
 
+
+
+def generalize(ops: Sequence[Operation]) -> list[Operation]:
+    """Stage 3's first step: ADDs of one session that teach one lesson become one ADD.
+
+    Groups often prove the same lesson for different tools (``cd`` before ``cat``,
+    ``cp`` and ``mv``) or the same tool (look up ``symbol`` before ``place_order``, in
+    three groups). Their findings are clustered as within a group
+    (:func:`agentmem.learning.evidence.clusters`) and each cluster becomes one ADD with
+    the merged, data-derived text and the union of the facts, from the heaviest group.
+    ADDs that merge with nothing keep their text (the model's phrasing included).
+    """
+    ops = list(ops)
+    idx = [k for k, op in enumerate(ops)
+           if op.kind == "ADD" and isinstance(op.detail.get("evidence"), Finding)]
+    found = [ops[k].detail["evidence"] for k in idx]
+    replace: dict[int, Operation | None] = {}
+    for kind, members in clusters(found):
+        group = [ops[idx[m]] for m in members]
+        merged = merge_cluster(kind, [found[m] for m in members])
+        head = max(group, key=lambda op: op.weight)
+        groups = sorted({op.group or "" for op in group} - {""})
+        new = attrs.evolve(
+            head, text=merged.text, facts=merged.facts, domain=merged.domain or head.domain,
+            origin="data", note=_join(head.note, f"generalized from {len(group)} lessons of "
+                                                 f"groups {', '.join(groups)}"),
+            detail={**head.detail, "kind": merged.kind, "evidence": merged,
+                    "merged_groups": groups},
+        )
+        for n, m in enumerate(members):
+            replace[idx[m]] = new if n == 0 else None
+    out: list[Operation] = []
+    for k, op in enumerate(ops):
+        if k in replace:
+            if replace[k] is not None:
+                out.append(replace[k])  # type: ignore[arg-type]
+        else:
+            out.append(op)
+    return out

@@ -12,15 +12,19 @@ from collections.abc import Collection, Iterable, Sequence
 from ..records import MAX_EXPERIENCE_WORDS, word_count
 
 __all__ = [
+    "NEGATIONS",
     "copied_run",
     "identifiers",
     "lesson_problem",
     "names_tool",
+    "recommends",
     "summary_problem",
 ]
 
 _WORD = re.compile(r"[A-Za-z0-9_']+")
-_IDENT = re.compile(r"\b[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+\b|\b[A-Za-z][A-Za-z0-9_]*(?=\()")
+# snake_case words and words before "(" -- not parts of file names ("temp_notes.txt")
+_IDENT = re.compile(r"(?<![.\w])[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+\b(?!\.\w)"
+                    r"|\b[A-Za-z][A-Za-z0-9_]*(?=\()")
 COPY_RUN = 8
 
 
@@ -59,6 +63,57 @@ def _unknown_identifiers(text: str, known: Collection[str]) -> list[str]:
     return sorted(i for i in identifiers(text) if i.lower() not in known_low)
 
 
+_TOKEN = re.compile(r"[A-Za-z0-9_]+(?:[.'’/-][A-Za-z0-9_]+)*")
+_CLAUSE = re.compile(r"[,;:!?]|\s[-–—]+\s|—|\.(?![A-Za-z0-9_])")
+#: Words that, just before a name, say "not this": "not cp", "never symbol=", "instead of".
+NEGATIONS = frozenset(
+    [
+        "not", "never", "no", "don't", "dont", "doesn't", "isn't", "aren't", "shouldn't",
+        "mustn't", "cannot", "can't", "avoid", "avoiding", "instead", "rather", "wrong", "skip",
+        "skipping", "omit", "omitting", "unnecessary", "needn't",
+    ]
+)  # fmt: skip
+#: Words that, just after a name, say it went wrong: "symbol=Apple failed".
+FAILURES = frozenset(["fails", "fail", "failed", "errors", "error", "wrong", "invalid", "rejected"])
+
+
+def recommends(text: str, item: str) -> bool:
+    """Whether ``text`` names ``item`` and never says not to use it.
+
+    An occurrence says "not this" with a negation among the 3 words before it in the
+    same clause ("never 0.5", "not mv", "rather than cp") or a failure word among the 2
+    after it ("symbol=Apple failed"). A lesson that names what failed only in such a way
+    warns against it; one that names it with no such occurrence recommends it.
+    """
+    words = _TOKEN.findall(item)
+    if not words:
+        return False
+    toks: list[tuple[str, int]] = []
+    clause = 0
+    pos = 0
+    for m in re.finditer(rf"{_TOKEN.pattern}|{_CLAUSE.pattern}", text):
+        if _TOKEN.fullmatch(m.group(0)):
+            toks.append((m.group(0), clause))
+        else:
+            clause += 1
+        pos = m.end()
+    del pos
+    low = [t.lower() for t, _ in toks]
+    want = [w.lower() for w in words]
+    n = len(want)
+    named = False
+    for i in range(len(low) - n + 1):
+        if low[i:i + n] != want:
+            continue
+        named = True
+        c = toks[i][1]
+        before = [low[k] for k in range(max(0, i - 3), i) if toks[k][1] == c]
+        after = [low[k] for k in range(i + n, min(len(low), i + n + 2)) if toks[k][1] == c]
+        if set(before) & NEGATIONS or set(after) & FAILURES:
+            return False
+    return named
+
+
 def lesson_problem(
     text: str | None,
     *,
@@ -66,13 +121,16 @@ def lesson_problem(
     known: Collection[str],
     instructions: Sequence[str],
     facts: Sequence[str] = (),
+    avoid: Sequence[str] = (),
     max_words: int | None = MAX_EXPERIENCE_WORDS,
 ) -> str | None:
     """Why a model's lesson text must be rejected, or None when it passes.
 
     ``tools`` are the tools of the group, ``known`` every identifier the group
     uses (tools and parameter names), ``instructions`` the prompt text that
-    must not be copied, ``facts`` the names a lesson of this finding must keep.
+    must not be copied, ``facts`` the names a lesson of this finding must keep,
+    ``avoid`` what the evidence proved wrong (a wrong tool, parameter name or
+    value): the lesson may name it only as something not to do.
     """
     if text is None or not text.strip():
         return "empty text"
@@ -89,13 +147,37 @@ def lesson_problem(
     missing = [f for f in facts if not names_tool(text, [f])]
     if missing:
         return f"drops the evidence's {', '.join(missing)}"
+    recommended = [a for a in avoid if recommends(text, a)]
+    if recommended:
+        return f"recommends what failed: {recommended[0]}"
     if "|" in text:
         return "contains an operation separator"
     return None
 
 
 def summary_problem(
-    text: str | None, *, tools: Collection[str], known: Collection[str], instructions: Sequence[str]
+    text: str | None,
+    *,
+    tools: Collection[str],
+    known: Collection[str],
+    instructions: Sequence[str],
+    prompt_head: str = "",
+    min_tools: int = 1,
 ) -> str | None:
-    """Why a Stage 1 summary must be rejected (64-word limit, same other rules)."""
-    return lesson_problem(text, tools=tools, known=known, instructions=instructions, max_words=64)
+    """Why a Stage 1 summary must be rejected (64-word limit, same other rules).
+
+    A summary must also name ``min_tools`` of the trajectory's ``tools`` (a summary of
+    the strategy names the tools it used) and may not echo 6 words of ``prompt_head``,
+    the template as sent ("The trajectory made 5 tool calls with ...").
+    """
+    problem = lesson_problem(text, tools=tools, known=known, instructions=instructions,
+                             max_words=64)
+    if problem or text is None:
+        return problem
+    named = [t for t in tools if names_tool(text, [t])]
+    if len(named) < min(min_tools, len(tools)):
+        return f"names {len(named)} of the trajectory's tools, fewer than {min_tools}"
+    run = copied_run(text, [prompt_head], n=6) if prompt_head else None
+    if run:
+        return f"echoes the prompt ('{run}')"
+    return None
