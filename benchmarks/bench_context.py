@@ -1,0 +1,151 @@
+"""Retrieval as an agent sees it: query embedding included, and a cold ``agentmem context`` process.
+
+Builds a library of N real-looking lessons (embedded with the default embedder,
+WordLlama) and reports, in one run:
+
+- p50/p95 of ``Memory.retrieve`` (query embedding included) against a numpy
+  brute-force top-k over the same vectors in memory plus the same embedding;
+- the wall time and peak memory (max RSS) of a cold ``agentmem context``
+  process, against a bare ``python -c pass`` measured the same way (target: < 300 ms).
+
+    python benchmarks/bench_context.py [--sizes 1000,10000] [--runs 7]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+TOOLS = ["cat", "cd", "mv", "cp", "grep", "bash", "git_commit", "kubectl", "book_reservation",
+         "send_message", "place_order", "web_search", "edit_file", "pytest", "docker"]
+DOMAINS = ["fs", "fs", "fs", "fs", "search", "shell", "git", "k8s", "airline", "general",
+           "general", "search", "fs", "shell", "shell"]
+VERBS = ["Before calling {t}, check that {p} exists", "When {t} fails with a timeout, retry with a "
+         "smaller {p}", "Call {t} with an absolute {p}, not a relative one",
+         "After {t}, verify the {p} it returned", "Use {t} instead of guessing the {p}"]
+PARAMS = ["path", "file_name", "folder", "branch", "namespace", "user_id", "query", "symbol"]
+
+
+def lessons(n: int, seed: int = 0) -> list[tuple[str, str]]:
+    rng = random.Random(seed)
+    out = []
+    for i in range(n):
+        j = rng.randrange(len(TOOLS))
+        text = rng.choice(VERBS).format(t=TOOLS[j], p=rng.choice(PARAMS)) + f" (case {i})."
+        out.append((text, DOMAINS[j]))
+    return out
+
+
+def build(path: Path, n: int) -> None:
+    from agentmem import Memory, index
+
+    mem = Memory.open(path)
+    lib = mem._library()
+    lib.ensure_index()
+    items = lessons(n)
+    vecs = mem.embedder.embed_batch([t for t, _ in items])
+    from agentmem.db import write
+    from agentmem.store import now_iso
+
+    at = now_iso()
+    with write(mem.db):
+        sid = mem.db.execute("INSERT INTO sessions (kind, status, started_at) "
+                             "VALUES ('curate', 'applied', ?)", [at]).lastrowid
+        rows = []
+        for (text, dom), v in zip(items, vecs):
+            eid = mem.db.execute(
+                "INSERT INTO experiences (text, domain, status, created_at, updated_at, "
+                "created_session, updated_session) VALUES (?, ?, 'live', ?, ?, ?, ?)",
+                [text, dom, at, at, sid, sid]).lastrowid
+            rows.append((eid, dom, v))
+        index.put_many(mem.db, rows)
+    mem.close()
+
+
+def pct(xs: list[float], q: float) -> float:
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(q * len(xs)))]
+
+
+def warm(path: Path, queries: list[str]) -> tuple[list[float], list[float]]:
+    import numpy as np
+
+    from agentmem import Memory
+
+    mem = Memory.open(path)
+    mem.retrieve("warm up", tools=["cat"])
+    ours = []
+    for q in queries:
+        t0 = time.perf_counter()
+        mem.retrieve(q, tools=["cat"], k=5)
+        ours.append((time.perf_counter() - t0) * 1e3)
+    rows = mem.db.execute("SELECT e.id, e.domain, i.vector FROM experiences e JOIN "
+                          "experience_vectors_items i ON i.experience_id = e.id").fetchall()
+    mat = np.vstack([np.frombuffer(r[2], dtype=np.float32) for r in rows])
+    doms = np.array([r[1] for r in rows])
+    emb = mem.embedder
+    sub = np.ascontiguousarray(mat[(doms == "fs") | (doms == "")])  # numpy's best case: pre-cut
+    base = []
+    for q in queries:
+        t0 = time.perf_counter()
+        v = np.asarray(emb.embed_batch([q])[0], dtype=np.float32)
+        scores = sub @ v
+        top = np.argpartition(-scores, min(5, len(scores) - 1))[:5]
+        top[np.argsort(-scores[top])]
+        base.append((time.perf_counter() - t0) * 1e3)
+    mem.close()
+    return ours, base
+
+
+def cold(cmd: list[str], runs: int, env: dict[str, str]) -> tuple[float, float, float]:
+    walls, peaks = [], []
+    for _ in range(runs):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+        t0 = time.perf_counter()
+        subprocess.run(cmd, check=True, capture_output=True, env=env)
+        walls.append((time.perf_counter() - t0) * 1e3)
+        peaks.append(max(before, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss) / 1024)
+    return statistics.median(walls), pct(walls, 0.95), max(peaks)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--sizes", default="1000,10000")
+    ap.add_argument("--runs", type=int, default=7)
+    args = ap.parse_args()
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    exe = shutil.which("agentmem") or ""
+    queries = [f"{v.split(' ')[0]} {t} in a subfolder" for v, t in zip(VERBS * 8, TOOLS * 3)][:40]
+    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+    base_cold = cold([sys.executable, "-c", "pass"], args.runs, env)
+    print(f"python -c pass (floor)        p50 {base_cold[0]:6.0f} ms  p95 {base_cold[1]:6.0f} ms  "
+          f"peak {base_cold[2]:5.0f} MB")
+    for n in (int(s) for s in args.sizes.split(",")):
+        with tempfile.TemporaryDirectory() as d:
+            path = Path(d) / "ctx.db"
+            t0 = time.perf_counter()
+            build(path, n)
+            built = time.perf_counter() - t0
+            ours, base = warm(path, queries)
+            print(f"\n{n} experiences (built in {built:.1f} s)")
+            print(f"  retrieve, embedding included  p50 {pct(ours, .5):6.2f} ms  p95 "
+                  f"{pct(ours, .95):6.2f} ms   numpy brute force + embedding p50 "
+                  f"{pct(base, .5):6.2f} ms  ratio {pct(ours, .5) / pct(base, .5):.2f}")
+            cmd = [exe, "context", "copy the report into the archive folder", "--tool", "cp",
+                   "--db", str(path)]
+            c = cold(cmd, args.runs, env)
+            print(f"  cold `agentmem context`       p50 {c[0]:6.0f} ms  p95 {c[1]:6.0f} ms  "
+                  f"peak {c[2]:5.0f} MB  (target < 300 ms)")
+
+
+if __name__ == "__main__":
+    main()
