@@ -54,9 +54,17 @@ __all__ = [
 
 _HOME = {
     **dict.fromkeys(
-        ["AgentMemError", "BusyError", "EmbeddingMismatchError", "InvalidRecordError",
-         "ModelError", "UndoConflictError", "UnknownExperienceError", "UnknownSessionError",
-         "UnknownTrajectoryError"],
+        [
+            "AgentMemError",
+            "BusyError",
+            "EmbeddingMismatchError",
+            "InvalidRecordError",
+            "ModelError",
+            "UndoConflictError",
+            "UnknownExperienceError",
+            "UnknownSessionError",
+            "UnknownTrajectoryError",
+        ],
         "errors",
     ),
     "LiveTrajectory": "memory",

@@ -38,7 +38,9 @@ BUILTIN_TOOLS: Mapping[str, str] = {
         "search",
     ),
     # web
-    **dict.fromkeys("webfetch fetch fetch_url http_get http_request browse curl wget".split(), "web"),
+    **dict.fromkeys(
+        "webfetch fetch fetch_url http_get http_request browse curl wget".split(), "web"
+    ),
     # git
     **dict.fromkeys(
         "git git_status git_diff git_commit git_log git_add git_push git_pull git_checkout "

@@ -38,8 +38,9 @@ def _check_date(value: str | None, name: str) -> datetime | None:
     try:
         return parse_time(value)
     except ValueError:
-        raise InvalidRecordError(f"--{name} must be an ISO date such as 2026-11-01, not {value!r}") \
-            from None
+        raise InvalidRecordError(
+            f"--{name} must be an ISO date such as 2026-11-01, not {value!r}"
+        ) from None
 
 
 @attrs.frozen
@@ -109,8 +110,16 @@ def tool_schemas(steps: Iterable[Step]) -> list[dict[str, Any]]:
         for k, v in s.params.items():
             p.setdefault(k, _json_type(v))
     return [
-        {"type": "function", "function": {"name": name, "parameters": {
-            "type": "object", "properties": {k: {"type": t} for k, t in ps.items()}}}}
+        {
+            "type": "function",
+            "function": {
+                "name": name,
+                "parameters": {
+                    "type": "object",
+                    "properties": {k: {"type": t} for k, t in ps.items()},
+                },
+            },
+        }
         for name, ps in sorted(props.items())
     ]
 
@@ -124,15 +133,29 @@ def rctp_record(t: Trajectory, token: str, system: str = "") -> dict[str, Any]:
     ]
     for i, s in enumerate(t.steps):
         call_id = f"call_{t.id}_{i}"
-        messages.append({"role": "assistant", "content": None, "tool_calls": [
-            {"id": call_id, "type": "function",
-             "function": {"name": s.tool, "arguments": json.dumps(s.params, ensure_ascii=False)}}]})
+        messages.append(
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": call_id,
+                        "type": "function",
+                        "function": {
+                            "name": s.tool,
+                            "arguments": json.dumps(s.params, ensure_ascii=False),
+                        },
+                    }
+                ],
+            }
+        )
         messages.append({"role": "tool", "tool_call_id": call_id, "content": s.output})
     return {"messages": messages, "tools": tool_schemas(t.steps)}
 
 
-def parse_rctp_record(rec: Mapping[str, Any], tokens: Sequence[str] = (HIGH, LOW)
-                      ) -> tuple[str, Trajectory]:
+def parse_rctp_record(
+    rec: Mapping[str, Any], tokens: Sequence[str] = (HIGH, LOW)
+) -> tuple[str, Trajectory]:
     """Read a record written by :func:`rctp_record` back: (token, trajectory)."""
     msgs = rec["messages"]
     system = msgs[0]["content"]
@@ -149,12 +172,15 @@ def parse_rctp_record(rec: Mapping[str, Any], tokens: Sequence[str] = (HIGH, LOW
             steps[-1].append(m["content"])
     from .ingest import is_error_output
 
-    return token, Trajectory(task=task, steps=[
-        Step(tool, params, out, not is_error_output(out)) for tool, params, out in steps])
+    return token, Trajectory(
+        task=task,
+        steps=[Step(tool, params, out, not is_error_output(out)) for tool, params, out in steps],
+    )
 
 
-def export_rctp(mem: Memory, path: str | os.PathLike[str], options: ExportOptions = ExportOptions()
-                ) -> ExportSummary:
+def export_rctp(
+    mem: Memory, path: str | os.PathLike[str], options: ExportOptions = ExportOptions()
+) -> ExportSummary:
     """Write the RCTP data set to ``path`` atomically (a temp file renamed into place).
 
     A trajectory is labelled with the high token when its reward (composite or
@@ -179,8 +205,11 @@ def export_rctp(mem: Memory, path: str | os.PathLike[str], options: ExportOption
             for t in mem.trajectories():
                 created = parse_time(t.created_at or "1970-01-01")
                 doms = {s.domain or "general" for s in t.steps}
-                if (options.domains and not doms & set(options.domains)) or \
-                        (since and created < since) or (until and created > until):
+                if (
+                    (options.domains and not doms & set(options.domains))
+                    or (since and created < since)
+                    or (until and created > until)
+                ):
                     filtered += 1
                     continue
                 r = rewards.get(t.id or 0)
@@ -190,11 +219,20 @@ def export_rctp(mem: Memory, path: str | os.PathLike[str], options: ExportOption
                 token = options.high_token if r >= options.threshold else options.low_token
                 counts[token] += 1
                 by_domain.update(doms)
-                fh.write(json.dumps(rctp_record(t, token, options.system), ensure_ascii=False) + "\n")
+                fh.write(
+                    json.dumps(rctp_record(t, token, options.system), ensure_ascii=False) + "\n"
+                )
         os.replace(tmp, target)
     except BaseException:
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
-    return ExportSummary(str(target), sum(counts.values()), counts[options.high_token],
-                         counts[options.low_token], pending, filtered, dict(sorted(by_domain.items())))
+    return ExportSummary(
+        str(target),
+        sum(counts.values()),
+        counts[options.high_token],
+        counts[options.low_token],
+        pending,
+        filtered,
+        dict(sorted(by_domain.items())),
+    )

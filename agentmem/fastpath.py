@@ -112,9 +112,13 @@ def _run(db: _Conn, args: argparse.Namespace) -> int | None:
     if not hits:
         return 0
     ids = [i for i, _ in hits]
-    rows = dict(db.execute(
-        f"SELECT id, text FROM experiences WHERE status = 'live' AND id IN ({','.join('?' * len(ids))})",
-        ids).fetchall())
+    rows = dict(
+        db.execute(
+            "SELECT id, text FROM experiences WHERE status = 'live' "
+            f"AND id IN ({','.join('?' * len(ids))})",
+            ids,
+        ).fetchall()
+    )
     block = format_context([rows[i] for i in ids if i in rows])
     if block:
         sys.stdout.write(block + "\n")

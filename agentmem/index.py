@@ -88,6 +88,7 @@ __all__ = [
 #: A vector as an embedder returns it: floats (a list, a tuple, a numpy array).
 if TYPE_CHECKING:
     from sqlite_utils import Database
+
     Vector = Sequence[float] | numpy.ndarray
 else:
     Vector = Sequence[float]

@@ -59,8 +59,10 @@ def trajectory_from_json(data: Any, *, source: str = "record") -> Trajectory:
     steps = data["steps"]
     if not isinstance(steps, list):
         raise InvalidRecordError(f"field 'steps' must be a list, not {type(steps).__name__}")
-    parsed = [step_from_mapping(s, f"steps[{i}]") if isinstance(s, Mapping) else s
-              for i, s in enumerate(steps)]
+    parsed = [
+        step_from_mapping(s, f"steps[{i}]") if isinstance(s, Mapping) else s
+        for i, s in enumerate(steps)
+    ]
     for i, s in enumerate(parsed):
         if not hasattr(s, "tool"):
             raise InvalidRecordError(f"steps[{i}] must be an object, not {type(s).__name__}")
@@ -149,14 +151,19 @@ def _mapping(value: Any) -> Mapping[str, Any]:
 def _openai_record(rec: Mapping[str, Any], where: str) -> Trajectory:
     messages = rec.get("traj", rec.get("messages"))
     if not isinstance(messages, list):
-        raise InvalidRecordError(f"{where}: expected 'messages' (or 'traj'), a list of chat messages")
+        raise InvalidRecordError(
+            f"{where}: expected 'messages' (or 'traj'), a list of chat messages"
+        )
     info = _mapping(rec.get("info"))
     task_info = _mapping(info.get("task"))
     task = task_info.get("instruction") or rec.get("task")
     if not task:
         task = next(
-            (m.get("content") for m in messages
-             if isinstance(m, Mapping) and m.get("role") == "user" and m.get("content")),
+            (
+                m.get("content")
+                for m in messages
+                if isinstance(m, Mapping) and m.get("role") == "user" and m.get("content")
+            ),
             None,
         )
     if not isinstance(task, str) or not task.strip():
@@ -170,14 +177,18 @@ def _openai_record(rec: Mapping[str, Any], where: str) -> Trajectory:
             raise InvalidRecordError(f"{where}: message {i} is not an object")
         if m.get("role") == "tool":
             cid = m.get("tool_call_id")
-            match = next((j for j in pending if calls[j]["id"] == cid), pending[0] if pending else None)
+            match = next(
+                (j for j in pending if calls[j]["id"] == cid), pending[0] if pending else None
+            )
             if match is not None:
                 pending.remove(match)
                 calls[match]["output"] = m.get("content") or ""
             continue
         for call in m.get("tool_calls") or []:
             if not isinstance(call, Mapping):
-                raise InvalidRecordError(f"{where}: message {i} has a tool call that is not an object")
+                raise InvalidRecordError(
+                    f"{where}: message {i} has a tool call that is not an object"
+                )
             fn = call.get("function") or {}
             calls.append({"id": call.get("id"), "fn": fn, "where": i, "output": None})
             pending.append(len(calls) - 1)

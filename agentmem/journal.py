@@ -58,19 +58,38 @@ def _exp_row(db: Database, eid: int) -> dict[str, Any] | None:
     return dict(zip([c[0] for c in cur.description], row))
 
 
-def _journal(db: Database, session_id: int, op: Operation, *, status: str, reason: str = "",
-             result_id: int | None = None, before: Sequence[Mapping[str, Any]] = (),
-             after: Mapping[str, Any] | None = None, conditions: Any = None, at: str) -> None:
+def _journal(
+    db: Database,
+    session_id: int,
+    op: Operation,
+    *,
+    status: str,
+    reason: str = "",
+    result_id: int | None = None,
+    before: Sequence[Mapping[str, Any]] = (),
+    after: Mapping[str, Any] | None = None,
+    conditions: Any = None,
+    at: str,
+) -> None:
     db.execute(
         "INSERT INTO operations (session_id, group_key, kind, target_ids, result_id, text, domain, "
         "before, after, status, reason, origin, conditions, created_at) "
         "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         [
-            session_id, op.group, op.kind, json.dumps(list(op.targets)), result_id, op.text,
-            op.domain, json.dumps(list(before), ensure_ascii=False),
+            session_id,
+            op.group,
+            op.kind,
+            json.dumps(list(op.targets)),
+            result_id,
+            op.text,
+            op.domain,
+            json.dumps(list(before), ensure_ascii=False),
             None if after is None else json.dumps(after, ensure_ascii=False),
-            status, _join(reason, op.note) or None, op.origin,
-            None if conditions is None else json.dumps(conditions), at,
+            status,
+            _join(reason, op.note) or None,
+            op.origin,
+            None if conditions is None else json.dumps(conditions),
+            at,
         ],
     )
 
@@ -98,16 +117,30 @@ def apply_operations(
     out: list[AppliedOp] = []
     cond = conditions or {}
     for op, why in rejected:
-        _journal(db, session_id, op, status="rejected", reason=why,
-                 conditions=cond.get(op.group or ""), at=at)
+        _journal(
+            db,
+            session_id,
+            op,
+            status="rejected",
+            reason=why,
+            conditions=cond.get(op.group or ""),
+            at=at,
+        )
         out.append(AppliedOp(op, "rejected", why))
     for op in ops:
         befores = [_exp_row(db, t) for t in op.targets]
         dead = [t for t, b in zip(op.targets, befores) if b is None or b["status"] != "live"]
         if dead:
             why = f"experience {dead[0]} is not live any more"
-            _journal(db, session_id, op, status="rejected", reason=why,
-                     conditions=cond.get(op.group or ""), at=at)
+            _journal(
+                db,
+                session_id,
+                op,
+                status="rejected",
+                reason=why,
+                conditions=cond.get(op.group or ""),
+                at=at,
+            )
             out.append(AppliedOp(op, "rejected", why))
             continue
         before = [b for b in befores if b is not None]
@@ -137,15 +170,25 @@ def apply_operations(
             _delete(db, op.targets[0], at, session_id)
         if result is not None:
             after = {"id": result, "text": op.text, "domain": op.domain}
-        _journal(db, session_id, op, status="applied", result_id=result, before=before,
-                 after=after, conditions=cond.get(op.group or ""), at=at)
+        _journal(
+            db,
+            session_id,
+            op,
+            status="applied",
+            result_id=result,
+            before=before,
+            after=after,
+            conditions=cond.get(op.group or ""),
+            at=at,
+        )
         out.append(AppliedOp(op, "applied", result_id=result))
     return out
 
 
 def _delete(db: Database, eid: int, at: str, session_id: int) -> None:
     db.execute(
-        "UPDATE experiences SET status = 'deleted', updated_at = ?, updated_session = ? WHERE id = ?",
+        "UPDATE experiences SET status = 'deleted', updated_at = ?, updated_session = ? "
+        "WHERE id = ?",
         [at, session_id, eid],
     )
     index.remove(db, eid)
@@ -173,8 +216,14 @@ def _pid_alive(pid: int | None) -> bool:
         return True
 
 
-def begin_session(db: Database, kind: str, *, model: str | None = None,
-                  embedder: str | None = None, params: Mapping[str, Any] | None = None) -> int:
+def begin_session(
+    db: Database,
+    kind: str,
+    *,
+    model: str | None = None,
+    embedder: str | None = None,
+    params: Mapping[str, Any] | None = None,
+) -> int:
     """Create a ``running`` session row; for ``learn``, refuse if another one is running.
 
     A running learn session whose process is gone (killed) is marked ``failed``:
@@ -238,7 +287,8 @@ def _later_conflicts(db: Database, session_id: int) -> list[int]:
     mine = touched_ids(db, session_id)
     out = []
     for (sid,) in db.execute(
-        "SELECT id FROM sessions WHERE id > ? AND status = 'applied' AND kind IN ('learn', 'curate') "
+        "SELECT id FROM sessions WHERE id > ? AND status = 'applied' "
+        "AND kind IN ('learn', 'curate') "
         "ORDER BY id",
         [session_id],
     ).fetchall():
@@ -282,8 +332,9 @@ def restore_texts(db: Database, session_ids: Sequence[int]) -> list[str]:
     return texts
 
 
-def undo_session(db: Database, session_id: int, vectors: Mapping[str, Vector],
-                 *, cascade: bool = False) -> list[int]:
+def undo_session(
+    db: Database, session_id: int, vectors: Mapping[str, Vector], *, cascade: bool = False
+) -> list[int]:
     """Revert a session (and, with ``cascade``, the later ones that touched the same
     experiences) in one transaction. Returns the ids of the undo sessions created."""
     created = []
@@ -312,10 +363,16 @@ def _undo_one(db: Database, session_id: int, vectors: Mapping[str, Vector]) -> i
             current = _exp_row(db, result_id)
             db.execute("DELETE FROM experiences WHERE id = ?", [result_id])
             index.remove(db, result_id)
-            inverse = Operation("DELETE", targets=(result_id,), group=group, origin="undo",
-                                note=f"undo of session {session_id}")
-            _journal(db, undo_id, inverse, status="applied", before=[current] if current else [],
-                     at=at)
+            inverse = Operation(
+                "DELETE",
+                targets=(result_id,),
+                group=group,
+                origin="undo",
+                note=f"undo of session {session_id}",
+            )
+            _journal(
+                db, undo_id, inverse, status="applied", before=[current] if current else [], at=at
+            )
             continue
         restored = []
         for b in before:
@@ -323,19 +380,41 @@ def _undo_one(db: Database, session_id: int, vectors: Mapping[str, Vector]) -> i
             db.execute(
                 "UPDATE experiences SET text = ?, domain = ?, status = ?, updated_at = ?, "
                 "updated_session = ? WHERE id = ?",
-                [b["text"], b["domain"], b["status"], b["updated_at"], b["updated_session"], b["id"]],
+                [
+                    b["text"],
+                    b["domain"],
+                    b["status"],
+                    b["updated_at"],
+                    b["updated_session"],
+                    b["id"],
+                ],
             )
             if b["status"] == "live":
                 index.put(db, b["id"], b["domain"], vectors[b["text"]])
             else:
                 index.remove(db, b["id"])
             restored.append(current)
-            inverse = Operation("MODIFY", text=b["text"], targets=(b["id"],), domain=b["domain"],
-                                group=group, origin="undo", note=f"undo of session {session_id}")
-            _journal(db, undo_id, inverse, status="applied", result_id=b["id"],
-                     before=[current] if current else [],
-                     after={"id": b["id"], "text": b["text"], "domain": b["domain"]}, at=at)
+            inverse = Operation(
+                "MODIFY",
+                text=b["text"],
+                targets=(b["id"],),
+                domain=b["domain"],
+                group=group,
+                origin="undo",
+                note=f"undo of session {session_id}",
+            )
+            _journal(
+                db,
+                undo_id,
+                inverse,
+                status="applied",
+                result_id=b["id"],
+                before=[current] if current else [],
+                after={"id": b["id"], "text": b["text"], "domain": b["domain"]},
+                at=at,
+            )
         del after_json
-    db.execute("UPDATE sessions SET status = 'undone', undone_by = ? WHERE id = ?",
-               [undo_id, session_id])
+    db.execute(
+        "UPDATE sessions SET status = 'undone', undone_by = ? WHERE id = ?", [undo_id, session_id]
+    )
     return undo_id

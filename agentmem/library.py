@@ -37,8 +37,9 @@ class Scored:
         return {"id": e.id, "text": e.text, "domain": e.domain, "score": round(self.score, 4)}
 
 
-def live_experiences(db: Database, ids: Iterable[int] | None = None,
-                     domains: Sequence[str] | None = None) -> list[Experience]:
+def live_experiences(
+    db: Database, ids: Iterable[int] | None = None, domains: Sequence[str] | None = None
+) -> list[Experience]:
     """Live experiences (all, or the given ids, or those in the given domains), by id."""
     sql = "SELECT * FROM experiences WHERE status = 'live'"
     params: list[object] = []
@@ -92,15 +93,20 @@ class Library:
         exps = {e.id: e for e in live_experiences(self.db, [i for i, _ in hits])}
         return [Scored(exps[i], s) for i, s in hits if i in exps]
 
-    def search(self, text: str, *, domains: Sequence[str] | None = None, k: int = 5) -> list[Scored]:
+    def search(
+        self, text: str, *, domains: Sequence[str] | None = None, k: int = 5
+    ) -> list[Scored]:
         """The ``k`` live experiences closest to ``text`` within ``domains`` (plus domain-free)."""
         if index.index_info(self.db) is None:
             return []
         self.ensure_index()
         return self.search_vector(self.vector(text), domains=domains, k=k)
 
-    def similar(self, text: str, domains: Sequence[str] | None = None, k: int = 3
-                ) -> list[tuple[int, float, str]]:
+    def similar(
+        self, text: str, domains: Sequence[str] | None = None, k: int = 3
+    ) -> list[tuple[int, float, str]]:
         """(id, cosine, text) of the ``k`` live experiences closest to ``text``."""
-        return [(s.experience.id or 0, s.score, s.experience.text)
-                for s in self.search(text, domains=domains, k=k)]
+        return [
+            (s.experience.id or 0, s.score, s.experience.text)
+            for s in self.search(text, domains=domains, k=k)
+        ]

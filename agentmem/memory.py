@@ -44,8 +44,10 @@ def _refuse_newer(db: Database) -> None:
     if not db["_sqlite_migrations"].exists():
         return
     known = {m.name for m in migrations._migrations}
-    applied = {r[0] for r in db.execute(
-        "SELECT name FROM _sqlite_migrations WHERE migration_set = 'agentmem'")}
+    applied = {
+        r[0]
+        for r in db.execute("SELECT name FROM _sqlite_migrations WHERE migration_set = 'agentmem'")
+    }
     unknown = sorted(applied - known)
     if unknown:
         raise AgentMemError(
@@ -153,7 +155,9 @@ class Memory:
 
     def set_reward_kind(self, kind: str) -> None:
         if kind not in REWARD_KINDS:
-            raise InvalidRecordError(f"reward must be one of {', '.join(REWARD_KINDS)}, not {kind!r}")
+            raise InvalidRecordError(
+                f"reward must be one of {', '.join(REWARD_KINDS)}, not {kind!r}"
+            )
         self.set_setting("reward", kind)
 
     # -- tool domains ----------------------------------------------------------------
@@ -272,8 +276,9 @@ class Memory:
             raise InvalidRecordError(f"state verdict must be true or false, not {ok!r}")
         with write(self.db):
             self._require_trajectory(trajectory_id)
-            self.db.execute("UPDATE trajectories SET state_ok = ? WHERE id = ?",
-                            [int(ok), trajectory_id])
+            self.db.execute(
+                "UPDATE trajectories SET state_ok = ? WHERE id = ?", [int(ok), trajectory_id]
+            )
 
     def plan_group(self, task: str, size: int = 4, **kw: Any) -> Any:
         """A reward-conditioned group plan for ``task`` (see :func:`agentmem.rc.plan_group`)."""
@@ -296,7 +301,9 @@ class Memory:
         """Every task group with rewards, advantages, readiness and degeneracy."""
         kind = reward or self.reward_kind
         if kind not in REWARD_KINDS:
-            raise InvalidRecordError(f"reward must be one of {', '.join(REWARD_KINDS)}, not {kind!r}")
+            raise InvalidRecordError(
+                f"reward must be one of {', '.join(REWARD_KINDS)}, not {kind!r}"
+            )
         return store.group_reports(self.db, weights=weights or self.reward_weights, reward=kind)
 
     def stats(self) -> dict[str, Any]:
@@ -313,7 +320,9 @@ class Memory:
             "groups_ready": sum(1 for g in groups if g.usable),
             "groups_degenerate": sum(1 for g in groups if g.ready and g.degenerate),
             "groups_pending": sum(1 for g in groups if not g.ready),
-            "experiences": q("SELECT count(*) FROM experiences WHERE status = 'live'").fetchone()[0],
+            "experiences": q("SELECT count(*) FROM experiences WHERE status = 'live'").fetchone()[
+                0
+            ],
             "sessions": q("SELECT count(*) FROM sessions").fetchone()[0],
             "operations": q("SELECT count(*) FROM operations").fetchone()[0],
         }
@@ -374,8 +383,14 @@ class Memory:
 
         opts = options or LearnOptions(reward=self.reward_kind, weights=self.reward_weights)
         lib = self._library()
-        return learn(self.db, model=self.model if use_model else None, embedder=lib.embedder,
-                     options=opts, dry_run=dry_run, progress=progress)
+        return learn(
+            self.db,
+            model=self.model if use_model else None,
+            embedder=lib.embedder,
+            options=opts,
+            dry_run=dry_run,
+            progress=progress,
+        )
 
     def undo(self, session_id: int, *, cascade: bool = False) -> list[int]:
         """Revert a learning or curation session exactly; returns the undo session ids.
@@ -471,8 +486,11 @@ class Memory:
 
         old = self.get_experience(experience_id)
         e = Experience(text=text.strip(), domain=old.domain if domain is None else domain)
-        self._curate(Operation("MODIFY", text=e.text, domain=e.domain, targets=(experience_id,),
-                               origin="user"))
+        self._curate(
+            Operation(
+                "MODIFY", text=e.text, domain=e.domain, targets=(experience_id,), origin="user"
+            )
+        )
         return self.get_experience(experience_id)
 
     def remove(self, experience_id: int) -> None:
@@ -484,8 +502,9 @@ class Memory:
 
     # -- retrieval ---------------------------------------------------------------------
 
-    def _domains(self, tools: Sequence[str] | None, domains: Sequence[str] | None
-                 ) -> list[str] | None:
+    def _domains(
+        self, tools: Sequence[str] | None, domains: Sequence[str] | None
+    ) -> list[str] | None:
         if tools is None and domains is None:
             return None
         over = self.domains()
@@ -551,7 +570,10 @@ class Memory:
         return len(exps)
 
     def _require_trajectory(self, trajectory_id: int) -> None:
-        if self.db.execute("SELECT 1 FROM trajectories WHERE id = ?", [trajectory_id]).fetchone() is None:
+        if (
+            self.db.execute("SELECT 1 FROM trajectories WHERE id = ?", [trajectory_id]).fetchone()
+            is None
+        ):
             raise UnknownTrajectoryError(f"no trajectory has id {trajectory_id}")
 
 
@@ -567,8 +589,13 @@ class LiveTrajectory:
     accepted: bool | None = None
     id: int | None = None
 
-    def step(self, tool: str, params: Mapping[str, Any] | None = None, output: str = "",
-             success: bool = True) -> Step:
+    def step(
+        self,
+        tool: str,
+        params: Mapping[str, Any] | None = None,
+        output: str = "",
+        success: bool = True,
+    ) -> Step:
         """Add one tool call; validated at once, so a bad step fails where it is made."""
         s = Step(tool=tool, params=dict(params or {}), output=output, success=success)
         self.steps.append(s)
@@ -578,5 +605,11 @@ class LiveTrajectory:
         kw: dict[str, Any] = {}
         if self.group is not None:
             kw["group"] = self.group
-        return Trajectory(task=self.task, steps=tuple(self.steps), accepted=self.accepted,
-                          condition=self.condition, meta=self.meta, **kw)
+        return Trajectory(
+            task=self.task,
+            steps=tuple(self.steps),
+            accepted=self.accepted,
+            condition=self.condition,
+            meta=self.meta,
+            **kw,
+        )

@@ -42,9 +42,9 @@ DEFAULT_P_SAMPLE: Mapping[str, float] = {HIGH: 0.5, LOW: 0.5}
 #: What an untuned model is told in place of a token it was never trained on.
 INSTRUCTIONS: Mapping[str, str] = {
     HIGH: "Aim for the best outcome: follow every required step, check preconditions and "
-          "verify each tool result before you go on.",
+    "verify each tool result before you go on.",
     LOW: "Act as a hasty agent would: take the first plausible approach and do not "
-         "double-check tool results.",
+    "double-check tool results.",
 }
 
 
@@ -68,9 +68,13 @@ class GroupPlan:
     seed: int | None
 
     def as_dict(self) -> dict[str, Any]:
-        return {"task": self.task, "group": self.group, "seed": self.seed,
-                "p_sample": self.p_sample,
-                "rollouts": [attrs.asdict(r) for r in self.rollouts]}
+        return {
+            "task": self.task,
+            "group": self.group,
+            "seed": self.seed,
+            "p_sample": self.p_sample,
+            "rollouts": [attrs.asdict(r) for r in self.rollouts],
+        }
 
 
 def _check_p(p_sample: Mapping[str, float]) -> dict[str, float]:
@@ -183,7 +187,8 @@ def diagnose(mem: Memory) -> dict[str, Any]:
         n = side["all"]["degenerate"]
         if side["conditioned"]["groups"] == 0:
             out["advice"].append(
-                f"{n} of {side['all']['ready']} ready groups ({share:.0%}) are degenerate under the "
+                f"{n} of {side['all']['ready']} ready groups ({share:.0%}) are degenerate "
+                "under the "
                 f"{kind} reward and teach nothing; reward-conditioned groups would help: plan "
                 "rollouts with 'agentmem plan TASK --size G' and record each one's condition."
             )

@@ -617,7 +617,9 @@ def _needles() -> tuple[re.Pattern[str], re.Pattern[str]]:
     rules = _builtin_rules()
 
     def alt(ns: set[str]) -> re.Pattern[str]:
-        return re.compile("|".join(re.escape(n) for n in sorted(ns, key=len, reverse=True)) or "(?!)")
+        return re.compile(
+            "|".join(re.escape(n) for n in sorted(ns, key=len, reverse=True)) or "(?!)"
+        )
 
     return (alt({r.needle for r in rules if not r.fold}), alt({r.needle for r in rules if r.fold}))
 

@@ -24,6 +24,7 @@ from .errors import InvalidRecordError
 
 __all__ = [
     "ACCEPTANCE_WINDOW",
+    "DEFAULT_WEIGHTS",
     "EPSILON",
     "Acceptance",
     "GroupStats",
@@ -81,7 +82,7 @@ def acceptance(
     the truth), and an explicit accept that arrives early.
     """
     if events:
-        kind, at = max(events, key=lambda e: e[1])
+        kind, _at = max(events, key=lambda e: e[1])
         if kind in ("correct", "reject"):
             return Acceptance(0, f"user {'corrected' if kind == 'correct' else 'rejected'} it")
         if kind == "accept":
@@ -113,9 +114,14 @@ class RewardWeights:
             )
 
 
-def composite_reward(rho_s: float, rho_a: int, weights: RewardWeights = RewardWeights()) -> float:
-    """R = w1 * rho_s + w2 * rho_a."""
+def composite_reward(rho_s: float, rho_a: int, weights: RewardWeights | None = None) -> float:
+    """R = w1 * rho_s + w2 * rho_a (default weights 0.4 and 0.6)."""
+    weights = weights or DEFAULT_WEIGHTS
     return weights.w1 * rho_s + weights.w2 * rho_a
+
+
+#: The paper's default weights.
+DEFAULT_WEIGHTS = RewardWeights()
 
 
 def binary_reward(state_ok: bool, action_coverage: float) -> float:

@@ -19,6 +19,7 @@ from .domains import domain_for
 from .errors import UnknownTrajectoryError
 from .records import Feedback, Step, Trajectory
 from .rewards import (
+    DEFAULT_WEIGHTS,
     Acceptance,
     GroupStats,
     RewardWeights,
@@ -196,7 +197,8 @@ def _acceptance_map(db: Database, tids: Sequence[int], now: datetime) -> dict[in
         chunk = list(tids[chunk_start : chunk_start + 500])
         marks = ",".join("?" * len(chunk))
         for tid, kind, at in db.execute(
-            f"SELECT trajectory_id, kind, created_at FROM feedback WHERE trajectory_id IN ({marks})",
+            "SELECT trajectory_id, kind, created_at FROM feedback "
+            f"WHERE trajectory_id IN ({marks})",
             chunk,
         ):
             events[tid].append((kind, parse_time(at)))
@@ -325,7 +327,7 @@ class GroupReport:
 def group_reports(
     db: Database,
     *,
-    weights: RewardWeights = RewardWeights(),
+    weights: RewardWeights = DEFAULT_WEIGHTS,
     reward: str = "composite",
     groups: Iterable[str] | None = None,
     now: datetime | None = None,
@@ -376,12 +378,17 @@ def group_reports(
                 rewards.append(None if state is None else binary_reward(bool(state), cov))
             else:
                 rewards.append(
-                    None if acc.value is None else composite_reward(m["success_rate"], acc.value, weights)
+                    None
+                    if acc.value is None
+                    else composite_reward(m["success_rate"], acc.value, weights)
                 )
         pending = [m["id"] for m, rw in zip(members, rewards) if rw is None]
         stats: GroupStats | None = None
         if pending:
-            ready, reason = False, f"waiting for acceptance of trajectory {', '.join(map(str, pending))}"
+            ready, reason = (
+                False,
+                f"waiting for acceptance of trajectory {', '.join(map(str, pending))}",
+            )
         else:
             stats = group_stats([rw or 0.0 for rw in rewards])
             ready, reason = len(members) >= 2, stats.reason

@@ -25,13 +25,47 @@ import tempfile
 import time
 from pathlib import Path
 
-TOOLS = ["cat", "cd", "mv", "cp", "grep", "bash", "git_commit", "kubectl", "book_reservation",
-         "send_message", "place_order", "web_search", "edit_file", "pytest", "docker"]
-DOMAINS = ["fs", "fs", "fs", "fs", "search", "shell", "git", "k8s", "airline", "general",
-           "general", "search", "fs", "shell", "shell"]
-VERBS = ["Before calling {t}, check that {p} exists", "When {t} fails with a timeout, retry with a "
-         "smaller {p}", "Call {t} with an absolute {p}, not a relative one",
-         "After {t}, verify the {p} it returned", "Use {t} instead of guessing the {p}"]
+TOOLS = [
+    "cat",
+    "cd",
+    "mv",
+    "cp",
+    "grep",
+    "bash",
+    "git_commit",
+    "kubectl",
+    "book_reservation",
+    "send_message",
+    "place_order",
+    "web_search",
+    "edit_file",
+    "pytest",
+    "docker",
+]
+DOMAINS = [
+    "fs",
+    "fs",
+    "fs",
+    "fs",
+    "search",
+    "shell",
+    "git",
+    "k8s",
+    "airline",
+    "general",
+    "general",
+    "search",
+    "fs",
+    "shell",
+    "shell",
+]
+VERBS = [
+    "Before calling {t}, check that {p} exists",
+    "When {t} fails with a timeout, retry with a smaller {p}",
+    "Call {t} with an absolute {p}, not a relative one",
+    "After {t}, verify the {p} it returned",
+    "Use {t} instead of guessing the {p}",
+]
 PARAMS = ["path", "file_name", "folder", "branch", "namespace", "user_id", "query", "symbol"]
 
 
@@ -58,14 +92,16 @@ def build(path: Path, n: int) -> None:
 
     at = now_iso()
     with write(mem.db):
-        sid = mem.db.execute("INSERT INTO sessions (kind, status, started_at) "
-                             "VALUES ('curate', 'applied', ?)", [at]).lastrowid
+        sid = mem.db.execute(
+            "INSERT INTO sessions (kind, status, started_at) VALUES ('curate', 'applied', ?)", [at]
+        ).lastrowid
         rows = []
         for (text, dom), v in zip(items, vecs):
             eid = mem.db.execute(
                 "INSERT INTO experiences (text, domain, status, created_at, updated_at, "
                 "created_session, updated_session) VALUES (?, ?, 'live', ?, ?, ?, ?)",
-                [text, dom, at, at, sid, sid]).lastrowid
+                [text, dom, at, at, sid, sid],
+            ).lastrowid
             rows.append((eid, dom, v))
         index.put_many(mem.db, rows)
     mem.close()
@@ -88,8 +124,10 @@ def warm(path: Path, queries: list[str]) -> tuple[list[float], list[float]]:
         t0 = time.perf_counter()
         mem.retrieve(q, tools=["cat"], k=5)
         ours.append((time.perf_counter() - t0) * 1e3)
-    rows = mem.db.execute("SELECT e.id, e.domain, i.vector FROM experiences e JOIN "
-                          "experience_vectors_items i ON i.experience_id = e.id").fetchall()
+    rows = mem.db.execute(
+        "SELECT e.id, e.domain, i.vector FROM experiences e JOIN "
+        "experience_vectors_items i ON i.experience_id = e.id"
+    ).fetchall()
     mat = np.vstack([np.frombuffer(r[2], dtype=np.float32) for r in rows])
     doms = np.array([r[1] for r in rows])
     emb = mem.embedder
@@ -127,8 +165,10 @@ def main() -> None:
     queries = [f"{v.split(' ')[0]} {t} in a subfolder" for v, t in zip(VERBS * 8, TOOLS * 3)][:40]
     print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     base_cold = cold([sys.executable, "-c", "pass"], args.runs, env)
-    print(f"python -c pass (floor)        p50 {base_cold[0]:6.0f} ms  p95 {base_cold[1]:6.0f} ms  "
-          f"peak {base_cold[2]:5.0f} MB")
+    print(
+        f"python -c pass (floor)        p50 {base_cold[0]:6.0f} ms  p95 {base_cold[1]:6.0f} ms  "
+        f"peak {base_cold[2]:5.0f} MB"
+    )
     for n in (int(s) for s in args.sizes.split(",")):
         with tempfile.TemporaryDirectory() as d:
             path = Path(d) / "ctx.db"
@@ -137,14 +177,25 @@ def main() -> None:
             built = time.perf_counter() - t0
             ours, base = warm(path, queries)
             print(f"\n{n} experiences (built in {built:.1f} s)")
-            print(f"  retrieve, embedding included  p50 {pct(ours, .5):6.2f} ms  p95 "
-                  f"{pct(ours, .95):6.2f} ms   numpy brute force + embedding p50 "
-                  f"{pct(base, .5):6.2f} ms  ratio {pct(ours, .5) / pct(base, .5):.2f}")
-            cmd = [exe, "context", "copy the report into the archive folder", "--tool", "cp",
-                   "--db", str(path)]
+            print(
+                f"  retrieve, embedding included  p50 {pct(ours, 0.5):6.2f} ms  p95 "
+                f"{pct(ours, 0.95):6.2f} ms   numpy brute force + embedding p50 "
+                f"{pct(base, 0.5):6.2f} ms  ratio {pct(ours, 0.5) / pct(base, 0.5):.2f}"
+            )
+            cmd = [
+                exe,
+                "context",
+                "copy the report into the archive folder",
+                "--tool",
+                "cp",
+                "--db",
+                str(path),
+            ]
             c = cold(cmd, args.runs, env)
-            print(f"  cold `agentmem context`       p50 {c[0]:6.0f} ms  p95 {c[1]:6.0f} ms  "
-                  f"peak {c[2]:5.0f} MB  (target < 300 ms)")
+            print(
+                f"  cold `agentmem context`       p50 {c[0]:6.0f} ms  p95 {c[1]:6.0f} ms  "
+                f"peak {c[2]:5.0f} MB  (target < 300 ms)"
+            )
 
 
 if __name__ == "__main__":

@@ -25,9 +25,13 @@ TAU = Path(__file__).resolve().parents[2] / "shared" / "data" / "tau-bench" / "g
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--model", help="A .gguf path, server URL or packaged name (default: packaged).")
+    ap.add_argument(
+        "--model", help="A .gguf path, server URL or packaged name (default: packaged)."
+    )
     ap.add_argument("--groups", type=int, help="Use at most N groups.")
-    ap.add_argument("--sample", action="store_true", help="The bundled sample instead of tau-bench.")
+    ap.add_argument(
+        "--sample", action="store_true", help="The bundled sample instead of tau-bench."
+    )
     ap.add_argument("--tau-bench", default=str(TAU))
     args = ap.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -45,22 +49,37 @@ def main() -> None:
         t0 = time.perf_counter()
         mem.model.complete("Say ok.", max_tokens=2)  # load the weights outside the session
         load = time.perf_counter() - t0
-        r = mem.learn(options=LearnOptions(reward=mem.reward_kind, weights=mem.reward_weights,
-                                           max_groups=args.groups))
+        r = mem.learn(
+            options=LearnOptions(
+                reward=mem.reward_kind, weights=mem.reward_weights, max_groups=args.groups
+            )
+        )
         applied = [o for o in r.operations if o.status == "applied"]
         origins: dict[str, int] = {}
         for o in applied:
             origins[o.op.origin] = origins.get(o.op.origin, 0) + 1
-        print(f"{source}: {r.groups_seen} groups, {r.groups_ready} ready, "
-              f"{r.groups_degenerate} degenerate, {r.groups_used} used")
-        print(f"model: {getattr(mem.model, 'model_id', mem.model)} (load {load:.1f} s, not counted)")
-        print(f"model calls            {r.llm_calls} (bound N_g(G+1) + compressions = "
-              f"{r.llm_call_bound}; {r.compressions} compressions, {r.llm_failures} failures)")
+        print(
+            f"{source}: {r.groups_seen} groups, {r.groups_ready} ready, "
+            f"{r.groups_degenerate} degenerate, {r.groups_used} used"
+        )
+        print(
+            f"model: {getattr(mem.model, 'model_id', mem.model)} (load {load:.1f} s, not counted)"
+        )
+        print(
+            f"model calls            {r.llm_calls} (bound N_g(G+1) + compressions = "
+            f"{r.llm_call_bound}; {r.compressions} compressions, {r.llm_failures} failures)"
+        )
         print(f"tokens                 {r.prompt_tokens} prompt, {r.completion_tokens} completion")
         print(f"wall                   {r.wall_seconds:.1f} s")
-        print(f"in the model           {r.model_seconds:.1f} s ({r.model_seconds / r.wall_seconds:.1%})")
-        print(f"rest                   {r.other_seconds:.1f} s ({r.other_seconds / r.wall_seconds:.1%}; "
-              "target <= 10%)")
+        print(
+            f"in the model           {r.model_seconds:.1f} s "
+            f"({r.model_seconds / r.wall_seconds:.1%})"
+        )
+        print(
+            f"rest                   {r.other_seconds:.1f} s "
+            f"({r.other_seconds / r.wall_seconds:.1%}; "
+            "target <= 10%)"
+        )
         print(f"operations applied     {len(applied)} {origins}, rejected {len(r.rejected)}")
         exps = mem.experiences()
         longest = max((len(e.text.split()) for e in exps), default=0)

@@ -26,14 +26,17 @@ def make(n: int) -> list[Trajectory]:
     out = []
     for i in range(n):
         steps = [
-            Step(tool=("ls", "cat", "grep", "bash", "edit")[j % 5],
-                 params={"path": f"src/mod_{i}_{j}.py", "n": j},
-                 output=f"line {j}\n" * 20 + ("Error: no such file" if j == 7 else ""),
-                 success=j != 7)
+            Step(
+                tool=("ls", "cat", "grep", "bash", "edit")[j % 5],
+                params={"path": f"src/mod_{i}_{j}.py", "n": j},
+                output=f"line {j}\n" * 20 + ("Error: no such file" if j == 7 else ""),
+                success=j != 7,
+            )
             for j in range(10)
         ]
-        out.append(Trajectory(task=f"task {i % 50}", steps=steps, accepted=i % 3 != 0,
-                              meta={"run": i}))
+        out.append(
+            Trajectory(task=f"task {i % 50}", steps=steps, accepted=i % 3 != 0, meta={"run": i})
+        )
     return out
 
 
@@ -50,19 +53,42 @@ def raw(path: Path, trajs: list[Trajectory], batch: int) -> float:
         for t in chunk:
             tid = next_id
             next_id += 1
-            t_rows.append((tid, t.task, t.group, "record", None, len(t.steps), t.success_rate,
-                           None, None, json.dumps(t.meta), at))
+            t_rows.append(
+                (
+                    tid,
+                    t.task,
+                    t.group,
+                    "record",
+                    None,
+                    len(t.steps),
+                    t.success_rate,
+                    None,
+                    None,
+                    json.dumps(t.meta),
+                    at,
+                )
+            )
             for k, s in enumerate(t.steps):
-                s_rows.append((tid, k, s.tool, "fs", json.dumps(s.params), s.output, int(s.success)))
+                s_rows.append(
+                    (tid, k, s.tool, "fs", json.dumps(s.params), s.output, int(s.success))
+                )
             f_rows.append((tid, "accept" if t.accepted else "reject", None, at))
         with write(db):
-            db.conn.executemany("INSERT INTO trajectories (id, task, group_key, source, condition, "
-                                "step_count, success_rate, state_ok, essential_actions, meta, "
-                                "created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?)", t_rows)
-            db.conn.executemany("INSERT INTO steps (trajectory_id, position, tool, domain, params, "
-                                "output, success) VALUES (?,?,?,?,?,?,?)", s_rows)
-            db.conn.executemany("INSERT INTO feedback (trajectory_id, kind, note, created_at) "
-                                "VALUES (?,?,?,?)", f_rows)
+            db.conn.executemany(
+                "INSERT INTO trajectories (id, task, group_key, source, condition, "
+                "step_count, success_rate, state_ok, essential_actions, meta, "
+                "created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                t_rows,
+            )
+            db.conn.executemany(
+                "INSERT INTO steps (trajectory_id, position, tool, domain, params, "
+                "output, success) VALUES (?,?,?,?,?,?,?)",
+                s_rows,
+            )
+            db.conn.executemany(
+                "INSERT INTO feedback (trajectory_id, kind, note, created_at) VALUES (?,?,?,?)",
+                f_rows,
+            )
     secs = time.perf_counter() - t0
     db.close()
     return secs

@@ -32,12 +32,22 @@ class FakeModel:
         self.respond = respond or (lambda prompt: "")
         self.prompts: list[str] = []
 
-    def complete(self, prompt: str, *, max_tokens: int = 128, stop: Sequence[str] = (),
-                 temperature: float = 0.0) -> Completion:
+    def complete(
+        self,
+        prompt: str,
+        *,
+        max_tokens: int = 128,
+        stop: Sequence[str] = (),
+        temperature: float = 0.0,
+    ) -> Completion:
         self.prompts.append(prompt)
         text = self.respond(prompt)
-        return Completion(text=text, prompt_tokens=len(prompt.split()),
-                          completion_tokens=len(text.split()), seconds=0.0)
+        return Completion(
+            text=text,
+            prompt_tokens=len(prompt.split()),
+            completion_tokens=len(text.split()),
+            seconds=0.0,
+        )
 
 
 class FakeEmbedder:
@@ -77,8 +87,13 @@ def run_cli(*args: str, db: Path, input: bytes | None = None, env: dict[str, str
     import subprocess
 
     e = {**os.environ, "AGENTMEM_DB": str(db), **(env or {})}
-    return subprocess.run([sys.executable, "-m", "agentmem", *args], input=input,
-                          capture_output=True, env=e, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "agentmem", *args],
+        input=input,
+        capture_output=True,
+        env=e,
+        timeout=300,
+    )
 
 
 def jsonl(*records: dict) -> bytes:

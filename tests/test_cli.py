@@ -1,4 +1,4 @@
-"""The CLI: CliRunner for behaviour, real subprocesses for the installed entry point and concurrency."""
+"""The CLI: CliRunner for behaviour, real subprocesses for the entry point and concurrency."""
 
 from __future__ import annotations
 
@@ -17,13 +17,21 @@ from .conftest import ROOT, TAU_BENCH, jsonl, run_cli
 
 
 def invoke(db: Path, *args: str, input: bytes | str | None = None):
-    return CliRunner().invoke(cli, ["--help"] if not args else list(args),
-                              input=input, env={"AGENTMEM_DB": str(db)}, catch_exceptions=False)
+    return CliRunner().invoke(
+        cli,
+        ["--help"] if not args else list(args),
+        input=input,
+        env={"AGENTMEM_DB": str(db)},
+        catch_exceptions=False,
+    )
 
 
 def rec(task="t", ok=True, accepted=True):
-    return {"task": task, "steps": [{"tool": "ls", "params": {}, "output": "x" if ok else "Error: x",
-                                     "success": ok}], "accepted": accepted}
+    return {
+        "task": task,
+        "steps": [{"tool": "ls", "params": {}, "output": "x" if ok else "Error: x", "success": ok}],
+        "accepted": accepted,
+    }
 
 
 def test_record_prints_ids_and_groups_json(tmp_path):
@@ -69,7 +77,7 @@ def test_domains_override(tmp_path):
 
 
 def test_every_command_has_help_with_an_example():
-    for name, cmd in cli.commands.items():
+    for name in cli.commands:
         r = CliRunner().invoke(cli, [name, "-h"])
         assert r.exit_code == 0, name
         assert "Example" in r.output, f"agentmem {name} --help has no example"
@@ -116,8 +124,10 @@ def test_concurrent_recording_processes(tmp_path):
         "for i in range(40):\n"
         "    m.record(f'task {sys.argv[2]}', [Step('ls', {'i': i}, 'ok', True)], accepted=True)\n"
     )
-    procs = [subprocess.Popen([sys.executable, "-c", script, str(db), str(n)],
-                              stderr=subprocess.PIPE) for n in range(6)]
+    procs = [
+        subprocess.Popen([sys.executable, "-c", script, str(db), str(n)], stderr=subprocess.PIPE)
+        for n in range(6)
+    ]
     for p in procs:
         _, err = p.communicate(timeout=120)
         assert p.returncode == 0, err.decode()

@@ -28,8 +28,9 @@ HASH_DUP_THRESHOLD = 0.9
 
 @pytest.fixture(scope="module")
 def result() -> dict:
-    return run.run_bfcl(6, 0, use_model=False, embedder=get_embedder("hash"),
-                        dup_threshold=HASH_DUP_THRESHOLD)
+    return run.run_bfcl(
+        6, 0, use_model=False, embedder=get_embedder("hash"), dup_threshold=HASH_DUP_THRESHOLD
+    )
 
 
 def test_runner_recovers_planted_causes(result: dict) -> None:
@@ -56,9 +57,13 @@ def test_runner_reports_the_session(result: dict) -> None:
 
 
 def test_planted_answers_never_reach_the_library() -> None:
-    rec = {"task": "t", "group": "g", "accepted": False, "steps": [
-        {"tool": "cd", "params": {"folder": "a"}, "output": "ok", "success": True}],
-        "meta": {"planted": {"kind": "wrong_tool"}}}
+    rec = {
+        "task": "t",
+        "group": "g",
+        "accepted": False,
+        "steps": [{"tool": "cd", "params": {"folder": "a"}, "output": "ok", "success": True}],
+        "meta": {"planted": {"kind": "wrong_tool"}},
+    }
     t = run._trajectory(rec)
     assert t.meta == {} and t.group == "g" and t.accepted is False
 
@@ -102,13 +107,18 @@ class _GarbageModel:
     def complete(self, prompt, *, max_tokens=128, stop=(), temperature=0.0):
         from agentmem.llm import Completion
 
-        return Completion(text="The most recent experience library is a one-time operation.",
-                          prompt_tokens=1, completion_tokens=1, seconds=0.0)
+        return Completion(
+            text="The most recent experience library is a one-time operation.",
+            prompt_tokens=1,
+            completion_tokens=1,
+            seconds=0.0,
+        )
 
 
 def test_model_phrasings_are_used_when_they_pass(result: dict) -> None:
-    res = run.run_bfcl(6, 0, model=_EchoModel(), embedder=get_embedder("hash"),
-                       dup_threshold=HASH_DUP_THRESHOLD)
+    res = run.run_bfcl(
+        6, 0, model=_EchoModel(), embedder=get_embedder("hash"), dup_threshold=HASH_DUP_THRESHOLD
+    )
     lr = res["learn"]
     assert lr["summaries_by_origin"].get("model", 0) >= 20
     assert lr["llm_calls"] <= lr["paper_bound"]
@@ -117,8 +127,9 @@ def test_model_phrasings_are_used_when_they_pass(result: dict) -> None:
 
 
 def test_a_weak_model_costs_little_and_changes_nothing(result: dict) -> None:
-    res = run.run_bfcl(6, 0, model=_GarbageModel(), embedder=get_embedder("hash"),
-                       dup_threshold=HASH_DUP_THRESHOLD)
+    res = run.run_bfcl(
+        6, 0, model=_GarbageModel(), embedder=get_embedder("hash"), dup_threshold=HASH_DUP_THRESHOLD
+    )
     lr = res["learn"]
     assert lr["summaries_by_origin"] == {"fallback": 24}
     assert lr["llm_calls"] < lr["paper_bound"]  # stops asking once it keeps failing

@@ -169,8 +169,10 @@ def test_a_file_from_a_newer_agentmem_is_refused(tmp_path):
     path = tmp_path / "new.db"
     Memory.open(path).close()
     con = sqlite3.connect(path)
-    con.execute("INSERT INTO _sqlite_migrations (migration_set, name, applied_at) "
-                "VALUES ('agentmem', 'm999_future', '2030-01-01')")
+    con.execute(
+        "INSERT INTO _sqlite_migrations (migration_set, name, applied_at) "
+        "VALUES ('agentmem', 'm999_future', '2030-01-01')"
+    )
     con.commit()
     con.close()
     with pytest.raises(AgentMemError, match="newer agentmem"):

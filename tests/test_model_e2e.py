@@ -1,4 +1,4 @@
-"""End to end with the real packaged model (llama.cpp), the real embedder and the CLI as a subprocess."""
+"""End to end with the real packaged model (llama.cpp), real embedder and CLI subprocesses."""
 
 from __future__ import annotations
 

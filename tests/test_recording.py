@@ -1,4 +1,4 @@
-"""Recording: records, the Python API, JSON lines, OpenAI import, bad input leaves the file unchanged."""
+"""Recording: records, the Python API, JSON lines, OpenAI import; bad input changes nothing."""
 
 from __future__ import annotations
 
@@ -18,10 +18,19 @@ from .conftest import TAU_BENCH
 
 
 def good_line(i: int = 0) -> dict:
-    return {"task": f"list files {i % 3}", "steps": [
-        {"tool": "ls", "params": {"path": "."}, "output": "a.txt", "success": True},
-        {"tool": "cat", "params": {"file_name": "b.txt"}, "output": "Error: no such file",
-         "success": False}], "accepted": True}
+    return {
+        "task": f"list files {i % 3}",
+        "steps": [
+            {"tool": "ls", "params": {"path": "."}, "output": "a.txt", "success": True},
+            {
+                "tool": "cat",
+                "params": {"file_name": "b.txt"},
+                "output": "Error: no such file",
+                "success": False,
+            },
+        ],
+        "accepted": True,
+    }
 
 
 def dump(db) -> str:
@@ -60,25 +69,27 @@ def test_live_recording_context_manager(mem: Memory):
 
 
 def test_live_recording_records_failure_on_exception(mem: Memory):
-    with pytest.raises(RuntimeError):
-        with mem.trajectory("crash") as t:
-            t.step("bash", {"cmd": "make"}, "boom", success=False)
-            raise RuntimeError("agent crashed")
+    with pytest.raises(RuntimeError), mem.trajectory("crash") as t:
+        t.step("bash", {"cmd": "make"}, "boom", success=False)
+        raise RuntimeError("agent crashed")
     got = mem.get_trajectory(t.id)
     assert got.accepted is False
     assert "agent crashed" in got.meta["error"]
 
 
-@pytest.mark.parametrize("bad, field", [
-    ({"steps": []}, "task"),
-    ({"task": "x"}, "steps"),
-    ({"task": 3, "steps": []}, "task"),
-    ({"task": "x", "steps": [{"tool": "ls", "params": [1]}]}, "params"),
-    ({"task": "x", "steps": [{"tool": "ls", "success": "yes"}]}, "success"),
-    ({"task": "x", "steps": [{"params": {}}]}, "tool"),
-    ({"task": "x", "steps": [], "accepted": "maybe"}, "accepted"),
-    ({"task": "x", "steps": [], "stpes": []}, "stpes"),
-])
+@pytest.mark.parametrize(
+    "bad, field",
+    [
+        ({"steps": []}, "task"),
+        ({"task": "x"}, "steps"),
+        ({"task": 3, "steps": []}, "task"),
+        ({"task": "x", "steps": [{"tool": "ls", "params": [1]}]}, "params"),
+        ({"task": "x", "steps": [{"tool": "ls", "success": "yes"}]}, "success"),
+        ({"task": "x", "steps": [{"params": {}}]}, "tool"),
+        ({"task": "x", "steps": [], "accepted": "maybe"}, "accepted"),
+        ({"task": "x", "steps": [], "stpes": []}, "stpes"),
+    ],
+)
 def test_bad_records_name_the_field(bad, field):
     with pytest.raises(InvalidRecordError) as e:
         parse_jsonl([json.dumps(bad)])
@@ -86,9 +97,14 @@ def test_bad_records_name_the_field(bad, field):
 
 
 def test_nan_and_non_utf8_rejected():
-    with pytest.raises(InvalidRecordError, match="line 2.*NaN"):
-        parse_jsonl([json.dumps(good_line()), '{"task": "x", "steps": [{"tool": "a", "params": {"v": NaN}}]}'])
-    with pytest.raises(InvalidRecordError, match="line 1.*UTF-8"):
+    with pytest.raises(InvalidRecordError, match=r"line 2.*NaN"):
+        parse_jsonl(
+            [
+                json.dumps(good_line()),
+                '{"task": "x", "steps": [{"tool": "a", "params": {"v": NaN}}]}',
+            ]
+        )
+    with pytest.raises(InvalidRecordError, match=r"line 1.*UTF-8"):
         parse_jsonl([b'{"task": "\xff\xfe", "steps": []}'])
 
 
@@ -156,24 +172,40 @@ def test_tau_bench_import_counts(mem: Memory):
 
 
 def test_openai_repeated_call_ids_pair_in_order():
-    rec = {"task": "t", "reward": 1.0, "messages": [
-        {"role": "user", "content": "do it"},
-        {"role": "assistant", "tool_calls": [{"id": "c1", "function": {"name": "a", "arguments": "{}"}}]},
-        {"role": "tool", "tool_call_id": "c1", "content": "first"},
-        {"role": "assistant", "tool_calls": [{"id": "c1", "function": {"name": "b", "arguments": "{\"x\": 1}"}}]},
-        {"role": "tool", "tool_call_id": "c1", "content": "Error: second"},
-    ]}
+    rec = {
+        "task": "t",
+        "reward": 1.0,
+        "messages": [
+            {"role": "user", "content": "do it"},
+            {
+                "role": "assistant",
+                "tool_calls": [{"id": "c1", "function": {"name": "a", "arguments": "{}"}}],
+            },
+            {"role": "tool", "tool_call_id": "c1", "content": "first"},
+            {
+                "role": "assistant",
+                "tool_calls": [{"id": "c1", "function": {"name": "b", "arguments": '{"x": 1}'}}],
+            },
+            {"role": "tool", "tool_call_id": "c1", "content": "Error: second"},
+        ],
+    }
     (t,) = parse_openai(json.dumps([rec]).encode()).trajectories
     assert [(s.tool, s.output, s.success) for s in t.steps] == [
-        ("a", "first", True), ("b", "Error: second", False)]
+        ("a", "first", True),
+        ("b", "Error: second", False),
+    ]
     assert t.accepted is True
 
 
 def test_secrets_redacted_before_storage(mem: Memory):
     key = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
-    tid = mem.record("push", [Step("bash", {"cmd": f"git push https://{key}@github.com/x/y"},
-                                   f"token {key} ok", True)])
-    row = mem.db.execute("SELECT params, output FROM steps WHERE trajectory_id = ?", [tid]).fetchone()
+    tid = mem.record(
+        "push",
+        [Step("bash", {"cmd": f"git push https://{key}@github.com/x/y"}, f"token {key} ok", True)],
+    )
+    row = mem.db.execute(
+        "SELECT params, output FROM steps WHERE trajectory_id = ?", [tid]
+    ).fetchone()
     assert key not in row[0] and key not in row[1]
 
 
@@ -192,8 +224,13 @@ json_values = st.recursive(
 
 
 @settings(max_examples=150, suppress_health_check=[HealthCheck.too_slow], deadline=None)
-@given(st.dictionaries(st.sampled_from(["task", "steps", "group", "accepted", "meta", "x"]),
-                       json_values, max_size=5))
+@given(
+    st.dictionaries(
+        st.sampled_from(["task", "steps", "group", "accepted", "meta", "x"]),
+        json_values,
+        max_size=5,
+    )
+)
 def test_fuzz_record_lines_parse_or_fail_cleanly(data):
     try:
         line = json.dumps(data)

@@ -34,7 +34,7 @@ def test_acceptance_window_pending_then_accepted():
     assert acceptance([], T0, T0 + timedelta(seconds=119)).pending
     assert acceptance([], T0, T0 + timedelta(seconds=119)).value is None
     assert acceptance([], T0, T0 + ACCEPTANCE_WINDOW).value == 1
-    assert ACCEPTANCE_WINDOW == timedelta(seconds=120)
+    assert timedelta(seconds=120) == ACCEPTANCE_WINDOW
 
 
 @pytest.mark.parametrize("kind", ["correct", "reject"])

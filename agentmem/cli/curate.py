@@ -8,16 +8,26 @@ import click
 from ..memory import Memory
 from .main import cli, json_option, print_json, print_table, with_memory
 
-_domain_opt = click.option("--domain", "-d", "domains", multiple=True,
-                           help="Search in this tool domain (repeatable).")
-_tool_opt = click.option("--tool", "-t", "tools", multiple=True,
-                         help="Search in this tool's domain (repeatable).")
-_k_opt = click.option("-k", "k", type=click.IntRange(min=1, max=1000), default=5, show_default=True,
-                      help="How many experiences.")
+_domain_opt = click.option(
+    "--domain", "-d", "domains", multiple=True, help="Search in this tool domain (repeatable)."
+)
+_tool_opt = click.option(
+    "--tool", "-t", "tools", multiple=True, help="Search in this tool's domain (repeatable)."
+)
+_k_opt = click.option(
+    "-k",
+    "k",
+    type=click.IntRange(min=1, max=1000),
+    default=5,
+    show_default=True,
+    help="How many experiences.",
+)
 
 
 @cli.command()
-@click.option("--domain", "-d", "domains", multiple=True, help="Only these domains (plus domain-free).")
+@click.option(
+    "--domain", "-d", "domains", multiple=True, help="Only these domains (plus domain-free)."
+)
 @json_option
 @with_memory
 def experiences(mem: Memory, domains: tuple[str, ...], as_json: bool) -> None:
@@ -30,8 +40,18 @@ def experiences(mem: Memory, domains: tuple[str, ...], as_json: bool) -> None:
     """
     exps = mem.experiences(domains=domains or None)
     if as_json:
-        print_json([{"id": e.id, "text": e.text, "domain": e.domain, "created_at": e.created_at,
-                     "updated_at": e.updated_at} for e in exps])
+        print_json(
+            [
+                {
+                    "id": e.id,
+                    "text": e.text,
+                    "domain": e.domain,
+                    "created_at": e.created_at,
+                    "updated_at": e.updated_at,
+                }
+                for e in exps
+            ]
+        )
         return
     print_table(["id", "domain", "text"], [[e.id, e.domain or "-", e.text] for e in exps])
 
@@ -88,8 +108,9 @@ def remove(mem: Memory, experience_id: int) -> None:
 @_k_opt
 @json_option
 @with_memory
-def retrieve(mem: Memory, text: str, domains: tuple[str, ...], tools: tuple[str, ...], k: int,
-             as_json: bool) -> None:
+def retrieve(
+    mem: Memory, text: str, domains: tuple[str, ...], tools: tuple[str, ...], k: int, as_json: bool
+) -> None:
     """The experiences that best fit TEXT, with cosine scores.
 
     Scoped to the domains of --tool and --domain plus domain-free experiences;
@@ -104,9 +125,10 @@ def retrieve(mem: Memory, text: str, domains: tuple[str, ...], tools: tuple[str,
     if as_json:
         print_json([h.as_dict() for h in hits])
         return
-    print_table(["id", "score", "domain", "text"],
-                [[h.experience.id, h.score, h.experience.domain or "-", h.experience.text]
-                 for h in hits])
+    print_table(
+        ["id", "score", "domain", "text"],
+        [[h.experience.id, h.score, h.experience.domain or "-", h.experience.text] for h in hits],
+    )
 
 
 @cli.command()
@@ -115,7 +137,9 @@ def retrieve(mem: Memory, text: str, domains: tuple[str, ...], tools: tuple[str,
 @_tool_opt
 @_k_opt
 @with_memory
-def context(mem: Memory, text: str, domains: tuple[str, ...], tools: tuple[str, ...], k: int) -> None:
+def context(
+    mem: Memory, text: str, domains: tuple[str, ...], tools: tuple[str, ...], k: int
+) -> None:
     """Print a block of lessons for TEXT, ready to paste into an agent's system prompt.
 
     Prints nothing when no experience fits. Fast enough to run before every

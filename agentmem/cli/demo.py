@@ -13,13 +13,19 @@ from .main import cli, open_memory
 
 
 def sample_bytes() -> bytes:
-    """The bundled sample: 6 BFCL v4 multi-turn tasks x 4 rollouts, executed in BFCL's simulators."""
+    """The bundled sample: 6 BFCL v4 multi-turn tasks x 4 rollouts, run in BFCL's simulators."""
     return resources.files("agentmem").joinpath("data/sample.jsonl").read_bytes()
 
 
 @cli.command()
-@click.option("--db", "db_path", type=click.Path(dir_okay=False), default="agentmem-demo.db",
-              show_default=True, help="Library file for the demo (not your real library).")
+@click.option(
+    "--db",
+    "db_path",
+    type=click.Path(dir_okay=False),
+    default="agentmem-demo.db",
+    show_default=True,
+    help="Library file for the demo (not your real library).",
+)
 @click.option("--model", "model_spec", metavar="PATH|URL|NAME", help="Another model (see learn).")
 @click.option("--no-model", is_flag=True, help="Data-derived texts only (no model calls).")
 def demo(db_path: str, model_spec: str | None, no_model: bool) -> None:
@@ -42,14 +48,19 @@ def demo(db_path: str, model_spec: str | None, no_model: bool) -> None:
             ids = mem.record_many(parse_jsonl(io.BytesIO(sample_bytes())).trajectories)
             click.echo(f"recorded {len(ids)} sample trajectories into {db_path}")
         ready = [g for g in mem.groups() if g.usable]
-        click.echo(f"{len(ready)} task groups carry a learning signal; learning "
-                   f"({'data only' if no_model else 'with the embedded model'})...\n")
-        report = mem.learn(use_model=not no_model,
-                           progress=lambda m: click.echo(f"  {m}", err=True))
+        click.echo(
+            f"{len(ready)} task groups carry a learning signal; learning "
+            f"({'data only' if no_model else 'with the embedded model'})...\n"
+        )
+        report = mem.learn(
+            use_model=not no_model, progress=lambda m: click.echo(f"  {m}", err=True)
+        )
         print_report(report)
         click.echo("\nThe library now holds:")
         for e in mem.experiences():
             click.echo(f"  [{e.id}] ({e.domain or '-'}) {e.text}")
         task = "Move the report into the archive folder and tell my manager"
-        click.echo(f'\nWhat an agent would put in its prompt for "{task}" (tools mv, send_message):')
+        click.echo(
+            f'\nWhat an agent would put in its prompt for "{task}" (tools mv, send_message):'
+        )
         click.echo(mem.context(task, tools=["mv", "send_message"], k=3) or "(nothing fits)")

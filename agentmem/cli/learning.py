@@ -17,41 +17,78 @@ def print_report(report: Any) -> None:
     """The session report a person reads after ``agentmem learn``."""
     r = report
     head = "dry run (nothing applied)" if r.dry_run else f"session {r.session_id}"
-    click.echo(f"{head}: {r.groups_seen} groups seen, {r.groups_ready} ready, "
-               f"{r.groups_degenerate} degenerate (discarded), {r.groups_pending} pending, "
-               f"{r.groups_already_learned} already learned; {r.groups_used} used")
-    click.echo(f"model calls {r.llm_calls} (bound N_g(G+1) + compressions = {r.llm_call_bound}; "
-               f"{r.compressions} compressions, {r.llm_failures} failures), "
-               f"tokens {r.prompt_tokens} in / {r.completion_tokens} out")
-    click.echo(f"time {r.wall_seconds:.1f} s: model {r.model_seconds:.1f} s, "
-               f"rest {r.other_seconds:.1f} s")
+    click.echo(
+        f"{head}: {r.groups_seen} groups seen, {r.groups_ready} ready, "
+        f"{r.groups_degenerate} degenerate (discarded), {r.groups_pending} pending, "
+        f"{r.groups_already_learned} already learned; {r.groups_used} used"
+    )
+    click.echo(
+        f"model calls {r.llm_calls} (bound N_g(G+1) + compressions = {r.llm_call_bound}; "
+        f"{r.compressions} compressions, {r.llm_failures} failures), "
+        f"tokens {r.prompt_tokens} in / {r.completion_tokens} out"
+    )
+    click.echo(
+        f"time {r.wall_seconds:.1f} s: model {r.model_seconds:.1f} s, rest {r.other_seconds:.1f} s"
+    )
     applied = r.applied
     if applied:
         click.echo("")
-        print_table(["op", "id", "domain", "origin", "text"],
-                    [[o.op.kind, o.result_id or ",".join(map(str, o.op.targets)) or "-",
-                      o.op.domain or "-", o.op.origin, o.op.text or ""] for o in applied])
+        print_table(
+            ["op", "id", "domain", "origin", "text"],
+            [
+                [
+                    o.op.kind,
+                    o.result_id or ",".join(map(str, o.op.targets)) or "-",
+                    o.op.domain or "-",
+                    o.op.origin,
+                    o.op.text or "",
+                ]
+                for o in applied
+            ],
+        )
     if r.rejected:
         click.echo(f"\n{len(r.rejected)} operation(s) rejected (see agentmem journal)")
 
 
 @cli.command()
 @click.option("--dry-run", is_flag=True, help="Show Omega* without applying it.")
-@click.option("--model", "model_spec", metavar="PATH|URL|NAME",
-              help="A .gguf file, an OpenAI-compatible server URL, or a packaged model name "
-                   "(default: $AGENTMEM_MODEL, else the packaged model).")
+@click.option(
+    "--model",
+    "model_spec",
+    metavar="PATH|URL|NAME",
+    help="A .gguf file, an OpenAI-compatible server URL, or a packaged model name "
+    "(default: $AGENTMEM_MODEL, else the packaged model).",
+)
 @click.option("--no-model", is_flag=True, help="Use only the data-derived texts (no model calls).")
-@click.option("--reward", type=click.Choice(["composite", "binary"]), help="Reward for this session.")
+@click.option(
+    "--reward", type=click.Choice(["composite", "binary"]), help="Reward for this session."
+)
 @click.option("--group", "groups", multiple=True, help="Only this group (repeatable).")
 @click.option("--max-groups", type=click.IntRange(min=1), help="Use at most N groups.")
-@click.option("--relearn", is_flag=True, help="Also use groups already learned with the same trajectories.")
-@click.option("--wait", type=click.IntRange(min=0), default=0, metavar="SECONDS",
-              help="If another learning session runs, wait up to SECONDS for it.")
+@click.option(
+    "--relearn", is_flag=True, help="Also use groups already learned with the same trajectories."
+)
+@click.option(
+    "--wait",
+    type=click.IntRange(min=0),
+    default=0,
+    metavar="SECONDS",
+    help="If another learning session runs, wait up to SECONDS for it.",
+)
 @json_option
 @with_memory
-def learn(mem: Memory, dry_run: bool, model_spec: str | None, no_model: bool, reward: str | None,
-          groups: tuple[str, ...], max_groups: int | None, relearn: bool, wait: int,
-          as_json: bool) -> None:
+def learn(
+    mem: Memory,
+    dry_run: bool,
+    model_spec: str | None,
+    no_model: bool,
+    reward: str | None,
+    groups: tuple[str, ...],
+    max_groups: int | None,
+    relearn: bool,
+    wait: int,
+    as_json: bool,
+) -> None:
     """Learn experiences from the ready task groups (Agent-GRPO, stages 1-3).
 
     Degenerate groups (every trajectory got the same reward) are discarded;
@@ -81,8 +118,12 @@ def learn(mem: Memory, dry_run: bool, model_spec: str | None, no_model: bool, re
     deadline = time.monotonic() + wait
     while True:
         try:
-            report = mem.learn(dry_run=dry_run, use_model=not no_model, options=opts,
-                               progress=(lambda m: click.echo(f"  {m}", err=True)) if show else None)
+            report = mem.learn(
+                dry_run=dry_run,
+                use_model=not no_model,
+                options=opts,
+                progress=(lambda m: click.echo(f"  {m}", err=True)) if show else None,
+            )
             break
         except BusyError:
             if time.monotonic() >= deadline:
@@ -112,10 +153,14 @@ def journal(mem: Memory, session_id: int | None, rejected: bool, as_json: bool) 
         print_json(rows)
         return
     for r in rows:
-        ids = ",".join(map(str, r["target_ids"])) or (str(r["result_id"]) if r["result_id"] else "-")
-        click.echo(f"#{r['id']} session {r['session_id']} ({r['session_kind']}) {r['kind']} "
-                   f"[{ids}] {r['status']} via {r['origin']}"
-                   + (f" group {r['group_key']}" if r["group_key"] else ""))
+        ids = ",".join(map(str, r["target_ids"])) or (
+            str(r["result_id"]) if r["result_id"] else "-"
+        )
+        click.echo(
+            f"#{r['id']} session {r['session_id']} ({r['session_kind']}) {r['kind']} "
+            f"[{ids}] {r['status']} via {r['origin']}"
+            + (f" group {r['group_key']}" if r["group_key"] else "")
+        )
         for b in r["before"] or []:
             click.echo(f"    before [{b['id']}]: {b['text']}")
         if r["after"]:
@@ -142,18 +187,31 @@ def sessions(mem: Memory, as_json: bool) -> None:
         return
     print_table(
         ["id", "kind", "status", "started", "groups", "applied", "rejected", "model"],
-        [[r["id"], r["kind"], r["status"], r["started_at"][:19],
-          r["report"].get("groups_used", "-"),
-          sum(1 for o in r["report"].get("operations", []) if o["status"] == "applied") or "-",
-          sum(1 for o in r["report"].get("operations", []) if o["status"] == "rejected") or "-",
-          (r["model"] or "-")[-40:]] for r in rows],
+        [
+            [
+                r["id"],
+                r["kind"],
+                r["status"],
+                r["started_at"][:19],
+                r["report"].get("groups_used", "-"),
+                sum(1 for o in r["report"].get("operations", []) if o["status"] == "applied")
+                or "-",
+                sum(1 for o in r["report"].get("operations", []) if o["status"] == "rejected")
+                or "-",
+                (r["model"] or "-")[-40:],
+            ]
+            for r in rows
+        ],
     )
 
 
 @cli.command()
 @click.argument("session_id", type=int)
-@click.option("--cascade", is_flag=True,
-              help="Also undo later sessions that changed the same experiences (newest first).")
+@click.option(
+    "--cascade",
+    is_flag=True,
+    help="Also undo later sessions that changed the same experiences (newest first).",
+)
 @with_memory
 def undo(mem: Memory, session_id: int, cascade: bool) -> None:
     """Revert session SESSION_ID exactly: the library is as it was before it.

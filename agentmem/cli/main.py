@@ -80,7 +80,9 @@ def errors_as_click() -> Iterator[None]:
     except AgentMemError as e:
         raise click.ClickException(str(e)) from None
     except OSError as e:
-        raise click.ClickException(f"{e.strerror or e}: {getattr(e, 'filename', '') or ''}") from None
+        raise click.ClickException(
+            f"{e.strerror or e}: {getattr(e, 'filename', '') or ''}"
+        ) from None
 
 
 def with_memory(f: F) -> F:

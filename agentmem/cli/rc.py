@@ -18,11 +18,33 @@ def print_diagnosis(report: dict[str, Any]) -> None:
         for name in ("all", "unconditioned", "conditioned"):
             s = sides[name]
             sig = s["sigma"]
-            rows.append([name, s["groups"], s["ready"], s["degenerate"], s["degenerate_share"],
-                         s["usable_share"], s["mean_within_group_variance"], sig["median"],
-                         sig["max"]])
-        print_table(["groups", "n", "ready", "degenerate", "degen share", "usable share",
-                     "mean var", "sigma median", "sigma max"], rows)
+            rows.append(
+                [
+                    name,
+                    s["groups"],
+                    s["ready"],
+                    s["degenerate"],
+                    s["degenerate_share"],
+                    s["usable_share"],
+                    s["mean_within_group_variance"],
+                    sig["median"],
+                    sig["max"],
+                ]
+            )
+        print_table(
+            [
+                "groups",
+                "n",
+                "ready",
+                "degenerate",
+                "degen share",
+                "usable share",
+                "mean var",
+                "sigma median",
+                "sigma max",
+            ],
+            rows,
+        )
         click.echo("")
     for line in report["advice"]:
         click.echo(line)
@@ -31,15 +53,28 @@ def print_diagnosis(report: dict[str, Any]) -> None:
 @cli.command()
 @click.argument("task")
 @click.option("--size", "-G", type=int, default=4, show_default=True, help="Rollouts in the group.")
-@click.option("--p-high", type=float, default=0.5, show_default=True,
-              help="P_sample of the high-reward token (the low one gets the rest).")
+@click.option(
+    "--p-high",
+    type=float,
+    default=0.5,
+    show_default=True,
+    help="P_sample of the high-reward token (the low one gets the rest).",
+)
 @click.option("--high-token", default=HIGH, show_default=True)
 @click.option("--low-token", default=LOW, show_default=True)
 @click.option("--seed", type=int, help="Seed, for a reproducible plan.")
 @click.option("--tuned", is_flag=True, help="Put raw tokens in the prompts (an RCTP-tuned model).")
 @json_option
-def plan(task: str, size: int, p_high: float, high_token: str, low_token: str, seed: int | None,
-         tuned: bool, as_json: bool) -> None:
+def plan(
+    task: str,
+    size: int,
+    p_high: float,
+    high_token: str,
+    low_token: str,
+    seed: int | None,
+    tuned: bool,
+    as_json: bool,
+) -> None:
     """Plan a reward-conditioned group for TASK: the token each rollout is conditioned on.
 
     Tokens are drawn from P_sample but never all the same when G >= 2. Record
@@ -53,14 +88,17 @@ def plan(task: str, size: int, p_high: float, high_token: str, low_token: str, s
     if size < 1:
         raise click.BadParameter("must be at least 1", param_hint="--size")
     with errors_as_click():
-        p = plan_group(task, size, p_sample={high_token: p_high, low_token: 1 - p_high},
-                       seed=seed, tuned=tuned)
+        p = plan_group(
+            task, size, p_sample={high_token: p_high, low_token: 1 - p_high}, seed=seed, tuned=tuned
+        )
     if as_json:
         print_json(p.as_dict())
         return
     click.echo(f"group {p.group}")
-    print_table(["rollout", "condition", "prompt text"],
-                [[r.index, r.condition, r.prompt] for r in p.rollouts])
+    print_table(
+        ["rollout", "condition", "prompt text"],
+        [[r.index, r.condition, r.prompt] for r in p.rollouts],
+    )
 
 
 @cli.group()
@@ -75,9 +113,16 @@ def export() -> None:
 
 @export.command()
 @click.argument("file", type=click.Path(dir_okay=False))
-@click.option("--threshold", type=float, default=0.5, show_default=True,
-              help="Reward at or above which a trajectory gets the high token.")
-@click.option("--reward", type=click.Choice(["composite", "binary"]), help="Default: the library's.")
+@click.option(
+    "--threshold",
+    type=float,
+    default=0.5,
+    show_default=True,
+    help="Reward at or above which a trajectory gets the high token.",
+)
+@click.option(
+    "--reward", type=click.Choice(["composite", "binary"]), help="Default: the library's."
+)
 @click.option("--domain", "domains", multiple=True, help="Only trajectories touching this domain.")
 @click.option("--since", help="Only trajectories recorded on or after this ISO date.")
 @click.option("--until", help="Only trajectories recorded on or before this ISO date.")
@@ -86,9 +131,19 @@ def export() -> None:
 @click.option("--system", default="", help="System prompt text to put after the token.")
 @json_option
 @with_memory
-def rctp(mem: Memory, file: str, threshold: float, reward: str | None, domains: tuple[str, ...],
-         since: str | None, until: str | None, high_token: str, low_token: str, system: str,
-         as_json: bool) -> None:
+def rctp(
+    mem: Memory,
+    file: str,
+    threshold: float,
+    reward: str | None,
+    domains: tuple[str, ...],
+    since: str | None,
+    until: str | None,
+    high_token: str,
+    low_token: str,
+    system: str,
+    as_json: bool,
+) -> None:
     """Write FILE: every trajectory as a chat fine-tuning record with its reward token (RCTP).
 
     JSON lines of {"messages": [...], "tools": [...]}, the format OpenAI
@@ -101,15 +156,26 @@ def rctp(mem: Memory, file: str, threshold: float, reward: str | None, domains: 
     """
     from ..export import ExportOptions, export_rctp
 
-    opts = ExportOptions(threshold=threshold, high_token=high_token, low_token=low_token,
-                         domains=domains, since=since, until=until,
-                         reward=reward or mem.reward_kind, system=system)
+    opts = ExportOptions(
+        threshold=threshold,
+        high_token=high_token,
+        low_token=low_token,
+        domains=domains,
+        since=since,
+        until=until,
+        reward=reward or mem.reward_kind,
+        system=system,
+    )
     s = export_rctp(mem, file, opts)
     if as_json:
         print_json(s.as_dict())
         return
-    click.echo(f"wrote {s.written} trajectories to {s.path}: {s.high} high, {s.low} low "
-               f"({s.high / s.written:.0%} high)" if s.written else f"wrote 0 trajectories to {s.path}")
+    click.echo(
+        f"wrote {s.written} trajectories to {s.path}: {s.high} high, {s.low} low "
+        f"({s.high / s.written:.0%} high)"
+        if s.written
+        else f"wrote 0 trajectories to {s.path}"
+    )
     if s.pending or s.filtered:
         click.echo(f"left out: {s.pending} with a pending reward, {s.filtered} filtered")
     if s.by_domain:

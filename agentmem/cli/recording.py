@@ -1,4 +1,7 @@
-"""Commands that put trajectories in and read them back: record, import, feedback, groups, show, stats, domains."""
+"""Commands that put trajectories in and read them back.
+
+record, import, feedback, groups, show, stats, domains.
+"""
 
 from __future__ import annotations
 
@@ -109,11 +112,16 @@ def _span(ids: list[int]) -> str:
 @click.option("--correct", "kind", flag_value="correct", help="The user corrected the output.")
 @click.option("--reject", "kind", flag_value="reject", help="The user rejected the output.")
 @click.option("--note", help="Optional free text kept with the event.")
-@click.option("--state-ok/--state-wrong", "state_ok", default=None,
-              help="Whether the final environment state matched the goal (binary reward's R_state).")
+@click.option(
+    "--state-ok/--state-wrong",
+    "state_ok",
+    default=None,
+    help="Whether the final environment state matched the goal (binary reward's R_state).",
+)
 @with_memory
-def feedback(mem: Memory, trajectory_id: int, kind: str | None, note: str | None,
-             state_ok: bool | None) -> None:
+def feedback(
+    mem: Memory, trajectory_id: int, kind: str | None, note: str | None, state_ok: bool | None
+) -> None:
     """Record the user's verdict on trajectory TRAJECTORY_ID.
 
     Without feedback a trajectory counts as accepted 120 s after it was
@@ -136,12 +144,22 @@ def feedback(mem: Memory, trajectory_id: int, kind: str | None, note: str | None
 
 
 @cli.command()
-@click.option("--reward", type=click.Choice(["composite", "binary"]), help="Reward to use (default: the library's).")
-@click.option("--status", type=click.Choice(["ready", "degenerate", "pending"]), help="Only groups in this state.")
+@click.option(
+    "--reward",
+    type=click.Choice(["composite", "binary"]),
+    help="Reward to use (default: the library's).",
+)
+@click.option(
+    "--status",
+    type=click.Choice(["ready", "degenerate", "pending"]),
+    help="Only groups in this state.",
+)
 @click.option("--diagnose", is_flag=True, help="Degeneracy diagnostics instead of the list.")
 @json_option
 @with_memory
-def groups(mem: Memory, reward: str | None, status: str | None, diagnose: bool, as_json: bool) -> None:
+def groups(
+    mem: Memory, reward: str | None, status: str | None, diagnose: bool, as_json: bool
+) -> None:
     """Task groups with their rewards, advantages, readiness and degeneracy.
 
     A group is ready when it has >= 2 trajectories and none waits for its
@@ -174,12 +192,16 @@ def groups(mem: Memory, reward: str | None, status: str | None, diagnose: bool, 
         rewards = " ".join(_short(m.reward) for m in g.members)
         advs = " ".join(_short(m.advantage, signed=True) for m in g.members)
         conds = ",".join(f"{k}:{v}" for k, v in g.conditions.items() if k != "none")
-        rows.append([g.key[:40], g.size, g.status, None if st is None else st.std, rewards, advs, conds])
+        rows.append(
+            [g.key[:40], g.size, g.status, None if st is None else st.std, rewards, advs, conds]
+        )
     print_table(["group", "G", "status", "sigma", "rewards", "advantages", "conditions"], rows)
     ready = sum(1 for g in reports if g.status == "ready")
     degenerate = sum(1 for g in reports if g.status == "degenerate")
-    click.echo(f"\n{len(reports)} groups: {ready} ready, {degenerate} degenerate, "
-               f"{len(reports) - ready - degenerate} pending")
+    click.echo(
+        f"\n{len(reports)} groups: {ready} ready, {degenerate} degenerate, "
+        f"{len(reports) - ready - degenerate} pending"
+    )
 
 
 def _short(v: float | None, signed: bool = False) -> str:
@@ -190,7 +212,9 @@ def _short(v: float | None, signed: bool = False) -> str:
 
 @cli.command()
 @click.argument("trajectory_id", type=int)
-@click.option("--full", is_flag=True, help="Print whole tool outputs, not the first 300 characters.")
+@click.option(
+    "--full", is_flag=True, help="Print whole tool outputs, not the first 300 characters."
+)
 @json_option
 @with_memory
 def show(mem: Memory, trajectory_id: int, full: bool, as_json: bool) -> None:
@@ -238,7 +262,13 @@ def _trajectory_dict(t: Any) -> dict[str, Any]:
         "created_at": t.created_at,
         "success_rate": t.success_rate,
         "steps": [
-            {"tool": s.tool, "domain": s.domain, "params": s.params, "output": s.output, "success": s.success}
+            {
+                "tool": s.tool,
+                "domain": s.domain,
+                "params": s.params,
+                "output": s.output,
+                "success": s.success,
+            }
             for s in t.steps
         ],
     }
@@ -264,14 +294,26 @@ def stats(mem: Memory, as_json: bool) -> None:
 
 
 @cli.command()
-@click.option("--set", "assignments", multiple=True, metavar="TOOL=DOMAIN",
-              help="Map a tool to a domain in this library (repeatable).")
-@click.option("--unset", "removals", multiple=True, metavar="TOOL", help="Remove a tool's override.")
+@click.option(
+    "--set",
+    "assignments",
+    multiple=True,
+    metavar="TOOL=DOMAIN",
+    help="Map a tool to a domain in this library (repeatable).",
+)
+@click.option(
+    "--unset", "removals", multiple=True, metavar="TOOL", help="Remove a tool's override."
+)
 @click.argument("tools", nargs=-1)
 @json_option
 @with_memory
-def domains(mem: Memory, assignments: tuple[str, ...], removals: tuple[str, ...],
-            tools: tuple[str, ...], as_json: bool) -> None:
+def domains(
+    mem: Memory,
+    assignments: tuple[str, ...],
+    removals: tuple[str, ...],
+    tools: tuple[str, ...],
+    as_json: bool,
+) -> None:
     """Show or change which tool domain (fs, shell, search, k8s, ...) a tool belongs to.
 
     With TOOLS, prints each tool's domain; with no arguments, the library's

@@ -60,7 +60,9 @@ class Consolidated:
     rejected: tuple[tuple[Operation, str], ...]
 
 
-def _resolve_conflicts(ops: Sequence[Operation]) -> tuple[list[Operation], list[tuple[Operation, str]]]:
+def _resolve_conflicts(
+    ops: Sequence[Operation],
+) -> tuple[list[Operation], list[tuple[Operation, str]]]:
     winner: dict[int, Operation] = {}
     for op in ops:
         if op.kind == "ADD":
@@ -79,8 +81,11 @@ def _resolve_conflicts(ops: Sequence[Operation]) -> tuple[list[Operation], list[
         if losers:
             w = winner[losers[0]]
             rejected.append(
-                (op, f"conflicts on experience {losers[0]} with group {w.group!r} "
-                     f"(mean |A| {w.weight:.3f} > {op.weight:.3f})")
+                (
+                    op,
+                    f"conflicts on experience {losers[0]} with group {w.group!r} "
+                    f"(mean |A| {w.weight:.3f} > {op.weight:.3f})",
+                )
             )
         else:
             kept.append(op)
@@ -103,24 +108,40 @@ def _dedup(
             continue
         target, cos = hits[0]
         if target in touched:
-            rejected.append((op, f"duplicates experience {target} (cosine {cos:.3f}), "
-                                 "which another operation already changes"))
+            rejected.append(
+                (
+                    op,
+                    f"duplicates experience {target} (cosine {cos:.3f}), "
+                    "which another operation already changes",
+                )
+            )
             result[i] = None
             continue
         touched.add(target)
-        result[i] = attrs.evolve(op, kind="MODIFY", targets=(target,),
-                                 note=f"ADD turned MODIFY: cosine {cos:.3f} > {threshold:.3f}")
+        result[i] = attrs.evolve(
+            op,
+            kind="MODIFY",
+            targets=(target,),
+            note=f"ADD turned MODIFY: cosine {cos:.3f} > {threshold:.3f}",
+        )
     # ADD against ADD within the session: keep the one from the heavier group.
     chosen: list[int] = []
     for i in sorted(fresh, key=lambda j: (-ops[j].weight, j)):
-        dup = next((j for j in chosen
-                    if cosine(ops[i].text or "", ops[j].text or "") > threshold
-                    and same_facts(ops[i], ops[j])), None)
+        dup = next(
+            (
+                j
+                for j in chosen
+                if cosine(ops[i].text or "", ops[j].text or "") > threshold
+                and same_facts(ops[i], ops[j])
+            ),
+            None,
+        )
         if dup is None:
             chosen.append(i)
         else:
-            rejected.append((ops[i], f"duplicates another ADD of this session "
-                                     f"(group {ops[dup].group!r})"))
+            rejected.append(
+                (ops[i], f"duplicates another ADD of this session (group {ops[dup].group!r})")
+            )
             result[i] = None
     return [op for op in result if op is not None], rejected
 

@@ -175,9 +175,14 @@ def _recoveries(steps: Sequence[Step]) -> tuple[list[Failure], list[Recovery]]:
     for i, s in enumerate(steps):
         if s.success:
             continue
-        later = next((j for j in range(i + 1, len(steps))
-                      if steps[j].tool == s.tool and steps[j].success
-                      and _retry_of(s, steps[j])), None)
+        later = next(
+            (
+                j
+                for j in range(i + 1, len(steps))
+                if steps[j].tool == s.tool and steps[j].success and _retry_of(s, steps[j])
+            ),
+            None,
+        )
         err = error_phrase(s.output)
         failures.append(Failure(i, s.tool, dict(s.params), err, later is not None))
         if later is not None and not any(r.tool == s.tool and r.error == err for r in recoveries):

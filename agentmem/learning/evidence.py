@@ -79,8 +79,15 @@ import attrs
 from ..records import Step, Trajectory
 from .digest import Digest, clip_words, value_text
 
-__all__ = ["Finding", "clusters", "find_evidence", "merge_cluster", "merge_findings", "quote_error",
-           "task_phrase"]
+__all__ = [
+    "Finding",
+    "clusters",
+    "find_evidence",
+    "merge_cluster",
+    "merge_findings",
+    "quote_error",
+    "task_phrase",
+]
 
 _KIND_RANK = {
     "param_name": 0,
@@ -195,7 +202,7 @@ def _calls(m: _Member, inert: set[str]) -> list[int]:
 def _values(params: dict[str, Any]) -> set[str]:
     out = set()
     for v in params.values():
-        for x in (v if isinstance(v, list) else [v]):
+        for x in v if isinstance(v, list) else [v]:
             if _scalar(x):
                 out.add(str(x))
     return out
@@ -257,8 +264,11 @@ def _closest(n: _Member, pos: Sequence[_Member], inert: set[str]) -> _Member:
 
     def score(p: _Member) -> tuple[float, int]:
         a = [p.steps[i].tool for i in _calls(p, inert)]
-        same = sum(1 for x, y in zip(p.steps, n.steps, strict=False)
-                   if x.tool == y.tool and x.params == y.params)
+        same = sum(
+            1
+            for x, y in zip(p.steps, n.steps, strict=False)
+            if x.tool == y.tool and x.params == y.params
+        )
         return SequenceMatcher(None, a, b, autojunk=False).ratio(), same
 
     return max(pos, key=score)
@@ -274,17 +284,38 @@ def _param_name(t: str, dom: str, e: str, p: dict[str, Any], q: dict[str, Any]) 
     if len(extra) == 1 and len(missing) == 1:
         r, w = missing[0], extra[0]
         text = _lesson(f"Call {t} with {r}=..., never {w}=...; {w} is not a parameter of {t}.")
-        return Finding("param_name", t, dom, text, (t, missing[0], extra[0]),
-                       detail={"error": e, "wrong": extra, "right": missing, "avoid": extra})
+        return Finding(
+            "param_name",
+            t,
+            dom,
+            text,
+            (t, missing[0], extra[0]),
+            detail={"error": e, "wrong": extra, "right": missing, "avoid": extra},
+        )
     need = ", ".join(missing) or "only its documented parameters"
     drop = f", not {', '.join(extra)}" if extra else ""
     text = _lesson(f"Call {t} with {need}{drop};", _err_clause(e, "otherwise it", words=5) + ".")
-    return Finding("param_name", t, dom, text, (t, *(missing or extra)[:2]),
-                   detail={"error": e, "wrong": extra, "right": missing, "avoid": extra})
+    return Finding(
+        "param_name",
+        t,
+        dom,
+        text,
+        (t, *(missing or extra)[:2]),
+        detail={"error": e, "wrong": extra, "right": missing, "avoid": extra},
+    )
 
 
-def _param_value(t: str, dom: str, e: str | None, x: str, bad: Any, good: Any,
-                 source: str | None, later: str | None = None, later_error: str = "") -> Finding:
+def _param_value(
+    t: str,
+    dom: str,
+    e: str | None,
+    x: str,
+    bad: Any,
+    good: Any,
+    source: str | None,
+    later: str | None = None,
+    later_error: str = "",
+) -> Finding:
     """A value of parameter ``x`` of ``t`` that failed (``e``) or made a later call fail."""
     b, g = _val(bad), _val(good)
     if e is not None:
@@ -303,14 +334,28 @@ def _param_value(t: str, dom: str, e: str | None, x: str, bad: Any, good: Any,
     else:
         head = f"Call {t} with {x} like {g};"
         facts = (t, x)
-    return Finding("param_value", t, dom, _lesson(head, outcome), facts,
-                   detail={"error": e, "bad": bad, "good": good, "source": source,
-                           "later": later, "param": x, "avoid": [b]})
+    return Finding(
+        "param_value",
+        t,
+        dom,
+        _lesson(head, outcome),
+        facts,
+        detail={
+            "error": e,
+            "bad": bad,
+            "good": good,
+            "source": source,
+            "later": later,
+            "param": x,
+            "avoid": [b],
+        },
+    )
 
 
 def _prerequisite(t: str, u: str, dom: str, e: str) -> Finding:
-    text = _lesson(f"Before calling {t}, call {u} first;",
-                   _err_clause(e, f"without it {t}", words=5) + ".")
+    text = _lesson(
+        f"Before calling {t}, call {u} first;", _err_clause(e, f"without it {t}", words=5) + "."
+    )
     return Finding("prerequisite", t, dom, text, (t, u), detail={"error": e, "helper": u})
 
 
@@ -341,25 +386,32 @@ def task_phrase(task: str, step: Step, words: int = 10, needs_name: bool = False
         return None
     start = max(0, min(best_at - 3, len(best) - words))
     # a snake_case word of the task that the call does not pass reads like a tool name
-    keep = [t for t in best[start:start + words]
-            if "_" not in t or "." in t or t in values]
+    keep = [t for t in best[start : start + words] if "_" not in t or "." in t or t in values]
     phrase = " ".join(keep)
     phrase = re.sub(r"[\"`|]", "", phrase).strip(" ,;:.")
     return phrase or None
 
 
-def _wrong_tool(r: Step, w: Step, dom: str, e: str | None, context: str | None,
-                task: str = "") -> Finding:
+def _wrong_tool(
+    r: Step, w: Step, dom: str, e: str | None, context: str | None, task: str = ""
+) -> Finding:
     ask = task_phrase(task, r) if task else None
     if ask:
         when = f'for requests like "{ask}"'
     else:
-        when = f"after {context}" if context and context not in (r.tool, w.tool) \
-            else "for this step"
+        when = (
+            f"after {context}" if context and context not in (r.tool, w.tool) else "for this step"
+        )
     why = _err_clause(e, w.tool, "failed", words=5) + "." if e else f"{w.tool} runs were rejected."
     text = _lesson(f"Use {r.tool}, not {w.tool}, {when};", why)
-    return Finding("wrong_tool", w.tool, dom, text, (r.tool, w.tool),
-                   detail={"error": e, "avoid": [w.tool], "ask": ask})
+    return Finding(
+        "wrong_tool",
+        w.tool,
+        dom,
+        text,
+        (r.tool, w.tool),
+        detail={"error": e, "avoid": [w.tool], "ask": ask},
+    )
 
 
 def _call_form(u: Step) -> str:
@@ -369,20 +421,22 @@ def _call_form(u: Step) -> str:
 
 
 def _missing_step(u: Step, nxt: str | None, dom: str, task: str = "") -> Finding | None:
-    """"Call U (before V)": None when nothing says when (no next call, no request)."""
+    """ "Call U (before V)": None when nothing says when (no next call, no request)."""
     ask = task_phrase(task, u, needs_name=True) if task else None
     if not ask and not nxt:
         return None
     when = f' for requests like "{ask}"' if ask else ""
     if nxt:
-        text = _lesson(f"Call {_call_form(u)} before {nxt}{when};",
-                       "runs that skipped it were rejected.")
+        text = _lesson(
+            f"Call {_call_form(u)} before {nxt}{when};", "runs that skipped it were rejected."
+        )
         facts: tuple[str, ...] = (u.tool, nxt)
     else:
         text = _lesson(f"Call {_call_form(u)}{when};", "runs that skipped it were rejected.")
         facts = (u.tool,)
-    return Finding("missing_step", u.tool, dom, text, facts,
-                   detail={"call": _call_form(u), "next": nxt})
+    return Finding(
+        "missing_step", u.tool, dom, text, facts, detail={"call": _call_form(u), "next": nxt}
+    )
 
 
 # --------------------------------------------------------------------------- root causes
@@ -413,11 +467,18 @@ def _failed_call(ms: Sequence[_Member], n: _Member, ni: int, p: _Member, pi: int
     diff = [k for k in diff if _categorical(value_text(ns.params[k], 200))] or diff
     if diff:
         x = diff[0]
-        return _param_value(t, dom, e, x, ns.params[x], ps.params[x],
-                            _provenance(p, pi, ps.params[x]))
+        return _param_value(
+            t, dom, e, x, ns.params[x], ps.params[x], _provenance(p, pi, ps.params[x])
+        )
     ok_neg = _ok_calls_before(n, ni)
-    u = next((s.tool for s in reversed(p.steps[:pi])
-              if s.success and _sig(s) not in ok_neg and s.tool != t), None)
+    u = next(
+        (
+            s.tool
+            for s in reversed(p.steps[:pi])
+            if s.success and _sig(s) not in ok_neg and s.tool != t
+        ),
+        None,
+    )
     if u:
         return _prerequisite(t, u, dom, e)
     return None
@@ -427,8 +488,9 @@ def _first_failure(n: _Member, start: int) -> int | None:
     return next((f.index for f in n.dig.failures if f.index >= start and not f.recovered), None)
 
 
-def _root(ms: Sequence[_Member], pos: Sequence[_Member], n: _Member, p: _Member,
-          inert: set[str]) -> Finding | None:
+def _root(
+    ms: Sequence[_Member], pos: Sequence[_Member], n: _Member, p: _Member, inert: set[str]
+) -> Finding | None:
     """The first divergence of ``n`` from ``p`` that explains its failure (see module doc)."""
     events = _events(p, n, inert)
     pos_values: dict[tuple[str, str], set[str]] = defaultdict(set)
@@ -438,36 +500,59 @@ def _root(ms: Sequence[_Member], pos: Sequence[_Member], n: _Member, p: _Member,
                 pos_values[(s.tool, name)].add(value_text(v, 200))
     extra = {j for op, _, j in events if op == "insert"}
     for k, (op, pi, ni) in enumerate(events):
-        next_n = next((j for _, _, j in events[k + 1:] if j is not None), None)
+        next_n = next((j for _, _, j in events[k + 1 :] if j is not None), None)
         if op == "equal":
             assert pi is not None and ni is not None
             ps, ns = p.steps[pi], n.steps[ni]
             if ps.success and not ns.success:
-                retry = next((j for j in range(ni + 1, len(n.steps))
-                              if n.steps[j].tool == ns.tool and n.steps[j].success), None)
+                retry = next(
+                    (
+                        j
+                        for j in range(ni + 1, len(n.steps))
+                        if n.steps[j].tool == ns.tool and n.steps[j].success
+                    ),
+                    None,
+                )
                 if retry is not None and retry in extra:
                     continue  # the negative retried this call itself (an extra call)
                 f = _failed_call(ms, n, ni, p, pi)
                 if f:
                     return f
             elif ps.success and ns.success and ps.params != ns.params:
-                diff = [x for x in ns.params if x in ps.params and ns.params[x] != ps.params[x]
-                        and _scalar(ns.params[x]) and _scalar(ps.params[x])
-                        and _categorical(value_text(ns.params[x], 200))
-                        and _categorical(value_text(ps.params[x], 200))
-                        and value_text(ns.params[x], 200) not in pos_values[(ns.tool, x)]]
+                diff = [
+                    x
+                    for x in ns.params
+                    if x in ps.params
+                    and ns.params[x] != ps.params[x]
+                    and _scalar(ns.params[x])
+                    and _scalar(ps.params[x])
+                    and _categorical(value_text(ns.params[x], 200))
+                    and _categorical(value_text(ps.params[x], 200))
+                    and value_text(ns.params[x], 200) not in pos_values[(ns.tool, x)]
+                ]
                 if diff:
                     x = diff[0]
                     later = _first_failure(n, ni + 1)
                     source = _provenance(p, pi, ps.params[x])
-                    if later is None and not source and \
-                            not isinstance(ps.params[x], (bool, int, float)):
+                    if (
+                        later is None
+                        and not source
+                        and not isinstance(ps.params[x], (bool, int, float))
+                    ):
                         continue  # a different free choice with no visible effect: not a lesson
                     ls = n.steps[later] if later is not None else None
                     le = next((f.error for f in n.dig.failures if f.index == later), "")
-                    return _param_value(ns.tool, _domain_of(ms, ns.tool), None, x,
-                                        ns.params[x], ps.params[x], source,
-                                        ls.tool if ls else None, le)
+                    return _param_value(
+                        ns.tool,
+                        _domain_of(ms, ns.tool),
+                        None,
+                        x,
+                        ns.params[x],
+                        ps.params[x],
+                        source,
+                        ls.tool if ls else None,
+                        le,
+                    )
         elif op == "delete":
             assert pi is not None
             ps = p.steps[pi]
@@ -478,10 +563,11 @@ def _root(ms: Sequence[_Member], pos: Sequence[_Member], n: _Member, p: _Member,
                 continue
             t = n.steps[fi].tool
             prev_n = next((j for _, _, j in reversed(events[:k]) if j is not None), -1)
-            if t == ps.tool or any(_sig(s) == _sig(ps) and s.success
-                                   for s in n.steps[prev_n + 1:fi]):
+            if t == ps.tool or any(
+                _sig(s) == _sig(ps) and s.success for s in n.steps[prev_n + 1 : fi]
+            ):
                 continue  # the negative made this very call, elsewhere: not missing
-            if not any(s.tool == t and s.success for s in p.steps[pi + 1:]):
+            if not any(s.tool == t and s.success for s in p.steps[pi + 1 :]):
                 continue
             e = next(f.error for f in n.dig.failures if f.index == fi)
             return _prerequisite(t, ps.tool, _domain_of(ms, t), e)
@@ -490,26 +576,36 @@ def _root(ms: Sequence[_Member], pos: Sequence[_Member], n: _Member, p: _Member,
             r, w = p.steps[pi], n.steps[ni]
             if not r.success or not _alternatives(ms, r, w):
                 continue
-            prev = next((p.steps[i].tool for _, i, _ in reversed(events[:k])
-                         if i is not None), None)
-            werr = None if w.success else next(
-                (f.error for f in n.dig.failures if f.index == ni), None)
-            return _wrong_tool(r, w, _domain_of(ms, w.tool) or _domain_of(ms, r.tool), werr,
-                               prev, n.traj.task)
+            prev = next(
+                (p.steps[i].tool for _, i, _ in reversed(events[:k]) if i is not None), None
+            )
+            werr = (
+                None
+                if w.success
+                else next((f.error for f in n.dig.failures if f.index == ni), None)
+            )
+            return _wrong_tool(
+                r, w, _domain_of(ms, w.tool) or _domain_of(ms, r.tool), werr, prev, n.traj.task
+            )
     return None
 
 
 def _fallback(ms: Sequence[_Member], pos: Sequence[_Member], n: _Member) -> Finding | None:
     """Compare each unrecovered failure of ``n`` with every positive's calls of its tool."""
     for fail in n.dig.failures:
-        if fail.recovered or any(f.recovered and f.tool == fail.tool and f.params == fail.params
-                                 for m in pos for f in m.dig.failures):
+        if fail.recovered or any(
+            f.recovered and f.tool == fail.tool and f.params == fail.params
+            for m in pos
+            for f in m.dig.failures
+        ):
             continue  # a positive made this very call, failed and recovered: a recovery
         t = fail.tool
         ok = [(m, i) for m in pos for i, s in enumerate(m.steps) if s.tool == t and s.success]
         if ok:
-            def score(c: tuple[_Member, int], p: tuple[tuple[str, Any], ...] = tuple(
-                    fail.params.items())) -> tuple[int, int]:
+
+            def score(
+                c: tuple[_Member, int], p: tuple[tuple[str, Any], ...] = tuple(fail.params.items())
+            ) -> tuple[int, int]:
                 q = c[0].steps[c[1]].params
                 same_vals = sum(1 for k, v in p if q.get(k) == v)
                 names = {k for k, _ in p}
@@ -522,11 +618,18 @@ def _fallback(ms: Sequence[_Member], pos: Sequence[_Member], n: _Member) -> Find
             continue
         dom = _domain_of(ms, t)
         neg_tools = {s.tool for s in n.steps}
-        alt = [s.tool for m in pos for s in m.steps
-               if s.success and s.tool not in neg_tools and s.domain == dom]
+        alt = [
+            s.tool
+            for m in pos
+            for s in m.steps
+            if s.success and s.tool not in neg_tools and s.domain == dom
+        ]
         ws = n.steps[fail.index]
-        alt = [a for a in alt if _alternatives(ms, next(s for m in pos for s in m.steps
-                                                        if s.tool == a), ws)]
+        alt = [
+            a
+            for a in alt
+            if _alternatives(ms, next(s for m in pos for s in m.steps if s.tool == a), ws)
+        ]
         if alt:
             r = max(sorted(set(alt)), key=alt.count)
             rs = next(s for m in pos for s in m.steps if s.tool == r)
@@ -537,13 +640,15 @@ def _fallback(ms: Sequence[_Member], pos: Sequence[_Member], n: _Member) -> Find
 # --------------------------------------------------------------------------- the group
 
 
-def _recoveries(ms: Sequence[_Member], pos: Sequence[_Member],
-                neg: Sequence[_Member]) -> list[Finding]:
+def _recoveries(
+    ms: Sequence[_Member], pos: Sequence[_Member], neg: Sequence[_Member]
+) -> list[Finding]:
     out = []
     for m in pos:
         for r in m.dig.recoveries:
-            gave_up = [n for n in neg for f in n.dig.failures
-                       if f.tool == r.tool and not f.recovered]
+            gave_up = [
+                n for n in neg for f in n.dig.failures if f.tool == r.tool and not f.recovered
+            ]
             if not gave_up:
                 continue
             changed = [k for k in r.fixed_params if r.failed_params.get(k) != r.fixed_params[k]]
@@ -560,12 +665,26 @@ def _recoveries(ms: Sequence[_Member], pos: Sequence[_Member],
             else:
                 how = f"retry {r.tool}"
                 facts = (r.tool,)
-            text = _lesson(f"If {r.tool} fails with '{quote_error(r.error, 5)}', {how}." if e else
-                           f"If {r.tool} fails, {how}.")
-            out.append(Finding("recovery", r.tool, _domain_of(ms, r.tool), text, facts,
-                               support=len(gave_up),
-                               detail={"error": r.error, "helper": helpers[0] if helpers else None,
-                                       "param": changed[0] if changed else None}))
+            text = _lesson(
+                f"If {r.tool} fails with '{quote_error(r.error, 5)}', {how}."
+                if e
+                else f"If {r.tool} fails, {how}."
+            )
+            out.append(
+                Finding(
+                    "recovery",
+                    r.tool,
+                    _domain_of(ms, r.tool),
+                    text,
+                    facts,
+                    support=len(gave_up),
+                    detail={
+                        "error": r.error,
+                        "helper": helpers[0] if helpers else None,
+                        "param": changed[0] if changed else None,
+                    },
+                )
+            )
     return out
 
 
@@ -610,8 +729,9 @@ def _merge_prerequisites(group: list[Finding]) -> Finding:
     heads = [f for f in group if f.kind in ("prerequisite", "recovery")]
     ts = _ranked([(t, f.support) for f in heads for t in _tools(f)])[:MAX_TOOLS]
     setting = next((st for f in group if (st := _setting(f))), None)
-    instead = next((f.facts[1] for f in group if f.kind == "wrong_tool"), None) or \
-        next((f.detail["instead"] for f in group if f.detail.get("instead")), None)
+    instead = next((f.facts[1] for f in group if f.kind == "wrong_tool"), None) or next(
+        (f.detail["instead"] for f in group if f.detail.get("instead")), None
+    )
     recover = any(f.kind == "recovery" or f.detail.get("recovery") for f in group)
     err = next((f.detail.get("error") for f in heads if f.detail.get("error")), "") or ""
     e = quote_error(err, 5)
@@ -630,19 +750,36 @@ def _merge_prerequisites(group: list[Finding]) -> Finding:
     subject = ts[0] if len(ts) == 1 else "one"
     head = f"Before calling {_join(ts)}, call {u}{with_} first;"
     if recover:
-        tails = [f"if {subject} already failed ('{e}'), call {u} and retry." if e else "",
-                 f"if {subject} already failed, call {u} and retry."]
+        tails = [
+            f"if {subject} already failed ('{e}'), call {u} and retry." if e else "",
+            f"if {subject} already failed, call {u} and retry.",
+        ]
     else:
         verb = "fails" if len(ts) == 1 else "fail"
-        tails = [f"without it {_join(ts)} {verb} ('{e}')." if e else "",
-                 f"without it {'they' if len(ts) > 1 else ts[0]} {verb} ('{e}')." if e else "",
-                 f"otherwise {'they' if len(ts) > 1 else 'it'} {verb}."]
+        tails = [
+            f"without it {_join(ts)} {verb} ('{e}')." if e else "",
+            f"without it {'they' if len(ts) > 1 else ts[0]} {verb} ('{e}')." if e else "",
+            f"otherwise {'they' if len(ts) > 1 else 'it'} {verb}.",
+        ]
     text = _fit(*(f"{head} {t}" for t in tails if t))
-    return Finding("prerequisite", ts[0], group[0].domain, text, tuple(dict.fromkeys(facts)),
-                   support=sum(f.support for f in group),
-                   detail={"error": err, "helper": u, "recovery": recover, "avoid": avoid,
-                           "tools": ts, "setting": setting, "instead": instead,
-                           "merged": len(group)})
+    return Finding(
+        "prerequisite",
+        ts[0],
+        group[0].domain,
+        text,
+        tuple(dict.fromkeys(facts)),
+        support=sum(f.support for f in group),
+        detail={
+            "error": err,
+            "helper": u,
+            "recovery": recover,
+            "avoid": avoid,
+            "tools": ts,
+            "setting": setting,
+            "instead": instead,
+            "merged": len(group),
+        },
+    )
 
 
 def _merge_values(group: list[Finding]) -> Finding:
@@ -651,15 +788,30 @@ def _merge_values(group: list[Finding]) -> Finding:
     x = _param_of(group[0])
     ts = _ranked([(t, f.support) for f in group for t in _tools(f)])[:5]
     recs = [f for f in group if f.kind == "recovery" or f.detail.get("recovery")]
-    lookup = next(iter(_ranked([(f.detail.get("helper") or f.detail.get("source"), f.support)
-                                for f in recs])
-                       or _ranked([(f.detail.get("source"), f.support) for f in group])), None)
+    lookup = next(
+        iter(
+            _ranked([(f.detail.get("helper") or f.detail.get("source"), f.support) for f in recs])
+            or _ranked([(f.detail.get("source"), f.support) for f in group])
+        ),
+        None,
+    )
     vals = [f for f in group if f.detail.get("good") is not None]
     good = next((_val(f.detail["good"]) for f in vals), None)
     bad = next((_val(f.detail["bad"]) for f in vals if f.detail.get("bad") is not None), None)
-    wrong = next((w for f in group for w in (
-        [f.facts[2]] if f.kind == "param_name" and len(f.facts) == 3 else
-        [f.detail.get("wrong_name")] if f.detail.get("wrong_name") else [])), None)
+    wrong = next(
+        (
+            w
+            for f in group
+            for w in (
+                [f.facts[2]]
+                if f.kind == "param_name" and len(f.facts) == 3
+                else [f.detail.get("wrong_name")]
+                if f.detail.get("wrong_name")
+                else []
+            )
+        ),
+        None,
+    )
     facts: list[str] = [*ts, x]
     avoid: list[str] = []
     eg = f" (e.g. {good})" if good else ""
@@ -667,8 +819,9 @@ def _merge_values(group: list[Finding]) -> Finding:
         head = f"Before calling {_join(ts)}, look up {x} with {lookup}{eg};"
         facts.append(lookup)
     else:
-        head = f"Call {_join(ts)} with {x} like {good};" if good else \
-            f"Call {_join(ts)} with {x}=...;"
+        head = (
+            f"Call {_join(ts)} with {x} like {good};" if good else f"Call {_join(ts)} with {x}=...;"
+        )
     parts = []
     if bad:
         parts.append(f"never pass {x}={bad}")
@@ -684,11 +837,25 @@ def _merge_values(group: list[Finding]) -> Finding:
         return t if t.endswith(".") else t + "."
 
     text = _fit(sentence([*parts, *tail]), sentence(parts))
-    return Finding("param_value", ts[0], group[0].domain, text, tuple(dict.fromkeys(facts)),
-                   support=sum(f.support for f in group),
-                   detail={"param": x, "good": good, "bad": bad, "source": lookup,
-                           "recovery": bool(recs), "avoid": avoid, "tools": ts,
-                           "wrong_name": wrong, "merged": len(group)})
+    return Finding(
+        "param_value",
+        ts[0],
+        group[0].domain,
+        text,
+        tuple(dict.fromkeys(facts)),
+        support=sum(f.support for f in group),
+        detail={
+            "param": x,
+            "good": good,
+            "bad": bad,
+            "source": lookup,
+            "recovery": bool(recs),
+            "avoid": avoid,
+            "tools": ts,
+            "wrong_name": wrong,
+            "merged": len(group),
+        },
+    )
 
 
 def _merge_names(group: list[Finding]) -> Finding:
@@ -702,9 +869,15 @@ def _merge_names(group: list[Finding]) -> Finding:
     uses = ", ".join(f"{r} for {t}" for t, r in items)
     text = _lesson(f"Never pass {w}=... to {_join([t for t, _ in items])}: use {uses}.")
     facts = tuple(dict.fromkeys([x for t, r in items for x in (t, r)] + [w]))
-    return Finding("param_name", items[0][0], group[0].domain, text, facts,
-                   support=sum(f.support for f in group),
-                   detail={"wrong_name": w, "pairs": items, "avoid": [w], "merged": len(group)})
+    return Finding(
+        "param_name",
+        items[0][0],
+        group[0].domain,
+        text,
+        facts,
+        support=sum(f.support for f in group),
+        detail={"wrong_name": w, "pairs": items, "avoid": [w], "merged": len(group)},
+    )
 
 
 def _merge_missing(group: list[Finding]) -> Finding:
@@ -717,9 +890,15 @@ def _merge_missing(group: list[Finding]) -> Finding:
         return attrs.evolve(best, support=sum(f.support for f in group))
     before = f" before {_join(nexts)}"
     text = _lesson(f"Call {call}{before};", f"runs that skipped {u} were rejected.")
-    return Finding("missing_step", u, group[0].domain, text, (u, *nexts),
-                   support=sum(f.support for f in group),
-                   detail={"call": call, "merged": len(group)})
+    return Finding(
+        "missing_step",
+        u,
+        group[0].domain,
+        text,
+        (u, *nexts),
+        support=sum(f.support for f in group),
+        detail={"call": call, "merged": len(group)},
+    )
 
 
 def _merge_wrong_tools(group: list[Finding]) -> Finding:
@@ -728,22 +907,34 @@ def _merge_wrong_tools(group: list[Finding]) -> Finding:
     sides: dict[tuple[str, ...], list[Finding]] = defaultdict(list)
     for f in group:
         sides[f.facts[:2]].append(f)
-    best = [max(fs, key=lambda f: (bool(f.detail.get("ask")), f.support))
-            for fs in sorted(sides.values(), key=lambda fs: -sum(f.support for f in fs))]
+    best = [
+        max(fs, key=lambda f: (bool(f.detail.get("ask")), f.support))
+        for fs in sorted(sides.values(), key=lambda fs: -sum(f.support for f in fs))
+    ]
     support = sum(f.support for f in group)
     if len(best) == 1:
-        return attrs.evolve(best[0], support=support,
-                            detail={**best[0].detail, "merged": len(group)})
+        return attrs.evolve(
+            best[0], support=support, detail={**best[0].detail, "merged": len(group)}
+        )
     a, b = best[:2]
     parts = []
     for f in (a, b):
         ask = " ".join((f.detail.get("ask") or "").split()[:7])
-        parts.append(f'use {f.facts[0]}, not {f.facts[1]}, for requests like "{ask}"' if ask
-                     else f"use {f.facts[0]}, not {f.facts[1]}, where the task needs {f.facts[0]}")
+        parts.append(
+            f'use {f.facts[0]}, not {f.facts[1]}, for requests like "{ask}"'
+            if ask
+            else f"use {f.facts[0]}, not {f.facts[1]}, where the task needs {f.facts[0]}"
+        )
     text = _lesson(parts[0][0].upper() + parts[0][1:] + "; " + parts[1] + ".")
-    return Finding("wrong_tool", a.tool, a.domain, text, a.facts[:2], support=support,
-                   detail={"avoid": [], "ask": a.detail.get("ask"), "merged": len(group),
-                           "both_ways": True})
+    return Finding(
+        "wrong_tool",
+        a.tool,
+        a.domain,
+        text,
+        a.facts[:2],
+        support=support,
+        detail={"avoid": [], "ask": a.detail.get("ask"), "merged": len(group), "both_ways": True},
+    )
 
 
 def _param_of(f: Finding) -> str:
@@ -757,8 +948,9 @@ MAX_TOOLS = 6
 def _chunks(fs: Sequence[Finding], idx: list[int]) -> list[list[int]]:
     """``idx`` split so that no part names more than MAX_TOOLS tools (the prerequisite
     and recovery findings, most supported first; the others go with the first part)."""
-    heads = sorted((i for i in idx if fs[i].kind in ("prerequisite", "recovery")),
-                   key=lambda i: -fs[i].support)
+    heads = sorted(
+        (i for i in idx if fs[i].kind in ("prerequisite", "recovery")), key=lambda i: -fs[i].support
+    )
     parts: list[tuple[set[str], list[int]]] = []
     for i in heads:
         tools = set(_tools(fs[i]))
@@ -788,24 +980,41 @@ def clusters(findings: Sequence[Finding]) -> list[tuple[str, list[int]]]:
     for u, idx in helpers.items():
         tools = {t for i in idx for t in _tools(fs[i])}
         have = next((st for i in idx if (st := _setting(fs[i]))), None)
-        idx = idx + [j for j, f in enumerate(fs) if f.kind == "param_value" and f.tool == u
-                     and f.detail.get("later") in tools and (st := _setting(f))
-                     and (have is None or st[0] == have[0])]
+        idx = idx + [
+            j
+            for j, f in enumerate(fs)
+            if f.kind == "param_value"
+            and f.tool == u
+            and f.detail.get("later") in tools
+            and (st := _setting(f))
+            and (have is None or st[0] == have[0])
+        ]
         instead = next((fs[i].detail["instead"] for i in idx if fs[i].detail.get("instead")), None)
-        idx = idx + [j for j, f in enumerate(fs) if f.kind == "wrong_tool" and f.facts[0] == u
-                     and not f.detail.get("both_ways") and instead in (None, f.facts[1])]
+        idx = idx + [
+            j
+            for j, f in enumerate(fs)
+            if f.kind == "wrong_tool"
+            and f.facts[0] == u
+            and not f.detail.get("both_ways")
+            and instead in (None, f.facts[1])
+        ]
         for chunk in _chunks(fs, idx):
             if len(chunk) > 1:
                 out.append(("prerequisite", sorted(chunk)))
                 taken.update(chunk)
-    cand = [i for i, f in enumerate(fs) if i not in taken and (
-        (f.kind == "param_value" and _param_of(f) and not _setting(f))
-        or (f.kind == "recovery" and f.detail.get("param"))
-        or (f.kind == "param_name" and len(f.facts) == 3 and not f.detail.get("pairs")))]
+    cand = [
+        i
+        for i, f in enumerate(fs)
+        if i not in taken
+        and (
+            (f.kind == "param_value" and _param_of(f) and not _setting(f))
+            or (f.kind == "recovery" and f.detail.get("param"))
+            or (f.kind == "param_name" and len(f.facts) == 3 and not f.detail.get("pairs"))
+        )
+    ]
 
     def links(f: Finding) -> set[str]:
-        out = set(_tools(f)) | ({f.detail.get("source") or "", f.detail.get("helper") or ""}
-                                - {""})
+        out = set(_tools(f)) | ({f.detail.get("source") or "", f.detail.get("helper") or ""} - {""})
         if f.domain and f.domain != "general":
             out.add(f"domain:{f.domain}")
         err = re.sub(r"^\w+:\s*", "", quote_error(f.detail.get("error") or "", 12))
@@ -833,8 +1042,10 @@ def clusters(findings: Sequence[Finding]) -> list[tuple[str, list[int]]]:
             taken.update(comp)
     wrong_names: dict[str, list[int]] = defaultdict(list)
     for i, f in enumerate(fs):
-        if f.kind == "param_name" and i not in taken and (
-            len(f.facts) == 3 or f.detail.get("pairs")
+        if (
+            f.kind == "param_name"
+            and i not in taken
+            and (len(f.facts) == 3 or f.detail.get("pairs"))
         ):
             wrong_names[f.detail.get("wrong_name") or f.facts[2]].append(i)
     for idx in wrong_names.values():
@@ -859,9 +1070,13 @@ def clusters(findings: Sequence[Finding]) -> list[tuple[str, list[int]]]:
 
 def merge_cluster(kind: str, group: list[Finding]) -> Finding:
     """The one finding that stands for a cluster of :func:`clusters`."""
-    return {"prerequisite": _merge_prerequisites, "value": _merge_values,
-            "name": _merge_names, "missing": _merge_missing,
-            "wrong_tool": _merge_wrong_tools}[kind](group)
+    return {
+        "prerequisite": _merge_prerequisites,
+        "value": _merge_values,
+        "name": _merge_names,
+        "missing": _merge_missing,
+        "wrong_tool": _merge_wrong_tools,
+    }[kind](group)
 
 
 def merge_findings(findings: Sequence[Finding]) -> list[Finding]:
@@ -895,8 +1110,9 @@ def find_evidence(
     """The findings of one group, most supported first, at most ``max_findings``."""
     ms = [_Member(t, d) for t, d in members]
     pos = [m for m in ms if m.dig.advantage > 0 or (m.dig.advantage == 0 and m.dig.accepted)]
-    neg = [m for m in ms if m.dig.advantage < 0 or (m.dig.advantage == 0 and
-                                                    m.dig.accepted is False)]
+    neg = [
+        m for m in ms if m.dig.advantage < 0 or (m.dig.advantage == 0 and m.dig.accepted is False)
+    ]
     if not pos or not neg:
         return []
     found: dict[tuple[str, ...], Finding] = {}
@@ -930,10 +1146,16 @@ def find_evidence(
         n_tools = {s.tool for s in n.steps}
         for u in sorted(all_pos - n_tools):
             seq = [s.tool for s in pos[0].steps]
-            nxt = next((v for v in seq[seq.index(u) + 1:] if v in n_tools and v != u), None) \
-                if u in seq else None
-            ustep = next(s for s in pos[0].steps if s.tool == u) if u in seq else \
-                next(s for m in pos for s in m.steps if s.tool == u)
+            nxt = (
+                next((v for v in seq[seq.index(u) + 1 :] if v in n_tools and v != u), None)
+                if u in seq
+                else None
+            )
+            ustep = (
+                next(s for s in pos[0].steps if s.tool == u)
+                if u in seq
+                else next(s for m in pos for s in m.steps if s.tool == u)
+            )
             add(_missing_step(ustep, nxt, _domain_of(ms, u), n.traj.task))
             break
 

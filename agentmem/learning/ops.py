@@ -102,6 +102,14 @@ def parse_operations(text: str, *, group: str | None = None, weight: float = 0.0
             else:
                 garbage.append(line)
                 continue
-        ops.append(Operation(kind=kind, text=body or None, targets=ids, group=group,
-                             origin="model", weight=weight))
+        ops.append(
+            Operation(
+                kind=kind,
+                text=body or None,
+                targets=ids,
+                group=group,
+                origin="model",
+                weight=weight,
+            )
+        )
     return ParsedOps(tuple(ops), tuple(garbage))

@@ -59,8 +59,9 @@ INSTRUCTION_TEXTS: tuple[str, ...] = (
 )
 
 
-def render_steps(t: Trajectory, *, limit: int = 10, output_chars: int = 60,
-                 param_chars: int = 80) -> str:
+def render_steps(
+    t: Trajectory, *, limit: int = 10, output_chars: int = 60, param_chars: int = 80
+) -> str:
     """The step-by-step calls, compact and safe: ``1. tool(k=v) -> ok: output``."""
     lines = []
     steps = list(t.steps)

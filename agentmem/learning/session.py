@@ -22,7 +22,7 @@ from sqlite_utils import Database
 from ..db import write
 from ..journal import AppliedOp, apply_operations, begin_session, fail_session
 from ..library import Library
-from ..rewards import RewardWeights
+from ..rewards import DEFAULT_WEIGHTS, RewardWeights
 from ..store import GroupReport, group_reports, load_trajectories, now_iso
 from .consolidate import consolidate, same_facts
 from .digest import digest
@@ -42,7 +42,7 @@ class LearnOptions:
     """Knobs of a session; the defaults are the paper's."""
 
     reward: str = "composite"
-    weights: RewardWeights = RewardWeights()
+    weights: RewardWeights = DEFAULT_WEIGHTS
     k_stage2: int = 5
     max_findings: int = 3
     stage1_model: bool = True
@@ -98,14 +98,24 @@ class LearnReport:
         return [o for o in self.operations if o.status == "rejected"]
 
     def as_dict(self) -> dict[str, Any]:
-        d = {k: v for k, v in attrs.asdict(self, recurse=False).items()
-             if k not in ("operations", "groups")}
+        d = {
+            k: v
+            for k, v in attrs.asdict(self, recurse=False).items()
+            if k not in ("operations", "groups")
+        }
         d["other_seconds"] = self.other_seconds
         d["operations"] = [
-            {"kind": o.op.kind, "status": o.status, "targets": list(o.op.targets),
-             "result_id": o.result_id, "text": o.op.text, "domain": o.op.domain,
-             "group": o.op.group, "origin": o.op.origin, "reason": "; ".join(
-                 x for x in (o.reason, o.op.note) if x)}
+            {
+                "kind": o.op.kind,
+                "status": o.status,
+                "targets": list(o.op.targets),
+                "result_id": o.result_id,
+                "text": o.op.text,
+                "domain": o.op.domain,
+                "group": o.op.group,
+                "origin": o.op.origin,
+                "reason": "; ".join(x for x in (o.reason, o.op.note) if x),
+            }
             for o in self.operations
         ]
         return d
@@ -113,7 +123,8 @@ class LearnReport:
 
 def _learned(db: Database) -> set[tuple[str, str]]:
     return {
-        (g, ids) for g, ids in db.execute(
+        (g, ids)
+        for g, ids in db.execute(
             "SELECT g.group_key, g.trajectory_ids FROM session_groups g "
             "JOIN sessions s ON s.id = g.session_id WHERE s.status = 'applied'"
         )
@@ -139,8 +150,9 @@ def learn(
     lib = Library(db, embedder)
     if not dry_run:
         lib.ensure_index()
-    reports = group_reports(db, weights=options.weights, reward=options.reward,
-                            groups=options.groups)
+    reports = group_reports(
+        db, weights=options.weights, reward=options.reward, groups=options.groups
+    )
     learned = set() if options.relearn else _learned(db)
     ready = [g for g in reports if g.ready]
     usable = [g for g in ready if not g.degenerate]
@@ -150,12 +162,19 @@ def learn(
     model_id = getattr(model, "model_id", None) if model is not None else "none (data only)"
     session_id = None
     if not dry_run:
-        session_id = begin_session(db, "learn", model=model_id, embedder=embedder.model_id,
-                                   params={"reward": options.reward,
-                                           "weights": [options.weights.w1, options.weights.w2],
-                                           "k_stage2": options.k_stage2,
-                                           "theta_dup": embedder.dup_threshold,
-                                           "max_findings": options.max_findings})
+        session_id = begin_session(
+            db,
+            "learn",
+            model=model_id,
+            embedder=embedder.model_id,
+            params={
+                "reward": options.reward,
+                "weights": [options.weights.w1, options.weights.w2],
+                "k_stage2": options.k_stage2,
+                "theta_dup": embedder.dup_threshold,
+                "max_findings": options.max_findings,
+            },
+        )
     usage = ModelUsage()
     try:
         all_ops: list[Operation] = []
@@ -167,29 +186,54 @@ def learn(
             say(f"group {n}/{len(fresh)}: {g.key}")
             trajs = load_trajectories(db, [m.id for m in g.members])
             by_id = {m.id: m for m in g.members}
-            digests = [digest(t, by_id[t.id or 0].reward or 0.0, by_id[t.id or 0].advantage or 0.0)
-                       for t in trajs]
+            digests = [
+                digest(t, by_id[t.id or 0].reward or 0.0, by_id[t.id or 0].advantage or 0.0)
+                for t in trajs
+            ]
             tools, known = group_vocabulary(trajs)
             tools_all |= tools
             known_all |= known
             stage1_model = model if options.stage1_model else None
-            summaries = [summarize(stage1_model, usage, t, d, tools, known)
-                         for t, d in zip(trajs, digests)]
+            summaries = [
+                summarize(stage1_model, usage, t, d, tools, known) for t, d in zip(trajs, digests)
+            ]
             findings = find_evidence(list(zip(trajs, digests)), max_findings=options.max_findings)
             domains = sorted({s.domain or "" for t in trajs for s in t.steps} - {""}) or None
-            relevant = [s.experience for s in
-                        lib.search(g.task, domains=domains, k=options.k_stage2)]
-            dups = [(a.id or 0, b.id or 0) for a, b in itertools.combinations(relevant, 2)
-                    if lib.cosine(a.text, b.text) > embedder.dup_threshold
-                    and same_facts(a.text, b.text)]
+            relevant = [
+                s.experience for s in lib.search(g.task, domains=domains, k=options.k_stage2)
+            ]
+            dups = [
+                (a.id or 0, b.id or 0)
+                for a, b in itertools.combinations(relevant, 2)
+                if lib.cosine(a.text, b.text) > embedder.dup_threshold
+                and same_facts(a.text, b.text)
+            ]
             weight = g.stats.mean_abs_advantage if g.stats else 0.0
-            ops, rej = extract(model, usage, group=g.key, weight=weight, summaries=summaries,
-                               findings=findings, relevant=relevant, near_duplicates=dups,
-                               tools=tools, known=known)
+            ops, rej = extract(
+                model,
+                usage,
+                group=g.key,
+                weight=weight,
+                summaries=summaries,
+                findings=findings,
+                relevant=relevant,
+                near_duplicates=dups,
+                tools=tools,
+                known=known,
+            )
             all_ops += ops
             rejected += rej
-            results.append(GroupResult(g.key, g.size, weight, g.conditions, tuple(summaries),
-                                       tuple(findings), tuple(m.id for m in g.members)))
+            results.append(
+                GroupResult(
+                    g.key,
+                    g.size,
+                    weight,
+                    g.conditions,
+                    tuple(summaries),
+                    tuple(findings),
+                    tuple(m.id for m in g.members),
+                )
+            )
         calls_before = usage.calls
         say("stage 3: consolidating")
         final = consolidate(
@@ -205,39 +249,86 @@ def learn(
         conditions = {r.key: r.conditions for r in results}
         if dry_run or session_id is None:
             applied = tuple(AppliedOp(op, "proposed") for op in final.apply) + tuple(
-                AppliedOp(op, "rejected", why) for op, why in rejected)
+                AppliedOp(op, "rejected", why) for op, why in rejected
+            )
         else:
             with write(db):
-                applied = tuple(apply_operations(db, session_id, final.apply, vectors,
-                                                 rejected=rejected, conditions=conditions))
+                applied = tuple(
+                    apply_operations(
+                        db,
+                        session_id,
+                        final.apply,
+                        vectors,
+                        rejected=rejected,
+                        conditions=conditions,
+                    )
+                )
                 for r in results:
                     db.execute(
-                        "INSERT INTO session_groups (session_id, group_key, trajectory_ids, status, "
+                        "INSERT INTO session_groups (session_id, group_key, trajectory_ids, "
+                        "status, "
                         "mean_abs_advantage, conditions, summaries) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                        [session_id, r.key, json.dumps(sorted(r.trajectory_ids)),
-                         "used" if r.findings else "no-findings", r.weight,
-                         json.dumps(r.conditions),
-                         json.dumps([attrs.asdict(s) for s in r.summaries], ensure_ascii=False)],
+                        [
+                            session_id,
+                            r.key,
+                            json.dumps(sorted(r.trajectory_ids)),
+                            "used" if r.findings else "no-findings",
+                            r.weight,
+                            json.dumps(r.conditions),
+                            json.dumps([attrs.asdict(s) for s in r.summaries], ensure_ascii=False),
+                        ],
                     )
-                report = _report(session_id, dry_run, reports, ready, usable, fresh, usage,
-                                 compressions, t0, applied, results)
+                report = _report(
+                    session_id,
+                    dry_run,
+                    reports,
+                    ready,
+                    usable,
+                    fresh,
+                    usage,
+                    compressions,
+                    t0,
+                    applied,
+                    results,
+                )
                 db.execute(
-                    "UPDATE sessions SET status = 'applied', finished_at = ?, report = ? WHERE id = ?",
+                    "UPDATE sessions SET status = 'applied', finished_at = ?, report = ? "
+                    "WHERE id = ?",
                     [now_iso(), json.dumps(report.as_dict(), ensure_ascii=False), session_id],
                 )
             return attrs.evolve(report, wall_seconds=time.perf_counter() - t0)
-        return _report(session_id, dry_run, reports, ready, usable, fresh, usage, compressions,
-                       t0, applied, results)
+        return _report(
+            session_id,
+            dry_run,
+            reports,
+            ready,
+            usable,
+            fresh,
+            usage,
+            compressions,
+            t0,
+            applied,
+            results,
+        )
     except BaseException as e:
         if session_id is not None:
             fail_session(db, session_id, f"{type(e).__name__}: {e}")
         raise
 
 
-def _report(session_id: int | None, dry_run: bool, reports: Sequence[GroupReport],
-            ready: Sequence[GroupReport], usable: Sequence[GroupReport],
-            fresh: Sequence[GroupReport], usage: ModelUsage, compressions: int, t0: float,
-            applied: Sequence[AppliedOp], results: Sequence[GroupResult]) -> LearnReport:
+def _report(
+    session_id: int | None,
+    dry_run: bool,
+    reports: Sequence[GroupReport],
+    ready: Sequence[GroupReport],
+    usable: Sequence[GroupReport],
+    fresh: Sequence[GroupReport],
+    usage: ModelUsage,
+    compressions: int,
+    t0: float,
+    applied: Sequence[AppliedOp],
+    results: Sequence[GroupResult],
+) -> LearnReport:
     return LearnReport(
         session_id=session_id,
         dry_run=dry_run,

@@ -31,8 +31,15 @@ from .validate import identifiers, lesson_problem, names_tool, summary_problem
 if TYPE_CHECKING:
     from ..llm import TextModel
 
-__all__ = ["ModelUsage", "Summary", "compress", "data_compress", "extract", "generalize",
-           "summarize"]
+__all__ = [
+    "ModelUsage",
+    "Summary",
+    "compress",
+    "data_compress",
+    "extract",
+    "generalize",
+    "summarize",
+]
 
 
 #: Answers of a stage the model gives before its record may stop it (see ModelUsage.skip).
@@ -71,12 +78,15 @@ class ModelUsage:
         ok, bad = self.verdicts.get(stage, [0, 0])
         n = ok + bad
         if n >= PROBE.get(stage, 5) and ok < MIN_ACCEPTED * n:
-            return (f"model not asked: {bad} of its {n} {stage} answers in this session "
-                    "failed validation")
+            return (
+                f"model not asked: {bad} of its {n} {stage} answers in this session "
+                "failed validation"
+            )
         return None
 
-    def complete(self, model: TextModel, prompt: str, max_tokens: int,
-                 stop: Sequence[str] = ()) -> tuple[str | None, str]:
+    def complete(
+        self, model: TextModel, prompt: str, max_tokens: int, stop: Sequence[str] = ()
+    ) -> tuple[str | None, str]:
         """Call the model; returns (text, "") or (None, why it failed)."""
         t0 = time.perf_counter()
         self.calls += 1
@@ -150,8 +160,12 @@ def group_vocabulary(trajs: Sequence[Trajectory]) -> tuple[set[str], set[str]]:
 
 
 def summarize(
-    model: TextModel | None, usage: ModelUsage, t: Trajectory, d: Digest,
-    tools: set[str], known: set[str],
+    model: TextModel | None,
+    usage: ModelUsage,
+    t: Trajectory,
+    d: Digest,
+    tools: set[str],
+    known: set[str],
 ) -> Summary:
     """Stage 1 for one trajectory."""
     data = d.summary()
@@ -169,11 +183,19 @@ def summarize(
     own_tools = {s.tool for s in t.steps}
     # names the trajectory itself shows (values, words of its outputs) are not inventions
     seen = set(known) | {w for s in t.steps for w in identifiers(s.output)}
-    problem = summary_problem(text, tools=own_tools or tools, known=seen,
-                              instructions=prompts.INSTRUCTION_TEXTS,
-                              prompt_head=prompts.stage1_instructions(t, d), min_tools=2)
-    if problem is None and d.failures and not d.recoveries and not names_tool(
-        text, [f.tool for f in d.failures]
+    problem = summary_problem(
+        text,
+        tools=own_tools or tools,
+        known=seen,
+        instructions=prompts.INSTRUCTION_TEXTS,
+        prompt_head=prompts.stage1_instructions(t, d),
+        min_tools=2,
+    )
+    if (
+        problem is None
+        and d.failures
+        and not d.recoveries
+        and not names_tool(text, [f.tool for f in d.failures])
     ):
         problem = "does not name the tool that failed"
     usage.verdict("stage1", problem is None)
@@ -187,14 +209,18 @@ def _contradicted(e: Experience, findings: Sequence[Finding]) -> str | None:
     for f in findings:
         if f.kind == "wrong_tool":
             right, wrong = f.facts[0], f.facts[1]
-            if names_tool(e.text, [wrong]) and not names_tool(e.text, [right]) and re.search(
-                rf"\b(use|call|prefer)\s+{re.escape(wrong)}\b", e.text, re.IGNORECASE
+            if (
+                names_tool(e.text, [wrong])
+                and not names_tool(e.text, [right])
+                and re.search(rf"\b(use|call|prefer)\s+{re.escape(wrong)}\b", e.text, re.IGNORECASE)
             ):
                 return f"recommends {wrong}, which failed where {right} succeeded"
         if f.kind == "param_name" and len(f.facts) == 3:
             tool, right, wrong = f.facts
-            if names_tool(e.text, [tool]) and names_tool(e.text, [wrong]) and not names_tool(
-                e.text, [right]
+            if (
+                names_tool(e.text, [tool])
+                and names_tool(e.text, [wrong])
+                and not names_tool(e.text, [right])
             ):
                 return f"tells {tool} to take {wrong}; the data shows it takes {right}"
     return None
@@ -275,14 +301,22 @@ def extract(
                     else:
                         a, b = sorted(pair)
                         facts = _facts_of(by_id[a].text, known) | _facts_of(by_id[b].text, known)
-                        why = lesson_problem(op.text, tools=tools | facts, known=known | facts,
-                                             instructions=prompts.INSTRUCTION_TEXTS,
-                                             facts=sorted(facts),
-                                             max_words=2 * MAX_EXPERIENCE_WORDS)
+                        why = lesson_problem(
+                            op.text,
+                            tools=tools | facts,
+                            known=known | facts,
+                            instructions=prompts.INSTRUCTION_TEXTS,
+                            facts=sorted(facts),
+                            max_words=2 * MAX_EXPERIENCE_WORDS,
+                        )
                         if why is None:
                             merged.add(pair)
-                            op = attrs.evolve(op, targets=(a, b), domain=by_id[a].domain,
-                                              facts=tuple(sorted(facts)))
+                            op = attrs.evolve(
+                                op,
+                                targets=(a, b),
+                                domain=by_id[a].domain,
+                                facts=tuple(sorted(facts)),
+                            )
                 if why:
                     rejected.append((op, why))
                 else:
@@ -295,20 +329,42 @@ def extract(
     note = model_failed
     for i, f in enumerate(findings):
         if i not in phrased:
-            accepted.append(Operation("ADD", text=f.text, domain=f.domain, group=group,
-                                      origin=origin, weight=weight, facts=f.facts, note=note,
-                                      detail={"finding": i, "kind": f.kind, "evidence": f}))
+            accepted.append(
+                Operation(
+                    "ADD",
+                    text=f.text,
+                    domain=f.domain,
+                    group=group,
+                    origin=origin,
+                    weight=weight,
+                    facts=f.facts,
+                    note=note,
+                    detail={"finding": i, "kind": f.kind, "evidence": f},
+                )
+            )
     for eid, why in contradicted.items():
-        if eid not in deleted:
-            accepted.append(Operation("DELETE", targets=(eid,), group=group, origin=origin,
-                                      weight=weight, note=why))
+        if eid is not None and eid not in deleted:
+            accepted.append(
+                Operation(
+                    "DELETE", targets=(eid,), group=group, origin=origin, weight=weight, note=why
+                )
+            )
     for pair in dup_pairs:
         if pair not in merged and not (pair & (deleted | set(contradicted))):
             a, b = sorted(pair)
             keep = max((by_id[a], by_id[b]), key=lambda e: (word_count(e.text), e.id or 0))
-            accepted.append(Operation("MERGE", text=keep.text, targets=(a, b), domain=keep.domain,
-                                      group=group, origin=origin, weight=weight,
-                                      note="near-duplicates: kept the fuller text"))
+            accepted.append(
+                Operation(
+                    "MERGE",
+                    text=keep.text,
+                    targets=(a, b),
+                    domain=keep.domain,
+                    group=group,
+                    origin=origin,
+                    weight=weight,
+                    note="near-duplicates: kept the fuller text",
+                )
+            )
     return accepted, rejected
 
 
@@ -322,8 +378,13 @@ def _facts_of(text: str, known: set[str]) -> set[str]:
 def _check_phrasing(
     op: Operation, findings: Sequence[Finding], phrased: set[int], tools: set[str], known: set[str]
 ) -> tuple[str | None, Operation]:
-    base = lesson_problem(op.text, tools=tools, known=known, instructions=prompts.INSTRUCTION_TEXTS,
-                          max_words=2 * MAX_EXPERIENCE_WORDS)
+    base = lesson_problem(
+        op.text,
+        tools=tools,
+        known=known,
+        instructions=prompts.INSTRUCTION_TEXTS,
+        max_words=2 * MAX_EXPERIENCE_WORDS,
+    )
     if base:
         return base, op
     why = "carries the facts of none of the group's findings"
@@ -331,13 +392,18 @@ def _check_phrasing(
         if i in phrased:
             continue
         if all(names_tool(op.text or "", [x]) for x in f.facts):
-            bad = lesson_problem(op.text, tools=tools, known=known, instructions=(),
-                                 avoid=f.avoid, max_words=None)
+            bad = lesson_problem(
+                op.text, tools=tools, known=known, instructions=(), avoid=f.avoid, max_words=None
+            )
             if bad:
                 why = bad
                 continue
-            return None, attrs.evolve(op, domain=f.domain, facts=f.facts,
-                                      detail={"finding": i, "kind": f.kind, "evidence": f})
+            return None, attrs.evolve(
+                op,
+                domain=f.domain,
+                facts=f.facts,
+                detail={"finding": i, "kind": f.kind, "evidence": f},
+            )
     return why, op
 
 
@@ -360,14 +426,17 @@ def compress(
     if skipped:
         return attrs.evolve(op, text=data_compress(text), note=_join(op.note, skipped))
     if model is not None:
-        out, err = usage.complete(model, prompts.compress_prompt(text), max_tokens=60,
-                                  stop=("\n",))
+        out, err = usage.complete(model, prompts.compress_prompt(text), max_tokens=60, stop=("\n",))
         if out is not None:
             out = _clean_answer(out)
-            problem = lesson_problem(out, tools=tools | set(op.facts[:1]),
-                                     known=known | set(op.facts),
-                                     instructions=prompts.INSTRUCTION_TEXTS, facts=op.facts,
-                                     avoid=_avoid(op))
+            problem = lesson_problem(
+                out,
+                tools=tools | set(op.facts[:1]),
+                known=known | set(op.facts),
+                instructions=prompts.INSTRUCTION_TEXTS,
+                facts=op.facts,
+                avoid=_avoid(op),
+            )
             usage.verdict("compress", problem is None)
             if problem is None:
                 return attrs.evolve(op, text=out, note=_join(op.note, "compressed by the model"))
@@ -375,16 +444,19 @@ def compress(
         else:
             usage.verdict("compress", False)
         short = data_compress(text)
-        return attrs.evolve(op, text=short,
-                            origin="fallback" if op.origin == "model" else op.origin,
-                            note=_join(op.note, err))
-    return attrs.evolve(op, text=data_compress(text),
-                        note=_join(op.note, "compressed from the data"))
+        return attrs.evolve(
+            op,
+            text=short,
+            origin="fallback" if op.origin == "model" else op.origin,
+            note=_join(op.note, err),
+        )
+    return attrs.evolve(
+        op, text=data_compress(text), note=_join(op.note, "compressed from the data")
+    )
 
 
 def _join(a: str, b: str) -> str:
     return "; ".join(x for x in (a, b) if x)
-
 
 
 def generalize(ops: Sequence[Operation]) -> list[Operation]:
@@ -398,8 +470,11 @@ def generalize(ops: Sequence[Operation]) -> list[Operation]:
     ADDs that merge with nothing keep their text (the model's phrasing included).
     """
     ops = list(ops)
-    idx = [k for k, op in enumerate(ops)
-           if op.kind == "ADD" and isinstance(op.detail.get("evidence"), Finding)]
+    idx = [
+        k
+        for k, op in enumerate(ops)
+        if op.kind == "ADD" and isinstance(op.detail.get("evidence"), Finding)
+    ]
     found = [ops[k].detail["evidence"] for k in idx]
     replace: dict[int, Operation | None] = {}
     for kind, members in clusters(found):
@@ -408,11 +483,20 @@ def generalize(ops: Sequence[Operation]) -> list[Operation]:
         head = max(group, key=lambda op: op.weight)
         groups = sorted({op.group or "" for op in group} - {""})
         new = attrs.evolve(
-            head, text=merged.text, facts=merged.facts, domain=merged.domain or head.domain,
-            origin="data", note=_join(head.note, f"generalized from {len(group)} lessons of "
-                                                 f"groups {', '.join(groups)}"),
-            detail={**head.detail, "kind": merged.kind, "evidence": merged,
-                    "merged_groups": groups},
+            head,
+            text=merged.text,
+            facts=merged.facts,
+            domain=merged.domain or head.domain,
+            origin="data",
+            note=_join(
+                head.note, f"generalized from {len(group)} lessons of groups {', '.join(groups)}"
+            ),
+            detail={
+                **head.detail,
+                "kind": merged.kind,
+                "evidence": merged,
+                "merged_groups": groups,
+            },
         )
         for n, m in enumerate(members):
             replace[idx[m]] = new if n == 0 else None

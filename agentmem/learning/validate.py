@@ -23,8 +23,10 @@ __all__ = [
 
 _WORD = re.compile(r"[A-Za-z0-9_']+")
 # snake_case words and words before "(" -- not parts of file names ("temp_notes.txt")
-_IDENT = re.compile(r"(?<![.\w])[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+\b(?!\.\w)"
-                    r"|\b[A-Za-z][A-Za-z0-9_]*(?=\()")
+_IDENT = re.compile(
+    r"(?<![.\w])[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+\b(?!\.\w)"
+    r"|\b[A-Za-z][A-Za-z0-9_]*(?=\()"
+)
 COPY_RUN = 8
 
 
@@ -54,8 +56,9 @@ def identifiers(text: str) -> set[str]:
 
 def names_tool(text: str, tools: Collection[str]) -> bool:
     low = text.lower()
-    return any(re.search(rf"(?<![A-Za-z0-9_]){re.escape(t.lower())}(?![A-Za-z0-9_])", low)
-               for t in tools)
+    return any(
+        re.search(rf"(?<![A-Za-z0-9_]){re.escape(t.lower())}(?![A-Za-z0-9_])", low) for t in tools
+    )
 
 
 def _unknown_identifiers(text: str, known: Collection[str]) -> list[str]:
@@ -103,7 +106,7 @@ def recommends(text: str, item: str) -> bool:
     n = len(want)
     named = False
     for i in range(len(low) - n + 1):
-        if low[i:i + n] != want:
+        if low[i : i + n] != want:
             continue
         named = True
         c = toks[i][1]
@@ -170,8 +173,9 @@ def summary_problem(
     the strategy names the tools it used) and may not echo 6 words of ``prompt_head``,
     the template as sent ("The trajectory made 5 tool calls with ...").
     """
-    problem = lesson_problem(text, tools=tools, known=known, instructions=instructions,
-                             max_words=64)
+    problem = lesson_problem(
+        text, tools=tools, known=known, instructions=instructions, max_words=64
+    )
     if problem or text is None:
         return problem
     named = [t for t in tools if names_tool(text, [t])]

@@ -88,8 +88,10 @@ def _trajectory(rec: Mapping[str, Any]) -> Trajectory:
     """An agentmem trajectory from a benchmark record, WITHOUT its ``meta`` (the answer)."""
     return Trajectory(
         task=rec["task"],
-        steps=[{k: s[k] for k in ("tool", "params", "output", "success") if k in s}
-               for s in rec["steps"]],
+        steps=[
+            {k: s[k] for k in ("tool", "params", "output", "success") if k in s}
+            for s in rec["steps"]
+        ],
         group=str(rec["group"]),
         accepted=rec.get("accepted"),
         source="benchmark",
@@ -115,8 +117,9 @@ def _model(model: Any, use_model: bool, threads: int | None) -> Any:
     return m
 
 
-def _learn(mem: Memory, *, use_model: bool, max_findings: int | None,
-           progress: Progress | None) -> Any:
+def _learn(
+    mem: Memory, *, use_model: bool, max_findings: int | None, progress: Progress | None
+) -> Any:
     from agentmem.learning import LearnOptions
 
     kw: dict[str, Any] = {"reward": mem.reward_kind, "weights": mem.reward_weights}
@@ -144,10 +147,12 @@ def _learn_summary(report: Any, groups: int) -> dict[str, Any]:
         "applied": len(report.applied),
         "rejected": len(report.rejected),
         "applied_by_origin": dict(sorted(origins.items())),
-        "summaries_by_origin": dict(sorted(Counter(
-            s.origin for g in report.groups for s in g.summaries).items())),
-        "rejected_reasons": sorted(Counter(
-            _reason_kind(o.reason) for o in report.rejected).items(), key=lambda kv: -kv[1]),
+        "summaries_by_origin": dict(
+            sorted(Counter(s.origin for g in report.groups for s in g.summaries).items())
+        ),
+        "rejected_reasons": sorted(
+            Counter(_reason_kind(o.reason) for o in report.rejected).items(), key=lambda kv: -kv[1]
+        ),
     }
 
 
@@ -198,23 +203,25 @@ def run_bfcl(
             generate.write_outputs(bench, records, causes)
         else:
             bench = Path(bench_dir)
-        records = [json.loads(x) for x in
-                   (bench / "trajectories.jsonl").read_text(encoding="utf-8").splitlines()
-                   if x.strip()]
+        records = [
+            json.loads(x)
+            for x in (bench / "trajectories.jsonl").read_text(encoding="utf-8").splitlines()
+            if x.strip()
+        ]
         causes = json.loads((bench / "reference.json").read_text(encoding="utf-8"))
         catalogue = json.loads((bench / "tools.json").read_text(encoding="utf-8"))
         timings["generate_seconds"] = time.perf_counter() - t0
 
         t0 = time.perf_counter()
-        mem = Memory.open(Path(tmp) / "lessons.db", embedder=emb,
-                          model=_model(model, use_model, threads))
+        mem = Memory.open(
+            Path(tmp) / "lessons.db", embedder=emb, model=_model(model, use_model, threads)
+        )
         try:
             mem.record_many([_trajectory(r) for r in records])
             timings["record_seconds"] = time.perf_counter() - t0
             say("learning")
             t0 = time.perf_counter()
-            report = _learn(mem, use_model=use_model, max_findings=max_findings,
-                            progress=progress)
+            report = _learn(mem, use_model=use_model, max_findings=max_findings, progress=progress)
             timings["learn_seconds"] = time.perf_counter() - t0
             lessons = [e.text for e in mem.experiences()]
             model_id = getattr(mem.model, "model_id", None) if use_model else None
@@ -238,9 +245,14 @@ def run_bfcl(
     timings["total_seconds"] = time.perf_counter() - t_all
     addressed = {cid for d in result["lessons"] for cid in d["addresses"]}
     missed = [
-        {"id": c["id"], "kind": c["kind"], "tool": c["tool"],
-         "reference_lesson": c.get("reference_lesson")}
-        for c in causes if str(c["id"]) not in addressed
+        {
+            "id": c["id"],
+            "kind": c["kind"],
+            "tool": c["tool"],
+            "reference_lesson": c.get("reference_lesson"),
+        }
+        for c in causes
+        if str(c["id"]) not in addressed
     ]
     return {
         "benchmark": "bfcl",
@@ -287,15 +299,15 @@ def run_tau(
     timings["import_seconds"] = time.perf_counter() - t0
     with tempfile.TemporaryDirectory(prefix="agentmem-tau-") as tmp:
         t0 = time.perf_counter()
-        mem = Memory.open(Path(tmp) / "tau.db", embedder=emb,
-                          model=_model(model, use_model, threads))
+        mem = Memory.open(
+            Path(tmp) / "tau.db", embedder=emb, model=_model(model, use_model, threads)
+        )
         try:
             mem.record_many(trajs)
             timings["record_seconds"] = time.perf_counter() - t0
             say("learning")
             t0 = time.perf_counter()
-            report = _learn(mem, use_model=use_model, max_findings=max_findings,
-                            progress=progress)
+            report = _learn(mem, use_model=use_model, max_findings=max_findings, progress=progress)
             timings["learn_seconds"] = time.perf_counter() - t0
             lessons = [e.text for e in mem.experiences()]
             model_id = getattr(mem.model, "model_id", None) if use_model else None
@@ -306,7 +318,8 @@ def run_tau(
     by_group: dict[str, list[dict[str, Any]]] = {}
     for traj in trajs:
         by_group.setdefault(traj.group, []).append(
-            {"steps": [{"tool": s.tool, "params": s.params} for s in traj.steps]})
+            {"steps": [{"tool": s.tool, "params": s.params} for s in traj.steps]}
+        )
     tools = {s["tool"] for g in by_group.values() for rec in g for s in rec["steps"]}
     idents: set[str] = set()
     for g in by_group.values():
@@ -320,17 +333,27 @@ def run_tau(
     named_all: Counter[str] = Counter()
     for text in lessons:
         les = scoring._Lesson(text)
-        v = scoring.violations(text, prompt_texts=_prompt_texts(), known_tools=tools,
-                               all_lessons=lessons, embed=embed, dup_threshold=emb.dup_threshold,
-                               known_identifiers=idents)
+        v = scoring.violations(
+            text,
+            prompt_texts=_prompt_texts(),
+            known_tools=tools,
+            all_lessons=lessons,
+            embed=embed,
+            dup_threshold=emb.dup_threshold,
+            known_identifiers=idents,
+        )
         for k in {x.split(":", 1)[0] for x in v}:
             viol[k] += 1
         named = sorted(t for t in tools if scoring._tool_positions(les, t))
         named_all.update(named)
-        grounded = [gid for gid, g in by_group.items()
-                    if scoring.is_true_of_group(les, g, causes=[], known_tools=tools)]
-        details.append({"lesson": text, "tools": named, "grounded_in": grounded[:5],
-                        "violations": v})
+        grounded = [
+            gid
+            for gid, g in by_group.items()
+            if scoring.is_true_of_group(les, g, causes=[], known_tools=tools)
+        ]
+        details.append(
+            {"lesson": text, "tools": named, "grounded_in": grounded[:5], "violations": v}
+        )
     timings["score_seconds"] = time.perf_counter() - t0
     timings["total_seconds"] = time.perf_counter() - t_all
     n = len(lessons)
@@ -376,19 +399,28 @@ def format_table(res: Mapping[str, Any]) -> str:
     rows: list[tuple[str, str]] = []
     if res["benchmark"] == "bfcl":
         rows += [
-            ("benchmark", f"BFCL lessons: {res['groups']} groups, {res['trajectories']} "
-                          f"trajectories, seed {res['seed']}"),
+            (
+                "benchmark",
+                f"BFCL lessons: {res['groups']} groups, {res['trajectories']} "
+                f"trajectories, seed {res['seed']}",
+            ),
             ("model", str(res["model_id"])),
             ("embedder", f"{res['embedder']} (dup_threshold {res['dup_threshold']})"),
-            ("recovery", f"{_pct(s['recovery'])} ({s['recovered']}/{s['causes']}); "
-                         f"clean {_pct(s['recovery_clean'])}"),
+            (
+                "recovery",
+                f"{_pct(s['recovery'])} ({s['recovered']}/{s['causes']}); "
+                f"clean {_pct(s['recovery_clean'])}",
+            ),
         ]
         rows += [(f"  {k}", _pct(v)) for k, v in s["recovery_by_kind"].items()]
         rows.append(("precision", _pct(s["precision"])))
     else:
         rows += [
-            ("benchmark", f"tau-bench: {res['groups']} groups, {res['trajectories']} "
-                          f"trajectories ({res['path']})"),
+            (
+                "benchmark",
+                f"tau-bench: {res['groups']} groups, {res['trajectories']} "
+                f"trajectories ({res['path']})",
+            ),
             ("model", str(res["model_id"])),
             ("embedder", f"{res['embedder']} (dup_threshold {res['dup_threshold']})"),
             ("grounded", f"{_pct(s['grounded'])} ({s['lessons_grounded']}/{s['library_size']})"),
@@ -396,16 +428,26 @@ def format_table(res: Mapping[str, Any]) -> str:
             ("tools named", ", ".join(s["tools_named"]) or "-"),
         ]
     rows += [
-        ("violations", f"{_viol_text(s['violations'])} (lessons with any: "
-                       f"{s['lessons_with_violations']})"),
+        (
+            "violations",
+            f"{_viol_text(s['violations'])} (lessons with any: {s['lessons_with_violations']})",
+        ),
         ("library size", str(s["library_size"])),
         ("groups learned", str(lr["groups_used"])),
-        ("model calls", f"{lr['llm_calls']} (bound N_g(G+1) = {lr['paper_bound']}, with "
-                        f"compressions {lr['llm_call_bound']}; failures {lr['llm_failures']})"),
-        ("model output", f"applied by origin {lr['applied_by_origin']}; summaries "
-                         f"{lr['summaries_by_origin']}"),
-        ("time", f"session {lr['wall_seconds']:.1f}s (model {lr['model_seconds']:.1f}s, rest "
-                 f"{lr['other_seconds']:.1f}s); total {tm['total_seconds']:.1f}s"),
+        (
+            "model calls",
+            f"{lr['llm_calls']} (bound N_g(G+1) = {lr['paper_bound']}, with "
+            f"compressions {lr['llm_call_bound']}; failures {lr['llm_failures']})",
+        ),
+        (
+            "model output",
+            f"applied by origin {lr['applied_by_origin']}; summaries {lr['summaries_by_origin']}",
+        ),
+        (
+            "time",
+            f"session {lr['wall_seconds']:.1f}s (model {lr['model_seconds']:.1f}s, rest "
+            f"{lr['other_seconds']:.1f}s); total {tm['total_seconds']:.1f}s",
+        ),
     ]
     w = max(len(k) for k, _ in rows)
     return "\n".join(f"{k.ljust(w)}  {v}" for k, v in rows)
@@ -421,10 +463,12 @@ def _md_row(res: Mapping[str, Any]) -> str:
         kinds = "-"
         bench = f"tau-bench {res['groups']} groups"
         rec, prec = "-", f"grounded {_pct(s['grounded'])}"
-    return (f"| {bench} | {res['model']} | {rec} | {kinds} | {prec} | "
-            f"{_viol_text(s['violations'])} | {s['library_size']} | "
-            f"{lr['llm_calls']} / {lr['paper_bound']} | {_secs(lr['wall_seconds'])} "
-            f"({_secs(lr['model_seconds'])} model) |")
+    return (
+        f"| {bench} | {res['model']} | {rec} | {kinds} | {prec} | "
+        f"{_viol_text(s['violations'])} | {s['library_size']} | "
+        f"{lr['llm_calls']} / {lr['paper_bound']} | {_secs(lr['wall_seconds'])} "
+        f"({_secs(lr['model_seconds'])} model) |"
+    )
 
 
 def _secs(x: float) -> str:
@@ -474,25 +518,50 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     ap.add_argument("--tasks", type=int, default=20, help="BFCL groups to generate (default 20)")
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--model", default=None,
-                    help="model spec for agentmem.llm.get_model: a packaged name, a .gguf path or "
-                         "an http(s) URL (default: the packaged default model)")
+    ap.add_argument(
+        "--model",
+        default=None,
+        help="model spec for agentmem.llm.get_model: a packaged name, a .gguf path or "
+        "an http(s) URL (default: the packaged default model)",
+    )
     ap.add_argument("--no-model", action="store_true", help="learn from the data only")
     ap.add_argument("--embedder", default=None, help="embedder name (default: the default)")
-    ap.add_argument("--threads", type=int, default=None,
-                    help="CPU threads for a local llama.cpp model (default: the model's own)")
-    ap.add_argument("--max-findings", type=int, default=None,
-                    help="LearnOptions.max_findings (default: the library's default)")
-    ap.add_argument("--bench-dir", type=Path, default=None,
-                    help="use an already generated benchmark folder instead of generating one")
-    ap.add_argument("--tau-bench", nargs="?", const=str(DEFAULT_TAU_PATH), default=None,
-                    metavar="PATH",
-                    help=f"run on tau-bench transcripts (default {DEFAULT_TAU_PATH})")
-    ap.add_argument("--out", type=Path, default=RESULTS_DIR,
-                    help="folder for lessons-<model>.json and lessons.md")
+    ap.add_argument(
+        "--threads",
+        type=int,
+        default=None,
+        help="CPU threads for a local llama.cpp model (default: the model's own)",
+    )
+    ap.add_argument(
+        "--max-findings",
+        type=int,
+        default=None,
+        help="LearnOptions.max_findings (default: the library's default)",
+    )
+    ap.add_argument(
+        "--bench-dir",
+        type=Path,
+        default=None,
+        help="use an already generated benchmark folder instead of generating one",
+    )
+    ap.add_argument(
+        "--tau-bench",
+        nargs="?",
+        const=str(DEFAULT_TAU_PATH),
+        default=None,
+        metavar="PATH",
+        help=f"run on tau-bench transcripts (default {DEFAULT_TAU_PATH})",
+    )
+    ap.add_argument(
+        "--out",
+        type=Path,
+        default=RESULTS_DIR,
+        help="folder for lessons-<model>.json and lessons.md",
+    )
     ap.add_argument("--no-write", action="store_true", help="print only, write no result files")
-    ap.add_argument("--details", action="store_true",
-                    help="also print every lesson and the missed causes")
+    ap.add_argument(
+        "--details", action="store_true", help="also print every lesson and the missed causes"
+    )
     ap.add_argument("-v", "--verbose", action="store_true", help="print progress")
     args = ap.parse_args(argv)
     progress = (lambda m: print(f"  {m}", file=sys.stderr)) if args.verbose else None
@@ -502,12 +571,27 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not path.is_file():
             print(f"no tau-bench file at {path}", file=sys.stderr)
             return 2
-        res = run_tau(path, model=args.model, use_model=use_model, embedder=args.embedder,
-                      max_findings=args.max_findings, threads=args.threads, progress=progress)
+        res = run_tau(
+            path,
+            model=args.model,
+            use_model=use_model,
+            embedder=args.embedder,
+            max_findings=args.max_findings,
+            threads=args.threads,
+            progress=progress,
+        )
     else:
-        res = run_bfcl(args.tasks, args.seed, model=args.model, use_model=use_model,
-                       embedder=args.embedder, max_findings=args.max_findings,
-                       bench_dir=args.bench_dir, threads=args.threads, progress=progress)
+        res = run_bfcl(
+            args.tasks,
+            args.seed,
+            model=args.model,
+            use_model=use_model,
+            embedder=args.embedder,
+            max_findings=args.max_findings,
+            bench_dir=args.bench_dir,
+            threads=args.threads,
+            progress=progress,
+        )
     print(format_table(res))
     if args.details:
         print()
