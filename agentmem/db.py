@@ -21,7 +21,7 @@ from sqlite_utils.utils import sqlite3
 
 from .errors import AgentMemError
 
-__all__ = ["BUSY_TIMEOUT_MS", "connect", "sqlite3", "write"]
+__all__ = ["BUSY_TIMEOUT_MS", "connect", "read_snapshot", "sqlite3", "write"]
 
 #: How long a writer waits for another process's write lock before giving up.
 BUSY_TIMEOUT_MS = 30_000
@@ -78,6 +78,25 @@ def connect(path: str | Path, *, vec: bool = True) -> Database:
         conn.execute("PRAGMA synchronous = NORMAL")
     conn.execute("PRAGMA foreign_keys = ON")
     return Database(conn, execute_plugins=False)
+
+
+@contextlib.contextmanager
+def read_snapshot(db: Any) -> Iterator[None]:
+    """Several reads that must see one committed state (a deferred read transaction).
+
+    Inside a transaction already, the reads share it. In WAL mode a reader never
+    blocks writers, and a session committing meanwhile is seen whole or not at all.
+    """
+    conn = db.conn
+    if conn.in_transaction:
+        yield
+        return
+    conn.execute("BEGIN")
+    try:
+        yield
+    finally:
+        if conn.in_transaction:
+            conn.execute("COMMIT")
 
 
 @contextlib.contextmanager

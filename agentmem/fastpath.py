@@ -108,17 +108,19 @@ def _run(db: _Conn, args: argparse.Namespace) -> int | None:
         over = dict(db.execute("SELECT tool, domain FROM tool_domains").fetchall())
         domains = sorted(set(args.domain) | {domain_for(t, over) for t in args.tool})
     vec = emb.embed_batch([args.text])[0]
-    hits = index.search(db, vec, domains=domains, k=args.k)  # type: ignore[arg-type]
-    if not hits:
-        return 0
-    ids = [i for i, _ in hits]
-    rows = dict(
-        db.execute(
-            "SELECT id, text FROM experiences WHERE status = 'live' "
-            f"AND id IN ({','.join('?' * len(ids))})",
-            ids,
-        ).fetchall()
-    )
+    db.execute("BEGIN")  # the index and the texts from one committed state
+    try:
+        hits = index.search(db, vec, domains=domains, k=args.k)  # type: ignore[arg-type]
+        ids = [i for i, _ in hits]
+        rows = dict(
+            db.execute(
+                "SELECT id, text FROM experiences WHERE status = 'live' "
+                f"AND id IN ({','.join('?' * len(ids))})",
+                ids,
+            ).fetchall()
+        )
+    finally:
+        db.execute("COMMIT")
     block = format_context([rows[i] for i in ids if i in rows])
     if block:
         sys.stdout.write(block + "\n")

@@ -37,7 +37,10 @@ def _reject_constant(name: str) -> Any:
 
 
 def _loads(text: str) -> Any:
-    return json.loads(text, parse_constant=_reject_constant)
+    try:
+        return json.loads(text, parse_constant=_reject_constant)
+    except RecursionError:
+        raise ValueError("the JSON nests too deeply") from None
 
 
 def trajectory_from_json(data: Any, *, source: str = "record") -> Trajectory:
@@ -144,6 +147,17 @@ def is_error_output(text: str) -> bool:
     return False
 
 
+def _content_text(content: Any) -> str:
+    """A tool message's content as text: a string, OpenAI content parts, or JSON otherwise."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list) and all(isinstance(p, Mapping) for p in content):
+        return "".join(str(p.get("text", "")) for p in content if p.get("type", "text") == "text")
+    return json.dumps(content, ensure_ascii=False)
+
+
 def _mapping(value: Any) -> Mapping[str, Any]:
     return value if isinstance(value, Mapping) else {}
 
@@ -182,14 +196,21 @@ def _openai_record(rec: Mapping[str, Any], where: str) -> Trajectory:
             )
             if match is not None:
                 pending.remove(match)
-                calls[match]["output"] = m.get("content") or ""
+                calls[match]["output"] = _content_text(m.get("content"))
             continue
-        for call in m.get("tool_calls") or []:
+        tool_calls = m.get("tool_calls") or []
+        if not isinstance(tool_calls, list):
+            raise InvalidRecordError(f"{where}: message {i} has tool_calls that is not a list")
+        for call in tool_calls:
             if not isinstance(call, Mapping):
                 raise InvalidRecordError(
                     f"{where}: message {i} has a tool call that is not an object"
                 )
             fn = call.get("function") or {}
+            if not isinstance(fn, Mapping):
+                raise InvalidRecordError(
+                    f"{where}: message {i} has a tool call whose function is not an object"
+                )
             calls.append({"id": call.get("id"), "fn": fn, "where": i, "output": None})
             pending.append(len(calls) - 1)
     steps = []

@@ -21,6 +21,7 @@ from . import index
 from .db import write
 from .errors import BusyError, UndoConflictError, UnknownSessionError
 from .learning.ops import Operation
+from .records import valid_id
 from .store import now_iso
 
 __all__ = [
@@ -263,6 +264,8 @@ def fail_session(db: Database, session_id: int, error: str) -> None:
 
 
 def session_row(db: Database, session_id: int) -> dict[str, Any]:
+    if not valid_id(session_id):
+        raise UnknownSessionError(f"no session has id {session_id}")
     cur = db.execute("SELECT * FROM sessions WHERE id = ?", [session_id])
     row = cur.fetchone()
     if row is None:

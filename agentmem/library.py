@@ -14,8 +14,8 @@ import attrs
 from sqlite_utils import Database
 
 from . import index
-from .db import write
-from .records import Experience
+from .db import read_snapshot, write
+from .records import Experience, valid_id
 
 if TYPE_CHECKING:
     from .embeddings import Embedder
@@ -44,7 +44,7 @@ def live_experiences(
     sql = "SELECT * FROM experiences WHERE status = 'live'"
     params: list[object] = []
     if ids is not None:
-        id_list = list(ids)
+        id_list = [i for i in ids if valid_id(i)]
         sql += f" AND id IN ({','.join('?' * len(id_list))})"
         params += id_list
     if domains is not None:
@@ -87,10 +87,11 @@ class Library:
         return float(sum(x * y for x, y in zip(va, vb)))
 
     def search_vector(self, vec: Vector, *, domains: Sequence[str] | None, k: int) -> list[Scored]:
-        hits = index.search(self.db, vec, domains=domains, k=k)
-        if not hits:
-            return []
-        exps = {e.id: e for e in live_experiences(self.db, [i for i, _ in hits])}
+        with read_snapshot(self.db):  # the index and the texts from one committed state
+            hits = index.search(self.db, vec, domains=domains, k=k)
+            if not hits:
+                return []
+            exps = {e.id: e for e in live_experiences(self.db, [i for i, _ in hits])}
         return [Scored(exps[i], s) for i, s in hits if i in exps]
 
     def search(

@@ -23,7 +23,7 @@ from .errors import (
 )
 from .migrations import migrations
 from .paths import DEFAULT_DB_ENV, default_db_path
-from .records import Experience, Feedback, Step, Trajectory
+from .records import Experience, Feedback, Step, Trajectory, valid_id
 from .rewards import RewardWeights
 
 if TYPE_CHECKING:
@@ -570,6 +570,8 @@ class Memory:
         return len(exps)
 
     def _require_trajectory(self, trajectory_id: int) -> None:
+        if not valid_id(trajectory_id):
+            raise UnknownTrajectoryError(f"no trajectory has id {trajectory_id}")
         if (
             self.db.execute("SELECT 1 FROM trajectories WHERE id = ?", [trajectory_id]).fetchone()
             is None

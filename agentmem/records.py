@@ -25,6 +25,7 @@ __all__ = [
     "Trajectory",
     "check_json_value",
     "normalise_group",
+    "valid_id",
     "word_count",
 ]
 
@@ -33,6 +34,11 @@ MAX_EXPERIENCE_WORDS = 32
 #: What a user can say about an agent's final output.
 FEEDBACK_KINDS = ("accept", "correct", "reject")
 MAX_TOOL_NAME = 200
+
+
+def valid_id(value: object) -> bool:
+    """Whether ``value`` can be a row id: an int in SQLite's positive range."""
+    return isinstance(value, int) and not isinstance(value, bool) and 0 < value < 2**63
 
 
 def word_count(text: str) -> int:
@@ -49,8 +55,18 @@ def normalise_group(task: str) -> str:
     return re.sub(r"\s+", " ", task.strip().lower())[:500]
 
 
-def check_json_value(value: Any, field: str) -> None:
-    """Raise :class:`InvalidRecordError` unless ``value`` is plain, finite JSON."""
+#: How deeply JSON values may nest (parameters, outputs' metadata): deeper is refused.
+MAX_JSON_DEPTH = 64
+
+
+def check_json_value(value: Any, field: str, _depth: int = 0) -> None:
+    """Raise :class:`InvalidRecordError` unless ``value`` is plain, finite JSON.
+
+    Keys and strings must be valid UTF-8 text without NUL characters, and the
+    value may nest at most :data:`MAX_JSON_DEPTH` levels deep.
+    """
+    if _depth > MAX_JSON_DEPTH:
+        raise InvalidRecordError(f"{field} nests deeper than {MAX_JSON_DEPTH} levels")
     if isinstance(value, float):
         if not math.isfinite(value):
             raise InvalidRecordError(f"{field} contains {value!r}, which JSON cannot hold")
@@ -58,10 +74,11 @@ def check_json_value(value: Any, field: str) -> None:
         for k, v in value.items():
             if not isinstance(k, str):
                 raise InvalidRecordError(f"{field} has a non-string key {k!r}")
-            check_json_value(v, f"{field}.{k}")
+            _check_text(k, f"a key of {field}")
+            check_json_value(v, f"{field}.{k}", _depth + 1)
     elif isinstance(value, (list, tuple)):
         for i, v in enumerate(value):
-            check_json_value(v, f"{field}[{i}]")
+            check_json_value(v, f"{field}[{i}]", _depth + 1)
     elif value is not None and not isinstance(value, (str, int, bool)):
         raise InvalidRecordError(f"{field} holds a {type(value).__name__}, not a JSON value")
     if isinstance(value, str):
@@ -236,6 +253,10 @@ class Trajectory:
             if not isinstance(a, Mapping) or not isinstance(a.get("name"), str):
                 raise InvalidRecordError(
                     f"essential_actions[{i}] must be an object with a 'name' (a tool name)"
+                )
+            if a.get("kwargs") is not None and not isinstance(a["kwargs"], Mapping):
+                raise InvalidRecordError(
+                    f"essential_actions[{i}].kwargs must be an object of arguments"
                 )
             check_json_value(dict(a), f"essential_actions[{i}]")
 

@@ -17,7 +17,7 @@ from sqlite_utils import Database
 
 from .domains import domain_for
 from .errors import UnknownTrajectoryError
-from .records import Feedback, Step, Trajectory
+from .records import Feedback, Step, Trajectory, valid_id
 from .rewards import (
     DEFAULT_WEIGHTS,
     Acceptance,
@@ -125,6 +125,8 @@ def insert_trajectories(
 
 def insert_feedback(db: Database, fb: Feedback) -> None:
     """Record a feedback event; raises :class:`UnknownTrajectoryError` for a bad id."""
+    if not valid_id(fb.trajectory_id):
+        raise UnknownTrajectoryError(f"no trajectory has id {fb.trajectory_id}")
     row = db.execute("SELECT 1 FROM trajectories WHERE id = ?", [fb.trajectory_id]).fetchone()
     if row is None:
         raise UnknownTrajectoryError(f"no trajectory has id {fb.trajectory_id}")
@@ -146,6 +148,9 @@ def load_trajectories(
     """Trajectories with their steps, by id or by group key (all when neither is given)."""
     if ids is not None:
         id_list = list(ids)
+        bad = [i for i in id_list if not valid_id(i)]
+        if bad:
+            raise UnknownTrajectoryError(f"no trajectory has id {bad[0]}")
         rows = _rows(
             db,
             f"SELECT * FROM trajectories WHERE id IN ({','.join('?' * len(id_list))}) ORDER BY id",

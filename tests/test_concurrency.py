@@ -146,11 +146,6 @@ def test_two_learns_started_together(setup: crashlib.KillSetup, tmp_path: Path):
         assert crashlib.file_invariants(work, allow_running=False) == []
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "agentmem/library.py Library.search_vector (lines 88-93): index.search reads the vector "
-    "index in one read snapshot and live_experiences reads the experiences in another "
-    "(autocommit connection), so a session committed in between makes Memory.retrieve "
-    "return a mix of the two states (here: nothing, though both states have a match)"))
 def test_retrieve_reads_one_snapshot(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     """Deterministic: another connection commits a session between the index read and
     the experience read of one Memory.retrieve call."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 import click
 
 from ..memory import Memory
-from .main import cli, json_option, print_json, print_table, with_memory
+from .main import ID, cli, json_option, print_json, print_table, with_memory
 
 _domain_opt = click.option(
     "--domain", "-d", "domains", multiple=True, help="Search in this tool domain (repeatable)."
@@ -72,7 +72,7 @@ def add(mem: Memory, text: str, domain: str) -> None:
 
 
 @cli.command()
-@click.argument("experience_id", type=int)
+@click.argument("experience_id", type=ID)
 @click.argument("text")
 @click.option("--domain", "-d", default=None, help="New domain (default: unchanged).")
 @with_memory
@@ -88,7 +88,7 @@ def edit(mem: Memory, experience_id: int, text: str, domain: str | None) -> None
 
 
 @cli.command()
-@click.argument("experience_id", type=int)
+@click.argument("experience_id", type=ID)
 @with_memory
 def remove(mem: Memory, experience_id: int) -> None:
     """Delete experience EXPERIENCE_ID. Journaled; undo with 'agentmem undo'.

@@ -10,7 +10,7 @@ import click
 
 from ..errors import BusyError
 from ..memory import Memory
-from .main import cli, json_option, print_json, print_table, with_memory
+from .main import ID, cli, json_option, print_json, print_table, with_memory
 
 
 def print_report(report: Any) -> None:
@@ -136,7 +136,7 @@ def learn(
 
 
 @cli.command()
-@click.option("--session", "session_id", type=int, help="Only this session's operations.")
+@click.option("--session", "session_id", type=ID, help="Only this session's operations.")
 @click.option("--rejected/--no-rejected", default=True, help="Include rejected operations.")
 @json_option
 @with_memory
@@ -206,7 +206,7 @@ def sessions(mem: Memory, as_json: bool) -> None:
 
 
 @cli.command()
-@click.argument("session_id", type=int)
+@click.argument("session_id", type=ID)
 @click.option(
     "--cascade",
     is_flag=True,

@@ -11,10 +11,14 @@ from typing import Any, TypeVar
 
 import click
 
+from ..db import sqlite3
 from ..errors import AgentMemError
 from ..memory import DEFAULT_DB_ENV, Memory, default_db_path
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+#: Ids are SQLite integers: positive and below 2**63.
+ID = click.IntRange(1, 2**63 - 1)
 
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
@@ -79,6 +83,8 @@ def errors_as_click() -> Iterator[None]:
         yield
     except AgentMemError as e:
         raise click.ClickException(str(e)) from None
+    except sqlite3.Error as e:
+        raise click.ClickException(f"the library file cannot be used: {e}") from None
     except OSError as e:
         raise click.ClickException(
             f"{e.strerror or e}: {getattr(e, 'filename', '') or ''}"
@@ -132,6 +138,7 @@ def read_input(path: str) -> bytes:
 
 
 __all__ = [
+    "ID",
     "cli",
     "db_option",
     "errors_as_click",

@@ -52,7 +52,14 @@ def print_diagnosis(report: dict[str, Any]) -> None:
 
 @cli.command()
 @click.argument("task")
-@click.option("--size", "-G", type=int, default=4, show_default=True, help="Rollouts in the group.")
+@click.option(
+    "--size",
+    "-G",
+    type=click.IntRange(1, 10_000),
+    default=4,
+    show_default=True,
+    help="Rollouts in the group.",
+)
 @click.option(
     "--p-high",
     type=float,
@@ -62,7 +69,7 @@ def print_diagnosis(report: dict[str, Any]) -> None:
 )
 @click.option("--high-token", default=HIGH, show_default=True)
 @click.option("--low-token", default=LOW, show_default=True)
-@click.option("--seed", type=int, help="Seed, for a reproducible plan.")
+@click.option("--seed", type=click.IntRange(0, 2**63 - 1), help="Seed, for a reproducible plan.")
 @click.option("--tuned", is_flag=True, help="Put raw tokens in the prompts (an RCTP-tuned model).")
 @json_option
 def plan(

@@ -12,7 +12,7 @@ import click
 
 from ..ingest import parse_jsonl, parse_openai
 from ..memory import Memory
-from .main import cli, json_option, print_json, print_table, read_input, with_memory
+from .main import ID, cli, json_option, print_json, print_table, read_input, with_memory
 
 
 @cli.command()
@@ -107,7 +107,7 @@ def _span(ids: list[int]) -> str:
 
 
 @cli.command()
-@click.argument("trajectory_id", type=int)
+@click.argument("trajectory_id", type=ID)
 @click.option("--accept", "kind", flag_value="accept", help="The user accepted the output.")
 @click.option("--correct", "kind", flag_value="correct", help="The user corrected the output.")
 @click.option("--reject", "kind", flag_value="reject", help="The user rejected the output.")
@@ -211,7 +211,7 @@ def _short(v: float | None, signed: bool = False) -> str:
 
 
 @cli.command()
-@click.argument("trajectory_id", type=int)
+@click.argument("trajectory_id", type=ID)
 @click.option(
     "--full", is_flag=True, help="Print whole tool outputs, not the first 300 characters."
 )

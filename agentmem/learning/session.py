@@ -150,18 +150,11 @@ def learn(
     lib = Library(db, embedder)
     if not dry_run:
         lib.ensure_index()
-    reports = group_reports(
-        db, weights=options.weights, reward=options.reward, groups=options.groups
-    )
-    learned = set() if options.relearn else _learned(db)
-    ready = [g for g in reports if g.ready]
-    usable = [g for g in ready if not g.degenerate]
-    fresh = [g for g in usable if (g.key, _ids_key(g)) not in learned]
-    if options.max_groups is not None:
-        fresh = fresh[: options.max_groups]
     model_id = getattr(model, "model_id", None) if model is not None else "none (data only)"
     session_id = None
     if not dry_run:
+        # Take the learning lock first: which groups are already learned must be read after
+        # any session that ran before this one has committed, or both would learn them.
         session_id = begin_session(
             db,
             "learn",
@@ -177,6 +170,15 @@ def learn(
         )
     usage = ModelUsage()
     try:
+        reports = group_reports(
+            db, weights=options.weights, reward=options.reward, groups=options.groups
+        )
+        learned = set() if options.relearn else _learned(db)
+        ready = [g for g in reports if g.ready]
+        usable = [g for g in ready if not g.degenerate]
+        fresh = [g for g in usable if (g.key, _ids_key(g)) not in learned]
+        if options.max_groups is not None:
+            fresh = fresh[: options.max_groups]
         all_ops: list[Operation] = []
         rejected: list[tuple[Operation, str]] = []
         results: list[GroupResult] = []

@@ -278,12 +278,19 @@ def extract(
                 model_failed = "model answer held no operation line"
             for op in parsed.ops:
                 why = None
+                if op.kind == "ADD" and op.targets:  # "ADD | 3 | text": an ADD has no target
+                    op = attrs.evolve(op, targets=())
                 if any(t not in rel_ids for t in op.targets):
                     why = "names an experience id that was not in the retrieved set"
                 elif op.kind in ("ADD", "MODIFY"):
                     why, op = _check_phrasing(op, findings, phrased, tools, known)
                     if why is None and op.kind == "MODIFY" and len(op.targets) != 1:
                         why = "MODIFY needs exactly one experience id"
+                    elif why is None and op.kind == "MODIFY":
+                        old = by_id[op.targets[0]]
+                        if not names_tool(old.text, op.facts[:1]):
+                            why = (f"experience {old.id} is not about {op.facts[0]}: "
+                                   "the group's data gives no reason to rewrite it")
                     if why is None:
                         phrased.add(op.detail["finding"])
                 elif op.kind == "DELETE":
