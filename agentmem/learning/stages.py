@@ -24,7 +24,8 @@ from ..errors import ModelError
 from ..records import MAX_EXPERIENCE_WORDS, Experience, Trajectory, word_count
 from . import prompts
 from .digest import Digest
-from .evidence import Finding, clusters, merge_cluster
+from .evidence import Finding
+from .merge import clusters, merge_cluster
 from .ops import Operation, parse_operations
 from .validate import identifiers, lesson_problem, names_tool, summary_problem
 
@@ -472,7 +473,7 @@ def generalize(ops: Sequence[Operation]) -> list[Operation]:
     Groups often prove the same lesson for different tools (``cd`` before ``cat``,
     ``cp`` and ``mv``) or the same tool (look up ``symbol`` before ``place_order``, in
     three groups). Their findings are clustered as within a group
-    (:func:`agentmem.learning.evidence.clusters`) and each cluster becomes one ADD with
+    (:func:`agentmem.learning.merge.clusters`) and each cluster becomes one ADD with
     the merged, data-derived text and the union of the facts, from the heaviest group.
     ADDs that merge with nothing keep their text (the model's phrasing included).
     """
