@@ -37,19 +37,65 @@ class _Conn:
         self.execute = conn.execute
 
 
+def _vec_path() -> str:
+    """sqlite-vec's loadable library, found without importing the package (which imports
+    numpy, about half of this path's time)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("sqlite_vec")
+    if spec is None or not spec.submodule_search_locations:
+        raise ImportError("sqlite_vec is not installed")
+    return os.path.join(next(iter(spec.submodule_search_locations)), "vec0")
+
+
 def _connect(path: str) -> Any:
     try:
         import pysqlite3 as sqlite3  # the module sqlite-utils uses when it is installed
     except ImportError:
         import sqlite3  # type: ignore[no-redef]
-    import sqlite_vec
 
     conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, isolation_level=None)
     conn.execute("PRAGMA busy_timeout = 30000")
     conn.enable_load_extension(True)
-    sqlite_vec.load(conn)
+    conn.load_extension(_vec_path())
     conn.enable_load_extension(False)
     return conn
+
+
+def _embed_query(emb: Any, text: str) -> list[float]:
+    """The query's vector. For WordLlama, without numpy: the mean of the token rows,
+    read straight from the bundled safetensors file, then L2-normalised (the same
+    vector ``WordLlamaEmbedder.embed_batch`` gives, to float rounding)."""
+    from .embeddings import WordLlamaEmbedder, _wordllama_files
+
+    if type(emb) is not WordLlamaEmbedder or not text.strip():
+        return list(emb.embed_batch([text])[0])
+    import math
+    import struct
+
+    from tokenizers import Tokenizer
+
+    weights, tok_path = _wordllama_files()
+    ids = Tokenizer.from_file(str(tok_path)).encode(text, add_special_tokens=False).ids
+    dims = emb.dims
+    with open(weights, "rb") as fh:
+        (n,) = struct.unpack("<Q", fh.read(8))
+        meta = json.loads(fh.read(n))["embedding.weight"]
+        rows, width = meta["shape"]
+        code, size = {"F16": ("e", 2), "F32": ("f", 4)}.get(meta["dtype"], ("", 0))
+        if not code:
+            return list(emb.embed_batch([text])[0])
+        row_format = struct.Struct(f"<{dims}{code}")
+        base = 8 + n + meta["data_offsets"][0]
+        total = [0.0] * dims
+        for i in ids:
+            fh.seek(base + min(max(i, 0), rows - 1) * width * size)
+            for j, x in enumerate(row_format.unpack(fh.read(dims * size))):
+                total[j] += x
+    norm = math.sqrt(sum(x * x for x in total))
+    if not ids or norm <= 1e-12:
+        return list(emb.embed_batch([text])[0])
+    return [x / norm for x in total]
 
 
 def _parse(argv: Sequence[str]) -> argparse.Namespace | None:
@@ -107,7 +153,7 @@ def _run(db: _Conn, args: argparse.Namespace) -> int | None:
 
         over = dict(db.execute("SELECT tool, domain FROM tool_domains").fetchall())
         domains = sorted(set(args.domain) | {domain_for(t, over) for t in args.tool})
-    vec = emb.embed_batch([args.text])[0]
+    vec = _embed_query(emb, args.text)
     db.execute("BEGIN")  # the index and the texts from one committed state
     try:
         hits = index.search(db, vec, domains=domains, k=args.k)  # type: ignore[arg-type]
