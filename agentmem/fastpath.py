@@ -56,6 +56,7 @@ def _connect(path: str) -> Any:
 
     conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, isolation_level=None)
     conn.execute("PRAGMA busy_timeout = 30000")
+    conn.execute("PRAGMA mmap_size = 268435456")
     conn.enable_load_extension(True)
     conn.load_extension(_vec_path())
     conn.enable_load_extension(False)

@@ -47,18 +47,34 @@ def after_ref(setup: crashlib.KillSetup) -> Path:
     return setup.pristine.parent / "after-0.db"
 
 
-def test_writers_and_readers_while_learning(setup: crashlib.KillSetup, tmp_path: Path,
-                                           capsys: pytest.CaptureFixture[str]):
-    r = crashlib.run_concurrency(setup.pristine, tmp_path / "lib.db", tmp_path / "run",
-                                 before=setup.before, after=setup.after, recorders=2,
-                                 cli_recorders=1, feedback=1, readers=2, min_iters=20,
-                                 after_ref=after_ref(setup))
-    report(capsys, f"{r.processes} processes (6 workers + 1 learner): {r.writes} writes under "
-           f"load ({r.trajectories} trajectories), {len(r.lost)} lost; {r.observations} reader "
-           f"observations {dict(r.observed_states)}; retrieval anomalies: "
-           f"{len(r.retrieve_anomalies)}"
-           + (f" (known bug, see test_retrieve_reads_one_snapshot): {r.retrieve_anomalies[0]}"
-              if r.retrieve_anomalies else ""))
+def test_writers_and_readers_while_learning(
+    setup: crashlib.KillSetup, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+):
+    r = crashlib.run_concurrency(
+        setup.pristine,
+        tmp_path / "lib.db",
+        tmp_path / "run",
+        before=setup.before,
+        after=setup.after,
+        recorders=2,
+        cli_recorders=1,
+        feedback=1,
+        readers=2,
+        min_iters=20,
+        after_ref=after_ref(setup),
+    )
+    report(
+        capsys,
+        f"{r.processes} processes (6 workers + 1 learner): {r.writes} writes under "
+        f"load ({r.trajectories} trajectories), {len(r.lost)} lost; {r.observations} reader "
+        f"observations {dict(r.observed_states)}; retrieval anomalies: "
+        f"{len(r.retrieve_anomalies)}"
+        + (
+            f" (known bug, see test_retrieve_reads_one_snapshot): {r.retrieve_anomalies[0]}"
+            if r.retrieve_anomalies
+            else ""
+        ),
+    )
     assert r.problems == []
     assert r.lost == []
     assert r.learn_rc == 0
@@ -66,17 +82,30 @@ def test_writers_and_readers_while_learning(setup: crashlib.KillSetup, tmp_path:
     assert r.observed_states["snapshots:before"] and r.observed_states["snapshots:after"]
 
 
-def test_learner_killed_under_load(setup: crashlib.KillSetup, tmp_path: Path,
-                                   capsys: pytest.CaptureFixture[str]):
+def test_learner_killed_under_load(
+    setup: crashlib.KillSetup, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+):
     """SIGKILL the learner while writers and readers run: nothing the others wrote is
     lost, and the library is the before or the after state."""
-    r = crashlib.run_concurrency(setup.pristine, tmp_path / "lib.db", tmp_path / "run",
-                                 before=setup.before, after=setup.after, recorders=2,
-                                 cli_recorders=0, feedback=1, readers=1, min_iters=10,
-                                 kill_learn_after=setup.duration * 0.7,
-                                 after_ref=after_ref(setup))
-    report(capsys, f"learner killed={r.learn_killed} under load: {r.writes} writes by "
-           f"{r.processes - 1} workers, {len(r.lost)} lost")
+    r = crashlib.run_concurrency(
+        setup.pristine,
+        tmp_path / "lib.db",
+        tmp_path / "run",
+        before=setup.before,
+        after=setup.after,
+        recorders=2,
+        cli_recorders=0,
+        feedback=1,
+        readers=1,
+        min_iters=10,
+        kill_learn_after=setup.duration * 0.7,
+        after_ref=after_ref(setup),
+    )
+    report(
+        capsys,
+        f"learner killed={r.learn_killed} under load: {r.writes} writes by "
+        f"{r.processes - 1} workers, {len(r.lost)} lost",
+    )
     assert r.problems == []
     assert r.lost == []
     # the next learn resumes
@@ -87,8 +116,9 @@ def test_learner_killed_under_load(setup: crashlib.KillSetup, tmp_path: Path,
 
 
 def _running(db) -> int:
-    return db.execute("SELECT count(*) FROM sessions WHERE kind = 'learn' AND status = 'running'"
-                      ).fetchone()[0]
+    return db.execute(
+        "SELECT count(*) FROM sessions WHERE kind = 'learn' AND status = 'running'"
+    ).fetchone()[0]
 
 
 def test_second_learn_refuses_or_waits(setup: crashlib.KillSetup, tmp_path: Path):
@@ -154,8 +184,9 @@ def test_retrieve_reads_one_snapshot(tmp_path: Path, monkeypatch: pytest.MonkeyP
     other = Memory.open(path, embedder="hash")
     try:
         old = mem.add("Use find_docs to look up manual pages.", domain="docs")
-        before = [(h.experience.id, h.experience.text)
-                  for h in mem.retrieve("look up manual pages", k=5)]
+        before = [
+            (h.experience.id, h.experience.text) for h in mem.retrieve("look up manual pages", k=5)
+        ]
         real = index.search
         fired = []
 
@@ -168,14 +199,15 @@ def test_retrieve_reads_one_snapshot(tmp_path: Path, monkeypatch: pytest.MonkeyP
             return hits
 
         monkeypatch.setattr(index, "search", racing)
-        got = [(h.experience.id, h.experience.text)
-               for h in mem.retrieve("look up manual pages", k=5)]
+        got = [
+            (h.experience.id, h.experience.text) for h in mem.retrieve("look up manual pages", k=5)
+        ]
         monkeypatch.setattr(index, "search", real)
-        after = [(h.experience.id, h.experience.text)
-                 for h in mem.retrieve("look up manual pages", k=5)]
+        after = [
+            (h.experience.id, h.experience.text) for h in mem.retrieve("look up manual pages", k=5)
+        ]
         assert before and after and before != after
         assert got in (before, after), f"retrieve saw {got}: neither {before} nor {after}"
     finally:
         mem.close()
         other.close()
-

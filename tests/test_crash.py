@@ -63,8 +63,9 @@ def test_unkilled_session_changes_every_kind_of_thing(learn_setup: crashlib.Kill
     assert len(learn_setup.after.vectors) == len(learn_setup.after.experiences)
 
 
-def test_kill_learn_at_random_moments(learn_setup: crashlib.KillSetup, tmp_path: Path,
-                                      capsys: pytest.CaptureFixture[str]):
+def test_kill_learn_at_random_moments(
+    learn_setup: crashlib.KillSetup, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+):
     rng = random.Random(SEED)
     outcomes: list[dict] = []
     attempts = 0
@@ -73,21 +74,27 @@ def test_kill_learn_at_random_moments(learn_setup: crashlib.KillSetup, tmp_path:
         delay = rng.uniform(0, learn_setup.duration)
         # every fourth resume through a real `agentmem learn` process, the rest in-process
         resume = "cli" if attempts % 4 == 0 else "inprocess"
-        outcomes.append(crashlib.kill_learn_trial(learn_setup, tmp_path / "work.db", delay,
-                                                  resume=resume))
+        outcomes.append(
+            crashlib.kill_learn_trial(learn_setup, tmp_path / "work.db", delay, resume=resume)
+        )
     kills = [o for o in outcomes if o["killed"]]
     phases = Counter(o["phase"] for o in kills)
-    report(capsys, f"learn: {len(kills)} SIGKILLs survived of {len(outcomes)} runs (seed {SEED}, "
-           f"delays 0..{learn_setup.duration:.2f} s): {dict(phases)}; "
-           f"{sum(o['stale_marked_failed'] for o in outcomes)} stale sessions marked failed "
-           "by the next learn")
+    report(
+        capsys,
+        f"learn: {len(kills)} SIGKILLs survived of {len(outcomes)} runs (seed {SEED}, "
+        f"delays 0..{learn_setup.duration:.2f} s): {dict(phases)}; "
+        f"{sum(o['stale_marked_failed'] for o in outcomes)} stale sessions marked failed "
+        "by the next learn",
+    )
     assert len(kills) >= LEARN_KILLS
 
 
-@pytest.mark.parametrize("point, fraction", [("put", 0.0), ("journal", 0.5), ("remove", 1.0),
-                                             ("finish", 1.0)])
-def test_kill_learn_inside_the_apply_transaction(learn_setup: crashlib.KillSetup,
-                                                  tmp_path: Path, point: str, fraction: float):
+@pytest.mark.parametrize(
+    "point, fraction", [("put", 0.0), ("journal", 0.5), ("remove", 1.0), ("finish", 1.0)]
+)
+def test_kill_learn_inside_the_apply_transaction(
+    learn_setup: crashlib.KillSetup, tmp_path: Path, point: str, fraction: float
+):
     """SIGKILL at a chosen write of the apply transaction (the learner kills itself there:
     the first vector written, the middle journal row, the last vector removed, marking the
     session applied): nothing of the session stays, the next learn resumes to the after state."""
@@ -96,8 +103,9 @@ def test_kill_learn_inside_the_apply_transaction(learn_setup: crashlib.KillSetup
     assert out["state"] == "before"
 
 
-def test_kill_learn_while_session_running_then_resume(learn_setup: crashlib.KillSetup,
-                                                     tmp_path: Path):
+def test_kill_learn_while_session_running_then_resume(
+    learn_setup: crashlib.KillSetup, tmp_path: Path
+):
     """Killed between begin_session and the apply: a stale 'running' row that must not
     block; the next real `agentmem learn` process marks it failed and applies."""
     work = tmp_path / "running.db"
@@ -105,9 +113,13 @@ def test_kill_learn_while_session_running_then_resume(learn_setup: crashlib.Kill
     p, _out, _ready = crashlib.spawn_worker("slow-learn", work, 1, tmp_path, delay=0.2)
     db = crashlib.open_db(work)
     try:
-        crashlib.wait_for(lambda: db.execute(
-            "SELECT count(*) FROM sessions WHERE status = 'running'").fetchone()[0], 60,
-            "the session to start")
+        crashlib.wait_for(
+            lambda: db.execute("SELECT count(*) FROM sessions WHERE status = 'running'").fetchone()[
+                0
+            ],
+            60,
+            "the session to start",
+        )
         os.kill(p.pid, signal.SIGKILL)
         p.wait()
         p.stderr.close()
@@ -130,7 +142,8 @@ def test_kill_learn_while_session_running_then_resume(learn_setup: crashlib.Kill
 
 
 def test_stale_session_of_unreaped_killed_learner_does_not_block(
-        learn_setup: crashlib.KillSetup, tmp_path: Path):
+    learn_setup: crashlib.KillSetup, tmp_path: Path
+):
     """A killed learner its parent has not reaped yet (a zombie, or an orphan under a PID 1
     that never reaps) still answers kill(pid, 0); it must not block the next learn."""
     work = tmp_path / "zombie.db"
@@ -138,9 +151,13 @@ def test_stale_session_of_unreaped_killed_learner_does_not_block(
     p, _out, _ready = crashlib.spawn_worker("slow-learn", work, 1, tmp_path, delay=0.2)
     db = crashlib.open_db(work)
     try:
-        crashlib.wait_for(lambda: db.execute(
-            "SELECT count(*) FROM sessions WHERE status = 'running'").fetchone()[0], 60,
-            "the session to start")
+        crashlib.wait_for(
+            lambda: db.execute("SELECT count(*) FROM sessions WHERE status = 'running'").fetchone()[
+                0
+            ],
+            60,
+            "the session to start",
+        )
     finally:
         db.close()
     os.kill(p.pid, signal.SIGKILL)
@@ -153,8 +170,9 @@ def test_stale_session_of_unreaped_killed_learner_does_not_block(
     assert rc == 0, err[-500:]
 
 
-def test_kill_record_at_random_moments(record_setup: crashlib.RecordSetup, tmp_path: Path,
-                                       capsys: pytest.CaptureFixture[str]):
+def test_kill_record_at_random_moments(
+    record_setup: crashlib.RecordSetup, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+):
     rng = random.Random(SEED + 1)
     outcomes: list[dict] = []
     attempts = 0
@@ -163,14 +181,18 @@ def test_kill_record_at_random_moments(record_setup: crashlib.RecordSetup, tmp_p
         delay = rng.uniform(0, record_setup.duration)
         outcomes.append(crashlib.kill_record_trial(record_setup, tmp_path / "rec.db", delay))
     kills = [o for o in outcomes if o["killed"]]
-    report(capsys, f"record: {len(kills)} SIGKILLs survived of {len(outcomes)} runs of a "
-           f"{record_setup.n}-trajectory file (delays 0..{record_setup.duration:.2f} s): "
-           f"{dict(Counter(o['state'] for o in kills))}; never a partial trajectory")
+    report(
+        capsys,
+        f"record: {len(kills)} SIGKILLs survived of {len(outcomes)} runs of a "
+        f"{record_setup.n}-trajectory file (delays 0..{record_setup.duration:.2f} s): "
+        f"{dict(Counter(o['state'] for o in kills))}; never a partial trajectory",
+    )
     assert len(kills) >= RECORD_KILLS
     assert all(o["state"] in ("none", "all") for o in outcomes)
 
 
 @pytest.mark.parametrize("at", ["step:1", "step:4000", "step:8000"])
-def test_kill_record_inside_its_transaction(record_setup: crashlib.RecordSetup, tmp_path: Path,
-                                            at: str):
+def test_kill_record_inside_its_transaction(
+    record_setup: crashlib.RecordSetup, tmp_path: Path, at: str
+):
     assert crashlib.die_record_trial(record_setup, tmp_path / "die.db", at)["state"] == "none"

@@ -38,8 +38,15 @@ def test_query_vector_matches_the_embedder(text):
     assert max(abs(a - b) for a, b in zip(fast, full)) < 1e-6
 
 
-@pytest.mark.parametrize("args", [(), ("--tool", "cp"), ("--tool", "git_commit", "-k", "2"),
-                                  ("--domain", "k8s", "--domain", "git")])
+@pytest.mark.parametrize(
+    "args",
+    [
+        (),
+        ("--tool", "cp"),
+        ("--tool", "git_commit", "-k", "2"),
+        ("--domain", "k8s", "--domain", "git"),
+    ],
+)
 def test_fast_path_prints_what_memory_context_returns(library, args):
     query = "copy the report into the archive folder and commit it"
     p = run_cli("context", query, *args, db=library)
@@ -62,8 +69,9 @@ def test_fast_path_loads_no_numpy_and_no_click(library):
         "print(sorted(m for m in ('numpy', 'click', 'sqlite_utils', 'llama_cpp') "
         "if m in sys.modules))"
     )
-    out = subprocess.run([sys.executable, "-c", code, str(library)], capture_output=True,
-                         text=True, check=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(library)], capture_output=True, text=True, check=True
+    ).stdout
     assert out.strip().splitlines()[-1] == "[]"
 
 

@@ -76,17 +76,30 @@ def cli_cmd(*args: str) -> list[str]:
     return [sys.executable, "-m", "agentmem", *args]
 
 
-def run_cli(db: Path | str, *args: str, input: bytes | None = None, timeout: float = 300,
-            **env: str) -> subprocess.CompletedProcess[bytes]:
+def run_cli(
+    db: Path | str, *args: str, input: bytes | None = None, timeout: float = 300, **env: str
+) -> subprocess.CompletedProcess[bytes]:
     """Run ``agentmem ARGS`` to the end on library ``db``."""
-    return subprocess.run(cli_cmd(*args), input=input, capture_output=True, timeout=timeout,
-                          env=cli_env(db, **env), cwd=str(ROOT))
+    return subprocess.run(
+        cli_cmd(*args),
+        input=input,
+        capture_output=True,
+        timeout=timeout,
+        env=cli_env(db, **env),
+        cwd=str(ROOT),
+    )
 
 
 def spawn_cli(db: Path | str, *args: str, **env: str) -> subprocess.Popen[bytes]:
     """Start ``agentmem ARGS`` on library ``db`` without waiting (output to pipes)."""
-    return subprocess.Popen(cli_cmd(*args), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            stdin=subprocess.DEVNULL, env=cli_env(db, **env), cwd=str(ROOT))
+    return subprocess.Popen(
+        cli_cmd(*args),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        env=cli_env(db, **env),
+        cwd=str(ROOT),
+    )
 
 
 def copy_library(src: Path, dst: Path) -> None:
@@ -136,26 +149,42 @@ def learnable_trajectories(groups: int, prefix: str = "g") -> list[Trajectory]:
         key = f"{prefix}{i:03d}"
         if i % 3 == 1:
             task = f"Look up the manual page for widget{i}"
-            good = Step(f"search_docs{i}", {"query": f"widget{i}"}, "found: manual", True,
-                        domain="docs")
-            bad = Step(f"find_docs{i}", {"query": f"widget{i}"}, "Error: index offline", False,
-                       domain="docs")
-            trs += [Trajectory(task=task, steps=[good], group=key, accepted=True),
-                    Trajectory(task=task, steps=[bad], group=key, accepted=False),
-                    Trajectory(task=task, steps=[good], group=key, accepted=True)]
+            good = Step(
+                f"search_docs{i}", {"query": f"widget{i}"}, "found: manual", True, domain="docs"
+            )
+            bad = Step(
+                f"find_docs{i}",
+                {"query": f"widget{i}"},
+                "Error: index offline",
+                False,
+                domain="docs",
+            )
+            trs += [
+                Trajectory(task=task, steps=[good], group=key, accepted=True),
+                Trajectory(task=task, steps=[bad], group=key, accepted=False),
+                Trajectory(task=task, steps=[good], group=key, accepted=True),
+            ]
             continue
         task = f"Show me what report{i}.txt in archive{i} says"
-        cd = Step(f"enter_dir{i}", {"folder": f"archive{i}"}, '{"cwd": "archive"}', True,
-                  domain="fs")
+        cd = Step(
+            f"enter_dir{i}", {"folder": f"archive{i}"}, '{"cwd": "archive"}', True, domain="fs"
+        )
         ok = Step(f"read_file{i}", {"file_name": f"report{i}.txt"}, '{"content": "hello"}', True)
-        miss = Step(f"read_file{i}", {"file_name": f"report{i}.txt"},
-                    '{"error": "No such file"}', False)
-        bad = Step(f"read_file{i}", {"file": f"report{i}.txt"},
-                   "Error: unexpected keyword argument 'file'", False)
-        trs += [Trajectory(task=task, steps=[cd, ok], group=key, accepted=True),
-                Trajectory(task=task, steps=[miss], group=key, accepted=False),
-                Trajectory(task=task, steps=[cd, bad], group=key, accepted=False),
-                Trajectory(task=task, steps=[cd, ok], group=key, accepted=True)]
+        miss = Step(
+            f"read_file{i}", {"file_name": f"report{i}.txt"}, '{"error": "No such file"}', False
+        )
+        bad = Step(
+            f"read_file{i}",
+            {"file": f"report{i}.txt"},
+            "Error: unexpected keyword argument 'file'",
+            False,
+        )
+        trs += [
+            Trajectory(task=task, steps=[cd, ok], group=key, accepted=True),
+            Trajectory(task=task, steps=[miss], group=key, accepted=False),
+            Trajectory(task=task, steps=[cd, bad], group=key, accepted=False),
+            Trajectory(task=task, steps=[cd, ok], group=key, accepted=True),
+        ]
     return trs
 
 
@@ -193,12 +222,25 @@ def record_lines(n: int, *, steps: int = 8, seed: int = 0, tag: str = "bulk") ->
     rng = random.Random(seed)
     lines = []
     for i in range(n):
-        st = [{"tool": rng.choice(["bash", "read_file", "grep", "edit_file", "kubectl"]),
-               "params": {"cmd": f"step {j} of {tag} {i}", "n": j},
-               "output": "x" * rng.randint(10, 400), "success": rng.random() > 0.2}
-              for j in range(steps)]
-        lines.append(json.dumps({"task": f"{tag} task {i}", "group": f"{tag}-{i % 50}",
-                                 "steps": st, "accepted": rng.choice([True, False, None])}))
+        st = [
+            {
+                "tool": rng.choice(["bash", "read_file", "grep", "edit_file", "kubectl"]),
+                "params": {"cmd": f"step {j} of {tag} {i}", "n": j},
+                "output": "x" * rng.randint(10, 400),
+                "success": rng.random() > 0.2,
+            }
+            for j in range(steps)
+        ]
+        lines.append(
+            json.dumps(
+                {
+                    "task": f"{tag} task {i}",
+                    "group": f"{tag}-{i % 50}",
+                    "steps": st,
+                    "accepted": rng.choice([True, False, None]),
+                }
+            )
+        )
     return ("\n".join(lines) + "\n").encode()
 
 
@@ -213,8 +255,10 @@ class LibState(NamedTuple):
     vec0: tuple[int, ...]
 
     def short(self) -> str:
-        return (f"{len(self.experiences)} live experiences, {len(self.vectors)} vectors "
-                f"(digest {digest(self)[:10]})")
+        return (
+            f"{len(self.experiences)} live experiences, {len(self.vectors)} vectors "
+            f"(digest {digest(self)[:10]})"
+        )
 
 
 def _has_table(db: Any, name: str) -> bool:
@@ -222,17 +266,27 @@ def _has_table(db: Any, name: str) -> bool:
 
 
 def live_experiences(db: Any) -> tuple[tuple[int, str, str], ...]:
-    return tuple((int(i), str(t), str(d)) for i, t, d in db.execute(
-        "SELECT id, text, domain FROM experiences WHERE status = 'live' ORDER BY id"))
+    return tuple(
+        (int(i), str(t), str(d))
+        for i, t, d in db.execute(
+            "SELECT id, text, domain FROM experiences WHERE status = 'live' ORDER BY id"
+        )
+    )
 
 
 def index_rows(db: Any) -> tuple[tuple[tuple[int, str, bytes], ...], tuple[int, ...]]:
     if not _has_table(db, index.ITEMS):
         return (), ()
-    vecs = tuple((int(i), str(d), bytes(v)) for i, d, v in db.execute(
-        f"SELECT experience_id, domain, vector FROM {index.ITEMS} ORDER BY experience_id"))
-    vec0 = tuple(int(r[0]) for r in db.execute(
-        f"SELECT experience_id FROM {index.TABLE} ORDER BY experience_id"))
+    vecs = tuple(
+        (int(i), str(d), bytes(v))
+        for i, d, v in db.execute(
+            f"SELECT experience_id, domain, vector FROM {index.ITEMS} ORDER BY experience_id"
+        )
+    )
+    vec0 = tuple(
+        int(r[0])
+        for r in db.execute(f"SELECT experience_id FROM {index.TABLE} ORDER BY experience_id")
+    )
     return vecs, vec0
 
 
@@ -260,17 +314,20 @@ def table_dump(db: Any) -> dict[str, list[tuple[Any, ...]]]:
     """Every row of every table (shadow tables of the vector index included), sorted."""
     out: dict[str, list[tuple[Any, ...]]] = {}
     with read_snapshot(db):
-        names = [r[0] for r in db.execute(
-            "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")]
+        names = [
+            r[0]
+            for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+        ]
         for name in names:
             if name == index.TABLE:  # the vec0 virtual table itself: its shadow tables hold it
-                out[name] = sorted(tuple(r) for r in db.execute(
-                    f"SELECT experience_id FROM [{name}]"))
+                out[name] = sorted(
+                    tuple(r) for r in db.execute(f"SELECT experience_id FROM [{name}]")
+                )
                 continue
-            out[name] = sorted((tuple(r) for r in db.execute(f"SELECT * FROM [{name}]")),
-                               key=repr)
-        out["sqlite_master"] = sorted(tuple(r) for r in db.execute(
-            "SELECT type, name, tbl_name, sql FROM sqlite_master"))
+            out[name] = sorted((tuple(r) for r in db.execute(f"SELECT * FROM [{name}]")), key=repr)
+        out["sqlite_master"] = sorted(
+            tuple(r) for r in db.execute("SELECT type, name, tbl_name, sql FROM sqlite_master")
+        )
     return out
 
 
@@ -301,20 +358,24 @@ def journal_problems(db: Any) -> list[str]:
     rows = db.execute(
         "SELECT o.id, o.session_id, s.kind, s.status, o.kind, o.target_ids, o.result_id, "
         "o.before, o.after FROM operations o JOIN sessions s ON s.id = o.session_id "
-        "WHERE o.status = 'applied' ORDER BY o.id").fetchall()
+        "WHERE o.status = 'applied' ORDER BY o.id"
+    ).fetchall()
     for oid, sid, skind, sstatus, kind, targets_j, result_id, before_j, after_j in rows:
         if sstatus not in ("applied", "undone"):
-            problems.append(f"journal: operation {oid} is applied but its session {sid} "
-                            f"is {sstatus}")
+            problems.append(
+                f"journal: operation {oid} is applied but its session {sid} is {sstatus}"
+            )
         targets = json.loads(targets_j)
         before = json.loads(before_j)
         after = json.loads(after_j) if after_j is not None else None
         for b in before:
             cur = state.get(b["id"])
             if cur is not None and cur != (b["text"], b["domain"], b["status"]):
-                problems.append(f"journal: operation {oid} says experience {b['id']} was "
-                                f"{(b['text'], b['domain'], b['status'])!r} but the replay has "
-                                f"{cur!r}")
+                problems.append(
+                    f"journal: operation {oid} says experience {b['id']} was "
+                    f"{(b['text'], b['domain'], b['status'])!r} but the replay has "
+                    f"{cur!r}"
+                )
         if skind == "undo" and kind == "DELETE":
             state.pop(targets[0], None)
             removed.add(targets[0])
@@ -335,21 +396,26 @@ def journal_problems(db: Any) -> list[str]:
         elif kind == "DELETE":
             prev = state.get(targets[0], ("?", "?", "?"))
             state[targets[0]] = (prev[0], prev[1], "deleted")
-    table = {int(i): (str(t), str(d), str(s)) for i, t, d, s in db.execute(
-        "SELECT id, text, domain, status FROM experiences")}
+    table = {
+        int(i): (str(t), str(d), str(s))
+        for i, t, d, s in db.execute("SELECT id, text, domain, status FROM experiences")
+    }
     for eid, row in sorted(table.items()):
         want = state.get(eid)
         if want is None:
-            problems.append(f"journal: experience {eid} {row!r} was not created by any "
-                            "journaled operation")
+            problems.append(
+                f"journal: experience {eid} {row!r} was not created by any journaled operation"
+            )
         elif want[2] == "live" and row != want:
-            problems.append(f"journal: experience {eid} is {row!r}, the journal replay says "
-                            f"{want!r}")
+            problems.append(
+                f"journal: experience {eid} is {row!r}, the journal replay says {want!r}"
+            )
         elif want[2] == "deleted" and row[2] != "deleted":
             problems.append(f"journal: experience {eid} is {row[2]}, the journal deleted it")
     for eid in sorted(set(state) - set(table)):
-        problems.append(f"journal: experience {eid} {state[eid]!r} is in the journal but not "
-                        "in the table")
+        problems.append(
+            f"journal: experience {eid} {state[eid]!r} is in the journal but not in the table"
+        )
     return problems
 
 
@@ -357,8 +423,12 @@ def session_problems(db: Any, *, allow_running: bool = True) -> list[str]:
     """Sessions: operations only in applied/undone sessions, never interleaved, reports
     that count what the journal holds, at most one running learning session."""
     problems: list[str] = []
-    sessions = {int(r[0]): r for r in db.execute(
-        "SELECT id, kind, status, pid, report, started_at, finished_at FROM sessions")}
+    sessions = {
+        int(r[0]): r
+        for r in db.execute(
+            "SELECT id, kind, status, pid, report, started_at, finished_at FROM sessions"
+        )
+    }
     ops = db.execute("SELECT id, session_id, status FROM operations ORDER BY id").fetchall()
     counts: Counter[int] = Counter(sid for _, sid, _ in ops)
     # operations of one session form one contiguous run: no two sessions interleave
@@ -367,15 +437,17 @@ def session_problems(db: Any, *, allow_running: bool = True) -> list[str]:
     for _oid, sid, _st in ops:
         if sid != prev:
             if sid in seen_done:
-                problems.append(f"session: operations of session {sid} interleave with "
-                                f"session {prev}'s")
+                problems.append(
+                    f"session: operations of session {sid} interleave with session {prev}'s"
+                )
             if prev is not None:
                 seen_done.add(prev)
             prev = sid
     for sid, (_, kind, status, _pid, report, _started, finished) in sorted(sessions.items()):
         if status in ("running", "failed") and counts[sid]:
-            problems.append(f"session: {kind} session {sid} is {status} but holds "
-                            f"{counts[sid]} operations")
+            problems.append(
+                f"session: {kind} session {sid} is {status} but holds {counts[sid]} operations"
+            )
         if status == "failed" and not finished:
             problems.append(f"session: failed session {sid} has no finished_at")
         if status == "running" and not allow_running:
@@ -383,24 +455,32 @@ def session_problems(db: Any, *, allow_running: bool = True) -> list[str]:
         if kind == "learn" and status in ("applied", "undone"):
             listed = json.loads(report).get("operations")
             if listed is None or len(listed) != counts[sid]:
-                problems.append(f"session: learning session {sid}'s report lists "
-                                f"{None if listed is None else len(listed)} operations, the "
-                                f"journal holds {counts[sid]}")
+                problems.append(
+                    f"session: learning session {sid}'s report lists "
+                    f"{None if listed is None else len(listed)} operations, the "
+                    f"journal holds {counts[sid]}"
+                )
     running_learn = [s for s, r in sessions.items() if r[1] == "learn" and r[2] == "running"]
     alive = [s for s in running_learn if _pid_alive(sessions[s][3])]
     if len(alive) > 1:
         problems.append(f"session: {len(alive)} learning sessions run at once: {alive}")
     for (sid,) in db.execute("SELECT DISTINCT session_id FROM session_groups"):
         if sessions.get(int(sid), (0, "", ""))[2] not in ("applied", "undone"):
-            problems.append(f"session: session_groups rows of session {sid}, which is "
-                            f"{sessions.get(int(sid), (0, '', 'missing'))[2]}")
+            problems.append(
+                f"session: session_groups rows of session {sid}, which is "
+                f"{sessions.get(int(sid), (0, '', 'missing'))[2]}"
+            )
     # learning sessions that applied never overlap in time
-    done = sorted((r[5], r[6], s) for s, r in sessions.items()
-                  if r[1] == "learn" and r[2] in ("applied", "undone") and r[6])
+    done = sorted(
+        (r[5], r[6], s)
+        for s, r in sessions.items()
+        if r[1] == "learn" and r[2] in ("applied", "undone") and r[6]
+    )
     for (s0, f0, a), (s1, _f1, b) in itertools.pairwise(done):
         if s1 < f0:
-            problems.append(f"session: learning sessions {a} and {b} overlap in time "
-                            f"({s0}..{f0} and {s1}..)")
+            problems.append(
+                f"session: learning sessions {a} and {b} overlap in time ({s0}..{f0} and {s1}..)"
+            )
     return problems
 
 
@@ -411,11 +491,15 @@ def trajectory_problems(db: Any) -> list[str]:
         "SELECT t.id, t.step_count, count(s.id), min(s.position), max(s.position) "
         "FROM trajectories t LEFT JOIN steps s ON s.trajectory_id = t.id GROUP BY t.id "
         "HAVING count(s.id) != t.step_count OR (count(s.id) > 0 AND "
-        "(min(s.position) != 0 OR max(s.position) != count(s.id) - 1))"):
-        problems.append(f"trajectory: {tid} says {said} steps and has {n} "
-                        f"(positions {lo}..{hi}): a partial trajectory")
-    orphans = db.execute("SELECT count(*) FROM steps WHERE trajectory_id NOT IN "
-                         "(SELECT id FROM trajectories)").fetchone()[0]
+        "(min(s.position) != 0 OR max(s.position) != count(s.id) - 1))"
+    ):
+        problems.append(
+            f"trajectory: {tid} says {said} steps and has {n} "
+            f"(positions {lo}..{hi}): a partial trajectory"
+        )
+    orphans = db.execute(
+        "SELECT count(*) FROM steps WHERE trajectory_id NOT IN (SELECT id FROM trajectories)"
+    ).fetchone()[0]
     if orphans:
         problems.append(f"trajectory: {orphans} steps belong to no trajectory")
     return problems
@@ -462,8 +546,9 @@ def file_invariants(path: Path | str, **kw: Any) -> list[str]:
 
 
 def sessions_of(db: Any) -> list[dict[str, Any]]:
-    cur = db.execute("SELECT id, kind, status, pid, started_at, finished_at, report FROM sessions "
-                     "ORDER BY id")
+    cur = db.execute(
+        "SELECT id, kind, status, pid, started_at, finished_at, report FROM sessions ORDER BY id"
+    )
     cols = [c[0] for c in cur.description]
     return [dict(zip(cols, r, strict=True)) for r in cur.fetchall()]
 
@@ -512,22 +597,29 @@ def prepare_learn_kills(workdir: Path, groups: int = 30, runs: int = 2) -> KillS
         if probs:
             raise AssertionError(f"invariants after an unkilled session: {probs}")
     if len(set(afters)) != 1:
-        raise AssertionError("two unkilled sessions on copies of one file disagree: the "
-                             "session is not deterministic")
+        raise AssertionError(
+            "two unkilled sessions on copies of one file disagree: the session is not deterministic"
+        )
     if afters[0] == before:
         raise AssertionError("the session changed nothing: the kill test would prove nothing")
     db = open_db(workdir / "after-0.db")
     try:
         sessions = sessions_of(db)
         sid = sessions[-1]["id"]
-        ops = db.execute("SELECT kind, target_ids FROM operations WHERE session_id = ? AND "
-                         "status = 'applied'", [sid]).fetchall()
+        ops = db.execute(
+            "SELECT kind, target_ids FROM operations WHERE session_id = ? AND status = 'applied'",
+            [sid],
+        ).fetchall()
         counts = {
-            "journal": db.execute("SELECT count(*) FROM operations WHERE session_id = ?",
-                                  [sid]).fetchone()[0],
+            "journal": db.execute(
+                "SELECT count(*) FROM operations WHERE session_id = ?", [sid]
+            ).fetchone()[0],
             "put": sum(1 for k, _ in ops if k != "DELETE"),
-            "remove": sum(1 if k == "DELETE" else len(json.loads(t)) - 1
-                          for k, t in ops if k in ("DELETE", "MERGE")),
+            "remove": sum(
+                1 if k == "DELETE" else len(json.loads(t)) - 1
+                for k, t in ops
+                if k in ("DELETE", "MERGE")
+            ),
         }
     finally:
         db.close()
@@ -550,8 +642,9 @@ def _kill(p: subprocess.Popen[bytes], delay: float) -> bool:
     return killed
 
 
-def kill_learn_trial(setup: KillSetup, work: Path, delay: float, *,
-                     resume: str = "cli") -> dict[str, Any]:
+def kill_learn_trial(
+    setup: KillSetup, work: Path, delay: float, *, resume: str = "cli"
+) -> dict[str, Any]:
     """One kill of ``agentmem learn --no-model`` after ``delay`` s on a fresh copy.
 
     Checks: the library is exactly the before or the after state, every invariant
@@ -584,8 +677,10 @@ def kill_learn_trial(setup: KillSetup, work: Path, delay: float, *,
             problems.append(f"after state but the session is {mine and mine[0]['status']}")
     else:
         out["state"] = "NEITHER"
-        problems.append(f"the library is neither the before ({setup.before.short()}) nor the "
-                        f"after state ({setup.after.short()}): {state.short()}")
+        problems.append(
+            f"the library is neither the before ({setup.before.short()}) nor the "
+            f"after state ({setup.after.short()}): {state.short()}"
+        )
     if not killed and p.returncode != 0:
         problems.append(f"unkilled learn exited {p.returncode}")
     if problems:
@@ -607,8 +702,9 @@ def kill_learn_trial(setup: KillSetup, work: Path, delay: float, *,
     finally:
         db.close()
     if state2 != setup.after:
-        problems.append(f"the resumed session left {state2.short()}, not the after state "
-                        f"{setup.after.short()}")
+        problems.append(
+            f"the resumed session left {state2.short()}, not the after state {setup.after.short()}"
+        )
     for sid in stale:
         s = by_id[sid]
         if s["status"] != "failed" or "process ended" not in (s["report"] or ""):
@@ -624,10 +720,12 @@ def _learn_in_process(work: Path) -> tuple[int, str]:
 
     from agentmem.cli import cli
 
-    r = CliRunner().invoke(cli, ["learn", "--no-model", "--json"],
-                           env={**BASE_ENV, "AGENTMEM_DB": str(work)})
-    err = r.output + (repr(r.exception) if r.exception and not isinstance(
-        r.exception, SystemExit) else "")
+    r = CliRunner().invoke(
+        cli, ["learn", "--no-model", "--json"], env={**BASE_ENV, "AGENTMEM_DB": str(work)}
+    )
+    err = r.output + (
+        repr(r.exception) if r.exception and not isinstance(r.exception, SystemExit) else ""
+    )
     return r.exit_code, err
 
 
@@ -674,8 +772,9 @@ def kill_record_trial(setup: RecordSetup, work: Path, delay: float) -> dict[str,
     try:
         problems = check_invariants(db, allow_running=False)
         n = db.execute("SELECT count(*) FROM trajectories").fetchone()[0]
-        new_tasks = {r[0] for r in db.execute(
-            "SELECT task FROM trajectories WHERE task LIKE 'bulk task %'")}
+        new_tasks = {
+            r[0] for r in db.execute("SELECT task FROM trajectories WHERE task LIKE 'bulk task %'")
+        }
     finally:
         db.close()
     if n == setup.before_trajectories and not new_tasks:
@@ -743,8 +842,10 @@ def die_learn_trial(setup: KillSetup, work: Path, at: str) -> dict[str, Any]:
     cmd = [sys.executable, str(Path(__file__).resolve()), "die", at, "--", "learn", "--no-model"]
     r = subprocess.run(cmd, capture_output=True, env=cli_env(work), cwd=str(ROOT), timeout=300)
     if r.returncode != -signal.SIGKILL:
-        raise AssertionError(f"learn did not die at {at}: rc {r.returncode} "
-                             f"{r.stderr.decode(errors='replace')[-2000:]}")
+        raise AssertionError(
+            f"learn did not die at {at}: rc {r.returncode} "
+            f"{r.stderr.decode(errors='replace')[-2000:]}"
+        )
     db = open_db(work)
     try:
         state = library_state(db)
@@ -753,8 +854,10 @@ def die_learn_trial(setup: KillSetup, work: Path, at: str) -> dict[str, Any]:
     finally:
         db.close()
     if state != setup.before:
-        problems.append(f"killed at {at} inside the apply transaction, the library is "
-                        f"{state.short()}, not the before state {setup.before.short()}")
+        problems.append(
+            f"killed at {at} inside the apply transaction, the library is "
+            f"{state.short()}, not the before state {setup.before.short()}"
+        )
     if len(running) != 1:
         problems.append(f"expected one stale running session, found {running}")
     if problems:
@@ -781,8 +884,15 @@ def die_learn_trial(setup: KillSetup, work: Path, at: str) -> dict[str, Any]:
 def die_record_trial(setup: RecordSetup, work: Path, at: str) -> dict[str, Any]:
     """``agentmem record BIG`` SIGKILLed at its k-th step row: nothing of the file stays."""
     copy_library(setup.pristine, work)
-    cmd = [sys.executable, str(Path(__file__).resolve()), "die", at, "--", "record",
-           str(setup.data)]
+    cmd = [
+        sys.executable,
+        str(Path(__file__).resolve()),
+        "die",
+        at,
+        "--",
+        "record",
+        str(setup.data),
+    ]
     r = subprocess.run(cmd, capture_output=True, env=cli_env(work), cwd=str(ROOT), timeout=300)
     if r.returncode != -signal.SIGKILL:
         raise AssertionError(f"record did not die at {at}: rc {r.returncode}")
@@ -811,8 +921,15 @@ READER_QUERIES = (
 
 
 def _worker_steps(rng: random.Random, wid: str, n: int) -> list[Step]:
-    return [Step(rng.choice(["bash", "read_file", "grep"]), {"cmd": f"{wid} {n} {j}"},
-                 f"out {j}", rng.random() > 0.3) for j in range(rng.randint(1, 4))]
+    return [
+        Step(
+            rng.choice(["bash", "read_file", "grep"]),
+            {"cmd": f"{wid} {n} {j}"},
+            f"out {j}",
+            rng.random() > 0.3,
+        )
+        for j in range(rng.randint(1, 4))
+    ]
 
 
 def _stop(args: argparse.Namespace, n: int) -> bool:
@@ -826,14 +943,23 @@ def worker_recorder(args: argparse.Namespace) -> dict[str, Any]:
         Path(args.ready).touch()
         n = 0
         while not _stop(args, n) and n < args.max:
-            batch = [Trajectory(task=f"w{args.id} task {n}.{k}", group=f"w{args.id}-{n}.{k}",
-                                steps=_worker_steps(rng, f"w{args.id}", n))
-                     for k in range(rng.randint(1, 3))]
+            batch = [
+                Trajectory(
+                    task=f"w{args.id} task {n}.{k}",
+                    group=f"w{args.id}-{n}.{k}",
+                    steps=_worker_steps(rng, f"w{args.id}", n),
+                )
+                for k in range(rng.randint(1, 3))
+            ]
             ids = mem.record_many(batch)
             wrote += [[i, t.task, len(t.steps)] for i, t in zip(ids, batch, strict=True)]
             n += 1
-    return {"role": "recorder", "iterations": n, "trajectories": wrote,
-            "steps": sum(w[2] for w in wrote)}
+    return {
+        "role": "recorder",
+        "iterations": n,
+        "trajectories": wrote,
+        "steps": sum(w[2] for w in wrote),
+    }
 
 
 def worker_cli_recorder(args: argparse.Namespace) -> dict[str, Any]:
@@ -844,22 +970,39 @@ def worker_cli_recorder(args: argparse.Namespace) -> dict[str, Any]:
     n = 0
     with tempfile.TemporaryDirectory() as tmp:
         while not _stop(args, n) and n < args.max:
-            batch = [{"task": f"c{args.id} task {n}.{k}", "group": f"c{args.id}-{n}.{k}",
-                      "steps": [{"tool": "bash", "params": {"cmd": f"c {n} {j}"}, "output": "ok",
-                                 "success": True} for j in range(rng.randint(1, 4))]}
-                     for k in range(rng.randint(1, 3))]
+            batch = [
+                {
+                    "task": f"c{args.id} task {n}.{k}",
+                    "group": f"c{args.id}-{n}.{k}",
+                    "steps": [
+                        {
+                            "tool": "bash",
+                            "params": {"cmd": f"c {n} {j}"},
+                            "output": "ok",
+                            "success": True,
+                        }
+                        for j in range(rng.randint(1, 4))
+                    ],
+                }
+                for k in range(rng.randint(1, 3))
+            ]
             f = Path(tmp) / f"{n}.jsonl"
             f.write_text("\n".join(json.dumps(b) for b in batch) + "\n")
             r = run_cli(args.db, "record", str(f), "--json")
             if r.returncode != 0:
-                raise SystemExit(f"agentmem record exited {r.returncode}: "
-                                 f"{r.stderr.decode(errors='replace')[-2000:]}")
+                raise SystemExit(
+                    f"agentmem record exited {r.returncode}: "
+                    f"{r.stderr.decode(errors='replace')[-2000:]}"
+                )
             ids = json.loads(r.stdout)["ids"]
-            wrote += [[i, b["task"], len(b["steps"])]
-                      for i, b in zip(ids, batch, strict=True)]
+            wrote += [[i, b["task"], len(b["steps"])] for i, b in zip(ids, batch, strict=True)]
             n += 1
-    return {"role": "cli-recorder", "iterations": n, "trajectories": wrote,
-            "steps": sum(w[2] for w in wrote)}
+    return {
+        "role": "cli-recorder",
+        "iterations": n,
+        "trajectories": wrote,
+        "steps": sum(w[2] for w in wrote),
+    }
 
 
 def worker_feedback(args: argparse.Namespace) -> dict[str, Any]:
@@ -872,8 +1015,11 @@ def worker_feedback(args: argparse.Namespace) -> dict[str, Any]:
         n = 0
         while not _stop(args, n) and n < args.max:
             if n % 4 == 0 or not wrote:
-                t = Trajectory(task=f"f{args.id} task {n}", group=f"f{args.id}-{n}",
-                               steps=_worker_steps(rng, f"f{args.id}", n))
+                t = Trajectory(
+                    task=f"f{args.id} task {n}",
+                    group=f"f{args.id}-{n}",
+                    steps=_worker_steps(rng, f"f{args.id}", n),
+                )
                 (tid,) = mem.record_many([t])
                 wrote.append([tid, t.task, len(t.steps)])
             tid = rng.choice(wrote)[0]
@@ -884,9 +1030,14 @@ def worker_feedback(args: argparse.Namespace) -> dict[str, Any]:
                 mem.set_state(tid, ok)
                 states[tid] = ok
             n += 1
-    return {"role": "feedback", "iterations": n, "trajectories": wrote,
-            "steps": sum(w[2] for w in wrote), "feedback": {str(k): v for k, v in events.items()},
-            "states": {str(k): v for k, v in states.items()}}
+    return {
+        "role": "feedback",
+        "iterations": n,
+        "trajectories": wrote,
+        "steps": sum(w[2] for w in wrote),
+        "feedback": {str(k): v for k, v in events.items()},
+        "states": {str(k): v for k, v in states.items()},
+    }
 
 
 def worker_reader(args: argparse.Namespace) -> dict[str, Any]:
@@ -912,10 +1063,15 @@ def worker_reader(args: argparse.Namespace) -> dict[str, Any]:
             seen_retrieve[q][d] += 1
             retrieve_results[d] = [list(r) for r in res]
             n += 1
-    return {"role": "reader", "iterations": n, "experiences": dict(seen_exps),
-            "index": dict(seen_index), "snapshots": dict(seen_snap),
-            "retrieve": {q: dict(c) for q, c in seen_retrieve.items()},
-            "retrieve_results": retrieve_results}
+    return {
+        "role": "reader",
+        "iterations": n,
+        "experiences": dict(seen_exps),
+        "index": dict(seen_index),
+        "snapshots": dict(seen_snap),
+        "retrieve": {q: dict(c) for q, c in seen_retrieve.items()},
+        "retrieve_results": retrieve_results,
+    }
 
 
 def worker_slow_learn(args: argparse.Namespace) -> dict[str, Any]:
@@ -926,8 +1082,12 @@ def worker_slow_learn(args: argparse.Namespace) -> dict[str, Any]:
         Path(args.ready).touch()
         t0 = time.monotonic()
         report = mem.learn(use_model=False, progress=lambda _msg: time.sleep(args.delay))
-        return {"role": "slow-learn", "session_id": report.session_id,
-                "seconds": time.monotonic() - t0, "groups_used": report.groups_used}
+        return {
+            "role": "slow-learn",
+            "session_id": report.session_id,
+            "seconds": time.monotonic() - t0,
+            "groups_used": report.groups_used,
+        }
 
 
 WORKERS = {
@@ -939,17 +1099,43 @@ WORKERS = {
 }
 
 
-def spawn_worker(role: str, db: Path, wid: int, tmp: Path, *, min_iters: int = 5,
-                 max_iters: int = 10**9, delay: float = 0.0
-                 ) -> tuple[subprocess.Popen[bytes], Path, Path]:
+def spawn_worker(
+    role: str,
+    db: Path,
+    wid: int,
+    tmp: Path,
+    *,
+    min_iters: int = 5,
+    max_iters: int = 10**9,
+    delay: float = 0.0,
+) -> tuple[subprocess.Popen[bytes], Path, Path]:
     out = tmp / f"{role}-{wid}.json"
     ready = tmp / f"{role}-{wid}.ready"
-    cmd = [sys.executable, str(Path(__file__).resolve()), "worker", role, "--db", str(db),
-           "--id", str(wid), "--stop", str(tmp / "stop"), "--ready", str(ready),
-           "--out", str(out), "--min", str(min_iters), "--max", str(max_iters),
-           "--delay", str(delay)]
-    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                         env=cli_env(db), cwd=str(ROOT))
+    cmd = [
+        sys.executable,
+        str(Path(__file__).resolve()),
+        "worker",
+        role,
+        "--db",
+        str(db),
+        "--id",
+        str(wid),
+        "--stop",
+        str(tmp / "stop"),
+        "--ready",
+        str(ready),
+        "--out",
+        str(out),
+        "--min",
+        str(min_iters),
+        "--max",
+        str(max_iters),
+        "--delay",
+        str(delay),
+    ]
+    p = subprocess.Popen(
+        cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=cli_env(db), cwd=str(ROOT)
+    )
     return p, out, ready
 
 
@@ -978,12 +1164,24 @@ class Round(NamedTuple):
     seconds: float
 
 
-def run_concurrency(pristine: Path, work: Path, tmp: Path, *, before: LibState,
-                    after: LibState, recorders: int = 2, cli_recorders: int = 1,
-                    feedback: int = 1, readers: int = 2, learn: bool = True,
-                    kill_learn_after: float | None = None, min_iters: int = 5,
-                    settle: float = 0.3, timeout: float = 120,
-                    after_ref: Path | None = None) -> Round:
+def run_concurrency(
+    pristine: Path,
+    work: Path,
+    tmp: Path,
+    *,
+    before: LibState,
+    after: LibState,
+    recorders: int = 2,
+    cli_recorders: int = 1,
+    feedback: int = 1,
+    readers: int = 2,
+    learn: bool = True,
+    kill_learn_after: float | None = None,
+    min_iters: int = 5,
+    settle: float = 0.3,
+    timeout: float = 120,
+    after_ref: Path | None = None,
+) -> Round:
     """One round: writers and readers in loops while ``agentmem learn`` runs in another process.
 
     Checks every write the workers report is in the file (nothing lost), every
@@ -1017,12 +1215,21 @@ def run_concurrency(pristine: Path, work: Path, tmp: Path, *, before: LibState,
         base_feedback = mem.stats()["feedback_events"]
     procs: list[tuple[str, subprocess.Popen[bytes], Path, Path]] = []
     wid = 0
-    for role, count in (("recorder", recorders), ("cli-recorder", cli_recorders),
-                        ("feedback", feedback), ("reader", readers)):
+    for role, count in (
+        ("recorder", recorders),
+        ("cli-recorder", cli_recorders),
+        ("feedback", feedback),
+        ("reader", readers),
+    ):
         for _ in range(count):
             wid += 1
-            p, out, ready = spawn_worker(role, work, wid, tmp, min_iters=min(
-                min_iters, 3) if role == "cli-recorder" else min_iters)
+            p, out, ready = spawn_worker(
+                role,
+                work,
+                wid,
+                tmp,
+                min_iters=min(min_iters, 3) if role == "cli-recorder" else min_iters,
+            )
             procs.append((role, p, out, ready))
     problems: list[str] = []
     learn_rc = None
@@ -1064,12 +1271,20 @@ def run_concurrency(pristine: Path, work: Path, tmp: Path, *, before: LibState,
     lost: list[str] = []
     db = open_db(work)
     try:
-        rows = {int(i): (t, int(n)) for i, t, n in db.execute(
-            "SELECT t.id, t.task, (SELECT count(*) FROM steps s WHERE s.trajectory_id = t.id) "
-            "FROM trajectories t")}
+        rows = {
+            int(i): (t, int(n))
+            for i, t, n in db.execute(
+                "SELECT t.id, t.task, (SELECT count(*) FROM steps s WHERE s.trajectory_id = t.id) "
+                "FROM trajectories t"
+            )
+        }
         fb = Counter(int(r[0]) for r in db.execute("SELECT trajectory_id FROM feedback"))
-        st = {int(i): s for i, s in db.execute(
-            "SELECT id, state_ok FROM trajectories WHERE state_ok IS NOT NULL")}
+        st = {
+            int(i): s
+            for i, s in db.execute(
+                "SELECT id, state_ok FROM trajectories WHERE state_ok IS NOT NULL"
+            )
+        }
         final = library_state(db)
         problems += check_invariants(db)
         total_fb = db.execute("SELECT count(*) FROM feedback").fetchone()[0]
@@ -1081,23 +1296,28 @@ def run_concurrency(pristine: Path, work: Path, tmp: Path, *, before: LibState,
             wrote_traj += 1
             wrote_steps += nsteps
             if rows.get(tid) != (task, nsteps):
-                lost.append(f"trajectory {tid} ({task!r}, {nsteps} steps) of a {rep['role']} "
-                            f"is {rows.get(tid)!r} in the file")
+                lost.append(
+                    f"trajectory {tid} ({task!r}, {nsteps} steps) of a {rep['role']} "
+                    f"is {rows.get(tid)!r} in the file"
+                )
         for tid, count in rep.get("feedback", {}).items():
             wrote_fb += count
             if fb[int(tid)] != count:
-                lost.append(f"trajectory {tid}: {count} feedback events given, "
-                            f"{fb[int(tid)]} in the file")
+                lost.append(
+                    f"trajectory {tid}: {count} feedback events given, {fb[int(tid)]} in the file"
+                )
         for tid, ok in rep.get("states", {}).items():
             wrote_states += 1
             if st.get(int(tid)) != int(ok):
                 lost.append(f"trajectory {tid}: state {ok} set, {st.get(int(tid))} in the file")
     if len(rows) != base_traj + wrote_traj:
-        lost.append(f"the file holds {len(rows)} trajectories, expected {base_traj} + "
-                    f"{wrote_traj} written")
+        lost.append(
+            f"the file holds {len(rows)} trajectories, expected {base_traj} + {wrote_traj} written"
+        )
     if total_fb != base_feedback + wrote_fb:
-        lost.append(f"the file holds {total_fb} feedback events, expected {base_feedback} + "
-                    f"{wrote_fb}")
+        lost.append(
+            f"the file holds {total_fb} feedback events, expected {base_feedback} + {wrote_fb}"
+        )
     # observations: before or after, never in between
     allowed = {"before": before, "after": after}
     ok_exps = {digest(s.experiences): k for k, s in allowed.items()}
@@ -1109,14 +1329,15 @@ def run_concurrency(pristine: Path, work: Path, tmp: Path, *, before: LibState,
     for rep in reports:
         if rep["role"] != "reader":
             continue
-        for kind, table in (("experiences", ok_exps), ("index", ok_index),
-                            ("snapshots", ok_snap)):
+        for kind, table in (("experiences", ok_exps), ("index", ok_index), ("snapshots", ok_snap)):
             for d, c in rep[kind].items():
                 observations += c
                 label = table.get(d)
                 if label is None:
-                    problems.append(f"a reader saw a half session: {c} {kind} observations "
-                                    f"match neither the before nor the after state")
+                    problems.append(
+                        f"a reader saw a half session: {c} {kind} observations "
+                        f"match neither the before nor the after state"
+                    )
                 else:
                     observed[f"{kind}:{label}"] += c
         for q, counts in rep["retrieve"].items():
@@ -1124,8 +1345,10 @@ def run_concurrency(pristine: Path, work: Path, tmp: Path, *, before: LibState,
                 observations += c
                 label = expected_retrieve.get((q, d))
                 if label is None:
-                    anomalies.append(f"retrieve({q!r}) returned {rep['retrieve_results'][d]} "
-                                     f"{c}x: neither the before nor the after answer")
+                    anomalies.append(
+                        f"retrieve({q!r}) returned {rep['retrieve_results'][d]} "
+                        f"{c}x: neither the before nor the after answer"
+                    )
                 else:
                     observed[f"retrieve:{label}"] += c
     if killed:
@@ -1135,12 +1358,20 @@ def run_concurrency(pristine: Path, work: Path, tmp: Path, *, before: LibState,
         problems.append(f"after the round the library is {final.short()}, not the after state")
     elif not learn and final != before:
         problems.append("the library changed without a learning session")
-    return Round(processes=len(procs) + (1 if learn else 0),
-                 writes=wrote_traj + wrote_steps + wrote_fb + wrote_states,
-                 trajectories=wrote_traj, lost=lost, problems=problems,
-                 observations=observations, observed_states=observed,
-                 retrieve_anomalies=anomalies, learn_rc=learn_rc, learn_killed=killed,
-                 learn_seconds=learn_seconds, seconds=time.monotonic() - t_start)
+    return Round(
+        processes=len(procs) + (1 if learn else 0),
+        writes=wrote_traj + wrote_steps + wrote_fb + wrote_states,
+        trajectories=wrote_traj,
+        lost=lost,
+        problems=problems,
+        observations=observations,
+        observed_states=observed,
+        retrieve_anomalies=anomalies,
+        learn_rc=learn_rc,
+        learn_killed=killed,
+        learn_seconds=learn_seconds,
+        seconds=time.monotonic() - t_start,
+    )
 
 
 # -- entry point ----------------------------------------------------------------------------------

@@ -73,9 +73,11 @@ class Soak:
         self.say(f"preparing in {self.work} (seed {self.args.seed})")
         self.learn = crashlib.prepare_learn_kills(self.work / "learn", groups=self.args.groups)
         self.record = crashlib.prepare_record_kills(self.work / "record", n=self.args.records)
-        self.say(f"learn: {self.learn.before.short()} -> {self.learn.after.short()}, "
-                 f"{self.learn.duration:.2f} s unkilled; record: {self.record.n} trajectories, "
-                 f"{self.record.duration:.2f} s unkilled")
+        self.say(
+            f"learn: {self.learn.before.short()} -> {self.learn.after.short()}, "
+            f"{self.learn.duration:.2f} s unkilled; record: {self.record.n} trajectories, "
+            f"{self.record.duration:.2f} s unkilled"
+        )
 
     def kills(self) -> None:
         for _ in range(self.args.kills_per_round):
@@ -84,8 +86,9 @@ class Soak:
             delay = self.rng.uniform(0, self.learn.duration)
             resume = self.rng.choice(["cli", "inprocess"])
             try:
-                o = crashlib.kill_learn_trial(self.learn, self.work / "learn" / "work.db", delay,
-                                              resume=resume)
+                o = crashlib.kill_learn_trial(
+                    self.learn, self.work / "learn" / "work.db", delay, resume=resume
+                )
             except Exception as e:
                 self.fail(f"learn kill at {delay:.3f} s", e)
                 continue
@@ -94,8 +97,9 @@ class Soak:
                 self.phases[f"learn {o['phase']}"] += 1
             else:
                 self.figures["learn runs finished before the kill"] += 1
-        at = self.learn.die_point(self.rng.choice(["put", "journal", "remove", "finish"]),
-                                  self.rng.random())
+        at = self.learn.die_point(
+            self.rng.choice(["put", "journal", "remove", "finish"]), self.rng.random()
+        )
         try:
             crashlib.die_learn_trial(self.learn, self.work / "learn" / "die.db", at)
             self.figures["learn kills survived"] += 1
@@ -107,8 +111,7 @@ class Soak:
                 return
             delay = self.rng.uniform(0, self.record.duration)
             try:
-                o = crashlib.kill_record_trial(self.record, self.work / "record" / "work.db",
-                                               delay)
+                o = crashlib.kill_record_trial(self.record, self.work / "record" / "work.db", delay)
             except Exception as e:
                 self.fail(f"record kill at {delay:.3f} s", e)
                 continue
@@ -126,12 +129,22 @@ class Soak:
     def start_fuzz(self, n: int) -> subprocess.Popen[bytes] | None:
         if self.args.fuzz_examples <= 0:
             return None
-        env = crashlib.cli_env(self.work / "unused.db",
-                               AGENTMEM_FUZZ_EXAMPLES=str(self.args.fuzz_examples))
-        cmd = [sys.executable, "-m", "pytest", str(crashlib.ROOT / "tests" / "test_fuzz.py"),
-               "-q", "-p", "no:cacheprovider", f"--hypothesis-seed={self.args.seed + n}"]
-        return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env,
-                                cwd=str(crashlib.ROOT))
+        env = crashlib.cli_env(
+            self.work / "unused.db", AGENTMEM_FUZZ_EXAMPLES=str(self.args.fuzz_examples)
+        )
+        cmd = [
+            sys.executable,
+            "-m",
+            "pytest",
+            str(crashlib.ROOT / "tests" / "test_fuzz.py"),
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            f"--hypothesis-seed={self.args.seed + n}",
+        ]
+        return subprocess.Popen(
+            cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, cwd=str(crashlib.ROOT)
+        )
 
     def finish_fuzz(self, p: subprocess.Popen[bytes] | None) -> None:
         if p is None:
@@ -141,8 +154,11 @@ class Soak:
         m = re.search(r"\[fuzz\] inputs tried: (\d+)", text)
         if m:
             self.figures["fuzz inputs tried"] += int(m.group(1))
-        hits_line = text.split("known bugs hit:", 1)[1].split("\n", 1)[0] \
-            if "known bugs hit:" in text else ""
+        hits_line = (
+            text.split("known bugs hit:", 1)[1].split("\n", 1)[0]
+            if "known bugs hit:" in text
+            else ""
+        )
         for bug, hits in re.findall(r"'([a-z0-9-]+)': (\d+)", hits_line):
             self.figures[f"fuzz known-bug hits ({bug})"] += int(hits)
         if p.returncode != 0:
@@ -154,10 +170,19 @@ class Soak:
         fuzz = self.start_fuzz(n)
         try:
             r = crashlib.run_concurrency(
-                self.learn.pristine, self.work / "load" / "lib.db", self.work / "load" / "run",
-                before=self.learn.before, after=self.learn.after, recorders=2, cli_recorders=1,
-                feedback=1, readers=2, min_iters=self.args.min_iters, kill_learn_after=delay,
-                after_ref=self.learn.pristine.parent / "after-0.db")
+                self.learn.pristine,
+                self.work / "load" / "lib.db",
+                self.work / "load" / "run",
+                before=self.learn.before,
+                after=self.learn.after,
+                recorders=2,
+                cli_recorders=1,
+                feedback=1,
+                readers=2,
+                min_iters=self.args.min_iters,
+                kill_learn_after=delay,
+                after_ref=self.learn.pristine.parent / "after-0.db",
+            )
         except Exception as e:
             self.fail(f"load round {n}", e)
             r = None
@@ -189,8 +214,10 @@ class Soak:
             if self.left() <= 0:
                 break
             self.load(n)
-            self.say(f"round {n}: {dict(self.figures)}; failures {len(self.failures)}, "
-                     f"lost {len(self.lost)}")
+            self.say(
+                f"round {n}: {dict(self.figures)}; failures {len(self.failures)}, "
+                f"lost {len(self.lost)}"
+            )
         return self.report(n)
 
     def report(self, rounds: int) -> int:
@@ -209,8 +236,11 @@ class Soak:
             "reader observations": f["reader observations"],
             "learners killed under load": f["learners killed under load"],
             "fuzz inputs tried": f["fuzz inputs tried"],
-            "fuzz known-bug hits": {k[len("fuzz known-bug hits ("):-1]: v for k, v in f.items()
-                                    if k.startswith("fuzz known-bug hits")},
+            "fuzz known-bug hits": {
+                k[len("fuzz known-bug hits (") : -1]: v
+                for k, v in f.items()
+                if k.startswith("fuzz known-bug hits")
+            },
             "retrieval anomalies (known bug)": len(self.anomalies),
             "lost": len(self.lost),
             "failures": len(self.failures),
@@ -221,9 +251,17 @@ class Soak:
         for line in (self.lost + self.failures)[:20]:
             print("  ! " + line[:500])
         if self.args.json:
-            Path(self.args.json).write_text(json.dumps(
-                {**summary, "lost_detail": self.lost, "failure_detail": self.failures,
-                 "retrieval_anomalies": self.anomalies}, indent=2))
+            Path(self.args.json).write_text(
+                json.dumps(
+                    {
+                        **summary,
+                        "lost_detail": self.lost,
+                        "failure_detail": self.failures,
+                        "retrieval_anomalies": self.anomalies,
+                    },
+                    indent=2,
+                )
+            )
         if not self.args.keep and not self.failures and not self.lost and not self.args.workdir:
             shutil.rmtree(self.work, ignore_errors=True)
         return 1 if (self.failures or self.lost) else 0
@@ -234,14 +272,26 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--minutes", type=float, default=10.0, help="how long to run (default 10)")
     ap.add_argument("--seed", type=int, default=random.SystemRandom().randrange(10**6))
     ap.add_argument("--groups", type=int, default=30, help="learnable groups (default 30)")
-    ap.add_argument("--records", type=int, default=1500,
-                    help="trajectories in the file `agentmem record` is killed on")
+    ap.add_argument(
+        "--records",
+        type=int,
+        default=1500,
+        help="trajectories in the file `agentmem record` is killed on",
+    )
     ap.add_argument("--kills-per-round", type=int, default=8)
     ap.add_argument("--record-kills-per-round", type=int, default=4)
-    ap.add_argument("--fuzz-examples", type=int, default=300,
-                    help="Hypothesis examples per fuzz test per round (0: no fuzz)")
-    ap.add_argument("--min-iters", type=int, default=20,
-                    help="least loop iterations of each worker per load round")
+    ap.add_argument(
+        "--fuzz-examples",
+        type=int,
+        default=300,
+        help="Hypothesis examples per fuzz test per round (0: no fuzz)",
+    )
+    ap.add_argument(
+        "--min-iters",
+        type=int,
+        default=20,
+        help="least loop iterations of each worker per load round",
+    )
     ap.add_argument("--workdir", help="keep the files here (default: a temporary folder)")
     ap.add_argument("--keep", action="store_true", help="keep the temporary folder")
     ap.add_argument("--json", help="also write the figures to this file")

@@ -290,8 +290,10 @@ def extract(
                     elif why is None and op.kind == "MODIFY":
                         old = by_id[op.targets[0]]
                         if not names_tool(old.text, op.facts[:1]):
-                            why = (f"experience {old.id} is not about {op.facts[0]}: "
-                                   "the group's data gives no reason to rewrite it")
+                            why = (
+                                f"experience {old.id} is not about {op.facts[0]}: "
+                                "the group's data gives no reason to rewrite it"
+                            )
                     if why is None:
                         phrased.add(op.detail["finding"])
                 elif op.kind == "DELETE":
