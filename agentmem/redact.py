@@ -823,6 +823,7 @@ KINDS: tuple[str, ...] = (
 # --------------------------------------------------------------------------- JSON keys
 
 
+@functools.lru_cache(maxsize=4096)
 def is_secret_key(name: str) -> bool:
     """Whether a mapping key names a secret (``password``, ``GITHUB_TOKEN``, ``apiKey`` ...).
 
@@ -966,7 +967,7 @@ class Redactor:
                 if isinstance(k, str):
                     if kind is None and is_secret_key(k):
                         kind = _kind_for_key(k)
-                    k = self.text(k)
+                    k = _key_text(self, k)
                 out[k] = self._walk(v, kind)
             return out
         if isinstance(value, list):
@@ -980,6 +981,12 @@ class Redactor:
         ):
             return placeholder(secret_kind)
         return value
+
+
+@functools.lru_cache(maxsize=4096)
+def _key_text(redactor: Redactor, key: str) -> str:
+    """Dict keys repeat in every call of a tool: redact each once."""
+    return redactor.text(key)
 
 
 #: The redactor agentmem uses unless told otherwise: built-in rules only.
