@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import os
 import random
-import resource
 import shutil
 import statistics
 import subprocess
@@ -146,12 +145,20 @@ def warm(path: Path, queries: list[str]) -> tuple[list[float], list[float]]:
 
 def cold(cmd: list[str], runs: int, env: dict[str, str]) -> tuple[float, float, float]:
     walls, peaks = [], []
+    # A child forked from this (large) process inherits its peak RSS until it execs, so the
+    # peak is read by GNU time, a small process, when it is installed (else wall time only).
+    gnu_time = "/usr/bin/time" if os.path.exists("/usr/bin/time") else None
     for _ in range(runs):
-        before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
         t0 = time.perf_counter()
-        subprocess.run(cmd, check=True, capture_output=True, env=env)
+        if gnu_time:
+            p = subprocess.run(
+                [gnu_time, "-f", "%M", *cmd], capture_output=True, env=env, check=True
+            )
+            peaks.append(int(p.stderr.decode().split()[-1]) / 1024)
+        else:
+            subprocess.run(cmd, capture_output=True, env=env, check=True)
+            peaks.append(float("nan"))
         walls.append((time.perf_counter() - t0) * 1e3)
-        peaks.append(max(before, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss) / 1024)
     return statistics.median(walls), pct(walls, 0.95), max(peaks)
 
 
