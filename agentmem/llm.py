@@ -155,6 +155,15 @@ class _LoadKey:
 
 
 _LOADED: dict[_LoadKey, Any] = {}
+
+
+def _close_loaded() -> None:
+    """Close loaded models before interpreter teardown: left to ``Llama.__del__`` then,
+    llama-cpp-python prints an ignored traceback."""
+    while _LOADED:
+        _, llm = _LOADED.popitem()
+        with contextlib.suppress(Exception):  # best effort at exit
+            llm.close()
 _LOAD_LOCK = threading.Lock()
 # One lock per loaded model: a llama_cpp.Llama must not run two calls at once.
 _CALL_LOCKS: dict[_LoadKey, threading.Lock] = {}
@@ -297,6 +306,10 @@ class LlamaCppModel:
                     "GGUF file that this llama-cpp-python version supports "
                     "(pip install -U llama-cpp-python)"
                 ) from exc
+            if not _LOADED:
+                import atexit
+
+                atexit.register(_close_loaded)
             _LOADED[key] = llm
             _CALL_LOCKS[key] = threading.Lock()
             return llm
