@@ -246,6 +246,22 @@ def learn(
             compress=lambda op: compress(model, usage, op, tools_all, known_all),
         )
         compressions = usage.calls - calls_before
+
+        def finish(applied: Sequence[AppliedOp]) -> LearnReport:
+            return _report(
+                session_id,
+                dry_run,
+                reports,
+                ready,
+                usable,
+                fresh,
+                usage,
+                compressions,
+                t0,
+                applied,
+                results,
+            )
+
         rejected += list(final.rejected)
         vectors = lib.embed([op.text for op in final.apply if op.text])
         conditions = {r.key: r.conditions for r in results}
@@ -280,38 +296,14 @@ def learn(
                             json.dumps([attrs.asdict(s) for s in r.summaries], ensure_ascii=False),
                         ],
                     )
-                report = _report(
-                    session_id,
-                    dry_run,
-                    reports,
-                    ready,
-                    usable,
-                    fresh,
-                    usage,
-                    compressions,
-                    t0,
-                    applied,
-                    results,
-                )
+                report = finish(applied)
                 db.execute(
                     "UPDATE sessions SET status = 'applied', finished_at = ?, report = ? "
                     "WHERE id = ?",
                     [now_iso(), json.dumps(report.as_dict(), ensure_ascii=False), session_id],
                 )
             return attrs.evolve(report, wall_seconds=time.perf_counter() - t0)
-        return _report(
-            session_id,
-            dry_run,
-            reports,
-            ready,
-            usable,
-            fresh,
-            usage,
-            compressions,
-            t0,
-            applied,
-            results,
-        )
+        return finish(applied)
     except BaseException as e:
         if session_id is not None:
             fail_session(db, session_id, f"{type(e).__name__}: {e}")
