@@ -60,6 +60,7 @@ import json
 import math
 import operator
 import sys
+import weakref
 from array import array
 from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
@@ -687,29 +688,64 @@ def _exact_numpy(
     return {i: scores[where[b]] for i, b in zip(found, blobs, strict=True)}
 
 
-def _search_numpy(
-    db: Database, np: Any, dims: int, yn: list[float], parts: list[str] | None, k: int
-) -> list[tuple[int, float]]:
+#: Decoded codes kept per database object and domain filter, for long-lived processes (an
+#: MCP server, an agent using the Python API). An entry is used only while the file is
+#: unchanged: SQLite's ``data_version`` (other connections' commits) and this
+#: connection's ``total_changes`` (its own writes, committed or not) both match.
+_DECODED: weakref.WeakKeyDictionary[Any, dict[Any, tuple[Any, ...]]] = weakref.WeakKeyDictionary()
+#: Cache only libraries whose decoded codes fit in this many floats (64 MB).
+_CACHE_MAX_FLOATS = 16_000_000
+
+
+def _file_state(db: Database) -> tuple[int, int]:
+    return (int(db.execute("PRAGMA data_version").fetchone()[0]), int(db.conn.total_changes))
+
+
+def _decoded(
+    db: Database, np: Any, dims: int, parts: list[str] | None
+) -> tuple[Any, Any, Any, Any] | None:
+    """(ids, float32 codes matrix, scales, errors) of the blocks in ``parts``; None if empty."""
+    key = (dims, None if parts is None else tuple(parts))
+    state = _file_state(db)
+    try:
+        per_conn = _DECODED.setdefault(db, {})
+    except TypeError:  # an object that cannot be weakly referenced: no cache
+        per_conn = {}
+    hit = per_conn.get(key)
+    if hit is not None and hit[0] == state:
+        return hit[1]
     where, params = _domain_filter(parts)
     rows = db.execute(
         f"SELECT size, ids, scales, errors, codes FROM {BLOCKS}{where}", params
     ).fetchall()
     total = sum(int(r[0]) for r in rows)
     if total == 0:
-        return []
-    y64 = np.asarray(yn, dtype=np.float64)
-    y32 = y64.astype(np.float32)
+        return None
     ids = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.int64)
-    if total <= k:
-        return _top(_exact_numpy(db, np, dims, ids.tolist(), y64), k)
-    coarse = np.empty(total, dtype=np.float32)
-    at = 0
-    for size, _, _, _, codes in rows:
-        c = np.frombuffer(codes, dtype=np.int8).reshape(size, dims)
-        np.matmul(c.astype(np.float32), y32, out=coarse[at : at + size])
-        at += size
+    codes = np.frombuffer(b"".join(r[4] for r in rows), dtype=np.int8).reshape(total, dims)
     scales = np.frombuffer(b"".join(r[2] for r in rows), dtype=np.float32)
     errors = np.frombuffer(b"".join(r[3] for r in rows), dtype=np.float32)
+    out = (ids, codes.astype(np.float32), scales, errors)
+    if total * dims <= _CACHE_MAX_FLOATS:
+        if len(per_conn) >= 8:
+            per_conn.clear()
+        per_conn[key] = (state, out)
+    return out
+
+
+def _search_numpy(
+    db: Database, np: Any, dims: int, yn: list[float], parts: list[str] | None, k: int
+) -> list[tuple[int, float]]:
+    decoded = _decoded(db, np, dims, parts)
+    if decoded is None:
+        return []
+    ids, matrix, scales, errors = decoded
+    total = len(ids)
+    y64 = np.asarray(yn, dtype=np.float64)
+    y32 = y64.astype(np.float32)
+    if total <= k:
+        return _top(_exact_numpy(db, np, dims, ids.tolist(), y64), k)
+    coarse = matrix @ y32
     # |true - approx| <= error (quantisation) + eps (float32 matvec, query rounding).
     approx = coarse.astype(np.float64) * scales
     eps = 2.0 * (dims + 4) * _U32

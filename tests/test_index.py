@@ -350,3 +350,35 @@ def test_auto_without_numpy_uses_sqlite_vec(db: Database, monkeypatch: pytest.Mo
     monkeypatch.setattr(index, "_search_sql", spy)
     assert_same(index.search(db, q, domains=["git"], k=4), brute(vectors, q, ["git"], 4))
     assert calls == ["sql"]
+
+
+def test_decoded_cache_follows_writes_of_this_and_other_connections(tmp_path):
+    """The per-connection cache of decoded codes never serves a stale library."""
+    import random as _random
+
+    from agentmem import Memory
+
+    path = tmp_path / "cache.db"
+    a = Memory.open(path, embedder="hash")
+    b = Memory.open(path, embedder="hash")
+    try:
+        a.add("Before calling cat, call cd into the folder first.", domain="fs")
+        a.add("Use git_status before git_commit.", domain="git")
+        query = "read the file in the folder with cat after cd"
+        first = [h.experience.id for h in a.retrieve(query, k=3)]
+        again = [h.experience.id for h in a.retrieve(query, k=3)]  # served from the cache
+        assert first == again and first
+        new = b.add("Call cat on the file after cd into its folder.", domain="fs")  # other conn
+        seen = [h.experience.id for h in a.retrieve(query, k=3)]
+        assert new.id in seen
+        a.remove(new.id)  # this connection's own write
+        assert new.id not in [h.experience.id for h in a.retrieve(query, k=3)]
+        rng = _random.Random(5)
+        for i in range(30):  # many more, through either connection, checked each time
+            mem = a if rng.random() < 0.5 else b
+            mem.add(f"Use tool_{i} with path_{i} before cat_{i % 7}.", domain="fs")
+            got = [h.experience.id for h in a.retrieve(f"tool_{i} path_{i}", k=1)]
+            assert got and a.get_experience(got[0]).text.startswith(f"Use tool_{i} ")
+    finally:
+        a.close()
+        b.close()
