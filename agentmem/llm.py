@@ -164,6 +164,8 @@ def _close_loaded() -> None:
         _, llm = _LOADED.popitem()
         with contextlib.suppress(Exception):  # best effort at exit
             llm.close()
+
+
 _LOAD_LOCK = threading.Lock()
 # One lock per loaded model: a llama_cpp.Llama must not run two calls at once.
 _CALL_LOCKS: dict[_LoadKey, threading.Lock] = {}
