@@ -47,7 +47,7 @@ from sqlite_utils import Database
 from . import index
 from .db import connect, sqlite3
 from .journal import _pid_alive
-from .migrations import migrations
+from .migrations import KNOWN_MIGRATIONS, SCHEMA_VERSION, migrations, unknown_migrations
 
 __all__ = [
     "WARNING_KINDS",
@@ -236,7 +236,7 @@ def summarize(db: Database) -> dict[str, Any]:
 
     applied = _applied_migrations(db) or []
     return {
-        "schema": f"{len(applied)}/{len(migrations._migrations)}",
+        "schema": f"{len(applied)}/{SCHEMA_VERSION}",
         "trajectories": count("SELECT count(*) FROM trajectories"),
         "steps": count("SELECT count(*) FROM steps"),
         "feedback": count("SELECT count(*) FROM feedback"),
@@ -283,8 +283,8 @@ def _check(db: Database) -> list[Problem]:
                 "it is not an agentmem library",
             ),
         ]
-    known = [m.name for m in migrations._migrations]
-    unknown = [n for n in applied if n not in known]
+    known = KNOWN_MIGRATIONS
+    unknown = unknown_migrations(applied)
     if not applied:
         return [
             *problems,
@@ -365,7 +365,7 @@ def _reference_schema(applied: tuple[str, ...]) -> dict[str, tuple[str, tuple[st
     """name -> (type, columns) of what the migrations ``applied`` create, from an empty file."""
     ref = Database(memory=True)
     try:
-        skip = [m.name for m in migrations._migrations if m.name not in applied]
+        skip = [name for name in KNOWN_MIGRATIONS if name not in applied]
         migrations.apply(ref, stop_before=skip or None)
         return _schema_of(ref)
     finally:

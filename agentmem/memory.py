@@ -21,7 +21,7 @@ from .errors import (
     UnknownExperienceError,
     UnknownTrajectoryError,
 )
-from .migrations import migrations
+from .migrations import migrations, unknown_migrations
 from .paths import DEFAULT_DB_ENV, default_db_path
 from .records import Experience, Feedback, Step, Trajectory, valid_id
 from .rewards import RewardWeights
@@ -43,12 +43,10 @@ def _refuse_newer(db: Database) -> None:
     """Refuse a file that a newer agentmem migrated: its schema is unknown to this one."""
     if not db["_sqlite_migrations"].exists():
         return
-    known = {m.name for m in migrations._migrations}
-    applied = {
+    unknown = unknown_migrations(
         r[0]
         for r in db.execute("SELECT name FROM _sqlite_migrations WHERE migration_set = 'agentmem'")
-    }
-    unknown = sorted(applied - known)
+    )
     if unknown:
         raise AgentMemError(
             f"this library was written by a newer agentmem (migration {', '.join(unknown)}); "

@@ -5,9 +5,11 @@ Every table and column is described for people in ``docs/schema.md``.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from sqlite_utils import Database, Migrations
 
-__all__ = ["SCHEMA_VERSION", "migrations"]
+__all__ = ["KNOWN_MIGRATIONS", "SCHEMA_VERSION", "migrations", "unknown_migrations"]
 
 migrations = Migrations("agentmem")
 
@@ -186,5 +188,12 @@ def m002_steps_trajectory_success(db: Database) -> None:
     )
 
 
+#: The migrations this version of agentmem knows, in order.
+KNOWN_MIGRATIONS: tuple[str, ...] = tuple(m.name for m in migrations._migrations)
 #: The number of migrations this version of agentmem knows.
-SCHEMA_VERSION = len(migrations._migrations)
+SCHEMA_VERSION = len(KNOWN_MIGRATIONS)
+
+
+def unknown_migrations(applied: Iterable[str]) -> list[str]:
+    """The applied migrations this version does not know: the file is from a newer agentmem."""
+    return [name for name in applied if name not in KNOWN_MIGRATIONS]
