@@ -319,7 +319,13 @@ def _check(db: Database) -> list[Problem]:
     groups: list[tuple[str, tuple[str, ...], Callable[[Database], list[Problem]]]] = [
         ("the foreign keys", (), _check_foreign_keys),
         ("the values", (), functools.partial(_check_values, missing=missing)),
-        ("the vector index", ("experiences", "settings"), _check_index),
+        (
+            "the vector index",
+            ("experiences", "settings"),
+            functools.partial(
+                _check_index, upgrade_pending="m003_index_blocks_hold_vectors" in pending
+            ),
+        ),
         ("the sessions", ("sessions", "operations", "session_groups"), _check_sessions),
         ("the journal", ("experiences", "sessions", "operations"), _check_journal),
         ("the trajectories", ("trajectories", "steps"), _check_trajectories),
@@ -500,8 +506,8 @@ def _check_values(db: Database, missing: AbstractSet[str] = frozenset()) -> list
     return problems
 
 
-def _check_index(db: Database) -> list[Problem]:
-    return [Problem("index", msg) for msg in index.check(db)]
+def _check_index(db: Database, *, upgrade_pending: bool = False) -> list[Problem]:
+    return [Problem("index", msg) for msg in index.check(db, upgrade_pending=upgrade_pending)]
 
 
 # -- sessions and the journal ----------------------------------------------------------

@@ -1,9 +1,7 @@
 """The vector index over experiences: exact cosine top-k, fast, in the library file.
 
 Every search returns exactly what a brute-force cosine top-k over the stored
-float32 vectors returns (scores in float64, ties broken by the smaller id). It
-gets there fast by scoring a compact int8 copy of every vector first, and then
-re-scoring exactly only the few vectors that a proven bound cannot rule out.
+float32 vectors returns (scores in float64, ties broken by the smaller id).
 
 Storage (three tables, all written in the caller's transaction):
 
@@ -11,41 +9,49 @@ Storage (three tables, all written in the caller's transaction):
     A sqlite-vec ``vec0`` table: ``experience_id`` (primary key), ``domain``
     (partition key, so a search in one domain reads only that domain's
     vectors and the domain-free ones), ``embedding int8[dims]`` with
-    ``distance_metric=cosine``. Each vector is scaled by 127 / its largest
-    component before rounding, so int8 keeps about 7 bits per component.
+    ``distance_metric=cosine``. Each unit vector is scaled by 127 / its
+    largest component before rounding, so int8 keeps about 7 bits per component.
 ``experience_vectors_items``
     One row per indexed experience: its float32 vector (the exact copy that
-    scores are computed from), its domain, and where its int8 code sits in
+    scores are computed from), its domain, and where it sits in
     ``experience_vectors_blocks``.
 ``experience_vectors_blocks``
-    The int8 codes again, packed up to :data:`BLOCK_SIZE` per row and per
-    domain, with per-vector scale and error bounds, so that a search can read
-    a domain's codes with a handful of row reads and score them with numpy.
+    The float32 vectors again, packed up to :data:`BLOCK_SIZE` per row and per
+    domain with their norms and int8 error bounds, so that a process can read
+    the whole index with a handful of row reads and score it with numpy.
+
+Triggers on ``experience_vectors_blocks`` set the ``index_version`` setting to
+a new random number whenever a block row is inserted, updated or deleted, by
+any writer (this code, another process, a person with a SQLite client). The
+version is part of the transaction that changed the blocks, so it rolls back
+with it.
 
 Two ways to search, both exact:
 
-* **numpy** (when numpy is already imported, or the search covers at least
-  :data:`NUMPY_MIN_VECTORS` vectors): read the codes, compute
-  ``a_i = s_i * (c_i . q)`` for every vector, where ``|x_i - s_i c_i| <= r_i``
-  is stored per vector. So the true cosine lies in ``a_i +- (r_i + eps)``, with
-  ``eps`` bounding float32 rounding. Every vector whose upper bound reaches
-  the k-th largest lower bound is re-scored from its float32 copy; nothing
-  else can be in the top k (its score is strictly below k vectors' scores).
-* **sql** (no numpy needed; used when numpy is not loaded, which with
-  sqlite-utils means not installed, since sqlite-utils imports numpy whenever
-  it can): sqlite-vec's int8 cosine KNN over the partitions, oversampled.
-  A vector that KNN did not return has int8 cosine at most the last returned
-  one's, so its true cosine is at most that plus ``delta_x + delta_q + eps``
-  (``delta`` = distance between a unit vector and its normalised code; the
-  largest per domain is stored). If the k-th exact score beats that bound
-  the answer is proven; otherwise the KNN is widened, and past vec0's
-  k limit the search falls back to a full exact scan. Returned vectors are
-  re-scored best bound first, only while a bound can still reach the top k.
+* **numpy** (when numpy is imported and the same index version is searched a
+  second time through the same :class:`~sqlite_utils.Database` object): the
+  blocks are read once and kept in memory for as long as ``index_version`` is
+  unchanged (up to :data:`CACHE_MAX_BYTES`); a search then costs one settings
+  query and a float32 matrix-vector product. Each
+  float32 cosine is within ``eps = 2 (dims + 8) u`` of the exact one (``u`` the
+  float32 unit roundoff: query rounding, the float32 dot product, the norm), so
+  nothing scoring more than ``2 eps`` below the k-th best can be in the top k;
+  the few vectors above that line are re-scored exactly in float64.
+* **sql** (no numpy needed; the first search of each index version, which
+  reads much less than the blocks, what the fast ``agentmem context`` path
+  uses, and the fallback for an index without ``index_version``): sqlite-vec's int8
+  cosine KNN over the partitions, oversampled. A vector that KNN did not
+  return has int8 cosine at most the last returned one's, so its true cosine
+  is at most that plus ``delta_x + delta_q + eps`` (``delta`` = distance
+  between a unit vector and its normalised code; the largest per domain is
+  stored). If the k-th exact score beats that bound the answer is proven;
+  otherwise the KNN is widened, and past vec0's k limit the search falls back
+  to a full exact scan. Returned vectors are re-scored best bound first, only
+  while a bound can still reach the top k.
 
-Reads (:func:`search`, :func:`check`) see one snapshot: the caller's
-transaction, or a read-only savepoint opened and released around the call.
-Setting ``PRAGMA mmap_size`` on the connection roughly halves the numpy path's
-time at 10,000+ vectors (the codes are read without page-by-page copies).
+Reads see one snapshot: the caller's transaction, or a read-only savepoint
+opened and released around the call. (A search answered from memory reads one
+row set, the settings, and every in-memory block is from the version it names.)
 
 All functions take a :class:`sqlite_utils.Database` from :func:`agentmem.db.connect`.
 Writers (:func:`ensure_index`, :func:`put`, :func:`put_many`, :func:`remove`,
@@ -73,7 +79,7 @@ if TYPE_CHECKING:  # numpy is optional at run time
 
 __all__ = [
     "BLOCK_SIZE",
-    "NUMPY_MIN_VECTORS",
+    "CACHE_MAX_BYTES",
     "TABLE",
     "Vector",
     "check",
@@ -102,15 +108,18 @@ BLOCKS = "experience_vectors_blocks"
 #: Settings keys (values are JSON).
 MODEL_KEY = "embedding_model"
 DIMS_KEY = "embedding_dims"
+#: A random number that changes with every write to the blocks (set by triggers).
+VERSION_KEY = "index_version"
 
-#: Most int8 codes in one ``experience_vectors_blocks`` row.
+#: Most vectors in one ``experience_vectors_blocks`` row.
 BLOCK_SIZE = 512
+
+#: The most bytes of vectors a process keeps in memory per database for the numpy search
+#: (256 MiB: 100,000 vectors of 384 dimensions fit). A bigger index is read per search.
+CACHE_MAX_BYTES = 256 * 2**20
 
 #: vec0's ``chunk_size``: slots allocated at a time per partition (domain).
 VEC0_CHUNK_SIZE = 256
-
-#: Without numpy already imported, searches over at least this many vectors import it.
-NUMPY_MIN_VECTORS = 50_000
 
 #: The largest ``k`` a vec0 KNN query accepts (sqlite-vec 0.1.x).
 VEC0_K_MAX = 4096
@@ -171,7 +180,16 @@ def _dims(db: Database) -> int:
             "this library has no vector index yet: call index.ensure_index first "
             "(or run `agentmem reindex`)"
         )
+    if not _blocks_hold_vectors(db):
+        raise _old_format()
     return info[1]
+
+
+def _old_format() -> AgentMemError:
+    return AgentMemError(
+        "this library's vector index is in the format of an older agentmem: open it with "
+        "Memory.open (which upgrades it) or run `agentmem reindex`"
+    )
 
 
 # -- create and drop -----------------------------------------------------------------
@@ -218,15 +236,38 @@ def ensure_index(db: Database, model_id: str, dims: int) -> None:
             "size INTEGER NOT NULL, "
             "max_delta REAL NOT NULL, "
             "ids BLOB NOT NULL, "
-            "scales BLOB NOT NULL, "
-            "errors BLOB NOT NULL, "
+            "norms BLOB NOT NULL, "
             "deltas BLOB NOT NULL, "
-            "codes BLOB NOT NULL)"
+            "vectors BLOB NOT NULL)"
         )
+        if not _blocks_hold_vectors(db):
+            raise _old_format()
         db.execute(f"CREATE INDEX IF NOT EXISTS {BLOCKS}_domain ON {BLOCKS} (domain, size)")
+        for event in ("insert", "update", "delete"):
+            db.execute(
+                f"CREATE TRIGGER IF NOT EXISTS {BLOCKS}_{event} AFTER {event.upper()} ON {BLOCKS} "
+                f"BEGIN UPDATE settings SET value = random() WHERE key = '{VERSION_KEY}'; END"
+            )
+        db.execute(
+            "INSERT INTO settings (key, value) VALUES (?, random()) ON CONFLICT (key) DO NOTHING",
+            [VERSION_KEY],
+        )
         if info is None:
             _set(db, MODEL_KEY, model_id)
             _set(db, DIMS_KEY, dims)
+
+
+def _lacking_triggers(db: Database) -> list[str]:
+    """The triggers that keep ``index_version`` which the file lacks."""
+    have = {str(r[0]) for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'")}
+    want = [f"{BLOCKS}_{event}" for event in ("insert", "update", "delete")]
+    return [name for name in want if name not in have]
+
+
+def _blocks_hold_vectors(db: Database) -> bool:
+    """Is ``experience_vectors_blocks`` in this version's format (float32 vectors, norms)?"""
+    columns = {str(r[1]) for r in db.execute(f"PRAGMA table_info({BLOCKS})")}
+    return {"norms", "vectors"} <= columns
 
 
 def _declared_dims(sql: str) -> int:
@@ -242,21 +283,22 @@ def drop_index(db: Database) -> None:
     """Remove the index tables and its settings (for ``agentmem reindex``)."""
     _require_transaction(db, "drop_index")
     with db.atomic():
-        for name in (TABLE, ITEMS, BLOCKS):
+        for name in (TABLE, ITEMS, BLOCKS):  # dropping the blocks drops their triggers
             db.execute(f"DROP TABLE IF EXISTS {name}")
-        db.execute("DELETE FROM settings WHERE key IN (?, ?)", [MODEL_KEY, DIMS_KEY])
+        db.execute(
+            "DELETE FROM settings WHERE key IN (?, ?, ?)", [MODEL_KEY, DIMS_KEY, VERSION_KEY]
+        )
 
 
 # -- quantisation ---------------------------------------------------------------------
 
 
 class _Coded(NamedTuple):
-    """A vector ready to store: float32 bytes, int8 code and its error bounds."""
+    """A vector ready to store: float32 bytes, its norm, int8 code and its error bound."""
 
     vector: bytes  # float32, as given
+    norm: float  # |vector|, in float64
     codes: bytes  # int8: round(x / scale), x the vector divided by its norm
-    scale: float  # a float32 value
-    error: float  # >= |x - scale * codes|  (bound for the numpy path)
     delta: float  # >= |x - codes / |codes||  (bound for the sql path)
 
 
@@ -289,21 +331,20 @@ def _norm(a: Sequence[float]) -> float:
     return n
 
 
-def _quantise(xn: Sequence[float]) -> tuple[list[int], float, float, float]:
-    """int8 codes, float32 scale, and the two error bounds of the unit vector ``xn``."""
+def _quantise(xn: Sequence[float]) -> tuple[list[int], float]:
+    """int8 codes of the unit vector ``xn``, and the distance of ``xn`` to the unit code."""
     scale = _f32(max(map(abs, xn)) / 127.0)
     codes = [round(v / scale) for v in xn]  # |v| / scale <= 127 (1 + 2**-23): no clipping
-    error = math.hypot(*[v - scale * c for v, c in zip(xn, codes, strict=True)])
     cn = math.hypot(*codes)
     delta = math.hypot(*[v - c / cn for v, c in zip(xn, codes, strict=True)])
-    return codes, scale, _round_up(error), _round_up(delta)
+    return codes, _round_up(delta)
 
 
 def _code(vector: Vector, dims: int) -> _Coded:
     a = _as_float32(vector, dims)
     n = _norm(a)
-    codes, scale, error, delta = _quantise([v / n for v in a])
-    return _Coded(a.tobytes(), array("b", codes).tobytes(), scale, error, delta)
+    codes, delta = _quantise([v / n for v in a])
+    return _Coded(a.tobytes(), n, array("b", codes).tobytes(), delta)
 
 
 def _code_many_numpy(np: Any, vectors: list[Vector], dims: int) -> list[_Coded]:
@@ -319,15 +360,13 @@ def _code_many_numpy(np: Any, vectors: list[Vector], dims: int) -> list[_Coded]:
     xn = a / norms[:, None]
     scales = (np.abs(xn).max(axis=1) / 127.0).astype(np.float32).astype(np.float64)
     codes = np.clip(np.rint(xn / scales[:, None]), -127, 127)
-    errors = np.linalg.norm(xn - scales[:, None] * codes, axis=1)
     deltas = np.linalg.norm(xn - codes / np.linalg.norm(codes, axis=1)[:, None], axis=1)
     codes8 = codes.astype(np.int8)
     return [
         _Coded(
             a32[i].tobytes(),
+            float(norms[i]),
             codes8[i].tobytes(),
-            float(scales[i]),
-            _round_up(float(errors[i])),
             _round_up(float(deltas[i])),
         )
         for i in range(len(vectors))
@@ -351,57 +390,51 @@ def _numpy(import_it: bool) -> Any:
 class _Block:
     """One ``experience_vectors_blocks`` row, loaded for editing."""
 
+    _COLUMNS = "id, domain, ids, norms, deltas, vectors"
+
     def __init__(self, row: Sequence[Any] | None, domain: str, dims: int) -> None:
-        self.dims = dims
+        self.width = 4 * dims  # bytes per float32 vector
         self.ids = array("q")
-        self.scales = array("f")
-        self.errors = array("f")
+        self.norms = array("d")
         self.deltas = array("f")
-        self.codes = bytearray()
+        self.vectors = bytearray()
         self.id: int | None = None
         self.domain = domain
         if row is not None:
             self.id, self.domain = int(row[0]), str(row[1])
             self.ids.frombytes(row[2])
-            self.scales.frombytes(row[3])
-            self.errors.frombytes(row[4])
-            self.deltas.frombytes(row[5])
-            self.codes = bytearray(row[6])
+            self.norms.frombytes(row[3])
+            self.deltas.frombytes(row[4])
+            self.vectors = bytearray(row[5])
 
     @classmethod
     def load(cls, db: Database, block_id: int, dims: int) -> _Block:
-        row = db.execute(
-            f"SELECT id, domain, ids, scales, errors, deltas, codes FROM {BLOCKS} WHERE id = ?",
-            [block_id],
-        ).fetchone()
+        row = db.execute(f"SELECT {cls._COLUMNS} FROM {BLOCKS} WHERE id = ?", [block_id]).fetchone()
         if row is None:
             raise AgentMemError(f"the vector index is damaged: block {block_id} is missing")
         return cls(row, "", dims)
 
     def append(self, experience_id: int, c: _Coded) -> int:
         self.ids.append(experience_id)
-        self.scales.append(c.scale)
-        self.errors.append(c.error)
+        self.norms.append(c.norm)
         self.deltas.append(c.delta)
-        self.codes += c.codes
+        self.vectors += c.vector
         return len(self.ids) - 1
 
     def swap_remove(self, slot: int) -> int | None:
         """Remove ``slot`` by moving the last entry into it; return the moved id, if any."""
         last = len(self.ids) - 1
         moved = None
+        w = self.width
         if slot != last:
-            d = self.dims
             self.ids[slot] = moved = self.ids[last]
-            self.scales[slot] = self.scales[last]
-            self.errors[slot] = self.errors[last]
+            self.norms[slot] = self.norms[last]
             self.deltas[slot] = self.deltas[last]
-            self.codes[slot * d : (slot + 1) * d] = self.codes[last * d :]
+            self.vectors[slot * w : (slot + 1) * w] = self.vectors[last * w :]
         self.ids.pop()
-        self.scales.pop()
-        self.errors.pop()
+        self.norms.pop()
         self.deltas.pop()
-        del self.codes[last * self.dims :]
+        del self.vectors[last * w :]
         return moved
 
     def save(self, db: Database) -> None:
@@ -414,22 +447,21 @@ class _Block:
             len(self.ids),
             max(self.deltas),
             self.ids.tobytes(),
-            self.scales.tobytes(),
-            self.errors.tobytes(),
+            self.norms.tobytes(),
             self.deltas.tobytes(),
-            bytes(self.codes),
+            bytes(self.vectors),
         ]
         if self.id is None:
             cur = db.execute(
-                f"INSERT INTO {BLOCKS} (domain, size, max_delta, ids, scales, errors, deltas, "
-                "codes) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                f"INSERT INTO {BLOCKS} (domain, size, max_delta, ids, norms, deltas, vectors) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?)",
                 values,
             )
             self.id = int(cur.lastrowid or 0)
         else:
             db.execute(
-                f"UPDATE {BLOCKS} SET domain = ?, size = ?, max_delta = ?, ids = ?, scales = ?, "
-                "errors = ?, deltas = ?, codes = ? WHERE id = ?",
+                f"UPDATE {BLOCKS} SET domain = ?, size = ?, max_delta = ?, ids = ?, norms = ?, "
+                "deltas = ?, vectors = ? WHERE id = ?",
                 [*values, self.id],
             )
 
@@ -479,7 +511,7 @@ def _insert(db: Database, rows: list[tuple[int, str, _Coded]], dims: int) -> Non
     for domain, todo in by_domain.items():
         while todo:
             row = db.execute(
-                f"SELECT id, domain, ids, scales, errors, deltas, codes FROM {BLOCKS} "
+                f"SELECT {_Block._COLUMNS} FROM {BLOCKS} "
                 "WHERE domain = ? AND size < ? ORDER BY id DESC LIMIT 1",
                 [domain, BLOCK_SIZE],
             ).fetchone()
@@ -602,38 +634,52 @@ def _search(
     if isinstance(k, bool) or not isinstance(k, int):
         raise ValueError(f"k must be an integer, not {k!r}")
     parts = _scope(domains)
+    np = None if engine == "sql" else _numpy(import_it=engine == "numpy")
+    if np is not None:
+        loaded = _cached(db)
+        if loaded is not None and loaded.state == _state(db):
+            return loaded.search(np, vector, parts, k)  # one settings query, the rest in memory
     with _snapshot(db):
         info = index_info(db)
         if info is None or not _table_exists(db, ITEMS):
             return []
         dims = info[1]
-        try:
-            y = array("d", vector)
-        except TypeError as exc:
-            raise ValueError(f"a vector must be a sequence of numbers: {exc}") from None
-        if len(y) != dims:
-            _as_float32(vector, dims)  # raises the mismatch error
-        n = _norm(y)
-        yn = [v / n for v in y]
+        yn = _unit(vector, dims)
         if k <= 0:
             return []
-        np = None
-        if engine == "numpy":
-            np = _numpy(import_it=True)
-            if np is None:  # pragma: no cover - numpy is a dependency
-                raise AgentMemError("numpy is not installed")
-        elif engine == "auto":
-            np = _numpy(import_it=False)
-            if np is None:
-                where, params = _domain_filter(parts)
-                total = db.execute(
-                    f"SELECT coalesce(sum(size), 0) FROM {BLOCKS}{where}", params
-                ).fetchone()[0]
-                if total >= NUMPY_MIN_VECTORS:
-                    np = _numpy(import_it=True)
         if np is not None:
-            return _search_numpy(db, np, dims, yn, parts, k)
+            loaded = _load(db, np, dims, parts, cached_only=engine == "auto")
+            if loaded is not None:
+                return loaded.search(np, vector, parts, k)
         return _search_sql(db, dims, yn, parts, k)
+
+
+def _unit(vector: Vector, dims: int) -> list[float]:
+    """``vector`` divided by its length, checked: numbers, ``dims`` of them, not all zero."""
+    try:
+        y = array("d", vector)
+    except TypeError as exc:
+        raise ValueError(f"a vector must be a sequence of numbers: {exc}") from None
+    if len(y) != dims:
+        _as_float32(vector, dims)  # raises the mismatch error
+    n = _norm(y)
+    return [v / n for v in y]
+
+
+def _unit_numpy(np: Any, vector: Vector, dims: int) -> numpy.ndarray:
+    """:func:`_unit` as a float64 numpy array."""
+    try:
+        y = np.array(vector, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"a vector must be a sequence of numbers: {exc}") from None
+    if y.ndim != 1:
+        raise ValueError("a vector must be a flat sequence of numbers")
+    if len(y) != dims:
+        _as_float32(vector, dims)  # raises the mismatch error
+    n = math.sqrt(float(y @ y))
+    if not (n > 0.0 and math.isfinite(n)):
+        raise ValueError("a vector must be finite and not all zeros (cosine is undefined)")
+    return y / n
 
 
 def _top(scored: dict[int, float], k: int) -> list[tuple[int, float]]:
@@ -649,8 +695,7 @@ def _kth(scored: dict[int, float], k: int) -> float:
 def _vectors(db: Database, ids: list[int]) -> tuple[list[int], dict[bytes, int], list[bytes]]:
     """The stored float32 vectors of ``ids``: each id's index into a list of distinct blobs.
 
-    Byte-identical vectors are scored once, so exact ties stay exact ties
-    (BLAS may round the same row differently at different positions).
+    Byte-identical vectors are scored once, so exact ties stay exact ties.
     """
     rows = db.execute(
         f"SELECT experience_id, vector FROM {ITEMS} "
@@ -665,101 +710,204 @@ def _vectors(db: Database, ids: list[int]) -> tuple[list[int], dict[bytes, int],
 
 
 def _exact_python(db: Database, ids: list[int], yn: list[float]) -> dict[int, float]:
-    """Exact float64 cosine of the stored vectors of ``ids`` with the unit vector ``yn``."""
+    """Exact float64 cosine of the stored vectors of ``ids`` with the unit vector ``yn``.
+
+    A damaged vector (wrong length, all zeros; :func:`check` reports it) is left out.
+    """
     found, where, blobs = _vectors(db, ids)
-    scores = []
+    scores: list[float | None] = []
     for blob in where:
         a = array("f")
+        if len(blob) != 4 * len(yn):
+            scores.append(None)
+            continue
         a.frombytes(blob)
-        scores.append(sum(map(operator.mul, a, yn)) / math.sqrt(sum(map(operator.mul, a, a))))
-    return {i: scores[where[b]] for i, b in zip(found, blobs, strict=True)}
+        norm = math.sqrt(sum(map(operator.mul, a, a)))
+        scores.append(sum(map(operator.mul, a, yn)) / norm if norm > 0 else None)
+    pairs = ((i, scores[where[b]]) for i, b in zip(found, blobs, strict=True))
+    return {i: score for i, score in pairs if score is not None}
 
 
-def _exact_numpy(
-    db: Database, np: Any, dims: int, ids: list[int], yn: numpy.ndarray
-) -> dict[int, float]:
-    """:func:`_exact_python` with numpy (the same scores to within a few ulps)."""
-    found, where, blobs = _vectors(db, ids)
-    if not found:
-        return {}
-    m = np.frombuffer(b"".join(where), dtype=np.float32).reshape(len(where), dims)
-    m = m.astype(np.float64)
-    scores = ((m @ yn) / np.sqrt(np.einsum("ij,ij->i", m, m))).tolist()
-    return {i: scores[where[b]] for i, b in zip(found, blobs, strict=True)}
+# -- the numpy engine ------------------------------------------------------------------
+
+#: Norms outside this range could under- or overflow a float32 dot product: such vectors
+#: are always re-scored exactly instead of being ruled out by their float32 score.
+_SAFE_NORMS = (1e-10, 1e10)
 
 
-#: Decoded codes kept per database object and domain filter, for long-lived processes (an
-#: MCP server, an agent using the Python API). An entry is used only while the file is
-#: unchanged: SQLite's ``data_version`` (other connections' commits) and this
-#: connection's ``total_changes`` (its own writes, committed or not) both match.
-_DECODED: weakref.WeakKeyDictionary[Any, dict[Any, tuple[Any, ...]]] = weakref.WeakKeyDictionary()
-#: Cache only libraries whose decoded codes fit in this many floats (64 MB).
-_CACHE_MAX_FLOATS = 16_000_000
+def _state(db: Database) -> tuple[object, object, object]:
+    """The model, dimensions and version of the index, as stored (None where missing)."""
+    rows = dict(
+        db.conn.execute(  # the connection itself: this runs before every search
+            "SELECT key, value FROM settings WHERE key IN (?, ?, ?)",
+            (MODEL_KEY, DIMS_KEY, VERSION_KEY),
+        ).fetchall()
+    )
+    return rows.get(MODEL_KEY), rows.get(DIMS_KEY), rows.get(VERSION_KEY)
 
 
-def _file_state(db: Database) -> tuple[int, int]:
-    return (int(db.execute("PRAGMA data_version").fetchone()[0]), int(db.conn.total_changes))
+class _Loaded:
+    """Index blocks read into memory: every vector of some domains, contiguous per domain."""
+
+    def __init__(
+        self,
+        np: Any,
+        state: tuple[object, object, object],
+        dims: int,
+        rows: Sequence[Sequence[Any]],
+    ) -> None:
+        self.state = state
+        self.dims = dims
+        # float32 cosines are within eps of the exact ones: y's rounding (u), the dot
+        # product (gamma_dims), the stored 1 / norm and the product (2u); doubled, which
+        # also covers the float64 rounding of the exact scores.
+        self.eps = 2.0 * (dims + 8) * _U32
+        self.spans: dict[str, tuple[int, int]] = {}
+        at = 0
+        for domain, size, *_ in rows:  # ordered by domain
+            start = self.spans[domain][0] if domain in self.spans else at
+            at += size
+            self.spans[domain] = (start, at)
+        self.size = at
+        self.ids = np.frombuffer(b"".join(r[2] for r in rows), dtype=np.int64)
+        norms = np.frombuffer(b"".join(r[3] for r in rows), dtype=np.float64)
+        self.vectors = np.frombuffer(b"".join(r[4] for r in rows), dtype=np.float32).reshape(
+            at, dims
+        )
+        unsafe = (norms < _SAFE_NORMS[0]) | (norms > _SAFE_NORMS[1])
+        self.unsafe = np.flatnonzero(unsafe)
+        self.inv_norms = (1.0 / np.where(unsafe, 1.0, norms)).astype(np.float32)
+        self._plans: dict[
+            tuple[str, ...] | None,
+            tuple[list[tuple[int, int]], numpy.ndarray | None, numpy.ndarray],
+        ] = {}
+
+    def search(
+        self, np: Any, vector: Vector, parts: list[str] | None, k: int
+    ) -> list[tuple[int, float]]:
+        y = _unit_numpy(np, vector, self.dims)
+        if k <= 0:
+            return []
+        spans, rows, risky = self._plan(np, parts)
+        if not spans:
+            return []
+        y32 = y.astype(np.float32)
+        if len(spans) == 1:
+            a, b = spans[0]
+            approx = self.vectors[a:b] @ y32
+            approx *= self.inv_norms[a:b]
+        else:
+            approx = np.concatenate(
+                [(self.vectors[a:b] @ y32) * self.inv_norms[a:b] for a, b in spans]
+            )
+        total = len(approx)
+        if total <= k:
+            keep = np.arange(total)
+        else:
+            if risky.size:  # rows whose float32 score is no bound: always re-scored
+                approx[risky] = -np.inf
+            tau = np.partition(approx, total - k)[total - k]  # the k-th best float32 score
+            keep = np.flatnonzero(approx >= tau - 2.0 * self.eps)
+            if risky.size:
+                keep = np.union1d(keep, risky)
+        return self._exact(np, keep + spans[0][0] if rows is None else rows[keep], y, k)
+
+    def _plan(
+        self, np: Any, parts: list[str] | None
+    ) -> tuple[list[tuple[int, int]], numpy.ndarray | None, numpy.ndarray]:
+        """The row spans of ``parts``, each score's row (None: the first span's start plus
+        its position), and the positions of unsafe rows."""
+        key = None if parts is None else tuple(parts)
+        plan = self._plans.get(key)
+        if plan is None:
+            spans = (
+                [(0, self.size)] if parts is None else [self.spans.get(p, (0, 0)) for p in parts]
+            )
+            spans = [(a, b) for a, b in spans if b > a]
+            rows = np.concatenate([np.arange(a, b) for a, b in spans]) if len(spans) > 1 else None
+            risky = self.unsafe[:0]
+            if self.unsafe.size and spans:
+                every = rows if rows is not None else np.arange(*spans[0])
+                risky = np.flatnonzero(np.isin(every, self.unsafe))
+            if len(self._plans) >= 64:
+                self._plans.clear()
+            plan = self._plans[key] = (spans, rows, risky)
+        return plan
+
+    def _exact(
+        self, np: Any, rows: numpy.ndarray, y: numpy.ndarray, k: int
+    ) -> list[tuple[int, float]]:
+        """Exact float64 cosines of ``rows``; byte-identical vectors get one score (exact ties)."""
+        x = self.vectors[rows]
+        where: dict[bytes, int] = {}
+        first: list[int] = []
+        slot = []
+        for i, row in enumerate(x):
+            key = row.tobytes()
+            if key not in where:
+                where[key] = len(first)
+                first.append(i)
+            slot.append(where[key])
+        m = (x if len(first) == len(x) else x[first]).astype(np.float64)
+        scores = ((m @ y) / np.sqrt(np.einsum("ij,ij->i", m, m))).tolist()
+        pairs = zip(self.ids[rows].tolist(), (scores[j] for j in slot), strict=True)
+        return sorted(pairs, key=lambda p: (-p[1], p[0]))[:k]
 
 
-def _decoded(
-    db: Database, np: Any, dims: int, parts: list[str] | None
-) -> tuple[Any, Any, Any, Any] | None:
-    """(ids, float32 codes matrix, scales, errors) of the blocks in ``parts``; None if empty."""
-    key = (dims, None if parts is None else tuple(parts))
-    state = _file_state(db)
+#: Blocks kept in memory per database object, for long-lived processes (an MCP server, an
+#: agent using the Python API): used while the stored index_version equals theirs.
+_CACHE: weakref.WeakKeyDictionary[Any, _Loaded] = weakref.WeakKeyDictionary()
+#: The index version each database object last searched without the cache.
+_SEEN: weakref.WeakKeyDictionary[Any, tuple[object, ...]] = weakref.WeakKeyDictionary()
+
+
+def _cached(db: Database) -> _Loaded | None:
     try:
-        per_conn = _DECODED.setdefault(db, {})
+        return _CACHE.get(db)
     except TypeError:  # an object that cannot be weakly referenced: no cache
-        per_conn = {}
-    hit = per_conn.get(key)
-    if hit is not None and hit[0] == state:
-        return hit[1]
-    where, params = _domain_filter(parts)
-    rows = db.execute(
-        f"SELECT size, ids, scales, errors, codes FROM {BLOCKS}{where}", params
-    ).fetchall()
-    total = sum(int(r[0]) for r in rows)
-    if total == 0:
         return None
-    ids = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.int64)
-    codes = np.frombuffer(b"".join(r[4] for r in rows), dtype=np.int8).reshape(total, dims)
-    scales = np.frombuffer(b"".join(r[2] for r in rows), dtype=np.float32)
-    errors = np.frombuffer(b"".join(r[3] for r in rows), dtype=np.float32)
-    out = (ids, codes.astype(np.float32), scales, errors)
-    if total * dims <= _CACHE_MAX_FLOATS:
-        if len(per_conn) >= 8:
-            per_conn.clear()
-        per_conn[key] = (state, out)
-    return out
 
 
-def _search_numpy(
-    db: Database, np: Any, dims: int, yn: list[float], parts: list[str] | None, k: int
-) -> list[tuple[int, float]]:
-    decoded = _decoded(db, np, dims, parts)
-    if decoded is None:
-        return []
-    ids, matrix, scales, errors = decoded
-    total = len(ids)
-    y64 = np.asarray(yn, dtype=np.float64)
-    y32 = y64.astype(np.float32)
-    if total <= k:
-        return _top(_exact_numpy(db, np, dims, ids.tolist(), y64), k)
-    coarse = matrix @ y32
-    # |true - approx| <= error (quantisation) + eps (float32 matvec, query rounding).
-    approx = coarse.astype(np.float64) * scales
-    eps = 2.0 * (dims + 4) * _U32
-    margin = errors.astype(np.float64) + eps
-    lower = approx - margin
-    tau = np.partition(lower, total - k)[total - k]  # the k-th largest lower bound
-    keep = np.flatnonzero(approx + margin >= tau)
-    return _top(_exact_numpy(db, np, dims, ids[keep].tolist(), y64), k)
+def _load(
+    db: Database, np: Any, dims: int, parts: list[str] | None, *, cached_only: bool
+) -> _Loaded | None:
+    """The blocks to search with numpy; None: search with sqlite-vec.
+
+    Runs inside the caller's snapshot. The second search of the same index
+    version through ``db`` reads every block and keeps them in memory (if they
+    fit :data:`CACHE_MAX_BYTES`): a process that searches once does not pay for
+    reading them all. Otherwise, with ``cached_only`` None is returned (sqlite-vec
+    reads less than the blocks of the domains searched), else only the blocks
+    of ``parts`` are read. An index without ``index_version`` or its triggers,
+    or in an older format, is always searched with sqlite-vec.
+    """
+    state = _state(db)
+    if state[2] is None or not _blocks_hold_vectors(db) or _lacking_triggers(db):
+        return None
+    keep = False
+    with contextlib.suppress(TypeError):  # objects that cannot be weakly referenced: no cache
+        keep = _SEEN.get(db) == state
+        _SEEN[db] = state
+    if keep:
+        total = db.execute(f"SELECT coalesce(sum(size), 0) FROM {BLOCKS}").fetchone()[0]
+        keep = total * 4 * dims <= CACHE_MAX_BYTES
+    if not keep and cached_only:
+        return None
+    where, params = _domain_filter(None if keep else parts)
+    rows = db.execute(
+        f"SELECT domain, size, ids, norms, vectors, id FROM {BLOCKS}{where}", params
+    ).fetchall()
+    rows.sort(key=lambda r: (r[0], r[5]))  # in Python: SQLite would sort the blobs too
+    loaded = _Loaded(np, state, dims, rows)
+    if keep:
+        _CACHE[db] = loaded
+    return loaded
 
 
 def _search_sql(
     db: Database, dims: int, yn: list[float], parts: list[str] | None, k: int
 ) -> list[tuple[int, float]]:
-    qcodes, _, _, qdelta = _quantise(yn)
+    qcodes, qdelta = _quantise(yn)
     qblob = array("b", qcodes).tobytes()
     deltas = {
         str(d): float(m)
@@ -825,17 +973,19 @@ def _ids_text(ids: Sequence[int], limit: int = 10) -> str:
     return shown + (f" and {len(ids) - limit} more" if len(ids) > limit else "")
 
 
-def check(db: Database) -> list[str]:
+def check(db: Database, *, upgrade_pending: bool = False) -> list[str]:
     """Problems with the index, for people: missing or stray vectors, wrong dimensions, damage.
 
     An empty list means every live experience has exactly one vector of the
     recorded dimension, in its own domain, and the index tables agree.
+    ``upgrade_pending=True`` (migration m003 not applied yet) accepts blocks in
+    the older format: opening the library upgrades them.
     """
     with _snapshot(db):
-        return _check(db)
+        return _check(db, upgrade_pending)
 
 
-def _check(db: Database) -> list[str]:
+def _check(db: Database, upgrade_pending: bool = False) -> list[str]:
     problems: list[str] = []
     info = index_info(db)
     live = db.execute("SELECT count(*) FROM experiences WHERE status = 'live'").fetchone()[0]
@@ -897,6 +1047,25 @@ def _check(db: Database) -> list[str]:
             f"{len(bad_dims)} vectors do not have the index's {dims} dimensions (model "
             f"{model!r}): {_ids_text(bad_dims)} (run `agentmem reindex`)"
         )
+    if not _blocks_hold_vectors(db):
+        if upgrade_pending:
+            return problems
+        problems.append(
+            f"the vector index is in the format of an older agentmem ({BLOCKS} holds no "
+            "vectors): open the library with agentmem to upgrade it, or run `agentmem reindex`"
+        )
+        return problems
+    lacking = _lacking_triggers(db)
+    if lacking or _state(db)[2] is None:
+        what = (
+            f"lacks the triggers that keep its {VERSION_KEY} setting ({', '.join(lacking)})"
+            if lacking
+            else f"has no {VERSION_KEY} setting"
+        )
+        problems.append(
+            f"the vector index {what}, so searches cannot keep it in memory and use the "
+            "slower sqlite-vec engine: run `agentmem reindex`"
+        )
     problems += _check_internal(db, dims)
     return problems
 
@@ -916,27 +1085,36 @@ def _check_internal(db: Database, dims: int) -> list[str]:
             f"{_ids_text(diff)} (run `agentmem reindex`)"
         )
     in_blocks: dict[int, tuple[str, int, int]] = {}
+    block_vectors: dict[int, bytes] = {}
     damaged: list[int] = []
-    for block_id, domain, size, raw_ids, scales, errors, deltas, codes in db.execute(
-        f"SELECT id, domain, size, ids, scales, errors, deltas, codes FROM {BLOCKS}"
+    width = 4 * dims
+    for block_id, domain, size, raw_ids, norms, deltas, vectors in db.execute(
+        f"SELECT id, domain, size, ids, norms, deltas, vectors FROM {BLOCKS}"
     ):
         members = array("q")
         members.frombytes(raw_ids)
-        lengths = (len(members), len(scales) // 4, len(errors) // 4, len(deltas) // 4)
-        if any(n != size for n in lengths) or len(codes) != size * dims:
+        lengths = (len(members), len(norms) // 8, len(deltas) // 4, len(vectors) // width)
+        if any(n != size for n in lengths) or len(vectors) != size * width:
             damaged.append(int(block_id))
             continue
         for slot, e in enumerate(members):
             in_blocks[int(e)] = (str(domain), int(block_id), slot)
+            block_vectors[int(e)] = vectors[slot * width : (slot + 1) * width]
     if damaged:
         problems.append(
             f"{len(damaged)} rows of {BLOCKS} are damaged: {_ids_text(damaged)} "
             "(run `agentmem reindex`)"
         )
     wrong = sorted(e for e in set(items) | set(in_blocks) if items.get(e) != in_blocks.get(e))
+    if not damaged:
+        wrong += sorted(
+            e
+            for e, v in db.execute(f"SELECT experience_id, vector FROM {ITEMS}")
+            if int(e) in block_vectors and block_vectors[int(e)] != v and int(e) not in wrong
+        )
     if wrong and not damaged:
         problems.append(
-            f"{BLOCKS} and {ITEMS} disagree on {len(wrong)} experiences: {_ids_text(wrong)} "
-            "(run `agentmem reindex`)"
+            f"{BLOCKS} and {ITEMS} disagree on {len(wrong)} experiences: "
+            f"{_ids_text(sorted(wrong))} (run `agentmem reindex`)"
         )
     return problems

@@ -5,6 +5,9 @@ Every table and column is described for people in ``docs/schema.md``.
 
 from __future__ import annotations
 
+import json
+import math
+from array import array
 from collections.abc import Iterable
 
 from sqlite_utils import Database, Migrations
@@ -185,6 +188,86 @@ def m002_steps_trajectory_success(db: Database) -> None:
     """
     db.execute(
         "CREATE INDEX IF NOT EXISTS steps_trajectory_success ON steps (trajectory_id, success)"
+    )
+
+
+@migrations()
+def m003_index_blocks_hold_vectors(db: Database) -> None:
+    """The vector index's blocks hold float32 vectors and norms; ``index_version`` and its triggers.
+
+    Up to m002 ``experience_vectors_blocks`` held int8 codes with per-vector
+    scales and error bounds. From m003 it holds each vector's float32 copy and
+    its norm (searches score them in memory), and three triggers set the
+    ``index_version`` setting to a new random number whenever a block row
+    changes, so a process knows when the copy it holds is stale. A file
+    without an index is left alone (``index.ensure_index`` creates the new
+    format). The blocks are rebuilt from ``experience_vectors_items``, the
+    exact vectors, packed per domain in id order; a vector of the wrong length
+    (a damaged index, which ``agentmem check`` reports) is left out.
+    """
+    blocks, items = "experience_vectors_blocks", "experience_vectors_items"
+    if not db[blocks].exists() or not db[items].exists():
+        return
+    columns = {c.name for c in db[blocks].columns}
+    if not {"norms", "vectors"} <= columns:
+        row = db.execute("SELECT value FROM settings WHERE key = 'embedding_dims'").fetchone()
+        dims = int(json.loads(row[0])) if row is not None else 0
+        old_deltas: dict[int, float] = {}
+        for ids_blob, deltas_blob in db.execute(f"SELECT ids, deltas FROM {blocks}"):
+            ids, deltas = array("q"), array("f")
+            ids.frombytes(ids_blob)
+            deltas.frombytes(deltas_blob)
+            old_deltas.update(zip(ids, deltas, strict=False))
+        db.execute(f"DROP TABLE {blocks}")  # its index goes with it
+        db.execute(
+            f"CREATE TABLE {blocks} (id INTEGER PRIMARY KEY, domain TEXT NOT NULL, "
+            "size INTEGER NOT NULL, max_delta REAL NOT NULL, ids BLOB NOT NULL, "
+            "norms BLOB NOT NULL, deltas BLOB NOT NULL, vectors BLOB NOT NULL)"
+        )
+        db.execute(f"CREATE INDEX {blocks}_domain ON {blocks} (domain, size)")
+        by_domain: dict[str, list[tuple[int, bytes]]] = {}
+        for eid, domain, vector in db.execute(
+            f"SELECT experience_id, domain, vector FROM {items} ORDER BY experience_id"
+        ):
+            if dims and len(vector) == 4 * dims:
+                by_domain.setdefault(str(domain), []).append((int(eid), bytes(vector)))
+        places: list[tuple[int, int, int]] = []
+        for domain, members in sorted(by_domain.items()):
+            for start in range(0, len(members), 512):
+                chunk = members[start : start + 512]
+                norms = array("d")
+                for _, vector in chunk:
+                    a = array("f")
+                    a.frombytes(vector)
+                    norms.append(math.sqrt(math.fsum(v * v for v in a)))
+                # A missing bound is replaced by 2, the largest distance of two unit vectors.
+                deltas = array("f", [old_deltas.get(eid, 2.0) for eid, _ in chunk])
+                cur = db.execute(
+                    f"INSERT INTO {blocks} (domain, size, max_delta, ids, norms, deltas, vectors) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    [
+                        domain,
+                        len(chunk),
+                        max(deltas),
+                        array("q", [eid for eid, _ in chunk]).tobytes(),
+                        norms.tobytes(),
+                        deltas.tobytes(),
+                        b"".join(vector for _, vector in chunk),
+                    ],
+                )
+                block = int(cur.lastrowid or 0)
+                places += [(block, slot, eid) for slot, (eid, _) in enumerate(chunk)]
+        db.conn.executemany(
+            f"UPDATE {items} SET block = ?, slot = ? WHERE experience_id = ?", places
+        )
+    for event in ("insert", "update", "delete"):
+        db.execute(
+            f"CREATE TRIGGER IF NOT EXISTS {blocks}_{event} AFTER {event.upper()} ON {blocks} "
+            "BEGIN UPDATE settings SET value = random() WHERE key = 'index_version'; END"
+        )
+    db.execute(
+        "INSERT INTO settings (key, value) VALUES ('index_version', random()) "
+        "ON CONFLICT (key) DO NOTHING"
     )
 
 

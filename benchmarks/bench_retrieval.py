@@ -1,6 +1,6 @@
 """Retrieval latency of agentmem's vector index against numpy brute force in memory.
 
-    python benchmarks/bench_retrieval.py [--sizes 1000,10000,100000] [--dims 384] [--queries 40]
+    python benchmarks/bench_retrieval.py [--sizes 1000,10000,100000] [--dims 384] [--queries 200]
 
 For each size N it builds a temporary library of N random but clustered unit
 vectors (8 domains of 12 clusters each, one vector in 9 domain-free) with
@@ -12,19 +12,25 @@ for queries near a random cluster, two ways:
 
 Each way is timed for the public ``search`` (engine ``auto``: numpy when it is
 already imported, as it is here), once more through a connection with
-``PRAGMA mmap_size`` set, and for each engine forced: ``numpy`` (int8
-codes scored with numpy, exact re-scoring of the few candidates the bound
-keeps) and ``sql`` (sqlite-vec int8 KNN, certified, no numpy). The baseline is
-numpy brute force (``X @ q``, ``argpartition``) over float32 vectors already in
+``PRAGMA mmap_size`` set to 1 GiB, and for each engine forced: ``numpy`` (the
+index's float32 blocks, kept in memory by the connection from its second
+search of an index version on, scored with one matrix-vector product; the few
+vectors within the float32 error bound of the k-th are re-scored in float64)
+and ``sql`` (sqlite-vec int8 KNN, certified, no numpy). The baseline is numpy
+brute force (``X @ q``, ``argpartition``) over float32 vectors already in
 memory; for ``1 domain`` over a matrix already sliced to the domain plus the
-domain-free vectors, the best case for numpy. Ratio = search p50 / baseline p50.
+domain-free vectors, the best case for numpy. Ratio = search p50 / baseline
+p50. Each method runs its queries back to back, like the baseline, in 3 rounds
+(the baseline too), and the round with the lowest p50 is reported; the answers
+are checked afterwards.
 
 Every search result is checked against float64 brute force. Then, per size, a
 fresh Python process opens the file and runs one ``search`` the way a cold
-``agentmem context`` would; its wall time includes interpreter start and
-imports. (sqlite-utils imports numpy whenever numpy is installed, so such a
-process has numpy loaded and engine ``auto`` uses it; without numpy installed
-it would use sqlite-vec.)
+``agentmem retrieve`` would (it reads only the blocks of the domains searched);
+its wall time includes interpreter start and imports. (sqlite-utils imports
+numpy whenever numpy is installed, so such a process has numpy loaded and
+engine ``auto`` uses it. ``agentmem context`` takes a faster path without
+numpy: see bench_context.py.)
 
 What this does not measure: embedding the query, the OS page cache being cold
 (the file was just written, so it is in memory), or other processes writing.
@@ -57,6 +63,9 @@ from agentmem.db import connect, write  # noqa: E402
 from agentmem.migrations import migrations  # noqa: E402
 
 N_DOMAINS = 8
+#: Each method (the baseline too) runs its queries this many times; the round with the
+#: lowest p50 is reported, which keeps a busy machine's hiccups out of the ratios.
+ROUNDS = 3
 CLUSTERS = 12
 K = 5
 
@@ -156,8 +165,8 @@ def bench(n: int, dims: int, n_queries: int, folder: str) -> None:
         f"file {size / 1e6:.1f} MB ({size / n:.0f} B/vector)"
     )
 
-    # The same file through a connection with memory-mapped I/O (agentmem.db.connect
-    # leaves it off): SQLite then reads the big blobs without copying page by page.
+    # The same file through a connection that maps 1 GiB of it (agentmem.db.connect maps
+    # 256 MiB): bigger files are then read without copying page by page.
     mm = connect(path)
     mm.execute("PRAGMA mmap_size = 1073741824")
     qs, qdom = queries(n_queries)
@@ -167,11 +176,14 @@ def bench(n: int, dims: int, n_queries: int, folder: str) -> None:
     print(f"  {'query':9s} {'method':26s} {'p50 ms':>8s} {'p95 ms':>8s} {'ratio':>6s}")
     for scope in ("1 domain", "all"):
         base: list[float] = []
-        for q, d in zip(qs, qdom, strict=True):
-            mat = sliced[int(d)][0] if scope == "1 domain" else x
-            t = time.perf_counter()
-            numpy_top(mat, q)
-            base.append(time.perf_counter() - t)
+        for _ in range(ROUNDS):
+            times = []
+            for q, d in zip(qs, qdom, strict=True):
+                mat = sliced[int(d)][0] if scope == "1 domain" else x
+                t = time.perf_counter()
+                numpy_top(mat, q)
+                times.append(time.perf_counter() - t)
+            base = min(base, times, key=lambda ts: pct(ts, 0.5)) if base else times
         b50 = pct(base, 0.5)
         print(f"  {scope:9s} {'numpy in memory':26s} {b50:8.3f} {pct(base, 0.95):8.3f} {1.0:6.1f}")
         runs: list[tuple[index.Engine, Database]] = [
@@ -181,15 +193,25 @@ def bench(n: int, dims: int, n_queries: int, folder: str) -> None:
             ("auto", mm),
         ]
         for engine, conn in runs:
-            times: list[float] = []
+            best: list[float] = []
+            results = []
             # sqlite-vec scans every vector: fewer queries keep big sizes within minutes.
             m = n_queries if engine != "sql" or n < 50_000 else min(n_queries, 10)
-            for q, d in zip(qs[:m], qdom[:m], strict=True):
-                domains = [name(int(d))] if scope == "1 domain" else None
-                ql = q.tolist()
-                t = time.perf_counter()
-                got = index._search(conn, ql, domains=domains, k=K, engine=engine)
-                times.append(time.perf_counter() - t)
+            # Timed back to back, like the baseline (best of ROUNDS rounds, like it too);
+            # checked against brute force afterwards.
+            for _ in range(ROUNDS if engine != "sql" or n < 50_000 else 1):
+                times = []
+                results = []
+                for q, d in zip(qs[:m], qdom[:m], strict=True):
+                    domains = [name(int(d))] if scope == "1 domain" else None
+                    ql = q.tolist()
+                    t = time.perf_counter()
+                    got = index._search(conn, ql, domains=domains, k=K, engine=engine)
+                    times.append(time.perf_counter() - t)
+                    results.append(got)
+                best = min(best, times, key=lambda ts: pct(ts, 0.5)) if best else times
+            times = best
+            for q, d, got in zip(qs[:m], qdom[:m], results, strict=True):
                 mat, mids = sliced[int(d)] if scope == "1 domain" else (x, ids)
                 if [i for i, _ in got] != reference(mat, mids, q):
                     raise SystemExit(f"MISMATCH: {engine} {scope} differs from brute force")
@@ -211,7 +233,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--sizes", default="1000,10000,100000")
     ap.add_argument("--dims", type=int, default=384)
-    ap.add_argument("--queries", type=int, default=40)
+    ap.add_argument("--queries", type=int, default=200)
     args = ap.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     threads = {k: v for k, v in os.environ.items() if k.endswith("_NUM_THREADS")}

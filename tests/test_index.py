@@ -69,7 +69,9 @@ def assert_same(got: list[tuple[int, float]], want: list[tuple[int, float]]) -> 
 
 def run_all(db: Database, q: Sequence[float], domains: Sequence[str] | None, k: int) -> list:
     results = [index._search(db, q, domains=domains, k=k, engine=e) for e in ENGINES]
-    assert index.search(db, q, domains=domains, k=k) == results[0]
+    # auto answers with sqlite-vec or numpy (from the second search of a version on): the
+    # same experiences, scores equal to within float64 rounding
+    results.append(index.search(db, q, domains=domains, k=k))
     return results
 
 
@@ -81,6 +83,19 @@ def fill(
     with write(db):
         index.put_many(db, [(i, d, v.tolist()) for i, (d, v) in vectors.items()])
     return vectors
+
+
+def count_sql(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """A list that gets "sql" each time a search uses sqlite-vec."""
+    calls: list[str] = []
+    real_sql = index._search_sql
+
+    def spy(*args: object) -> list[tuple[int, float]]:
+        calls.append("sql")
+        return real_sql(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(index, "_search_sql", spy)
+    return calls
 
 
 # -- exactness ----------------------------------------------------------------------
@@ -339,21 +354,15 @@ def test_auto_without_numpy_uses_sqlite_vec(db: Database, monkeypatch: pytest.Mo
     make_index(db, 16)
     vectors = fill(db, rng, 200, 16)
     q = unit(rng, 1, 16)[0].tolist()
-    calls: list[str] = []
-    real_sql = index._search_sql
     monkeypatch.setattr(index, "_numpy", lambda import_it: None)
-
-    def spy(*args: object) -> list[tuple[int, float]]:
-        calls.append("sql")
-        return real_sql(*args)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(index, "_search_sql", spy)
-    assert_same(index.search(db, q, domains=["git"], k=4), brute(vectors, q, ["git"], 4))
-    assert calls == ["sql"]
+    calls = count_sql(monkeypatch)
+    for _ in range(3):  # never from memory: that needs numpy
+        assert_same(index.search(db, q, domains=["git"], k=4), brute(vectors, q, ["git"], 4))
+    assert calls == ["sql"] * 3
 
 
-def test_decoded_cache_follows_writes_of_this_and_other_connections(tmp_path):
-    """The per-connection cache of decoded codes never serves a stale library."""
+def test_cache_follows_writes_of_this_and_other_connections(tmp_path):
+    """The blocks a process keeps in memory never serve a stale library."""
     import random as _random
 
     from agentmem import Memory
@@ -377,8 +386,138 @@ def test_decoded_cache_follows_writes_of_this_and_other_connections(tmp_path):
         for i in range(30):  # many more, through either connection, checked each time
             mem = a if rng.random() < 0.5 else b
             mem.add(f"Use tool_{i} with path_{i} before cat_{i % 7}.", domain="fs")
-            got = [h.experience.id for h in a.retrieve(f"tool_{i} path_{i}", k=1)]
-            assert got and a.get_experience(got[0]).text.startswith(f"Use tool_{i} ")
+            for _ in range(2):  # the second search of a version is served from memory
+                got = [h.experience.id for h in a.retrieve(f"tool_{i} path_{i}", k=1)]
+                assert got and a.get_experience(got[0]).text.startswith(f"Use tool_{i} ")
     finally:
         a.close()
         b.close()
+
+
+def _search_twice(db: Database, q: Sequence[float], **kw: object) -> list[tuple[int, float]]:
+    """Search twice, so that the second answer comes from the blocks kept in memory."""
+    first = index._search(db, q, engine="numpy", **kw)  # type: ignore[arg-type]
+    second = index._search(db, q, engine="numpy", **kw)  # type: ignore[arg-type]
+    assert first == second
+    return second
+
+
+def test_the_second_search_keeps_the_blocks_in_memory(db: Database) -> None:
+    rng = np.random.default_rng(11)
+    make_index(db, 8)
+    vectors = fill(db, rng, 300, 8)
+    q = unit(rng, 1, 8)[0].tolist()
+    assert_same(
+        index._search(db, q, domains=["fs"], k=4, engine="numpy"), brute(vectors, q, ["fs"], 4)
+    )
+    assert index._cached(db) is None  # a process that searches once reads one domain only
+    assert_same(
+        index._search(db, q, domains=["git"], k=4, engine="numpy"), brute(vectors, q, ["git"], 4)
+    )
+    loaded = index._cached(db)
+    assert loaded is not None and loaded.size == 300
+    for domains in (None, ["fs"], ["shell", "web"], ["nope"]):
+        assert_same(index._search(db, q, domains=domains, k=6), brute(vectors, q, domains, 6))
+    assert index._cached(db) is loaded
+
+
+def test_cache_drops_what_a_rolled_back_transaction_wrote(db: Database) -> None:
+    rng = np.random.default_rng(12)
+    make_index(db, 8)
+    vectors = fill(db, rng, 100, 8)
+    q = unit(rng, 1, 8)[0]
+    assert_same(_search_twice(db, q.tolist(), k=3), brute(vectors, q.tolist(), None, 3))
+    with pytest.raises(RuntimeError), write(db):
+        index.put(db, 999, "fs", q.tolist())
+        assert _search_twice(db, q.tolist(), k=3)[0][0] == 999  # seen inside the transaction
+        raise RuntimeError("roll back")
+    assert_same(_search_twice(db, q.tolist(), k=3), brute(vectors, q.tolist(), None, 3))
+
+
+def test_a_block_edited_by_another_client_is_read_again(tmp_path) -> None:
+    """Triggers change index_version whatever writes the blocks, e.g. a SQLite client."""
+    path = tmp_path / "edited.db"
+    a, b = connect(path), connect(path)
+    try:
+        migrations.apply(a)
+        make_index(a, 4)
+        with write(a):
+            index.put_many(a, [(1, "fs", [1.0, 0.0, 0.0, 0.0]), (2, "fs", [0.0, 1.0, 0.0, 0.0])])
+        q = [1.0, 0.1, 0.0, 0.0]
+        assert [i for i, _ in _search_twice(a, q, k=2)] == [1, 2]
+        before = index._state(a)
+        flipped = np.array([[0.0, 1.0, 0.0, 0.0], [1.0, 0.0, 0.0, 0.0]], dtype=np.float32)
+        b.execute(  # swap the two vectors inside the block, behind agentmem's back
+            f"UPDATE {index.BLOCKS} SET vectors = ?", [flipped.tobytes()]
+        )
+        assert index._state(a) != before
+        assert [i for i, _ in _search_twice(a, q, k=2)] == [2, 1]
+    finally:
+        a.conn.close()
+        b.conn.close()
+
+
+def test_huge_and_tiny_vectors_stay_exact(db: Database) -> None:
+    """Vectors whose float32 dot products could overflow or underflow are re-scored exactly."""
+    rng = np.random.default_rng(13)
+    make_index(db, 16)
+    base = unit(rng, 200, 16, clustered=True)
+    scale = np.where(np.arange(200) % 3 == 0, 1e38, np.where(np.arange(200) % 3 == 1, 1e-39, 1.0))
+    x = (base * scale[:, None]).astype(np.float32)
+    vectors = {i + 1: (DOMAINS[i % len(DOMAINS)], x[i]) for i in range(200)}
+    with write(db):
+        index.put_many(db, [(i, d, v.tolist()) for i, (d, v) in vectors.items()])
+    for q in unit(rng, 5, 16):
+        for domains in (None, ["fs"], ["git", "web"]):
+            for k in (1, 5, 30):
+                want = brute(vectors, q.tolist(), domains, k)
+                for got in run_all(db, q.tolist(), domains, k):
+                    assert_same(got, want)
+                assert_same(_search_twice(db, q.tolist(), domains=domains, k=k), want)
+
+
+def test_without_triggers_the_numpy_engine_uses_sqlite_vec(
+    db: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rng = np.random.default_rng(14)
+    make_index(db, 8)
+    vectors = fill(db, rng, 120, 8)
+    db.execute(f"DROP TRIGGER {index.BLOCKS}_update")
+    q = unit(rng, 1, 8)[0].tolist()
+    calls = count_sql(monkeypatch)
+    for _ in range(3):
+        assert_same(index._search(db, q, k=5, engine="numpy"), brute(vectors, q, None, 5))
+    assert calls == ["sql"] * 3 and index._cached(db) is None
+    assert any(f"{index.BLOCKS}_update" in p for p in index.check(db))
+
+
+def test_an_index_too_big_for_the_cache_is_read_per_search(
+    db: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rng = np.random.default_rng(15)
+    make_index(db, 8)
+    vectors = fill(db, rng, 200, 8)
+    monkeypatch.setattr(index, "CACHE_MAX_BYTES", 100 * 4 * 8)
+    q = unit(rng, 1, 8)[0].tolist()
+    for domains in (None, ["shell"]):
+        assert_same(_search_twice(db, q, domains=domains, k=5), brute(vectors, q, domains, 5))
+    assert index._cached(db) is None
+
+
+def test_auto_searches_once_with_sqlite_vec_then_from_memory(
+    db: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rng = np.random.default_rng(16)
+    make_index(db, 8)
+    vectors = fill(db, rng, 150, 8)
+    calls = count_sql(monkeypatch)
+    q = unit(rng, 1, 8)[0].tolist()
+    for _ in range(4):
+        assert_same(index.search(db, q, domains=["fs"], k=5), brute(vectors, q, ["fs"], 5))
+    assert calls == ["sql"] and index._cached(db) is not None
+    with write(db):  # a new index version: once more with sqlite-vec, then from memory
+        index.put(db, 500, "fs", q)
+    vectors[500] = ("fs", np.asarray(q, dtype=np.float32))
+    for _ in range(3):
+        assert_same(index.search(db, q, domains=["fs"], k=5), brute(vectors, q, ["fs"], 5))
+    assert calls == ["sql", "sql"]

@@ -110,7 +110,11 @@ def test_open_migrates_and_keeps_everything(v1):
             [1],
         ).fetchall()
         assert "steps_trajectory_success" in str(plan)
-    assert _dump(v1) == before  # the upgrade changed no row
+    after = _dump(v1)
+    versions = [r for r in after["settings"] if r[0] == "index_version"]
+    assert len(versions) == 1  # m003 adds the index version...
+    after["settings"].remove(versions[0])
+    assert after == before  # ...and changes no row
     assert check_path(v1).problems == ()
     assert len(_applied(v1)) == SCHEMA_VERSION
 
@@ -177,3 +181,52 @@ def test_a_file_from_a_newer_agentmem_is_refused(tmp_path):
     con.close()
     with pytest.raises(AgentMemError, match="newer agentmem"):
         Memory.open(path)
+
+
+def test_m003_rebuilds_the_index_blocks_from_the_exact_vectors(v1):
+    """The blocks of an index written before m003 are rebuilt with the float32 vectors."""
+    import numpy as np
+
+    from agentmem import index
+
+    db = connect(v1)
+    try:
+        # a damaged vector (wrong length) is left out of the blocks, and check says so
+        db.execute(
+            "UPDATE experience_vectors_items SET vector = zeroblob(12) "
+            "WHERE experience_id = (SELECT max(experience_id) FROM experience_vectors_items)"
+        )
+        items = dict(db.execute("SELECT experience_id, vector FROM experience_vectors_items"))
+        domains = dict(db.execute("SELECT experience_id, domain FROM experience_vectors_items"))
+        with write(db):
+            migrations.apply(db)
+        assert index._blocks_hold_vectors(db) and not index._lacking_triggers(db)
+        assert index._state(db)[2] is not None
+        dims = index.index_info(db)[1]  # type: ignore[index]
+        good = {e: v for e, v in items.items() if len(v) == 4 * dims}
+        assert len(good) == len(items) - 1
+        rows = db.execute(
+            "SELECT domain, ids, norms, vectors FROM experience_vectors_blocks"
+        ).fetchall()
+        seen = {}
+        for domain, ids, norms, vectors in rows:
+            ids_a = np.frombuffer(ids, dtype=np.int64)
+            vec = np.frombuffer(vectors, dtype=np.float32).reshape(len(ids_a), dims)
+            for e, n, v in zip(ids_a, np.frombuffer(norms, dtype=np.float64), vec, strict=True):
+                assert domains[int(e)] == domain
+                assert v.tobytes() == good[int(e)]
+                assert n == pytest.approx(float(np.linalg.norm(v.astype(np.float64))), rel=1e-12)
+                seen[int(e)] = True
+        assert set(seen) == set(good)
+        # searches agree with brute force over the exact vectors, in every engine
+        q = np.frombuffer(next(iter(good.values())), dtype=np.float32).astype(np.float64)
+        m = np.array([np.frombuffer(v, dtype=np.float32) for v in good.values()], dtype=np.float64)
+        scores = (m @ q) / (np.linalg.norm(m, axis=1) * np.linalg.norm(q))
+        want = sorted(zip(good, scores.tolist(), strict=True), key=lambda p: (-p[1], p[0]))[:3]
+        for engine in ("numpy", "sql"):
+            got = index._search(db, q.tolist(), k=3, engine=engine)
+            assert [i for i, _ in got] == [i for i, _ in want]
+        problems = index.check(db)
+        assert any("do not have the index's" in p for p in problems)
+    finally:
+        db.close()
