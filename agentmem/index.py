@@ -62,6 +62,7 @@ Writers (:func:`ensure_index`, :func:`put`, :func:`put_many`, :func:`remove`,
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import math
 import operator
@@ -746,6 +747,32 @@ def _state(db: Database) -> tuple[object, object, object]:
     return rows.get(MODEL_KEY), rows.get(DIMS_KEY), rows.get(VERSION_KEY)
 
 
+class _Plan:
+    """Where the vectors of some domains lie in a :class:`_Loaded`, worked out once."""
+
+    def __init__(
+        self, np: Any, spans: list[tuple[int, int]], inv_norms: numpy.ndarray, unsafe: numpy.ndarray
+    ) -> None:
+        self.spans = spans  # row ranges, in order
+        sizes = [b - a for a, b in spans]
+        ends = list(itertools.accumulate(sizes))
+        self.total = ends[-1] if ends else 0
+        self.cuts = [(end - size, end) for size, end in zip(sizes, ends, strict=True)]
+        #: The row of each score (None: the first span's start plus the score's position).
+        self.rows = np.concatenate([np.arange(a, b) for a, b in spans]) if len(spans) > 1 else None
+        every = self.rows if self.rows is not None else np.arange(*spans[0]) if spans else None
+        if self.rows is not None:
+            self.inv_norms = inv_norms[self.rows]
+        else:  # a view
+            self.inv_norms = inv_norms[slice(*spans[0])] if spans else inv_norms[:0]
+        #: Positions of the scores of unsafe rows (their float32 score bounds nothing).
+        self.risky = (
+            np.flatnonzero(np.isin(every, unsafe))
+            if every is not None and unsafe.size
+            else unsafe[:0]
+        )
+
+
 class _Loaded:
     """Index blocks read into memory: every vector of some domains, contiguous per domain."""
 
@@ -777,10 +804,7 @@ class _Loaded:
         unsafe = (norms < _SAFE_NORMS[0]) | (norms > _SAFE_NORMS[1])
         self.unsafe = np.flatnonzero(unsafe)
         self.inv_norms = (1.0 / np.where(unsafe, 1.0, norms)).astype(np.float32)
-        self._plans: dict[
-            tuple[str, ...] | None,
-            tuple[list[tuple[int, int]], numpy.ndarray | None, numpy.ndarray],
-        ] = {}
+        self._plans: dict[tuple[str, ...] | None, _Plan] = {}
 
     def search(
         self, np: Any, vector: Vector, parts: list[str] | None, k: int
@@ -788,50 +812,42 @@ class _Loaded:
         y = _unit_numpy(np, vector, self.dims)
         if k <= 0:
             return []
-        spans, rows, risky = self._plan(np, parts)
-        if not spans:
+        plan = self._plan(np, parts)
+        if not plan.spans:
             return []
         y32 = y.astype(np.float32)
-        if len(spans) == 1:
-            a, b = spans[0]
+        if len(plan.spans) == 1:
+            a, b = plan.spans[0]
             approx = self.vectors[a:b] @ y32
-            approx *= self.inv_norms[a:b]
         else:
-            approx = np.concatenate(
-                [(self.vectors[a:b] @ y32) * self.inv_norms[a:b] for a, b in spans]
-            )
-        total = len(approx)
+            approx = np.empty(plan.total, dtype=np.float32)
+            for (a, b), (c, d) in zip(plan.spans, plan.cuts, strict=True):
+                np.matmul(self.vectors[a:b], y32, out=approx[c:d])
+        approx *= plan.inv_norms
+        total = plan.total
         if total <= k:
             keep = np.arange(total)
         else:
-            if risky.size:  # rows whose float32 score is no bound: always re-scored
-                approx[risky] = -np.inf
+            if plan.risky.size:  # rows whose float32 score is no bound: always re-scored
+                approx[plan.risky] = -np.inf
             tau = np.partition(approx, total - k)[total - k]  # the k-th best float32 score
             keep = np.flatnonzero(approx >= tau - 2.0 * self.eps)
-            if risky.size:
-                keep = np.union1d(keep, risky)
-        return self._exact(np, keep + spans[0][0] if rows is None else rows[keep], y, k)
+            if plan.risky.size:
+                keep = np.union1d(keep, plan.risky)
+        rows = keep + plan.spans[0][0] if plan.rows is None else plan.rows[keep]
+        return self._exact(np, rows, y, k)
 
-    def _plan(
-        self, np: Any, parts: list[str] | None
-    ) -> tuple[list[tuple[int, int]], numpy.ndarray | None, numpy.ndarray]:
-        """The row spans of ``parts``, each score's row (None: the first span's start plus
-        its position), and the positions of unsafe rows."""
+    def _plan(self, np: Any, parts: list[str] | None) -> _Plan:
         key = None if parts is None else tuple(parts)
         plan = self._plans.get(key)
         if plan is None:
             spans = (
                 [(0, self.size)] if parts is None else [self.spans.get(p, (0, 0)) for p in parts]
             )
-            spans = [(a, b) for a, b in spans if b > a]
-            rows = np.concatenate([np.arange(a, b) for a, b in spans]) if len(spans) > 1 else None
-            risky = self.unsafe[:0]
-            if self.unsafe.size and spans:
-                every = rows if rows is not None else np.arange(*spans[0])
-                risky = np.flatnonzero(np.isin(every, self.unsafe))
-            if len(self._plans) >= 64:
+            plan = _Plan(np, [(a, b) for a, b in spans if b > a], self.inv_norms, self.unsafe)
+            if len(self._plans) >= 32:
                 self._plans.clear()
-            plan = self._plans[key] = (spans, rows, risky)
+            self._plans[key] = plan
         return plan
 
     def _exact(
@@ -839,18 +855,19 @@ class _Loaded:
     ) -> list[tuple[int, float]]:
         """Exact float64 cosines of ``rows``; byte-identical vectors get one score (exact ties)."""
         x = self.vectors[rows]
-        where: dict[bytes, int] = {}
-        first: list[int] = []
-        slot = []
-        for i, row in enumerate(x):
-            key = row.tobytes()
-            if key not in where:
-                where[key] = len(first)
-                first.append(i)
-            slot.append(where[key])
-        m = (x if len(first) == len(x) else x[first]).astype(np.float64)
+        keys = [row.tobytes() for row in x]
+        first: dict[bytes, int] = {}
+        for i, key in enumerate(keys):
+            first.setdefault(key, i)
+        dups = len(first) < len(keys)
+        if dups:
+            x = x[list(first.values())]
+        m = x.astype(np.float64)
         scores = ((m @ y) / np.sqrt(np.einsum("ij,ij->i", m, m))).tolist()
-        pairs = zip(self.ids[rows].tolist(), (scores[j] for j in slot), strict=True)
+        if dups:  # every copy gets the score of its first occurrence
+            slot = {key: j for j, key in enumerate(first)}
+            scores = [scores[slot[key]] for key in keys]
+        pairs = zip(self.ids[rows].tolist(), scores, strict=True)
         return sorted(pairs, key=lambda p: (-p[1], p[0]))[:k]
 
 

@@ -162,6 +162,7 @@ def test_many_ties_widen_and_fall_back(db: Database, monkeypatch: pytest.MonkeyP
     for k in (5, 149, 151):
         want = brute(vectors, q, ["fs"], k)
         assert_same(index._search(db, q, domains=["fs"], k=k, engine="sql"), want)
+        assert_same(_search_twice(db, q, domains=["fs"], k=k), want)  # from memory
         monkeypatch.setattr(index, "VEC0_K_MAX", 40)  # forces the full exact scan
         assert_same(index._search(db, q, domains=["fs"], k=k, engine="sql"), want)
         assert_same(
