@@ -7,6 +7,7 @@ per-instance cache), keeps the vector index's model in check, and answers
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
@@ -20,7 +21,10 @@ from .records import Experience, valid_id
 if TYPE_CHECKING:
     from .embeddings import Embedder
 
-__all__ = ["Library", "Scored", "live_experiences"]
+__all__ = ["EMBED_CACHE_SIZE", "Library", "Scored", "live_experiences"]
+
+#: How many texts' vectors a :class:`Library` keeps.
+EMBED_CACHE_SIZE = 8192
 
 Vector = Sequence[float]
 
@@ -72,12 +76,23 @@ class Library:
             index.ensure_index(self.db, self.embedder.model_id, self.embedder.dims)
 
     def embed(self, texts: Iterable[str]) -> dict[str, list[float]]:
-        """Vectors for ``texts`` (cached), as a mapping text -> vector."""
-        want = [t for t in dict.fromkeys(texts) if t not in self._cache]
+        """Vectors for ``texts``, as a mapping text -> vector.
+
+        The last :data:`EMBED_CACHE_SIZE` texts embedded are kept, so that a
+        long-lived process (an MCP server) neither re-embeds what a learning
+        session compares again and again nor grows without bound.
+        """
+        asked = list(dict.fromkeys(texts))
+        want = [t for t in asked if t not in self._cache]
         if want:
-            for t, v in zip(want, self.embedder.embed_batch(want)):
+            for t, v in zip(want, self.embedder.embed_batch(want), strict=True):
                 self._cache[t] = list(v)
-        return self._cache
+        out = {t: self._cache[t] for t in asked}
+        over = len(self._cache) - EMBED_CACHE_SIZE
+        if over > 0:  # forget the oldest (dicts keep insertion order)
+            for t in list(itertools.islice(self._cache, over)):
+                del self._cache[t]
+        return out
 
     def vector(self, text: str) -> list[float]:
         return self.embed([text])[text]
@@ -98,9 +113,11 @@ class Library:
         self, text: str, *, domains: Sequence[str] | None = None, k: int = 5
     ) -> list[Scored]:
         """The ``k`` live experiences closest to ``text`` within ``domains`` (plus domain-free)."""
-        if index.index_info(self.db) is None:
+        info = index.index_info(self.db)
+        if info is None:
             return []
-        self.ensure_index()
+        if info != (self.embedder.model_id, self.embedder.dims):
+            self.ensure_index()  # raises: the index holds another model's vectors
         return self.search_vector(self.vector(text), domains=domains, k=k)
 
     def similar(

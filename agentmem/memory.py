@@ -527,7 +527,7 @@ class Memory:
         from . import index
 
         if index.index_info(self.db) is None:
-            return []
+            return []  # no index yet (and nothing written: _library may record the embedder)
         return self._library().search(task, domains=self._domains(tools, domains), k=k)
 
     def context(

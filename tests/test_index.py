@@ -522,3 +522,29 @@ def test_auto_searches_once_with_sqlite_vec_then_from_memory(
     for _ in range(3):
         assert_same(index.search(db, q, domains=["fs"], k=5), brute(vectors, q, ["fs"], 5))
     assert calls == ["sql", "sql"]
+
+
+def test_the_library_embedding_cache_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A long-lived process keeps the vectors of the last texts only, and re-embeds the rest."""
+    from agentmem import library
+    from agentmem.embeddings import get_embedder
+
+    monkeypatch.setattr(library, "EMBED_CACHE_SIZE", 5)
+    emb = get_embedder("hash")
+    calls: list[list[str]] = []
+    real = emb.embed_batch
+
+    def counting(texts):  # type: ignore[no-untyped-def]
+        calls.append(list(texts))
+        return real(texts)
+
+    monkeypatch.setattr(emb, "embed_batch", counting)
+    lib = library.Library(connect(":memory:"), emb)
+    texts = [f"use tool_{i} with path_{i}" for i in range(12)]
+    for t in texts:
+        assert lib.vector(t) == list(real([t])[0])
+    assert len(lib._cache) == 5 and list(lib._cache) == texts[-5:]
+    got = lib.embed([texts[0], texts[-1]])  # the first was forgotten, the last is kept
+    assert list(got) == [texts[0], texts[-1]] and calls[-1] == [texts[0]]
+    assert got[texts[0]] == list(real([texts[0]])[0])
+    assert len(lib._cache) == 5
