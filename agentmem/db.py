@@ -19,9 +19,18 @@ from typing import Any
 from sqlite_utils import Database
 from sqlite_utils.utils import sqlite3
 
+from ._tx import begin as _begin
+from ._tx import written_in_transaction
 from .errors import AgentMemError
 
-__all__ = ["BUSY_TIMEOUT_MS", "connect", "read_snapshot", "sqlite3", "write"]
+__all__ = [
+    "BUSY_TIMEOUT_MS",
+    "connect",
+    "read_snapshot",
+    "sqlite3",
+    "write",
+    "written_in_transaction",
+]
 
 #: How long a writer waits for another process's write lock before giving up.
 BUSY_TIMEOUT_MS = 30_000
@@ -93,7 +102,7 @@ def read_snapshot(db: Any) -> Iterator[None]:
     if conn.in_transaction:
         yield
         return
-    conn.execute("BEGIN")
+    _begin(db, "BEGIN")
     try:
         yield
     finally:
@@ -115,7 +124,7 @@ def write(db: Database) -> Iterator[Database]:
         with db.atomic():
             yield db
         return
-    conn.execute("BEGIN IMMEDIATE")
+    _begin(db, "BEGIN IMMEDIATE")
     try:
         yield db
     except BaseException:

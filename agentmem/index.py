@@ -31,12 +31,13 @@ Two ways to search, both exact:
 * **numpy** (when numpy is imported and the same index version is searched a
   second time through the same :class:`~sqlite_utils.Database` object): the
   blocks are read once and kept in memory for as long as ``index_version`` is
-  unchanged (up to :data:`CACHE_MAX_BYTES`); a search then costs one settings
-  query and a float32 matrix-vector product. Each
-  float32 cosine is within ``eps = 2 (dims + 8) u`` of the exact one (``u`` the
-  float32 unit roundoff: query rounding, the float32 dot product, the norm), so
-  nothing scoring more than ``2 eps`` below the k-th best can be in the top k;
-  the few vectors above that line are re-scored exactly in float64.
+  unchanged (up to :data:`CACHE_MAX_BYTES`); a search then costs one
+  ``PRAGMA data_version`` (``index_version`` is read again only after a commit)
+  and a float32 matrix-vector product. Each float32 cosine is within
+  ``eps = 2 (dims + 8) u`` of the exact one (``u`` the float32 unit roundoff:
+  query rounding, the float32 dot product, the norm), so nothing scoring more
+  than ``2 eps`` below the k-th best can be in the top k; the few vectors above
+  that line are re-scored exactly in float64.
 * **sql** (no numpy needed; the first search of each index version, which
   reads much less than the blocks, what the fast ``agentmem context`` path
   uses, and the fallback for an index without ``index_version``): sqlite-vec's int8
@@ -72,6 +73,7 @@ from array import array
 from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
+from ._tx import written_in_transaction
 from .errors import AgentMemError, EmbeddingMismatchError
 
 if TYPE_CHECKING:  # numpy is optional at run time
@@ -638,8 +640,8 @@ def _search(
     np = None if engine == "sql" else _numpy(import_it=engine == "numpy")
     if np is not None:
         loaded = _cached(db)
-        if loaded is not None and loaded.state == _state(db):
-            return loaded.search(np, vector, parts, k)  # one settings query, the rest in memory
+        if loaded is not None and loaded.current(db):
+            return loaded.search(np, vector, parts, k)  # one pragma, the rest in memory
     with _snapshot(db):
         info = index_info(db)
         if info is None or not _table_exists(db, ITEMS):
@@ -784,6 +786,8 @@ class _Loaded:
         rows: Sequence[Sequence[Any]],
     ) -> None:
         self.state = state
+        #: (data_version, total_changes) when ``state`` was last found current.
+        self.checked: tuple[int, int] | None = None
         self.dims = dims
         # float32 cosines are within eps of the exact ones: y's rounding (u), the dot
         # product (gamma_dims), the stored 1 / norm and the product (2u); doubled, which
@@ -797,7 +801,7 @@ class _Loaded:
             self.spans[domain] = (start, at)
         self.size = at
         self.ids = np.frombuffer(b"".join(r[2] for r in rows), dtype=np.int64)
-        norms = np.frombuffer(b"".join(r[3] for r in rows), dtype=np.float64)
+        self.norms = norms = np.frombuffer(b"".join(r[3] for r in rows), dtype=np.float64)
         self.vectors = np.frombuffer(b"".join(r[4] for r in rows), dtype=np.float32).reshape(
             at, dims
         )
@@ -805,6 +809,28 @@ class _Loaded:
         self.unsafe = np.flatnonzero(unsafe)
         self.inv_norms = (1.0 / np.where(unsafe, 1.0, norms)).astype(np.float32)
         self._plans: dict[tuple[str, ...] | None, _Plan] = {}
+
+    def current(self, db: Database) -> bool:
+        """Is this still the file's index? One ``PRAGMA data_version`` in the common case.
+
+        ``data_version`` changes when another connection commits (inside a
+        transaction it is that of the transaction's snapshot), and
+        ``total_changes`` when this one writes (and stays changed when it rolls
+        back): while both stay as they were when ``index_version`` was last
+        found unchanged, outside any write of this connection not yet
+        committed, nothing can have changed it. That check reads
+        ``data_version`` first, so a commit between the two reads shows up as
+        a new ``data_version`` next time.
+        """
+        conn = db.conn
+        seen = (conn.execute("PRAGMA data_version").fetchone()[0], conn.total_changes)
+        if seen == self.checked:
+            return True
+        if self.state != _state(db):
+            return False
+        if not written_in_transaction(db):  # else a rollback could undo what was checked
+            self.checked = seen
+        return True
 
     def search(
         self, np: Any, vector: Vector, parts: list[str] | None, k: int
@@ -859,12 +885,13 @@ class _Loaded:
         first: dict[bytes, int] = {}
         for i, key in enumerate(keys):
             first.setdefault(key, i)
-        dups = len(first) < len(keys)
-        if dups:
-            x = x[list(first.values())]
-        m = x.astype(np.float64)
-        scores = ((m @ y) / np.sqrt(np.einsum("ij,ij->i", m, m))).tolist()
-        if dups:  # every copy gets the score of its first occurrence
+        distinct = rows
+        if len(first) < len(keys):  # score each vector once, so that its copies tie exactly
+            distinct = rows[list(first.values())]
+            x = self.vectors[distinct]
+        # norms: the float64 norm of each float32 vector, computed once when it was put
+        scores = ((x.astype(np.float64) @ y) / self.norms[distinct]).tolist()
+        if len(first) < len(keys):
             slot = {key: j for j, key in enumerate(first)}
             scores = [scores[slot[key]] for key in keys]
         pairs = zip(self.ids[rows].tolist(), scores, strict=True)
@@ -1087,6 +1114,19 @@ def _check(db: Database, upgrade_pending: bool = False) -> list[str]:
     return problems
 
 
+def _norms_agree(norms: bytes, vectors: bytes, dims: int) -> bool:
+    """Is each stored norm the length of its float32 vector (to 1e-9, relative)?"""
+    have = array("d")
+    have.frombytes(norms)
+    a = array("f")
+    a.frombytes(vectors)
+    for i, norm in enumerate(have):
+        want = math.sqrt(math.fsum(v * v for v in a[i * dims : (i + 1) * dims]))
+        if not abs(norm - want) <= 1e-9 * want:
+            return False
+    return True
+
+
 def _check_internal(db: Database, dims: int) -> list[str]:
     """Do the vec0 table, the items and the blocks describe the same vectors?"""
     problems: list[str] = []
@@ -1104,6 +1144,7 @@ def _check_internal(db: Database, dims: int) -> list[str]:
     in_blocks: dict[int, tuple[str, int, int]] = {}
     block_vectors: dict[int, bytes] = {}
     damaged: list[int] = []
+    off_norm: list[int] = []
     width = 4 * dims
     for block_id, domain, size, raw_ids, norms, deltas, vectors in db.execute(
         f"SELECT id, domain, size, ids, norms, deltas, vectors FROM {BLOCKS}"
@@ -1117,6 +1158,13 @@ def _check_internal(db: Database, dims: int) -> list[str]:
         for slot, e in enumerate(members):
             in_blocks[int(e)] = (str(domain), int(block_id), slot)
             block_vectors[int(e)] = vectors[slot * width : (slot + 1) * width]
+        if not _norms_agree(norms, vectors, dims):
+            off_norm.append(int(block_id))
+    if off_norm:
+        problems.append(
+            f"{len(off_norm)} rows of {BLOCKS} hold norms that do not match their vectors: "
+            f"{_ids_text(off_norm)} (run `agentmem reindex`)"
+        )
     if damaged:
         problems.append(
             f"{len(damaged)} rows of {BLOCKS} are damaged: {_ids_text(damaged)} "

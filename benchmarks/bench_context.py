@@ -7,7 +7,8 @@ WordLlama) and reports, in one run, for each N:
   excluded), and of ``Memory.retrieve`` (embedding included, and the texts
   read back), each against a numpy brute-force top-k over the same vectors in
   memory (pre-cut to the domain searched: numpy's best case), plus the same
-  embedding for the second; 200 queries, after two warm-up searches (the first
+  embedding for the second; 200 queries, 3 rounds each, the round with the
+  lowest p50 reported (for numpy too), after two warm-up searches (the first
   search of an index version uses sqlite-vec, the second reads the index into
   memory; see ``agentmem/index.py``);
 - the wall time and peak memory (max RSS) of a cold ``agentmem context``
@@ -29,7 +30,9 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 TOOLS = [
     "cat",
@@ -118,6 +121,20 @@ def pct(xs: list[float], q: float) -> float:
     return xs[min(len(xs) - 1, int(q * len(xs)))]
 
 
+def timed(run: Callable[[Any], object], inputs: list[Any], rounds: int = 3) -> list[float]:
+    """Milliseconds of ``run(x)`` for each input: the round (of ``rounds``) with the lowest p50."""
+    best: list[float] = []
+    for _ in range(rounds):
+        times = []
+        for x in inputs:
+            t0 = time.perf_counter()
+            run(x)
+            times.append((time.perf_counter() - t0) * 1e3)
+        if not best or pct(times, 0.5) < pct(best, 0.5):
+            best = times
+    return best
+
+
 def warm(path: Path, queries: list[str]) -> dict[str, list[float]]:
     """Latencies (ms) in a long-lived process: ours and numpy's, embedding excluded and included."""
     import numpy as np
@@ -131,15 +148,6 @@ def warm(path: Path, queries: list[str]) -> dict[str, list[float]]:
         mem.retrieve("warm up", tools=["cat"])
     emb = mem.embedder
     vectors = [list(emb.embed_batch([q])[0]) for q in queries]
-    out: dict[str, list[float]] = {"search": [], "numpy": [], "retrieve": [], "numpy+embed": []}
-    for v in vectors:
-        t0 = time.perf_counter()
-        index.search(mem.db, v, domains=["fs"], k=5)
-        out["search"].append((time.perf_counter() - t0) * 1e3)
-    for q in queries:
-        t0 = time.perf_counter()
-        mem.retrieve(q, tools=["cat"], k=5)
-        out["retrieve"].append((time.perf_counter() - t0) * 1e3)
     rows = mem.db.execute(
         "SELECT e.id, e.domain, i.vector FROM experiences e JOIN "
         "experience_vectors_items i ON i.experience_id = e.id"
@@ -148,20 +156,17 @@ def warm(path: Path, queries: list[str]) -> dict[str, list[float]]:
     doms = np.array([r[1] for r in rows])
     sub = np.ascontiguousarray(mat[(doms == "fs") | (doms == "")])  # numpy's best case: pre-cut
 
-    def top5(v: np.ndarray) -> None:
-        scores = sub @ v
+    def top5(v: Any) -> None:  # v: a list of floats, the same input as index.search
+        scores = sub @ np.asarray(v, dtype=np.float32)
         top = np.argpartition(-scores, min(5, len(scores) - 1))[:5]
         top[np.argsort(-scores[top])]
 
-    for v in vectors:
-        a = np.asarray(v, dtype=np.float32)
-        t0 = time.perf_counter()
-        top5(a)
-        out["numpy"].append((time.perf_counter() - t0) * 1e3)
-    for q in queries:
-        t0 = time.perf_counter()
-        top5(np.asarray(emb.embed_batch([q])[0], dtype=np.float32))
-        out["numpy+embed"].append((time.perf_counter() - t0) * 1e3)
+    out = {
+        "search": timed(lambda v: index.search(mem.db, v, domains=["fs"], k=5), vectors),
+        "numpy": timed(top5, vectors),
+        "retrieve": timed(lambda q: mem.retrieve(q, tools=["cat"], k=5), queries),
+        "numpy+embed": timed(lambda q: top5(emb.embed_batch([q])[0]), queries),
+    }
     mem.close()
     return out
 

@@ -387,7 +387,9 @@ def test_cache_follows_writes_of_this_and_other_connections(tmp_path):
         for i in range(30):  # many more, through either connection, checked each time
             mem = a if rng.random() < 0.5 else b
             mem.add(f"Use tool_{i} with path_{i} before cat_{i % 7}.", domain="fs")
-            for _ in range(2):  # the second search of a version is served from memory
+            # the first search of a version uses sqlite-vec, the second reads the index into
+            # memory, the third finds it current by data_version and total_changes alone
+            for _ in range(3):
                 got = [h.experience.id for h in a.retrieve(f"tool_{i} path_{i}", k=1)]
                 assert got and a.get_experience(got[0]).text.startswith(f"Use tool_{i} ")
     finally:
@@ -396,11 +398,12 @@ def test_cache_follows_writes_of_this_and_other_connections(tmp_path):
 
 
 def _search_twice(db: Database, q: Sequence[float], **kw: object) -> list[tuple[int, float]]:
-    """Search twice, so that the second answer comes from the blocks kept in memory."""
+    """Search until the answer comes from the blocks kept in memory, found current."""
     first = index._search(db, q, engine="numpy", **kw)  # type: ignore[arg-type]
     second = index._search(db, q, engine="numpy", **kw)  # type: ignore[arg-type]
-    assert first == second
-    return second
+    third = index._search(db, q, engine="numpy", **kw)  # type: ignore[arg-type]
+    assert first == second == third
+    return third
 
 
 def test_the_second_search_keeps_the_blocks_in_memory(db: Database) -> None:
@@ -548,3 +551,26 @@ def test_the_library_embedding_cache_is_bounded(monkeypatch: pytest.MonkeyPatch)
     assert list(got) == [texts[0], texts[-1]] and calls[-1] == [texts[0]]
     assert got[texts[0]] == list(real([texts[0]])[0])
     assert len(lib._cache) == 5
+
+
+def test_check_finds_blocks_that_disagree_with_the_items(db: Database) -> None:
+    make_index(db, 3)
+    with write(db):
+        for eid in (1, 2):
+            add_experience(db, eid, "fs")
+        index.put_many(db, [(1, "fs", [1.0, 2.0, 2.0]), (2, "fs", [0.0, 3.0, 4.0])])
+    assert index.check(db) == []
+    block = db.execute(f"SELECT id, norms, vectors FROM {index.BLOCKS}").fetchone()
+    norms = np.frombuffer(block[1], dtype=np.float64).copy()
+    norms[1] = 6.0  # 5.0 is right
+    with write(db):
+        db.execute(f"UPDATE {index.BLOCKS} SET norms = ? WHERE id = ?", [norms.tobytes(), block[0]])
+    assert any("norms that do not match" in p for p in index.check(db))
+    vectors = np.frombuffer(block[2], dtype=np.float32).copy()
+    vectors[:3] = [2.0, 1.0, 2.0]  # experience 1's vector, changed in the block only
+    with write(db):
+        db.execute(
+            f"UPDATE {index.BLOCKS} SET norms = ?, vectors = ? WHERE id = ?",
+            [block[1], vectors.tobytes(), block[0]],
+        )
+    assert any("disagree on 1 experiences: 1 " in p for p in index.check(db))
