@@ -348,11 +348,21 @@ class Memory:
             self._model = get_model(self._model or self.get_setting("model"))
         return self._model
 
-    def _library(self) -> Library:
+    def _library(self, *, remember: bool = True) -> Library:
+        """The library's experiences and index, with this memory's embedder.
+
+        ``remember`` records the embedder's name in the file the first time (so
+        that later processes embed with the same one); reads pass False: they
+        write nothing.
+        """
         from .library import Library
 
         lib = Library(self.db, self.embedder)
-        if self.get_setting("embedder") is None and isinstance(self.embedder_name, str):
+        if (
+            remember
+            and isinstance(self.embedder_name, str)
+            and self.get_setting("embedder") is None
+        ):
             self.set_setting("embedder", self.embedder_name)
         return lib
 
@@ -527,8 +537,9 @@ class Memory:
         from . import index
 
         if index.index_info(self.db) is None:
-            return []  # no index yet (and nothing written: _library may record the embedder)
-        return self._library().search(task, domains=self._domains(tools, domains), k=k)
+            return []  # no index yet: do not even load the embedder
+        lib = self._library(remember=False)
+        return lib.search(task, domains=self._domains(tools, domains), k=k)
 
     def context(
         self,
