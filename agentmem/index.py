@@ -762,17 +762,17 @@ class _Plan:
         self.cuts = [(end - size, end) for size, end in zip(sizes, ends, strict=True)]
         #: The row of each score (None: the first span's start plus the score's position).
         self.rows = np.concatenate([np.arange(a, b) for a, b in spans]) if len(spans) > 1 else None
-        every = self.rows if self.rows is not None else np.arange(*spans[0]) if spans else None
         if self.rows is not None:
             self.inv_norms = inv_norms[self.rows]
-        else:  # a view
-            self.inv_norms = inv_norms[slice(*spans[0])] if spans else inv_norms[:0]
+        elif spans:
+            self.inv_norms = inv_norms[slice(*spans[0])]  # a view
+        else:
+            self.inv_norms = inv_norms[:0]
         #: Positions of the scores of unsafe rows (their float32 score bounds nothing).
-        self.risky = (
-            np.flatnonzero(np.isin(every, unsafe))
-            if every is not None and unsafe.size
-            else unsafe[:0]
-        )
+        self.risky = unsafe[:0]
+        if unsafe.size and spans:
+            every = self.rows if self.rows is not None else np.arange(*spans[0])
+            self.risky = np.flatnonzero(np.isin(every, unsafe))
 
 
 class _Loaded:
