@@ -892,7 +892,7 @@ def _custom_apply(rx: re.Pattern[str], s: str) -> str:
     return rx.sub(repl, s)
 
 
-@attrs.frozen
+@attrs.frozen(cache_hash=True)  # hashed for every dict key (see _key_text)
 class Redactor:
     """Takes secrets out of text and JSON-like values; see the module docstring for the rules.
 
@@ -919,8 +919,9 @@ class Redactor:
         if not self.enabled or not text:
             return text
         out = text
-        for rx in _compile_custom(self.extra_patterns):
-            out = _custom_apply(rx, out)
+        if self.extra_patterns:
+            for rx in _compile_custom(self.extra_patterns):
+                out = _custom_apply(rx, out)
         exact, folded = _needles()
         if exact.search(out) is None and folded.search(_fold(out)) is None:
             return out  # no rule's needle occurs: the common case, one pass per alphabet
@@ -956,11 +957,21 @@ class Redactor:
         return self._walk(value, None)
 
     def _walk(self, value: Any, secret_kind: str | None) -> Any:
+        # The concrete types first: isinstance(x, Mapping) is an ABC check, and tool
+        # parameters are mostly strings, numbers and plain dicts.
         if isinstance(value, str):
             if secret_kind is not None and _value_ok(value):
                 return placeholder(secret_kind)
             return self.text(value)
-        if isinstance(value, Mapping):
+        if isinstance(value, (int, float)) or value is None:
+            if secret_kind is not None and value is not None and not isinstance(value, bool):
+                return placeholder(secret_kind)
+            return value
+        if isinstance(value, list):
+            return [self._walk(v, secret_kind) for v in value]
+        if isinstance(value, tuple):
+            return tuple(self._walk(v, secret_kind) for v in value)
+        if type(value) is dict or isinstance(value, Mapping):
             out: dict[Any, Any] = {}
             for k, v in value.items():
                 kind = secret_kind
@@ -970,16 +981,6 @@ class Redactor:
                     k = _key_text(self, k)
                 out[k] = self._walk(v, kind)
             return out
-        if isinstance(value, list):
-            return [self._walk(v, secret_kind) for v in value]
-        if isinstance(value, tuple):
-            return tuple(self._walk(v, secret_kind) for v in value)
-        if (
-            secret_kind is not None
-            and isinstance(value, (int, float))
-            and not isinstance(value, bool)
-        ):
-            return placeholder(secret_kind)
         return value
 
 

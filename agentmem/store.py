@@ -73,28 +73,40 @@ def insert_trajectories(
         overrides = tool_domains(db)
     at = created_at or now_iso()
     conn = db.conn
+    sql = (
+        "INSERT INTO trajectories (id, task, group_key, source, condition, step_count, "
+        "success_rate, state_ok, essential_actions, meta, created_at) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    )
+    # Inside a transaction that holds the write lock the ids are max(id) + 1, ... (what
+    # SQLite would choose), so all rows go in with one executemany. Outside one, another
+    # process could take an id meanwhile: insert one by one and let SQLite choose.
+    batch = conn.in_transaction
+    next_id = db.execute("SELECT coalesce(max(id), 0) FROM trajectories").fetchone()[0] + 1
     ids: list[int] = []
+    rows: list[tuple[Any, ...]] = []
     step_rows: list[tuple[Any, ...]] = []
     feedback_rows: list[tuple[Any, ...]] = []
     for t in trajectories:
-        cur = conn.execute(
-            "INSERT INTO trajectories (task, group_key, source, condition, step_count, "
-            "success_rate, state_ok, essential_actions, meta, created_at) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                t.task,
-                t.group,
-                t.source,
-                t.condition,
-                len(t.steps),
-                t.success_rate,
-                None if t.state_ok is None else int(t.state_ok),
-                None if t.essential_actions is None else json.dumps(list(t.essential_actions)),
-                json.dumps(t.meta, ensure_ascii=False),
-                at,
-            ),
+        row = (
+            next_id if batch else None,
+            t.task,
+            t.group,
+            t.source,
+            t.condition,
+            len(t.steps),
+            t.success_rate,
+            None if t.state_ok is None else int(t.state_ok),
+            None if t.essential_actions is None else json.dumps(list(t.essential_actions)),
+            json.dumps(t.meta, ensure_ascii=False),
+            at,
         )
-        tid = int(cur.lastrowid or 0)
+        if batch:
+            tid = next_id
+            next_id += 1
+            rows.append(row)
+        else:
+            tid = int(conn.execute(sql, row).lastrowid or 0)
         ids.append(tid)
         for i, s in enumerate(t.steps):
             step_rows.append(
@@ -110,6 +122,7 @@ def insert_trajectories(
             )
         if t.accepted is not None:
             feedback_rows.append((tid, "accept" if t.accepted else "reject", None, at))
+    conn.executemany(sql, rows)
     conn.executemany(
         "INSERT INTO steps (trajectory_id, position, tool, domain, params, output, success) "
         "VALUES (?, ?, ?, ?, ?, ?, ?)",

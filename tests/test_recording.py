@@ -243,3 +243,24 @@ def test_fuzz_record_lines_parse_or_fail_cleanly(data):
         return
     for t in result.trajectories:
         assert isinstance(t, Trajectory)
+
+
+def test_batched_ids_are_the_ones_sqlite_would_choose(mem: Memory):
+    """record_many gives the rows max(id) + 1, ... in one executemany; outside a
+    transaction insert_trajectories lets SQLite choose, one row at a time."""
+    from agentmem import store
+
+    step = Step("ls", {"path": "."}, "a.txt", True)
+    first = mem.record_many([Trajectory(task=f"t{i}", steps=[step]) for i in range(3)])
+    assert first == [1, 2, 3]
+    mem.db.execute("DELETE FROM trajectories WHERE id = 3")  # SQLite would reuse 3 now
+    again = mem.record_many([Trajectory(task=f"u{i}", steps=[step, step]) for i in range(2)])
+    assert again == [3, 4]
+    assert not mem.db.conn.in_transaction
+    single = store.insert_trajectories(mem.db, [Trajectory(task="v", steps=[step])])
+    assert single == [5]
+    rows = mem.db.execute(
+        "SELECT t.id, t.task, count(s.id) FROM trajectories t JOIN steps s "
+        "ON s.trajectory_id = t.id GROUP BY t.id ORDER BY t.id"
+    ).fetchall()
+    assert rows == [(1, "t0", 1), (2, "t1", 1), (3, "u0", 2), (4, "u1", 2), (5, "v", 1)]
