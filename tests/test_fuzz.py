@@ -714,8 +714,12 @@ def test_cli_huge_id_is_a_clean_error(cli_home: Path, argv: list[str]):
 
 
 @pytest.mark.parametrize("db", ["notdb.txt", ""])
-def test_cli_db_that_cannot_open_is_a_clean_error(cli_home: Path, db: str):
-    path = str(cli_home / db) if db else db
+def test_cli_db_that_cannot_open_is_a_clean_error(tmp_path: Path, db: str):
+    # A file of its own: the fuzzed commands may have turned cli_home's notdb.txt into a
+    # library (backup, restore and --db all take it as a file name).
+    if db:
+        (tmp_path / db).write_text("not a database\n")
+    path = str(tmp_path / db) if db else db
     r = CliRunner().invoke(cli, ["stats", "--db", path], env=dict(crashlib.BASE_ENV))
     assert r.exception is None or isinstance(r.exception, SystemExit), repr(r.exception)
     assert r.exit_code in (1, 2)
