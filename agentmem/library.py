@@ -8,6 +8,7 @@ per-instance cache), keeps the vector index's model in check, and answers
 from __future__ import annotations
 
 import itertools
+from array import array
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
@@ -65,7 +66,7 @@ class Library:
     def __init__(self, db: Database, embedder: Embedder):
         self.db = db
         self.embedder = embedder
-        self._cache: dict[str, list[float]] = {}
+        self._cache: dict[str, array[float]] = {}  # float64, 8 bytes a number
 
     def ensure_index(self) -> None:
         """Create the vector index for this embedder, or refuse a different model."""
@@ -75,7 +76,7 @@ class Library:
         with write(self.db):
             index.ensure_index(self.db, self.embedder.model_id, self.embedder.dims)
 
-    def embed(self, texts: Iterable[str]) -> dict[str, list[float]]:
+    def embed(self, texts: Iterable[str]) -> dict[str, array[float]]:
         """Vectors for ``texts``, as a mapping text -> vector.
 
         The last :data:`EMBED_CACHE_SIZE` texts embedded are kept, so that a
@@ -86,7 +87,7 @@ class Library:
         want = [t for t in asked if t not in self._cache]
         if want:
             for t, v in zip(want, self.embedder.embed_batch(want), strict=True):
-                self._cache[t] = list(v)
+                self._cache[t] = array("d", v)
         out = {t: self._cache[t] for t in asked}
         over = len(self._cache) - EMBED_CACHE_SIZE
         if over > 0:  # forget the oldest (dicts keep insertion order)
@@ -94,7 +95,7 @@ class Library:
                 del self._cache[t]
         return out
 
-    def vector(self, text: str) -> list[float]:
+    def vector(self, text: str) -> array[float]:
         return self.embed([text])[text]
 
     def cosine(self, a: str, b: str) -> float:

@@ -545,11 +545,11 @@ def test_the_library_embedding_cache_is_bounded(monkeypatch: pytest.MonkeyPatch)
     lib = library.Library(connect(":memory:"), emb)
     texts = [f"use tool_{i} with path_{i}" for i in range(12)]
     for t in texts:
-        assert lib.vector(t) == list(real([t])[0])
+        assert list(lib.vector(t)) == list(real([t])[0])
     assert len(lib._cache) == 5 and list(lib._cache) == texts[-5:]
     got = lib.embed([texts[0], texts[-1]])  # the first was forgotten, the last is kept
     assert list(got) == [texts[0], texts[-1]] and calls[-1] == [texts[0]]
-    assert got[texts[0]] == list(real([texts[0]])[0])
+    assert list(got[texts[0]]) == list(real([texts[0]])[0])
     assert len(lib._cache) == 5
 
 
