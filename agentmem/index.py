@@ -88,6 +88,7 @@ __all__ = [
     "check",
     "drop_index",
     "ensure_index",
+    "forget",
     "index_info",
     "put",
     "put_many",
@@ -903,6 +904,13 @@ class _Loaded:
 _CACHE: weakref.WeakKeyDictionary[Any, _Loaded] = weakref.WeakKeyDictionary()
 #: The index version each database object last searched without the cache.
 _SEEN: weakref.WeakKeyDictionary[Any, tuple[object, ...]] = weakref.WeakKeyDictionary()
+
+
+def forget(db: Database) -> None:
+    """Drop the index vectors kept in memory for ``db`` (when closing it)."""
+    with contextlib.suppress(TypeError):
+        _CACHE.pop(db, None)
+        _SEEN.pop(db, None)
 
 
 def _cached(db: Database) -> _Loaded | None:

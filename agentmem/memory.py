@@ -113,6 +113,9 @@ class Memory:
         return cls(db, path=str(p), redactor=redactor, embedder=embedder, model=model)
 
     def close(self) -> None:
+        from .index import forget
+
+        forget(self.db)  # the vectors a search kept in memory
         self.db.close()
 
     def __enter__(self) -> Memory:

@@ -574,3 +574,16 @@ def test_check_finds_blocks_that_disagree_with_the_items(db: Database) -> None:
             [block[1], vectors.tobytes(), block[0]],
         )
     assert any("disagree on 1 experiences: 1 " in p for p in index.check(db))
+
+
+def test_closing_a_memory_drops_the_vectors_kept(tmp_path) -> None:
+    from agentmem import Memory
+
+    mem = Memory.open(tmp_path / "m.db", embedder="hash")
+    mem.add("Call cd before cat.", domain="fs")
+    for _ in range(2):
+        mem.retrieve("cat a file")
+    db = mem.db
+    assert index._cached(db) is not None
+    mem.close()
+    assert index._cached(db) is None
