@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 import attrs
 
@@ -58,6 +59,21 @@ def _setting(f: Finding) -> tuple[str, str, str] | None:
     return None
 
 
+def _merged(
+    kind: str, tool: str, group: list[Finding], text: str, facts: Iterable[str], **detail: Any
+) -> Finding:
+    """The one lesson of a merged ``group``: its support summed, ``merged`` its size."""
+    return Finding(
+        kind,
+        tool,
+        group[0].domain,
+        text,
+        tuple(facts),
+        support=sum(f.support for f in group),
+        detail={**detail, "merged": len(group)},
+    )
+
+
 def _merge_prerequisites(group: list[Finding]) -> Finding:
     """Prerequisite and recovery findings that call the same helper U first (for one or
     more tools), with a value of U's own call that made the later call fail: one lesson."""
@@ -98,23 +114,19 @@ def _merge_prerequisites(group: list[Finding]) -> Finding:
             f"otherwise {'they' if len(ts) > 1 else 'it'} {verb}.",
         ]
     text = _fit(*(f"{head} {t}" for t in tails if t))
-    return Finding(
+    return _merged(
         "prerequisite",
         ts[0],
-        group[0].domain,
+        group,
         text,
-        tuple(dict.fromkeys(facts)),
-        support=sum(f.support for f in group),
-        detail={
-            "error": err,
-            "helper": u,
-            "recovery": recover,
-            "avoid": avoid,
-            "tools": ts,
-            "setting": setting,
-            "instead": instead,
-            "merged": len(group),
-        },
+        dict.fromkeys(facts),
+        error=err,
+        helper=u,
+        recovery=recover,
+        avoid=avoid,
+        tools=ts,
+        setting=setting,
+        instead=instead,
     )
 
 
@@ -173,24 +185,20 @@ def _merge_values(group: list[Finding]) -> Finding:
         return t if t.endswith(".") else t + "."
 
     text = _fit(sentence([*parts, *tail]), sentence(parts))
-    return Finding(
+    return _merged(
         "param_value",
         ts[0],
-        group[0].domain,
+        group,
         text,
-        tuple(dict.fromkeys(facts)),
-        support=sum(f.support for f in group),
-        detail={
-            "param": x,
-            "good": good,
-            "bad": bad,
-            "source": lookup,
-            "recovery": bool(recs),
-            "avoid": avoid,
-            "tools": ts,
-            "wrong_name": wrong,
-            "merged": len(group),
-        },
+        dict.fromkeys(facts),
+        param=x,
+        good=good,
+        bad=bad,
+        source=lookup,
+        recovery=bool(recs),
+        avoid=avoid,
+        tools=ts,
+        wrong_name=wrong,
     )
 
 
@@ -204,15 +212,9 @@ def _merge_names(group: list[Finding]) -> Finding:
     items = list(pairs.items())[:4]
     uses = ", ".join(f"{r} for {t}" for t, r in items)
     text = _lesson(f"Never pass {w}=... to {_join([t for t, _ in items])}: use {uses}.")
-    facts = tuple(dict.fromkeys([x for t, r in items for x in (t, r)] + [w]))
-    return Finding(
-        "param_name",
-        items[0][0],
-        group[0].domain,
-        text,
-        facts,
-        support=sum(f.support for f in group),
-        detail={"wrong_name": w, "pairs": items, "avoid": [w], "merged": len(group)},
+    facts = dict.fromkeys([x for t, r in items for x in (t, r)] + [w])
+    return _merged(
+        "param_name", items[0][0], group, text, facts, wrong_name=w, pairs=items, avoid=[w]
     )
 
 
@@ -226,15 +228,7 @@ def _merge_missing(group: list[Finding]) -> Finding:
         return attrs.evolve(best, support=sum(f.support for f in group))
     before = f" before {_join(nexts)}"
     text = _lesson(f"Call {call}{before};", f"runs that skipped {u} were rejected.")
-    return Finding(
-        "missing_step",
-        u,
-        group[0].domain,
-        text,
-        (u, *nexts),
-        support=sum(f.support for f in group),
-        detail={"call": call, "merged": len(group)},
-    )
+    return _merged("missing_step", u, group, text, (u, *nexts), call=call)
 
 
 def _merge_wrong_tools(group: list[Finding]) -> Finding:
