@@ -117,32 +117,19 @@ def apply_operations(
     at = now_iso()
     out: list[AppliedOp] = []
     cond = conditions or {}
-    for op, why in rejected:
-        _journal(
-            db,
-            session_id,
-            op,
-            status="rejected",
-            reason=why,
-            conditions=cond.get(op.group or ""),
-            at=at,
-        )
+
+    def reject(op: Operation, why: str) -> None:
+        conds = cond.get(op.group or "")
+        _journal(db, session_id, op, status="rejected", reason=why, conditions=conds, at=at)
         out.append(AppliedOp(op, "rejected", why))
+
+    for op, why in rejected:
+        reject(op, why)
     for op in ops:
         befores = [_exp_row(db, t) for t in op.targets]
         dead = [t for t, b in zip(op.targets, befores) if b is None or b["status"] != "live"]
         if dead:
-            why = f"experience {dead[0]} is not live any more"
-            _journal(
-                db,
-                session_id,
-                op,
-                status="rejected",
-                reason=why,
-                conditions=cond.get(op.group or ""),
-                at=at,
-            )
-            out.append(AppliedOp(op, "rejected", why))
+            reject(op, f"experience {dead[0]} is not live any more")
             continue
         before = [b for b in befores if b is not None]
         result: int | None = None
