@@ -114,19 +114,26 @@ def _temp_beside(dest: Path) -> Iterator[Path]:
         _remove_side_files(tmp)
 
 
-def _copy_pages(source: Path, target: Path) -> None:
-    """One consistent snapshot of ``source`` into the empty file ``target``, self-contained."""
+def _snapshot_into(source: Path, target: Path) -> None:
+    """Every page of ``source`` into ``target`` with SQLite's backup API, under its locks.
+
+    pages=-1: every page in one step, so the copy is one snapshot of the source even
+    while other processes write to it.
+    """
     src = _connect_ro(source)
     try:
         dst = _connect_rw(target)
         try:
-            # pages=-1: every page in one step, so the copy is one snapshot of the source
-            # even while other processes write to it.
             src.backup(dst, pages=-1)
         finally:
             dst.close()
     finally:
         src.close()
+
+
+def _copy_pages(source: Path, target: Path) -> None:
+    """One consistent snapshot of ``source`` into the empty file ``target``, self-contained."""
+    _snapshot_into(source, target)
     dst = _connect_rw(target)
     try:
         mode = str(dst.execute("PRAGMA journal_mode = DELETE").fetchone()[0]).lower()
@@ -218,7 +225,7 @@ def restore_library(
         _set_aside(target, aside)
         previous = str(aside)
         try:
-            _restore_into_live(src, target)
+            _snapshot_into(src, target)
         except sqlite3.Error:
             _restore_by_rename(src, target)
     else:
@@ -244,19 +251,6 @@ def _set_aside(target: Path, aside: Path) -> None:
         if side.exists():
             shutil.copyfile(side, f"{aside}{suffix}")
             os.chmod(f"{aside}{suffix}", stat.S_IRUSR | stat.S_IWUSR)
-
-
-def _restore_into_live(src: Path, target: Path) -> None:
-    """Write the backup's pages into the library file, under SQLite's locks."""
-    s = _connect_ro(src)
-    try:
-        d = _connect_rw(target)
-        try:
-            s.backup(d, pages=-1)
-        finally:
-            d.close()
-    finally:
-        s.close()
 
 
 def _restore_by_rename(src: Path, target: Path) -> None:
