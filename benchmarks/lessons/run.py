@@ -117,15 +117,39 @@ def _model(model: Any, use_model: bool, threads: int | None) -> Any:
     return m
 
 
-def _learn(
-    mem: Memory, *, use_model: bool, max_findings: int | None, progress: Progress | None
-) -> Any:
+def _record_and_learn(
+    path: Path,
+    trajectories: Sequence[Trajectory],
+    *,
+    emb: Any,
+    model: Any,
+    use_model: bool,
+    max_findings: int | None,
+    progress: Progress | None,
+    timings: dict[str, float],
+) -> tuple[Any, list[str], str | None]:
+    """Record ``trajectories`` into a new library at ``path`` and learn once: the report,
+    the lessons and the model id; the two durations go into ``timings``."""
     from agentmem.learning import LearnOptions
 
-    kw: dict[str, Any] = {"reward": mem.reward_kind, "weights": mem.reward_weights}
-    if max_findings is not None:
-        kw["max_findings"] = max_findings
-    return mem.learn(use_model=use_model, options=LearnOptions(**kw), progress=progress)
+    t0 = time.perf_counter()
+    mem = Memory.open(path, embedder=emb, model=model)
+    try:
+        mem.record_many(trajectories)
+        timings["record_seconds"] = time.perf_counter() - t0
+        if progress:
+            progress("learning")
+        t0 = time.perf_counter()
+        kw: dict[str, Any] = {"reward": mem.reward_kind, "weights": mem.reward_weights}
+        if max_findings is not None:
+            kw["max_findings"] = max_findings
+        report = mem.learn(use_model=use_model, options=LearnOptions(**kw), progress=progress)
+        timings["learn_seconds"] = time.perf_counter() - t0
+        lessons = [e.text for e in mem.experiences()]
+        model_id = getattr(mem.model, "model_id", None) if use_model else None
+    finally:
+        mem.close()
+    return report, lessons, model_id
 
 
 def _learn_summary(report: Any, groups: int) -> dict[str, Any]:
@@ -212,21 +236,16 @@ def run_bfcl(
         catalogue = json.loads((bench / "tools.json").read_text(encoding="utf-8"))
         timings["generate_seconds"] = time.perf_counter() - t0
 
-        t0 = time.perf_counter()
-        mem = Memory.open(
-            Path(tmp) / "lessons.db", embedder=emb, model=_model(model, use_model, threads)
+        report, lessons, model_id = _record_and_learn(
+            Path(tmp) / "lessons.db",
+            [_trajectory(r) for r in records],
+            emb=emb,
+            model=_model(model, use_model, threads),
+            use_model=use_model,
+            max_findings=max_findings,
+            progress=progress,
+            timings=timings,
         )
-        try:
-            mem.record_many([_trajectory(r) for r in records])
-            timings["record_seconds"] = time.perf_counter() - t0
-            say("learning")
-            t0 = time.perf_counter()
-            report = _learn(mem, use_model=use_model, max_findings=max_findings, progress=progress)
-            timings["learn_seconds"] = time.perf_counter() - t0
-            lessons = [e.text for e in mem.experiences()]
-            model_id = getattr(mem.model, "model_id", None) if use_model else None
-        finally:
-            mem.close()
 
     say("scoring")
     t0 = time.perf_counter()
@@ -289,7 +308,6 @@ def run_tau(
     from agentmem.embeddings import get_embedder
     from agentmem.ingest import parse_openai
 
-    say = progress or (lambda _m: None)
     emb = get_embedder(embedder) if embedder is None or isinstance(embedder, str) else embedder
     timings: dict[str, float] = {}
     t_all = time.perf_counter()
@@ -298,21 +316,16 @@ def run_tau(
     trajs = list(parsed.trajectories)
     timings["import_seconds"] = time.perf_counter() - t0
     with tempfile.TemporaryDirectory(prefix="agentmem-tau-") as tmp:
-        t0 = time.perf_counter()
-        mem = Memory.open(
-            Path(tmp) / "tau.db", embedder=emb, model=_model(model, use_model, threads)
+        report, lessons, model_id = _record_and_learn(
+            Path(tmp) / "tau.db",
+            trajs,
+            emb=emb,
+            model=_model(model, use_model, threads),
+            use_model=use_model,
+            max_findings=max_findings,
+            progress=progress,
+            timings=timings,
         )
-        try:
-            mem.record_many(trajs)
-            timings["record_seconds"] = time.perf_counter() - t0
-            say("learning")
-            t0 = time.perf_counter()
-            report = _learn(mem, use_model=use_model, max_findings=max_findings, progress=progress)
-            timings["learn_seconds"] = time.perf_counter() - t0
-            lessons = [e.text for e in mem.experiences()]
-            model_id = getattr(mem.model, "model_id", None) if use_model else None
-        finally:
-            mem.close()
 
     t0 = time.perf_counter()
     by_group: dict[str, list[dict[str, Any]]] = {}
