@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from agentmem import Memory
+from agentmem import Memory, Step
 from agentmem.llm import Completion
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -98,3 +98,22 @@ def run_cli(*args: str, db: Path, input: bytes | None = None, env: dict[str, str
 
 def jsonl(*records: dict) -> bytes:
     return ("\n".join(json.dumps(r) for r in records) + "\n").encode()
+
+
+# A small file-system group shared by the learning and check tests: cd then cat succeeds;
+# cat without cd, and cat with a wrong parameter name, fail.
+CD = Step("cd", {"folder": "docs"}, '{"current_working_directory": "docs"}', True)
+CAT_OK = Step("cat", {"file_name": "a.txt"}, '{"file_content": "hello"}', True)
+CAT_MISSING = Step("cat", {"file_name": "a.txt"}, '{"error": "cat: a.txt: No such file"}', False)
+CAT_BADNAME = Step("cat", {"file": "a.txt"}, "Error: unexpected keyword argument 'file'", False)
+
+
+def fs_group(mem: Memory, key: str = "read-a") -> list[int]:
+    """Record the four-run group ``key``: two accepted, two rejected."""
+    task = "Show me what a.txt in docs says"
+    return [
+        mem.record(task, [CD, CAT_OK], group=key, accepted=True),
+        mem.record(task, [CAT_MISSING], group=key, accepted=False),
+        mem.record(task, [CD, CAT_BADNAME], group=key, accepted=False),
+        mem.record(task, [CD, CAT_OK], group=key, accepted=True),
+    ]

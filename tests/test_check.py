@@ -14,27 +14,12 @@ from typing import Any
 
 import pytest
 
-from agentmem import Memory, Step
+from agentmem import Memory
 from agentmem.check import Problem, check_library, check_path, kinds
 from agentmem.db import connect
 from agentmem.migrations import migrations
 
-from .conftest import run_cli
-
-CD = Step("cd", {"folder": "docs"}, '{"current_working_directory": "docs"}', True)
-CAT_OK = Step("cat", {"file_name": "a.txt"}, '{"file_content": "hello"}', True)
-CAT_MISSING = Step("cat", {"file_name": "a.txt"}, '{"error": "cat: a.txt: No such file"}', False)
-CAT_BADNAME = Step("cat", {"file": "a.txt"}, "Error: unexpected keyword argument 'file'", False)
-
-
-def _group(mem: Memory, key: str = "read-a") -> list[int]:
-    task = "Show me what a.txt in docs says"
-    return [
-        mem.record(task, [CD, CAT_OK], group=key, accepted=True),
-        mem.record(task, [CAT_MISSING], group=key, accepted=False),
-        mem.record(task, [CD, CAT_BADNAME], group=key, accepted=False),
-        mem.record(task, [CD, CAT_OK], group=key, accepted=True),
-    ]
+from .conftest import fs_group, run_cli
 
 
 def _build(path: Path) -> dict[str, Any]:
@@ -42,7 +27,7 @@ def _build(path: Path) -> dict[str, Any]:
     ids: dict[str, Any] = {}
     with Memory.open(path, embedder="hash") as mem:
         ids["kept"] = mem.add("Use ls -la to see hidden files in a folder.", domain="fs").id
-        ids["trajectories"] = _group(mem)
+        ids["trajectories"] = fs_group(mem)
         first = mem.learn(use_model=False)
         ids["learn"] = first.session_id
         learned = [o.result_id for o in first.applied if o.op.kind == "ADD"]

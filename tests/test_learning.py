@@ -13,22 +13,7 @@ from agentmem.learning.prompts import INSTRUCTION_TEXTS
 from agentmem.learning.validate import lesson_problem
 from agentmem.records import Trajectory, word_count
 
-from .conftest import FakeModel
-
-CD = Step("cd", {"folder": "docs"}, '{"current_working_directory": "docs"}', True)
-CAT_OK = Step("cat", {"file_name": "a.txt"}, '{"file_content": "hello"}', True)
-CAT_MISSING = Step("cat", {"file_name": "a.txt"}, '{"error": "cat: a.txt: No such file"}', False)
-CAT_BADNAME = Step("cat", {"file": "a.txt"}, "Error: unexpected keyword argument 'file'", False)
-
-
-def fs_group(mem: Memory, key: str = "read-a") -> list[int]:
-    task = "Show me what a.txt in docs says"
-    return [
-        mem.record(task, [CD, CAT_OK], group=key, accepted=True),
-        mem.record(task, [CAT_MISSING], group=key, accepted=False),
-        mem.record(task, [CD, CAT_BADNAME], group=key, accepted=False),
-        mem.record(task, [CD, CAT_OK], group=key, accepted=True),
-    ]
+from .conftest import FakeModel, fs_group
 
 
 def library_state(mem: Memory):
