@@ -20,17 +20,9 @@ from sqlite_utils import Database
 from sqlite_utils.utils import sqlite3
 
 from ._tx import begin as _begin
-from ._tx import written_in_transaction
 from .errors import AgentMemError
 
-__all__ = [
-    "BUSY_TIMEOUT_MS",
-    "connect",
-    "read_snapshot",
-    "sqlite3",
-    "write",
-    "written_in_transaction",
-]
+__all__ = ["BUSY_TIMEOUT_MS", "connect", "read_snapshot", "sqlite3", "write"]
 
 #: How long a writer waits for another process's write lock before giving up.
 BUSY_TIMEOUT_MS = 30_000
