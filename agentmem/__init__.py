@@ -13,6 +13,8 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
+from . import errors as _errors  # exception classes only: no imports of its own
+
 if TYPE_CHECKING:
     from .errors import (
         AgentMemError,
@@ -53,20 +55,7 @@ __all__ = [
 ]
 
 _HOME = {
-    **dict.fromkeys(
-        [
-            "AgentMemError",
-            "BusyError",
-            "EmbeddingMismatchError",
-            "InvalidRecordError",
-            "ModelError",
-            "UndoConflictError",
-            "UnknownExperienceError",
-            "UnknownSessionError",
-            "UnknownTrajectoryError",
-        ],
-        "errors",
-    ),
+    **dict.fromkeys(_errors.__all__, "errors"),
     "LiveTrajectory": "memory",
     "Memory": "memory",
     "default_db_path": "paths",
