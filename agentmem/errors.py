@@ -13,6 +13,7 @@ __all__ = [
     "EmbeddingMismatchError",
     "InvalidRecordError",
     "ModelError",
+    "ModelUnavailableError",
     "UndoConflictError",
     "UnknownExperienceError",
     "UnknownSessionError",
@@ -66,6 +67,13 @@ class EmbeddingMismatchError(AgentMemError):
 
 class ModelError(AgentMemError, RuntimeError):
     """The text-generation model could not be loaded or called."""
+
+
+class ModelUnavailableError(ModelError):
+    """The model cannot be used for the rest of this process: its worker process died
+    (SIGILL, SIGSEGV, the out-of-memory killer), hung past its timeout or could not
+    load, or its server cannot be reached. The message says what happened and what to
+    do; a learning session goes on without the model."""
 
 
 class BusyError(AgentMemError):

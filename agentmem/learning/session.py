@@ -22,6 +22,7 @@ from sqlite_utils import Database
 from ..db import write
 from ..journal import AppliedOp, apply_operations, begin_session, fail_session
 from ..library import Library
+from ..llm import model_unavailable
 from ..rewards import DEFAULT_WEIGHTS, RewardWeights
 from ..store import GroupReport, group_reports, load_trajectories, now_iso
 from .consolidate import consolidate, same_facts
@@ -84,6 +85,9 @@ class LearnReport:
     wall_seconds: float
     operations: tuple[AppliedOp, ...]
     groups: tuple[GroupResult, ...] = ()
+    #: Why the model could not be used (its worker died, hung, or its server was
+    #: unreachable); the session then used the data-derived texts. None when it could.
+    model_unavailable: str | None = None
 
     @property
     def other_seconds(self) -> float:
@@ -168,7 +172,7 @@ def learn(
                 "max_findings": options.max_findings,
             },
         )
-    usage = ModelUsage()
+    usage = ModelUsage(unavailable=model_unavailable(model) if model is not None else None)
     try:
         reports = group_reports(
             db, weights=options.weights, reward=options.reward, groups=options.groups
@@ -342,4 +346,5 @@ def _report(
         wall_seconds=time.perf_counter() - t0,
         operations=tuple(applied),
         groups=tuple(results),
+        model_unavailable=usage.unavailable,
     )
