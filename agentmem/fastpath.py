@@ -17,7 +17,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["HEADER", "context_main", "format_context"]
+__all__ = ["HEADER", "context_main", "context_text", "format_context"]
 
 HEADER = "Lessons from earlier runs of similar tasks (apply when they fit):"
 
@@ -106,6 +106,7 @@ def _parse(argv: Sequence[str]) -> argparse.Namespace | None:
     p.add_argument("--tool", "-t", action="append", default=[])
     p.add_argument("-k", type=int, default=5)
     p.add_argument("--db")
+    p.add_argument("--project")
     try:
         args, rest = p.parse_known_args(list(argv))
     except SystemExit:
@@ -120,28 +121,58 @@ def context_main(argv: Sequence[str]) -> int | None:
     args = _parse(argv)
     if args is None:
         return None
+    from .projects import project_of
+
+    block = context_text(
+        args.text,
+        db_path=args.db,
+        project=project_of(args.project) if args.project else None,
+        tools=args.tool,
+        domains=args.domain,
+        k=args.k,
+    )
+    if block is None:
+        return None
+    if block:
+        sys.stdout.write(block + "\n")
+    return 0
+
+
+def context_text(
+    text: str,
+    *,
+    db_path: str | None = None,
+    project: str | None = None,
+    tools: Sequence[str] = (),
+    domains: Sequence[str] = (),
+    k: int = 5,
+) -> str | None:
+    """The context block for ``text`` (served in ``project``), or ``None``: use the full path."""
     from .paths import default_db_path
 
-    path = args.db or str(default_db_path())
+    path = db_path or str(default_db_path())
     if not os.path.isfile(path):
         return None
     try:
         conn = _connect(path)
         try:
-            return _run(_Conn(conn), args)
+            return _block(_Conn(conn), text, project, list(tools), list(domains), k)
         finally:
             conn.close()
     except Exception:  # anything odd: the full CLI reports it properly
         return None
 
 
-def _run(db: _Conn, args: argparse.Namespace) -> int | None:
+def _block(
+    db: _Conn, text: str, project: str | None, tools: list[str], domains_: list[str], k: int
+) -> str | None:
     from . import index
+    from .projects import hidden_ids
 
     settings = dict(db.execute("SELECT key, value FROM settings").fetchall())
     info = index.index_info(db)  # type: ignore[arg-type]
     if info is None:
-        return 0  # no index yet: nothing to retrieve
+        return ""  # no index yet: nothing to retrieve
     from .embeddings import get_embedder
 
     name = json.loads(settings["embedder"]) if "embedder" in settings else None
@@ -149,16 +180,17 @@ def _run(db: _Conn, args: argparse.Namespace) -> int | None:
     if (emb.model_id, emb.dims) != info:
         return None  # the full CLI explains the mismatch
     domains: list[str] | None = None
-    if args.tool or args.domain:
+    if tools or domains_:
         from .domains import domain_for
 
         over = dict(db.execute("SELECT tool, domain FROM tool_domains").fetchall())
-        domains = sorted(set(args.domain) | {domain_for(t, over) for t in args.tool})
-    vec = _embed_query(emb, args.text)
-    db.execute("BEGIN")  # the index and the texts from one committed state
+        domains = sorted(set(domains_) | {domain_for(t, over) for t in tools})
+    vec = _embed_query(emb, text)
+    db.execute("BEGIN")  # the index, the scopes and the texts from one committed state
     try:
-        hits = index.search(db, vec, domains=domains, k=args.k)  # type: ignore[arg-type]
-        ids = [i for i, _ in hits]
+        hidden = hidden_ids(db, project)  # lessons served only in other projects
+        hits = index.search(db, vec, domains=domains, k=k + len(hidden))  # type: ignore[arg-type]
+        ids = [i for i, _ in hits if i not in hidden][:k]
         rows = dict(
             db.execute(
                 "SELECT id, text FROM experiences WHERE status = 'live' "
@@ -168,7 +200,4 @@ def _run(db: _Conn, args: argparse.Namespace) -> int | None:
         )
     finally:
         db.execute("COMMIT")
-    block = format_context([rows[i] for i in ids if i in rows])
-    if block:
-        sys.stdout.write(block + "\n")
-    return 0
+    return format_context([rows[i] for i in ids if i in rows])
