@@ -667,7 +667,17 @@ def cli_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @given(argv=argvs(), stdin=st.sampled_from(STDIN) | st.binary(max_size=40))
 def test_cli_never_tracebacks(cli_home: Path, argv: list[str], stdin: bytes):
     TRIED["cli"] += 1
-    env = {**crashlib.BASE_ENV, "AGENTMEM_DB": str(cli_home / "lib.db")}
+    env = {
+        **crashlib.BASE_ENV,
+        "AGENTMEM_DB": str(cli_home / "lib.db"),
+        # hooks install/uninstall and import --format claude-code|codex touch the user's
+        # agent folders: here they are folders of the test's own
+        "HOME": str(cli_home / "home"),
+        "CLAUDE_CONFIG_DIR": str(cli_home / "home" / ".claude"),
+        "CODEX_HOME": str(cli_home / "home" / ".codex"),
+        "XDG_STATE_HOME": str(cli_home / "home" / "state"),
+        "AGENTMEM_LEARN_DELAY": "0",
+    }
     cwd = os.getcwd()
     os.chdir(cli_home)  # relative file arguments (export, backup, demo) land here
     try:
