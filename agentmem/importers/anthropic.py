@@ -32,8 +32,18 @@ from .turns import FileReport, Turn, TurnBuilder, read_json_lines, text_of
 __all__ = ["AnthropicFile", "parse_anthropic"]
 
 SOURCE = "anthropic"
-_CALLS = frozenset({"tool_use", "server_tool_use", "mcp_tool_use"})
-_TEXT = frozenset({"text", "thinking", "redacted_thinking", "image", "document"})
+_CALLS = (
+    "tool_use",
+    "server_tool_use",
+    "mcp_tool_use",
+)
+_TEXT = (
+    "text",
+    "thinking",
+    "redacted_thinking",
+    "image",
+    "document",
+)
 
 
 @attrs.frozen

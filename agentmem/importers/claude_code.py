@@ -54,9 +54,20 @@ _INJECTED = re.compile(
 _COMMAND = re.compile(r"<command-name>\s*(/?[^<]*?)\s*</command-name>", re.DOTALL)
 _COMMAND_ARGS = re.compile(r"<command-args>(.*?)</command-args>", re.DOTALL)
 _AGENT_ID = re.compile(r"\bagent_?[iI]d:\s*([\w@.:-]+)")
-_END_REASONS = frozenset({"end_turn", "stop_sequence", "max_tokens", "refusal"})
-_KNOWN_OTHER = frozenset(
-    {"system", "summary", "progress", "attachment", "file-history-snapshot", "queue-operation"}
+# Tuples, not sets: a hostile line's "type" may be a list, and membership must not hash it.
+_END_REASONS = (
+    "end_turn",
+    "stop_sequence",
+    "max_tokens",
+    "refusal",
+)
+_KNOWN_OTHER = (
+    "system",
+    "summary",
+    "progress",
+    "attachment",
+    "file-history-snapshot",
+    "queue-operation",
 )
 
 

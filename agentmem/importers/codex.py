@@ -34,36 +34,39 @@ SOURCE = "codex"
 #: Outputs Codex gives the model when the user declined a command or a patch.
 DENIALS = ("exec command rejected by user", "patch rejected by user")
 
-_KNOWN_EVENTS = frozenset(
-    {
-        "agent_message",
-        "agent_reasoning",
-        "agent_reasoning_raw_content",
-        "agent_reasoning_section_break",
-        "token_count",
-        "task_started",
-        "exec_command_begin",
-        "exec_command_output_delta",
-        "patch_apply_begin",
-        "mcp_tool_call_begin",
-        "web_search_begin",
-        "web_search_end",
-        "turn_diff",
-        "plan_update",
-        "exec_approval_request",
-        "apply_patch_approval_request",
-        "background_event",
-        "stream_error",
-        "error",
-        "context_compacted",
-        "entered_review_mode",
-        "exited_review_mode",
-        "item_completed",
-        "user_message_image",
-        "view_image_tool_call",
-    }
+_KNOWN_EVENTS = (
+    "agent_message",
+    "agent_reasoning",
+    "agent_reasoning_raw_content",
+    "agent_reasoning_section_break",
+    "token_count",
+    "task_started",
+    "exec_command_begin",
+    "exec_command_output_delta",
+    "patch_apply_begin",
+    "mcp_tool_call_begin",
+    "web_search_begin",
+    "web_search_end",
+    "turn_diff",
+    "plan_update",
+    "exec_approval_request",
+    "apply_patch_approval_request",
+    "background_event",
+    "stream_error",
+    "error",
+    "context_compacted",
+    "entered_review_mode",
+    "exited_review_mode",
+    "item_completed",
+    "user_message_image",
+    "view_image_tool_call",
 )
-_KNOWN_ITEMS = frozenset({"reasoning", "web_search_call", "ghost_snapshot", "compaction"})
+_KNOWN_ITEMS = (
+    "reasoning",
+    "web_search_call",
+    "ghost_snapshot",
+    "compaction",
+)
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.I)
 
 

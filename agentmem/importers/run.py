@@ -208,18 +208,20 @@ def _record(
     project: str | None,
 ) -> None:
     records, pending_files = [], set()
+    seen: set[tuple[str, str]] = set()  # a key twice in a file (a replayed line): the first
     for p, turns, file_report in parsed:
         report.add_file(file_report)
         if file_report.truncated or file_report.bad_lines:
             pending_files.add(p)
         done = imports.imported_keys(db, fmt, [t.key for t in turns])
         for t in turns:
-            if t.key in done:
+            if t.key in done or t.key in seen:
                 report.already += 1
             elif not t.complete:
                 report.in_progress += 1
                 pending_files.add(p)
             else:
+                seen.add(t.key)
                 records.append(turn_record(fmt, t, project=project or project_of(t.cwd)))
     cleaned = [clean(r.trajectory) if r.trajectory is not None else None for r in records]
     at = now_iso()
