@@ -167,7 +167,7 @@ def _block(
     db: _Conn, text: str, project: str | None, tools: list[str], domains_: list[str], k: int
 ) -> str | None:
     from . import index
-    from .projects import hidden_ids
+    from .projects import hidden_ids, visible_top
 
     settings = dict(db.execute("SELECT key, value FROM settings").fetchall())
     info = index.index_info(db)  # type: ignore[arg-type]
@@ -189,8 +189,13 @@ def _block(
     db.execute("BEGIN")  # the index, the scopes and the texts from one committed state
     try:
         hidden = hidden_ids(db, project)  # lessons served only in other projects
-        hits = index.search(db, vec, domains=domains, k=k + len(hidden))  # type: ignore[arg-type]
-        ids = [i for i, _ in hits if i not in hidden][:k]
+        hits = visible_top(
+            lambda n: index.search(db, vec, domains=domains, k=n),  # type: ignore[arg-type]
+            k,
+            hidden,
+            lambda hit: hit[0],
+        )
+        ids = [i for i, _ in hits]
         rows = dict(
             db.execute(
                 "SELECT id, text FROM experiences WHERE status = 'live' "

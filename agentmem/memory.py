@@ -574,14 +574,19 @@ class Memory:
         if not task.strip():
             raise InvalidRecordError("the task text must not be empty")
         from . import index
-        from .projects import hidden_ids, project_of
+        from .projects import hidden_ids, project_of, visible_top
 
         if index.index_info(self.db) is None:
             return []  # no index yet: do not even load the embedder
         lib = self._library(remember=False)
         hidden = hidden_ids(self.db, project_of(project) if project is not None else None)
-        hits = lib.search(task, domains=self._domains(tools, domains), k=k + len(hidden))
-        return [h for h in hits if h.experience.id not in hidden][:k]
+        scope = self._domains(tools, domains)
+        return visible_top(
+            lambda n: lib.search(task, domains=scope, k=n),
+            k,
+            hidden,
+            lambda h: h.experience.id or 0,
+        )
 
     def context(
         self,

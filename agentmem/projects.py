@@ -34,8 +34,10 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Collection, Iterable, Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from typing import Any, TypeVar
+
+T = TypeVar("T")
 
 __all__ = [
     "GLOBAL",
@@ -45,6 +47,7 @@ __all__ = [
     "project_of",
     "record_scopes",
     "specific_markers",
+    "visible_top",
 ]
 
 #: How a global lesson's scope is shown.
@@ -203,6 +206,27 @@ def current_scopes(db: Any) -> dict[int, str]:
 def hidden_ids(db: Any, project: str | None) -> set[int]:
     """The live experiences a context for ``project`` must not show (scoped elsewhere)."""
     return {eid for eid, p in current_scopes(db).items() if p != project}
+
+
+def visible_top(
+    search: Callable[[int], Sequence[T]], k: int, hidden: Collection[int], id_of: Callable[[T], int]
+) -> list[T]:
+    """The best ``k`` hits of ``search`` (best first) that are not ``hidden``.
+
+    ``search(n)`` returns the top ``n`` hits in order. It asks for a few more than
+    ``k`` first and for more only when hidden hits crowd out the visible ones, up to
+    ``k + len(hidden)``, which always suffices: the answer is exact.
+    """
+    if not hidden:
+        return list(search(k))[:k]
+    limit = k + len(hidden)
+    n = min(limit, 2 * k + 8)
+    while True:
+        hits = list(search(n))
+        visible = [h for h in hits if id_of(h) not in hidden]
+        if len(visible) >= k or len(hits) < n or n >= limit:
+            return visible[:k]
+        n = min(limit, n * 4)
 
 
 def _support_of(db: Any, ids: Sequence[int]) -> dict[int, set[str]]:

@@ -5,10 +5,18 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from agentmem import Memory, Step
 from agentmem.domains import command_domain, domain_for, shell_command, step_domain
-from agentmem.projects import current_scopes, decide_scope, project_of, specific_markers
+from agentmem.projects import (
+    current_scopes,
+    decide_scope,
+    project_of,
+    specific_markers,
+    visible_top,
+)
 
 A, B = "/w/alpha", "/w/beta"
 
@@ -180,3 +188,21 @@ def test_runs_outside_any_project_write_no_scope(mem: Memory):
     mem.learn(use_model=False)
     assert mem.db.execute("SELECT count(*) FROM experience_scopes").fetchone()[0] == 0
     assert mem.retrieve("run the unit tests")  # served everywhere, as before scopes
+
+
+@given(
+    n=st.integers(0, 60),
+    k=st.integers(1, 12),
+    hidden=st.sets(st.integers(0, 80), max_size=50),
+)
+def test_visible_top_is_the_exact_top_k_of_the_visible_hits(n: int, k: int, hidden: set[int]):
+    ranked = list(range(n))  # ids in best-first order
+    asked: list[int] = []
+
+    def search(m: int) -> list[int]:
+        asked.append(m)
+        return ranked[:m]
+
+    got = visible_top(search, k, hidden, lambda i: i)
+    assert got == [i for i in ranked if i not in hidden][:k]
+    assert max(asked) <= k + len(hidden)
