@@ -806,7 +806,7 @@ DIE_POINTS = {
     "remove": ("agentmem.index", "remove"),  # the k-th vector removed
     "journal": ("agentmem.journal", "_journal"),  # the k-th journal row written
     "finish": ("agentmem.learning.session", "now_iso"),  # marking the session applied
-    "step": ("agentmem.store", "domain_for"),  # the k-th step row of a record transaction
+    "step": ("agentmem.store", "step_domain"),  # the k-th step row of a record transaction
 }
 
 
