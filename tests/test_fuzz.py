@@ -872,6 +872,13 @@ def test_cli_huge_id_is_a_clean_error(cli_home: Path, argv: list[str]):
     assert r.exit_code in (1, 2)
 
 
+def test_cli_doctor_with_an_unknown_embedder_prints_no_traceback(cli_home: Path):
+    env = {**crashlib.BASE_ENV, "AGENTMEM_DB": str(cli_home / "lib.db")}
+    r = CliRunner().invoke(cli, ["doctor", "--embedder", "0"], env=env)
+    assert r.exit_code == 1 and "Traceback" not in r.output
+    assert "unknown embedder '0'" in r.output
+
+
 @pytest.mark.parametrize("db", ["notdb.txt", ""])
 def test_cli_db_that_cannot_open_is_a_clean_error(tmp_path: Path, db: str):
     # A file of its own: the fuzzed commands may have turned cli_home's notdb.txt into a
