@@ -147,8 +147,7 @@ def test_codex_notify_install_and_uninstall(home: Path):
     assert r.exit_code == 0 and "added notify" in r.output
     text = config.read_text()
     assert text.endswith(original.decode()) and '"hooks", "run", "codex"]' in text
-    import tomllib
-
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11+
     assert tomllib.loads(text)["notify"][-3:] == ["hooks", "run", "codex"]
     installed = config.read_bytes()
     assert "nothing changed" in _invoke("hooks", "install", "codex").output

@@ -23,7 +23,21 @@ def _dump(lines: list[dict[str, Any]]) -> bytes:
     return b"".join(json.dumps(x).encode() + b"\n" for x in lines)
 
 
-class ClaudeSession:
+class _Lines:
+    """A JSON-lines transcript being written: its lines, its bytes, the file."""
+
+    lines: list[dict[str, Any]]
+
+    def data(self) -> bytes:
+        return _dump(self.lines)
+
+    def write(self, path: Path) -> Path:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(self.data())
+        return path
+
+
+class ClaudeSession(_Lines):
     """A Claude Code session transcript, line by line."""
 
     def __init__(
@@ -103,14 +117,6 @@ class ClaudeSession:
     def other(self, kind: str, **fields: Any) -> None:
         self.lines.append({"type": kind, "timestamp": _ts(), **fields})
 
-    def data(self) -> bytes:
-        return _dump(self.lines)
-
-    def write(self, path: Path) -> Path:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(self.data())
-        return path
-
 
 DENIED = (
     "The user doesn't want to proceed with this tool use. The tool use was rejected (eg. if "
@@ -169,7 +175,7 @@ def claude_fixture(cwd: str) -> ClaudeSession:
     return s
 
 
-class CodexRollout:
+class CodexRollout(_Lines):
     """A Codex CLI rollout: ``{timestamp, type, payload}`` lines."""
 
     def __init__(self, session_id: str = "0199a000-1111-7222-8333-944445555666", cwd: str = "/w"):
@@ -303,14 +309,6 @@ class CodexRollout:
         else:
             self.add("event_msg", {"type": "agent_message", "message": "Done."})
             self.add("event_msg", {"type": "task_complete", "last_agent_message": "Done."})
-
-    def data(self) -> bytes:
-        return _dump(self.lines)
-
-    def write(self, path: Path) -> Path:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(self.data())
-        return path
 
 
 def codex_fixture(cwd: str) -> CodexRollout:
