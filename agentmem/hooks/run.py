@@ -56,7 +56,8 @@ def log(message: str) -> None:
             tail = path.read_bytes()[-_LOG_LIMIT // 2 :]
             path.write_bytes(tail[tail.find(b"\n") + 1 :])
     stamp = time.strftime("%Y-%m-%dT%H:%M:%S")
-    with open(path, "a", encoding="utf-8") as fh:
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)  # it may quote prompts
+    with open(fd, "a", encoding="utf-8", errors="replace") as fh:
         fh.write(f"{stamp} [{os.getpid()}] {message}\n")
 
 
@@ -116,12 +117,14 @@ def run_main(argv: Sequence[str]) -> int:
 
         detail = "".join(traceback.format_exception(type(e), e, e.__traceback__))
         where = log_path()
+        command = " ".join(argv)[:300]
         try:
-            log(f"error in 'agentmem hooks run {' '.join(argv)}':\n{detail.rstrip()}")
-        except OSError:
+            log(f"error in 'agentmem hooks run {command}':\n{detail.rstrip()}")
+        except Exception:
             where = Path("(the log could not be written)")
         line = f"{type(e).__name__}: {e}".replace("\n", " ")[:300]
-        sys.stderr.write(f"agentmem hook: {line} (details: {where})\n")
+        with contextlib.suppress(Exception):
+            sys.stderr.write(f"agentmem hook: {line} (details: {where})\n")
         return 0
     if out:
         sys.stdout.write(out + "\n")
