@@ -139,6 +139,8 @@ def join(
         _remove_replica(cfg.replica)
         raise
     db.close()
+    if mem.get_setting("embedder") is None and mem.embedder_name is not None:
+        mem.set_setting("embedder", mem.embedder_name)  # every process here embeds alike
     mem.set_setting(SETTING, cfg.as_setting())
     mark_synced(cfg.replica)
     return cfg

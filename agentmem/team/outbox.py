@@ -18,6 +18,7 @@ pushed only after the primary committed, so nothing is lost either.
 from __future__ import annotations
 
 import json
+import os
 import uuid as uuidlib
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -38,8 +39,15 @@ __all__ = [
     "queue_shared",
 ]
 
-#: Items sent to the primary in one transaction.
+#: Items sent to the primary in one transaction (``$AGENTMEM_TEAM_PUSH_BATCH`` overrides).
 BATCH = 100
+
+
+def _batch() -> int:
+    try:
+        return max(1, int(os.environ.get("AGENTMEM_TEAM_PUSH_BATCH", BATCH)))
+    except ValueError:
+        return BATCH
 
 _TRAJECTORY_COLUMNS = (
     "task",
@@ -207,7 +215,7 @@ def push(
     db: Database,
     remote: Any,
     *,
-    batch: int = BATCH,
+    batch: int | None = None,
     limit: int | None = None,
     progress: Callable[[int], None] | None = None,
 ) -> PushReport:
@@ -216,6 +224,7 @@ def push(
     Each batch is one transaction on the primary, then one local transaction
     marks it pushed. Items go in the order they were queued, so a verdict follows its run.
     """
+    batch = batch or _batch()
     sent = inserted = batches = 0
     while limit is None or sent < limit:
         size = batch if limit is None else min(batch, limit - sent)
