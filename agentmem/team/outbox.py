@@ -49,6 +49,7 @@ def _batch() -> int:
     except ValueError:
         return BATCH
 
+
 _TRAJECTORY_COLUMNS = (
     "task",
     "group_key",
@@ -178,6 +179,14 @@ class PushReport:
     left: int
 
 
+def _insert_rows(remote: Any, sql: str, rows: list[tuple[Any, ...]], chunk: int = 100) -> None:
+    """``sql`` with ``VALUES {}`` filled by many rows at once (at most 999 parameters)."""
+    for start in range(0, len(rows), chunk):
+        part = rows[start : start + chunk]
+        marks = ", ".join("(" + ", ".join("?" * len(r)) + ")" for r in part)
+        remote.execute(sql.format(marks), [v for r in part for v in r])
+
+
 def _push_item(remote: Any, key: str, kind: str, payload: dict[str, Any]) -> int:
     """Insert one item on the primary (inside its transaction); 1 if new, 0 if already there."""
     if kind == "trajectory":
@@ -191,14 +200,17 @@ def _push_item(remote: Any, key: str, kind: str, payload: dict[str, Any]) -> int
         if cur.rowcount != 1:
             return 0
         tid = cur.lastrowid
-        remote.conn.executemany(
+        # One statement per table (each statement is a round trip to the primary).
+        _insert_rows(
+            remote,
             "INSERT INTO steps (trajectory_id, position, tool, domain, params, output, success) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            "VALUES {}",
             [(tid, *(s[c] for c in _STEP_COLUMNS)) for s in payload["steps"]],
         )
-        remote.conn.executemany(
+        _insert_rows(
+            remote,
             "INSERT INTO feedback (uuid, trajectory_id, kind, note, created_at) "
-            "VALUES (?, ?, ?, ?, ?) ON CONFLICT (uuid) DO NOTHING",
+            "VALUES {} ON CONFLICT (uuid) DO NOTHING",
             [(f["uuid"], tid, f["kind"], f["note"], f["created_at"]) for f in payload["feedback"]],
         )
         return 1
