@@ -131,7 +131,7 @@ def ensure_keys(data: Path) -> tuple[Path, Path]:
     """The primary's public key file and a member token, created once in ``data``.
 
     The token is a JWT (EdDSA) with full access and no expiry; anyone holding it
-    can read and write the team library. Delete ``jwt.key`` and restart to revoke
+    can read and write the team library. Delete ``jwt.pub`` and restart to revoke
     every token at once.
     """
     pub, token = data / "jwt.pub", data / "member.token"
