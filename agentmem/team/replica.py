@@ -60,6 +60,11 @@ def translate(e: BaseException, url: str) -> BaseException:
     """libSQL's client raises ValueError for everything: name what happened."""
     text = str(e)
     low = text.lower()
+    if "opening database connection" in low:
+        return TeamUnavailableError(
+            f"the team's primary at {url} is busy (no free connection: {text}); try again in a "
+            "minute, or raise sqld's --max-concurrent-connections"
+        )
     if "remote sqlite failure" in low or "sqlite failure" in low:
         return TeamError(f"the team library refused a write: {text}")
     if any(w in low for w in _UNREACHABLE):

