@@ -512,3 +512,19 @@ def test_every_team_command_has_an_example_and_is_in_the_readme(tmp_path: Path):
     assert r.exit_code == 1 and "http://" in r.output
     with Memory.open(tmp_path / "x.db") as mem:
         assert mem.get_setting("team") is None
+
+
+def test_a_replica_not_synced_yet_leaves_the_private_lessons(tmp_path: Path):
+    from agentmem.team.config import SETTING, TeamConfig
+
+    with Memory.open(tmp_path / "p.db", embedder=EMBEDDER) as mem:
+        mem.add("Before calling cat, call cd into the folder first.", domain="fs")
+        replica = replica_path_for(mem.path)
+        cfg = TeamConfig(url="http://127.0.0.1:9", replica=str(replica), sync_interval=0)
+        mem.set_setting(SETTING, cfg.as_setting())
+        replica.write_bytes(b"")  # created, not synced yet: no tables
+        hits = mem.retrieve(TASK, tools=["cat"])
+        assert [h.source for h in hits] == ["private"]
+        assert "(team)" not in mem.context(TASK, tools=["cat"]) and "call cd" in mem.context(
+            TASK, tools=["cat"]
+        )

@@ -167,12 +167,20 @@ def add_team_hits(
         return private
     import attrs
 
+    from ..db import sqlite3
     from ..library import Library
     from .membership import check_embedder
     from .replica import open_readonly
 
-    db = open_readonly(replica)
     try:
+        db = open_readonly(replica)
+    except sqlite3.Error:
+        return private  # a replica still being created: the private lessons alone
+    try:
+        try:
+            db.execute("SELECT 1 FROM settings LIMIT 1")
+        except sqlite3.Error:
+            return private
         check_embedder(db, mem.embedder)
         found = Library(db, mem.embedder).search(task, domains=domains, k=k)
     finally:
