@@ -9,11 +9,14 @@ from __future__ import annotations
 
 __all__ = [
     "AgentMemError",
+    "AlreadyClaimedError",
     "BusyError",
     "EmbeddingMismatchError",
     "InvalidRecordError",
     "ModelError",
     "ModelUnavailableError",
+    "TeamError",
+    "TeamUnavailableError",
     "UndoConflictError",
     "UnknownExperienceError",
     "UnknownSessionError",
@@ -78,3 +81,15 @@ class ModelUnavailableError(ModelError):
 
 class BusyError(AgentMemError):
     """Another process holds what this one needs (for example a learning session)."""
+
+
+class TeamError(AgentMemError):
+    """Sharing with a team went wrong: not joined, another embedder, a refused write."""
+
+
+class TeamUnavailableError(TeamError, ConnectionError):
+    """The team's primary cannot be reached (reads go on from the replica; writes wait)."""
+
+
+class AlreadyClaimedError(TeamError):
+    """Another learning session holds the task groups this one wanted to learn."""

@@ -156,7 +156,7 @@ def context_text(
     try:
         conn = _connect(path)
         try:
-            return _block(_Conn(conn), text, project, list(tools), list(domains), k)
+            return _block(_Conn(conn), text, project, list(tools), list(domains), k, path)
         finally:
             conn.close()
     except Exception:  # anything odd: the full CLI reports it properly
@@ -164,20 +164,29 @@ def context_text(
 
 
 def _block(
-    db: _Conn, text: str, project: str | None, tools: list[str], domains_: list[str], k: int
+    db: _Conn,
+    text: str,
+    project: str | None,
+    tools: list[str],
+    domains_: list[str],
+    k: int,
+    path: str,
 ) -> str | None:
     from . import index
     from .projects import hidden_ids, visible_top
+    from .team.reads import config_of, fast_team_hits, mark, merge_hits
 
     settings = dict(db.execute("SELECT key, value FROM settings").fetchall())
     info = index.index_info(db)  # type: ignore[arg-type]
-    if info is None:
+    team = config_of(settings)
+    if info is None and team is None:
         return ""  # no index yet: nothing to retrieve
     from .embeddings import get_embedder
 
     name = json.loads(settings["embedder"]) if "embedder" in settings else None
     emb = get_embedder(name)
-    if (emb.model_id, emb.dims) != info:
+    mine = (emb.model_id, emb.dims)
+    if info is not None and mine != info:
         return None  # the full CLI explains the mismatch
     domains: list[str] | None = None
     if tools or domains_:
@@ -186,23 +195,34 @@ def _block(
         over = dict(db.execute("SELECT tool, domain FROM tool_domains").fetchall())
         domains = sorted(set(domains_) | {domain_for(t, over) for t in tools})
     vec = _embed_query(emb, text)
-    db.execute("BEGIN")  # the index, the scopes and the texts from one committed state
-    try:
-        hidden = hidden_ids(db, project)  # lessons served only in other projects
-        hits = visible_top(
-            lambda n: index.search(db, vec, domains=domains, k=n),  # type: ignore[arg-type]
-            k,
-            hidden,
-            lambda hit: hit[0],
-        )
-        ids = [i for i, _ in hits]
-        rows = dict(
-            db.execute(
-                "SELECT id, text FROM experiences WHERE status = 'live' "
-                f"AND id IN ({','.join('?' * len(ids))})",
-                ids,
-            ).fetchall()
-        )
-    finally:
-        db.execute("COMMIT")
-    return format_context([rows[i] for i in ids if i in rows])
+    private: list[tuple[float, str]] = []
+    if info is not None:
+        db.execute("BEGIN")  # the index, the scopes and the texts from one committed state
+        try:
+            hidden = hidden_ids(db, project)  # lessons served only in other projects
+            hits = visible_top(
+                lambda n: index.search(db, vec, domains=domains, k=n),  # type: ignore[arg-type]
+                k,
+                hidden,
+                lambda hit: hit[0],
+            )
+            ids = [i for i, _ in hits]
+            rows = dict(
+                db.execute(
+                    "SELECT id, text FROM experiences WHERE status = 'live' "
+                    f"AND id IN ({','.join('?' * len(ids))})",
+                    ids,
+                ).fetchall()
+            )
+        finally:
+            db.execute("COMMIT")
+        private = [(s, rows[i]) for i, s in hits if i in rows]
+    texts = [t for _, t in private]
+    if team is not None:  # -- team touch point: the replica's lessons, merged and marked
+        try:
+            shared = fast_team_hits(path, settings, vec, mine, domains, k)
+        except LookupError:
+            return None  # the full CLI explains the mismatch
+        merged = merge_hits(private, shared, k=k, score=lambda h: h[0], text=lambda h: h[1])
+        texts = [mark(h[1], source) for source, h in merged]
+    return format_context(texts)

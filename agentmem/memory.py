@@ -230,11 +230,23 @@ class Memory:
         t = task if isinstance(task, Trajectory) else Trajectory(task=task, steps=steps, **fields)
         return self.record_many([t])[0]
 
-    def record_many(self, trajectories: Sequence[Trajectory]) -> list[int]:
-        """Record trajectories in one transaction: all of them or, on error, none."""
+    def record_many(
+        self, trajectories: Sequence[Trajectory], *, share: bool | None = None
+    ) -> list[int]:
+        """Record trajectories in one transaction: all of them or, on error, none.
+
+        In a team (``agentmem team join``), ``share=True`` also queues them,
+        redacted, for the team library; ``None`` follows the team's ``share``
+        setting. Unshared runs never leave this library.
+        """
         cleaned = [self._clean(t) for t in trajectories]
         with write(self.db):
-            return store.insert_trajectories(self.db, cleaned)
+            ids = store.insert_trajectories(self.db, cleaned)
+            # -- team touch point: queue shared runs in the same transaction
+            from .team.outbox import queue_shared
+
+            queue_shared(self.db, ids, share)
+            return ids
 
     @contextlib.contextmanager
     def trajectory(
@@ -274,6 +286,7 @@ class Memory:
         project: str | os.PathLike[str] | None = None,
         force: bool = False,
         progress: Callable[[str], None] | None = None,
+        share: bool | None = None,
     ) -> ImportReport:
         """Import the new turns of agent transcripts: one trajectory per user prompt.
 
@@ -281,7 +294,8 @@ class Memory:
         or folders. Turns imported before are skipped (key: source, session id,
         turn id), so this can run again and again as transcripts grow. Verdicts
         come only from explicit signals in the transcript (an interrupted turn, a
-        denied tool call). See :mod:`agentmem.importers`.
+        denied tool call). ``share`` as for :meth:`record_many`. See
+        :mod:`agentmem.importers`.
         """
         from .importers.run import import_transcripts
 
@@ -294,6 +308,7 @@ class Memory:
             project=None if project is None else str(project),
             force=force,
             progress=progress,
+            share=share,
         )
 
     def feedback(self, trajectory_id: int, kind: str, *, note: str | None = None) -> None:
@@ -301,6 +316,10 @@ class Memory:
         fb = Feedback(trajectory_id=trajectory_id, kind=kind, created_at=store.now_iso(), note=note)
         with write(self.db):
             store.insert_feedback(self.db, fb)
+            # -- team touch point: a verdict on a shared run goes to the team too
+            from .team.outbox import enqueue_feedback
+
+            enqueue_feedback(self.db, trajectory_id, fb.kind, fb.note, fb.created_at or "")
 
     def set_state(self, trajectory_id: int, ok: bool) -> None:
         """Record the state-consistency verdict R_state of a trajectory (binary reward):
@@ -575,18 +594,21 @@ class Memory:
             raise InvalidRecordError("the task text must not be empty")
         from . import index
         from .projects import hidden_ids, project_of, visible_top
+        from .team.reads import add_team_hits
 
-        if index.index_info(self.db) is None:
-            return []  # no index yet: do not even load the embedder
-        lib = self._library(remember=False)
-        hidden = hidden_ids(self.db, project_of(project) if project is not None else None)
         scope = self._domains(tools, domains)
-        return visible_top(
-            lambda n: lib.search(task, domains=scope, k=n),
-            k,
-            hidden,
-            lambda h: h.experience.id or 0,
-        )
+        private = []
+        if index.index_info(self.db) is not None:  # else do not load the embedder for it
+            lib = self._library(remember=False)
+            hidden = hidden_ids(self.db, project_of(project) if project is not None else None)
+            private = visible_top(
+                lambda n: lib.search(task, domains=scope, k=n),
+                k,
+                hidden,
+                lambda h: h.experience.id or 0,
+            )
+        # -- team touch point: the team replica's lessons, merged and marked
+        return add_team_hits(self, task, private, domains=scope, k=k)
 
     def context(
         self,
@@ -600,9 +622,10 @@ class Memory:
         """A block of text to put in an agent's system prompt (empty when nothing fits),
         with the lessons served in ``project`` (see :meth:`retrieve`)."""
         from .fastpath import format_context
+        from .team.reads import mark
 
         hits = self.retrieve(task, tools=tools, domains=domains, k=k, project=project)
-        return format_context([h.experience.text for h in hits])
+        return format_context([mark(h.experience.text, h.source) for h in hits])
 
     def reindex(self, embedder: Embedder | str | None = None) -> int:
         """Rebuild the vector index with ``embedder`` (for a new embedding model)."""

@@ -28,9 +28,15 @@ from .main import (
 @cli.command()
 @click.argument("file", type=click.Path(allow_dash=True))
 @click.option("--skip-bad", is_flag=True, help="Record the good lines and report the bad ones.")
+@click.option(
+    "--share/--no-share",
+    default=None,
+    help="Share these runs with the team (redacted), or keep them here; default: the team's "
+    "share setting (agentmem team join --share).",
+)
 @json_option
 @with_memory
-def record(mem: Memory, file: str, skip_bad: bool, as_json: bool) -> None:
+def record(mem: Memory, file: str, skip_bad: bool, share: bool | None, as_json: bool) -> None:
     """Record trajectories from FILE (JSON lines; - reads standard input).
 
     One trajectory per line:
@@ -50,10 +56,11 @@ def record(mem: Memory, file: str, skip_bad: bool, as_json: bool) -> None:
     Examples:
       agentmem record runs.jsonl
       my-agent --dump | agentmem record -
+      agentmem record runs.jsonl --share     # also queue them for the team
     """
     data = read_input(file)
     result = parse_jsonl(io.BytesIO(data), skip_bad=skip_bad)
-    ids = mem.record_many(result.trajectories)
+    ids = mem.record_many(result.trajectories, share=share)
     _report_recorded(ids, result.errors, as_json)
 
 
@@ -84,6 +91,12 @@ def _report_recorded(ids: list[int], errors: tuple[str, ...], as_json: bool) -> 
     "--skip-bad", is_flag=True, help="openai/jsonl: import the good records, report the bad."
 )
 @click.option(
+    "--share/--no-share",
+    default=None,
+    help="Share these runs with the team (redacted), or keep them here; default: the team's "
+    "share setting (agentmem team join --share).",
+)
+@click.option(
     "--project",
     type=click.Path(file_okay=False),
     help="The project the turns belong to (default: each turn's git root or folder).",
@@ -96,6 +109,7 @@ def import_(
     paths: tuple[str, ...],
     fmt_: str,
     skip_bad: bool,
+    share: bool | None,
     project: str | None,
     force: bool,
     as_json: bool,
@@ -135,7 +149,7 @@ def import_(
             result = parse_openai(data, skip_bad=skip_bad)
         else:
             result = parse_jsonl(io.BytesIO(data), skip_bad=skip_bad)
-        ids = mem.record_many(result.trajectories)
+        ids = mem.record_many(result.trajectories, share=share)
         if as_json:
             print_json({"ids": ids, "skipped": list(result.errors)})
         else:
@@ -152,7 +166,7 @@ def import_(
         targets = list(paths) or [str(default_path(fmt_))]
         progress = _progress(as_json)
         report = mem.import_transcripts(
-            fmt_, targets, project=project, force=force, progress=progress
+            fmt_, targets, project=project, force=force, progress=progress, share=share
         )
     if progress is not None and report.files + report.unchanged_files > 1:
         click.echo("", err=True)  # end the progress line

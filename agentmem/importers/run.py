@@ -132,13 +132,15 @@ def import_transcripts(
     project: str | None = None,
     force: bool = False,
     progress: Callable[[str], None] | None = None,
+    share: bool | None = None,
 ) -> ImportReport:
     """Import the new complete turns of the transcripts under ``paths``.
 
     ``clean`` redacts a trajectory before it is stored. ``final``: the agent says
     its last turn is over (a Stop hook). ``project`` overrides the project of
     every turn (for Anthropic files, which name none). ``force`` reads files even
-    when they look unchanged.
+    when they look unchanged. ``share``: queue the new runs for the team library
+    (``None``: the team's setting; see :mod:`agentmem.team`).
     """
     if fmt not in FORMATS:
         raise InvalidRecordError(f"unknown transcript format {fmt!r}; one of {', '.join(FORMATS)}")
@@ -148,7 +150,7 @@ def import_transcripts(
     for n, bundle in enumerate(bundles, 1):
         if progress is not None and len(bundles) > 1:
             progress(f"{n}/{len(bundles)} {bundle.files[0] if bundle.files else ''}")
-        _import_bundle(db, fmt, bundle, report, clean, final, fixed, force)
+        _import_bundle(db, fmt, bundle, report, clean, final, fixed, force, share)
     return report
 
 
@@ -161,6 +163,7 @@ def _import_bundle(
     final: bool,
     project: str | None,
     force: bool,
+    share: bool | None,
 ) -> None:
     stats = {p: p.stat() for p in bundle.files}
     if not force and all(
@@ -195,7 +198,7 @@ def _import_bundle(
             links = found
             parent_session = next((t.session_id for t in turns), bundle.main.stem)
         parsed.append((p, turns, file_report))
-    _record(db, fmt, parsed, stats, report, clean, project)
+    _record(db, fmt, parsed, stats, report, clean, project, share)
 
 
 def _record(
@@ -206,6 +209,7 @@ def _record(
     report: ImportReport,
     clean: Callable[[Trajectory], Trajectory],
     project: str | None,
+    share: bool | None,
 ) -> None:
     records, pending_files = [], set()
     seen: set[tuple[str, str]] = set()  # a key twice in a file (a replayed line): the first
@@ -229,6 +233,10 @@ def _record(
         return  # nothing to write: not even a transaction
     with write(db):
         stored = imports.store_turns(db, records, cleaned, at=at)
+        # -- team touch point: queue shared runs in the same transaction
+        from ..team.outbox import queue_shared
+
+        queue_shared(db, [tid for _, tid in stored if tid is not None], share)
         for p, _, _ in parsed:
             if p not in pending_files:
                 st = stats[p]

@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from ..embeddings import Embedder
     from ..llm import TextModel
 
-__all__ = ["LearnOptions", "LearnReport", "learn"]
+__all__ = ["LearnOptions", "LearnReport", "learn", "record_groups"]
 
 
 @attrs.frozen
@@ -288,21 +288,7 @@ def learn(
                 )
                 # Which project each new text is served in (agentmem.projects: the rule).
                 record_scopes(db, session_id, applied, {r.key: r.trajectory_ids for r in results})
-                for r in results:
-                    db.execute(
-                        "INSERT INTO session_groups (session_id, group_key, trajectory_ids, "
-                        "status, "
-                        "mean_abs_advantage, conditions, summaries) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                        [
-                            session_id,
-                            r.key,
-                            json.dumps(sorted(r.trajectory_ids)),
-                            "used" if r.findings else "no-findings",
-                            r.weight,
-                            json.dumps(r.conditions),
-                            json.dumps([attrs.asdict(s) for s in r.summaries], ensure_ascii=False),
-                        ],
-                    )
+                record_groups(db, session_id, results)
                 report = finish(applied)
                 db.execute(
                     "UPDATE sessions SET status = 'applied', finished_at = ?, report = ? "
@@ -315,6 +301,24 @@ def learn(
         if session_id is not None:
             fail_session(db, session_id, f"{type(e).__name__}: {e}")
         raise
+
+
+def record_groups(db: Database, session_id: int, results: Sequence[GroupResult]) -> None:
+    """Journal the groups a session learned from (inside its applying transaction)."""
+    for r in results:
+        db.execute(
+            "INSERT INTO session_groups (session_id, group_key, trajectory_ids, status, "
+            "mean_abs_advantage, conditions, summaries) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [
+                session_id,
+                r.key,
+                json.dumps(sorted(r.trajectory_ids)),
+                "used" if r.findings else "no-findings",
+                r.weight,
+                json.dumps(r.conditions),
+                json.dumps([attrs.asdict(s) for s in r.summaries], ensure_ascii=False),
+            ],
+        )
 
 
 def _report(
