@@ -444,3 +444,14 @@ def test_cli_import_claude_code_and_codex_in_a_subprocess(tmp_path: Path, repo: 
     assert p.returncode == 1 and b"Error:" in p.stderr
     p = run_cli("import", "--format", "openai", db=db)
     assert p.returncode == 2  # openai needs its FILE
+
+
+def test_sharing_outside_a_team_is_refused_and_records_nothing(mem: Memory, repo: Path):
+    from agentmem.errors import AgentMemError
+
+    path = claude_fixture(str(repo)).write(repo / "s.jsonl")
+    before = crashlib.table_dump(mem.db)
+    with pytest.raises(AgentMemError, match="not in a team"):
+        mem.import_transcripts("claude-code", [path], share=True)
+    assert crashlib.table_dump(mem.db) == before
+    assert len(mem.import_transcripts("claude-code", [path]).ids) == 3  # unshared: fine
