@@ -29,6 +29,7 @@ from datasette.utils.sqlite import sqlite3
 
 from ..errors import AgentMemError
 from ..migrations import KNOWN_MIGRATIONS
+from ..schemadoc import SchemaDoc
 from ..schemadoc import load as load_schema_doc
 from . import plugin
 from .metadata import DATABASE, hidden_tables, metadata
@@ -52,6 +53,11 @@ def _ro_uri(path: Path) -> str:
 
 
 def _load_vec(conn: Any) -> None:
+    if not hasattr(conn, "enable_load_extension"):
+        raise AgentMemError(
+            "this Python's sqlite3 module cannot load extensions, which sqlite-vec needs; "
+            "install the pysqlite3 wheel (pip install pysqlite3)"
+        )
     conn.enable_load_extension(True)
     try:
         sqlite_vec.load(conn)
@@ -80,12 +86,13 @@ def _register_plugin() -> None:
         pm.register(plugin, name="agentmem-browse")
 
 
-def inspect_library(path: Path) -> tuple[dict[str, list[str]], set[str], list[str], list[str]]:
+def inspect_library(
+    path: Path, doc: SchemaDoc
+) -> tuple[dict[str, list[str]], set[str], list[str], list[str]]:
     """The file's tables and views with their columns, the hidden ones, and its migrations
     that are pending (this agentmem knows them, the file lacks them) and unknown (newer)."""
     if not path.is_file():
         raise AgentMemError(f"no library at {path}: give --db PATH (or set AGENTMEM_DB)")
-    doc = load_schema_doc()
     try:
         conn = sqlite3.connect(_ro_uri(path), uri=True)
     except sqlite3.Error as e:
@@ -128,7 +135,8 @@ def make_datasette(path: str | Path, **settings: Any) -> Any:
     ``settings`` override Datasette settings (``sql_time_limit_ms``, ...).
     """
     path = Path(path)
-    columns, hidden, pending, unknown = inspect_library(path)
+    doc = load_schema_doc()
+    columns, hidden, pending, unknown = inspect_library(path, doc)
     note = ""
     if pending:
         note = (
@@ -140,7 +148,7 @@ def make_datasette(path: str | Path, **settings: Any) -> Any:
     _register_plugin()
     ds = Datasette(
         [],
-        metadata=metadata(load_schema_doc(), columns, hidden, path=path, schema_note=note),
+        metadata=metadata(doc, columns, hidden, path=path, schema_note=note),
         sqlite_extensions=[sqlite_vec.loadable_path()],
         settings={
             "allow_download": False,
