@@ -439,7 +439,12 @@ _ENUMS: tuple[tuple[str, str, tuple[Any, ...], str], ...] = (
     ("sessions", "kind", ("learn", "curate", "undo"), "session"),
     ("sessions", "status", ("running", "applied", "dry-run", "failed", "undone"), "session"),
     ("experiences", "status", ("live", "deleted"), "experience"),
-    ("operations", "kind", ("ADD", "MODIFY", "DELETE", "MERGE"), "journal"),
+    (
+        "operations",
+        "kind",
+        ("ADD", "MODIFY", "DELETE", "MERGE", "CONFIRM", "CONTRADICT"),
+        "journal",
+    ),
     ("operations", "status", ("applied", "rejected", "proposed"), "journal"),
     ("session_groups", "status", ("used", "degenerate", "no-findings"), "session"),
 )
@@ -633,6 +638,7 @@ class _Expected:
     domain: str | None
     op_id: int
     session_id: int
+    counts: tuple[Any, ...] | None = None  # the evidence counts, when the after state holds them
 
 
 def _check_journal(db: Database) -> list[Problem]:
@@ -644,6 +650,7 @@ def _check_journal(db: Database) -> list[Problem]:
     uncreated: dict[int, int] = {}  # experience id -> first op touching it before any ADD
     # The after state's text and domain come from SQL (cheaper than json.loads per row);
     # ``ok`` is 0 without an after state, 1 for a JSON object with a text, -1 otherwise.
+    counted = _has_columns(db, "experiences", _COUNTS)
     rows = db.execute(
         "SELECT o.id, o.session_id, s.kind, o.kind, o.target_ids, o.result_id, "
         "  CASE WHEN o.after IS NULL THEN 0 WHEN NOT json_valid(o.after) THEN -1 "
@@ -652,11 +659,19 @@ def _check_journal(db: Database) -> list[Problem]:
         "  CASE WHEN json_valid(o.after) THEN CASE WHEN json_type(o.after) = 'object' "
         "       THEN json_extract(o.after, '$.text') END END, "
         "  CASE WHEN json_valid(o.after) THEN CASE WHEN json_type(o.after) = 'object' "
-        "       THEN json_extract(o.after, '$.domain') END END "
-        "FROM operations o JOIN sessions s ON s.id = o.session_id "
+        "       THEN json_extract(o.after, '$.domain') END END"
+        + "".join(
+            ", CASE WHEN json_valid(o.after) THEN CASE WHEN json_type(o.after) = 'object' "
+            f"THEN json_extract(o.after, '$.{c}') END END"
+            for c in _COUNTS
+        )
+        + " FROM operations o JOIN sessions s ON s.id = o.session_id "
         "WHERE o.status = 'applied' AND s.status IN ('applied', 'undone') ORDER BY o.id"
     )
-    for oid, sid, skind, kind, targets_json, result_id, ok, text, domain in rows:
+    op_counts: dict[int, tuple[Any, ...]] = {}  # after states from m007 on hold the counts
+    for oid, sid, skind, kind, targets_json, result_id, ok, text, domain, *counts in rows:
+        if counts[0] is not None:
+            op_counts[oid] = tuple(counts)
         if ok < 0:
             malformed.append(oid)
             continue
@@ -719,6 +734,13 @@ def _check_journal(db: Database) -> list[Problem]:
                     "deleted", prev.text if prev else None, prev.domain if prev else None, oid, sid
                 )
             expected[result_id] = _Expected("live", text, domain, oid, sid)
+        elif kind in ("CONFIRM", "CONTRADICT"):
+            if not has_after or targets != [result_id]:
+                malformed.append(oid)
+                continue
+            if result_id not in expected:
+                uncreated.setdefault(result_id, oid)
+            expected[result_id] = _Expected("live", text, domain, oid, sid)
         elif kind == "DELETE":
             if len(targets) != 1:
                 malformed.append(oid)
@@ -730,6 +752,9 @@ def _check_journal(db: Database) -> list[Problem]:
             expected[t] = _Expected(
                 "deleted", prev.text if prev else None, prev.domain if prev else None, oid, sid
             )
+    for x in expected.values():
+        if x.state == "live" and counted:
+            x.counts = op_counts.get(x.op_id)
     if malformed:
         problems.append(
             Problem(
@@ -762,10 +787,12 @@ def _check_journal(db: Database) -> list[Problem]:
     wrong_status: list[tuple[int, str, _Expected]] = []
     wrong_text: list[tuple[int, str, _Expected]] = []
     wrong_domain: list[tuple[int, str, _Expected]] = []
+    wrong_counts: list[tuple[int, tuple[Any, ...], _Expected]] = []
     wrong_created: list[tuple[int, Any, int]] = []
     seen: set[int] = set()
-    for eid, text, domain, status, created_session in db.execute(
-        "SELECT id, text, domain, status, created_session FROM experiences ORDER BY id"
+    count_cols = "".join(f", {c}" for c in _COUNTS) if counted else ""
+    for eid, text, domain, status, created_session, *counts in db.execute(
+        f"SELECT id, text, domain, status, created_session{count_cols} FROM experiences ORDER BY id"
     ):
         seen.add(eid)
         exp = expected.get(eid)
@@ -786,6 +813,8 @@ def _check_journal(db: Database) -> list[Problem]:
                 wrong_text.append((eid, str(text), exp))
             if exp.domain is not None and domain != exp.domain:
                 wrong_domain.append((eid, str(domain), exp))
+            if exp.counts is not None and counts and tuple(counts) != exp.counts:
+                wrong_counts.append((eid, tuple(counts), exp))
     missing = sorted(e for e, x in expected.items() if x.state != "gone" and e not in seen)
 
     def where(x: _Expected) -> str:
@@ -873,7 +902,28 @@ def _check_journal(db: Database) -> list[Problem]:
                 f"{_all([w[0] for w in wrong_domain])}",
             )
         )
+    if wrong_counts:
+        eid, got, x = wrong_counts[0]
+        problems.append(
+            Problem(
+                "experience",
+                f"{_plural(len(wrong_counts), 'experience')} "
+                f"{_v(len(wrong_counts), 'has', 'have')} other evidence counts than the "
+                f"journal's latest operation left: experience {eid} counts {got} (support "
+                f"groups, runs, contradicting groups, runs) but {where(x)} left {x.counts}"
+                f"{_all([w[0] for w in wrong_counts])}",
+            )
+        )
     return problems
+
+
+#: The evidence counts of an experience (m007), in this order in messages.
+_COUNTS = ("support_groups", "support_runs", "contradict_groups", "contradict_runs")
+
+
+def _has_columns(db: Database, table: str, cols: Iterable[str]) -> bool:
+    have = {str(r[1]) for r in db.execute(f"PRAGMA table_info([{table}])")}
+    return set(cols) <= have
 
 
 # -- trajectories ----------------------------------------------------------------------

@@ -5,6 +5,13 @@ the caller's single write transaction, together with the vector index and the
 ``operations`` journal: the library after a session is the old one or the new
 one, never in between. :func:`undo_session` restores each experience to the
 ``before`` state its operations recorded.
+
+Evidence counts (``support_groups`` ... ``contradict_runs``) change with the
+operations that carry a tally (``detail["tally"]``): an ADD starts with it, a
+MODIFY or MERGE adds it to the counts of what it replaces, a CONFIRM or
+CONTRADICT adds it and stamps ``last_confirmed_at`` or ``last_contradicted_at``
+without touching the text. Every before and after state holds the counts, so an
+undo restores them too.
 """
 
 from __future__ import annotations
@@ -20,7 +27,7 @@ from sqlite_utils import Database
 from . import index
 from .db import write
 from .errors import BusyError, UndoConflictError, UnknownSessionError
-from .learning.ops import Operation
+from .learning.ops import EVIDENCE_KINDS, Operation
 from .records import valid_id
 from .store import now_iso
 
@@ -47,10 +54,15 @@ class AppliedOp:
     result_id: int | None = None
 
 
+#: The evidence columns of an experience (m007), kept in every before and after state.
+COUNTS = ("support_groups", "support_runs", "contradict_groups", "contradict_runs")
+EVIDENCE = (*COUNTS, "last_confirmed_at", "last_contradicted_at", "rule")
+
+
 def _exp_row(db: Database, eid: int) -> dict[str, Any] | None:
     cur = db.execute(
-        "SELECT id, text, domain, status, created_at, updated_at, created_session, updated_session "
-        "FROM experiences WHERE id = ?",
+        "SELECT id, text, domain, status, created_at, updated_at, created_session, "
+        f"updated_session, {', '.join(EVIDENCE)} FROM experiences WHERE id = ?",
         [eid],
     )
     row = cur.fetchone()
@@ -145,30 +157,56 @@ def apply_operations(
         before = [b for b in befores if b is not None]
         result: int | None = None
         after: dict[str, Any] | None = None
+        delta = _delta(op)
+        rule = op.detail.get("rule")
+        rule_json: str | None = rule.to_json() if rule is not None else None
+        confirmed = at if delta["support_groups"] else None
         if op.kind == "ADD":
             cur = db.execute(
                 "INSERT INTO experiences (text, domain, status, created_at, updated_at, "
-                "created_session, updated_session) VALUES (?, ?, 'live', ?, ?, ?, ?)",
-                [op.text, op.domain, at, at, session_id, session_id],
+                f"created_session, updated_session, {', '.join(COUNTS)}, last_confirmed_at, "
+                "rule) VALUES (?, ?, 'live', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [op.text, op.domain, at, at, session_id, session_id]
+                + [delta[k] for k in COUNTS]
+                + [confirmed, rule_json],
             )
             result = int(cur.lastrowid or 0)
             index.put(db, result, op.domain, vectors[op.text or ""])
         elif op.kind in ("MODIFY", "MERGE"):
             result = op.targets[0]
             domain = op.domain or before[0]["domain"]
+            counts = [sum(b[k] or 0 for b in before) + delta[k] for k in COUNTS]
+            if rule_json is None and op.origin != "user":  # a hand edit may change the meaning
+                rule_json = before[0]["rule"]
             db.execute(
-                "UPDATE experiences SET text = ?, domain = ?, updated_at = ?, updated_session = ? "
-                "WHERE id = ?",
-                [op.text, domain, at, session_id, result],
+                "UPDATE experiences SET text = ?, domain = ?, updated_at = ?, updated_session = ?, "
+                f"{', '.join(f'{k} = ?' for k in COUNTS)}, rule = ?, "
+                "last_confirmed_at = coalesce(?, last_confirmed_at) WHERE id = ?",
+                [op.text, domain, at, session_id, *counts, rule_json, confirmed, result],
             )
             index.put(db, result, domain, vectors[op.text or ""])
             for other in op.targets[1:]:
                 _delete(db, other, at, session_id)
             op = attrs.evolve(op, domain=domain)
+        elif op.kind in EVIDENCE_KINDS:
+            result = op.targets[0]
+            stamp = "last_confirmed_at" if op.kind == "CONFIRM" else "last_contradicted_at"
+            db.execute(
+                f"UPDATE experiences SET {', '.join(f'{k} = {k} + ?' for k in COUNTS)}, "
+                f"{stamp} = ? WHERE id = ?",
+                [*(delta[k] for k in COUNTS), at, result],
+            )
+            op = attrs.evolve(op, domain=before[0]["domain"])
         elif op.kind == "DELETE":
             _delete(db, op.targets[0], at, session_id)
         if result is not None:
-            after = {"id": result, "text": op.text, "domain": op.domain}
+            row = _exp_row(db, result) or {}
+            after = {
+                "id": result,
+                "text": row.get("text", op.text),
+                "domain": row.get("domain", op.domain),
+                **{k: row.get(k) for k in EVIDENCE if k != "rule"},
+            }
         _journal(
             db,
             session_id,
@@ -182,6 +220,12 @@ def apply_operations(
         )
         out.append(AppliedOp(op, "applied", result_id=result))
     return out
+
+
+def _delta(op: Operation) -> dict[str, int]:
+    """The evidence counts an operation adds (its ``detail["tally"]``), zeros if none."""
+    t = op.detail.get("tally")
+    return {k: int(getattr(t, k, 0) or 0) for k in COUNTS}
 
 
 def _as_expected(row: Mapping[str, Any] | None, want: Mapping[str, Any] | None) -> bool:
@@ -384,15 +428,17 @@ def _undo_one(db: Database, session_id: int, vectors: Mapping[str, Vector]) -> i
         restored = []
         for b in before:
             current = _exp_row(db, b["id"])
+            ev = [k for k in EVIDENCE if k in b]  # states journaled before m007 hold none
             db.execute(
                 "UPDATE experiences SET text = ?, domain = ?, status = ?, updated_at = ?, "
-                "updated_session = ? WHERE id = ?",
+                f"updated_session = ?{''.join(f', {k} = ?' for k in ev)} WHERE id = ?",
                 [
                     b["text"],
                     b["domain"],
                     b["status"],
                     b["updated_at"],
                     b["updated_session"],
+                    *(b[k] for k in ev),
                     b["id"],
                 ],
             )
@@ -417,7 +463,12 @@ def _undo_one(db: Database, session_id: int, vectors: Mapping[str, Vector]) -> i
                 status="applied",
                 result_id=b["id"],
                 before=[current] if current else [],
-                after={"id": b["id"], "text": b["text"], "domain": b["domain"]},
+                after={
+                    "id": b["id"],
+                    "text": b["text"],
+                    "domain": b["domain"],
+                    **{k: b[k] for k in EVIDENCE if k in b and k != "rule"},
+                },
                 at=at,
             )
         del after_json

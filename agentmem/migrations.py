@@ -398,6 +398,97 @@ def m006_experience_sources(db: Database) -> None:
     )
 
 
+#: Operation kinds the journal accepts from m007 on (CONFIRM and CONTRADICT count evidence).
+_OPERATION_KINDS_M007 = "'ADD', 'MODIFY', 'DELETE', 'MERGE', 'CONFIRM', 'CONTRADICT'"
+
+
+@migrations()
+def m007_evidence(db: Database) -> None:
+    """Evidence per experience (``agentmem.learning.support``).
+
+    ``experiences`` gains the counts of learned groups and runs that support and
+    contradict each lesson, when a group last confirmed and last contradicted it,
+    and ``rule``, the lesson's structured facts (JSON) that later sessions test it
+    with. ``operations.kind`` also accepts ``CONFIRM`` and ``CONTRADICT``: SQLite
+    cannot change a CHECK constraint, so the table is rebuilt (same columns, same
+    rows, same ids), and the views over it with it: ``journal`` as it was,
+    ``experience_sources`` leaving out the operations that only count evidence (a
+    CONFIRM is not where a text came from). ``live_experiences`` shows the counts.
+    """
+    for col in ("support_groups", "support_runs", "contradict_groups", "contradict_runs"):
+        db.execute(f"ALTER TABLE experiences ADD COLUMN {col} INTEGER NOT NULL DEFAULT 0")
+    for col in ("last_confirmed_at", "last_contradicted_at", "rule"):
+        db.execute(f"ALTER TABLE experiences ADD COLUMN {col} TEXT")
+    for view in ("journal", "live_experiences", "experience_sources"):
+        db.execute(f"DROP VIEW IF EXISTS {view}")
+    cols = (
+        "id, session_id, group_key, kind, target_ids, result_id, text, domain, before, after, "
+        "status, reason, origin, conditions, created_at"
+    )
+    db.execute(
+        f"""
+        CREATE TABLE operations_m007 (
+            id INTEGER PRIMARY KEY,
+            session_id INTEGER NOT NULL REFERENCES sessions (id),
+            group_key TEXT,
+            kind TEXT NOT NULL CHECK (kind IN ({_OPERATION_KINDS_M007})),
+            target_ids TEXT NOT NULL DEFAULT '[]',
+            result_id INTEGER,
+            text TEXT,
+            domain TEXT,
+            before TEXT NOT NULL DEFAULT '[]',
+            after TEXT,
+            status TEXT NOT NULL CHECK (status IN ('applied', 'rejected', 'proposed')),
+            reason TEXT,
+            origin TEXT NOT NULL DEFAULT 'model',
+            conditions TEXT,
+            created_at TEXT NOT NULL
+        )
+        """
+    )
+    db.execute(f"INSERT INTO operations_m007 ({cols}) SELECT {cols} FROM operations")
+    db.execute("DROP TABLE operations")
+    db.execute("ALTER TABLE operations_m007 RENAME TO operations")
+    db.execute("CREATE INDEX operations_session_id ON operations (session_id)")
+    db.execute("CREATE INDEX operations_result_id ON operations (result_id)")
+    db.execute(
+        """
+        CREATE VIEW journal AS
+        SELECT
+            o.id, o.session_id, s.kind AS session_kind, s.status AS session_status,
+            o.group_key, o.kind, o.target_ids, o.result_id, o.text, o.domain,
+            o.before, o.after, o.status, o.reason, o.origin, o.created_at
+        FROM operations o JOIN sessions s ON s.id = o.session_id
+        """
+    )
+    db.execute(
+        """
+        CREATE VIEW live_experiences AS
+        SELECT id, text, domain, created_at, updated_at, created_session, updated_session,
+            support_groups, support_runs, contradict_groups, contradict_runs,
+            last_confirmed_at, last_contradicted_at
+        FROM experiences WHERE status = 'live'
+        """
+    )
+    db.execute(
+        """
+        CREATE VIEW experience_sources AS
+        SELECT
+            e.id, e.text, e.domain, e.status,
+            o.session_id, o.group_key, o.origin, o.id AS operation_id, o.kind AS operation,
+            e.created_at, e.updated_at
+        FROM experiences e
+        LEFT JOIN operations o ON o.id = (
+            SELECT op.id FROM operations op JOIN sessions s ON s.id = op.session_id
+            WHERE op.result_id = e.id AND op.status = 'applied'
+                AND op.kind NOT IN ('CONFIRM', 'CONTRADICT')
+                AND s.status = 'applied' AND s.kind != 'undo'
+            ORDER BY op.id DESC LIMIT 1
+        )
+        """
+    )
+
+
 #: The migrations this version of agentmem knows, in order.
 KNOWN_MIGRATIONS: tuple[str, ...] = tuple(m.name for m in migrations._migrations)
 #: The number of migrations this version of agentmem knows.

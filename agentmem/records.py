@@ -334,6 +334,12 @@ class Experience:
 
     ``domain`` scopes it to a tool domain; the empty string means domain-free
     (retrieved for every task).
+
+    The evidence (:mod:`agentmem.learning.support`): how many learned groups (and
+    their runs) support and contradict it, when a group last confirmed and last
+    contradicted it, and ``rule``, the structured facts (JSON, see
+    :mod:`agentmem.learning.rules`) that later sessions test it with; None for a
+    lesson written by hand.
     """
 
     text: str = attrs.field(validator=_experience_text)
@@ -342,6 +348,13 @@ class Experience:
     status: str = "live"
     created_at: str | None = None
     updated_at: str | None = None
+    support_groups: int = 0
+    support_runs: int = 0
+    contradict_groups: int = 0
+    contradict_runs: int = 0
+    last_confirmed_at: str | None = None
+    last_contradicted_at: str | None = None
+    rule: str | None = None
 
     @classmethod
     def from_row(cls, row: Mapping[str, Any]) -> Experience:
@@ -352,4 +365,22 @@ class Experience:
             status=row["status"],
             created_at=row["created_at"],
             updated_at=row["updated_at"],
+            support_groups=row.get("support_groups") or 0,
+            support_runs=row.get("support_runs") or 0,
+            contradict_groups=row.get("contradict_groups") or 0,
+            contradict_runs=row.get("contradict_runs") or 0,
+            last_confirmed_at=row.get("last_confirmed_at"),
+            last_contradicted_at=row.get("last_contradicted_at"),
+            rule=row.get("rule"),
         )
+
+    def evidence(self) -> dict[str, Any]:
+        """The evidence counts as JSON-ready data (``experiences --json``, ``retrieve --json``)."""
+        return {
+            "support_groups": self.support_groups,
+            "support_runs": self.support_runs,
+            "contradict_groups": self.contradict_groups,
+            "contradict_runs": self.contradict_runs,
+            "last_confirmed_at": self.last_confirmed_at,
+            "last_contradicted_at": self.last_contradicted_at,
+        }

@@ -40,6 +40,7 @@ __all__ = [
     "now_iso",
     "parse_time",
     "tool_domains",
+    "verdict_runs",
 ]
 
 
@@ -434,3 +435,12 @@ def group_reports(
             )
         )
     return reports
+
+
+def verdict_runs(db: Database) -> list[tuple[str, bool | None, Trajectory]]:
+    """Every run as ``(group key, verdict, trajectory)``: the verdict is True for an
+    accepted run, False for a rejected one, None while it waits (the corpus that
+    :mod:`agentmem.learning.generality` reads values from)."""
+    trajs = load_trajectories(db)
+    verdicts = _acceptance_map(db, [t.id or 0 for t in trajs], datetime.now(timezone.utc))
+    return [(t.group, _as_bool(verdicts[t.id or 0]), t) for t in trajs]

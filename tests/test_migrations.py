@@ -117,6 +117,9 @@ def test_open_migrates_and_keeps_everything(v1):
     for table in ("trajectories", "feedback"):  # m004 adds uuid, NULL for unshared rows...
         assert all(r[-1] is None for r in after[table])
         after[table] = [r[:-1] for r in after[table]]
+    # m007 adds the evidence columns: zero counts, no stamps, no rule for the old lessons...
+    assert all(r[-7:] == (0, 0, 0, 0, None, None, None) for r in after["experiences"])
+    after["experiences"] = [r[:-7] for r in after["experiences"]]
     assert after == before  # ...and changes no row
     assert check_path(v1).problems == ()
     assert len(_applied(v1)) == SCHEMA_VERSION

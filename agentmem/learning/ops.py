@@ -13,9 +13,14 @@ from typing import Any
 
 import attrs
 
-__all__ = ["OP_KINDS", "Operation", "ParsedOps", "parse_operations"]
+__all__ = ["ALL_KINDS", "EVIDENCE_KINDS", "OP_KINDS", "Operation", "ParsedOps", "parse_operations"]
 
+#: The paper's operations: what Stage 2 (the model or the data) may propose.
 OP_KINDS = ("ADD", "MODIFY", "DELETE", "MERGE")
+#: Operations that count evidence on a live experience without changing its text
+#: (:mod:`agentmem.learning.support`); never parsed from a model's answer.
+EVIDENCE_KINDS = ("CONFIRM", "CONTRADICT")
+ALL_KINDS = OP_KINDS + EVIDENCE_KINDS
 _LINE = re.compile(
     r"^\s*(?:[-*>•]|\d+[.)]|\(\d+\))?\s*(?:operation\s*[:=]?\s*)?"
     r"(?P<kind>add|modify|delete|merge)\b\s*[:|]?\s*(?P<rest>.*)$",
@@ -26,7 +31,8 @@ _ID = re.compile(r"^\s*(?:#|e|id\s*[:=]?\s*|\[)?\s*(\d{1,12})\]?\s*$", re.IGNORE
 
 @attrs.frozen
 class Operation:
-    """One proposed change: ADD, MODIFY, DELETE or MERGE, with where it came from.
+    """One proposed change: ADD, MODIFY, DELETE or MERGE (or CONFIRM / CONTRADICT, which
+    only count evidence), with where it came from.
 
     ``targets`` are experience ids (one for MODIFY/DELETE, two for MERGE);
     ``origin`` is ``model``, ``data`` (derived from the group's evidence),
@@ -46,8 +52,8 @@ class Operation:
     detail: dict[str, Any] = attrs.field(factory=dict, eq=False)
 
     def __attrs_post_init__(self) -> None:
-        if self.kind not in OP_KINDS:
-            raise ValueError(f"operation kind must be one of {OP_KINDS}, not {self.kind!r}")
+        if self.kind not in ALL_KINDS:
+            raise ValueError(f"operation kind must be one of {ALL_KINDS}, not {self.kind!r}")
 
     def describe(self) -> str:
         ids = ",".join(map(str, self.targets))

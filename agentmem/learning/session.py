@@ -21,16 +21,18 @@ from sqlite_utils import Database
 
 from ..db import write
 from ..journal import AppliedOp, apply_operations, begin_session, fail_session
-from ..library import Library
+from ..library import Library, live_experiences
 from ..llm import model_unavailable
 from ..projects import record_scopes
 from ..rewards import DEFAULT_WEIGHTS, RewardWeights
-from ..store import GroupReport, group_reports, load_trajectories, now_iso
+from ..store import GroupReport, group_reports, load_trajectories, now_iso, verdict_runs
 from .consolidate import consolidate, same_facts
 from .digest import digest
 from .evidence import Finding, find_evidence
+from .generality import GroupNotes, build_corpus, generalise, note_group
 from .ops import Operation
 from .stages import ModelUsage, Summary, compress, extract, generalize, group_vocabulary, summarize
+from .support import GroupRun, evidence_operations, group_runs
 
 if TYPE_CHECKING:
     from ..embeddings import Embedder
@@ -189,6 +191,8 @@ def learn(
         results: list[GroupResult] = []
         tools_all: set[str] = set()
         known_all: set[str] = set()
+        notes: dict[str, GroupNotes] = {}  # what each group's runs show (generality, support)
+        runs: dict[str, list[GroupRun]] = {}
         for n, g in enumerate(fresh, 1):
             say(f"group {n}/{len(fresh)}: {g.key}")
             trajs = load_trajectories(db, [m.id for m in g.members])
@@ -205,6 +209,10 @@ def learn(
                 summarize(stage1_model, usage, t, d, tools, known) for t, d in zip(trajs, digests)
             ]
             findings = find_evidence(list(zip(trajs, digests)), max_findings=options.max_findings)
+            notes[g.key], runs[g.key] = (
+                note_group(findings, zip(trajs, digests)),
+                group_runs(trajs, digests),
+            )
             domains = sorted({s.domain or "" for t in trajs for s in t.steps} - {""}) or None
             relevant = [
                 s.experience for s in lib.search(g.task, domains=domains, k=options.k_stage2)
@@ -243,8 +251,10 @@ def learn(
             )
         calls_before = usage.calls
         say("stage 3: consolidating")
+        general, held = generalise(generalize(all_ops), notes, build_corpus(verdict_runs(db)))
+        rejected += held
         final = consolidate(
-            generalize(all_ops),
+            general,
             similar=lambda text: lib.similar(text, None, 3),
             cosine=lib.cosine,
             threshold=embedder.dup_threshold,
@@ -268,6 +278,8 @@ def learn(
             )
 
         rejected += list(final.rejected)
+        evidenced, held = evidence_operations(final.apply, live_experiences(db), runs)
+        final, rejected = attrs.evolve(final, apply=tuple(evidenced)), rejected + held
         vectors = lib.embed([op.text for op in final.apply if op.text])
         conditions = {r.key: r.conditions for r in results}
         if dry_run or session_id is None:

@@ -1,0 +1,719 @@
+"""Lessons that generalise: no one-task literals, no causal claim the data does not show.
+
+A pure pass over the session's ADD operations, after Stage 3's first step
+(:func:`agentmem.learning.stages.generalize`) and before consolidation. It reads
+two things the evidence of one group cannot see:
+
+* :class:`Corpus`, what the whole library holds: which groups' data (task text and
+  parameter values) hold a token, which values the good (accepted) and bad
+  (rejected) runs pass in a role, and which options the tools' own error messages
+  list;
+* :class:`GroupNotes`, what each learned group's runs show about its findings
+  (:func:`note_group`): whether a helper is *what changed* between a failing and a
+  succeeding call, whether a looked-up value really came from the look-up.
+
+One-task literals
+-----------------
+A *value-like* token is one with a digit, an inner ``. _ / @ : -`` (file names,
+dates, ids, snake_case values), or a capital letter not at the start of a
+sentence (names, codes), that is not a tool or parameter name. It is a *one-task
+literal* when the data of at most one group (its task text or a parameter value)
+holds it. A lesson never states one as a rule:
+
+* a value in a rule's slot (``x=good``, ``never x=bad``, ``e.g. good``, a helper's
+  setting) stays only when it is general: one of the options the tool's own error
+  message lists (and a bad value: not among them), or the same value in the same
+  role in the good runs of at least two groups with no good run using another
+  (for a bad value: in the bad runs of two groups and no good run);
+* otherwise the lesson says the pattern instead: "look up x with L" (when a bad
+  run's value was not what L returned), "never copy x from the request" (when the
+  bad value was the request's own words), "x exactly as the request writes it"
+  (when the good runs' value is written in the task and the bad one is not), or
+  "check x before calling T: a wrong x failed with '...'" (when the bad value made
+  the call fail);
+* with none of these, the lesson waits (it is journaled as rejected, ``held``): a
+  later session that sees a second group with the same value states it;
+* a one-task literal inside quoted text (an error, a request) becomes the kind of
+  value it is (:func:`placeholder`: ``<name>``, ``<file>``, ``<id>``...).
+
+Causal claims
+-------------
+"Before calling X, call U first; without it X fails" is kept only when, in one
+of the lesson's groups, U is what changed: a run whose X failed, called U, and
+retried X with the same parameters successfully; or a bad run whose X failed and a
+good run whose X (same parameters) succeeded, where the good run's successful
+calls before X are the bad run's plus calls of U only. Otherwise, when every good
+run that called X called U before it, the lesson says what the good runs did
+("Before calling X, call U first, as good runs did"); else it waits.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import attrs
+
+from ..records import Step, Trajectory
+from .digest import Digest, value_text
+from .evidence import Finding, quote_error
+from .ops import Operation
+from .rules import Rule, val
+
+__all__ = [
+    "Corpus",
+    "CorpusRun",
+    "GroupNotes",
+    "build_corpus",
+    "enumerated_options",
+    "generalise",
+    "literal_tokens",
+    "note_group",
+    "placeholder",
+    "value_like",
+]
+
+#: Groups whose data must hold a value before a lesson may state it.
+MIN_GROUPS = 2
+
+_TOKEN = re.compile(r"[A-Za-z0-9_](?:[A-Za-z0-9_.'’/@:-]*[A-Za-z0-9_])?")
+_QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"")
+_PLAIN = frozenset({"i", "i'm", "i've", "i'd", "i'll", "e.g", "i.e", "ok"})
+
+
+# --------------------------------------------------------------------------- tokens
+
+
+def value_like(token: str, initial: bool = False) -> bool:
+    """Whether ``token`` reads as a value (an id, count, name, file, date), not a word."""
+    if token.lower() in _PLAIN or (len(token) < 2 and not token.isdigit()):
+        return False
+    if any(c.isdigit() for c in token):
+        return True
+    if re.search(r"[._/@:-]", token):
+        return True
+    if token.isupper():
+        return True
+    if any(c.isupper() for c in token[1:]):
+        return True
+    return token[0].isupper() and not initial
+
+
+def _tokens(text: str) -> list[tuple[str, int, int, bool]]:
+    """(token, start, end, sentence-initial) of ``text``."""
+    out = []
+    for m in _TOKEN.finditer(text):
+        before = text[: m.start()].rstrip()
+        initial = not before or before[-1] in ".!?'\"(;:" or before.endswith("...")
+        out.append((m.group(0).strip(".:"), m.start(), m.end(), initial))
+    return out
+
+
+def _value_tokens(value: Any) -> set[str]:
+    out: set[str] = set()
+    for x in value if isinstance(value, list) else [value]:
+        if isinstance(x, (str, int, float)) and not isinstance(x, bool):
+            out.add(value_text(x, 200))
+            out.update(m.group(0).strip(".:") for m in _TOKEN.finditer(value_text(x, 200)))
+    return out
+
+
+# --------------------------------------------------------------------------- the corpus
+
+
+@attrs.frozen
+class CorpusRun:
+    """One run as the corpus keeps it: its group, verdict (True accepted, False rejected,
+    None pending), task and steps."""
+
+    group: str
+    good: bool | None
+    task: str
+    steps: tuple[Step, ...]
+
+
+_OPTION_LEAD = re.compile(
+    r"(?i)\b(?:(?:must be |should be )?one of|options are|options:|must be|"
+    r"valid (?:values|options) are|choose from|allowed(?: values)?(?: are)?)\s*:?\s*(.+)"
+)
+
+
+def enumerated_options(error: str) -> tuple[str, ...]:
+    """The options an error message lists ("must be one of ['economy', 'business']")."""
+    m = _OPTION_LEAD.search((error or "").replace("\\", ""))
+    if not m:
+        return ()
+    rest = re.split(r"[.;](?:\s|$)", m.group(1))[0]
+    quoted = re.findall(r"['\"]([A-Za-z0-9_.-]{1,30})['\"]", rest)
+    parts = quoted or [p.strip(" []()'\"`{}") for p in re.split(r",|\bor\b|\band\b|\|", rest)]
+    opts = [p for p in parts if p and re.fullmatch(r"[A-Za-z0-9_.-]{1,30}", p)]
+    return tuple(dict.fromkeys(opts)) if 2 <= len(opts) <= 12 else ()
+
+
+@attrs.frozen
+class Corpus:
+    """What the library's runs say about values (see the module doc)."""
+
+    names: frozenset[str]
+    token_groups: Mapping[str, frozenset[str]]
+    runs: tuple[CorpusRun, ...]
+    options: Mapping[str, tuple[str, ...]]
+
+    def groups_with(self, token: str) -> int:
+        return len(self.token_groups.get(token, ()))
+
+    def options_of(self, tools: Iterable[str]) -> tuple[str, ...]:
+        out: list[str] = []
+        for t in tools:
+            out += self.options.get(t, ())
+        return tuple(dict.fromkeys(out))
+
+    def _role(
+        self, tools: Sequence[str], param: str, before: Sequence[str] = ()
+    ) -> dict[str, tuple[set[str], set[str]]]:
+        """value -> (groups whose good runs, groups whose bad runs pass it in the role):
+        ``param`` of ``tools``; with ``before``, the last such call before the first call
+        of one of ``before``."""
+        out: dict[str, tuple[set[str], set[str]]] = defaultdict(lambda: (set(), set()))
+        ts = set(tools)
+        for r in self.runs:
+            if r.good is None:
+                continue
+            calls: list[Step] = []
+            if before:
+                first = next((i for i, s in enumerate(r.steps) if s.tool in set(before)), None)
+                if first is None:
+                    continue
+                prior = [s for s in r.steps[:first] if s.tool in ts and param in s.params]
+                calls = prior[-1:]
+            else:
+                calls = [s for s in r.steps if s.tool in ts and param in s.params]
+            for s in calls:
+                out[val(s.params[param])][0 if r.good else 1].add(r.group)
+        return out
+
+    def constant(
+        self, tools: Sequence[str], param: str, value: str, before: Sequence[str] = ()
+    ) -> bool:
+        """Good runs of two groups pass ``value`` in the role, and no good run another."""
+        role = self._role(tools, param, before)
+        good = role.get(value, (set(), set()))[0]
+        others = any(g for v, (g, _) in role.items() if v != value)
+        return len(good) >= MIN_GROUPS and not others
+
+    def always_bad(self, tools: Sequence[str], param: str, value: str) -> bool:
+        """Calls of ``tools`` with ``param=value`` failed in runs of two groups, and no
+        such call ever succeeded."""
+        failed: set[str] = set()
+        ts = set(tools)
+        for r in self.runs:
+            for s in r.steps:
+                if s.tool in ts and param in s.params and val(s.params[param]) == value:
+                    if s.success:
+                        return False
+                    failed.add(r.group)
+        return len(failed) >= MIN_GROUPS
+
+
+def build_corpus(
+    trajectories: Iterable[tuple[str, bool | None, Trajectory]],
+) -> Corpus:
+    """The corpus of ``(group, verdict, trajectory)`` triples (see :class:`Corpus`)."""
+    names: set[str] = set()
+    token_groups: dict[str, set[str]] = defaultdict(set)
+    runs: list[CorpusRun] = []
+    options: dict[str, list[str]] = defaultdict(list)
+    for group, good, t in trajectories:
+        for tok, *_ in _tokens(t.task):
+            token_groups[tok].add(group)
+        for s in t.steps:
+            names.add(s.tool)
+            names.update(s.params)
+            for v in s.params.values():
+                for tok in _value_tokens(v):
+                    token_groups[tok].add(group)
+            if not s.success:
+                options[s.tool] += enumerated_options(s.output)
+        runs.append(CorpusRun(group, good, t.task, t.steps))
+    return Corpus(
+        frozenset(names),
+        {k: frozenset(v) for k, v in token_groups.items()},
+        tuple(runs),
+        {k: tuple(dict.fromkeys(v)) for k, v in options.items()},
+    )
+
+
+def literal_tokens(text: str, corpus: Corpus, allowed: Iterable[str] = ()) -> list[str]:
+    """The one-task literals ``text`` names (see the module doc), in order."""
+    ok = set(allowed)
+    ok_tokens = {m.group(0).strip(".:") for a in ok for m in _TOKEN.finditer(a)}
+    names = {n.lower() for n in corpus.names}
+    out = []
+    for tok, _, _, initial in _tokens(text):
+        if tok in ok or tok in ok_tokens or tok.lower() in names or not value_like(tok, initial):
+            continue
+        if corpus.groups_with(tok) < MIN_GROUPS and tok not in out:
+            out.append(tok)
+    return out
+
+
+def placeholder(token: str) -> str:
+    """What kind of value a one-task literal is, as a pattern: ``<file>``, ``<date>``,
+    ``<number>``, ``<code>``, ``<id>``, ``<name>`` or ``<value>``."""
+    if re.fullmatch(r"\d{4}-\d{2}-\d{2}|\d{1,2}/\d{1,2}/\d{2,4}", token):
+        return "<date>"
+    if re.fullmatch(r"[+-]?\d+(?:\.\d+)?", token):
+        return "<number>"
+    if "/" in token or re.search(r"\.[A-Za-z0-9]{1,5}$", token):
+        return "<file>"
+    if re.fullmatch(r"[A-Z]{2,5}", token):
+        return "<code>"
+    if re.search(r"\d", token) or re.search(r"[a-z][A-Z]|[A-Z]{2}[a-z]", token):
+        return "<id>"
+    if re.fullmatch(r"[A-Z][a-z'’]+", token):
+        return "<name>"
+    return "<value>"
+
+
+def _mask_quotes(text: str, corpus: Corpus, allowed: Iterable[str]) -> str:
+    """One-task literals inside quoted text (an error, a request) replaced by their kind."""
+    allowed = list(allowed)
+
+    def fix(m: re.Match[str]) -> str:
+        q = m.group(0)
+        bad = literal_tokens(q[1:-1], corpus, allowed)
+        if not bad:
+            return q
+        body = q[1:-1]
+        for tok, start, _end, _ in reversed(_tokens(body)):
+            if tok in bad:
+                body = body[:start] + placeholder(tok) + body[start + len(tok) :]
+        body = re.sub(r"(<[a-z]+>)(?:\s+\1)+", r"\1", body)
+        return q[0] + body + q[-1]
+
+    return _QUOTED.sub(fix, text)
+
+
+# --------------------------------------------------------------------------- group notes
+
+
+@attrs.frozen
+class GroupNotes:
+    """What one group's runs show about its findings (see :func:`note_group`).
+
+    ``causal``: (tool, helper) pairs where the helper is what changed between a
+    failing and a succeeding call of the tool. ``habit``: (tool, helper) pairs where
+    every good run that called the tool called the helper before it. ``lookups``:
+    (tool, param, look-up tool) where a bad run passed a value the look-up had not
+    returned. ``from_task``: (tool, param) where the good runs' values are written in
+    the task and the bad value is not. ``bad_from_task``: (tool, param) where the bad
+    value is the request's own words.
+    """
+
+    causal: frozenset[tuple[str, str]] = frozenset()
+    habit: frozenset[tuple[str, str]] = frozenset()
+    lookups: frozenset[tuple[str, str, str]] = frozenset()
+    from_task: frozenset[tuple[str, str]] = frozenset()
+    bad_from_task: frozenset[tuple[str, str]] = frozenset()
+
+
+def _sig(s: Step) -> tuple[str, str]:
+    return s.tool, json.dumps(s.params, sort_keys=True, ensure_ascii=False, default=str)
+
+
+def _signs(
+    members: Sequence[tuple[Trajectory, Digest]],
+) -> tuple[list[Trajectory], list[Trajectory]]:
+    pos = [t for t, d in members if d.advantage > 0 or (d.advantage == 0 and d.accepted is True)]
+    neg = [t for t, d in members if d.advantage < 0 or (d.advantage == 0 and d.accepted is False)]
+    return pos, neg
+
+
+def _helper_changed(pos: Sequence[Trajectory], neg: Sequence[Trajectory], x: str, u: str) -> bool:
+    """A bad run's failed call of ``x`` and a good run's successful one (same parameters)
+    whose successful calls before differ only by calls of ``u`` in the good run."""
+    for n in neg:
+        fi = next((i for i, s in enumerate(n.steps) if s.tool == x and not s.success), None)
+        if fi is None:
+            continue
+        before_n = {_sig(s) for s in n.steps[:fi] if s.success}
+        for p in pos:
+            for pi, s in enumerate(p.steps):
+                if s.tool != x or not s.success or s.params != n.steps[fi].params:
+                    continue
+                before_p = {_sig(q) for q in p.steps[:pi] if q.success}
+                extra = before_p - before_n
+                if extra and not (before_n - before_p) and {t for t, _ in extra} == {u}:
+                    return True
+    return False
+
+
+def _recovered_by(runs: Sequence[Trajectory], x: str, u: str) -> bool:
+    """A run whose ``x`` failed, then called ``u`` (and nothing else but ``x``), then
+    retried ``x`` with the same parameters successfully."""
+    for t in runs:
+        steps = t.steps
+        for i, s in enumerate(steps):
+            if s.tool != x or s.success:
+                continue
+            j = next((k for k in range(i + 1, len(steps)) if steps[k].tool == x), None)
+            if j is None or not steps[j].success or steps[j].params != s.params:
+                continue
+            between = {q.tool for q in steps[i + 1 : j] if q.success}
+            if between == {u}:
+                return True
+    return False
+
+
+def _habit(pos: Sequence[Trajectory], x: str, u: str) -> bool:
+    callers = [t for t in pos if any(s.tool == x for s in t.steps)]
+    return bool(callers) and all(
+        any(
+            s.tool == u and s.success
+            for s in t.steps[: next(i for i, s in enumerate(t.steps) if s.tool == x)]
+        )
+        for t in callers
+    )
+
+
+def _tools_of(f: Finding) -> list[str]:
+    return list(f.detail.get("tools") or [f.tool])
+
+
+def note_group(
+    findings: Sequence[Finding], members: Iterable[tuple[Trajectory, Digest]]
+) -> GroupNotes:
+    """What this group's runs show about its ``findings`` (see :class:`GroupNotes`)."""
+    ms = list(members)
+    pos, neg = _signs(ms)
+    runs = [t for t, _ in ms]
+    causal: set[tuple[str, str]] = set()
+    habit: set[tuple[str, str]] = set()
+    lookups: set[tuple[str, str, str]] = set()
+    from_task: set[tuple[str, str]] = set()
+    bad_task: set[tuple[str, str]] = set()
+    for f in findings:
+        d = f.detail
+        u = d.get("helper")
+        if u and f.kind in ("prerequisite", "recovery"):
+            for t in _tools_of(f):
+                if _recovered_by(runs, t, u) or _helper_changed(pos, neg, t, u):
+                    causal.add((t, u))
+                if _habit(pos, t, u):
+                    habit.add((t, u))
+        x = d.get("param")
+        bad = d.get("bad")
+        if f.kind != "param_value" or not x:
+            continue
+        source = d.get("source")
+        for t in _tools_of(f):
+            bad_calls = [
+                (n, i)
+                for n in neg
+                for i, s in enumerate(n.steps)
+                if s.tool == t
+                and x in s.params
+                and bad is not None
+                and val(s.params[x]) == val(bad)
+            ]
+            good_vals = [
+                (p, s.params[x]) for p in pos for s in p.steps if s.tool == t and x in s.params
+            ]
+            if any(_in_task(n.task, n.steps[i].params[x]) for n, i in bad_calls):
+                bad_task.add((t, x))
+            if (
+                good_vals
+                and all(_in_task(p.task, v) for p, v in good_vals)
+                and bad_calls
+                and not any(_in_task(n.task, n.steps[i].params[x]) for n, i in bad_calls)
+            ):
+                from_task.add((t, x))
+            if source and bad_calls and not all(_in_task(p.task, v) for p, v in good_vals):
+                returned = [
+                    _returned(n.steps, i, source, n.steps[i].params[x]) for n, i in bad_calls
+                ]
+                if not all(returned):
+                    lookups.add((t, x, source))
+    return GroupNotes(
+        frozenset(causal),
+        frozenset(habit),
+        frozenset(lookups),
+        frozenset(from_task),
+        frozenset(bad_task),
+    )
+
+
+def _in_task(task: str, value: Any) -> bool:
+    text = value_text(value, 200)
+    return len(text) > 1 and text.lower() in task.lower()
+
+
+def _returned(steps: Sequence[Step], i: int, tool: str, value: Any) -> bool:
+    text = value_text(value, 200)
+    return any(s.tool == tool and s.success and text in s.output for s in steps[:i])
+
+
+# --------------------------------------------------------------------------- rewriting
+
+
+def _mentions(text: str, value: str) -> bool:
+    """Whether ``text`` names ``value`` as a whole token sequence."""
+    return bool(re.search(rf"(?<![\w.]){re.escape(value)}(?![\w])", _QUOTED.sub("", text)))
+
+
+def _join(names: Sequence[str]) -> str:
+    names = list(names)
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
+
+
+def _fit(*variants: str) -> str:
+    for v in variants:
+        if v and len(v.split()) <= 32:
+            return v
+    return next(v for v in reversed(variants) if v)
+
+
+def _sentence(head: str, parts: Sequence[str]) -> str:
+    t = (head + " " + "; ".join(p for p in parts if p)).strip().rstrip(" ;")
+    return t if t.endswith(".") else t + "."
+
+
+@attrs.frozen
+class _Verdict:
+    text: str | None
+    rule: Rule | None
+    why: str = ""
+
+
+def _value_lesson(f: Finding, text: str, notes: Sequence[GroupNotes], corpus: Corpus) -> _Verdict:
+    d = f.detail
+    x = d.get("param") or (f.facts[1] if len(f.facts) > 1 else "")
+    ts = _tools_of(f)
+    good = None if d.get("good") is None else val(d["good"])
+    bad = None if d.get("bad") is None else val(d["bad"])
+    source = d.get("source")
+    wrong = d.get("wrong_name")
+    recover = bool(d.get("recovery"))
+    err = quote_error(d.get("error") or "", 5)
+    opts = corpus.options_of(ts)
+    lookup_ok = bool(source) and any((t, x, source) in n.lookups for n in notes for t in ts)
+    from_task = any((t, x) in n.from_task for n in notes for t in ts)
+    bad_from_task = any((t, x) in n.bad_from_task for n in notes for t in ts)
+    good_ok = good is not None and (good in opts or corpus.constant(ts, x, good))
+    bad_ok = bad is not None and (
+        (bool(opts) and good in opts and bad not in opts) or corpus.always_bad(ts, x, bad)
+    )
+    allowed = [a for a, ok in ((good, good_ok), (bad, bad_ok)) if ok and a] + list(opts)
+    rule = Rule(
+        "param_value",
+        ts,
+        param=x,
+        good=good if good_ok else None,
+        bad=bad if bad_ok else None,
+        options=opts if good_ok and good in opts else (),
+        wrong_name=wrong,
+        lookup=source if lookup_ok else None,
+        from_request=from_task and not lookup_ok and not good_ok,
+    )
+    literal = literal_tokens(_QUOTED.sub("", text), corpus, allowed)
+    literal += [
+        v for v, ok in ((good, good_ok), (bad, bad_ok)) if v and not ok and _mentions(text, v)
+    ]
+    if not literal and (lookup_ok or not source):
+        return _Verdict(_mask_quotes(text, corpus, allowed), rule)
+    eg = f" (e.g. {good})" if good_ok else ""
+    if lookup_ok and bad_from_task and not bad_ok:
+        head = (
+            f"Before calling {_join(ts)}, look up {x} with {source}{eg} instead of copying it "
+            "from the request;"
+        )
+    elif lookup_ok:
+        head = f"Before calling {_join(ts)}, look up {x} with {source}{eg};"
+    elif good_ok:
+        head = (
+            f"Call {_join(ts)} with {x} like {good};"
+            if opts
+            else f"Call {_join(ts)} with {x}={good};"
+        )
+    elif from_task:
+        head = f"Call {_join(ts)} with {x} exactly as the request writes it;"
+    elif bad is not None and d.get("error"):
+        head = f"Check {x} before calling {_join(ts)}:"
+    elif wrong:
+        head = f"Call {_join(ts)} with {x}=..., never {wrong}=...;"
+    else:
+        why = ", ".join(literal) or f"{x} from {source}"
+        return _Verdict(
+            None,
+            None,
+            f"held: {why} is one task's value and the data shows no "
+            "pattern for it yet; a second group will state it",
+        )
+    parts = []
+    if bad_ok:
+        parts.append(f"never pass {x}={bad}")
+    elif bad is not None and lookup_ok and bad_from_task:
+        pass  # the head says it
+    elif bad is not None and lookup_ok:
+        parts.append(f"never pass a {x} that {source} did not return")
+    elif bad is not None and err:
+        parts.append(f"a wrong {x} failed with '{err}'")
+    if wrong and not head.endswith(f"never {wrong}=...;"):
+        parts.append(f"name it {x}=..., never {wrong}=...")
+    tail = [f"if it already failed, call {source} and retry"] if recover and lookup_ok else []
+    new = _fit(_sentence(head, [*parts, *tail]), _sentence(head, parts), _sentence(head, parts[:1]))
+    new = _mask_quotes(new, corpus, allowed)
+    if literal_tokens(_QUOTED.sub("", new), corpus, allowed):
+        return _Verdict(None, None, "held: the lesson still names one task's value")
+    return _Verdict(new, attrs.evolve(rule, from_request=from_task and head.endswith("writes it;")))
+
+
+def _prerequisite_lesson(
+    f: Finding, text: str, notes: Sequence[GroupNotes], corpus: Corpus
+) -> _Verdict:
+    d = f.detail
+    u = d["helper"]
+    ts = _tools_of(f)
+    recover = bool(d.get("recovery")) or f.kind == "recovery"
+    causal = all(any((t, u) in n.causal for n in notes) for t in ts)
+    habit = all(any((t, u) in n.habit or (t, u) in n.causal for n in notes) for t in ts)
+    setting = d.get("setting")
+    instead = d.get("instead")
+    keep_setting: tuple[str, str] | None = None
+    keep_bad: str | None = None
+    if setting:
+        sx, sgood, sbad = setting
+        opts = corpus.options_of([u])
+        if sgood in opts or corpus.constant([u], sx, sgood, before=ts):
+            keep_setting = (sx, sgood)
+        if (
+            keep_setting
+            and sbad
+            and ((opts and sbad not in opts) or corpus.always_bad([u], sx, sbad))
+        ):
+            keep_bad = sbad
+    rule = Rule("prerequisite", ts, helper=u, setting=keep_setting, recovery=recover, wrong=instead)
+    if not (recover or causal or habit):
+        return _Verdict(
+            None,
+            None,
+            f"held: in its groups {u} is not what changed between a failing and a succeeding "
+            f"call of {_join(ts)}, and not every good run called it first",
+        )
+    allowed = [a for a in (keep_setting[1] if keep_setting else None, keep_bad) if a]
+    dropped_setting = setting is not None and (
+        keep_setting is None or (bool(setting[2]) and keep_bad is None)
+    )
+    if (recover or causal) and not dropped_setting:
+        return _Verdict(_mask_quotes(text, corpus, allowed), rule)
+    e = quote_error(d.get("error") or "", 5)
+    with_ = ""
+    if keep_setting:
+        with_ = f" with {keep_setting[0]}={keep_setting[1]}" + (
+            f", never {keep_bad}," if keep_bad else ""
+        )
+    if instead:
+        with_ = f", not {instead},{with_}"
+    head = f"Before calling {_join(ts)}, call {u}{with_} first"
+    subject = ts[0] if len(ts) == 1 else "one"
+    if recover:
+        tails = [
+            f"; if {subject} already failed ('{e}'), call {u} and retry." if e else "",
+            f"; if {subject} already failed, call {u} and retry.",
+        ]
+    elif causal:
+        verb = "fails" if len(ts) == 1 else "fail"
+        tails = [
+            f"; without it {_join(ts)} {verb} ('{e}')." if e else "",
+            f"; otherwise {'it' if len(ts) == 1 else 'they'} {verb}.",
+        ]
+    else:
+        tails = [", as good runs did."]
+    new = _fit(*(head.replace(",,", ",") + t for t in tails if t))
+    return _Verdict(_mask_quotes(new, corpus, allowed), rule)
+
+
+def _other_rule(f: Finding, text: str) -> Rule:
+    d = f.detail
+    if f.kind == "param_name":
+        pairs = d.get("pairs")
+        if pairs:
+            return Rule("param_name", [t for t, _ in pairs], wrong_name=d.get("wrong_name"))
+        wrong = d.get("wrong") or []
+        return Rule(
+            "param_name",
+            [f.tool],
+            param=(d.get("right") or [None])[0],
+            wrong_name=wrong[0] if wrong else None,
+            testable=bool(wrong),
+        )
+    if f.kind == "recovery":
+        return Rule("recovery", [f.tool], helper=d.get("helper"), param=d.get("param"))
+    if f.kind == "wrong_tool":
+        return Rule(
+            "wrong_tool",
+            [f.facts[0]],
+            wrong=f.facts[1],
+            ask=d.get("ask"),
+            testable=not d.get("both_ways"),
+        )
+    if f.kind == "missing_step":
+        m = re.search(r'requests like "([^"]*)"', text)
+        nxt = [t for t in f.facts[1:]]
+        return Rule("missing_step", [f.tool], next=nxt, ask=m.group(1) if m else None)
+    return Rule(f.kind, [f.tool], testable=False)
+
+
+def review(f: Finding, text: str, notes: Sequence[GroupNotes], corpus: Corpus) -> _Verdict:
+    """The lesson ``text`` of finding ``f`` in general form, with its rule, or held."""
+    if f.kind == "param_value":
+        return _value_lesson(f, text, notes, corpus)
+    if f.kind in ("prerequisite",) and f.detail.get("helper"):
+        return _prerequisite_lesson(f, text, notes, corpus)
+    rule = _other_rule(f, text)
+    new = _mask_quotes(text, corpus, ())
+    left = literal_tokens(_QUOTED.sub("", new), corpus)
+    if left:
+        return _Verdict(None, None, f"held: names one task's value {', '.join(left)}")
+    return _Verdict(new, rule)
+
+
+def generalise(
+    ops: Sequence[Operation], notes: Mapping[str, GroupNotes], corpus: Corpus
+) -> tuple[list[Operation], list[tuple[Operation, str]]]:
+    """The session's ADDs in general form (see the module doc): (operations, held ones).
+
+    An ADD keeps its text (the model's phrasing included) when it is already general;
+    otherwise it gets the data's pattern text (origin ``data``) or is held. Every kept
+    ADD carries its :class:`~agentmem.learning.rules.Rule` in ``detail["rule"]``.
+    """
+    out: list[Operation] = []
+    held: list[tuple[Operation, str]] = []
+    for op in ops:
+        f = op.detail.get("evidence")
+        if op.kind != "ADD" or not isinstance(f, Finding) or not op.text:
+            out.append(op)
+            continue
+        groups = op.detail.get("merged_groups") or [op.group or ""]
+        v = review(f, op.text, [notes[g] for g in groups if g in notes], corpus)
+        if v.text is None:
+            held.append((op, v.why))
+            continue
+        detail = {**op.detail, "rule": v.rule}
+        if v.text != op.text:
+            note = "rephrased as a pattern: the data shows no more than this"
+            out.append(
+                attrs.evolve(
+                    op,
+                    text=v.text,
+                    origin="data" if op.origin == "model" else op.origin,
+                    note="; ".join(x for x in (op.note, note) if x),
+                    detail=detail,
+                )
+            )
+        else:
+            out.append(attrs.evolve(op, detail=detail))
+    return out, held

@@ -1,0 +1,282 @@
+"""A lesson's structured facts, and whether a run reaches and follows it. Pure functions.
+
+Every lesson learned from the data carries a :class:`Rule`: its kind, the tools it
+is about, the parameter, the helper or look-up tool, and the values it states
+(only values that are general, see :mod:`agentmem.learning.generality`). It is
+stored with the experience (``experiences.rule``, JSON) so that later sessions
+can count the groups that confirm or contradict it
+(:mod:`agentmem.learning.support`), and the held-out benchmark
+(``python -m benchmarks.generalise``) can find the runs it applies to.
+
+For one run (its task and steps), :func:`applies` says whether the run meets
+the situation the lesson is about and :func:`follows` whether it did what the
+lesson says:
+
+* ``param_name``: applies when the run calls one of the tools; followed when no
+  such call passes the wrong name.
+* ``param_value``: applies when the run passes the parameter (or its wrong name)
+  to one of the tools; followed when every such call passes the stated value (one
+  of the listed ``options``), never the stated bad one, a value that an earlier
+  successful call of the look-up tool returned (``lookup``), or a value written in
+  the task (``from_request``).
+* ``prerequisite``: applies when the run calls one of the tools; followed when a
+  successful call of the helper (with the stated ``setting``) comes before the
+  first call of each, or, for a lesson that also says how to recover, when a
+  failed call was followed by the helper and a successful retry.
+* ``recovery``: applies when a call of the tool failed; followed when the run
+  then called the helper (if any) and the tool again, successfully.
+* ``wrong_tool``: applies when the run calls either tool (and, for a lesson about
+  a kind of request, when the task shares most of that request's words);
+  followed when it does not call the wrong one.
+* ``missing_step``: applies when the run calls one of the ``next`` tools (or its
+  task shares most of the request's words); followed when the step comes first.
+
+A lesson whose kind cannot be tested this way (a two-way substitution) never
+applies.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import attrs
+
+from ..records import Step
+from .digest import value_text
+
+__all__ = ["Rule", "applies", "follows", "lift", "val"]
+
+KINDS = ("param_name", "param_value", "prerequisite", "recovery", "wrong_tool", "missing_step")
+
+
+def val(v: Any) -> str:
+    """A parameter value as lessons and rules write it (short, safe JSON-ish text)."""
+    return value_text(v, 40)
+
+
+def _tuple(v: Any) -> tuple[str, ...]:
+    return tuple(str(x) for x in (v or ()))
+
+
+@attrs.frozen
+class Rule:
+    """The structured facts of one lesson (see the module doc)."""
+
+    kind: str
+    tools: tuple[str, ...] = attrs.field(converter=_tuple)
+    param: str | None = None
+    helper: str | None = None
+    good: str | None = None
+    bad: str | None = None
+    options: tuple[str, ...] = attrs.field(default=(), converter=_tuple)
+    wrong_name: str | None = None
+    lookup: str | None = None
+    from_request: bool = False
+    setting: tuple[str, str] | None = attrs.field(
+        default=None, converter=lambda v: None if not v else (str(v[0]), str(v[1]))
+    )
+    recovery: bool = False
+    next: tuple[str, ...] = attrs.field(default=(), converter=_tuple)
+    wrong: str | None = None
+    ask: str | None = None
+    testable: bool = True
+
+    def as_dict(self) -> dict[str, Any]:
+        """The rule as JSON-ready data, without empty fields."""
+        d = attrs.asdict(self, recurse=False)
+        out: dict[str, Any] = {}
+        for k, v in d.items():
+            if v in (None, (), False) and k != "testable":
+                continue
+            out[k] = list(v) if isinstance(v, tuple) else v
+        return out
+
+    def to_json(self) -> str:
+        return json.dumps(self.as_dict(), ensure_ascii=False, sort_keys=True)
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> Rule:
+        fields = {a.name for a in attrs.fields(cls)}
+        return cls(**{k: v for k, v in d.items() if k in fields})
+
+    @classmethod
+    def from_json(cls, text: str | None) -> Rule | None:
+        """The rule stored as ``text``, or None (no rule, or not one this version reads)."""
+        if not text:
+            return None
+        try:
+            d = json.loads(text)
+            if not isinstance(d, dict) or d.get("kind") not in KINDS:
+                return None
+            return cls.from_dict(d)
+        except (ValueError, TypeError):
+            return None
+
+    @property
+    def subjects(self) -> tuple[str, ...]:
+        """Every tool the rule watches."""
+        extra = [self.helper, self.lookup, self.wrong, *self.next]
+        return tuple(dict.fromkeys([*self.tools, *(t for t in extra if t)]))
+
+
+# --------------------------------------------------------------------------- helpers
+
+_WORD = re.compile(r"[A-Za-z][A-Za-z']{3,}")
+
+
+def _request_matches(ask: str | None, task: str) -> bool:
+    """Whether ``task`` shares at least half of the request phrase's longer words."""
+    if not ask:
+        return True
+    words = {w.lower() for w in _WORD.findall(ask)}
+    if not words:
+        return True
+    have = {w.lower() for w in _WORD.findall(task)}
+    return len(words & have) * 2 >= len(words)
+
+
+def _ok_before(steps: Sequence[Step], i: int, tool: str) -> list[int]:
+    return [j for j in range(i) if steps[j].tool == tool and steps[j].success]
+
+
+def _in_output_before(steps: Sequence[Step], i: int, tool: str, value: Any) -> bool:
+    text = value_text(value, 200)
+    if len(text) < 2:
+        return False
+    return any(text in steps[j].output for j in _ok_before(steps, i, tool))
+
+
+def _in_task(task: str, value: Any) -> bool:
+    text = value_text(value, 200)
+    return len(text) > 1 and text.lower() in task.lower()
+
+
+# --------------------------------------------------------------------------- applies
+
+
+def applies(rule: Rule, task: str, steps: Sequence[Step]) -> bool:
+    """Whether a run (``task``, ``steps``) meets the situation ``rule`` is about."""
+    if not rule.testable:
+        return False
+    tools = set(rule.tools)
+    if rule.kind == "param_name":
+        return any(s.tool in tools for s in steps)
+    if rule.kind == "param_value":
+        names = {rule.param, rule.wrong_name} - {None}
+        return any(s.tool in tools and names & set(s.params) for s in steps)
+    if rule.kind == "prerequisite":
+        return any(s.tool in tools for s in steps)
+    if rule.kind == "recovery":
+        return any(s.tool in tools and not s.success for s in steps)
+    if rule.kind == "wrong_tool":
+        both = tools | {rule.wrong or ""}
+        return any(s.tool in both for s in steps) and _request_matches(rule.ask, task)
+    if rule.kind == "missing_step":
+        if rule.next:
+            return any(s.tool in set(rule.next) for s in steps)
+        return bool(rule.ask) and _request_matches(rule.ask, task)
+    return False
+
+
+# --------------------------------------------------------------------------- follows
+
+
+def _value_ok(rule: Rule, task: str, steps: Sequence[Step], i: int, v: Any) -> bool:
+    text = val(v)
+    if rule.options and text not in rule.options:
+        return False
+    if rule.good is not None and not rule.options and text != rule.good:
+        return False
+    if rule.bad is not None and text == rule.bad:
+        return False
+    if rule.lookup and not _in_output_before(steps, i, rule.lookup, v):
+        return False
+    return not (rule.from_request and not _in_task(task, v))
+
+
+def _prerequisite_met(rule: Rule, steps: Sequence[Step], i: int) -> bool:
+    helper = rule.helper or ""
+    before = _ok_before(steps, i, helper)
+    if not before:
+        return False
+    if rule.setting:
+        x, good = rule.setting
+        last = steps[before[-1]]
+        return x in last.params and val(last.params[x]) == good
+    return True
+
+
+def follows(rule: Rule, task: str, steps: Sequence[Step]) -> bool:
+    """Whether a run did what ``rule`` says (meaningful where :func:`applies` is true)."""
+    tools = set(rule.tools)
+    if rule.kind == "param_name":
+        return not any(s.tool in tools and rule.wrong_name in s.params for s in steps)
+    if rule.kind == "param_value":
+        for i, s in enumerate(steps):
+            if s.tool not in tools:
+                continue
+            if rule.wrong_name and rule.wrong_name in s.params:
+                return False
+            if rule.param in s.params and not _value_ok(rule, task, steps, i, s.params[rule.param]):
+                return False
+        return True
+    if rule.kind == "prerequisite":
+        for t in rule.tools:
+            first = next((i for i, s in enumerate(steps) if s.tool == t), None)
+            if first is None or _prerequisite_met(rule, steps, first):
+                continue
+            if rule.recovery and _recovered(rule, steps, first, t):
+                continue
+            return False
+        return True
+    if rule.kind == "recovery":
+        for t in rule.tools:
+            fail = next((i for i, s in enumerate(steps) if s.tool == t and not s.success), None)
+            if fail is not None and not _recovered(rule, steps, fail, t):
+                return False
+        return True
+    if rule.kind == "wrong_tool":
+        return not any(s.tool == rule.wrong for s in steps)
+    if rule.kind == "missing_step":
+        step = rule.tools[0] if rule.tools else ""
+        if not rule.next:
+            return any(s.tool == step for s in steps)
+        nxt = set(rule.next)
+        first = next((i for i, s in enumerate(steps) if s.tool in nxt), None)
+        return first is None or any(s.tool == step for s in steps[:first])
+    return False
+
+
+def _recovered(rule: Rule, steps: Sequence[Step], fail: int, tool: str) -> bool:
+    """After the failed call at ``fail``: the helper (if any), then ``tool`` succeeded."""
+    later = [j for j in range(fail + 1, len(steps)) if steps[j].tool == tool and steps[j].success]
+    if not later:
+        return False
+    if not rule.helper:
+        return True
+    return any(s.tool == rule.helper and s.success for s in steps[fail + 1 : later[0]]) or bool(
+        rule.kind == "prerequisite" and _prerequisite_met(rule, steps, later[0])
+    )
+
+
+# --------------------------------------------------------------------------- lift
+
+
+def lift(
+    rule: Rule, runs: Sequence[tuple[str, Sequence[Step], float]]
+) -> tuple[float | None, list[float], list[float]]:
+    """(mean reward of the runs that follow ``rule`` minus that of the runs that do not,
+    or None when one side is empty; the followers' rewards; the others' rewards), over
+    the ``runs`` (task, steps, reward) it applies to."""
+    yes: list[float] = []
+    no: list[float] = []
+    for task, steps, reward in runs:
+        if not applies(rule, task, steps):
+            continue
+        (yes if follows(rule, task, steps) else no).append(reward)
+    if not yes or not no:
+        return None, yes, no
+    return sum(yes) / len(yes) - sum(no) / len(no), yes, no

@@ -1,0 +1,227 @@
+"""Evidence per experience: the groups and runs that support or contradict a lesson. Pure.
+
+Every lesson learned from the data carries a :class:`~agentmem.learning.rules.Rule`.
+In a learning session, each group's runs are checked against the rule of every
+new lesson and every live experience that has one (:func:`group_tally`):
+
+* the runs the rule applies to are split into those that follow it and those that
+  do not; a group with runs on both sides gives a verdict: it **supports** the
+  lesson when the followers' mean advantage is higher, it **contradicts** it when
+  lower (a tie says nothing);
+* in such a group, a run that followed the lesson and was positive, or ignored it
+  and was negative, is a supporting run; one that followed it and was negative, or
+  ignored it and was positive, is a contradicting run;
+* a group where every run follows the lesson (or none does) gives no verdict: it
+  cannot tell whether the lesson mattered.
+
+:func:`evidence_operations` turns the session's tallies into journaled operations:
+
+* a new lesson (ADD) starts with the support of its own groups (at least its groups
+  and explaining runs, when its rule cannot test them) plus the verdicts of the
+  session's other groups; a new lesson that its own groups do not support, or that
+  the session's groups contradict as often as they support, is held (rejected,
+  with the reason, never applied);
+* a Stage 3 MODIFY (the same lesson found again) adds its tally to the experience;
+* a live experience that a group confirms gets a ``CONFIRM`` (the text does not
+  change), one that a group contradicts a ``CONTRADICT``; both are undoable;
+* **retirement**: a live experience contradicted by at least
+  :data:`RETIRE_MIN_CONTRADICTIONS` groups in all, and by more groups than support
+  it, is retired: a ``DELETE`` journaled right after the ``CONTRADICT`` that tipped
+  it, its reason giving the counts (ExpeL's importance counter, dropped at zero,
+  with a floor so that one contradicting group never removes a lesson).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import attrs
+
+from ..records import Experience, Step, Trajectory
+from .digest import Digest
+from .ops import Operation
+from .rules import Rule, applies, follows
+
+__all__ = [
+    "RETIRE_MIN_CONTRADICTIONS",
+    "GroupRun",
+    "Tally",
+    "evidence_operations",
+    "group_runs",
+    "group_tally",
+    "retired",
+]
+
+#: A lesson is retired only once at least this many groups contradicted it.
+RETIRE_MIN_CONTRADICTIONS = 2
+
+
+@attrs.frozen
+class GroupRun:
+    """One run of a learned group: its task, steps, advantage and the user's verdict."""
+
+    task: str
+    steps: tuple[Step, ...]
+    advantage: float
+    accepted: bool | None = None
+
+    @property
+    def positive(self) -> bool:
+        return self.advantage > 0 or (self.advantage == 0 and self.accepted is True)
+
+    @property
+    def negative(self) -> bool:
+        return self.advantage < 0 or (self.advantage == 0 and self.accepted is False)
+
+
+@attrs.frozen
+class Tally:
+    """Groups and runs that support or contradict a lesson (or a change to those counts)."""
+
+    support_groups: int = 0
+    support_runs: int = 0
+    contradict_groups: int = 0
+    contradict_runs: int = 0
+
+    def __add__(self, other: Tally) -> Tally:
+        return Tally(
+            self.support_groups + other.support_groups,
+            self.support_runs + other.support_runs,
+            self.contradict_groups + other.contradict_groups,
+            self.contradict_runs + other.contradict_runs,
+        )
+
+    @property
+    def empty(self) -> bool:
+        return self == Tally()
+
+    def as_dict(self) -> dict[str, int]:
+        return attrs.asdict(self)
+
+    @classmethod
+    def of(cls, e: Experience) -> Tally:
+        return cls(e.support_groups, e.support_runs, e.contradict_groups, e.contradict_runs)
+
+
+def group_runs(trajs: Sequence[Trajectory], digests: Sequence[Digest]) -> list[GroupRun]:
+    """The runs of one learned group, as :func:`group_tally` reads them."""
+    return [GroupRun(t.task, t.steps, d.advantage, d.accepted) for t, d in zip(trajs, digests)]
+
+
+def group_tally(rule: Rule, runs: Sequence[GroupRun]) -> tuple[Tally, float | None]:
+    """One group's verdict on ``rule`` (see the module doc): the tally and the lift (the
+    followers' mean advantage minus the others'), or (empty tally, None) with no verdict."""
+    yes: list[GroupRun] = []
+    no: list[GroupRun] = []
+    for r in runs:
+        if applies(rule, r.task, r.steps):
+            (yes if follows(rule, r.task, r.steps) else no).append(r)
+    if not yes or not no:
+        return Tally(), None
+    lift = sum(r.advantage for r in yes) / len(yes) - sum(r.advantage for r in no) / len(no)
+    agree = sum(1 for r in yes if r.positive) + sum(1 for r in no if r.negative)
+    disagree = sum(1 for r in yes if r.negative) + sum(1 for r in no if r.positive)
+    if lift > 1e-9:
+        return Tally(1, agree, 0, disagree), lift
+    if lift < -1e-9:
+        return Tally(0, agree, 1, disagree), lift
+    return Tally(), None
+
+
+def retired(t: Tally) -> bool:
+    """The retirement rule (module doc): contradicted by enough groups, and by more than
+    support it."""
+    return (
+        t.contradict_groups >= RETIRE_MIN_CONTRADICTIONS and t.contradict_groups > t.support_groups
+    )
+
+
+def _sum(rule: Rule, groups: Mapping[str, Sequence[GroupRun]], keys: Sequence[str]) -> Tally:
+    total = Tally()
+    for k in keys:
+        total += group_tally(rule, groups.get(k, ()))[0]
+    return total
+
+
+def _why(t: Tally) -> str:
+    return (
+        f"supported by {t.support_groups} group(s) ({t.support_runs} runs), contradicted by "
+        f"{t.contradict_groups} ({t.contradict_runs} runs)"
+    )
+
+
+def evidence_operations(
+    ops: Sequence[Operation],
+    live: Sequence[Experience],
+    groups: Mapping[str, Sequence[GroupRun]],
+) -> tuple[list[Operation], list[tuple[Operation, str]]]:
+    """The session's operations with their tallies, plus CONFIRM, CONTRADICT and retiring
+    DELETE operations for live experiences (see the module doc): (operations, held)."""
+    out: list[Operation] = []
+    held: list[tuple[Operation, str]] = []
+    keys = sorted(groups)
+    by_id = {e.id: e for e in live}
+    touched = {t for op in ops if op.kind != "ADD" for t in op.targets}
+    for op in ops:
+        rule = op.detail.get("rule")
+        if op.kind not in ("ADD", "MODIFY") or not isinstance(rule, Rule):
+            out.append(op)
+            continue
+        own = [g for g in (op.detail.get("merged_groups") or [op.group or ""]) if g]
+        mine = _sum(rule, groups, own)
+        others = _sum(rule, groups, [k for k in keys if k not in own])
+        if mine.contradict_groups and not mine.support_groups:
+            held.append((op, f"held: its own group's runs go against it ({_why(mine)})"))
+            continue
+        if mine.empty:  # the rule cannot test its own groups: they count as they proved it
+            f = op.detail.get("evidence")
+            mine = Tally(len(own) or 1, int(getattr(f, "support", 1) or 1))
+        total = mine + others
+        if total.contradict_groups and total.contradict_groups >= total.support_groups:
+            held.append(
+                (
+                    op,
+                    f"held: this session's groups contradict it as often as they "
+                    f"support it ({_why(total)})",
+                )
+            )
+            continue
+        old = by_id.get(op.targets[0]) if op.kind == "MODIFY" and op.targets else None
+        if old is not None and old.text == op.text:  # found again, word for word: a confirmation
+            op = attrs.evolve(op, kind="CONFIRM", text=None, note=op.note or "found again")
+        out.append(attrs.evolve(op, detail={**op.detail, "tally": total}))
+    for e in live:
+        rule = Rule.from_json(e.rule)
+        if rule is None or e.id is None or e.id in touched:
+            continue
+        now = Tally.of(e)
+        for k in keys:
+            t, lift = group_tally(rule, groups[k])
+            if lift is None:
+                continue
+            kind = "CONFIRM" if t.support_groups else "CONTRADICT"
+            now += t
+            out.append(
+                Operation(
+                    kind,
+                    targets=(e.id,),
+                    domain=e.domain,
+                    group=k,
+                    origin="data",
+                    note=f"followers' mean advantage {lift:+.3f} over the others",
+                    detail={"tally": t},
+                )
+            )
+            if kind == "CONTRADICT" and retired(now):
+                out.append(
+                    Operation(
+                        "DELETE",
+                        targets=(e.id,),
+                        group=k,
+                        origin="data",
+                        note=f"retired: {_why(now)}",
+                        detail={"retired": now},
+                    )
+                )
+                break
+    return out, held
