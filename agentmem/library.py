@@ -49,6 +49,7 @@ class Scored:
             "text": e.text,
             "domain": e.domain,
             "score": round(self.score, 4),
+            **e.evidence(),
         }
         if self.source != "private":
             out["source"] = self.source

@@ -3,9 +3,12 @@ retrieve, context, reindex."""
 
 from __future__ import annotations
 
+import json
+
 import click
 
 from ..memory import Memory
+from ..records import Experience
 from .main import ID, cli, json_option, print_json, print_table, with_memory
 
 _domain_opt = click.option(
@@ -41,11 +44,15 @@ _k_opt = click.option(
 @json_option
 @with_memory
 def experiences(mem: Memory, domains: tuple[str, ...], project: str | None, as_json: bool) -> None:
-    """List the live experience library, with each lesson's scope.
+    """List the live experience library, with each lesson's scope and evidence.
 
     The scope is "global" (served everywhere) or the one project a lesson is
     served in: a lesson learned only from one project's runs that names that
-    project's paths, commands or identifiers (see docs/agents.md).
+    project's paths, commands or identifiers (see docs/agents.md). ``support``
+    and ``against`` count the learned groups / runs that support and contradict
+    a lesson (``-`` for a lesson written by hand, which no session tests);
+    ``--json`` adds when a group last confirmed and contradicted it, and its rule
+    (the structured facts later sessions test it with).
 
     \b
     Examples:
@@ -70,15 +77,30 @@ def experiences(mem: Memory, domains: tuple[str, ...], project: str | None, as_j
                     "scope": scopes.get(e.id or 0, GLOBAL),
                     "created_at": e.created_at,
                     "updated_at": e.updated_at,
+                    **e.evidence(),
+                    "rule": json.loads(e.rule) if e.rule else None,
                 }
                 for e in exps
             ]
         )
         return
     print_table(
-        ["id", "domain", "scope", "text"],
-        [[e.id, e.domain or "-", scopes.get(e.id or 0, GLOBAL), e.text] for e in exps],
+        ["id", "domain", "scope", "support", "against", "text"],
+        [
+            [e.id, e.domain or "-", scopes.get(e.id or 0, GLOBAL), *_evidence_cells(e), e.text]
+            for e in exps
+        ],
     )
+
+
+def _evidence_cells(e: Experience) -> list[str]:
+    """``groups/runs`` for and against a lesson; ``-`` when nothing ever counted it."""
+    if not e.rule and not (e.support_groups or e.contradict_groups):
+        return ["-", "-"]
+    return [
+        f"{e.support_groups}/{e.support_runs}",
+        f"{e.contradict_groups}/{e.contradict_runs}",
+    ]
 
 
 @cli.command()

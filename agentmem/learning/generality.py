@@ -58,10 +58,10 @@ from typing import Any
 import attrs
 
 from ..records import Step, Trajectory
-from .digest import Digest, value_text
+from .digest import Digest, error_phrase, value_text
 from .evidence import Finding, quote_error
 from .ops import Operation
-from .rules import Rule, val
+from .rules import Rule, applies, follows, val
 
 __all__ = [
     "Corpus",
@@ -73,6 +73,7 @@ __all__ = [
     "literal_tokens",
     "note_group",
     "placeholder",
+    "rule_for",
     "value_like",
 ]
 
@@ -161,6 +162,14 @@ class Corpus:
     token_groups: Mapping[str, frozenset[str]]
     runs: tuple[CorpusRun, ...]
     options: Mapping[str, tuple[str, ...]]
+
+    def refuting(self, rule: Rule) -> list[CorpusRun]:
+        """The accepted runs that ``rule`` applies to and that did not follow it."""
+        return [
+            r
+            for r in self.runs
+            if r.good and applies(rule, r.task, r.steps) and not follows(rule, r.task, r.steps)
+        ]
 
     def groups_with(self, token: str) -> int:
         return len(self.token_groups.get(token, ()))
@@ -310,7 +319,8 @@ class GroupNotes:
     (tool, param, look-up tool) where a bad run passed a value the look-up had not
     returned. ``from_task``: (tool, param) where the good runs' values are written in
     the task and the bad value is not. ``bad_from_task``: (tool, param) where the bad
-    value is the request's own words.
+    value is the request's own words. ``errors``: (tool, param, error) of the failed
+    calls with the bad value.
     """
 
     causal: frozenset[tuple[str, str]] = frozenset()
@@ -318,6 +328,7 @@ class GroupNotes:
     lookups: frozenset[tuple[str, str, str]] = frozenset()
     from_task: frozenset[tuple[str, str]] = frozenset()
     bad_from_task: frozenset[tuple[str, str]] = frozenset()
+    errors: tuple[tuple[str, str, str], ...] = ()
 
 
 def _sig(s: Step) -> tuple[str, str]:
@@ -395,6 +406,7 @@ def note_group(
     lookups: set[tuple[str, str, str]] = set()
     from_task: set[tuple[str, str]] = set()
     bad_task: set[tuple[str, str]] = set()
+    errors: list[tuple[str, str, str]] = []
     for f in findings:
         d = f.detail
         u = d.get("helper")
@@ -424,6 +436,11 @@ def note_group(
             ]
             if any(_in_task(n.task, n.steps[i].params[x]) for n, i in bad_calls):
                 bad_task.add((t, x))
+            errors += [
+                (t, x, error_phrase(n.steps[i].output))
+                for n, i in bad_calls
+                if not n.steps[i].success
+            ]
             if (
                 good_vals
                 and all(_in_task(p.task, v) for p, v in good_vals)
@@ -443,6 +460,7 @@ def note_group(
         frozenset(lookups),
         frozenset(from_task),
         frozenset(bad_task),
+        tuple(dict.fromkeys(errors)),
     )
 
 
@@ -486,6 +504,53 @@ class _Verdict:
     text: str | None
     rule: Rule | None
     why: str = ""
+    #: The lesson stated only for the failure it saw ("If X fails with 'e', call U and
+    #: retry"), for when the session's groups contradict the unconditional one.
+    alt: tuple[str, Rule] | None = None
+    note: str = ""
+    #: Further lessons of the same finding (a value lesson's parameter name, when the
+    #: value part is stated for its failure only).
+    extra: tuple[tuple[str, Rule], ...] = ()
+
+
+def _conditional(
+    ts: Sequence[str],
+    error: str,
+    helper: str,
+    corpus: Corpus,
+    param: str | None = None,
+    values: Sequence[Any] = (),
+) -> tuple[str, Rule] | None:
+    """The lesson for the failure only: "If X fails with 'e', call U and retry" (the error
+    quoted up to the bad ``values`` it repeats, or with them replaced by their kind)."""
+    cut = False
+    for v in values:
+        text = value_text(v, 200) if v is not None else ""
+        at = (error or "").find(text) if len(text) > 1 else -1
+        if at >= 0:  # the error's own words, up to the value that was passed
+            head = error[:at].rstrip(" :'\"")
+            if len(head.split()) >= 2:
+                error, cut = head, True
+            else:
+                first = next(iter(_TOKEN.findall(text)), text)
+                error = error.replace(text, placeholder(first.strip(".:")))
+    e = quote_error(error or "", 5)
+    if cut and e and not e.endswith("..."):
+        e += "..."
+    if not e:
+        return None
+    what = f"look up {param} with {helper}" if param else f"call {helper}"
+    text = _mask_quotes(f"If {_join(ts)} fails with '{e}', {what} and retry.", corpus, ())
+    return text, Rule("recovery", ts, helper=helper, param=param, error=_gist(text))
+
+
+def _gist(text: str) -> str | None:
+    """The quoted error of a lesson, without placeholders and the trailing ``...``."""
+    m = _QUOTED.search(text)
+    if not m:
+        return None
+    words = [w for w in re.sub(r"<\w+>", " ", m.group(0)[1:-1]).split() if w != "..."]
+    return " ".join(words[:4]).strip(" .") or None
 
 
 def _value_lesson(f: Finding, text: str, notes: Sequence[GroupNotes], corpus: Corpus) -> _Verdict:
@@ -516,14 +581,26 @@ def _value_lesson(f: Finding, text: str, notes: Sequence[GroupNotes], corpus: Co
         options=opts if good_ok and good in opts else (),
         wrong_name=wrong,
         lookup=source if lookup_ok else None,
+        lookup_only=lookup_ok and bad_from_task,
         from_request=from_task and not lookup_ok and not good_ok,
     )
+    seen_err = next((e for n in notes for t, p, e in n.errors if t in ts and p == x and e), "")
+    alt = (
+        _conditional(ts, d.get("error") or seen_err, source, corpus, x, [d.get("bad")])
+        if lookup_ok and source
+        else None
+    )
+    if alt is not None and wrong:  # the parameter's name stays part of the lesson
+        alt = (
+            alt[0].removesuffix(".") + f"; name it {x}=..., never {wrong}=...",
+            attrs.evolve(alt[1], wrong_name=wrong),
+        )
     literal = literal_tokens(_QUOTED.sub("", text), corpus, allowed)
     literal += [
         v for v, ok in ((good, good_ok), (bad, bad_ok)) if v and not ok and _mentions(text, v)
     ]
     if not literal and (lookup_ok or not source):
-        return _Verdict(_mask_quotes(text, corpus, allowed), rule)
+        return _Verdict(_mask_quotes(text, corpus, allowed), rule, alt=alt)
     eg = f" (e.g. {good})" if good_ok else ""
     if lookup_ok and bad_from_task and not bad_ok:
         head = (
@@ -558,7 +635,7 @@ def _value_lesson(f: Finding, text: str, notes: Sequence[GroupNotes], corpus: Co
     elif bad is not None and lookup_ok and bad_from_task:
         pass  # the head says it
     elif bad is not None and lookup_ok:
-        parts.append(f"never pass a {x} that {source} did not return")
+        parts.append(f"never pass a {x} that neither the request nor {source} gave")
     elif bad is not None and err:
         parts.append(f"a wrong {x} failed with '{err}'")
     if wrong and not head.endswith(f"never {wrong}=...;"):
@@ -568,7 +645,9 @@ def _value_lesson(f: Finding, text: str, notes: Sequence[GroupNotes], corpus: Co
     new = _mask_quotes(new, corpus, allowed)
     if literal_tokens(_QUOTED.sub("", new), corpus, allowed):
         return _Verdict(None, None, "held: the lesson still names one task's value")
-    return _Verdict(new, attrs.evolve(rule, from_request=from_task and head.endswith("writes it;")))
+    return _Verdict(
+        new, attrs.evolve(rule, from_request=from_task and head.endswith("writes it;")), alt=alt
+    )
 
 
 def _prerequisite_lesson(
@@ -607,8 +686,9 @@ def _prerequisite_lesson(
     dropped_setting = setting is not None and (
         keep_setting is None or (bool(setting[2]) and keep_bad is None)
     )
+    alt = _conditional(ts, d.get("error") or "", u, corpus) if recover or causal else None
     if (recover or causal) and not dropped_setting:
-        return _Verdict(_mask_quotes(text, corpus, allowed), rule)
+        return _Verdict(_mask_quotes(text, corpus, allowed), rule, alt=alt)
     e = quote_error(d.get("error") or "", 5)
     with_ = ""
     if keep_setting:
@@ -633,10 +713,12 @@ def _prerequisite_lesson(
     else:
         tails = [", as good runs did."]
     new = _fit(*(head.replace(",,", ",") + t for t in tails if t))
-    return _Verdict(_mask_quotes(new, corpus, allowed), rule)
+    return _Verdict(_mask_quotes(new, corpus, allowed), rule, alt=alt)
 
 
-def _other_rule(f: Finding, text: str) -> Rule:
+def rule_for(f: Finding, text: str) -> Rule:
+    """The rule of a finding of a kind whose lesson states no value (or of any kind, as
+    plainly as its text states it)."""
     d = f.detail
     if f.kind == "param_name":
         pairs = d.get("pairs")
@@ -670,10 +752,41 @@ def _other_rule(f: Finding, text: str) -> Rule:
 def review(f: Finding, text: str, notes: Sequence[GroupNotes], corpus: Corpus) -> _Verdict:
     """The lesson ``text`` of finding ``f`` in general form, with its rule, or held."""
     if f.kind == "param_value":
-        return _value_lesson(f, text, notes, corpus)
+        return _unrefuted(_value_lesson(f, text, notes, corpus), f, corpus)
     if f.kind in ("prerequisite",) and f.detail.get("helper"):
-        return _prerequisite_lesson(f, text, notes, corpus)
-    rule = _other_rule(f, text)
+        return _unrefuted(_prerequisite_lesson(f, text, notes, corpus), f, corpus)
+    return _unrefuted(_plain_lesson(f, text, corpus), f, corpus)
+
+
+def _unrefuted(v: _Verdict, f: Finding, corpus: Corpus) -> _Verdict:
+    """``v``, or what is left of it when an accepted run of the library did otherwise:
+    the lesson for its failure only, or (a value lesson) its parameter name only; else
+    held."""
+    if v.text is None or v.rule is None:
+        return v
+    against = corpus.refuting(v.rule)
+    if not against:
+        return v
+    why = f"an accepted run of group {against[0].group} did otherwise"
+    parts: list[tuple[str, Rule, str]] = []
+    if v.alt is not None and not corpus.refuting(v.alt[1]):
+        parts.append((v.alt[0], v.alt[1], f"stated for its failure only: {why}"))
+    wrong = f.detail.get("wrong_name")
+    x = f.detail.get("param")
+    if f.kind == "param_value" and wrong and x and not any(r.wrong_name for _, r, _ in parts):
+        ts = _tools_of(f)
+        name = Rule("param_name", ts, param=x, wrong_name=wrong)
+        if not corpus.refuting(name):
+            text = f"Call {_join(ts)} with {x}=..., never {wrong}=..."
+            parts.append((text, name, f"its parameter name only: {why}"))
+    if not parts:
+        return _Verdict(None, None, f"held: {why}")
+    (text, rule, note), rest = parts[0], parts[1:]
+    return _Verdict(text, rule, note=note, extra=tuple((t, r) for t, r, _ in rest))
+
+
+def _plain_lesson(f: Finding, text: str, corpus: Corpus) -> _Verdict:
+    rule = rule_for(f, text)
     new = _mask_quotes(text, corpus, ())
     left = literal_tokens(_QUOTED.sub("", new), corpus)
     if left:
@@ -702,9 +815,9 @@ def generalise(
         if v.text is None:
             held.append((op, v.why))
             continue
-        detail = {**op.detail, "rule": v.rule}
+        detail = {**op.detail, "rule": v.rule, "conditional": v.alt}
         if v.text != op.text:
-            note = "rephrased as a pattern: the data shows no more than this"
+            note = v.note or "rephrased as a pattern: the data shows no more than this"
             out.append(
                 attrs.evolve(
                     op,
@@ -716,4 +829,16 @@ def generalise(
             )
         else:
             out.append(attrs.evolve(op, detail=detail))
+        for text, rule in v.extra:
+            names = [*rule.tools, rule.param or "", rule.wrong_name or ""]
+            out.append(
+                attrs.evolve(
+                    op,
+                    text=text,
+                    origin="data",
+                    facts=tuple(n for n in dict.fromkeys(names) if n),
+                    note="; ".join(x for x in (op.note, "a second lesson of its finding") if x),
+                    detail={**detail, "rule": rule, "conditional": None},
+                )
+            )
     return out, held

@@ -17,22 +17,26 @@ lesson says:
 * ``param_value``: applies when the run passes the parameter (or its wrong name)
   to one of the tools; followed when every such call passes the stated value (one
   of the listed ``options``), never the stated bad one, a value that an earlier
-  successful call of the look-up tool returned (``lookup``), or a value written in
-  the task (``from_request``).
+  successful call of the look-up tool returned or the task gives (``lookup``; with
+  ``lookup_only``, only one the look-up returned: the request's own words were the
+  wrong value), or a value written in the task (``from_request``).
 * ``prerequisite``: applies when the run calls one of the tools; followed when a
   successful call of the helper (with the stated ``setting``) comes before the
   first call of each, or, for a lesson that also says how to recover, when a
   failed call was followed by the helper and a successful retry.
-* ``recovery``: applies when a call of the tool failed; followed when the run
-  then called the helper (if any) and the tool again, successfully.
+* ``recovery``: applies when a call of the tool failed (with the ``error``, when the
+  rule names one); followed when the run then called the helper (if any) and the
+  tool again, successfully.
 * ``wrong_tool``: applies when the run calls either tool (and, for a lesson about
   a kind of request, when the task shares most of that request's words);
-  followed when it does not call the wrong one.
+  followed unless it called the wrong one and never the right one (the wrong tool
+  in place of the right one).
 * ``missing_step``: applies when the run calls one of the ``next`` tools (or its
   task shares most of the request's words); followed when the step comes first.
 
-A lesson whose kind cannot be tested this way (a two-way substitution) never
-applies.
+A rule of any kind with a ``wrong_name`` also applies to a run that passes that
+name to one of its tools, and such a run does not follow it. A lesson whose kind
+cannot be tested this way (a two-way substitution) never applies.
 """
 
 from __future__ import annotations
@@ -74,6 +78,7 @@ class Rule:
     options: tuple[str, ...] = attrs.field(default=(), converter=_tuple)
     wrong_name: str | None = None
     lookup: str | None = None
+    lookup_only: bool = False
     from_request: bool = False
     setting: tuple[str, str] | None = attrs.field(
         default=None, converter=lambda v: None if not v else (str(v[0]), str(v[1]))
@@ -82,6 +87,7 @@ class Rule:
     next: tuple[str, ...] = attrs.field(default=(), converter=_tuple)
     wrong: str | None = None
     ask: str | None = None
+    error: str | None = None
     testable: bool = True
 
     def as_dict(self) -> dict[str, Any]:
@@ -149,6 +155,15 @@ def _in_output_before(steps: Sequence[Step], i: int, tool: str, value: Any) -> b
     return any(text in steps[j].output for j in _ok_before(steps, i, tool))
 
 
+def _says(step: Step, error: str | None) -> bool:
+    """Whether a failed step's output carries the words of the error gist (any error,
+    without one)."""
+    if not error:
+        return True
+    have = set(re.findall(r"[a-z0-9]+", step.output.lower()))
+    return set(re.findall(r"[a-z0-9]+", error.lower())) <= have
+
+
 def _in_task(task: str, value: Any) -> bool:
     text = value_text(value, 200)
     return len(text) > 1 and text.lower() in task.lower()
@@ -162,6 +177,8 @@ def applies(rule: Rule, task: str, steps: Sequence[Step]) -> bool:
     if not rule.testable:
         return False
     tools = set(rule.tools)
+    if rule.wrong_name and any(s.tool in tools and rule.wrong_name in s.params for s in steps):
+        return True
     if rule.kind == "param_name":
         return any(s.tool in tools for s in steps)
     if rule.kind == "param_value":
@@ -170,7 +187,7 @@ def applies(rule: Rule, task: str, steps: Sequence[Step]) -> bool:
     if rule.kind == "prerequisite":
         return any(s.tool in tools for s in steps)
     if rule.kind == "recovery":
-        return any(s.tool in tools and not s.success for s in steps)
+        return any(s.tool in tools and not s.success and _says(s, rule.error) for s in steps)
     if rule.kind == "wrong_tool":
         both = tools | {rule.wrong or ""}
         return any(s.tool in both for s in steps) and _request_matches(rule.ask, task)
@@ -192,7 +209,11 @@ def _value_ok(rule: Rule, task: str, steps: Sequence[Step], i: int, v: Any) -> b
         return False
     if rule.bad is not None and text == rule.bad:
         return False
-    if rule.lookup and not _in_output_before(steps, i, rule.lookup, v):
+    if (
+        rule.lookup
+        and not _in_output_before(steps, i, rule.lookup, v)
+        and (rule.lookup_only or not _in_task(task, v))
+    ):
         return False
     return not (rule.from_request and not _in_task(task, v))
 
@@ -212,6 +233,8 @@ def _prerequisite_met(rule: Rule, steps: Sequence[Step], i: int) -> bool:
 def follows(rule: Rule, task: str, steps: Sequence[Step]) -> bool:
     """Whether a run did what ``rule`` says (meaningful where :func:`applies` is true)."""
     tools = set(rule.tools)
+    if rule.wrong_name and any(s.tool in tools and rule.wrong_name in s.params for s in steps):
+        return False
     if rule.kind == "param_name":
         return not any(s.tool in tools and rule.wrong_name in s.params for s in steps)
     if rule.kind == "param_value":
@@ -234,12 +257,20 @@ def follows(rule: Rule, task: str, steps: Sequence[Step]) -> bool:
         return True
     if rule.kind == "recovery":
         for t in rule.tools:
-            fail = next((i for i, s in enumerate(steps) if s.tool == t and not s.success), None)
+            fail = next(
+                (
+                    i
+                    for i, s in enumerate(steps)
+                    if s.tool == t and not s.success and _says(s, rule.error)
+                ),
+                None,
+            )
             if fail is not None and not _recovered(rule, steps, fail, t):
                 return False
         return True
     if rule.kind == "wrong_tool":
-        return not any(s.tool == rule.wrong for s in steps)
+        called = {s.tool for s in steps}
+        return rule.wrong not in called or bool(set(rule.tools) & called)
     if rule.kind == "missing_step":
         step = rule.tools[0] if rule.tools else ""
         if not rule.next:

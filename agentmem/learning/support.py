@@ -116,8 +116,10 @@ def group_tally(rule: Rule, runs: Sequence[GroupRun]) -> tuple[Tally, float | No
     for r in runs:
         if applies(rule, r.task, r.steps):
             (yes if follows(rule, r.task, r.steps) else no).append(r)
-    if not yes or not no:
+    if not no or (not yes and not any(r.positive for r in no)):
         return Tally(), None
+    if not yes:  # nobody followed it, and a run succeeded without it
+        return Tally(0, sum(1 for r in no if r.negative), 1, sum(1 for r in no if r.positive)), None
     lift = sum(r.advantage for r in yes) / len(yes) - sum(r.advantage for r in no) / len(no)
     agree = sum(1 for r in yes if r.positive) + sum(1 for r in no if r.negative)
     disagree = sum(1 for r in yes if r.negative) + sum(1 for r in no if r.positive)
@@ -141,6 +143,10 @@ def _sum(rule: Rule, groups: Mapping[str, Sequence[GroupRun]], keys: Sequence[st
     for k in keys:
         total += group_tally(rule, groups.get(k, ()))[0]
     return total
+
+
+def _contested(t: Tally) -> bool:
+    return bool(t.contradict_groups) and t.contradict_groups >= t.support_groups
 
 
 def _why(t: Tally) -> str:
@@ -177,7 +183,25 @@ def evidence_operations(
             f = op.detail.get("evidence")
             mine = Tally(len(own) or 1, int(getattr(f, "support", 1) or 1))
         total = mine + others
-        if total.contradict_groups and total.contradict_groups >= total.support_groups:
+        if _contested(total):
+            alt = op.detail.get("conditional")
+            if alt is not None and op.kind == "ADD":
+                alt_text, alt_rule = alt
+                a_mine = _sum(alt_rule, groups, own)
+                a_mine = a_mine if not a_mine.empty else mine
+                a_total = a_mine + _sum(alt_rule, groups, [k for k in keys if k not in own])
+                if not _contested(a_total) and not (
+                    a_mine.contradict_groups and not a_mine.support_groups
+                ):
+                    why = f"stated for its failure only: the unconditional lesson is {_why(total)}"
+                    op = attrs.evolve(
+                        op,
+                        text=alt_text,
+                        note="; ".join(x for x in (op.note, why) if x),
+                        detail={**op.detail, "rule": alt_rule, "tally": a_total},
+                    )
+                    out.append(op)
+                    continue
             held.append(
                 (
                     op,
@@ -197,10 +221,15 @@ def evidence_operations(
         now = Tally.of(e)
         for k in keys:
             t, lift = group_tally(rule, groups[k])
-            if lift is None:
+            if t.empty:
                 continue
             kind = "CONFIRM" if t.support_groups else "CONTRADICT"
             now += t
+            note = (
+                "no run followed it and a run succeeded without it"
+                if lift is None
+                else f"followers' mean advantage {lift:+.3f} over the others"
+            )
             out.append(
                 Operation(
                     kind,
@@ -208,7 +237,7 @@ def evidence_operations(
                     domain=e.domain,
                     group=k,
                     origin="data",
-                    note=f"followers' mean advantage {lift:+.3f} over the others",
+                    note=note,
                     detail={"tally": t},
                 )
             )
