@@ -320,7 +320,8 @@ class GroupNotes:
     returned. ``from_task``: (tool, param) where the good runs' values are written in
     the task and the bad value is not. ``bad_from_task``: (tool, param) where the bad
     value is the request's own words. ``errors``: (tool, param, error) of the failed
-    calls with the bad value.
+    calls with the bad value. ``projects``: the projects its runs were recorded in
+    (``""`` for runs outside any project).
     """
 
     causal: frozenset[tuple[str, str]] = frozenset()
@@ -329,6 +330,7 @@ class GroupNotes:
     from_task: frozenset[tuple[str, str]] = frozenset()
     bad_from_task: frozenset[tuple[str, str]] = frozenset()
     errors: tuple[tuple[str, str, str], ...] = ()
+    projects: frozenset[str] = frozenset()
 
 
 def _sig(s: Step) -> tuple[str, str]:
@@ -461,6 +463,7 @@ def note_group(
         frozenset(from_task),
         frozenset(bad_task),
         tuple(dict.fromkeys(errors)),
+        frozenset(p if isinstance(p := t.meta.get("project"), str) and p else "" for t in runs),
     )
 
 
@@ -749,8 +752,31 @@ def rule_for(f: Finding, text: str) -> Rule:
     return Rule(f.kind, [f.tool], testable=False)
 
 
+def _project_lesson(text: str, notes: Sequence[GroupNotes], corpus: Corpus) -> bool:
+    """Whether the lesson will be served in one project only (:mod:`agentmem.projects`):
+    all its runs come from one project, and it names that project's paths, commands or
+    identifiers. Its values are that project's, not a general rule."""
+    from ..projects import specific_markers
+
+    projects = set().union(*(n.projects for n in notes)) if notes else set()
+    if len(projects) != 1 or "" in projects:
+        return False
+    return bool(specific_markers(text, project=next(iter(projects)), vocabulary=corpus.names))
+
+
 def review(f: Finding, text: str, notes: Sequence[GroupNotes], corpus: Corpus) -> _Verdict:
-    """The lesson ``text`` of finding ``f`` in general form, with its rule, or held."""
+    """The lesson ``text`` of finding ``f`` in general form, with its rule, or held.
+
+    A lesson that :mod:`agentmem.projects` will serve in one project only keeps the
+    project's values (its paths, commands); its causal claim is checked as any other,
+    and its rule is kept untestable (the project's other runs are other tasks).
+    """
+    if _project_lesson(text, notes, corpus):
+        if f.kind == "prerequisite" and f.detail.get("helper"):
+            v = _prerequisite_lesson(f, text, notes, corpus)
+            return attrs.evolve(v, rule=attrs.evolve(v.rule, testable=False)) if v.rule else v
+        rule = rule_for(f, text)
+        return _Verdict(text, attrs.evolve(rule, testable=False))
     if f.kind == "param_value":
         return _unrefuted(_value_lesson(f, text, notes, corpus), f, corpus)
     if f.kind in ("prerequisite",) and f.detail.get("helper"):
