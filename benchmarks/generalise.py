@@ -155,10 +155,10 @@ def _learning_data(runs: Sequence[tuple[str, Trajectory, float]]) -> _LearningDa
 
 
 def _value_like(tok: str, initial: bool) -> bool:
+    if tok in ("I", "I'm", "I've", "I'd", "I'll", "e.g", "i.e"):
+        return False
     if any(c.isdigit() for c in tok) or re.search(r"[._/@:-]", tok):
         return True
-    if tok in ("I", "I'm", "I've", "I'd", "I'll"):
-        return False
     return any(c.isupper() for c in tok[1:]) or (tok[0].isupper() and not initial)
 
 

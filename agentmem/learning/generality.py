@@ -5,12 +5,13 @@ A pure pass over the session's ADD operations, after Stage 3's first step
 two things the evidence of one group cannot see:
 
 * :class:`Corpus`, what the whole library holds: which groups' data (task text and
-  parameter values) hold a token, which values the good (accepted) and bad
-  (rejected) runs pass in a role, and which options the tools' own error messages
-  list;
+  parameter values) hold a token, which values the accepted and rejected runs pass
+  in a role, which options the tools' own error messages list, and every run, to
+  find the accepted ones that did otherwise than a lesson says;
 * :class:`GroupNotes`, what each learned group's runs show about its findings
   (:func:`note_group`): whether a helper is *what changed* between a failing and a
-  succeeding call, whether a looked-up value really came from the look-up.
+  succeeding call, whether a looked-up value really came from the look-up, whether
+  the bad value was the request's own words.
 
 One-task literals
 -----------------
@@ -22,19 +23,22 @@ holds it. A lesson never states one as a rule:
 
 * a value in a rule's slot (``x=good``, ``never x=bad``, ``e.g. good``, a helper's
   setting) stays only when it is general: one of the options the tool's own error
-  message lists (and a bad value: not among them), or the same value in the same
-  role in the good runs of at least two groups with no good run using another
-  (for a bad value: in the bad runs of two groups and no good run);
-* otherwise the lesson says the pattern instead: "look up x with L" (when a bad
-  run's value was not what L returned), "never copy x from the request" (when the
-  bad value was the request's own words), "x exactly as the request writes it"
-  (when the good runs' value is written in the task and the bad one is not), or
-  "check x before calling T: a wrong x failed with '...'" (when the bad value made
-  the call fail);
+  message lists (a bad value then: not among them), or the same value in the same
+  role in the accepted runs of at least two groups with no accepted run using
+  another (a bad value: calls with it failed in runs of two groups and never
+  succeeded);
+* otherwise the lesson says the pattern instead: "look up x with L instead of
+  copying it from the request" (the bad value was the request's words, and L had
+  not returned it), "look up x with L; never pass an x that neither the request nor
+  L gave" (L had not returned the bad value), "x exactly as the request writes it"
+  (the good runs' value is written in the task and the bad one is not), or "check x
+  before calling T: a wrong x failed with '...'" (the bad value made the call fail);
 * with none of these, the lesson waits (it is journaled as rejected, ``held``): a
   later session that sees a second group with the same value states it;
 * a one-task literal inside quoted text (an error, a request) becomes the kind of
-  value it is (:func:`placeholder`: ``<name>``, ``<file>``, ``<id>``...).
+  value it is (:func:`placeholder`: ``<name>``, ``<file>``, ``<id>``...);
+* a lesson learned from one project's runs that names that project's paths or
+  commands keeps them: :mod:`agentmem.projects` serves it in that project only.
 
 Causal claims
 -------------
@@ -45,6 +49,14 @@ good run whose X (same parameters) succeeded, where the good run's successful
 calls before X are the bad run's plus calls of U only. Otherwise, when every good
 run that called X called U before it, the lesson says what the good runs did
 ("Before calling X, call U first, as good runs did"); else it waits.
+
+What an accepted run did otherwise
+----------------------------------
+Every lesson carries its :class:`~agentmem.learning.rules.Rule`. When an accepted
+run of the library meets the rule's situation and did not follow it, the lesson
+is cut back to what no accepted run contradicts: the lesson for the failure it saw
+("If X fails with 'e', call U and retry", for a lesson with a proven cause or
+recovery), and a value lesson's parameter name; else it waits.
 """
 
 from __future__ import annotations

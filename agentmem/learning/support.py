@@ -11,17 +11,22 @@ new lesson and every live experience that has one (:func:`group_tally`):
 * in such a group, a run that followed the lesson and was positive, or ignored it
   and was negative, is a supporting run; one that followed it and was negative, or
   ignored it and was positive, is a contradicting run;
-* a group where every run follows the lesson (or none does) gives no verdict: it
-  cannot tell whether the lesson mattered.
+* a group where nobody followed the lesson and a run succeeded without it
+  contradicts it (it was not needed there);
+* a group where every run follows the lesson gives no verdict: it cannot tell
+  whether the lesson mattered.
 
 :func:`evidence_operations` turns the session's tallies into journaled operations:
 
 * a new lesson (ADD) starts with the support of its own groups (at least its groups
   and explaining runs, when its rule cannot test them) plus the verdicts of the
-  session's other groups; a new lesson that its own groups do not support, or that
-  the session's groups contradict as often as they support, is held (rejected,
-  with the reason, never applied);
-* a Stage 3 MODIFY (the same lesson found again) adds its tally to the experience;
+  session's other groups; a new lesson that its own groups do not support is held
+  (rejected, with the reason, never applied); one that the session's groups
+  contradict as often as they support is stated for its failure only when it has
+  such a form (``detail["conditional"]``, from :mod:`.generality`) that they do not
+  contradict, else held;
+* a Stage 3 MODIFY (the same lesson found again) adds its tally to the experience,
+  and becomes a ``CONFIRM`` when its text is the live text word for word;
 * a live experience that a group confirms gets a ``CONFIRM`` (the text does not
   change), one that a group contradicts a ``CONTRADICT``; both are undoable;
 * **retirement**: a live experience contradicted by at least
