@@ -680,7 +680,7 @@ def _commands() -> dict[tuple[str, ...], click.Command]:
 
     def walk(group, path: tuple[str, ...]) -> None:
         for name, cmd in getattr(group, "commands", {}).items():
-            if name == "mcp":  # a stdio server: it would read the test's stdin forever
+            if name in ("mcp", "browse", "serve"):  # servers: they would run forever
                 continue
             out[(*path, name)] = cmd
             walk(cmd, (*path, name))

@@ -9,6 +9,7 @@ from typing import Any
 import click
 
 from ..errors import BusyError
+from ..learning.ops import EVIDENCE_KINDS
 from ..memory import Memory
 from .main import ID, cli, json_option, print_json, print_table, with_memory
 
@@ -44,13 +45,15 @@ def print_report(report: Any) -> None:
                     o.result_id or ",".join(map(str, o.op.targets)) or "-",
                     o.op.domain or "-",
                     o.op.origin,
-                    o.op.text or "",
+                    o.op.text or (f"({o.op.note})" if o.op.kind in EVIDENCE_KINDS else ""),
                 ]
                 for o in applied
             ],
         )
     if r.rejected:
-        click.echo(f"\n{len(r.rejected)} operation(s) rejected (see agentmem journal)")
+        held = sum(1 for o in r.rejected if o.reason.startswith("held"))
+        also = f", {held} of them lessons held until more data shows them" if held else ""
+        click.echo(f"\n{len(r.rejected)} operation(s) rejected{also} (see agentmem journal)")
 
 
 @cli.command()
