@@ -14,7 +14,9 @@ or repairs anything) and adds a summary of what the file holds. What is checked:
 * the journal agrees with the library: replaying the applied operations of the
   applied, undone and undo sessions, oldest first, leaves every experience
   exactly as the ``experiences`` table has it (text, domain, live or deleted, or
-  gone after an undone ADD); every experience row was created by a journaled ADD;
+  gone after an undone ADD; a CONFIRM or CONTRADICT keeps the text; from m007 on,
+  the evidence counts the latest operation's after state recorded); every
+  experience row was created by a journaled ADD;
   operation rows are well formed;
 * sessions: only applied and undone sessions hold applied operations, a learning
   session's report counts the operations the journal holds, a curation session
