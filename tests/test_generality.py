@@ -18,7 +18,7 @@ from agentmem.learning.generality import (
     value_like,
 )
 
-from .conftest import FakeEmbedder
+from .conftest import FakeEmbedder, FakeModel
 
 TAU_SUBSET = Path(__file__).parent / "data" / "tau_airline_subset.json.gz"
 
@@ -275,3 +275,19 @@ def test_tau_bench_lessons_quoted_by_the_issue_are_gone(tmp_path: Path):
     ), lessons
     held_texts = " ".join(t for t, _ in reasons)
     assert "total_baggages=0, never 2" in held_texts and "calculate" in held_texts
+
+
+def test_a_model_phrasing_with_a_one_task_literal_gets_the_data_pattern(tmp_path: Path):
+    model = FakeModel(
+        lambda prompt: (
+            "ADD | | Before calling cancel_reservation, look up reservation_id with "
+            "get_user_details, e.g. ABC123."
+        )
+    )
+    with Memory.open(tmp_path / "m.db", embedder=FakeEmbedder(), model=model) as mem:
+        _lookup_group(mem, "cancel", "mia_1", "ABC123", "ZZZ999")
+        r = mem.learn()
+        (op,) = [o for o in r.applied if "reservation_id" in (o.op.text or "")]
+    assert "ABC123" not in op.op.text and op.op.origin == "data"
+    assert "look up reservation_id with get_user_details" in op.op.text
+    assert "rephrased as a pattern" in op.op.note
