@@ -30,12 +30,14 @@ like ``think``) and the parameters of the two calls say what changed:
 ``param_value``
     Nothing in between, the same names, one value changed -> "Call T with X
     like good; never X=bad, which failed with e" (or "look X up with L" when
-    an earlier call's output held the good value).
+    an earlier call's output held the good value). Not when the task names both
+    values as they were passed: then the second call was for another item the
+    task asked for (read a.txt, then b.txt), not a retry.
 ``recovery``
     Exactly one call U in between whose output holds the one changed value ->
     "If T fails with e, call U and retry with the X it returns".
 ``wrong_tool``
-    A failed call of W with no successful retry of it later, followed, with no
+    A failed call of W that W never made work later (on the same values), followed, with no
     successful call in between, by a successful call of another tool R that
     can stand in for it (a shared name part, parameter names or values), in a
     run the user accepted -> "Use R, not W, for requests like ...". (A
@@ -129,8 +131,17 @@ def _in_output(value: Any, s: Step) -> bool:
     return len(text) >= 2 and text in s.output
 
 
+def _asked(task: str, value: Any) -> bool:
+    """Whether the task text names ``value`` as it was passed (text of 2+ characters)."""
+    return isinstance(value, str) and len(value.strip()) >= 2 and value in task
+
+
 def _step_word(i: int) -> str:
     return f"call {i + 1}"
+
+
+def _same_values(a: Step, b: Step) -> bool:
+    return sorted(map(repr, a.params.values())) == sorted(map(repr, b.params.values()))
 
 
 def _retry_pair(t: Trajectory, j: int) -> int | None:
@@ -204,6 +215,8 @@ def _same_step(t: Trajectory, i: int, j: int) -> Correction | None:
     bad, good = w.params[x], r.params[x]
     change = f"{x}={value_text(good, 30)} instead of {value_text(bad, 30)}"
     if not between:
+        if _asked(t.task, bad) and _asked(t.task, good):
+            return None  # the task named both: a call for another item, not a retry
         run = _Member(t, digest(t, 0.0, 0.0))
         source = _provenance(run, i, good)
         f = _param_value(w.tool, dom, e, x, bad, good, source if source != w.tool else None)
@@ -270,8 +283,8 @@ def _other_tool(t: Trajectory, i: int, used: set[int]) -> Correction | None:
     if t.accepted is not True:
         return None
     later_ok = [k for k in range(i + 1, len(t.steps)) if t.steps[k].success]
-    if any(t.steps[k].tool == w.tool and _retry_of(w, t.steps[k]) for k in later_ok):
-        return None  # the tool itself worked on a retry: not a substitution
+    if any(t.steps[k].tool == w.tool and _same_values(w, t.steps[k]) for k in later_ok):
+        return None  # the tool itself worked on the same values later: not a substitution
     nxt = next((k for k in later_ok if not _inert(t.steps[k])), None)
     if nxt is None or nxt in used:
         return None
@@ -304,16 +317,17 @@ def find_corrections(t: Trajectory) -> list[Correction]:
         i = _retry_pair(t, j)
         if i is None:
             continue
+        c = _same_step(t, i, j)
+        if c is None:
+            continue
+        out.append(c)
+        fixed.add(j)
         # every failed call of this step before i was corrected by the same retry
         for k in range(i, -1, -1):
             if steps[k].tool == s.tool and not steps[k].success:
                 failed_used.add(k)
             elif steps[k].tool == s.tool:
                 break
-        c = _same_step(t, i, j)
-        if c is not None:
-            out.append(c)
-            fixed.add(j)
     for i, s in enumerate(steps):
         if s.success or i in failed_used:
             continue

@@ -16,29 +16,41 @@ are):
    "Call T with right=..., never wrong=...".
 2. ``prerequisite``: exactly one tool U was called successfully before T in
    every comparable positive that called T successfully and not before the
-   negative's failed call (nor anywhere in its run before it) -> "Before
-   calling T, call U first; without it T fails with e".
+   negative's failed call -> "Before calling T, call U first; without it T
+   fails with e". When there are several such tools, the one the error names
+   (a word of its name that is not a word of T's: "Please log in" names
+   ``ticket_login`` for ``create_ticket``), else the one whose calls passed
+   none of the values the positives' call of T then used (``mkdir temp``
+   before ``mv`` into ``temp`` is that task's own step), if exactly one.
 3. ``param_value``: the failed call passed X a value of another kind than
-   every value X took in the group's successful calls of T: at least two
-   distinct values, all of one kind, where a kind is the value's type and, for
+   every value X took in the group's successful calls of T, in at least two
+   runs, all of one kind, where a kind is the value's type and, for
    text, whether it holds digits, letters, spaces, which punctuation, and its
    letter case (an ID or code such as ``USR002`` or ``SFO`` against a name, a
    date as ``2026-11-10`` against ``11/10/2026``, ``START`` against ``start``)
-   -> "Call T with X like good; never X=bad, which failed with e". Values the
-   group passes in every form (file names) teach nothing across tasks.
+   -> "Call T with X like good; never X=bad, which failed with e". Only a
+   parameter the error names (its name, a word of it, or the value passed) is
+   considered: an error that says nothing of X is not about X's value. Values
+   the group passes in every form (file names) teach nothing across tasks.
 4. ``wrong_tool``: the failed call's tool W was never called by a comparable
-   positive, and exactly one tool R was called by all of them, never by the
+   positive, its error says nothing of the call's own parameters or values
+   (that would be a wrong call, not a wrong tool), and exactly one tool R was
+   called by all of them, never by the
    negative, of W's domain, and can stand in for W (a shared name part,
    parameter names or values) -> "Use R, not W, for requests like <the words
    of the negative's task that asked for the step>".
 
 A recovery ("if T fails with e, call U and retry") is the run's own correction
 (:mod:`agentmem.learning.corrections`) and a skipped step depends on the task:
-neither is inferred across tasks.
+neither is inferred across tasks. And an inference across tasks gives way to
+direct evidence: when a session's exact groups or a run's own corrections
+already showed what fixes the same error of the same tool, a cross-task
+finding that names another fix for it is dropped (:func:`overruled`).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -55,10 +67,11 @@ from .evidence import (
     _prerequisite,
     _scalar,
     _split_name,
+    _values,
     _wrong_tool,
 )
 
-__all__ = ["find_crosstask_evidence", "value_kind"]
+__all__ = ["error_gist", "find_crosstask_evidence", "overruled", "value_kind"]
 
 
 def value_kind(v: Any) -> tuple[Any, ...]:
@@ -88,6 +101,11 @@ def _mentions(error: str, names: Sequence[str]) -> bool:
         if any(p[:5] in low for p in _split_name(n) if len(p) > 3):
             return True
     return False
+
+
+def _mentions_value(error: str, value: Any) -> bool:
+    text = str(value)
+    return len(text) >= 2 and text.lower() in error.lower()
 
 
 def _ok_calls(ms: Sequence[_Member], tool: str) -> list[tuple[_Member, int]]:
@@ -126,10 +144,20 @@ def _prereq_rule(n: _Member, i: int, pos: Sequence[_Member], e: str) -> Finding 
     if any(set(m.steps[k].params) != set(s.params) for m, k in calls):
         return None  # the call itself differs in form: not a question of what came before
     before: list[set[str]] = []
+    feeds: set[str] = set()  # helpers that passed a value the call of T then used
     for m in {id(m): m for m, _ in calls}.values():
         first = next(k for k, st in enumerate(m.steps) if st.tool == s.tool and st.success)
         before.append({st.tool for st in m.steps[:first] if st.success and st.output.strip()})
+        used = _values(m.steps[first].params)
+        feeds |= {st.tool for st in m.steps[:first] if _values(st.params) & used}
     cands = set.intersection(*before) - {st.tool for st in n.steps[:i] if st.success} - {s.tool}
+    if len(cands) > 1:  # the one the error names ("Please log in" names ticket_login)
+        said = re.sub(r"[^a-z]", "", e.lower())
+        own = _split_name(s.tool)
+        named = {u for u in cands if any(p[:5] in said for p in _split_name(u) - own if len(p) > 3)}
+        # else the one that prepared none of the call's arguments (mkdir temp before mv
+        # into temp is that task's step; cd is what every such call needs)
+        cands = named or (cands - feeds)
     if len(cands) != 1:
         return None
     return _prerequisite(s.tool, next(iter(cands)), s.domain or "", e)
@@ -141,13 +169,15 @@ def _value_rule(
     """(finding, whether some value of the call is of another kind than the group's)."""
     s = n.steps[i]
     calls = _ok_calls(group, s.tool)
-    for x, bad in s.params.items():
-        if not _scalar(bad):
-            continue
-        good = [m.steps[k].params[x] for m, k in calls if x in m.steps[k].params]
-        good = [g for g in good if _scalar(g)]
-        if len({repr(g) for g in good}) < 2:
-            continue
+    params = [x for x, v in s.params.items() if _scalar(v)]
+    # an error that names some of the call's parameters or values is about those
+    named = [x for x in params if _mentions(e, [x]) or _mentions_value(e, s.params[x])]
+    for x in named:
+        bad = s.params[x]
+        found = [(m, m.steps[k].params[x]) for m, k in calls if x in m.steps[k].params]
+        good = [g for _, g in found if _scalar(g)]
+        if len({id(m) for m, g in found if _scalar(g)}) < 2:
+            continue  # one run's value: no kind to speak of
         kinds = {value_kind(g) for g in good}
         if len(kinds) != 1 or value_kind(bad) in kinds:
             continue
@@ -160,6 +190,8 @@ def _tool_rule(n: _Member, i: int, pos: Sequence[_Member], e: str, task: str) ->
     w = n.steps[i]
     if _ok_calls(pos, w.tool):
         return None
+    if _mentions(e, list(w.params)) or any(_mentions_value(e, v) for v in w.params.values()):
+        return None  # an error about the call's own arguments: the tool was right, its call not
     mine = {st.tool for st in n.steps}
     per_run = [{st.tool for st in m.steps if st.success} for m in pos]
     common = set.intersection(*per_run) - mine if per_run else set()
@@ -225,3 +257,42 @@ def _more(old: Finding, new: Finding) -> Finding:
     import attrs
 
     return attrs.evolve(old, support=old.support + new.support)
+
+
+def error_gist(error: str) -> frozenset[str]:
+    """The words of an error, without what it quoted or numbered (file names, ids):
+    ``touch: cannot touch 'a.txt': File exists`` -> {touch, cannot, file, exists}."""
+    e = re.sub(r"'[^']*'|\"[^\"]*\"", " ", error or "")
+    return frozenset(
+        w.lower() for w in re.findall(r"[A-Za-z0-9_./-]+", e) if re.fullmatch(r"[A-Za-z]{3,}", w)
+    )
+
+
+def _fix(f: Finding) -> tuple[str, ...]:
+    return (f.kind, *f.facts[1:]) if f.kind != "wrong_tool" else (f.kind, f.facts[0])
+
+
+def _failing_tool(f: Finding) -> str:
+    return f.facts[1] if f.kind == "wrong_tool" else f.tool
+
+
+def overruled(
+    findings: Sequence[Finding], proven: Sequence[Finding]
+) -> tuple[list[Finding], list[tuple[Finding, Finding]]]:
+    """(kept, [(dropped, the proven finding that overrules it)]): a cross-task finding
+    about an error of a tool that ``proven`` findings (an exact group's, a run's own
+    correction's) already explain with another fix."""
+    known: dict[tuple[str, frozenset[str]], Finding] = {}
+    for f in proven:
+        gist = error_gist(str(f.detail.get("error") or ""))
+        if gist:
+            known.setdefault((_failing_tool(f), gist), f)
+    kept: list[Finding] = []
+    dropped: list[tuple[Finding, Finding]] = []
+    for f in findings:
+        p = known.get((_failing_tool(f), error_gist(str(f.detail.get("error") or ""))))
+        if p is not None and _fix(p) != _fix(f):
+            dropped.append((f, p))
+        else:
+            kept.append(f)
+    return kept, dropped

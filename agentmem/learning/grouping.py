@@ -18,8 +18,10 @@ therefore forms its groups in three steps, each run used at most once:
    evidence there is, so it goes before similar tasks.
 3. **Similar tasks** (``similar``): free runs whose task texts differ but whose
    task embeddings have cosine >= theta_task (the embedder's calibrated
-   ``task_threshold``) and whose tools overlap: at least half of the tools of
-   the run with fewer tools are also the other's (:data:`MIN_TOOL_OVERLAP`).
+   ``task_threshold``) and that called at least one tool in common (a call
+   that returned nothing, such as ``think``, does not count). Sharing a tool
+   *domain* is not enough: across tasks only the calls of a tool both runs
+   made can be compared.
    Neighbours come from :func:`agentmem.task_index.neighbours` (an exact
    nearest-neighbour search, never a Python loop over pairs). Groups are grown
    around the runs with the lowest reward, in order: a seed takes its
@@ -59,7 +61,6 @@ if TYPE_CHECKING:
 __all__ = [
     "GROUPINGS",
     "MAX_SIMILAR_GROUP",
-    "MIN_TOOL_OVERLAP",
     "Grouping",
     "LearningGroup",
     "form_groups",
@@ -72,8 +73,6 @@ __all__ = [
 GROUPINGS = ("exact", "similar", "auto")
 #: Most runs in a similar-task group (the paper's G is 4 to 8).
 MAX_SIMILAR_GROUP = 8
-#: Two runs' tools overlap when this share of the smaller tool set is in the other.
-MIN_TOOL_OVERLAP = 0.5
 
 
 def task_threshold(embedder: Embedder) -> float:
@@ -84,7 +83,8 @@ def task_threshold(embedder: Embedder) -> float:
 
 
 def tool_overlap(a: Iterable[str], b: Iterable[str]) -> float:
-    """|A & B| / min(|A|, |B|): 1 when one run's tools are all among the other's."""
+    """|A & B| / min(|A|, |B|): 1 when one run's tools are all among the other's, 0 when
+    they share none (two runs are compared only when it is above 0)."""
     sa, sb = set(a), set(b)
     if not sa or not sb:
         return 0.0
@@ -142,8 +142,7 @@ class LearningGroup:
         if self.kind != "similar":
             return True
         return (
-            self.cosines.get((a, b), 0.0) >= self.threshold
-            and self.overlaps.get((a, b), 0.0) >= MIN_TOOL_OVERLAP
+            self.cosines.get((a, b), 0.0) >= self.threshold and self.overlaps.get((a, b), 0.0) > 0
         )
 
     def load(self, db: Database) -> tuple[list[Trajectory], list[Digest]]:
@@ -298,7 +297,7 @@ def _similar(
     from ..task_index import neighbours as knn
 
     def compatible(a: int, b: int) -> bool:
-        return tool_overlap(tools[a], tools[b]) >= MIN_TOOL_OVERLAP
+        return not tools[a].isdisjoint(tools[b])
 
     rewards = {tid: float(m.reward) for tid, m in free.items() if m.reward is not None}
     near = knn(

@@ -34,7 +34,7 @@ from ..store import GroupReport, group_reports, now_iso
 from ..task_index import save as save_task_vectors
 from .consolidate import consolidate, same_facts
 from .corrections import correction_findings
-from .crosstask import find_crosstask_evidence
+from .crosstask import find_crosstask_evidence, overruled
 from .evidence import Finding, find_evidence
 from .grouping import GROUPINGS, Grouping, LearningGroup, form_groups, task_threshold
 from .ops import Operation
@@ -262,6 +262,7 @@ def learn(
         results: list[GroupResult] = []
         tools_all: set[str] = set()
         known_all: set[str] = set()
+        proven: list[Finding] = []  # what exact groups and corrections showed
         for n, g in enumerate(fresh, 1):
             say(f"group {n}/{len(fresh)}: {g.key}")
             trajs, digests = g.load(db)
@@ -273,6 +274,18 @@ def learn(
                 summarize(stage1_model, usage, t, d, tools, known) for t, d in zip(trajs, digests)
             ]
             findings = _findings(g, trajs, digests, options.max_findings)
+            if g.kind == "similar":
+                findings, dropped = overruled(findings, proven)
+                rejected += [
+                    (
+                        Operation("ADD", text=f.text, domain=f.domain, group=g.key, facts=f.facts),
+                        f"a run's own data shows another fix for this error of "
+                        f"{f.facts[1] if f.kind == 'wrong_tool' else f.tool}: {p.text}",
+                    )
+                    for f, p in dropped
+                ]
+            else:
+                proven += findings
             domains = sorted({s.domain or "" for t in trajs for s in t.steps} - {""}) or None
             relevant = [
                 s.experience for s in lib.search(g.task, domains=domains, k=options.k_stage2)
