@@ -14,9 +14,10 @@ Three passes, as in the paper:
    carry the same facts (:func:`same_facts`): lessons built on one template
    about different tools are close in embedding space and still different.
    Two ADDs of the session that are that close, carry different facts but
-   share one (a tool or parameter), and fit in 32 words together become one
-   lesson (:func:`join`): the paper's "merge near-duplicates", kept to what
-   loses neither lesson.
+   share one (a tool or parameter), come from a common group, and fit in 32
+   words together become one lesson (:func:`join`): the paper's "merge
+   near-duplicates", kept to what loses neither lesson and stays true of one
+   group's data.
 3. Length enforcement: a text over 32 words goes through ``compress``.
 """
 
@@ -57,10 +58,12 @@ def same_facts(a: Operation | str, b: Operation | str) -> bool:
 
 
 def join(a: Operation, b: Operation, max_words: int = MAX_EXPERIENCE_WORDS) -> Operation | None:
-    """One ADD saying both ``a`` and ``b`` ("A; b"), when they share a fact and the two
-    texts fit in ``max_words`` together; None otherwise."""
+    """One ADD saying both ``a`` and ``b`` ("A; b"), when they share a fact, stand on a
+    common group's data and fit in ``max_words`` together; None otherwise."""
     if not a.text or not b.text or not set(a.facts) & set(b.facts):
         return None
+    if not _groups(a) & _groups(b):
+        return None  # lessons of unrelated groups: each stays true of its own data
     first = a.text.rstrip().rstrip(".")
     second = b.text.strip()
     head, _, rest = second.partition(" ")
@@ -79,6 +82,11 @@ def join(a: Operation, b: Operation, max_words: int = MAX_EXPERIENCE_WORDS) -> O
         ),
         detail={**a.detail, "joined": b.detail.get("evidence")},
     )
+
+
+def _groups(op: Operation) -> set[str]:
+    """The groups whose data an operation stands on (several when generalized)."""
+    return {op.group or ""} | set(op.detail.get("merged_groups") or ()) - {""}
 
 
 @attrs.frozen

@@ -28,7 +28,8 @@ like ``think``) and the parameters of the two calls say what changed:
     renamed (its value kept), added or dropped -> "Call T with right=...,
     never wrong=...".
 ``param_value``
-    Nothing in between, the same names, one value changed -> "Call T with X
+    Nothing in between, the same names, one value (a string, number or flag:
+    not a list or object, where what changed inside is not one thing) changed -> "Call T with X
     like good; never X=bad, which failed with e" (or "look X up with L" when
     an earlier call's output held the good value). Not when the task names both
     values as they were passed: then the second call was for another item the
@@ -66,6 +67,7 @@ from .evidence import (
     _prerequisite,
     _provenance,
     _recovery,
+    _scalar,
     _wrong_tool,
     quote_error,
 )
@@ -213,6 +215,8 @@ def _same_step(t: Trajectory, i: int, j: int) -> Correction | None:
         return None  # several values changed at once
     x = changed[0]
     bad, good = w.params[x], r.params[x]
+    if not (_scalar(bad) and _scalar(good)):
+        return None  # a list or object changed: which part of it was the fix?
     change = f"{x}={value_text(good, 30)} instead of {value_text(bad, 30)}"
     if not between:
         if _asked(t.task, bad) and _asked(t.task, good):
