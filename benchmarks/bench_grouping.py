@@ -169,7 +169,10 @@ def main(argv: list[str] | None = None) -> int:
         ("learning_groups, warm (task vectors stored)", warm),
         ("  of which task_index.neighbours (k=7)", knn_s),
         ("numpy: full runs x runs cosine matrix (baseline)", full_s),
-        (f"python all pairs (1,000 runs, x{pairs_all / pairs_sub:,.0f} pairs; baseline)", py_scaled),
+        (
+            f"python all pairs (1,000 runs, x{pairs_all / pairs_sub:,.0f} pairs; baseline)",
+            py_scaled,
+        ),
     ]
     for what, s in rows:
         print(f"{what:58} {s:>8.2f} {s / full_s:>18.1f}x")

@@ -64,7 +64,9 @@ def join(a: Operation, b: Operation, max_words: int = MAX_EXPERIENCE_WORDS) -> O
         return None
     if not _groups(a) & _groups(b):
         return None  # lessons of unrelated groups: each stays true of its own data
-    first = a.text.rstrip().rstrip(".")
+    first = a.text.rstrip()
+    if first.endswith(".") and (not first.endswith("...") or first.endswith("....")):
+        first = first[:-1]  # the sentence's full stop, not a "..." placeholder
     second = b.text.strip()
     head, _, rest = second.partition(" ")
     if head[:1].isupper() and head[1:].islower() and head.isalpha():

@@ -16,7 +16,8 @@ are):
    "Call T with right=..., never wrong=...".
 2. ``prerequisite``: exactly one tool U was called successfully before T in
    every comparable positive that called T successfully and not before the
-   negative's failed call -> "Before calling T, call U first; without it T
+   negative's failed call (which passed no parameter those calls never did)
+   -> "Before calling T, call U first; without it T
    fails with e". When there are several such tools, the one the error names
    (a word of its name that is not a word of T's: "Please log in" names
    ``ticket_login`` for ``create_ticket``), else the one whose calls passed
@@ -31,7 +32,8 @@ are):
    -> "Call T with X like good; never X=bad, which failed with e". Only a
    parameter the error names (its name, a word of it, or the value passed) is
    considered: an error that says nothing of X is not about X's value. Values
-   the group passes in every form (file names) teach nothing across tasks.
+   the group passes in every form teach nothing across tasks, nor do values
+   every run took from its own task's words (file names the users named).
 4. ``wrong_tool``: the failed call's tool W was never called by a comparable
    positive, its error says nothing of the call's own parameters or values
    (that would be a wrong call, not a wrong tool), and exactly one tool R was
@@ -103,6 +105,12 @@ def _mentions(error: str, names: Sequence[str]) -> bool:
     return False
 
 
+def _named(task: str, value: Any) -> bool:
+    """Whether the task text names ``value`` as it was passed."""
+    text = str(value)
+    return len(text) >= 2 and text in task
+
+
 def _mentions_value(error: str, value: Any) -> bool:
     text = str(value)
     return len(text) >= 2 and text.lower() in error.lower()
@@ -141,15 +149,16 @@ def _prereq_rule(n: _Member, i: int, pos: Sequence[_Member], e: str) -> Finding 
     calls = _ok_calls(pos, s.tool)
     if not calls:
         return None
-    if any(set(m.steps[k].params) != set(s.params) for m, k in calls):
-        return None  # the call itself differs in form: not a question of what came before
+    used = set().union(*(set(m.steps[k].params) for m, k in calls))
+    if set(s.params) - used:
+        return None  # a parameter no good call passed: the call's form, not what came before
     before: list[set[str]] = []
     feeds: set[str] = set()  # helpers that passed a value the call of T then used
     for m in {id(m): m for m, _ in calls}.values():
         first = next(k for k, st in enumerate(m.steps) if st.tool == s.tool and st.success)
         before.append({st.tool for st in m.steps[:first] if st.success and st.output.strip()})
-        used = _values(m.steps[first].params)
-        feeds |= {st.tool for st in m.steps[:first] if _values(st.params) & used}
+        passed = _values(m.steps[first].params)
+        feeds |= {st.tool for st in m.steps[:first] if _values(st.params) & passed}
     cands = set.intersection(*before) - {st.tool for st in n.steps[:i] if st.success} - {s.tool}
     if len(cands) > 1:  # the one the error names ("Please log in" names ticket_login)
         said = re.sub(r"[^a-z]", "", e.lower())
@@ -175,9 +184,12 @@ def _value_rule(
     for x in named:
         bad = s.params[x]
         found = [(m, m.steps[k].params[x]) for m, k in calls if x in m.steps[k].params]
-        good = [g for _, g in found if _scalar(g)]
-        if len({id(m) for m, g in found if _scalar(g)}) < 2:
+        found = [(m, g) for m, g in found if _scalar(g)]
+        good = [g for _, g in found]
+        if len({id(m) for m, _ in found}) < 2:
             continue  # one run's value: no kind to speak of
+        if _named(n.traj.task, bad) and all(_named(m.traj.task, g) for m, g in found):
+            continue  # every run passed what its task named (file names): not the tool's format
         kinds = {value_kind(g) for g in good}
         if len(kinds) != 1 or value_kind(bad) in kinds:
             continue

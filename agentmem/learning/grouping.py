@@ -207,6 +207,8 @@ class Grouping:
 
     ``groups`` holds the usable groups of every kind in the order a session takes
     them (exact, correction, similar), learned ones included (``learned``).
+    ``free_runs``: the runs outside ready exact groups (alone in their group, or in a
+    degenerate one), from which corrections and similar groups were formed.
     ``vectors``: the task vectors used (their ``new`` ones not stored yet).
     """
 
@@ -373,6 +375,7 @@ def form_groups(
                     tasks[m.id] = g.task
                     keys[m.id] = g.key
     groups = [attrs.evolve(x, learned=learned(x)) for x in groups]
+    n_free = len(free)
     theta: float | None = None
     vectors = None
     if mode == "auto":
@@ -397,6 +400,6 @@ def form_groups(
         reports=tuple(reports),
         groups=tuple(groups),
         theta_task=theta,
-        free_runs=len(free),
+        free_runs=n_free,
         vectors=vectors,
     )
