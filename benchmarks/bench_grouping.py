@@ -45,20 +45,44 @@ from agentmem.db import write  # noqa: E402
 from agentmem.records import Trajectory  # noqa: E402
 
 DOMAINS = {
-    "fs": ["ls", "cd", "cat", "mv", "cp", "rm", "mkdir", "touch"],
-    "git": ["git_status", "git_diff", "git_commit", "git_log", "git_add", "git_push", "git_pull", "git_checkout"],
-    "web": ["webfetch", "fetch_url", "http_get", "browse", "curl", "wget", "http_request", "fetch"],
-    "k8s": ["kubectl_get", "kubectl_apply", "kubectl_logs", "helm", "kubectl", "kube_scale", "kube_rollout", "kube_describe"],
-    "mail": ["send_message", "get_user_id", "view_messages", "delete_message", "search_messages", "add_contact", "message_login", "list_users"],
-    "trade": ["get_stock_info", "place_order", "cancel_order", "get_symbol_by_name", "add_to_watchlist", "get_watchlist", "fund_account", "trading_login"],
-}  # fmt: skip
-VERBS = "move copy read show list delete archive compare fetch check deploy scale send find update review summarise rename clean sync".split()
-OBJECTS = "report notes logs invoice config budget draft photos backup readme tests metrics release branch ticket order payment contract schedule manifest".split()
-PLACES = "docs archive workspace temp projects home shared staging prod inbox outbox vault drafts exports imports cache assets builds data".split()
-PEOPLE = "Alice Bob Carol Dave Erin Frank Grace Heidi Ivan Judy Mallory Niaj Olivia Peggy Rupert Sybil Trent Victor Walter Yolanda".split()
-QUALIFIERS = "quickly carefully today before noon for the weekly review for the audit as discussed and tell me when done if it still exists".split(
-    " and "
-)
+    d: names.split()
+    for d, names in {
+        "fs": "ls cd cat mv cp rm mkdir touch",
+        "git": "git_status git_diff git_commit git_log git_add git_push git_pull git_checkout",
+        "web": "webfetch fetch_url http_get browse curl wget http_request fetch",
+        "k8s": "kubectl_get kubectl_apply kubectl_logs helm kubectl kube_scale kube_rollout "
+        "kube_describe",
+        "mail": "send_message get_user_id view_messages delete_message search_messages "
+        "add_contact message_login list_users",
+        "trade": "get_stock_info place_order cancel_order get_symbol_by_name add_to_watchlist "
+        "get_watchlist fund_account trading_login",
+    }.items()
+}
+VERBS = (
+    "move copy read show list delete archive compare fetch check deploy scale send find update "
+    "review summarise rename clean sync"
+).split()
+OBJECTS = (
+    "report notes logs invoice config budget draft photos backup readme tests metrics release "
+    "branch ticket order payment contract schedule manifest"
+).split()
+PLACES = (
+    "docs archive workspace temp projects home shared staging prod inbox outbox vault drafts "
+    "exports imports cache assets builds data"
+).split()
+PEOPLE = (
+    "Alice Bob Carol Dave Erin Frank Grace Heidi Ivan Judy Mallory Niaj Olivia Peggy Rupert Sybil "
+    "Trent Victor Walter Yolanda"
+).split()
+QUALIFIERS = [
+    "quickly",
+    "carefully",
+    "today before noon",
+    "for the weekly review",
+    "for the audit as discussed",
+    "and tell me when done",
+    "if it still exists",
+]
 
 
 def _task(rng: random.Random, n: int) -> str:

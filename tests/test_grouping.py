@@ -66,11 +66,12 @@ def test_correction_value_changed():
 
 
 def test_correction_recovery_step_looks_the_value_up():
+    err = '{"error": "Receiver ID not found"}'
     steps = [
-        S("send_message", {"receiver_id": "Alice", "message": "hi"}, '{"error": "Receiver ID not found"}', False),
+        S("send_message", {"receiver_id": "Alice", "message": "hi"}, err, False),
         S("get_user_id", {"user": "Alice"}, '{"user_id": "USR002"}', True),
-        S("send_message", {"receiver_id": "USR002", "message": "hi"}, '{"sent_status": true}', True),
-    ]  # fmt: skip
+        S("send_message", {"receiver_id": "USR002", "message": "hi"}, '{"sent": true}', True),
+    ]
     (c,) = find_corrections(_run(steps, task="tell Alice hi"))
     assert c.kind == "recovery" and c.between == (1,)
     assert c.finding.facts == ("send_message", "get_user_id")
@@ -153,11 +154,7 @@ def test_neighbours_are_exact_and_thresholded():
     got = neighbours(vecs, threshold=0.3, k=5)
     for i in range(n):
         brute = sorted(
-            (
-                (-math.fsum(x * y for x, y in zip(rows[i], rows[j])), j + 1)
-                for j in range(n)
-                if j != i
-            )
+            (-math.fsum(x * y for x, y in zip(rows[i], rows[j])), j + 1) for j in range(n) if j != i
         )
         want = [(tid, -s) for s, tid in brute if -s >= 0.3][:5]
         assert [t for t, _ in got[i + 1]] == [t for t, _ in want]
