@@ -536,7 +536,11 @@ def run_everyday(
         "score": {k: v for k, v in result.items() if k != "lessons"},
         "by_setting": by_setting,
         "exact_only": baseline,
-        "learn": _learn_summary(report, report.groups_used),
+        "learn": {
+            **_learn_summary(report, report.groups_used),
+            # groups here have their own sizes (a correction: 2 attempts): sum of G + 1
+            "paper_bound": report.llm_call_bound - report.compressions,
+        },
         "timings": {k: round(v, 2) for k, v in timings.items()},
         "lessons": result["lessons"],
         "missed": missed,
