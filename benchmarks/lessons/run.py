@@ -663,8 +663,11 @@ def _md_row(res: Mapping[str, Any]) -> str:
         rec, prec = _pct(s["recovery"]), _pct(s["precision"])
     else:
         kinds = "-"
-        alone = ", no groups" if res.get("no_groups") else ""
-        bench = f"tau-bench {res['groups']} groups{alone}"
+        bench = (
+            f"tau-bench {res['trajectories']} single runs"
+            if res.get("no_groups")
+            else f"tau-bench {res['groups']} groups"
+        )
         rec, prec = "-", f"grounded {_pct(s['grounded'])}"
     return (
         f"| {bench} | {res['model']} | {rec} | {kinds} | {prec} | "
