@@ -18,10 +18,13 @@ from . import errors as _errors  # exception classes only: no imports of its own
 if TYPE_CHECKING:
     from .errors import (
         AgentMemError,
+        AlreadyClaimedError,
         BusyError,
         EmbeddingMismatchError,
         InvalidRecordError,
         ModelError,
+        TeamError,
+        TeamUnavailableError,
         UndoConflictError,
         UnknownExperienceError,
         UnknownSessionError,
@@ -34,6 +37,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "AgentMemError",
+    "AlreadyClaimedError",
     "BusyError",
     "EmbeddingMismatchError",
     "Experience",
@@ -45,6 +49,8 @@ __all__ = [
     "ModelError",
     "RewardWeights",
     "Step",
+    "TeamError",
+    "TeamUnavailableError",
     "Trajectory",
     "UndoConflictError",
     "UnknownExperienceError",

@@ -657,12 +657,16 @@ def _close_llama_models_at_exit() -> None:
 
 
 class LlamaCppEmbedder:
-    """Any GGUF embedding model through ``llama-cpp-python``.
+    """Any GGUF embedding model through ``llama-cpp-python``, in a worker process.
 
     The model is opened with ``Llama(model_path, embedding=True)`` on the first
-    call.  Models whose GGUF declares a pooling type (most embedding models)
-    use it; for models that return per-token vectors the tokens are averaged
-    here.  Texts longer than ``n_ctx`` tokens are truncated.
+    call, in a child process (:mod:`agentmem.worker`) unless ``isolated=False``:
+    if llama.cpp dies there (SIGILL from a build for another CPU, a crash, the
+    out-of-memory killer) or hangs, calls raise
+    :class:`~agentmem.errors.ModelUnavailableError` and this process goes on.
+    Models whose GGUF declares a pooling type (most embedding models) use it;
+    for models that return per-token vectors the tokens are averaged here. Texts
+    longer than ``n_ctx`` tokens are truncated.
 
     ``dup_threshold`` cannot be known for an arbitrary model: it defaults to
     0.85 (the paper's value) and should be calibrated, for example with
@@ -684,8 +688,10 @@ class LlamaCppEmbedder:
         n_threads: int | None = None,
         prefix: str = "",
         model_id: str | None = None,
+        isolated: bool = True,
     ) -> None:
         """Remember the model; ``prefix`` is prepended to every text (e.g. ``"query: "``)."""
+        self._isolated = isolated
         self._path = Path(model_path).expanduser()
         self._dup_threshold = float(dup_threshold)
         self._task_threshold = float(dup_threshold if task_threshold is None else task_threshold)
@@ -709,6 +715,8 @@ class LlamaCppEmbedder:
     @property
     def dims(self) -> int:
         """The model's embedding size (loads the model if needed)."""
+        if self._isolated:
+            return int(self._worker().load()["dims"])
         llm, _lock = self._model()
         return int(llm.n_embd())
 
@@ -738,7 +746,24 @@ class LlamaCppEmbedder:
 
     def load(self) -> None:
         """Load the model now instead of on the first call (cached per process)."""
+        if self._isolated:
+            self._worker().load()
+            return
         self._model()
+
+    def _worker(self) -> Any:
+        from .worker import worker_for
+
+        self.check_available()
+        spec = {
+            "kind": "embed",
+            "path": str(self._path.resolve()),
+            "n_ctx": self._n_ctx,
+            "n_threads": self._n_threads,
+            "prefix": self._prefix,
+            "model_id": self._model_id,
+        }
+        return worker_for(spec, label="llama.cpp embedding")
 
     def _load(self) -> tuple[Any, threading.Lock]:
         self.check_available()
@@ -791,6 +816,9 @@ class LlamaCppEmbedder:
         items = _check_texts(texts)
         if not items:
             return []
+        if self._isolated:
+            vectors = self._worker().call("embed", {"texts": items})["vectors"]
+            return [[float(x) for x in v] for v in vectors]
         return _embed_nonblank(items, self.dims, self._embed)
 
     def __repr__(self) -> str:

@@ -9,10 +9,14 @@ from __future__ import annotations
 
 __all__ = [
     "AgentMemError",
+    "AlreadyClaimedError",
     "BusyError",
     "EmbeddingMismatchError",
     "InvalidRecordError",
     "ModelError",
+    "ModelUnavailableError",
+    "TeamError",
+    "TeamUnavailableError",
     "UndoConflictError",
     "UnknownExperienceError",
     "UnknownSessionError",
@@ -68,5 +72,24 @@ class ModelError(AgentMemError, RuntimeError):
     """The text-generation model could not be loaded or called."""
 
 
+class ModelUnavailableError(ModelError):
+    """The model cannot be used for the rest of this process: its worker process died
+    (SIGILL, SIGSEGV, the out-of-memory killer), hung past its timeout or could not
+    load, or its server cannot be reached. The message says what happened and what to
+    do; a learning session goes on without the model."""
+
+
 class BusyError(AgentMemError):
     """Another process holds what this one needs (for example a learning session)."""
+
+
+class TeamError(AgentMemError):
+    """Sharing with a team went wrong: not joined, another embedder, a refused write."""
+
+
+class TeamUnavailableError(TeamError, ConnectionError):
+    """The team's primary cannot be reached (reads go on from the replica; writes wait)."""
+
+
+class AlreadyClaimedError(TeamError):
+    """Another learning session holds the task groups this one wanted to learn."""

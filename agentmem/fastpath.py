@@ -128,25 +128,28 @@ def context_main(argv: Sequence[str]) -> int | None:
     try:
         conn = _connect(path)
         try:
-            return _run(_Conn(conn), args)
+            return _run(_Conn(conn), args, path)
         finally:
             conn.close()
     except Exception:  # anything odd: the full CLI reports it properly
         return None
 
 
-def _run(db: _Conn, args: argparse.Namespace) -> int | None:
+def _run(db: _Conn, args: argparse.Namespace, path: str) -> int | None:
     from . import index
+    from .team.reads import config_of, fast_team_hits, mark, merge_hits
 
     settings = dict(db.execute("SELECT key, value FROM settings").fetchall())
     info = index.index_info(db)  # type: ignore[arg-type]
-    if info is None:
+    team = config_of(settings)
+    if info is None and team is None:
         return 0  # no index yet: nothing to retrieve
     from .embeddings import get_embedder
 
     name = json.loads(settings["embedder"]) if "embedder" in settings else None
     emb = get_embedder(name)
-    if (emb.model_id, emb.dims) != info:
+    mine = (emb.model_id, emb.dims)
+    if info is not None and mine != info:
         return None  # the full CLI explains the mismatch
     domains: list[str] | None = None
     if args.tool or args.domain:
@@ -155,20 +158,31 @@ def _run(db: _Conn, args: argparse.Namespace) -> int | None:
         over = dict(db.execute("SELECT tool, domain FROM tool_domains").fetchall())
         domains = sorted(set(args.domain) | {domain_for(t, over) for t in args.tool})
     vec = _embed_query(emb, args.text)
-    db.execute("BEGIN")  # the index and the texts from one committed state
-    try:
-        hits = index.search(db, vec, domains=domains, k=args.k)  # type: ignore[arg-type]
-        ids = [i for i, _ in hits]
-        rows = dict(
-            db.execute(
-                "SELECT id, text FROM experiences WHERE status = 'live' "
-                f"AND id IN ({','.join('?' * len(ids))})",
-                ids,
-            ).fetchall()
-        )
-    finally:
-        db.execute("COMMIT")
-    block = format_context([rows[i] for i in ids if i in rows])
+    private: list[tuple[float, str]] = []
+    if info is not None:
+        db.execute("BEGIN")  # the index and the texts from one committed state
+        try:
+            hits = index.search(db, vec, domains=domains, k=args.k)  # type: ignore[arg-type]
+            ids = [i for i, _ in hits]
+            rows = dict(
+                db.execute(
+                    "SELECT id, text FROM experiences WHERE status = 'live' "
+                    f"AND id IN ({','.join('?' * len(ids))})",
+                    ids,
+                ).fetchall()
+            )
+        finally:
+            db.execute("COMMIT")
+        private = [(s, rows[i]) for i, s in hits if i in rows]
+    texts = [t for _, t in private]
+    if team is not None:  # -- team touch point: the replica's lessons, merged and marked
+        try:
+            shared = fast_team_hits(path, settings, vec, mine, domains, args.k)
+        except LookupError:
+            return None  # the full CLI explains the mismatch
+        merged = merge_hits(private, shared, k=args.k, score=lambda h: h[0], text=lambda h: h[1])
+        texts = [mark(h[1], source) for source, h in merged]
+    block = format_context(texts)
     if block:
         sys.stdout.write(block + "\n")
     return 0

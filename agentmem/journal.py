@@ -107,12 +107,18 @@ def apply_operations(
     *,
     rejected: Sequence[tuple[Operation, str]] = (),
     conditions: Mapping[str, Any] | None = None,
+    expected: Mapping[int, Mapping[str, Any]] | None = None,
 ) -> list[AppliedOp]:
     """Apply Omega* and journal every operation. Call inside one write transaction.
 
     ``vectors`` maps each new text to its embedding (computed before the
     transaction). An operation whose target is no longer live is rejected,
     not applied; the rest still apply.
+
+    ``expected`` makes each operation a compare-and-set: it maps experience ids
+    to the rows (``text``, ``domain``, ``status``) the session planned against,
+    and an operation whose target is not as expected any more (another session
+    changed it meanwhile) is rejected as ``stale``, never applied.
     """
     at = now_iso()
     out: list[AppliedOp] = []
@@ -127,6 +133,11 @@ def apply_operations(
         reject(op, why)
     for op in ops:
         befores = [_exp_row(db, t) for t in op.targets]
+        if expected is not None:
+            moved = [t for t, b in zip(op.targets, befores) if not _as_expected(b, expected.get(t))]
+            if moved:
+                reject(op, f"stale: experience {moved[0]} changed since this session read it")
+                continue
         dead = [t for t, b in zip(op.targets, befores) if b is None or b["status"] != "live"]
         if dead:
             reject(op, f"experience {dead[0]} is not live any more")
@@ -171,6 +182,12 @@ def apply_operations(
         )
         out.append(AppliedOp(op, "applied", result_id=result))
     return out
+
+
+def _as_expected(row: Mapping[str, Any] | None, want: Mapping[str, Any] | None) -> bool:
+    if row is None or want is None:
+        return row is None and want is None
+    return all(row[k] == want.get(k) for k in ("text", "domain", "status"))
 
 
 def _delete(db: Database, eid: int, at: str, session_id: int) -> None:

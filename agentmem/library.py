@@ -32,14 +32,27 @@ Vector = Sequence[float]
 
 @attrs.frozen
 class Scored:
-    """A retrieved experience and its cosine similarity to the query."""
+    """A retrieved experience and its cosine similarity to the query.
+
+    ``source`` is ``private`` for the laptop's own library and ``team`` for the
+    team library's replica (``agentmem.team``).
+    """
 
     experience: Experience
     score: float
+    source: str = "private"
 
     def as_dict(self) -> dict[str, object]:
         e = self.experience
-        return {"id": e.id, "text": e.text, "domain": e.domain, "score": round(self.score, 4)}
+        out: dict[str, object] = {
+            "id": e.id,
+            "text": e.text,
+            "domain": e.domain,
+            "score": round(self.score, 4),
+        }
+        if self.source != "private":
+            out["source"] = self.source
+        return out
 
 
 def live_experiences(

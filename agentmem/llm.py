@@ -50,7 +50,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import attrs
 
-from .errors import ModelError
+from .errors import ModelError, ModelUnavailableError
 
 __all__ = [
     "API_KEY_ENV",
@@ -65,7 +65,9 @@ __all__ = [
     "TextModel",
     "default_model_path",
     "default_threads",
+    "forget_failures",
     "get_model",
+    "model_unavailable",
     "packaged_model_path",
 ]
 
@@ -230,18 +232,25 @@ def _import_llama_cpp() -> Any:
 
 
 class LlamaCppModel:
-    """A GGUF model run in this process by llama.cpp.
+    """A GGUF model run by llama.cpp, in a worker process unless ``isolated=False``.
 
-    The model is loaded on the first :meth:`complete` call and kept for the rest
-    of the process, shared by every :class:`LlamaCppModel` with the same path and
-    settings. Generation is deterministic for a given prompt and settings: the
-    seed is fixed and ``temperature=0`` (the default) means greedy decoding.
+    With ``isolated=True`` (the default) the model loads in a child process
+    (:mod:`agentmem.worker`) on the first :meth:`complete` call and stays there
+    for the rest of the process, shared by every :class:`LlamaCppModel` with the
+    same path and settings. If that process dies (SIGILL from a llama.cpp built
+    for another CPU, a crash, the out-of-memory killer) or hangs past
+    ``$AGENTMEM_MODEL_TIMEOUT``, calls raise
+    :class:`~agentmem.errors.ModelUnavailableError` and this process goes on.
+    ``isolated=False`` loads the model into this process (what the worker itself
+    does; benchmarks use it to measure the worker's overhead).
 
-    ``chat`` says whether to wrap the prompt in the model's chat template; the
-    default (``None``) does so exactly when the GGUF file carries a template.
-    ``n_threads`` defaults to :func:`default_threads` (half the
-    usable cores). ``system`` is an optional
-    system message for chat models (``None`` leaves the template's default).
+    Generation is deterministic for a given prompt and settings: the seed is
+    fixed and ``temperature=0`` (the default) means greedy decoding. ``chat``
+    says whether to wrap the prompt in the model's chat template; the default
+    (``None``) does so exactly when the GGUF file carries a template.
+    ``n_threads`` defaults to :func:`default_threads` (half the usable cores).
+    ``system`` is an optional system message for chat models (``None`` leaves
+    the template's default).
     """
 
     def __init__(
@@ -255,6 +264,7 @@ class LlamaCppModel:
         seed: int = 0,
         chat: bool | None = None,
         system: str | None = None,
+        isolated: bool = True,
     ) -> None:
         self.path = Path(path).expanduser()
         self.model_id = model_id or self.path.stem
@@ -264,9 +274,41 @@ class LlamaCppModel:
         self.seed = seed
         self.chat = chat
         self.system = system
+        self.isolated = isolated
 
     def __repr__(self) -> str:
         return f"LlamaCppModel({str(self.path)!r}, model_id={self.model_id!r})"
+
+    @property
+    def _spec(self) -> dict[str, Any]:
+        """What the worker process loads (also its identity in this process)."""
+        return {
+            "kind": "text",
+            "path": str(self.path.resolve()),
+            "model_id": self.model_id,
+            "n_ctx": self.n_ctx,
+            "n_threads": self.n_threads,
+            "n_batch": self.n_batch,
+            "seed": self.seed,
+            "chat": self.chat,
+            "system": self.system,
+        }
+
+    def _worker(self) -> Any:
+        from .worker import worker_for
+
+        if not self.path.is_file():
+            raise ModelError(f"model file {self.path} does not exist")
+        return worker_for(self._spec, label="llama.cpp")
+
+    @property
+    def unavailable(self) -> str | None:
+        """Why this model cannot be used in this process (its worker died), or None."""
+        if not self.isolated:
+            return None
+        from .worker import unavailable
+
+        return unavailable(self._spec)
 
     @property
     def _key(self) -> _LoadKey:
@@ -281,8 +323,12 @@ class LlamaCppModel:
     def load(self) -> Any:
         """Load the model now (otherwise the first :meth:`complete` does) and return it.
 
-        The return value is the underlying ``llama_cpp.Llama``.
+        In a worker (the default) the return value is what the worker reported
+        (its ``pid``, whether the file has a chat template); with ``isolated=False``
+        it is the underlying ``llama_cpp.Llama``.
         """
+        if self.isolated:
+            return self._worker().load()
         key = self._key
         with _LOAD_LOCK:
             llm = _LOADED.get(key)
@@ -318,6 +364,8 @@ class LlamaCppModel:
 
     def has_chat_template(self) -> bool:
         """Whether the GGUF file carries a chat template (loads the model)."""
+        if self.isolated:
+            return bool(self._worker().load().get("chat_template"))
         llm = self.load()
         return bool(llm.metadata.get("tokenizer.chat_template"))
 
@@ -328,6 +376,8 @@ class LlamaCppModel:
 
     def count_tokens(self, text: str) -> int:
         """How many tokens ``text`` is for this model (loads the model)."""
+        if self.isolated:
+            return int(self._worker().call("count_tokens", {"text": text})["tokens"])
         llm = self.load()
         return len(llm.tokenize(text.encode("utf-8"), add_bos=False, special=False))
 
@@ -341,6 +391,22 @@ class LlamaCppModel:
     ) -> Completion:
         """Generate an answer to ``prompt``; see :class:`TextModel`."""
         start = time.perf_counter()
+        if self.isolated:
+            answer = self._worker().call(
+                "complete",
+                {
+                    "prompt": prompt,
+                    "max_tokens": max_tokens,
+                    "stop": list(stop),
+                    "temperature": temperature,
+                },
+            )
+            return Completion(
+                text=str(answer["text"]),
+                prompt_tokens=int(answer["prompt_tokens"]),
+                completion_tokens=int(answer["completion_tokens"]),
+                seconds=time.perf_counter() - start,
+            )
         llm = self.load()
         stops = list(stop) or None
         try:
@@ -383,6 +449,9 @@ class LlamaCppModel:
 
 # --------------------------------------------------------------------------- HTTP server
 
+#: Servers found unreachable in this process, with why: they are not asked again.
+_UNREACHABLE: dict[str, str] = {}
+
 
 class OpenAICompatibleModel:
     """A model behind a local OpenAI-compatible HTTP server.
@@ -415,6 +484,11 @@ class OpenAICompatibleModel:
     def __repr__(self) -> str:
         return f"OpenAICompatibleModel({self.base_url!r}, model={self.model!r})"
 
+    @property
+    def unavailable(self) -> str | None:
+        """Why this server is not asked again in this process (it was unreachable), or None."""
+        return _UNREACHABLE.get(self.model_id)
+
     def complete(
         self,
         prompt: str,
@@ -423,7 +497,15 @@ class OpenAICompatibleModel:
         stop: Sequence[str] = (),
         temperature: float = 0.0,
     ) -> Completion:
-        """Generate an answer to ``prompt``; see :class:`TextModel`."""
+        """Generate an answer to ``prompt``; see :class:`TextModel`.
+
+        A server that refuses the connection or does not answer within ``timeout``
+        raises :class:`~agentmem.errors.ModelUnavailableError`, and so does every
+        later call in this process (it is not asked again).
+        """
+        dead = _UNREACHABLE.get(self.model_id)
+        if dead is not None:
+            raise ModelUnavailableError(dead)
         body: dict[str, Any] = {
             "model": self.model,
             "messages": [{"role": "user", "content": prompt}],
@@ -455,11 +537,15 @@ class OpenAICompatibleModel:
             ) from exc
         except (urllib.error.URLError, OSError) as exc:  # refused, DNS, timeout
             reason = getattr(exc, "reason", exc)
-            raise ModelError(
+            if isinstance(reason, TimeoutError) or "timed out" in str(reason):
+                reason = f"no answer within {self.timeout:g} s"
+            why = (
                 f"cannot reach the model server at {url}: {reason}; start it (for example "
                 "llama-server -m model.gguf --port 8080) or unset "
                 f"{MODEL_ENV} to use the packaged local model"
-            ) from exc
+            )
+            _UNREACHABLE[self.model_id] = why
+            raise ModelUnavailableError(why) from exc
         seconds = time.perf_counter() - start
         try:
             data = json.loads(raw)
@@ -619,3 +705,19 @@ def get_model(spec: str | None = None) -> TextModel:
         + "), a path to a .gguf file, or an http(s):// URL of an OpenAI-compatible "
         "server such as http://127.0.0.1:8080/v1"
     )
+
+
+def model_unavailable(model: object) -> str | None:
+    """Why ``model`` is not asked in this process (its worker died, its server was
+    unreachable), or None when it may be called."""
+    why = getattr(model, "unavailable", None)
+    return why if isinstance(why, str) else None
+
+
+def forget_failures() -> None:
+    """Forget which models failed in this process (dead workers, unreachable servers),
+    so that the next call tries again: for a long-lived process after a fix, and tests."""
+    from . import worker
+
+    worker.forget_failures()
+    _UNREACHABLE.clear()

@@ -230,11 +230,23 @@ class Memory:
         t = task if isinstance(task, Trajectory) else Trajectory(task=task, steps=steps, **fields)
         return self.record_many([t])[0]
 
-    def record_many(self, trajectories: Sequence[Trajectory]) -> list[int]:
-        """Record trajectories in one transaction: all of them or, on error, none."""
+    def record_many(
+        self, trajectories: Sequence[Trajectory], *, share: bool | None = None
+    ) -> list[int]:
+        """Record trajectories in one transaction: all of them or, on error, none.
+
+        In a team (``agentmem team join``), ``share=True`` also queues them,
+        redacted, for the team library; ``None`` follows the team's ``share``
+        setting. Unshared runs never leave this library.
+        """
         cleaned = [self._clean(t) for t in trajectories]
         with write(self.db):
-            return store.insert_trajectories(self.db, cleaned)
+            ids = store.insert_trajectories(self.db, cleaned)
+            # -- team touch point: queue shared runs in the same transaction
+            from .team.outbox import queue_shared
+
+            queue_shared(self.db, ids, share)
+            return ids
 
     @contextlib.contextmanager
     def trajectory(
@@ -270,6 +282,10 @@ class Memory:
         fb = Feedback(trajectory_id=trajectory_id, kind=kind, created_at=store.now_iso(), note=note)
         with write(self.db):
             store.insert_feedback(self.db, fb)
+            # -- team touch point: a verdict on a shared run goes to the team too
+            from .team.outbox import enqueue_feedback
+
+            enqueue_feedback(self.db, trajectory_id, fb.kind, fb.note, fb.created_at or "")
 
     def set_state(self, trajectory_id: int, ok: bool) -> None:
         """Record the state-consistency verdict R_state of a trajectory (binary reward):
@@ -557,11 +573,14 @@ class Memory:
         if not task.strip():
             raise InvalidRecordError("the task text must not be empty")
         from . import index
+        from .team.reads import add_team_hits
 
-        if index.index_info(self.db) is None:
-            return []  # no index yet: do not even load the embedder
-        lib = self._library(remember=False)
-        return lib.search(task, domains=self._domains(tools, domains), k=k)
+        scope = self._domains(tools, domains)
+        private = []
+        if index.index_info(self.db) is not None:  # else do not load the embedder for it
+            private = self._library(remember=False).search(task, domains=scope, k=k)
+        # -- team touch point: the team replica's lessons, merged and marked
+        return add_team_hits(self, task, private, domains=scope, k=k)
 
     def context(
         self,
@@ -573,9 +592,10 @@ class Memory:
     ) -> str:
         """A block of text to put in an agent's system prompt (empty when nothing fits)."""
         from .fastpath import format_context
+        from .team.reads import mark
 
         hits = self.retrieve(task, tools=tools, domains=domains, k=k)
-        return format_context([h.experience.text for h in hits])
+        return format_context([mark(h.experience.text, h.source) for h in hits])
 
     def reindex(self, embedder: Embedder | str | None = None) -> int:
         """Rebuild the vector index with ``embedder`` (for a new embedding model)."""

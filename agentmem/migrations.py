@@ -272,7 +272,49 @@ def m003_index_blocks_hold_vectors(db: Database) -> None:
 
 
 @migrations()
-def m004_grouping_kinds(db: Database) -> None:
+def m004_team(db: Database) -> None:
+    """Sharing with a team (``agentmem.team``): stable uuids, the outbox, learning claims.
+
+    ``trajectories.uuid`` and ``feedback.uuid`` are the stable keys of shared runs
+    and verdicts: NULL for rows that never left this laptop, unique otherwise, so a
+    push that is repeated (after a kill, a timeout) inserts nothing twice.
+    ``team_outbox`` (a laptop's private library) holds shared runs and verdicts,
+    redacted, until ``agentmem team sync`` has pushed them to the team's primary.
+    ``team_claims`` (the team library) says which learning session holds which task
+    group, so that two laptops never learn the same group twice.
+    """
+    db.executescript(
+        """
+        ALTER TABLE trajectories ADD COLUMN uuid TEXT;
+        CREATE UNIQUE INDEX trajectories_uuid ON trajectories (uuid);
+        ALTER TABLE feedback ADD COLUMN uuid TEXT;
+        CREATE UNIQUE INDEX feedback_uuid ON feedback (uuid);
+        CREATE TABLE team_outbox (
+            uuid TEXT PRIMARY KEY,
+            kind TEXT NOT NULL CHECK (kind IN ('trajectory', 'feedback')),
+            trajectory_id INTEGER NOT NULL REFERENCES trajectories (id) ON DELETE CASCADE,
+            payload TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            pushed_at TEXT
+        );
+        CREATE INDEX team_outbox_pending ON team_outbox (pushed_at, created_at);
+        CREATE INDEX team_outbox_trajectory_id ON team_outbox (trajectory_id);
+        CREATE TABLE team_claims (
+            group_key TEXT PRIMARY KEY,
+            trajectory_ids TEXT NOT NULL,
+            claim TEXT NOT NULL,
+            holder TEXT NOT NULL,
+            claimed_at TEXT NOT NULL,
+            expires_at TEXT NOT NULL,
+            status TEXT NOT NULL CHECK (status IN ('claimed', 'applied', 'released')),
+            session_id INTEGER REFERENCES sessions (id)
+        );
+        """
+    )
+
+
+@migrations()
+def m005_grouping_kinds(db: Database) -> None:
     """Groups formed from single runs: ``session_groups.kind`` and ``reason``, ``task_vectors``.
 
     A learning session now also learns from groups of runs of *similar* tasks and

@@ -70,6 +70,16 @@ class FakeEmbedder:
         return out
 
 
+@pytest.fixture(autouse=True)
+def _forget_model_failures():
+    """A model that failed in one test (a dead worker, an unreachable server) is not
+    remembered as failed by the next."""
+    yield
+    from agentmem.llm import forget_failures
+
+    forget_failures()
+
+
 @pytest.fixture
 def fake_model() -> FakeModel:
     return FakeModel()

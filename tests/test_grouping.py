@@ -7,6 +7,7 @@ import math
 import random
 from pathlib import Path
 
+import attrs
 import pytest
 
 from agentmem import Memory, Step
@@ -440,20 +441,32 @@ def test_related_tools_parameter_names_merge():
     )
 
 
-def test_join_near_duplicates_that_share_a_fact_and_a_group():
+def test_join_near_duplicates_that_name_a_parameter_and_share_a_group():
     a = Operation(
-        "ADD", "Call cat with file_name=..., never file=....", group="g", facts=("cat", "file_name")
+        "ADD",
+        "add_to_watchlist takes stock=..., never symbol=....",
+        group="g",
+        facts=("add_to_watchlist", "stock", "symbol"),
     )
-    b = Operation("ADD", "Before calling cat, call cd first.", group="g", facts=("cat", "cd"))
+    b = Operation(
+        "ADD",
+        "Call get_stock_info with symbol like MSFT.",
+        group="g",
+        facts=("get_stock_info", "symbol"),
+    )
     j = join(a, b)
-    assert (
-        j is not None
-        and j.text
-        == "Call cat with file_name=..., never file=...; before calling cat, call cd first."
+    assert j is not None
+    assert j.text == (
+        "add_to_watchlist takes stock=..., never symbol=...; "
+        "call get_stock_info with symbol like MSFT."
     )
-    assert set(j.facts) == {"cat", "file_name", "cd"}
-    assert join(a, Operation("ADD", "Use ls.", group="g", facts=("ls",))) is None  # no shared fact
-    assert join(a, Operation("ADD", b.text, group="h", facts=b.facts)) is None  # other group
+    assert set(j.facts) == {"add_to_watchlist", "stock", "symbol", "get_stock_info"}
+    # two lessons about one tool are two pieces of advice
+    c = Operation("ADD", "Call cat with file_name=....", group="g", facts=("cat", "file_name"))
+    d = Operation("ADD", "Before calling cat, call cd first.", group="g", facts=("cat", "cd"))
+    assert join(c, d) is None
+    assert join(a, Operation("ADD", "Use ls.", group="g", facts=("ls",))) is None  # nothing shared
+    assert join(a, attrs.evolve(b, group="h")) is None  # other groups
 
 
 # -- the CLI, for real ----------------------------------------------------------------------

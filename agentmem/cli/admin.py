@@ -1,4 +1,4 @@
-"""Commands for keeping a library healthy: check, backup, restore."""
+"""Commands for keeping a library and its machine healthy: check, backup, restore, doctor."""
 
 from __future__ import annotations
 
@@ -122,4 +122,53 @@ def restore(db_path: str | None, file: str, force: bool) -> None:
     if result.report is not None and not result.report.ok:
         for p in result.report.problems:
             click.echo(str(p))
+        raise SystemExit(1)
+
+
+@cli.command()
+@click.option(
+    "--model",
+    "model_spec",
+    metavar="PATH|URL|NAME",
+    help="The model to probe (default: $AGENTMEM_MODEL, else the packaged model).",
+)
+@click.option("--no-model", is_flag=True, help="Probe the build and the embedder only.")
+@click.option(
+    "--embedder",
+    metavar="NAME",
+    help="The embedder to probe (default: $AGENTMEM_EMBEDDER, else the default).",
+)
+@json_option
+def doctor(model_spec: str | None, no_model: bool, embedder: str | None, as_json: bool) -> None:
+    """Say whether the local model and the embedder will work on this machine.
+
+    Each probe runs in a child process, so a llama.cpp build that dies here
+    (SIGILL: built with -march=native on another CPU) is reported instead of
+    taking agentmem down. It shows the llama-cpp-python build and the CPU
+    features it was compiled for, against this CPU's (is it portable, or tied
+    to one CPU?); the model file, its load time and tokens per second; the
+    embedder, its load time and sentences per second. Exit status 1 when
+    something will not work (learning then still runs, with --no-model's
+    data-derived texts).
+
+    \b
+    Examples:
+      agentmem doctor
+      agentmem doctor --model ~/models/qwen2.5-1.5b-instruct-q4_k_m.gguf
+      agentmem doctor --model http://127.0.0.1:8080/v1 --json
+    """
+    from ..doctor import all_ok, diagnose
+
+    probes = diagnose(model_spec, embedder, use_model=not no_model)
+    if as_json:
+        print_json({"ok": all_ok(probes), "probes": [p.as_dict() for p in probes]})
+    else:
+        for p in probes:
+            click.echo(f"{'ok' if p.ok else 'FAIL':4}  {p.name}: {p.summary}")
+            for key in ("file", "server", "system_info", "worker_pid"):
+                if key in p.details:
+                    click.echo(f"      {key}: {p.details[key]}")
+            if p.advice:
+                click.echo(f"      -> {p.advice}")
+    if not all_ok(probes):
         raise SystemExit(1)

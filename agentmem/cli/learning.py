@@ -54,6 +54,9 @@ def print_report(report: Any) -> None:
     click.echo(
         f"time {r.wall_seconds:.1f} s: model {r.model_seconds:.1f} s, rest {r.other_seconds:.1f} s"
     )
+    if r.model_unavailable:
+        click.echo(f"model unavailable: {r.model_unavailable}")
+        click.echo("  (the session used the data-derived texts, as with --no-model)")
     applied = r.applied
     if applied:
         click.echo("")

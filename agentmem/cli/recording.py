@@ -18,9 +18,15 @@ from .main import ID, cli, json_option, print_json, print_table, read_input, wit
 @cli.command()
 @click.argument("file", type=click.Path(allow_dash=True))
 @click.option("--skip-bad", is_flag=True, help="Record the good lines and report the bad ones.")
+@click.option(
+    "--share/--no-share",
+    default=None,
+    help="Share these runs with the team (redacted), or keep them here; default: the team's "
+    "share setting (agentmem team join --share).",
+)
 @json_option
 @with_memory
-def record(mem: Memory, file: str, skip_bad: bool, as_json: bool) -> None:
+def record(mem: Memory, file: str, skip_bad: bool, share: bool | None, as_json: bool) -> None:
     """Record trajectories from FILE (JSON lines; - reads standard input).
 
     One trajectory per line:
@@ -40,10 +46,11 @@ def record(mem: Memory, file: str, skip_bad: bool, as_json: bool) -> None:
     Examples:
       agentmem record runs.jsonl
       my-agent --dump | agentmem record -
+      agentmem record runs.jsonl --share     # also queue them for the team
     """
     data = read_input(file)
     result = parse_jsonl(io.BytesIO(data), skip_bad=skip_bad)
-    ids = mem.record_many(result.trajectories)
+    ids = mem.record_many(result.trajectories, share=share)
     _report_recorded(ids, result.errors, as_json)
 
 
@@ -70,9 +77,17 @@ def _report_recorded(ids: list[int], errors: tuple[str, ...], as_json: bool) -> 
     help="openai: chat transcripts with tool_calls; jsonl: agentmem's own lines.",
 )
 @click.option("--skip-bad", is_flag=True, help="Import the good records and report the bad ones.")
+@click.option(
+    "--share/--no-share",
+    default=None,
+    help="Share these runs with the team (redacted), or keep them here; default: the team's "
+    "share setting (agentmem team join --share).",
+)
 @json_option
 @with_memory
-def import_(mem: Memory, file: str, fmt_: str, skip_bad: bool, as_json: bool) -> None:
+def import_(
+    mem: Memory, file: str, fmt_: str, skip_bad: bool, share: bool | None, as_json: bool
+) -> None:
     """Import trajectories from FILE in another format.
 
     --format openai reads OpenAI chat transcripts (a JSON array or JSON lines,
@@ -90,7 +105,7 @@ def import_(mem: Memory, file: str, fmt_: str, skip_bad: bool, as_json: bool) ->
         result = parse_openai(data, skip_bad=skip_bad)
     else:
         result = parse_jsonl(io.BytesIO(data), skip_bad=skip_bad)
-    ids = mem.record_many(result.trajectories)
+    ids = mem.record_many(result.trajectories, share=share)
     if as_json:
         print_json({"ids": ids, "skipped": list(result.errors)})
     else:

@@ -14,8 +14,8 @@ Three passes, as in the paper:
    carry the same facts (:func:`same_facts`): lessons built on one template
    about different tools are close in embedding space and still different.
    Two ADDs of the session that are that close, carry different facts but
-   share one (a tool or parameter), come from a common group, and fit in 32
-   words together become one lesson (:func:`join`): the paper's "merge
+   name a parameter in common, come from a common group, and fit in 32 words
+   together become one lesson (:func:`join`): the paper's "merge
    near-duplicates", kept to what loses neither lesson and stays true of one
    group's data.
 3. Length enforcement: a text over 32 words goes through ``compress``.
@@ -58,10 +58,11 @@ def same_facts(a: Operation | str, b: Operation | str) -> bool:
 
 
 def join(a: Operation, b: Operation, max_words: int = MAX_EXPERIENCE_WORDS) -> Operation | None:
-    """One ADD saying both ``a`` and ``b`` ("A; b"), when they share a fact, stand on a
+    """One ADD saying both ``a`` and ``b`` ("A; b"), when they name a parameter in common
+    (not only a tool: two lessons about one tool are two pieces of advice), stand on a
     common group's data and fit in ``max_words`` together; None otherwise."""
-    if not a.text or not b.text or not set(a.facts) & set(b.facts):
-        return None
+    if not a.text or not b.text or not (set(a.facts) & set(b.facts)) - _tools(a) - _tools(b):
+        return None  # two lessons about one tool are two pieces of advice: kept apart
     if not _groups(a) & _groups(b):
         return None  # lessons of unrelated groups: each stays true of its own data
     first = a.text.rstrip()
@@ -84,6 +85,20 @@ def join(a: Operation, b: Operation, max_words: int = MAX_EXPERIENCE_WORDS) -> O
         ),
         detail={**a.detail, "joined": b.detail.get("evidence")},
     )
+
+
+def _tools(op: Operation) -> set[str]:
+    """The tools an operation's lesson is about (its first fact, the finding's other tools)."""
+    f = op.detail.get("evidence")
+    out = set(op.facts[:1])
+    if f is not None:
+        d = f.detail
+        out |= set(d.get("tools") or ()) | {d.get("helper"), d.get("source"), d.get("instead")}
+        out |= {p["helper"] for p in d.get("parts") or ()}
+        out |= {t for t, _ in d.get("pairs") or ()}
+        if f.kind == "wrong_tool":
+            out |= set(f.facts[:2])
+    return {t for t in out if t}
 
 
 def _groups(op: Operation) -> set[str]:

@@ -29,6 +29,7 @@ from sqlite_utils import Database
 from ..db import write
 from ..journal import AppliedOp, apply_operations, begin_session, fail_session
 from ..library import Library
+from ..llm import model_unavailable
 from ..rewards import DEFAULT_WEIGHTS, RewardWeights
 from ..store import GroupReport, group_reports, now_iso
 from ..task_index import save as save_task_vectors
@@ -44,7 +45,7 @@ if TYPE_CHECKING:
     from ..embeddings import Embedder
     from ..llm import TextModel
 
-__all__ = ["LearnOptions", "LearnReport", "learn", "learned_check", "plan_groups"]
+__all__ = ["LearnOptions", "LearnReport", "learn", "learned_check", "plan_groups", "record_groups"]
 
 
 @attrs.frozen
@@ -111,6 +112,9 @@ class LearnReport:
     wall_seconds: float
     operations: tuple[AppliedOp, ...]
     groups: tuple[GroupResult, ...] = ()
+    #: Why the model could not be used (its worker died, hung, or its server was
+    #: unreachable); the session then used the data-derived texts. None when it could.
+    model_unavailable: str | None = None
     grouping: str = "exact"
     groups_single: int = 0
     groups_formed: dict[str, int] = attrs.field(factory=dict)
@@ -246,7 +250,7 @@ def learn(
                 "theta_task": task_threshold(embedder),
             },
         )
-    usage = ModelUsage()
+    usage = ModelUsage(unavailable=model_unavailable(model) if model is not None else None)
     try:
         say("forming groups")
         grouping = plan_groups(db, embedder=embedder, options=options)
@@ -370,23 +374,7 @@ def learn(
                         conditions=conditions,
                     )
                 )
-                for r in results:
-                    db.execute(
-                        "INSERT INTO session_groups (session_id, group_key, trajectory_ids, "
-                        "status, mean_abs_advantage, conditions, summaries, kind, reason) "
-                        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                        [
-                            session_id,
-                            r.key,
-                            json.dumps(sorted(r.trajectory_ids)),
-                            "used" if r.findings else "no-findings",
-                            r.weight,
-                            json.dumps(r.conditions),
-                            json.dumps([attrs.asdict(s) for s in r.summaries], ensure_ascii=False),
-                            r.kind,
-                            r.reason or None,
-                        ],
-                    )
+                record_groups(db, session_id, results)
                 if grouping.vectors is not None:
                     save_task_vectors(db, grouping.vectors)
                 report = finish(applied)
@@ -401,6 +389,28 @@ def learn(
         if session_id is not None:
             fail_session(db, session_id, f"{type(e).__name__}: {e}")
         raise
+
+
+def record_groups(db: Database, session_id: int, results: Sequence[GroupResult]) -> None:
+    """Journal the groups a session learned from, with their kind and why their runs were
+    put together (inside its applying transaction)."""
+    for r in results:
+        db.execute(
+            "INSERT INTO session_groups (session_id, group_key, trajectory_ids, status, "
+            "mean_abs_advantage, conditions, summaries, kind, reason) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [
+                session_id,
+                r.key,
+                json.dumps(sorted(r.trajectory_ids)),
+                "used" if r.findings else "no-findings",
+                r.weight,
+                json.dumps(r.conditions),
+                json.dumps([attrs.asdict(s) for s in r.summaries], ensure_ascii=False),
+                r.kind,
+                r.reason or None,
+            ],
+        )
 
 
 def _report(
@@ -443,6 +453,7 @@ def _report(
         wall_seconds=time.perf_counter() - t0,
         operations=tuple(applied),
         groups=tuple(results),
+        model_unavailable=usage.unavailable,
         grouping=grouping.mode,
         groups_formed=formed,
         free_runs=grouping.free_runs,

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from ..errors import ModelError
+from ..errors import ModelError, ModelUnavailableError
 from ..records import MAX_EXPERIENCE_WORDS, Experience, Trajectory, word_count
 from . import prompts
 from .digest import Digest
@@ -68,6 +68,9 @@ class ModelUsage:
     completion_tokens: int = 0
     seconds: float = 0.0
     verdicts: dict[str, list[int]] = attrs.field(factory=dict)
+    #: Why the model cannot be used any more (its worker died, its server is unreachable):
+    #: from then on every stage uses the data version, as with no model at all.
+    unavailable: str | None = None
 
     def verdict(self, stage: str, accepted: bool) -> None:
         """Count one answer of ``stage`` as accepted or rejected by validation."""
@@ -76,6 +79,8 @@ class ModelUsage:
 
     def skip(self, stage: str) -> str | None:
         """Why ``stage`` no longer asks the model in this session, or None."""
+        if self.unavailable is not None:
+            return f"model unavailable: {self.unavailable}"
         ok, bad = self.verdicts.get(stage, [0, 0])
         n = ok + bad
         if n >= PROBE.get(stage, 5) and ok < MIN_ACCEPTED * n:
@@ -88,11 +93,22 @@ class ModelUsage:
     def complete(
         self, model: TextModel, prompt: str, max_tokens: int, stop: Sequence[str] = ()
     ) -> tuple[str | None, str]:
-        """Call the model; returns (text, "") or (None, why it failed)."""
+        """Call the model; returns (text, "") or (None, why it failed).
+
+        A model that becomes unavailable (:class:`ModelUnavailableError`) is not
+        asked again in this session.
+        """
+        if self.unavailable is not None:
+            return None, f"model unavailable: {self.unavailable}"
         t0 = time.perf_counter()
         self.calls += 1
         try:
             out = model.complete(prompt, max_tokens=max_tokens, stop=stop)
+        except ModelUnavailableError as e:
+            self.failures += 1
+            self.seconds += time.perf_counter() - t0
+            self.unavailable = str(e)
+            return None, f"model unavailable: {e}"
         except ModelError as e:
             self.failures += 1
             self.seconds += time.perf_counter() - t0

@@ -1,0 +1,184 @@
+"""``agentmem team learn`` and ``team undo``: the private library's learning, on the team's.
+
+The session reads the team's runs and lessons from the laptop's replica (synced
+first), plans exactly as a private session does (``learning.session.learn`` in
+dry-run mode: the same stages, prompts and validation), and applies the plan on
+the primary through :mod:`agentmem.team.claims`. Undo uses the journal's own
+undo on the primary, inside one transaction there, so its rules (a later
+session that touched the same experiences blocks it) are checked against the
+primary's current state.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+from ..errors import AgentMemError, AlreadyClaimedError, TeamError
+from . import claims
+from .config import mark_synced
+from .membership import check_embedder, check_schema, config
+from .replica import RemoteDb, open_readonly, open_remote, replica_lock
+
+if TYPE_CHECKING:
+    from ..learning.session import LearnOptions, LearnReport
+    from ..memory import Memory
+
+__all__ = ["learn", "undo"]
+
+
+def _snapshot(db: Any) -> dict[int, dict[str, Any]]:
+    return {
+        int(i): {"text": t, "domain": d, "status": s}
+        for i, t, d, s in db.execute("SELECT id, text, domain, status FROM experiences")
+    }
+
+
+def _candidates(db: Any, options: LearnOptions) -> dict[str, tuple[int, ...]]:
+    """The ready, informative groups no applied session learned with these trajectories."""
+    from ..store import group_reports
+
+    learned = {
+        (str(g), str(ids))
+        for g, ids in db.execute(
+            "SELECT g.group_key, g.trajectory_ids FROM session_groups g "
+            "JOIN sessions s ON s.id = g.session_id WHERE s.status = 'applied'"
+        )
+    }
+    out = {}
+    reports = group_reports(
+        db, weights=options.weights, reward=options.reward, groups=options.groups
+    )
+    for g in reports:
+        ids = tuple(sorted(m.id for m in g.members))
+        if g.ready and not g.degenerate and (g.key, json.dumps(list(ids))) not in learned:
+            out[g.key] = ids
+    if options.max_groups is not None:
+        out = dict(list(out.items())[: options.max_groups])
+    return out
+
+
+def learn(
+    mem: Memory,
+    *,
+    dry_run: bool = False,
+    use_model: bool = True,
+    options: LearnOptions | None = None,
+    progress: Callable[[str], None] | None = None,
+    lease: float = claims.CLAIM_LEASE,
+) -> LearnReport:
+    """A learning session over the team's ready groups, applied once for the whole team.
+
+    Raises :class:`~agentmem.errors.AlreadyClaimedError` when every group it
+    could learn is held by another session.
+    """
+    from ..learning.session import LearnOptions
+    from ..learning.session import learn as plan_session
+    from ..library import Library
+    from ..memory import Memory
+
+    cfg = config(mem)
+    say = progress or (lambda _msg: None)
+    with replica_lock(cfg.replica):
+        conn = open_remote(cfg)
+        try:
+            remote = RemoteDb(conn, cfg.url)
+            db = open_readonly(cfg.replica)
+            try:
+                check_schema(db)
+                check_embedder(db, mem.embedder)
+                team = Memory(db, path=cfg.replica)
+                opts = options or LearnOptions(reward=team.reward_kind, weights=team.reward_weights)
+                model = mem.model if use_model else None
+                if dry_run:
+                    return plan_session(
+                        db, model=model, embedder=mem.embedder, options=opts, dry_run=True
+                    )
+                wanted = _candidates(db, opts)
+                held = claims.claim(remote, wanted, lease=lease) if wanted else None
+                if held is not None and not held.groups:
+                    first = next(iter(held.refused.items()))
+                    raise AlreadyClaimedError(
+                        f"{len(held.refused)} ready group(s), all taken: {first[0]!r} is "
+                        f"{first[1]}; nothing to learn here now"
+                    )
+                if held is not None and held.refused:
+                    say(f"skipping {len(held.refused)} group(s) another session holds")
+                expected = _snapshot(db)
+                groups = tuple(held.groups) if held is not None else ()
+                try:
+                    plan = plan_session(
+                        db,
+                        model=model,
+                        embedder=mem.embedder,
+                        options=attrs.evolve(opts, groups=groups),
+                        dry_run=True,
+                        progress=say,
+                    )
+                    if held is None:
+                        return plan
+                    texts = [o.op.text for o in plan.operations if o.status == "proposed"]
+                    vectors = Library(db, mem.embedder).embed(t for t in texts if t)
+                    report = claims.apply_session(
+                        remote,
+                        held,
+                        plan,
+                        vectors,
+                        expected,
+                        model=getattr(model, "model_id", None) if model else "none (data only)",
+                        embedder=mem.embedder.model_id,
+                        params={"reward": opts.reward, "k_stage2": opts.k_stage2},
+                    )
+                except BaseException:
+                    if held is not None:
+                        with contextlib.suppress(TeamError):  # else the lease lets them go
+                            claims.release(remote, held.id)
+                    raise
+            finally:
+                db.close()
+            conn.sync()
+        finally:
+            conn.close()
+    mark_synced(cfg.replica)
+    return report
+
+
+def undo(mem: Memory, session_id: int, *, cascade: bool = False) -> list[int]:
+    """Undo a team session on the primary, under the private library's rules."""
+    from .. import journal
+    from ..library import Library
+
+    cfg = config(mem)
+    with replica_lock(cfg.replica):
+        conn = open_remote(cfg)
+        try:
+            db = open_readonly(cfg.replica)
+            try:
+                check_embedder(db, mem.embedder)
+                plan = journal.undo_plan(db, session_id, cascade=cascade)
+                vectors = Library(db, mem.embedder).embed(journal.restore_texts(db, plan))
+            finally:
+                db.close()
+            try:
+                created = journal.undo_session(
+                    RemoteDb(conn, cfg.url),  # type: ignore[arg-type]
+                    session_id,
+                    vectors,
+                    cascade=cascade,
+                )
+            except KeyError as e:
+                if isinstance(e, AgentMemError):
+                    raise
+                raise TeamError(
+                    "the team library changed since this laptop last synced; "
+                    "run `agentmem team sync` and undo again"
+                ) from None
+            conn.sync()
+        finally:
+            conn.close()
+    mark_synced(cfg.replica)
+    return created

@@ -1,0 +1,244 @@
+"""Joining, syncing, leaving: a laptop's life in a team.
+
+``join`` checks the primary once (an agentmem library, of this schema, embedded
+with the same model as this laptop) and records the membership in the private
+library. ``sync`` pushes the outbox and pulls the primary's changes. ``leave``
+forgets the team and deletes the replica; the private library is untouched.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+from ..db import write
+from ..errors import TeamError
+from ..migrations import KNOWN_MIGRATIONS
+from . import outbox
+from .config import SETTING, TeamConfig, last_sync, mark_synced, replica_path_for
+from .replica import RemoteDb, open_readonly, open_remote, replica_lock
+
+if TYPE_CHECKING:
+    from ..embeddings import Embedder
+    from ..memory import Memory
+
+__all__ = [
+    "SyncReport",
+    "check_embedder",
+    "check_schema",
+    "config",
+    "join",
+    "leave",
+    "status",
+    "sync",
+]
+
+
+def config(mem: Memory) -> TeamConfig:
+    """This library's team membership, or :class:`TeamError` when it has none."""
+    value = mem.get_setting(SETTING)
+    if value is None:
+        raise TeamError("this library is not in a team: run `agentmem team join URL` first")
+    return TeamConfig.from_setting(value)
+
+
+def check_embedder(db: Any, embedder: Embedder) -> None:
+    """Refuse a laptop whose embedder is not the team's pinned one."""
+    from .. import index
+
+    info = index.index_info(db)
+    if info is None:
+        raise TeamError(
+            "the team library has no pinned embedder: its primary was not set up by "
+            "`agentmem team serve`"
+        )
+    mine = (embedder.model_id, embedder.dims)
+    if info != mine:
+        raise TeamError(
+            f"this team's lessons are embedded with {info[0]!r} ({info[1]} dimensions) and this "
+            f"laptop uses {mine[0]!r} ({mine[1]} dimensions): one embedder per team, so this "
+            "laptop is refused. Use the team's embedder here (AGENTMEM_EMBEDDER, or "
+            "`agentmem reindex --embedder NAME` for the private library), then join again"
+        )
+
+
+def check_schema(db: Any) -> None:
+    """Refuse a primary that is not an agentmem library of this schema."""
+    row = db.execute("SELECT 1 FROM sqlite_master WHERE name = '_sqlite_migrations'").fetchone()
+    if row is None:
+        raise TeamError(
+            "the primary holds no agentmem library: start it with `agentmem team serve`"
+        )
+    applied = [
+        str(r[0])
+        for r in db.execute(
+            "SELECT name FROM _sqlite_migrations WHERE migration_set = 'agentmem' ORDER BY rowid"
+        )
+    ]
+    if tuple(applied) != KNOWN_MIGRATIONS:
+        newer = [m for m in applied if m not in KNOWN_MIGRATIONS]
+        older = [m for m in KNOWN_MIGRATIONS if m not in applied]
+        what = (
+            f"a newer agentmem (migration {', '.join(newer)}): upgrade agentmem here"
+            if newer
+            else f"an older agentmem (lacks {', '.join(older)}): every member and the primary "
+            "must run the same agentmem version"
+        )
+        raise TeamError(f"the team library was set up by {what}")
+
+
+def join(
+    mem: Memory,
+    url: str,
+    *,
+    token_file: str | None = None,
+    sync_interval: float | None = None,
+    share: bool = False,
+) -> TeamConfig:
+    """Join the team library at ``url``: sync a replica next to the library and check it."""
+    if mem.path is None or mem.path.startswith(":memory:"):
+        raise TeamError("an in-memory library cannot join a team")
+    if token_file is not None and not Path(token_file).is_file():
+        raise TeamError(f"token file {token_file} does not exist")
+    replica = replica_path_for(mem.path)
+    kw: dict[str, Any] = {}
+    if sync_interval is not None:
+        kw["sync_interval"] = sync_interval
+    try:
+        cfg = TeamConfig(
+            url=url,
+            replica=str(replica.resolve()),
+            token_file=str(Path(token_file).resolve()) if token_file else None,
+            share=share,
+            **kw,
+        )
+    except ValueError as e:
+        raise TeamError(str(e)) from None
+    existing = mem.get_setting(SETTING)
+    if existing is not None and existing.get("url") != url:
+        raise TeamError(
+            f"this library is already in the team at {existing.get('url')}: "
+            "run `agentmem team leave` first"
+        )
+    with replica_lock(cfg.replica):
+        conn = open_remote(cfg)
+        conn.close()
+    db = open_readonly(cfg.replica)
+    try:
+        check_schema(db)
+        check_embedder(db, mem.embedder)
+    except TeamError:
+        db.close()
+        _remove_replica(cfg.replica)
+        raise
+    db.close()
+    if mem.get_setting("embedder") is None and mem.embedder_name is not None:
+        mem.set_setting("embedder", mem.embedder_name)  # every process here embeds alike
+    mem.set_setting(SETTING, cfg.as_setting())
+    mark_synced(cfg.replica)
+    return cfg
+
+
+@attrs.frozen
+class SyncReport:
+    """What a sync did."""
+
+    pushed: int
+    inserted: int
+    pending: int
+    seconds: float
+
+
+def sync(mem: Memory, *, push: bool = True) -> SyncReport:
+    """Push the outbox (unless ``push`` is False) and pull the primary's changes."""
+    cfg = config(mem)
+    t0 = time.perf_counter()
+    report = outbox.PushReport(0, 0, 0, outbox.pending(mem.db))
+    with replica_lock(cfg.replica):
+        conn = open_remote(cfg)
+        try:
+            if push and report.left:
+                report = outbox.push(mem.db, RemoteDb(conn, cfg.url))
+                conn.sync()
+        finally:
+            conn.close()
+    mark_synced(cfg.replica)
+    return SyncReport(
+        pushed=report.sent,
+        inserted=report.inserted,
+        pending=report.left,
+        seconds=time.perf_counter() - t0,
+    )
+
+
+def _primary_answers(cfg: TeamConfig, timeout: float = 2.0) -> bool:
+    try:
+        with urllib.request.urlopen(cfg.http_url().rstrip("/") + "/health", timeout=timeout):
+            return True
+    except (urllib.error.URLError, OSError, ValueError):
+        return False
+
+
+def status(mem: Memory, *, ping: bool = True) -> dict[str, Any]:
+    """The membership, the replica's age and contents, the outbox, and whether the primary
+    answers (``ping``; the only part that uses the network)."""
+    cfg = config(mem)
+    synced = last_sync(cfg.replica)
+    out: dict[str, Any] = {
+        "url": cfg.url,
+        "replica": cfg.replica,
+        "token_file": cfg.token_file,
+        "share": cfg.share,
+        "sync_interval": cfg.sync_interval,
+        "last_sync_seconds_ago": None if synced is None else round(time.time() - synced, 1),
+        "outbox_pending": outbox.pending(mem.db),
+    }
+    if os.path.isfile(cfg.replica):
+        db = open_readonly(cfg.replica)
+        try:
+            q = db.execute
+            out["team_experiences"] = q(
+                "SELECT count(*) FROM experiences WHERE status = 'live'"
+            ).fetchone()[0]
+            out["team_trajectories"] = q("SELECT count(*) FROM trajectories").fetchone()[0]
+            out["team_sessions"] = q("SELECT count(*) FROM sessions").fetchone()[0]
+            row = q("SELECT value FROM settings WHERE key = 'embedding_model'").fetchone()
+            out["team_embedder"] = None if row is None else str(row[0]).strip('"')
+        finally:
+            db.close()
+    if ping:
+        out["primary_reachable"] = _primary_answers(cfg)
+    return out
+
+
+def _remove_replica(replica: str) -> None:
+    for suffix in ("", "-wal", "-shm", "-client_wal_index", ".synced", ".attempt", ".lock"):
+        with contextlib.suppress(FileNotFoundError):
+            os.remove(replica + suffix)
+
+
+def leave(mem: Memory, *, force: bool = False) -> int:
+    """Forget the team and delete the replica; returns the unpushed items dropped.
+
+    Refuses while shared runs wait in the outbox, unless ``force``.
+    """
+    cfg = config(mem)
+    waiting = outbox.pending(mem.db)
+    if waiting and not force:
+        raise TeamError(
+            f"{waiting} shared item(s) have not reached the team yet: run `agentmem team sync` "
+            "first, or `agentmem team leave --force` to drop them"
+        )
+    with write(mem.db):
+        mem.db.execute("DELETE FROM team_outbox WHERE pushed_at IS NULL")
+        mem.db.execute("DELETE FROM settings WHERE key = ?", [SETTING])
+    with replica_lock(cfg.replica, wait=10):
+        _remove_replica(cfg.replica)
+    return waiting

@@ -1,0 +1,197 @@
+"""Reading the team library next to the private one: search the replica, merge, mark.
+
+Reads never touch the network: the replica is a local SQLite file, searched
+read-only with the same index code as the private library. A read whose replica
+is older than the team's ``sync_interval`` starts ``agentmem team sync`` in the
+background and answers at once from what the replica holds.
+
+:func:`merge_hits` is the whole merge policy, a pure function of two ranked
+lists. This module imports nothing heavy, so the fast ``agentmem context`` path
+can use it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:
+    from ..library import Scored
+    from ..memory import Memory
+
+__all__ = ["TEAM_MARK", "add_team_hits", "mark", "merge_hits", "start_background_sync"]
+
+T = TypeVar("T")
+
+#: What a team lesson is prefixed with in a ``context`` block.
+TEAM_MARK = "(team) "
+
+
+def mark(text: str, source: str) -> str:
+    return TEAM_MARK + text if source == "team" else text
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.lower().split())
+
+
+def merge_hits(
+    private: Sequence[T],
+    team: Sequence[T],
+    *,
+    k: int,
+    score: Callable[[T], float],
+    text: Callable[[T], str],
+) -> list[tuple[str, T]]:
+    """The ``k`` best of two ranked lists as ``(source, hit)``, source ``private`` or ``team``.
+
+    Best score first; on a tie the private hit comes first. A team hit with the
+    same text as a private one (case and spacing aside) is the same lesson and
+    is left out: the laptop's own copy stands.
+    """
+    seen = {_norm(text(h)) for h in private}
+    both = [(score(h), 0, i, "private", h) for i, h in enumerate(private)]
+    both += [(score(h), 1, i, "team", h) for i, h in enumerate(team) if _norm(text(h)) not in seen]
+    both.sort(key=lambda x: (-x[0], x[1], x[2]))
+    return [(src, h) for _, _, _, src, h in both[:k]]
+
+
+def config_of(settings: dict[str, Any]) -> dict[str, Any] | None:
+    """The raw team setting from a ``settings`` mapping (JSON strings), or None."""
+    raw = settings.get("team")
+    if raw is None:
+        return None
+    value = json.loads(raw) if isinstance(raw, str) else raw
+    return value if isinstance(value, dict) and value.get("replica") else None
+
+
+def _attempt_path(replica: str) -> Path:
+    return Path(f"{replica}.attempt")
+
+
+def start_background_sync(library: str, team: dict[str, Any]) -> bool:
+    """Start ``agentmem team sync`` in the background if the replica is older than the
+    team's ``sync_interval``; never waits for it. True if one was started."""
+    interval = float(team.get("sync_interval") or 0)
+    if interval <= 0:
+        return False
+    replica = str(team["replica"])
+    now = time.time()
+    for p in (Path(f"{replica}.synced"), _attempt_path(replica)):
+        try:
+            if now - p.stat().st_mtime < interval:
+                return False
+        except OSError:
+            pass
+    try:
+        _attempt_path(replica).touch()
+        subprocess.Popen(
+            [sys.executable, "-m", "agentmem", "team", "sync", "--quiet", "--db", library],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+            close_fds=True,
+        )
+    except OSError:
+        return False
+    return True
+
+
+def fast_team_hits(
+    library: str,
+    settings: dict[str, Any],
+    vec: Sequence[float],
+    info: tuple[str, int],
+    domains: Sequence[str] | None,
+    k: int,
+) -> list[tuple[float, str]]:
+    """The fast ``context`` path's team search: (score, text) from the replica, or nothing.
+
+    Nothing when the library is not in a team, the replica is missing, or its
+    index is another embedder's (the full CLI explains that one).
+    """
+    team = config_of(settings)
+    if team is None:
+        return []
+    start_background_sync(library, team)
+    replica = str(team["replica"])
+    if not os.path.isfile(replica):
+        return []
+    from .. import index
+    from ..fastpath import _Conn, _connect
+
+    conn = _connect(replica)
+    try:
+        db = _Conn(conn)
+        if index.index_info(db) != info:  # type: ignore[arg-type]
+            raise LookupError("the team's index is another embedder's")
+        db.execute("BEGIN")
+        try:
+            hits = index.search(db, vec, domains=domains, k=k)  # type: ignore[arg-type]
+            ids = [i for i, _ in hits]
+            rows = dict(
+                db.execute(
+                    "SELECT id, text FROM experiences WHERE status = 'live' "
+                    f"AND id IN ({','.join('?' * len(ids))})",
+                    ids,
+                ).fetchall()
+            )
+        finally:
+            db.execute("COMMIT")
+    finally:
+        conn.close()
+    return [(s, rows[i]) for i, s in hits if i in rows]
+
+
+def add_team_hits(
+    mem: Memory, task: str, private: list[Scored], *, domains: Sequence[str] | None, k: int
+) -> list[Scored]:
+    """``private`` merged with the team replica's hits for ``task`` (unchanged outside a team).
+
+    Team hits carry ``source='team'``. A replica built with another embedder is
+    refused with :class:`~agentmem.errors.TeamError`.
+    """
+    team = config_of({"team": _setting(mem)})
+    if team is None or mem.path is None:
+        return private
+    start_background_sync(mem.path, team)
+    replica = str(team["replica"])
+    if not os.path.isfile(replica):
+        return private
+    import attrs
+
+    from ..db import sqlite3
+    from ..library import Library
+    from .membership import check_embedder
+    from .replica import open_readonly
+
+    try:
+        db = open_readonly(replica)
+    except sqlite3.Error:
+        return private  # a replica still being created: the private lessons alone
+    try:
+        try:
+            db.execute("SELECT 1 FROM settings LIMIT 1")
+        except sqlite3.Error:
+            return private
+        check_embedder(db, mem.embedder)
+        found = Library(db, mem.embedder).search(task, domains=domains, k=k)
+    finally:
+        db.close()
+    team_hits = [attrs.evolve(h, source="team") for h in found]
+    merged = merge_hits(
+        private, team_hits, k=k, score=lambda h: h.score, text=lambda h: h.experience.text
+    )
+    return [h for _, h in merged]
+
+
+def _setting(mem: Memory) -> Any:
+    row = mem.db.execute("SELECT value FROM settings WHERE key = 'team'").fetchone()
+    return None if row is None else row[0]

