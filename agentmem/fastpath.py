@@ -17,7 +17,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["HEADER", "context_main", "format_context"]
+__all__ = ["HEADER", "context_main", "context_text", "format_context"]
 
 HEADER = "Lessons from earlier runs of similar tasks (apply when they fit):"
 
@@ -106,6 +106,7 @@ def _parse(argv: Sequence[str]) -> argparse.Namespace | None:
     p.add_argument("--tool", "-t", action="append", default=[])
     p.add_argument("-k", type=int, default=5)
     p.add_argument("--db")
+    p.add_argument("--project")
     try:
         args, rest = p.parse_known_args(list(argv))
     except SystemExit:
@@ -120,30 +121,66 @@ def context_main(argv: Sequence[str]) -> int | None:
     args = _parse(argv)
     if args is None:
         return None
+    from .projects import project_of
+
+    block = context_text(
+        args.text,
+        db_path=args.db,
+        project=project_of(args.project) if args.project else None,
+        tools=args.tool,
+        domains=args.domain,
+        k=args.k,
+    )
+    if block is None:
+        return None
+    if block:
+        sys.stdout.write(block + "\n")
+    return 0
+
+
+def context_text(
+    text: str,
+    *,
+    db_path: str | None = None,
+    project: str | None = None,
+    tools: Sequence[str] = (),
+    domains: Sequence[str] = (),
+    k: int = 5,
+) -> str | None:
+    """The context block for ``text`` (served in ``project``), or ``None``: use the full path."""
     from .paths import default_db_path
 
-    path = args.db or str(default_db_path())
+    path = db_path or str(default_db_path())
     if not os.path.isfile(path):
         return None
     try:
         conn = _connect(path)
         try:
-            return _run(_Conn(conn), args, path)
+            return _block(_Conn(conn), text, project, list(tools), list(domains), k, path)
         finally:
             conn.close()
     except Exception:  # anything odd: the full CLI reports it properly
         return None
 
 
-def _run(db: _Conn, args: argparse.Namespace, path: str) -> int | None:
+def _block(
+    db: _Conn,
+    text: str,
+    project: str | None,
+    tools: list[str],
+    domains_: list[str],
+    k: int,
+    path: str,
+) -> str | None:
     from . import index
+    from .projects import hidden_ids, visible_top
     from .team.reads import config_of, fast_team_hits, mark, merge_hits
 
     settings = dict(db.execute("SELECT key, value FROM settings").fetchall())
     info = index.index_info(db)  # type: ignore[arg-type]
     team = config_of(settings)
     if info is None and team is None:
-        return 0  # no index yet: nothing to retrieve
+        return ""  # no index yet: nothing to retrieve
     from .embeddings import get_embedder
 
     name = json.loads(settings["embedder"]) if "embedder" in settings else None
@@ -152,17 +189,23 @@ def _run(db: _Conn, args: argparse.Namespace, path: str) -> int | None:
     if info is not None and mine != info:
         return None  # the full CLI explains the mismatch
     domains: list[str] | None = None
-    if args.tool or args.domain:
+    if tools or domains_:
         from .domains import domain_for
 
         over = dict(db.execute("SELECT tool, domain FROM tool_domains").fetchall())
-        domains = sorted(set(args.domain) | {domain_for(t, over) for t in args.tool})
-    vec = _embed_query(emb, args.text)
+        domains = sorted(set(domains_) | {domain_for(t, over) for t in tools})
+    vec = _embed_query(emb, text)
     private: list[tuple[float, str]] = []
     if info is not None:
-        db.execute("BEGIN")  # the index and the texts from one committed state
+        db.execute("BEGIN")  # the index, the scopes and the texts from one committed state
         try:
-            hits = index.search(db, vec, domains=domains, k=args.k)  # type: ignore[arg-type]
+            hidden = hidden_ids(db, project)  # lessons served only in other projects
+            hits = visible_top(
+                lambda n: index.search(db, vec, domains=domains, k=n),  # type: ignore[arg-type]
+                k,
+                hidden,
+                lambda hit: hit[0],
+            )
             ids = [i for i, _ in hits]
             rows = dict(
                 db.execute(
@@ -177,12 +220,9 @@ def _run(db: _Conn, args: argparse.Namespace, path: str) -> int | None:
     texts = [t for _, t in private]
     if team is not None:  # -- team touch point: the replica's lessons, merged and marked
         try:
-            shared = fast_team_hits(path, settings, vec, mine, domains, args.k)
+            shared = fast_team_hits(path, settings, vec, mine, domains, k)
         except LookupError:
             return None  # the full CLI explains the mismatch
-        merged = merge_hits(private, shared, k=args.k, score=lambda h: h[0], text=lambda h: h[1])
+        merged = merge_hits(private, shared, k=k, score=lambda h: h[0], text=lambda h: h[1])
         texts = [mark(h[1], source) for source, h in merged]
-    block = format_context(texts)
-    if block:
-        sys.stdout.write(block + "\n")
-    return 0
+    return format_context(texts)

@@ -28,6 +28,7 @@ from .rewards import RewardWeights
 
 if TYPE_CHECKING:
     from .embeddings import Embedder
+    from .importers.turns import ImportReport
     from .learning import Operation
     from .learning import grouping as learning_grouping
     from .learning.session import LearnOptions, LearnReport
@@ -276,6 +277,40 @@ class Memory:
             live.id = self.record(live.build())
             raise
         live.id = self.record(live.build())
+
+    def import_transcripts(
+        self,
+        fmt: str,
+        paths: Sequence[str | os.PathLike[str]],
+        *,
+        final: bool = False,
+        project: str | os.PathLike[str] | None = None,
+        force: bool = False,
+        progress: Callable[[str], None] | None = None,
+        share: bool | None = None,
+    ) -> ImportReport:
+        """Import the new turns of agent transcripts: one trajectory per user prompt.
+
+        ``fmt`` is ``claude-code``, ``codex`` or ``anthropic``; ``paths`` are files
+        or folders. Turns imported before are skipped (key: source, session id,
+        turn id), so this can run again and again as transcripts grow. Verdicts
+        come only from explicit signals in the transcript (an interrupted turn, a
+        denied tool call). ``share`` as for :meth:`record_many`. See
+        :mod:`agentmem.importers`.
+        """
+        from .importers.run import import_transcripts
+
+        return import_transcripts(
+            self.db,
+            fmt,
+            paths,
+            clean=self._clean,
+            final=final,
+            project=None if project is None else str(project),
+            force=force,
+            progress=progress,
+            share=share,
+        )
 
     def feedback(self, trajectory_id: int, kind: str, *, note: str | None = None) -> None:
         """Record the user's verdict on a trajectory: ``accept``, ``correct`` or ``reject``."""
@@ -565,20 +600,32 @@ class Memory:
         tools: Sequence[str] | None = None,
         domains: Sequence[str] | None = None,
         k: int = 5,
+        project: str | os.PathLike[str] | None = None,
     ) -> list[Scored]:
         """The ``k`` experiences that best fit ``task``, within the domains of ``tools``
-        and ``domains`` (plus domain-free ones; all domains when neither is given)."""
+        and ``domains`` (plus domain-free ones; all domains when neither is given).
+
+        Lessons scoped to one project (see :mod:`agentmem.projects`) are served only
+        when ``project`` (a folder: its git root counts) is that project."""
         if k < 1:
             raise InvalidRecordError(f"k must be at least 1, not {k}")
         if not task.strip():
             raise InvalidRecordError("the task text must not be empty")
         from . import index
+        from .projects import hidden_ids, project_of, visible_top
         from .team.reads import add_team_hits
 
         scope = self._domains(tools, domains)
         private = []
         if index.index_info(self.db) is not None:  # else do not load the embedder for it
-            private = self._library(remember=False).search(task, domains=scope, k=k)
+            lib = self._library(remember=False)
+            hidden = hidden_ids(self.db, project_of(project) if project is not None else None)
+            private = visible_top(
+                lambda n: lib.search(task, domains=scope, k=n),
+                k,
+                hidden,
+                lambda h: h.experience.id or 0,
+            )
         # -- team touch point: the team replica's lessons, merged and marked
         return add_team_hits(self, task, private, domains=scope, k=k)
 
@@ -589,12 +636,14 @@ class Memory:
         tools: Sequence[str] | None = None,
         domains: Sequence[str] | None = None,
         k: int = 5,
+        project: str | os.PathLike[str] | None = None,
     ) -> str:
-        """A block of text to put in an agent's system prompt (empty when nothing fits)."""
+        """A block of text to put in an agent's system prompt (empty when nothing fits),
+        with the lessons served in ``project`` (see :meth:`retrieve`)."""
         from .fastpath import format_context
         from .team.reads import mark
 
-        hits = self.retrieve(task, tools=tools, domains=domains, k=k)
+        hits = self.retrieve(task, tools=tools, domains=domains, k=k, project=project)
         return format_context([mark(h.experience.text, h.source) for h in hits])
 
     def reindex(self, embedder: Embedder | str | None = None) -> int:

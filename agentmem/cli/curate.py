@@ -14,6 +14,11 @@ _domain_opt = click.option(
 _tool_opt = click.option(
     "--tool", "-t", "tools", multiple=True, help="Search in this tool's domain (repeatable)."
 )
+_project_opt = click.option(
+    "--project",
+    type=click.Path(file_okay=False),
+    help="Also the lessons served only in this project (a folder: its git root counts).",
+)
 _k_opt = click.option(
     "-k",
     "k",
@@ -28,17 +33,33 @@ _k_opt = click.option(
 @click.option(
     "--domain", "-d", "domains", multiple=True, help="Only these domains (plus domain-free)."
 )
+@click.option(
+    "--project",
+    type=click.Path(file_okay=False),
+    help="Only the lessons served in this project: the global ones and its own.",
+)
 @json_option
 @with_memory
-def experiences(mem: Memory, domains: tuple[str, ...], as_json: bool) -> None:
-    """List the live experience library.
+def experiences(mem: Memory, domains: tuple[str, ...], project: str | None, as_json: bool) -> None:
+    """List the live experience library, with each lesson's scope.
+
+    The scope is "global" (served everywhere) or the one project a lesson is
+    served in: a lesson learned only from one project's runs that names that
+    project's paths, commands or identifiers (see docs/agents.md).
 
     \b
     Examples:
       agentmem experiences
       agentmem experiences --domain fs --json
+      agentmem experiences --project .
     """
+    from ..projects import GLOBAL, current_scopes, project_of
+
     exps = mem.experiences(domains=domains or None)
+    scopes = current_scopes(mem.db)
+    if project is not None:
+        here = project_of(project)
+        exps = [e for e in exps if scopes.get(e.id or 0, here) == here]
     if as_json:
         print_json(
             [
@@ -46,6 +67,7 @@ def experiences(mem: Memory, domains: tuple[str, ...], as_json: bool) -> None:
                     "id": e.id,
                     "text": e.text,
                     "domain": e.domain,
+                    "scope": scopes.get(e.id or 0, GLOBAL),
                     "created_at": e.created_at,
                     "updated_at": e.updated_at,
                 }
@@ -53,7 +75,10 @@ def experiences(mem: Memory, domains: tuple[str, ...], as_json: bool) -> None:
             ]
         )
         return
-    print_table(["id", "domain", "text"], [[e.id, e.domain or "-", e.text] for e in exps])
+    print_table(
+        ["id", "domain", "scope", "text"],
+        [[e.id, e.domain or "-", scopes.get(e.id or 0, GLOBAL), e.text] for e in exps],
+    )
 
 
 @cli.command()
@@ -106,10 +131,17 @@ def remove(mem: Memory, experience_id: int) -> None:
 @_domain_opt
 @_tool_opt
 @_k_opt
+@_project_opt
 @json_option
 @with_memory
 def retrieve(
-    mem: Memory, text: str, domains: tuple[str, ...], tools: tuple[str, ...], k: int, as_json: bool
+    mem: Memory,
+    text: str,
+    domains: tuple[str, ...],
+    tools: tuple[str, ...],
+    k: int,
+    project: str | None,
+    as_json: bool,
 ) -> None:
     """The experiences that best fit TEXT, with cosine scores.
 
@@ -121,7 +153,7 @@ def retrieve(
       agentmem retrieve "rename a file in a subfolder" --tool mv -k 3
       agentmem retrieve "book a flight" --domain airline --json
     """
-    hits = mem.retrieve(text, tools=tools or None, domains=domains or None, k=k)
+    hits = mem.retrieve(text, tools=tools or None, domains=domains or None, k=k, project=project)
     if as_json:
         print_json([h.as_dict() for h in hits])
         return
@@ -136,21 +168,29 @@ def retrieve(
 @_domain_opt
 @_tool_opt
 @_k_opt
+@_project_opt
 @with_memory
 def context(
-    mem: Memory, text: str, domains: tuple[str, ...], tools: tuple[str, ...], k: int
+    mem: Memory,
+    text: str,
+    domains: tuple[str, ...],
+    tools: tuple[str, ...],
+    k: int,
+    project: str | None,
 ) -> None:
     """Print a block of lessons for TEXT, ready to paste into an agent's system prompt.
 
     Prints nothing when no experience fits. Fast enough to run before every
-    prompt (no language model is loaded).
+    prompt (no language model is loaded). Without --project only global
+    lessons are served; with it, that project's own lessons too.
 
     \b
     Examples:
       agentmem context "fix the failing test" --tool bash --tool edit
+      agentmem context --project . -- "$PROMPT"
       agentmem context -k 3 -- "$PROMPT" >> system-prompt.txt
     """
-    block = mem.context(text, tools=tools or None, domains=domains or None, k=k)
+    block = mem.context(text, tools=tools or None, domains=domains or None, k=k, project=project)
     if block:
         click.echo(block)
 

@@ -30,6 +30,7 @@ from ..db import write
 from ..journal import AppliedOp, apply_operations, begin_session, fail_session
 from ..library import Library
 from ..llm import model_unavailable
+from ..projects import record_scopes
 from ..rewards import DEFAULT_WEIGHTS, RewardWeights
 from ..store import GroupReport, group_reports, now_iso
 from ..task_index import save as save_task_vectors
@@ -374,6 +375,8 @@ def learn(
                         conditions=conditions,
                     )
                 )
+                # Which project each new text is served in (agentmem.projects: the rule).
+                record_scopes(db, session_id, applied, {r.key: r.trajectory_ids for r in results})
                 record_groups(db, session_id, results)
                 if grouping.vectors is not None:
                     save_task_vectors(db, grouping.vectors)
