@@ -371,7 +371,35 @@ def m005_transcript_imports_and_scopes(db: Database) -> None:
 
 
 @migrations()
-def m006_grouping_kinds(db: Database) -> None:
+def m006_experience_sources(db: Database) -> None:
+    """The view ``experience_sources``: every experience with the operation its text came from.
+
+    That operation is the latest applied one with the experience as its result,
+    in an applied session that is not an undo: after an undo the experience
+    holds an earlier session's text again, and the view names that session.
+    A lesson added by hand comes from a ``curate`` session (origin ``user``).
+    """
+    db.execute("DROP VIEW IF EXISTS experience_sources")
+    db.execute(
+        """
+        CREATE VIEW experience_sources AS
+        SELECT
+            e.id, e.text, e.domain, e.status,
+            o.session_id, o.group_key, o.origin, o.id AS operation_id, o.kind AS operation,
+            e.created_at, e.updated_at
+        FROM experiences e
+        LEFT JOIN operations o ON o.id = (
+            SELECT op.id FROM operations op JOIN sessions s ON s.id = op.session_id
+            WHERE op.result_id = e.id AND op.status = 'applied'
+                AND s.status = 'applied' AND s.kind != 'undo'
+            ORDER BY op.id DESC LIMIT 1
+        )
+        """
+    )
+
+
+@migrations()
+def m007_grouping_kinds(db: Database) -> None:
     """Groups formed from single runs: ``session_groups.kind`` and ``reason``, ``task_vectors``.
 
     A learning session now also learns from groups of runs of *similar* tasks and
