@@ -14,7 +14,7 @@ or repairs anything) and adds a summary of what the file holds. What is checked:
 * the journal agrees with the library: replaying the applied operations of the
   applied, undone and undo sessions, oldest first, leaves every experience
   exactly as the ``experiences`` table has it (text, domain, live or deleted, or
-  gone after an undone ADD; a CONFIRM or CONTRADICT keeps the text; from m007 on,
+  gone after an undone ADD; a CONFIRM or CONTRADICT keeps the text; from m008 on,
   the evidence counts the latest operation's after state recorded); every
   experience row was created by a journaled ADD;
   operation rows are well formed;
@@ -449,6 +449,7 @@ _ENUMS: tuple[tuple[str, str, tuple[Any, ...], str], ...] = (
     ),
     ("operations", "status", ("applied", "rejected", "proposed"), "journal"),
     ("session_groups", "status", ("used", "degenerate", "no-findings"), "session"),
+    ("session_groups", "kind", ("exact", "similar", "correction"), "session"),
 )
 
 #: (table, key column, JSON column, may be NULL, problem kind) for every JSON column.
@@ -472,6 +473,8 @@ def _check_values(db: Database, missing: AbstractSet[str] = frozenset()) -> list
     for table, col, allowed, kind in _ENUMS:
         if table in missing:
             continue
+        if col not in {str(r[1]) for r in db.execute(f"PRAGMA table_info([{table}])")}:
+            continue  # added by a migration the file has not had yet (a warning already)
         vals = [v for v in allowed if v is not None]
         marks = ",".join("?" * len(vals))
         null_ok = None in allowed
@@ -670,7 +673,7 @@ def _check_journal(db: Database) -> list[Problem]:
         + " FROM operations o JOIN sessions s ON s.id = o.session_id "
         "WHERE o.status = 'applied' AND s.status IN ('applied', 'undone') ORDER BY o.id"
     )
-    op_counts: dict[int, tuple[Any, ...]] = {}  # after states from m007 on hold the counts
+    op_counts: dict[int, tuple[Any, ...]] = {}  # after states from m008 on hold the counts
     for oid, sid, skind, kind, targets_json, result_id, ok, text, domain, *counts in rows:
         if counts[0] is not None:
             op_counts[oid] = tuple(counts)
@@ -919,7 +922,7 @@ def _check_journal(db: Database) -> list[Problem]:
     return problems
 
 
-#: The evidence counts of an experience (m007), in this order in messages.
+#: The evidence counts of an experience (m008), in this order in messages.
 _COUNTS = ("support_groups", "support_runs", "contradict_groups", "contradict_runs")
 
 

@@ -54,7 +54,7 @@ class AppliedOp:
     result_id: int | None = None
 
 
-#: The evidence columns of an experience (m007), kept in every before and after state.
+#: The evidence columns of an experience (m008), kept in every before and after state.
 COUNTS = ("support_groups", "support_runs", "contradict_groups", "contradict_runs")
 EVIDENCE = (*COUNTS, "last_confirmed_at", "last_contradicted_at", "rule")
 
@@ -428,7 +428,7 @@ def _undo_one(db: Database, session_id: int, vectors: Mapping[str, Vector]) -> i
         restored = []
         for b in before:
             current = _exp_row(db, b["id"])
-            ev = [k for k in EVIDENCE if k in b]  # states journaled before m007 hold none
+            ev = [k for k in EVIDENCE if k in b]  # states journaled before m008 hold none
             db.execute(
                 "UPDATE experiences SET text = ?, domain = ?, status = ?, updated_at = ?, "
                 f"updated_session = ?{''.join(f', {k} = ?' for k in ev)} WHERE id = ?",

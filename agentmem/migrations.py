@@ -398,12 +398,35 @@ def m006_experience_sources(db: Database) -> None:
     )
 
 
-#: Operation kinds the journal accepts from m007 on (CONFIRM and CONTRADICT count evidence).
-_OPERATION_KINDS_M007 = "'ADD', 'MODIFY', 'DELETE', 'MERGE', 'CONFIRM', 'CONTRADICT'"
+@migrations()
+def m007_grouping_kinds(db: Database) -> None:
+    """Groups formed from single runs: ``session_groups.kind`` and ``reason``, ``task_vectors``.
+
+    A learning session now also learns from groups of runs of *similar* tasks and
+    from a run's own corrections (see :mod:`agentmem.learning.grouping`).
+    ``session_groups.kind`` says which (``exact``, ``similar``, ``correction``;
+    every older row is ``exact``) and ``reason`` why its runs were put together.
+    ``task_vectors`` keeps each trajectory's task embedding, per embedding model,
+    so that a session embeds a task once (owned by :mod:`agentmem.task_index`).
+    """
+    db.execute(
+        "ALTER TABLE session_groups ADD COLUMN kind TEXT NOT NULL DEFAULT 'exact' "
+        "CHECK (kind IN ('exact', 'similar', 'correction'))"
+    )
+    db.execute("ALTER TABLE session_groups ADD COLUMN reason TEXT")
+    db.execute(
+        "CREATE TABLE task_vectors ("
+        "trajectory_id INTEGER PRIMARY KEY REFERENCES trajectories (id) ON DELETE CASCADE, "
+        "model TEXT NOT NULL, vector BLOB NOT NULL)"
+    )
+
+
+#: Operation kinds the journal accepts from m008 on (CONFIRM and CONTRADICT count evidence).
+_OPERATION_KINDS_M008 = "'ADD', 'MODIFY', 'DELETE', 'MERGE', 'CONFIRM', 'CONTRADICT'"
 
 
 @migrations()
-def m007_evidence(db: Database) -> None:
+def m008_evidence(db: Database) -> None:
     """Evidence per experience (``agentmem.learning.support``).
 
     ``experiences`` gains the counts of learned groups and runs that support and
@@ -427,11 +450,11 @@ def m007_evidence(db: Database) -> None:
     )
     db.execute(
         f"""
-        CREATE TABLE operations_m007 (
+        CREATE TABLE operations_m008 (
             id INTEGER PRIMARY KEY,
             session_id INTEGER NOT NULL REFERENCES sessions (id),
             group_key TEXT,
-            kind TEXT NOT NULL CHECK (kind IN ({_OPERATION_KINDS_M007})),
+            kind TEXT NOT NULL CHECK (kind IN ({_OPERATION_KINDS_M008})),
             target_ids TEXT NOT NULL DEFAULT '[]',
             result_id INTEGER,
             text TEXT,
@@ -446,9 +469,9 @@ def m007_evidence(db: Database) -> None:
         )
         """
     )
-    db.execute(f"INSERT INTO operations_m007 ({cols}) SELECT {cols} FROM operations")
+    db.execute(f"INSERT INTO operations_m008 ({cols}) SELECT {cols} FROM operations")
     db.execute("DROP TABLE operations")
-    db.execute("ALTER TABLE operations_m007 RENAME TO operations")
+    db.execute("ALTER TABLE operations_m008 RENAME TO operations")
     db.execute("CREATE INDEX operations_session_id ON operations (session_id)")
     db.execute("CREATE INDEX operations_result_id ON operations (result_id)")
     db.execute(

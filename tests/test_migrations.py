@@ -117,7 +117,11 @@ def test_open_migrates_and_keeps_everything(v1):
     for table in ("trajectories", "feedback"):  # m004 adds uuid, NULL for unshared rows...
         assert all(r[-1] is None for r in after[table])
         after[table] = [r[:-1] for r in after[table]]
-    # m007 adds the evidence columns: zero counts, no stamps, no rule for the old lessons...
+    # m007 adds session_groups.kind and .reason: every older group is an exact one
+    width = len(before["session_groups"][0])
+    assert {r[width:] for r in after["session_groups"]} == {("exact", None)}
+    after["session_groups"] = [r[:width] for r in after["session_groups"]]
+    # m008 adds the evidence columns: zero counts, no stamps, no rule for the old lessons...
     assert all(r[-7:] == (0, 0, 0, 0, None, None, None) for r in after["experiences"])
     after["experiences"] = [r[:-7] for r in after["experiences"]]
     assert after == before  # ...and changes no row
