@@ -155,7 +155,7 @@ def _learning_data(runs: Sequence[tuple[str, Trajectory, float]]) -> _LearningDa
 
 
 def _value_like(tok: str, initial: bool) -> bool:
-    if tok in ("I", "I'm", "I've", "I'd", "I'll", "e.g", "i.e"):
+    if tok in ("I", "I'm", "I've", "I'd", "I'll", "e.g", "i.e", "ID", "OK", "URL", "API", "JSON"):
         return False
     if any(c.isdigit() for c in tok) or re.search(r"[._/@:-]", tok):
         return True

@@ -95,6 +95,8 @@ MIN_GROUPS = 2
 _TOKEN = re.compile(r"[A-Za-z0-9_](?:[A-Za-z0-9_.'’/@:-]*[A-Za-z0-9_])?")
 _QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"")
 _PLAIN = frozenset({"i", "i'm", "i've", "i'd", "i'll", "e.g", "i.e", "ok"})
+#: Capitals that are words of error messages, not values.
+_ACRONYMS = frozenset({"ID", "IDS", "OK", "URL", "URI", "API", "JSON", "HTTP", "HTTPS", "SQL"})
 
 
 # --------------------------------------------------------------------------- tokens
@@ -102,7 +104,9 @@ _PLAIN = frozenset({"i", "i'm", "i've", "i'd", "i'll", "e.g", "i.e", "ok"})
 
 def value_like(token: str, initial: bool = False) -> bool:
     """Whether ``token`` reads as a value (an id, count, name, file, date), not a word."""
-    if token.lower() in _PLAIN or (len(token) < 2 and not token.isdigit()):
+    if token.lower() in _PLAIN or token.upper() in _ACRONYMS:
+        return False
+    if len(token) < 2 and not token.isdigit():
         return False
     if any(c.isdigit() for c in token):
         return True
@@ -176,12 +180,20 @@ class Corpus:
     options: Mapping[str, tuple[str, ...]]
 
     def refuting(self, rule: Rule) -> list[CorpusRun]:
-        """The accepted runs that ``rule`` applies to and that did not follow it."""
-        return [
-            r
-            for r in self.runs
-            if r.good and applies(rule, r.task, r.steps) and not follows(rule, r.task, r.steps)
-        ]
+        """The accepted runs that ``rule`` applies to and that succeeded doing otherwise:
+        judged on their successful calls (a call that failed and that the run then put
+        right is a mistake it corrected, not a way that works), but for a rule about a
+        failure (a recovery, "if W fails, use R")."""
+        out = []
+        for r in self.runs:
+            if not r.good:
+                continue
+            steps = r.steps
+            if rule.kind != "recovery" and not rule.error:
+                steps = tuple(s for s in steps if s.success)
+            if applies(rule, r.task, steps) and not follows(rule, r.task, steps):
+                out.append(r)
+        return out
 
     def groups_with(self, token: str) -> int:
         return len(self.token_groups.get(token, ()))
@@ -196,16 +208,18 @@ class Corpus:
         self, tools: Sequence[str], param: str, before: Sequence[str] = ()
     ) -> dict[str, tuple[set[str], set[str]]]:
         """value -> (groups whose good runs, groups whose bad runs pass it in the role):
-        ``param`` of ``tools``; with ``before``, the last such call before the first call
-        of one of ``before``."""
+        ``param`` of ``tools``; with ``before``, the last such call before the first
+        successful call of one of ``before``."""
         out: dict[str, tuple[set[str], set[str]]] = defaultdict(lambda: (set(), set()))
         ts = set(tools)
         for r in self.runs:
             if r.good is None:
                 continue
             calls: list[Step] = []
-            if before:
-                first = next((i for i, s in enumerate(r.steps) if s.tool in set(before)), None)
+            if before:  # the value in effect when one of ``before`` first succeeded
+                first = next(
+                    (i for i, s in enumerate(r.steps) if s.tool in set(before) and s.success), None
+                )
                 if first is None:
                     continue
                 prior = [s for s in r.steps[:first] if s.tool in ts and param in s.params]
@@ -423,8 +437,8 @@ def note_group(
     errors: list[tuple[str, str, str]] = []
     for f in findings:
         d = f.detail
-        u = d.get("helper")
-        if u and f.kind in ("prerequisite", "recovery"):
+        helpers = [d["helper"]] if d.get("helper") else [p["helper"] for p in d.get("parts") or []]
+        for u in helpers if f.kind in ("prerequisite", "recovery") else ():
             for t in _tools_of(f):
                 if _recovered_by(runs, t, u) or _helper_changed(pos, neg, t, u):
                     causal.add((t, u))
@@ -526,6 +540,8 @@ class _Verdict:
     #: Further lessons of the same finding (a value lesson's parameter name, when the
     #: value part is stated for its failure only).
     extra: tuple[tuple[str, Rule], ...] = ()
+    #: Further failure-only forms (one per helper of a lesson about several).
+    more_alts: tuple[tuple[str, Rule], ...] = ()
 
 
 def _conditional(
@@ -610,6 +626,10 @@ def _value_lesson(f: Finding, text: str, notes: Sequence[GroupNotes], corpus: Co
             alt[0].removesuffix(".") + f"; name it {x}=..., never {wrong}=...",
             attrs.evolve(alt[1], wrong_name=wrong),
         )
+    shown_by = sum(1 for n in notes if any((t, x, source) in n.lookups for t in ts))
+    if alt is not None and lookup_ok and bad_from_task and shown_by < MIN_GROUPS:
+        # One task's words were wrong for x once: say what was seen, for that failure.
+        return _Verdict(alt[0], alt[1], note="stated for its failure only: one group showed it")
     literal = literal_tokens(_QUOTED.sub("", text), corpus, allowed)
     literal += [
         v for v, ok in ((good, good_ok), (bad, bad_ok)) if v and not ok and _mentions(text, v)
@@ -731,6 +751,107 @@ def _prerequisite_lesson(
     return _Verdict(_mask_quotes(new, corpus, allowed), rule, alt=alt)
 
 
+def _needs_lesson(f: Finding, notes: Sequence[GroupNotes], corpus: Corpus) -> _Verdict:
+    """A prerequisite lesson about several helpers of one tool ("Before calling T, call U1
+    and U2 first"): each helper kept only as the data shows it (as for one helper)."""
+    t = _tools_of(f)[0]
+    kept: list[dict[str, Any]] = []
+    for p in f.detail.get("parts") or []:
+        u = p["helper"]
+        causal = any((t, u) in n.causal for n in notes)
+        habit = causal or any((t, u) in n.habit for n in notes)
+        recover = bool(p.get("recovery"))
+        setting, bad = None, None
+        if p.get("setting"):
+            sx, sgood, sbad = p["setting"]
+            opts = corpus.options_of([u])
+            if sgood in opts or corpus.constant([u], sx, sgood, before=[t]):
+                setting = (sx, sgood)
+                if sbad and ((opts and sbad not in opts) or corpus.always_bad([u], sx, sbad)):
+                    bad = sbad
+        # a general value of the helper's own call that the bad run got wrong shows what
+        # mattered as well as a proven cause does
+        causal = causal or setting is not None
+        if not (recover or causal or habit):
+            continue
+        kept.append(
+            {
+                "helper": u,
+                "instead": p.get("instead"),
+                "setting": setting,
+                "bad": bad,
+                "proven": recover or causal,
+                "recovery": recover,
+                "error": p.get("error") or "",
+            }
+        )
+    if not kept:
+        return _Verdict(
+            None,
+            None,
+            f"held: in its groups no helper of {t} is what changed between a failing and a "
+            "succeeding call, and none was called first by every good run",
+        )
+    alts = [
+        a
+        for k in kept
+        if k["proven"] and (a := _conditional([t], k["error"], k["helper"], corpus)) is not None
+    ]
+    # A helper that an accepted run did without is stated for its failure only (above),
+    # the others stay "before calling T".
+    refuted = {
+        k["helper"]
+        for k in kept
+        if corpus.refuting(Rule("prerequisite", [t], helper=k["helper"], setting=k["setting"]))
+    }
+    partly = bool(refuted) and len(refuted) < len(kept)
+    if partly:
+        alts = [a for a in alts if a[1].helper in refuted]
+        kept = [k for k in kept if k["helper"] not in refuted]
+    calls = []
+    for k in kept:
+        c = k["helper"] + (f", not {k['instead']}," if k["instead"] else "")
+        if k["setting"]:
+            x, good = k["setting"]
+            c += f" with {x}={good}" + (f", never {k['bad']}," if k["bad"] else "")
+        calls.append(c)
+    head = f"Before calling {t}, call {' and '.join(calls)} first".replace(",,", ",")
+    head = re.sub(r",$", "", head)
+    them = "them" if len(kept) > 1 else "it"
+    e = quote_error(next((k["error"] for k in kept if k["error"]), ""), 5)
+    if all(k["proven"] for k in kept) and any(k["recovery"] for k in kept):
+        tails = [
+            f"; if {t} already failed ('{e}'), call {them} and retry." if e else "",
+            f"; if {t} already failed, call {them} and retry.",
+        ]
+    elif all(k["proven"] for k in kept):
+        tails = [f"; without {them} {t} fails ('{e}')." if e else "", f"; otherwise {t} fails."]
+    else:
+        tails = [", as good runs did."]
+    text = _fit(*(re.sub(r",\s*first", " first", head) + x for x in tails if x))
+    allowed = [a for k in kept for a in ((k["setting"] or ("", ""))[1], k["bad"] or "") if a]
+    rule = Rule(
+        "prerequisite",
+        [t],
+        needs=[(k["helper"], *(k["setting"] or ("", ""))) for k in kept],
+        recovery=any(k["recovery"] for k in kept),
+    )
+    if partly:
+        # what is left is stated as a lesson, the refuted helpers for their failures only
+        return _Verdict(
+            _mask_quotes(text, corpus, allowed),
+            rule,
+            note="an accepted run did without " + ", ".join(sorted(refuted)),
+            extra=tuple(alts),
+        )
+    return _Verdict(
+        _mask_quotes(text, corpus, allowed),
+        rule,
+        alt=alts[0] if alts else None,
+        more_alts=tuple(alts[1:]),
+    )
+
+
 def rule_for(f: Finding, text: str) -> Rule:
     """The rule of a finding of a kind whose lesson states no value (or of any kind, as
     plainly as its text states it)."""
@@ -790,13 +911,17 @@ def review(f: Finding, text: str, notes: Sequence[GroupNotes], corpus: Corpus) -
         rule = rule_for(f, text)
         return _Verdict(text, attrs.evolve(rule, testable=False))
     if f.kind == "param_value":
-        return _unrefuted(_value_lesson(f, text, notes, corpus), f, corpus)
+        return _unrefuted(_value_lesson(f, text, notes, corpus), f, corpus, notes)
+    if f.kind == "prerequisite" and f.detail.get("parts"):
+        return _unrefuted(_needs_lesson(f, notes, corpus), f, corpus)
     if f.kind in ("prerequisite",) and f.detail.get("helper"):
         return _unrefuted(_prerequisite_lesson(f, text, notes, corpus), f, corpus)
     return _unrefuted(_plain_lesson(f, text, corpus), f, corpus)
 
 
-def _unrefuted(v: _Verdict, f: Finding, corpus: Corpus) -> _Verdict:
+def _unrefuted(
+    v: _Verdict, f: Finding, corpus: Corpus, notes: Sequence[GroupNotes] = ()
+) -> _Verdict:
     """``v``, or what is left of it when an accepted run of the library did otherwise:
     the lesson for its failure only, or (a value lesson) its parameter name only; else
     held."""
@@ -807,8 +932,9 @@ def _unrefuted(v: _Verdict, f: Finding, corpus: Corpus) -> _Verdict:
         return v
     why = f"an accepted run of group {against[0].group} did otherwise"
     parts: list[tuple[str, Rule, str]] = []
-    if v.alt is not None and not corpus.refuting(v.alt[1]):
-        parts.append((v.alt[0], v.alt[1], f"stated for its failure only: {why}"))
+    for alt in (v.alt, *v.more_alts):
+        if alt is not None and not corpus.refuting(alt[1]):
+            parts.append((alt[0], alt[1], f"stated for its failure only: {why}"))
     wrong = f.detail.get("wrong_name")
     x = f.detail.get("param")
     if f.kind == "param_value" and wrong and x and not any(r.wrong_name for _, r, _ in parts):
@@ -817,6 +943,19 @@ def _unrefuted(v: _Verdict, f: Finding, corpus: Corpus) -> _Verdict:
         if not corpus.refuting(name):
             text = f"Call {_join(ts)} with {x}=..., never {wrong}=..."
             parts.append((text, name, f"its parameter name only: {why}"))
+    err = f.detail.get("error") or next(
+        (e for n in notes for t, p, e in n.errors if p == x and e), ""
+    )
+    if not parts and f.kind == "param_value" and x and err:  # what a failed call showed
+        ts = _tools_of(f)
+        q = quote_error(err, 5)
+        text = _mask_quotes(
+            f"Check {x} before calling {_join(ts)}: a wrong {x} failed with '{q}'.",
+            corpus,
+            (),
+        )
+        if not literal_tokens(_QUOTED.sub("", text), corpus):
+            parts.append((text, Rule("param_value", ts, param=x), f"checked only: {why}"))
     if not parts:
         return _Verdict(None, None, f"held: {why}")
     (text, rule, note), rest = parts[0], parts[1:]
@@ -825,11 +964,20 @@ def _unrefuted(v: _Verdict, f: Finding, corpus: Corpus) -> _Verdict:
 
 def _plain_lesson(f: Finding, text: str, corpus: Corpus) -> _Verdict:
     rule = rule_for(f, text)
+    alt = None
+    if f.kind == "wrong_tool" and f.detail.get("error") and not f.detail.get("both_ways"):
+        right, wrong = f.facts[0], f.facts[1]
+        e = quote_error(f.detail["error"], 5)
+        alt_text = _mask_quotes(f"If {wrong} fails with '{e}', use {right} instead.", corpus, ())
+        alt = (alt_text, Rule("wrong_tool", [right], wrong=wrong, error=_gist(alt_text)))
+    if f.kind == "wrong_tool" and not f.detail.get("ask") and not f.detail.get("both_ways"):
+        # "for this step" says nothing about when: one run's substitution is no rule
+        return _Verdict(None, None, "held: it names no request it applies to")
     new = _mask_quotes(text, corpus, ())
     left = literal_tokens(_QUOTED.sub("", new), corpus)
     if left:
         return _Verdict(None, None, f"held: names one task's value {', '.join(left)}")
-    return _Verdict(new, rule)
+    return _Verdict(new, rule, alt=alt)
 
 
 def generalise(

@@ -21,16 +21,18 @@ lesson says:
   ``lookup_only``, only one the look-up returned: the request's own words were the
   wrong value), or a value written in the task (``from_request``).
 * ``prerequisite``: applies when the run calls one of the tools; followed when a
-  successful call of the helper (with the stated ``setting``) comes before the
-  first call of each, or, for a lesson that also says how to recover, when a
-  failed call was followed by the helper and a successful retry.
+  successful call of the helper (with the stated ``setting``; of every helper of
+  ``needs``) comes before the first call of each, or, for a lesson that also says
+  how to recover, when a failed call was followed by the helper and a successful
+  retry.
 * ``recovery``: applies when a call of the tool failed (with the ``error``, when the
   rule names one); followed when the run then called the helper (if any) and the
   tool again, successfully.
 * ``wrong_tool``: applies when the run calls either tool (and, for a lesson about
   a kind of request, when the task shares most of that request's words);
   followed unless it called the wrong one and never the right one (the wrong tool
-  in place of the right one).
+  in place of the right one). With an ``error`` ("if W fails with e, use R"):
+  applies when W failed with it, followed when R came after.
 * ``missing_step``: applies when the run calls one of the ``next`` tools (or its
   task shares most of the request's words); followed when the step comes first.
 
@@ -84,6 +86,11 @@ class Rule:
         default=None, converter=lambda v: None if not v else (str(v[0]), str(v[1]))
     )
     recovery: bool = False
+    #: A prerequisite with several helpers: (helper, parameter, value) each, the
+    #: parameter and value ``""`` when the lesson states no setting for it.
+    needs: tuple[tuple[str, str, str], ...] = attrs.field(
+        default=(), converter=lambda v: tuple((str(a), str(b), str(c)) for a, b, c in v or ())
+    )
     next: tuple[str, ...] = attrs.field(default=(), converter=_tuple)
     wrong: str | None = None
     ask: str | None = None
@@ -97,7 +104,9 @@ class Rule:
         for k, v in d.items():
             if v in (None, (), False) and k != "testable":
                 continue
-            out[k] = list(v) if isinstance(v, tuple) else v
+            out[k] = (
+                [list(x) if isinstance(x, tuple) else x for x in v] if isinstance(v, tuple) else v
+            )
         return out
 
     def to_json(self) -> str:
@@ -124,7 +133,7 @@ class Rule:
     @property
     def subjects(self) -> tuple[str, ...]:
         """Every tool the rule watches."""
-        extra = [self.helper, self.lookup, self.wrong, *self.next]
+        extra = [self.helper, self.lookup, self.wrong, *self.next, *(n[0] for n in self.needs)]
         return tuple(dict.fromkeys([*self.tools, *(t for t in extra if t)]))
 
 
@@ -189,6 +198,10 @@ def applies(rule: Rule, task: str, steps: Sequence[Step]) -> bool:
     if rule.kind == "recovery":
         return any(s.tool in tools and not s.success and _says(s, rule.error) for s in steps)
     if rule.kind == "wrong_tool":
+        if rule.error:  # "if W fails with e, use R instead"
+            return any(
+                s.tool == rule.wrong and not s.success and _says(s, rule.error) for s in steps
+            )
         both = tools | {rule.wrong or ""}
         return any(s.tool in both for s in steps) and _request_matches(rule.ask, task)
     if rule.kind == "missing_step":
@@ -218,16 +231,21 @@ def _value_ok(rule: Rule, task: str, steps: Sequence[Step], i: int, v: Any) -> b
     return not (rule.from_request and not _in_task(task, v))
 
 
-def _prerequisite_met(rule: Rule, steps: Sequence[Step], i: int) -> bool:
-    helper = rule.helper or ""
+def _need_met(steps: Sequence[Step], i: int, helper: str, x: str, good: str) -> bool:
     before = _ok_before(steps, i, helper)
     if not before:
         return False
-    if rule.setting:
-        x, good = rule.setting
+    if x:
         last = steps[before[-1]]
         return x in last.params and val(last.params[x]) == good
     return True
+
+
+def _prerequisite_met(rule: Rule, steps: Sequence[Step], i: int) -> bool:
+    if rule.needs:
+        return all(_need_met(steps, i, u, x, good) for u, x, good in rule.needs)
+    x, good = rule.setting or ("", "")
+    return _need_met(steps, i, rule.helper or "", x, good)
 
 
 def follows(rule: Rule, task: str, steps: Sequence[Step]) -> bool:
@@ -269,6 +287,16 @@ def follows(rule: Rule, task: str, steps: Sequence[Step]) -> bool:
                 return False
         return True
     if rule.kind == "wrong_tool":
+        if rule.error:
+            fail = next(
+                (
+                    i
+                    for i, s in enumerate(steps)
+                    if s.tool == rule.wrong and not s.success and _says(s, rule.error)
+                ),
+                None,
+            )
+            return fail is None or any(s.tool in tools for s in steps[fail + 1 :])
         called = {s.tool for s in steps}
         return rule.wrong not in called or bool(set(rule.tools) & called)
     if rule.kind == "missing_step":
