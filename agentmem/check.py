@@ -10,7 +10,8 @@ or repairs anything) and adds a summary of what the file holds. What is checked:
   warning: opening it with agentmem upgrades it), none it does not know (a file
   from a newer agentmem is an error), and every table, column, index and view
   the applied migrations create is present;
-* the vector index agrees with the live experiences (:func:`agentmem.index.check`);
+* the vector index agrees with the live experiences (:func:`agentmem.index.check`),
+  and so does the keyword index (:func:`agentmem.keyword_index.check`);
 * the journal agrees with the library: replaying the applied operations of the
   applied, undone and undo sessions, oldest first, leaves every experience
   exactly as the ``experiences`` table has it (text, domain, live or deleted, or
@@ -44,7 +45,7 @@ from typing import Any
 import attrs
 from sqlite_utils import Database
 
-from . import index
+from . import index, keyword_index
 from .db import connect, sqlite3
 from .journal import _pid_alive
 from .migrations import KNOWN_MIGRATIONS, SCHEMA_VERSION, migrations, unknown_migrations
@@ -74,7 +75,7 @@ class Problem:
     """One thing wrong with a library: a short ``kind`` for machines, a ``message`` for people.
 
     Kinds: ``unreadable``, ``integrity``, ``foreign-key``, ``migrations``,
-    ``migrations-pending`` (warning), ``schema``, ``index``, ``journal``,
+    ``migrations-pending`` (warning), ``schema``, ``index``, ``keyword-index``, ``journal``,
     ``experience``, ``session``, ``stale-session`` (warning), ``trajectory``,
     ``step``, ``feedback``, ``settings``.
     """
@@ -326,6 +327,11 @@ def _check(db: Database) -> list[Problem]:
                 _check_index, upgrade_pending="m003_index_blocks_hold_vectors" in pending
             ),
         ),
+        (
+            "the keyword index",
+            ("experiences", "settings", "experience_fts"),
+            functools.partial(_check_keywords, upgrade_pending="m005_keyword_index" in pending),
+        ),
         ("the sessions", ("sessions", "operations", "session_groups"), _check_sessions),
         ("the journal", ("experiences", "sessions", "operations"), _check_journal),
         ("the trajectories", ("trajectories", "steps"), _check_trajectories),
@@ -508,6 +514,15 @@ def _check_values(db: Database, missing: AbstractSet[str] = frozenset()) -> list
 
 def _check_index(db: Database, *, upgrade_pending: bool = False) -> list[Problem]:
     return [Problem("index", msg) for msg in index.check(db, upgrade_pending=upgrade_pending)]
+
+
+def _check_keywords(db: Database, *, upgrade_pending: bool = False) -> list[Problem]:
+    if upgrade_pending:
+        return []  # opening the library creates and fills it
+    why = keyword_index.stale(db)
+    if why is not None:
+        return [Problem("migrations-pending", why)]
+    return [Problem("keyword-index", msg) for msg in keyword_index.check(db)]
 
 
 # -- sessions and the journal ----------------------------------------------------------

@@ -313,6 +313,26 @@ def m004_team(db: Database) -> None:
     )
 
 
+@migrations()
+def m005_keyword_index(db: Database) -> None:
+    """The keyword index ``experience_fts`` (FTS5, BM25) over the experiences, and the
+    tools' task profiles ``tool_usage``.
+
+    Only the tables are created here; :meth:`agentmem.Memory.open` fills them (and
+    refills them whenever the extraction rules of :mod:`agentmem.terms` change,
+    setting ``keyword_index_version``), in the same transaction.
+    """
+    db.execute(
+        "CREATE VIRTUAL TABLE IF NOT EXISTS experience_fts USING fts5("
+        "text, tools, params, errors, domain UNINDEXED, "
+        "tokenize = \"porter unicode61 tokenchars '_'\")"
+    )
+    db.execute(
+        "CREATE VIRTUAL TABLE IF NOT EXISTS tool_usage USING fts5("
+        "tool UNINDEXED, tasks, tokenize = \"porter unicode61 tokenchars '_'\")"
+    )
+
+
 #: The migrations this version of agentmem knows, in order.
 KNOWN_MIGRATIONS: tuple[str, ...] = tuple(m.name for m in migrations._migrations)
 #: The number of migrations this version of agentmem knows.

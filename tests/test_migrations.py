@@ -117,6 +117,10 @@ def test_open_migrates_and_keeps_everything(v1):
     for table in ("trajectories", "feedback"):  # m004 adds uuid, NULL for unshared rows...
         assert all(r[-1] is None for r in after[table])
         after[table] = [r[:-1] for r in after[table]]
+    # ...opening fills the keyword index and the tool profiles (m005) and notes it...
+    added = {r[0]: r[1] for r in after["settings"] if r[0] not in dict(before["settings"])}
+    assert added == {"keyword_index_version": "1", "tool_usage_upto": "8"}
+    after["settings"] = [r for r in after["settings"] if r[0] not in added]
     assert after == before  # ...and changes no row
     assert check_path(v1).problems == ()
     assert len(_applied(v1)) == SCHEMA_VERSION
