@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import bisect
 import contextlib
-import hashlib
 import heapq
 import importlib.machinery
 import itertools
@@ -34,7 +33,7 @@ import math
 import os
 import struct
 import sys
-import tempfile
+import zlib
 from array import array
 from pathlib import Path
 
@@ -251,7 +250,7 @@ def _build(tokenizer: Path) -> _Bpe:
 def _cache_path(tokenizer: Path) -> Path:
     st = tokenizer.stat()
     key = f"{_CACHE_FORMAT}:{tokenizer}:{st.st_size}:{st.st_mtime_ns}:{sys.byteorder}"
-    digest = hashlib.sha256(key.encode()).hexdigest()[:16]
+    digest = f"{zlib.crc32(key.encode()):08x}{st.st_mtime_ns % 2**32:08x}"
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return Path(base) / "agentmem" / f"wordllama-bpe-{digest}.bin"
 
@@ -286,6 +285,8 @@ def _save_cache(path: Path, bpe: _Bpe) -> None:
             sorted(bpe.special.items()),
         )
     )
+    import tempfile
+
     with contextlib.suppress(OSError):  # no cache: every process reads the JSON
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")

@@ -104,14 +104,19 @@ def queries(mem: Memory, learned: set[str]) -> list[Query]:
 
 
 def collect(mem: Memory, qs: Sequence[Query]) -> None:
-    """Every query's evidence in every mode (all searches on, every candidate)."""
+    """Every query's evidence in every mode: all searches on, and (``bm25/<mode>``) BM25
+    alone over the prompt with the given tool names appended as words."""
     lib = mem._library(remember=False)
     for q in qs:
         for mode in MODES:
             tools = {"tools": sorted(q.gold), "prompt": None, "catalogue": list(q.catalogue)}[mode]
+            words = " ".join([q.prompt, *(tools or ())])
             mem.db.execute("BEGIN")
             try:
                 q.evidence[mode] = gather(mem.db, q.prompt, lib.vector, tools=tools, k=K)
+                q.evidence[f"bm25/{mode}"] = gather(
+                    mem.db, words, None, tools=tools, k=K, methods=("bm25",)
+                )
             finally:
                 mem.db.execute("COMMIT")
 
@@ -135,13 +140,20 @@ def as_is(e: Evidence) -> Evidence | None:
     return e
 
 
+def without_usage(e: Evidence) -> Evidence | None:
+    """The hybrid without the tool-usage evidence (to show what it adds)."""
+    e = e._replace(usage_rank=None, usage_applies=False)
+    return e if e.vector_rank or e.bm25_rank or e.named else None
+
+
 Method = tuple[str, Callable[[Evidence], Evidence | None], Ranking]
 
 
 def answer(
     q: Query, mode: str, view: Callable[[Evidence], Evidence | None], r: Ranking
 ) -> list[int]:
-    ev = [x for x in (view(e) for e in q.evidence[mode].values()) if x is not None]
+    source = q.evidence[f"bm25/{mode}" if view is only_bm25 else mode]
+    ev = [x for x in (view(e) for e in source.values()) if x is not None]
     return [x.evidence.id for x in rank(ev, K, r)]
 
 
@@ -306,6 +318,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         ("vector (no floor, before)", only_vector, Ranking(min_score=0.0)),
         ("vector (tuned floor)", only_vector, vec),
         ("bm25 (tuned floor)", only_bm25, bm),
+        ("hybrid without tool usage", without_usage, DEFAULT),
         ("hybrid", as_is, DEFAULT),
     ]
     print(

@@ -12,8 +12,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from .. import index, keyword_index, terms, tool_usage
 from .._tx import begin, raw
@@ -32,11 +31,12 @@ __all__ = [
     "search",
 ]
 
-#: How many lessons each search hands to the ranking (at least; ``4 k`` for a larger k).
-CANDIDATES = 50
+#: How many lessons each search hands to the ranking (at least; ``3 k`` for a larger k).
+#: Deeper ranks add little to a fused score (1 / (rrf_k + rank)) and cost exact rescoring.
+CANDIDATES = 20
 #: A prompt word found in more lessons than this is not searched for (see
-#: :func:`agentmem.keyword_index.too_common`).
-COMMON_CAP = 2000
+#: :func:`agentmem.keyword_index.too_common`); a library under this size searches every word.
+COMMON_CAP = 256
 #: How many of the tools past tasks like the prompt used count as evidence.
 USAGE_TOOLS = 10
 #: BM25 weights of the columns text, tools, params, errors.
@@ -48,8 +48,7 @@ Methods = tuple[str, ...]
 ALL_METHODS: Methods = ("vector", "bm25", "names", "usage")
 
 
-@dataclass(frozen=True, slots=True)
-class Found:
+class Found(NamedTuple):
     """A retrieved lesson: its row in ``experiences`` and how it was ranked."""
 
     row: dict[str, Any]
@@ -89,7 +88,7 @@ def live_rows(
 ) -> list[dict[str, Any]]:
     """Rows of the live experiences (all, or the given ids, or those in ``domains`` plus
     the domain-free ones), by id."""
-    sql = "SELECT * FROM experiences WHERE status = 'live'"
+    sql = "SELECT * FROM experiences WHERE +status = 'live'"  # + : look ids up by key
     params: list[object] = []
     if ids is not None:
         sql += " AND id IN (SELECT value FROM json_each(?))"
@@ -154,54 +153,46 @@ def gather(
     k: int = 5,
     methods: Methods = ALL_METHODS,
 ) -> dict[int, Evidence]:
-    """Every candidate's evidence (vector and BM25 ranks, tool names, error strings), for
-    :func:`agentmem.retrieval.ranking.rank`. Run it inside a read transaction."""
+    """Every candidate's evidence (vector and BM25 ranks, tool usage, tool names, error
+    strings), for :func:`agentmem.retrieval.ranking.rank`. Run it in a read transaction."""
     conn = raw(db)
     where = scope(conn, tools, domains)
-    want = max(CANDIDATES, 4 * k)
+    want = max(CANDIDATES, 3 * k)
+    has_vectors = "vector" in methods and index.index_info(conn) is not None
     vranks: dict[int, tuple[int, float]] = {}
-    if "vector" in methods and query_vector is not None and index.index_info(conn) is not None:
+    if has_vectors and query_vector is not None:
         hits = index.search(db, query_vector(text), domains=where, k=want)  # db: it may cache
         vranks = {i: (n, s) for n, (i, s) in enumerate(hits, 1)}
+    if not keyword_index.exists(conn):  # not migrated yet: the vector search alone
+        return {i: Evidence(i, vector_rank=n, cosine=c) for i, (n, c) in vranks.items()}
     given = [t.strip().lower() for t in tools or () if t.strip()]
-    prompt = terms.prompt_word_list(text)
-    words = terms.query_words(text)
-    if words and _larger_than(conn, COMMON_CAP):
-        common = keyword_index.too_common(conn, words, COMMON_CAP)
-        words = [w for w in words if w not in common]
-    facts: dict[int, tuple[str, str, str]] = {}  # id -> (tools, errors, domain)
-    branks: dict[int, tuple[int, float]] = {}
-    fts = keyword_index.exists(conn)
-    if fts and "bm25" in methods:
-        branks = _bm25(conn, words, given, where, want, facts)
-    names: list[str] = []
+    names = []
     if "names" in methods:
         names = given or [w for w in terms.prompt_names(text) if w not in terms.STOPWORDS]
-    usage: dict[str, int] = {}
-    profiles = fts and "usage" in methods and tool_usage.exists(conn)
-    if profiles and words:
-        ranked = tool_usage.rank_tools(conn, keyword_index.match_any(words), USAGE_TOOLS)
-        usage = {t: n for n, (t, _) in enumerate(ranked, 1)}
-    if fts and (names or usage):
+    words = _searchable(conn, terms.query_words(text))
+    facts: dict[int, tuple[str, str, str]] = {}  # id -> (tools, errors, domain)
+    branks = _bm25(conn, words, where, want, facts) if "bm25" in methods else {}
+    usage = _tool_ranks(conn, words) if "usage" in methods else {}
+    if names or usage:
         for i, *cols in keyword_index.namers(conn, [*names, *usage], want):
             facts.setdefault(i, (cols[0], cols[1], cols[2]))
-    if fts and ("names" in methods or profiles):
-        lacking = [i for i in {*vranks, *branks} if i not in facts]
-        facts.update(keyword_index.facts(conn, lacking))
+    lacking = [i for i in {*vranks, *branks} if i not in facts]
+    facts.update(keyword_index.facts(conn, lacking))
+    profiled = set()
+    if "usage" in methods:
+        profiled = tool_usage.profiled(conn, {t for f in facts.values() for t in f[0].split()})
+    prompt = terms.prompt_word_list(text) if names else []
     named = set(names)
-    has_profile = (
-        tool_usage.profiled(conn, (t for f in facts.values() for t in f[0].split()))
-        if profiles
-        else set()
-    )
-    has_vectors = bool(vranks) or index.index_info(conn) is not None
+    inside = None if where is None else {*where, ""}
     out: dict[int, Evidence] = {}
     for i in {*vranks, *branks, *facts}:
         v, b = vranks.get(i), branks.get(i)
-        tools_col, errors, _ = facts.get(i, ("", "", ""))
-        lesson_tools = tools_col.split()
-        hit = tuple(t for t in lesson_tools if t in named)
-        used = [usage[t] for t in lesson_tools if t in usage]
+        lesson_tools, errors, domain = facts.get(i, ("", "", ""))
+        mine = lesson_tools.split()
+        hit = tuple(t for t in mine if t in named)
+        used = [usage[t] for t in mine if t in usage]
+        if not (v or b or hit or (used and (inside is None or domain in inside))):
+            continue  # found by its tool names only, outside the scope
         out[i] = Evidence(
             id=i,
             vector_rank=v[0] if v else None,
@@ -210,41 +201,41 @@ def gather(
             bm25=b[1] if b else None,
             usage_rank=min(used) if used else None,
             named=hit,
-            other_tools=bool(given) and bool(lesson_tools) and not hit,
-            quotes_error=bool(names) and terms.quotes_error(prompt, errors),
-            vector_applies=has_vectors and "vector" in methods,
-            usage_applies=any(t in has_profile for t in lesson_tools),
+            other_tools=bool(given) and bool(mine) and not hit,
+            quotes_error=bool(prompt) and terms.quotes_error(prompt, errors),
+            vector_applies=has_vectors,
+            usage_applies=any(t in profiled for t in mine),
         )
-    # A lesson found only through its tool names stays out when it is outside the scope,
-    # unless it names a given tool: naming the tool is the scope's own reason.
-    inside = None if where is None else {*where, ""}
-    return {
-        i: e
-        for i, e in out.items()
-        if e.vector_rank
-        or e.bm25_rank
-        or e.named
-        or (e.usage_rank and (inside is None or facts[i][2] in inside))
-    }
+    return out
+
+
+def _searchable(conn: Any, words: list[str]) -> list[str]:
+    """The words worth a BM25 search: all in a small library, the rarer ones in a big one."""
+    if not words or not _larger_than(conn, COMMON_CAP):
+        return words
+    common = keyword_index.too_common(conn, words, COMMON_CAP)
+    return [w for w in words if w not in common]
+
+
+def _tool_ranks(conn: Any, words: list[str]) -> dict[str, int]:
+    """Rank of each of the :data:`USAGE_TOOLS` tools past tasks like the prompt used."""
+    if not words or not tool_usage.exists(conn):
+        return {}
+    ranked = tool_usage.rank_tools(conn, keyword_index.match_any(words), USAGE_TOOLS)
+    return {t: n for n, (t, _) in enumerate(ranked, 1)}
 
 
 def _bm25(
     conn: Any,
     words: list[str],
-    given: list[str],
     where: list[str] | None,
     want: int,
     facts: dict[int, tuple[str, str, str]],
 ) -> dict[int, tuple[int, float]]:
-    parts = []
-    if words:
-        parts.append(f"({keyword_index.match_any(words)})")
-    if given:
-        parts.append(f"({keyword_index.match_any(given, ['tools'])})")
-    if not parts:
+    if not words:
         return {}
     rows = keyword_index.bm25_top(
-        conn, " OR ".join(parts), weights=BM25_WEIGHTS, domains=where, limit=want
+        conn, keyword_index.match_any(words), weights=BM25_WEIGHTS, domains=where, limit=want
     )
     out = {}
     for n, (i, s, tools_col, errors, domain) in enumerate(rows, 1):

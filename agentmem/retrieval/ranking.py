@@ -28,13 +28,12 @@ other half; the README gives the figures.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from typing import NamedTuple
 
 __all__ = ["DEFAULT", "Evidence", "Ranked", "Ranking", "rank"]
 
 
-@dataclass(frozen=True, slots=True)
-class Evidence:
+class Evidence(NamedTuple):
     """What the searches found about one lesson."""
 
     id: int
@@ -61,8 +60,7 @@ class Evidence:
         return bool(self.named) or self.quotes_error
 
 
-@dataclass(frozen=True, slots=True)
-class Ranking:
+class Ranking(NamedTuple):
     """The constants of the ranking (see the module docstring)."""
 
     rrf_k: float = 15.0
@@ -96,8 +94,7 @@ class Ranking:
 DEFAULT = Ranking()
 
 
-@dataclass(frozen=True, slots=True)
-class Ranked:
+class Ranked(NamedTuple):
     """A lesson that passed the floor: its evidence, fused score and why it passed."""
 
     evidence: Evidence
