@@ -19,7 +19,6 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable, Sequence
-from typing import Any
 
 from .. import index, keyword_index, wordllama
 from ..terms import TERMS_VERSION
@@ -65,21 +64,16 @@ def _wordllama_dims(name: str | None) -> int | None:
     return int(option) if option else 256
 
 
-def _query_vector(conn: Any) -> Callable[[str], Vector] | None:
-    """The library's query embedding, if it built the index: WordLlama's without numpy,
-    any other through :func:`agentmem.embeddings.get_embedder`; None on a mismatch."""
-    info = index.index_info(conn)
-    row = conn.execute("SELECT value FROM settings WHERE key = 'embedder'").fetchone()
-    name = None if row is None else json.loads(row[0])
+def _embedder(name: str | None) -> tuple[tuple[str, int], Callable[[str], Vector]]:
+    """(model_id, dims) of the embedder ``name`` resolves to, and its query embedding:
+    WordLlama's without numpy, any other through :func:`agentmem.embeddings.get_embedder`."""
     dims = _wordllama_dims(name)
-    if dims is not None and info == (wordllama.model_id(dims), dims):
-        return lambda text: wordllama.query_vector(text, dims)
+    if dims is not None:
+        return (wordllama.model_id(dims), dims), lambda text: wordllama.query_vector(text, dims)
     from ..embeddings import get_embedder
 
     emb = get_embedder(name)
-    if info != (emb.model_id, emb.dims):
-        return None  # the full path explains the mismatch
-    return lambda text: emb.embed_batch([text])[0]
+    return (emb.model_id, emb.dims), lambda text: emb.embed_batch([text])[0]
 
 
 def fast_context(
@@ -102,14 +96,29 @@ def fast_context(
     except Exception:
         return None
     try:
+        settings = dict(conn.execute("SELECT key, value FROM settings").fetchall())
         if keyword_index.version(conn) != TERMS_VERSION:
             return None  # an older file: opening it with Memory upgrades it
-        embed = _query_vector(conn) if index.index_info(conn) is not None else None
-        if embed is None and index.index_info(conn) is not None:
-            return None
+        info = index.index_info(conn)
+        name = json.loads(settings["embedder"]) if "embedder" in settings else None
+        mine, embed = _embedder(name)
+        if info is not None and info != mine:
+            return None  # the full path explains the mismatch
         found = search(conn, prompt, embed, tools=tools, domains=domains, k=k, min_score=min_score)
-        return format_context([f.text for f in found])
-    except Exception:  # anything odd: the full path reports it properly
+        texts = [f.text for f in found]
+        if "team" in settings:  # -- team touch point: the replica's lessons, merged and marked
+            from ..team.reads import config_of, fast_team_hits, mark, merge_hits
+
+            if config_of(settings) is None:
+                return format_context(texts)
+            private = [(f.score, f.text) for f in found]
+            shared = fast_team_hits(
+                str(path), settings, prompt, embed, mine, tools, domains, k, min_score
+            )
+            merged = merge_hits(private, shared, k=k, score=lambda h: h[0], text=lambda h: h[1])
+            texts = [mark(h[1], source) for source, h in merged]
+        return format_context(texts)
+    except Exception:  # anything odd (a replica of another embedder...): the full path reports it
         return None
     finally:
         conn.close()
