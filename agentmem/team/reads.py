@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -89,6 +88,8 @@ def start_background_sync(library: str, team: dict[str, Any]) -> bool:
                 return False
         except OSError:
             pass
+    import subprocess  # here: the prompt-hook path imports this module, and rarely syncs
+
     try:
         _attempt_path(replica).touch()
         subprocess.Popen(
