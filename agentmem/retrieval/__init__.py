@@ -101,9 +101,16 @@ def fast_context(
             return None  # an older file: opening it with Memory upgrades it
         info = index.index_info(conn)
         name = json.loads(settings["embedder"]) if "embedder" in settings else None
-        mine, embed = _embedder(name)
+        mine, embed_once = _embedder(name)
         if info is not None and info != mine:
             return None  # the full path explains the mismatch
+        vectors: dict[str, Vector] = {}
+
+        def embed(text: str) -> Vector:  # the prompt is embedded once, for the team's too
+            if text not in vectors:
+                vectors[text] = embed_once(text)
+            return vectors[text]
+
         found = search(conn, prompt, embed, tools=tools, domains=domains, k=k, min_score=min_score)
         texts = [f.text for f in found]
         if "team" in settings:  # -- team touch point: the replica's lessons, merged and marked
