@@ -1,11 +1,11 @@
-"""The ``agentmem`` console script: ``context`` through the lean retrieval entry, else the CLI.
+"""The ``agentmem`` console script: lean entries for ``context`` and the hooks, else the CLI.
 
 ``agentmem context`` runs before every prompt in prompt hooks, so it skips the
 click command tree: its arguments are read here and handed to
 :func:`agentmem.retrieval.fast_context`, the same retrieval ``Memory.context``
 runs. Anything else (``--help``, an argument this reader does not know, a file
 that needs the full path) goes to the click CLI, which gives the proper
-messages.
+messages. ``agentmem hooks run`` goes to :mod:`agentmem.hooks.run`.
 """
 
 from __future__ import annotations
@@ -15,12 +15,19 @@ from collections.abc import Sequence
 from typing import Any
 
 _LISTS = {"--domain": "domains", "-d": "domains", "--tool": "tools", "-t": "tools"}
-_VALUES = {"-k": "k", "--db": "db", "--min-score": "min_score"}
+_VALUES = {"-k": "k", "--db": "db", "--min-score": "min_score", "--project": "project"}
 
 
 def _parse(argv: Sequence[str]) -> dict[str, Any] | None:
     """``context``'s arguments, or None for anything unusual (the CLI then explains)."""
-    out: dict[str, Any] = {"domains": [], "tools": [], "k": "5", "db": None, "min_score": None}
+    out: dict[str, Any] = {
+        "domains": [],
+        "tools": [],
+        "k": "5",
+        "db": None,
+        "min_score": None,
+        "project": None,
+    }
     text: list[str] = []
     args = list(argv)
     while args:
@@ -71,6 +78,7 @@ def context_main(argv: Sequence[str]) -> int | None:
         domains=args["domains"] or None,
         k=args["k"],
         min_score=args["min_score"],
+        project=args["project"],
     )
     if block is None:
         return None
@@ -81,6 +89,10 @@ def context_main(argv: Sequence[str]) -> int | None:
 
 def main() -> None:
     argv = sys.argv[1:]
+    if argv[:2] == ["hooks", "run"] and not {"-h", "--help"} & set(argv):
+        from .hooks.run import run_main  # an agent's hook: never click, never an error
+
+        sys.exit(run_main(argv[2:]))
     if argv[:1] == ["context"] and not {"-h", "--help"} & set(argv):
         code = context_main(argv[1:])
         if code is not None:

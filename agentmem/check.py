@@ -330,7 +330,7 @@ def _check(db: Database) -> list[Problem]:
         (
             "the keyword index",
             ("experiences", "settings", "experience_fts"),
-            functools.partial(_check_keywords, upgrade_pending="m005_keyword_index" in pending),
+            functools.partial(_check_keywords, upgrade_pending="m007_keyword_index" in pending),
         ),
         ("the sessions", ("sessions", "operations", "session_groups"), _check_sessions),
         ("the journal", ("experiences", "sessions", "operations"), _check_journal),

@@ -198,7 +198,10 @@ def _run_child(code: str, *args: str) -> tuple[dict[str, Any] | None, str]:
         )
     except subprocess.TimeoutExpired:
         return None, f"the probe did not finish within {PROBE_TIMEOUT:g} s (hung)"
-    err = " | ".join(ln for ln in proc.stderr.decode("utf-8", "replace").splitlines() if ln)
+    said = [ln for ln in proc.stderr.decode("utf-8", "replace").splitlines() if ln]
+    if any(ln.startswith("Traceback") for ln in said):
+        said = said[-1:]  # the error, not the child's traceback
+    err = " | ".join(said)
     if proc.returncode != 0:
         return None, _death("probe", proc.returncode, err[-600:])
     try:

@@ -135,8 +135,10 @@ class Library:
         k: int = 5,
         min_score: float | None = None,
         methods: tuple[str, ...] = ALL_METHODS,
+        project: str | None = None,
     ) -> list[Scored]:
-        """The ``k`` live experiences that best fit ``text`` (see :mod:`agentmem.retrieval`)."""
+        """The ``k`` live experiences that best fit ``text`` (see :mod:`agentmem.retrieval`);
+        ``project``: a project root (lessons scoped to other projects are left out)."""
         info = index.index_info(self.db)
         if info is not None and info != (self.embedder.model_id, self.embedder.dims):
             self.ensure_index()  # raises: the index holds another model's vectors
@@ -149,6 +151,7 @@ class Library:
             k=k,
             min_score=min_score,
             methods=methods,
+            project=project,
         )
         return [Scored(Experience.from_row(f.row), f.score, f.evidence, f.reason) for f in found]
 

@@ -29,6 +29,7 @@ from .terms import TERMS_VERSION
 
 if TYPE_CHECKING:
     from .embeddings import Embedder
+    from .importers.turns import ImportReport
     from .learning import Operation
     from .learning.session import LearnOptions, LearnReport
     from .library import Library, Scored
@@ -279,6 +280,40 @@ class Memory:
             live.id = self.record(live.build())
             raise
         live.id = self.record(live.build())
+
+    def import_transcripts(
+        self,
+        fmt: str,
+        paths: Sequence[str | os.PathLike[str]],
+        *,
+        final: bool = False,
+        project: str | os.PathLike[str] | None = None,
+        force: bool = False,
+        progress: Callable[[str], None] | None = None,
+        share: bool | None = None,
+    ) -> ImportReport:
+        """Import the new turns of agent transcripts: one trajectory per user prompt.
+
+        ``fmt`` is ``claude-code``, ``codex`` or ``anthropic``; ``paths`` are files
+        or folders. Turns imported before are skipped (key: source, session id,
+        turn id), so this can run again and again as transcripts grow. Verdicts
+        come only from explicit signals in the transcript (an interrupted turn, a
+        denied tool call). ``share`` as for :meth:`record_many`. See
+        :mod:`agentmem.importers`.
+        """
+        from .importers.run import import_transcripts
+
+        return import_transcripts(
+            self.db,
+            fmt,
+            paths,
+            clean=self._clean,
+            final=final,
+            project=None if project is None else str(project),
+            force=force,
+            progress=progress,
+            share=share,
+        )
 
     def feedback(self, trajectory_id: int, kind: str, *, note: str | None = None) -> None:
         """Record the user's verdict on a trajectory: ``accept``, ``correct`` or ``reject``."""
@@ -545,6 +580,7 @@ class Memory:
         domains: Sequence[str] | None = None,
         k: int = 5,
         min_score: float | None = None,
+        project: str | os.PathLike[str] | None = None,
     ) -> list[Scored]:
         """The lessons that fit ``task`` best, at most ``k``, best first (see
         :mod:`agentmem.retrieval`).
@@ -555,7 +591,9 @@ class Memory:
         ``domains`` plus domain-free lessons (every domain when neither is given).
         A lesson with no strong evidence must reach the relevance floor
         ``min_score`` (default :data:`agentmem.retrieval.DEFAULT`'s): nothing is
-        returned rather than unrelated lessons.
+        returned rather than unrelated lessons. Lessons scoped to one project (see
+        :mod:`agentmem.projects`) are served only when ``project`` (a folder: its git
+        root counts) is that project.
         """
         if k < 1:
             raise InvalidRecordError(f"k must be at least 1, not {k}")
@@ -563,10 +601,12 @@ class Memory:
             raise InvalidRecordError("the task text must not be empty")
         if min_score is not None and not 0.0 <= min_score <= 1.0:
             raise InvalidRecordError(f"min_score must be between 0 and 1, not {min_score}")
+        from .projects import project_of
         from .team.reads import add_team_hits
 
+        where = project_of(project) if project is not None else None
         private = self._library(remember=False).search(
-            task, tools=tools, domains=domains, k=k, min_score=min_score
+            task, tools=tools, domains=domains, k=k, min_score=min_score, project=where
         )
         # -- team touch point: the team replica's lessons, merged and marked
         return add_team_hits(
@@ -581,12 +621,16 @@ class Memory:
         domains: Sequence[str] | None = None,
         k: int = 5,
         min_score: float | None = None,
+        project: str | os.PathLike[str] | None = None,
     ) -> str:
-        """A block of text to put in an agent's system prompt (empty when nothing fits)."""
+        """A block of text to put in an agent's system prompt (empty when nothing fits),
+        with the lessons served in ``project`` (see :meth:`retrieve`)."""
         from .retrieval import format_context
         from .team.reads import mark
 
-        hits = self.retrieve(task, tools=tools, domains=domains, k=k, min_score=min_score)
+        hits = self.retrieve(
+            task, tools=tools, domains=domains, k=k, min_score=min_score, project=project
+        )
         return format_context([mark(h.experience.text, h.source) for h in hits])
 
     def reindex(self, embedder: Embedder | str | None = None) -> int:

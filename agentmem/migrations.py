@@ -314,7 +314,92 @@ def m004_team(db: Database) -> None:
 
 
 @migrations()
-def m005_keyword_index(db: Database) -> None:
+def m005_transcript_imports_and_scopes(db: Database) -> None:
+    """What transcript imports have read, and which project a lesson is served in.
+
+    ``imported_turns`` keys every turn an importer has taken from an agent's
+    transcript (source, session id, turn id), so that importing a transcript
+    again, or one that has grown, records only its new turns. ``imported_files``
+    remembers each transcript file's size and modification time when nothing
+    in it was left for later, so that an import over a whole folder skips the
+    files that did not change. ``experience_scopes`` holds, per learning
+    session, the project an experience it wrote is served in (NULL: everywhere)
+    and the projects whose runs support it; the row of the latest applied
+    session counts, so undoing a session restores the scope with the text.
+    """
+    # One statement at a time: executescript would commit the migration's transaction.
+    for sql in (
+        """
+        CREATE TABLE imported_turns (
+            source TEXT NOT NULL,
+            session_id TEXT NOT NULL,
+            turn_id TEXT NOT NULL,
+            trajectory_id INTEGER REFERENCES trajectories (id) ON DELETE SET NULL,
+            status TEXT NOT NULL CHECK (status IN ('imported', 'no-tools', 'damaged')),
+            note TEXT,
+            imported_at TEXT NOT NULL,
+            PRIMARY KEY (source, session_id, turn_id)
+        )
+        """,
+        """
+        CREATE INDEX imported_turns_trajectory_id ON imported_turns (trajectory_id)
+        """,
+        """
+        CREATE TABLE imported_files (
+            path TEXT PRIMARY KEY,
+            source TEXT NOT NULL,
+            size INTEGER NOT NULL,
+            mtime_ns INTEGER NOT NULL,
+            imported_at TEXT NOT NULL
+        )
+        """,
+        """
+        CREATE TABLE experience_scopes (
+            experience_id INTEGER NOT NULL REFERENCES experiences (id) ON DELETE CASCADE,
+            session_id INTEGER NOT NULL REFERENCES sessions (id),
+            project TEXT,
+            support TEXT NOT NULL DEFAULT '[]',
+            reason TEXT NOT NULL,
+            PRIMARY KEY (experience_id, session_id)
+        )
+        """,
+        """
+        CREATE INDEX experience_scopes_project ON experience_scopes (project)
+        """,
+    ):
+        db.execute(sql)
+
+
+@migrations()
+def m006_experience_sources(db: Database) -> None:
+    """The view ``experience_sources``: every experience with the operation its text came from.
+
+    That operation is the latest applied one with the experience as its result,
+    in an applied session that is not an undo: after an undo the experience
+    holds an earlier session's text again, and the view names that session.
+    A lesson added by hand comes from a ``curate`` session (origin ``user``).
+    """
+    db.execute("DROP VIEW IF EXISTS experience_sources")
+    db.execute(
+        """
+        CREATE VIEW experience_sources AS
+        SELECT
+            e.id, e.text, e.domain, e.status,
+            o.session_id, o.group_key, o.origin, o.id AS operation_id, o.kind AS operation,
+            e.created_at, e.updated_at
+        FROM experiences e
+        LEFT JOIN operations o ON o.id = (
+            SELECT op.id FROM operations op JOIN sessions s ON s.id = op.session_id
+            WHERE op.result_id = e.id AND op.status = 'applied'
+                AND s.status = 'applied' AND s.kind != 'undo'
+            ORDER BY op.id DESC LIMIT 1
+        )
+        """
+    )
+
+
+@migrations()
+def m007_keyword_index(db: Database) -> None:
     """The keyword index ``experience_fts`` (FTS5, BM25) over the experiences, and the
     tools' task profiles ``tool_usage``.
 

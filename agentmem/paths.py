@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-__all__ = ["DEFAULT_DB_ENV", "default_db_path"]
+__all__ = ["DEFAULT_DB_ENV", "default_db_path", "default_state_dir"]
 
 #: The environment variable that names the library file.
 DEFAULT_DB_ENV = "AGENTMEM_DB"
@@ -18,3 +18,9 @@ def default_db_path() -> Path:
         return Path(env)
     base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
     return Path(base) / "agentmem" / "agentmem.db"
+
+
+def default_state_dir() -> Path:
+    """Where agentmem's hooks keep their log: ``$XDG_STATE_HOME/agentmem`` (``~/.local/state``)."""
+    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(base) / "agentmem"

@@ -15,7 +15,7 @@ from typing import Any
 import attrs
 from sqlite_utils import Database
 
-from .domains import domain_for
+from .domains import step_domain
 from .errors import UnknownTrajectoryError
 from .records import Feedback, Step, Trajectory, valid_id
 from .rewards import (
@@ -114,7 +114,7 @@ def insert_trajectories(
                     tid,
                     i,
                     s.tool,
-                    s.domain or domain_for(s.tool, overrides),
+                    s.domain or step_domain(s.tool, s.params, overrides),
                     json.dumps(s.params, ensure_ascii=False),
                     s.output,
                     int(s.success),

@@ -28,7 +28,9 @@ session fuzz runs a third of that).
 from __future__ import annotations
 
 import contextlib
+import copy
 import io
+import itertools
 import json
 import os
 import sys
@@ -52,6 +54,7 @@ from agentmem.learning.prompts import INSTRUCTION_TEXTS
 from agentmem.learning.validate import identifiers, lesson_problem, names_tool
 from agentmem.records import MAX_EXPERIENCE_WORDS, word_count
 
+from . import transcripts
 from .conftest import FakeModel
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -451,6 +454,152 @@ def test_import_path_works_or_rejects_cleanly(rec_lib: RecLib, data: bytes, skip
     OUTCOMES["import " + _check_recorded(rec_mem, before, run)] += 1
 
 
+# -- the transcript importers (Claude Code, Codex, Anthropic) ----------------------------------
+
+_CLAUDE_POOL = transcripts.claude_fixture("/w/app").lines
+_CODEX_POOL = transcripts.codex_fixture("/w/app").lines
+_ANTHROPIC_POOL = [transcripts.anthropic_conversation(extra_turn=True)]
+_SESSIONS = {
+    "claude-code": transcripts.ClaudeSession().session_id,
+    "codex": transcripts.CodexRollout().session_id,
+    "anthropic": "conv-fuzz-000000",
+}
+
+
+_SALT = itertools.count(1)
+
+
+def _paths(value: object, prefix: tuple = ()) -> list[tuple]:
+    """The path of every value nested in ``value``."""
+    out = [prefix]
+    if isinstance(value, dict):
+        for k, v in value.items():
+            out += _paths(v, (*prefix, k))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            out += _paths(v, (*prefix, i))
+    return out
+
+
+def _set(obj: object, path: tuple, value: object, drop: bool) -> object:
+    if not path:
+        return value
+    parent = obj
+    for k in path[:-1]:
+        parent = parent[k]  # type: ignore[index]
+    if drop and isinstance(parent, dict):
+        del parent[path[-1]]
+    elif drop and isinstance(parent, list):
+        parent.pop(path[-1])
+    else:
+        parent[path[-1]] = value  # type: ignore[index]
+    return obj
+
+
+@st.composite
+def transcript_bytes(draw, fmt: str) -> bytes:
+    """A fixture transcript of ``fmt`` with hostile edits: values replaced by any JSON (NaN,
+    lone surrogates, NUL, huge numbers, deep nesting), keys dropped, lines duplicated or
+    replaced by junk, and the file cut anywhere."""
+    pool = {"claude-code": _CLAUDE_POOL, "codex": _CODEX_POOL, "anthropic": _ANTHROPIC_POOL}[fmt]
+    lines: list[object] = [copy.deepcopy(x) for x in pool]
+    for _ in range(draw(st.integers(0, 5))):
+        i = draw(st.integers(0, len(lines) - 1))
+        op = draw(st.sampled_from(["replace", "replace", "drop", "junk", "dup", "deep"]))
+        if op == "junk":
+            lines.insert(i, draw(st.binary(max_size=30) | text))
+        elif op == "dup":
+            lines.insert(i, copy.deepcopy(lines[i]))
+        elif op == "deep":
+            lines[i] = _deep(draw(st.integers(900, 3000)), "array")
+        elif not isinstance(lines[i], (bytes, str)):
+            path = draw(st.sampled_from(_paths(lines[i])))
+            lines[i] = _set(lines[i], path, draw(json_value), drop=op == "drop" and bool(path))
+    session = _SESSIONS[fmt]
+    fresh = f"{session[:-6]}{next(_SALT):06d}"  # new turn keys each example
+    encoded = []
+    for x in lines:
+        if isinstance(x, bytes):
+            encoded.append(x)
+        else:
+            s = x if isinstance(x, str) else _dumps(x)
+            encoded.append(s.replace(session, fresh).encode("utf-8", "surrogatepass"))
+    if fmt == "anthropic" and draw(st.booleans()):
+        conv = lines[0] if isinstance(lines[0], dict) else {}
+        if isinstance(conv, dict):
+            conv = {**conv, "id": fresh}
+        encoded = [_dumps(conv).encode("utf-8", "surrogatepass")]
+    data = b"\n".join(encoded) + b"\n"
+    if draw(st.integers(0, 3)) == 0:
+        data = data[: draw(st.integers(0, len(data)))]
+    return data
+
+
+def _check_transcript(mem: Memory, fmt: str, data: bytes, folder: Path, final: bool) -> str:
+    path = folder / ("t.json" if fmt == "anthropic" else "t.jsonl")
+    path.write_bytes(data)
+    before = crashlib.table_dump(mem.db)
+    try:
+        report = mem.import_transcripts(fmt, [path], force=True, final=final)
+    except InvalidRecordError:
+        assert not mem.db.conn.in_transaction
+        assert crashlib.table_dump(mem.db) == before, "a failed import changed the database"
+        return "invalid"
+    assert crashlib.trajectory_problems(mem.db) == []
+    for tid in report.ids:
+        t = mem.get_trajectory(tid)
+        assert t.source == fmt and t.steps
+    after = crashlib.table_dump(mem.db)
+    if not report.ids and not report.no_tools and not report.damaged:
+        for table in ("trajectories", "steps", "feedback", "imported_turns"):
+            assert after[table] == before[table], f"nothing imported, yet {table} changed"
+    n_turns = len(after["imported_turns"]) - len(before["imported_turns"])
+    assert n_turns == len(report.ids) + report.no_tools + len(report.damaged)
+    mem.groups()
+    return "ok" if report.ids else "nothing"
+
+
+@FUZZ
+@given(data=st.data(), fmt=st.sampled_from(["claude-code", "codex", "anthropic"]))
+def test_transcript_import_works_or_rejects_cleanly(
+    rec_lib: RecLib, tmp_path_factory: pytest.TempPathFactory, data, fmt: str
+):
+    TRIED[f"transcript {fmt}"] += 1
+    mem = rec_lib.fresh()
+    raw = data.draw(transcript_bytes(fmt))
+    folder = rec_lib.path.parent
+    outcome = _check_transcript(mem, fmt, raw, folder, data.draw(st.booleans()))
+    OUTCOMES[f"transcript {outcome}"] += 1
+
+
+@pytest.mark.parametrize("fmt", ["claude-code", "codex"])
+@pytest.mark.parametrize(
+    "data",
+    [
+        b"",
+        b"\n\n",
+        b"\xff\xfe\x00junk\n",
+        b"[" * 5000 + b"\n",
+        b'{"type": "user", "message": {"content": "' + b"x" * 50 + b"\n",
+        b'{"type": "user", "message": {"content": "\\ud800"}, "uuid": "u"}\n',
+        b'{"type": "event_msg", "payload": {"type": "user_message", "message": "\\u0000"}}\n',
+        b'{"type": "assistant", "message": {"content": [{"type": "tool_use", "name": 5}]}}\n',
+    ],
+)
+def test_hostile_transcript_lines_leave_the_library_unchanged(
+    rec_lib: RecLib, fmt: str, data: bytes
+):
+    mem = rec_lib.fresh()
+    before = crashlib.table_dump(mem.db)
+    path = rec_lib.path.parent / "hostile.jsonl"
+    path.write_bytes(data)
+    report = mem.import_transcripts(fmt, [path], force=True, final=True)
+    assert report.ids == []
+    after = crashlib.table_dump(mem.db)
+    for table in ("trajectories", "steps", "feedback"):
+        assert after[table] == before[table]
+
+
 # -- known bugs of the record and import paths, smallest inputs -----------------------------
 
 
@@ -667,7 +816,17 @@ def cli_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @given(argv=argvs(), stdin=st.sampled_from(STDIN) | st.binary(max_size=40))
 def test_cli_never_tracebacks(cli_home: Path, argv: list[str], stdin: bytes):
     TRIED["cli"] += 1
-    env = {**crashlib.BASE_ENV, "AGENTMEM_DB": str(cli_home / "lib.db")}
+    env = {
+        **crashlib.BASE_ENV,
+        "AGENTMEM_DB": str(cli_home / "lib.db"),
+        # hooks install/uninstall and import --format claude-code|codex touch the user's
+        # agent folders: here they are folders of the test's own
+        "HOME": str(cli_home / "home"),
+        "CLAUDE_CONFIG_DIR": str(cli_home / "home" / ".claude"),
+        "CODEX_HOME": str(cli_home / "home" / ".codex"),
+        "XDG_STATE_HOME": str(cli_home / "home" / "state"),
+        "AGENTMEM_LEARN_DELAY": "0",
+    }
     cwd = os.getcwd()
     os.chdir(cli_home)  # relative file arguments (export, backup, demo) land here
     try:
@@ -711,6 +870,13 @@ def test_cli_huge_id_is_a_clean_error(cli_home: Path, argv: list[str]):
     if r.exception is not None and not isinstance(r.exception, SystemExit):
         raise r.exception
     assert r.exit_code in (1, 2)
+
+
+def test_cli_doctor_with_an_unknown_embedder_prints_no_traceback(cli_home: Path):
+    env = {**crashlib.BASE_ENV, "AGENTMEM_DB": str(cli_home / "lib.db")}
+    r = CliRunner().invoke(cli, ["doctor", "--embedder", "0"], env=env)
+    assert r.exit_code == 1 and "Traceback" not in r.output
+    assert "unknown embedder '0'" in r.output
 
 
 @pytest.mark.parametrize("db", ["notdb.txt", ""])

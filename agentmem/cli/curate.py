@@ -15,6 +15,11 @@ _domain_opt = click.option(
 _tool_opt = click.option(
     "--tool", "-t", "tools", multiple=True, help="Search in this tool's domain (repeatable)."
 )
+_project_opt = click.option(
+    "--project",
+    type=click.Path(file_okay=False),
+    help="Also the lessons served only in this project (a folder: its git root counts).",
+)
 _k_opt = click.option(
     "-k",
     "k",
@@ -36,17 +41,33 @@ _min_score_opt = click.option(
 @click.option(
     "--domain", "-d", "domains", multiple=True, help="Only these domains (plus domain-free)."
 )
+@click.option(
+    "--project",
+    type=click.Path(file_okay=False),
+    help="Only the lessons served in this project: the global ones and its own.",
+)
 @json_option
 @with_memory
-def experiences(mem: Memory, domains: tuple[str, ...], as_json: bool) -> None:
-    """List the live experience library.
+def experiences(mem: Memory, domains: tuple[str, ...], project: str | None, as_json: bool) -> None:
+    """List the live experience library, with each lesson's scope.
+
+    The scope is "global" (served everywhere) or the one project a lesson is
+    served in: a lesson learned only from one project's runs that names that
+    project's paths, commands or identifiers (see docs/agents.md).
 
     \b
     Examples:
       agentmem experiences
       agentmem experiences --domain fs --json
+      agentmem experiences --project .
     """
+    from ..projects import GLOBAL, current_scopes, project_of
+
     exps = mem.experiences(domains=domains or None)
+    scopes = current_scopes(mem.db)
+    if project is not None:
+        here = project_of(project)
+        exps = [e for e in exps if scopes.get(e.id or 0, here) == here]
     if as_json:
         print_json(
             [
@@ -54,6 +75,7 @@ def experiences(mem: Memory, domains: tuple[str, ...], as_json: bool) -> None:
                     "id": e.id,
                     "text": e.text,
                     "domain": e.domain,
+                    "scope": scopes.get(e.id or 0, GLOBAL),
                     "created_at": e.created_at,
                     "updated_at": e.updated_at,
                 }
@@ -61,7 +83,10 @@ def experiences(mem: Memory, domains: tuple[str, ...], as_json: bool) -> None:
             ]
         )
         return
-    print_table(["id", "domain", "text"], [[e.id, e.domain or "-", e.text] for e in exps])
+    print_table(
+        ["id", "domain", "scope", "text"],
+        [[e.id, e.domain or "-", scopes.get(e.id or 0, GLOBAL), e.text] for e in exps],
+    )
 
 
 @cli.command()
@@ -122,6 +147,7 @@ def remove(mem: Memory, experience_id: int) -> None:
     "rank of the tool it names among those past tasks like TEXT used, fused score, "
     "and why it passed the floor.",
 )
+@_project_opt
 @json_option
 @with_memory
 def retrieve(
@@ -132,6 +158,7 @@ def retrieve(
     k: int,
     min_score: float | None,
     explain: bool,
+    project: str | None,
     as_json: bool,
 ) -> None:
     """The experiences that best fit TEXT, best first, with their fused scores.
@@ -148,7 +175,12 @@ def retrieve(
       agentmem retrieve "send the report to my manager" --explain
     """
     hits = mem.retrieve(
-        text, tools=tools or None, domains=domains or None, k=k, min_score=min_score
+        text,
+        tools=tools or None,
+        domains=domains or None,
+        k=k,
+        min_score=min_score,
+        project=project,
     )
     if as_json:
         print_json([h.as_dict(explain=explain) for h in hits])
@@ -191,6 +223,7 @@ def retrieve(
 @_tool_opt
 @_k_opt
 @_min_score_opt
+@_project_opt
 @with_memory
 def context(
     mem: Memory,
@@ -199,20 +232,28 @@ def context(
     tools: tuple[str, ...],
     k: int,
     min_score: float | None,
+    project: str | None,
 ) -> None:
     """Print a block of lessons for TEXT, ready to paste into an agent's system prompt.
 
     Prints nothing when no experience fits (nothing passes the relevance
     floor). Fast enough to run before every prompt (no language model is
-    loaded).
+    loaded). Without --project only global lessons are served; with it, that
+    project's own lessons too.
 
     \b
     Examples:
       agentmem context "fix the failing test" --tool bash --tool edit
+      agentmem context --project . -- "$PROMPT"
       agentmem context -k 3 -- "$PROMPT" >> system-prompt.txt
     """
     block = mem.context(
-        text, tools=tools or None, domains=domains or None, k=k, min_score=min_score
+        text,
+        tools=tools or None,
+        domains=domains or None,
+        k=k,
+        min_score=min_score,
+        project=project,
     )
     if block:
         click.echo(block)

@@ -6,13 +6,23 @@ record, import, feedback, groups, show, stats, domains.
 from __future__ import annotations
 
 import io
+import sys
 from typing import Any
 
 import click
 
 from ..ingest import parse_jsonl, parse_openai
 from ..memory import Memory
-from .main import ID, cli, json_option, print_json, print_table, read_input, with_memory
+from .main import (
+    ID,
+    cli,
+    errors_as_click,
+    json_option,
+    print_json,
+    print_table,
+    read_input,
+    with_memory,
+)
 
 
 @cli.command()
@@ -67,28 +77,44 @@ def _report_recorded(ids: list[int], errors: tuple[str, ...], as_json: bool) -> 
 
 
 @cli.command(name="import")
-@click.argument("file", type=click.Path(allow_dash=True))
+@click.argument("paths", nargs=-1, type=click.Path(allow_dash=True))
 @click.option(
     "--format",
     "fmt_",
-    type=click.Choice(["openai", "jsonl"]),
+    type=click.Choice(["openai", "jsonl", "claude-code", "codex", "anthropic"]),
     default="openai",
     show_default=True,
-    help="openai: chat transcripts with tool_calls; jsonl: agentmem's own lines.",
+    help="openai: chat transcripts with tool_calls; jsonl: agentmem's own lines; "
+    "claude-code, codex, anthropic: agent transcripts (see below).",
 )
-@click.option("--skip-bad", is_flag=True, help="Import the good records and report the bad ones.")
+@click.option(
+    "--skip-bad", is_flag=True, help="openai/jsonl: import the good records, report the bad."
+)
 @click.option(
     "--share/--no-share",
     default=None,
     help="Share these runs with the team (redacted), or keep them here; default: the team's "
     "share setting (agentmem team join --share).",
 )
+@click.option(
+    "--project",
+    type=click.Path(file_okay=False),
+    help="The project the turns belong to (default: each turn's git root or folder).",
+)
+@click.option("--force", is_flag=True, help="Read transcripts even when they look unchanged.")
 @json_option
 @with_memory
 def import_(
-    mem: Memory, file: str, fmt_: str, skip_bad: bool, share: bool | None, as_json: bool
+    mem: Memory,
+    paths: tuple[str, ...],
+    fmt_: str,
+    skip_bad: bool,
+    share: bool | None,
+    project: str | None,
+    force: bool,
+    as_json: bool,
 ) -> None:
-    """Import trajectories from FILE in another format.
+    """Import trajectories from PATHS in another format.
 
     --format openai reads OpenAI chat transcripts (a JSON array or JSON lines,
     each with "messages", or tau-bench's "traj"): every tool call becomes a
@@ -96,23 +122,67 @@ def import_(
     failed step, tau-bench's task_id becomes the group, and its recorded
     reward (>= 0.5) the user's acceptance.
 
+    --format claude-code, codex and anthropic read coding agents' transcripts:
+    a Claude Code session file, project folder or all of ~/.claude/projects (the
+    default); a Codex rollout or ~/.codex/sessions (the default); an Anthropic
+    Messages API conversation file. One trajectory per user prompt (the task),
+    with the tool calls up to the next prompt as steps; sub-agent runs are
+    trajectories of their own. A failed step: is_error, a non-zero exit code,
+    a failed patch. Verdicts only from explicit signals: an interrupted turn is
+    rejected, a denied tool call corrected. Turns imported before are skipped,
+    so run it as often as you like; a turn still being written waits for the
+    next run. Secrets are redacted.
+
     \b
-    Example:
+    Examples:
       agentmem import gpt-4o-airline.json --format openai
+      agentmem import --format claude-code                  # all of ~/.claude/projects
+      agentmem import --format claude-code ~/.claude/projects/-home-me-app
+      agentmem import --format codex ~/.codex/sessions/2026/01/05
+      agentmem import --format anthropic chat.json --project ~/src/app
     """
-    data = read_input(file)
-    if fmt_ == "openai":
-        result = parse_openai(data, skip_bad=skip_bad)
-    else:
-        result = parse_jsonl(io.BytesIO(data), skip_bad=skip_bad)
-    ids = mem.record_many(result.trajectories, share=share)
+    if fmt_ in ("openai", "jsonl"):
+        if len(paths) != 1:
+            raise click.UsageError(f"--format {fmt_} reads exactly one FILE (or - for stdin)")
+        data = read_input(paths[0])
+        if fmt_ == "openai":
+            result = parse_openai(data, skip_bad=skip_bad)
+        else:
+            result = parse_jsonl(io.BytesIO(data), skip_bad=skip_bad)
+        ids = mem.record_many(result.trajectories, share=share)
+        if as_json:
+            print_json({"ids": ids, "skipped": list(result.errors)})
+        else:
+            groups = len({t.group for t in result.trajectories})
+            click.echo(f"imported {len(ids)} trajectories in {groups} groups (ids {_span(ids)})")
+            for e in result.errors:
+                click.echo(f"skipped {e}", err=True)
+        return
+    from ..importers.run import default_path
+
+    if "-" in paths:
+        raise click.UsageError(f"--format {fmt_} reads files and folders, not standard input")
+    with errors_as_click():
+        targets = list(paths) or [str(default_path(fmt_))]
+        progress = _progress(as_json)
+        report = mem.import_transcripts(
+            fmt_, targets, project=project, force=force, progress=progress, share=share
+        )
+    if progress is not None and report.files + report.unchanged_files > 1:
+        click.echo("", err=True)  # end the progress line
     if as_json:
-        print_json({"ids": ids, "skipped": list(result.errors)})
-    else:
-        groups = len({t.group for t in result.trajectories})
-        click.echo(f"imported {len(ids)} trajectories in {groups} groups (ids {_span(ids)})")
-        for e in result.errors:
-            click.echo(f"skipped {e}", err=True)
+        print_json(report.as_dict())
+        return
+    first, *rest = report.lines()
+    click.echo(first)
+    for line in rest:
+        click.echo(line, err=line.startswith(("damaged", "skipped", "incomplete")))
+
+
+def _progress(quiet: bool) -> Any:
+    if quiet or not sys.stderr.isatty():
+        return None
+    return lambda msg: click.echo(f"\r{msg[:100]:<100}", err=True, nl=False)
 
 
 def _span(ids: list[int]) -> str:

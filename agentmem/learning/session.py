@@ -23,6 +23,7 @@ from ..db import write
 from ..journal import AppliedOp, apply_operations, begin_session, fail_session
 from ..library import Library
 from ..llm import model_unavailable
+from ..projects import record_scopes
 from ..rewards import DEFAULT_WEIGHTS, RewardWeights
 from ..store import GroupReport, group_reports, load_trajectories, now_iso
 from .consolidate import consolidate, same_facts
@@ -288,6 +289,8 @@ def learn(
                         conditions=conditions,
                     )
                 )
+                # Which project each new text is served in (agentmem.projects: the rule).
+                record_scopes(db, session_id, applied, {r.key: r.trajectory_ids for r in results})
                 record_groups(db, session_id, results)
                 report = finish(applied)
                 db.execute(

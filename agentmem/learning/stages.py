@@ -503,7 +503,17 @@ def generalize(ops: Sequence[Operation]) -> list[Operation]:
     ]
     found = [ops[k].detail["evidence"] for k in idx]
     replace: dict[int, Operation | None] = {}
-    for kind, members in clusters(found):
+    # Findings of different domains are different lessons, even about one tool: a shell
+    # tool's git and test commands (agentmem.domains.step_domain) must not merge.
+    by_domain: dict[str, list[int]] = {}
+    for m, f in enumerate(found):
+        by_domain.setdefault(f.domain, []).append(m)
+    partitions = [
+        (kind, [part[i] for i in members])
+        for part in by_domain.values()
+        for kind, members in clusters([found[m] for m in part])
+    ]
+    for kind, members in partitions:
         group = [ops[idx[m]] for m in members]
         merged = merge_cluster(kind, [found[m] for m in members])
         head = max(group, key=lambda op: op.weight)

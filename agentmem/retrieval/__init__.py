@@ -21,6 +21,7 @@ import os
 from collections.abc import Callable, Sequence
 
 from .. import index, keyword_index, wordllama
+from ..projects import project_of
 from ..terms import TERMS_VERSION
 from .pipeline import Found, live_rows, scope, search
 from .ranking import DEFAULT, Evidence, Ranking
@@ -84,6 +85,7 @@ def fast_context(
     domains: Sequence[str] | None = None,
     k: int = 5,
     min_score: float | None = None,
+    project: str | os.PathLike[str] | None = None,
 ) -> str | None:
     """:func:`context_text` through a read-only connection, or None when the file needs
     the full path (missing, not migrated, another embedder, bad arguments)."""
@@ -111,7 +113,17 @@ def fast_context(
                 vectors[text] = embed_once(text)
             return vectors[text]
 
-        found = search(conn, prompt, embed, tools=tools, domains=domains, k=k, min_score=min_score)
+        where = project_of(project) if project is not None else None
+        found = search(
+            conn,
+            prompt,
+            embed,
+            tools=tools,
+            domains=domains,
+            k=k,
+            min_score=min_score,
+            project=where,
+        )
         texts = [f.text for f in found]
         if "team" in settings:  # -- team touch point: the replica's lessons, merged and marked
             from ..team.reads import config_of, fast_team_hits, mark, merge_hits
@@ -139,17 +151,24 @@ def context_text(
     domains: Sequence[str] | None = None,
     k: int = 5,
     min_score: float | None = None,
+    project: str | os.PathLike[str] | None = None,
 ) -> str:
     """The lessons block for ``prompt`` (empty when none fits), as ``Memory.context`` gives.
 
     For prompt hooks: cheap to import and to call (see the module docstring).
     ``tools``: the tools the agent is about to use, if known; lessons naming one of
-    them come first. ``min_score`` overrides the relevance floor.
+    them come first. ``project``: the folder the agent works in (its git root
+    counts); lessons scoped to another project are left out. ``min_score``
+    overrides the relevance floor.
     """
-    fast = fast_context(db_path, prompt, tools=tools, domains=domains, k=k, min_score=min_score)
+    fast = fast_context(
+        db_path, prompt, tools=tools, domains=domains, k=k, min_score=min_score, project=project
+    )
     if fast is not None:
         return fast
     from ..memory import Memory
 
     with Memory.open(db_path) as mem:
-        return mem.context(prompt, tools=tools, domains=domains, k=k, min_score=min_score)
+        return mem.context(
+            prompt, tools=tools, domains=domains, k=k, min_score=min_score, project=project
+        )

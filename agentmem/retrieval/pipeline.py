@@ -17,6 +17,7 @@ from typing import Any, NamedTuple
 from .. import index, keyword_index, terms, tool_usage
 from .._tx import begin, raw
 from ..domains import domain_for
+from ..projects import hidden_ids
 from .ranking import DEFAULT, Evidence, Ranked, Ranking, rank
 
 __all__ = [
@@ -116,6 +117,7 @@ def search(
     min_score: float | None = None,
     ranking: Ranking = DEFAULT,
     methods: Methods = ALL_METHODS,
+    project: str | None = None,
 ) -> list[Found]:
     """The ``k`` lessons that best fit ``text`` and pass the relevance floor, best first.
 
@@ -124,6 +126,8 @@ def search(
     and evidence (``vector``, ``bm25``, ``names``: tool names and error strings,
     ``usage``: the tools past tasks like this one used; the benchmark compares
     them). ``min_score`` overrides the floor (0 returns every candidate).
+    ``project`` (a project root, see :mod:`agentmem.projects`): lessons scoped to
+    another project are never returned; without one, only global lessons are.
     """
     conn = raw(db)
     own = not conn.in_transaction
@@ -131,7 +135,14 @@ def search(
         begin(db, "BEGIN")  # both indexes and the texts from one committed state
     try:
         evidence = gather(
-            db, text, query_vector, tools=tools, domains=domains, k=k, methods=methods
+            db,
+            text,
+            query_vector,
+            tools=tools,
+            domains=domains,
+            k=k,
+            methods=methods,
+            project=project,
         )
         ranked = rank(evidence.values(), k, ranking, min_score=min_score)
         rows = {r["id"]: r for r in live_rows(conn, [r.evidence.id for r in ranked])}
@@ -154,19 +165,26 @@ def gather(
     domains: Sequence[str] | None = None,
     k: int = 5,
     methods: Methods = ALL_METHODS,
+    project: str | None = None,
 ) -> dict[int, Evidence]:
     """Every candidate's evidence (vector and BM25 ranks, tool usage, tool names, error
-    strings), for :func:`agentmem.retrieval.ranking.rank`. Run it in a read transaction."""
+    strings), for :func:`agentmem.retrieval.ranking.rank`, leaving out the lessons that
+    ``project`` must not see. Run it in a read transaction."""
     conn = raw(db)
     where = scope(conn, tools, domains)
-    want = max(CANDIDATES, 3 * k)
+    hidden = hidden_ids(conn, project)  # lessons served only in other projects
+    want = max(CANDIDATES, 3 * k) + min(len(hidden), 100)
     has_vectors = "vector" in methods and index.index_info(conn) is not None
     vranks: dict[int, tuple[int, float]] = {}
     if has_vectors and query_vector is not None:
         hits = index.search(db, query_vector(text), domains=where, k=want)  # db: it may cache
         vranks = {i: (n, s) for n, (i, s) in enumerate(hits, 1)}
+    vranks = {i: r for i, r in vranks.items() if i not in hidden}
     if not keyword_index.exists(conn):  # not migrated yet: the vector search alone
-        return {i: Evidence(i, vector_rank=n, cosine=c) for i, (n, c) in vranks.items()}
+        return {
+            i: Evidence(i, vector_rank=n, cosine=c, usage_applies=False, bm25_applies=False)
+            for i, (n, c) in vranks.items()
+        }
     given = [t.strip().lower() for t in tools or () if t.strip()]
     names = []
     if "names" in methods:
@@ -187,7 +205,7 @@ def gather(
     named = set(names)
     inside = None if where is None else {*where, ""}
     out: dict[int, Evidence] = {}
-    for i in {*vranks, *branks, *facts}:
+    for i in {*vranks, *branks, *facts} - hidden:
         v, b = vranks.get(i), branks.get(i)
         lesson_tools, errors, domain = facts.get(i, ("", "", ""))
         mine = lesson_tools.split()

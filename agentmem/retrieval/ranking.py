@@ -53,6 +53,8 @@ class Evidence(NamedTuple):
     quotes_error: bool = False
     #: The library has a vector index (else the vector search cannot speak for it).
     vector_applies: bool = True
+    #: The library has a keyword index (else BM25 cannot speak for it).
+    bm25_applies: bool = True
     #: It names a tool that recorded tasks used (else the tool usage cannot speak for it).
     usage_applies: bool = True
 
@@ -76,9 +78,11 @@ class Ranking(NamedTuple):
     min_bm25: float = 0.0
 
     def fused(self, e: Evidence) -> float:
-        weights = self.w_bm25
+        weights = self.w_bm25 if e.bm25_applies else 0.0
         weights += self.w_vector if e.vector_applies else 0.0
         weights += self.w_usage if e.usage_applies else 0.0
+        if weights <= 0.0:
+            return 0.0
         top = weights / (self.rrf_k + 1)
         s = 0.0
         if e.vector_rank is not None and (e.cosine or 0.0) >= self.min_cosine:

@@ -1,0 +1,380 @@
+"""Installing agentmem's hooks into an agent's settings, and taking them out again.
+
+Claude Code: agentmem's two hook entries (``UserPromptSubmit`` and ``Stop``, one
+command each) are merged into ``settings.json``: everything else in the file is
+kept, a backup of the file as it was is written beside it
+(``settings.json.agentmem-backup``), and running it again changes nothing. An
+entry is agentmem's when its command runs ``agentmem hooks run claude-code``.
+Uninstalling removes only those entries; when the rest of the file is as the
+backup holds it, the backup's bytes are written back (byte for byte), else the
+file is written without agentmem's entries.
+
+Codex: the ``notify`` program of ``config.toml`` (Codex runs it after every
+turn) becomes ``agentmem hooks run codex``. Codex has a single ``notify``; one
+that is already set to another program is left alone, with a message.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import re
+import shlex
+import shutil
+import sys
+import tempfile
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from ..errors import AgentMemError
+
+__all__ = [
+    "BACKUP_SUFFIX",
+    "Change",
+    "claude_settings_path",
+    "codex_config_path",
+    "hook_command",
+    "install_claude_code",
+    "install_codex",
+    "uninstall_claude_code",
+    "uninstall_codex",
+]
+
+#: The backup of a settings file as it was before agentmem changed it.
+BACKUP_SUFFIX = ".agentmem-backup"
+#: Claude Code hook events agentmem answers, and their timeouts in seconds.
+CLAUDE_EVENTS: Mapping[str, int] = {"UserPromptSubmit": 10, "Stop": 60}
+_MARK = "hooks run "
+
+
+class HookInstallError(AgentMemError, ValueError):
+    """A settings file agentmem cannot safely change."""
+
+
+@attrs.frozen
+class Change:
+    """What an install or uninstall did to one file."""
+
+    path: Path
+    changed: bool
+    lines: tuple[str, ...]
+    backup: Path | None = None
+
+
+def claude_settings_path(scope: str, directory: str | os.PathLike[str] | None = None) -> Path:
+    """``settings.json`` of a scope: ``user`` (``~/.claude``), ``project`` or ``local``
+    (``<directory>/.claude/settings.json`` or ``settings.local.json``)."""
+    if scope == "user":
+        base = os.environ.get("CLAUDE_CONFIG_DIR") or str(Path.home() / ".claude")
+        return Path(base) / "settings.json"
+    if scope not in ("project", "local"):
+        raise HookInstallError(f"scope must be user, project or local, not {scope!r}")
+    from ..projects import project_of
+
+    root = Path(project_of(directory or os.getcwd()) or os.getcwd())
+    return root / ".claude" / ("settings.json" if scope == "project" else "settings.local.json")
+
+
+def codex_config_path() -> Path:
+    """Codex's ``config.toml``: ``$CODEX_HOME/config.toml``, else ``~/.codex/config.toml``."""
+    base = os.environ.get("CODEX_HOME") or str(Path.home() / ".codex")
+    return Path(base) / "config.toml"
+
+
+def _agentmem_argv() -> list[str]:
+    """How to run this agentmem from an agent's hook: its script, else this Python."""
+    exe = shutil.which("agentmem")
+    if exe:
+        return [os.path.realpath(exe)]
+    return [sys.executable, "-m", "agentmem"]
+
+
+def hook_argv(
+    agent: str, *, db: str | None = None, learn: bool = False, no_model: bool = False
+) -> list[str]:
+    """The command an agent's hook runs, as an argument list."""
+    argv = [*_agentmem_argv(), "hooks", "run", agent]
+    if db:
+        argv += ["--db", os.path.abspath(os.path.expanduser(db))]
+    if learn:
+        argv.append("--learn")
+        if no_model:
+            argv.append("--no-model")
+    return argv
+
+
+def hook_command(agent: str, **kw: Any) -> str:
+    """:func:`hook_argv` as one shell command line (Claude Code runs hooks through a shell)."""
+    return shlex.join(hook_argv(agent, **kw))
+
+
+def _is_ours(hook: Any, agent: str) -> bool:
+    return (
+        isinstance(hook, Mapping)
+        and isinstance(hook.get("command"), str)
+        and f"{_MARK}{agent}" in hook["command"]
+        and "agentmem" in hook["command"]
+    )
+
+
+# -- files --------------------------------------------------------------------------------
+
+
+def _read(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        return None
+
+
+def _write(path: Path, data: bytes) -> None:
+    """Replace ``path`` with ``data`` atomically, keeping its permissions."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    mode = path.stat().st_mode & 0o7777 if path.exists() else None
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        if mode is not None:
+            os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def _backup_path(path: Path) -> Path:
+    return path.with_name(path.name + BACKUP_SUFFIX)
+
+
+def _load_json(path: Path, data: bytes | None) -> dict[str, Any]:
+    if data is None or not data.strip():
+        return {}
+    try:
+        doc = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as e:
+        raise HookInstallError(f"{path} is not valid JSON ({e}); fix it first") from None
+    if not isinstance(doc, dict):
+        raise HookInstallError(f"{path} holds a {type(doc).__name__}, not a JSON object")
+    return doc
+
+
+def _indent(data: bytes | None) -> int:
+    m = re.search(rb"\n([ ]+)\"", data or b"")
+    return len(m.group(1)) if m else 2
+
+
+def _dump(doc: Mapping[str, Any], indent: int) -> bytes:
+    return (json.dumps(doc, indent=indent, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+# -- Claude Code ----------------------------------------------------------------------------
+
+
+def _event_groups(hooks: dict[str, Any], event: str, path: Path) -> list[Any]:
+    groups = hooks.setdefault(event, [])
+    if not isinstance(groups, list):
+        raise HookInstallError(f"hooks.{event} in {path} is not a list")
+    return groups
+
+
+def _remove_ours(
+    doc: dict[str, Any], agent: str, keep: Mapping[str, Any] | None = None
+) -> list[str]:
+    """Take agentmem's entries, and the containers left empty by that, out of ``doc``.
+
+    An empty container that ``keep`` (the file before agentmem) also has stays.
+    """
+    removed: list[str] = []
+    kept = keep.get("hooks") if isinstance(keep, Mapping) else None
+    kept_events = kept if isinstance(kept, Mapping) else {}
+    hooks = doc.get("hooks")
+    if not isinstance(hooks, dict):
+        return removed
+    for event in list(hooks):
+        groups = hooks[event]
+        if not isinstance(groups, list):
+            continue
+        touched = False
+        for group in list(groups):
+            inner = group.get("hooks") if isinstance(group, dict) else None
+            if not isinstance(inner, list):
+                continue
+            ours = [h for h in inner if _is_ours(h, agent)]
+            if not ours:
+                continue
+            touched = True
+            removed += [f"removed {event} hook: {h['command']}" for h in ours]
+            inner[:] = [h for h in inner if not _is_ours(h, agent)]
+            if not inner:
+                groups.remove(group)
+        if touched and not groups and event not in kept_events:
+            del hooks[event]
+    if removed and not hooks and kept is None:
+        del doc["hooks"]
+    return removed
+
+
+def merge_claude_hooks(
+    doc: Mapping[str, Any], command: str, path: Path = Path("settings.json")
+) -> tuple[dict[str, Any], list[str]]:
+    """``doc`` with agentmem's hook entries in it, and what changed (nothing: ``[]``)."""
+    new = copy.deepcopy(dict(doc))
+    hooks = new.setdefault("hooks", {})
+    if not isinstance(hooks, dict):
+        raise HookInstallError(f"'hooks' in {path} is not a JSON object")
+    changes: list[str] = []
+    for event, timeout in CLAUDE_EVENTS.items():
+        want = {"type": "command", "command": command, "timeout": timeout}
+        groups = _event_groups(hooks, event, path)
+        ours = [
+            h
+            for g in groups
+            if isinstance(g, dict) and isinstance(g.get("hooks"), list)
+            for h in g["hooks"]
+            if _is_ours(h, "claude-code")
+        ]
+        if ours == [want]:
+            continue
+        for g in list(groups):
+            inner = g.get("hooks") if isinstance(g, dict) else None
+            if isinstance(inner, list) and any(_is_ours(h, "claude-code") for h in inner):
+                inner[:] = [h for h in inner if not _is_ours(h, "claude-code")]
+                if not inner:
+                    groups.remove(g)
+        groups.append({"hooks": [want]})
+        changes.append(f"{'updated' if ours else 'added'} {event} hook: {command}")
+    if not changes:
+        return dict(doc), []
+    return new, changes
+
+
+def install_claude_code(path: Path, command: str) -> Change:
+    """Merge agentmem's hooks into the settings file ``path`` (see the module doc)."""
+    data = _read(path)
+    doc = _load_json(path, data)
+    new, changes = merge_claude_hooks(doc, command, path)
+    if not changes:
+        return Change(path, False, ("agentmem's hooks are installed already: nothing changed",))
+    backup = _backup_path(path)
+    has_ours = bool(_remove_ours(copy.deepcopy(doc), "claude-code"))
+    if not has_ours or not backup.exists():  # the file as it was before agentmem
+        _write(backup, data or b"")
+    _write(path, _dump(new, _indent(data)))
+    return Change(path, True, tuple(changes), backup)
+
+
+def uninstall_claude_code(path: Path) -> Change:
+    """Remove agentmem's hooks from ``path``; restore the backup's bytes when they match."""
+    data = _read(path)
+    backup = _backup_path(path)
+    if data is None:
+        return Change(path, False, (f"{path} does not exist: nothing to remove",))
+    doc = _load_json(path, data)
+    old = _read(backup)
+    try:
+        before = _load_json(path, old) if old is not None else None
+    except HookInstallError:
+        before = None
+    removed = _remove_ours(doc, "claude-code", keep=before)
+    if not removed:
+        return Change(path, False, ("no agentmem hooks in it: nothing changed",))
+    lines = list(removed)
+    if old is not None and before == doc:
+        if old:
+            _write(path, old)
+            lines.append(f"restored {path} byte for byte from {backup}")
+        else:
+            path.unlink()
+            lines.append(f"removed {path}: it did not exist before agentmem")
+    else:
+        _write(path, _dump(doc, _indent(data)))
+        if old is not None:
+            lines.append(f"{path} changed since agentmem was installed: kept those changes")
+    if old is not None:
+        backup.unlink()
+    return Change(path, True, tuple(lines))
+
+
+# -- Codex ------------------------------------------------------------------------------------
+
+_CODEX_NOTE = "# agentmem: record each Codex turn (agentmem hooks uninstall codex removes this)"
+
+
+def _toml_notify(data: bytes) -> Any:
+    """The top-level ``notify`` of a config.toml, or None."""
+    text = data.decode("utf-8")
+    try:
+        import tomllib
+
+        return tomllib.loads(text).get("notify")
+    except ImportError:  # Python 3.10: a top-level line is enough to know
+        head = re.split(r"(?m)^\s*\[", text, maxsplit=1)[0]
+        m = re.search(r"(?m)^\s*notify\s*=\s*(.+)$", head)
+        return m.group(1) if m else None
+    except ValueError as e:
+        raise HookInstallError(f"config.toml is not valid TOML ({e}); fix it first") from None
+
+
+def _codex_lines(argv: Sequence[str]) -> bytes:
+    array = ", ".join(json.dumps(a, ensure_ascii=False) for a in argv)
+    return f"{_CODEX_NOTE}\nnotify = [{array}]\n".encode()
+
+
+def _strip_codex(data: bytes) -> tuple[bytes, bool]:
+    pattern = re.compile(re.escape(_CODEX_NOTE.encode()) + rb"\r?\nnotify = \[[^\n]*\]\r?\n")
+    new, n = pattern.subn(b"", data, count=1)
+    return new, n > 0
+
+
+def install_codex(path: Path, argv: Sequence[str]) -> Change:
+    """Set Codex's ``notify`` to agentmem's hook, at the top of ``config.toml``."""
+    data = _read(path) or b""
+    if not data:
+        current = None
+    else:
+        try:
+            current = _toml_notify(data)
+        except UnicodeDecodeError:
+            raise HookInstallError(f"{path} is not UTF-8 text") from None
+    block = _codex_lines(argv)
+    if data.startswith(block):
+        return Change(path, False, ("agentmem's notify is installed already: nothing changed",))
+    stripped, ours = _strip_codex(data)
+    if current is not None and not ours:
+        raise HookInstallError(
+            f"{path} already sets notify = {current!r}; Codex runs one notify program, so "
+            "agentmem leaves it alone: remove that line, or call "
+            f"'{shlex.join(list(argv))} JSON' from your program"
+        )
+    if not ours:
+        _write(_backup_path(path), data)
+    _write(path, block + stripped)
+    verb = "updated" if ours else "added"
+    return Change(path, True, (f"{verb} notify: {shlex.join(list(argv))}",), _backup_path(path))
+
+
+def uninstall_codex(path: Path) -> Change:
+    """Remove agentmem's ``notify`` lines from ``config.toml`` (the rest stays byte for byte)."""
+    data = _read(path)
+    if data is None:
+        return Change(path, False, (f"{path} does not exist: nothing to remove",))
+    stripped, ours = _strip_codex(data)
+    if not ours:
+        return Change(path, False, ("no agentmem notify in it: nothing changed",))
+    backup = _backup_path(path)
+    old = _read(backup)
+    lines = ["removed agentmem's notify"]
+    if old is not None and not old and not stripped.strip():
+        path.unlink()
+        lines.append(f"removed {path}: it did not exist before agentmem")
+    else:
+        _write(path, stripped)
+    if old is not None:
+        backup.unlink()
+    return Change(path, True, tuple(lines))

@@ -1,0 +1,237 @@
+"""``agentmem hooks run AGENT``: what an agent's hook runs. It never breaks the agent.
+
+Claude Code passes a JSON object on standard input (``session_id``,
+``transcript_path``, ``cwd``, ``hook_event_name``, and per event ``prompt`` or
+``last_assistant_message``):
+
+- ``UserPromptSubmit``: prints the lessons for the prompt, served in the project
+  of the hook's ``cwd``, as ``hookSpecificOutput.additionalContext`` (nothing when
+  none fits). This is the fast path: it imports neither click nor sqlite-utils.
+- ``Stop``: imports the new turns of ``transcript_path`` (the turn just finished
+  counts as complete); with ``--learn``, when something new was recorded, starts
+  a detached learner that waits out the acceptance window and runs a session.
+
+Codex runs its ``notify`` program with one JSON argument
+(``{"type": "agent-turn-complete", "thread-id": ..., "cwd": ...}``): the rollout of
+that thread is imported the same way.
+
+Whatever goes wrong, the command exits 0, writes one line to standard error and
+the details to the log (``~/.local/state/agentmem/hooks.log``); standard output
+only ever carries the context.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import sys
+import time
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any, NoReturn
+
+__all__ = ["LOG_NAME", "MAX_PROMPT_CHARS", "log_path", "run_main"]
+
+LOG_NAME = "hooks.log"
+#: The part of a prompt that the context search reads.
+MAX_PROMPT_CHARS = 4000
+_LOG_LIMIT = 1_000_000
+
+
+def log_path() -> Path:
+    """The hooks' log file."""
+    from ..paths import default_state_dir
+
+    return default_state_dir() / LOG_NAME
+
+
+def log(message: str) -> None:
+    """Append a timestamped line (or block) to the log, keeping it under about 1 MB."""
+    path = log_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with contextlib.suppress(OSError):
+        if path.stat().st_size > _LOG_LIMIT:
+            tail = path.read_bytes()[-_LOG_LIMIT // 2 :]
+            path.write_bytes(tail[tail.find(b"\n") + 1 :])
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%S")
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)  # it may quote prompts
+    with open(fd, "a", encoding="utf-8", errors="replace") as fh:
+        fh.write(f"{stamp} [{os.getpid()}] {message}\n")
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:  # one line in the log, not a usage on stderr
+        raise ValueError(f"bad arguments: {message}")
+
+
+def _parse(argv: Sequence[str]) -> argparse.Namespace:
+    p = _Parser(prog="agentmem hooks run", add_help=False, allow_abbrev=False)
+    p.add_argument("agent", choices=["claude-code", "codex"])
+    p.add_argument("--db")
+    p.add_argument("--learn", action="store_true")
+    p.add_argument("--no-model", action="store_true")
+    p.add_argument("payload", nargs="?")  # Codex's notify passes the JSON as an argument
+    return p.parse_intermixed_args(list(argv))
+
+
+def _db_path(args: argparse.Namespace) -> str:
+    from ..paths import default_db_path
+
+    return args.db or str(default_db_path())
+
+
+@contextlib.contextmanager
+def _stdout_to_stderr() -> Iterator[None]:
+    """Send everything written to standard output, by Python or by C code, to stderr."""
+    sys.stdout.flush()
+    try:
+        saved = os.dup(1)
+    except OSError:  # no file descriptor 1: Python's redirection is all there is
+        saved = -1
+    if saved >= 0:
+        os.dup2(2, 1)
+    try:
+        with contextlib.redirect_stdout(sys.stderr):
+            yield
+    finally:
+        sys.stdout.flush()
+        if saved >= 0:
+            os.dup2(saved, 1)
+            os.close(saved)
+
+
+def run_main(argv: Sequence[str]) -> int:
+    """Run a hook; always returns 0. ``argv``: the words after ``agentmem hooks run``."""
+    out = ""
+    try:
+        with _stdout_to_stderr():  # only the context reaches stdout
+            args = _parse(argv)
+            if args.agent == "claude-code":
+                out = _claude_code(args, _payload(sys.stdin.buffer.read()))
+            else:
+                _codex(args, _payload((args.payload or "").encode()))
+    except BaseException as e:  # never break the agent: not even on Ctrl-C or a bug
+        import traceback
+
+        detail = "".join(traceback.format_exception(type(e), e, e.__traceback__))
+        where = log_path()
+        command = " ".join(argv)[:300]
+        try:
+            log(f"error in 'agentmem hooks run {command}':\n{detail.rstrip()}")
+        except Exception:
+            where = Path("(the log could not be written)")
+        line = f"{type(e).__name__}: {e}".replace("\n", " ")[:300]
+        with contextlib.suppress(Exception):
+            sys.stderr.write(f"agentmem hook: {line} (details: {where})\n")
+        return 0
+    if out:
+        sys.stdout.write(out + "\n")
+        sys.stdout.flush()
+    return 0
+
+
+def _payload(data: bytes) -> dict[str, Any]:
+    try:
+        obj = json.loads(data.decode("utf-8")) if data.strip() else None
+    except (UnicodeDecodeError, ValueError) as e:
+        raise ValueError(f"the hook's input is not JSON ({e})") from None
+    if not isinstance(obj, dict):
+        raise ValueError("the hook's input is not a JSON object")
+    return obj
+
+
+def _text(payload: dict[str, Any], key: str) -> str | None:
+    value = payload.get(key)
+    return value if isinstance(value, str) and value.strip() else None
+
+
+# -- Claude Code ------------------------------------------------------------------------------
+
+
+def _claude_code(args: argparse.Namespace, payload: dict[str, Any]) -> str:
+    event = payload.get("hook_event_name")
+    if event == "UserPromptSubmit":
+        return _prompt_context(args, payload)
+    if event in ("Stop", "SubagentStop", "SessionEnd"):
+        transcript = _text(payload, "transcript_path")
+        if transcript is None:
+            raise ValueError(f"{event}: the input has no transcript_path")
+        _import(args, "claude-code", transcript, payload.get("session_id"))
+    return ""
+
+
+def _prompt_context(args: argparse.Namespace, payload: dict[str, Any]) -> str:
+    """The ``UserPromptSubmit`` answer: lessons for the prompt, in the hook's project."""
+    prompt = _text(payload, "prompt")
+    db = _db_path(args)
+    if prompt is None or not os.path.isfile(db):
+        return ""  # nothing to search with, or no library yet
+    from ..projects import project_of
+    from ..retrieval import context_text  # the lean path; Memory when the file needs it
+
+    project = project_of(_text(payload, "cwd") or os.getcwd())
+    block = context_text(db, prompt[:MAX_PROMPT_CHARS], project=project)
+    if not block:
+        return ""
+    answer = {
+        "hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": block}
+    }
+    return json.dumps(answer, ensure_ascii=False)
+
+
+def _import(args: argparse.Namespace, fmt: str, transcript: str, session: Any) -> None:
+    from ..memory import Memory
+
+    with Memory.open(args.db) as mem:
+        report = mem.import_transcripts(fmt, [transcript], final=True)
+    log(
+        f"{fmt} session {session}: imported {len(report.ids)} trajectories "
+        f"({report.already} turns before, {report.in_progress} in progress"
+        + (f", {len(report.bad_lines)} bad lines" if report.bad_lines else "")
+        + ")"
+    )
+    if args.learn and report.ids:
+        from .learner import spawn
+
+        spawn(db=args.db, no_model=args.no_model)
+
+
+# -- Codex --------------------------------------------------------------------------------------
+
+
+def find_rollout(thread_id: str, sessions: Path) -> Path | None:
+    """The rollout file of a Codex thread: today's and yesterday's folders first, then all."""
+    pattern = f"rollout-*{thread_id}.jsonl"
+    now = time.time()
+    for t in (now, now - 86400):
+        day = sessions / time.strftime("%Y/%m/%d", time.localtime(t))
+        found = sorted(day.glob(pattern)) if day.is_dir() else []
+        if found:
+            return found[-1]
+    found = sorted(sessions.rglob(pattern)) if sessions.is_dir() else []
+    return found[-1] if found else None
+
+
+def _codex(args: argparse.Namespace, payload: dict[str, Any]) -> None:
+    if payload.get("type") != "agent-turn-complete":
+        return
+    thread = _text(payload, "thread-id")
+    if thread is None or not all(c.isalnum() or c in "-_" for c in thread):
+        raise ValueError("the notification has no usable thread-id")
+    from ..importers.run import default_path
+
+    sessions = default_path("codex")
+    rollout = find_rollout(thread, sessions)
+    if rollout is None:
+        raise FileNotFoundError(f"no rollout of thread {thread} under {sessions}")
+    _import(args, "codex", str(rollout), thread)
+
+
+def main() -> None:  # python -m agentmem.hooks.run
+    sys.exit(run_main(sys.argv[1:]))
+
+
+if __name__ == "__main__":
+    main()

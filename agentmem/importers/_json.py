@@ -1,0 +1,62 @@
+"""JSON for the importers: strict values, JSON lines, and what a failed output looks like."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+import attrs
+
+from ..records import Trajectory
+
+__all__ = ["ParseResult", "is_error_output", "json_lines", "loads"]
+
+
+@attrs.frozen
+class ParseResult:
+    """Trajectories read from a file, and the errors of the lines that were skipped."""
+
+    trajectories: tuple[Trajectory, ...]
+    errors: tuple[str, ...] = ()
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def loads(text: str | bytes) -> Any:
+    """``json.loads`` that refuses NaN and Infinity and turns deep nesting into ValueError."""
+    try:
+        return json.loads(text, parse_constant=_reject_constant)
+    except RecursionError:
+        raise ValueError("the JSON nests too deeply") from None
+
+
+def json_lines(source: Iterable[bytes | str]) -> Iterator[tuple[int, str | None, str | None]]:
+    """(line number, text or None, decode error or None) for each non-blank line."""
+    for n, raw in enumerate(source, 1):
+        if isinstance(raw, bytes):
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError as e:
+                yield n, None, f"not valid UTF-8 (byte {e.start})"
+                continue
+        else:
+            text = raw
+        if text.strip():
+            yield n, text, None
+
+
+def is_error_output(text: str) -> bool:
+    """A tool output that reports failure: it starts with "Error" or is JSON with an "error" key."""
+    s = text.lstrip()
+    if s[:5].lower() == "error":
+        return True
+    if s.startswith("{"):
+        try:
+            obj = json.loads(s)
+        except (ValueError, RecursionError):
+            return False
+        return isinstance(obj, dict) and "error" in obj
+    return False

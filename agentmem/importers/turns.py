@@ -1,0 +1,504 @@
+"""What the transcript importers share: turns, the signals that count as verdicts, the report.
+
+An agent's transcript is a sequence of user prompts, each followed by the agent's
+tool calls until the next prompt. Each importer reads its format into
+:class:`Turn` records with a :class:`TurnBuilder`; :func:`turn_record` turns a
+finished turn into a :class:`~agentmem.records.Trajectory` (the task is the
+prompt, the steps the tool calls) and the user's verdict, if the transcript holds
+an explicit one.
+
+Verdicts come only from explicit signals (:data:`VERDICT_SIGNALS`): the user
+interrupted the turn, or denied one of its tool calls. Nothing is guessed from
+the wording of the next prompt; a turn with no signal is judged like any other
+trajectory (accepted once the acceptance window passes, unless ``agentmem
+feedback`` says otherwise).
+
+Tolerance: the formats are internal to their vendors and change between versions.
+Lines that are not JSON objects, and line and block types an importer does not
+know, are skipped and counted in the :class:`ImportReport`; a turn with an
+unreadable line in it is *damaged* and not recorded; a last line that is not
+complete yet (the agent is still writing the file) is left for the next import.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import attrs
+
+from ..errors import InvalidRecordError
+from ..records import Step, Trajectory, check_json_value
+from ._json import is_error_output, loads
+
+__all__ = [
+    "MAX_OUTPUT_CHARS",
+    "VERDICT_SIGNALS",
+    "Call",
+    "FileReport",
+    "ImportReport",
+    "JsonLine",
+    "Turn",
+    "TurnBuilder",
+    "TurnRecord",
+    "clip",
+    "exit_code",
+    "in_order",
+    "read_json_lines",
+    "text_of",
+    "turn_record",
+]
+
+#: A tool output or parameter longer than this is kept as its head and tail (see the docs).
+MAX_OUTPUT_CHARS = 16_000
+
+#: The explicit signals that give an imported turn a verdict, and the verdict each gives.
+VERDICT_SIGNALS: Mapping[str, tuple[str, str]] = {
+    "interrupted": ("reject", "the user interrupted the turn"),
+    "denied": ("correct", "the user denied a tool call"),
+}
+
+_NO_RESULT = "(no result recorded)"
+
+
+@attrs.frozen
+class JsonLine:
+    """One line of a JSON-lines transcript: its number and its object."""
+
+    number: int
+    data: dict[str, Any]
+
+
+def read_json_lines(data: bytes) -> tuple[list[JsonLine], list[tuple[int, str]], bool]:
+    """The JSON objects of a JSON-lines file, its bad lines, and whether its last line is cut.
+
+    A last line without its newline that does not parse is taken as still being
+    written: it is not a bad line, and the caller leaves it for the next import.
+    """
+    good: list[JsonLine] = []
+    bad: list[tuple[int, str]] = []
+    truncated = False
+    pieces = data.split(b"\n")
+    last = len(pieces) - 1  # pieces[last] is b"" when the file ends with a newline
+    for i, raw in enumerate(pieces):
+        n = i + 1
+        if not raw.strip():
+            continue
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as e:
+            if i == last:
+                truncated = True  # a multi-byte character cut in two
+            else:
+                bad.append((n, f"not valid UTF-8 (byte {e.start})"))
+            continue
+        try:
+            obj = loads(text)
+        except ValueError as e:
+            if i == last:
+                truncated = True
+            else:
+                bad.append((n, f"not valid JSON ({str(e)[:80]})"))
+            continue
+        if not isinstance(obj, dict):
+            bad.append((n, f"not a JSON object (a {type(obj).__name__})"))
+            continue
+        good.append(JsonLine(n, obj))
+    return good, bad, truncated
+
+
+def in_order(
+    lines: Sequence[JsonLine], bad: Sequence[tuple[int, str]]
+) -> list[tuple[int, dict[str, Any] | None, str | None]]:
+    """Good and bad lines merged in file order: (number, object or None, why it is bad)."""
+    merged: list[tuple[int, dict[str, Any] | None, str | None]] = [
+        (x.number, x.data, None) for x in lines
+    ]
+    merged += [(n, None, why) for n, why in bad]
+    merged.sort(key=lambda item: item[0])
+    return merged
+
+
+@attrs.define
+class Call:
+    """One tool call of a turn and, once seen, its result."""
+
+    id: str
+    tool: str
+    params: dict[str, Any]
+    output: str | None = None
+    success: bool | None = None  # None: judge from the output
+    denied: bool = False
+
+
+@attrs.define
+class Turn:
+    """One user prompt and the tool calls the agent made for it."""
+
+    session_id: str
+    turn_id: str
+    prompt: str
+    line: int
+    started_at: str | None = None
+    ended_at: str | None = None
+    cwd: str | None = None
+    meta: dict[str, Any] = attrs.Factory(dict)
+    calls: list[Call] = attrs.Factory(list)
+    interrupted: bool = False
+    ended: bool = False  # the transcript says the agent finished this turn
+    complete: bool = False  # decided by TurnBuilder.finish
+    damaged: str | None = None
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return (self.session_id, self.turn_id)
+
+    @property
+    def unanswered(self) -> list[Call]:
+        return [c for c in self.calls if c.output is None and c.success is None]
+
+
+@attrs.define
+class FileReport:
+    """What one transcript file held, for the import report."""
+
+    path: str
+    turns: list[Turn] = attrs.Factory(list)
+    bad_lines: list[tuple[int, str]] = attrs.Factory(list)
+    truncated: bool = False
+    skipped_lines: Counter[str] = attrs.Factory(Counter)
+    skipped_blocks: Counter[str] = attrs.Factory(Counter)
+    ignored_lines: int = 0
+
+
+class TurnBuilder:
+    """Collects a transcript's prompts, calls and results into turns, in file order.
+
+    The parsers call :meth:`prompt`, :meth:`call`, :meth:`result`, :meth:`outcome`,
+    :meth:`interrupt` and :meth:`end` as they read; :meth:`finish` decides which
+    turns are complete.
+    """
+
+    def __init__(self, report: FileReport):
+        self.report = report
+        self.turns: list[Turn] = []
+        self._calls: dict[str, tuple[Turn, Call]] = {}
+        self._outcomes: dict[str, tuple[bool, bool]] = {}
+        self._pending_damage: list[str] = []
+
+    @property
+    def current(self) -> Turn | None:
+        return self.turns[-1] if self.turns else None
+
+    def prompt(
+        self,
+        session_id: str,
+        turn_id: str,
+        text: str,
+        line: int,
+        *,
+        at: str | None = None,
+        cwd: str | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> Turn:
+        turn = Turn(
+            session_id=session_id,
+            turn_id=turn_id,
+            prompt=text.strip() or "(a prompt without text)",
+            line=line,
+            started_at=at,
+            ended_at=at,
+            cwd=cwd,
+            meta=dict(meta or {}),
+        )
+        self.turns.append(turn)
+        return turn
+
+    def touch(self, at: Any) -> None:
+        """A line of the current turn was written at ``at``."""
+        if self.current is not None and isinstance(at, str):
+            self.current.ended_at = at
+
+    def call(self, call_id: Any, tool: Any, params: Any) -> None:
+        turn = self.current
+        if turn is None:
+            self.report.skipped_blocks["tool call before any prompt"] += 1
+            return
+        if not isinstance(tool, str) or not tool.strip():
+            self.report.skipped_blocks["tool call without a name"] += 1
+            return
+        if not isinstance(params, Mapping):
+            params = {} if params is None else {"input": params}
+        cid = call_id if isinstance(call_id, str) and call_id else f"#{len(self._calls)}"
+        call = Call(cid, tool.strip(), dict(params))
+        turn.calls.append(call)
+        turn.ended = False
+        self._calls[cid] = (turn, call)
+
+    def result(
+        self, call_id: Any, output: str, *, success: bool | None = None, denied: bool = False
+    ) -> None:
+        found = self._calls.get(call_id) if isinstance(call_id, str) else None
+        if found is None:
+            self.report.skipped_blocks["tool result without its call"] += 1
+            return
+        _turn, call = found
+        call.output = output
+        if success is not None:
+            call.success = success
+        if denied:
+            call.denied = True
+            call.success = False
+
+    def outcome(self, call_id: Any, success: bool, *, denied: bool = False) -> None:
+        """What the agent itself recorded of a call's end (an exit code, a patch's success)."""
+        if isinstance(call_id, str):
+            self._outcomes[call_id] = (success, denied)
+
+    def interrupt(self) -> None:
+        if self.current is not None:
+            self.current.interrupted = True
+            self.current.ended = True
+
+    def end(self, ended: bool = True) -> None:
+        if self.current is not None:
+            self.current.ended = ended
+
+    def damage(self, line: int, why: str) -> None:
+        """An unreadable line: the turn it falls in cannot be recorded faithfully."""
+        turn = self.current
+        if turn is not None and turn.damaged is None:
+            turn.damaged = f"line {line} {why}"
+
+    def finish(self, *, final: bool = False, quiet: bool = False) -> list[Turn]:
+        """The turns, each marked complete or not.
+
+        A turn is complete when a later prompt follows it. The last turn is
+        complete when it was interrupted, or when every call has its result and
+        either the transcript says the agent finished, or ``final`` (the agent's
+        Stop hook: the turn is over), or ``quiet`` (the file has not changed for a
+        long time). Otherwise it is left for the next import.
+        """
+        for cid, (success, denied) in self._outcomes.items():
+            found = self._calls.get(cid)
+            if found is not None:
+                call = found[1]
+                call.success = success and not call.denied
+                call.denied = call.denied or denied
+                if call.output is None:
+                    call.output = ""
+        for i, turn in enumerate(self.turns):
+            if i < len(self.turns) - 1 or turn.interrupted:
+                turn.complete = True
+            else:
+                turn.complete = not turn.unanswered and (turn.ended or final or quiet)
+        return self.turns
+
+
+# -- a turn as a trajectory ---------------------------------------------------------------
+
+
+def clip(text: str, limit: int = MAX_OUTPUT_CHARS) -> str:
+    """``text``, or its head and tail with a note of what was cut when it is longer."""
+    if len(text) <= limit:
+        return text
+    head, tail = limit * 3 // 4, limit // 4
+    cut = len(text) - head - tail
+    return f"{text[:head]}\n[... {cut} characters cut by agentmem import ...]\n{text[-tail:]}"
+
+
+def _clip_values(value: Any) -> Any:
+    if isinstance(value, str):
+        return clip(value)
+    if isinstance(value, Mapping):
+        return {k: _clip_values(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_clip_values(v) for v in value]
+    return value
+
+
+_EXIT_CODE = re.compile(r"\A\s*(?:Exit code:?|Process exited with code)\s*(-?\d+)")
+
+
+def exit_code(text: str) -> int | None:
+    """The exit code an output starts with ("Exit code 1", "Process exited with code 0")."""
+    m = _EXIT_CODE.match(text)
+    return int(m.group(1)) if m else None
+
+
+def _success(call: Call) -> bool:
+    if call.success is not None:
+        return call.success
+    if call.output is None:
+        return False
+    code = exit_code(call.output)
+    if code is not None:
+        return code == 0
+    return not is_error_output(call.output)
+
+
+@attrs.frozen
+class TurnRecord:
+    """A complete turn ready to store: its key, status and, when it has steps, its trajectory."""
+
+    source: str
+    session_id: str
+    turn_id: str
+    status: str  # imported, no-tools, damaged
+    trajectory: Trajectory | None = None
+    verdict: str | None = None
+    note: str | None = None
+
+
+def turn_record(source: str, turn: Turn, *, project: str | None) -> TurnRecord:
+    """The record of a complete turn: a trajectory with its steps and verdict, or why not."""
+    key = (source, turn.session_id, turn.turn_id)
+    if turn.damaged:
+        return TurnRecord(*key, status="damaged", note=turn.damaged)
+    if not turn.calls:
+        return TurnRecord(*key, status="no-tools")
+    signal = (
+        "interrupted"
+        if turn.interrupted
+        else "denied"
+        if any(c.denied for c in turn.calls)
+        else None
+    )
+    meta: dict[str, Any] = {
+        "session_id": turn.session_id,
+        "turn_id": turn.turn_id,
+        **({"project": project} if project else {}),
+        **({"cwd": turn.cwd} if turn.cwd else {}),
+        **({"started_at": turn.started_at} if turn.started_at else {}),
+        **({"ended_at": turn.ended_at} if turn.ended_at else {}),
+        **({"signal": signal} if signal else {}),
+        **turn.meta,
+    }
+    try:
+        steps = [
+            Step(
+                tool=c.tool,
+                params=_clip_values(c.params),
+                output=clip(c.output) if c.output is not None else _NO_RESULT,
+                success=_success(c),
+            )
+            for c in turn.calls
+        ]
+        check_json_value(meta, "meta")
+        trajectory = Trajectory(task=turn.prompt, steps=steps, meta=meta, source=source)
+    except InvalidRecordError as e:
+        return TurnRecord(*key, status="damaged", note=f"line {turn.line}: {e}")
+    verdict, note = VERDICT_SIGNALS[signal] if signal else (None, None)
+    return TurnRecord(*key, status="imported", trajectory=trajectory, verdict=verdict, note=note)
+
+
+# -- the report ---------------------------------------------------------------------------
+
+
+@attrs.define
+class ImportReport:
+    """What an import read and did: new trajectory ids, and every turn and line it skipped."""
+
+    source: str
+    files: int = 0
+    unchanged_files: int = 0
+    ids: list[int] = attrs.Factory(list)
+    already: int = 0
+    in_progress: int = 0
+    no_tools: int = 0
+    damaged: list[str] = attrs.Factory(list)
+    verdicts: Counter[str] = attrs.Factory(Counter)
+    skipped_lines: Counter[str] = attrs.Factory(Counter)
+    skipped_blocks: Counter[str] = attrs.Factory(Counter)
+    ignored_lines: int = 0
+    bad_lines: list[str] = attrs.Factory(list)
+    truncated: list[str] = attrs.Factory(list)
+
+    def add_file(self, f: FileReport) -> None:
+        self.files += 1
+        self.skipped_lines.update(f.skipped_lines)
+        self.skipped_blocks.update(f.skipped_blocks)
+        self.ignored_lines += f.ignored_lines
+        self.bad_lines += [f"{f.path} line {n}: {why}" for n, why in f.bad_lines]
+        if f.truncated:
+            self.truncated.append(f.path)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "source": self.source,
+            "files": self.files,
+            "unchanged_files": self.unchanged_files,
+            "ids": self.ids,
+            "already_imported": self.already,
+            "in_progress": self.in_progress,
+            "no_tools": self.no_tools,
+            "damaged": self.damaged,
+            "verdicts": dict(self.verdicts),
+            "skipped_line_types": dict(self.skipped_lines),
+            "skipped_block_types": dict(self.skipped_blocks),
+            "ignored_lines": self.ignored_lines,
+            "bad_lines": self.bad_lines,
+            "truncated_files": self.truncated,
+        }
+
+    def lines(self) -> list[str]:
+        """The report for people, one fact a line."""
+        ids = self.ids
+        span = "none" if not ids else f"{ids[0]}-{ids[-1]}" if len(ids) > 1 else str(ids[0])
+        out = [
+            f"imported {len(ids)} trajectories from {self.files} {self.source} file(s) "
+            f"(ids {span}); {self.already} turn(s) already imported"
+            + (f", {self.unchanged_files} file(s) unchanged" if self.unchanged_files else "")
+        ]
+        if self.verdicts:
+            out.append(
+                "verdicts from the transcripts: "
+                + ", ".join(f"{k} {v}" for k, v in sorted(self.verdicts.items()))
+            )
+        if self.in_progress:
+            out.append(f"{self.in_progress} turn(s) still in progress: left for the next import")
+        if self.no_tools:
+            out.append(f"{self.no_tools} turn(s) without tool calls: nothing to record")
+        out += [f"damaged turn, not recorded: {d}" for d in self.damaged]
+        if self.skipped_lines:
+            out.append(
+                "skipped unknown line types: "
+                + ", ".join(f"{k} x{v}" for k, v in self.skipped_lines.most_common())
+            )
+        if self.skipped_blocks:
+            out.append(
+                "skipped blocks: "
+                + ", ".join(f"{k} x{v}" for k, v in self.skipped_blocks.most_common())
+            )
+        out += [f"skipped bad line: {b}" for b in self.bad_lines]
+        out += [f"incomplete last line left for the next import: {p}" for p in self.truncated]
+        return out
+
+
+def text_of(content: Any, report: FileReport | None = None) -> str:
+    """Message or tool-result content as text: a string, or text blocks (other blocks named)."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, Sequence) and not isinstance(content, (bytes, bytearray)):
+        parts = []
+        for block in content:
+            if isinstance(block, str):
+                parts.append(block)
+            elif isinstance(block, Mapping):
+                kind = block.get("type")
+                if kind in ("text", "input_text", "output_text") and isinstance(
+                    block.get("text"), str
+                ):
+                    parts.append(block["text"])
+                elif kind in ("image", "input_image", "document"):
+                    parts.append(f"[{kind}]")
+                elif report is not None:
+                    report.skipped_blocks[str(kind)[:40]] += 1
+        return "\n".join(parts)
+    if isinstance(content, Mapping):
+        return text_of([content], report)
+    return str(content)

@@ -1,0 +1,111 @@
+"""What transcript imports have read: the tables ``imported_turns`` and ``imported_files``.
+
+Every read and write of those tables goes through this module. A turn is keyed
+by its source (``claude-code``, ``codex``, ``anthropic``), its session id and its
+turn id; importing it again adds nothing. Writes run inside the caller's write
+transaction (:func:`agentmem.db.write`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from sqlite_utils import Database
+
+from . import store
+from .importers.turns import TurnRecord
+from .records import Feedback, Trajectory
+
+__all__ = ["file_unchanged", "imported_keys", "recent_imports", "remember_file", "store_turns"]
+
+
+def imported_keys(
+    db: Database, source: str, keys: Iterable[tuple[str, str]]
+) -> set[tuple[str, str]]:
+    """Which of the (session id, turn id) keys of ``source`` are imported already."""
+    by_session: dict[str, set[str]] = {}
+    for session, turn in keys:
+        by_session.setdefault(session, set()).add(turn)
+    found: set[tuple[str, str]] = set()
+    for session, turns in by_session.items():
+        for (turn,) in db.execute(
+            "SELECT turn_id FROM imported_turns WHERE source = ? AND session_id = ?",
+            [source, session],
+        ).fetchall():
+            if turn in turns:
+                found.add((session, turn))
+    return found
+
+
+def store_turns(
+    db: Database,
+    records: Sequence[TurnRecord],
+    trajectories: Sequence[Trajectory | None],
+    *,
+    at: str,
+) -> list[tuple[TurnRecord, int | None]]:
+    """Record the turns not imported yet (call inside a write transaction).
+
+    ``trajectories[i]`` is ``records[i]``'s trajectory as it is to be stored (secrets
+    redacted). Returns the turns recorded now, each with its trajectory id (None for
+    a turn recorded without a trajectory: no tool calls, or damaged).
+    """
+    if not records:
+        return []
+    done = imported_keys(db, records[0].source, [(r.session_id, r.turn_id) for r in records])
+    fresh = [(r, t) for r, t in zip(records, trajectories) if (r.session_id, r.turn_id) not in done]
+    with_steps = [(r, t) for r, t in fresh if t is not None]
+    ids = store.insert_trajectories(db, [t for _, t in with_steps], created_at=at)
+    tid_of = {id(r): tid for (r, _), tid in zip(with_steps, ids)}
+    out: list[tuple[TurnRecord, int | None]] = []
+    for r, _ in fresh:
+        tid = tid_of.get(id(r))
+        if tid is not None and r.verdict is not None:
+            store.insert_feedback(
+                db, Feedback(trajectory_id=tid, kind=r.verdict, created_at=at, note=r.note)
+            )
+        db.execute(
+            "INSERT INTO imported_turns (source, session_id, turn_id, trajectory_id, status, "
+            "note, imported_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [r.source, r.session_id, r.turn_id, tid, r.status, r.note, at],
+        )
+        out.append((r, tid))
+    return out
+
+
+def file_unchanged(db: Database, path: str, size: int, mtime_ns: int) -> bool:
+    """Whether ``path`` was imported whole at this size and modification time."""
+    row = db.execute("SELECT size, mtime_ns FROM imported_files WHERE path = ?", [path]).fetchone()
+    return row is not None and (row[0], row[1]) == (size, mtime_ns)
+
+
+def remember_file(
+    db: Database, path: str, source: str, size: int, mtime_ns: int, *, at: str
+) -> None:
+    """Note that nothing in ``path`` (at this size and time) is left to import."""
+    db.execute(
+        "INSERT INTO imported_files (path, source, size, mtime_ns, imported_at) "
+        "VALUES (?, ?, ?, ?, ?) ON CONFLICT (path) DO UPDATE SET source = excluded.source, "
+        "size = excluded.size, mtime_ns = excluded.mtime_ns, imported_at = excluded.imported_at",
+        [path, source, size, mtime_ns, at],
+    )
+
+
+def recent_imports(
+    db: Database, *, limit: int = 20, source: str | None = None
+) -> list[dict[str, Any]]:
+    """The latest imported turns, newest first, with their trajectory's task."""
+    where, params = "", []
+    if source is not None:
+        where, params = "WHERE i.source = ?", [source]
+    cur = db.execute(
+        "SELECT i.source, i.session_id, i.turn_id, i.trajectory_id, i.status, i.note, "
+        "i.imported_at, t.task, t.step_count, "
+        "json_extract(t.meta, '$.project') AS project FROM imported_turns i "
+        f"LEFT JOIN trajectories t ON t.id = i.trajectory_id {where} "
+        "ORDER BY i.imported_at DESC, i.rowid DESC LIMIT ?",
+        [*params, limit],
+    )
+    cols = [c[0] for c in cur.description]
+    return [dict(zip(cols, r)) for r in cur.fetchall()]

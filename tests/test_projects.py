@@ -1,0 +1,208 @@
+"""Projects and lesson scopes: where a run happened, which lessons stay in their project."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from agentmem import Memory, Step
+from agentmem.domains import command_domain, domain_for, shell_command, step_domain
+from agentmem.projects import (
+    current_scopes,
+    decide_scope,
+    project_of,
+    specific_markers,
+    visible_top,
+)
+
+A, B = "/w/alpha", "/w/beta"
+
+
+def test_project_of_is_the_git_root_else_the_folder(tmp_path: Path):
+    (tmp_path / "repo" / ".git").mkdir(parents=True)
+    (tmp_path / "repo" / "src" / "pkg").mkdir(parents=True)
+    (tmp_path / "plain").mkdir()
+    assert project_of(tmp_path / "repo" / "src" / "pkg") == str(tmp_path / "repo")
+    assert project_of(tmp_path / "plain") == str(tmp_path / "plain")
+    assert project_of("/no/such/place/here") == "/no/such/place/here"
+    assert project_of(None) is None and project_of("  ") is None
+    (tmp_path / "wt").mkdir()
+    (tmp_path / "wt" / ".git").write_text("gitdir: /elsewhere\n")  # a worktree's .git file
+    assert project_of(tmp_path / "wt") == str(tmp_path / "wt")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "If git push is rejected, run git pull --rebase first, then push again.",
+        "Before calling cat, call cd first; without it cat fails with 'No such file'.",
+        "Call Read with file_path=..., never path=...; path is not a parameter of Read.",
+        "If Bash fails with 'rejected: fetch first', retry Bash with a corrected command.",
+        "Use rg instead of grep -r to search large trees; it skips ignored files.",
+        "Run kubectl diff before kubectl apply to see what changes.",
+    ],
+)
+def test_generic_lessons_name_nothing_of_a_project(text: str):
+    assert specific_markers(text, project=A, vocabulary={"file_path", "path", "Read"}) == []
+    assert decide_scope(text, {A}, vocabulary={"file_path", "path", "Read"})[0] is None
+
+
+@pytest.mark.parametrize(
+    "text,marker",
+    [
+        ("Tests live in test/, not tests/.", "test/"),
+        ("Call Bash with command like pytest test/unit; never pytest tests/unit.", "test/unit"),
+        ("Run make check before committing.", "make check"),
+        ("Use npm run e2e, not npm test, for browser tests.", "npm run e2e"),
+        ("Run tox -e lint before pushing.", "tox -e lint"),
+        ("Start the app with python -m myapp.server, not flask run.", "python -m myapp.server"),
+        ("Settings come from settings.toml in the repo root.", "settings.toml"),
+        ("Mock load_config in tests that touch the database.", "load_config"),
+        ("The UserService class caches sessions; clear it between tests.", "UserService"),
+        ("Alpha's build needs the vendored headers.", "alpha"),
+        ("Run ./scripts/bootstrap.sh once after cloning.", "./scripts/bootstrap.sh"),
+    ],
+)
+def test_project_specific_lessons(text: str, marker: str):
+    found = specific_markers(text, project=A)
+    assert any(marker.lower() in m.lower() for m in found), found
+    project, why = decide_scope(text, {A})
+    assert project == A and "one project" in why
+
+
+def test_support_from_two_projects_or_outside_any_keeps_a_lesson_global():
+    text = "Run make check before committing."
+    assert decide_scope(text, {A, B}) == (None, "supported by runs in 2 projects")
+    assert decide_scope(text, {A, ""})[0] is None
+
+
+def test_shell_steps_take_the_domain_of_their_command():
+    cases = {
+        "git push origin main": "git",
+        "cd repo && git pull --rebase": "git",
+        "FOO=1 sudo kubectl apply -f x.yaml": "k8s",
+        "docker compose up -d": "docker",
+        "npm test": "test",
+        "npm run test:unit": "test",
+        "npm install left-pad": "packages",
+        "pip install -e .": "packages",
+        "python -m pytest -x": "test",
+        "uv run pytest": "test",
+        "cargo build --release": "build",
+        "make": "build",
+        "make test": "test",
+        "ruff check .": "lint",
+        "cat log.txt | grep ERROR": "fs",
+        "rg TODO src": "search",
+        "curl -s https://example.com": "web",
+        "bash -lc 'git status'": "git",
+        "echo hello": None,
+        "./scripts/run.sh": None,
+        "unbalanced 'quote": None,
+    }
+    for command, domain in cases.items():
+        assert command_domain(command) == domain, command
+    assert step_domain("Bash", {"command": "git push"}) == "git"
+    assert step_domain("shell", {"command": ["bash", "-lc", "kubectl get pods"]}) == "k8s"
+    assert step_domain("exec_command", {"cmd": "pytest"}) == "test"
+    assert step_domain("Bash", {"command": "echo hi"}) == "shell"
+    assert step_domain("Bash", {"command": "git push"}, {"Bash": "ops"}) == "ops"
+    assert shell_command({"command": ["ls", "-la", "my dir"]}) == "ls -la 'my dir'"
+    for tool, domain in {
+        "Read": "fs",
+        "Edit": "fs",
+        "Write": "fs",
+        "Glob": "fs",
+        "Grep": "search",
+        "WebFetch": "web",
+        "TodoWrite": "plan",
+        "Task": "agent",
+        "apply_patch": "fs",
+        "mcp__github__create_issue": "git",
+        "mcp__filesystem__read_file": "fs",
+        "mcp__Linear__list_issues": "linear",
+    }.items():
+        assert domain_for(tool) == domain, tool
+
+
+# -- scopes through a learning session ----------------------------------------------------------
+
+GOOD = [Step("Bash", {"command": "pytest test/unit"}, "5 passed", True)]
+BAD = [Step("Bash", {"command": "pytest tests/unit"}, "ERROR: not found: tests/unit", False)]
+PUSH_OK = [
+    Step("Bash", {"command": "git push"}, "rejected: fetch first", False),
+    Step("Bash", {"command": "git pull --rebase"}, "ok", True),
+    Step("Bash", {"command": "git push"}, "ok", True),
+]
+PUSH_BAD = [Step("Bash", {"command": "git push"}, "rejected: fetch first", False)]
+
+
+def _group(mem: Memory, task: str, good, bad, projects) -> None:
+    for ok, project in zip((True, False, True, False), projects):
+        meta = {"project": project} if project else {}
+        mem.record(task, good if ok else bad, accepted=ok, meta=meta)
+
+
+def test_a_project_specific_lesson_is_served_only_in_its_project(mem: Memory):
+    _group(mem, "run the unit tests", GOOD, BAD, [A] * 4)
+    _group(mem, "push my branch", PUSH_OK, PUSH_BAD, [A] * 4)
+    report = mem.learn(use_model=False)
+    texts = {o.result_id: o.op for o in report.applied}
+    assert len(texts) == 2
+    scopes = current_scopes(mem.db)
+    [(scoped_id, project)] = scopes.items()
+    assert project == A and "test/unit" in texts[scoped_id].text
+    assert texts[scoped_id].domain == "test"  # not merged with the git lesson
+    [generic_id] = set(texts) - {scoped_id}
+    assert texts[generic_id].domain == "git"
+    here = {h.experience.id for h in mem.retrieve("run the unit tests", project=A, k=5)}
+    elsewhere = {h.experience.id for h in mem.retrieve("run the unit tests", project=B, k=5)}
+    nowhere = {h.experience.id for h in mem.retrieve("run the unit tests", k=5)}
+    assert here == {scoped_id, generic_id}
+    assert elsewhere == nowhere == {generic_id}
+    assert "test/unit" in mem.context("run the unit tests", project=A)
+    assert "test/unit" not in mem.context("run the unit tests", project=B)
+    # the git lesson reaches git tasks, not every shell task
+    assert {h.experience.id for h in mem.retrieve("push", domains=["git"], project=A)} >= {
+        generic_id
+    }
+    assert generic_id not in {h.experience.id for h in mem.retrieve("x", domains=["shell"])}
+    # undo takes the scope back with the lesson
+    mem.undo(report.session_id)
+    assert current_scopes(mem.db) == {}
+
+
+def test_runs_in_two_projects_make_the_lesson_global(mem: Memory):
+    _group(mem, "run the unit tests", GOOD, BAD, [A, A, B, B])
+    mem.learn(use_model=False)
+    assert current_scopes(mem.db) == {}
+    row = mem.db.execute("SELECT project, support, reason FROM experience_scopes").fetchone()
+    assert row == (None, f'["{A}", "{B}"]', "supported by runs in 2 projects")
+
+
+def test_runs_outside_any_project_write_no_scope(mem: Memory):
+    _group(mem, "run the unit tests", GOOD, BAD, [None] * 4)
+    mem.learn(use_model=False)
+    assert mem.db.execute("SELECT count(*) FROM experience_scopes").fetchone()[0] == 0
+    assert mem.retrieve("run the unit tests")  # served everywhere, as before scopes
+
+
+@given(
+    n=st.integers(0, 60),
+    k=st.integers(1, 12),
+    hidden=st.sets(st.integers(0, 80), max_size=50),
+)
+def test_visible_top_is_the_exact_top_k_of_the_visible_hits(n: int, k: int, hidden: set[int]):
+    ranked = list(range(n))  # ids in best-first order
+    asked: list[int] = []
+
+    def search(m: int) -> list[int]:
+        asked.append(m)
+        return ranked[:m]
+
+    got = visible_top(search, k, hidden, lambda i: i)
+    assert got == [i for i in ranked if i not in hidden][:k]
+    assert max(asked) <= k + len(hidden)
