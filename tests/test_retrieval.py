@@ -381,3 +381,30 @@ def test_demo_context_names_send_message_and_no_car_lesson(tmp_path):
 def test_format_context():
     assert format_context([]) == ""
     assert format_context(["a", "b"]).splitlines()[1:] == ["- a", "- b"]
+
+
+def test_the_shortcut_serves_a_project_its_lessons_and_hides_others(tmp_path):
+    db = tmp_path / "lib.db"
+    here, there = tmp_path / "here", tmp_path / "there"
+    here.mkdir()
+    there.mkdir()
+    with Memory.open(db) as mem:
+        mine = mem.add("Before calling cat, call cd into docs first.", domain="fs").id
+        other = mem.add("Before calling cat, call cd into src first.", domain="fs").id
+        sid = mem.db.execute("SELECT max(id) FROM sessions").fetchone()[0]
+        mem.db.execute("BEGIN IMMEDIATE")
+        for eid, where in ((mine, here), (other, there)):
+            mem.db.execute(
+                "INSERT INTO experience_scopes (experience_id, session_id, project, support, "
+                "reason) VALUES (?, ?, ?, '[]', 'test')",
+                [eid, sid, str(where)],
+            )
+        mem.db.execute("COMMIT")
+        want = mem.context("show a file with cat", project=here, min_score=0.0)
+    assert _texts(want) == ["Before calling cat, call cd into docs first."]
+    p = run_cli(
+        "context", "show a file with cat", "--project", str(here), "--min-score", "0", db=db
+    )
+    assert p.returncode == 0 and p.stdout.decode().rstrip("\n") == want
+    assert context_text(db, "show a file with cat", project=here, min_score=0.0) == want
+    assert context_text(db, "show a file with cat", min_score=0.0) == ""  # scoped: not global
