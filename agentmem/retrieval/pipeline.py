@@ -173,7 +173,7 @@ def gather(
     conn = raw(db)
     where = scope(conn, tools, domains)
     hidden = hidden_ids(conn, project)  # lessons served only in other projects
-    want = max(CANDIDATES, 3 * k) + min(len(hidden), 100)
+    want = max(CANDIDATES, 3 * k)  # hidden candidates are dropped: a few less to rank
     has_vectors = "vector" in methods and index.index_info(conn) is not None
     vranks: dict[int, tuple[int, float]] = {}
     if has_vectors and query_vector is not None:
