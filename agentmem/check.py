@@ -330,7 +330,7 @@ def _check(db: Database) -> list[Problem]:
         (
             "the keyword index",
             ("experiences", "settings", "experience_fts"),
-            functools.partial(_check_keywords, upgrade_pending="m007_keyword_index" in pending),
+            functools.partial(_check_keywords, upgrade_pending="m008_keyword_index" in pending),
         ),
         ("the sessions", ("sessions", "operations", "session_groups"), _check_sessions),
         ("the journal", ("experiences", "sessions", "operations"), _check_journal),
@@ -448,6 +448,7 @@ _ENUMS: tuple[tuple[str, str, tuple[Any, ...], str], ...] = (
     ("operations", "kind", ("ADD", "MODIFY", "DELETE", "MERGE"), "journal"),
     ("operations", "status", ("applied", "rejected", "proposed"), "journal"),
     ("session_groups", "status", ("used", "degenerate", "no-findings"), "session"),
+    ("session_groups", "kind", ("exact", "similar", "correction"), "session"),
 )
 
 #: (table, key column, JSON column, may be NULL, problem kind) for every JSON column.
@@ -471,6 +472,8 @@ def _check_values(db: Database, missing: AbstractSet[str] = frozenset()) -> list
     for table, col, allowed, kind in _ENUMS:
         if table in missing:
             continue
+        if col not in {str(r[1]) for r in db.execute(f"PRAGMA table_info([{table}])")}:
+            continue  # added by a migration the file has not had yet (a warning already)
         vals = [v for v in allowed if v is not None]
         marks = ",".join("?" * len(vals))
         null_ok = None in allowed

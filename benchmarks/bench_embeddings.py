@@ -15,7 +15,13 @@ For every embedder that can load here it prints, on
   sentence; the best of ``--repeat`` runs, since shared machines are noisy;
 * cold start: a fresh interpreter importing agentmem.embeddings, loading the
   model and embedding one sentence;
-* install size of the backend's packages on disk.
+* install size of the backend's packages on disk;
+* on ``tests/data/task_pairs.jsonl`` (pairs of BFCL v4 / tau-bench task texts whose
+  gold calls need the same tools, or unrelated tasks, some sharing one tool; built by
+  ``python -m benchmarks.task_pairs``): the AUC of the task texts' cosine, overall and
+  per source, and the cut that maximises Youden's J, the embedder's ``task_threshold``
+  (theta_task, the cosine above which two runs' tasks are alike enough to form a
+  similar-task group), with the share of each kind of pair above it.
 
 Everything runs offline (HF_HUB_OFFLINE=1 is set for safety; no backend here
 contacts a hub).
@@ -53,7 +59,9 @@ from agentmem.embeddings import (  # noqa: E402
 from agentmem.errors import AgentMemError  # noqa: E402
 
 PAIRS = ROOT / "tests" / "data" / "lesson_pairs.jsonl"
+TASK_PAIRS = ROOT / "tests" / "data" / "task_pairs.jsonl"
 KINDS = ("paraphrase", "same_tool", "opposite", "unrelated")
+TASK_KINDS = ("same", "one_tool", "unrelated")
 
 # Wheels on PyPI for the versions measured (checked with pip's resolver,
 # `pip install --dry-run --only-binary=:all: --platform ...`).
@@ -258,6 +266,33 @@ def evaluate(emb: Embedder, pairs: Sequence[dict[str, Any]]) -> dict[str, Any]:
     return res
 
 
+def evaluate_tasks(emb: Embedder, pairs: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """theta_task of ``emb``: the Youden cut on the labelled task pairs, and what it lets in."""
+    scores = pair_scores(emb, pairs)
+    labels = np.array([bool(p["same"]) for p in pairs])
+    kinds = np.array([p["kind"] for p in pairs])
+    sources = np.array([p["source"] for p in pairs])
+    thr = best_thresholds(scores, labels)
+    cut = thr["youden"]
+    shipped = getattr(emb, "task_threshold", None)
+    res: dict[str, Any] = {
+        "auc": roc_auc(scores, labels),
+        "auc_ci": bootstrap_auc(scores, labels),
+        "auc_by_source": {
+            s: roc_auc(scores[sources == s], labels[sources == s]) for s in sorted(set(sources))
+        },
+        "youden": cut,
+        "youden_j": thr["youden_j"],
+        "above_youden": {k: float((scores[kinds == k] >= cut).mean()) for k in TASK_KINDS},
+        "task_threshold_shipped": shipped,
+        "above_shipped": None
+        if shipped is None
+        else {k: float((scores[kinds == k] >= shipped).mean()) for k in TASK_KINDS},
+        "prf_shipped": None if shipped is None else prf(scores, labels, shipped),
+    }
+    return res
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the benchmark and print the tables."""
     ap = argparse.ArgumentParser(
@@ -281,6 +316,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     machine = f"{sys.platform}/{os.uname().machine}, {os.cpu_count()} CPUs"
     print(f"python {sys.version.split()[0]} on {machine}")
     texts = sorted({t for p in pairs for t in (p["a"], p["b"])})
+    task_pairs = load_pairs(TASK_PAIRS) if TASK_PAIRS.is_file() else []
+    if task_pairs:
+        n_same = sum(1 for p in task_pairs if p["same"])
+        print(
+            f"{len(task_pairs)} task pairs from {TASK_PAIRS.relative_to(ROOT)}: {n_same} same, "
+            f"{len(task_pairs) - n_same} not same"
+        )
 
     results: dict[str, dict[str, Any]] = {}
     for label, backend, factory in candidates(args.gguf, args.gguf_threads):
@@ -296,6 +338,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"-- {label}: unavailable: {exc}")
             continue
         res = evaluate(emb, pairs)
+        if task_pairs:
+            res["tasks"] = evaluate_tasks(emb, task_pairs)
         res["model_id"], res["dims"] = emb.model_id, emb.dims
         res["sent_per_s"], res["latency_ms"] = speed(emb, texts, args.repeat)
         res["load_in_process_s"] = warm_load
@@ -343,6 +387,26 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"{label:26} {r['youden']:>7.3f} {py:.2f}/{ry:.2f} {r['f1']:>6.3f} {r['f1_value']:.2f}"
             f" {pf:.2f}/{rf:.2f} {p8:>5.2f}/{r8:.2f} {r['dup_threshold_shipped']:>7.2f}"
         )
+
+    if task_pairs:
+        print()
+        print(
+            "Similar tasks (theta_task: Youden cut on the task pairs; share of each kind above it)"
+        )
+        head = f"{'embedder':26} {'AUC':>5} {'95% CI':>11} {'by source':>24} {'Youden':>7}"
+        print(head + " " + " ".join(f"{k[:9]:>9}" for k in TASK_KINDS) + f" {'shipped':>7}")
+        for label, r in results.items():
+            t = r.get("tasks")
+            if not t:
+                continue
+            lo, hi = t["auc_ci"]
+            src = " ".join(f"{k} {v:.2f}" for k, v in t["auc_by_source"].items())
+            shipped = t["task_threshold_shipped"]
+            print(
+                f"{label:26} {t['auc']:.3f} {lo:.2f}-{hi:.2f} {src:>24} {t['youden']:>7.3f} "
+                + " ".join(f"{t['above_youden'][k]:>9.2f}" for k in TASK_KINDS)
+                + f" {fmt(shipped, '>7.2f'):>7}"
+            )
 
     print()
     print("Speed and footprint")

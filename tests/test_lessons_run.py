@@ -135,3 +135,40 @@ def test_a_weak_model_costs_little_and_changes_nothing(result: dict) -> None:
     assert lr["llm_calls"] < lr["paper_bound"]  # stops asking once it keeps failing
     assert [d["lesson"] for d in res["lessons"]] == [d["lesson"] for d in result["lessons"]]
     assert res["score"]["violations"] == {}
+
+
+@pytest.fixture(scope="module")
+def everyday() -> dict:
+    return run.run_everyday(20, 0, use_model=False)
+
+
+def test_everyday_runs_are_learned_without_groups(everyday: dict) -> None:
+    """Each BFCL task run once, no group field: exact grouping learns nothing, the runs'
+    own corrections and similar tasks do (measured, default embedder: 1.00 / 1.00)."""
+    assert everyday["runs"] == everyday["tasks"] == 40
+    assert everyday["exact_only"]["groups_used"] == 0 and everyday["exact_only"]["lessons"] == 0
+    within, across = everyday["by_setting"]["within"], everyday["by_setting"]["across"]
+    assert within["causes"] == across["causes"] == 10
+    assert within["recovery"] >= 0.9, everyday["missed"]
+    assert across["recovery"] >= 0.8, everyday["missed"]
+    s = everyday["score"]
+    assert s["precision"] >= PRECISION_FLOOR, [
+        d["lesson"] for d in everyday["lessons"] if not (d["addresses"] or d["true_of_groups"])
+    ]
+    assert everyday["learn"]["groups_formed"].get("correction", 0) >= 8
+    table = run.format_table(everyday)
+    for label in ("within", "across", "exact groups only", "groups formed"):
+        assert label in table
+
+
+def test_everyday_records_carry_no_group() -> None:
+    from benchmarks.lessons import everyday as ev
+
+    recs, causes = ev.build_everyday(6, 1)
+    assert len({r["task"] for r in recs}) == len(recs)  # every run a different task
+    assert {c["setting"] for c in causes} == {"within", "across"}
+    t = run._trajectory(recs[0], group=False)
+    assert t.group == t.task.strip().lower()[:500] or t.group  # the default key: its task
+    within = [r for r in recs if (r["meta"]["planted"] or {}).get("setting") == "within"]
+    assert all(r["accepted"] for r in within)
+    assert all(sum(1 for s in r["steps"] if not s["success"]) == 1 for r in within)

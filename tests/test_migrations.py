@@ -117,7 +117,11 @@ def test_open_migrates_and_keeps_everything(v1):
     for table in ("trajectories", "feedback"):  # m004 adds uuid, NULL for unshared rows...
         assert all(r[-1] is None for r in after[table])
         after[table] = [r[:-1] for r in after[table]]
-    # ...opening fills the keyword index and the tool profiles (m005) and notes it...
+    # m007 adds session_groups.kind and .reason: every older group is an exact one
+    width = len(before["session_groups"][0])
+    assert {r[width:] for r in after["session_groups"]} == {("exact", None)}
+    after["session_groups"] = [r[:width] for r in after["session_groups"]]
+    # ...opening fills the keyword index and the tool profiles (m008) and notes it...
     added = {r[0]: r[1] for r in after["settings"] if r[0] not in dict(before["settings"])}
     assert added == {"keyword_index_version": "1", "tool_usage_upto": "8"}
     after["settings"] = [r for r in after["settings"] if r[0] not in added]

@@ -1181,6 +1181,13 @@ class Round(NamedTuple):
     seconds: float
 
 
+#: The learner that runs among the writers learns from exact groups only. The writers
+#: record single runs and judge them while it runs; with the default grouping those
+#: would be learned too (a run's own corrections, similar tasks), or not, depending on
+#: timing, and the after state these rounds compare with is the pristine library's.
+CONCURRENT_LEARN = ("--grouping", "exact")
+
+
 def run_concurrency(
     pristine: Path,
     work: Path,
@@ -1216,7 +1223,7 @@ def run_concurrency(
     if after_ref is None:
         after_ref = tmp / "after-ref.db"
         copy_library(pristine, after_ref)
-        r = run_cli(after_ref, "learn", "--no-model")
+        r = run_cli(after_ref, "learn", "--no-model", *CONCURRENT_LEARN)
         if r.returncode != 0:
             raise AssertionError(r.stderr.decode()[-2000:])
     before_copy = tmp / "before-ref.db"
@@ -1258,7 +1265,7 @@ def run_concurrency(
         wait_for(lambda: all(r.exists() for _, _, _, r in procs), 60, "the workers to start")
         if learn:
             t_learn = time.monotonic()
-            lp = spawn_cli(work, "learn", "--no-model", "--json")
+            lp = spawn_cli(work, "learn", "--no-model", "--json", *CONCURRENT_LEARN)
             if kill_learn_after is not None:
                 killed = _kill(lp, kill_learn_after)
                 learn_rc = lp.returncode

@@ -20,8 +20,32 @@ def print_report(report: Any) -> None:
     click.echo(
         f"{head}: {r.groups_seen} groups seen, {r.groups_ready} ready, "
         f"{r.groups_degenerate} degenerate (discarded), {r.groups_pending} pending, "
+        f"{r.groups_single} of a single run, "
         f"{r.groups_already_learned} already learned; {r.groups_used} used"
     )
+    if r.grouping != "exact":
+        formed = r.groups_formed
+        theta = "" if r.theta_task is None else f" (theta_task {r.theta_task:.2f})"
+        click.echo(
+            f"grouping {r.grouping}: {r.free_runs} runs outside exact groups formed "
+            f"{formed.get('correction', 0)} correction group(s) and "
+            f"{formed.get('similar', 0)} similar-task group(s){theta}"
+        )
+    if r.groups:
+        click.echo("")
+        print_table(
+            ["kind", "group", "runs", "findings", "why"],
+            [
+                [
+                    g.kind,
+                    g.key[:30],
+                    ",".join(map(str, g.trajectory_ids)),
+                    len(g.findings),
+                    (g.reason or "-")[:90],
+                ]
+                for g in r.groups
+            ],
+        )
     click.echo(
         f"model calls {r.llm_calls} (bound N_g(G+1) + compressions = {r.llm_call_bound}; "
         f"{r.compressions} compressions, {r.llm_failures} failures), "
@@ -69,6 +93,14 @@ def print_report(report: Any) -> None:
 @click.option("--group", "groups", multiple=True, help="Only this group (repeatable).")
 @click.option("--max-groups", type=click.IntRange(min=1), help="Use at most N groups.")
 @click.option(
+    "--grouping",
+    type=click.Choice(["exact", "similar", "auto"]),
+    default="auto",
+    show_default=True,
+    help="Where groups come from: exact (runs of one task), similar (also runs of similar "
+    "tasks), auto (also each run's own corrections).",
+)
+@click.option(
     "--relearn", is_flag=True, help="Also use groups already learned with the same trajectories."
 )
 @click.option(
@@ -88,20 +120,26 @@ def learn(
     reward: str | None,
     groups: tuple[str, ...],
     max_groups: int | None,
+    grouping: str,
     relearn: bool,
     wait: int,
     as_json: bool,
 ) -> None:
-    """Learn experiences from the ready task groups (Agent-GRPO, stages 1-3).
+    """Learn experiences from the ready groups (Agent-GRPO, stages 1-3).
 
-    Degenerate groups (every trajectory got the same reward) are discarded;
-    groups already learned with the same trajectories are skipped. All
-    operations are applied in one transaction and journaled; undo a session
-    with 'agentmem undo SESSION'.
+    Groups are runs of one task (exact); with --grouping auto (the default)
+    also each run's own corrections (a failed call that worked after one
+    change) and groups of runs of similar tasks, from the runs no exact group
+    uses. Degenerate groups (every trajectory got the same reward) are
+    discarded; groups already learned with the same trajectories are skipped.
+    All operations are applied in one transaction and journaled; undo a
+    session with 'agentmem undo SESSION'. --dry-run shows the groups a session
+    would form and what it would do.
 
     \b
     Examples:
       agentmem learn --dry-run
+      agentmem learn --grouping exact
       agentmem learn --model ~/models/qwen2.5-3b-instruct-q4_k_m.gguf
       agentmem learn --model http://127.0.0.1:8080/v1
       agentmem learn --no-model --json
@@ -116,6 +154,7 @@ def learn(
         groups=groups or None,
         relearn=relearn,
         max_groups=max_groups,
+        grouping=grouping,
     )
     show = sys.stderr.isatty() and not as_json
     deadline = time.monotonic() + wait

@@ -240,21 +240,39 @@ def feedback(
     help="Only groups in this state.",
 )
 @click.option("--diagnose", is_flag=True, help="Degeneracy diagnostics instead of the list.")
+@click.option(
+    "--grouping",
+    type=click.Choice(["exact", "similar", "auto"]),
+    default="auto",
+    show_default=True,
+    help="Also show the groups a session would form from runs outside exact groups: "
+    "similar tasks (similar), and each run's own corrections (auto).",
+)
 @json_option
 @with_memory
 def groups(
-    mem: Memory, reward: str | None, status: str | None, diagnose: bool, as_json: bool
+    mem: Memory,
+    reward: str | None,
+    status: str | None,
+    diagnose: bool,
+    grouping: str,
+    as_json: bool,
 ) -> None:
     """Task groups with their rewards, advantages, readiness and degeneracy.
 
     A group is ready when it has >= 2 trajectories and none waits for its
     acceptance window; degenerate when every trajectory got the same reward
-    (sigma < 1e-8), so it carries no learning signal.
+    (sigma < 1e-8), so it carries no learning signal. Below them: the groups
+    a learning session would form from the runs no exact group uses (see
+    'agentmem learn --grouping'): correction pairs (a run's failed call and
+    the call that worked after one change) and similar-task groups, with
+    their runs and why they were put together.
 
     \b
     Examples:
       agentmem groups
       agentmem groups --status ready --json
+      agentmem groups --grouping exact
       agentmem groups --diagnose
     """
     if diagnose:
@@ -267,9 +285,13 @@ def groups(
         else:
             print_diagnosis(report)
         return
-    reports = [g for g in mem.groups(reward=reward) if status is None or g.status == status]
+    plan = mem.learning_groups(grouping, reward=reward)
+    reports = [g for g in plan.reports if status is None or g.status == status]
+    formed = [g for g in plan.groups if g.kind != "exact"]
     if as_json:
-        print_json([g.as_dict() for g in reports])
+        print_json(
+            [{"kind": "exact", **g.as_dict()} for g in reports] + [g.as_dict() for g in formed]
+        )
         return
     rows = []
     for g in reports:
@@ -287,6 +309,47 @@ def groups(
         f"\n{len(reports)} groups: {ready} ready, {degenerate} degenerate, "
         f"{len(reports) - ready - degenerate} pending"
     )
+    if grouping == "exact":
+        return
+    fixes = [g for g in formed if g.kind == "correction"]
+    similar = [g for g in formed if g.kind == "similar"]
+    click.echo(
+        f"\nfrom the {plan.free_runs} runs outside ready exact groups: {len(fixes)} with their "
+        f"own corrections, {len(similar)} similar-task group(s)"
+        + ("" if plan.theta_task is None else f" (theta_task {plan.theta_task:.2f})")
+    )
+    if fixes:
+        click.echo("")
+        print_table(
+            ["run", "kind", "status", "failed", "worked", "why"],
+            [
+                [
+                    g.trajectory_ids[0],
+                    c.kind,
+                    "learned" if g.learned else "ready",
+                    c.failed + 1,
+                    c.fixed + 1,
+                    c.why,
+                ]
+                for g in fixes
+                for c in g.corrections
+            ],
+        )
+    if similar:
+        click.echo("")
+        print_table(
+            ["runs", "status", "rewards", "advantages", "why"],
+            [
+                [
+                    ",".join(map(str, g.trajectory_ids)),
+                    "learned" if g.learned else "ready",
+                    " ".join(_short(r) for r in g.stats.rewards),
+                    " ".join(_short(a, signed=True) for a in g.stats.advantages),
+                    g.reason,
+                ]
+                for g in similar
+            ],
+        )
 
 
 def _short(v: float | None, signed: bool = False) -> str:

@@ -13,6 +13,11 @@ Three passes, as in the paper:
    comparable across models. Two texts are duplicates only when they also
    carry the same facts (:func:`same_facts`): lessons built on one template
    about different tools are close in embedding space and still different.
+   Two ADDs of the session that are that close, carry different facts but
+   name a parameter in common, come from a common group, and fit in 32 words
+   together become one lesson (:func:`join`): the paper's "merge
+   near-duplicates", kept to what loses neither lesson and stays true of one
+   group's data.
 3. Length enforcement: a text over 32 words goes through ``compress``.
 """
 
@@ -26,7 +31,7 @@ from ..records import MAX_EXPERIENCE_WORDS, word_count
 from .ops import Operation
 from .validate import identifiers, names_tool
 
-__all__ = ["Consolidated", "consolidate", "same_facts"]
+__all__ = ["Consolidated", "consolidate", "join", "same_facts"]
 
 #: (text) -> [(experience id, cosine, text)] of live experiences, best first.
 Similar = Callable[[str], Sequence[tuple[int, float, str]]]
@@ -50,6 +55,55 @@ def same_facts(a: Operation | str, b: Operation | str) -> bool:
             return False
     ia, ib = {x.lower() for x in identifiers(ta)}, {x.lower() for x in identifiers(tb)}
     return ia == ib
+
+
+def join(a: Operation, b: Operation, max_words: int = MAX_EXPERIENCE_WORDS) -> Operation | None:
+    """One ADD saying both ``a`` and ``b`` ("A; b"), when they name a parameter in common
+    (not only a tool: two lessons about one tool are two pieces of advice), stand on a
+    common group's data and fit in ``max_words`` together; None otherwise."""
+    if not a.text or not b.text or not (set(a.facts) & set(b.facts)) - _tools(a) - _tools(b):
+        return None  # two lessons about one tool are two pieces of advice: kept apart
+    if not _groups(a) & _groups(b):
+        return None  # lessons of unrelated groups: each stays true of its own data
+    first = a.text.rstrip()
+    if first.endswith(".") and (not first.endswith("...") or first.endswith("....")):
+        first = first[:-1]  # the sentence's full stop, not a "..." placeholder
+    second = b.text.strip()
+    head, _, rest = second.partition(" ")
+    if head[:1].isupper() and head[1:].islower() and head.isalpha():
+        second = head.lower() + (" " + rest if rest else "")
+    text = f"{first}; {second}"
+    if word_count(text) > max_words:
+        return None
+    return attrs.evolve(
+        a,
+        text=text,
+        facts=tuple(dict.fromkeys((*a.facts, *b.facts))),
+        weight=max(a.weight, b.weight),
+        note="; ".join(
+            x for x in (a.note, f"joined with a near-duplicate of group {b.group!r}") if x
+        ),
+        detail={**a.detail, "joined": b.detail.get("evidence")},
+    )
+
+
+def _tools(op: Operation) -> set[str]:
+    """The tools an operation's lesson is about (its first fact, the finding's other tools)."""
+    f = op.detail.get("evidence")
+    out = set(op.facts[:1])
+    if f is not None:
+        d = f.detail
+        out |= set(d.get("tools") or ()) | {d.get("helper"), d.get("source"), d.get("instead")}
+        out |= {p["helper"] for p in d.get("parts") or ()}
+        out |= {t for t, _ in d.get("pairs") or ()}
+        if f.kind == "wrong_tool":
+            out |= set(f.facts[:2])
+    return {t for t in out if t}
+
+
+def _groups(op: Operation) -> set[str]:
+    """The groups whose data an operation stands on (several when generalized)."""
+    return {op.group or ""} | set(op.detail.get("merged_groups") or ()) - {""}
 
 
 @attrs.frozen
@@ -124,25 +178,28 @@ def _dedup(
             targets=(target,),
             note=f"ADD turned MODIFY: cosine {cos:.3f} > {threshold:.3f}",
         )
-    # ADD against ADD within the session: keep the one from the heavier group.
-    chosen: list[int] = []
+    # ADD against ADD within the session: keep the one from the heavier group, or join
+    # two close ones that share a fact.
+    chosen: dict[int, Operation] = {}  # index -> its operation (joined, perhaps)
     for i in sorted(fresh, key=lambda j: (-ops[j].weight, j)):
-        dup = next(
-            (
-                j
-                for j in chosen
-                if cosine(ops[i].text or "", ops[j].text or "") > threshold
-                and same_facts(ops[i], ops[j])
-            ),
-            None,
-        )
-        if dup is None:
-            chosen.append(i)
-        else:
+        close = [
+            j for j, op in chosen.items() if cosine(ops[i].text or "", op.text or "") > threshold
+        ]
+        dup = next((j for j in close if same_facts(ops[i], chosen[j])), None)
+        if dup is not None:
             rejected.append(
                 (ops[i], f"duplicates another ADD of this session (group {ops[dup].group!r})")
             )
             result[i] = None
+            continue
+        both = next(((j, one) for j in close if (one := join(chosen[j], ops[i])) is not None), None)
+        if both is None:
+            chosen[i] = ops[i]
+            continue
+        j, joined = both
+        chosen[j] = result[j] = joined
+        rejected.append((ops[i], f"joined into the lesson of group {ops[j].group!r}"))
+        result[i] = None
     return [op for op in result if op is not None], rejected
 
 

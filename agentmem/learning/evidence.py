@@ -77,7 +77,7 @@ from typing import Any
 import attrs
 
 from ..records import Step, Trajectory
-from .digest import Digest, clip_words, value_text
+from .digest import Digest, Recovery, clip_words, value_text
 
 __all__ = [
     "Finding",
@@ -637,6 +637,42 @@ def _fallback(ms: Sequence[_Member], pos: Sequence[_Member], n: _Member) -> Find
 # --------------------------------------------------------------------------- the group
 
 
+def _recovery(r: Recovery, domain: str, support: int = 1) -> Finding:
+    """ "If T fails with e, call U and retry": what recovery ``r`` (a run's own) teaches."""
+    changed = [k for k in r.fixed_params if r.failed_params.get(k) != r.fixed_params[k]]
+    helpers = [u for u in r.between if u != r.tool]
+    e = quote_error(r.error)
+    if helpers:
+        how = f"call {helpers[0]} and retry {r.tool} instead of giving up"
+        facts: tuple[str, ...] = (r.tool, helpers[0])
+        if changed:
+            how = f"call {helpers[0]} and retry with the {changed[0]} it returns"
+    elif changed:
+        how = f"retry {r.tool} with a corrected {changed[0]}"
+        facts = (r.tool, changed[0])
+    else:
+        how = f"retry {r.tool}"
+        facts = (r.tool,)
+    text = _lesson(
+        f"If {r.tool} fails with '{quote_error(r.error, 5)}', {how}."
+        if e
+        else f"If {r.tool} fails, {how}."
+    )
+    return Finding(
+        "recovery",
+        r.tool,
+        domain,
+        text,
+        facts,
+        support=support,
+        detail={
+            "error": r.error,
+            "helper": helpers[0] if helpers else None,
+            "param": changed[0] if changed else None,
+        },
+    )
+
+
 def _recoveries(
     ms: Sequence[_Member], pos: Sequence[_Member], neg: Sequence[_Member]
 ) -> list[Finding]:
@@ -648,40 +684,7 @@ def _recoveries(
             ]
             if not gave_up:
                 continue
-            changed = [k for k in r.fixed_params if r.failed_params.get(k) != r.fixed_params[k]]
-            helpers = [u for u in r.between if u != r.tool]
-            e = quote_error(r.error)
-            if helpers:
-                how = f"call {helpers[0]} and retry {r.tool} instead of giving up"
-                facts: tuple[str, ...] = (r.tool, helpers[0])
-                if changed:
-                    how = f"call {helpers[0]} and retry with the {changed[0]} it returns"
-            elif changed:
-                how = f"retry {r.tool} with a corrected {changed[0]}"
-                facts = (r.tool, changed[0])
-            else:
-                how = f"retry {r.tool}"
-                facts = (r.tool,)
-            text = _lesson(
-                f"If {r.tool} fails with '{quote_error(r.error, 5)}', {how}."
-                if e
-                else f"If {r.tool} fails, {how}."
-            )
-            out.append(
-                Finding(
-                    "recovery",
-                    r.tool,
-                    _domain_of(ms, r.tool),
-                    text,
-                    facts,
-                    support=len(gave_up),
-                    detail={
-                        "error": r.error,
-                        "helper": helpers[0] if helpers else None,
-                        "param": changed[0] if changed else None,
-                    },
-                )
-            )
+            out.append(_recovery(r, _domain_of(ms, r.tool), support=len(gave_up)))
     return out
 
 

@@ -130,9 +130,122 @@ def _merge_prerequisites(group: list[Finding]) -> Finding:
     )
 
 
+def _helper_of(f: Finding) -> str | None:
+    """The helper U a finding of a prerequisite cluster is about."""
+    if f.kind in ("prerequisite", "recovery"):
+        return f.detail.get("helper")
+    if f.kind == "param_value":
+        return f.tool
+    if f.kind == "wrong_tool":
+        return f.facts[0]
+    return None
+
+
+def _prereq_parts(group: Sequence[Finding]) -> list[dict[str, Any]]:
+    """What each helper of these prerequisite findings needs: helper, setting, the tool
+    wrongly used instead, whether a run recovered with it, the error without it."""
+    out: list[dict[str, Any]] = []
+    for f in group:
+        out += f.detail.get("parts") or []
+    by_helper: dict[str, list[Finding]] = defaultdict(list)
+    for f in group:
+        if not f.detail.get("parts") and (u := _helper_of(f)):
+            by_helper[u].append(f)
+    for u, fs in by_helper.items():
+        heads = [f for f in fs if f.kind in ("prerequisite", "recovery")]
+        out.append(
+            {
+                "helper": u,
+                "setting": next((st for f in fs if (st := _setting(f))), None),
+                "instead": next((f.facts[1] for f in fs if f.kind == "wrong_tool"), None)
+                or next((f.detail["instead"] for f in fs if f.detail.get("instead")), None),
+                "recovery": any(f.kind == "recovery" or f.detail.get("recovery") for f in fs),
+                "error": next((f.detail["error"] for f in heads if f.detail.get("error")), "")
+                or "",
+            }
+        )
+    merged: dict[str, dict[str, Any]] = {}
+    for p in out:  # one part per helper: what any of them knew
+        q = merged.setdefault(p["helper"], dict(p))
+        for k in ("setting", "instead", "error"):
+            q[k] = q[k] or p[k]
+        q["recovery"] = q["recovery"] or p["recovery"]
+    return list(merged.values())
+
+
+def _needs_text(tool: str, parts: Sequence[dict[str, Any]]) -> str | None:
+    """ "Before calling T, call U1 ... and U2 ... first; ...", or None over 32 words."""
+    calls = []
+    for p in parts:
+        c = p["helper"]
+        if p["instead"]:
+            c += f", not {p['instead']},"
+        if p["setting"]:
+            x, good, bad = p["setting"]
+            c += f" with {x}={good}, never {bad},"
+        calls.append(c)
+    head = f"Before calling {tool}, call {' and '.join(calls)} first;".replace(",,", ",")
+    e = quote_error(next((p["error"] for p in parts if p["error"]), ""), 5)
+    if any(p["recovery"] for p in parts):
+        tails = [
+            f"if {tool} already failed ('{e}'), call them and retry." if e else "",
+            f"if {tool} already failed, call them and retry.",
+        ]
+    else:
+        tails = [f"without them {tool} fails ('{e}')." if e else "", f"otherwise {tool} fails."]
+    for t in tails:
+        text = re.sub(r",\s*first;", " first;", f"{head} {t}") if t else ""
+        if text and len(text.split()) <= 32:
+            return text
+    return None
+
+
+def _merge_needs(group: list[Finding]) -> Finding:
+    """Prerequisites of one tool T with different helpers: "Before calling T, call U1 and
+    U2 first" (what T needs, in one lesson)."""
+    tool = next(t for f in group if f.kind in ("prerequisite", "recovery") for t in _tools(f))
+    parts = _prereq_parts(group)
+    text = _needs_text(tool, parts) or _lesson(
+        f"Before calling {tool}, call {' and '.join(p['helper'] for p in parts)} first."
+    )
+    facts: list[str] = [tool]
+    avoid: list[str] = []
+    for p in parts:
+        facts.append(p["helper"])
+        if p["setting"]:
+            facts.append(p["setting"][0])
+            avoid.append(p["setting"][2])
+        if p["instead"]:
+            facts.append(p["instead"])
+            avoid.append(p["instead"])
+    return _merged(
+        "prerequisite",
+        tool,
+        group,
+        text,
+        dict.fromkeys(facts),
+        parts=parts,
+        tools=[tool],
+        avoid=avoid,
+        error=next((p["error"] for p in parts if p["error"]), ""),
+        recovery=any(p["recovery"] for p in parts),
+    )
+
+
 def _merge_values(group: list[Finding]) -> Finding:
     """Findings about the value (or name) of one parameter X of the same tools, and the
-    recoveries that looked X up: one lesson."""
+    recoveries that looked X up (and a wrong parameter name of the look-up tool itself):
+    one lesson."""
+    lookups = {f.detail.get("helper") or f.detail.get("source") for f in group} - {None}
+    own = [
+        f
+        for f in group
+        if f.kind == "param_name"
+        and len(f.facts) == 3
+        and f.tool in lookups
+        and not any(g.tool == f.tool and g is not f and g.kind != "param_name" for g in group)
+    ]
+    group = [f for f in group if f not in own]
     x = _param_of(group[0])
     ts = _ranked([(t, f.support) for f in group for t in _tools(f)])[:5]
     recs = [f for f in group if f.kind == "recovery" or f.detail.get("recovery")]
@@ -164,7 +277,14 @@ def _merge_values(group: list[Finding]) -> Finding:
     avoid: list[str] = []
     eg = f" (e.g. {good})" if good else ""
     if lookup:
-        head = f"Before calling {_join(ts)}, look up {x} with {lookup}{eg};"
+        how = next((f for f in own if f.tool == lookup), None)
+        call = lookup
+        if how is not None:
+            _t, right, bad_name = how.facts
+            call = f"{lookup}({right}=..., never {bad_name}=...)"
+            facts += [right, bad_name]
+            avoid.append(bad_name)
+        head = f"Before calling {_join(ts)}, look up {x} with {call}{eg};"
         facts.append(lookup)
     else:
         head = (
@@ -188,7 +308,7 @@ def _merge_values(group: list[Finding]) -> Finding:
     return _merged(
         "param_value",
         ts[0],
-        group,
+        group + own,
         text,
         dict.fromkeys(facts),
         param=x,
@@ -215,6 +335,27 @@ def _merge_names(group: list[Finding]) -> Finding:
     facts = dict.fromkeys([x for t, r in items for x in (t, r)] + [w])
     return _merged(
         "param_name", items[0][0], group, text, facts, wrong_name=w, pairs=items, avoid=[w]
+    )
+
+
+def _related_names_text(group: Sequence[Finding]) -> str:
+    return (
+        "; ".join(f"{t} takes {r}=..., never {w}=..." for t, r, w in (f.facts for f in group)) + "."
+    )
+
+
+def _merge_related_names(group: list[Finding]) -> Finding:
+    """Wrong parameter names of related tools (a shared name part): one lesson."""
+    facts = dict.fromkeys(x for f in group for x in f.facts)
+    return _merged(
+        "param_name",
+        group[0].tool,
+        group,
+        _related_names_text(group),
+        facts,
+        pairs=[(f.facts[0], f.facts[1]) for f in group],
+        avoid=[f.facts[2] for f in group],
+        related=True,
     )
 
 
@@ -267,6 +408,12 @@ def _merge_wrong_tools(group: list[Finding]) -> Finding:
     )
 
 
+def _name_parts(tool: str) -> set[str]:
+    """The words of a tool's name long enough to say two tools are related (``watchlist``)."""
+    words = re.findall(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+", tool)
+    return {w.lower() for w in words if len(w) >= 5}
+
+
 def _param_of(f: Finding) -> str:
     return f.detail.get("param") or (f.facts[1] if len(f.facts) > 1 else "")
 
@@ -302,8 +449,13 @@ def clusters(findings: Sequence[Finding]) -> list[tuple[str, list[int]]]:
     out: list[tuple[str, list[int]]] = []
     taken: set[int] = set()
     helpers: dict[str, list[int]] = defaultdict(list)
+    # (helper or None, indices): the prerequisite lessons, one per helper (and one per
+    # lesson already merged for several helpers of one tool)
+    units: list[tuple[str | None, list[int]]] = []
     for i, f in enumerate(fs):
-        if f.detail.get("helper") and (
+        if f.detail.get("parts"):
+            units.append((None, [i]))
+        elif f.detail.get("helper") and (
             f.kind == "prerequisite" or (f.kind == "recovery" and not f.detail.get("param"))
         ):
             helpers[f.detail["helper"]].append(i)
@@ -328,10 +480,66 @@ def clusters(findings: Sequence[Finding]) -> list[tuple[str, list[int]]]:
             and not f.detail.get("both_ways")
             and instead in (None, f.facts[1])
         ]
-        for chunk in _chunks(fs, idx):
-            if len(chunk) > 1:
-                out.append(("prerequisite", sorted(chunk)))
-                taken.update(chunk)
+        units += [(u, chunk) for chunk in _chunks(fs, idx)]
+    # a lesson already merged for several helpers of one tool takes those helpers' settings
+    # and wrong tools that no helper of their own took
+    held = {i for _u, chunk in units for i in chunk}
+    for _u, chunk in units:
+        f = fs[chunk[0]]
+        if _u is not None:
+            continue
+        hs = {p["helper"] for p in f.detail["parts"]}
+        chunk += [
+            j
+            for j, g in enumerate(fs)
+            if j not in held
+            and (
+                (g.kind == "param_value" and g.tool in hs and g.detail.get("later") == f.tool)
+                or (g.kind == "wrong_tool" and g.facts[0] in hs and not g.detail.get("both_ways"))
+            )
+        ]
+        held.update(chunk)
+    # one tool's prerequisites with different helpers: one lesson, when it fits
+    by_tool: dict[str, list[int]] = defaultdict(list)
+    # a helper's setting that made a later call fail is what that call needs, too
+    held = {i for _u, chunk in units for i in chunk}
+    units += [
+        (f.tool, [j])
+        for j, f in enumerate(fs)
+        if j not in held and f.kind == "param_value" and f.detail.get("later") and _setting(f)
+    ]
+
+    def needed_by(chunk: list[int]) -> set[str]:
+        heads = {
+            t for i in chunk if fs[i].kind in ("prerequisite", "recovery") for t in _tools(fs[i])
+        }
+        return heads or {fs[i].detail["later"] for i in chunk if fs[i].detail.get("later")}
+
+    for k, (_u, chunk) in enumerate(units):
+        tools = needed_by(chunk)
+        if len(tools) == 1:
+            by_tool[next(iter(tools))].append(k)
+    needs: set[int] = set()
+    for t, ks in by_tool.items():
+        if len(ks) < 2:
+            continue
+        idx = sorted(i for k in ks for i in units[k][1])
+        if len({p["helper"] for p in _prereq_parts([fs[i] for i in idx])}) < 2:
+            continue
+        if _needs_text(t, _prereq_parts([fs[i] for i in idx])) is None:
+            continue
+        out.append(("needs", idx))
+        taken.update(idx)
+        needs.update(ks)
+    for k, (_u, chunk) in enumerate(units):
+        if (
+            k not in needs
+            and len(chunk) > 1
+            and needed_by(chunk)
+            and any(fs[i].kind in ("prerequisite", "recovery") for i in chunk)
+        ):
+            out.append(("prerequisite", sorted(chunk)))
+            taken.update(chunk)
     cand = [
         i
         for i, f in enumerate(fs)
@@ -382,6 +590,58 @@ def clusters(findings: Sequence[Finding]) -> list[tuple[str, list[int]]]:
         if len(idx) > 1:
             out.append(("name", idx))
             taken.update(idx)
+    # a wrong name of a look-up tool goes with the lesson that says to look a value up with it
+    for j, f in enumerate(fs):
+        if j in taken or f.kind != "param_name" or len(f.facts) != 3 or f.detail.get("pairs"):
+            continue
+        for c, (kind, idx) in enumerate(out):
+            if kind == "value" and f.tool in {
+                fs[i].detail.get("source") or fs[i].detail.get("helper") for i in idx
+            }:
+                if len(_merge_values([fs[i] for i in [*idx, j]]).text.split()) <= 32:
+                    out[c] = (kind, sorted([*idx, j]))
+                    taken.add(j)
+                break
+        else:
+            src = next(
+                (
+                    x
+                    for x, g in enumerate(fs)
+                    if x not in taken
+                    and g.kind in ("param_value", "recovery")
+                    and _param_of(g)
+                    and f.tool in (g.detail.get("source"), g.detail.get("helper"))
+                ),
+                None,
+            )
+            if src is not None and len(_merge_values([fs[src], f]).text.split()) <= 32:
+                out.append(("value", sorted([src, j])))
+                taken.update((src, j))
+    # wrong names of related tools (a shared name part): one lesson, up to three tools
+    names = [
+        i
+        for i, f in enumerate(fs)
+        if i not in taken
+        and f.kind == "param_name"
+        and len(f.facts) == 3
+        and not f.detail.get("pairs")
+    ]
+    for i in names:
+        if i in taken:
+            continue
+        parts = _name_parts(fs[i].tool)
+        related = [
+            j
+            for j in names
+            if j != i
+            and j not in taken
+            and fs[j].tool != fs[i].tool
+            and parts & _name_parts(fs[j].tool)
+        ]
+        idx = [i, *related[:2]]
+        if len(idx) > 1 and len(_related_names_text([fs[k] for k in idx]).split()) <= 32:
+            out.append(("related_names", sorted(idx)))
+            taken.update(idx)
     missing: dict[str, list[int]] = defaultdict(list)
     for i, f in enumerate(fs):
         if f.kind == "missing_step" and i not in taken:
@@ -402,7 +662,9 @@ def merge_cluster(kind: str, group: list[Finding]) -> Finding:
     """The one finding that stands for a cluster of :func:`clusters`."""
     return {
         "prerequisite": _merge_prerequisites,
+        "needs": _merge_needs,
         "value": _merge_values,
+        "related_names": _merge_related_names,
         "name": _merge_names,
         "missing": _merge_missing,
         "wrong_tool": _merge_wrong_tools,

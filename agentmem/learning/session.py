@@ -1,11 +1,18 @@
 """A learning session: Algorithm 1 of the paper, end to end, applied in one transaction.
 
-For each ready, non-degenerate group not learned before (same trajectories):
-rewards and advantages, Stage 1 summaries, Stage 2 operations against the
-K_stage2 most relevant experiences. Then Stage 3 consolidation over all groups,
-embeddings of the new texts, and one write transaction that applies Omega*,
-journals every operation (applied or rejected) and marks the session applied.
-Model calls and embeddings happen before that transaction, never inside it.
+The groups come from :func:`agentmem.learning.grouping.form_groups`: exact
+groups of one task, and (``grouping="auto"``, the default) a run's own
+corrections and groups of runs of similar tasks. For each usable group not
+learned before (same trajectories): rewards and advantages, Stage 1 summaries,
+Stage 2 operations against the K_stage2 most relevant experiences (the
+evidence of an exact group from :mod:`.evidence`, of a similar-task group from
+:mod:`.crosstask`, of a correction from :mod:`.corrections`). Then Stage 3
+consolidation over all groups, embeddings of the new texts, and one write
+transaction that applies Omega*, journals every operation (applied or
+rejected), records each group in ``session_groups`` (with its kind and why its
+runs were put together), stores the task vectors embedded, and marks the
+session applied. Model calls and embeddings happen before that transaction,
+never inside it.
 """
 
 from __future__ import annotations
@@ -25,10 +32,13 @@ from ..library import Library
 from ..llm import model_unavailable
 from ..projects import record_scopes
 from ..rewards import DEFAULT_WEIGHTS, RewardWeights
-from ..store import GroupReport, group_reports, load_trajectories, now_iso
+from ..store import GroupReport, group_reports, now_iso
+from ..task_index import save as save_task_vectors
 from .consolidate import consolidate, same_facts
-from .digest import digest
+from .corrections import correction_findings
+from .crosstask import find_crosstask_evidence, overruled
 from .evidence import Finding, find_evidence
+from .grouping import GROUPINGS, Grouping, LearningGroup, form_groups, task_threshold
 from .ops import Operation
 from .stages import ModelUsage, Summary, compress, extract, generalize, group_vocabulary, summarize
 
@@ -36,12 +46,17 @@ if TYPE_CHECKING:
     from ..embeddings import Embedder
     from ..llm import TextModel
 
-__all__ = ["LearnOptions", "LearnReport", "learn", "record_groups"]
+__all__ = ["LearnOptions", "LearnReport", "learn", "learned_check", "plan_groups", "record_groups"]
 
 
 @attrs.frozen
 class LearnOptions:
-    """Knobs of a session; the defaults are the paper's."""
+    """Knobs of a session; the defaults are the paper's.
+
+    ``grouping``: ``exact`` (groups of one task only, as in the paper),
+    ``similar`` (also groups of similar tasks) or ``auto`` (also a run's own
+    corrections; the default). See :mod:`agentmem.learning.grouping`.
+    """
 
     reward: str = "composite"
     weights: RewardWeights = DEFAULT_WEIGHTS
@@ -51,6 +66,16 @@ class LearnOptions:
     groups: tuple[str, ...] | None = None
     relearn: bool = False
     max_groups: int | None = None
+    grouping: str = attrs.field(default="auto")
+
+    @grouping.validator
+    def _check_grouping(self, _attr: Any, value: str) -> None:
+        if value not in GROUPINGS:
+            from ..errors import InvalidRecordError
+
+            raise InvalidRecordError(
+                f"grouping must be one of {', '.join(GROUPINGS)}, not {value!r}"
+            )
 
 
 @attrs.frozen
@@ -62,6 +87,8 @@ class GroupResult:
     summaries: tuple[Summary, ...]
     findings: tuple[Finding, ...]
     trajectory_ids: tuple[int, ...]
+    kind: str = "exact"
+    reason: str = ""
 
 
 @attrs.frozen
@@ -89,6 +116,11 @@ class LearnReport:
     #: Why the model could not be used (its worker died, hung, or its server was
     #: unreachable); the session then used the data-derived texts. None when it could.
     model_unavailable: str | None = None
+    grouping: str = "exact"
+    groups_single: int = 0
+    groups_formed: dict[str, int] = attrs.field(factory=dict)
+    free_runs: int = 0
+    theta_task: float | None = None
 
     @property
     def other_seconds(self) -> float:
@@ -109,6 +141,16 @@ class LearnReport:
             if k not in ("operations", "groups")
         }
         d["other_seconds"] = self.other_seconds
+        d["groups"] = [
+            {
+                "kind": g.kind,
+                "group": g.key,
+                "trajectory_ids": list(g.trajectory_ids),
+                "reason": g.reason,
+                "findings": [f.text for f in g.findings],
+            }
+            for g in self.groups
+        ]
         d["operations"] = [
             {
                 "kind": o.op.kind,
@@ -126,18 +168,52 @@ class LearnReport:
         return d
 
 
-def _learned(db: Database) -> set[tuple[str, str]]:
-    return {
-        (g, ids)
-        for g, ids in db.execute(
-            "SELECT g.group_key, g.trajectory_ids FROM session_groups g "
-            "JOIN sessions s ON s.id = g.session_id WHERE s.status = 'applied'"
-        )
-    }
+def learned_check(db: Database) -> Callable[[LearningGroup], bool]:
+    """Whether a group was already learned by an applied session: the same key and the
+    same runs; or, for a similar-task group, every one of its runs learned in some group."""
+    pairs: set[tuple[str, str]] = set()
+    ids: set[int] = set()
+    for g, tids in db.execute(
+        "SELECT g.group_key, g.trajectory_ids FROM session_groups g "
+        "JOIN sessions s ON s.id = g.session_id WHERE s.status = 'applied'"
+    ):
+        pairs.add((g, tids))
+        try:
+            ids.update(int(x) for x in json.loads(tids))
+        except (ValueError, TypeError):
+            continue
+
+    def learned(g: LearningGroup) -> bool:
+        if (g.key, g.ids_key) in pairs:
+            return True
+        return g.kind == "similar" and set(g.trajectory_ids) <= ids
+
+    return learned
 
 
-def _ids_key(g: GroupReport) -> str:
-    return json.dumps(sorted(m.id for m in g.members))
+def plan_groups(
+    db: Database,
+    *,
+    embedder: Embedder | None,
+    options: LearnOptions = LearnOptions(),
+) -> Grouping:
+    """The groups a session with ``options`` would form (reads only; see
+    :func:`agentmem.learning.grouping.form_groups`)."""
+    reports = group_reports(db, weights=options.weights, reward=options.reward)
+    return form_groups(
+        db, reports, embedder=embedder, mode=options.grouping, learned=learned_check(db)
+    )
+
+
+def _findings(
+    g: LearningGroup, trajs: Sequence[Any], digests: Sequence[Any], max_findings: int
+) -> list[Finding]:
+    if g.kind == "correction":
+        return correction_findings(g.corrections)[:max_findings]
+    members = list(zip(trajs, digests))
+    if g.kind == "similar":
+        return find_crosstask_evidence(members, comparable=g.comparable, max_findings=max_findings)
+    return find_evidence(members, max_findings=max_findings)
 
 
 def learn(
@@ -171,17 +247,19 @@ def learn(
                 "k_stage2": options.k_stage2,
                 "theta_dup": embedder.dup_threshold,
                 "max_findings": options.max_findings,
+                "grouping": options.grouping,
+                "theta_task": task_threshold(embedder),
             },
         )
     usage = ModelUsage(unavailable=model_unavailable(model) if model is not None else None)
     try:
-        reports = group_reports(
-            db, weights=options.weights, reward=options.reward, groups=options.groups
-        )
-        learned = set() if options.relearn else _learned(db)
+        say("forming groups")
+        grouping = plan_groups(db, embedder=embedder, options=options)
+        named = set(options.groups) if options.groups is not None else None
+        reports = [g for g in grouping.reports if named is None or g.key in named]
         ready = [g for g in reports if g.ready]
-        usable = [g for g in ready if not g.degenerate]
-        fresh = [g for g in usable if (g.key, _ids_key(g)) not in learned]
+        usable = [g for g in grouping.groups if named is None or g.key in named]
+        fresh = [g for g in usable if options.relearn or not g.learned]
         if options.max_groups is not None:
             fresh = fresh[: options.max_groups]
         all_ops: list[Operation] = []
@@ -189,14 +267,10 @@ def learn(
         results: list[GroupResult] = []
         tools_all: set[str] = set()
         known_all: set[str] = set()
+        proven: list[Finding] = []  # what exact groups and corrections showed
         for n, g in enumerate(fresh, 1):
             say(f"group {n}/{len(fresh)}: {g.key}")
-            trajs = load_trajectories(db, [m.id for m in g.members])
-            by_id = {m.id: m for m in g.members}
-            digests = [
-                digest(t, by_id[t.id or 0].reward or 0.0, by_id[t.id or 0].advantage or 0.0)
-                for t in trajs
-            ]
+            trajs, digests = g.load(db)
             tools, known = group_vocabulary(trajs)
             tools_all |= tools
             known_all |= known
@@ -204,7 +278,19 @@ def learn(
             summaries = [
                 summarize(stage1_model, usage, t, d, tools, known) for t, d in zip(trajs, digests)
             ]
-            findings = find_evidence(list(zip(trajs, digests)), max_findings=options.max_findings)
+            findings = _findings(g, trajs, digests, options.max_findings)
+            if g.kind == "similar":
+                findings, dropped = overruled(findings, proven)
+                rejected += [
+                    (
+                        Operation("ADD", text=f.text, domain=f.domain, group=g.key, facts=f.facts),
+                        f"a run's own data shows another fix for this error of "
+                        f"{f.facts[1] if f.kind == 'wrong_tool' else f.tool}: {p.text}",
+                    )
+                    for f, p in dropped
+                ]
+            else:
+                proven += findings
             domains = sorted({s.domain or "" for t in trajs for s in t.steps} - {""}) or None
             # The K_stage2 lessons that fit best, those naming the group's tools first; no
             # floor: Stage 2 shows the model its K nearest, as the paper does.
@@ -218,7 +304,7 @@ def learn(
                 if lib.cosine(a.text, b.text) > embedder.dup_threshold
                 and same_facts(a.text, b.text)
             ]
-            weight = g.stats.mean_abs_advantage if g.stats else 0.0
+            weight = g.weight
             ops, rej = extract(
                 model,
                 usage,
@@ -241,7 +327,9 @@ def learn(
                     g.conditions,
                     tuple(summaries),
                     tuple(findings),
-                    tuple(m.id for m in g.members),
+                    g.trajectory_ids,
+                    g.kind,
+                    g.reason,
                 )
             )
         calls_before = usage.calls
@@ -268,6 +356,7 @@ def learn(
                 t0,
                 applied,
                 results,
+                grouping,
             )
 
         rejected += list(final.rejected)
@@ -292,6 +381,8 @@ def learn(
                 # Which project each new text is served in (agentmem.projects: the rule).
                 record_scopes(db, session_id, applied, {r.key: r.trajectory_ids for r in results})
                 record_groups(db, session_id, results)
+                if grouping.vectors is not None:
+                    save_task_vectors(db, grouping.vectors)
                 report = finish(applied)
                 db.execute(
                     "UPDATE sessions SET status = 'applied', finished_at = ?, report = ? "
@@ -307,11 +398,13 @@ def learn(
 
 
 def record_groups(db: Database, session_id: int, results: Sequence[GroupResult]) -> None:
-    """Journal the groups a session learned from (inside its applying transaction)."""
+    """Journal the groups a session learned from, with their kind and why their runs were
+    put together (inside its applying transaction)."""
     for r in results:
         db.execute(
             "INSERT INTO session_groups (session_id, group_key, trajectory_ids, status, "
-            "mean_abs_advantage, conditions, summaries) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            "mean_abs_advantage, conditions, summaries, kind, reason) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [
                 session_id,
                 r.key,
@@ -320,6 +413,8 @@ def record_groups(db: Database, session_id: int, results: Sequence[GroupResult])
                 r.weight,
                 json.dumps(r.conditions),
                 json.dumps([attrs.asdict(s) for s in r.summaries], ensure_ascii=False),
+                r.kind,
+                r.reason or None,
             ],
         )
 
@@ -329,21 +424,29 @@ def _report(
     dry_run: bool,
     reports: Sequence[GroupReport],
     ready: Sequence[GroupReport],
-    usable: Sequence[GroupReport],
-    fresh: Sequence[GroupReport],
+    usable: Sequence[LearningGroup],
+    fresh: Sequence[LearningGroup],
     usage: ModelUsage,
     compressions: int,
     t0: float,
     applied: Sequence[AppliedOp],
     results: Sequence[GroupResult],
+    grouping: Grouping,
 ) -> LearnReport:
+    exact_usable = sum(1 for g in ready if not g.degenerate)
+    waiting = sum(1 for g in reports if g.stats is None)
+    formed: dict[str, int] = {}
+    for g in usable:
+        if g.kind != "exact":
+            formed[g.kind] = formed.get(g.kind, 0) + 1
     return LearnReport(
         session_id=session_id,
         dry_run=dry_run,
         groups_seen=len(reports),
-        groups_ready=len(usable),
-        groups_degenerate=len(ready) - len(usable),
-        groups_pending=len(reports) - len(ready),
+        groups_ready=exact_usable,
+        groups_degenerate=len(ready) - exact_usable,
+        groups_pending=waiting,
+        groups_single=sum(1 for g in reports if g.size == 1 and g.stats is not None),
         groups_already_learned=len(usable) - len(fresh),
         groups_used=len(fresh),
         llm_calls=usage.calls,
@@ -357,4 +460,8 @@ def _report(
         operations=tuple(applied),
         groups=tuple(results),
         model_unavailable=usage.unavailable,
+        grouping=grouping.mode,
+        groups_formed=formed,
+        free_runs=grouping.free_runs,
+        theta_task=grouping.theta_task,
     )

@@ -234,11 +234,12 @@ def _contradicted(e: Experience, findings: Sequence[Finding]) -> str | None:
                 return f"recommends {wrong}, which failed where {right} succeeded"
         if f.kind == "param_name" and len(f.facts) == 3:
             tool, right, wrong = f.facts
-            if (
-                names_tool(e.text, [tool])
-                and names_tool(e.text, [wrong])
-                and not names_tool(e.text, [right])
-            ):
+            # the wrong name written as a parameter (``file=``, ``'file'``), not as a word
+            # of an error ("No such file")
+            as_param = re.search(
+                rf"(?<![\w'\"`]){re.escape(wrong)}\s*=|['\"`]{re.escape(wrong)}['\"`]", e.text
+            )
+            if names_tool(e.text, [tool]) and as_param and not names_tool(e.text, [right]):
                 return f"tells {tool} to take {wrong}; the data shows it takes {right}"
     return None
 

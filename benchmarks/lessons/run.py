@@ -17,7 +17,14 @@ One command (``python -m benchmarks.lessons``):
 with :func:`agentmem.ingest.parse_openai`). They have no planted causes, so it reports
 what can be checked without a reference: violations, the tools the lessons name (all must
 be real airline tools seen in the data), lessons grounded in a group's data (rule P2 of
-the scoring module with no causes), library size and time.
+the scoring module with no causes), library size and time. ``--tau-bench --no-groups``
+keeps one trial of each task and drops its group: every run is alone, as in everyday use.
+
+``--everyday`` (:mod:`benchmarks.lessons.everyday`) records BFCL tasks each run ONCE, with
+no group field, half fixing their planted mistake within the run and half contrasted only
+with other tasks that used the same tools right, learns once with the default grouping
+(``auto``) and scores the library with the same rules (each run its own group), recovery
+reported by setting and by kind.
 
 Results go to ``benchmarks/results/lessons-<model>.json`` (``lessons-tau-<model>.json``
 for tau-bench) and the table of every result there to ``benchmarks/results/lessons.md``.
@@ -48,6 +55,7 @@ __all__ = [
     "main",
     "model_slug",
     "run_bfcl",
+    "run_everyday",
     "run_tau",
     "write_results",
 ]
@@ -84,17 +92,19 @@ def model_slug(model: Any, use_model: bool = True) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "-", spec).strip("-").lower() or "model"
 
 
-def _trajectory(rec: Mapping[str, Any]) -> Trajectory:
-    """An agentmem trajectory from a benchmark record, WITHOUT its ``meta`` (the answer)."""
+def _trajectory(rec: Mapping[str, Any], *, group: bool = True) -> Trajectory:
+    """An agentmem trajectory from a benchmark record, WITHOUT its ``meta`` (the answer);
+    ``group=False`` leaves out its group too (a run recorded as an agent records it)."""
+    kw: dict[str, Any] = {"group": str(rec["group"])} if group else {}
     return Trajectory(
         task=rec["task"],
         steps=[
             {k: s[k] for k in ("tool", "params", "output", "success") if k in s}
             for s in rec["steps"]
         ],
-        group=str(rec["group"]),
         accepted=rec.get("accepted"),
         source="benchmark",
+        **kw,
     )
 
 
@@ -127,9 +137,12 @@ def _record_and_learn(
     max_findings: int | None,
     progress: Progress | None,
     timings: dict[str, float],
+    exact_baseline: dict[str, Any] | None = None,
 ) -> tuple[Any, list[str], str | None]:
     """Record ``trajectories`` into a new library at ``path`` and learn once: the report,
-    the lessons and the model id; the two durations go into ``timings``."""
+    the lessons and the model id; the two durations go into ``timings``. With
+    ``exact_baseline`` (a dict), first a dry run with exact groups only, whose groups
+    used and operations go into it (what agentmem learned before it grouped single runs)."""
     from agentmem.learning import LearnOptions
 
     t0 = time.perf_counter()
@@ -143,6 +156,15 @@ def _record_and_learn(
         kw: dict[str, Any] = {"reward": mem.reward_kind, "weights": mem.reward_weights}
         if max_findings is not None:
             kw["max_findings"] = max_findings
+        if exact_baseline is not None:
+            base = mem.learn(
+                dry_run=True, use_model=False, options=LearnOptions(**kw, grouping="exact")
+            )
+            exact_baseline.update(
+                groups_seen=base.groups_seen,
+                groups_used=base.groups_used,
+                lessons=len(base.applied),
+            )
         report = mem.learn(use_model=use_model, options=LearnOptions(**kw), progress=progress)
         timings["learn_seconds"] = time.perf_counter() - t0
         lessons = [e.text for e in mem.experiences()]
@@ -170,6 +192,9 @@ def _learn_summary(report: Any, groups: int) -> dict[str, Any]:
         "wall_seconds": round(report.wall_seconds, 2),
         "applied": len(report.applied),
         "rejected": len(report.rejected),
+        "grouping": report.grouping,
+        "groups_formed": dict(report.groups_formed),
+        "groups_by_kind": dict(sorted(Counter(g.kind for g in report.groups).items())),
         "applied_by_origin": dict(sorted(origins.items())),
         "summaries_by_origin": dict(
             sorted(Counter(s.origin for g in report.groups for s in g.summaries).items())
@@ -297,6 +322,7 @@ def run_bfcl(
 def run_tau(
     path: str | Path = DEFAULT_TAU_PATH,
     *,
+    no_groups: bool = False,
     model: Any = None,
     use_model: bool = True,
     embedder: Any = None,
@@ -304,7 +330,10 @@ def run_tau(
     threads: int | None = None,
     progress: Progress | None = None,
 ) -> dict[str, Any]:
-    """Import tau-bench transcripts, learn once, report what needs no reference."""
+    """Import tau-bench transcripts, learn once, report what needs no reference.
+
+    ``no_groups``: keep the first trial of each task only, recorded without its group
+    (every run alone, as an agent records everyday work)."""
     from agentmem.embeddings import get_embedder
     from agentmem.ingest import parse_openai
 
@@ -314,6 +343,13 @@ def run_tau(
     t0 = time.perf_counter()
     parsed = parse_openai(Path(path).read_bytes())
     trajs = list(parsed.trajectories)
+    scoring_groups = [t.group for t in trajs]
+    if no_groups:
+        first: dict[str, Trajectory] = {}
+        for t in trajs:
+            first.setdefault(t.group, t)
+        scoring_groups = list(first)
+        trajs = [_ungrouped(t) for t in first.values()]
     timings["import_seconds"] = time.perf_counter() - t0
     with tempfile.TemporaryDirectory(prefix="agentmem-tau-") as tmp:
         report, lessons, model_id = _record_and_learn(
@@ -329,8 +365,8 @@ def run_tau(
 
     t0 = time.perf_counter()
     by_group: dict[str, list[dict[str, Any]]] = {}
-    for traj in trajs:
-        by_group.setdefault(traj.group, []).append(
+    for traj, key in zip(trajs, scoring_groups):
+        by_group.setdefault(key, []).append(
             {"steps": [{"tool": s.tool, "params": s.params} for s in traj.steps]}
         )
     tools = {s["tool"] for g in by_group.values() for rec in g for s in rec["steps"]}
@@ -372,6 +408,7 @@ def run_tau(
     n = len(lessons)
     return {
         "benchmark": "tau-bench",
+        "no_groups": no_groups,
         "path": str(path),
         "model": model_slug(model, use_model),
         "model_id": model_id if use_model else "none (data only)",
@@ -395,6 +432,121 @@ def run_tau(
     }
 
 
+def _ungrouped(t: Trajectory) -> Trajectory:
+    """``t`` without its group: its group key becomes the default, its task text."""
+    import attrs
+
+    from agentmem.records import normalise_group
+
+    return attrs.evolve(t, group=normalise_group(t.task))
+
+
+# --------------------------------------------------------------------------- everyday
+
+
+def run_everyday(
+    planted: int = 20,
+    seed: int = 0,
+    *,
+    model: Any = None,
+    use_model: bool = True,
+    embedder: Any = None,
+    max_findings: int | None = None,
+    threads: int | None = None,
+    dup_threshold: float | None = None,
+    progress: Progress | None = None,
+) -> dict[str, Any]:
+    """Everyday runs (each task once, no group field), learn once, score by setting."""
+    from agentmem.embeddings import get_embedder
+
+    from . import everyday, generate
+
+    say = progress or (lambda _m: None)
+    emb = get_embedder(embedder) if embedder is None or isinstance(embedder, str) else embedder
+    timings: dict[str, float] = {}
+    t_all = time.perf_counter()
+    t0 = time.perf_counter()
+    say(f"building {planted} planted everyday runs (seed {seed})")
+    records, causes = everyday.build_everyday(planted, seed)
+    catalogue = generate.tool_catalogue()
+    timings["generate_seconds"] = time.perf_counter() - t0
+    baseline: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory(prefix="agentmem-everyday-") as tmp:
+        report, lessons, model_id = _record_and_learn(
+            Path(tmp) / "everyday.db",
+            [_trajectory(r, group=False) for r in records],
+            emb=emb,
+            model=_model(model, use_model, threads),
+            use_model=use_model,
+            max_findings=max_findings,
+            progress=progress,
+            timings=timings,
+            exact_baseline=baseline,
+        )
+    say("scoring")
+    t0 = time.perf_counter()
+    result = scoring.score(
+        lessons,
+        causes,
+        records,
+        prompt_texts=_prompt_texts(),
+        known_tools=set(catalogue),
+        known_identifiers={p for v in catalogue.values() for p in v["params"]},
+        embed=emb.embed_batch,
+        dup_threshold=emb.dup_threshold if dup_threshold is None else dup_threshold,
+    )
+    timings["score_seconds"] = time.perf_counter() - t0
+    timings["total_seconds"] = time.perf_counter() - t_all
+    addressed = {cid for d in result["lessons"] for cid in d["addresses"]}
+    by_setting: dict[str, Any] = {}
+    for setting in everyday.SETTINGS:
+        mine = [c for c in causes if c["setting"] == setting]
+        kinds: dict[str, list[int]] = {}
+        for c in mine:
+            kinds.setdefault(c["kind"], []).append(int(str(c["id"]) in addressed))
+        hit = sum(1 for c in mine if str(c["id"]) in addressed)
+        by_setting[setting] = {
+            "causes": len(mine),
+            "recovered": hit,
+            "recovery": hit / len(mine) if mine else None,
+            "by_kind": {k: sum(v) / len(v) for k, v in sorted(kinds.items())},
+        }
+    missed = [
+        {
+            "id": c["id"],
+            "setting": c["setting"],
+            "kind": c["kind"],
+            "tool": c["tool"],
+            "reference_lesson": c.get("reference_lesson"),
+        }
+        for c in causes
+        if str(c["id"]) not in addressed
+    ]
+    return {
+        "benchmark": "everyday",
+        "model": model_slug(model, use_model),
+        "model_id": model_id if use_model else "none (data only)",
+        "embedder": emb.model_id,
+        "dup_threshold": emb.dup_threshold if dup_threshold is None else dup_threshold,
+        "theta_task": report.theta_task,
+        "planted": planted,
+        "seed": seed,
+        "runs": len(records),
+        "tasks": len({r["group"] for r in records}),
+        "score": {k: v for k, v in result.items() if k != "lessons"},
+        "by_setting": by_setting,
+        "exact_only": baseline,
+        "learn": {
+            **_learn_summary(report, report.groups_used),
+            # groups here have their own sizes (a correction: 2 attempts): sum of G + 1
+            "paper_bound": report.llm_call_bound - report.compressions,
+        },
+        "timings": {k: round(v, 2) for k, v in timings.items()},
+        "lessons": result["lessons"],
+        "missed": missed,
+    }
+
+
 # --------------------------------------------------------------------------- output
 
 
@@ -410,7 +562,39 @@ def format_table(res: Mapping[str, Any]) -> str:
     """A plain-text table of one result."""
     s, lr, tm = res["score"], res["learn"], res["timings"]
     rows: list[tuple[str, str]] = []
-    if res["benchmark"] == "bfcl":
+    if res["benchmark"] == "everyday":
+        rows += [
+            (
+                "benchmark",
+                f"BFCL everyday: {res['runs']} runs of {res['tasks']} tasks, each run once, "
+                f"no groups; {res['planted']} planted, seed {res['seed']}",
+            ),
+            ("model", str(res["model_id"])),
+            (
+                "embedder",
+                f"{res['embedder']} (dup_threshold {res['dup_threshold']}, "
+                f"theta_task {res['theta_task']})",
+            ),
+            (
+                "recovery",
+                f"{_pct(s['recovery'])} ({s['recovered']}/{s['causes']}); "
+                f"clean {_pct(s['recovery_clean'])}",
+            ),
+        ]
+        for setting, b in res["by_setting"].items():
+            rows.append((f"  {setting}", f"{_pct(b['recovery'])} ({b['recovered']}/{b['causes']})"))
+            rows += [(f"    {k}", _pct(v)) for k, v in b["by_kind"].items()]
+        rows.append(("precision", _pct(s["precision"])))
+        ex = res["exact_only"]
+        rows.append(
+            (
+                "exact groups only",
+                f"{ex.get('groups_seen')} groups seen, {ex.get('groups_used')} used, "
+                f"{ex.get('lessons')} lessons",
+            )
+        )
+        rows.append(("groups formed", str(lr["groups_formed"])))
+    elif res["benchmark"] == "bfcl":
         rows += [
             (
                 "benchmark",
@@ -432,7 +616,8 @@ def format_table(res: Mapping[str, Any]) -> str:
             (
                 "benchmark",
                 f"tau-bench: {res['groups']} groups, {res['trajectories']} "
-                f"trajectories ({res['path']})",
+                f"trajectories ({res['path']})"
+                + ("; one trial per task, no groups" if res.get("no_groups") else ""),
             ),
             ("model", str(res["model_id"])),
             ("embedder", f"{res['embedder']} (dup_threshold {res['dup_threshold']})"),
@@ -446,7 +631,7 @@ def format_table(res: Mapping[str, Any]) -> str:
             f"{_viol_text(s['violations'])} (lessons with any: {s['lessons_with_violations']})",
         ),
         ("library size", str(s["library_size"])),
-        ("groups learned", str(lr["groups_used"])),
+        ("groups learned", f"{lr['groups_used']} {lr.get('groups_by_kind', '')}"),
         (
             "model calls",
             f"{lr['llm_calls']} (bound N_g(G+1) = {lr['paper_bound']}, with "
@@ -468,13 +653,21 @@ def format_table(res: Mapping[str, Any]) -> str:
 
 def _md_row(res: Mapping[str, Any]) -> str:
     s, lr = res["score"], res["learn"]
-    if res["benchmark"] == "bfcl":
+    if res["benchmark"] == "everyday":
+        kinds = "; ".join(f"{k} {_pct(b['recovery'])}" for k, b in res["by_setting"].items())
+        bench = f"BFCL everyday {res['runs']} runs s{res['seed']}"
+        rec, prec = _pct(s["recovery"]), _pct(s["precision"])
+    elif res["benchmark"] == "bfcl":
         kinds = " / ".join(f"{v:.2f}" for v in s["recovery_by_kind"].values())
         bench = f"BFCL {res['groups']}x{GROUP_SIZE} s{res['seed']}"
         rec, prec = _pct(s["recovery"]), _pct(s["precision"])
     else:
         kinds = "-"
-        bench = f"tau-bench {res['groups']} groups"
+        bench = (
+            f"tau-bench {res['trajectories']} single runs"
+            if res.get("no_groups")
+            else f"tau-bench {res['groups']} groups"
+        )
         rec, prec = "-", f"grounded {_pct(s['grounded'])}"
     return (
         f"| {bench} | {res['model']} | {rec} | {kinds} | {prec} | "
@@ -491,7 +684,10 @@ def _secs(x: float) -> str:
 def write_results(res: Mapping[str, Any], out_dir: Path = RESULTS_DIR) -> Path:
     """Write ``lessons-[tau-]<model>.json`` and rebuild ``lessons.md`` from every result."""
     out_dir.mkdir(parents=True, exist_ok=True)
-    prefix = "lessons-tau-" if res["benchmark"] == "tau-bench" else "lessons-"
+    prefix = {
+        "tau-bench": "lessons-tau-nogroups-" if res.get("no_groups") else "lessons-tau-",
+        "everyday": "lessons-everyday-",
+    }.get(res["benchmark"], "lessons-")
     path = out_dir / f"{prefix}{res['model']}.json"
     path.write_text(json.dumps(res, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     results = []
@@ -509,7 +705,8 @@ def write_results(res: Mapping[str, Any], out_dir: Path = RESULTS_DIR) -> Path:
         "# Lessons benchmark",
         "",
         "Written by `python -m benchmarks.lessons` (see `benchmarks/lessons/README.md`); "
-        "one row per `lessons-*.json` here. Recovery by kind: " + (kinds or "-") + ".",
+        "one row per `lessons-*.json` here. Recovery by kind: " + (kinds or "-") + "; "
+        "for the everyday runs, by setting (within the run / across tasks).",
         "",
         "| benchmark | model | recovery | by kind | precision | violations | library | "
         "model calls / N_g(G+1) | session |",
@@ -571,6 +768,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=RESULTS_DIR,
         help="folder for lessons-<model>.json and lessons.md",
     )
+    ap.add_argument(
+        "--everyday",
+        action="store_true",
+        help="BFCL tasks each run once, no groups (see benchmarks/lessons/everyday.py)",
+    )
+    ap.add_argument(
+        "--planted",
+        type=int,
+        default=20,
+        help="--everyday: runs with a planted mistake, half fixed within the run (default 20)",
+    )
+    ap.add_argument(
+        "--no-groups",
+        action="store_true",
+        help="--tau-bench: one trial per task, recorded without its group",
+    )
     ap.add_argument("--no-write", action="store_true", help="print only, write no result files")
     ap.add_argument(
         "--details", action="store_true", help="also print every lesson and the missed causes"
@@ -586,6 +799,18 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 2
         res = run_tau(
             path,
+            no_groups=args.no_groups,
+            model=args.model,
+            use_model=use_model,
+            embedder=args.embedder,
+            max_findings=args.max_findings,
+            threads=args.threads,
+            progress=progress,
+        )
+    elif args.everyday:
+        res = run_everyday(
+            args.planted,
+            args.seed,
             model=args.model,
             use_model=use_model,
             embedder=args.embedder,
@@ -612,7 +837,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             tag = d.get("addresses") or d.get("tools") or []
             flags = "" if not d["violations"] else f"  !! {d['violations']}"
             ok = ""
-            if res["benchmark"] == "bfcl":
+            if res["benchmark"] in ("bfcl", "everyday"):
                 ok = "+" if (d["addresses"] or d["true_of_groups"]) else "x"
             print(f"{ok} {d['lesson']}  [{', '.join(map(str, tag))}]{flags}")
         for m in res.get("missed", []):

@@ -1,0 +1,350 @@
+"""A run's own corrections: a call that failed and the call that then worked after one change.
+
+Most runs an agent records are the only run of their task, so there is no other
+run to compare them with; but a run that hit an error and got past it compares
+two attempts at the same step itself. :func:`find_corrections` finds those
+contrast pairs in one trajectory, and turns each into the same kind of
+:class:`~agentmem.learning.evidence.Finding`, with the same lesson forms, as a
+group's evidence. The lesson must be proven by the data: the same step failed,
+then worked after exactly one recognisable change. Pure functions; no database.
+
+The pairs
+---------
+For each successful call ``j``, the failed call ``i`` it corrects is the last
+failed call before it of the same tool that ``j`` retries (the same parameter
+names, or the same values: :func:`agentmem.learning.digest.digest`'s rule),
+with no successful call of that tool between them. The successful calls made
+between ``i`` and ``j`` (leaving out those that returned nothing, a scratchpad
+like ``think``) and the parameters of the two calls say what changed:
+
+``prerequisite``
+    The same call (same parameters) and exactly one call of another tool U in
+    between -> "Before calling T, call U first; without it T fails with e".
+    When U had already been called before the failed call and the new call of
+    U changed one value, that value was the mistake: a ``param_value`` of U
+    ("Call U with X=good, never bad; otherwise the later T call fails").
+``param_name``
+    Nothing in between, and the parameters differ by one name: a parameter
+    renamed (its value kept), added or dropped -> "Call T with right=...,
+    never wrong=...".
+``param_value``
+    Nothing in between, the same names, one value (a string, number or flag:
+    not a list or object, where what changed inside is not one thing) changed -> "Call T with X
+    like good; never X=bad, which failed with e" (or "look X up with L" when
+    an earlier call's output held the good value). Not when the task names both
+    values as they were passed: then the second call was for another item the
+    task asked for (read a.txt, then b.txt), not a retry.
+``recovery``
+    Exactly one call U in between whose output holds the one changed value ->
+    "If T fails with e, call U and retry with the X it returns".
+``wrong_tool``
+    A failed call of W that W never made work later (on the same values), followed, with no
+    successful call in between, by a successful call of another tool R that
+    can stand in for it (a shared name part, parameter names or values), in a
+    run the user accepted -> "Use R, not W, for requests like ...". (A
+    different tool's success proves the step was done only when the run was
+    accepted; the other kinds are proven by the calls themselves.)
+
+Anything else teaches nothing: a plain retry that worked (nothing changed), two
+or more changes at once (which of them fixed it?), a failure never fixed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import attrs
+
+from ..records import Step, Trajectory
+from .digest import Recovery, _retry_of, digest, error_phrase, value_text
+from .evidence import (
+    Finding,
+    _alternatives,
+    _Member,
+    _param_name,
+    _param_value,
+    _prerequisite,
+    _provenance,
+    _recovery,
+    _scalar,
+    _wrong_tool,
+    quote_error,
+)
+
+__all__ = ["KINDS", "Correction", "find_corrections"]
+
+#: The kinds of change a correction can show (the finding kinds they become).
+KINDS = ("prerequisite", "param_name", "param_value", "recovery", "wrong_tool")
+
+
+@attrs.frozen
+class Correction:
+    """One contrast pair inside a run: call ``failed`` failed, call ``fixed`` worked after
+    the change ``kind``; ``between`` are the calls that made the change (prerequisite,
+    recovery); ``finding`` is the lesson it proves and ``why`` says so in words."""
+
+    kind: str
+    failed: int
+    fixed: int
+    between: tuple[int, ...]
+    finding: Finding
+    why: str
+
+    def attempts(self, t: Trajectory) -> tuple[Trajectory, Trajectory]:
+        """The two attempts at the step, as trajectories: (the one that failed, the one
+        that worked). Both share the run's id and the steps before the failed call."""
+        head = list(t.steps[: self.failed])
+        bad = attrs.evolve(t, steps=(*head, t.steps[self.failed]), accepted=False)
+        good_steps = (*head, *(t.steps[b] for b in self.between), t.steps[self.fixed])
+        good = attrs.evolve(t, steps=good_steps, accepted=True)
+        return bad, good
+
+
+def _inert(s: Step) -> bool:
+    return s.success and not s.output.strip()
+
+
+def _error(s: Step) -> str:
+    return error_phrase(s.output)
+
+
+def _domain(s: Step) -> str:
+    return s.domain or ""
+
+
+def _one_name_change(p: dict[str, Any], q: dict[str, Any]) -> bool:
+    """``q`` is ``p`` with one parameter renamed (value kept), added or dropped."""
+    extra, missing = set(p) - set(q), set(q) - set(p)
+    same = set(p) & set(q)
+    if any(p[k] != q[k] for k in same):
+        return False
+    if len(extra) == 1 and len(missing) == 1:
+        return p[next(iter(extra))] == q[next(iter(missing))]
+    return len(extra) + len(missing) == 1
+
+
+def _changed_values(p: dict[str, Any], q: dict[str, Any]) -> list[str]:
+    return [k for k in q if p.get(k) != q[k]]
+
+
+def _in_output(value: Any, s: Step) -> bool:
+    text = value_text(value, 200)
+    return len(text) >= 2 and text in s.output
+
+
+def _asked(task: str, value: Any) -> bool:
+    """Whether the task text names ``value`` as it was passed (text of 2+ characters)."""
+    return isinstance(value, str) and len(value.strip()) >= 2 and value in task
+
+
+def _step_word(i: int) -> str:
+    return f"call {i + 1}"
+
+
+def _same_values(a: Step, b: Step) -> bool:
+    return sorted(map(repr, a.params.values())) == sorted(map(repr, b.params.values()))
+
+
+def _retry_pair(t: Trajectory, j: int) -> int | None:
+    """The failed call that successful call ``j`` retries, if any (see the module doc)."""
+    s = t.steps[j]
+    for i in range(j - 1, -1, -1):
+        p = t.steps[i]
+        if p.tool != s.tool:
+            continue
+        if p.success:
+            return None  # a successful call of the tool in between: j is another call
+        if _retry_of(p, s):
+            return i
+    return None
+
+
+def _same_step(t: Trajectory, i: int, j: int) -> Correction | None:
+    """The correction between failed call ``i`` and its successful retry ``j``."""
+    w, r = t.steps[i], t.steps[j]
+    e = _error(w)
+    q = quote_error(e, 8)
+    between = [b for b in range(i + 1, j) if t.steps[b].success and not _inert(t.steps[b])]
+    head = f"{_step_word(i)} {w.tool} failed ('{q}')"
+    dom = _domain(w) or _domain(r)
+    if w.params == r.params:
+        if len(between) != 1 or t.steps[between[0]].tool == w.tool:
+            return None  # a plain retry, or several calls between: no single change
+        u = t.steps[between[0]]
+        earlier = next(
+            (t.steps[k] for k in range(i - 1, -1, -1) if t.steps[k].tool == u.tool),
+            None,
+        )
+        if earlier is not None and earlier.success and earlier.params != u.params:
+            return _setting(t, i, j, between[0], earlier, e, head)
+        return Correction(
+            "prerequisite",
+            i,
+            j,
+            tuple(between),
+            _prerequisite(w.tool, u.tool, dom, e),
+            f"{head}; {u.tool} was called ({_step_word(between[0])}); the same {w.tool} call "
+            f"then worked ({_step_word(j)})",
+        )
+    if set(w.params) != set(r.params):
+        if between or not _one_name_change(dict(w.params), dict(r.params)):
+            return None
+        f = _param_name(w.tool, dom, e, dict(w.params), dict(r.params))
+        if f is None:
+            return None
+        wrong = sorted(set(w.params) - set(r.params))
+        right = sorted(set(r.params) - set(w.params))
+        change = (
+            f"{', '.join(right)} instead of {', '.join(wrong)}"
+            if wrong and right
+            else f"{', '.join(right)} added"
+            if right
+            else f"{', '.join(wrong)} dropped"
+        )
+        return Correction(
+            "param_name",
+            i,
+            j,
+            (),
+            f,
+            f"{head}; retried with {change} ({_step_word(j)}): it worked",
+        )
+    changed = _changed_values(dict(w.params), dict(r.params))
+    if len(changed) != 1:
+        return None  # several values changed at once
+    x = changed[0]
+    bad, good = w.params[x], r.params[x]
+    if not (_scalar(bad) and _scalar(good)):
+        return None  # a list or object changed: which part of it was the fix?
+    change = f"{x}={value_text(good, 30)} instead of {value_text(bad, 30)}"
+    if not between:
+        if _asked(t.task, bad) and _asked(t.task, good):
+            return None  # the task named both: a call for another item, not a retry
+        run = _Member(t, digest(t, 0.0, 0.0))
+        source = _provenance(run, i, good)
+        f = _param_value(w.tool, dom, e, x, bad, good, source if source != w.tool else None)
+        return Correction(
+            "param_value",
+            i,
+            j,
+            (),
+            f,
+            f"{head}; retried with {change} ({_step_word(j)}): it worked",
+        )
+    if len(between) != 1 or not _in_output(good, t.steps[between[0]]):
+        return None  # a call in between and a value from elsewhere: two changes
+    u = t.steps[between[0]]
+    if u.tool == w.tool:
+        return None
+    rec = Recovery(
+        tool=w.tool,
+        error=e,
+        failed_params=dict(w.params),
+        fixed_params=dict(r.params),
+        between=(u.tool,),
+    )
+    return Correction(
+        "recovery",
+        i,
+        j,
+        tuple(between),
+        _recovery(rec, dom),
+        f"{head}; {u.tool} returned {value_text(good, 30)} ({_step_word(between[0])}); "
+        f"retried with {change} ({_step_word(j)}): it worked",
+    )
+
+
+def _setting(
+    t: Trajectory, i: int, j: int, b: int, earlier: Step, e: str, head: str
+) -> Correction | None:
+    """Helper U had been called before the failed call ``i``; calling it again with one
+    value changed made the same call work: that value of U was wrong."""
+    u, w = t.steps[b], t.steps[i]
+    if set(earlier.params) != set(u.params):
+        return None
+    changed = _changed_values(dict(earlier.params), dict(u.params))
+    if len(changed) != 1:
+        return None
+    x = changed[0]
+    bad, good = earlier.params[x], u.params[x]
+    f = _param_value(u.tool, _domain(u), None, x, bad, good, None, w.tool, e)
+    return Correction(
+        "param_value",
+        i,
+        j,
+        (b,),
+        f,
+        f"{head}; {u.tool} was called again with {x}={value_text(good, 30)} instead of "
+        f"{value_text(bad, 30)} ({_step_word(b)}); the same {w.tool} call then worked "
+        f"({_step_word(j)})",
+    )
+
+
+def _other_tool(t: Trajectory, i: int, used: set[int]) -> Correction | None:
+    """A different tool that did the step of failed call ``i`` (see the module doc)."""
+    w = t.steps[i]
+    if t.accepted is not True:
+        return None
+    later_ok = [k for k in range(i + 1, len(t.steps)) if t.steps[k].success]
+    if any(t.steps[k].tool == w.tool and _same_values(w, t.steps[k]) for k in later_ok):
+        return None  # the tool itself worked on the same values later: not a substitution
+    nxt = next((k for k in later_ok if not _inert(t.steps[k])), None)
+    if nxt is None or nxt in used:
+        return None
+    r = t.steps[nxt]
+    if r.tool == w.tool or not _alternatives((), r, w):
+        return None
+    e = _error(w)
+    prev = next((t.steps[k].tool for k in range(i - 1, -1, -1) if t.steps[k].success), None)
+    f = _wrong_tool(r, w, _domain(w) or _domain(r), e, prev, t.task)
+    return Correction(
+        "wrong_tool",
+        i,
+        nxt,
+        (),
+        f,
+        f"{_step_word(i)} {w.tool} failed ('{quote_error(e, 8)}'); {r.tool} did the step "
+        f"({_step_word(nxt)}) and the run was accepted",
+    )
+
+
+def find_corrections(t: Trajectory) -> list[Correction]:
+    """The run's corrections, in the order of their failed calls (see the module doc)."""
+    steps = t.steps
+    out: list[Correction] = []
+    fixed: set[int] = set()
+    failed_used: set[int] = set()
+    for j, s in enumerate(steps):
+        if not s.success:
+            continue
+        i = _retry_pair(t, j)
+        if i is None:
+            continue
+        c = _same_step(t, i, j)
+        if c is None:
+            continue
+        out.append(c)
+        fixed.add(j)
+        # every failed call of this step before i was corrected by the same retry
+        for k in range(i, -1, -1):
+            if steps[k].tool == s.tool and not steps[k].success:
+                failed_used.add(k)
+            elif steps[k].tool == s.tool:
+                break
+    for i, s in enumerate(steps):
+        if s.success or i in failed_used:
+            continue
+        c = _other_tool(t, i, fixed)
+        if c is not None:
+            out.append(c)
+            fixed.add(c.fixed)
+            failed_used.add(i)
+    return sorted(out, key=lambda c: c.failed)
+
+
+def correction_findings(cs: Sequence[Correction]) -> list[Finding]:
+    """The findings of a run's corrections, those teaching one lesson merged."""
+    from .merge import merge_findings
+
+    return merge_findings([c.finding for c in cs])

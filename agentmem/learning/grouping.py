@@ -1,0 +1,405 @@
+"""Where a session's groups come from: exact groups, a run's own corrections, similar tasks.
+
+The paper compares G runs of the *same* task. An agent that records through
+MCP, a prompt hook or the Python API mostly makes one run per prompt, and
+prompts rarely repeat word for word, so most runs have no group. A session
+therefore forms its groups in three steps, each run used at most once:
+
+1. **Exact groups** (``exact``): runs of the same task text, or with the same
+   given ``group`` (:func:`agentmem.store.group_reports`), as in the paper.
+   A ready, non-degenerate one takes its runs. Runs of a pending group wait
+   (the 120 s acceptance window); runs alone in their group, or in a
+   degenerate one, are free for the next steps.
+2. **Corrections** (``correction``, in ``auto`` mode): a free run that failed a
+   call and then made it work after one change
+   (:mod:`agentmem.learning.corrections`) is a group of two attempts at that
+   step: the failed call, reward 0, and the call that worked, reward 1, so the
+   paper's advantages are -0.71 and +0.71. The run's own data is the strongest
+   evidence there is, so it goes before similar tasks.
+3. **Similar tasks** (``similar``): free runs whose task texts differ but whose
+   task embeddings have cosine >= theta_task (the embedder's calibrated
+   ``task_threshold``) and that called at least one tool in common (a call
+   that returned nothing, such as ``think``, does not count). Sharing a tool
+   *domain* is not enough: across tasks only the calls of a tool both runs
+   made can be compared.
+   Neighbours come from :func:`agentmem.task_index.neighbours` (an exact
+   nearest-neighbour search, never a Python loop over pairs). Groups are grown
+   around the runs with the lowest reward, in order: a seed takes its
+   neighbours (its positives among them), then the runs with a lower reward
+   alike to one of those positives, up to :data:`MAX_SIMILAR_GROUP` runs. A
+   group needs two task texts and must not be degenerate; rewards and
+   advantages are the paper's, within the group. Its evidence compares a
+   negative run only with the positives whose tasks are alike to its own
+   (:mod:`agentmem.learning.crosstask`).
+
+``exact`` mode stops after step 1, ``similar`` skips step 2, ``auto`` (the
+default) does all three. A formed group is skipped as already learned when an
+applied session learned a group with the same key and the same runs, or, for a
+similar group, when every one of its runs was already learned in some group.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+from ..rewards import GroupStats, group_stats
+from ..store import GroupReport, TrajectoryReward, load_trajectories, run_tools
+from .corrections import Correction, find_corrections
+from .digest import Digest, digest
+
+if TYPE_CHECKING:
+    from sqlite_utils import Database
+
+    from ..embeddings import Embedder
+    from ..records import Trajectory
+    from ..task_index import TaskVectors
+
+__all__ = [
+    "GROUPINGS",
+    "MAX_SIMILAR_GROUP",
+    "Grouping",
+    "LearningGroup",
+    "form_groups",
+    "grow_similar",
+    "task_threshold",
+    "tool_overlap",
+]
+
+#: The values of ``learn --grouping``.
+GROUPINGS = ("exact", "similar", "auto")
+#: Most runs in a similar-task group (the paper's G is 4 to 8).
+MAX_SIMILAR_GROUP = 8
+
+
+def task_threshold(embedder: Embedder) -> float:
+    """theta_task of ``embedder``: its calibrated ``task_threshold``, else its
+    ``dup_threshold`` (see :mod:`agentmem.embeddings`)."""
+    t = getattr(embedder, "task_threshold", None)
+    return float(t if isinstance(t, (int, float)) else embedder.dup_threshold)
+
+
+def tool_overlap(a: Iterable[str], b: Iterable[str]) -> float:
+    """|A & B| / min(|A|, |B|): 1 when one run's tools are all among the other's, 0 when
+    they share none (two runs are compared only when it is above 0)."""
+    sa, sb = set(a), set(b)
+    if not sa or not sb:
+        return 0.0
+    return len(sa & sb) / min(len(sa), len(sb))
+
+
+@attrs.frozen
+class LearningGroup:
+    """A group a session learns from: its kind, key, runs, rewards and advantages, and why.
+
+    ``members``: the runs' rewards as :func:`agentmem.store.group_reports` computed
+    them (for a correction group, the one run). ``stats``: the group's rewards and
+    advantages in the order of ``trajectory_ids`` (for a correction group, of its
+    attempts: failed, worked, failed, worked, ...). ``cosines``: the task cosine of
+    every pair of a similar group's runs; ``comparable(a, b)`` says which may be compared.
+    """
+
+    kind: str
+    key: str
+    task: str
+    trajectory_ids: tuple[int, ...]
+    members: tuple[TrajectoryReward, ...]
+    stats: GroupStats
+    reason: str
+    corrections: tuple[Correction, ...] = ()
+    cosines: Mapping[tuple[int, int], float] = attrs.field(factory=dict, eq=False)
+    overlaps: Mapping[tuple[int, int], float] = attrs.field(factory=dict, eq=False)
+    threshold: float = 0.0
+    learned: bool = False
+
+    @property
+    def size(self) -> int:
+        """How many trajectories (attempts, for a correction) Stage 1 summarises."""
+        return 2 * len(self.corrections) if self.kind == "correction" else len(self.members)
+
+    @property
+    def ids_key(self) -> str:
+        return json.dumps(sorted(self.trajectory_ids))
+
+    @property
+    def weight(self) -> float:
+        """Stage 3's A-bar: the mean |advantage| of the group."""
+        return self.stats.mean_abs_advantage
+
+    @property
+    def conditions(self) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for m in self.members:
+            k = m.condition or "none"
+            counts[k] = counts.get(k, 0) + 1
+        return counts
+
+    def comparable(self, a: int, b: int) -> bool:
+        """Whether runs ``a`` and ``b`` of this group have alike tasks and tools."""
+        if self.kind != "similar":
+            return True
+        return (
+            self.cosines.get((a, b), 0.0) >= self.threshold and self.overlaps.get((a, b), 0.0) > 0
+        )
+
+    def load(self, db: Database) -> tuple[list[Trajectory], list[Digest]]:
+        """The trajectories Stage 1 summarises, with their digests (reward, advantage)."""
+        if self.kind == "correction":
+            (run,) = load_trajectories(db, self.trajectory_ids)
+            trajs: list[Trajectory] = []
+            for c in self.corrections:
+                trajs += list(c.attempts(run))
+            digests = [
+                digest(t, r, a) for t, r, a in zip(trajs, self.stats.rewards, self.stats.advantages)
+            ]
+            return trajs, digests
+        trajs = load_trajectories(db, self.trajectory_ids)
+        pos = {tid: k for k, tid in enumerate(self.trajectory_ids)}
+        digests = [
+            digest(t, self.stats.rewards[pos[t.id or 0]], self.stats.advantages[pos[t.id or 0]])
+            for t in trajs
+        ]
+        return trajs, digests
+
+    def as_dict(self) -> dict[str, Any]:
+        """The group as ``agentmem groups --json`` shows it."""
+        d: dict[str, Any] = {
+            "kind": self.kind,
+            "group": self.key,
+            "task": self.task,
+            "size": len(self.trajectory_ids),
+            "status": "learned" if self.learned else "ready",
+            "reason": self.reason,
+            "mean": self.stats.mean,
+            "std": self.stats.std,
+            "trajectories": [
+                {
+                    "id": m.id,
+                    "reward": m.reward,
+                    "acceptance": m.acceptance.label,
+                    "advantage": None
+                    if self.kind == "correction"
+                    else self.stats.advantages[self.trajectory_ids.index(m.id)],
+                }
+                for m in self.members
+            ],
+        }
+        if self.kind == "correction":
+            d["corrections"] = [
+                {
+                    "kind": c.kind,
+                    "failed_call": c.failed + 1,
+                    "fixed_call": c.fixed + 1,
+                    "why": c.why,
+                    "lesson": c.finding.text,
+                }
+                for c in self.corrections
+            ]
+        return d
+
+
+@attrs.frozen
+class Grouping:
+    """What a session would learn from: every exact group's report, and the groups formed.
+
+    ``groups`` holds the usable groups of every kind in the order a session takes
+    them (exact, correction, similar), learned ones included (``learned``).
+    ``free_runs``: the runs outside ready exact groups (alone in their group, or in a
+    degenerate one), from which corrections and similar groups were formed.
+    ``vectors``: the task vectors used (their ``new`` ones not stored yet).
+    """
+
+    mode: str
+    reports: tuple[GroupReport, ...]
+    groups: tuple[LearningGroup, ...]
+    theta_task: float | None
+    free_runs: int
+    vectors: TaskVectors | None = attrs.field(default=None, eq=False, repr=False)
+
+    def of_kind(self, kind: str) -> list[LearningGroup]:
+        return [g for g in self.groups if g.kind == kind]
+
+
+def _exact(g: GroupReport, learned: bool) -> LearningGroup:
+    assert g.stats is not None
+    return LearningGroup(
+        kind="exact",
+        key=g.key,
+        task=g.task,
+        trajectory_ids=tuple(m.id for m in g.members),
+        members=g.members,
+        stats=g.stats,
+        reason="runs of the same task" if len(g.members) else "",
+        learned=learned,
+    )
+
+
+def _correction(run: Trajectory, m: TrajectoryReward, cs: list[Correction]) -> LearningGroup:
+    stats = group_stats([r for _ in cs for r in (0.0, 1.0)])
+    why = "; ".join(c.why for c in cs)
+    return LearningGroup(
+        kind="correction",
+        key=f"correction:{m.id}",
+        task=run.task,
+        trajectory_ids=(m.id,),
+        members=(m,),
+        stats=stats,
+        reason=why,
+        corrections=tuple(cs),
+    )
+
+
+def grow_similar(
+    rewards: Mapping[int, float],
+    neighbours: Mapping[int, Sequence[tuple[int, float]]],
+    *,
+    max_size: int = MAX_SIMILAR_GROUP,
+) -> list[list[int]]:
+    """The runs of each similar-task group, seeded by the lowest rewards (see the module doc).
+
+    ``neighbours[r]``: the runs alike to ``r``, nearest first. A seed needs a neighbour
+    with a higher reward; a group whose rewards are all equal is not formed (its runs
+    stay free for other seeds).
+    """
+    used: set[int] = set()
+    out: list[list[int]] = []
+    for s in sorted(rewards, key=lambda r: (rewards[r], r)):
+        if s in used:
+            continue
+        near = [j for j, _ in neighbours.get(s, ()) if j not in used and j in rewards]
+        pos = [j for j in near if rewards[j] > rewards[s]]
+        if not pos:
+            continue
+        members = [s, *pos, *(j for j in near if j not in pos)]
+        for p in pos:
+            members += [
+                j
+                for j, _ in neighbours.get(p, ())
+                if j in rewards and j not in used and j not in members and rewards[j] < rewards[p]
+            ]
+        members = members[:max_size]
+        if len({rewards[m] for m in members}) < 2:
+            continue
+        used.update(members)
+        out.append(members)
+    return out
+
+
+def _similar(
+    free: Mapping[int, TrajectoryReward],
+    tasks: Mapping[int, str],
+    keys: Mapping[int, str],
+    vectors: TaskVectors,
+    tools: Mapping[int, set[str]],
+    theta: float,
+) -> list[LearningGroup]:
+    from ..task_index import neighbours as knn
+
+    def compatible(a: int, b: int) -> bool:
+        return not tools[a].isdisjoint(tools[b])
+
+    rewards = {tid: float(m.reward) for tid, m in free.items() if m.reward is not None}
+    near = knn(
+        vectors,
+        threshold=theta,
+        k=MAX_SIMILAR_GROUP - 1,
+        among=sorted(rewards),
+        compatible=compatible,
+    )
+    out = []
+    for ids in grow_similar(rewards, near):
+        if len({keys[t] for t in ids}) < 2:
+            continue  # runs of one task: that is an exact group, not a similar one
+        order = tuple(sorted(ids))
+        stats = group_stats([rewards[t] for t in order])
+        if stats.degenerate:
+            continue
+        cos: dict[tuple[int, int], float] = {}
+        ov: dict[tuple[int, int], float] = {}
+        for x, a in enumerate(order):
+            for b in order[x + 1 :]:
+                cos[(a, b)] = cos[(b, a)] = vectors.cosine(a, b)
+                ov[(a, b)] = ov[(b, a)] = tool_overlap(tools[a], tools[b])
+        seed = ids[0]
+        shared = sorted(set.intersection(*(tools[t] for t in ids)))
+        alike = ", ".join(f"{seed}~{t} {cos[(seed, t)]:.2f}" for t in ids[1:])
+        reason = (
+            f"tasks alike (cosine {alike}; theta_task {theta:.2f}); "
+            f"tools shared by all: {', '.join(shared) or 'none'}"
+        )
+        out.append(
+            LearningGroup(
+                kind="similar",
+                key="similar:" + ",".join(map(str, order)),
+                task=tasks[seed],
+                trajectory_ids=order,
+                members=tuple(free[t] for t in order),
+                stats=stats,
+                reason=reason,
+                cosines=cos,
+                overlaps=ov,
+                threshold=theta,
+            )
+        )
+    return out
+
+
+def form_groups(
+    db: Database,
+    reports: Sequence[GroupReport],
+    *,
+    embedder: Embedder | None,
+    mode: str = "auto",
+    learned: Callable[[LearningGroup], bool] = lambda g: False,
+) -> Grouping:
+    """The groups a session would learn from (see the module doc). Reads only; the task
+    vectors it embedded are in ``Grouping.vectors.new`` for the caller to store."""
+    if mode not in GROUPINGS:
+        from ..errors import InvalidRecordError
+
+        raise InvalidRecordError(f"grouping must be one of {', '.join(GROUPINGS)}, not {mode!r}")
+    groups: list[LearningGroup] = []
+    free: dict[int, TrajectoryReward] = {}
+    tasks: dict[int, str] = {}
+    keys: dict[int, str] = {}
+    for g in reports:
+        if g.usable:
+            groups.append(_exact(g, False))
+        elif g.stats is not None:  # alone in its group, or degenerate: free for what follows
+            for m in g.members:
+                if m.reward is not None:
+                    free[m.id] = m
+                    tasks[m.id] = g.task
+                    keys[m.id] = g.key
+    groups = [attrs.evolve(x, learned=learned(x)) for x in groups]
+    n_free = len(free)
+    theta: float | None = None
+    vectors = None
+    if mode == "auto":
+        fixable = [tid for tid, m in free.items() if 0 < m.failed_steps < m.step_count]
+        for run in load_trajectories(db, fixable) if fixable else []:
+            cs = find_corrections(run)
+            if cs:
+                fix = _correction(run, free.pop(run.id or 0), cs)
+                groups.append(attrs.evolve(fix, learned=learned(fix)))
+    if mode in ("similar", "auto") and len(free) >= 2 and embedder is not None:
+        from ..task_index import task_vectors
+
+        theta = task_threshold(embedder)
+        tools = {tid: {t for t, _ in ts} for tid, ts in run_tools(db, free).items()}
+        vectors = task_vectors(db, {tid: tasks[tid] for tid in free}, embedder)
+        for sim in _similar(free, tasks, keys, vectors, tools, theta):
+            groups.append(attrs.evolve(sim, learned=learned(sim)))
+    elif mode in ("similar", "auto") and embedder is not None:
+        theta = task_threshold(embedder)
+    return Grouping(
+        mode=mode,
+        reports=tuple(reports),
+        groups=tuple(groups),
+        theta_task=theta,
+        free_runs=n_free,
+        vectors=vectors,
+    )
