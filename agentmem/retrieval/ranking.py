@@ -66,11 +66,11 @@ class Evidence(NamedTuple):
 class Ranking(NamedTuple):
     """The constants of the ranking (see the module docstring)."""
 
-    rrf_k: float = 2.0
+    rrf_k: float = 4.0
     w_vector: float = 1.0
-    w_bm25: float = 1.5
-    w_usage: float = 5.0
-    min_score: float = 0.425
+    w_bm25: float = 1.0
+    w_usage: float = 2.0
+    min_score: float = 0.55
     other_tools: float = 0.0
     #: A vector rank counts only when the cosine reaches this.
     min_cosine: float = -1.0
