@@ -1,8 +1,90 @@
-"""The ``agentmem`` console script: fast paths for ``context`` and the hooks, else the click CLI."""
+"""The ``agentmem`` console script: lean entries for ``context`` and the hooks, else the CLI.
+
+``agentmem context`` runs before every prompt in prompt hooks, so it skips the
+click command tree: its arguments are read here and handed to
+:func:`agentmem.retrieval.fast_context`, the same retrieval ``Memory.context``
+runs. Anything else (``--help``, an argument this reader does not know, a file
+that needs the full path) goes to the click CLI, which gives the proper
+messages. ``agentmem hooks run`` goes to :mod:`agentmem.hooks.run`.
+"""
 
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
+from typing import Any
+
+_LISTS = {"--domain": "domains", "-d": "domains", "--tool": "tools", "-t": "tools"}
+_VALUES = {"-k": "k", "--db": "db", "--min-score": "min_score", "--project": "project"}
+
+
+def _parse(argv: Sequence[str]) -> dict[str, Any] | None:
+    """``context``'s arguments, or None for anything unusual (the CLI then explains)."""
+    out: dict[str, Any] = {
+        "domains": [],
+        "tools": [],
+        "k": "5",
+        "db": None,
+        "min_score": None,
+        "project": None,
+    }
+    text: list[str] = []
+    args = list(argv)
+    while args:
+        a = args.pop(0)
+        if a == "--":
+            text += args
+            break
+        name, eq, value = a.partition("=") if a.startswith("--") else (a, "", "")
+        if name in _LISTS or name in _VALUES:
+            if not eq:
+                if not args:
+                    return None
+                value = args.pop(0)
+            if name in _LISTS:
+                out[_LISTS[name]].append(value)
+            else:
+                out[_VALUES[name]] = value
+        elif a.startswith("-") and a != "-":
+            return None
+        else:
+            text.append(a)
+    try:
+        out["k"] = int(out["k"])
+        if out["min_score"] is not None:
+            out["min_score"] = float(out["min_score"])
+            if not 0.0 <= out["min_score"] <= 1.0:
+                return None
+    except ValueError:
+        return None
+    if len(text) != 1 or not text[0].strip() or not 1 <= out["k"] <= 1000:
+        return None
+    out["text"] = text[0]
+    return out
+
+
+def context_main(argv: Sequence[str]) -> int | None:
+    """Run ``agentmem context ARGS``; ``None`` means: let the full CLI do it."""
+    args = _parse(argv)
+    if args is None:
+        return None
+    from .paths import default_db_path
+    from .retrieval import fast_context
+
+    block = fast_context(
+        args["db"] or default_db_path(),
+        args["text"],
+        tools=args["tools"] or None,
+        domains=args["domains"] or None,
+        k=args["k"],
+        min_score=args["min_score"],
+        project=args["project"],
+    )
+    if block is None:
+        return None
+    if block:
+        sys.stdout.write(block + "\n")
+    return 0
 
 
 def main() -> None:
@@ -12,8 +94,6 @@ def main() -> None:
 
         sys.exit(run_main(argv[2:]))
     if argv[:1] == ["context"] and not {"-h", "--help"} & set(argv):
-        from .fastpath import context_main
-
         code = context_main(argv[1:])
         if code is not None:
             sys.exit(code)

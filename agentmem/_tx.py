@@ -10,17 +10,23 @@ import contextlib
 import weakref
 from typing import Any
 
-__all__ = ["begin", "written_in_transaction"]
+__all__ = ["begin", "raw", "written_in_transaction"]
 
 #: Each database object's ``total_changes`` when agentmem last began a transaction on it.
 _BEGUN_AT: weakref.WeakKeyDictionary[Any, int] = weakref.WeakKeyDictionary()
 
 
+def raw(db: Any) -> Any:
+    """The DB-API connection of ``db``: a sqlite-utils ``Database``'s, or ``db`` itself."""
+    return getattr(db, "conn", db)
+
+
 def begin(db: Any, sql: str) -> None:
     """Run ``sql`` (a ``BEGIN``) on ``db``'s connection, noting its ``total_changes`` first."""
+    conn = raw(db)
     with contextlib.suppress(TypeError):  # an object that cannot be weakly referenced
-        _BEGUN_AT[db] = db.conn.total_changes
-    db.conn.execute(sql)
+        _BEGUN_AT[db] = conn.total_changes
+    conn.execute(sql)
 
 
 def written_in_transaction(db: Any) -> bool:
@@ -31,7 +37,7 @@ def written_in_transaction(db: Any) -> bool:
     is known of it. What it wrote may still be rolled back, so a cache must
     not take it for the committed state.
     """
-    conn = db.conn
+    conn = raw(db)
     if not conn.in_transaction:
         return False
     try:

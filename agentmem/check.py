@@ -10,11 +10,12 @@ or repairs anything) and adds a summary of what the file holds. What is checked:
   warning: opening it with agentmem upgrades it), none it does not know (a file
   from a newer agentmem is an error), and every table, column, index and view
   the applied migrations create is present;
-* the vector index agrees with the live experiences (:func:`agentmem.index.check`);
+* the vector index agrees with the live experiences (:func:`agentmem.index.check`),
+  and so does the keyword index (:func:`agentmem.keyword_index.check`);
 * the journal agrees with the library: replaying the applied operations of the
   applied, undone and undo sessions, oldest first, leaves every experience
   exactly as the ``experiences`` table has it (text, domain, live or deleted, or
-  gone after an undone ADD; a CONFIRM or CONTRADICT keeps the text; from m008 on,
+  gone after an undone ADD; a CONFIRM or CONTRADICT keeps the text; from m009 on,
   the evidence counts the latest operation's after state recorded); every
   experience row was created by a journaled ADD;
   operation rows are well formed;
@@ -46,7 +47,7 @@ from typing import Any
 import attrs
 from sqlite_utils import Database
 
-from . import index
+from . import index, keyword_index
 from .db import connect, sqlite3
 from .journal import _pid_alive
 from .migrations import KNOWN_MIGRATIONS, SCHEMA_VERSION, migrations, unknown_migrations
@@ -76,7 +77,7 @@ class Problem:
     """One thing wrong with a library: a short ``kind`` for machines, a ``message`` for people.
 
     Kinds: ``unreadable``, ``integrity``, ``foreign-key``, ``migrations``,
-    ``migrations-pending`` (warning), ``schema``, ``index``, ``journal``,
+    ``migrations-pending`` (warning), ``schema``, ``index``, ``keyword-index``, ``journal``,
     ``experience``, ``session``, ``stale-session`` (warning), ``trajectory``,
     ``step``, ``feedback``, ``settings``.
     """
@@ -328,6 +329,11 @@ def _check(db: Database) -> list[Problem]:
                 _check_index, upgrade_pending="m003_index_blocks_hold_vectors" in pending
             ),
         ),
+        (
+            "the keyword index",
+            ("experiences", "settings", "experience_fts"),
+            functools.partial(_check_keywords, upgrade_pending="m008_keyword_index" in pending),
+        ),
         ("the sessions", ("sessions", "operations", "session_groups"), _check_sessions),
         ("the journal", ("experiences", "sessions", "operations"), _check_journal),
         ("the trajectories", ("trajectories", "steps"), _check_trajectories),
@@ -520,6 +526,15 @@ def _check_index(db: Database, *, upgrade_pending: bool = False) -> list[Problem
     return [Problem("index", msg) for msg in index.check(db, upgrade_pending=upgrade_pending)]
 
 
+def _check_keywords(db: Database, *, upgrade_pending: bool = False) -> list[Problem]:
+    if upgrade_pending:
+        return []  # opening the library creates and fills it
+    why = keyword_index.stale(db)
+    if why is not None:
+        return [Problem("migrations-pending", why)]
+    return [Problem("keyword-index", msg) for msg in keyword_index.check(db)]
+
+
 # -- sessions and the journal ----------------------------------------------------------
 
 
@@ -673,7 +688,7 @@ def _check_journal(db: Database) -> list[Problem]:
         + " FROM operations o JOIN sessions s ON s.id = o.session_id "
         "WHERE o.status = 'applied' AND s.status IN ('applied', 'undone') ORDER BY o.id"
     )
-    op_counts: dict[int, tuple[Any, ...]] = {}  # after states from m008 on hold the counts
+    op_counts: dict[int, tuple[Any, ...]] = {}  # after states from m009 on hold the counts
     for oid, sid, skind, kind, targets_json, result_id, ok, text, domain, *counts in rows:
         if counts[0] is not None:
             op_counts[oid] = tuple(counts)
@@ -922,7 +937,7 @@ def _check_journal(db: Database) -> list[Problem]:
     return problems
 
 
-#: The evidence counts of an experience (m008), in this order in messages.
+#: The evidence counts of an experience (m009), in this order in messages.
 _COUNTS = ("support_groups", "support_runs", "contradict_groups", "contradict_runs")
 
 

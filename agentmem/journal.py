@@ -1,8 +1,8 @@
 """Applying operations to the experience library, journaling them, and undoing sessions.
 
 Every change to ``experiences`` goes through :func:`apply_operations`, inside
-the caller's single write transaction, together with the vector index and the
-``operations`` journal: the library after a session is the old one or the new
+the caller's single write transaction, together with the vector index, the
+keyword index and the ``operations`` journal: the library after a session is the old one or the new
 one, never in between. :func:`undo_session` restores each experience to the
 ``before`` state its operations recorded.
 
@@ -24,7 +24,7 @@ from typing import Any
 import attrs
 from sqlite_utils import Database
 
-from . import index
+from . import index, keyword_index
 from .db import write
 from .errors import BusyError, UndoConflictError, UnknownSessionError
 from .learning.ops import EVIDENCE_KINDS, Operation
@@ -54,7 +54,7 @@ class AppliedOp:
     result_id: int | None = None
 
 
-#: The evidence columns of an experience (m008), kept in every before and after state.
+#: The evidence columns of an experience (m009), kept in every before and after state.
 COUNTS = ("support_groups", "support_runs", "contradict_groups", "contradict_runs")
 EVIDENCE = (*COUNTS, "last_confirmed_at", "last_contradicted_at", "rule")
 
@@ -171,7 +171,7 @@ def apply_operations(
                 + [confirmed, rule_json],
             )
             result = int(cur.lastrowid or 0)
-            index.put(db, result, op.domain, vectors[op.text or ""])
+            _index(db, result, op.text or "", op.domain, vectors)
         elif op.kind in ("MODIFY", "MERGE"):
             result = op.targets[0]
             domain = op.domain or before[0]["domain"]
@@ -184,7 +184,7 @@ def apply_operations(
                 "last_confirmed_at = coalesce(?, last_confirmed_at) WHERE id = ?",
                 [op.text, domain, at, session_id, *counts, rule_json, confirmed, result],
             )
-            index.put(db, result, domain, vectors[op.text or ""])
+            _index(db, result, op.text or "", domain, vectors)
             for other in op.targets[1:]:
                 _delete(db, other, at, session_id)
             op = attrs.evolve(op, domain=domain)
@@ -240,7 +240,18 @@ def _delete(db: Database, eid: int, at: str, session_id: int) -> None:
         "WHERE id = ?",
         [at, session_id, eid],
     )
+    _unindex(db, eid)
+
+
+def _index(db: Database, eid: int, text: str, domain: str, vectors: Mapping[str, Vector]) -> None:
+    """Put a live experience into both indexes (vector and keyword), in this transaction."""
+    index.put(db, eid, domain, vectors[text])
+    keyword_index.put_many(db, [(eid, text, domain)])
+
+
+def _unindex(db: Database, eid: int) -> None:
     index.remove(db, eid)
+    keyword_index.remove(db, eid)
 
 
 # -- sessions -------------------------------------------------------------------------
@@ -413,7 +424,7 @@ def _undo_one(db: Database, session_id: int, vectors: Mapping[str, Vector]) -> i
         if kind == "ADD":
             current = _exp_row(db, result_id)
             db.execute("DELETE FROM experiences WHERE id = ?", [result_id])
-            index.remove(db, result_id)
+            _unindex(db, result_id)
             inverse = Operation(
                 "DELETE",
                 targets=(result_id,),
@@ -428,7 +439,7 @@ def _undo_one(db: Database, session_id: int, vectors: Mapping[str, Vector]) -> i
         restored = []
         for b in before:
             current = _exp_row(db, b["id"])
-            ev = [k for k in EVIDENCE if k in b]  # states journaled before m008 hold none
+            ev = [k for k in EVIDENCE if k in b]  # states journaled before m009 hold none
             db.execute(
                 "UPDATE experiences SET text = ?, domain = ?, status = ?, updated_at = ?, "
                 f"updated_session = ?{''.join(f', {k} = ?' for k in ev)} WHERE id = ?",
@@ -443,9 +454,9 @@ def _undo_one(db: Database, session_id: int, vectors: Mapping[str, Vector]) -> i
                 ],
             )
             if b["status"] == "live":
-                index.put(db, b["id"], b["domain"], vectors[b["text"]])
+                _index(db, b["id"], b["text"], b["domain"], vectors)
             else:
-                index.remove(db, b["id"])
+                _unindex(db, b["id"])
             restored.append(current)
             inverse = Operation(
                 "MODIFY",

@@ -2,7 +2,7 @@
 
 :class:`Library` binds a database to an embedder. It embeds texts (with a
 per-instance cache), keeps the vector index's model in check, and answers
-"which live experiences are closest to this text, within these domains".
+"which live experiences fit this text" through :mod:`agentmem.retrieval`.
 """
 
 from __future__ import annotations
@@ -15,9 +15,11 @@ from typing import TYPE_CHECKING
 import attrs
 from sqlite_utils import Database
 
-from . import index
-from .db import read_snapshot, write
+from . import index, retrieval
+from .db import write
 from .records import Experience, valid_id
+from .retrieval import Evidence, live_rows
+from .retrieval.pipeline import ALL_METHODS
 
 if TYPE_CHECKING:
     from .embeddings import Embedder
@@ -32,7 +34,8 @@ Vector = Sequence[float]
 
 @attrs.frozen
 class Scored:
-    """A retrieved experience and its cosine similarity to the query.
+    """A retrieved experience, its fused score, and how retrieval ranked it
+    (:class:`agentmem.retrieval.Evidence`; the cosine is ``why.cosine``).
 
     ``source`` is ``private`` for the laptop's own library and ``team`` for the
     team library's replica (``agentmem.team``).
@@ -40,9 +43,15 @@ class Scored:
 
     experience: Experience
     score: float
+    why: Evidence | None = None
+    reason: str = ""
     source: str = "private"
 
-    def as_dict(self) -> dict[str, object]:
+    @property
+    def cosine(self) -> float | None:
+        return None if self.why is None else self.why.cosine
+
+    def as_dict(self, *, explain: bool = False) -> dict[str, object]:
         e = self.experience
         out: dict[str, object] = {
             "id": e.id,
@@ -53,6 +62,18 @@ class Scored:
         }
         if self.source != "private":
             out["source"] = self.source
+        if explain and self.why is not None:
+            w = self.why
+            out.update(
+                vector_rank=w.vector_rank,
+                cosine=None if w.cosine is None else round(w.cosine, 4),
+                bm25_rank=w.bm25_rank,
+                bm25=None if w.bm25 is None else round(w.bm25, 4),
+                usage_rank=w.usage_rank,
+                names=list(w.named),
+                quotes_error=w.quotes_error,
+                passed=self.reason,
+            )
         return out
 
 
@@ -60,18 +81,8 @@ def live_experiences(
     db: Database, ids: Iterable[int] | None = None, domains: Sequence[str] | None = None
 ) -> list[Experience]:
     """Live experiences (all, or the given ids, or those in the given domains), by id."""
-    sql = "SELECT * FROM experiences WHERE status = 'live'"
-    params: list[object] = []
-    if ids is not None:
-        id_list = [i for i in ids if valid_id(i)]
-        sql += f" AND id IN ({','.join('?' * len(id_list))})"
-        params += id_list
-    if domains is not None:
-        sql += f" AND domain IN ({','.join('?' * (len(domains) + 1))})"
-        params += [*domains, ""]
-    cur = db.execute(sql + " ORDER BY id", params)
-    cols = [c[0] for c in cur.description]
-    return [Experience.from_row(dict(zip(cols, r))) for r in cur.fetchall()]
+    id_list = None if ids is None else [i for i in ids if valid_id(i)]
+    return [Experience.from_row(r) for r in live_rows(db.conn, id_list, domains)]
 
 
 class Library:
@@ -116,30 +127,38 @@ class Library:
         va, vb = self.vector(a), self.vector(b)
         return float(sum(x * y for x, y in zip(va, vb)))
 
-    def search_vector(self, vec: Vector, *, domains: Sequence[str] | None, k: int) -> list[Scored]:
-        with read_snapshot(self.db):  # the index and the texts from one committed state
-            hits = index.search(self.db, vec, domains=domains, k=k)
-            if not hits:
-                return []
-            exps = {e.id: e for e in live_experiences(self.db, [i for i, _ in hits])}
-        return [Scored(exps[i], s) for i, s in hits if i in exps]
-
     def search(
-        self, text: str, *, domains: Sequence[str] | None = None, k: int = 5
+        self,
+        text: str,
+        *,
+        tools: Sequence[str] | None = None,
+        domains: Sequence[str] | None = None,
+        k: int = 5,
+        min_score: float | None = None,
+        methods: tuple[str, ...] = ALL_METHODS,
+        project: str | None = None,
     ) -> list[Scored]:
-        """The ``k`` live experiences closest to ``text`` within ``domains`` (plus domain-free)."""
+        """The ``k`` live experiences that best fit ``text`` (see :mod:`agentmem.retrieval`);
+        ``project``: a project root (lessons scoped to other projects are left out)."""
         info = index.index_info(self.db)
-        if info is None:
-            return []
-        if info != (self.embedder.model_id, self.embedder.dims):
+        if info is not None and info != (self.embedder.model_id, self.embedder.dims):
             self.ensure_index()  # raises: the index holds another model's vectors
-        return self.search_vector(self.vector(text), domains=domains, k=k)
+        found = retrieval.search(
+            self.db,
+            text,
+            self.vector,
+            tools=tools,
+            domains=domains,
+            k=k,
+            min_score=min_score,
+            methods=methods,
+            project=project,
+        )
+        return [Scored(Experience.from_row(f.row), f.score, f.evidence, f.reason) for f in found]
 
     def similar(
         self, text: str, domains: Sequence[str] | None = None, k: int = 3
     ) -> list[tuple[int, float, str]]:
-        """(id, cosine, text) of the ``k`` live experiences closest to ``text``."""
-        return [
-            (s.experience.id or 0, s.score, s.experience.text)
-            for s in self.search(text, domains=domains, k=k)
-        ]
+        """(id, cosine, text) of the ``k`` live experiences closest to ``text`` (vectors only)."""
+        hits = self.search(text, domains=domains, k=k, min_score=0.0, methods=("vector",))
+        return [(s.experience.id or 0, s.cosine or 0.0, s.experience.text) for s in hits]

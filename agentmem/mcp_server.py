@@ -355,7 +355,10 @@ def build_server(core: AgentMemTools) -> "MCPServer[Any]":
         id: int = Field(description="The experience's id.")
         text: str = Field(description="The lesson.")
         domain: str = Field(description="Its tool domain; empty for a general lesson.")
-        score: float = Field(description="Cosine similarity to the task; higher fits better.")
+        score: float = Field(
+            description="Fused relevance (0-1) of keyword, vector and tool-usage ranks; "
+            "higher fits better."
+        )
 
     class Recorded(BaseModel):
         id: int = Field(description="The trajectory id; pass it to agentmem_feedback.")
@@ -377,9 +380,10 @@ def build_server(core: AgentMemTools) -> "MCPServer[Any]":
     Tools = Annotated[
         list[str] | None,
         Field(
-            description="Names of the tools you have or will use, e.g. ['bash', 'edit']: only "
-            "lessons in those tools' domains, plus general ones, are returned. Omit "
-            "this and domains to search every domain."
+            description="Names of the tools you are about to use, e.g. ['bash', 'edit']: "
+            "lessons naming them come first, lessons about other tools are left out, and "
+            "the search keeps to those tools' domains plus general lessons. Omit it when "
+            "you do not know (the task's words then decide)."
         ),
     ]
     Domains = Annotated[

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 from sqlite_utils import Database
 
-from . import store
+from . import keyword_index, store, tool_usage
 from .db import connect, write
 from .domains import domain_for, valid_domain
 from .errors import (
@@ -25,6 +25,7 @@ from .migrations import migrations, unknown_migrations
 from .paths import DEFAULT_DB_ENV, default_db_path
 from .records import Experience, Feedback, Step, Trajectory, valid_id
 from .rewards import RewardWeights
+from .terms import TERMS_VERSION
 
 if TYPE_CHECKING:
     from .embeddings import Embedder
@@ -109,6 +110,9 @@ class Memory:
             with write(db):
                 _refuse_newer(db)
                 migrations.apply(db)
+                if keyword_index.version(db) != TERMS_VERSION:
+                    keyword_index.rebuild(db)  # new file, or built by other extraction rules
+                    tool_usage.rebuild(db)
         except Exception:
             db.close()
             raise
@@ -464,7 +468,7 @@ class Memory:
 
         opts = options or LearnOptions(reward=self.reward_kind, weights=self.reward_weights)
         lib = self._library()
-        return learn(
+        report = learn(
             self.db,
             model=self.model if use_model else None,
             embedder=lib.embedder,
@@ -472,6 +476,10 @@ class Memory:
             dry_run=dry_run,
             progress=progress,
         )
+        if not dry_run:
+            with write(self.db):  # what the recorded tools were used for, for retrieval
+                tool_usage.refresh(self.db)
+        return report
 
     def undo(self, session_id: int, *, cascade: bool = False) -> list[int]:
         """Revert a learning or curation session exactly; returns the undo session ids.
@@ -583,16 +591,6 @@ class Memory:
 
     # -- retrieval ---------------------------------------------------------------------
 
-    def _domains(
-        self, tools: Sequence[str] | None, domains: Sequence[str] | None
-    ) -> list[str] | None:
-        if tools is None and domains is None:
-            return None
-        over = self.domains()
-        out = set(domains or ())
-        out.update(domain_for(t, over) for t in tools or ())
-        return sorted(out)
-
     def retrieve(
         self,
         task: str,
@@ -600,34 +598,39 @@ class Memory:
         tools: Sequence[str] | None = None,
         domains: Sequence[str] | None = None,
         k: int = 5,
+        min_score: float | None = None,
         project: str | os.PathLike[str] | None = None,
     ) -> list[Scored]:
-        """The ``k`` experiences that best fit ``task``, within the domains of ``tools``
-        and ``domains`` (plus domain-free ones; all domains when neither is given).
+        """The lessons that fit ``task`` best, at most ``k``, best first (see
+        :mod:`agentmem.retrieval`).
 
-        Lessons scoped to one project (see :mod:`agentmem.projects`) are served only
-        when ``project`` (a folder: its git root counts) is that project."""
+        Keyword (BM25) and vector search are fused; lessons naming one of ``tools``
+        come first (with no tools, tool names and error strings in ``task`` count
+        as strong evidence). The search covers the domains of ``tools`` and
+        ``domains`` plus domain-free lessons (every domain when neither is given).
+        A lesson with no strong evidence must reach the relevance floor
+        ``min_score`` (default :data:`agentmem.retrieval.DEFAULT`'s): nothing is
+        returned rather than unrelated lessons. Lessons scoped to one project (see
+        :mod:`agentmem.projects`) are served only when ``project`` (a folder: its git
+        root counts) is that project.
+        """
         if k < 1:
             raise InvalidRecordError(f"k must be at least 1, not {k}")
         if not task.strip():
             raise InvalidRecordError("the task text must not be empty")
-        from . import index
-        from .projects import hidden_ids, project_of, visible_top
+        if min_score is not None and not 0.0 <= min_score <= 1.0:
+            raise InvalidRecordError(f"min_score must be between 0 and 1, not {min_score}")
+        from .projects import project_of
         from .team.reads import add_team_hits
 
-        scope = self._domains(tools, domains)
-        private = []
-        if index.index_info(self.db) is not None:  # else do not load the embedder for it
-            lib = self._library(remember=False)
-            hidden = hidden_ids(self.db, project_of(project) if project is not None else None)
-            private = visible_top(
-                lambda n: lib.search(task, domains=scope, k=n),
-                k,
-                hidden,
-                lambda h: h.experience.id or 0,
-            )
+        where = project_of(project) if project is not None else None
+        private = self._library(remember=False).search(
+            task, tools=tools, domains=domains, k=k, min_score=min_score, project=where
+        )
         # -- team touch point: the team replica's lessons, merged and marked
-        return add_team_hits(self, task, private, domains=scope, k=k)
+        return add_team_hits(
+            self, task, private, tools=tools, domains=domains, k=k, min_score=min_score
+        )
 
     def context(
         self,
@@ -636,18 +639,22 @@ class Memory:
         tools: Sequence[str] | None = None,
         domains: Sequence[str] | None = None,
         k: int = 5,
+        min_score: float | None = None,
         project: str | os.PathLike[str] | None = None,
     ) -> str:
         """A block of text to put in an agent's system prompt (empty when nothing fits),
         with the lessons served in ``project`` (see :meth:`retrieve`)."""
-        from .fastpath import format_context
+        from .retrieval import format_context
         from .team.reads import mark
 
-        hits = self.retrieve(task, tools=tools, domains=domains, k=k, project=project)
+        hits = self.retrieve(
+            task, tools=tools, domains=domains, k=k, min_score=min_score, project=project
+        )
         return format_context([mark(h.experience.text, h.source) for h in hits])
 
     def reindex(self, embedder: Embedder | str | None = None) -> int:
-        """Rebuild the vector index with ``embedder`` (for a new embedding model)."""
+        """Rebuild the vector index with ``embedder`` (for a new embedding model) and
+        the keyword index, in one transaction."""
         from . import index
         from .embeddings import get_embedder
 
@@ -660,6 +667,8 @@ class Memory:
             index.drop_index(self.db)
             index.ensure_index(self.db, emb.model_id, emb.dims)
             index.put_many(self.db, [(e.id or 0, e.domain, v) for e, v in zip(exps, vectors)])
+            keyword_index.rebuild(self.db)
+            tool_usage.rebuild(self.db)
             name = getattr(emb, "name", None)
             if isinstance(name, str):
                 self.db.execute(

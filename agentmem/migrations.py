@@ -421,12 +421,32 @@ def m007_grouping_kinds(db: Database) -> None:
     )
 
 
-#: Operation kinds the journal accepts from m008 on (CONFIRM and CONTRADICT count evidence).
-_OPERATION_KINDS_M008 = "'ADD', 'MODIFY', 'DELETE', 'MERGE', 'CONFIRM', 'CONTRADICT'"
+@migrations()
+def m008_keyword_index(db: Database) -> None:
+    """The keyword index ``experience_fts`` (FTS5, BM25) over the experiences, and the
+    tools' task profiles ``tool_usage``.
+
+    Only the tables are created here; :meth:`agentmem.Memory.open` fills them (and
+    refills them whenever the extraction rules of :mod:`agentmem.terms` change,
+    setting ``keyword_index_version``), in the same transaction.
+    """
+    db.execute(
+        "CREATE VIRTUAL TABLE IF NOT EXISTS experience_fts USING fts5("
+        "text, tools, params, errors, domain UNINDEXED, "
+        "tokenize = \"porter unicode61 tokenchars '_'\")"
+    )
+    db.execute(
+        "CREATE VIRTUAL TABLE IF NOT EXISTS tool_usage USING fts5("
+        "tool UNINDEXED, tasks, tokenize = \"porter unicode61 tokenchars '_'\")"
+    )
+
+
+#: Operation kinds the journal accepts from m009 on (CONFIRM and CONTRADICT count evidence).
+_OPERATION_KINDS_M009 = "'ADD', 'MODIFY', 'DELETE', 'MERGE', 'CONFIRM', 'CONTRADICT'"
 
 
 @migrations()
-def m008_evidence(db: Database) -> None:
+def m009_evidence(db: Database) -> None:
     """Evidence per experience (``agentmem.learning.support``).
 
     ``experiences`` gains the counts of learned groups and runs that support and
@@ -450,11 +470,11 @@ def m008_evidence(db: Database) -> None:
     )
     db.execute(
         f"""
-        CREATE TABLE operations_m008 (
+        CREATE TABLE operations_m009 (
             id INTEGER PRIMARY KEY,
             session_id INTEGER NOT NULL REFERENCES sessions (id),
             group_key TEXT,
-            kind TEXT NOT NULL CHECK (kind IN ({_OPERATION_KINDS_M008})),
+            kind TEXT NOT NULL CHECK (kind IN ({_OPERATION_KINDS_M009})),
             target_ids TEXT NOT NULL DEFAULT '[]',
             result_id INTEGER,
             text TEXT,
@@ -469,9 +489,9 @@ def m008_evidence(db: Database) -> None:
         )
         """
     )
-    db.execute(f"INSERT INTO operations_m008 ({cols}) SELECT {cols} FROM operations")
+    db.execute(f"INSERT INTO operations_m009 ({cols}) SELECT {cols} FROM operations")
     db.execute("DROP TABLE operations")
-    db.execute("ALTER TABLE operations_m008 RENAME TO operations")
+    db.execute("ALTER TABLE operations_m009 RENAME TO operations")
     db.execute("CREATE INDEX operations_session_id ON operations (session_id)")
     db.execute("CREATE INDEX operations_result_id ON operations (result_id)")
     db.execute(

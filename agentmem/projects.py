@@ -196,8 +196,10 @@ def current_scopes(db: Any) -> dict[int, str]:
     return {
         int(eid): str(project)
         for eid, project in db.execute(
+            # CROSS JOIN: the scopes drive, each experience found by its key (a plain JOIN
+            # let SQLite walk every live experience: 0.26 ms at 10,000, on every retrieval)
             f"SELECT c.experience_id, c.project FROM ({_CURRENT}) c "
-            "JOIN experiences e ON e.id = c.experience_id AND e.status = 'live' "
+            "CROSS JOIN experiences e ON e.id = c.experience_id AND e.status = 'live' "
             "WHERE c.project IS NOT NULL"
         ).fetchall()
     }

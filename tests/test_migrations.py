@@ -121,7 +121,11 @@ def test_open_migrates_and_keeps_everything(v1):
     width = len(before["session_groups"][0])
     assert {r[width:] for r in after["session_groups"]} == {("exact", None)}
     after["session_groups"] = [r[:width] for r in after["session_groups"]]
-    # m008 adds the evidence columns: zero counts, no stamps, no rule for the old lessons...
+    # ...opening fills the keyword index and the tool profiles (m008) and notes it...
+    added = {r[0]: r[1] for r in after["settings"] if r[0] not in dict(before["settings"])}
+    assert added == {"keyword_index_version": "1", "tool_usage_upto": "8"}
+    after["settings"] = [r for r in after["settings"] if r[0] not in added]
+    # m009 adds the evidence columns: zero counts, no stamps, no rule for the old lessons...
     assert all(r[-7:] == (0, 0, 0, 0, None, None, None) for r in after["experiences"])
     after["experiences"] = [r[:-7] for r in after["experiences"]]
     assert after == before  # ...and changes no row

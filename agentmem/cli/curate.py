@@ -9,6 +9,7 @@ import click
 
 from ..memory import Memory
 from ..records import Experience
+from ..retrieval.ranking import DEFAULT
 from .main import ID, cli, json_option, print_json, print_table, with_memory
 
 _domain_opt = click.option(
@@ -29,6 +30,13 @@ _k_opt = click.option(
     default=5,
     show_default=True,
     help="How many experiences.",
+)
+_min_score_opt = click.option(
+    "--min-score",
+    type=click.FloatRange(0.0, 1.0),
+    default=None,
+    help=f"Relevance floor: a lesson naming none of the tools must reach this fused score "
+    f"(0-1; default {DEFAULT.min_score}; 0 returns every candidate).",
 )
 
 
@@ -153,6 +161,14 @@ def remove(mem: Memory, experience_id: int) -> None:
 @_domain_opt
 @_tool_opt
 @_k_opt
+@_min_score_opt
+@click.option(
+    "--explain",
+    is_flag=True,
+    help="Show how each lesson was ranked: its BM25 rank (score), vector rank (cosine), "
+    "rank of the tool it names among those past tasks like TEXT used, fused score, "
+    "and why it passed the floor.",
+)
 @_project_opt
 @json_option
 @with_memory
@@ -162,27 +178,65 @@ def retrieve(
     domains: tuple[str, ...],
     tools: tuple[str, ...],
     k: int,
+    min_score: float | None,
+    explain: bool,
     project: str | None,
     as_json: bool,
 ) -> None:
-    """The experiences that best fit TEXT, with cosine scores.
+    """The experiences that best fit TEXT, best first, with their fused scores.
 
-    Scoped to the domains of --tool and --domain plus domain-free experiences;
-    all domains when neither is given.
+    Keyword (BM25) and vector search are fused; lessons naming a --tool come
+    first. Scoped to the domains of --tool and --domain plus domain-free
+    experiences; all domains when neither is given. Lessons below the
+    relevance floor (--min-score) are left out.
 
     \b
     Examples:
       agentmem retrieve "rename a file in a subfolder" --tool mv -k 3
       agentmem retrieve "book a flight" --domain airline --json
+      agentmem retrieve "send the report to my manager" --explain
     """
-    hits = mem.retrieve(text, tools=tools or None, domains=domains or None, k=k, project=project)
-    if as_json:
-        print_json([h.as_dict() for h in hits])
-        return
-    print_table(
-        ["id", "score", "domain", "text"],
-        [[h.experience.id, h.score, h.experience.domain or "-", h.experience.text] for h in hits],
+    hits = mem.retrieve(
+        text,
+        tools=tools or None,
+        domains=domains or None,
+        k=k,
+        min_score=min_score,
+        project=project,
     )
+    if as_json:
+        print_json([h.as_dict(explain=explain) for h in hits])
+        return
+    if not explain:
+        print_table(
+            ["id", "score", "domain", "text"],
+            [
+                [h.experience.id, round(h.score, 4), h.experience.domain or "-", h.experience.text]
+                for h in hits
+            ],
+        )
+        return
+
+    def rank(r: int | None, score: float | None) -> str:
+        return "-" if r is None or score is None else f"{r} ({score:.3f})"
+
+    print_table(
+        ["id", "bm25 rank", "vector rank", "usage rank", "fused", "passed because", "text"],
+        [
+            [
+                h.experience.id,
+                rank(h.why.bm25_rank, h.why.bm25) if h.why else "-",
+                rank(h.why.vector_rank, h.why.cosine) if h.why else "-",
+                "-" if h.why is None or h.why.usage_rank is None else h.why.usage_rank,
+                round(h.score, 4),
+                h.reason,
+                h.experience.text,
+            ]
+            for h in hits
+        ],
+    )
+    if not hits:
+        click.echo("(no lesson passed the relevance floor)", err=True)
 
 
 @cli.command()
@@ -190,6 +244,7 @@ def retrieve(
 @_domain_opt
 @_tool_opt
 @_k_opt
+@_min_score_opt
 @_project_opt
 @with_memory
 def context(
@@ -198,13 +253,15 @@ def context(
     domains: tuple[str, ...],
     tools: tuple[str, ...],
     k: int,
+    min_score: float | None,
     project: str | None,
 ) -> None:
     """Print a block of lessons for TEXT, ready to paste into an agent's system prompt.
 
-    Prints nothing when no experience fits. Fast enough to run before every
-    prompt (no language model is loaded). Without --project only global
-    lessons are served; with it, that project's own lessons too.
+    Prints nothing when no experience fits (nothing passes the relevance
+    floor). Fast enough to run before every prompt (no language model is
+    loaded). Without --project only global lessons are served; with it, that
+    project's own lessons too.
 
     \b
     Examples:
@@ -212,7 +269,14 @@ def context(
       agentmem context --project . -- "$PROMPT"
       agentmem context -k 3 -- "$PROMPT" >> system-prompt.txt
     """
-    block = mem.context(text, tools=tools or None, domains=domains or None, k=k, project=project)
+    block = mem.context(
+        text,
+        tools=tools or None,
+        domains=domains or None,
+        k=k,
+        min_score=min_score,
+        project=project,
+    )
     if block:
         click.echo(block)
 
@@ -221,7 +285,7 @@ def context(
 @click.option("--embedder", help="Embedder name (see docs); default: the current one.")
 @with_memory
 def reindex(mem: Memory, embedder: str | None) -> None:
-    """Rebuild the vector index, for instance with a new embedding model.
+    """Rebuild the vector and keyword indexes, for instance with a new embedding model.
 
     \b
     Example:

@@ -168,17 +168,11 @@ def _prompt_context(args: argparse.Namespace, payload: dict[str, Any]) -> str:
     db = _db_path(args)
     if prompt is None or not os.path.isfile(db):
         return ""  # nothing to search with, or no library yet
-    from ..fastpath import context_text
     from ..projects import project_of
+    from ..retrieval import context_text  # the lean path; Memory when the file needs it
 
     project = project_of(_text(payload, "cwd") or os.getcwd())
-    query = prompt[:MAX_PROMPT_CHARS]
-    block = context_text(query, db_path=db, project=project)
-    if block is None:  # the fast path cannot answer (an older file, another model): full path
-        from ..memory import Memory
-
-        with Memory.open(db) as mem:
-            block = mem.context(query, project=project)
+    block = context_text(db, prompt[:MAX_PROMPT_CHARS], project=project)
     if not block:
         return ""
     answer = {

@@ -300,9 +300,12 @@ def learn(
                 group_runs(trajs, digests),
             )
             domains = sorted({s.domain or "" for t in trajs for s in t.steps} - {""}) or None
-            relevant = [
-                s.experience for s in lib.search(g.task, domains=domains, k=options.k_stage2)
-            ]
+            # The K_stage2 lessons that fit best, those naming the group's tools first; no
+            # floor: Stage 2 shows the model its K nearest, as the paper does.
+            hits = lib.search(
+                g.task, tools=sorted(tools), domains=domains, k=options.k_stage2, min_score=0.0
+            )
+            relevant = [s.experience for s in hits]
             dups = [
                 (a.id or 0, b.id or 0)
                 for a, b in itertools.combinations(relevant, 2)

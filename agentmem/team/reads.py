@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -89,6 +88,8 @@ def start_background_sync(library: str, team: dict[str, Any]) -> bool:
                 return False
         except OSError:
             pass
+    import subprocess  # here: the prompt-hook path imports this module, and rarely syncs
+
     try:
         _attempt_path(replica).touch()
         subprocess.Popen(
@@ -107,15 +108,20 @@ def start_background_sync(library: str, team: dict[str, Any]) -> bool:
 def fast_team_hits(
     library: str,
     settings: dict[str, Any],
-    vec: Sequence[float],
+    prompt: str,
+    embed: Callable[[str], Sequence[float]],
     info: tuple[str, int],
+    tools: Sequence[str] | None,
     domains: Sequence[str] | None,
     k: int,
+    min_score: float | None = None,
 ) -> list[tuple[float, str]]:
-    """The fast ``context`` path's team search: (score, text) from the replica, or nothing.
+    """The prompt-hook shortcut's team search: (score, text) from the replica, or nothing.
 
-    Nothing when the library is not in a team, the replica is missing, or its
-    index is another embedder's (the full CLI explains that one).
+    Nothing when the library is not in a team or the replica is missing; a
+    replica whose index is another embedder's raises LookupError (the full path
+    explains it). The replica is searched by :func:`agentmem.retrieval.search`,
+    as the private library is.
     """
     team = config_of(settings)
     if team is None:
@@ -125,33 +131,28 @@ def fast_team_hits(
     if not os.path.isfile(replica):
         return []
     from .. import index
-    from ..fastpath import _Conn, _connect
+    from .._sqlite import open_reader
+    from ..retrieval import search
 
-    conn = _connect(replica)
+    conn = open_reader(replica)
     try:
-        db = _Conn(conn)
-        if index.index_info(db) != info:  # type: ignore[arg-type]
+        if index.index_info(conn) not in (None, info):
             raise LookupError("the team's index is another embedder's")
-        db.execute("BEGIN")
-        try:
-            hits = index.search(db, vec, domains=domains, k=k)  # type: ignore[arg-type]
-            ids = [i for i, _ in hits]
-            rows = dict(
-                db.execute(
-                    "SELECT id, text FROM experiences WHERE status = 'live' "
-                    f"AND id IN ({','.join('?' * len(ids))})",
-                    ids,
-                ).fetchall()
-            )
-        finally:
-            db.execute("COMMIT")
+        found = search(conn, prompt, embed, tools=tools, domains=domains, k=k, min_score=min_score)
     finally:
         conn.close()
-    return [(s, rows[i]) for i, s in hits if i in rows]
+    return [(f.score, f.text) for f in found]
 
 
 def add_team_hits(
-    mem: Memory, task: str, private: list[Scored], *, domains: Sequence[str] | None, k: int
+    mem: Memory,
+    task: str,
+    private: list[Scored],
+    *,
+    tools: Sequence[str] | None = None,
+    domains: Sequence[str] | None = None,
+    k: int,
+    min_score: float | None = None,
 ) -> list[Scored]:
     """``private`` merged with the team replica's hits for ``task`` (unchanged outside a team).
 
@@ -182,7 +183,9 @@ def add_team_hits(
         except sqlite3.Error:
             return private
         check_embedder(db, mem.embedder)
-        found = Library(db, mem.embedder).search(task, domains=domains, k=k)
+        found = Library(db, mem.embedder).search(
+            task, tools=tools, domains=domains, k=k, min_score=min_score
+        )
     finally:
         db.close()
     team_hits = [attrs.evolve(h, source="team") for h in found]
