@@ -144,18 +144,15 @@ def everyday() -> dict:
 
 def test_everyday_runs_are_learned_without_groups(everyday: dict) -> None:
     """Each BFCL task run once, no group field: exact grouping learns nothing, the runs'
-    own corrections and similar tasks do (measured, default embedder: 0.90 within the run,
-    0.70 across tasks). Across tasks, the generality pass (issue 15) now holds what the
-    data does not show: "use echo, not touch, for this step" names no request it applies
-    to, and another task fixed the same 'File exists' error with cd (2 causes); "before
-    create_ticket, call ticket_login" is no cause the similar-task runs show, and an
-    accepted run created a ticket without logging in (1 cause)."""
+    own corrections and similar tasks do (measured, default embedder, seed 0: 1.00 within
+    the run and 1.00 across tasks; seeds 1-3: 0.80-1.00 within, 0.80-0.90 across). The
+    floors leave room for the embedder's ties, not for a lost kind of evidence."""
     assert everyday["runs"] == everyday["tasks"] == 40
     assert everyday["exact_only"]["groups_used"] == 0 and everyday["exact_only"]["lessons"] == 0
     within, across = everyday["by_setting"]["within"], everyday["by_setting"]["across"]
     assert within["causes"] == across["causes"] == 10
     assert within["recovery"] >= 0.9, everyday["missed"]
-    assert across["recovery"] >= 0.7, everyday["missed"]
+    assert across["recovery"] >= 0.8, everyday["missed"]
     s = everyday["score"]
     assert s["precision"] >= PRECISION_FLOOR, [
         d["lesson"] for d in everyday["lessons"] if not (d["addresses"] or d["true_of_groups"])

@@ -575,6 +575,24 @@ def _conditional(
     return text, Rule("recovery", ts, helper=helper, param=param, error=_gist(text))
 
 
+def _name_parts(name: str) -> set[str]:
+    """The words of a tool name: ``ticket_login`` -> {ticket, login}, ``getUserId`` ->
+    {get, user, id}."""
+    spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", name).replace("_", " ").replace("-", " ")
+    return {w.lower() for w in spaced.split() if w}
+
+
+def _error_names(error: str, helper: str, tools: Sequence[str]) -> bool:
+    """Whether the failing call's own error message names the helper: a word of the
+    helper's name (4+ letters, not a word of the failing tools' names) appears in it,
+    spaces aside ("Please log in" names ``ticket_login``). Then the tool itself says
+    what to do, and "If X fails with e, call U and retry" is what the data shows."""
+    squashed = re.sub(r"[^a-z0-9]", "", error.lower())
+    theirs = set().union(*(_name_parts(t) for t in tools)) if tools else set()
+    mine = {w for w in _name_parts(helper) - theirs if len(w) >= 4}
+    return bool(squashed) and any(w in squashed for w in mine)
+
+
 def _gist(text: str) -> str | None:
     """The quoted error of a lesson, without placeholders and the trailing ``...``."""
     m = _QUOTED.search(text)
@@ -721,7 +739,8 @@ def _prerequisite_lesson(
     dropped_setting = setting is not None and (
         keep_setting is None or (bool(setting[2]) and keep_bad is None)
     )
-    alt = _conditional(ts, d.get("error") or "", u, corpus) if recover or causal else None
+    named = _error_names(d.get("error") or "", u, ts)
+    alt = _conditional(ts, d.get("error") or "", u, corpus) if recover or causal or named else None
     if (recover or causal) and not dropped_setting:
         return _Verdict(_mask_quotes(text, corpus, allowed), rule, alt=alt)
     e = quote_error(d.get("error") or "", 5)
@@ -971,7 +990,10 @@ def _plain_lesson(f: Finding, text: str, corpus: Corpus) -> _Verdict:
         alt_text = _mask_quotes(f"If {wrong} fails with '{e}', use {right} instead.", corpus, ())
         alt = (alt_text, Rule("wrong_tool", [right], wrong=wrong, error=_gist(alt_text)))
     if f.kind == "wrong_tool" and not f.detail.get("ask") and not f.detail.get("both_ways"):
-        # "for this step" says nothing about when: one run's substitution is no rule
+        # "for this step" says nothing about when: one run's substitution is no rule, but
+        # the failure it fixed is ("If W fails with e, use R instead")
+        if alt is not None:
+            return _Verdict(alt[0], alt[1], note="stated for its failure only: no request")
         return _Verdict(None, None, "held: it names no request it applies to")
     new = _mask_quotes(text, corpus, ())
     left = literal_tokens(_QUOTED.sub("", new), corpus)

@@ -12,7 +12,9 @@ new lesson and every live experience that has one (:func:`group_tally`):
   and was negative, is a supporting run; one that followed it and was negative, or
   ignored it and was positive, is a contradicting run;
 * a group where nobody followed the lesson and a run succeeded without it
-  contradicts it (it was not needed there);
+  contradicts it (it was not needed there); a positive run succeeded when the user
+  accepted it, or when its last call of the lesson's tools worked (a rejected run
+  that only failed less than the others, without such a call, did not);
 * a group where every run follows the lesson gives no verdict: it cannot tell
   whether the lesson mattered.
 
@@ -121,10 +123,13 @@ def group_tally(rule: Rule, runs: Sequence[GroupRun]) -> tuple[Tally, float | No
     for r in runs:
         if applies(rule, r.task, r.steps):
             (yes if follows(rule, r.task, r.steps) else no).append(r)
-    if not no or (not yes and not any(r.positive for r in no)):
+    if not no:
         return Tally(), None
-    if not yes:  # nobody followed it, and a run succeeded without it
-        return Tally(0, sum(1 for r in no if r.negative), 1, sum(1 for r in no if r.positive)), None
+    if not yes:  # nobody followed it: it was not needed if a run succeeded without it
+        succeeded = [r for r in no if _succeeded(rule, r)]
+        if not succeeded:
+            return Tally(), None
+        return Tally(0, sum(1 for r in no if r.negative), 1, len(succeeded)), None
     lift = sum(r.advantage for r in yes) / len(yes) - sum(r.advantage for r in no) / len(no)
     agree = sum(1 for r in yes if r.positive) + sum(1 for r in no if r.negative)
     disagree = sum(1 for r in yes if r.negative) + sum(1 for r in no if r.positive)
@@ -133,6 +138,18 @@ def group_tally(rule: Rule, runs: Sequence[GroupRun]) -> tuple[Tally, float | No
     if lift < -1e-9:
         return Tally(0, agree, 1, disagree), lift
     return Tally(), None
+
+
+def _succeeded(rule: Rule, r: GroupRun) -> bool:
+    """Whether a positive run succeeded: the user accepted it, or its last call of the
+    lesson's tools worked. A rejected run that only failed less than the others, and
+    never got a call the lesson is about to work, did not."""
+    if not r.positive:
+        return False
+    if r.accepted is True:
+        return True
+    calls = [s for s in r.steps if s.tool in rule.tools]
+    return bool(calls) and calls[-1].success
 
 
 def retired(t: Tally) -> bool:

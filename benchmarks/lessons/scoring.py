@@ -82,8 +82,11 @@ V3  ``invented_tool:NAME``: an identifier that looks like a tool call and is not
     words are never flagged.
 V4  ``near_duplicate``: the same text as another lesson of ``all_lessons`` (ignoring case
     and spacing), or, when an ``embed`` function is passed, cosine similarity above
-    ``dup_threshold`` (default 0.9) with another lesson. ``all_lessons`` may contain the
-    lesson itself: one identical occurrence of it is left out before comparing.
+    ``dup_threshold`` (default 0.9) with another lesson that names the same known tools
+    (agentmem's own definition of a duplicate: lessons built on one template about
+    different tools are close in embedding space and still different lessons).
+    ``all_lessons`` may contain the lesson itself: one identical occurrence of it is left
+    out before comparing.
 
 score(...)
 ----------
@@ -433,6 +436,11 @@ def _cosine(a: Sequence[float], b: Sequence[float]) -> float:
     return dot / (na * nb) if na and nb else 0.0
 
 
+def _named_tools(text: str, tools: set[str]) -> frozenset[str]:
+    """The known tools a lesson names (by whole word)."""
+    return frozenset(w for w in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", text) if w in tools)
+
+
 def violations(
     lesson_text: str,
     *,
@@ -466,8 +474,13 @@ def violations(
     dup = any(_norm(o) == _norm(lesson_text) for o in others)
     if not dup and embed is not None and others:
         threshold = DEFAULT_DUP_THRESHOLD if dup_threshold is None else dup_threshold
+        tools = set(known_tools)
+        mine = _named_tools(lesson_text, tools)
         vecs = embed([lesson_text, *others])
-        dup = any(_cosine(vecs[0], v) > threshold for v in vecs[1:])
+        dup = any(
+            _cosine(vecs[0], v) > threshold and _named_tools(o, tools) == mine
+            for o, v in zip(others, vecs[1:])
+        )
     if dup:
         out.append("near_duplicate")
     return out
