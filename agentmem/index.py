@@ -85,6 +85,7 @@ if TYPE_CHECKING:  # numpy is optional at run time
 __all__ = [
     "BLOCK_SIZE",
     "CACHE_MAX_BYTES",
+    "MANY_BATCH",
     "TABLE",
     "Vector",
     "check",
@@ -95,7 +96,9 @@ __all__ = [
     "put",
     "put_many",
     "remove",
+    "remove_many",
     "search",
+    "search_many",
 ]
 
 #: A vector as an embedder returns it: floats (a list, a tuple, a numpy array).
@@ -537,11 +540,17 @@ def _insert(db: Database, rows: list[tuple[int, str, _Coded]], dims: int) -> Non
 
 def remove(db: Database, experience_id: int) -> None:
     """Remove an experience's vector; nothing happens if it is not indexed."""
-    _require_transaction(db, "remove")
-    if index_info(db) is None or not _table_exists(db, ITEMS):
+    remove_many(db, [experience_id])
+
+
+def remove_many(db: Database, experience_ids: Iterable[int]) -> None:
+    """Remove experiences' vectors; ids not indexed are passed over."""
+    _require_transaction(db, "remove_many")
+    ids = list(experience_ids)
+    if not ids or index_info(db) is None or not _table_exists(db, ITEMS):
         return
     with db.atomic():
-        _remove_ids(db, [experience_id], _dims(db))
+        _remove_ids(db, ids, _dims(db))
 
 
 def _remove_ids(db: Database, ids: list[int], dims: int) -> None:
@@ -626,6 +635,51 @@ def search(
     when the library has no index yet.
     """
     return _search(db, vector, domains=domains, k=k, engine="auto")
+
+
+#: Most queries :func:`search_many` scores in one matrix product (its float32 scores
+#: take MANY_BATCH x 4 bytes a vector: 51 MB for 100,000 vectors).
+MANY_BATCH = 128
+
+
+def search_many(
+    db: Database,
+    vectors: Sequence[Vector],
+    *,
+    domains: Sequence[Sequence[str] | None] | None = None,
+    k: int = 5,
+) -> list[list[tuple[int, float]]]:
+    """:func:`search` for each of ``vectors`` (with ``domains[i]`` for vector ``i``): the
+    same answers, in order, for much less than the searches one by one.
+
+    With numpy the index is read into memory once, and the queries of the same
+    domains are scored :data:`MANY_BATCH` at a time in one matrix product (the
+    index's vectors are read from memory once per batch, not once per query:
+    a learning session of 25,000 groups over 100,000 experiences). Without
+    numpy, or for an index only sqlite-vec can search, this is :func:`search`
+    in a loop. All answers are read from one snapshot.
+    """
+    if isinstance(k, bool) or not isinstance(k, int):
+        raise ValueError(f"k must be an integer, not {k!r}")
+    scopes = [None] * len(vectors) if domains is None else list(domains)
+    if len(scopes) != len(vectors):
+        raise ValueError(f"{len(vectors)} vectors but {len(scopes)} domain lists")
+    parts = [_scope(d) for d in scopes]
+    np = _numpy(import_it=len(vectors) > 1)
+    with _snapshot(db):
+        loaded = _cached(db)
+        if np is not None and (loaded is None or not loaded.current(db)):
+            info = index_info(db)
+            if info is None or not _table_exists(db, ITEMS):
+                return [[] for _ in vectors]
+            loaded = _load(db, np, info[1], None, cached_only=False, keep=True)
+        if np is None or loaded is None:
+            return [_search(db, v, domains=d, k=k) for v, d in zip(vectors, scopes, strict=True)]
+        out: list[list[tuple[int, float]]] = []
+        for start in range(0, len(vectors), MANY_BATCH):
+            stop = start + MANY_BATCH
+            out += loaded.search_many(np, vectors[start:stop], parts[start:stop], k)
+        return out
 
 
 def _search(
@@ -855,6 +909,35 @@ class _Loaded:
             for (a, b), (c, d) in zip(plan.spans, plan.cuts, strict=True):
                 np.matmul(self.vectors[a:b], y32, out=approx[c:d])
         approx *= plan.inv_norms
+        return self._pick(np, plan, approx, y, k)
+
+    def search_many(
+        self, np: Any, vectors: Sequence[Vector], parts: Sequence[list[str] | None], k: int
+    ) -> list[list[tuple[int, float]]]:
+        """:meth:`search` for several vectors, ``parts[i]`` the domains of vector ``i``.
+
+        One matrix product scores every vector against every row (the vectors are read
+        from memory once, not once a query); each query then picks its domains' scores.
+        """
+        ys = [_unit_numpy(np, v, self.dims) for v in vectors]
+        if k <= 0 or not ys:
+            return [[] for _ in ys]
+        full = np.stack(ys).astype(np.float32) @ self.vectors.T  # a row of scores per query
+        full *= self.inv_norms
+        out: list[list[tuple[int, float]]] = []
+        for scores, y, p in zip(full, ys, parts, strict=True):
+            plan = self._plan(np, p)
+            if not plan.spans:
+                out.append([])
+                continue
+            approx = scores[plan.rows] if plan.rows is not None else scores[slice(*plan.spans[0])]
+            out.append(self._pick(np, plan, approx, y, k))
+        return out
+
+    def _pick(
+        self, np: Any, plan: _Plan, approx: numpy.ndarray, y: numpy.ndarray, k: int
+    ) -> list[tuple[int, float]]:
+        """The exact top ``k`` from one query's float32 scores ``approx`` (changed in place)."""
         total = plan.total
         if total <= k:
             keep = np.arange(total)
@@ -925,7 +1008,13 @@ def _cached(db: Database) -> _Loaded | None:
 
 
 def _load(
-    db: Database, np: Any, dims: int, parts: list[str] | None, *, cached_only: bool
+    db: Database,
+    np: Any,
+    dims: int,
+    parts: list[str] | None,
+    *,
+    cached_only: bool,
+    keep: bool = False,
 ) -> _Loaded | None:
     """The blocks to search with numpy; None: search with sqlite-vec.
 
@@ -934,15 +1023,15 @@ def _load(
     fit :data:`CACHE_MAX_BYTES`): a process that searches once does not pay for
     reading them all. Otherwise, with ``cached_only`` None is returned (sqlite-vec
     reads less than the blocks of the domains searched), else only the blocks
-    of ``parts`` are read. An index without ``index_version`` or its triggers,
+    of ``parts`` are read (``keep``: keep them from the first search, as a batch of
+    searches does). An index without ``index_version`` or its triggers,
     or in an older format, is always searched with sqlite-vec.
     """
     state = _state(db)
     if state[2] is None or not _blocks_hold_vectors(db) or _lacking_triggers(db):
         return None
-    keep = False
     with contextlib.suppress(TypeError):  # objects that cannot be weakly referenced: no cache
-        keep = _SEEN.get(db) == state
+        keep = keep or _SEEN.get(db) == state
         _SEEN[db] = state
     if keep:
         total = db.execute(f"SELECT coalesce(sum(size), 0) FROM {BLOCKS}").fetchone()[0]

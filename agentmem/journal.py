@@ -83,27 +83,37 @@ def _journal(
     after: Mapping[str, Any] | None = None,
     conditions: Any = None,
     at: str,
+    rows: list[tuple[Any, ...]] | None = None,
 ) -> None:
-    db.execute(
+    """Journal one operation (into ``rows``, when given, to be written with :func:`_flush`)."""
+    row = (
+        session_id,
+        op.group,
+        op.kind,
+        json.dumps(list(op.targets)),
+        result_id,
+        op.text,
+        op.domain,
+        json.dumps(list(before), ensure_ascii=False),
+        None if after is None else json.dumps(after, ensure_ascii=False),
+        status,
+        _join(reason, op.note) or None,
+        op.origin,
+        None if conditions is None else json.dumps(conditions),
+        at,
+    )
+    if rows is None:
+        _flush(db, [row])
+    else:
+        rows.append(row)
+
+
+def _flush(db: Database, rows: list[tuple[Any, ...]]) -> None:
+    db.conn.executemany(
         "INSERT INTO operations (session_id, group_key, kind, target_ids, result_id, text, domain, "
         "before, after, status, reason, origin, conditions, created_at) "
         "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        [
-            session_id,
-            op.group,
-            op.kind,
-            json.dumps(list(op.targets)),
-            result_id,
-            op.text,
-            op.domain,
-            json.dumps(list(before), ensure_ascii=False),
-            None if after is None else json.dumps(after, ensure_ascii=False),
-            status,
-            _join(reason, op.note) or None,
-            op.origin,
-            None if conditions is None else json.dumps(conditions),
-            at,
-        ],
+        rows,
     )
 
 
@@ -125,7 +135,9 @@ def apply_operations(
 
     ``vectors`` maps each new text to its embedding (computed before the
     transaction). An operation whose target is no longer live is rejected,
-    not applied; the rest still apply.
+    not applied; the rest still apply. The vector index is written once, at the
+    end, with each experience's final state (a session of thousands of
+    operations rewrites each index block once, not once per operation).
 
     ``expected`` makes each operation a compare-and-set: it maps experience ids
     to the rows (``text``, ``domain``, ``status``) the session planned against,
@@ -135,10 +147,24 @@ def apply_operations(
     at = now_iso()
     out: list[AppliedOp] = []
     cond = conditions or {}
+    puts: dict[int, tuple[str, str]] = {}  # the indexes' final state: domain, text
+    rows: list[tuple[Any, ...]] = []  # journal rows, in order, written at the end
+    gone: set[int] = set()
+
+    def put(eid: int, domain: str, text: str | None) -> None:
+        gone.discard(eid)
+        puts[eid] = (domain, text or "")
+
+    def delete(eid: int) -> None:
+        _delete(db, eid, at, session_id)
+        puts.pop(eid, None)
+        gone.add(eid)
 
     def reject(op: Operation, why: str) -> None:
         conds = cond.get(op.group or "")
-        _journal(db, session_id, op, status="rejected", reason=why, conditions=conds, at=at)
+        _journal(
+            db, session_id, op, status="rejected", reason=why, conditions=conds, at=at, rows=rows
+        )
         out.append(AppliedOp(op, "rejected", why))
 
     for op, why in rejected:
@@ -171,7 +197,7 @@ def apply_operations(
                 + [confirmed, rule_json],
             )
             result = int(cur.lastrowid or 0)
-            _index(db, result, op.text or "", op.domain, vectors)
+            put(result, op.domain, op.text)
         elif op.kind in ("MODIFY", "MERGE"):
             result = op.targets[0]
             domain = op.domain or before[0]["domain"]
@@ -184,9 +210,9 @@ def apply_operations(
                 "last_confirmed_at = coalesce(?, last_confirmed_at) WHERE id = ?",
                 [op.text, domain, at, session_id, *counts, rule_json, confirmed, result],
             )
-            _index(db, result, op.text or "", domain, vectors)
+            put(result, domain, op.text)
             for other in op.targets[1:]:
-                _delete(db, other, at, session_id)
+                delete(other)
             op = attrs.evolve(op, domain=domain)
         elif op.kind in EVIDENCE_KINDS:
             result = op.targets[0]
@@ -198,7 +224,7 @@ def apply_operations(
             )
             op = attrs.evolve(op, domain=before[0]["domain"])
         elif op.kind == "DELETE":
-            _delete(db, op.targets[0], at, session_id)
+            delete(op.targets[0])
         if result is not None:
             row = _exp_row(db, result) or {}
             after = {
@@ -217,8 +243,15 @@ def apply_operations(
             after=after,
             conditions=cond.get(op.group or ""),
             at=at,
+            rows=rows,
         )
         out.append(AppliedOp(op, "applied", result_id=result))
+    _flush(db, rows)
+    index.remove_many(db, sorted(gone))
+    for eid in sorted(gone):
+        keyword_index.remove(db, eid)
+    index.put_many(db, [(eid, domain, vectors[text]) for eid, (domain, text) in puts.items()])
+    keyword_index.put_many(db, [(eid, text, domain) for eid, (domain, text) in puts.items()])
     return out
 
 
@@ -240,7 +273,6 @@ def _delete(db: Database, eid: int, at: str, session_id: int) -> None:
         "WHERE id = ?",
         [at, session_id, eid],
     )
-    _unindex(db, eid)
 
 
 def _index(db: Database, eid: int, text: str, domain: str, vectors: Mapping[str, Vector]) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -543,12 +543,13 @@ class Memory:
             raise UnknownExperienceError(f"no live experience has id {experience_id}")
         return found[0]
 
-    def _curate(self, op: Operation) -> int | None:
+    def _curate(self, ops: Sequence[Operation]) -> list[int | None]:
+        """Apply hand-made operations as one curation session; their result ids, in order."""
         from .journal import apply_operations
 
         lib = self._library()
         lib.ensure_index()
-        vectors = lib.embed([op.text] if op.text else [])
+        vectors = lib.embed([op.text for op in ops if op.text])
         at = store.now_iso()
         with write(self.db):
             cur = self.db.execute(
@@ -556,18 +557,33 @@ class Memory:
                 "VALUES ('curate', 'applied', ?, ?, ?, ?)",
                 [at, at, lib.embedder.model_id, os.getpid()],
             )
-            done = apply_operations(self.db, int(cur.lastrowid or 0), [op], vectors)[0]
-            if done.status != "applied":
-                raise UnknownExperienceError(done.reason)
-            return done.result_id
+            done = apply_operations(self.db, int(cur.lastrowid or 0), ops, vectors)
+            for d in done:
+                if d.status != "applied":
+                    raise UnknownExperienceError(d.reason)
+            return [d.result_id for d in done]
 
     def add(self, text: str, *, domain: str = "") -> Experience:
         """Add an experience by hand (at most 32 words); journaled and undoable."""
+        return self.get_experience(self.add_many([(text, domain)])[0])
+
+    def add_many(self, lessons: Iterable[str | tuple[str, str]]) -> list[int]:
+        """Add experiences by hand, each a text or a ``(text, domain)`` pair, in one
+        curation session (journaled; one ``undo`` takes them all back). Returns their ids.
+
+        Every text is validated (at most 32 words, a valid domain) before anything is
+        written: one bad lesson and none is added.
+        """
         from .learning.ops import Operation
 
-        e = Experience(text=text.strip(), domain=domain)
-        eid = self._curate(Operation("ADD", text=e.text, domain=e.domain, origin="user"))
-        return self.get_experience(eid or 0)
+        ops = []
+        for item in lessons:
+            text, domain = (item, "") if isinstance(item, str) else item
+            e = Experience(text=text.strip(), domain=domain)
+            ops.append(Operation("ADD", text=e.text, domain=e.domain, origin="user"))
+        if not ops:
+            return []
+        return [eid or 0 for eid in self._curate(ops)]
 
     def edit(self, experience_id: int, text: str, *, domain: str | None = None) -> Experience:
         """Replace an experience's text (and optionally domain); journaled and undoable."""
@@ -576,9 +592,11 @@ class Memory:
         old = self.get_experience(experience_id)
         e = Experience(text=text.strip(), domain=old.domain if domain is None else domain)
         self._curate(
-            Operation(
-                "MODIFY", text=e.text, domain=e.domain, targets=(experience_id,), origin="user"
-            )
+            [
+                Operation(
+                    "MODIFY", text=e.text, domain=e.domain, targets=(experience_id,), origin="user"
+                )
+            ]
         )
         return self.get_experience(experience_id)
 
@@ -587,7 +605,7 @@ class Memory:
         from .learning.ops import Operation
 
         self.get_experience(experience_id)
-        self._curate(Operation("DELETE", targets=(experience_id,), origin="user"))
+        self._curate([Operation("DELETE", targets=(experience_id,), origin="user")])
 
     # -- retrieval ---------------------------------------------------------------------
 

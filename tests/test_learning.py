@@ -208,27 +208,37 @@ def test_dry_run_applies_nothing(mem: Memory):
     assert mem.sessions() == []
 
 
-def test_exception_mid_apply_leaves_library_unchanged(mem: Memory, monkeypatch):
+@pytest.mark.parametrize(
+    ("where", "name"), [("journal", "_journal"), ("index", "put_many"), ("index", "remove_many")]
+)
+def test_exception_mid_apply_leaves_library_unchanged(
+    mem: Memory, monkeypatch, where: str, name: str
+):
+    """A failure after some experiences were written (the second journal row), or in the
+    index writes at the end of the apply, rolls the whole session back."""
     fs_group(mem)
     mem.add("Run ls before rm to check what will be deleted.", domain="fs")
     before = library_state(mem)
-    from agentmem import index
+    import importlib
 
+    module = importlib.import_module(f"agentmem.{where}")
     calls = {"n": 0}
-    real_put = index.put
+    real = getattr(module, name)
+    fail_at = 2 if name == "_journal" else 1
 
-    def flaky_put(*a, **kw):
+    def flaky(*a, **kw):
         calls["n"] += 1
-        if calls["n"] == 2:
+        if calls["n"] == fail_at:
             raise RuntimeError("disk on fire")
-        return real_put(*a, **kw)
+        return real(*a, **kw)
 
-    monkeypatch.setattr(index, "put", flaky_put)
+    monkeypatch.setattr(module, name, flaky)
     with pytest.raises(RuntimeError):
         mem.learn(use_model=False)
+    assert calls["n"] >= fail_at
     assert library_state(mem) == before
     assert mem.sessions()[-1]["status"] == "failed"
-    monkeypatch.setattr(index, "put", real_put)
+    monkeypatch.setattr(module, name, real)
     assert mem.learn(use_model=False).groups_used == 1
 
 

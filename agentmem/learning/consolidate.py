@@ -23,6 +23,7 @@ Three passes, as in the paper:
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Callable, Sequence
 
 import attrs
@@ -53,8 +54,12 @@ def same_facts(a: Operation | str, b: Operation | str) -> bool:
     for op, other in ((a, tb), (b, ta)):
         if isinstance(op, Operation) and not all(names_tool(other, [f]) for f in op.facts):
             return False
-    ia, ib = {x.lower() for x in identifiers(ta)}, {x.lower() for x in identifiers(tb)}
-    return ia == ib
+    return _names(ta) == _names(tb)
+
+
+def _names(text: str) -> frozenset[str]:
+    """The identifiers a text names, lower-cased: two duplicates name the same ones."""
+    return frozenset(x.lower() for x in identifiers(text))
 
 
 def join(a: Operation, b: Operation, max_words: int = MAX_EXPERIENCE_WORDS) -> Operation | None:
@@ -179,11 +184,22 @@ def _dedup(
             note=f"ADD turned MODIFY: cosine {cos:.3f} > {threshold:.3f}",
         )
     # ADD against ADD within the session: keep the one from the heavier group, or join
-    # two close ones that share a fact.
-    chosen: dict[int, Operation] = {}  # index -> its operation (joined, perhaps)
+    # two close ones that share a fact. A duplicate names the same identifiers
+    # (same_facts) and a join needs a group in common (join), so each ADD is compared
+    # only with the chosen ADDs of its identifier set and of its groups, in the order
+    # they were chosen: the same answers as comparing it with all of them.
+    chosen: dict[int, Operation] = {}  # index -> its operation (joined, perhaps), in order
+    rank: dict[int, int] = {}
+    by_names: dict[frozenset[str], set[int]] = defaultdict(set)
+    by_group: dict[str, set[int]] = defaultdict(set)
     for i in sorted(fresh, key=lambda j: (-ops[j].weight, j)):
+        near = set(by_names.get(_names(ops[i].text or ""), ()))
+        for g in _groups(ops[i]):
+            near |= by_group.get(g, set())
         close = [
-            j for j, op in chosen.items() if cosine(ops[i].text or "", op.text or "") > threshold
+            j
+            for j in sorted(near, key=rank.__getitem__)
+            if cosine(ops[i].text or "", chosen[j].text or "") > threshold
         ]
         dup = next((j for j in close if same_facts(ops[i], chosen[j])), None)
         if dup is not None:
@@ -195,9 +211,17 @@ def _dedup(
         both = next(((j, one) for j in close if (one := join(chosen[j], ops[i])) is not None), None)
         if both is None:
             chosen[i] = ops[i]
+            rank[i] = len(rank)
+            by_names[_names(ops[i].text or "")].add(i)
+            for g in _groups(ops[i]):
+                by_group[g].add(i)
             continue
         j, joined = both
+        by_names[_names(chosen[j].text or "")].discard(j)
         chosen[j] = result[j] = joined
+        by_names[_names(joined.text or "")].add(j)
+        for g in _groups(joined):
+            by_group[g].add(j)
         rejected.append((ops[i], f"joined into the lesson of group {ops[j].group!r}"))
         result[i] = None
     return [op for op in result if op is not None], rejected

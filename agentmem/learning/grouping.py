@@ -145,10 +145,20 @@ class LearningGroup:
             self.cosines.get((a, b), 0.0) >= self.threshold and self.overlaps.get((a, b), 0.0) > 0
         )
 
-    def load(self, db: Database) -> tuple[list[Trajectory], list[Digest]]:
-        """The trajectories Stage 1 summarises, with their digests (reward, advantage)."""
+    def load(
+        self, db: Database, runs: Mapping[int, Trajectory] | None = None
+    ) -> tuple[list[Trajectory], list[Digest]]:
+        """The trajectories Stage 1 summarises, with their digests (reward, advantage).
+
+        ``runs``: the trajectories read already, by id (a session reads a chunk of
+        groups' runs at once); else they are read here.
+        """
+        if runs is None:
+            read = load_trajectories(db, self.trajectory_ids)
+        else:  # in id order, as load_trajectories gives them
+            read = [runs[i] for i in sorted(self.trajectory_ids)]
         if self.kind == "correction":
-            (run,) = load_trajectories(db, self.trajectory_ids)
+            (run,) = read
             trajs: list[Trajectory] = []
             for c in self.corrections:
                 trajs += list(c.attempts(run))
@@ -156,7 +166,7 @@ class LearningGroup:
                 digest(t, r, a) for t, r, a in zip(trajs, self.stats.rewards, self.stats.advantages)
             ]
             return trajs, digests
-        trajs = load_trajectories(db, self.trajectory_ids)
+        trajs = read
         pos = {tid: k for k, tid in enumerate(self.trajectory_ids)}
         digests = [
             digest(t, self.stats.rewards[pos[t.id or 0]], self.stats.advantages[pos[t.id or 0]])

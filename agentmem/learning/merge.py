@@ -459,26 +459,30 @@ def clusters(findings: Sequence[Finding]) -> list[tuple[str, list[int]]]:
             f.kind == "prerequisite" or (f.kind == "recovery" and not f.detail.get("param"))
         ):
             helpers[f.detail["helper"]].append(i)
+    # The findings each helper may take in, by tool: looked up, not scanned per helper
+    # (a session of thousands of groups has hundreds of helpers).
+    values_of: dict[str, list[int]] = defaultdict(list)
+    swaps_of: dict[str, list[int]] = defaultdict(list)
+    for j, f in enumerate(fs):
+        if f.kind == "param_value":
+            values_of[f.tool].append(j)
+        elif f.kind == "wrong_tool":
+            swaps_of[f.facts[0]].append(j)
     for u, idx in helpers.items():
         tools = {t for i in idx for t in _tools(fs[i])}
         have = next((st for i in idx if (st := _setting(fs[i]))), None)
         idx = idx + [
             j
-            for j, f in enumerate(fs)
-            if f.kind == "param_value"
-            and f.tool == u
-            and f.detail.get("later") in tools
-            and (st := _setting(f))
+            for j in values_of.get(u, ())
+            if fs[j].detail.get("later") in tools
+            and (st := _setting(fs[j]))
             and (have is None or st[0] == have[0])
         ]
         instead = next((fs[i].detail["instead"] for i in idx if fs[i].detail.get("instead")), None)
         idx = idx + [
             j
-            for j, f in enumerate(fs)
-            if f.kind == "wrong_tool"
-            and f.facts[0] == u
-            and not f.detail.get("both_ways")
-            and instead in (None, f.facts[1])
+            for j in swaps_of.get(u, ())
+            if not fs[j].detail.get("both_ways") and instead in (None, fs[j].facts[1])
         ]
         units += [(u, chunk) for chunk in _chunks(fs, idx)]
     # a lesson already merged for several helpers of one tool takes those helpers' settings
@@ -561,19 +565,34 @@ def clusters(findings: Sequence[Finding]) -> list[tuple[str, list[int]]]:
             out.add(f"error:{err.lower()}")
         return out
 
+    # Connected components of "same parameter, a link in common": findings are joined
+    # through the (parameter, link) keys they share, each key looked at once, so a
+    # session's thousands of findings cost a pass, not all pairs.
+    by_key: dict[tuple[str, str], list[int]] = defaultdict(list)
+    for i in cand:
+        for link in links(fs[i]):
+            by_key[(_param_of(fs[i]), link)].append(i)
+    keys_of: dict[int, list[tuple[str, str]]] = defaultdict(list)
+    for key, members in by_key.items():
+        for i in members:
+            keys_of[i].append(key)
     seen: set[int] = set()
+    done: set[tuple[str, str]] = set()
     for i in cand:
         if i in seen:
             continue
         comp, todo = [i], [i]
         seen.add(i)
         while todo:
-            a = fs[todo.pop()]
-            for j in cand:
-                if j not in seen and _param_of(fs[j]) == _param_of(a) and links(fs[j]) & links(a):
-                    seen.add(j)
-                    comp.append(j)
-                    todo.append(j)
+            for key in keys_of[todo.pop()]:
+                if key in done:
+                    continue
+                done.add(key)
+                for j in by_key[key]:
+                    if j not in seen:
+                        seen.add(j)
+                        comp.append(j)
+                        todo.append(j)
         kinds = {fs[j].kind for j in comp}
         if len(comp) > 1 and kinds & {"param_value", "recovery"}:
             out.append(("value", sorted(comp)))

@@ -20,7 +20,7 @@ from __future__ import annotations
 import itertools
 import json
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -31,12 +31,14 @@ from ..journal import AppliedOp, apply_operations, begin_session, fail_session
 from ..library import Library, live_experiences
 from ..llm import model_unavailable
 from ..projects import record_scopes
+from ..records import Experience, Trajectory
 from ..rewards import DEFAULT_WEIGHTS, RewardWeights
-from ..store import GroupReport, group_reports, now_iso, verdict_runs
+from ..store import GroupReport, group_reports, load_trajectories, now_iso, verdict_runs
 from ..task_index import save as save_task_vectors
 from .consolidate import consolidate, same_facts
 from .corrections import correction_findings
 from .crosstask import find_crosstask_evidence, overruled
+from .digest import Digest
 from .evidence import Finding, find_evidence
 from .generality import GroupNotes, build_corpus, generalise, note_group
 from .grouping import GROUPINGS, Grouping, LearningGroup, form_groups, task_threshold
@@ -123,6 +125,10 @@ class LearnReport:
     groups_formed: dict[str, int] = attrs.field(factory=dict)
     free_runs: int = 0
     theta_task: float | None = None
+    #: Seconds per part of the session: ``select`` (forming the groups), ``load``
+    #: (trajectories), ``stage1``, ``stage2`` (retrieval included), ``stage3``, ``apply``
+    #: (embedding the new texts and the write transaction).
+    timings: dict[str, float] = attrs.field(factory=dict)
 
     @property
     def other_seconds(self) -> float:
@@ -193,6 +199,63 @@ def learned_check(db: Database) -> Callable[[LearningGroup], bool]:
     return learned
 
 
+class _Laps:
+    """Seconds spent per named part of a session: :meth:`lap` gives the time since the
+    previous lap to ``name``."""
+
+    def __init__(self, start: float) -> None:
+        self.last = start
+        self.seconds: dict[str, float] = {}
+
+    def lap(self, name: str) -> None:
+        now = time.perf_counter()
+        self.seconds[name] = self.seconds.get(name, 0.0) + now - self.last
+        self.last = now
+
+    def done(self, name: str) -> dict[str, float]:
+        """A copy of the figures, with the time since the previous lap given to ``name``."""
+        self.lap(name)
+        return {k: round(v, 4) for k, v in self.seconds.items()}
+
+
+#: Groups whose trajectories are loaded and whose Stage 2 retrievals are searched together.
+CHUNK = 256
+
+
+def _with_relevant(
+    db: Database, lib: Library, groups: Sequence[LearningGroup], k: int, laps: _Laps
+) -> Iterator[tuple[LearningGroup, list[Trajectory], list[Digest], list[Experience]]]:
+    """Each group with its trajectories, their digests, and its ``k`` most relevant live
+    experiences (Stage 2's retrieval: the group's task, within the domains its steps used).
+
+    Groups are taken :data:`CHUNK` at a time: their trajectories read at once, in
+    storage order, and their retrievals searched in one batch
+    (:meth:`Library.search_many`), so a session over a large library reads the index
+    once per chunk instead of once per group, and holds one chunk's trajectories.
+    """
+    for start in range(0, len(groups), CHUNK):
+        chunk = groups[start : start + CHUNK]
+        ids = sorted({i for g in chunk for i in g.trajectory_ids})
+        runs = {t.id or 0: t for t in load_trajectories(db, ids)}
+        loaded = [g.load(db, runs) for g in chunk]
+        laps.lap("load")
+        # The K_stage2 lessons that fit best, those naming the group's tools first; no
+        # floor: Stage 2 shows the model its K nearest, as the paper does.
+        hits = lib.search_many(
+            [g.task for g in chunk],
+            tools=[sorted(group_vocabulary(trajs)[0]) for trajs, _ in loaded],
+            domains=[
+                sorted({s.domain or "" for t in trajs for s in t.steps} - {""}) or None
+                for trajs, _ in loaded
+            ],
+            k=k,
+            min_score=0.0,
+        )
+        laps.lap("stage2")
+        for g, (trajs, digests), found in zip(chunk, loaded, hits, strict=True):
+            yield g, trajs, digests, [s.experience for s in found]
+
+
 def plan_groups(
     db: Database,
     *,
@@ -229,6 +292,7 @@ def learn(
 ) -> LearnReport:
     """Run one Agent-GRPO session over the library's ready groups (see module doc)."""
     t0 = time.perf_counter()
+    laps = _Laps(t0)
     say = progress or (lambda _msg: None)
     lib = Library(db, embedder)
     if not dry_run:
@@ -264,6 +328,7 @@ def learn(
         fresh = [g for g in usable if options.relearn or not g.learned]
         if options.max_groups is not None:
             fresh = fresh[: options.max_groups]
+        laps.lap("select")
         all_ops: list[Operation] = []
         rejected: list[tuple[Operation, str]] = []
         results: list[GroupResult] = []
@@ -272,9 +337,9 @@ def learn(
         proven: list[Finding] = []  # what exact groups and corrections showed
         notes: dict[str, GroupNotes] = {}  # what each group's runs show (generality, support)
         runs: dict[str, list[GroupRun]] = {}
-        for n, g in enumerate(fresh, 1):
+        staged = _with_relevant(db, lib, fresh, options.k_stage2, laps)
+        for n, (g, trajs, digests, relevant) in enumerate(staged, 1):
             say(f"group {n}/{len(fresh)}: {g.key}")
-            trajs, digests = g.load(db)
             tools, known = group_vocabulary(trajs)
             tools_all |= tools
             known_all |= known
@@ -282,6 +347,7 @@ def learn(
             summaries = [
                 summarize(stage1_model, usage, t, d, tools, known) for t, d in zip(trajs, digests)
             ]
+            laps.lap("stage1")
             findings = _findings(g, trajs, digests, options.max_findings)
             if g.kind == "similar":
                 findings, dropped = overruled(findings, proven)
@@ -299,13 +365,6 @@ def learn(
                 note_group(findings, zip(trajs, digests)),
                 group_runs(trajs, digests),
             )
-            domains = sorted({s.domain or "" for t in trajs for s in t.steps} - {""}) or None
-            # The K_stage2 lessons that fit best, those naming the group's tools first; no
-            # floor: Stage 2 shows the model its K nearest, as the paper does.
-            hits = lib.search(
-                g.task, tools=sorted(tools), domains=domains, k=options.k_stage2, min_score=0.0
-            )
-            relevant = [s.experience for s in hits]
             dups = [
                 (a.id or 0, b.id or 0)
                 for a, b in itertools.combinations(relevant, 2)
@@ -340,18 +399,27 @@ def learn(
                     g.reason,
                 )
             )
+            laps.lap("stage2")
         calls_before = usage.calls
         say("stage 3: consolidating")
         general, held = generalise(generalize(all_ops), notes, build_corpus(verdict_runs(db)))
         rejected += held
+        # Every ADD's nearest live experiences, searched together (see _with_relevant).
+        adds = list(dict.fromkeys(op.text for op in general if op.kind == "ADD" and op.text))
+        near = lib.search_many(adds, k=3, min_score=0.0, methods=("vector",))
+        nearest = {
+            t: [(s.experience.id or 0, s.cosine or 0.0, s.experience.text) for s in hits]
+            for t, hits in zip(adds, near, strict=True)
+        }
         final = consolidate(
             general,
-            similar=lambda text: lib.similar(text, None, 3),
+            similar=lambda text: nearest[text] if text in nearest else lib.similar(text, None, 3),
             cosine=lib.cosine,
             threshold=embedder.dup_threshold,
             compress=lambda op: compress(model, usage, op, tools_all, known_all),
         )
         compressions = usage.calls - calls_before
+        laps.lap("stage3")
 
         def finish(applied: Sequence[AppliedOp]) -> LearnReport:
             return _report(
@@ -367,6 +435,7 @@ def learn(
                 applied,
                 results,
                 grouping,
+                laps.done("apply"),
             )
 
         rejected += list(final.rejected)
@@ -401,7 +470,9 @@ def learn(
                     "WHERE id = ?",
                     [now_iso(), json.dumps(report.as_dict(), ensure_ascii=False), session_id],
                 )
-            return attrs.evolve(report, wall_seconds=time.perf_counter() - t0)
+            return attrs.evolve(
+                report, wall_seconds=time.perf_counter() - t0, timings=laps.done("apply")
+            )
         return finish(applied)
     except BaseException as e:
         if session_id is not None:
@@ -444,6 +515,7 @@ def _report(
     applied: Sequence[AppliedOp],
     results: Sequence[GroupResult],
     grouping: Grouping,
+    timings: dict[str, float],
 ) -> LearnReport:
     exact_usable = sum(1 for g in ready if not g.degenerate)
     waiting = sum(1 for g in reports if g.stats is None)
@@ -476,4 +548,5 @@ def _report(
         groups_formed=formed,
         free_runs=grouping.free_runs,
         theta_task=grouping.theta_task,
+        timings=timings,
     )

@@ -23,7 +23,7 @@ from collections.abc import Callable, Sequence
 from .. import index, keyword_index, wordllama
 from ..projects import project_of
 from ..terms import TERMS_VERSION
-from .pipeline import Found, live_rows, scope, search
+from .pipeline import Found, live_rows, scope, search, search_many
 from .ranking import DEFAULT, Evidence, Ranking
 
 __all__ = [
@@ -38,6 +38,7 @@ __all__ = [
     "live_rows",
     "scope",
     "search",
+    "search_many",
 ]
 
 HEADER = "Lessons from earlier runs of similar tasks (apply when they fit):"

@@ -30,6 +30,7 @@ __all__ = [
     "live_rows",
     "scope",
     "search",
+    "search_many",
 ]
 
 #: How many lessons each search hands to the ranking (at least; ``3 k`` for a larger k).
@@ -118,6 +119,7 @@ def search(
     ranking: Ranking = DEFAULT,
     methods: Methods = ALL_METHODS,
     project: str | None = None,
+    vector_hits: Sequence[tuple[int, float]] | None = None,
 ) -> list[Found]:
     """The ``k`` lessons that best fit ``text`` and pass the relevance floor, best first.
 
@@ -128,6 +130,7 @@ def search(
     them). ``min_score`` overrides the floor (0 returns every candidate).
     ``project`` (a project root, see :mod:`agentmem.projects`): lessons scoped to
     another project are never returned; without one, only global lessons are.
+    ``vector_hits``: the vector search's answer, done already (:func:`search_many`).
     """
     conn = raw(db)
     own = not conn.in_transaction
@@ -143,6 +146,7 @@ def search(
             k=k,
             methods=methods,
             project=project,
+            vector_hits=vector_hits,
         )
         ranked = rank(evidence.values(), k, ranking, min_score=min_score)
         rows = {r["id"]: r for r in live_rows(conn, [r.evidence.id for r in ranked])}
@@ -150,6 +154,63 @@ def search(
         if own and conn.in_transaction:
             conn.execute("COMMIT")
     return [_found(rows[r.evidence.id], r) for r in ranked if r.evidence.id in rows]
+
+
+def search_many(
+    db: Any,
+    texts: Sequence[str],
+    query_vectors: Callable[[Sequence[str]], Sequence[Vector]] | None,
+    *,
+    tools: Sequence[Sequence[str] | None] | None = None,
+    domains: Sequence[Sequence[str] | None] | None = None,
+    k: int = 5,
+    min_score: float | None = None,
+    ranking: Ranking = DEFAULT,
+    methods: Methods = ALL_METHODS,
+    project: str | None = None,
+) -> list[list[Found]]:
+    """:func:`search` for each of ``texts`` (with ``tools[i]`` and ``domains[i]``): the same
+    answers, in order, from one committed state.
+
+    The vector searches, which score every vector in scope, are done together
+    (:func:`agentmem.index.search_many`, ``query_vectors`` embedding all the texts
+    at once): a learning session's thousands of Stage 2 retrievals read the index
+    once per batch instead of once per group. The rest is :func:`search`'s.
+    """
+    n = len(texts)
+    tools_of = [None] * n if tools is None else list(tools)
+    domains_of = [None] * n if domains is None else list(domains)
+    if len(tools_of) != n or len(domains_of) != n:
+        raise ValueError("search_many needs one tools and one domains list per text")
+    conn = raw(db)
+    own = not conn.in_transaction
+    if own:
+        begin(db, "BEGIN")
+    try:
+        hits: list[Sequence[tuple[int, float]] | None] = [None] * n
+        if n and query_vectors is not None and "vector" in methods and index.index_info(conn):
+            where = [scope(conn, t, d) for t, d in zip(tools_of, domains_of, strict=True)]
+            want = max(CANDIDATES, 3 * k)
+            hits = list(index.search_many(db, query_vectors(texts), domains=where, k=want))
+        return [
+            search(
+                db,
+                text,
+                None,
+                tools=t,
+                domains=d,
+                k=k,
+                min_score=min_score,
+                ranking=ranking,
+                methods=methods,
+                project=project,
+                vector_hits=h,
+            )
+            for text, t, d, h in zip(texts, tools_of, domains_of, hits, strict=True)
+        ]
+    finally:
+        if own and conn.in_transaction:
+            conn.execute("COMMIT")
 
 
 def _found(row: dict[str, Any], r: Ranked) -> Found:
@@ -166,6 +227,7 @@ def gather(
     k: int = 5,
     methods: Methods = ALL_METHODS,
     project: str | None = None,
+    vector_hits: Sequence[tuple[int, float]] | None = None,
 ) -> dict[int, Evidence]:
     """Every candidate's evidence (vector and BM25 ranks, tool usage, tool names, error
     strings), for :func:`agentmem.retrieval.ranking.rank`, leaving out the lessons that
@@ -176,9 +238,11 @@ def gather(
     want = max(CANDIDATES, 3 * k)  # hidden candidates are dropped: a few less to rank
     has_vectors = "vector" in methods and index.index_info(conn) is not None
     vranks: dict[int, tuple[int, float]] = {}
-    if has_vectors and query_vector is not None:
-        hits = index.search(db, query_vector(text), domains=where, k=want)  # db: it may cache
-        vranks = {i: (n, s) for n, (i, s) in enumerate(hits, 1)}
+    if has_vectors and (vector_hits is not None or query_vector is not None):
+        hits = vector_hits
+        if hits is None and query_vector is not None:
+            hits = index.search(db, query_vector(text), domains=where, k=want)  # db: may cache
+        vranks = {i: (n, s) for n, (i, s) in enumerate(hits or (), 1)}
     vranks = {i: r for i, r in vranks.items() if i not in hidden}
     if not keyword_index.exists(conn):  # not migrated yet: the vector search alone
         return {

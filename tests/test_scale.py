@@ -1,0 +1,312 @@
+"""What keeps a learning session's cost per group flat as the library grows gives the
+same answers as the all-pairs versions it replaced (``benchmarks/bench_scale.py`` times
+it): the clustering of a session's findings, Stage 3's ADD-against-ADD deduplication,
+batched retrieval, and one write of the vector index per session."""
+
+from __future__ import annotations
+
+import random
+import re
+from collections import defaultdict
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+
+from agentmem import Memory, index
+from agentmem.learning.consolidate import _dedup, same_facts
+from agentmem.learning.evidence import Finding, quote_error
+from agentmem.learning.merge import _chunks, _param_of, _setting, _tools, clusters
+from agentmem.learning.ops import Operation
+from benchmarks.scale_data import experiences, groups
+
+from .conftest import FakeEmbedder
+
+# -- the reference: clusters() as it was, comparing every pair --------------------------------
+
+
+def clusters_all_pairs(findings: Sequence[Finding]) -> list[tuple[str, list[int]]]:
+    fs = list(findings)
+    out: list[tuple[str, list[int]]] = []
+    taken: set[int] = set()
+    helpers: dict[str, list[int]] = defaultdict(list)
+    for i, f in enumerate(fs):
+        if f.detail.get("helper") and (
+            f.kind == "prerequisite" or (f.kind == "recovery" and not f.detail.get("param"))
+        ):
+            helpers[f.detail["helper"]].append(i)
+    for u, idx in helpers.items():
+        tools = {t for i in idx for t in _tools(fs[i])}
+        have = next((st for i in idx if (st := _setting(fs[i]))), None)
+        idx = idx + [
+            j
+            for j, f in enumerate(fs)
+            if f.kind == "param_value"
+            and f.tool == u
+            and f.detail.get("later") in tools
+            and (st := _setting(f))
+            and (have is None or st[0] == have[0])
+        ]
+        instead = next((fs[i].detail["instead"] for i in idx if fs[i].detail.get("instead")), None)
+        idx = idx + [
+            j
+            for j, f in enumerate(fs)
+            if f.kind == "wrong_tool"
+            and f.facts[0] == u
+            and not f.detail.get("both_ways")
+            and instead in (None, f.facts[1])
+        ]
+        for chunk in _chunks(fs, idx):
+            if len(chunk) > 1:
+                out.append(("prerequisite", sorted(chunk)))
+                taken.update(chunk)
+    cand = [
+        i
+        for i, f in enumerate(fs)
+        if i not in taken
+        and (
+            (f.kind == "param_value" and _param_of(f) and not _setting(f))
+            or (f.kind == "recovery" and f.detail.get("param"))
+            or (f.kind == "param_name" and len(f.facts) == 3 and not f.detail.get("pairs"))
+        )
+    ]
+
+    def links(f: Finding) -> set[str]:
+        out = set(_tools(f)) | ({f.detail.get("source") or "", f.detail.get("helper") or ""} - {""})
+        if f.domain and f.domain != "general":
+            out.add(f"domain:{f.domain}")
+        err = re.sub(r"^\w+:\s*", "", quote_error(f.detail.get("error") or "", 12))
+        err = " ".join([w for w in err.split() if not re.search(r"[.\d:/]", w)][:3])
+        if err and f.kind != "param_name":
+            out.add(f"error:{err.lower()}")
+        return out
+
+    seen: set[int] = set()
+    for i in cand:
+        if i in seen:
+            continue
+        comp, todo = [i], [i]
+        seen.add(i)
+        while todo:
+            a = fs[todo.pop()]
+            for j in cand:
+                if j not in seen and _param_of(fs[j]) == _param_of(a) and links(fs[j]) & links(a):
+                    seen.add(j)
+                    comp.append(j)
+                    todo.append(j)
+        kinds = {fs[j].kind for j in comp}
+        if len(comp) > 1 and kinds & {"param_value", "recovery"}:
+            out.append(("value", sorted(comp)))
+            taken.update(comp)
+    wrong_names: dict[str, list[int]] = defaultdict(list)
+    for i, f in enumerate(fs):
+        if (
+            f.kind == "param_name"
+            and i not in taken
+            and (len(f.facts) == 3 or f.detail.get("pairs"))
+        ):
+            wrong_names[f.detail.get("wrong_name") or f.facts[2]].append(i)
+    for idx in wrong_names.values():
+        if len(idx) > 1:
+            out.append(("name", idx))
+            taken.update(idx)
+    missing: dict[str, list[int]] = defaultdict(list)
+    for i, f in enumerate(fs):
+        if f.kind == "missing_step" and i not in taken:
+            missing[f.tool].append(i)
+    for idx in missing.values():
+        if len(idx) > 1:
+            out.append(("missing", idx))
+            taken.update(idx)
+    pairs: dict[frozenset[str], list[int]] = defaultdict(list)
+    for i, f in enumerate(fs):
+        if f.kind == "wrong_tool" and i not in taken:
+            pairs[frozenset(f.facts[:2])].append(i)
+    out += [("wrong_tool", idx) for idx in pairs.values() if len(idx) > 1]
+    return sorted(out, key=lambda c: min(c[1]))
+
+
+def random_findings(rng: random.Random, n: int) -> list[Finding]:
+    """Findings of every kind over a small vocabulary, so that many of them link up."""
+    tools = ["cd", "cat", "cp", "mv", "login", "get_id", "book", "pay"]
+    params = ["folder", "file_name", "user_id", "symbol", ""]
+    errors = ["No such file", "not authenticated", "invalid id 42", "timeout: 3s", ""]
+    out = []
+    for _ in range(n):
+        kind = rng.choice(
+            ["prerequisite", "recovery", "param_value", "param_name", "missing_step", "wrong_tool"]
+        )
+        t, u, x = rng.choice(tools), rng.choice(tools), rng.choice(params)
+        detail: dict[str, object] = {"error": rng.choice(errors)}
+        facts: tuple[str, ...] = (t,)
+        if kind in ("prerequisite", "recovery"):
+            detail["helper"] = u
+            if rng.random() < 0.3:
+                detail["param"] = x
+            if rng.random() < 0.3:
+                detail["tools"] = rng.sample(tools, 2)
+            if rng.random() < 0.2:
+                detail["instead"] = rng.choice(tools)
+            facts = (t, u)
+        elif kind == "param_value":
+            detail.update(param=x, good="a", bad="b")
+            if rng.random() < 0.4:
+                detail.update(later=rng.choice(tools), error=None)
+            if rng.random() < 0.3:
+                detail["source"] = u
+            facts = (t, x or "p")
+        elif kind == "param_name":
+            facts = (t, x or "p", rng.choice(["file", "name", "id"]))
+            if rng.random() < 0.2:
+                detail["pairs"] = [(t, x or "p")]
+                detail["wrong_name"] = facts[2]
+        elif kind == "wrong_tool":
+            facts = (t, u)
+            detail["both_ways"] = rng.random() < 0.1
+        out.append(
+            Finding(kind, t, rng.choice(["fs", "general", ""]), f"{kind} {t}", facts, 1, detail)
+        )
+    return out
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_clusters_match_the_all_pairs_version_on_random_findings(seed: int) -> None:
+    fs = random_findings(random.Random(seed), random.Random(seed).randrange(2, 120))
+    assert clusters(fs) == clusters_all_pairs(fs)
+
+
+def test_clusters_match_the_all_pairs_version_on_a_sessions_findings(tmp_path: Path) -> None:
+    """The findings of 150 synthetic groups (every kind of planted mistake)."""
+    with Memory.open(tmp_path / "lib.db", embedder=FakeEmbedder()) as mem:
+        for g in groups(150, seed=3):
+            mem.record_many(g)
+        report = mem.learn(use_model=False, dry_run=True)
+    found = [f for g in report.groups for f in g.findings]
+    assert len(found) > 200 and len({f.kind for f in found}) >= 4
+    got = clusters(found)
+    assert got == clusters_all_pairs(found)
+    assert sum(len(idx) for _, idx in got) > 100  # the session's lessons do merge
+
+
+# -- Stage 3: ADD against ADD ----------------------------------------------------------------
+
+
+def dedup_all_pairs(ops: Sequence[Operation], cosine, threshold: float) -> list[int]:
+    """The indices of the ADDs that stay, comparing each with every ADD chosen before it."""
+    chosen: list[int] = []
+    for i in sorted(range(len(ops)), key=lambda j: (-ops[j].weight, j)):
+        if not any(
+            cosine(ops[i].text, ops[j].text) > threshold and same_facts(ops[i], ops[j])
+            for j in chosen
+        ):
+            chosen.append(i)
+    return sorted(chosen)
+
+
+def test_add_dedup_by_identifier_set_matches_all_pairs() -> None:
+    rng = random.Random(7)
+    emb = FakeEmbedder()
+    tools = ["cd", "cat", "get_user_id", "book_flight", "file_name", "place_order"]
+    words = ["before", "calling", "call", "first", "never", "pass", "with", "use"]
+    ops = []
+    for k in range(300):
+        names = rng.sample(tools, rng.randrange(0, 3))
+        text = " ".join(rng.sample(words, 4) + names)
+        ops.append(Operation("ADD", text=text, group=f"g{k % 37}", weight=rng.random()))
+
+    def cosine(a: str, b: str) -> float:
+        va, vb = emb.embed_batch([a, b])
+        return sum(x * y for x, y in zip(va, vb, strict=True))
+
+    kept, rejected = _dedup(ops, lambda _text: [], cosine, 0.6)
+    want = dedup_all_pairs(ops, cosine, 0.6)
+    assert [ops.index(op) for op in kept] == want
+    assert len(rejected) == len(ops) - len(want) > 20
+
+
+# -- batched retrieval ---------------------------------------------------------------------------
+
+
+@pytest.fixture
+def library(tmp_path: Path) -> Memory:
+    mem = Memory.open(tmp_path / "lib.db", embedder=FakeEmbedder())
+    mem.add_many(experiences(600, seed=5))
+    yield mem
+    mem.close()
+
+
+def test_search_many_gives_each_search_its_own_answer(library: Memory) -> None:
+    lib = library._library()
+    rng = random.Random(1)
+    texts = [f"call {t} with item_id like {rng.randrange(100)}" for t in ("get", "update") * 150]
+    domains = [rng.choice([None, ["fs"], ["k8s", "web"], ["nowhere"], []]) for _ in texts]
+    many = lib.search_many(texts, domains=domains, k=5)
+    one_by_one = [lib.search(t, domains=d, k=5) for t, d in zip(texts, domains, strict=True)]
+    assert many == one_by_one
+    assert sum(1 for hits in many if hits) > 150  # "nowhere" and [] find none
+    vectors = [lib.vector(t) for t in texts]
+    got = index.search_many(lib.db, vectors, domains=domains, k=3)
+    numpy_engine = [
+        index._search(lib.db, v, domains=d, k=3, engine="numpy")
+        for v, d in zip(vectors, domains, strict=True)
+    ]
+    assert got == numpy_engine
+    sql_engine = [  # exact too, but summed in another order: near-ties may swap
+        index._search(lib.db, v, domains=d, k=3, engine="sql")
+        for v, d in zip(vectors, domains, strict=True)
+    ]
+    for g, w in zip(got, sql_engine, strict=True):
+        assert len(g) == len(w) and all(abs(a[1] - b[1]) < 1e-12 for a, b in zip(g, w))
+
+
+def test_search_many_without_numpy_searches_one_by_one(library: Memory, monkeypatch) -> None:
+    lib = library._library()
+    vectors = [lib.vector(t) for t in ("update a pod", "list bookings", "git login")]
+    want = [index.search(lib.db, v, k=4) for v in vectors]
+    monkeypatch.setattr(index, "_numpy", lambda import_it: None)
+    index.forget(lib.db)
+    assert index.search_many(lib.db, vectors, k=4) == want
+    with pytest.raises(ValueError, match="2 vectors but 1 domain lists"):
+        index.search_many(lib.db, vectors[:2], domains=[None], k=4)
+
+
+# -- the session ---------------------------------------------------------------------------------
+
+
+def test_add_many_is_one_undoable_session(tmp_path: Path) -> None:
+    with Memory.open(tmp_path / "lib.db", embedder=FakeEmbedder()) as mem:
+        ids = mem.add_many([("Call cat with file_name=...", "fs"), "Say what you did."])
+        assert [e.id for e in mem.experiences()] == ids
+        [session] = mem.sessions()
+        assert session["kind"] == "curate"
+        with pytest.raises(Exception, match="at most 32 words"):
+            mem.add_many(["fine", "too long " * 20])
+        assert len(mem.experiences()) == 2 and len(mem.sessions()) == 1
+        mem.undo(session["id"])
+        assert mem.experiences() == []
+
+
+def test_a_session_writes_the_index_once_and_reports_its_stages(
+    tmp_path: Path, monkeypatch
+) -> None:
+    with Memory.open(tmp_path / "lib.db", embedder=FakeEmbedder()) as mem:
+        for g in groups(60, seed=4):
+            mem.record_many(g)
+        mem.add_many(experiences(300, seed=4))
+        calls: list[int] = []
+        real = index.put_many
+
+        def counted(db, rows):
+            rows = list(rows)
+            calls.append(len(rows))
+            return real(db, rows)
+
+        monkeypatch.setattr(index, "put_many", counted)
+        report = mem.learn(use_model=False)
+        assert report.groups_used == 60
+        assert len(calls) == 1 and calls[0] == sum(
+            1 for o in report.applied if o.op.kind in ("ADD", "MODIFY", "MERGE")
+        )
+        assert set(report.timings) == {"select", "load", "stage1", "stage2", "stage3", "apply"}
+        assert report.as_dict()["timings"] == report.timings
+        assert index.check(mem.db) == []
