@@ -208,6 +208,13 @@ class Memory:
             r = self._redactor = DEFAULT_REDACTOR
         if not r.enabled:
             return t
+        # One scan of the whole trajectory first: most hold nothing any rule looks for.
+        # Every key and string of the parameters and meta occurs in their repr.
+        probe = "\x00".join(
+            [t.task, repr(t.meta), *(s.output for s in t.steps), *(repr(s.params) for s in t.steps)]
+        )
+        if not r.needs(probe):
+            return t
         steps, changed = [], False
         for s in t.steps:
             params, output = r.value(s.params), r.text(s.output)

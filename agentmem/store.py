@@ -45,6 +45,10 @@ __all__ = [
 ]
 
 
+#: ``json.dumps(value, ensure_ascii=False)``, without building an encoder per call.
+_to_json = json.JSONEncoder(ensure_ascii=False).encode
+
+
 def now_iso() -> str:
     """The current time as ISO-8601 UTC, the format of every timestamp in the file."""
     return datetime.now(timezone.utc).isoformat(timespec="microseconds")
@@ -100,7 +104,7 @@ def insert_trajectories(
             t.success_rate,
             None if t.state_ok is None else int(t.state_ok),
             None if t.essential_actions is None else json.dumps(list(t.essential_actions)),
-            json.dumps(t.meta, ensure_ascii=False),
+            _to_json(t.meta),
             at,
         )
         if batch:
@@ -117,7 +121,7 @@ def insert_trajectories(
                     i,
                     s.tool,
                     s.domain or step_domain(s.tool, s.params, overrides),
-                    json.dumps(s.params, ensure_ascii=False),
+                    _to_json(s.params),
                     s.output,
                     int(s.success),
                 )

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from agentmem import InvalidRecordError, Memory, Step, Trajectory, UnknownTrajectoryError
 from agentmem.ingest import is_error_output, parse_jsonl, parse_openai
-from agentmem.redact import Redactor
+from agentmem.redact import PLACEHOLDER_PREFIX, Redactor
 
 from .conftest import TAU_BENCH
 
@@ -207,6 +207,31 @@ def test_secrets_redacted_before_storage(mem: Memory):
         "SELECT params, output FROM steps WHERE trajectory_id = ?", [tid]
     ).fetchone()
     assert key not in row[0] and key not in row[1]
+
+
+@pytest.mark.parametrize(
+    ("where", "secret"),
+    [
+        ("a number under a secret key", {"params": {"db": {"PGPASSWORD": 48213}}}),
+        ("meta", {"meta": {"env": "AWS_ACCESS_KEY_ID=AKIA" + "IOSFODNN7EXAMPLE"}}),
+        ("the task", {"task": "log in with sk_live_" + "4eC39HqLyjWDarjtT1zdp7dc"}),
+        ("the last step", {"output": "Authorization: Bearer abc.def-1234567890ghijkl"}),
+    ],
+)
+def test_a_secret_anywhere_in_a_trajectory_is_found(mem: Memory, where: str, secret: dict):
+    """One scan of the whole trajectory decides whether to redact it: a secret in any
+    part trips it (the rest, with no secret, comes back as it was)."""
+    steps = [Step("ls", {"path": "."}, "a.txt\nb.txt", True) for _ in range(5)]
+    steps.append(Step("bash", secret.get("params", {}), secret.get("output", "done"), True))
+    t = Trajectory(
+        task=secret.get("task", "list the files"), steps=steps, meta=secret.get("meta", {})
+    )
+    stored = mem.get_trajectory(mem.record(t))
+    text = json.dumps([stored.task, stored.meta, [(s.params, s.output) for s in stored.steps]])
+    assert PLACEHOLDER_PREFIX in text, where
+    for leaked in ("48213", "IOSFODNN7EXAMPLE", "4eC39HqLyjWDarjtT1zdp7dc", "1234567890ghijkl"):
+        assert leaked not in text, where
+    assert [s.output for s in stored.steps[:5]] == ["a.txt\nb.txt"] * 5
 
 
 def test_redaction_can_be_disabled(tmp_path):

@@ -492,3 +492,55 @@ def test_redact_value_never_raises_and_is_idempotent(value: Any) -> None:
     once = redact_value(value)
     assert redact_value(once) == once
     assert Redactor(enabled=False).value(value) == value
+
+
+# --------------------------------------------------------------------------- the prefilter
+
+
+def test_prefilter_finds_every_corpus_secret() -> None:
+    """Every positive trips the one-scan prefilter, alone and inside a repr or JSON."""
+    for r in POSITIVES:
+        assert DEFAULT_REDACTOR.needs(r["text"]), _short(r)
+        assert DEFAULT_REDACTOR.needs(repr({"k": r["text"]})), _short(r)
+        assert DEFAULT_REDACTOR.needs(json.dumps([r["text"]], ensure_ascii=False)), _short(r)
+
+
+def test_prefilter_needles_survive_repr_and_json() -> None:
+    """The trajectory fast path scans repr(params): a needle must not hold a character
+    that repr or JSON escapes, or a secret could hide behind the escaping."""
+    rx = redact_module._prefilter()
+    words = [*redact_module._KEY_WORDS, *(r.needle for r in redact_module._builtin_rules())]
+    for w in words:
+        assert not set(w) & set("'\"\\") and w.isprintable() and w.isascii(), w
+        assert rx.search(w.lower()) or w.lower() in redact_module._NARROW, w
+    for name in ("password", "GITHUB_TOKEN", "apiKey", "Authorization", "Cookie", "pwd"):
+        assert is_secret_key(name) and DEFAULT_REDACTOR.needs(repr({name: 1})), name
+
+
+@settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_MIXED)
+def test_text_the_prefilter_passes_is_left_alone(text: str) -> None:
+    assert DEFAULT_REDACTOR.needs(text) or redact(text) == text
+
+
+_KEYS = st.one_of(st.sampled_from(_WORDS), st.sampled_from(["password", "n", "token", "x_key"]))
+_VALUES = st.recursive(
+    st.one_of(_MIXED, st.integers(), st.none(), st.booleans()),
+    lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(_KEYS, inner, max_size=3)),
+    max_leaves=8,
+)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.dictionaries(_KEYS, _VALUES, max_size=4))
+def test_a_value_whose_repr_the_prefilter_passes_is_left_alone(value: dict[str, Any]) -> None:
+    assert DEFAULT_REDACTOR.needs(repr(value)) or redact_value(value) == value
+
+
+def test_narrow_shapes_still_find_their_tokens() -> None:
+    """'task', 'through' and 'global' do not trip the prefilter; the tokens those needles
+    start do."""
+    assert not DEFAULT_REDACTOR.needs("the task went through the global queue")
+    for token in ("SK" + "0123456789abcdef" * 2, "ghp_" + "A1b2" * 9, "glpat-" + "x1Y2" * 5):
+        assert DEFAULT_REDACTOR.needs(f"see {token} here"), token
+        assert token not in redact(f"see {token} here")
