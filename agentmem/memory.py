@@ -167,6 +167,25 @@ class Memory:
             )
         self.set_setting("reward", kind)
 
+    @property
+    def output_cap(self) -> int:
+        """The most bytes of a tool output that are stored (head and tail; 0: no cap).
+
+        The library setting ``output_cap``, :data:`agentmem.outputs.DEFAULT_OUTPUT_CAP`
+        (64 KiB) when unset.
+        """
+        from .outputs import DEFAULT_OUTPUT_CAP, SETTING
+
+        cap = self.get_setting(SETTING)
+        return DEFAULT_OUTPUT_CAP if cap is None else int(cap)
+
+    def set_output_cap(self, cap: int) -> None:
+        """Store the output cap in bytes: 0 (no cap) or at least 1,024. Outputs already
+        recorded are kept as they are."""
+        from .outputs import SETTING, validate_cap
+
+        self.set_setting(SETTING, validate_cap(cap))
+
     # -- tool domains ----------------------------------------------------------------
 
     def domains(self) -> dict[str, str]:
@@ -247,11 +266,15 @@ class Memory:
     ) -> list[int]:
         """Record trajectories in one transaction: all of them or, on error, none.
 
-        In a team (``agentmem team join``), ``share=True`` also queues them,
-        redacted, for the team library; ``None`` follows the team's ``share``
-        setting. Unshared runs never leave this library.
+        Secrets are redacted, then outputs longer than :attr:`output_cap` are cut to
+        their head and tail (see :mod:`agentmem.outputs`). In a team (``agentmem team
+        join``), ``share=True`` also queues them, redacted, for the team library;
+        ``None`` follows the team's ``share`` setting. Unshared runs never leave this
+        library.
         """
-        cleaned = [self._clean(t) for t in trajectories]
+        from .outputs import cap_trajectories
+
+        cleaned = cap_trajectories([self._clean(t) for t in trajectories], self.output_cap)
         with write(self.db):
             ids = store.insert_trajectories(self.db, cleaned)
             # -- team touch point: queue shared runs in the same transaction

@@ -3,8 +3,10 @@
 Both write the same trajectories (10 steps each) into the same schema in fresh
 files, in batches of one transaction per batch. The raw baseline inserts
 pre-built tuples with ``executemany``: no validation, no redaction, no domain
-lookup. Prints trajectories per second and the ratio agentmem / raw (target >= 0.5),
-each the fastest of ``--rounds`` interleaved rounds.
+lookup. Prints trajectories per second and the ratio agentmem / raw (target >= 0.8
+with the default redaction), each the fastest of ``--rounds`` interleaved rounds.
+Then records one 22 MB tool output (a build log) with the output cap off and at its
+default, and prints how much the file grows.
 
     python benchmarks/bench_recording.py [--trajectories 5000] [--batch 100] [--rounds 3]
 """
@@ -20,6 +22,7 @@ from pathlib import Path
 from agentmem import Memory, Step, Trajectory
 from agentmem.db import connect, write
 from agentmem.migrations import migrations
+from agentmem.outputs import DEFAULT_OUTPUT_CAP
 from agentmem.store import now_iso
 
 
@@ -107,6 +110,24 @@ def agentmem(path: Path, trajs: list[Trajectory], batch: int, redact: bool) -> f
     return secs
 
 
+def big_output(folder: Path, cap: int) -> tuple[int, float]:
+    """(file growth in bytes, seconds) of recording one 22 MB build log with ``cap``."""
+    log = "".join(
+        f"[{i:07d}] cc -O2 -c src/module_{i % 977}.c -o build/m{i}.o\n" for i in range(420_000)
+    )
+    log += "src/main.c:12: error: undefined reference to `run'\nmake: *** [all] Error 1\n"
+    path = folder / f"big-{cap}.db"
+    with Memory.open(path) as mem:
+        mem.set_output_cap(cap)
+        mem.record("warm up", [Step("bash", {"cmd": "true"}, "", True)])
+    before = path.stat().st_size
+    with Memory.open(path) as mem:
+        t0 = time.perf_counter()
+        mem.record("build", [Step("bash", {"cmd": "make"}, log, False)])
+        secs = time.perf_counter() - t0
+    return path.stat().st_size - before, secs
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--trajectories", type=int, default=5000)
@@ -128,6 +149,15 @@ def main() -> None:
     print(f"{'raw executemany':28}{n / r:>10.0f}{1.0:>15.2f}")
     print(f"{'agentmem, redaction off':28}{n / a_plain:>10.0f}{r / a_plain:>15.2f}")
     print(f"{'agentmem (default)':28}{n / a:>10.0f}{r / a:>15.2f}")
+    with tempfile.TemporaryDirectory() as d:
+        whole, whole_s = big_output(Path(d), 0)
+        capped, capped_s = big_output(Path(d), DEFAULT_OUTPUT_CAP)
+    print(
+        f"\none 22 MB tool output (redacted, then capped): the file grows by "
+        f"{whole / 1e6:.1f} MB stored whole (cap off, {whole_s:.2f} s), "
+        f"{capped / 1e3:.0f} kB with the default {DEFAULT_OUTPUT_CAP // 1024} KiB cap "
+        f"({capped_s:.2f} s)"
+    )
 
 
 if __name__ == "__main__":

@@ -120,7 +120,8 @@ def test_one_bad_line_in_a_thousand_records_none(mem: Memory):
     assert len(mem.record_many(result.trajectories)) == 999
 
 
-def test_large_output_kept_whole(mem: Memory):
+def test_large_output_kept_whole_with_the_cap_off(mem: Memory):
+    mem.set_output_cap(0)
     big = "x" * (10 * 1024 * 1024)
     tid = mem.record("big", [Step("cat", {"file_name": "log"}, big, True)])
     assert len(mem.get_trajectory(tid).steps[0].output) == len(big)

@@ -1,15 +1,18 @@
-"""Commands for keeping a library and its machine healthy: check, backup, restore, doctor."""
+"""Commands for keeping a library and its machine healthy: check, backup, restore,
+doctor, settings."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import click
 
 from ..backup import BEFORE_RESTORE_SUFFIX, backup_library, restore_library
 from ..check import CheckReport, check_path
-from ..memory import default_db_path
-from .main import cli, db_option, errors_as_click, json_option, print_json
+from ..errors import AgentMemError
+from ..memory import Memory, default_db_path
+from .main import cli, db_option, errors_as_click, json_option, print_json, with_memory
 
 
 def _library_path(db_path: str | None) -> Path:
@@ -172,3 +175,69 @@ def doctor(model_spec: str | None, no_model: bool, embedder: str | None, as_json
                 click.echo(f"      -> {p.advice}")
     if not all_ok(probes):
         raise SystemExit(1)
+
+def _parse_bytes(text: str) -> int:
+    """``65536``, ``64KiB``, ``1MiB``, ``0`` or ``off``: a number of bytes."""
+    t = text.strip().lower().replace(" ", "")
+    if t in ("off", "none"):
+        return 0
+    for suffix, factor in (("kib", 1024), ("kb", 1000), ("mib", 2**20), ("mb", 10**6)):
+        if t.endswith(suffix):
+            return int(float(t[: -len(suffix)]) * factor)
+    return int(t)
+
+
+#: The settings `agentmem settings` can change: name -> (what, how to read a value).
+SETTABLE = {
+    "output_cap": "bytes of a tool output kept (head and tail); 0 or off: no cap",
+    "reward": "composite (w1 rho_s + w2 rho_a) or binary (R_state x R_action)",
+    "reward_weights": "the composite reward's w1,w2 (>= 0, summing to 1)",
+}
+
+
+@cli.command()
+@click.argument("key", required=False, type=click.Choice(sorted(SETTABLE)))
+@click.argument("value", required=False)
+@json_option
+@with_memory
+def settings(mem: Memory, key: str | None, value: str | None, as_json: bool) -> None:
+    """Show the library's settings, or set one (KEY VALUE).
+
+    output_cap: the most bytes of a tool output stored (default 64KiB); a
+    longer output keeps its head and tail with a marker giving its length
+    (outputs already recorded are kept as they are). reward and
+    reward_weights: the reward learning sessions use.
+
+    \b
+    Examples:
+      agentmem settings
+      agentmem settings output_cap 1MiB
+      agentmem settings output_cap off
+      agentmem settings reward_weights 1.0,0.0
+    """
+    if key is not None and value is not None:
+        try:
+            if key == "output_cap":
+                mem.set_output_cap(_parse_bytes(value))
+            elif key == "reward":
+                mem.set_reward_kind(value)
+            else:
+                w1, w2 = (float(x) for x in value.split(","))
+                mem.set_reward_weights(w1, w2)
+        except ValueError as e:  # InvalidRecordError is one too, with its own message
+            why = str(e) if isinstance(e, AgentMemError) else f"{value!r} is not a value of {key}"
+            raise click.BadParameter(f"{why} ({key}: {SETTABLE[key]})") from None
+    shown = {
+        "output_cap": mem.output_cap,
+        "reward": mem.reward_kind,
+        "reward_weights": [mem.reward_weights.w1, mem.reward_weights.w2],
+        "model": mem.get_setting("model"),
+        "embedder": mem.get_setting("embedder"),
+    }
+    if key is not None:
+        shown = {key: shown[key]}
+    if as_json:
+        print_json(shown)
+        return
+    for k, v in shown.items():
+        click.echo(f"{k} = {json.dumps(v)}" + (f"  ({SETTABLE[k]})" if k in SETTABLE else ""))

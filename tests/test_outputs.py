@@ -1,0 +1,221 @@
+"""The output cap: long tool outputs stored as head and tail, after redaction, on every path."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from agentmem import InvalidRecordError, Memory, Step
+from agentmem.cli import cli
+from agentmem.ingest import parse_openai
+from agentmem.mcp_server import AgentMemTools
+from agentmem.outputs import (
+    DEFAULT_OUTPUT_CAP,
+    HEAD_SHARE,
+    MIN_OUTPUT_CAP,
+    cap_output,
+    cut_marker,
+)
+
+from .conftest import run_cli
+
+LOG = "".join(f"step {i}: compiling module_{i}.c ... ok\n" for i in range(40_000))
+ERROR = "error: undefined reference to `main'\ncollect2: ld returned 1 exit status\n"
+BIG = LOG + ERROR  # about 1.5 MB, the error at the end as in a real build log
+
+
+def size(text: str) -> int:
+    return len(text.encode("utf-8"))
+
+
+# -- cap_output --------------------------------------------------------------------------------
+
+
+def test_short_outputs_are_untouched() -> None:
+    for text in ("", "ok", "x" * DEFAULT_OUTPUT_CAP, "é" * (DEFAULT_OUTPUT_CAP // 2)):
+        assert cap_output(text, DEFAULT_OUTPUT_CAP) is text
+    assert cap_output(BIG, 0) is BIG
+
+
+def test_long_output_keeps_head_and_tail_with_the_original_length() -> None:
+    out = cap_output(BIG, DEFAULT_OUTPUT_CAP)
+    assert DEFAULT_OUTPUT_CAP - 2048 < size(out) <= DEFAULT_OUTPUT_CAP
+    head, marker, tail = out.partition("[... agentmem output cap:")
+    assert BIG.startswith(head) and BIG.endswith(tail.split("\n", 1)[1])
+    assert tail.endswith(ERROR)  # the error lines are kept
+    cut, total = cut_marker(out)
+    assert total == size(BIG) and cut == total - size(head) - size(tail.split("\n", 1)[1])
+    assert head.endswith("\n") and tail.split("\n", 1)[1].startswith("step ")  # whole lines
+    assert size(head) < size(tail) and abs(size(head) / (size(out)) - HEAD_SHARE) < 0.05
+    assert cap_output(out, DEFAULT_OUTPUT_CAP) == out  # idempotent
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.text(min_size=0, max_size=6000),
+    st.integers(MIN_OUTPUT_CAP, 5000),
+)
+def test_any_text_fits_its_cap(text: str, cap: int) -> None:
+    out = cap_output(text, cap)
+    assert size(out) <= cap
+    if size(text) <= cap:
+        assert out == text
+    else:
+        cut, total = cut_marker(out)
+        assert total == size(text) and cut > 0
+        assert cap_output(out, cap) == out
+
+
+@pytest.mark.parametrize("bad", [1, 1023, -5, True, 1.5, "64k", None])
+def test_bad_caps_are_refused_and_nothing_changes(tmp_path: Path, bad: object) -> None:
+    with Memory.open(tmp_path / "lib.db") as mem:
+        with pytest.raises(InvalidRecordError, match="at least 1024"):
+            mem.set_output_cap(bad)  # type: ignore[arg-type]
+        assert mem.output_cap == DEFAULT_OUTPUT_CAP
+        assert mem.get_setting("output_cap") is None
+
+
+def test_the_cap_is_a_library_setting(tmp_path: Path) -> None:
+    with Memory.open(tmp_path / "lib.db") as mem:
+        mem.set_output_cap(4096)
+    with Memory.open(tmp_path / "lib.db") as mem:
+        assert mem.output_cap == 4096
+        tid = mem.record("build", [Step("bash", {"cmd": "make"}, BIG, False)])
+        assert size(mem.get_trajectory(tid).steps[0].output) <= 4096
+        mem.set_output_cap(0)
+        tid = mem.record("build", [Step("bash", {"cmd": "make"}, BIG, False)])
+        assert mem.get_trajectory(tid).steps[0].output == BIG
+
+
+# -- redaction first -------------------------------------------------------------------------
+
+
+def test_a_secret_across_the_cut_is_redacted_whole(tmp_path: Path) -> None:
+    """Capping first would cut the token where the head ends, and a cut-off token no
+    longer has its shape: redaction runs first, so no piece of it is stored."""
+    cap = 8192
+    token = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    head_bytes = int((cap - 80) * HEAD_SHARE)
+    text = "x" * (head_bytes - 20) + f" GITHUB_TOKEN={token} " + "y" * 200_000
+    naive = cap_output(text, cap)
+    assert token[:10] in naive and token not in naive  # what capping first would store
+    with Memory.open(tmp_path / "lib.db") as mem:
+        mem.set_output_cap(cap)
+        tid = mem.record("push", [Step("bash", {"cmd": "git push"}, text, True)])
+        out = mem.get_trajectory(tid).steps[0].output
+    assert cut_marker(out) and size(out) <= cap
+    assert "A1b2" not in out and "ghp_" not in out
+    assert out.count("[REDACTED:") == 0  # the placeholder was at the cut: dropped whole
+    assert cap_output(out, cap) == out
+
+
+@pytest.mark.parametrize("shift", range(-30, 30, 3))
+def test_the_cut_never_splits_a_placeholder(shift: int) -> None:
+    cap = 4096
+    head_bytes = int((cap - 80) * HEAD_SHARE)
+    for where in (head_bytes + shift, -(cap - 80 - head_bytes) + shift):
+        text = "x" * 100_000
+        ph = "[REDACTED:password]"
+        text = text[:where] + ph + text[where:] if where > 0 else text[:where] + ph + "x" * -where
+        out = cap_output(text, cap)
+        assert size(out) <= cap
+        assert out.count("[REDACTED:") == out.count("[REDACTED:password]")
+        assert "REDACTED:" not in out.replace("[REDACTED:password]", "")
+
+
+# -- every way of recording ------------------------------------------------------------------
+
+
+def _stored_outputs(db: Path) -> list[str]:
+    with Memory.open(db) as mem:
+        return [s.output for t in mem.trajectories() for s in t.steps]
+
+
+def _assert_capped(outputs: list[str]) -> None:
+    big = [o for o in outputs if cut_marker(o)]
+    assert big, "no output was capped"
+    for o in big:
+        assert size(o) <= DEFAULT_OUTPUT_CAP and o.endswith(ERROR)
+        assert cut_marker(o)[1] == size(BIG)
+
+
+def test_api_paths_cap(tmp_path: Path) -> None:
+    db = tmp_path / "lib.db"
+    with Memory.open(db) as mem:
+        mem.record("build", [Step("bash", {"cmd": "make"}, BIG, False)])
+        with mem.trajectory("build again") as t:
+            t.step("bash", {"cmd": "make"}, BIG, success=False)
+    outputs = _stored_outputs(db)
+    assert len(outputs) == 2
+    _assert_capped(outputs)
+
+
+def test_cli_record_caps(tmp_path: Path) -> None:
+    db = tmp_path / "lib.db"
+    line = {"task": "build", "steps": [{"tool": "bash", "output": BIG, "success": False}]}
+    result = run_cli("record", "-", db=db, input=(json.dumps(line) + "\n").encode())
+    assert result.returncode == 0, result.stderr
+    _assert_capped(_stored_outputs(db))
+
+
+def test_import_caps(tmp_path: Path) -> None:
+    db = tmp_path / "lib.db"
+    convo = {
+        "messages": [
+            {"role": "user", "content": "build it"},
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": "c1",
+                        "type": "function",
+                        "function": {"name": "bash", "arguments": '{"cmd": "make"}'},
+                    }
+                ],
+            },
+            {"role": "tool", "tool_call_id": "c1", "content": BIG},
+            {"role": "assistant", "content": "It failed."},
+        ]
+    }
+    src = tmp_path / "convo.json"
+    src.write_text(json.dumps([convo]))
+    assert parse_openai(src.read_bytes()).trajectories  # the importer reads it
+    result = CliRunner().invoke(cli, ["import", str(src), "--format", "openai", "--db", str(db)])
+    assert result.exit_code == 0, result.output
+    _assert_capped(_stored_outputs(db))
+
+
+def test_mcp_paths_cap(tmp_path: Path) -> None:
+    db = tmp_path / "lib.db"
+    core = AgentMemTools(Memory.open(db, embedder="hash"))
+    core.record("build", [{"tool": "bash", "output": BIG, "success": False}])
+    h = core.begin("build step by step")
+    core.step(h, "bash", {"cmd": "make"}, BIG, success=False)
+    core.end(h)
+    core.close()
+    outputs = _stored_outputs(db)
+    assert len(outputs) == 2
+    _assert_capped(outputs)
+
+
+def test_settings_command_shows_and_sets_the_cap(tmp_path: Path) -> None:
+    db = str(tmp_path / "lib.db")
+    runner = CliRunner()
+    shown = runner.invoke(cli, ["settings", "--json", "--db", db])
+    assert shown.exit_code == 0 and json.loads(shown.output)["output_cap"] == DEFAULT_OUTPUT_CAP
+    assert runner.invoke(cli, ["settings", "output_cap", "1MiB", "--db", db]).exit_code == 0
+    bad = runner.invoke(cli, ["settings", "output_cap", "12", "--db", db])
+    assert bad.exit_code == 2 and "at least 1024" in bad.output
+    bad = runner.invoke(cli, ["settings", "output_cap", "lots", "--db", db])
+    assert bad.exit_code == 2 and "'lots' is not a value of output_cap" in bad.output
+    one = runner.invoke(cli, ["settings", "output_cap", "--db", db])
+    assert one.output.startswith("output_cap = 1048576")
+    assert runner.invoke(cli, ["settings", "output_cap", "off", "--db", db]).exit_code == 0
+    with Memory.open(db) as mem:
+        assert mem.output_cap == 0
