@@ -45,7 +45,7 @@ def test_short_outputs_are_untouched() -> None:
 def test_long_output_keeps_head_and_tail_with_the_original_length() -> None:
     out = cap_output(BIG, DEFAULT_OUTPUT_CAP)
     assert DEFAULT_OUTPUT_CAP - 2048 < size(out) <= DEFAULT_OUTPUT_CAP
-    head, marker, tail = out.partition("[... agentmem output cap:")
+    head, _, tail = out.partition("[... agentmem output cap:")
     assert BIG.startswith(head) and BIG.endswith(tail.split("\n", 1)[1])
     assert tail.endswith(ERROR)  # the error lines are kept
     cut, total = cut_marker(out)

@@ -176,6 +176,7 @@ def doctor(model_spec: str | None, no_model: bool, embedder: str | None, as_json
     if not all_ok(probes):
         raise SystemExit(1)
 
+
 def _parse_bytes(text: str) -> int:
     """``65536``, ``64KiB``, ``1MiB``, ``0`` or ``off``: a number of bytes."""
     t = text.strip().lower().replace(" ", "")
