@@ -174,10 +174,9 @@ class Memory:
         The library setting ``output_cap``, :data:`agentmem.outputs.DEFAULT_OUTPUT_CAP`
         (64 KiB) when unset.
         """
-        from .outputs import DEFAULT_OUTPUT_CAP, SETTING
+        from .outputs import library_cap
 
-        cap = self.get_setting(SETTING)
-        return DEFAULT_OUTPUT_CAP if cap is None else int(cap)
+        return library_cap(self.db)
 
     def set_output_cap(self, cap: int) -> None:
         """Store the output cap in bytes: 0 (no cap) or at least 1,024. Outputs already
@@ -272,9 +271,7 @@ class Memory:
         ``None`` follows the team's ``share`` setting. Unshared runs never leave this
         library.
         """
-        from .outputs import cap_trajectories
-
-        cleaned = cap_trajectories([self._clean(t) for t in trajectories], self.output_cap)
+        cleaned = [self._clean(t) for t in trajectories]
         with write(self.db):
             ids = store.insert_trajectories(self.db, cleaned)
             # -- team touch point: queue shared runs in the same transaction

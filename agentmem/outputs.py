@@ -2,13 +2,13 @@
 
 A build log or a test run can print megabytes, and a library that stored them whole
 would grow by megabytes a run. Every way of recording (the API, ``agentmem record``
-and ``import``, the MCP server) goes through :meth:`agentmem.Memory.record_many`,
-which redacts secrets first (so no secret is cut in half and then missed) and then
-caps each step's output with :func:`cap_output`: an output over the cap (in bytes of
-UTF-8, the library setting ``output_cap``, :data:`DEFAULT_OUTPUT_CAP` unless set;
-0 turns the cap off) keeps its first quarter and its last three quarters, where
-errors and test summaries are, with a marker line between them that gives the
-original length::
+and ``import``, transcript imports, the MCP server) stores trajectories through
+:func:`agentmem.store.insert_trajectories`, after redacting secrets (so no secret is
+cut in half and then missed); there each step's output is capped with
+:func:`cap_output`: an output over the cap (in bytes of UTF-8, the library setting
+``output_cap``, :data:`DEFAULT_OUTPUT_CAP` unless set; 0 turns the cap off) keeps
+its first quarter and its last three quarters, where errors and test summaries
+are, with a marker line between them that gives the original length::
 
     [... agentmem output cap: 21934464 of 22000000 bytes cut here ...]
 
@@ -19,10 +19,12 @@ never inside a ``[REDACTED:kind]`` placeholder.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Sequence
 
 import attrs
+from sqlite_utils import Database
 
 from .errors import InvalidRecordError
 from .records import Trajectory
@@ -35,6 +37,7 @@ __all__ = [
     "cap_output",
     "cap_trajectories",
     "cut_marker",
+    "library_cap",
     "validate_cap",
 ]
 
@@ -52,6 +55,12 @@ _SNAP = 1024
 _PLACEHOLDER = PLACEHOLDER_PREFIX.encode("ascii")
 _MARKER = "[... agentmem output cap: {cut} of {total} bytes cut here ...]\n"
 _MARKER_RE = re.compile(r"\[\.\.\. agentmem output cap: (\d+) of (\d+) bytes cut here \.\.\.\]")
+
+
+def library_cap(db: Database) -> int:
+    """The library's cap: its ``output_cap`` setting, else :data:`DEFAULT_OUTPUT_CAP`."""
+    row = db.execute("SELECT value FROM settings WHERE key = ?", [SETTING]).fetchone()
+    return DEFAULT_OUTPUT_CAP if row is None else int(json.loads(row[0]))
 
 
 def validate_cap(cap: object) -> int:

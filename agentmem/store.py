@@ -73,8 +73,13 @@ def insert_trajectories(
 ) -> list[int]:
     """Insert trajectories with their steps (and an accept/reject event when known).
 
-    Runs inside the caller's transaction. Returns the new ids in order.
+    Runs inside the caller's transaction. Returns the new ids in order. Every way of
+    recording ends here, so this is where outputs over the library's output cap are
+    cut to their head and tail (:mod:`agentmem.outputs`); callers redact first.
     """
+    from .outputs import cap_trajectories, library_cap
+
+    trajectories = cap_trajectories(trajectories, library_cap(db))
     if overrides is None:
         overrides = tool_domains(db)
     at = created_at or now_iso()

@@ -219,3 +219,21 @@ def test_settings_command_shows_and_sets_the_cap(tmp_path: Path) -> None:
     assert runner.invoke(cli, ["settings", "output_cap", "off", "--db", db]).exit_code == 0
     with Memory.open(db) as mem:
         assert mem.output_cap == 0
+
+
+def test_transcript_imports_cap(tmp_path: Path) -> None:
+    """Transcript imports store through the same place: a lower cap applies to them."""
+    from .transcripts import ClaudeSession
+
+    s = ClaudeSession(cwd=str(tmp_path))
+    s.prompt("build the project")
+    s.tool("Bash", {"command": "make"}, LOG[:14_000] + ERROR, is_error=True)
+    s.say("The build fails at the link step.")
+    path = s.write(tmp_path / "projects" / "p" / f"{s.session_id}.jsonl")
+    db = tmp_path / "lib.db"
+    with Memory.open(db) as mem:
+        mem.set_output_cap(4096)
+        mem.import_transcripts("claude-code", [path], final=True)
+        [t] = mem.trajectories()
+    [out] = [st.output for st in t.steps]
+    assert size(out) <= 4096 and cut_marker(out) and out.endswith(ERROR)
