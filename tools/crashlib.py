@@ -579,7 +579,7 @@ class KillSetup(NamedTuple):
     after: LibState
     duration: float  # seconds an unkilled `agentmem learn --no-model` takes, start to exit
     after_sessions: int
-    #: calls an unkilled session makes: journal rows, index puts and removes (die points)
+    #: calls an unkilled session makes: journal rows, index writes (die points)
     counts: dict[str, int]
 
     def die_point(self, point: str, fraction: float) -> str:
@@ -629,13 +629,10 @@ def prepare_learn_kills(workdir: Path, groups: int = 30, runs: int = 2) -> KillS
             "journal": db.execute(
                 "SELECT count(*) FROM operations WHERE session_id = ?", [sid]
             ).fetchone()[0],
-            "put": sum(1 for k, _ in ops if k != "DELETE"),
-            "keywords": sum(1 for k, _ in ops if k != "DELETE"),
-            "remove": sum(
-                1 if k == "DELETE" else len(json.loads(t)) - 1
-                for k, t in ops
-                if k in ("DELETE", "MERGE")
-            ),
+            # one write of each index per session (journal.apply_operations)
+            "put": int(any(k != "DELETE" for k, _ in ops)),
+            "keywords": int(any(k != "DELETE" for k, _ in ops)),
+            "remove": int(any(k == "DELETE" or len(json.loads(t)) > 1 for k, t in ops)),
         }
     finally:
         db.close()
@@ -818,9 +815,10 @@ def kill_record_trial(setup: RecordSetup, work: Path, delay: float) -> dict[str,
 #: Where ``python tools/crashlib.py die AT -- ARGS`` SIGKILLs itself while running
 #: ``agentmem ARGS``: (module, function) to wrap, and the call count at which to die.
 DIE_POINTS = {
-    "put": ("agentmem.index", "put"),  # the k-th vector written in the apply transaction
-    "remove": ("agentmem.index", "remove"),  # the k-th vector removed
-    "keywords": ("agentmem.keyword_index", "put_many"),  # the k-th keyword row written
+    # the apply transaction writes each index once, at its end: removals, then puts
+    "put": ("agentmem.index", "put_many"),
+    "remove": ("agentmem.index", "remove_many"),
+    "keywords": ("agentmem.keyword_index", "put_many"),
     "journal": ("agentmem.journal", "_journal"),  # the k-th journal row written
     "finish": ("agentmem.learning.session", "now_iso"),  # marking the session applied
     "step": ("agentmem.store", "step_domain"),  # the k-th step row of a record transaction
