@@ -25,7 +25,9 @@ or repairs anything) and adds a summary of what the file holds. What is checked:
   a ``running`` session whose process is gone is a warning (``stale-session``);
 * trajectories: steps are numbered 0..K-1, ``step_count`` and ``success_rate``
   agree with the steps; enumerated columns hold allowed values; JSON columns
-  hold JSON.
+  hold JSON;
+* pruned trajectories (``agentmem prune``): every trajectory a learning session
+  names is in the file or marked pruned, and none marked pruned is still there.
 
 Every query reads whole tables at most once, so a check of a library with
 100,000 steps takes well under a second (plus ``integrity_check``, which reads
@@ -136,7 +138,8 @@ class CheckReport:
             return self.path
         parts = [
             f"schema {s['schema']}",
-            f"{s['trajectories']} trajectories",
+            f"{s['trajectories']} trajectories"
+            + (f" ({s['pruned']} pruned)" if s.get("pruned") else ""),
             f"{s['steps']} steps",
             f"{s['feedback']} feedback events",
             f"{s['experiences']} live experiences ({s['deleted_experiences']} deleted)",
@@ -247,7 +250,15 @@ def summarize(db: Database) -> dict[str, Any]:
         "deleted_experiences": count("SELECT count(*) FROM experiences WHERE status != 'live'"),
         "sessions": count("SELECT count(*) FROM sessions"),
         "operations": count("SELECT count(*) FROM operations"),
+        "pruned": count("SELECT count(*) FROM pruned_trajectories")
+        if _has_table(db, "pruned_trajectories")
+        else 0,
     }
+
+
+def _has_table(db: Database, name: str) -> bool:
+    sql = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?"
+    return db.execute(sql, [name]).fetchone() is not None
 
 
 # -- the check ------------------------------------------------------------------------
@@ -337,6 +348,7 @@ def _check(db: Database) -> list[Problem]:
         ("the sessions", ("sessions", "operations", "session_groups"), _check_sessions),
         ("the journal", ("experiences", "sessions", "operations"), _check_journal),
         ("the trajectories", ("trajectories", "steps"), _check_trajectories),
+        ("the pruned trajectories", ("trajectories", "session_groups"), _check_pruned),
     ]
     for what, needs, fn in groups:
         if missing & set(needs):
@@ -1003,6 +1015,48 @@ def _check_trajectories(db: Database) -> list[Problem]:
                 f"{_all([c[0] for c in rate_bad])}",
             )
         )
+    return problems
+
+
+def _check_pruned(db: Database) -> list[Problem]:
+    """Every trajectory a learning session names is in the file or marked pruned; a run
+    marked pruned is not in the file any more (agentmem.retention)."""
+    problems = []
+    pruned = _has_table(db, "pruned_trajectories")
+    gone = " AND j.value NOT IN (SELECT id FROM pruned_trajectories)" if pruned else ""
+    missing: dict[int, list[int]] = defaultdict(list)
+    for sid, tid in db.execute(
+        "SELECT DISTINCT g.session_id, j.value FROM session_groups g, "
+        "json_each(g.trajectory_ids) j WHERE json_valid(g.trajectory_ids) "
+        f"AND j.value NOT IN (SELECT id FROM trajectories){gone} ORDER BY g.session_id, j.value"
+    ):
+        missing[int(sid)].append(tid)
+    for sid, ids in sorted(missing.items()):
+        problems.append(
+            Problem(
+                "session",
+                f"learning session {sid} learned from "
+                f"{_plural(len(ids), 'trajectory', 'trajectories')} that "
+                f"{_v(len(ids), 'is', 'are')} neither in the file nor marked pruned (deleted "
+                f"behind agentmem's back): {_ids_text(ids)}",
+            )
+        )
+    if pruned:
+        both = [
+            r[0]
+            for r in db.execute(
+                "SELECT p.id FROM pruned_trajectories p JOIN trajectories t ON t.id = p.id "
+                f"ORDER BY p.id LIMIT {_SHOWN + 1}"
+            )
+        ]
+        if both:
+            problems.append(
+                Problem(
+                    "trajectory",
+                    f"trajectories marked pruned are still in the file (a prune "
+                    f"half undone by hand?): {_ids_text(both)}",
+                )
+            )
     return problems
 
 

@@ -28,6 +28,8 @@ from .rewards import RewardWeights
 from .terms import TERMS_VERSION
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     from .embeddings import Embedder
     from .importers.turns import ImportReport
     from .learning import Operation
@@ -36,6 +38,7 @@ if TYPE_CHECKING:
     from .library import Library, Scored
     from .llm import TextModel
     from .redact import Redactor
+    from .retention import PruneResult
 
 __all__ = ["DEFAULT_DB_ENV", "LiveTrajectory", "Memory", "default_db_path"]
 
@@ -723,6 +726,24 @@ class Memory:
                 )
         return len(exps)
 
+    def prune(
+        self,
+        *,
+        before: datetime | str | None = None,
+        keep_last: int | None = None,
+        dry_run: bool = False,
+    ) -> PruneResult:
+        """Remove the runs recorded before ``before`` (a datetime, an ISO date, or an age
+        such as ``"90d"``) and/or all but the newest ``keep_last``, with their steps and
+        feedback, keeping every experience, the journal and the sessions (which name
+        the pruned runs), then give the space back. ``dry_run`` changes nothing. See
+        :mod:`agentmem.retention`.
+        """
+        from .retention import parse_before, prune
+
+        when = parse_before(before) if isinstance(before, str) else before
+        return prune(self.db, before=when, keep_last=keep_last, dry_run=dry_run, path=self.path)
+
     def _require_trajectory(self, trajectory_id: int) -> None:
         if not valid_id(trajectory_id):
             raise UnknownTrajectoryError(f"no trajectory has id {trajectory_id}")
@@ -730,7 +751,11 @@ class Memory:
             self.db.execute("SELECT 1 FROM trajectories WHERE id = ?", [trajectory_id]).fetchone()
             is None
         ):
-            raise UnknownTrajectoryError(f"no trajectory has id {trajectory_id}")
+            from .retention import pruned_message
+
+            raise UnknownTrajectoryError(
+                pruned_message(self.db, [trajectory_id]) or f"no trajectory has id {trajectory_id}"
+            )
 
 
 @attrs.define

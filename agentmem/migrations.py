@@ -532,6 +532,41 @@ def m009_evidence(db: Database) -> None:
     )
 
 
+@migrations()
+def m010_pruned_trajectories(db: Database) -> None:
+    """Retention (``agentmem prune``): the pruned trajectories' ids, and the view
+    ``learned_trajectories``.
+
+    ``pruned_trajectories`` keeps, for each trajectory ``agentmem prune`` removed
+    (with its steps and feedback), its id, group and when it was recorded and
+    pruned: the sessions that learned from it still name it in
+    ``session_groups.trajectory_ids``, ``agentmem check`` tells a pruned run from
+    one that went missing, and the id is never given to another run.
+    ``learned_trajectories`` lists each learning session's trajectories, one a
+    row, marked pruned or not.
+    """
+    for sql in (
+        """
+        CREATE TABLE pruned_trajectories (
+            id INTEGER PRIMARY KEY,
+            group_key TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            pruned_at TEXT NOT NULL
+        )
+        """,
+        "CREATE INDEX pruned_trajectories_pruned_at ON pruned_trajectories (pruned_at)",
+        """
+        CREATE VIEW learned_trajectories AS
+        SELECT g.session_id, g.group_key, j.value AS trajectory_id,
+            p.id IS NOT NULL AS pruned, p.pruned_at
+        FROM session_groups g
+        JOIN json_each(g.trajectory_ids) j
+        LEFT JOIN pruned_trajectories p ON p.id = j.value
+        """,
+    ):
+        db.execute(sql)
+
+
 #: The migrations this version of agentmem knows, in order.
 KNOWN_MIGRATIONS: tuple[str, ...] = tuple(m.name for m in migrations._migrations)
 #: The number of migrations this version of agentmem knows.

@@ -91,16 +91,22 @@ def insert_trajectories(
     )
     # Inside a transaction that holds the write lock the ids are max(id) + 1, ... (what
     # SQLite would choose), so all rows go in with one executemany. Outside one, another
-    # process could take an id meanwhile: insert one by one and let SQLite choose.
+    # process could take an id meanwhile: insert one by one and let SQLite choose. Ids of
+    # pruned trajectories (agentmem.retention) are never given again: sessions name them.
     batch = conn.in_transaction
-    next_id = db.execute("SELECT coalesce(max(id), 0) FROM trajectories").fetchone()[0] + 1
+    top, pruned_top = db.execute(
+        "SELECT (SELECT coalesce(max(id), 0) FROM trajectories), "
+        "(SELECT coalesce(max(id), 0) FROM pruned_trajectories)"
+    ).fetchone()
+    next_id = max(top, pruned_top) + 1
+    above_pruned = pruned_top > top  # the first id must be given, not chosen by SQLite
     ids: list[int] = []
     rows: list[tuple[Any, ...]] = []
     step_rows: list[tuple[Any, ...]] = []
     feedback_rows: list[tuple[Any, ...]] = []
     for t in trajectories:
         row = (
-            next_id if batch else None,
+            next_id if batch or above_pruned else None,
             t.task,
             t.group,
             t.source,
@@ -118,6 +124,7 @@ def insert_trajectories(
             rows.append(row)
         else:
             tid = int(conn.execute(sql, row).lastrowid or 0)
+            above_pruned = False
         ids.append(tid)
         for i, s in enumerate(t.steps):
             step_rows.append(
@@ -153,11 +160,18 @@ def insert_feedback(db: Database, fb: Feedback) -> None:
         raise UnknownTrajectoryError(f"no trajectory has id {fb.trajectory_id}")
     row = db.execute("SELECT 1 FROM trajectories WHERE id = ?", [fb.trajectory_id]).fetchone()
     if row is None:
-        raise UnknownTrajectoryError(f"no trajectory has id {fb.trajectory_id}")
+        raise UnknownTrajectoryError(_missing(db, [fb.trajectory_id]))
     db.execute(
         "INSERT INTO feedback (trajectory_id, kind, note, created_at) VALUES (?, ?, ?, ?)",
         [fb.trajectory_id, fb.kind, fb.note, fb.created_at or now_iso()],
     )
+
+
+def _missing(db: Database, ids: list[int]) -> str:
+    """Why these ids name no trajectory: pruned (agentmem.retention), or never were."""
+    from .retention import pruned_message
+
+    return pruned_message(db, ids) or f"no trajectory has id {', '.join(map(str, ids))}"
 
 
 def _rows(db: Database, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
@@ -182,9 +196,7 @@ def load_trajectories(
         )
         missing = set(id_list) - {r["id"] for r in rows}
         if missing:
-            raise UnknownTrajectoryError(
-                f"no trajectory has id {', '.join(map(str, sorted(missing)))}"
-            )
+            raise UnknownTrajectoryError(_missing(db, sorted(missing)))
     elif groups is not None:
         g = list(groups)
         rows = _rows(

@@ -201,3 +201,60 @@ def test_kill_record_inside_its_transaction(
     record_setup: crashlib.RecordSetup, tmp_path: Path, at: str
 ):
     assert crashlib.die_record_trial(record_setup, tmp_path / "die.db", at)["state"] == "none"
+
+
+# -- prune ------------------------------------------------------------------------------------
+
+PRUNE_KILLS = int(os.environ.get("AGENTMEM_PRUNE_KILLS", "8"))
+
+
+@pytest.fixture(scope="module", params=[True, False], ids=["legacy-file", "incremental-file"])
+def prune_setup(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> crashlib.PruneSetup:
+    """A file of an older agentmem (the prune rewrites it with VACUUM) and one of this
+    agentmem (auto_vacuum = INCREMENTAL)."""
+    return crashlib.prepare_prune_kills(
+        tmp_path_factory.mktemp("prune-kills"), n=3000, legacy=request.param
+    )
+
+
+def test_kill_prune_at_random_moments(
+    prune_setup: crashlib.PruneSetup, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+):
+    rng = random.Random(SEED + 2)
+    outcomes: list[dict] = []
+    attempts = 0
+    while sum(o["killed"] for o in outcomes) < PRUNE_KILLS and attempts < 4 * PRUNE_KILLS:
+        attempts += 1
+        # before 0.1 s Python is still starting; a busy machine makes some runs quicker
+        # than the slower of the two timed ones, hence 0.9
+        delay = rng.uniform(0.1, 0.9 * prune_setup.duration)
+        outcomes.append(crashlib.kill_prune_trial(prune_setup, tmp_path / "prune.db", delay))
+    kills = [o for o in outcomes if o["killed"]]
+    report(
+        capsys,
+        f"prune: {len(kills)} SIGKILLs survived of {len(outcomes)} runs pruning "
+        f"{prune_setup.pruned} runs (delays 0.1..{0.9 * prune_setup.duration:.2f} s): "
+        f"{dict(Counter(o['state'] for o in kills))}; never a torn library",
+    )
+    assert len(kills) >= PRUNE_KILLS
+    assert {o["state"] for o in outcomes} <= {"before", "after"}
+
+
+@pytest.mark.parametrize(
+    ("at", "state"),
+    [("prune-delete:1", "before"), ("prune-delete:4", "before"), ("prune-reclaim", "after")],
+)
+def test_kill_prune_inside_and_after_its_transaction(
+    prune_setup: crashlib.PruneSetup, tmp_path: Path, at: str, state: str
+):
+    """Killed inside the delete transaction (at its first table, or its last, the
+    trajectories, after steps and feedback went): nothing is pruned. Killed after the
+    commit, before the space is given back: the runs are gone and the next prune gives
+    the space back."""
+    out = crashlib.die_prune_trial(prune_setup, tmp_path / "die.db", at)
+    assert out["state"] == state
+    if state == "after":
+        assert out["rerun"]["trajectories"] == 0 and out["rerun"]["reclaimed"] != "none"
+        assert out["size_after"] < out["size_killed"]

@@ -822,6 +822,10 @@ DIE_POINTS = {
     "journal": ("agentmem.journal", "_journal"),  # the k-th journal row written
     "finish": ("agentmem.learning.session", "now_iso"),  # marking the session applied
     "step": ("agentmem.store", "step_domain"),  # the k-th step row of a record transaction
+    # prune: the k-th table of its delete transaction (4: the trajectories, last); the
+    # space given back after the commit
+    "prune-delete": ("agentmem.retention", "_delete_pruned"),
+    "prune-reclaim": ("agentmem.retention", "_reclaim"),
 }
 
 
@@ -922,6 +926,152 @@ def die_record_trial(setup: RecordSetup, work: Path, at: str) -> dict[str, Any]:
     if problems:
         raise AssertionError(f"record killed at {at}: {problems}")
     return {"at": at, "state": "none"}
+
+
+# -- prune -------------------------------------------------------------------------------------
+
+
+class PruneSetup(NamedTuple):
+    """A library to prune, the prune's arguments, and the file's contents before and after
+    an unkilled prune (every row of every table, the prune's timestamps blanked)."""
+
+    pristine: Path
+    args: tuple[str, ...]
+    before: dict[str, list[tuple[Any, ...]]]
+    after: dict[str, list[tuple[Any, ...]]]
+    duration: float
+    pruned: int
+
+
+def prune_dump(db: Any) -> dict[str, list[tuple[Any, ...]]]:
+    """:func:`table_dump` with ``pruned_trajectories.pruned_at`` blanked (it is the time)."""
+    d = table_dump(db)
+    if "pruned_trajectories" in d:
+        d["pruned_trajectories"] = sorted(
+            (r[0], r[1], r[2], None) for r in d["pruned_trajectories"]
+        )
+    return d
+
+
+def _file_prune_dump(path: Path) -> dict[str, list[tuple[Any, ...]]]:
+    db = open_db(path)
+    try:
+        return prune_dump(db)
+    finally:
+        db.close()
+
+
+def prepare_prune_kills(
+    workdir: Path, n: int = 4000, keep: int = 1000, legacy: bool = True
+) -> PruneSetup:
+    """A library with learned groups (their sessions name the runs to be pruned) and ``n``
+    more runs; the prune keeps the newest ``keep``. ``legacy``: the file is in
+    ``auto_vacuum = NONE`` mode, as files of older agentmems are, so the prune gives the
+    space back with one full VACUUM (else incrementally)."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    pristine = workdir / f"pristine-prune-{int(legacy)}.db"
+    build_learn_library(pristine, groups=12)
+    with Memory.open(pristine, embedder="hash") as mem:
+        mem.learn(use_model=False)
+        from agentmem.ingest import parse_jsonl
+
+        lines = record_lines(n, steps=8, tag="old").splitlines()
+        mem.record_many(parse_jsonl(lines).trajectories)
+    if legacy:
+        db = open_db(pristine)
+        try:
+            db.execute("PRAGMA auto_vacuum = NONE")
+            db.execute("VACUUM")
+            if db.execute("PRAGMA auto_vacuum").fetchone()[0] != 0:
+                raise AssertionError("could not make a legacy (auto_vacuum = NONE) file")
+        finally:
+            db.close()
+    args = ("prune", "--keep-last", str(keep))
+    before = _file_prune_dump(pristine)
+    afters, times = [], []
+    for k in range(2):
+        copy = workdir / f"pruned-{int(legacy)}-{k}.db"
+        copy_library(pristine, copy)
+        t0 = time.monotonic()
+        r = run_cli(copy, *args, "--json")
+        times.append(time.monotonic() - t0)
+        if r.returncode != 0:
+            raise AssertionError(f"unkilled prune failed: {r.stderr.decode()[-2000:]}")
+        afters.append(_file_prune_dump(copy))
+        probs = file_invariants(copy, allow_running=False)
+        if probs:
+            raise AssertionError(f"invariants after an unkilled prune: {probs}")
+    if afters[0] != afters[1]:
+        raise AssertionError("two unkilled prunes of copies of one file disagree")
+    pruned = len(afters[0]["pruned_trajectories"])
+    if not pruned or afters[0]["experiences"] != before["experiences"]:
+        raise AssertionError("the prune pruned nothing, or changed experiences")
+    return PruneSetup(pristine, args, before, afters[0], max(times), pruned)
+
+
+def _prune_state(setup: PruneSetup, work: Path) -> tuple[str, list[str]]:
+    db = open_db(work)
+    try:
+        problems = check_invariants(db, allow_running=False)
+        dump = prune_dump(db)
+    finally:
+        db.close()
+    if dump == setup.before:
+        return "before", problems
+    if dump == setup.after:
+        return "after", problems
+    differ = sorted(k for k in set(dump) | set(setup.after) if dump.get(k) != setup.after.get(k))
+    return "TORN", [*problems, f"neither before nor after: tables {differ} differ from after"]
+
+
+def kill_prune_trial(setup: PruneSetup, work: Path, delay: float) -> dict[str, Any]:
+    """SIGKILL ``agentmem prune`` after ``delay`` s on a fresh copy: the file holds exactly
+    the before or the after rows (nothing to keep is lost, nothing half pruned), every
+    invariant holds, and the next prune reaches exactly the after state."""
+    copy_library(setup.pristine, work)
+    p = spawn_cli(work, *setup.args)
+    killed = _kill(p, delay)
+    out: dict[str, Any] = {"delay": round(delay, 3), "killed": killed, "rc": p.returncode}
+    out["state"], problems = _prune_state(setup, work)
+    if not killed and (p.returncode != 0 or out["state"] != "after"):
+        problems.append(f"unkilled prune exited {p.returncode} in state {out['state']}")
+    if problems:
+        raise AssertionError(f"after killing prune at {delay:.3f} s: {problems}")
+    r = run_cli(work, *setup.args)
+    if r.returncode != 0:
+        raise AssertionError(f"prune after the kill failed: {r.stderr.decode()[-2000:]}")
+    state, problems = _prune_state(setup, work)
+    if state != "after" or problems:
+        raise AssertionError(f"the prune after a kill at {delay:.3f} s: {state}, {problems}")
+    return out
+
+
+def die_prune_trial(setup: PruneSetup, work: Path, at: str) -> dict[str, Any]:
+    """``agentmem prune`` SIGKILLed at a chosen point (:data:`DIE_POINTS`): inside its
+    transaction nothing changes; after it the rows are gone, and the next prune gives
+    the space back and reaches the after state."""
+    copy_library(setup.pristine, work)
+    cmd = [sys.executable, str(Path(__file__).resolve()), "die", at, "--", *setup.args]
+    r = subprocess.run(cmd, capture_output=True, env=cli_env(work), cwd=str(ROOT), timeout=300)
+    if r.returncode != -signal.SIGKILL:
+        raise AssertionError(f"prune did not die at {at}: rc {r.returncode}")
+    state, problems = _prune_state(setup, work)
+    if problems:
+        raise AssertionError(f"prune killed at {at}: {problems}")
+    size_killed = work.stat().st_size
+    r2 = run_cli(work, *setup.args, "--json")
+    if r2.returncode != 0:
+        raise AssertionError(f"prune after dying at {at} failed: {r2.stderr.decode()[-2000:]}")
+    state2, problems = _prune_state(setup, work)
+    if state2 != "after" or problems:
+        raise AssertionError(f"the prune after dying at {at}: {state2}, {problems}")
+    return {
+        "at": at,
+        "state": state,
+        "rerun": json.loads(r2.stdout),
+        "size_killed": size_killed,
+        "size_after": work.stat().st_size,
+    }
 
 
 # -- concurrency workers --------------------------------------------------------------------------

@@ -1,5 +1,5 @@
 """Commands for keeping a library and its machine healthy: check, backup, restore,
-doctor, settings."""
+doctor, settings, prune."""
 
 from __future__ import annotations
 
@@ -242,3 +242,68 @@ def settings(mem: Memory, key: str | None, value: str | None, as_json: bool) -> 
         return
     for k, v in shown.items():
         click.echo(f"{k} = {json.dumps(v)}" + (f"  ({SETTABLE[k]})" if k in SETTABLE else ""))
+
+
+def _mb(n: int | None) -> str:
+    return "?" if n is None else f"{n / 1e6:,.1f} MB"
+
+
+@cli.command()
+@click.option(
+    "--before",
+    metavar="DATE",
+    help="Prune runs recorded before DATE: 2025-01-31, 2025-01-31T12:00:00Z, or an age (90d, 12h).",
+)
+@click.option(
+    "--keep-last",
+    type=click.IntRange(min=0),
+    metavar="N",
+    help="Keep the newest N runs; prune the older ones.",
+)
+@click.option(
+    "--dry-run", is_flag=True, help="Say what would go and the bytes freed; change nothing."
+)
+@json_option
+@with_memory
+def prune(
+    mem: Memory, before: str | None, keep_last: int | None, dry_run: bool, as_json: bool
+) -> None:
+    """Remove old runs (trajectories, their steps and feedback); keep what was learned.
+
+    Every experience, the whole journal (so any session can still be undone)
+    and the sessions stay; the sessions keep naming the runs they learned from,
+    which are marked pruned (view learned_trajectories). Runs shared with a
+    team that are not pushed yet stay. Given both --before and --keep-last, a
+    run goes only if both say so. The rows go in one transaction; then the
+    space is given back to the file system (the first prune of a file made by
+    an older agentmem rewrites it once with VACUUM). Agents may keep reading
+    the library meanwhile.
+
+    \b
+    Examples:
+      agentmem prune --before 90d --dry-run
+      agentmem prune --before 2025-01-01
+      agentmem prune --keep-last 10000 --json
+    """
+    if before is None and keep_last is None:
+        raise click.UsageError("say which runs to prune: --before DATE, --keep-last N or both")
+    r = mem.prune(before=before, keep_last=keep_last, dry_run=dry_run)
+    if as_json:
+        print_json(r.as_dict())
+        return
+    span = f", recorded {r.oldest[:10]} to {r.newest[:10]}" if r.oldest and r.newest else ""
+    what = (
+        f"{r.trajectories:,} trajectories ({r.steps:,} steps, {r.feedback:,} feedback events, "
+        f"{r.groups:,} groups; {r.learned:,} of them learned from){span}"
+    )
+    if dry_run:
+        click.echo(f"would prune {what}; about {_mb(r.bytes_estimated)} would be freed")
+    else:
+        click.echo(f"pruned {what}")
+        if r.trajectories:
+            click.echo(
+                f"the library went from {_mb(r.bytes_before)} to {_mb(r.bytes_after)} "
+                f"({_mb(r.bytes_freed)} given back, {r.reclaimed})"
+            )
+    if r.kept_unshared:
+        click.echo(f"kept {r.kept_unshared:,} old runs still waiting to be shared with the team")
