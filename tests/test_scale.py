@@ -11,12 +11,24 @@ from collections import defaultdict
 from collections.abc import Sequence
 from pathlib import Path
 
+import attrs
 import pytest
 
 from agentmem import Memory, index
-from agentmem.learning.consolidate import _dedup, same_facts
+from agentmem.learning.consolidate import Cosine, Similar, _dedup, join, same_facts
 from agentmem.learning.evidence import Finding, quote_error
-from agentmem.learning.merge import _chunks, _param_of, _setting, _tools, clusters
+from agentmem.learning.merge import (
+    _chunks,
+    _merge_values,
+    _name_parts,
+    _needs_text,
+    _param_of,
+    _prereq_parts,
+    _related_names_text,
+    _setting,
+    _tools,
+    clusters,
+)
 from agentmem.learning.ops import Operation
 from benchmarks.scale_data import experiences, groups
 
@@ -26,12 +38,19 @@ from .conftest import FakeEmbedder
 
 
 def clusters_all_pairs(findings: Sequence[Finding]) -> list[tuple[str, list[int]]]:
+    """clusters() before this change: every helper and every lesson merged for several
+    helpers scans all findings; components compare all pairs."""
     fs = list(findings)
     out: list[tuple[str, list[int]]] = []
     taken: set[int] = set()
     helpers: dict[str, list[int]] = defaultdict(list)
+    # (helper or None, indices): the prerequisite lessons, one per helper (and one per
+    # lesson already merged for several helpers of one tool)
+    units: list[tuple[str | None, list[int]]] = []
     for i, f in enumerate(fs):
-        if f.detail.get("helper") and (
+        if f.detail.get("parts"):
+            units.append((None, [i]))
+        elif f.detail.get("helper") and (
             f.kind == "prerequisite" or (f.kind == "recovery" and not f.detail.get("param"))
         ):
             helpers[f.detail["helper"]].append(i)
@@ -56,10 +75,66 @@ def clusters_all_pairs(findings: Sequence[Finding]) -> list[tuple[str, list[int]
             and not f.detail.get("both_ways")
             and instead in (None, f.facts[1])
         ]
-        for chunk in _chunks(fs, idx):
-            if len(chunk) > 1:
-                out.append(("prerequisite", sorted(chunk)))
-                taken.update(chunk)
+        units += [(u, chunk) for chunk in _chunks(fs, idx)]
+    # a lesson already merged for several helpers of one tool takes those helpers' settings
+    # and wrong tools that no helper of their own took
+    held = {i for _u, chunk in units for i in chunk}
+    for _u, chunk in units:
+        f = fs[chunk[0]]
+        if _u is not None:
+            continue
+        hs = {p["helper"] for p in f.detail["parts"]}
+        chunk += [
+            j
+            for j, g in enumerate(fs)
+            if j not in held
+            and (
+                (g.kind == "param_value" and g.tool in hs and g.detail.get("later") == f.tool)
+                or (g.kind == "wrong_tool" and g.facts[0] in hs and not g.detail.get("both_ways"))
+            )
+        ]
+        held.update(chunk)
+    # one tool's prerequisites with different helpers: one lesson, when it fits
+    by_tool: dict[str, list[int]] = defaultdict(list)
+    # a helper's setting that made a later call fail is what that call needs, too
+    held = {i for _u, chunk in units for i in chunk}
+    units += [
+        (f.tool, [j])
+        for j, f in enumerate(fs)
+        if j not in held and f.kind == "param_value" and f.detail.get("later") and _setting(f)
+    ]
+
+    def needed_by(chunk: list[int]) -> set[str]:
+        heads = {
+            t for i in chunk if fs[i].kind in ("prerequisite", "recovery") for t in _tools(fs[i])
+        }
+        return heads or {fs[i].detail["later"] for i in chunk if fs[i].detail.get("later")}
+
+    for k, (_u, chunk) in enumerate(units):
+        tools = needed_by(chunk)
+        if len(tools) == 1:
+            by_tool[next(iter(tools))].append(k)
+    needs: set[int] = set()
+    for t, ks in by_tool.items():
+        if len(ks) < 2:
+            continue
+        idx = sorted(i for k in ks for i in units[k][1])
+        if len({p["helper"] for p in _prereq_parts([fs[i] for i in idx])}) < 2:
+            continue
+        if _needs_text(t, _prereq_parts([fs[i] for i in idx])) is None:
+            continue
+        out.append(("needs", idx))
+        taken.update(idx)
+        needs.update(ks)
+    for k, (_u, chunk) in enumerate(units):
+        if (
+            k not in needs
+            and len(chunk) > 1
+            and needed_by(chunk)
+            and any(fs[i].kind in ("prerequisite", "recovery") for i in chunk)
+        ):
+            out.append(("prerequisite", sorted(chunk)))
+            taken.update(chunk)
     cand = [
         i
         for i, f in enumerate(fs)
@@ -109,6 +184,58 @@ def clusters_all_pairs(findings: Sequence[Finding]) -> list[tuple[str, list[int]
     for idx in wrong_names.values():
         if len(idx) > 1:
             out.append(("name", idx))
+            taken.update(idx)
+    # a wrong name of a look-up tool goes with the lesson that says to look a value up with it
+    for j, f in enumerate(fs):
+        if j in taken or f.kind != "param_name" or len(f.facts) != 3 or f.detail.get("pairs"):
+            continue
+        for c, (kind, idx) in enumerate(out):
+            if kind == "value" and f.tool in {
+                fs[i].detail.get("source") or fs[i].detail.get("helper") for i in idx
+            }:
+                if len(_merge_values([fs[i] for i in [*idx, j]]).text.split()) <= 32:
+                    out[c] = (kind, sorted([*idx, j]))
+                    taken.add(j)
+                break
+        else:
+            src = next(
+                (
+                    x
+                    for x, g in enumerate(fs)
+                    if x not in taken
+                    and g.kind in ("param_value", "recovery")
+                    and _param_of(g)
+                    and f.tool in (g.detail.get("source"), g.detail.get("helper"))
+                ),
+                None,
+            )
+            if src is not None and len(_merge_values([fs[src], f]).text.split()) <= 32:
+                out.append(("value", sorted([src, j])))
+                taken.update((src, j))
+    # wrong names of related tools (a shared name part): one lesson, up to three tools
+    names = [
+        i
+        for i, f in enumerate(fs)
+        if i not in taken
+        and f.kind == "param_name"
+        and len(f.facts) == 3
+        and not f.detail.get("pairs")
+    ]
+    for i in names:
+        if i in taken:
+            continue
+        parts = _name_parts(fs[i].tool)
+        related = [
+            j
+            for j in names
+            if j != i
+            and j not in taken
+            and fs[j].tool != fs[i].tool
+            and parts & _name_parts(fs[j].tool)
+        ]
+        idx = [i, *related[:2]]
+        if len(idx) > 1 and len(_related_names_text([fs[k] for k in idx]).split()) <= 32:
+            out.append(("related_names", sorted(idx)))
             taken.update(idx)
     missing: dict[str, list[int]] = defaultdict(list)
     for i, f in enumerate(fs):
@@ -191,37 +318,102 @@ def test_clusters_match_the_all_pairs_version_on_a_sessions_findings(tmp_path: P
 # -- Stage 3: ADD against ADD ----------------------------------------------------------------
 
 
-def dedup_all_pairs(ops: Sequence[Operation], cosine, threshold: float) -> list[int]:
-    """The indices of the ADDs that stay, comparing each with every ADD chosen before it."""
-    chosen: list[int] = []
-    for i in sorted(range(len(ops)), key=lambda j: (-ops[j].weight, j)):
-        if not any(
-            cosine(ops[i].text, ops[j].text) > threshold and same_facts(ops[i], ops[j])
-            for j in chosen
-        ):
-            chosen.append(i)
-    return sorted(chosen)
+def dedup_all_pairs(
+    ops: Sequence[Operation], similar: Similar, cosine: Cosine, threshold: float
+) -> tuple[list[Operation], list[tuple[Operation, str]]]:
+    """_dedup() before this change: each ADD compared with every ADD chosen before it."""
+    rejected: list[tuple[Operation, str]] = []
+    touched = {t for op in ops if op.kind != "ADD" for t in op.targets}
+    result: list[Operation | None] = list(ops)
+    fresh: list[int] = []  # indices of ADDs that stay ADDs
+    for i, op in enumerate(ops):
+        if op.kind != "ADD" or not op.text:
+            continue
+        hits = [(e, c) for e, c, text in similar(op.text) if c > threshold and same_facts(op, text)]
+        if not hits:
+            fresh.append(i)
+            continue
+        target, cos = hits[0]
+        if target in touched:
+            rejected.append(
+                (
+                    op,
+                    f"duplicates experience {target} (cosine {cos:.3f}), "
+                    "which another operation already changes",
+                )
+            )
+            result[i] = None
+            continue
+        touched.add(target)
+        result[i] = attrs.evolve(
+            op,
+            kind="MODIFY",
+            targets=(target,),
+            note=f"ADD turned MODIFY: cosine {cos:.3f} > {threshold:.3f}",
+        )
+    # ADD against ADD within the session: keep the one from the heavier group, or join
+    # two close ones that share a fact.
+    chosen: dict[int, Operation] = {}  # index -> its operation (joined, perhaps)
+    for i in sorted(fresh, key=lambda j: (-ops[j].weight, j)):
+        close = [
+            j for j, op in chosen.items() if cosine(ops[i].text or "", op.text or "") > threshold
+        ]
+        dup = next((j for j in close if same_facts(ops[i], chosen[j])), None)
+        if dup is not None:
+            rejected.append(
+                (ops[i], f"duplicates another ADD of this session (group {ops[dup].group!r})")
+            )
+            result[i] = None
+            continue
+        both = next(((j, one) for j in close if (one := join(chosen[j], ops[i])) is not None), None)
+        if both is None:
+            chosen[i] = ops[i]
+            continue
+        j, joined = both
+        chosen[j] = result[j] = joined
+        rejected.append((ops[i], f"joined into the lesson of group {ops[j].group!r}"))
+        result[i] = None
+    return [op for op in result if op is not None], rejected
 
 
-def test_add_dedup_by_identifier_set_matches_all_pairs() -> None:
-    rng = random.Random(7)
-    emb = FakeEmbedder()
-    tools = ["cd", "cat", "get_user_id", "book_flight", "file_name", "place_order"]
-    words = ["before", "calling", "call", "first", "never", "pass", "with", "use"]
+def random_adds(rng: random.Random, n: int) -> list[Operation]:
+    """ADDs over a few tools, parameters and groups: many close, some duplicates (same
+    identifiers), some to join (a parameter and a group in common)."""
+    tools = ["get_user_id", "book_flight", "place_order", "read_file"]
+    params = ["user_id", "symbol", "file_name", "flight_id"]
+    words = ["before", "calling", "call", "first", "never", "pass", "with", "use", "it"]
     ops = []
-    for k in range(300):
-        names = rng.sample(tools, rng.randrange(0, 3))
-        text = " ".join(rng.sample(words, 4) + names)
-        ops.append(Operation("ADD", text=text, group=f"g{k % 37}", weight=rng.random()))
+    for k in range(n):
+        tool, param = rng.choice(tools), rng.choice(params)
+        text = " ".join([tool, *rng.sample(words, 3), f"{param}=...", rng.choice(words)])
+        merged = rng.sample([f"g{i}" for i in range(8)], rng.randrange(0, 3))
+        ops.append(
+            Operation(
+                "ADD",
+                text=text,
+                group=f"g{k % 8}",
+                weight=rng.random(),
+                facts=(tool, param),
+                detail={"merged_groups": merged} if merged else {},
+            )
+        )
+    return ops
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_add_dedup_matches_all_pairs(seed: int) -> None:
+    emb = FakeEmbedder()
+    ops = random_adds(random.Random(seed), 200)
 
     def cosine(a: str, b: str) -> float:
         va, vb = emb.embed_batch([a, b])
         return sum(x * y for x, y in zip(va, vb, strict=True))
 
-    kept, rejected = _dedup(ops, lambda _text: [], cosine, 0.6)
-    want = dedup_all_pairs(ops, cosine, 0.6)
-    assert [ops.index(op) for op in kept] == want
-    assert len(rejected) == len(ops) - len(want) > 20
+    got = _dedup(ops, lambda _text: [], cosine, 0.5)
+    want = dedup_all_pairs(ops, lambda _text: [], cosine, 0.5)
+    assert got == want
+    reasons = [why.split(" ")[0] for _, why in got[1]]
+    assert reasons.count("duplicates") > 10 and reasons.count("joined") > 5
 
 
 # -- batched retrieval ---------------------------------------------------------------------------

@@ -493,13 +493,14 @@ def clusters(findings: Sequence[Finding]) -> list[tuple[str, list[int]]]:
         if _u is not None:
             continue
         hs = {p["helper"] for p in f.detail["parts"]}
+        pool = sorted({j for h in hs for j in (*values_of.get(h, ()), *swaps_of.get(h, ()))})
         chunk += [
             j
-            for j, g in enumerate(fs)
+            for j in pool
             if j not in held
             and (
-                (g.kind == "param_value" and g.tool in hs and g.detail.get("later") == f.tool)
-                or (g.kind == "wrong_tool" and g.facts[0] in hs and not g.detail.get("both_ways"))
+                (fs[j].kind == "param_value" and fs[j].detail.get("later") == f.tool)
+                or (fs[j].kind == "wrong_tool" and not fs[j].detail.get("both_ways"))
             )
         ]
         held.update(chunk)
