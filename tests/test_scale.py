@@ -502,3 +502,56 @@ def test_a_session_writes_the_index_once_and_reports_its_stages(
         assert set(report.timings) == {"select", "load", "stage1", "stage2", "stage3", "apply"}
         assert report.as_dict()["timings"] == report.timings
         assert index.check(mem.db) == []
+
+
+# -- evidence per lesson: the groups and runs of a lesson's tools --------------------------------
+
+
+def test_tallies_and_refutations_read_the_runs_of_a_lessons_tools_only(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """support.evidence_operations and the corpus's checks look only at the groups and
+    runs that call a lesson's tools (rules.needed_tools); asking every one gives the
+    same operations, tallies and refuting runs."""
+    from agentmem.learning import generality, session, support
+    from agentmem.learning.rules import Rule
+
+    seen: dict[str, object] = {}
+    real_ops, real_corpus = session.evidence_operations, session.build_corpus
+
+    def spy_ops(ops, live, groups):
+        seen.update(ops=ops, live=live, groups=groups)
+        return real_ops(ops, live, groups)
+
+    def spy_corpus(runs):
+        seen["corpus"] = real_corpus(runs)
+        return seen["corpus"]
+
+    monkeypatch.setattr(session, "evidence_operations", spy_ops)
+    monkeypatch.setattr(session, "build_corpus", spy_corpus)
+    with Memory.open(tmp_path / "lib.db", embedder=FakeEmbedder()) as mem:
+        for g in groups(120, seed=6):
+            mem.record_many(g)
+        mem.learn(use_model=False)  # lessons with rules, for the next session to tally
+        for g in groups(120, seed=7):
+            mem.record_many(g)
+        mem.learn(use_model=False)
+    assert sum(1 for e in seen["live"] if e.rule) > 10 and len(seen["groups"]) == 120
+    fast = support.evidence_operations(seen["ops"], seen["live"], seen["groups"])
+    monkeypatch.setattr(support, "needed_tools", lambda rule: None)
+    slow = support.evidence_operations(seen["ops"], seen["live"], seen["groups"])
+    assert fast == slow
+    assert sum(1 for op in fast[0] if op.kind in ("CONFIRM", "CONTRADICT")) > 10
+
+    corpus = seen["corpus"]
+    every = attrs.evolve(corpus, by_tool={})  # no index: every run
+    rules = [Rule.from_json(e.rule) for e in seen["live"] if e.rule]
+    rules = [r for r in rules if r is not None]
+    assert len(corpus.runs) == 960 and rules
+    for r in rules:
+        assert corpus.refuting(r) == every.refuting(r)
+        for t in r.tools:
+            for p in ("item_id", "id", "limit"):
+                assert corpus._role([t], p) == every._role([t], p)
+                assert corpus.always_bad([t], p, "x") == every.always_bad([t], p, "x")
+    assert generality.build_corpus is real_corpus

@@ -73,7 +73,7 @@ from ..records import Step, Trajectory
 from .digest import Digest, error_phrase, value_text
 from .evidence import Finding, quote_error
 from .ops import Operation
-from .rules import Rule, applies, follows, val
+from .rules import Rule, applies, follows, needed_tools, val
 
 __all__ = [
     "Corpus",
@@ -178,6 +178,17 @@ class Corpus:
     token_groups: Mapping[str, frozenset[str]]
     runs: tuple[CorpusRun, ...]
     options: Mapping[str, tuple[str, ...]]
+    #: tool -> the positions in ``runs`` of the runs that call it: a lesson's checks read
+    #: the runs of its tools, not every run of the library.
+    by_tool: Mapping[str, tuple[int, ...]] = attrs.field(factory=dict)
+
+    def _calling(self, tools: Iterable[str] | None) -> list[CorpusRun]:
+        """The runs that call one of ``tools``, in order (every run for None, or for a
+        corpus built without its index)."""
+        if tools is None or not self.by_tool:
+            return list(self.runs)
+        at = sorted({i for t in tools for i in self.by_tool.get(t, ())})
+        return [self.runs[i] for i in at]
 
     def refuting(self, rule: Rule) -> list[CorpusRun]:
         """The accepted runs that ``rule`` applies to and that succeeded doing otherwise:
@@ -185,7 +196,7 @@ class Corpus:
         right is a mistake it corrected, not a way that works), but for a rule about a
         failure (a recovery, "if W fails, use R")."""
         out = []
-        for r in self.runs:
+        for r in self._calling(needed_tools(rule)):
             if not r.good:
                 continue
             steps = r.steps
@@ -212,7 +223,7 @@ class Corpus:
         successful call of one of ``before``."""
         out: dict[str, tuple[set[str], set[str]]] = defaultdict(lambda: (set(), set()))
         ts = set(tools)
-        for r in self.runs:
+        for r in self._calling(ts):
             if r.good is None:
                 continue
             calls: list[Step] = []
@@ -244,7 +255,7 @@ class Corpus:
         such call ever succeeded."""
         failed: set[str] = set()
         ts = set(tools)
-        for r in self.runs:
+        for r in self._calling(ts):
             for s in r.steps:
                 if s.tool in ts and param in s.params and val(s.params[param]) == value:
                     if s.success:
@@ -261,7 +272,10 @@ def build_corpus(
     token_groups: dict[str, set[str]] = defaultdict(set)
     runs: list[CorpusRun] = []
     options: dict[str, list[str]] = defaultdict(list)
+    by_tool: dict[str, list[int]] = defaultdict(list)
     for group, good, t in trajectories:
+        for tool in dict.fromkeys(s.tool for s in t.steps):
+            by_tool[tool].append(len(runs))
         for tok, *_ in _tokens(t.task):
             token_groups[tok].add(group)
         for s in t.steps:
@@ -278,6 +292,7 @@ def build_corpus(
         {k: frozenset(v) for k, v in token_groups.items()},
         tuple(runs),
         {k: tuple(dict.fromkeys(v)) for k, v in options.items()},
+        {k: tuple(v) for k, v in by_tool.items()},
     )
 
 

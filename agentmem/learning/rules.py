@@ -181,6 +181,28 @@ def _in_task(task: str, value: Any) -> bool:
 # --------------------------------------------------------------------------- applies
 
 
+#: The kinds :func:`applies` knows: for each of them but a ``missing_step`` without
+#: ``next``, a run meets the rule only if it calls one of :func:`needed_tools`.
+_KNOWN_KINDS = frozenset(
+    ("param_name", "param_value", "prerequisite", "recovery", "wrong_tool", "missing_step")
+)
+
+
+def needed_tools(rule: Rule) -> frozenset[str] | None:
+    """The tools a run must call one of for :func:`applies` to hold (empty: it never
+    does), or None when the words of a task alone can make it apply.
+
+    Lets a caller look only at the runs that call those tools (an index by tool)
+    instead of asking :func:`applies` of every run: a session of thousands of
+    groups, a library of thousands of runs.
+    """
+    if not rule.testable:
+        return frozenset()
+    if rule.kind not in _KNOWN_KINDS or (rule.kind == "missing_step" and not rule.next):
+        return None
+    return frozenset({*rule.tools, *rule.next, rule.wrong or ""} - {""})
+
+
 def applies(rule: Rule, task: str, steps: Sequence[Step]) -> bool:
     """Whether a run (``task``, ``steps``) meets the situation ``rule`` is about."""
     if not rule.testable:

@@ -40,14 +40,15 @@ new lesson and every live experience that has one (:func:`group_tally`):
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
 
 import attrs
 
 from ..records import Experience, Step, Trajectory
 from .digest import Digest
 from .ops import Operation
-from .rules import Rule, applies, follows
+from .rules import Rule, applies, follows, needed_tools
 
 __all__ = [
     "RETIRE_MIN_CONTRADICTIONS",
@@ -160,11 +161,34 @@ def retired(t: Tally) -> bool:
     )
 
 
-def _sum(rule: Rule, groups: Mapping[str, Sequence[GroupRun]], keys: Sequence[str]) -> Tally:
+def _sum(rule: Rule, groups: Mapping[str, Sequence[GroupRun]], keys: Iterable[str]) -> Tally:
     total = Tally()
     for k in keys:
         total += group_tally(rule, groups.get(k, ()))[0]
     return total
+
+
+def _by_tool(groups: Mapping[str, Sequence[GroupRun]]) -> dict[str, set[str]]:
+    """tool -> the groups whose runs call it."""
+    out: dict[str, set[str]] = defaultdict(set)
+    for k, runs in groups.items():
+        for r in runs:
+            for s in r.steps:
+                out[s.tool].add(k)
+    return out
+
+
+def _near(rule: Rule, keys: Sequence[str], by_tool: Mapping[str, set[str]]) -> list[str]:
+    """Of ``keys`` (in order), the groups ``rule`` could apply to: those whose runs call one
+    of its tools (:func:`agentmem.learning.rules.needed_tools`); the others' tally is
+    empty. A session of thousands of groups tallies each lesson on a few of them."""
+    tools = needed_tools(rule)
+    if tools is None:
+        return list(keys)
+    near: set[str] = set()
+    for t in tools:
+        near |= by_tool.get(t, set())
+    return [k for k in keys if k in near] if len(near) * 8 > len(keys) else sorted(near)
 
 
 def _contested(t: Tally) -> bool:
@@ -188,6 +212,7 @@ def evidence_operations(
     out: list[Operation] = []
     held: list[tuple[Operation, str]] = []
     keys = sorted(groups)
+    by_tool = _by_tool(groups)
     by_id = {e.id: e for e in live}
     touched = {t for op in ops if op.kind != "ADD" for t in op.targets}
     for op in ops:
@@ -197,7 +222,7 @@ def evidence_operations(
             continue
         own = [g for g in (op.detail.get("merged_groups") or [op.group or ""]) if g]
         mine = _sum(rule, groups, own)
-        others = _sum(rule, groups, [k for k in keys if k not in own])
+        others = _sum(rule, groups, [k for k in _near(rule, keys, by_tool) if k not in own])
         if mine.contradict_groups and not mine.support_groups:
             held.append((op, f"held: its own group's runs go against it ({_why(mine)})"))
             continue
@@ -211,7 +236,9 @@ def evidence_operations(
                 alt_text, alt_rule = alt
                 a_mine = _sum(alt_rule, groups, own)
                 a_mine = a_mine if not a_mine.empty else mine
-                a_total = a_mine + _sum(alt_rule, groups, [k for k in keys if k not in own])
+                a_total = a_mine + _sum(
+                    alt_rule, groups, [k for k in _near(alt_rule, keys, by_tool) if k not in own]
+                )
                 if not _contested(a_total) and not (
                     a_mine.contradict_groups and not a_mine.support_groups
                 ):
@@ -241,7 +268,7 @@ def evidence_operations(
         if rule is None or e.id is None or e.id in touched:
             continue
         now = Tally.of(e)
-        for k in keys:
+        for k in _near(rule, keys, by_tool):
             t, lift = group_tally(rule, groups[k])
             if t.empty:
                 continue
