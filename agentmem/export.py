@@ -24,7 +24,7 @@ import attrs
 from .errors import InvalidRecordError
 from .rc import HIGH, LOW
 from .records import Step, Trajectory
-from .store import parse_time
+from .timestamps import parse_time
 
 if TYPE_CHECKING:
     from .memory import Memory

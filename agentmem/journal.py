@@ -27,9 +27,8 @@ from sqlite_utils import Database
 from . import index, keyword_index
 from .db import write
 from .errors import BusyError, UndoConflictError, UnknownSessionError
-from .learning.ops import EVIDENCE_KINDS, Operation
-from .records import valid_id
-from .store import now_iso
+from .records import EVIDENCE_KINDS, Operation, valid_id
+from .timestamps import now_iso
 
 __all__ = [
     "AppliedOp",

@@ -23,8 +23,8 @@ from .errors import (
 )
 from .migrations import migrations, unknown_migrations
 from .paths import DEFAULT_DB_ENV, default_db_path
-from .records import Experience, Feedback, Step, Trajectory, valid_id
-from .rewards import RewardWeights
+from .records import Experience, Feedback, Operation, Step, Trajectory, valid_id
+from .rewards import GroupReport, RewardWeights, check_reward_kind
 from .terms import TERMS_VERSION
 
 if TYPE_CHECKING:
@@ -32,7 +32,6 @@ if TYPE_CHECKING:
 
     from .embeddings import Embedder
     from .importers.turns import ImportReport
-    from .learning import Operation
     from .learning import grouping as learning_grouping
     from .learning.session import LearnOptions, LearnReport
     from .library import Library, Scored
@@ -41,8 +40,6 @@ if TYPE_CHECKING:
     from .retention import PruneResult
 
 __all__ = ["DEFAULT_DB_ENV", "LiveTrajectory", "Memory", "default_db_path"]
-
-REWARD_KINDS = ("composite", "binary")
 
 
 def _refuse_newer(db: Database) -> None:
@@ -164,11 +161,7 @@ class Memory:
         return str(self.get_setting("reward", "composite"))
 
     def set_reward_kind(self, kind: str) -> None:
-        if kind not in REWARD_KINDS:
-            raise InvalidRecordError(
-                f"reward must be one of {', '.join(REWARD_KINDS)}, not {kind!r}"
-            )
-        self.set_setting("reward", kind)
+        self.set_setting("reward", check_reward_kind(kind))
 
     @property
     def output_cap(self) -> int:
@@ -384,13 +377,9 @@ class Memory:
 
     def groups(
         self, *, reward: str | None = None, weights: RewardWeights | None = None
-    ) -> list[store.GroupReport]:
+    ) -> list[GroupReport]:
         """Every task group with rewards, advantages, readiness and degeneracy."""
-        kind = reward or self.reward_kind
-        if kind not in REWARD_KINDS:
-            raise InvalidRecordError(
-                f"reward must be one of {', '.join(REWARD_KINDS)}, not {kind!r}"
-            )
+        kind = check_reward_kind(reward or self.reward_kind)
         return store.group_reports(self.db, weights=weights or self.reward_weights, reward=kind)
 
     def learning_groups(
@@ -604,8 +593,6 @@ class Memory:
         Every text is validated (at most 32 words, a valid domain) before anything is
         written: one bad lesson and none is added.
         """
-        from .learning.ops import Operation
-
         ops = []
         for item in lessons:
             text, domain = (item, "") if isinstance(item, str) else item
@@ -617,8 +604,6 @@ class Memory:
 
     def edit(self, experience_id: int, text: str, *, domain: str | None = None) -> Experience:
         """Replace an experience's text (and optionally domain); journaled and undoable."""
-        from .learning.ops import Operation
-
         old = self.get_experience(experience_id)
         e = Experience(text=text.strip(), domain=old.domain if domain is None else domain)
         self._curate(
@@ -632,8 +617,6 @@ class Memory:
 
     def remove(self, experience_id: int) -> None:
         """Delete an experience; journaled and undoable."""
-        from .learning.ops import Operation
-
         self.get_experience(experience_id)
         self._curate([Operation("DELETE", targets=(experience_id,), origin="user")])
 

@@ -21,7 +21,7 @@ from .errors import InvalidRecordError
 
 if TYPE_CHECKING:
     from .memory import Memory
-    from .store import GroupReport
+    from .rewards import GroupReport
 
 __all__ = [
     "DEFAULT_P_SAMPLE",

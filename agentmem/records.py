@@ -1,4 +1,5 @@
-"""Value objects: what a trajectory, a step, a feedback event and an experience are.
+"""Value objects: what a trajectory, a step, a feedback event, an experience and an
+operation on the experiences are. Pure: the lowest layer above ``errors``.
 
 All are frozen attrs classes validated at construction, so a bad record never
 reaches the database. Build them from database rows with ``from_row``.
@@ -17,14 +18,20 @@ import attrs
 from .errors import InvalidRecordError
 
 __all__ = [
+    "ALL_KINDS",
+    "EVIDENCE_KINDS",
     "FEEDBACK_KINDS",
     "MAX_EXPERIENCE_WORDS",
+    "OP_KINDS",
     "Experience",
     "Feedback",
+    "Operation",
     "Step",
     "Trajectory",
+    "TurnRecord",
     "check_json_value",
     "normalise_group",
+    "success_rate",
     "valid_id",
     "word_count",
 ]
@@ -39,6 +46,13 @@ MAX_TOOL_NAME = 200
 def valid_id(value: object) -> bool:
     """Whether ``value`` can be a row id: an int in SQLite's positive range."""
     return isinstance(value, int) and not isinstance(value, bool) and 0 < value < 2**63
+
+
+def success_rate(successes: Sequence[bool]) -> float:
+    """The paper's rho_s: the fraction of tool calls that succeeded; 1.0 for K = 0."""
+    if not successes:
+        return 1.0
+    return sum(1 for s in successes if s) / len(successes)
 
 
 def word_count(text: str) -> int:
@@ -263,8 +277,6 @@ class Trajectory:
     @property
     def success_rate(self) -> float:
         """The paper's rho_s: the share of steps that succeeded (1.0 when there are none)."""
-        from .rewards import success_rate
-
         return success_rate([s.success for s in self.steps])
 
     @classmethod
@@ -384,3 +396,59 @@ class Experience:
             "last_confirmed_at": self.last_confirmed_at,
             "last_contradicted_at": self.last_contradicted_at,
         }
+
+
+@attrs.frozen
+class TurnRecord:
+    """A complete turn of an agent transcript, ready to store: its key (source, session id,
+    turn id), status (``imported``, ``no-tools``, ``damaged``) and, when it has steps, its
+    trajectory and the verdict the transcript gives (:mod:`agentmem.importers`)."""
+
+    source: str
+    session_id: str
+    turn_id: str
+    status: str
+    trajectory: Trajectory | None = None
+    verdict: str | None = None
+    note: str | None = None
+
+
+# -- operations on the experiences -----------------------------------------------------------
+
+#: The paper's operations: what Stage 2 (the model or the data) may propose.
+OP_KINDS = ("ADD", "MODIFY", "DELETE", "MERGE")
+#: Operations that count evidence on a live experience without changing its text
+#: (:mod:`agentmem.learning.support`); never parsed from a model's answer.
+EVIDENCE_KINDS = ("CONFIRM", "CONTRADICT")
+ALL_KINDS = OP_KINDS + EVIDENCE_KINDS
+
+
+@attrs.frozen
+class Operation:
+    """One proposed change: ADD, MODIFY, DELETE or MERGE (or CONFIRM / CONTRADICT, which
+    only count evidence), with where it came from.
+
+    ``targets`` are experience ids (one for MODIFY/DELETE, two for MERGE);
+    ``origin`` is ``model``, ``data`` (derived from the group's evidence),
+    ``fallback`` (data used because the model's output was rejected) or ``user``.
+    ``weight`` is the mean |A| of the group that proposed it (Stage 3 conflicts).
+    """
+
+    kind: str
+    text: str | None = None
+    targets: tuple[int, ...] = ()
+    domain: str = ""
+    group: str | None = None
+    origin: str = "data"
+    weight: float = 0.0
+    facts: tuple[str, ...] = ()
+    note: str = ""
+    detail: dict[str, Any] = attrs.field(factory=dict, eq=False)
+
+    def __attrs_post_init__(self) -> None:
+        if self.kind not in ALL_KINDS:
+            raise ValueError(f"operation kind must be one of {ALL_KINDS}, not {self.kind!r}")
+
+    def describe(self) -> str:
+        ids = ",".join(map(str, self.targets))
+        return f"{self.kind} | {ids} | {self.text or ''}".strip()

@@ -38,7 +38,7 @@ from sqlite_utils import Database
 
 from .db import BUSY_TIMEOUT_MS, read_snapshot, write
 from .errors import InvalidRecordError
-from .store import now_iso
+from .timestamps import now_iso
 
 __all__ = ["PruneResult", "parse_before", "prune", "pruned_ids", "pruned_message"]
 

@@ -10,29 +10,42 @@
   that has no positive and no negative trajectory, is degenerate: it carries
   no learning signal and is discarded.
 - The binary reward of RC-GRPO, R = R_state * R_action, is the alternative.
+
+:func:`score_groups` turns a group's rows (as :func:`agentmem.storage.trajectories.group_rows`
+reads them) into :class:`GroupReport` s: rewards, advantages, readiness and degeneracy.
 """
 
 from __future__ import annotations
 
+import json
 import math
-from collections.abc import Sequence
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, timedelta
+from typing import Any
 
 import attrs
 
 from .errors import InvalidRecordError
+from .records import Step, success_rate
 
 __all__ = [
     "ACCEPTANCE_WINDOW",
     "DEFAULT_WEIGHTS",
     "EPSILON",
+    "REWARD_KINDS",
     "Acceptance",
+    "GroupReport",
     "GroupStats",
     "RewardWeights",
+    "TrajectoryReward",
     "acceptance",
+    "action_coverage",
     "binary_reward",
+    "check_reward_kind",
     "composite_reward",
     "group_stats",
+    "score_groups",
     "success_rate",
 ]
 
@@ -42,11 +55,15 @@ ACCEPTANCE_WINDOW = timedelta(seconds=120)
 EPSILON = 1e-8
 
 
-def success_rate(successes: Sequence[bool]) -> float:
-    """rho_s: the fraction of tool calls that succeeded; 1.0 for K = 0."""
-    if not successes:
-        return 1.0
-    return sum(1 for s in successes if s) / len(successes)
+#: The rewards a library can use: the paper's composite one, or RC-GRPO's binary one.
+REWARD_KINDS = ("composite", "binary")
+
+
+def check_reward_kind(kind: str) -> str:
+    """``kind`` if it names a reward (:data:`REWARD_KINDS`); else InvalidRecordError."""
+    if kind not in REWARD_KINDS:
+        raise InvalidRecordError(f"reward must be one of {', '.join(REWARD_KINDS)}, not {kind!r}")
+    return kind
 
 
 @attrs.frozen
@@ -182,3 +199,212 @@ def group_stats(rewards: Sequence[float], eps: float = EPSILON) -> GroupStats:
     if stats.positives == 0 or stats.negatives == 0:
         return attrs.evolve(stats, degenerate=True, reason="no positive or no negative example")
     return stats
+
+
+def action_coverage(steps: Sequence[Step], actions: Sequence[Mapping[str, Any]]) -> float:
+    """R_action's coverage: the share of essential actions that some step performed.
+
+    An essential action ``{"name": tool, "kwargs": {...}}`` is covered by a step
+    that called the same tool with every given argument equal to the step's
+    parameter of that name. Values compare as JSON (numbers by value, strings
+    exactly but for surrounding white space and case); extra step parameters
+    are allowed. No essential actions means full coverage.
+    """
+    if not actions:
+        return 1.0
+
+    def norm(v: Any) -> Any:
+        if isinstance(v, str):
+            return v.strip().lower()
+        if isinstance(v, bool) or v is None:
+            return v
+        if isinstance(v, (int, float)):
+            return float(v)
+        if isinstance(v, Mapping):
+            return {k: norm(x) for k, x in v.items()}
+        if isinstance(v, (list, tuple)):
+            return [norm(x) for x in v]
+        return v
+
+    covered = 0
+    for a in actions:
+        want = norm(dict(a.get("kwargs") or {}))
+        for s in steps:
+            if s.tool == a["name"] and all(
+                k in s.params and norm(s.params[k]) == v for k, v in want.items()
+            ):
+                covered += 1
+                break
+    return covered / len(actions)
+
+
+@attrs.frozen
+class TrajectoryReward:
+    """One trajectory's place in its group: reward parts, reward and advantage."""
+
+    id: int
+    success_rate: float
+    acceptance: Acceptance
+    reward: float | None
+    advantage: float | None
+    condition: str | None
+    step_count: int
+    failed_steps: int
+
+
+@attrs.frozen
+class GroupReport:
+    """A task group: its trajectories' rewards, statistics, readiness and degeneracy."""
+
+    key: str
+    task: str
+    members: tuple[TrajectoryReward, ...]
+    stats: GroupStats | None
+    ready: bool
+    reason: str
+
+    @property
+    def size(self) -> int:
+        return len(self.members)
+
+    @property
+    def degenerate(self) -> bool:
+        return self.stats is not None and self.stats.degenerate
+
+    @property
+    def usable(self) -> bool:
+        """Ready and not degenerate: this group carries a learning signal."""
+        return self.ready and not self.degenerate
+
+    @property
+    def conditions(self) -> dict[str, int]:
+        counts: dict[str, int] = defaultdict(int)
+        for m in self.members:
+            counts[m.condition or "none"] += 1
+        return dict(counts)
+
+    @property
+    def status(self) -> str:
+        if not self.ready:
+            return "pending"
+        return "degenerate" if self.degenerate else "ready"
+
+    def as_dict(self) -> dict[str, Any]:
+        st = self.stats
+        return {
+            "group": self.key,
+            "task": self.task,
+            "size": self.size,
+            "status": self.status,
+            "reason": self.reason,
+            "mean": None if st is None else st.mean,
+            "std": None if st is None else st.std,
+            "conditions": self.conditions,
+            "trajectories": [
+                {
+                    "id": m.id,
+                    "success_rate": m.success_rate,
+                    "acceptance": m.acceptance.label,
+                    "reward": m.reward,
+                    "advantage": m.advantage,
+                    "condition": m.condition,
+                    "steps": m.step_count,
+                    "failed_steps": m.failed_steps,
+                }
+                for m in self.members
+            ],
+        }
+
+
+def _reward(
+    row: Mapping[str, Any],
+    acc: Acceptance,
+    steps: Sequence[Step],
+    weights: RewardWeights,
+    reward: str,
+) -> float | None:
+    """One run's reward, None while it waits for its verdict."""
+    if reward == "binary":
+        state = row["state_ok"]
+        if state is None:
+            state = acc.value
+        acts = json.loads(row["essential_actions"]) if row["essential_actions"] else []
+        cov = action_coverage(steps, acts)
+        return None if state is None else binary_reward(bool(state), cov)
+    return None if acc.value is None else composite_reward(row["success_rate"], acc.value, weights)
+
+
+def _report(
+    key: str,
+    members: Sequence[Mapping[str, Any]],
+    rewards: Sequence[float | None],
+    verdicts: Mapping[int, Acceptance],
+) -> GroupReport:
+    """A group's report from its runs' rewards: statistics, advantages and readiness."""
+    pending = [m["id"] for m, rw in zip(members, rewards) if rw is None]
+    stats: GroupStats | None = None
+    if pending:
+        ready, reason = (
+            False,
+            f"waiting for acceptance of trajectory {', '.join(map(str, pending))}",
+        )
+    else:
+        stats = group_stats([rw or 0.0 for rw in rewards])
+        ready, reason = len(members) >= 2, stats.reason
+    advs = stats.advantages if stats and not stats.degenerate else (None,) * len(members)
+    return GroupReport(
+        key=key,
+        task=members[0]["task"],
+        members=tuple(
+            TrajectoryReward(
+                id=m["id"],
+                success_rate=m["success_rate"],
+                acceptance=verdicts[m["id"]],
+                reward=rw,
+                advantage=a,
+                condition=m["condition"],
+                step_count=m["step_count"],
+                failed_steps=m["failed"],
+            )
+            for m, rw, a in zip(members, rewards, advs)
+        ),
+        stats=stats,
+        ready=ready,
+        reason=reason,
+    )
+
+
+def score_groups(
+    rows: Iterable[Mapping[str, Any]],
+    verdicts: Mapping[int, Acceptance],
+    steps: Mapping[int, Sequence[Step]],
+    *,
+    weights: RewardWeights = DEFAULT_WEIGHTS,
+    reward: str = "composite",
+) -> list[GroupReport]:
+    """Every group of ``rows`` (runs in group order, each with ``id``, ``task``,
+    ``group_key``, ``condition``, ``step_count``, ``success_rate``, ``state_ok``,
+    ``essential_actions`` and ``failed``) with rewards, advantages, readiness and degeneracy.
+
+    ``verdicts`` holds each run's rho_a; ``steps`` each run's steps (only the binary
+    reward reads them). ``reward`` is ``"composite"`` (w1 * rho_s + w2 * rho_a) or
+    ``"binary"`` (R_state * R_action; R_state from the run's recorded ``state_ok``,
+    falling back to the user's acceptance, and R_action from :func:`action_coverage` of
+    its essential actions). A group is ready when it has at least two runs and none is
+    waiting for its acceptance window to close.
+    """
+    by_group: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
+    for r in rows:
+        by_group[r["group_key"]].append(r)
+    return [
+        _report(
+            key,
+            members,
+            [
+                _reward(m, verdicts[m["id"]], steps.get(m["id"], ()), weights, reward)
+                for m in members
+            ],
+            verdicts,
+        )
+        for key, members in by_group.items()
+    ]

@@ -21,24 +21,18 @@ from .records import Feedback, Step, Trajectory, valid_id
 from .rewards import (
     DEFAULT_WEIGHTS,
     Acceptance,
-    GroupStats,
+    GroupReport,
     RewardWeights,
     acceptance,
-    binary_reward,
-    composite_reward,
-    group_stats,
+    score_groups,
 )
+from .timestamps import now_iso, parse_time
 
 __all__ = [
-    "GroupReport",
-    "TrajectoryReward",
-    "action_coverage",
     "group_reports",
     "insert_feedback",
     "insert_trajectories",
     "load_trajectories",
-    "now_iso",
-    "parse_time",
     "run_tools",
     "tool_domains",
     "verdict_runs",
@@ -47,16 +41,6 @@ __all__ = [
 
 #: ``json.dumps(value, ensure_ascii=False)``, without building an encoder per call.
 _to_json = json.JSONEncoder(ensure_ascii=False).encode
-
-
-def now_iso() -> str:
-    """The current time as ISO-8601 UTC, the format of every timestamp in the file."""
-    return datetime.now(timezone.utc).isoformat(timespec="microseconds")
-
-
-def parse_time(value: str) -> datetime:
-    t = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    return t if t.tzinfo else t.replace(tzinfo=timezone.utc)
 
 
 def tool_domains(db: Database) -> dict[str, str]:
@@ -267,121 +251,6 @@ def _acceptance_map(db: Database, tids: Sequence[int], now: datetime) -> dict[in
     return {tid: acceptance(events[tid], created[tid], now) for tid in tids}
 
 
-def action_coverage(steps: Sequence[Step], actions: Sequence[Mapping[str, Any]]) -> float:
-    """R_action's coverage: the share of essential actions that some step performed.
-
-    An essential action ``{"name": tool, "kwargs": {...}}`` is covered by a step
-    that called the same tool with every given argument equal to the step's
-    parameter of that name. Values compare as JSON (numbers by value, strings
-    exactly but for surrounding white space and case); extra step parameters
-    are allowed. No essential actions means full coverage.
-    """
-    if not actions:
-        return 1.0
-
-    def norm(v: Any) -> Any:
-        if isinstance(v, str):
-            return v.strip().lower()
-        if isinstance(v, bool) or v is None:
-            return v
-        if isinstance(v, (int, float)):
-            return float(v)
-        if isinstance(v, Mapping):
-            return {k: norm(x) for k, x in v.items()}
-        if isinstance(v, (list, tuple)):
-            return [norm(x) for x in v]
-        return v
-
-    covered = 0
-    for a in actions:
-        want = norm(dict(a.get("kwargs") or {}))
-        for s in steps:
-            if s.tool == a["name"] and all(
-                k in s.params and norm(s.params[k]) == v for k, v in want.items()
-            ):
-                covered += 1
-                break
-    return covered / len(actions)
-
-
-@attrs.frozen
-class TrajectoryReward:
-    """One trajectory's place in its group: reward parts, reward and advantage."""
-
-    id: int
-    success_rate: float
-    acceptance: Acceptance
-    reward: float | None
-    advantage: float | None
-    condition: str | None
-    step_count: int
-    failed_steps: int
-
-
-@attrs.frozen
-class GroupReport:
-    """A task group: its trajectories' rewards, statistics, readiness and degeneracy."""
-
-    key: str
-    task: str
-    members: tuple[TrajectoryReward, ...]
-    stats: GroupStats | None
-    ready: bool
-    reason: str
-
-    @property
-    def size(self) -> int:
-        return len(self.members)
-
-    @property
-    def degenerate(self) -> bool:
-        return self.stats is not None and self.stats.degenerate
-
-    @property
-    def usable(self) -> bool:
-        """Ready and not degenerate: this group carries a learning signal."""
-        return self.ready and not self.degenerate
-
-    @property
-    def conditions(self) -> dict[str, int]:
-        counts: dict[str, int] = defaultdict(int)
-        for m in self.members:
-            counts[m.condition or "none"] += 1
-        return dict(counts)
-
-    @property
-    def status(self) -> str:
-        if not self.ready:
-            return "pending"
-        return "degenerate" if self.degenerate else "ready"
-
-    def as_dict(self) -> dict[str, Any]:
-        st = self.stats
-        return {
-            "group": self.key,
-            "task": self.task,
-            "size": self.size,
-            "status": self.status,
-            "reason": self.reason,
-            "mean": None if st is None else st.mean,
-            "std": None if st is None else st.std,
-            "conditions": self.conditions,
-            "trajectories": [
-                {
-                    "id": m.id,
-                    "success_rate": m.success_rate,
-                    "acceptance": m.acceptance.label,
-                    "reward": m.reward,
-                    "advantage": m.advantage,
-                    "condition": m.condition,
-                    "steps": m.step_count,
-                    "failed_steps": m.failed_steps,
-                }
-                for m in self.members
-            ],
-        }
-
-
 def group_reports(
     db: Database,
     *,
@@ -390,15 +259,8 @@ def group_reports(
     groups: Iterable[str] | None = None,
     now: datetime | None = None,
 ) -> list[GroupReport]:
-    """Every group (or the named ones) with rewards, advantages, readiness and degeneracy.
-
-    ``reward`` is ``"composite"`` (w1 * rho_s + w2 * rho_a) or ``"binary"``
-    (R_state * R_action; R_state from the trajectory's recorded ``state_ok``,
-    falling back to the user's acceptance, and R_action from
-    :func:`action_coverage` of its essential actions). A group is ready when
-    it has at least two trajectories and none is waiting for its acceptance
-    window to close.
-    """
+    """Every group (or the named ones) with rewards, advantages, readiness and degeneracy:
+    the rows read here, scored by :func:`agentmem.rewards.score_groups`."""
     now = now or datetime.now(timezone.utc)
     where, params = "", []
     if groups is not None:
@@ -414,66 +276,11 @@ def group_reports(
         params,
     )
     verdicts = _acceptance_map(db, [r["id"] for r in rows], now)
-    needs_steps = reward == "binary"
-    steps_by_id: dict[int, list[Step]] = defaultdict(list)
-    if needs_steps and rows:
+    steps_by_id: dict[int, list[Step]] = {}
+    if reward == "binary" and rows:
         for t in load_trajectories(db, [r["id"] for r in rows]):
             steps_by_id[t.id or 0] = list(t.steps)
-    by_group: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for r in rows:
-        by_group[r["group_key"]].append(r)
-    reports = []
-    for key, members in by_group.items():
-        rewards: list[float | None] = []
-        for m in members:
-            acc = verdicts[m["id"]]
-            if reward == "binary":
-                state = m["state_ok"]
-                if state is None:
-                    state = acc.value
-                acts = json.loads(m["essential_actions"]) if m["essential_actions"] else []
-                cov = action_coverage(steps_by_id[m["id"]], acts)
-                rewards.append(None if state is None else binary_reward(bool(state), cov))
-            else:
-                rewards.append(
-                    None
-                    if acc.value is None
-                    else composite_reward(m["success_rate"], acc.value, weights)
-                )
-        pending = [m["id"] for m, rw in zip(members, rewards) if rw is None]
-        stats: GroupStats | None = None
-        if pending:
-            ready, reason = (
-                False,
-                f"waiting for acceptance of trajectory {', '.join(map(str, pending))}",
-            )
-        else:
-            stats = group_stats([rw or 0.0 for rw in rewards])
-            ready, reason = len(members) >= 2, stats.reason
-        advs = stats.advantages if stats and not stats.degenerate else (None,) * len(members)
-        reports.append(
-            GroupReport(
-                key=key,
-                task=members[0]["task"],
-                members=tuple(
-                    TrajectoryReward(
-                        id=m["id"],
-                        success_rate=m["success_rate"],
-                        acceptance=verdicts[m["id"]],
-                        reward=rw,
-                        advantage=a,
-                        condition=m["condition"],
-                        step_count=m["step_count"],
-                        failed_steps=m["failed"],
-                    )
-                    for m, rw, a in zip(members, rewards, advs)
-                ),
-                stats=stats,
-                ready=ready,
-                reason=reason,
-            )
-        )
-    return reports
+    return score_groups(rows, verdicts, steps_by_id, weights=weights, reward=reward)
 
 
 def verdict_runs(db: Database) -> list[tuple[str, bool | None, Trajectory]]:

@@ -113,7 +113,7 @@ def build(path: Path, n: int) -> None:
     items = lessons(n)
     vecs = mem.embedder.embed_batch([t for t, _ in items])
     from agentmem.db import write
-    from agentmem.store import now_iso
+    from agentmem.timestamps import now_iso
 
     at = now_iso()
     with write(mem.db):

@@ -23,7 +23,7 @@ from agentmem import Memory, Step, Trajectory
 from agentmem.db import connect, write
 from agentmem.migrations import migrations
 from agentmem.outputs import DEFAULT_OUTPUT_CAP
-from agentmem.store import now_iso
+from agentmem.timestamps import now_iso
 
 
 def make(n: int) -> list[Trajectory]:

@@ -38,7 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ.setdefault("RUST_LOG", "off")
 
 from agentmem import Memory, Step, Trajectory
-from agentmem.learning.ops import Operation
+from agentmem.records import Operation
 from agentmem.team import claims, membership, server
 from agentmem.team.replica import RemoteDb, open_remote, replica_lock
 from benchmarks.bench_context import build, lessons

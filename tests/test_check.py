@@ -479,7 +479,7 @@ def test_merge_and_its_undo_pass(lib):
     """A MERGE (one target rewritten, the others deleted) and its undo replay exactly."""
     from agentmem.db import write
     from agentmem.journal import apply_operations
-    from agentmem.learning.ops import Operation
+    from agentmem.records import Operation
 
     path, _ = lib
     with Memory.open(path, embedder="hash") as mem:

@@ -84,7 +84,7 @@ KNOWN_BUGS = {
     "actions-kwargs": "agentmem/ingest.py / records.py: essential_actions[i].kwargs is not "
     "checked to be an object; the trajectory is recorded and every binary "
     "reward (Memory.groups(reward='binary'), learn --reward binary) then "
-    "raises TypeError in agentmem/store.py action_coverage",
+    "raises TypeError in agentmem/rewards.py action_coverage",
     "openai-content": "agentmem/ingest.py _openai_record: a tool message whose content is not "
     "a string (OpenAI content parts, a number) raises AttributeError in "
     "is_error_output",

@@ -19,8 +19,7 @@ from agentmem.learning.digest import digest
 from agentmem.learning.evidence import _param_name, _param_value, _prerequisite
 from agentmem.learning.grouping import grow_similar, task_threshold, tool_overlap
 from agentmem.learning.merge import merge_findings
-from agentmem.learning.ops import Operation
-from agentmem.records import Trajectory
+from agentmem.records import Operation, Trajectory
 from agentmem.task_index import TaskVectors, neighbours
 
 from .conftest import CAT_MISSING, CAT_OK, CD, FakeEmbedder, FakeModel, run_cli

@@ -8,10 +8,10 @@ from agentmem import Memory, Step, UndoConflictError
 from agentmem.learning.consolidate import consolidate
 from agentmem.learning.digest import digest, safe_text
 from agentmem.learning.evidence import find_evidence
-from agentmem.learning.ops import Operation, parse_operations
+from agentmem.learning.ops import parse_operations
 from agentmem.learning.prompts import INSTRUCTION_TEXTS
 from agentmem.learning.validate import lesson_problem
-from agentmem.records import Trajectory, word_count
+from agentmem.records import Operation, Trajectory, word_count
 
 from .conftest import FakeModel, fs_group
 

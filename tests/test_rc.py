@@ -15,7 +15,7 @@ from agentmem.cli import cli
 from agentmem.export import ExportOptions, export_rctp, parse_rctp_record
 from agentmem.ingest import parse_openai
 from agentmem.rc import HIGH, LOW, diagnose, mixed_marginal, plan_group
-from agentmem.store import action_coverage
+from agentmem.rewards import action_coverage
 
 from .conftest import TAU_BENCH
 

@@ -29,7 +29,7 @@ from agentmem.learning.merge import (
     _tools,
     clusters,
 )
-from agentmem.learning.ops import Operation
+from agentmem.records import Operation
 from benchmarks.scale_data import experiences, groups
 
 from .conftest import FakeEmbedder

@@ -29,8 +29,8 @@ from agentmem import (
 )
 from agentmem.check import check_path
 from agentmem.journal import AppliedOp
-from agentmem.learning.ops import Operation
 from agentmem.learning.session import LearnReport
+from agentmem.records import Operation
 from agentmem.team import claims, learning, membership, outbox, reads, server
 from agentmem.team.config import replica_path_for
 from agentmem.team.replica import RemoteDb, open_readonly, open_remote, replica_lock

@@ -9,8 +9,8 @@ from typing import Any
 import click
 
 from ..errors import BusyError
-from ..learning.ops import EVIDENCE_KINDS
 from ..memory import Memory
+from ..records import EVIDENCE_KINDS
 from .main import ID, cli, json_option, print_json, print_table, with_memory
 
 

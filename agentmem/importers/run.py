@@ -24,7 +24,7 @@ from ..db import write
 from ..errors import InvalidRecordError
 from ..projects import project_of
 from ..records import Trajectory
-from ..store import now_iso
+from ..timestamps import now_iso
 from .turns import FileReport, ImportReport, Turn, turn_record
 
 __all__ = ["FORMATS", "QUIET_SECONDS", "default_path", "discover", "import_transcripts"]

@@ -30,7 +30,7 @@ from typing import Any
 import attrs
 
 from ..errors import InvalidRecordError
-from ..records import Step, Trajectory, check_json_value
+from ..records import Step, Trajectory, TurnRecord, check_json_value
 from ._json import is_error_output, loads
 
 __all__ = [
@@ -337,19 +337,6 @@ def _success(call: Call) -> bool:
     if code is not None:
         return code == 0
     return not is_error_output(call.output)
-
-
-@attrs.frozen
-class TurnRecord:
-    """A complete turn ready to store: its key, status and, when it has steps, its trajectory."""
-
-    source: str
-    session_id: str
-    turn_id: str
-    status: str  # imported, no-tools, damaged
-    trajectory: Trajectory | None = None
-    verdict: str | None = None
-    note: str | None = None
 
 
 def turn_record(source: str, turn: Turn, *, project: str | None) -> TurnRecord:

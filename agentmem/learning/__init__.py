@@ -3,13 +3,14 @@ Stage 3 consolidation, and the session that applies them atomically."""
 
 from typing import Any
 
-from .ops import Operation, parse_operations
+from ..records import Operation
+from .ops import parse_operations
 
 __all__ = ["LearnOptions", "LearnReport", "Operation", "learn", "parse_operations"]
 
 
 def __getattr__(name: str) -> Any:
-    # The session module imports the journal, which imports Operation from here: load it lazily.
+    # The session pulls in storage and retrieval: load it on first use only.
     if name in ("LearnOptions", "LearnReport", "learn"):
         from . import session
 

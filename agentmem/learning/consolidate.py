@@ -28,8 +28,7 @@ from collections.abc import Callable, Sequence
 
 import attrs
 
-from ..records import MAX_EXPERIENCE_WORDS, word_count
-from .ops import Operation
+from ..records import MAX_EXPERIENCE_WORDS, Operation, word_count
 from .validate import identifiers, names_tool
 
 __all__ = ["Consolidated", "consolidate", "join", "same_facts"]

@@ -69,10 +69,9 @@ from typing import Any
 
 import attrs
 
-from ..records import Step, Trajectory
+from ..records import Operation, Step, Trajectory
 from .digest import Digest, error_phrase, value_text
 from .evidence import Finding, quote_error
-from .ops import Operation
 from .rules import Rule, applies, follows, needed_tools, val
 
 __all__ = [

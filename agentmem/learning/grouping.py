@@ -46,8 +46,8 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from ..rewards import GroupStats, group_stats
-from ..store import GroupReport, TrajectoryReward, load_trajectories, run_tools
+from ..rewards import GroupReport, GroupStats, TrajectoryReward, group_stats
+from ..store import load_trajectories, run_tools
 from .corrections import Correction, find_corrections
 from .digest import Digest, digest
 

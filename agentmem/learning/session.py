@@ -31,10 +31,11 @@ from ..journal import AppliedOp, apply_operations, begin_session, fail_session
 from ..library import Library, live_experiences
 from ..llm import model_unavailable
 from ..projects import record_scopes
-from ..records import Experience, Trajectory
-from ..rewards import DEFAULT_WEIGHTS, RewardWeights
-from ..store import GroupReport, group_reports, load_trajectories, now_iso, verdict_runs
+from ..records import Experience, Operation, Trajectory
+from ..rewards import DEFAULT_WEIGHTS, GroupReport, RewardWeights
+from ..store import group_reports, load_trajectories, verdict_runs
 from ..task_index import save as save_task_vectors
+from ..timestamps import now_iso
 from .consolidate import consolidate, same_facts
 from .corrections import correction_findings
 from .crosstask import find_crosstask_evidence, overruled
@@ -42,7 +43,6 @@ from .digest import Digest
 from .evidence import Finding, find_evidence
 from .generality import GroupNotes, build_corpus, generalise, note_group
 from .grouping import GROUPINGS, Grouping, LearningGroup, form_groups, task_threshold
-from .ops import Operation
 from .stages import ModelUsage, Summary, compress, extract, generalize, group_vocabulary, summarize
 from .support import GroupRun, evidence_operations, group_runs
 

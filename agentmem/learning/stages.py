@@ -21,12 +21,12 @@ from typing import TYPE_CHECKING
 import attrs
 
 from ..errors import ModelError, ModelUnavailableError
-from ..records import MAX_EXPERIENCE_WORDS, Experience, Trajectory, word_count
+from ..records import MAX_EXPERIENCE_WORDS, Experience, Operation, Trajectory, word_count
 from . import prompts
 from .digest import Digest
 from .evidence import Finding
 from .merge import clusters, merge_cluster
-from .ops import Operation, parse_operations
+from .ops import parse_operations
 from .validate import identifiers, lesson_problem, names_tool, summary_problem
 
 if TYPE_CHECKING:

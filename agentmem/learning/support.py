@@ -45,9 +45,8 @@ from collections.abc import Iterable, Mapping, Sequence
 
 import attrs
 
-from ..records import Experience, Step, Trajectory
+from ..records import Experience, Operation, Step, Trajectory
 from .digest import Digest
-from .ops import Operation
 from .rules import Rule, applies, follows, needed_tools
 
 __all__ = [

@@ -31,7 +31,7 @@ import attrs
 from ..db import write
 from ..errors import TeamError
 from ..journal import apply_operations
-from ..store import now_iso, parse_time
+from ..timestamps import now_iso, parse_time
 
 __all__ = ["CLAIM_LEASE", "Claim", "apply_session", "claim", "holder_name", "release"]
 

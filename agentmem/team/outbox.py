@@ -28,7 +28,7 @@ from sqlite_utils import Database
 
 from ..db import write
 from ..errors import TeamError
-from ..store import now_iso
+from ..timestamps import now_iso
 
 __all__ = [
     "PushReport",
