@@ -1,4 +1,4 @@
-"""The SQLite module, sqlite-vec and the pragmas every agentmem connection uses.
+"""The SQLite module, sqlite-vec, the pragmas every agentmem connection uses, and rows as dicts.
 
 Kept apart from :mod:`agentmem.db` (which wraps connections in sqlite-utils) so
 that the prompt-hook path of ``agentmem context`` can open a library with the
@@ -22,7 +22,16 @@ else:
     except ImportError:
         import sqlite3
 
-__all__ = ["BUSY_TIMEOUT_MS", "MMAP_SIZE", "load_vec", "open_reader", "set_pragmas", "sqlite3"]
+__all__ = [
+    "BUSY_TIMEOUT_MS",
+    "MMAP_SIZE",
+    "dict_row",
+    "dict_rows",
+    "load_vec",
+    "open_reader",
+    "set_pragmas",
+    "sqlite3",
+]
 
 #: How long a connection waits for another process's write lock before giving up.
 BUSY_TIMEOUT_MS = 30_000
@@ -88,3 +97,16 @@ def open_reader(path: str | os.PathLike[str]) -> sqlite3.Connection:
         conn.close()
         raise
     return conn
+
+
+def dict_rows(cursor: Any) -> list[dict[str, Any]]:
+    """A cursor's remaining rows as dicts of column name to value (the one row-to-dict
+    idiom: every owner of a table reads rows with it)."""
+    cols = [c[0] for c in cursor.description]
+    return [dict(zip(cols, r, strict=True)) for r in cursor.fetchall()]
+
+
+def dict_row(cursor: Any) -> dict[str, Any] | None:
+    """A cursor's next row as a dict of column name to value, or None when there is none."""
+    row = cursor.fetchone()
+    return None if row is None else dict(zip([c[0] for c in cursor.description], row, strict=True))

@@ -1,6 +1,6 @@
 """Which transactions agentmem began, and whether the connection wrote in them.
 
-Kept apart from :mod:`agentmem.db` so that :mod:`agentmem.index` can use it
+Kept apart from :mod:`agentmem.db` so that :mod:`agentmem.storage.vector_index` can use it
 without importing sqlite-utils (the fast ``agentmem context`` path avoids it).
 """
 

@@ -10,8 +10,8 @@ or repairs anything) and adds a summary of what the file holds. What is checked:
   warning: opening it with agentmem upgrades it), none it does not know (a file
   from a newer agentmem is an error), and every table, column, index and view
   the applied migrations create is present;
-* the vector index agrees with the live experiences (:func:`agentmem.index.check`),
-  and so does the keyword index (:func:`agentmem.keyword_index.check`);
+* the vector index agrees with the live experiences (:func:`agentmem.storage.vector_index.check`),
+  and so does the keyword index (:func:`agentmem.storage.keyword_index.check`);
 * the journal agrees with the library: replaying the applied operations of the
   applied, undone and undo sessions, oldest first, leaves every experience
   exactly as the ``experiences`` table has it (text, domain, live or deleted, or
@@ -49,10 +49,10 @@ from typing import Any
 import attrs
 from sqlite_utils import Database
 
-from . import index, keyword_index
 from .db import connect, sqlite3
-from .journal import _pid_alive
 from .migrations import KNOWN_MIGRATIONS, SCHEMA_VERSION, migrations, unknown_migrations
+from .storage import keyword_index, vector_index
+from .storage.journal import process_alive
 
 __all__ = [
     "WARNING_KINDS",
@@ -535,7 +535,9 @@ def _check_values(db: Database, missing: AbstractSet[str] = frozenset()) -> list
 
 
 def _check_index(db: Database, *, upgrade_pending: bool = False) -> list[Problem]:
-    return [Problem("index", msg) for msg in index.check(db, upgrade_pending=upgrade_pending)]
+    return [
+        Problem("index", msg) for msg in vector_index.check(db, upgrade_pending=upgrade_pending)
+    ]
 
 
 def _check_keywords(db: Database, *, upgrade_pending: bool = False) -> list[Problem]:
@@ -568,7 +570,7 @@ def _check_sessions(db: Database) -> list[Problem]:
     for sid, (kind, status, undoes, undone_by, pid, report) in sorted(sessions.items()):
         ops = counts.get(sid, {})
         n_applied = ops.get("applied", 0)
-        if status == "running" and not _pid_alive(pid):
+        if status == "running" and not process_alive(pid):
             add(
                 "stale-session",
                 f"{kind} session {sid} is marked running but its process {pid} is gone: it "
@@ -1020,7 +1022,7 @@ def _check_trajectories(db: Database) -> list[Problem]:
 
 def _check_pruned(db: Database) -> list[Problem]:
     """Every trajectory a learning session names is in the file or marked pruned; a run
-    marked pruned is not in the file any more (agentmem.retention)."""
+    marked pruned is not in the file any more (agentmem.storage.retention)."""
     problems = []
     pruned = _has_table(db, "pruned_trajectories")
     gone = " AND j.value NOT IN (SELECT id FROM pruned_trajectories)" if pruned else ""

@@ -56,7 +56,7 @@ def connect(path: str | Path, *, vec: bool = True) -> Database:
         load_vec(conn)
     if not in_memory and conn.execute("PRAGMA page_count").fetchone()[0] == 0:
         # A new file gives pages freed by agentmem prune back incrementally
-        # (agentmem.retention); only an empty file can take this without a VACUUM.
+        # (agentmem.storage.retention); only an empty file can take this without a VACUUM.
         conn.execute("PRAGMA auto_vacuum = INCREMENTAL")
     set_pragmas(conn, file=not in_memory, writer=True)
     return Database(conn, execute_plugins=False)

@@ -16,16 +16,17 @@ from typing import TYPE_CHECKING
 import attrs
 from sqlite_utils import Database
 
-from . import index, retrieval
+from . import retrieval
 from .db import write
-from .records import Experience, valid_id
-from .retrieval import Evidence, live_rows
+from .records import Experience
+from .retrieval import Evidence
 from .retrieval.pipeline import ALL_METHODS
+from .storage import vector_index
 
 if TYPE_CHECKING:
     from .embeddings import Embedder
 
-__all__ = ["EMBED_CACHE_SIZE", "Library", "Scored", "live_experiences"]
+__all__ = ["EMBED_CACHE_SIZE", "Library", "Scored"]
 
 #: How many texts' vectors a :class:`Library` keeps.
 EMBED_CACHE_SIZE = 8192
@@ -78,14 +79,6 @@ class Scored:
         return out
 
 
-def live_experiences(
-    db: Database, ids: Iterable[int] | None = None, domains: Sequence[str] | None = None
-) -> list[Experience]:
-    """Live experiences (all, or the given ids, or those in the given domains), by id."""
-    id_list = None if ids is None else [i for i in ids if valid_id(i)]
-    return [Experience.from_row(r) for r in live_rows(db.conn, id_list, domains)]
-
-
 class Library:
     """Live experiences of one database, embedded with one embedder."""
 
@@ -96,11 +89,11 @@ class Library:
 
     def ensure_index(self) -> None:
         """Create the vector index for this embedder, or refuse a different model."""
-        info = index.index_info(self.db)
+        info = vector_index.index_info(self.db)
         if info == (self.embedder.model_id, self.embedder.dims):
             return
         with write(self.db):
-            index.ensure_index(self.db, self.embedder.model_id, self.embedder.dims)
+            vector_index.ensure_index(self.db, self.embedder.model_id, self.embedder.dims)
 
     def embed(self, texts: Iterable[str]) -> dict[str, array[float]]:
         """Vectors for ``texts``, as a mapping text -> vector.
@@ -141,7 +134,7 @@ class Library:
     ) -> list[Scored]:
         """The ``k`` live experiences that best fit ``text`` (see :mod:`agentmem.retrieval`);
         ``project``: a project root (lessons scoped to other projects are left out)."""
-        info = index.index_info(self.db)
+        info = vector_index.index_info(self.db)
         if info is not None and info != (self.embedder.model_id, self.embedder.dims):
             self.ensure_index()  # raises: the index holds another model's vectors
         found = retrieval.search(
@@ -170,7 +163,7 @@ class Library:
         """:meth:`search` for each of ``texts`` (with ``tools[i]`` and ``domains[i]``), in
         order: the same answers, the texts embedded in one batch and their vector
         searches scored together (:func:`agentmem.retrieval.search_many`)."""
-        info = index.index_info(self.db)
+        info = vector_index.index_info(self.db)
         if info is not None and info != (self.embedder.model_id, self.embedder.dims):
             self.ensure_index()  # raises: the index holds another model's vectors
 

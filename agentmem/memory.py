@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -12,20 +11,28 @@ from typing import TYPE_CHECKING, Any
 import attrs
 from sqlite_utils import Database
 
-from . import keyword_index, store, tool_usage
 from .db import connect, write
 from .domains import domain_for, valid_domain
 from .errors import (
-    AgentMemError,
     InvalidRecordError,
     UnknownExperienceError,
-    UnknownTrajectoryError,
 )
-from .migrations import migrations, unknown_migrations
+from .migrations import migrations, refuse_newer
 from .paths import DEFAULT_DB_ENV, default_db_path
-from .records import Experience, Feedback, Operation, Step, Trajectory, valid_id
+from .records import Experience, Feedback, Operation, Step, Trajectory
 from .rewards import GroupReport, RewardWeights, check_reward_kind
+from .storage import (
+    experiences,
+    journal,
+    keyword_index,
+    settings,
+    tool_domains,
+    tool_usage,
+    vector_index,
+)
+from .storage import trajectories as _trajectories
 from .terms import TERMS_VERSION
+from .timestamps import now_iso
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -37,24 +44,9 @@ if TYPE_CHECKING:
     from .library import Library, Scored
     from .llm import TextModel
     from .redact import Redactor
-    from .retention import PruneResult
+    from .storage.retention import PruneResult
 
 __all__ = ["DEFAULT_DB_ENV", "LiveTrajectory", "Memory", "default_db_path"]
-
-
-def _refuse_newer(db: Database) -> None:
-    """Refuse a file that a newer agentmem migrated: its schema is unknown to this one."""
-    if not db["_sqlite_migrations"].exists():
-        return
-    unknown = unknown_migrations(
-        r[0]
-        for r in db.execute("SELECT name FROM _sqlite_migrations WHERE migration_set = 'agentmem'")
-    )
-    if unknown:
-        raise AgentMemError(
-            f"this library was written by a newer agentmem (migration {', '.join(unknown)}); "
-            "upgrade agentmem to open it"
-        )
 
 
 class Memory:
@@ -108,7 +100,7 @@ class Memory:
         db = connect(p)
         try:
             with write(db):
-                _refuse_newer(db)
+                refuse_newer(db)
                 migrations.apply(db)
                 if keyword_index.version(db) != TERMS_VERSION:
                     keyword_index.rebuild(db)  # new file, or built by other extraction rules
@@ -119,9 +111,7 @@ class Memory:
         return cls(db, path=str(p), redactor=redactor, embedder=embedder, model=model)
 
     def close(self) -> None:
-        from .index import forget
-
-        forget(self.db)  # the vectors a search kept in memory
+        vector_index.forget(self.db)  # the vectors a search kept in memory
         self.db.close()
 
     def __enter__(self) -> Memory:
@@ -133,35 +123,31 @@ class Memory:
     # -- settings --------------------------------------------------------------------
 
     def get_setting(self, key: str, default: Any = None) -> Any:
-        row = self.db.execute("SELECT value FROM settings WHERE key = ?", [key]).fetchone()
-        return default if row is None else json.loads(row[0])
+        """A library setting (see :mod:`agentmem.storage.settings` for the keys)."""
+        return settings.get(self.db, key, default)
 
     def set_setting(self, key: str, value: Any) -> None:
+        """Store a library setting (JSON)."""
         with write(self.db):
-            self.db.execute(
-                "INSERT INTO settings (key, value) VALUES (?, ?) "
-                "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-                [key, json.dumps(value)],
-            )
+            settings.put(self.db, key, value)
 
     @property
     def reward_weights(self) -> RewardWeights:
         """The library's composite-reward weights (default w1 = 0.4, w2 = 0.6)."""
-        w = self.get_setting("reward_weights")
-        return RewardWeights(*w) if w else RewardWeights()
+        return RewardWeights.from_setting(self.get_setting(settings.REWARD_WEIGHTS))
 
     def set_reward_weights(self, w1: float, w2: float) -> None:
         """Store new weights (they must be >= 0 and sum to 1)."""
         weights = RewardWeights(w1, w2)
-        self.set_setting("reward_weights", [weights.w1, weights.w2])
+        self.set_setting(settings.REWARD_WEIGHTS, [weights.w1, weights.w2])
 
     @property
     def reward_kind(self) -> str:
         """``composite`` (paper) or ``binary`` (RC-GRPO's R_state * R_action)."""
-        return str(self.get_setting("reward", "composite"))
+        return str(self.get_setting(settings.REWARD, "composite"))
 
     def set_reward_kind(self, kind: str) -> None:
-        self.set_setting("reward", check_reward_kind(kind))
+        self.set_setting(settings.REWARD, check_reward_kind(kind))
 
     @property
     def output_cap(self) -> int:
@@ -170,22 +156,20 @@ class Memory:
         The library setting ``output_cap``, :data:`agentmem.outputs.DEFAULT_OUTPUT_CAP`
         (64 KiB) when unset.
         """
-        from .outputs import library_cap
-
-        return library_cap(self.db)
+        return _trajectories.output_cap(self.db)
 
     def set_output_cap(self, cap: int) -> None:
         """Store the output cap in bytes: 0 (no cap) or at least 1,024. Outputs already
         recorded are kept as they are."""
-        from .outputs import SETTING, validate_cap
+        from .outputs import validate_cap
 
-        self.set_setting(SETTING, validate_cap(cap))
+        self.set_setting(settings.OUTPUT_CAP, validate_cap(cap))
 
     # -- tool domains ----------------------------------------------------------------
 
     def domains(self) -> dict[str, str]:
         """The library's own tool-to-domain overrides."""
-        return store.tool_domains(self.db)
+        return tool_domains.read(self.db)
 
     def domain_of(self, tool: str) -> str:
         """The domain a tool belongs to in this library."""
@@ -198,19 +182,15 @@ class Memory:
         """
         if not tool.strip():
             raise InvalidRecordError("tool name must not be empty")
+        if domain is not None and not valid_domain(domain):
+            raise InvalidRecordError(
+                f"domain {domain!r} must be a short lower-case name (letters, digits, _ . -)"
+            )
         with write(self.db):
             if domain is None:
-                self.db.execute("DELETE FROM tool_domains WHERE tool = ?", [tool])
-                return
-            if not valid_domain(domain):
-                raise InvalidRecordError(
-                    f"domain {domain!r} must be a short lower-case name (letters, digits, _ . -)"
-                )
-            self.db.execute(
-                "INSERT INTO tool_domains (tool, domain) VALUES (?, ?) "
-                "ON CONFLICT (tool) DO UPDATE SET domain = excluded.domain",
-                [tool, domain],
-            )
+                tool_domains.remove(self.db, tool)
+            else:
+                tool_domains.put(self.db, tool, domain)
 
     # -- recording -------------------------------------------------------------------
 
@@ -269,7 +249,7 @@ class Memory:
         """
         cleaned = [self._clean(t) for t in trajectories]
         with write(self.db):
-            ids = store.insert_trajectories(self.db, cleaned)
+            ids = _trajectories.insert_trajectories(self.db, cleaned)
             # -- team touch point: queue shared runs in the same transaction
             from .team.outbox import queue_shared
 
@@ -341,9 +321,9 @@ class Memory:
 
     def feedback(self, trajectory_id: int, kind: str, *, note: str | None = None) -> None:
         """Record the user's verdict on a trajectory: ``accept``, ``correct`` or ``reject``."""
-        fb = Feedback(trajectory_id=trajectory_id, kind=kind, created_at=store.now_iso(), note=note)
+        fb = Feedback(trajectory_id=trajectory_id, kind=kind, created_at=now_iso(), note=note)
         with write(self.db):
-            store.insert_feedback(self.db, fb)
+            _trajectories.insert_feedback(self.db, fb)
             # -- team touch point: a verdict on a shared run goes to the team too
             from .team.outbox import enqueue_feedback
 
@@ -355,10 +335,7 @@ class Memory:
         if not isinstance(ok, bool):
             raise InvalidRecordError(f"state verdict must be true or false, not {ok!r}")
         with write(self.db):
-            self._require_trajectory(trajectory_id)
-            self.db.execute(
-                "UPDATE trajectories SET state_ok = ? WHERE id = ?", [int(ok), trajectory_id]
-            )
+            _trajectories.set_state(self.db, trajectory_id, ok)
 
     def plan_group(self, task: str, size: int = 4, **kw: Any) -> Any:
         """A reward-conditioned group plan for ``task`` (see :func:`agentmem.rc.plan_group`)."""
@@ -370,17 +347,20 @@ class Memory:
 
     def get_trajectory(self, trajectory_id: int) -> Trajectory:
         """One trajectory with its steps; ``accepted`` reflects feedback and the window."""
-        return store.load_trajectories(self.db, [trajectory_id])[0]
+        return _trajectories.load_trajectories(self.db, [trajectory_id])[0]
 
     def trajectories(self, *, groups: Sequence[str] | None = None) -> list[Trajectory]:
-        return store.load_trajectories(self.db, groups=groups)
+        """Every trajectory (or those of the named groups), with their steps, by id."""
+        return _trajectories.load_trajectories(self.db, groups=groups)
 
     def groups(
         self, *, reward: str | None = None, weights: RewardWeights | None = None
     ) -> list[GroupReport]:
         """Every task group with rewards, advantages, readiness and degeneracy."""
         kind = check_reward_kind(reward or self.reward_kind)
-        return store.group_reports(self.db, weights=weights or self.reward_weights, reward=kind)
+        return _trajectories.group_reports(
+            self.db, weights=weights or self.reward_weights, reward=kind
+        )
 
     def learning_groups(
         self, grouping: str = "auto", *, reward: str | None = None
@@ -402,23 +382,18 @@ class Memory:
 
     def stats(self) -> dict[str, Any]:
         """Counts of what the library holds."""
-        q = self.db.execute
         groups = self.groups()
+        n_sessions, n_operations = journal.counts(self.db)
         return {
             "path": self.path,
-            "trajectories": q("SELECT count(*) FROM trajectories").fetchone()[0],
-            "steps": q("SELECT count(*) FROM steps").fetchone()[0],
-            "failed_steps": q("SELECT count(*) FROM steps WHERE success = 0").fetchone()[0],
-            "feedback_events": q("SELECT count(*) FROM feedback").fetchone()[0],
+            **_trajectories.counts(self.db),
             "groups": len(groups),
             "groups_ready": sum(1 for g in groups if g.usable),
             "groups_degenerate": sum(1 for g in groups if g.ready and g.degenerate),
             "groups_pending": sum(1 for g in groups if not g.ready),
-            "experiences": q("SELECT count(*) FROM experiences WHERE status = 'live'").fetchone()[
-                0
-            ],
-            "sessions": q("SELECT count(*) FROM sessions").fetchone()[0],
-            "operations": q("SELECT count(*) FROM operations").fetchone()[0],
+            "experiences": experiences.count_live(self.db),
+            "sessions": n_sessions,
+            "operations": n_operations,
         }
 
     # -- models ----------------------------------------------------------------------
@@ -430,7 +405,7 @@ class Memory:
         if self._embedder is None or isinstance(self._embedder, str):
             from .embeddings import get_embedder
 
-            name = self._embedder or self.get_setting("embedder")
+            name = self._embedder or self.get_setting(settings.EMBEDDER)
             self._embedder = get_embedder(name)
         return self._embedder
 
@@ -441,7 +416,7 @@ class Memory:
         if self._model is None or isinstance(self._model, str):
             from .llm import get_model
 
-            self._model = get_model(self._model or self.get_setting("model"))
+            self._model = get_model(self._model or self.get_setting(settings.MODEL))
         return self._model
 
     def _library(self, *, remember: bool = True) -> Library:
@@ -457,9 +432,9 @@ class Memory:
         if (
             remember
             and isinstance(self.embedder_name, str)
-            and self.get_setting("embedder") is None
+            and self.get_setting(settings.EMBEDDER) is None
         ):
-            self.set_setting("embedder", self.embedder_name)
+            self.set_setting(settings.EMBEDDER, self.embedder_name)
         return lib
 
     @property
@@ -485,7 +460,7 @@ class Memory:
         """
         from .learning.session import LearnOptions, learn
 
-        opts = options or LearnOptions(reward=self.reward_kind, weights=self.reward_weights)
+        opts = options or LearnOptions.of_library(self.db)
         lib = self._library()
         report = learn(
             self.db,
@@ -507,8 +482,6 @@ class Memory:
         session changed the same experiences, unless ``cascade`` (then those are
         undone first, newest first).
         """
-        from . import journal
-
         plan = journal.undo_plan(self.db, session_id, cascade=cascade)
         lib = self._library()
         vectors = lib.embed(journal.restore_texts(self.db, plan))
@@ -517,66 +490,40 @@ class Memory:
 
     def sessions(self) -> list[dict[str, Any]]:
         """Every session (learn, curate, undo), oldest first, with its report."""
-        cur = self.db.execute("SELECT * FROM sessions ORDER BY id")
-        cols = [c[0] for c in cur.description]
-        out = []
-        for r in cur.fetchall():
-            row = dict(zip(cols, r))
-            row["params"] = json.loads(row["params"])
-            row["report"] = json.loads(row["report"])
-            out.append(row)
-        return out
+        return journal.sessions(self.db)
 
     def journal(self, session_id: int | None = None) -> list[dict[str, Any]]:
         """Operations of one session, or of all, with before and after texts."""
-        from .journal import session_row
-
-        sql, params = "SELECT * FROM journal", []
-        if session_id is not None:
-            session_row(self.db, session_id)
-            sql += " WHERE session_id = ?"
-            params = [session_id]
-        cur = self.db.execute(sql + " ORDER BY id", params)
-        cols = [c[0] for c in cur.description]
-        out = []
-        for r in cur.fetchall():
-            row = dict(zip(cols, r))
-            for k in ("target_ids", "before", "after"):
-                row[k] = json.loads(row[k]) if row[k] is not None else None
-            out.append(row)
-        return out
+        return journal.operations(self.db, session_id)
 
     # -- the experience library --------------------------------------------------------
 
     def experiences(self, *, domains: Sequence[str] | None = None) -> list[Experience]:
         """The live experiences (optionally in these domains plus domain-free ones)."""
-        from .library import live_experiences
-
-        return live_experiences(self.db, domains=domains)
+        return experiences.live(self.db, domains=domains)
 
     def get_experience(self, experience_id: int) -> Experience:
-        from .library import live_experiences
-
-        found = live_experiences(self.db, [experience_id])
+        """The live experience ``experience_id``."""
+        found = experiences.live(self.db, [experience_id])
         if not found:
             raise UnknownExperienceError(f"no live experience has id {experience_id}")
         return found[0]
 
     def _curate(self, ops: Sequence[Operation]) -> list[int | None]:
         """Apply hand-made operations as one curation session; their result ids, in order."""
-        from .journal import apply_operations
-
         lib = self._library()
         lib.ensure_index()
         vectors = lib.embed([op.text for op in ops if op.text])
-        at = store.now_iso()
         with write(self.db):
-            cur = self.db.execute(
-                "INSERT INTO sessions (kind, status, started_at, finished_at, embedder, pid) "
-                "VALUES ('curate', 'applied', ?, ?, ?, ?)",
-                [at, at, lib.embedder.model_id, os.getpid()],
+            sid = journal.insert_session(
+                self.db,
+                "curate",
+                status="applied",
+                embedder=lib.embedder.model_id,
+                pid=os.getpid(),
+                finished=True,
             )
-            done = apply_operations(self.db, int(cur.lastrowid or 0), ops, vectors)
+            done = journal.apply_operations(self.db, sid, ops, vectors)
             for d in done:
                 if d.status != "applied":
                     raise UnknownExperienceError(d.reason)
@@ -686,7 +633,6 @@ class Memory:
     def reindex(self, embedder: Embedder | str | None = None) -> int:
         """Rebuild the vector index with ``embedder`` (for a new embedding model) and
         the keyword index, in one transaction."""
-        from . import index
         from .embeddings import get_embedder
 
         if embedder is not None:
@@ -695,18 +641,16 @@ class Memory:
         exps = self.experiences()
         vectors = emb.embed_batch([e.text for e in exps]) if exps else []
         with write(self.db):
-            index.drop_index(self.db)
-            index.ensure_index(self.db, emb.model_id, emb.dims)
-            index.put_many(self.db, [(e.id or 0, e.domain, v) for e, v in zip(exps, vectors)])
+            vector_index.drop_index(self.db)
+            vector_index.ensure_index(self.db, emb.model_id, emb.dims)
+            vector_index.put_many(
+                self.db, [(e.id or 0, e.domain, v) for e, v in zip(exps, vectors)]
+            )
             keyword_index.rebuild(self.db)
             tool_usage.rebuild(self.db)
             name = getattr(emb, "name", None)
             if isinstance(name, str):
-                self.db.execute(
-                    "INSERT INTO settings (key, value) VALUES ('embedder', ?) "
-                    "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-                    [json.dumps(name)],
-                )
+                settings.put(self.db, settings.EMBEDDER, name)
         return len(exps)
 
     def prune(
@@ -720,25 +664,12 @@ class Memory:
         such as ``"90d"``) and/or all but the newest ``keep_last``, with their steps and
         feedback, keeping every experience, the journal and the sessions (which name
         the pruned runs), then give the space back. ``dry_run`` changes nothing. See
-        :mod:`agentmem.retention`.
+        :mod:`agentmem.storage.retention`.
         """
-        from .retention import parse_before, prune
+        from .storage.retention import parse_before, prune
 
         when = parse_before(before) if isinstance(before, str) else before
         return prune(self.db, before=when, keep_last=keep_last, dry_run=dry_run, path=self.path)
-
-    def _require_trajectory(self, trajectory_id: int) -> None:
-        if not valid_id(trajectory_id):
-            raise UnknownTrajectoryError(f"no trajectory has id {trajectory_id}")
-        if (
-            self.db.execute("SELECT 1 FROM trajectories WHERE id = ?", [trajectory_id]).fetchone()
-            is None
-        ):
-            from .retention import pruned_message
-
-            raise UnknownTrajectoryError(
-                pruned_message(self.db, [trajectory_id]) or f"no trajectory has id {trajectory_id}"
-            )
 
 
 @attrs.define

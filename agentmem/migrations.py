@@ -12,7 +12,16 @@ from collections.abc import Iterable
 
 from sqlite_utils import Database, Migrations
 
-__all__ = ["KNOWN_MIGRATIONS", "SCHEMA_VERSION", "migrations", "unknown_migrations"]
+from .errors import AgentMemError
+
+__all__ = [
+    "KNOWN_MIGRATIONS",
+    "SCHEMA_VERSION",
+    "applied_names",
+    "migrations",
+    "refuse_newer",
+    "unknown_migrations",
+]
 
 migrations = Migrations("agentmem")
 
@@ -407,7 +416,7 @@ def m007_grouping_kinds(db: Database) -> None:
     ``session_groups.kind`` says which (``exact``, ``similar``, ``correction``;
     every older row is ``exact``) and ``reason`` why its runs were put together.
     ``task_vectors`` keeps each trajectory's task embedding, per embedding model,
-    so that a session embeds a task once (owned by :mod:`agentmem.task_index`).
+    so that a session embeds a task once (owned by :mod:`agentmem.storage.task_vectors`).
     """
     db.execute(
         "ALTER TABLE session_groups ADD COLUMN kind TEXT NOT NULL DEFAULT 'exact' "
@@ -576,3 +585,26 @@ SCHEMA_VERSION = len(KNOWN_MIGRATIONS)
 def unknown_migrations(applied: Iterable[str]) -> list[str]:
     """The applied migrations this version does not know: the file is from a newer agentmem."""
     return [name for name in applied if name not in KNOWN_MIGRATIONS]
+
+
+def applied_names(db: Database) -> list[str] | None:
+    """The agentmem migrations recorded in the file, in the order applied (None: the file
+    has no migrations table yet)."""
+    if not db["_sqlite_migrations"].exists():
+        return None
+    return [
+        str(r[0])
+        for r in db.execute(
+            "SELECT name FROM _sqlite_migrations WHERE migration_set = 'agentmem' ORDER BY rowid"
+        )
+    ]
+
+
+def refuse_newer(db: Database) -> None:
+    """Refuse a file that a newer agentmem migrated: its schema is unknown to this one."""
+    unknown = unknown_migrations(applied_names(db) or [])
+    if unknown:
+        raise AgentMemError(
+            f"this library was written by a newer agentmem (migration {', '.join(unknown)}); "
+            "upgrade agentmem to open it"
+        )

@@ -3,7 +3,7 @@
 A build log or a test run can print megabytes, and a library that stored them whole
 would grow by megabytes a run. Every way of recording (the API, ``agentmem record``
 and ``import``, transcript imports, the MCP server) stores trajectories through
-:func:`agentmem.store.insert_trajectories`, after redacting secrets (so no secret is
+:func:`agentmem.storage.trajectories.insert_trajectories`, after redacting secrets (so no secret is
 cut in half and then missed); there each step's output is capped with
 :func:`cap_output`: an output over the cap (in bytes of UTF-8, the library setting
 ``output_cap``, :data:`DEFAULT_OUTPUT_CAP` unless set; 0 turns the cap off) keeps
@@ -19,12 +19,10 @@ never inside a ``[REDACTED:kind]`` placeholder.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Sequence
 
 import attrs
-from sqlite_utils import Database
 
 from .errors import InvalidRecordError
 from .records import Trajectory
@@ -33,11 +31,9 @@ from .redact import PLACEHOLDER_PREFIX
 __all__ = [
     "DEFAULT_OUTPUT_CAP",
     "MIN_OUTPUT_CAP",
-    "SETTING",
     "cap_output",
     "cap_trajectories",
     "cut_marker",
-    "library_cap",
     "validate_cap",
 ]
 
@@ -45,8 +41,6 @@ __all__ = [
 DEFAULT_OUTPUT_CAP = 64 * 1024
 #: The smallest cap other than 0 (off): room for the marker and some of the output.
 MIN_OUTPUT_CAP = 1024
-#: The settings key.
-SETTING = "output_cap"
 #: The share of the kept bytes that goes to the head; the tail gets the rest.
 HEAD_SHARE = 0.25
 #: How far (in bytes) a cut may move to end at a line break.
@@ -55,12 +49,6 @@ _SNAP = 1024
 _PLACEHOLDER = PLACEHOLDER_PREFIX.encode("ascii")
 _MARKER = "[... agentmem output cap: {cut} of {total} bytes cut here ...]\n"
 _MARKER_RE = re.compile(r"\[\.\.\. agentmem output cap: (\d+) of (\d+) bytes cut here \.\.\.\]")
-
-
-def library_cap(db: Database) -> int:
-    """The library's cap: its ``output_cap`` setting, else :data:`DEFAULT_OUTPUT_CAP`."""
-    row = db.execute("SELECT value FROM settings WHERE key = ?", [SETTING]).fetchone()
-    return DEFAULT_OUTPUT_CAP if row is None else int(json.loads(row[0]))
 
 
 def validate_cap(cap: object) -> int:

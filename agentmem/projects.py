@@ -23,32 +23,22 @@ rejected, pull --rebase first") and lessons supported by runs in two or more
 projects, or by runs recorded outside any project. A context for project P gets
 the global lessons and P's; a context without a project gets the global ones.
 
-Scopes are stored per learning session in ``experience_scopes``; the row of the
-latest applied session counts, so undoing a session brings back the scope the
-experience had before. This module owns that table and reads no heavy modules, so
-the fast ``context`` path can use it.
+Scopes are stored per learning session in ``experience_scopes``
+(:mod:`agentmem.storage.scopes`); the row of the latest applied session counts, so
+undoing a session brings back the scope the experience had before. This module is
+pure and imports no heavy modules, so the fast ``context`` path can use it.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import re
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
-from typing import Any, TypeVar
+from collections.abc import Callable, Collection, Sequence
+from typing import TypeVar
 
 T = TypeVar("T")
 
-__all__ = [
-    "GLOBAL",
-    "current_scopes",
-    "decide_scope",
-    "hidden_ids",
-    "project_of",
-    "record_scopes",
-    "specific_markers",
-    "visible_top",
-]
+__all__ = ["GLOBAL", "decide_scope", "project_of", "specific_markers", "visible_top"]
 
 #: How a global lesson's scope is shown.
 GLOBAL = "global"
@@ -169,47 +159,6 @@ def decide_scope(
     return projects[0], f"learned from one project's runs and names {shown}"
 
 
-# -- the table -----------------------------------------------------------------------------
-
-_CURRENT = (
-    "SELECT s.experience_id, s.project, s.support FROM experience_scopes s "
-    "JOIN sessions z ON z.id = s.session_id AND z.status = 'applied' "
-    "WHERE s.session_id = (SELECT max(s2.session_id) FROM experience_scopes s2 "
-    "JOIN sessions z2 ON z2.id = s2.session_id AND z2.status = 'applied' "
-    "WHERE s2.experience_id = s.experience_id)"
-)
-
-
-def _has_table(db: Any) -> bool:
-    return (
-        db.execute(
-            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'experience_scopes'"
-        ).fetchone()
-        is not None
-    )
-
-
-def current_scopes(db: Any) -> dict[int, str]:
-    """Live experiences served in one project only: id -> project. (The rest are global.)"""
-    if not _has_table(db):
-        return {}
-    return {
-        int(eid): str(project)
-        for eid, project in db.execute(
-            # CROSS JOIN: the scopes drive, each experience found by its key (a plain JOIN
-            # let SQLite walk every live experience: 0.26 ms at 10,000, on every retrieval)
-            f"SELECT c.experience_id, c.project FROM ({_CURRENT}) c "
-            "CROSS JOIN experiences e ON e.id = c.experience_id AND e.status = 'live' "
-            "WHERE c.project IS NOT NULL"
-        ).fetchall()
-    }
-
-
-def hidden_ids(db: Any, project: str | None) -> set[int]:
-    """The live experiences a context for ``project`` must not show (scoped elsewhere)."""
-    return {eid for eid, p in current_scopes(db).items() if p != project}
-
-
 def visible_top(
     search: Callable[[int], Sequence[T]], k: int, hidden: Collection[int], id_of: Callable[[T], int]
 ) -> list[T]:
@@ -229,79 +178,3 @@ def visible_top(
         if len(visible) >= k or len(hits) < n or n >= limit:
             return visible[:k]
         n = min(limit, n * 4)
-
-
-def _support_of(db: Any, ids: Sequence[int]) -> dict[int, set[str]]:
-    if not ids:
-        return {}
-    out: dict[int, set[str]] = {}
-    for eid, support in db.execute(
-        f"SELECT c.experience_id, c.support FROM ({_CURRENT}) c "
-        f"WHERE c.experience_id IN ({','.join('?' * len(ids))})",
-        list(ids),
-    ).fetchall():
-        try:
-            value = json.loads(support)
-        except ValueError:
-            value = []
-        out[int(eid)] = {str(p) for p in value} if isinstance(value, list) else {""}
-    return out
-
-
-def _runs(db: Any, tids: Sequence[int]) -> tuple[set[str], set[str]]:
-    """The projects of trajectories (``""`` for none) and their tools and parameter names."""
-    projects: set[str] = set()
-    vocabulary: set[str] = set()
-    for start in range(0, len(tids), 500):
-        chunk = list(tids[start : start + 500])
-        marks = ",".join("?" * len(chunk))
-        for (project,) in db.execute(
-            f"SELECT json_extract(meta, '$.project') FROM trajectories WHERE id IN ({marks})",
-            chunk,
-        ).fetchall():
-            projects.add(project if isinstance(project, str) else "")
-        for tool, params in db.execute(
-            f"SELECT DISTINCT tool, params FROM steps WHERE trajectory_id IN ({marks})", chunk
-        ).fetchall():
-            vocabulary.add(str(tool))
-            try:
-                p = json.loads(params)
-            except ValueError:
-                continue
-            if isinstance(p, dict):
-                vocabulary.update(str(k) for k in p)
-    return projects, vocabulary
-
-
-def record_scopes(
-    db: Any, session_id: int, applied: Iterable[Any], groups: Mapping[str, Sequence[int]]
-) -> int:
-    """Scope the experiences a learning session wrote; call inside its write transaction.
-
-    ``applied``: the session's :class:`~agentmem.journal.AppliedOp` records;
-    ``groups``: each group's trajectory ids. A row is written for every
-    experience whose runs include a project; returns how many are project-scoped.
-    """
-    scoped = 0
-    for a in applied:
-        op = a.op
-        if a.status != "applied" or a.result_id is None or not op.text:
-            continue
-        keys = op.detail.get("merged_groups") or ([op.group] if op.group else [])
-        tids = sorted({t for k in keys for t in groups.get(k, ())})
-        support, vocabulary = _runs(db, tids) if tids else ({""}, set())
-        if any(k not in groups for k in keys) or not keys:
-            support.add("")  # runs this session cannot name
-        prior = _support_of(db, list(op.targets))
-        for t in op.targets:
-            support |= prior.get(t, {""})
-        if support <= {""}:
-            continue  # no project anywhere: global, as every lesson was before scopes
-        project, reason = decide_scope(op.text, support, vocabulary=vocabulary)
-        db.execute(
-            "INSERT OR REPLACE INTO experience_scopes "
-            "(experience_id, session_id, project, support, reason) VALUES (?, ?, ?, ?, ?)",
-            [a.result_id, session_id, project, json.dumps(sorted(support)), reason],
-        )
-        scoped += project is not None
-    return scoped

@@ -121,6 +121,11 @@ class RewardWeights:
     w1: float = 0.4
     w2: float = 0.6
 
+    @classmethod
+    def from_setting(cls, value: Sequence[float] | None) -> RewardWeights:
+        """The weights a library's ``reward_weights`` setting holds (the defaults if unset)."""
+        return cls(*value) if value else cls()
+
     def __attrs_post_init__(self) -> None:
         for name, w in (("w1", self.w1), ("w2", self.w2)):
             if not isinstance(w, (int, float)) or not math.isfinite(w) or w < 0:

@@ -1,7 +1,7 @@
 """The words a lesson and a prompt share: tool names, parameter names, error strings.
 
 Pure functions (the standard library's ``re`` only) used on both sides of the
-keyword index (:mod:`agentmem.keyword_index`):
+keyword index (:mod:`agentmem.storage.keyword_index`):
 
 * :func:`lesson_terms` turns a lesson into the four indexed columns: its text
   with every identifier also split into words (``get_user_id`` -> ``get user

@@ -3,8 +3,8 @@
 Builds a library of N real-looking lessons (embedded with the default embedder,
 WordLlama; keyword index filled) and reports, in one run, for each N:
 
-- p50/p95 of ``index.search`` with the query vector given (embedding
-  excluded), of the query's embedding plus ``index.search`` (included), and of
+- p50/p95 of ``vector_index.search`` with the query vector given (embedding
+  excluded), of the query's embedding plus ``vector_index.search`` (included), and of
   ``Memory.retrieve`` (the whole hybrid retrieval: vector and keyword search,
   tool usage, fusion, floor, the lessons read back as records), each against a
   numpy brute-force top-k over the same vectors in memory (pre-cut to the
@@ -15,7 +15,7 @@ WordLlama; keyword index filled) and reports, in one run, for each N:
   queries, 3 rounds each, the round with the lowest p50 reported (for the
   baselines too), after two warm-up searches (the first search of an index
   version uses sqlite-vec, the second reads the index into memory; see
-  ``agentmem/index.py``);
+  ``agentmem/vector_index.py``);
 - the wall time and peak memory (max RSS) of a cold ``agentmem context`` process
   (with ``--tool``, and with the prompt alone), against a bare ``python -c pass``,
   the runs interleaved so that both see the same machine (targets: p50 < 200 ms
@@ -105,7 +105,8 @@ def lessons(n: int, seed: int = 0) -> list[tuple[str, str]]:
 
 
 def build(path: Path, n: int) -> None:
-    from agentmem import Memory, index, keyword_index
+    from agentmem import Memory
+    from agentmem.storage import keyword_index, vector_index
 
     mem = Memory.open(path)
     lib = mem._library()
@@ -128,7 +129,7 @@ def build(path: Path, n: int) -> None:
                 [text, dom, at, at, sid, sid],
             ).lastrowid
             rows.append((eid, dom, v))
-        index.put_many(mem.db, rows)
+        vector_index.put_many(mem.db, rows)
         keyword_index.rebuild(mem.db)
     mem.close()
 
@@ -156,7 +157,8 @@ def warm(path: Path, queries: list[str]) -> dict[str, list[float]]:
     """Latencies (ms) in a long-lived process: ours and numpy's, embedding excluded and included."""
     import numpy as np
 
-    from agentmem import Memory, index, keyword_index
+    from agentmem import Memory
+    from agentmem.storage import keyword_index, vector_index
     from agentmem.terms import query_words
 
     mem = Memory.open(path)
@@ -183,16 +185,17 @@ def warm(path: Path, queries: list[str]) -> dict[str, list[float]]:
                 [keyword_index.match_any(words)],
             ).fetchall()
 
-    def top5(v: Any) -> None:  # v: a list of floats, the same input as index.search
+    def top5(v: Any) -> None:  # v: a list of floats, the same input as vector_index.search
         scores = sub @ np.asarray(v, dtype=np.float32)
         top = np.argpartition(-scores, min(5, len(scores) - 1))[:5]
         top[np.argsort(-scores[top])]
 
     out = {
-        "search": timed(lambda v: index.search(mem.db, v, domains=["fs"], k=5), vectors),
+        "search": timed(lambda v: vector_index.search(mem.db, v, domains=["fs"], k=5), vectors),
         "numpy": timed(top5, vectors),
         "embed+search": timed(
-            lambda q: index.search(mem.db, emb.embed_batch([q])[0], domains=["fs"], k=5), queries
+            lambda q: vector_index.search(mem.db, emb.embed_batch([q])[0], domains=["fs"], k=5),
+            queries,
         ),
         "retrieve": timed(lambda q: mem.retrieve(q, tools=["cat"], k=5), queries),
         "numpy+embed": timed(lambda q: top5(emb.embed_batch([q])[0]), queries),
@@ -277,8 +280,8 @@ def main() -> None:
             t = warm(path, queries)
             print(f"\n{n} experiences (built in {built:.1f} s)")
             for label, ours, base, what in (
-                ("index.search, no embedding", "search", "numpy", "numpy"),
-                ("embed + index.search", "embed+search", "numpy+embed", "numpy"),
+                ("vector_index.search, no embedding", "search", "numpy", "numpy"),
+                ("embed + vector_index.search", "embed+search", "numpy+embed", "numpy"),
                 ("Memory.retrieve (hybrid)", "retrieve", "numpy+embed", "numpy"),
                 ("Memory.retrieve (hybrid)", "retrieve", "numpy+embed+fts", "np+fts"),
             ):

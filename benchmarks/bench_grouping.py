@@ -15,7 +15,7 @@ its first model call:
   session does; only new runs are embedded).
 
 And, in the same run, the baselines: the neighbour search alone
-(:func:`agentmem.task_index.neighbours`), numpy's full ``runs x runs`` cosine matrix
+(:func:`agentmem.storage.task_vectors.neighbours`), numpy's full ``runs x runs`` cosine matrix
 of the same vectors (all pairs, no threshold or top-k: the floor for an exact
 search), and all pairs in Python (``math.fsum`` over zipped floats) on the first 1,000
 runs, scaled to ``--runs`` by the number of pairs. Best of ``--repeat`` rounds each.
@@ -137,8 +137,8 @@ def main(argv: list[str] | None = None) -> int:
 
     import numpy as np
 
-    from agentmem import task_index
     from agentmem.learning.grouping import task_threshold
+    from agentmem.storage import task_vectors
 
     rng = random.Random(args.seed)
     runs = [_run(rng, n) for n in range(args.runs)]
@@ -157,13 +157,13 @@ def main(argv: list[str] | None = None) -> int:
 
         cold, plan = _best(lambda: mem.learning_groups("auto"), 1)
         with write(mem.db):
-            stored = task_index.save(mem.db, plan.vectors)
+            stored = task_vectors.save(mem.db, plan.vectors)
         warm, plan = _best(lambda: mem.learning_groups("auto"), args.repeat)
         kinds = {k: len(plan.of_kind(k)) for k in ("exact", "correction", "similar")}
         vecs = plan.vectors
         ids = vecs.ids
         knn_s, _ = _best(
-            lambda: task_index.neighbours(vecs, threshold=task_threshold(emb), k=7), args.repeat
+            lambda: task_vectors.neighbours(vecs, threshold=task_threshold(emb), k=7), args.repeat
         )
         m = vecs.matrix.astype(np.float32)
         full_s, _ = _best(lambda: m @ m.T, args.repeat)
@@ -191,7 +191,7 @@ def main(argv: list[str] | None = None) -> int:
     rows = [
         ("learning_groups, cold (embeds every task)", cold),
         ("learning_groups, warm (task vectors stored)", warm),
-        ("  of which task_index.neighbours (k=7)", knn_s),
+        ("  of which task_vectors.neighbours (k=7)", knn_s),
         ("numpy: full runs x runs cosine matrix (baseline)", full_s),
         (
             f"python all pairs (1,000 runs, x{pairs_all / pairs_sub:,.0f} pairs; baseline)",

@@ -4,7 +4,7 @@
 
 For each size N it builds a temporary library of N random but clustered unit
 vectors (8 domains of 12 clusters each, one vector in 9 domain-free) with
-``index.put_many`` in batches of 1,000, then times ``index.search`` with k=5
+``vector_index.put_many`` in batches of 1,000, then times ``vector_index.search`` with k=5
 for queries near a random cluster, two ways:
 
 * ``1 domain``: ``domains=[d]``, i.e. that domain plus the domain-free vectors;
@@ -58,9 +58,9 @@ from sqlite_utils import Database  # noqa: E402
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from agentmem import index  # noqa: E402
 from agentmem.db import connect, write  # noqa: E402
 from agentmem.migrations import migrations  # noqa: E402
+from agentmem.storage import vector_index  # noqa: E402
 
 N_DOMAINS = 8
 #: Each method (the baseline too) runs its queries this many times; the round with the
@@ -120,11 +120,11 @@ COLD = """
 import sys, time
 t0 = time.perf_counter()
 sys.path.insert(0, {root!r})
-from agentmem import index
+from agentmem.storage import vector_index
 from agentmem.db import connect
 db = connect({path!r})
 t1 = time.perf_counter()
-hits = index.search(db, {q!r}, domains={domains!r}, k=5)
+hits = vector_index.search(db, {q!r}, domains={domains!r}, k=5)
 t2 = time.perf_counter()
 print(t1 - t0, t2 - t1, "numpy" in sys.modules)
 """
@@ -147,10 +147,10 @@ def bench(n: int, dims: int, n_queries: int, folder: str) -> None:
     migrations.apply(db)
     t = time.perf_counter()
     with write(db):
-        index.ensure_index(db, "bench", dims)
+        vector_index.ensure_index(db, "bench", dims)
     for start in range(0, n, 1000):
         with write(db):
-            index.put_many(
+            vector_index.put_many(
                 db,
                 [
                     (int(ids[i]), name(int(dom[i])), x[i])
@@ -186,7 +186,7 @@ def bench(n: int, dims: int, n_queries: int, folder: str) -> None:
             base = min(base, times, key=lambda ts: pct(ts, 0.5)) if base else times
         b50 = pct(base, 0.5)
         print(f"  {scope:9s} {'numpy in memory':26s} {b50:8.3f} {pct(base, 0.95):8.3f} {1.0:6.1f}")
-        runs: list[tuple[index.Engine, Database]] = [
+        runs: list[tuple[vector_index.Engine, Database]] = [
             ("auto", db),
             ("numpy", db),
             ("sql", db),
@@ -206,7 +206,7 @@ def bench(n: int, dims: int, n_queries: int, folder: str) -> None:
                     domains = [name(int(d))] if scope == "1 domain" else None
                     ql = q.tolist()
                     t = time.perf_counter()
-                    got = index._search(conn, ql, domains=domains, k=K, engine=engine)
+                    got = vector_index._search(conn, ql, domains=domains, k=K, engine=engine)
                     times.append(time.perf_counter() - t)
                     results.append(got)
                 best = min(best, times, key=lambda ts: pct(ts, 0.5)) if best else times
@@ -215,7 +215,7 @@ def bench(n: int, dims: int, n_queries: int, folder: str) -> None:
                 mat, mids = sliced[int(d)] if scope == "1 domain" else (x, ids)
                 if [i for i, _ in got] != reference(mat, mids, q):
                     raise SystemExit(f"MISMATCH: {engine} {scope} differs from brute force")
-            label = f"index.search ({engine}{', mmap' if conn is mm else ''})"
+            label = f"vector_index.search ({engine}{', mmap' if conn is mm else ''})"
             p50 = pct(times, 0.5)
             print(f"  {scope:9s} {label:26s} {p50:8.3f} {pct(times, 0.95):8.3f} {p50 / b50:6.1f}")
     db.conn.close()

@@ -48,8 +48,8 @@ TASK = "read the report file in the archive folder"
 
 def apply_lessons(mem: Memory, items: list[tuple[str, str]]) -> float:
     """ADD ``items`` (text, domain) on the primary as one team session; seconds to commit."""
-    from agentmem.journal import AppliedOp
     from agentmem.learning.session import LearnReport
+    from agentmem.storage.journal import AppliedOp
 
     ops = [Operation("ADD", text=t, domain=d, origin="user") for t, d in items]
     vecs = dict(zip([t for t, _ in items], mem.embedder.embed_batch([t for t, _ in items])))

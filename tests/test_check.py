@@ -478,8 +478,8 @@ def test_cli_check_exit_codes(lib, tmp_path):
 def test_merge_and_its_undo_pass(lib):
     """A MERGE (one target rewritten, the others deleted) and its undo replay exactly."""
     from agentmem.db import write
-    from agentmem.journal import apply_operations
     from agentmem.records import Operation
+    from agentmem.storage.journal import apply_operations
 
     path, _ = lib
     with Memory.open(path, embedder="hash") as mem:

@@ -28,7 +28,8 @@ sys.path.insert(0, str(ROOT / "tools"))
 
 import crashlib  # noqa: E402
 
-from agentmem import Memory, index  # noqa: E402
+from agentmem import Memory  # noqa: E402
+from agentmem.storage import vector_index  # noqa: E402
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX processes")
 
@@ -183,7 +184,7 @@ def test_retrieve_reads_one_snapshot(tmp_path: Path, monkeypatch: pytest.MonkeyP
         before = [
             (h.experience.id, h.experience.text) for h in mem.retrieve("look up manual pages", k=5)
         ]
-        real = index.search
+        real = vector_index.search
         fired = []
 
         def racing(*a, **kw):
@@ -194,11 +195,11 @@ def test_retrieve_reads_one_snapshot(tmp_path: Path, monkeypatch: pytest.MonkeyP
                 other.add("Use search_docs to look up manual pages.", domain="docs")
             return hits
 
-        monkeypatch.setattr(index, "search", racing)
+        monkeypatch.setattr(vector_index, "search", racing)
         got = [
             (h.experience.id, h.experience.text) for h in mem.retrieve("look up manual pages", k=5)
         ]
-        monkeypatch.setattr(index, "search", real)
+        monkeypatch.setattr(vector_index, "search", real)
         after = [
             (h.experience.id, h.experience.text) for h in mem.retrieve("look up manual pages", k=5)
         ]

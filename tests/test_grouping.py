@@ -20,7 +20,7 @@ from agentmem.learning.evidence import _param_name, _param_value, _prerequisite
 from agentmem.learning.grouping import grow_similar, task_threshold, tool_overlap
 from agentmem.learning.merge import merge_findings
 from agentmem.records import Operation, Trajectory
-from agentmem.task_index import TaskVectors, neighbours
+from agentmem.storage.task_vectors import TaskVectors, neighbours
 
 from .conftest import CAT_MISSING, CAT_OK, CD, FakeEmbedder, FakeModel, run_cli
 

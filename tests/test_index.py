@@ -10,12 +10,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sqlite_utils import Database
 
-from agentmem import index
 from agentmem.db import connect, write
 from agentmem.errors import AgentMemError, EmbeddingMismatchError
 from agentmem.migrations import migrations
+from agentmem.storage import vector_index
 
-ENGINES: tuple[index.Engine, ...] = ("auto", "numpy", "sql")
+ENGINES: tuple[vector_index.Engine, ...] = ("auto", "numpy", "sql")
 DOMAINS = ("fs", "shell", "git", "web", "")
 
 
@@ -29,7 +29,7 @@ def db() -> Iterator[Database]:
 
 def make_index(db: Database, dims: int, model: str = "test-model") -> None:
     with write(db):
-        index.ensure_index(db, model, dims)
+        vector_index.ensure_index(db, model, dims)
 
 
 def unit(rng: np.random.Generator, n: int, dims: int, clustered: bool = False) -> np.ndarray:
@@ -68,10 +68,10 @@ def assert_same(got: list[tuple[int, float]], want: list[tuple[int, float]]) -> 
 
 
 def run_all(db: Database, q: Sequence[float], domains: Sequence[str] | None, k: int) -> list:
-    results = [index._search(db, q, domains=domains, k=k, engine=e) for e in ENGINES]
+    results = [vector_index._search(db, q, domains=domains, k=k, engine=e) for e in ENGINES]
     # auto answers with sqlite-vec or numpy (from the second search of a version on): the
     # same experiences, scores equal to within float64 rounding
-    results.append(index.search(db, q, domains=domains, k=k))
+    results.append(vector_index.search(db, q, domains=domains, k=k))
     return results
 
 
@@ -81,20 +81,20 @@ def fill(
     x = unit(rng, n, dims, clustered)
     vectors = {i + 1: (DOMAINS[int(rng.integers(len(DOMAINS)))], x[i]) for i in range(n)}
     with write(db):
-        index.put_many(db, [(i, d, v.tolist()) for i, (d, v) in vectors.items()])
+        vector_index.put_many(db, [(i, d, v.tolist()) for i, (d, v) in vectors.items()])
     return vectors
 
 
 def count_sql(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """A list that gets "sql" each time a search uses sqlite-vec."""
     calls: list[str] = []
-    real_sql = index._search_sql
+    real_sql = vector_index._search_sql
 
     def spy(*args: object) -> list[tuple[int, float]]:
         calls.append("sql")
         return real_sql(*args)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(index, "_search_sql", spy)
+    monkeypatch.setattr(vector_index, "_search_sql", spy)
     return calls
 
 
@@ -140,7 +140,7 @@ def test_exact_property(
     if n and dup:  # exact duplicates: ties broken by the smaller id
         extra = {n + j + 1: (DOMAINS[j % len(DOMAINS)], vectors[1][1]) for j in range(dup)}
         with write(d):
-            index.put_many(d, [(i, dm, v.tolist()) for i, (dm, v) in extra.items()])
+            vector_index.put_many(d, [(i, dm, v.tolist()) for i, (dm, v) in extra.items()])
         vectors.update(extra)
     q = (vectors[1][1] if n and seed % 3 == 0 else unit(rng, 1, dims)[0]).tolist()
     want = brute(vectors, q, domains, k)
@@ -157,16 +157,16 @@ def test_many_ties_widen_and_fall_back(db: Database, monkeypatch: pytest.MonkeyP
     vectors = {i + 1: ("fs", same) for i in range(150)}
     vectors.update({200 + i: ("", v) for i, v in enumerate(others)})
     with write(db):
-        index.put_many(db, [(i, d, v.tolist()) for i, (d, v) in vectors.items()])
+        vector_index.put_many(db, [(i, d, v.tolist()) for i, (d, v) in vectors.items()])
     q = same.tolist()
     for k in (5, 149, 151):
         want = brute(vectors, q, ["fs"], k)
-        assert_same(index._search(db, q, domains=["fs"], k=k, engine="sql"), want)
+        assert_same(vector_index._search(db, q, domains=["fs"], k=k, engine="sql"), want)
         assert_same(_search_twice(db, q, domains=["fs"], k=k), want)  # from memory
-        monkeypatch.setattr(index, "VEC0_K_MAX", 40)  # forces the full exact scan
-        assert_same(index._search(db, q, domains=["fs"], k=k, engine="sql"), want)
+        monkeypatch.setattr(vector_index, "VEC0_K_MAX", 40)  # forces the full exact scan
+        assert_same(vector_index._search(db, q, domains=["fs"], k=k, engine="sql"), want)
         assert_same(
-            index._search(db, q, domains=None, k=k, engine="sql"), brute(vectors, q, None, k)
+            vector_index._search(db, q, domains=None, k=k, engine="sql"), brute(vectors, q, None, k)
         )
         monkeypatch.undo()
 
@@ -174,10 +174,10 @@ def test_many_ties_widen_and_fall_back(db: Database, monkeypatch: pytest.MonkeyP
 def test_unnormalised_and_numpy_vectors(db: Database) -> None:
     make_index(db, 4)
     with write(db):
-        index.put(db, 1, "fs", [3.0, 0.0, 0.0, 0.0])
-        index.put(db, 2, "fs", np.array([1.0, 1.0, 0.0, 0.0], dtype=np.float32))
+        vector_index.put(db, 1, "fs", [3.0, 0.0, 0.0, 0.0])
+        vector_index.put(db, 2, "fs", np.array([1.0, 1.0, 0.0, 0.0], dtype=np.float32))
     for engine in ENGINES:
-        got = index._search(db, np.array([2.0, 0.0, 0.0, 0.0]), k=5, engine=engine)
+        got = vector_index._search(db, np.array([2.0, 0.0, 0.0, 0.0]), k=5, engine=engine)
         assert [i for i, _ in got] == [1, 2]
         assert got[0][1] == pytest.approx(1.0)
         assert got[1][1] == pytest.approx(2**-0.5)
@@ -189,30 +189,41 @@ def test_unnormalised_and_numpy_vectors(db: Database) -> None:
 def test_domain_scoping_includes_domain_free(db: Database) -> None:
     make_index(db, 3)
     with write(db):
-        index.put(db, 1, "fs", [1.0, 0.0, 0.0])
-        index.put(db, 2, "shell", [0.9, 0.1, 0.0])
-        index.put(db, 3, "", [0.0, 1.0, 0.0])
+        vector_index.put(db, 1, "fs", [1.0, 0.0, 0.0])
+        vector_index.put(db, 2, "shell", [0.9, 0.1, 0.0])
+        vector_index.put(db, 3, "", [0.0, 1.0, 0.0])
     q = [1.0, 0.0, 0.0]
     for engine in ENGINES:
-        assert [i for i, _ in index._search(db, q, domains=["fs"], k=5, engine=engine)] == [1, 3]
-        assert [i for i, _ in index._search(db, q, domains=[], k=5, engine=engine)] == [3]
-        assert [i for i, _ in index._search(db, q, domains=["web"], k=5, engine=engine)] == [3]
-        assert [i for i, _ in index._search(db, q, domains=None, k=5, engine=engine)] == [1, 2, 3]
-        assert index._search(db, q, domains=None, k=0, engine=engine) == []
+        assert [i for i, _ in vector_index._search(db, q, domains=["fs"], k=5, engine=engine)] == [
+            1,
+            3,
+        ]
+        assert [i for i, _ in vector_index._search(db, q, domains=[], k=5, engine=engine)] == [3]
+        assert [i for i, _ in vector_index._search(db, q, domains=["web"], k=5, engine=engine)] == [
+            3
+        ]
+        assert [i for i, _ in vector_index._search(db, q, domains=None, k=5, engine=engine)] == [
+            1,
+            2,
+            3,
+        ]
+        assert vector_index._search(db, q, domains=None, k=0, engine=engine) == []
 
 
 def test_put_replaces_vector_and_domain(db: Database) -> None:
     make_index(db, 3)
     with write(db):
-        index.put(db, 1, "fs", [1.0, 0.0, 0.0])
-        index.put(db, 2, "fs", [0.0, 1.0, 0.0])
-        index.put(db, 1, "git", [0.0, 0.0, 1.0])
+        vector_index.put(db, 1, "fs", [1.0, 0.0, 0.0])
+        vector_index.put(db, 2, "fs", [0.0, 1.0, 0.0])
+        vector_index.put(db, 1, "git", [0.0, 0.0, 1.0])
     for engine in ENGINES:
-        assert index._search(db, [1.0, 0.0, 0.0], domains=["fs"], k=5, engine=engine) == [(2, 0.0)]
-        got = index._search(db, [0.0, 0.0, 1.0], domains=["git"], k=5, engine=engine)
+        assert vector_index._search(db, [1.0, 0.0, 0.0], domains=["fs"], k=5, engine=engine) == [
+            (2, 0.0)
+        ]
+        got = vector_index._search(db, [0.0, 0.0, 1.0], domains=["git"], k=5, engine=engine)
         assert got == [(1, 1.0)]
-    assert db.execute(f"SELECT count(*) FROM {index.ITEMS}").fetchone()[0] == 2
-    assert index.check(db) == [
+    assert db.execute(f"SELECT count(*) FROM {vector_index.ITEMS}").fetchone()[0] == 2
+    assert vector_index.check(db) == [
         "2 vectors belong to no experience: 1, 2",
     ]
 
@@ -222,19 +233,19 @@ def test_remove_and_churn_keep_everything_consistent(db: Database) -> None:
     make_index(db, 12)
     vectors = fill(db, rng, 1500, 12)  # several blocks per domain
     with write(db):
-        index.remove(db, 10_000)  # absent: no error
+        vector_index.remove(db, 10_000)  # absent: no error
         for i in list(vectors)[::3]:
-            index.remove(db, i)
+            vector_index.remove(db, i)
             del vectors[i]
         for i in list(vectors)[::5]:
             v = unit(rng, 1, 12)[0]
             d = DOMAINS[int(rng.integers(len(DOMAINS)))]
-            index.put(db, i, d, v.tolist())
+            vector_index.put(db, i, d, v.tolist())
             vectors[i] = (d, v)
         fresh = unit(rng, 100, 12)
-        index.put_many(db, [(5000 + j, "web", v.tolist()) for j, v in enumerate(fresh)])
+        vector_index.put_many(db, [(5000 + j, "web", v.tolist()) for j, v in enumerate(fresh)])
         vectors.update({5000 + j: ("web", v) for j, v in enumerate(fresh)})
-    assert index._check_internal(db, 12) == []
+    assert vector_index._check_internal(db, 12) == []
     for q in unit(rng, 4, 12):
         for domains in (None, ["web"], ["fs", "git"]):
             want = brute(vectors, q.tolist(), domains, 7)
@@ -242,63 +253,63 @@ def test_remove_and_churn_keep_everything_consistent(db: Database) -> None:
                 assert_same(got, want)
     with write(db):
         for i in list(vectors):
-            index.remove(db, i)
-    assert db.execute(f"SELECT count(*) FROM {index.BLOCKS}").fetchone()[0] == 0
-    assert index.search(db, [1.0] * 12) == []
+            vector_index.remove(db, i)
+    assert db.execute(f"SELECT count(*) FROM {vector_index.BLOCKS}").fetchone()[0] == 0
+    assert vector_index.search(db, [1.0] * 12) == []
 
 
 def test_writes_need_a_transaction(db: Database) -> None:
     make_index(db, 2)
     with pytest.raises(AgentMemError, match="transaction"):
-        index.put(db, 1, "fs", [1.0, 0.0])
+        vector_index.put(db, 1, "fs", [1.0, 0.0])
     with pytest.raises(AgentMemError, match="transaction"):
-        index.remove(db, 1)
+        vector_index.remove(db, 1)
 
 
 def test_bad_vectors_are_refused(db: Database) -> None:
     make_index(db, 3)
     with write(db):
         with pytest.raises(ValueError, match="zeros"):
-            index.put(db, 1, "fs", [0.0, 0.0, 0.0])
+            vector_index.put(db, 1, "fs", [0.0, 0.0, 0.0])
         with pytest.raises(ValueError):
-            index.put(db, 1, "fs", [float("nan"), 1.0, 0.0])
+            vector_index.put(db, 1, "fs", [float("nan"), 1.0, 0.0])
         with pytest.raises(EmbeddingMismatchError, match="agentmem reindex"):
-            index.put(db, 1, "fs", [1.0, 0.0])
+            vector_index.put(db, 1, "fs", [1.0, 0.0])
     with pytest.raises(EmbeddingMismatchError, match="agentmem reindex"):
-        index.search(db, [1.0, 0.0, 0.0, 0.0])
+        vector_index.search(db, [1.0, 0.0, 0.0, 0.0])
 
 
 # -- settings, mismatch, drop -------------------------------------------------------------
 
 
 def test_ensure_index_records_settings_and_refuses_another_model(db: Database) -> None:
-    assert index.index_info(db) is None
-    assert index.search(db, [1.0, 0.0]) == []  # no index yet: nothing found
+    assert vector_index.index_info(db) is None
+    assert vector_index.search(db, [1.0, 0.0]) == []  # no index yet: nothing found
     make_index(db, 8, "model-a")
     make_index(db, 8, "model-a")  # idempotent
-    assert index.index_info(db) == ("model-a", 8)
+    assert vector_index.index_info(db) == ("model-a", 8)
     raw = dict(db.execute("SELECT key, value FROM settings").fetchall())
     assert raw["embedding_model"] == '"model-a"'
     assert raw["embedding_dims"] == "8"
     for model, dims in (("model-b", 8), ("model-a", 16)):
         with write(db), pytest.raises(EmbeddingMismatchError, match="agentmem reindex"):
-            index.ensure_index(db, model, dims)
-    assert index.index_info(db) == ("model-a", 8)
+            vector_index.ensure_index(db, model, dims)
+    assert vector_index.index_info(db) == ("model-a", 8)
 
 
 def test_drop_index_removes_tables_and_settings(db: Database) -> None:
     make_index(db, 4, "model-a")
     with write(db):
-        index.put(db, 1, "fs", [1.0, 0.0, 0.0, 0.0])
-        index.drop_index(db)
-    assert index.index_info(db) is None
+        vector_index.put(db, 1, "fs", [1.0, 0.0, 0.0, 0.0])
+        vector_index.drop_index(db)
+    assert vector_index.index_info(db) is None
     left = db.execute(
         "SELECT name FROM sqlite_master WHERE name LIKE 'experience_vectors%'"
     ).fetchall()
     assert left == []
-    assert index.search(db, [1.0, 0.0, 0.0, 0.0]) == []
+    assert vector_index.search(db, [1.0, 0.0, 0.0, 0.0]) == []
     make_index(db, 6, "model-b")  # reindex with another model
-    assert index.index_info(db) == ("model-b", 6)
+    assert vector_index.index_info(db) == ("model-b", 6)
 
 
 # -- check ---------------------------------------------------------------------------------
@@ -317,12 +328,12 @@ def test_check_finds_planted_problems(db: Database) -> None:
     with write(db):
         for eid, dom in ((1, "fs"), (2, "fs"), (3, "shell"), (4, ""), (5, "git")):
             add_experience(db, eid, dom, "deleted" if eid == 4 else "live")
-        index.put(db, 1, "fs", [1.0, 0.0, 0.0])
-        index.put(db, 3, "shell", [0.0, 1.0, 0.0])
-        index.put(db, 4, "", [0.0, 0.0, 1.0])
-        index.put(db, 5, "fs", [1.0, 1.0, 0.0])  # wrong domain
-        index.put(db, 9, "fs", [1.0, 1.0, 1.0])  # no such experience
-    assert index.check(db) == [
+        vector_index.put(db, 1, "fs", [1.0, 0.0, 0.0])
+        vector_index.put(db, 3, "shell", [0.0, 1.0, 0.0])
+        vector_index.put(db, 4, "", [0.0, 0.0, 1.0])
+        vector_index.put(db, 5, "fs", [1.0, 1.0, 0.0])  # wrong domain
+        vector_index.put(db, 9, "fs", [1.0, 1.0, 1.0])  # no such experience
+    assert vector_index.check(db) == [
         "1 live experiences have no vector and cannot be retrieved: 2 (run `agentmem reindex`)",
         "1 vectors belong to no experience: 9",
         "1 vectors belong to deleted experiences: 4",
@@ -330,9 +341,9 @@ def test_check_finds_planted_problems(db: Database) -> None:
         "searches miss or wrongly include them: 5",
     ]
     with write(db):
-        db.execute(f"UPDATE {index.ITEMS} SET vector = zeroblob(8) WHERE experience_id = 3")
-        db.execute(f"DELETE FROM {index.TABLE} WHERE experience_id = 1")
-    problems = index.check(db)
+        db.execute(f"UPDATE {vector_index.ITEMS} SET vector = zeroblob(8) WHERE experience_id = 3")
+        db.execute(f"DELETE FROM {vector_index.TABLE} WHERE experience_id = 1")
+    problems = vector_index.check(db)
     assert any("do not have the index's 3 dimensions" in p and ": 3 (" in p for p in problems)
     assert any("disagree on 1 experiences: 1" in p for p in problems)
 
@@ -340,14 +351,14 @@ def test_check_finds_planted_problems(db: Database) -> None:
 def test_check_clean_and_without_index(db: Database) -> None:
     with write(db):
         add_experience(db, 1, "fs")
-    assert index.check(db) == [
+    assert vector_index.check(db) == [
         "the library has no vector index, so its 1 live experiences cannot be retrieved: "
         "run `agentmem reindex`"
     ]
     make_index(db, 2)
     with write(db):
-        index.put(db, 1, "fs", [0.6, 0.8])
-    assert index.check(db) == []
+        vector_index.put(db, 1, "fs", [0.6, 0.8])
+    assert vector_index.check(db) == []
 
 
 def test_auto_without_numpy_uses_sqlite_vec(db: Database, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -355,10 +366,10 @@ def test_auto_without_numpy_uses_sqlite_vec(db: Database, monkeypatch: pytest.Mo
     make_index(db, 16)
     vectors = fill(db, rng, 200, 16)
     q = unit(rng, 1, 16)[0].tolist()
-    monkeypatch.setattr(index, "_numpy", lambda import_it: None)
+    monkeypatch.setattr(vector_index, "_numpy", lambda import_it: None)
     calls = count_sql(monkeypatch)
     for _ in range(3):  # never from memory: that needs numpy
-        assert_same(index.search(db, q, domains=["git"], k=4), brute(vectors, q, ["git"], 4))
+        assert_same(vector_index.search(db, q, domains=["git"], k=4), brute(vectors, q, ["git"], 4))
     assert calls == ["sql"] * 3
 
 
@@ -399,9 +410,9 @@ def test_cache_follows_writes_of_this_and_other_connections(tmp_path):
 
 def _search_twice(db: Database, q: Sequence[float], **kw: object) -> list[tuple[int, float]]:
     """Search until the answer comes from the blocks kept in memory, found current."""
-    first = index._search(db, q, engine="numpy", **kw)  # type: ignore[arg-type]
-    second = index._search(db, q, engine="numpy", **kw)  # type: ignore[arg-type]
-    third = index._search(db, q, engine="numpy", **kw)  # type: ignore[arg-type]
+    first = vector_index._search(db, q, engine="numpy", **kw)  # type: ignore[arg-type]
+    second = vector_index._search(db, q, engine="numpy", **kw)  # type: ignore[arg-type]
+    third = vector_index._search(db, q, engine="numpy", **kw)  # type: ignore[arg-type]
     assert first == second == third
     return third
 
@@ -412,17 +423,21 @@ def test_the_second_search_keeps_the_blocks_in_memory(db: Database) -> None:
     vectors = fill(db, rng, 300, 8)
     q = unit(rng, 1, 8)[0].tolist()
     assert_same(
-        index._search(db, q, domains=["fs"], k=4, engine="numpy"), brute(vectors, q, ["fs"], 4)
+        vector_index._search(db, q, domains=["fs"], k=4, engine="numpy"),
+        brute(vectors, q, ["fs"], 4),
     )
-    assert index._cached(db) is None  # a process that searches once reads one domain only
+    assert vector_index._cached(db) is None  # a process that searches once reads one domain only
     assert_same(
-        index._search(db, q, domains=["git"], k=4, engine="numpy"), brute(vectors, q, ["git"], 4)
+        vector_index._search(db, q, domains=["git"], k=4, engine="numpy"),
+        brute(vectors, q, ["git"], 4),
     )
-    loaded = index._cached(db)
+    loaded = vector_index._cached(db)
     assert loaded is not None and loaded.size == 300
     for domains in (None, ["fs"], ["shell", "web"], ["nope"]):
-        assert_same(index._search(db, q, domains=domains, k=6), brute(vectors, q, domains, 6))
-    assert index._cached(db) is loaded
+        assert_same(
+            vector_index._search(db, q, domains=domains, k=6), brute(vectors, q, domains, 6)
+        )
+    assert vector_index._cached(db) is loaded
 
 
 def test_cache_drops_what_a_rolled_back_transaction_wrote(db: Database) -> None:
@@ -432,7 +447,7 @@ def test_cache_drops_what_a_rolled_back_transaction_wrote(db: Database) -> None:
     q = unit(rng, 1, 8)[0]
     assert_same(_search_twice(db, q.tolist(), k=3), brute(vectors, q.tolist(), None, 3))
     with pytest.raises(RuntimeError), write(db):
-        index.put(db, 999, "fs", q.tolist())
+        vector_index.put(db, 999, "fs", q.tolist())
         assert _search_twice(db, q.tolist(), k=3)[0][0] == 999  # seen inside the transaction
         raise RuntimeError("roll back")
     assert_same(_search_twice(db, q.tolist(), k=3), brute(vectors, q.tolist(), None, 3))
@@ -446,15 +461,17 @@ def test_a_block_edited_by_another_client_is_read_again(tmp_path) -> None:
         migrations.apply(a)
         make_index(a, 4)
         with write(a):
-            index.put_many(a, [(1, "fs", [1.0, 0.0, 0.0, 0.0]), (2, "fs", [0.0, 1.0, 0.0, 0.0])])
+            vector_index.put_many(
+                a, [(1, "fs", [1.0, 0.0, 0.0, 0.0]), (2, "fs", [0.0, 1.0, 0.0, 0.0])]
+            )
         q = [1.0, 0.1, 0.0, 0.0]
         assert [i for i, _ in _search_twice(a, q, k=2)] == [1, 2]
-        before = index._state(a)
+        before = vector_index._state(a)
         flipped = np.array([[0.0, 1.0, 0.0, 0.0], [1.0, 0.0, 0.0, 0.0]], dtype=np.float32)
         b.execute(  # swap the two vectors inside the block, behind agentmem's back
-            f"UPDATE {index.BLOCKS} SET vectors = ?", [flipped.tobytes()]
+            f"UPDATE {vector_index.BLOCKS} SET vectors = ?", [flipped.tobytes()]
         )
-        assert index._state(a) != before
+        assert vector_index._state(a) != before
         assert [i for i, _ in _search_twice(a, q, k=2)] == [2, 1]
     finally:
         a.conn.close()
@@ -470,7 +487,7 @@ def test_huge_and_tiny_vectors_stay_exact(db: Database) -> None:
     x = (base * scale[:, None]).astype(np.float32)
     vectors = {i + 1: (DOMAINS[i % len(DOMAINS)], x[i]) for i in range(200)}
     with write(db):
-        index.put_many(db, [(i, d, v.tolist()) for i, (d, v) in vectors.items()])
+        vector_index.put_many(db, [(i, d, v.tolist()) for i, (d, v) in vectors.items()])
     for q in unit(rng, 5, 16):
         for domains in (None, ["fs"], ["git", "web"]):
             for k in (1, 5, 30):
@@ -486,13 +503,13 @@ def test_without_triggers_the_numpy_engine_uses_sqlite_vec(
     rng = np.random.default_rng(14)
     make_index(db, 8)
     vectors = fill(db, rng, 120, 8)
-    db.execute(f"DROP TRIGGER {index.BLOCKS}_update")
+    db.execute(f"DROP TRIGGER {vector_index.BLOCKS}_update")
     q = unit(rng, 1, 8)[0].tolist()
     calls = count_sql(monkeypatch)
     for _ in range(3):
-        assert_same(index._search(db, q, k=5, engine="numpy"), brute(vectors, q, None, 5))
-    assert calls == ["sql"] * 3 and index._cached(db) is None
-    assert any(f"{index.BLOCKS}_update" in p for p in index.check(db))
+        assert_same(vector_index._search(db, q, k=5, engine="numpy"), brute(vectors, q, None, 5))
+    assert calls == ["sql"] * 3 and vector_index._cached(db) is None
+    assert any(f"{vector_index.BLOCKS}_update" in p for p in vector_index.check(db))
 
 
 def test_an_index_too_big_for_the_cache_is_read_per_search(
@@ -501,11 +518,11 @@ def test_an_index_too_big_for_the_cache_is_read_per_search(
     rng = np.random.default_rng(15)
     make_index(db, 8)
     vectors = fill(db, rng, 200, 8)
-    monkeypatch.setattr(index, "CACHE_MAX_BYTES", 100 * 4 * 8)
+    monkeypatch.setattr(vector_index, "CACHE_MAX_BYTES", 100 * 4 * 8)
     q = unit(rng, 1, 8)[0].tolist()
     for domains in (None, ["shell"]):
         assert_same(_search_twice(db, q, domains=domains, k=5), brute(vectors, q, domains, 5))
-    assert index._cached(db) is None
+    assert vector_index._cached(db) is None
 
 
 def test_auto_searches_once_with_sqlite_vec_then_from_memory(
@@ -517,13 +534,13 @@ def test_auto_searches_once_with_sqlite_vec_then_from_memory(
     calls = count_sql(monkeypatch)
     q = unit(rng, 1, 8)[0].tolist()
     for _ in range(4):
-        assert_same(index.search(db, q, domains=["fs"], k=5), brute(vectors, q, ["fs"], 5))
-    assert calls == ["sql"] and index._cached(db) is not None
+        assert_same(vector_index.search(db, q, domains=["fs"], k=5), brute(vectors, q, ["fs"], 5))
+    assert calls == ["sql"] and vector_index._cached(db) is not None
     with write(db):  # a new index version: once more with sqlite-vec, then from memory
-        index.put(db, 500, "fs", q)
+        vector_index.put(db, 500, "fs", q)
     vectors[500] = ("fs", np.asarray(q, dtype=np.float32))
     for _ in range(3):
-        assert_same(index.search(db, q, domains=["fs"], k=5), brute(vectors, q, ["fs"], 5))
+        assert_same(vector_index.search(db, q, domains=["fs"], k=5), brute(vectors, q, ["fs"], 5))
     assert calls == ["sql", "sql"]
 
 
@@ -558,22 +575,24 @@ def test_check_finds_blocks_that_disagree_with_the_items(db: Database) -> None:
     with write(db):
         for eid in (1, 2):
             add_experience(db, eid, "fs")
-        index.put_many(db, [(1, "fs", [1.0, 2.0, 2.0]), (2, "fs", [0.0, 3.0, 4.0])])
-    assert index.check(db) == []
-    block = db.execute(f"SELECT id, norms, vectors FROM {index.BLOCKS}").fetchone()
+        vector_index.put_many(db, [(1, "fs", [1.0, 2.0, 2.0]), (2, "fs", [0.0, 3.0, 4.0])])
+    assert vector_index.check(db) == []
+    block = db.execute(f"SELECT id, norms, vectors FROM {vector_index.BLOCKS}").fetchone()
     norms = np.frombuffer(block[1], dtype=np.float64).copy()
     norms[1] = 6.0  # 5.0 is right
     with write(db):
-        db.execute(f"UPDATE {index.BLOCKS} SET norms = ? WHERE id = ?", [norms.tobytes(), block[0]])
-    assert any("norms that do not match" in p for p in index.check(db))
+        db.execute(
+            f"UPDATE {vector_index.BLOCKS} SET norms = ? WHERE id = ?", [norms.tobytes(), block[0]]
+        )
+    assert any("norms that do not match" in p for p in vector_index.check(db))
     vectors = np.frombuffer(block[2], dtype=np.float32).copy()
     vectors[:3] = [2.0, 1.0, 2.0]  # experience 1's vector, changed in the block only
     with write(db):
         db.execute(
-            f"UPDATE {index.BLOCKS} SET norms = ?, vectors = ? WHERE id = ?",
+            f"UPDATE {vector_index.BLOCKS} SET norms = ?, vectors = ? WHERE id = ?",
             [block[1], vectors.tobytes(), block[0]],
         )
-    assert any("disagree on 1 experiences: 1 " in p for p in index.check(db))
+    assert any("disagree on 1 experiences: 1 " in p for p in vector_index.check(db))
 
 
 def test_closing_a_memory_drops_the_vectors_kept(tmp_path) -> None:
@@ -584,6 +603,6 @@ def test_closing_a_memory_drops_the_vectors_kept(tmp_path) -> None:
     for _ in range(2):
         mem.retrieve("cat a file")
     db = mem.db
-    assert index._cached(db) is not None
+    assert vector_index._cached(db) is not None
     mem.close()
-    assert index._cached(db) is None
+    assert vector_index._cached(db) is None

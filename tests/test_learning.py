@@ -209,7 +209,12 @@ def test_dry_run_applies_nothing(mem: Memory):
 
 
 @pytest.mark.parametrize(
-    ("where", "name"), [("journal", "_journal"), ("index", "put_many"), ("index", "remove_many")]
+    ("where", "name"),
+    [
+        ("storage.journal", "_journal"),
+        ("storage.vector_index", "put_many"),
+        ("storage.vector_index", "remove_many"),
+    ],
 )
 def test_exception_mid_apply_leaves_library_unchanged(
     mem: Memory, monkeypatch, where: str, name: str

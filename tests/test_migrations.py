@@ -201,7 +201,7 @@ def test_m003_rebuilds_the_index_blocks_from_the_exact_vectors(v1):
     """The blocks of an index written before m003 are rebuilt with the float32 vectors."""
     import numpy as np
 
-    from agentmem import index
+    from agentmem.storage import vector_index
 
     db = connect(v1)
     try:
@@ -214,9 +214,9 @@ def test_m003_rebuilds_the_index_blocks_from_the_exact_vectors(v1):
         domains = dict(db.execute("SELECT experience_id, domain FROM experience_vectors_items"))
         with write(db):
             migrations.apply(db)
-        assert index._blocks_hold_vectors(db) and not index._lacking_triggers(db)
-        assert index._state(db)[2] is not None
-        dims = index.index_info(db)[1]  # type: ignore[index]
+        assert vector_index._blocks_hold_vectors(db) and not vector_index._lacking_triggers(db)
+        assert vector_index._state(db)[2] is not None
+        dims = vector_index.index_info(db)[1]  # type: ignore[index]
         good = {e: v for e, v in items.items() if len(v) == 4 * dims}
         assert len(good) == len(items) - 1
         rows = db.execute(
@@ -238,9 +238,9 @@ def test_m003_rebuilds_the_index_blocks_from_the_exact_vectors(v1):
         scores = (m @ q) / (np.linalg.norm(m, axis=1) * np.linalg.norm(q))
         want = sorted(zip(good, scores.tolist(), strict=True), key=lambda p: (-p[1], p[0]))[:3]
         for engine in ("numpy", "sql"):
-            got = index._search(db, q.tolist(), k=3, engine=engine)
+            got = vector_index._search(db, q.tolist(), k=3, engine=engine)
             assert [i for i, _ in got] == [i for i, _ in want]
-        problems = index.check(db)
+        problems = vector_index.check(db)
         assert any("do not have the index's" in p for p in problems)
     finally:
         db.close()

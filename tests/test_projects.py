@@ -10,13 +10,8 @@ from hypothesis import strategies as st
 
 from agentmem import Memory, Step
 from agentmem.domains import command_domain, domain_for, shell_command, step_domain
-from agentmem.projects import (
-    current_scopes,
-    decide_scope,
-    project_of,
-    specific_markers,
-    visible_top,
-)
+from agentmem.projects import decide_scope, project_of, specific_markers, visible_top
+from agentmem.storage.scopes import current_scopes
 
 A, B = "/w/alpha", "/w/beta"
 

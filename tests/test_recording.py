@@ -274,7 +274,7 @@ def test_fuzz_record_lines_parse_or_fail_cleanly(data):
 def test_batched_ids_are_the_ones_sqlite_would_choose(mem: Memory):
     """record_many gives the rows max(id) + 1, ... in one executemany; outside a
     transaction insert_trajectories lets SQLite choose, one row at a time."""
-    from agentmem import store
+    from agentmem.storage import trajectories
 
     step = Step("ls", {"path": "."}, "a.txt", True)
     first = mem.record_many([Trajectory(task=f"t{i}", steps=[step]) for i in range(3)])
@@ -283,7 +283,7 @@ def test_batched_ids_are_the_ones_sqlite_would_choose(mem: Memory):
     again = mem.record_many([Trajectory(task=f"u{i}", steps=[step, step]) for i in range(2)])
     assert again == [3, 4]
     assert not mem.db.conn.in_transaction
-    single = store.insert_trajectories(mem.db, [Trajectory(task="v", steps=[step])])
+    single = trajectories.insert_trajectories(mem.db, [Trajectory(task="v", steps=[step])])
     assert single == [5]
     rows = mem.db.execute(
         "SELECT t.id, t.task, count(s.id) FROM trajectories t JOIN steps s "

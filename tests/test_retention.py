@@ -22,7 +22,7 @@ from click.testing import CliRunner
 from agentmem import InvalidRecordError, Memory, Step, UnknownTrajectoryError
 from agentmem.check import check_path, kinds
 from agentmem.cli import cli
-from agentmem.retention import parse_before
+from agentmem.storage.retention import parse_before
 from benchmarks.scale_data import groups
 
 from .conftest import ROOT, FakeEmbedder, fs_group, run_cli
@@ -187,8 +187,8 @@ def test_new_files_give_space_back_incrementally(tmp_path: Path) -> None:
 
 
 def test_pruned_ids_are_never_given_again(tmp_path: Path) -> None:
-    from agentmem import store
     from agentmem.records import Trajectory
+    from agentmem.storage import trajectories
 
     with Memory.open(tmp_path / "lib.db", embedder=FakeEmbedder()) as mem:
         ids = fs_group(mem) + fs_group(mem, "other")
@@ -199,7 +199,9 @@ def test_pruned_ids_are_never_given_again(tmp_path: Path) -> None:
         mem.prune(keep_last=0)
         step = Step("ls", {}, "a", True)
         assert not mem.db.conn.in_transaction  # outside a transaction SQLite would choose 1
-        assert store.insert_trajectories(mem.db, [Trajectory(task="v", steps=[step])]) == [new + 1]
+        assert trajectories.insert_trajectories(mem.db, [Trajectory(task="v", steps=[step])]) == [
+            new + 1
+        ]
         with pytest.raises(UnknownTrajectoryError, match=f"trajectory {ids[0]} was pruned on"):
             mem.get_trajectory(ids[0])
         with pytest.raises(UnknownTrajectoryError, match="was pruned"):

@@ -10,11 +10,12 @@ import sys
 
 import pytest
 
-from agentmem import Memory, Step, keyword_index, tool_usage, wordllama
+from agentmem import Memory, Step, wordllama
 from agentmem.embeddings import get_embedder
 from agentmem.errors import EmbeddingMismatchError
 from agentmem.retrieval import context_text, fast_context, format_context
 from agentmem.retrieval.ranking import Evidence, Ranking, rank
+from agentmem.storage import keyword_index, tool_usage
 from agentmem.terms import TERMS_VERSION, lesson_terms, query_words, split_identifier
 
 from .conftest import FakeEmbedder, fs_group, run_cli

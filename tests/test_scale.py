@@ -14,7 +14,7 @@ from pathlib import Path
 import attrs
 import pytest
 
-from agentmem import Memory, index
+from agentmem import Memory
 from agentmem.learning.consolidate import Cosine, Similar, _dedup, join, same_facts
 from agentmem.learning.evidence import Finding, quote_error
 from agentmem.learning.merge import (
@@ -30,6 +30,7 @@ from agentmem.learning.merge import (
     clusters,
 )
 from agentmem.records import Operation
+from agentmem.storage import vector_index
 from benchmarks.scale_data import experiences, groups
 
 from .conftest import FakeEmbedder
@@ -437,14 +438,14 @@ def test_search_many_gives_each_search_its_own_answer(library: Memory) -> None:
     assert many == one_by_one
     assert sum(1 for hits in many if hits) > 150  # "nowhere" and [] find none
     vectors = [lib.vector(t) for t in texts]
-    got = index.search_many(lib.db, vectors, domains=domains, k=3)
+    got = vector_index.search_many(lib.db, vectors, domains=domains, k=3)
     numpy_engine = [
-        index._search(lib.db, v, domains=d, k=3, engine="numpy")
+        vector_index._search(lib.db, v, domains=d, k=3, engine="numpy")
         for v, d in zip(vectors, domains, strict=True)
     ]
     assert got == numpy_engine
     sql_engine = [  # exact too, but summed in another order: near-ties may swap
-        index._search(lib.db, v, domains=d, k=3, engine="sql")
+        vector_index._search(lib.db, v, domains=d, k=3, engine="sql")
         for v, d in zip(vectors, domains, strict=True)
     ]
     for g, w in zip(got, sql_engine, strict=True):
@@ -454,12 +455,12 @@ def test_search_many_gives_each_search_its_own_answer(library: Memory) -> None:
 def test_search_many_without_numpy_searches_one_by_one(library: Memory, monkeypatch) -> None:
     lib = library._library()
     vectors = [lib.vector(t) for t in ("update a pod", "list bookings", "git login")]
-    want = [index.search(lib.db, v, k=4) for v in vectors]
-    monkeypatch.setattr(index, "_numpy", lambda import_it: None)
-    index.forget(lib.db)
-    assert index.search_many(lib.db, vectors, k=4) == want
+    want = [vector_index.search(lib.db, v, k=4) for v in vectors]
+    monkeypatch.setattr(vector_index, "_numpy", lambda import_it: None)
+    vector_index.forget(lib.db)
+    assert vector_index.search_many(lib.db, vectors, k=4) == want
     with pytest.raises(ValueError, match="2 vectors but 1 domain lists"):
-        index.search_many(lib.db, vectors[:2], domains=[None], k=4)
+        vector_index.search_many(lib.db, vectors[:2], domains=[None], k=4)
 
 
 # -- the session ---------------------------------------------------------------------------------
@@ -486,14 +487,14 @@ def test_a_session_writes_the_index_once_and_reports_its_stages(
             mem.record_many(g)
         mem.add_many(experiences(300, seed=4))
         calls: list[int] = []
-        real = index.put_many
+        real = vector_index.put_many
 
         def counted(db, rows):
             rows = list(rows)
             calls.append(len(rows))
             return real(db, rows)
 
-        monkeypatch.setattr(index, "put_many", counted)
+        monkeypatch.setattr(vector_index, "put_many", counted)
         report = mem.learn(use_model=False)
         assert report.groups_used == 60
         assert len(calls) == 1 and calls[0] == sum(
@@ -501,7 +502,7 @@ def test_a_session_writes_the_index_once_and_reports_its_stages(
         )
         assert set(report.timings) == {"select", "load", "stage1", "stage2", "stage3", "apply"}
         assert report.as_dict()["timings"] == report.timings
-        assert index.check(mem.db) == []
+        assert vector_index.check(mem.db) == []
 
 
 # -- evidence per lesson: the groups and runs of a lesson's tools --------------------------------

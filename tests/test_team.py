@@ -28,9 +28,10 @@ from agentmem import (
     Trajectory,
 )
 from agentmem.check import check_path
-from agentmem.journal import AppliedOp
 from agentmem.learning.session import LearnReport
 from agentmem.records import Operation
+from agentmem.storage import experiences
+from agentmem.storage.journal import AppliedOp
 from agentmem.team import claims, learning, membership, outbox, reads, server
 from agentmem.team.config import replica_path_for
 from agentmem.team.replica import RemoteDb, open_readonly, open_remote, replica_lock
@@ -156,9 +157,9 @@ def test_lesson_learned_on_a_reaches_b_context_and_knn_on_b_file(team: Team):
     db = open_readonly(replica_path_for(b.path))
     try:
         vec = b.embedder.embed_batch([TASK])[0]
-        from agentmem import index
+        from agentmem.storage import vector_index
 
-        found = index.search(db, vec, domains=["fs"], k=2)
+        found = vector_index.search(db, vec, domains=["fs"], k=2)
         assert {i for i, _ in found} == {o.result_id for o in report.applied}
         scale = 127 / max(abs(x) for x in vec)
         codes = bytes((round(x * scale) & 0xFF) for x in vec)
@@ -251,7 +252,7 @@ def test_a_stale_modify_is_rejected_and_journaled(team: Team):
     membership.sync(b)
     eid = report.applied[0].result_id
     db = open_readonly(replica_path_for(b.path))
-    seen = learning._snapshot(db)  # what b's session plans against
+    seen = experiences.states(db)  # what b's session plans against
     db.close()
 
     def apply(mem: Memory, text: str, expected: dict) -> LearnReport:

@@ -11,7 +11,7 @@ and ``tools/soak.py``. Nothing here is part of the library: it drives the real
   experiences ``(id, text, domain)`` and the vector index rows), read in one
   snapshot; :func:`table_dump` is every row of every table (for "unchanged").
 * **Invariants**: :func:`check_invariants` runs ``PRAGMA integrity_check``, the
-  foreign keys, :func:`agentmem.index.check`, an independent replay of the
+  foreign keys, :func:`agentmem.storage.vector_index.check`, an independent replay of the
   journal, session and trajectory rules, and ``agentmem.check.check_library``
   when it is importable.
 * **Kill trials**: :func:`kill_learn_trial` and :func:`kill_record_trial` start
@@ -46,9 +46,10 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # run as a script: import the working tree's agentmem
     sys.path.insert(0, str(ROOT))
 
-from agentmem import Memory, Step, index, keyword_index  # noqa: E402
+from agentmem import Memory, Step  # noqa: E402
 from agentmem.db import connect  # noqa: E402
 from agentmem.records import Trajectory  # noqa: E402
+from agentmem.storage import keyword_index, vector_index  # noqa: E402
 
 #: Environment of every agentmem subprocess: the fast deterministic embedder, a
 #: model spec that fails at once (nothing may load a real model), no downloads, and
@@ -276,17 +277,19 @@ def live_experiences(db: Any) -> tuple[tuple[int, str, str], ...]:
 
 
 def index_rows(db: Any) -> tuple[tuple[tuple[int, str, bytes], ...], tuple[int, ...]]:
-    if not _has_table(db, index.ITEMS):
+    if not _has_table(db, vector_index.ITEMS):
         return (), ()
     vecs = tuple(
         (int(i), str(d), bytes(v))
         for i, d, v in db.execute(
-            f"SELECT experience_id, domain, vector FROM {index.ITEMS} ORDER BY experience_id"
+            f"SELECT experience_id, domain, vector FROM {vector_index.ITEMS} ORDER BY experience_id"
         )
     )
     vec0 = tuple(
         int(r[0])
-        for r in db.execute(f"SELECT experience_id FROM {index.TABLE} ORDER BY experience_id")
+        for r in db.execute(
+            f"SELECT experience_id FROM {vector_index.TABLE} ORDER BY experience_id"
+        )
     )
     return vecs, vec0
 
@@ -333,7 +336,9 @@ def table_dump(db: Any) -> dict[str, list[tuple[Any, ...]]]:
             for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
         ]
         for name in names:
-            if name == index.TABLE:  # the vec0 virtual table itself: its shadow tables hold it
+            if (
+                name == vector_index.TABLE
+            ):  # the vec0 virtual table itself: its shadow tables hold it
                 out[name] = sorted(
                     tuple(r) for r in db.execute(f"SELECT experience_id FROM [{name}]")
                 )
@@ -543,7 +548,7 @@ def check_invariants(db: Any, *, allow_running: bool = True) -> list[str]:
         fk = db.execute("PRAGMA foreign_key_check").fetchall()
         if fk:
             problems.append(f"foreign_key_check: {len(fk)} rows, e.g. {fk[0]!r}")
-        problems += [f"index: {p}" for p in index.check(db)]
+        problems += [f"index: {p}" for p in vector_index.check(db)]
         problems += [f"keyword index: {p}" for p in keyword_index.check(db)]
         problems += journal_problems(db)
         problems += session_problems(db, allow_running=allow_running)
@@ -816,16 +821,17 @@ def kill_record_trial(setup: RecordSetup, work: Path, delay: float) -> dict[str,
 #: ``agentmem ARGS``: (module, function) to wrap, and the call count at which to die.
 DIE_POINTS = {
     # the apply transaction writes each index once, at its end: removals, then puts
-    "put": ("agentmem.index", "put_many"),
-    "remove": ("agentmem.index", "remove_many"),
-    "keywords": ("agentmem.keyword_index", "put_many"),
-    "journal": ("agentmem.journal", "_journal"),  # the k-th journal row written
-    "finish": ("agentmem.learning.session", "now_iso"),  # marking the session applied
-    "step": ("agentmem.store", "step_domain"),  # the k-th step row of a record transaction
+    "put": ("agentmem.storage.vector_index", "put_many"),
+    "remove": ("agentmem.storage.vector_index", "remove_many"),
+    "keywords": ("agentmem.storage.keyword_index", "put_many"),
+    "journal": ("agentmem.storage.journal", "_journal"),  # the k-th journal row written
+    "finish": ("agentmem.storage.journal", "finish_session"),  # marking the session applied
+    # the k-th step row of a record transaction
+    "step": ("agentmem.storage.trajectories", "step_domain"),
     # prune: the k-th table of its delete transaction (4: the trajectories, last); the
     # space given back after the commit
-    "prune-delete": ("agentmem.retention", "_delete_pruned"),
-    "prune-reclaim": ("agentmem.retention", "_reclaim"),
+    "prune-delete": ("agentmem.storage.retention", "_delete_pruned"),
+    "prune-reclaim": ("agentmem.storage.retention", "_reclaim"),
 }
 
 

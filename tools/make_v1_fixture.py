@@ -23,8 +23,8 @@ sys.path.insert(0, str(ROOT))
 from agentmem import Memory, Step  # noqa: E402
 from agentmem.check import check_path  # noqa: E402
 from agentmem.db import connect, sqlite3, write  # noqa: E402
-from agentmem.journal import begin_session, fail_session  # noqa: E402
 from agentmem.migrations import migrations  # noqa: E402
+from agentmem.storage.journal import begin_session, fail_session  # noqa: E402
 
 #: The schema the fixture is written at: every migration before this one.
 FIRST_LATER = "m002_steps_trajectory_success"

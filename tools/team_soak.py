@@ -54,8 +54,8 @@ def syncer(root: Path, seconds: float) -> None:
 
 
 def reader(root: Path, seconds: float) -> None:
-    from agentmem import index
     from agentmem.embeddings import get_embedder
+    from agentmem.storage import vector_index
     from agentmem.team.replica import open_readonly
 
     vec = get_embedder("hash").embed_batch(["read a file with cat"])[0]
@@ -65,7 +65,7 @@ def reader(root: Path, seconds: float) -> None:
         try:
             db = open_readonly(root / "b.team.db")
             try:
-                index.search(db, vec, domains=["fs"], k=5)
+                vector_index.search(db, vec, domains=["fs"], k=5)
                 last = db.execute("SELECT count(*) FROM experiences").fetchone()[0]
             finally:
                 db.close()

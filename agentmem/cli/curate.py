@@ -68,7 +68,8 @@ def experiences(mem: Memory, domains: tuple[str, ...], project: str | None, as_j
       agentmem experiences --domain fs --json
       agentmem experiences --project .
     """
-    from ..projects import GLOBAL, current_scopes, project_of
+    from ..projects import GLOBAL, project_of
+    from ..storage.scopes import current_scopes
 
     exps = mem.experiences(domains=domains or None)
     scopes = current_scopes(mem.db)

@@ -31,9 +31,9 @@ def pid_path() -> Path:
 
 
 def _alive(pid: int) -> bool:
-    from ..journal import _pid_alive
+    from ..storage.journal import process_alive
 
-    return _pid_alive(pid)
+    return process_alive(pid)
 
 
 def _waiting() -> int | None:

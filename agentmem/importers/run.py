@@ -19,11 +19,11 @@ from pathlib import Path
 import attrs
 from sqlite_utils import Database
 
-from .. import imports
 from ..db import write
 from ..errors import InvalidRecordError
 from ..projects import project_of
 from ..records import Trajectory
+from ..storage import imports
 from ..timestamps import now_iso
 from .turns import FileReport, ImportReport, Turn, turn_record
 

@@ -6,7 +6,7 @@ prompts rarely repeat word for word, so most runs have no group. A session
 therefore forms its groups in three steps, each run used at most once:
 
 1. **Exact groups** (``exact``): runs of the same task text, or with the same
-   given ``group`` (:func:`agentmem.store.group_reports`), as in the paper.
+   given ``group`` (:func:`agentmem.storage.trajectories.group_reports`), as in the paper.
    A ready, non-degenerate one takes its runs. Runs of a pending group wait
    (the 120 s acceptance window); runs alone in their group, or in a
    degenerate one, are free for the next steps.
@@ -22,7 +22,7 @@ therefore forms its groups in three steps, each run used at most once:
    that returned nothing, such as ``think``, does not count). Sharing a tool
    *domain* is not enough: across tasks only the calls of a tool both runs
    made can be compared.
-   Neighbours come from :func:`agentmem.task_index.neighbours` (an exact
+   Neighbours come from :func:`agentmem.storage.task_vectors.neighbours` (an exact
    nearest-neighbour search, never a Python loop over pairs). Groups are grown
    around the runs with the lowest reward, in order: a seed takes its
    neighbours (its positives among them), then the runs with a lower reward
@@ -47,7 +47,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from ..rewards import GroupReport, GroupStats, TrajectoryReward, group_stats
-from ..store import load_trajectories, run_tools
+from ..storage.trajectories import load_trajectories, run_tools
 from .corrections import Correction, find_corrections
 from .digest import Digest, digest
 
@@ -56,7 +56,7 @@ if TYPE_CHECKING:
 
     from ..embeddings import Embedder
     from ..records import Trajectory
-    from ..task_index import TaskVectors
+    from ..storage.task_vectors import TaskVectors
 
 __all__ = [
     "GROUPINGS",
@@ -95,7 +95,7 @@ def tool_overlap(a: Iterable[str], b: Iterable[str]) -> float:
 class LearningGroup:
     """A group a session learns from: its kind, key, runs, rewards and advantages, and why.
 
-    ``members``: the runs' rewards as :func:`agentmem.store.group_reports` computed
+    ``members``: the runs' rewards as :func:`agentmem.storage.trajectories.group_reports` computed
     them (for a correction group, the one run). ``stats``: the group's rewards and
     advantages in the order of ``trajectory_ids`` (for a correction group, of its
     attempts: failed, worked, failed, worked, ...). ``cosines``: the task cosine of
@@ -306,7 +306,7 @@ def _similar(
     tools: Mapping[int, set[str]],
     theta: float,
 ) -> list[LearningGroup]:
-    from ..task_index import neighbours as knn
+    from ..storage.task_vectors import neighbours as knn
 
     def compatible(a: int, b: int) -> bool:
         return not tools[a].isdisjoint(tools[b])
@@ -396,7 +396,7 @@ def form_groups(
                 fix = _correction(run, free.pop(run.id or 0), cs)
                 groups.append(attrs.evolve(fix, learned=learned(fix)))
     if mode in ("similar", "auto") and len(free) >= 2 and embedder is not None:
-        from ..task_index import task_vectors
+        from ..storage.task_vectors import task_vectors
 
         theta = task_threshold(embedder)
         tools = {tid: {t for t, _ in ts} for tid, ts in run_tools(db, free).items()}

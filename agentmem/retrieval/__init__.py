@@ -20,10 +20,11 @@ import json
 import os
 from collections.abc import Callable, Sequence
 
-from .. import index, keyword_index, wordllama
+from .. import wordllama
 from ..projects import project_of
+from ..storage import keyword_index, settings, vector_index
 from ..terms import TERMS_VERSION
-from .pipeline import Found, live_rows, scope, search, search_many
+from .pipeline import Found, scope, search, search_many
 from .ranking import DEFAULT, Evidence, Ranking
 
 __all__ = [
@@ -35,7 +36,6 @@ __all__ = [
     "context_text",
     "fast_context",
     "format_context",
-    "live_rows",
     "scope",
     "search",
     "search_many",
@@ -99,11 +99,11 @@ def fast_context(
     except Exception:
         return None
     try:
-        settings = dict(conn.execute("SELECT key, value FROM settings").fetchall())
+        stored = settings.raw(conn)
         if keyword_index.version(conn) != TERMS_VERSION:
             return None  # an older file: opening it with Memory upgrades it
-        info = index.index_info(conn)
-        name = json.loads(settings["embedder"]) if "embedder" in settings else None
+        info = vector_index.index_info(conn)
+        name = json.loads(stored["embedder"]) if "embedder" in stored else None
         mine, embed_once = _embedder(name)
         if info is not None and info != mine:
             return None  # the full path explains the mismatch
@@ -126,14 +126,14 @@ def fast_context(
             project=where,
         )
         texts = [f.text for f in found]
-        if "team" in settings:  # -- team touch point: the replica's lessons, merged and marked
+        if "team" in stored:  # -- team touch point: the replica's lessons, merged and marked
             from ..team.reads import config_of, fast_team_hits, mark, merge_hits
 
-            if config_of(settings) is None:
+            if config_of(stored) is None:
                 return format_context(texts)
             private = [(f.score, f.text) for f in found]
             shared = fast_team_hits(
-                str(path), settings, prompt, embed, mine, tools, domains, k, min_score
+                str(path), stored, prompt, embed, mine, tools, domains, k, min_score
             )
             merged = merge_hits(private, shared, k=k, score=lambda h: h[0], text=lambda h: h[1])
             texts = [mark(h[1], source) for source, h in merged]

@@ -10,14 +10,14 @@ sqlite-utils nor numpy.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
-from .. import index, keyword_index, terms, tool_usage
+from .. import terms
 from .._tx import begin, raw
 from ..domains import domain_for
-from ..projects import hidden_ids
+from ..storage import experiences, keyword_index, tool_domains, tool_usage, vector_index
+from ..storage.scopes import hidden_ids
 from .ranking import DEFAULT, Evidence, Ranked, Ranking, rank
 
 __all__ = [
@@ -27,7 +27,6 @@ __all__ = [
     "COMMON_CAP",
     "Found",
     "gather",
-    "live_rows",
     "scope",
     "search",
     "search_many",
@@ -37,7 +36,8 @@ __all__ = [
 #: Deeper ranks add little to a fused score (1 / (rrf_k + rank)) and cost exact rescoring.
 CANDIDATES = 20
 #: A prompt word found in more lessons than this is not searched for (see
-#: :func:`agentmem.keyword_index.too_common`); a library under this size searches every word.
+#: :func:`agentmem.storage.keyword_index.too_common`); a library under this size searches
+#: every word.
 COMMON_CAP = 256
 #: How many of the tools past tasks like the prompt used count as evidence.
 USAGE_TOOLS = 10
@@ -80,31 +80,9 @@ def scope(db: Any, tools: Sequence[str] | None, domains: Sequence[str] | None) -
         raise ValueError("tools and domains must be sequences of names, not one string")
     out = set(domains or ())
     if tools:
-        over = dict(db.execute("SELECT tool, domain FROM tool_domains").fetchall())
+        over = tool_domains.read(db)
         out.update(domain_for(t, over) for t in tools)
     return sorted(out)
-
-
-def live_rows(
-    db: Any, ids: Sequence[int] | None = None, domains: Sequence[str] | None = None
-) -> list[dict[str, Any]]:
-    """Rows of the live experiences (all, or the given ids, or those in ``domains`` plus
-    the domain-free ones), by id."""
-    # With ids, "+status" keeps SQLite from scanning the (status, domain) index: each id
-    # is looked up by its key (0.01 ms for 5 ids in 10,000 lessons instead of 0.7 ms).
-    sql = f"SELECT * FROM experiences WHERE {'+' if ids is not None else ''}status = 'live'"
-    params: list[object] = []
-    if ids is not None:
-        sql += " AND id IN (SELECT value FROM json_each(?))"
-        params.append(
-            json.dumps([i for i in ids if isinstance(i, int) and not isinstance(i, bool)])
-        )
-    if domains is not None:
-        sql += " AND domain IN (SELECT value FROM json_each(?))"
-        params.append(json.dumps([*domains, ""]))
-    cur = db.execute(sql + " ORDER BY id", params)
-    cols = [c[0] for c in cur.description]
-    return [dict(zip(cols, r, strict=True)) for r in cur.fetchall()]
 
 
 def search(
@@ -149,7 +127,7 @@ def search(
             vector_hits=vector_hits,
         )
         ranked = rank(evidence.values(), k, ranking, min_score=min_score)
-        rows = {r["id"]: r for r in live_rows(conn, [r.evidence.id for r in ranked])}
+        rows = {r["id"]: r for r in experiences.live_rows(conn, [r.evidence.id for r in ranked])}
     finally:
         if own and conn.in_transaction:
             conn.execute("COMMIT")
@@ -173,7 +151,7 @@ def search_many(
     answers, in order, from one committed state.
 
     The vector searches, which score every vector in scope, are done together
-    (:func:`agentmem.index.search_many`, ``query_vectors`` embedding all the texts
+    (:func:`agentmem.storage.vector_index.search_many`, ``query_vectors`` embedding all the texts
     at once): a learning session's thousands of Stage 2 retrievals read the index
     once per batch instead of once per group. The rest is :func:`search`'s.
     """
@@ -188,10 +166,15 @@ def search_many(
         begin(db, "BEGIN")
     try:
         hits: list[Sequence[tuple[int, float]] | None] = [None] * n
-        if n and query_vectors is not None and "vector" in methods and index.index_info(conn):
+        if (
+            n
+            and query_vectors is not None
+            and "vector" in methods
+            and vector_index.index_info(conn)
+        ):
             where = [scope(conn, t, d) for t, d in zip(tools_of, domains_of, strict=True)]
             want = max(CANDIDATES, 3 * k)
-            hits = list(index.search_many(db, query_vectors(texts), domains=where, k=want))
+            hits = list(vector_index.search_many(db, query_vectors(texts), domains=where, k=want))
         return [
             search(
                 db,
@@ -236,12 +219,14 @@ def gather(
     where = scope(conn, tools, domains)
     hidden = hidden_ids(conn, project)  # lessons served only in other projects
     want = max(CANDIDATES, 3 * k)  # hidden candidates are dropped: a few less to rank
-    has_vectors = "vector" in methods and index.index_info(conn) is not None
+    has_vectors = "vector" in methods and vector_index.index_info(conn) is not None
     vranks: dict[int, tuple[int, float]] = {}
     if has_vectors and (vector_hits is not None or query_vector is not None):
         hits = vector_hits
         if hits is None and query_vector is not None:
-            hits = index.search(db, query_vector(text), domains=where, k=want)  # db: may cache
+            hits = vector_index.search(
+                db, query_vector(text), domains=where, k=want
+            )  # db: may cache
         vranks = {i: (n, s) for n, (i, s) in enumerate(hits or (), 1)}
     vranks = {i: r for i, r in vranks.items() if i not in hidden}
     if not keyword_index.exists(conn):  # not migrated yet: the vector search alone

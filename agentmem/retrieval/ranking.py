@@ -43,7 +43,7 @@ class Evidence(NamedTuple):
     bm25_rank: int | None = None
     bm25: float | None = None
     #: The rank, among the tools past tasks like this one used, of the best-placed tool
-    #: it names (:mod:`agentmem.tool_usage`).
+    #: it names (:mod:`agentmem.storage.tool_usage`).
     usage_rank: int | None = None
     #: The given tools it names (tools mode), or the prompt's tool names it names.
     named: tuple[str, ...] = ()

@@ -30,7 +30,7 @@ import attrs
 
 from ..db import write
 from ..errors import TeamError
-from ..journal import apply_operations
+from ..storage import journal
 from ..timestamps import now_iso, parse_time
 
 __all__ = ["CLAIM_LEASE", "Claim", "apply_session", "claim", "holder_name", "release"]
@@ -75,13 +75,9 @@ def claim(
     with write(remote):
         for key, ids in groups.items():
             ids_json = json.dumps(sorted(ids))
-            learned = remote.execute(
-                "SELECT g.session_id FROM session_groups g JOIN sessions s ON s.id = g.session_id "
-                "WHERE s.status = 'applied' AND g.group_key = ? AND g.trajectory_ids = ?",
-                [key, ids_json],
-            ).fetchone()
+            learned = journal.learned_by(remote, key, ids)
             if learned is not None:
-                refused[key] = f"already learned by team session {learned[0]}"
+                refused[key] = f"already learned by team session {learned}"
                 continue
             cur = remote.execute(
                 "INSERT INTO team_claims (group_key, trajectory_ids, claim, holder, claimed_at, "
@@ -125,8 +121,7 @@ def apply_session(
 ) -> Any:
     """Apply a planned (dry-run) :class:`~agentmem.learning.session.LearnReport` on the
     primary in one transaction; the report of the applied session."""
-    from ..journal import AppliedOp
-    from ..learning.session import record_groups
+    from ..learning.session import group_rows
 
     ops = [o.op for o in plan.operations if o.status == "proposed"]
     rejected = [(o.op, o.reason) for o in plan.operations if o.status == "rejected"]
@@ -145,14 +140,15 @@ def apply_session(
                 f"this session's claim on {', '.join(lost[:3])} lapsed and another session took "
                 "it; nothing was applied: run `agentmem team learn` again"
             )
-        at = now_iso()
-        cur = remote.execute(
-            "INSERT INTO sessions (kind, status, started_at, model, embedder, params) "
-            "VALUES ('learn', 'running', ?, ?, ?, ?)",
-            [at, model, embedder, json.dumps({**dict(params or {}), "team": True})],
+        sid = journal.insert_session(
+            remote,
+            "learn",
+            status="running",
+            model=model,
+            embedder=embedder,
+            params={**dict(params or {}), "team": True},
         )
-        sid = int(cur.lastrowid or 0)
-        applied: list[AppliedOp] = apply_operations(
+        applied = journal.apply_operations(
             remote,
             sid,
             ops,
@@ -161,12 +157,9 @@ def apply_session(
             conditions={r.key: r.conditions for r in results},
             expected=expected,
         )
-        record_groups(remote, sid, results)
+        journal.record_groups(remote, sid, group_rows(results))
         report = attrs.evolve(plan, session_id=sid, dry_run=False, operations=tuple(applied))
-        remote.execute(
-            "UPDATE sessions SET status = 'applied', finished_at = ?, report = ? WHERE id = ?",
-            [now_iso(), json.dumps(report.as_dict(), ensure_ascii=False), sid],
-        )
+        journal.finish_session(remote, sid, report.as_dict())
         remote.execute(
             "UPDATE team_claims SET status = 'applied', session_id = ? WHERE claim = ?",
             [sid, claim_.id],

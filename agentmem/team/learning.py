@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from ..errors import AgentMemError, AlreadyClaimedError, TeamError
+from ..storage import experiences, journal
 from . import claims
 from .config import mark_synced
 from .membership import check_embedder, check_schema, config
@@ -31,24 +32,11 @@ if TYPE_CHECKING:
 __all__ = ["learn", "undo"]
 
 
-def _snapshot(db: Any) -> dict[int, dict[str, Any]]:
-    return {
-        int(i): {"text": t, "domain": d, "status": s}
-        for i, t, d, s in db.execute("SELECT id, text, domain, status FROM experiences")
-    }
-
-
 def _candidates(db: Any, options: LearnOptions) -> dict[str, tuple[int, ...]]:
     """The ready, informative groups no applied session learned with these trajectories."""
-    from ..store import group_reports
+    from ..storage.trajectories import group_reports
 
-    learned = {
-        (str(g), str(ids))
-        for g, ids in db.execute(
-            "SELECT g.group_key, g.trajectory_ids FROM session_groups g "
-            "JOIN sessions s ON s.id = g.session_id WHERE s.status = 'applied'"
-        )
-    }
+    learned = journal.learned_groups(db)
     out = {}
     reports = group_reports(
         db, weights=options.weights, reward=options.reward, groups=options.groups
@@ -79,7 +67,6 @@ def learn(
     from ..learning.session import LearnOptions
     from ..learning.session import learn as plan_session
     from ..library import Library
-    from ..memory import Memory
 
     cfg = config(mem)
     say = progress or (lambda _msg: None)
@@ -91,8 +78,7 @@ def learn(
             try:
                 check_schema(db)
                 check_embedder(db, mem.embedder)
-                team = Memory(db, path=cfg.replica)
-                opts = options or LearnOptions(reward=team.reward_kind, weights=team.reward_weights)
+                opts = options or LearnOptions.of_library(db)
                 model = mem.model if use_model else None
                 if dry_run:
                     return plan_session(
@@ -108,7 +94,7 @@ def learn(
                     )
                 if held is not None and held.refused:
                     say(f"skipping {len(held.refused)} group(s) another session holds")
-                expected = _snapshot(db)
+                expected = experiences.states(db)
                 groups = tuple(held.groups) if held is not None else ()
                 try:
                     plan = plan_session(
@@ -149,7 +135,6 @@ def learn(
 
 def undo(mem: Memory, session_id: int, *, cascade: bool = False) -> list[int]:
     """Undo a team session on the primary, under the private library's rules."""
-    from .. import journal
     from ..library import Library
 
     cfg = config(mem)

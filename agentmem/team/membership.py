@@ -51,9 +51,9 @@ def config(mem: Memory) -> TeamConfig:
 
 def check_embedder(db: Any, embedder: Embedder) -> None:
     """Refuse a laptop whose embedder is not the team's pinned one."""
-    from .. import index
+    from ..storage import vector_index
 
-    info = index.index_info(db)
+    info = vector_index.index_info(db)
     if info is None:
         raise TeamError(
             "the team library has no pinned embedder: its primary was not set up by "

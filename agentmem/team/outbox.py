@@ -28,6 +28,7 @@ from sqlite_utils import Database
 
 from ..db import write
 from ..errors import TeamError
+from ..storage import outbox, settings, trajectories
 from ..timestamps import now_iso
 
 __all__ = [
@@ -48,21 +49,6 @@ def _batch() -> int:
         return max(1, int(os.environ.get("AGENTMEM_TEAM_PUSH_BATCH", BATCH)))
     except ValueError:
         return BATCH
-
-
-_TRAJECTORY_COLUMNS = (
-    "task",
-    "group_key",
-    "source",
-    "condition",
-    "step_count",
-    "success_rate",
-    "state_ok",
-    "essential_actions",
-    "meta",
-    "created_at",
-)
-_STEP_COLUMNS = ("position", "tool", "domain", "params", "output", "success")
 
 
 def _redact(value: Any) -> Any:
@@ -89,37 +75,20 @@ def enqueue_trajectories(db: Database, ids: Sequence[int]) -> list[str]:
     out = []
     at = now_iso()
     for tid in ids:
-        cur = db.execute(
-            f"SELECT {', '.join(_TRAJECTORY_COLUMNS)} FROM trajectories WHERE id = ?", [tid]
-        )
-        row = dict(zip(_TRAJECTORY_COLUMNS, cur.fetchone()))
+        row, steps, events = trajectories.shared_rows(db, tid)
         row["task"] = _redact_text(row["task"])
         row["meta"] = _redact_json(row["meta"])
-        steps = []
-        for r in db.execute(
-            f"SELECT {', '.join(_STEP_COLUMNS)} FROM steps WHERE trajectory_id = ? "
-            "ORDER BY position",
-            [tid],
-        ):
-            s = dict(zip(_STEP_COLUMNS, r))
+        for s in steps:
             s["params"] = _redact_json(s["params"])
             s["output"] = _redact_text(s["output"])
-            steps.append(s)
         key = str(uuidlib.uuid4())
         feedback = [
             {"uuid": str(uuidlib.uuid4()), "kind": k, "note": _redact_text(n), "created_at": c}
-            for k, n, c in db.execute(
-                "SELECT kind, note, created_at FROM feedback WHERE trajectory_id = ? ORDER BY id",
-                [tid],
-            )
+            for k, n, c in events
         ]
         payload = {"trajectory": row, "steps": steps, "feedback": feedback}
-        db.execute("UPDATE trajectories SET uuid = ? WHERE id = ?", [key, tid])
-        db.execute(
-            "INSERT INTO team_outbox (uuid, kind, trajectory_id, payload, created_at) "
-            "VALUES (?, 'trajectory', ?, ?, ?)",
-            [key, tid, json.dumps(payload, ensure_ascii=False), at],
-        )
+        trajectories.set_uuid(db, tid, key)
+        outbox.add(db, key, "trajectory", tid, json.dumps(payload, ensure_ascii=False), at)
         out.append(key)
     return out
 
@@ -129,14 +98,14 @@ def queue_shared(db: Database, ids: Sequence[int], share: bool | None) -> list[s
     team setting says ``share``. Sharing outside a team is refused (nothing is recorded)."""
     if share is False or not ids:
         return []
-    row = db.execute("SELECT value FROM settings WHERE key = 'team'").fetchone()
-    if row is None:
+    team = settings.get(db, settings.TEAM)
+    if team is None:
         if share:
             raise TeamError(
                 "cannot share runs: this library is not in a team (agentmem team join URL)"
             )
         return []
-    if share is None and not json.loads(row[0]).get("share"):
+    if share is None and not team.get("share"):
         return []
     return enqueue_trajectories(db, ids)
 
@@ -146,27 +115,25 @@ def enqueue_feedback(
 ) -> str | None:
     """Queue a verdict on a shared run (inside the feedback's transaction); None if the run
     is not shared."""
-    row = db.execute("SELECT uuid FROM trajectories WHERE id = ?", [trajectory_id]).fetchone()
-    if row is None or row[0] is None:
+    shared_as = trajectories.uuid_of(db, trajectory_id)
+    if shared_as is None:
         return None
     key = str(uuidlib.uuid4())
     payload = {
-        "trajectory_uuid": row[0],
+        "trajectory_uuid": shared_as,
         "kind": kind,
         "note": _redact_text(note),
         "created_at": created_at,
     }
-    db.execute(
-        "INSERT INTO team_outbox (uuid, kind, trajectory_id, payload, created_at) "
-        "VALUES (?, 'feedback', ?, ?, ?)",
-        [key, trajectory_id, json.dumps(payload, ensure_ascii=False), now_iso()],
+    outbox.add(
+        db, key, "feedback", trajectory_id, json.dumps(payload, ensure_ascii=False), now_iso()
     )
     return key
 
 
 def pending(db: Database) -> int:
     """How many items wait to be pushed."""
-    return int(db.execute("SELECT count(*) FROM team_outbox WHERE pushed_at IS NULL").fetchone()[0])
+    return outbox.pending(db)
 
 
 @attrs.frozen
@@ -177,50 +144,6 @@ class PushReport:
     inserted: int
     batches: int
     left: int
-
-
-def _insert_rows(remote: Any, sql: str, rows: list[tuple[Any, ...]], chunk: int = 100) -> None:
-    """``sql`` with ``VALUES {}`` filled by many rows at once (at most 999 parameters)."""
-    for start in range(0, len(rows), chunk):
-        part = rows[start : start + chunk]
-        marks = ", ".join("(" + ", ".join("?" * len(r)) + ")" for r in part)
-        remote.execute(sql.format(marks), [v for r in part for v in r])
-
-
-def _push_item(remote: Any, key: str, kind: str, payload: dict[str, Any]) -> int:
-    """Insert one item on the primary (inside its transaction); 1 if new, 0 if already there."""
-    if kind == "trajectory":
-        t = payload["trajectory"]
-        cols = ", ".join(("uuid", *_TRAJECTORY_COLUMNS))
-        cur = remote.execute(
-            f"INSERT INTO trajectories ({cols}) VALUES ({', '.join('?' * (1 + len(t)))}) "
-            "ON CONFLICT (uuid) DO NOTHING",
-            [key, *(t[c] for c in _TRAJECTORY_COLUMNS)],
-        )
-        if cur.rowcount != 1:
-            return 0
-        tid = cur.lastrowid
-        # One statement per table (each statement is a round trip to the primary).
-        _insert_rows(
-            remote,
-            "INSERT INTO steps (trajectory_id, position, tool, domain, params, output, success) "
-            "VALUES {}",
-            [(tid, *(s[c] for c in _STEP_COLUMNS)) for s in payload["steps"]],
-        )
-        _insert_rows(
-            remote,
-            "INSERT INTO feedback (uuid, trajectory_id, kind, note, created_at) "
-            "VALUES {} ON CONFLICT (uuid) DO NOTHING",
-            [(f["uuid"], tid, f["kind"], f["note"], f["created_at"]) for f in payload["feedback"]],
-        )
-        return 1
-    cur = remote.execute(
-        "INSERT INTO feedback (uuid, trajectory_id, kind, note, created_at) "
-        "SELECT ?, id, ?, ?, ? FROM trajectories WHERE uuid = ? "
-        "ON CONFLICT (uuid) DO NOTHING",
-        [key, payload["kind"], payload["note"], payload["created_at"], payload["trajectory_uuid"]],
-    )
-    return int(cur.rowcount == 1)
 
 
 def push(
@@ -240,22 +163,15 @@ def push(
     sent = inserted = batches = 0
     while limit is None or sent < limit:
         size = batch if limit is None else min(batch, limit - sent)
-        items = db.execute(
-            "SELECT uuid, kind, payload FROM team_outbox WHERE pushed_at IS NULL "
-            "ORDER BY rowid LIMIT ?",
-            [size],
-        ).fetchall()
+        items = outbox.next_batch(db, size)
         if not items:
             break
         with write(remote):  # type: ignore[arg-type]
             for key, kind, payload in items:
-                inserted += _push_item(remote, key, kind, json.loads(payload))
+                inserted += trajectories.insert_shared(remote, key, kind, json.loads(payload))
         at = now_iso()
         with write(db):
-            db.conn.executemany(
-                "UPDATE team_outbox SET pushed_at = ? WHERE uuid = ? AND pushed_at IS NULL",
-                [(at, key) for key, _, _ in items],
-            )
+            outbox.mark_pushed(db, [key for key, _, _ in items], at)
         sent += len(items)
         batches += 1
         if progress is not None:

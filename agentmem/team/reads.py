@@ -130,13 +130,13 @@ def fast_team_hits(
     replica = str(team["replica"])
     if not os.path.isfile(replica):
         return []
-    from .. import index
     from .._sqlite import open_reader
     from ..retrieval import search
+    from ..storage import vector_index
 
     conn = open_reader(replica)
     try:
-        if index.index_info(conn) not in (None, info):
+        if vector_index.index_info(conn) not in (None, info):
             raise LookupError("the team's index is another embedder's")
         found = search(conn, prompt, embed, tools=tools, domains=domains, k=k, min_score=min_score)
     finally:

@@ -75,8 +75,9 @@ from array import array
 from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
-from ._tx import raw, written_in_transaction
-from .errors import AgentMemError, EmbeddingMismatchError
+from .._tx import raw, written_in_transaction
+from ..errors import AgentMemError, EmbeddingMismatchError
+from . import settings
 
 if TYPE_CHECKING:  # numpy is optional at run time
     import numpy
@@ -144,22 +145,10 @@ Engine = Literal["auto", "numpy", "sql"]
 
 def index_info(db: Database | Any) -> tuple[str, int] | None:
     """The embedding model and dimension the index was built with, or None if there is none."""
-    rows = dict(
-        db.execute(
-            "SELECT key, value FROM settings WHERE key IN (?, ?)", [MODEL_KEY, DIMS_KEY]
-        ).fetchall()
-    )
+    rows = settings.get_many(db, [MODEL_KEY, DIMS_KEY])
     if MODEL_KEY not in rows or DIMS_KEY not in rows:
         return None
-    return str(json.loads(rows[MODEL_KEY])), int(json.loads(rows[DIMS_KEY]))
-
-
-def _set(db: Database, key: str, value: object) -> None:
-    db.execute(
-        "INSERT INTO settings (key, value) VALUES (?, ?) "
-        "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-        [key, json.dumps(value)],
-    )
+    return str(rows[MODEL_KEY]), int(rows[DIMS_KEY])
 
 
 def _table_exists(db: Database, name: str) -> bool:
@@ -255,15 +244,12 @@ def ensure_index(db: Database, model_id: str, dims: int) -> None:
         for event in ("insert", "update", "delete"):
             db.execute(
                 f"CREATE TRIGGER IF NOT EXISTS {BLOCKS}_{event} AFTER {event.upper()} ON {BLOCKS} "
-                f"BEGIN UPDATE settings SET value = random() WHERE key = '{VERSION_KEY}'; END"
+                f"BEGIN {settings.bump_sql(VERSION_KEY)}; END"
             )
-        db.execute(
-            "INSERT INTO settings (key, value) VALUES (?, random()) ON CONFLICT (key) DO NOTHING",
-            [VERSION_KEY],
-        )
+        settings.put_random(db, VERSION_KEY)
         if info is None:
-            _set(db, MODEL_KEY, model_id)
-            _set(db, DIMS_KEY, dims)
+            settings.put(db, MODEL_KEY, model_id)
+            settings.put(db, DIMS_KEY, dims)
 
 
 def _lacking_triggers(db: Database) -> list[str]:
@@ -294,9 +280,7 @@ def drop_index(db: Database) -> None:
     with db.atomic():
         for name in (TABLE, ITEMS, BLOCKS):  # dropping the blocks drops their triggers
             db.execute(f"DROP TABLE IF EXISTS {name}")
-        db.execute(
-            "DELETE FROM settings WHERE key IN (?, ?, ?)", [MODEL_KEY, DIMS_KEY, VERSION_KEY]
-        )
+        settings.delete(db, MODEL_KEY, DIMS_KEY, VERSION_KEY)
 
 
 # -- quantisation ---------------------------------------------------------------------
@@ -797,14 +781,8 @@ _SAFE_NORMS = (1e-10, 1e10)
 
 def _state(db: Database) -> tuple[object, object, object]:
     """The model, dimensions and version of the index, as stored (None where missing)."""
-    rows = dict(
-        raw(db)
-        .execute(  # the connection itself: this runs before every search
-            "SELECT key, value FROM settings WHERE key IN (?, ?, ?)",
-            (MODEL_KEY, DIMS_KEY, VERSION_KEY),
-        )
-        .fetchall()
-    )
+    # the connection itself: this runs before every search
+    rows = settings.raw(raw(db), (MODEL_KEY, DIMS_KEY, VERSION_KEY))
     return rows.get(MODEL_KEY), rows.get(DIMS_KEY), rows.get(VERSION_KEY)
 
 

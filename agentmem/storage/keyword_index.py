@@ -9,7 +9,7 @@ with ``_`` as a word character, so ``send_message`` is one token and
 
 Writers (:func:`put_many`, :func:`remove`, :func:`rebuild`) run inside the
 caller's transaction, next to the vector index's writes
-(:func:`agentmem.journal.apply_operations`, undo, ``reindex``): the two indexes
+(:func:`agentmem.storage.journal.apply_operations`, undo, ``reindex``): the two indexes
 change together or not at all. :func:`check` reports a keyword index that
 disagrees with the live experiences.
 
@@ -23,8 +23,9 @@ import json
 from collections.abc import Iterable, Sequence
 from typing import Any, Protocol
 
-from .domains import BUILTIN_TOOLS
-from .terms import TERMS_VERSION, lesson_terms
+from ..domains import BUILTIN_TOOLS
+from ..terms import TERMS_VERSION, lesson_terms
+from . import experiences, settings
 
 __all__ = [
     "COLUMNS",
@@ -120,21 +121,16 @@ def rebuild(db: Conn) -> int:
     """Re-create every row from the live experiences (``reindex``, new extraction rules)."""
     db.execute(f"DROP TABLE IF EXISTS {TABLE}")
     ensure(db)
-    live = db.execute(
-        "SELECT id, text, domain FROM experiences WHERE status = 'live' ORDER BY id"
-    ).fetchall()
-    put_many(db, [(int(i), str(t), str(d)) for i, t, d in live])
-    db.execute(
-        "INSERT INTO settings (key, value) VALUES (?, ?) "
-        "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-        [VERSION_KEY, json.dumps(TERMS_VERSION)],
-    )
+    live = experiences.live_rows(db)
+    put_many(db, [(int(r["id"]), str(r["text"]), str(r["domain"])) for r in live])
+    settings.put(db, VERSION_KEY, TERMS_VERSION)
     return len(live)
 
 
 def version(db: Conn) -> int | None:
-    row = db.execute("SELECT value FROM settings WHERE key = ?", [VERSION_KEY]).fetchone()
-    return None if row is None else int(json.loads(row[0]))
+    """The :data:`agentmem.terms.TERMS_VERSION` the rows were built with (None: none)."""
+    value = settings.get(db, VERSION_KEY)
+    return None if value is None else int(value)
 
 
 # -- reading ----------------------------------------------------------------------------

@@ -21,6 +21,8 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
+from . import settings
+
 __all__ = [
     "PROFILE_TASKS",
     "TABLE",
@@ -50,8 +52,7 @@ def exists(db: Any) -> bool:
 
 
 def _upto(db: Any) -> int:
-    row = db.execute("SELECT value FROM settings WHERE key = ?", [UPTO_KEY]).fetchone()
-    return 0 if row is None else int(json.loads(row[0]))
+    return int(settings.get(db, UPTO_KEY, 0))
 
 
 def _profile(db: Any, tool: str) -> list[str]:
@@ -90,18 +91,14 @@ def refresh(db: Any) -> int:
             f"INSERT INTO {TABLE} (tool, tasks) VALUES (?, ?)",
             [name, "\n".join(dict.fromkeys(tasks))],
         )
-    db.execute(
-        "INSERT INTO settings (key, value) VALUES (?, ?) "
-        "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-        [UPTO_KEY, json.dumps(top)],
-    )
+    settings.put(db, UPTO_KEY, top)
     return len(by_name)
 
 
 def rebuild(db: Any) -> int:
     """Profile every recorded tool again (``reindex``)."""
     db.execute(f"DROP TABLE IF EXISTS {TABLE}")
-    db.execute("DELETE FROM settings WHERE key = ?", [UPTO_KEY])
+    settings.delete(db, UPTO_KEY)
     return refresh(db)
 
 

@@ -22,12 +22,13 @@ snapshot, and one writing waits for them (busy timeout). ``dry_run`` changes
 nothing and says what would go, with the bytes that would be freed, estimated
 from the rows' sizes.
 
-This module owns the table ``pruned_trajectories``.
+The rows are moved by their owners: :mod:`~agentmem.storage.pruned` marks the
+runs, :mod:`~agentmem.storage.trajectories` and :mod:`~agentmem.storage.outbox`
+delete theirs.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from datetime import datetime, timedelta, timezone
@@ -36,11 +37,12 @@ from typing import Any
 import attrs
 from sqlite_utils import Database
 
-from .db import BUSY_TIMEOUT_MS, read_snapshot, write
-from .errors import InvalidRecordError
-from .timestamps import now_iso
+from ..db import BUSY_TIMEOUT_MS, read_snapshot, write
+from ..errors import InvalidRecordError
+from ..timestamps import now_iso
+from . import outbox, pruned, trajectories
 
-__all__ = ["PruneResult", "parse_before", "prune", "pruned_ids", "pruned_message"]
+__all__ = ["PruneResult", "parse_before", "prune"]
 
 #: Bytes a row costs beyond its values (record header, cell pointer, b-tree slack),
 #: and each index entry beyond its key: within 15% of the pages freed when pruning
@@ -106,38 +108,6 @@ def parse_before(text: str, now: datetime | None = None) -> datetime:
     return when if when.tzinfo else when.replace(tzinfo=timezone.utc)
 
 
-def _table_exists(db: Database, name: str) -> bool:
-    row = db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", [name])
-    return row.fetchone() is not None
-
-
-def pruned_ids(db: Database, ids: list[int]) -> dict[int, str]:
-    """Of ``ids``, the pruned ones, with when they were pruned."""
-    if not ids or not _table_exists(db, "pruned_trajectories"):
-        return {}
-    return {
-        int(i): str(at)
-        for i, at in db.execute(
-            "SELECT id, pruned_at FROM pruned_trajectories "
-            "WHERE id IN (SELECT value FROM json_each(?))",
-            [json.dumps(ids)],
-        )
-    }
-
-
-def pruned_message(db: Database, ids: list[int]) -> str | None:
-    """ "trajectory 7 was pruned on ...", when the missing ``ids`` were pruned."""
-    gone = pruned_ids(db, ids)
-    if not gone:
-        return None
-    first = min(gone)
-    more = f" (and {len(gone) - 1} more)" if len(gone) > 1 else ""
-    return (
-        f"trajectory {first} was pruned on {gone[first][:10]}{more}: its steps and feedback "
-        "are gone; what was learned from it is kept"
-    )
-
-
 def _selection(before: datetime | None, keep_last: int | None) -> tuple[str, list[Any]]:
     """The WHERE clause (on ``trajectories t``) of the runs old enough to prune."""
     where: list[str] = []
@@ -155,9 +125,7 @@ def _selection(before: datetime | None, keep_last: int | None) -> tuple[str, lis
 
 
 #: A shared run still waiting to be pushed to the team (agentmem.team.outbox): kept.
-_UNSHARED = (
-    "EXISTS (SELECT 1 FROM team_outbox o WHERE o.trajectory_id = t.id AND o.pushed_at IS NULL)"
-)
+_UNSHARED = outbox.UNPUSHED
 
 
 def _count(db: Database, where: str, params: list[Any]) -> dict[str, Any]:
@@ -240,11 +208,7 @@ def prune(
         found = _count(db, where, params)
         kept = _kept_unshared(db, old, params)
         if found["trajectories"]:
-            db.execute(
-                "INSERT INTO pruned_trajectories (id, group_key, created_at, pruned_at) "
-                f"SELECT t.id, t.group_key, t.created_at, ? FROM trajectories t WHERE {where}",
-                [at, *params],
-            )
+            pruned.mark(db, where, params, at)
             for table in ("feedback", "steps", "team_outbox", "trajectories"):
                 _delete_pruned(db, table, at)
     # Also after a prune that found nothing new: one killed before it gave the space back
@@ -263,13 +227,11 @@ def prune(
 
 
 def _delete_pruned(db: Database, table: str, at: str) -> None:
-    """Delete the rows of the runs this prune (``at``) marked pruned from ``table``."""
-    key = "id" if table == "trajectories" else "trajectory_id"
-    db.execute(
-        f"DELETE FROM {table} WHERE {key} IN "
-        "(SELECT id FROM pruned_trajectories WHERE pruned_at = ?)",
-        [at],
-    )
+    """Have ``table``'s owner delete the rows of the runs this prune (``at``) marked pruned."""
+    if table == "team_outbox":
+        outbox.delete_pruned(db, at)
+    else:
+        trajectories.delete_pruned(db, table, at)
 
 
 def _kept_unshared(db: Database, old: str, params: list[Any]) -> int:

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     import numpy as np
     from sqlite_utils import Database
 
-    from .embeddings import Embedder
+    from ..embeddings import Embedder
 
 __all__ = [
     "CANDIDATES_PER_NEIGHBOUR",

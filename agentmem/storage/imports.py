@@ -1,4 +1,5 @@
-"""What transcript imports have read: the tables ``imported_turns`` and ``imported_files``.
+"""The owner of tables ``imported_turns`` and ``imported_files``: what transcript imports
+have read.
 
 Every read and write of those tables goes through this module. A turn is keyed
 by its source (``claude-code``, ``codex``, ``anthropic``), its session id and its
@@ -13,9 +14,9 @@ from typing import Any
 
 from sqlite_utils import Database
 
-from . import store
-from .importers.turns import TurnRecord
-from .records import Feedback, Trajectory
+from .._sqlite import dict_rows
+from ..records import Feedback, Trajectory, TurnRecord
+from . import trajectories
 
 __all__ = ["file_unchanged", "imported_keys", "recent_imports", "remember_file", "store_turns"]
 
@@ -41,28 +42,28 @@ def imported_keys(
 def store_turns(
     db: Database,
     records: Sequence[TurnRecord],
-    trajectories: Sequence[Trajectory | None],
+    runs: Sequence[Trajectory | None],
     *,
     at: str,
 ) -> list[tuple[TurnRecord, int | None]]:
     """Record the turns not imported yet (call inside a write transaction).
 
-    ``trajectories[i]`` is ``records[i]``'s trajectory as it is to be stored (secrets
+    ``runs[i]`` is ``records[i]``'s trajectory as it is to be stored (secrets
     redacted). Returns the turns recorded now, each with its trajectory id (None for
     a turn recorded without a trajectory: no tool calls, or damaged).
     """
     if not records:
         return []
     done = imported_keys(db, records[0].source, [(r.session_id, r.turn_id) for r in records])
-    fresh = [(r, t) for r, t in zip(records, trajectories) if (r.session_id, r.turn_id) not in done]
+    fresh = [(r, t) for r, t in zip(records, runs) if (r.session_id, r.turn_id) not in done]
     with_steps = [(r, t) for r, t in fresh if t is not None]
-    ids = store.insert_trajectories(db, [t for _, t in with_steps], created_at=at)
+    ids = trajectories.insert_trajectories(db, [t for _, t in with_steps], created_at=at)
     tid_of = {id(r): tid for (r, _), tid in zip(with_steps, ids)}
     out: list[tuple[TurnRecord, int | None]] = []
     for r, _ in fresh:
         tid = tid_of.get(id(r))
         if tid is not None and r.verdict is not None:
-            store.insert_feedback(
+            trajectories.insert_feedback(
                 db, Feedback(trajectory_id=tid, kind=r.verdict, created_at=at, note=r.note)
             )
         db.execute(
@@ -107,5 +108,4 @@ def recent_imports(
         "ORDER BY i.imported_at DESC, i.rowid DESC LIMIT ?",
         [*params, limit],
     )
-    cols = [c[0] for c in cur.description]
-    return [dict(zip(cols, r)) for r in cur.fetchall()]
+    return dict_rows(cur)
