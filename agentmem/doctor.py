@@ -187,7 +187,7 @@ print(json.dumps({"name": getattr(emb, "name", None), "model_id": emb.model_id, 
 
 def _run_child(code: str, *args: str) -> tuple[dict[str, Any] | None, str]:
     """Run ``code`` in a child Python; (its JSON answer, "") or (None, what went wrong)."""
-    from .worker import _death
+    from .models.worker import _death
 
     try:
         proc = subprocess.run(
@@ -245,7 +245,7 @@ def probe_build() -> Probe:
 
 def probe_model(spec: str | None) -> Probe:
     """Load the text model in its worker (or ask its server once) and time a generation."""
-    from .llm import LlamaCppModel, OpenAICompatibleModel, get_model
+    from .models import LlamaCppModel, OpenAICompatibleModel, get_model
 
     try:
         model = get_model(spec)

@@ -42,7 +42,7 @@ if TYPE_CHECKING:
     from .learning import grouping as learning_grouping
     from .learning.session import LearnOptions, LearnReport
     from .library import Library, Scored
-    from .llm import TextModel
+    from .models import TextModel
     from .redact import Redactor
     from .storage.retention import PruneResult
 
@@ -92,7 +92,7 @@ class Memory:
         the default location only. Secrets are redacted before anything is
         stored unless a disabled ``Redactor`` is passed. ``embedder`` and
         ``model`` (objects or names; see :func:`agentmem.embeddings.get_embedder`
-        and :func:`agentmem.llm.get_model`) are loaded lazily, on first use.
+        and :func:`agentmem.models.get_model`) are loaded lazily, on first use.
         """
         p = Path(path) if path is not None else default_db_path()
         if path is None:
@@ -414,7 +414,7 @@ class Memory:
         """The text model: the one given to :meth:`open`, else setting ``model``, else
         ``$AGENTMEM_MODEL``, else the packaged default (loaded on first call)."""
         if self._model is None or isinstance(self._model, str):
-            from .llm import get_model
+            from .models import get_model
 
             self._model = get_model(self._model or self.get_setting(settings.MODEL))
         return self._model

@@ -26,7 +26,7 @@ from typing import Any
 from agentmem import Memory
 from agentmem.ingest import parse_jsonl, parse_openai
 from agentmem.learning.session import LearnOptions
-from agentmem.llm import Completion, LlamaCppModel, TextModel
+from agentmem.models import Completion, LlamaCppModel, TextModel
 
 TAU = Path(__file__).resolve().parents[2] / "shared" / "data" / "tau-bench" / "gpt-4o-airline.json"
 

@@ -46,7 +46,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from agentmem.errors import ModelError
-from agentmem.llm import LlamaCppModel, packaged_model_path
+from agentmem.models import LlamaCppModel, packaged_model_path
 
 # --------------------------------------------------------------------------- cases
 

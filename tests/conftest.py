@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from agentmem import Memory, Step
-from agentmem.llm import Completion
+from agentmem.models import Completion
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared"
@@ -75,7 +75,7 @@ def _forget_model_failures():
     """A model that failed in one test (a dead worker, an unreachable server) is not
     remembered as failed by the next."""
     yield
-    from agentmem.llm import forget_failures
+    from agentmem.models import forget_failures
 
     forget_failures()
 

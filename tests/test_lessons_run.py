@@ -89,7 +89,7 @@ class _EchoModel:
     model_id = "echo"
 
     def complete(self, prompt, *, max_tokens=128, stop=(), temperature=0.0):
-        from agentmem.llm import Completion
+        from agentmem.models import Completion
 
         if "Facts found in the data:" in prompt:
             text = prompt.split("Facts found in the data:", 1)[1].split("\nSummary:")[0]
@@ -105,7 +105,7 @@ class _GarbageModel:
     model_id = "garbage"
 
     def complete(self, prompt, *, max_tokens=128, stop=(), temperature=0.0):
-        from agentmem.llm import Completion
+        from agentmem.models import Completion
 
         return Completion(
             text="The most recent experience library is a one-time operation.",

@@ -10,7 +10,8 @@ import sys
 
 import pytest
 
-from agentmem import Memory, Step, wordllama
+from agentmem import Memory, Step
+from agentmem.embeddings import wordllama
 from agentmem.embeddings import get_embedder
 from agentmem.errors import EmbeddingMismatchError
 from agentmem.retrieval import context_text, fast_context, format_context

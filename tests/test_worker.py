@@ -1,6 +1,6 @@
 """The model never takes agentmem down: llama.cpp runs in a worker process that may die.
 
-The worker is the real one (``python -m agentmem.worker``) with the real packaged model;
+The worker is the real one (``python -m agentmem.models.worker``) with the real packaged model;
 deaths are real signals: ``AGENTMEM_WORKER_FAULT`` makes the child raise SIGILL on itself
 (as an instruction its CPU lacks would), get SIGKILLed while it answers, or hang; and one
 test SIGKILLs it from outside, as the out-of-memory killer would.
@@ -21,12 +21,12 @@ from pathlib import Path
 
 import pytest
 
-from agentmem import Memory, llm, worker
+from agentmem import Memory, models
 from agentmem.cli.demo import sample_bytes
 from agentmem.doctor import PORTABLE_X86, build_verdict, compiled_features, cpu_flags
 from agentmem.errors import ModelError, ModelUnavailableError
 from agentmem.ingest import parse_jsonl
-from agentmem.llm import LlamaCppModel, OpenAICompatibleModel
+from agentmem.models import LlamaCppModel, OpenAICompatibleModel, packaged, worker
 
 from .conftest import FakeEmbedder, fs_group, run_cli
 
@@ -55,7 +55,7 @@ _SEEDS = itertools.count(1000)
 
 def _model() -> LlamaCppModel:
     # Each call gets its own worker: a distinct seed is a distinct model spec.
-    return LlamaCppModel(llm.default_model_path(), model_id="gemma3-270m", seed=next(_SEEDS))
+    return LlamaCppModel(packaged.default_model_path(), model_id="gemma3-270m", seed=next(_SEEDS))
 
 
 def _key(m: object) -> str:
@@ -109,7 +109,7 @@ def test_a_dead_worker_raises_and_is_not_asked_again(
         m.complete("again", max_tokens=4)
     assert time.perf_counter() - t0 < 0.5
     assert _key(m) not in worker._WORKERS  # nothing was started again
-    llm.forget_failures()
+    models.forget_failures()
     assert m.complete("The capital of France is", max_tokens=4).text  # and after forgetting
 
 

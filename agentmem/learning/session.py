@@ -35,7 +35,7 @@ from sqlite_utils import Database
 
 from ..db import write
 from ..library import Library
-from ..llm import model_unavailable
+from ..models.base import model_unavailable
 from ..records import Experience, Operation, Trajectory
 from ..storage import experiences, journal
 from ..storage.journal import AppliedOp, apply_operations, begin_session, fail_session
@@ -63,7 +63,7 @@ from .support import GroupRun, evidence_operations, group_runs
 
 if TYPE_CHECKING:
     from ..embeddings import Embedder
-    from ..llm import TextModel
+    from ..models import TextModel
 
 __all__ = [
     "GroupResult",

@@ -30,7 +30,7 @@ from .ops import parse_operations
 from .validate import identifiers, lesson_problem, names_tool, summary_problem
 
 if TYPE_CHECKING:
-    from ..llm import TextModel
+    from ..models import TextModel
 
 __all__ = [
     "ModelUsage",

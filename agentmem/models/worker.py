@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import importlib
 import json
 import os
 import queue
@@ -47,7 +48,7 @@ import time
 from collections.abc import Mapping
 from typing import IO, Any
 
-from .errors import AgentMemError, ModelError, ModelUnavailableError
+from ..errors import AgentMemError, ModelError, ModelUnavailableError
 
 __all__ = [
     "FAULT_ENV",
@@ -155,7 +156,7 @@ class Worker:
         env = dict(os.environ)
         env.setdefault("PYTHONUNBUFFERED", "1")
         self._proc = subprocess.Popen(
-            [sys.executable, "-m", "agentmem.worker"],
+            [sys.executable, "-m", "agentmem.models.worker"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self._stderr,
@@ -384,38 +385,23 @@ class _Fault:
 
 
 def _load(spec: Mapping[str, Any]) -> Any:
-    """Build and load the model ``spec`` describes, in this (the child) process."""
+    """Build and load the model ``spec`` describes, in this (the child) process.
+
+    The worker knows no backend: ``spec["backend"]`` names the class
+    (``module:Class``, as :class:`agentmem.models.llama_cpp.LlamaCppModel` and
+    :class:`agentmem.embeddings.llama_cpp.LlamaCppEmbedder` write it) whose
+    ``from_spec`` builds it here, not isolated."""
     kind = spec.get("kind")
-    if kind == "text":
-        from .llm import LlamaCppModel
-
-        model = LlamaCppModel(
-            spec["path"],
-            model_id=spec.get("model_id"),
-            n_ctx=int(spec["n_ctx"]),
-            n_threads=int(spec["n_threads"]),
-            n_batch=int(spec["n_batch"]),
-            seed=int(spec["seed"]),
-            chat=spec.get("chat"),
-            system=spec.get("system"),
-            isolated=False,
-        )
-        model.load()
-        return model
-    if kind == "embed":
-        from .embeddings import LlamaCppEmbedder
-
-        emb = LlamaCppEmbedder(
-            spec["path"],
-            n_ctx=int(spec["n_ctx"]),
-            n_threads=spec.get("n_threads"),
-            prefix=str(spec.get("prefix", "")),
-            model_id=spec.get("model_id"),
-            isolated=False,
-        )
-        emb.load()
-        return emb
-    raise AgentMemError(f"the worker cannot load a model of kind {kind!r}")
+    if kind not in ("text", "embed"):
+        raise AgentMemError(f"the worker cannot load a model of kind {kind!r}")
+    module, _, name = str(spec.get("backend", "")).partition(":")
+    try:
+        backend = getattr(importlib.import_module(module), name)
+    except (ImportError, AttributeError, ValueError) as exc:
+        raise AgentMemError(f"the worker cannot load {spec.get('backend')!r}: {exc}") from None
+    model = backend.from_spec(spec)
+    model.load()
+    return model
 
 
 def _handle(backend: Any, request: Mapping[str, Any]) -> dict[str, Any]:
