@@ -90,6 +90,8 @@ def test_keep_last_and_both_rules(learned: Memory) -> None:
     assert mem.prune(before="30d", keep_last=5, dry_run=True).trajectories == 12
     assert mem.prune(keep_last=total - 2).trajectories == 2
     assert [t.id for t in mem.trajectories()][:1] == [3]
+    with pytest.raises(InvalidRecordError, match="less than 2"):
+        mem.prune(keep_last=2**64, dry_run=True)  # past SQLite's integers: refused, not crashed
 
 
 def test_undo_of_a_session_whose_runs_were_pruned(tmp_path: Path) -> None:

@@ -195,6 +195,8 @@ def prune(
         raise InvalidRecordError("say which runs to prune: --before DATE, --keep-last N or both")
     if keep_last is not None and (isinstance(keep_last, bool) or keep_last < 0):
         raise InvalidRecordError(f"--keep-last must be 0 or more, not {keep_last}")
+    if keep_last is not None and keep_last >= 2**63:  # SQLite's integers end there
+        raise InvalidRecordError(f"--keep-last must be less than 2**63, not {keep_last}")
     old, params = _selection(before, keep_last)
     where = f"{old} AND NOT {_UNSHARED}"
     if dry_run:
