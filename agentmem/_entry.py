@@ -2,7 +2,7 @@
 
 ``agentmem context`` runs before every prompt in prompt hooks, so it skips the
 click command tree: its arguments are read here and handed to
-:func:`agentmem.retrieval.fast_context`, the same retrieval ``Memory.context``
+:func:`agentmem.context.fast_context`, the same retrieval ``Memory.context``
 runs. Anything else (``--help``, an argument this reader does not know, a file
 that needs the full path) goes to the click CLI, which gives the proper
 messages. ``agentmem hooks run`` goes to :mod:`agentmem.hooks.run`.
@@ -68,8 +68,8 @@ def context_main(argv: Sequence[str]) -> int | None:
     args = _parse(argv)
     if args is None:
         return None
+    from .context import fast_context
     from .paths import default_db_path
-    from .retrieval import fast_context
 
     block = fast_context(
         args["db"] or default_db_path(),

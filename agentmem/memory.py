@@ -19,6 +19,7 @@ from .errors import (
 )
 from .migrations import migrations, refuse_newer
 from .paths import DEFAULT_DB_ENV, default_db_path
+from .rc import GroupPlan, plan_group
 from .records import Experience, Feedback, Operation, Step, Trajectory
 from .rewards import GroupReport, RewardWeights, check_reward_kind
 from .storage import (
@@ -41,9 +42,9 @@ if TYPE_CHECKING:
     from .importers.turns import ImportReport
     from .learning import grouping as learning_grouping
     from .learning.session import LearnOptions, LearnReport
-    from .library import Library, Scored
     from .models import TextModel
     from .redact import Redactor
+    from .retrieval.retriever import Retriever, Scored
     from .storage.retention import PruneResult
 
 __all__ = ["DEFAULT_DB_ENV", "LiveTrajectory", "Memory", "default_db_path"]
@@ -337,10 +338,10 @@ class Memory:
         with write(self.db):
             _trajectories.set_state(self.db, trajectory_id, ok)
 
-    def plan_group(self, task: str, size: int = 4, **kw: Any) -> Any:
-        """A reward-conditioned group plan for ``task`` (see :func:`agentmem.rc.plan_group`)."""
-        from .rc import plan_group
-
+    @staticmethod
+    def plan_group(task: str, size: int = 4, **kw: Any) -> GroupPlan:
+        """A reward-conditioned group plan for ``task``: :func:`agentmem.rc.plan_group`,
+        which needs no library (kept here for callers of ``mem.plan_group``)."""
         return plan_group(task, size, **kw)
 
     # -- reading ---------------------------------------------------------------------
@@ -419,16 +420,22 @@ class Memory:
             self._model = get_model(self._model or self.get_setting(settings.MODEL))
         return self._model
 
-    def _library(self, *, remember: bool = True) -> Library:
-        """The library's experiences and index, with this memory's embedder.
+    def use_model(self, model: TextModel | str | None) -> None:
+        """Use ``model`` (an object or a spec, see :func:`agentmem.models.get_model`; None:
+        setting ``model``, else ``$AGENTMEM_MODEL``, else the packaged default) from now on,
+        as if it had been given to :meth:`open`. Nothing is loaded until it is used."""
+        self._model = model
+
+    def _retriever(self, *, remember: bool = True) -> Retriever:
+        """The library's experiences, searched with this memory's embedder.
 
         ``remember`` records the embedder's name in the file the first time (so
         that later processes embed with the same one); reads pass False: they
         write nothing.
         """
-        from .library import Library
+        from .retrieval.retriever import Retriever
 
-        lib = Library(self.db, self.embedder)
+        lib = Retriever(self.db, self.embedder)
         if (
             remember
             and isinstance(self.embedder_name, str)
@@ -461,7 +468,7 @@ class Memory:
         from .learning.session import LearnOptions, learn
 
         opts = options or LearnOptions.of_library(self.db)
-        lib = self._library()
+        lib = self._retriever()
         report = learn(
             self.db,
             model=self.model if use_model else None,
@@ -483,7 +490,7 @@ class Memory:
         undone first, newest first).
         """
         plan = journal.undo_plan(self.db, session_id, cascade=cascade)
-        lib = self._library()
+        lib = self._retriever()
         vectors = lib.embed(journal.restore_texts(self.db, plan))
         lib.ensure_index()
         return journal.undo_session(self.db, session_id, vectors, cascade=cascade)
@@ -511,7 +518,7 @@ class Memory:
 
     def _curate(self, ops: Sequence[Operation]) -> list[int | None]:
         """Apply hand-made operations as one curation session; their result ids, in order."""
-        lib = self._library()
+        lib = self._retriever()
         lib.ensure_index()
         vectors = lib.embed([op.text for op in ops if op.text])
         with write(self.db):
@@ -602,12 +609,20 @@ class Memory:
         from .team.reads import add_team_hits
 
         where = project_of(project) if project is not None else None
-        private = self._library(remember=False).search(
+        private = self._retriever(remember=False).search(
             task, tools=tools, domains=domains, k=k, min_score=min_score, project=where
         )
         # -- team touch point: the team replica's lessons, merged and marked
         return add_team_hits(
-            self, task, private, tools=tools, domains=domains, k=k, min_score=min_score
+            self.db,
+            self.path,
+            self.embedder,
+            task,
+            private,
+            tools=tools,
+            domains=domains,
+            k=k,
+            min_score=min_score,
         )
 
     def context(

@@ -9,6 +9,7 @@ import json
 import math
 from array import array
 from collections.abc import Iterable
+from typing import Any
 
 from sqlite_utils import Database, Migrations
 
@@ -587,10 +588,13 @@ def unknown_migrations(applied: Iterable[str]) -> list[str]:
     return [name for name in applied if name not in KNOWN_MIGRATIONS]
 
 
-def applied_names(db: Database) -> list[str] | None:
+def applied_names(db: Any) -> list[str] | None:
     """The agentmem migrations recorded in the file, in the order applied (None: the file
-    has no migrations table yet)."""
-    if not db["_sqlite_migrations"].exists():
+    has no migrations table yet). Any connection will do."""
+    if (
+        db.execute("SELECT 1 FROM sqlite_master WHERE name = '_sqlite_migrations'").fetchone()
+        is None
+    ):
         return None
     return [
         str(r[0])

@@ -109,7 +109,7 @@ def build(path: Path, n: int) -> None:
     from agentmem.storage import keyword_index, vector_index
 
     mem = Memory.open(path)
-    lib = mem._library()
+    lib = mem._retriever()
     lib.ensure_index()
     items = lessons(n)
     vecs = mem.embedder.embed_batch([t for t, _ in items])

@@ -129,7 +129,7 @@ def main() -> None:
         mem.model.complete("Say ok.", max_tokens=2)  # load the weights outside the session
         load = time.perf_counter() - t0
         recorder = _Recorder(mem.model)
-        mem._model = recorder
+        mem.use_model(recorder)
         r = mem.learn(
             options=LearnOptions(
                 reward=mem.reward_kind, weights=mem.reward_weights, max_groups=args.groups

@@ -85,7 +85,7 @@ def build_library(path: Path, tasks: int, seed: int, model: str | None) -> tuple
     with Memory.open(path) as mem:
         mem.record_many([_trajectory(r) for r in records])
         if model:
-            mem._model = model
+            mem.use_model(model)
         mem.learn(use_model=bool(model))
     return {str(r["group"]) for r in records}, time.perf_counter() - t0
 

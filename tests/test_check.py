@@ -486,7 +486,7 @@ def test_merge_and_its_undo_pass(lib):
         a = mem.add("Run ls before rm.", domain="fs")
         b = mem.add("Run ls before rm -r.", domain="fs")
         text = "Run ls before rm or rm -r to see what goes."
-        lib_ = mem._library()
+        lib_ = mem._retriever()
         vectors = lib_.embed([text])
         with write(mem.db):
             sid = mem.db.execute(

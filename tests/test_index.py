@@ -544,12 +544,12 @@ def test_auto_searches_once_with_sqlite_vec_then_from_memory(
     assert calls == ["sql", "sql"]
 
 
-def test_the_library_embedding_cache_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_retriever_embedding_cache_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
     """A long-lived process keeps the vectors of the last texts only, and re-embeds the rest."""
-    from agentmem import library
     from agentmem.embeddings import get_embedder
+    from agentmem.retrieval import retriever
 
-    monkeypatch.setattr(library, "EMBED_CACHE_SIZE", 5)
+    monkeypatch.setattr(retriever, "EMBED_CACHE_SIZE", 5)
     emb = get_embedder("hash")
     calls: list[list[str]] = []
     real = emb.embed_batch
@@ -559,15 +559,15 @@ def test_the_library_embedding_cache_is_bounded(monkeypatch: pytest.MonkeyPatch)
         return real(texts)
 
     monkeypatch.setattr(emb, "embed_batch", counting)
-    lib = library.Library(connect(":memory:"), emb)
+    ret = retriever.Retriever(connect(":memory:"), emb)
     texts = [f"use tool_{i} with path_{i}" for i in range(12)]
     for t in texts:
-        assert list(lib.vector(t)) == list(real([t])[0])
-    assert len(lib._cache) == 5 and list(lib._cache) == texts[-5:]
-    got = lib.embed([texts[0], texts[-1]])  # the first was forgotten, the last is kept
+        assert list(ret.vector(t)) == list(real([t])[0])
+    assert len(ret._cache) == 5 and list(ret._cache) == texts[-5:]
+    got = ret.embed([texts[0], texts[-1]])  # the first was forgotten, the last is kept
     assert list(got) == [texts[0], texts[-1]] and calls[-1] == [texts[0]]
     assert list(got[texts[0]]) == list(real([texts[0]])[0])
-    assert len(lib._cache) == 5
+    assert len(ret._cache) == 5
 
 
 def test_check_finds_blocks_that_disagree_with_the_items(db: Database) -> None:

@@ -11,10 +11,10 @@ import sys
 import pytest
 
 from agentmem import Memory, Step
-from agentmem.embeddings import wordllama
-from agentmem.embeddings import get_embedder
+from agentmem.context import context_text, fast_context
+from agentmem.embeddings import get_embedder, wordllama
 from agentmem.errors import EmbeddingMismatchError
-from agentmem.retrieval import context_text, fast_context, format_context
+from agentmem.retrieval import format_context
 from agentmem.retrieval.ranking import Evidence, Ranking, rank
 from agentmem.storage import keyword_index, tool_usage
 from agentmem.terms import TERMS_VERSION, lesson_terms, query_words, split_identifier
@@ -127,6 +127,14 @@ def test_context_text_is_memory_context(library):
         expected = mem.context(prompt)
     assert context_text(library, prompt) == fast_context(library, prompt) == expected
     assert _texts(expected) == [LESSONS[5][0]]  # it quotes the error and names no other
+
+
+def test_context_text_keeps_its_old_home():
+    import agentmem.context
+    import agentmem.retrieval
+
+    assert agentmem.retrieval.context_text is agentmem.context.context_text
+    assert agentmem.retrieval.fast_context is agentmem.context.fast_context
 
 
 def test_context_cli_loads_no_heavy_module(library):

@@ -429,7 +429,7 @@ def library(tmp_path: Path) -> Memory:
 
 
 def test_search_many_gives_each_search_its_own_answer(library: Memory) -> None:
-    lib = library._library()
+    lib = library._retriever()
     rng = random.Random(1)
     texts = [f"call {t} with item_id like {rng.randrange(100)}" for t in ("get", "update") * 150]
     domains = [rng.choice([None, ["fs"], ["k8s", "web"], ["nowhere"], []]) for _ in texts]
@@ -453,7 +453,7 @@ def test_search_many_gives_each_search_its_own_answer(library: Memory) -> None:
 
 
 def test_search_many_without_numpy_searches_one_by_one(library: Memory, monkeypatch) -> None:
-    lib = library._library()
+    lib = library._retriever()
     vectors = [lib.vector(t) for t in ("update a pod", "list bookings", "git login")]
     want = [vector_index.search(lib.db, v, k=4) for v in vectors]
     monkeypatch.setattr(vector_index, "_numpy", lambda import_it: None)

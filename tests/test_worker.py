@@ -203,7 +203,8 @@ def test_a_session_goes_on_without_a_dead_model_and_a_second_does_not_retry(
 ) -> None:
     monkeypatch.setenv(worker.FAULT_ENV, "sigill@1")
     mem = _record_fs(tmp_path)
-    mem._model = _model()
+    model = _model()
+    mem.use_model(model)
     report = mem.learn()
     assert report.model_unavailable and "SIGILL" in report.model_unavailable
     assert report.llm_calls == 1 and report.llm_failures == 1
@@ -224,7 +225,7 @@ def test_a_session_goes_on_without_a_dead_model_and_a_second_does_not_retry(
     again = mem.learn()
     assert again.groups_used == 1
     assert again.llm_calls == 0 and again.model_unavailable == report.model_unavailable
-    assert _key(mem._model) not in worker._WORKERS
+    assert _key(model) not in worker._WORKERS
     mem.close()
     other.close()
 
@@ -239,7 +240,7 @@ def _closed_port() -> int:
 
 def test_an_unreachable_server_is_asked_once(tmp_path: Path) -> None:
     mem = _record_fs(tmp_path)
-    mem._model = f"http://127.0.0.1:{_closed_port()}/v1"
+    mem.use_model(f"http://127.0.0.1:{_closed_port()}/v1")
     report = mem.learn()
     assert report.llm_calls == 1 and report.llm_failures == 1
     assert report.model_unavailable and "cannot reach the model server" in (

@@ -43,7 +43,7 @@ def demo(db_path: str, model_spec: str | None, no_model: bool) -> None:
     """
     with open_memory(db_path) as mem:
         if model_spec:
-            mem._model = model_spec
+            mem.use_model(model_spec)
         if mem.stats()["trajectories"] == 0:
             ids = mem.record_many(parse_jsonl(io.BytesIO(sample_bytes())).trajectories)
             click.echo(f"recorded {len(ids)} sample trajectories into {db_path}")

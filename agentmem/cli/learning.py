@@ -150,7 +150,7 @@ def learn(
     from ..learning import LearnOptions
 
     if model_spec:
-        mem._model = model_spec
+        mem.use_model(model_spec)
     opts = LearnOptions(
         reward=reward or mem.reward_kind,
         weights=mem.reward_weights,

@@ -214,7 +214,7 @@ def learn(
     from .learning import print_report
 
     if model_spec:
-        mem._model = model_spec
+        mem.use_model(model_spec)
     opts = None
     if groups or max_groups:
         opts = attrs.evolve(

@@ -168,8 +168,8 @@ def _prompt_context(args: argparse.Namespace, payload: dict[str, Any]) -> str:
     db = _db_path(args)
     if prompt is None or not os.path.isfile(db):
         return ""  # nothing to search with, or no library yet
+    from ..context import context_text  # the lean path; Memory when the file needs it
     from ..projects import project_of
-    from ..retrieval import context_text  # the lean path; Memory when the file needs it
 
     project = project_of(_text(payload, "cwd") or os.getcwd())
     block = context_text(db, prompt[:MAX_PROMPT_CHARS], project=project)

@@ -34,9 +34,9 @@ import attrs
 from sqlite_utils import Database
 
 from ..db import write
-from ..library import Library
 from ..models.base import model_unavailable
 from ..records import Experience, Operation, Trajectory
+from ..retrieval.retriever import Retriever
 from ..storage import experiences, journal
 from ..storage.journal import AppliedOp, apply_operations, begin_session, fail_session
 from ..storage.scopes import record_scopes
@@ -137,7 +137,7 @@ class _Run:
     options: LearnOptions
     dry_run: bool
     say: Callable[[str], None]
-    lib: Library
+    lib: Retriever
     usage: ModelUsage
     t0: float
     laps: _Laps
@@ -190,7 +190,7 @@ def _start(
 ) -> _Run:
     """The index ready for this embedder and, unless a dry run, the session begun."""
     t0 = time.perf_counter()
-    lib = Library(db, embedder)
+    lib = Retriever(db, embedder)
     if not dry_run:
         lib.ensure_index()
     session_id = None
@@ -261,7 +261,7 @@ def _with_relevant(
 
     Groups are taken :data:`CHUNK` at a time: their trajectories read at once, in
     storage order, and their retrievals searched in one batch
-    (:meth:`Library.search_many`), so a session over a large library reads the index
+    (:meth:`Retriever.search_many`), so a session over a large library reads the index
     once per chunk instead of once per group, and holds one chunk's trajectories.
     """
     for start in range(0, len(groups), CHUNK):

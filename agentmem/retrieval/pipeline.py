@@ -2,7 +2,7 @@
 
 Every caller comes through :func:`search`: ``Memory.retrieve`` and
 ``Memory.context`` (hence the MCP server and the CLI), Stage 2 of a learning
-session (:class:`agentmem.library.Library`), and the prompt-hook shortcut
+session (:class:`agentmem.retrieval.retriever.Retriever`), and the prompt-hook shortcut
 (:func:`agentmem.retrieval.context_text`). It takes any connection (a raw
 ``sqlite3`` one or a sqlite-utils ``Database``) and imports neither
 sqlite-utils nor numpy.
@@ -280,7 +280,7 @@ def gather(
 
 def _searchable(conn: Any, words: list[str]) -> list[str]:
     """The words worth a BM25 search: all in a small library, the rarer ones in a big one."""
-    if not words or not _larger_than(conn, COMMON_CAP):
+    if not words or not keyword_index.larger_than(conn, COMMON_CAP):
         return words
     common = keyword_index.too_common(conn, words, COMMON_CAP)
     return [w for w in words if w not in common]
@@ -311,8 +311,3 @@ def _bm25(
         out[i] = (n, s)
         facts[i] = (tools_col, errors, domain)
     return out
-
-
-def _larger_than(conn: Any, n: int) -> bool:
-    row = conn.execute(f"SELECT max(rowid) FROM {keyword_index.TABLE}").fetchone()
-    return row is not None and row[0] is not None and int(row[0]) > n

@@ -1,8 +1,10 @@
-"""The experience library as the rest of agentmem sees it: live experiences, embeddings, retrieval.
+"""The experiences of a library as its readers search them, with one embedder.
 
-:class:`Library` binds a database to an embedder. It embeds texts (with a
+:class:`Retriever` binds a database to an embedder. It embeds texts (with a
 per-instance cache), keeps the vector index's model in check, and answers
-"which live experiences fit this text" through :mod:`agentmem.retrieval`.
+"which live experiences fit this text" through :func:`agentmem.retrieval.pipeline.search`,
+as :class:`Scored` experiences. ``Memory.retrieve``, Stage 2 of a learning session
+and the team's replica all search through it.
 """
 
 from __future__ import annotations
@@ -16,19 +18,19 @@ from typing import TYPE_CHECKING
 import attrs
 from sqlite_utils import Database
 
-from . import retrieval
-from .db import write
-from .records import Experience
-from .retrieval import Evidence
-from .retrieval.pipeline import ALL_METHODS
-from .storage import vector_index
+from ..db import write
+from ..records import Experience
+from ..storage import vector_index
+from . import pipeline
+from .pipeline import ALL_METHODS
+from .ranking import Evidence
 
 if TYPE_CHECKING:
-    from .embeddings import Embedder
+    from ..embeddings import Embedder
 
-__all__ = ["EMBED_CACHE_SIZE", "Library", "Scored"]
+__all__ = ["EMBED_CACHE_SIZE", "Retriever", "Scored"]
 
-#: How many texts' vectors a :class:`Library` keeps.
+#: How many texts' vectors a :class:`Retriever` keeps.
 EMBED_CACHE_SIZE = 8192
 
 Vector = Sequence[float]
@@ -79,8 +81,8 @@ class Scored:
         return out
 
 
-class Library:
-    """Live experiences of one database, embedded with one embedder."""
+class Retriever:
+    """Live experiences of one database, searched with one embedder."""
 
     def __init__(self, db: Database, embedder: Embedder):
         self.db = db
@@ -137,7 +139,7 @@ class Library:
         info = vector_index.index_info(self.db)
         if info is not None and info != (self.embedder.model_id, self.embedder.dims):
             self.ensure_index()  # raises: the index holds another model's vectors
-        found = retrieval.search(
+        found = pipeline.search(
             self.db,
             text,
             self.vector,
@@ -162,7 +164,7 @@ class Library:
     ) -> list[list[Scored]]:
         """:meth:`search` for each of ``texts`` (with ``tools[i]`` and ``domains[i]``), in
         order: the same answers, the texts embedded in one batch and their vector
-        searches scored together (:func:`agentmem.retrieval.search_many`)."""
+        searches scored together (:func:`agentmem.retrieval.pipeline.search_many`)."""
         info = vector_index.index_info(self.db)
         if info is not None and info != (self.embedder.model_id, self.embedder.dims):
             self.ensure_index()  # raises: the index holds another model's vectors
@@ -171,7 +173,7 @@ class Library:
             got = self.embed(ts)
             return [got[t] for t in ts]
 
-        found = retrieval.search_many(
+        found = pipeline.search_many(
             self.db,
             texts,
             vectors,

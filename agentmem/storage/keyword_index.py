@@ -37,6 +37,7 @@ __all__ = [
     "exists",
     "facts",
     "known_tools",
+    "larger_than",
     "match_any",
     "namers",
     "put_many",
@@ -144,6 +145,12 @@ def match_any(words: Sequence[str], columns: Sequence[str] = ()) -> str:
     """An FTS5 query matching any of ``words`` (in ``columns``, else in every column)."""
     body = " OR ".join(_quote(w) for w in words)
     return f"{{{' '.join(columns)}}} : ({body})" if columns else body
+
+
+def larger_than(db: Conn, n: int) -> bool:
+    """Whether the largest id indexed is above ``n`` (a cheap bound on the library's size)."""
+    row = db.execute(f"SELECT max(rowid) FROM {TABLE}").fetchone()
+    return row is not None and row[0] is not None and int(row[0]) > n
 
 
 def too_common(db: Conn, words: Sequence[str], cap: int) -> set[str]:

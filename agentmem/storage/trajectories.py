@@ -38,6 +38,7 @@ from . import pruned, settings, tool_domains
 __all__ = [
     "SHARED_COLUMNS",
     "STEP_COLUMNS",
+    "count",
     "counts",
     "delete_pruned",
     "group_reports",
@@ -210,6 +211,11 @@ def set_state(db: Database, trajectory_id: int, ok: bool) -> None:
     """Record a run's state-consistency verdict R_state (the run must exist)."""
     require(db, trajectory_id)
     db.execute("UPDATE trajectories SET state_ok = ? WHERE id = ?", [int(ok), trajectory_id])
+
+
+def count(db: Any) -> int:
+    """How many trajectories the library holds."""
+    return int(db.execute("SELECT count(*) FROM trajectories").fetchone()[0])
 
 
 def counts(db: Database) -> dict[str, int]:

@@ -66,7 +66,7 @@ def learn(
     """
     from ..learning.session import LearnOptions
     from ..learning.session import learn as plan_session
-    from ..library import Library
+    from ..retrieval.retriever import Retriever
 
     cfg = config(mem)
     say = progress or (lambda _msg: None)
@@ -108,7 +108,7 @@ def learn(
                     if held is None:
                         return plan
                     texts = [o.op.text for o in plan.operations if o.status == "proposed"]
-                    vectors = Library(db, mem.embedder).embed(t for t in texts if t)
+                    vectors = Retriever(db, mem.embedder).embed(t for t in texts if t)
                     report = claims.apply_session(
                         remote,
                         held,
@@ -135,7 +135,7 @@ def learn(
 
 def undo(mem: Memory, session_id: int, *, cascade: bool = False) -> list[int]:
     """Undo a team session on the primary, under the private library's rules."""
-    from ..library import Library
+    from ..retrieval.retriever import Retriever
 
     cfg = config(mem)
     with replica_lock(cfg.replica):
@@ -145,7 +145,7 @@ def undo(mem: Memory, session_id: int, *, cascade: bool = False) -> list[int]:
             try:
                 check_embedder(db, mem.embedder)
                 plan = journal.undo_plan(db, session_id, cascade=cascade)
-                vectors = Library(db, mem.embedder).embed(journal.restore_texts(db, plan))
+                vectors = Retriever(db, mem.embedder).embed(journal.restore_texts(db, plan))
             finally:
                 db.close()
             try:

@@ -20,7 +20,9 @@ import attrs
 
 from ..db import write
 from ..errors import TeamError
-from ..migrations import KNOWN_MIGRATIONS
+from ..migrations import KNOWN_MIGRATIONS, applied_names
+from ..storage import experiences, journal, settings, trajectories
+from ..storage import outbox as outbox_table
 from . import outbox
 from .config import SETTING, TeamConfig, last_sync, mark_synced, replica_path_for
 from .replica import RemoteDb, open_readonly, open_remote, replica_lock
@@ -71,17 +73,11 @@ def check_embedder(db: Any, embedder: Embedder) -> None:
 
 def check_schema(db: Any) -> None:
     """Refuse a primary that is not an agentmem library of this schema."""
-    row = db.execute("SELECT 1 FROM sqlite_master WHERE name = '_sqlite_migrations'").fetchone()
-    if row is None:
+    applied = applied_names(db)
+    if applied is None:
         raise TeamError(
             "the primary holds no agentmem library: start it with `agentmem team serve`"
         )
-    applied = [
-        str(r[0])
-        for r in db.execute(
-            "SELECT name FROM _sqlite_migrations WHERE migration_set = 'agentmem' ORDER BY rowid"
-        )
-    ]
     if tuple(applied) != KNOWN_MIGRATIONS:
         newer = [m for m in applied if m not in KNOWN_MIGRATIONS]
         older = [m for m in KNOWN_MIGRATIONS if m not in applied]
@@ -203,14 +199,13 @@ def status(mem: Memory, *, ping: bool = True) -> dict[str, Any]:
     if os.path.isfile(cfg.replica):
         db = open_readonly(cfg.replica)
         try:
-            q = db.execute
-            out["team_experiences"] = q(
-                "SELECT count(*) FROM experiences WHERE status = 'live'"
-            ).fetchone()[0]
-            out["team_trajectories"] = q("SELECT count(*) FROM trajectories").fetchone()[0]
-            out["team_sessions"] = q("SELECT count(*) FROM sessions").fetchone()[0]
-            row = q("SELECT value FROM settings WHERE key = 'embedding_model'").fetchone()
-            out["team_embedder"] = None if row is None else str(row[0]).strip('"')
+            from ..storage import vector_index
+
+            out["team_experiences"] = experiences.count_live(db)
+            out["team_trajectories"] = trajectories.count(db)
+            out["team_sessions"] = journal.counts(db)[0]
+            model = settings.get(db, vector_index.MODEL_KEY)
+            out["team_embedder"] = None if model is None else str(model)
         finally:
             db.close()
     if ping:
@@ -237,8 +232,8 @@ def leave(mem: Memory, *, force: bool = False) -> int:
             "first, or `agentmem team leave --force` to drop them"
         )
     with write(mem.db):
-        mem.db.execute("DELETE FROM team_outbox WHERE pushed_at IS NULL")
-        mem.db.execute("DELETE FROM settings WHERE key = ?", [SETTING])
+        outbox_table.drop_pending(mem.db)
+        settings.delete(mem.db, SETTING)
     with replica_lock(cfg.replica, wait=10):
         _remove_replica(cfg.replica)
     return waiting

@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
-    from ..library import Scored
-    from ..memory import Memory
+    from ..embeddings import Embedder
+    from ..retrieval.retriever import Scored
 
 __all__ = ["TEAM_MARK", "add_team_hits", "mark", "merge_hits", "start_background_sync"]
 
@@ -120,7 +120,7 @@ def fast_team_hits(
 
     Nothing when the library is not in a team or the replica is missing; a
     replica whose index is another embedder's raises LookupError (the full path
-    explains it). The replica is searched by :func:`agentmem.retrieval.search`,
+    explains it). The replica is searched by :func:`agentmem.retrieval.pipeline.search`,
     as the private library is.
     """
     team = config_of(settings)
@@ -131,7 +131,7 @@ def fast_team_hits(
     if not os.path.isfile(replica):
         return []
     from .._sqlite import open_reader
-    from ..retrieval import search
+    from ..retrieval.pipeline import search
     from ..storage import vector_index
 
     conn = open_reader(replica)
@@ -145,7 +145,9 @@ def fast_team_hits(
 
 
 def add_team_hits(
-    mem: Memory,
+    db: Any,
+    library: str | None,
+    embedder: Embedder,
     task: str,
     private: list[Scored],
     *,
@@ -156,45 +158,43 @@ def add_team_hits(
 ) -> list[Scored]:
     """``private`` merged with the team replica's hits for ``task`` (unchanged outside a team).
 
+    ``db`` is the private library (its file ``library``), searched with ``embedder``.
     Team hits carry ``source='team'``. A replica built with another embedder is
     refused with :class:`~agentmem.errors.TeamError`.
     """
-    team = config_of({"team": _setting(mem)})
-    if team is None or mem.path is None:
+    from ..storage import settings
+
+    team = config_of(settings.raw(db, [settings.TEAM]))
+    if team is None or library is None:
         return private
-    start_background_sync(mem.path, team)
+    start_background_sync(library, team)
     replica = str(team["replica"])
     if not os.path.isfile(replica):
         return private
     import attrs
 
     from ..db import sqlite3
-    from ..library import Library
+    from ..retrieval.retriever import Retriever
     from .membership import check_embedder
     from .replica import open_readonly
 
     try:
-        db = open_readonly(replica)
+        replica_db = open_readonly(replica)
     except sqlite3.Error:
         return private  # a replica still being created: the private lessons alone
     try:
         try:
-            db.execute("SELECT 1 FROM settings LIMIT 1")
+            settings.raw(replica_db)
         except sqlite3.Error:
             return private
-        check_embedder(db, mem.embedder)
-        found = Library(db, mem.embedder).search(
+        check_embedder(replica_db, embedder)
+        found = Retriever(replica_db, embedder).search(
             task, tools=tools, domains=domains, k=k, min_score=min_score
         )
     finally:
-        db.close()
+        replica_db.close()
     team_hits = [attrs.evolve(h, source="team") for h in found]
     merged = merge_hits(
         private, team_hits, k=k, score=lambda h: h.score, text=lambda h: h.experience.text
     )
     return [h for _, h in merged]
-
-
-def _setting(mem: Memory) -> Any:
-    row = mem.db.execute("SELECT value FROM settings WHERE key = 'team'").fetchone()
-    return None if row is None else row[0]
