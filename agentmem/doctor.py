@@ -187,7 +187,7 @@ print(json.dumps({"name": getattr(emb, "name", None), "model_id": emb.model_id, 
 
 def _run_child(code: str, *args: str) -> tuple[dict[str, Any] | None, str]:
     """Run ``code`` in a child Python; (its JSON answer, "") or (None, what went wrong)."""
-    from .models.worker import _death
+    from .models.worker import death_message
 
     try:
         proc = subprocess.run(
@@ -203,7 +203,7 @@ def _run_child(code: str, *args: str) -> tuple[dict[str, Any] | None, str]:
         said = said[-1:]  # the error, not the child's traceback
     err = " | ".join(said)
     if proc.returncode != 0:
-        return None, _death("probe", proc.returncode, err[-600:])
+        return None, death_message("probe", proc.returncode, err[-600:])
     try:
         lines = proc.stdout.decode("utf-8", "replace").strip().splitlines()
         value = json.loads(lines[-1])

@@ -13,14 +13,13 @@ from __future__ import annotations
 import random
 import statistics
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
 
 from .errors import InvalidRecordError
 
 if TYPE_CHECKING:
-    from .memory import Memory
     from .rewards import GroupReport
 
 __all__ = [
@@ -167,8 +166,18 @@ def _side(groups: Sequence[GroupReport]) -> dict[str, Any]:
     }
 
 
-def diagnose(mem: Memory) -> dict[str, Any]:
-    """Degeneracy diagnostics under both rewards, conditioned vs unconditioned groups."""
+class GroupSource(Protocol):
+    """What :func:`diagnose` reads: an :class:`agentmem.Memory` is one."""
+
+    @property
+    def reward_kind(self) -> str: ...
+
+    def groups(self, *, reward: str | None = None) -> list[GroupReport]: ...
+
+
+def diagnose(mem: GroupSource) -> dict[str, Any]:
+    """Degeneracy diagnostics under both rewards, conditioned vs unconditioned groups,
+    of ``mem``'s groups (an :class:`agentmem.Memory`)."""
     out: dict[str, Any] = {"rewards": {}, "advice": []}
     for kind in ("composite", "binary"):
         reports = mem.groups(reward=kind)

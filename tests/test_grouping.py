@@ -16,7 +16,7 @@ from agentmem.learning.consolidate import join
 from agentmem.learning.corrections import find_corrections
 from agentmem.learning.crosstask import error_gist, find_crosstask_evidence, overruled, value_kind
 from agentmem.learning.digest import digest
-from agentmem.learning.evidence import _param_name, _param_value, _prerequisite
+from agentmem.learning.evidence import param_name_finding, param_value_finding, prerequisite_finding
 from agentmem.learning.grouping import grow_similar, task_threshold, tool_overlap
 from agentmem.learning.merge import merge_findings
 from agentmem.records import Operation, Trajectory
@@ -402,8 +402,8 @@ def test_a_runs_own_correction_overrules_a_crosstask_guess():
             task="write x into a.txt",
         )
     )[0].finding
-    guess = _prerequisite("touch", "cd", "fs", "touch: cannot touch 'b.txt': File exists")
-    other = _prerequisite("cat", "cd", "fs", "cat: No such file")
+    guess = prerequisite_finding("touch", "cd", "fs", "touch: cannot touch 'b.txt': File exists")
+    other = prerequisite_finding("cat", "cd", "fs", "cat: No such file")
     kept, dropped = overruled([guess, other], [proven])
     assert kept == [other] and dropped == [(guess, proven)]
     assert error_gist("touch: cannot touch 'b.txt': File exists") == {
@@ -418,9 +418,13 @@ def test_a_runs_own_correction_overrules_a_crosstask_guess():
 
 
 def test_one_tools_prerequisites_merge_into_one_lesson():
-    a = _prerequisite("startEngine", "lockDoors", "car", "All doors must be locked")
-    b = _prerequisite("startEngine", "pressBrakePedal", "car", "Brake pedal needs to be pressed")
-    c = _param_value("pressBrakePedal", "car", None, "pedalPosition", 0.5, 1.0, None, "startEngine")
+    a = prerequisite_finding("startEngine", "lockDoors", "car", "All doors must be locked")
+    b = prerequisite_finding(
+        "startEngine", "pressBrakePedal", "car", "Brake pedal needs to be pressed"
+    )
+    c = param_value_finding(
+        "pressBrakePedal", "car", None, "pedalPosition", 0.5, 1.0, None, "startEngine"
+    )
     (f,) = merge_findings([a, b, c])
     assert set(f.facts) >= {"startEngine", "lockDoors", "pressBrakePedal", "pedalPosition"}
     assert "call lockDoors and pressBrakePedal with pedalPosition=1.0, never 0.5" in f.text
@@ -428,9 +432,11 @@ def test_one_tools_prerequisites_merge_into_one_lesson():
 
 
 def test_related_tools_parameter_names_merge():
-    a = _param_name("add_to_watchlist", "t", "e", {"symbol": "A"}, {"stock": "A"})
-    b = _param_name("remove_stock_from_watchlist", "t", "e", {"ticker": "A"}, {"symbol": "A"})
-    c = _param_name("cat", "fs", "e", {"file": "a"}, {"file_name": "a"})
+    a = param_name_finding("add_to_watchlist", "t", "e", {"symbol": "A"}, {"stock": "A"})
+    b = param_name_finding(
+        "remove_stock_from_watchlist", "t", "e", {"ticker": "A"}, {"symbol": "A"}
+    )
+    c = param_name_finding("cat", "fs", "e", {"file": "a"}, {"file_name": "a"})
     merged = merge_findings([a, b, c])
     assert len(merged) == 2 and c in merged
     (pair,) = [f for f in merged if f is not c]

@@ -15,7 +15,7 @@ from ..memory import Memory, default_db_path
 from .main import cli, db_option, errors_as_click, json_option, print_json, with_memory
 
 
-def _library_path(db_path: str | None) -> Path:
+def library_path(db_path: str | None) -> Path:
     return Path(db_path) if db_path else default_db_path()
 
 
@@ -55,7 +55,7 @@ def check(db_path: str | None, as_json: bool) -> None:
       agentmem check --db backup.db --json
       agentmem check || agentmem restore last-good.db
     """
-    report = check_path(_library_path(db_path))
+    report = check_path(library_path(db_path))
     if as_json:
         print_json(report.as_dict())
     else:
@@ -82,7 +82,7 @@ def backup(db_path: str | None, file: str, force: bool) -> None:
       agentmem backup ~/backups/agentmem-$(date +%F).db
       agentmem backup --db agent.db agent-copy.db --force
     """
-    src = _library_path(db_path)
+    src = library_path(db_path)
     with errors_as_click():
         result = backup_library(src, file, force=force)
     click.echo(f"backed up {src} to {result.path} ({result.bytes:,} bytes)")
@@ -116,7 +116,7 @@ def restore(db_path: str | None, file: str, force: bool) -> None:
       agentmem restore ~/backups/agentmem-2025-01-31.db
       agentmem restore --db agent.db agent-copy.db --force
     """
-    target = _library_path(db_path)
+    target = library_path(db_path)
     with errors_as_click():
         result = restore_library(file, target, force=force)
     click.echo(f"restored {file} into {result.path} ({result.bytes:,} bytes)")

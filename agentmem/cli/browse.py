@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from ..browse import make_datasette
-from .admin import _library_path
+from .admin import library_path
 from .main import cli, db_option, errors_as_click
 
 
@@ -41,7 +41,7 @@ def browse(db_path: str | None, port: int, host: str) -> None:
     """
     from ..browse.app import is_loopback, serve
 
-    path = _library_path(db_path)
+    path = library_path(db_path)
     with errors_as_click():
         ds = make_datasette(path)
     if ds._agentmem_note:

@@ -48,7 +48,7 @@ def spawn(*, db: str | None, no_model: bool = False) -> int | None:
     """Start the learner in its own session, unless one is waiting; returns its pid."""
     if _waiting() is not None:
         return None
-    from .run import log, log_path
+    from .log import log, log_path
 
     delay = os.environ.get("AGENTMEM_LEARN_DELAY", str(DEFAULT_DELAY))
     cmd = [sys.executable, "-m", "agentmem.hooks.learner", "--delay", delay]
@@ -78,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--db")
     p.add_argument("--no-model", action="store_true")
     args = p.parse_args(argv)
-    from .run import log
+    from .log import log
 
     try:
         time.sleep(max(0.0, args.delay))

@@ -32,33 +32,12 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
+from .log import LOG_NAME, log, log_path
+
 __all__ = ["LOG_NAME", "MAX_PROMPT_CHARS", "log_path", "run_main"]
 
-LOG_NAME = "hooks.log"
 #: The part of a prompt that the context search reads.
 MAX_PROMPT_CHARS = 4000
-_LOG_LIMIT = 1_000_000
-
-
-def log_path() -> Path:
-    """The hooks' log file."""
-    from ..paths import default_state_dir
-
-    return default_state_dir() / LOG_NAME
-
-
-def log(message: str) -> None:
-    """Append a timestamped line (or block) to the log, keeping it under about 1 MB."""
-    path = log_path()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with contextlib.suppress(OSError):
-        if path.stat().st_size > _LOG_LIMIT:
-            tail = path.read_bytes()[-_LOG_LIMIT // 2 :]
-            path.write_bytes(tail[tail.find(b"\n") + 1 :])
-    stamp = time.strftime("%Y-%m-%dT%H:%M:%S")
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)  # it may quote prompts
-    with open(fd, "a", encoding="utf-8", errors="replace") as fh:
-        fh.write(f"{stamp} [{os.getpid()}] {message}\n")
 
 
 class _Parser(argparse.ArgumentParser):

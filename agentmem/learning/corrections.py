@@ -4,7 +4,7 @@ Most runs an agent records are the only run of their task, so there is no other
 run to compare them with; but a run that hit an error and got past it compares
 two attempts at the same step itself. :func:`find_corrections` finds those
 contrast pairs in one trajectory, and turns each into the same kind of
-:class:`~agentmem.learning.evidence.Finding`, with the same lesson forms, as a
+:class:`~agentmem.learning.findings.Finding`, with the same lesson forms, as a
 group's evidence. The lesson must be proven by the data: the same step failed,
 then worked after exactly one recognisable change. Pure functions; no database.
 
@@ -57,20 +57,19 @@ from typing import Any
 import attrs
 
 from ..records import Step, Trajectory
-from .digest import Recovery, _retry_of, digest, error_phrase, value_text
+from .digest import Recovery, digest, error_phrase, is_retry_of, value_text
 from .evidence import (
-    Finding,
-    _alternatives,
-    _Member,
-    _param_name,
-    _param_value,
-    _prerequisite,
-    _provenance,
-    _recovery,
-    _scalar,
-    _wrong_tool,
-    quote_error,
+    Member,
+    can_stand_in,
+    is_scalar,
+    param_name_finding,
+    param_value_finding,
+    prerequisite_finding,
+    provenance,
+    recovery_finding,
+    wrong_tool_finding,
 )
+from .findings import Finding, quote_error
 
 __all__ = ["KINDS", "Correction", "find_corrections"]
 
@@ -155,7 +154,7 @@ def _retry_pair(t: Trajectory, j: int) -> int | None:
             continue
         if p.success:
             return None  # a successful call of the tool in between: j is another call
-        if _retry_of(p, s):
+        if is_retry_of(p, s):
             return i
     return None
 
@@ -183,14 +182,14 @@ def _same_step(t: Trajectory, i: int, j: int) -> Correction | None:
             i,
             j,
             tuple(between),
-            _prerequisite(w.tool, u.tool, dom, e),
+            prerequisite_finding(w.tool, u.tool, dom, e),
             f"{head}; {u.tool} was called ({_step_word(between[0])}); the same {w.tool} call "
             f"then worked ({_step_word(j)})",
         )
     if set(w.params) != set(r.params):
         if between or not _one_name_change(dict(w.params), dict(r.params)):
             return None
-        f = _param_name(w.tool, dom, e, dict(w.params), dict(r.params))
+        f = param_name_finding(w.tool, dom, e, dict(w.params), dict(r.params))
         if f is None:
             return None
         wrong = sorted(set(w.params) - set(r.params))
@@ -215,15 +214,15 @@ def _same_step(t: Trajectory, i: int, j: int) -> Correction | None:
         return None  # several values changed at once
     x = changed[0]
     bad, good = w.params[x], r.params[x]
-    if not (_scalar(bad) and _scalar(good)):
+    if not (is_scalar(bad) and is_scalar(good)):
         return None  # a list or object changed: which part of it was the fix?
     change = f"{x}={value_text(good, 30)} instead of {value_text(bad, 30)}"
     if not between:
         if _asked(t.task, bad) and _asked(t.task, good):
             return None  # the task named both: a call for another item, not a retry
-        run = _Member(t, digest(t, 0.0, 0.0))
-        source = _provenance(run, i, good)
-        f = _param_value(w.tool, dom, e, x, bad, good, source if source != w.tool else None)
+        run = Member(t, digest(t, 0.0, 0.0))
+        source = provenance(run, i, good)
+        f = param_value_finding(w.tool, dom, e, x, bad, good, source if source != w.tool else None)
         return Correction(
             "param_value",
             i,
@@ -249,7 +248,7 @@ def _same_step(t: Trajectory, i: int, j: int) -> Correction | None:
         i,
         j,
         tuple(between),
-        _recovery(rec, dom),
+        recovery_finding(rec, dom),
         f"{head}; {u.tool} returned {value_text(good, 30)} ({_step_word(between[0])}); "
         f"retried with {change} ({_step_word(j)}): it worked",
     )
@@ -268,7 +267,7 @@ def _setting(
         return None
     x = changed[0]
     bad, good = earlier.params[x], u.params[x]
-    f = _param_value(u.tool, _domain(u), None, x, bad, good, None, w.tool, e)
+    f = param_value_finding(u.tool, _domain(u), None, x, bad, good, None, w.tool, e)
     return Correction(
         "param_value",
         i,
@@ -293,11 +292,11 @@ def _other_tool(t: Trajectory, i: int, used: set[int]) -> Correction | None:
     if nxt is None or nxt in used:
         return None
     r = t.steps[nxt]
-    if r.tool == w.tool or not _alternatives((), r, w):
+    if r.tool == w.tool or not can_stand_in((), r, w):
         return None
     e = _error(w)
     prev = next((t.steps[k].tool for k in range(i - 1, -1, -1) if t.steps[k].success), None)
-    f = _wrong_tool(r, w, _domain(w) or _domain(r), e, prev, t.task)
+    f = wrong_tool_finding(r, w, _domain(w) or _domain(r), e, prev, t.task)
     return Correction(
         "wrong_tool",
         i,

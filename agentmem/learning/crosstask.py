@@ -59,19 +59,18 @@ from typing import Any
 from ..records import Step, Trajectory
 from .digest import Digest
 from .evidence import (
-    _KIND_RANK,
-    Finding,
-    _alternatives,
-    _inert,
-    _Member,
-    _param_name,
-    _param_value,
-    _prerequisite,
-    _scalar,
-    _split_name,
-    _values,
-    _wrong_tool,
+    Member,
+    can_stand_in,
+    inert_tools,
+    is_scalar,
+    name_parts,
+    param_name_finding,
+    param_value_finding,
+    param_values,
+    prerequisite_finding,
+    wrong_tool_finding,
 )
+from .findings import KIND_RANK, Finding
 
 __all__ = ["error_gist", "find_crosstask_evidence", "overruled", "value_kind"]
 
@@ -100,7 +99,7 @@ def _mentions(error: str, names: Sequence[str]) -> bool:
     for n in names:
         if n.lower() in low:
             return True
-        if any(p[:5] in low for p in _split_name(n) if len(p) > 3):
+        if any(p[:5] in low for p in name_parts(n) if len(p) > 3):
             return True
     return False
 
@@ -116,11 +115,11 @@ def _mentions_value(error: str, value: Any) -> bool:
     return len(text) >= 2 and text.lower() in error.lower()
 
 
-def _ok_calls(ms: Sequence[_Member], tool: str) -> list[tuple[_Member, int]]:
+def _ok_calls(ms: Sequence[Member], tool: str) -> list[tuple[Member, int]]:
     return [(m, i) for m in ms for i, s in enumerate(m.steps) if s.tool == tool and s.success]
 
 
-def _name_rule(n: _Member, i: int, pos: Sequence[_Member], e: str) -> Finding | None:
+def _name_rule(n: Member, i: int, pos: Sequence[Member], e: str) -> Finding | None:
     s = n.steps[i]
     calls = _ok_calls(pos, s.tool)
     if not calls:
@@ -135,7 +134,7 @@ def _name_rule(n: _Member, i: int, pos: Sequence[_Member], e: str) -> Finding | 
     if not _mentions(e, extra + missing):
         return None
     rep = calls[0][0].steps[calls[0][1]].params
-    return _param_name(
+    return param_name_finding(
         s.tool,
         s.domain or "",
         e,
@@ -144,7 +143,7 @@ def _name_rule(n: _Member, i: int, pos: Sequence[_Member], e: str) -> Finding | 
     )
 
 
-def _prereq_rule(n: _Member, i: int, pos: Sequence[_Member], e: str) -> Finding | None:
+def _prereq_rule(n: Member, i: int, pos: Sequence[Member], e: str) -> Finding | None:
     s = n.steps[i]
     calls = _ok_calls(pos, s.tool)
     if not calls:
@@ -157,34 +156,32 @@ def _prereq_rule(n: _Member, i: int, pos: Sequence[_Member], e: str) -> Finding 
     for m in {id(m): m for m, _ in calls}.values():
         first = next(k for k, st in enumerate(m.steps) if st.tool == s.tool and st.success)
         before.append({st.tool for st in m.steps[:first] if st.success and st.output.strip()})
-        passed = _values(m.steps[first].params)
-        feeds |= {st.tool for st in m.steps[:first] if _values(st.params) & passed}
+        passed = param_values(m.steps[first].params)
+        feeds |= {st.tool for st in m.steps[:first] if param_values(st.params) & passed}
     cands = set.intersection(*before) - {st.tool for st in n.steps[:i] if st.success} - {s.tool}
     if len(cands) > 1:  # the one the error names ("Please log in" names ticket_login)
         said = re.sub(r"[^a-z]", "", e.lower())
-        own = _split_name(s.tool)
-        named = {u for u in cands if any(p[:5] in said for p in _split_name(u) - own if len(p) > 3)}
+        own = name_parts(s.tool)
+        named = {u for u in cands if any(p[:5] in said for p in name_parts(u) - own if len(p) > 3)}
         # else the one that prepared none of the call's arguments (mkdir temp before mv
         # into temp is that task's step; cd is what every such call needs)
         cands = named or (cands - feeds)
     if len(cands) != 1:
         return None
-    return _prerequisite(s.tool, next(iter(cands)), s.domain or "", e)
+    return prerequisite_finding(s.tool, next(iter(cands)), s.domain or "", e)
 
 
-def _value_rule(
-    n: _Member, i: int, group: Sequence[_Member], e: str
-) -> tuple[Finding | None, bool]:
+def _value_rule(n: Member, i: int, group: Sequence[Member], e: str) -> tuple[Finding | None, bool]:
     """(finding, whether some value of the call is of another kind than the group's)."""
     s = n.steps[i]
     calls = _ok_calls(group, s.tool)
-    params = [x for x, v in s.params.items() if _scalar(v)]
+    params = [x for x, v in s.params.items() if is_scalar(v)]
     # an error that names some of the call's parameters or values is about those
     named = [x for x in params if _mentions(e, [x]) or _mentions_value(e, s.params[x])]
     for x in named:
         bad = s.params[x]
         found = [(m, m.steps[k].params[x]) for m, k in calls if x in m.steps[k].params]
-        found = [(m, g) for m, g in found if _scalar(g)]
+        found = [(m, g) for m, g in found if is_scalar(g)]
         good = [g for _, g in found]
         if len({id(m) for m, _ in found}) < 2:
             continue  # one run's value: no kind to speak of
@@ -194,11 +191,11 @@ def _value_rule(
         if len(kinds) != 1 or value_kind(bad) in kinds:
             continue
         example = max(sorted({repr(g): g for g in good}.values(), key=repr), key=good.count)
-        return _param_value(s.tool, s.domain or "", e, x, bad, example, None), True
+        return param_value_finding(s.tool, s.domain or "", e, x, bad, example, None), True
     return None, False
 
 
-def _tool_rule(n: _Member, i: int, pos: Sequence[_Member], e: str, task: str) -> Finding | None:
+def _tool_rule(n: Member, i: int, pos: Sequence[Member], e: str, task: str) -> Finding | None:
     w = n.steps[i]
     if _ok_calls(pos, w.tool):
         return None
@@ -211,14 +208,14 @@ def _tool_rule(n: _Member, i: int, pos: Sequence[_Member], e: str, task: str) ->
     for r in sorted(common):
         step = next(st for m in pos for st in m.steps if st.tool == r and st.success)
         same_domain = (step.domain or "") == (w.domain or "") and (w.domain or "") != "general"
-        if (same_domain or _split_name(r) & _split_name(w.tool)) and _alternatives((), step, w):
+        if (same_domain or name_parts(r) & name_parts(w.tool)) and can_stand_in((), step, w):
             cands[r] = step
     if len(cands) != 1:
         return None
     r_step = next(iter(cands.values()))
     # the words of this run's task that asked for the step: match on its own call's values
     asked = Step(tool=r_step.tool, params=dict(w.params), output="", success=True)
-    return _wrong_tool(asked, w, w.domain or r_step.domain or "", e, None, task)
+    return wrong_tool_finding(asked, w, w.domain or r_step.domain or "", e, None, task)
 
 
 def find_crosstask_evidence(
@@ -231,14 +228,14 @@ def find_crosstask_evidence(
 
     ``comparable(a, b)``: whether runs ``a`` and ``b`` (trajectory ids) have alike tasks.
     """
-    ms = [_Member(t, d) for t, d in members]
+    ms = [Member(t, d) for t, d in members]
     pos = [m for m in ms if m.dig.advantage > 0 or (m.dig.advantage == 0 and m.dig.accepted)]
     neg = [
         m for m in ms if m.dig.advantage < 0 or (m.dig.advantage == 0 and m.dig.accepted is False)
     ]
     if not pos or not neg:
         return []
-    inert = _inert(ms)
+    inert = inert_tools(ms)
     found: dict[tuple[str, ...], Finding] = {}
     for n in neg:
         mine = [p for p in pos if comparable(n.traj.id or 0, p.traj.id or 0)]
@@ -261,7 +258,7 @@ def find_crosstask_evidence(
     from .merge import merge_findings
 
     merged = merge_findings(list(found.values()))
-    ranked = sorted(merged, key=lambda f: (-f.support, _KIND_RANK[f.kind], f.text))
+    ranked = sorted(merged, key=lambda f: (-f.support, KIND_RANK[f.kind], f.text))
     return ranked[:max_findings]
 
 

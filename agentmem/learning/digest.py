@@ -161,7 +161,7 @@ def _values(params: dict[str, Any]) -> list[str]:
     return sorted(json.dumps(v, sort_keys=True, ensure_ascii=False) for v in params.values())
 
 
-def _retry_of(failed: Step, later: Step) -> bool:
+def is_retry_of(failed: Step, later: Step) -> bool:
     """Whether ``later`` (same tool, succeeded) retries ``failed``: the same parameter names
     (a corrected value) or the same values (a corrected name). A call of the same tool on
     other arguments under other names is another call, not a recovery."""
@@ -179,7 +179,7 @@ def _recoveries(steps: Sequence[Step]) -> tuple[list[Failure], list[Recovery]]:
             (
                 j
                 for j in range(i + 1, len(steps))
-                if steps[j].tool == s.tool and steps[j].success and _retry_of(s, steps[j])
+                if steps[j].tool == s.tool and steps[j].success and is_retry_of(s, steps[j])
             ),
             None,
         )

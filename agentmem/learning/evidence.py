@@ -77,7 +77,9 @@ from typing import Any
 import attrs
 
 from ..records import Step, Trajectory
-from .digest import Digest, Recovery, clip_words, value_text
+from .digest import Digest, Recovery, value_text
+from .findings import KIND_RANK, Finding, err_clause, lesson_text, quote_error, short_value
+from .merge import merge_findings
 
 __all__ = [
     "Finding",
@@ -86,44 +88,9 @@ __all__ = [
     "task_phrase",
 ]
 
-_KIND_RANK = {
-    "param_name": 0,
-    "prerequisite": 1,
-    "recovery": 2,
-    "param_value": 3,
-    "wrong_tool": 4,
-    "missing_step": 5,
-}
-
 
 @attrs.frozen
-class Finding:
-    """One proven difference between positive and negative trajectories of a group.
-
-    ``facts``: names any phrasing must keep (tool first). ``detail["avoid"]``:
-    the wrong tool, parameter name or value, which a phrasing may only name as
-    something not to do.
-    """
-
-    kind: str
-    tool: str
-    domain: str
-    text: str
-    facts: tuple[str, ...]
-    support: int = 1
-    detail: dict[str, Any] = attrs.field(factory=dict, eq=False)
-
-    @property
-    def key(self) -> tuple[str, ...]:
-        return (self.kind, *self.facts)
-
-    @property
-    def avoid(self) -> tuple[str, ...]:
-        return tuple(self.detail.get("avoid", ()))
-
-
-@attrs.frozen
-class _Member:
+class Member:
     traj: Trajectory
     dig: Digest
 
@@ -132,30 +99,7 @@ class _Member:
         return self.traj.steps
 
 
-# --------------------------------------------------------------------------- text helpers
-
-
-def quote_error(e: str, words: int = 8) -> str:
-    """An error gist ready to stand in single quotes: no inner quotes, a few words."""
-    e = re.sub(r"['\"`]", "", e or "").strip(" .:;,")
-    return clip_words(e, words)
-
-
-def _lesson(*parts: str) -> str:
-    text = " ".join(p for p in parts if p)
-    return clip_words(re.sub(r"\s+", " ", text).replace(" ;", ";").strip(), 32)
-
-
-def _err_clause(e: str, subject: str = "it", verb: str = "fails", words: int = 6) -> str:
-    q = quote_error(e, words)
-    return f"{subject} {verb} with '{q}'" if q else f"{subject} {verb}"
-
-
-def _val(v: Any) -> str:
-    return value_text(v, 40)
-
-
-def _split_name(name: str) -> set[str]:
+def name_parts(name: str) -> set[str]:
     parts = re.split(r"[_\W]+", name)
     words: set[str] = set()
     for p in parts:
@@ -168,14 +112,14 @@ def _categorical(text: str) -> bool:
     return len(text) <= 40 and len(text.split()) <= 3
 
 
-def _scalar(v: Any) -> bool:
+def is_scalar(v: Any) -> bool:
     return isinstance(v, (str, int, float, bool)) and not (isinstance(v, str) and not v.strip())
 
 
 # --------------------------------------------------------------------------- group helpers
 
 
-def _domain_of(members: Sequence[_Member], tool: str) -> str:
+def _domain_of(members: Sequence[Member], tool: str) -> str:
     for m in members:
         for s in m.steps:
             if s.tool == tool and s.domain:
@@ -183,7 +127,7 @@ def _domain_of(members: Sequence[_Member], tool: str) -> str:
     return ""
 
 
-def _inert(ms: Sequence[_Member]) -> set[str]:
+def inert_tools(ms: Sequence[Member]) -> set[str]:
     """Tools whose every call returned nothing (a scratchpad like ``think``): no lessons."""
     outs: dict[str, set[str]] = defaultdict(set)
     for m in ms:
@@ -192,48 +136,48 @@ def _inert(ms: Sequence[_Member]) -> set[str]:
     return {t for t, o in outs.items() if o <= {""}}
 
 
-def _calls(m: _Member, inert: set[str]) -> list[int]:
+def _calls(m: Member, inert: set[str]) -> list[int]:
     return [i for i, s in enumerate(m.steps) if s.tool not in inert]
 
 
-def _values(params: dict[str, Any]) -> set[str]:
+def param_values(params: dict[str, Any]) -> set[str]:
     out = set()
     for v in params.values():
         for x in v if isinstance(v, list) else [v]:
-            if _scalar(x):
+            if is_scalar(x):
                 out.add(str(x))
     return out
 
 
-def _alternatives(ms: Sequence[_Member], r: Step, w: Step) -> bool:
+def can_stand_in(ms: Sequence[Member], r: Step, w: Step) -> bool:
     """Two calls that can stand in for each other: a shared name part, parameters, values."""
-    if _split_name(r.tool) & _split_name(w.tool):
+    if name_parts(r.tool) & name_parts(w.tool):
         return True
-    if set(r.params) & set(w.params) or _values(r.params) & _values(w.params):
+    if set(r.params) & set(w.params) or param_values(r.params) & param_values(w.params):
         return True
     return not r.params and not w.params
 
 
-def _provenance(m: _Member, before: int, value: Any) -> str | None:
+def provenance(m: Member, before: int, value: Any) -> str | None:
     """The tool whose successful output, before step ``before``, holds ``value`` (not as a
     parameter of that call): where a positive run took the value from."""
     text = value_text(value, 200)
-    if not _scalar(value) or len(text) < 2:
+    if not is_scalar(value) or len(text) < 2:
         return None
     for s in reversed(m.steps[:before]):
-        if s.success and text in s.output and text not in _values(s.params):
+        if s.success and text in s.output and text not in param_values(s.params):
             return s.tool
     return None
 
 
-def _in_task(m: _Member, value: Any) -> bool:
+def _in_task(m: Member, value: Any) -> bool:
     return isinstance(value, str) and len(value) > 1 and value.lower() in m.traj.task.lower()
 
 
 # --------------------------------------------------------------------------- alignment
 
 
-def _events(p: _Member, n: _Member, inert: set[str]) -> list[tuple[str, int | None, int | None]]:
+def _events(p: Member, n: Member, inert: set[str]) -> list[tuple[str, int | None, int | None]]:
     """The two runs aligned call by call: (op, positive index, negative index), in order."""
     pi, ni = _calls(p, inert), _calls(n, inert)
     a = [p.steps[i].tool for i in pi]
@@ -256,10 +200,10 @@ def _events(p: _Member, n: _Member, inert: set[str]) -> list[tuple[str, int | No
     return out
 
 
-def _closest(n: _Member, pos: Sequence[_Member], inert: set[str]) -> _Member:
+def _closest(n: Member, pos: Sequence[Member], inert: set[str]) -> Member:
     b = [n.steps[j].tool for j in _calls(n, inert)]
 
-    def score(p: _Member) -> tuple[float, int]:
+    def score(p: Member) -> tuple[float, int]:
         a = [p.steps[i].tool for i in _calls(p, inert)]
         same = sum(
             1
@@ -274,13 +218,15 @@ def _closest(n: _Member, pos: Sequence[_Member], inert: set[str]) -> _Member:
 # --------------------------------------------------------------------------- finding builders
 
 
-def _param_name(t: str, dom: str, e: str, p: dict[str, Any], q: dict[str, Any]) -> Finding | None:
+def param_name_finding(
+    t: str, dom: str, e: str, p: dict[str, Any], q: dict[str, Any]
+) -> Finding | None:
     extra, missing = sorted(set(p) - set(q)), sorted(set(q) - set(p))
     if not extra and not missing:
         return None
     if len(extra) == 1 and len(missing) == 1:
         r, w = missing[0], extra[0]
-        text = _lesson(f"Call {t} with {r}=..., never {w}=...; {w} is not a parameter of {t}.")
+        text = lesson_text(f"Call {t} with {r}=..., never {w}=...; {w} is not a parameter of {t}.")
         return Finding(
             "param_name",
             t,
@@ -291,7 +237,7 @@ def _param_name(t: str, dom: str, e: str, p: dict[str, Any], q: dict[str, Any]) 
         )
     need = ", ".join(missing) or "only its documented parameters"
     drop = f", not {', '.join(extra)}" if extra else ""
-    text = _lesson(f"Call {t} with {need}{drop};", _err_clause(e, "otherwise it", words=5) + ".")
+    text = lesson_text(f"Call {t} with {need}{drop};", err_clause(e, "otherwise it", words=5) + ".")
     return Finding(
         "param_name",
         t,
@@ -302,7 +248,7 @@ def _param_name(t: str, dom: str, e: str, p: dict[str, Any], q: dict[str, Any]) 
     )
 
 
-def _param_value(
+def param_value_finding(
     t: str,
     dom: str,
     e: str | None,
@@ -314,7 +260,7 @@ def _param_value(
     later_error: str = "",
 ) -> Finding:
     """A value of parameter ``x`` of ``t`` that failed (``e``) or made a later call fail."""
-    b, g = _val(bad), _val(good)
+    b, g = short_value(bad), short_value(good)
     if e is not None:
         q = quote_error(e, 5)
         outcome = f"never {x}={b}" + (f", which failed with '{q}'." if q else ", which failed.")
@@ -335,7 +281,7 @@ def _param_value(
         "param_value",
         t,
         dom,
-        _lesson(head, outcome),
+        lesson_text(head, outcome),
         facts,
         detail={
             "error": e,
@@ -349,9 +295,9 @@ def _param_value(
     )
 
 
-def _prerequisite(t: str, u: str, dom: str, e: str) -> Finding:
-    text = _lesson(
-        f"Before calling {t}, call {u} first;", _err_clause(e, f"without it {t}", words=5) + "."
+def prerequisite_finding(t: str, u: str, dom: str, e: str) -> Finding:
+    text = lesson_text(
+        f"Before calling {t}, call {u} first;", err_clause(e, f"without it {t}", words=5) + "."
     )
     return Finding("prerequisite", t, dom, text, (t, u), detail={"error": e, "helper": u})
 
@@ -363,9 +309,9 @@ _TOKEN = re.compile(r"[A-Za-z0-9_](?:[A-Za-z0-9_.'’/-]*[A-Za-z0-9_])?")
 def task_phrase(task: str, step: Step, words: int = 10, needs_name: bool = False) -> str | None:
     """The few words of the task that ask for ``step``: the sentence sharing the most with
     its string arguments and the parts of its tool name, clipped around the first match."""
-    values = [v for v in _values(step.params) if not v.isdigit() and len(v) > 2]
+    values = [v for v in param_values(step.params) if not v.isdigit() and len(v) > 2]
     plain = {v for v in values if not re.search(r"[\d_]", v)}
-    parts = [p[:5] for p in _split_name(step.tool) if len(p) > 3]  # not get/set/add
+    parts = [p[:5] for p in name_parts(step.tool) if len(p) > 3]  # not get/set/add
     best, best_score, best_at = None, 0, 0
     for m in _SENTENCE.finditer(task):
         sent = m.group(0).strip()
@@ -389,7 +335,7 @@ def task_phrase(task: str, step: Step, words: int = 10, needs_name: bool = False
     return phrase or None
 
 
-def _wrong_tool(
+def wrong_tool_finding(
     r: Step, w: Step, dom: str, e: str | None, context: str | None, task: str = ""
 ) -> Finding:
     ask = task_phrase(task, r) if task else None
@@ -399,8 +345,8 @@ def _wrong_tool(
         when = (
             f"after {context}" if context and context not in (r.tool, w.tool) else "for this step"
         )
-    why = _err_clause(e, w.tool, "failed", words=5) + "." if e else f"{w.tool} runs were rejected."
-    text = _lesson(f"Use {r.tool}, not {w.tool}, {when};", why)
+    why = err_clause(e, w.tool, "failed", words=5) + "." if e else f"{w.tool} runs were rejected."
+    text = lesson_text(f"Use {r.tool}, not {w.tool}, {when};", why)
     return Finding(
         "wrong_tool",
         w.tool,
@@ -424,12 +370,12 @@ def _missing_step(u: Step, nxt: str | None, dom: str, task: str = "") -> Finding
         return None
     when = f' for requests like "{ask}"' if ask else ""
     if nxt:
-        text = _lesson(
+        text = lesson_text(
             f"Call {_call_form(u)} before {nxt}{when};", "runs that skipped it were rejected."
         )
         facts: tuple[str, ...] = (u.tool, nxt)
     else:
-        text = _lesson(f"Call {_call_form(u)}{when};", "runs that skipped it were rejected.")
+        text = lesson_text(f"Call {_call_form(u)}{when};", "runs that skipped it were rejected.")
         facts = (u.tool,)
     return Finding(
         "missing_step", u.tool, dom, text, facts, detail={"call": _call_form(u), "next": nxt}
@@ -439,7 +385,7 @@ def _missing_step(u: Step, nxt: str | None, dom: str, task: str = "") -> Finding
 # --------------------------------------------------------------------------- root causes
 
 
-def _ok_before(m: _Member, index: int) -> list[str]:
+def _ok_before(m: Member, index: int) -> list[str]:
     return [s.tool for s in m.steps[:index] if s.success]
 
 
@@ -447,25 +393,25 @@ def _sig(s: Step) -> tuple[str, str]:
     return s.tool, json.dumps(s.params, sort_keys=True, ensure_ascii=False, default=str)
 
 
-def _ok_calls_before(m: _Member, index: int) -> set[tuple[str, str]]:
+def _ok_calls_before(m: Member, index: int) -> set[tuple[str, str]]:
     return {_sig(s) for s in m.steps[:index] if s.success}
 
 
-def _failed_call(ms: Sequence[_Member], n: _Member, ni: int, p: _Member, pi: int) -> Finding | None:
+def _failed_call(ms: Sequence[Member], n: Member, ni: int, p: Member, pi: int) -> Finding | None:
     """Rules 1, 2 and (same parameters) 4 for a call that failed in ``n`` and not in ``p``."""
     ns, ps = n.steps[ni], p.steps[pi]
     t, dom = ns.tool, _domain_of(ms, ns.tool)
     fail = next((f for f in n.dig.failures if f.index == ni), None)
     e = fail.error if fail else ""
-    f = _param_name(t, dom, e, dict(ns.params), dict(ps.params))
+    f = param_name_finding(t, dom, e, dict(ns.params), dict(ps.params))
     if f:
         return f
     diff = [k for k in ns.params if ns.params[k] != ps.params.get(k)]
     diff = [k for k in diff if _categorical(value_text(ns.params[k], 200))] or diff
     if diff:
         x = diff[0]
-        return _param_value(
-            t, dom, e, x, ns.params[x], ps.params[x], _provenance(p, pi, ps.params[x])
+        return param_value_finding(
+            t, dom, e, x, ns.params[x], ps.params[x], provenance(p, pi, ps.params[x])
         )
     ok_neg = _ok_calls_before(n, ni)
     u = next(
@@ -477,16 +423,16 @@ def _failed_call(ms: Sequence[_Member], n: _Member, ni: int, p: _Member, pi: int
         None,
     )
     if u:
-        return _prerequisite(t, u, dom, e)
+        return prerequisite_finding(t, u, dom, e)
     return None
 
 
-def _first_failure(n: _Member, start: int) -> int | None:
+def _first_failure(n: Member, start: int) -> int | None:
     return next((f.index for f in n.dig.failures if f.index >= start and not f.recovered), None)
 
 
 def _root(
-    ms: Sequence[_Member], pos: Sequence[_Member], n: _Member, p: _Member, inert: set[str]
+    ms: Sequence[Member], pos: Sequence[Member], n: Member, p: Member, inert: set[str]
 ) -> Finding | None:
     """The first divergence of ``n`` from ``p`` that explains its failure (see module doc)."""
     events = _events(p, n, inert)
@@ -521,8 +467,8 @@ def _root(
                     for x in ns.params
                     if x in ps.params
                     and ns.params[x] != ps.params[x]
-                    and _scalar(ns.params[x])
-                    and _scalar(ps.params[x])
+                    and is_scalar(ns.params[x])
+                    and is_scalar(ps.params[x])
                     and _categorical(value_text(ns.params[x], 200))
                     and _categorical(value_text(ps.params[x], 200))
                     and value_text(ns.params[x], 200) not in pos_values[(ns.tool, x)]
@@ -530,7 +476,7 @@ def _root(
                 if diff:
                     x = diff[0]
                     later = _first_failure(n, ni + 1)
-                    source = _provenance(p, pi, ps.params[x])
+                    source = provenance(p, pi, ps.params[x])
                     if (
                         later is None
                         and not source
@@ -539,7 +485,7 @@ def _root(
                         continue  # a different free choice with no visible effect: not a lesson
                     ls = n.steps[later] if later is not None else None
                     le = next((f.error for f in n.dig.failures if f.index == later), "")
-                    return _param_value(
+                    return param_value_finding(
                         ns.tool,
                         _domain_of(ms, ns.tool),
                         None,
@@ -567,11 +513,11 @@ def _root(
             if not any(s.tool == t and s.success for s in p.steps[pi + 1 :]):
                 continue
             e = next(f.error for f in n.dig.failures if f.index == fi)
-            return _prerequisite(t, ps.tool, _domain_of(ms, t), e)
+            return prerequisite_finding(t, ps.tool, _domain_of(ms, t), e)
         elif op == "replace":
             assert pi is not None and ni is not None
             r, w = p.steps[pi], n.steps[ni]
-            if not r.success or not _alternatives(ms, r, w):
+            if not r.success or not can_stand_in(ms, r, w):
                 continue
             prev = next(
                 (p.steps[i].tool for _, i, _ in reversed(events[:k]) if i is not None), None
@@ -581,13 +527,13 @@ def _root(
                 if w.success
                 else next((f.error for f in n.dig.failures if f.index == ni), None)
             )
-            return _wrong_tool(
+            return wrong_tool_finding(
                 r, w, _domain_of(ms, w.tool) or _domain_of(ms, r.tool), werr, prev, n.traj.task
             )
     return None
 
 
-def _fallback(ms: Sequence[_Member], pos: Sequence[_Member], n: _Member) -> Finding | None:
+def _fallback(ms: Sequence[Member], pos: Sequence[Member], n: Member) -> Finding | None:
     """Compare each unrecovered failure of ``n`` with every positive's calls of its tool."""
     for fail in n.dig.failures:
         if fail.recovered or any(
@@ -601,7 +547,7 @@ def _fallback(ms: Sequence[_Member], pos: Sequence[_Member], n: _Member) -> Find
         if ok:
 
             def score(
-                c: tuple[_Member, int], p: tuple[tuple[str, Any], ...] = tuple(fail.params.items())
+                c: tuple[Member, int], p: tuple[tuple[str, Any], ...] = tuple(fail.params.items())
             ) -> tuple[int, int]:
                 q = c[0].steps[c[1]].params
                 same_vals = sum(1 for k, v in p if q.get(k) == v)
@@ -625,19 +571,19 @@ def _fallback(ms: Sequence[_Member], pos: Sequence[_Member], n: _Member) -> Find
         alt = [
             a
             for a in alt
-            if _alternatives(ms, next(s for m in pos for s in m.steps if s.tool == a), ws)
+            if can_stand_in(ms, next(s for m in pos for s in m.steps if s.tool == a), ws)
         ]
         if alt:
             r = max(sorted(set(alt)), key=alt.count)
             rs = next(s for m in pos for s in m.steps if s.tool == r)
-            return _wrong_tool(rs, ws, dom, fail.error, None, n.traj.task)
+            return wrong_tool_finding(rs, ws, dom, fail.error, None, n.traj.task)
     return None
 
 
 # --------------------------------------------------------------------------- the group
 
 
-def _recovery(r: Recovery, domain: str, support: int = 1) -> Finding:
+def recovery_finding(r: Recovery, domain: str, support: int = 1) -> Finding:
     """ "If T fails with e, call U and retry": what recovery ``r`` (a run's own) teaches."""
     changed = [k for k in r.fixed_params if r.failed_params.get(k) != r.fixed_params[k]]
     helpers = [u for u in r.between if u != r.tool]
@@ -653,7 +599,7 @@ def _recovery(r: Recovery, domain: str, support: int = 1) -> Finding:
     else:
         how = f"retry {r.tool}"
         facts = (r.tool,)
-    text = _lesson(
+    text = lesson_text(
         f"If {r.tool} fails with '{quote_error(r.error, 5)}', {how}."
         if e
         else f"If {r.tool} fails, {how}."
@@ -674,7 +620,7 @@ def _recovery(r: Recovery, domain: str, support: int = 1) -> Finding:
 
 
 def _recoveries(
-    ms: Sequence[_Member], pos: Sequence[_Member], neg: Sequence[_Member]
+    ms: Sequence[Member], pos: Sequence[Member], neg: Sequence[Member]
 ) -> list[Finding]:
     out = []
     for m in pos:
@@ -684,7 +630,7 @@ def _recoveries(
             ]
             if not gave_up:
                 continue
-            out.append(_recovery(r, _domain_of(ms, r.tool), support=len(gave_up)))
+            out.append(recovery_finding(r, _domain_of(ms, r.tool), support=len(gave_up)))
     return out
 
 
@@ -692,7 +638,7 @@ def find_evidence(
     members: Sequence[tuple[Trajectory, Digest]], *, max_findings: int = 3
 ) -> list[Finding]:
     """The findings of one group, most supported first, at most ``max_findings``."""
-    ms = [_Member(t, d) for t, d in members]
+    ms = [Member(t, d) for t, d in members]
     pos = [m for m in ms if m.dig.advantage > 0 or (m.dig.advantage == 0 and m.dig.accepted)]
     neg = [
         m for m in ms if m.dig.advantage < 0 or (m.dig.advantage == 0 and m.dig.accepted is False)
@@ -700,7 +646,7 @@ def find_evidence(
     if not pos or not neg:
         return []
     found: dict[tuple[str, ...], Finding] = {}
-    inert = _inert(ms)
+    inert = inert_tools(ms)
 
     def add(f: Finding | None) -> bool:
         if f is None or any(x in inert for x in f.facts):
@@ -712,7 +658,7 @@ def find_evidence(
             found[f.key] = f
         return True
 
-    unexplained: list[_Member] = []
+    unexplained: list[Member] = []
     for n in neg:
         p = _closest(n, pos, inert)
         if not add(_root(ms, pos, n, p, inert) or _fallback(ms, pos, n)):
@@ -743,10 +689,8 @@ def find_evidence(
             add(_missing_step(ustep, nxt, _domain_of(ms, u), n.traj.task))
             break
 
-    from .merge import merge_findings  # merge builds on this module's Finding and helpers
-
     merged = merge_findings(list(found.values()))
-    ranked = sorted(merged, key=lambda f: (-f.support, _KIND_RANK[f.kind], f.text))
+    ranked = sorted(merged, key=lambda f: (-f.support, KIND_RANK[f.kind], f.text))
     return ranked[:max_findings]
 
 

@@ -71,7 +71,7 @@ import attrs
 
 from ..records import Operation, Step, Trajectory
 from .digest import Digest, error_phrase, value_text
-from .evidence import Finding, quote_error
+from .findings import Finding, quote_error
 from .rules import Rule, applies, follows, needed_tools, val
 
 __all__ = [

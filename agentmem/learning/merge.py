@@ -20,7 +20,7 @@ from typing import Any
 
 import attrs
 
-from .evidence import Finding, _lesson, _val, quote_error
+from .findings import Finding, lesson_text, quote_error, short_value
 
 __all__ = ["MAX_TOOLS", "clusters", "merge_cluster", "merge_findings"]
 
@@ -35,7 +35,7 @@ def _fit(*variants: str) -> str:
     for v in variants:
         if len(v.split()) <= 32:
             return v
-    return _lesson(variants[-1])
+    return lesson_text(variants[-1])
 
 
 def _tools(f: Finding) -> list[str]:
@@ -55,7 +55,7 @@ def _setting(f: Finding) -> tuple[str, str, str] | None:
     if f.detail.get("setting"):
         return tuple(f.detail["setting"])  # type: ignore[return-value]
     if f.kind == "param_value" and f.detail.get("error") is None and f.detail.get("later"):
-        return (f.detail["param"], _val(f.detail["good"]), _val(f.detail["bad"]))
+        return (f.detail["param"], short_value(f.detail["good"]), short_value(f.detail["bad"]))
     return None
 
 
@@ -205,7 +205,7 @@ def _merge_needs(group: list[Finding]) -> Finding:
     U2 first" (what T needs, in one lesson)."""
     tool = next(t for f in group if f.kind in ("prerequisite", "recovery") for t in _tools(f))
     parts = _prereq_parts(group)
-    text = _needs_text(tool, parts) or _lesson(
+    text = _needs_text(tool, parts) or lesson_text(
         f"Before calling {tool}, call {' and '.join(p['helper'] for p in parts)} first."
     )
     facts: list[str] = [tool]
@@ -257,8 +257,10 @@ def _merge_values(group: list[Finding]) -> Finding:
         None,
     )
     vals = [f for f in group if f.detail.get("good") is not None]
-    good = next((_val(f.detail["good"]) for f in vals), None)
-    bad = next((_val(f.detail["bad"]) for f in vals if f.detail.get("bad") is not None), None)
+    good = next((short_value(f.detail["good"]) for f in vals), None)
+    bad = next(
+        (short_value(f.detail["bad"]) for f in vals if f.detail.get("bad") is not None), None
+    )
     wrong = next(
         (
             w
@@ -331,7 +333,7 @@ def _merge_names(group: list[Finding]) -> Finding:
     w = group[0].detail.get("wrong_name") or group[0].facts[2]
     items = list(pairs.items())[:4]
     uses = ", ".join(f"{r} for {t}" for t, r in items)
-    text = _lesson(f"Never pass {w}=... to {_join([t for t, _ in items])}: use {uses}.")
+    text = lesson_text(f"Never pass {w}=... to {_join([t for t, _ in items])}: use {uses}.")
     facts = dict.fromkeys([x for t, r in items for x in (t, r)] + [w])
     return _merged(
         "param_name", items[0][0], group, text, facts, wrong_name=w, pairs=items, avoid=[w]
@@ -368,7 +370,7 @@ def _merge_missing(group: list[Finding]) -> Finding:
         best = max(group, key=lambda f: f.support)
         return attrs.evolve(best, support=sum(f.support for f in group))
     before = f" before {_join(nexts)}"
-    text = _lesson(f"Call {call}{before};", f"runs that skipped {u} were rejected.")
+    text = lesson_text(f"Call {call}{before};", f"runs that skipped {u} were rejected.")
     return _merged("missing_step", u, group, text, (u, *nexts), call=call)
 
 
@@ -396,7 +398,7 @@ def _merge_wrong_tools(group: list[Finding]) -> Finding:
             if ask
             else f"use {f.facts[0]}, not {f.facts[1]}, where the task needs {f.facts[0]}"
         )
-    text = _lesson(parts[0][0].upper() + parts[0][1:] + "; " + parts[1] + ".")
+    text = lesson_text(parts[0][0].upper() + parts[0][1:] + "; " + parts[1] + ".")
     return Finding(
         "wrong_tool",
         a.tool,

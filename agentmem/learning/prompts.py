@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 from ..records import Experience, Trajectory
 from .digest import Digest, safe_text
-from .evidence import Finding
+from .findings import Finding
 
 __all__ = [
     "COMPRESS_TEMPLATE",

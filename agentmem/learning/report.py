@@ -13,7 +13,7 @@ import attrs
 from ..errors import InvalidRecordError
 from ..rewards import DEFAULT_WEIGHTS, GroupReport, RewardWeights
 from ..storage.journal import AppliedOp
-from .evidence import Finding
+from .findings import Finding
 from .grouping import GROUPINGS, Grouping, LearningGroup
 from .stages import ModelUsage, Summary
 

@@ -46,7 +46,8 @@ from .consolidate import Consolidated, consolidate, same_facts
 from .corrections import correction_findings
 from .crosstask import find_crosstask_evidence, overruled
 from .digest import Digest
-from .evidence import Finding, find_evidence
+from .evidence import find_evidence
+from .findings import Finding
 from .generality import GroupNotes, build_corpus, generalise, note_group
 from .grouping import Grouping, LearningGroup, form_groups, task_threshold
 from .report import (

@@ -24,7 +24,7 @@ from ..errors import ModelError, ModelUnavailableError
 from ..records import MAX_EXPERIENCE_WORDS, Experience, Operation, Trajectory, word_count
 from . import prompts
 from .digest import Digest
-from .evidence import Finding
+from .findings import Finding
 from .merge import clusters, merge_cluster
 from .ops import parse_operations
 from .validate import identifiers, lesson_problem, names_tool, summary_problem

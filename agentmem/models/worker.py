@@ -114,7 +114,7 @@ def call_timeout() -> float:
     return value
 
 
-def _death(label: str, returncode: int, stderr_tail: str) -> str:
+def death_message(label: str, returncode: int, stderr_tail: str) -> str:
     """A sentence for a worker that ended with ``returncode`` (negative: a signal)."""
     if returncode < 0:
         try:
@@ -221,7 +221,7 @@ class Worker:
                 code = proc.wait(timeout=10)
             except subprocess.TimeoutExpired:
                 code = 1
-            raise self._fail(_death(self.label, code, self._stderr_tail()))
+            raise self._fail(death_message(self.label, code, self._stderr_tail()))
         try:
             answer = json.loads(line)
             if not isinstance(answer, dict):

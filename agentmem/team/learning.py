@@ -22,8 +22,8 @@ from ..errors import AgentMemError, AlreadyClaimedError, TeamError
 from ..storage import experiences, journal
 from . import claims
 from .config import mark_synced
-from .membership import check_embedder, check_schema, config
-from .replica import RemoteDb, open_readonly, open_remote, replica_lock
+from .membership import check_schema, config
+from .replica import RemoteDb, check_embedder, open_readonly, open_remote, replica_lock
 
 if TYPE_CHECKING:
     from ..learning.session import LearnOptions, LearnReport

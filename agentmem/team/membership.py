@@ -25,10 +25,9 @@ from ..storage import experiences, journal, settings, trajectories
 from ..storage import outbox as outbox_table
 from . import outbox
 from .config import SETTING, TeamConfig, last_sync, mark_synced, replica_path_for
-from .replica import RemoteDb, open_readonly, open_remote, replica_lock
+from .replica import RemoteDb, check_embedder, open_readonly, open_remote, replica_lock
 
 if TYPE_CHECKING:
-    from ..embeddings import Embedder
     from ..memory import Memory
 
 __all__ = [
@@ -49,26 +48,6 @@ def config(mem: Memory) -> TeamConfig:
     if value is None:
         raise TeamError("this library is not in a team: run `agentmem team join URL` first")
     return TeamConfig.from_setting(value)
-
-
-def check_embedder(db: Any, embedder: Embedder) -> None:
-    """Refuse a laptop whose embedder is not the team's pinned one."""
-    from ..storage import vector_index
-
-    info = vector_index.index_info(db)
-    if info is None:
-        raise TeamError(
-            "the team library has no pinned embedder: its primary was not set up by "
-            "`agentmem team serve`"
-        )
-    mine = (embedder.model_id, embedder.dims)
-    if info != mine:
-        raise TeamError(
-            f"this team's lessons are embedded with {info[0]!r} ({info[1]} dimensions) and this "
-            f"laptop uses {mine[0]!r} ({mine[1]} dimensions): one embedder per team, so this "
-            "laptop is refused. Use the team's embedder here (AGENTMEM_EMBEDDER, or "
-            "`agentmem reindex --embedder NAME` for the private library), then join again"
-        )
 
 
 def check_schema(db: Any) -> None:

@@ -175,8 +175,7 @@ def add_team_hits(
 
     from ..db import sqlite3
     from ..retrieval.retriever import Retriever
-    from .membership import check_embedder
-    from .replica import open_readonly
+    from .replica import check_embedder, open_readonly
 
     try:
         replica_db = open_readonly(replica)

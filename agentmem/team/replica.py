@@ -28,11 +28,14 @@ import os
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from ..errors import TeamError, TeamUnavailableError
 from .config import TeamConfig, lock_path, mark_synced
+
+if TYPE_CHECKING:
+    from ..embeddings import Embedder
 
 __all__ = ["RemoteDb", "open_readonly", "open_remote", "replica_lock", "sync"]
 
@@ -230,3 +233,23 @@ class RemoteDb:
 
     def close(self) -> None:
         self.conn._conn.close()
+
+
+def check_embedder(db: Any, embedder: Embedder) -> None:
+    """Refuse a laptop whose embedder is not the team's pinned one."""
+    from ..storage import vector_index
+
+    info = vector_index.index_info(db)
+    if info is None:
+        raise TeamError(
+            "the team library has no pinned embedder: its primary was not set up by "
+            "`agentmem team serve`"
+        )
+    mine = (embedder.model_id, embedder.dims)
+    if info != mine:
+        raise TeamError(
+            f"this team's lessons are embedded with {info[0]!r} ({info[1]} dimensions) and this "
+            f"laptop uses {mine[0]!r} ({mine[1]} dimensions): one embedder per team, so this "
+            "laptop is refused. Use the team's embedder here (AGENTMEM_EMBEDDER, or "
+            "`agentmem reindex --embedder NAME` for the private library), then join again"
+        )

@@ -1,0 +1,39 @@
+"""The hooks' log: one file in the state directory, kept under about 1 MB.
+
+A hook never fails an agent's turn: what goes wrong is written here
+(``~/.local/state/agentmem/hooks.log``), with one line on standard error. Imports
+nothing heavy: the prompt hook writes to it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import time
+from pathlib import Path
+
+__all__ = ["LOG_NAME", "log", "log_path"]
+
+LOG_NAME = "hooks.log"
+_LOG_LIMIT = 1_000_000
+
+
+def log_path() -> Path:
+    """The hooks' log file."""
+    from ..paths import default_state_dir
+
+    return default_state_dir() / LOG_NAME
+
+
+def log(message: str) -> None:
+    """Append a timestamped line (or block) to the log, keeping it under about 1 MB."""
+    path = log_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with contextlib.suppress(OSError):
+        if path.stat().st_size > _LOG_LIMIT:
+            tail = path.read_bytes()[-_LOG_LIMIT // 2 :]
+            path.write_bytes(tail[tail.find(b"\n") + 1 :])
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%S")
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)  # it may quote prompts
+    with open(fd, "a", encoding="utf-8", errors="replace") as fh:
+        fh.write(f"{stamp} [{os.getpid()}] {message}\n")

@@ -1,0 +1,75 @@
+"""A finding: one proven difference between a group's positive and negative runs.
+
+The value type every evidence rule produces (:mod:`.evidence` within a group,
+:mod:`.corrections` within a run, :mod:`.crosstask` across tasks), that
+:mod:`.merge` merges and Stage 2 (:mod:`.stages`) phrases, with the text helpers
+that keep every draft lesson to the same form: at most 32 words, errors quoted
+without inner quotes.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import attrs
+
+from .digest import clip_words, value_text
+
+__all__ = ["KIND_RANK", "Finding", "err_clause", "lesson_text", "quote_error", "short_value"]
+
+#: The order findings of one support are ranked in (most specific first).
+KIND_RANK = {
+    "param_name": 0,
+    "prerequisite": 1,
+    "recovery": 2,
+    "param_value": 3,
+    "wrong_tool": 4,
+    "missing_step": 5,
+}
+
+
+@attrs.frozen
+class Finding:
+    """One proven difference between positive and negative trajectories of a group.
+
+    ``facts``: names any phrasing must keep (tool first). ``detail["avoid"]``:
+    the wrong tool, parameter name or value, which a phrasing may only name as
+    something not to do.
+    """
+
+    kind: str
+    tool: str
+    domain: str
+    text: str
+    facts: tuple[str, ...]
+    support: int = 1
+    detail: dict[str, Any] = attrs.field(factory=dict, eq=False)
+
+    @property
+    def key(self) -> tuple[str, ...]:
+        return (self.kind, *self.facts)
+
+    @property
+    def avoid(self) -> tuple[str, ...]:
+        return tuple(self.detail.get("avoid", ()))
+
+
+def quote_error(e: str, words: int = 8) -> str:
+    """An error gist ready to stand in single quotes: no inner quotes, a few words."""
+    e = re.sub(r"['\"`]", "", e or "").strip(" .:;,")
+    return clip_words(e, words)
+
+
+def lesson_text(*parts: str) -> str:
+    text = " ".join(p for p in parts if p)
+    return clip_words(re.sub(r"\s+", " ", text).replace(" ;", ";").strip(), 32)
+
+
+def err_clause(e: str, subject: str = "it", verb: str = "fails", words: int = 6) -> str:
+    q = quote_error(e, words)
+    return f"{subject} {verb} with '{q}'" if q else f"{subject} {verb}"
+
+
+def short_value(v: Any) -> str:
+    return value_text(v, 40)
