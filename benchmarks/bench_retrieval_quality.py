@@ -108,7 +108,7 @@ def queries(mem: Memory, learned: set[str]) -> list[Query]:
 def collect(mem: Memory, qs: Sequence[Query]) -> None:
     """Every query's evidence in every mode: all searches on, and (``bm25/<mode>``) BM25
     alone over the prompt with the given tool names appended as words."""
-    lib = mem._library(remember=False)
+    lib = mem._retriever(remember=False)
     for q in qs:
         for mode in MODES:
             tools = {"tools": sorted(q.gold), "prompt": None, "catalogue": list(q.catalogue)}[mode]
