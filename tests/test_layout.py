@@ -8,6 +8,7 @@ hide a cycle. ``docs/architecture.md`` draws the same layers.
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -181,3 +182,68 @@ def test_every_layer_prefix_names_a_module() -> None:
     for prefixes in LAYERS:
         for prefix in prefixes:
             assert any(m == prefix or m.startswith(prefix + ".") for m in modules), prefix
+
+
+# -- one owner per table -------------------------------------------------------------------
+
+SCHEMA_DOC = PACKAGE.parent / "docs" / "schema.md"
+#: Modules that may name any table: the schema, the team primary's set-up, canned SQL for people.
+NOT_OWNERS = {"migrations.py", "team/server.py", "browse/queries.py"}
+
+
+def owners() -> dict[str, str]:
+    """``docs/schema.md``'s owner table: table name -> owning file (relative to the package)."""
+    text = SCHEMA_DOC.read_text(encoding="utf-8").split("## Which module owns each table", 1)[1]
+    out = {}
+    for line in text.split("\n## ", 1)[0].splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 2 and cells[1].startswith("`agentmem/"):
+            for table in re.findall(r"`([^`]+)`", cells[0]):
+                out[table] = cells[1].strip("`").removeprefix("agentmem/")
+    return out
+
+
+def _writes(source: str, table: str) -> bool:
+    t = re.escape(table)
+    return bool(
+        re.search(
+            rf"\b(INSERT(\s+OR\s+\w+)?\s+INTO|UPDATE|DELETE\s+FROM|REPLACE\s+INTO)\s+\"?{t}\b",
+            source,
+        )
+        or re.search(rf"\[\s*[\"']{t}[\"']\s*\]\s*\.\s*(insert|upsert|update|delete)", source)
+        or re.search(rf"\.table\(\s*[\"']{t}[\"']", source)
+    )
+
+
+def test_every_documented_table_has_one_owner_that_exists() -> None:
+    from agentmem.schemadoc import parse
+
+    doc = parse(SCHEMA_DOC.read_text(encoding="utf-8"))
+    tables = {name for name, t in doc.tables.items() if t.kind == "table"}
+    found = owners()
+    assert tables - set(found) == set(), "tables without an owner in docs/schema.md"
+    for table, owner in found.items():
+        assert table in (PACKAGE / owner).read_text(encoding="utf-8"), (table, owner)
+
+
+def test_only_the_owner_writes_a_table() -> None:
+    found = owners()
+    strays = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        rel = path.relative_to(PACKAGE).as_posix()
+        if rel in NOT_OWNERS:
+            continue
+        source = path.read_text(encoding="utf-8")
+        strays += [
+            f"{rel} writes {t} (owner: {o})"
+            for t, o in found.items()
+            if o != rel and _writes(source, t)
+        ]
+    assert strays == []
+
+
+def test_the_writer_scan_sees_writes() -> None:
+    assert _writes('db.execute("UPDATE sessions SET x = 1")', "sessions")
+    assert _writes("db.execute('INSERT OR IGNORE INTO settings VALUES (?, ?)')", "settings")
+    assert _writes('db["experiences"].insert(row)', "experiences")
+    assert not _writes('db.execute("SELECT * FROM sessions")', "sessions")
