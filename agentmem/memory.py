@@ -509,6 +509,21 @@ class Memory:
         """The live experiences (optionally in these domains plus domain-free ones)."""
         return experiences.live(self.db, domains=domains)
 
+    def experience_scopes(self) -> dict[int, str]:
+        """The live experiences served in one project only: id -> project (the git root
+        of the folder its runs came from). Every other live experience is global."""
+        from .storage.scopes import current_scopes
+
+        return current_scopes(self.db)
+
+    def recent_imports(self, *, limit: int = 20, source: str | None = None) -> list[dict[str, Any]]:
+        """The latest turns imported from agent transcripts, newest first: ``source``,
+        ``session_id``, ``turn_id``, ``trajectory_id``, ``status``, ``note``,
+        ``imported_at``, and the trajectory's ``task``, ``step_count`` and ``project``."""
+        from .storage.imports import recent_imports
+
+        return recent_imports(self.db, limit=limit, source=source)
+
     def get_experience(self, experience_id: int) -> Experience:
         """The live experience ``experience_id``."""
         found = experiences.live(self.db, [experience_id])

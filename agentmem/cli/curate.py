@@ -69,10 +69,9 @@ def experiences(mem: Memory, domains: tuple[str, ...], project: str | None, as_j
       agentmem experiences --project .
     """
     from ..projects import GLOBAL, project_of
-    from ..storage.scopes import current_scopes
 
     exps = mem.experiences(domains=domains or None)
-    scopes = current_scopes(mem.db)
+    scopes = mem.experience_scopes()
     if project is not None:
         here = project_of(project)
         exps = [e for e in exps if scopes.get(e.id or 0, here) == here]

@@ -193,9 +193,7 @@ def imports(mem: Memory, source: str | None, limit: int, as_json: bool) -> None:
       agentmem imports
       agentmem imports --source claude-code -n 5 --json
     """
-    from ..storage.imports import recent_imports
-
-    rows = recent_imports(mem.db, limit=limit, source=source)
+    rows = mem.recent_imports(limit=limit, source=source)
     if as_json:
         print_json(rows)
         return
