@@ -11,7 +11,7 @@
   no learning signal and is discarded.
 - The binary reward of RC-GRPO, R = R_state * R_action, is the alternative.
 
-:func:`score_groups` turns a group's rows (as :func:`agentmem.storage.trajectories.group_rows`
+:func:`score_groups` turns a group's rows (as :func:`agentmem.storage.trajectories.group_reports`
 reads them) into :class:`GroupReport` s: rewards, advantages, readiness and degeneracy.
 """
 

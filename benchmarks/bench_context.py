@@ -15,7 +15,7 @@ WordLlama; keyword index filled) and reports, in one run, for each N:
   queries, 3 rounds each, the round with the lowest p50 reported (for the
   baselines too), after two warm-up searches (the first search of an index
   version uses sqlite-vec, the second reads the index into memory; see
-  ``agentmem/vector_index.py``);
+  ``agentmem/storage/vector_index.py``);
 - the wall time and peak memory (max RSS) of a cold ``agentmem context`` process
   (with ``--tool``, and with the prompt alone), against a bare ``python -c pass``,
   the runs interleaved so that both see the same machine (targets: p50 < 200 ms
