@@ -232,12 +232,11 @@ def _merge_needs(group: list[Finding]) -> Finding:
     )
 
 
-def _merge_values(group: list[Finding]) -> Finding:
-    """Findings about the value (or name) of one parameter X of the same tools, and the
-    recoveries that looked X up (and a wrong parameter name of the look-up tool itself):
-    one lesson."""
+def _lookup_names(group: Sequence[Finding]) -> list[Finding]:
+    """The wrong parameter names of a look-up tool itself (a tool the other findings look
+    X up with, and that nothing else in ``group`` is about)."""
     lookups = {f.detail.get("helper") or f.detail.get("source") for f in group} - {None}
-    own = [
+    return [
         f
         for f in group
         if f.kind == "param_name"
@@ -245,23 +244,23 @@ def _merge_values(group: list[Finding]) -> Finding:
         and f.tool in lookups
         and not any(g.tool == f.tool and g is not f and g.kind != "param_name" for g in group)
     ]
-    group = [f for f in group if f not in own]
-    x = _param_of(group[0])
-    ts = _ranked([(t, f.support) for f in group for t in _tools(f)])[:5]
-    recs = [f for f in group if f.kind == "recovery" or f.detail.get("recovery")]
-    lookup = next(
+
+
+def _lookup_tool(group: Sequence[Finding], recs: Sequence[Finding]) -> str | None:
+    """The tool to look X up with: the recoveries' helper, else the values' source, the
+    best supported."""
+    return next(
         iter(
             _ranked([(f.detail.get("helper") or f.detail.get("source"), f.support) for f in recs])
             or _ranked([(f.detail.get("source"), f.support) for f in group])
         ),
         None,
     )
-    vals = [f for f in group if f.detail.get("good") is not None]
-    good = next((short_value(f.detail["good"]) for f in vals), None)
-    bad = next(
-        (short_value(f.detail["bad"]) for f in vals if f.detail.get("bad") is not None), None
-    )
-    wrong = next(
+
+
+def _wrong_name(group: Sequence[Finding]) -> str | None:
+    """The first misspelt name of X among the findings."""
+    return next(
         (
             w
             for f in group
@@ -275,7 +274,15 @@ def _merge_values(group: list[Finding]) -> Finding:
         ),
         None,
     )
-    facts: list[str] = [*ts, x]
+
+
+def _values_head(
+    ts: list[str], x: str, good: str | None, lookup: str | None, own: Sequence[Finding]
+) -> tuple[str, list[str], list[str]]:
+    """The first clause of a merged value lesson ("Before calling T, look up X with L
+    (e.g. good);" or "Call T with X like good;"), with the facts and the names to avoid
+    it adds."""
+    facts: list[str] = []
     avoid: list[str] = []
     eg = f" (e.g. {good})" if good else ""
     if lookup:
@@ -292,6 +299,27 @@ def _merge_values(group: list[Finding]) -> Finding:
         head = (
             f"Call {_join(ts)} with {x} like {good};" if good else f"Call {_join(ts)} with {x}=...;"
         )
+    return head, facts, avoid
+
+
+def _merge_values(group: list[Finding]) -> Finding:
+    """Findings about the value (or name) of one parameter X of the same tools, and the
+    recoveries that looked X up (and a wrong parameter name of the look-up tool itself):
+    one lesson."""
+    own = _lookup_names(group)
+    group = [f for f in group if f not in own]
+    x = _param_of(group[0])
+    ts = _ranked([(t, f.support) for f in group for t in _tools(f)])[:5]
+    recs = [f for f in group if f.kind == "recovery" or f.detail.get("recovery")]
+    lookup = _lookup_tool(group, recs)
+    vals = [f for f in group if f.detail.get("good") is not None]
+    good = next((short_value(f.detail["good"]) for f in vals), None)
+    bad = next(
+        (short_value(f.detail["bad"]) for f in vals if f.detail.get("bad") is not None), None
+    )
+    wrong = _wrong_name(group)
+    head, head_facts, avoid = _values_head(ts, x, good, lookup, own)
+    facts: list[str] = [*ts, x, *head_facts]
     parts = []
     if bad:
         parts.append(f"never pass {x}={bad}")
