@@ -168,47 +168,73 @@ def _same_step(t: Trajectory, i: int, j: int) -> Correction | None:
     head = f"{_step_word(i)} {w.tool} failed ('{q}')"
     dom = _domain(w) or _domain(r)
     if w.params == r.params:
-        if len(between) != 1 or t.steps[between[0]].tool == w.tool:
-            return None  # a plain retry, or several calls between: no single change
-        u = t.steps[between[0]]
-        earlier = next(
-            (t.steps[k] for k in range(i - 1, -1, -1) if t.steps[k].tool == u.tool),
-            None,
-        )
-        if earlier is not None and earlier.success and earlier.params != u.params:
-            return _setting(t, i, j, between[0], earlier, e, head)
-        return Correction(
-            "prerequisite",
-            i,
-            j,
-            tuple(between),
-            prerequisite_finding(w.tool, u.tool, dom, e),
-            f"{head}; {u.tool} was called ({_step_word(between[0])}); the same {w.tool} call "
-            f"then worked ({_step_word(j)})",
-        )
+        return _same_call(t, i, j, between, e, head, dom)
     if set(w.params) != set(r.params):
-        if between or not _one_name_change(dict(w.params), dict(r.params)):
-            return None
-        f = param_name_finding(w.tool, dom, e, dict(w.params), dict(r.params))
-        if f is None:
-            return None
-        wrong = sorted(set(w.params) - set(r.params))
-        right = sorted(set(r.params) - set(w.params))
-        change = (
-            f"{', '.join(right)} instead of {', '.join(wrong)}"
-            if wrong and right
-            else f"{', '.join(right)} added"
-            if right
-            else f"{', '.join(wrong)} dropped"
-        )
-        return Correction(
-            "param_name",
-            i,
-            j,
-            (),
-            f,
-            f"{head}; retried with {change} ({_step_word(j)}): it worked",
-        )
+        return _renamed(t, i, j, between, e, head, dom)
+    return _changed_value(t, i, j, between, e, head, dom)
+
+
+def _same_call(
+    t: Trajectory, i: int, j: int, between: list[int], e: str, head: str, dom: str
+) -> Correction | None:
+    """The same call worked after one call of another tool U: a prerequisite (or, when U
+    had been called before with one value changed since, a wrong value of U)."""
+    w = t.steps[i]
+    if len(between) != 1 or t.steps[between[0]].tool == w.tool:
+        return None  # a plain retry, or several calls between: no single change
+    u = t.steps[between[0]]
+    earlier = next(
+        (t.steps[k] for k in range(i - 1, -1, -1) if t.steps[k].tool == u.tool),
+        None,
+    )
+    if earlier is not None and earlier.success and earlier.params != u.params:
+        return _setting(t, i, j, between[0], earlier, e, head)
+    return Correction(
+        "prerequisite",
+        i,
+        j,
+        tuple(between),
+        prerequisite_finding(w.tool, u.tool, dom, e),
+        f"{head}; {u.tool} was called ({_step_word(between[0])}); the same {w.tool} call "
+        f"then worked ({_step_word(j)})",
+    )
+
+
+def _renamed(
+    t: Trajectory, i: int, j: int, between: list[int], e: str, head: str, dom: str
+) -> Correction | None:
+    """The retry renamed, added or dropped one parameter, nothing in between: its name."""
+    w, r = t.steps[i], t.steps[j]
+    if between or not _one_name_change(dict(w.params), dict(r.params)):
+        return None
+    f = param_name_finding(w.tool, dom, e, dict(w.params), dict(r.params))
+    if f is None:
+        return None
+    wrong = sorted(set(w.params) - set(r.params))
+    right = sorted(set(r.params) - set(w.params))
+    change = (
+        f"{', '.join(right)} instead of {', '.join(wrong)}"
+        if wrong and right
+        else f"{', '.join(right)} added"
+        if right
+        else f"{', '.join(wrong)} dropped"
+    )
+    return Correction(
+        "param_name",
+        i,
+        j,
+        (),
+        f,
+        f"{head}; retried with {change} ({_step_word(j)}): it worked",
+    )
+
+
+def _changed_value(
+    t: Trajectory, i: int, j: int, between: list[int], e: str, head: str, dom: str
+) -> Correction | None:
+    """The retry changed one scalar value: a wrong value (nothing in between) or a
+    recovery (one call in between returned the new value)."""
+    w, r = t.steps[i], t.steps[j]
     changed = _changed_values(dict(w.params), dict(r.params))
     if len(changed) != 1:
         return None  # several values changed at once

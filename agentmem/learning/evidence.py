@@ -431,106 +431,150 @@ def _first_failure(n: Member, start: int) -> int | None:
     return next((f.index for f in n.dig.failures if f.index >= start and not f.recovered), None)
 
 
-def _root(
-    ms: Sequence[Member], pos: Sequence[Member], n: Member, p: Member, inert: set[str]
-) -> Finding | None:
-    """The first divergence of ``n`` from ``p`` that explains its failure (see module doc)."""
-    events = _events(p, n, inert)
+_Event = tuple[str, int | None, int | None]
+
+
+def _positive_values(pos: Sequence[Member]) -> dict[tuple[str, str], set[str]]:
+    """The values the positive runs passed, by (tool, parameter)."""
     pos_values: dict[tuple[str, str], set[str]] = defaultdict(set)
     for m in pos:
         for s in m.steps:
             for name, v in s.params.items():
                 pos_values[(s.tool, name)].add(value_text(v, 200))
+    return pos_values
+
+
+def _root(
+    ms: Sequence[Member], pos: Sequence[Member], n: Member, p: Member, inert: set[str]
+) -> Finding | None:
+    """The first divergence of ``n`` from ``p`` that explains its failure (see module doc)."""
+    events = _events(p, n, inert)
+    pos_values = _positive_values(pos)
     extra = {j for op, _, j in events if op == "insert"}
     for k, (op, pi, ni) in enumerate(events):
-        next_n = next((j for _, _, j in events[k + 1 :] if j is not None), None)
+        f: Finding | None = None
         if op == "equal":
             assert pi is not None and ni is not None
-            ps, ns = p.steps[pi], n.steps[ni]
-            if ps.success and not ns.success:
-                retry = next(
-                    (
-                        j
-                        for j in range(ni + 1, len(n.steps))
-                        if n.steps[j].tool == ns.tool and n.steps[j].success
-                    ),
-                    None,
-                )
-                if retry is not None and retry in extra:
-                    continue  # the negative retried this call itself (an extra call)
-                f = _failed_call(ms, n, ni, p, pi)
-                if f:
-                    return f
-            elif ps.success and ns.success and ps.params != ns.params:
-                diff = [
-                    x
-                    for x in ns.params
-                    if x in ps.params
-                    and ns.params[x] != ps.params[x]
-                    and is_scalar(ns.params[x])
-                    and is_scalar(ps.params[x])
-                    and _categorical(value_text(ns.params[x], 200))
-                    and _categorical(value_text(ps.params[x], 200))
-                    and value_text(ns.params[x], 200) not in pos_values[(ns.tool, x)]
-                ]
-                if diff:
-                    x = diff[0]
-                    later = _first_failure(n, ni + 1)
-                    source = provenance(p, pi, ps.params[x])
-                    if (
-                        later is None
-                        and not source
-                        and not isinstance(ps.params[x], (bool, int, float))
-                    ):
-                        continue  # a different free choice with no visible effect: not a lesson
-                    ls = n.steps[later] if later is not None else None
-                    le = next((f.error for f in n.dig.failures if f.index == later), "")
-                    return param_value_finding(
-                        ns.tool,
-                        _domain_of(ms, ns.tool),
-                        None,
-                        x,
-                        ns.params[x],
-                        ps.params[x],
-                        source,
-                        ls.tool if ls else None,
-                        le,
-                    )
+            f = _same_call_root(ms, n, p, pi, ni, extra, pos_values)
         elif op == "delete":
             assert pi is not None
-            ps = p.steps[pi]
-            if not ps.success or next_n is None:
-                continue  # the negative had stopped: what positives did next is a recovery
-            fi = _first_failure(n, next_n)
-            if fi is None:
-                continue
-            t = n.steps[fi].tool
-            prev_n = next((j for _, _, j in reversed(events[:k]) if j is not None), -1)
-            if t == ps.tool or any(
-                _sig(s) == _sig(ps) and s.success for s in n.steps[prev_n + 1 : fi]
-            ):
-                continue  # the negative made this very call, elsewhere: not missing
-            if not any(s.tool == t and s.success for s in p.steps[pi + 1 :]):
-                continue
-            e = next(f.error for f in n.dig.failures if f.index == fi)
-            return prerequisite_finding(t, ps.tool, _domain_of(ms, t), e)
+            f = _skipped_call_root(ms, n, p, events, k, pi)
         elif op == "replace":
             assert pi is not None and ni is not None
-            r, w = p.steps[pi], n.steps[ni]
-            if not r.success or not can_stand_in(ms, r, w):
-                continue
-            prev = next(
-                (p.steps[i].tool for _, i, _ in reversed(events[:k]) if i is not None), None
-            )
-            werr = (
-                None
-                if w.success
-                else next((f.error for f in n.dig.failures if f.index == ni), None)
-            )
-            return wrong_tool_finding(
-                r, w, _domain_of(ms, w.tool) or _domain_of(ms, r.tool), werr, prev, n.traj.task
-            )
+            f = _replaced_call_root(ms, n, p, events, k, pi, ni)
+        if f is not None:
+            return f
     return None
+
+
+def _same_call_root(
+    ms: Sequence[Member],
+    n: Member,
+    p: Member,
+    pi: int,
+    ni: int,
+    extra: set[int | None],
+    pos_values: dict[tuple[str, str], set[str]],
+) -> Finding | None:
+    """Both runs call the tool here: it failed only in ``n`` (rules 1, 2, 4), or it worked in
+    both with a categorical value no positive passed that made a later call fail."""
+    ps, ns = p.steps[pi], n.steps[ni]
+    if ps.success and not ns.success:
+        retry = next(
+            (
+                j
+                for j in range(ni + 1, len(n.steps))
+                if n.steps[j].tool == ns.tool and n.steps[j].success
+            ),
+            None,
+        )
+        if retry is not None and retry in extra:
+            return None  # the negative retried this call itself (an extra call)
+        return _failed_call(ms, n, ni, p, pi)
+    if ps.success and ns.success and ps.params != ns.params:
+        return _changed_value_root(ms, n, p, pi, ni, pos_values)
+    return None
+
+
+def _changed_value_root(
+    ms: Sequence[Member],
+    n: Member,
+    p: Member,
+    pi: int,
+    ni: int,
+    pos_values: dict[tuple[str, str], set[str]],
+) -> Finding | None:
+    """A call that worked in both runs with a different categorical value, one no positive
+    passed: a lesson when a later call failed, the value was looked up or is not text."""
+    ps, ns = p.steps[pi], n.steps[ni]
+    diff = [
+        x
+        for x in ns.params
+        if x in ps.params
+        and ns.params[x] != ps.params[x]
+        and is_scalar(ns.params[x])
+        and is_scalar(ps.params[x])
+        and _categorical(value_text(ns.params[x], 200))
+        and _categorical(value_text(ps.params[x], 200))
+        and value_text(ns.params[x], 200) not in pos_values[(ns.tool, x)]
+    ]
+    if not diff:
+        return None
+    x = diff[0]
+    later = _first_failure(n, ni + 1)
+    source = provenance(p, pi, ps.params[x])
+    if later is None and not source and not isinstance(ps.params[x], (bool, int, float)):
+        return None  # a different free choice with no visible effect: not a lesson
+    ls = n.steps[later] if later is not None else None
+    le = next((f.error for f in n.dig.failures if f.index == later), "")
+    return param_value_finding(
+        ns.tool,
+        _domain_of(ms, ns.tool),
+        None,
+        x,
+        ns.params[x],
+        ps.params[x],
+        source,
+        ls.tool if ls else None,
+        le,
+    )
+
+
+def _skipped_call_root(
+    ms: Sequence[Member], n: Member, p: Member, events: Sequence[_Event], k: int, pi: int
+) -> Finding | None:
+    """A call only the positive made (event ``k``), before a call that then failed in ``n``
+    and worked in ``p``: a prerequisite."""
+    ps = p.steps[pi]
+    next_n = next((j for _, _, j in events[k + 1 :] if j is not None), None)
+    if not ps.success or next_n is None:
+        return None  # the negative had stopped: what positives did next is a recovery
+    fi = _first_failure(n, next_n)
+    if fi is None:
+        return None
+    t = n.steps[fi].tool
+    prev_n = next((j for _, _, j in reversed(events[:k]) if j is not None), -1)
+    if t == ps.tool or any(_sig(s) == _sig(ps) and s.success for s in n.steps[prev_n + 1 : fi]):
+        return None  # the negative made this very call, elsewhere: not missing
+    if not any(s.tool == t and s.success for s in p.steps[pi + 1 :]):
+        return None
+    e = next(f.error for f in n.dig.failures if f.index == fi)
+    return prerequisite_finding(t, ps.tool, _domain_of(ms, t), e)
+
+
+def _replaced_call_root(
+    ms: Sequence[Member], n: Member, p: Member, events: Sequence[_Event], k: int, pi: int, ni: int
+) -> Finding | None:
+    """``n`` called another tool where ``p`` made a call that worked: a wrong tool, when
+    the one can stand in for the other."""
+    r, w = p.steps[pi], n.steps[ni]
+    if not r.success or not can_stand_in(ms, r, w):
+        return None
+    prev = next((p.steps[i].tool for _, i, _ in reversed(events[:k]) if i is not None), None)
+    werr = None if w.success else next((f.error for f in n.dig.failures if f.index == ni), None)
+    return wrong_tool_finding(
+        r, w, _domain_of(ms, w.tool) or _domain_of(ms, r.tool), werr, prev, n.traj.task
+    )
 
 
 def _fallback(ms: Sequence[Member], pos: Sequence[Member], n: Member) -> Finding | None:

@@ -232,12 +232,11 @@ def _merge_needs(group: list[Finding]) -> Finding:
     )
 
 
-def _merge_values(group: list[Finding]) -> Finding:
-    """Findings about the value (or name) of one parameter X of the same tools, and the
-    recoveries that looked X up (and a wrong parameter name of the look-up tool itself):
-    one lesson."""
+def _lookup_names(group: Sequence[Finding]) -> list[Finding]:
+    """The wrong parameter names of a look-up tool itself (a tool the other findings look
+    X up with, and that nothing else in ``group`` is about)."""
     lookups = {f.detail.get("helper") or f.detail.get("source") for f in group} - {None}
-    own = [
+    return [
         f
         for f in group
         if f.kind == "param_name"
@@ -245,23 +244,23 @@ def _merge_values(group: list[Finding]) -> Finding:
         and f.tool in lookups
         and not any(g.tool == f.tool and g is not f and g.kind != "param_name" for g in group)
     ]
-    group = [f for f in group if f not in own]
-    x = _param_of(group[0])
-    ts = _ranked([(t, f.support) for f in group for t in _tools(f)])[:5]
-    recs = [f for f in group if f.kind == "recovery" or f.detail.get("recovery")]
-    lookup = next(
+
+
+def _lookup_tool(group: Sequence[Finding], recs: Sequence[Finding]) -> str | None:
+    """The tool to look X up with: the recoveries' helper, else the values' source, the
+    best supported."""
+    return next(
         iter(
             _ranked([(f.detail.get("helper") or f.detail.get("source"), f.support) for f in recs])
             or _ranked([(f.detail.get("source"), f.support) for f in group])
         ),
         None,
     )
-    vals = [f for f in group if f.detail.get("good") is not None]
-    good = next((short_value(f.detail["good"]) for f in vals), None)
-    bad = next(
-        (short_value(f.detail["bad"]) for f in vals if f.detail.get("bad") is not None), None
-    )
-    wrong = next(
+
+
+def _wrong_name(group: Sequence[Finding]) -> str | None:
+    """The first misspelt name of X among the findings."""
+    return next(
         (
             w
             for f in group
@@ -275,7 +274,15 @@ def _merge_values(group: list[Finding]) -> Finding:
         ),
         None,
     )
-    facts: list[str] = [*ts, x]
+
+
+def _values_head(
+    ts: list[str], x: str, good: str | None, lookup: str | None, own: Sequence[Finding]
+) -> tuple[str, list[str], list[str]]:
+    """The first clause of a merged value lesson ("Before calling T, look up X with L
+    (e.g. good);" or "Call T with X like good;"), with the facts and the names to avoid
+    it adds."""
+    facts: list[str] = []
     avoid: list[str] = []
     eg = f" (e.g. {good})" if good else ""
     if lookup:
@@ -292,6 +299,27 @@ def _merge_values(group: list[Finding]) -> Finding:
         head = (
             f"Call {_join(ts)} with {x} like {good};" if good else f"Call {_join(ts)} with {x}=...;"
         )
+    return head, facts, avoid
+
+
+def _merge_values(group: list[Finding]) -> Finding:
+    """Findings about the value (or name) of one parameter X of the same tools, and the
+    recoveries that looked X up (and a wrong parameter name of the look-up tool itself):
+    one lesson."""
+    own = _lookup_names(group)
+    group = [f for f in group if f not in own]
+    x = _param_of(group[0])
+    ts = _ranked([(t, f.support) for f in group for t in _tools(f)])[:5]
+    recs = [f for f in group if f.kind == "recovery" or f.detail.get("recovery")]
+    lookup = _lookup_tool(group, recs)
+    vals = [f for f in group if f.detail.get("good") is not None]
+    good = next((short_value(f.detail["good"]) for f in vals), None)
+    bad = next(
+        (short_value(f.detail["bad"]) for f in vals if f.detail.get("bad") is not None), None
+    )
+    wrong = _wrong_name(group)
+    head, head_facts, avoid = _values_head(ts, x, good, lookup, own)
+    facts: list[str] = [*ts, x, *head_facts]
     parts = []
     if bad:
         parts.append(f"never pass {x}={bad}")
@@ -445,22 +473,36 @@ def _chunks(fs: Sequence[Finding], idx: list[int]) -> list[list[int]]:
     return [p[1] for p in parts]
 
 
+#: A cluster: (kind, indices of the findings it merges).
+_Cluster = tuple[str, list[int]]
+#: The findings of one prerequisite lesson: (its helper, or None for a lesson already
+#: merged for several helpers of one tool; indices).
+_Unit = tuple[str | None, list[int]]
+
+
 def clusters(findings: Sequence[Finding]) -> list[tuple[str, list[int]]]:
-    """Which findings teach one lesson (see :func:`merge_findings`): (kind, indices)."""
+    """Which findings teach one lesson (see :func:`merge_findings`): (kind, indices).
+
+    Each step below adds its clusters to ``out`` and marks their findings ``taken``, so
+    that a later step merges only what an earlier one left.
+    """
     fs = list(findings)
-    out: list[tuple[str, list[int]]] = []
+    out: list[_Cluster] = []
     taken: set[int] = set()
-    helpers: dict[str, list[int]] = defaultdict(list)
-    # (helper or None, indices): the prerequisite lessons, one per helper (and one per
-    # lesson already merged for several helpers of one tool)
-    units: list[tuple[str | None, list[int]]] = []
-    for i, f in enumerate(fs):
-        if f.detail.get("parts"):
-            units.append((None, [i]))
-        elif f.detail.get("helper") and (
-            f.kind == "prerequisite" or (f.kind == "recovery" and not f.detail.get("param"))
-        ):
-            helpers[f.detail["helper"]].append(i)
+    _prerequisite_clusters(fs, out, taken)
+    _value_clusters(fs, out, taken)
+    _name_clusters(fs, out, taken)
+    _lookup_name_clusters(fs, out, taken)
+    _related_name_clusters(fs, out, taken)
+    _missing_clusters(fs, out, taken)
+    _wrong_tool_clusters(fs, out, taken)
+    return sorted(out, key=lambda c: min(c[1]))
+
+
+def _prerequisite_clusters(fs: Sequence[Finding], out: list[_Cluster], taken: set[int]) -> None:
+    """Prerequisites and recoveries with the same helper (and what the helper's call takes
+    in); one tool's prerequisites with different helpers as one "needs" lesson, when it
+    fits."""
     # The findings each helper may take in, by tool: looked up, not scanned per helper
     # (a session of thousands of groups has hundreds of helpers).
     values_of: dict[str, list[int]] = defaultdict(list)
@@ -470,6 +512,41 @@ def clusters(findings: Sequence[Finding]) -> list[tuple[str, list[int]]]:
             values_of[f.tool].append(j)
         elif f.kind == "wrong_tool":
             swaps_of[f.facts[0]].append(j)
+    units = _prerequisite_units(fs, values_of, swaps_of)
+    _extend_merged_units(fs, units, values_of, swaps_of)
+    # a helper's setting that made a later call fail is what that call needs, too
+    held = {i for _u, chunk in units for i in chunk}
+    units += [
+        (f.tool, [j])
+        for j, f in enumerate(fs)
+        if j not in held and f.kind == "param_value" and f.detail.get("later") and _setting(f)
+    ]
+    needs = _needs_clusters(fs, units, out, taken)
+    for k, (_u, chunk) in enumerate(units):
+        if (
+            k not in needs
+            and len(chunk) > 1
+            and _needed_by(fs, chunk)
+            and any(fs[i].kind in ("prerequisite", "recovery") for i in chunk)
+        ):
+            out.append(("prerequisite", sorted(chunk)))
+            taken.update(chunk)
+
+
+def _prerequisite_units(
+    fs: Sequence[Finding], values_of: dict[str, list[int]], swaps_of: dict[str, list[int]]
+) -> list[_Unit]:
+    """The prerequisite lessons, one per helper (split at MAX_TOOLS tools), after one per
+    lesson already merged for several helpers of one tool."""
+    units: list[_Unit] = []
+    helpers: dict[str, list[int]] = defaultdict(list)
+    for i, f in enumerate(fs):
+        if f.detail.get("parts"):
+            units.append((None, [i]))
+        elif f.detail.get("helper") and (
+            f.kind == "prerequisite" or (f.kind == "recovery" and not f.detail.get("param"))
+        ):
+            helpers[f.detail["helper"]].append(i)
     for u, idx in helpers.items():
         tools = {t for i in idx for t in _tools(fs[i])}
         have = next((st for i in idx if (st := _setting(fs[i]))), None)
@@ -487,8 +564,17 @@ def clusters(findings: Sequence[Finding]) -> list[tuple[str, list[int]]]:
             if not fs[j].detail.get("both_ways") and instead in (None, fs[j].facts[1])
         ]
         units += [(u, chunk) for chunk in _chunks(fs, idx)]
-    # a lesson already merged for several helpers of one tool takes those helpers' settings
-    # and wrong tools that no helper of their own took
+    return units
+
+
+def _extend_merged_units(
+    fs: Sequence[Finding],
+    units: list[_Unit],
+    values_of: dict[str, list[int]],
+    swaps_of: dict[str, list[int]],
+) -> None:
+    """A lesson already merged for several helpers of one tool takes those helpers'
+    settings and wrong tools that no helper of their own took (its chunk grows in place)."""
     held = {i for _u, chunk in units for i in chunk}
     for _u, chunk in units:
         f = fs[chunk[0]]
@@ -506,24 +592,22 @@ def clusters(findings: Sequence[Finding]) -> list[tuple[str, list[int]]]:
             )
         ]
         held.update(chunk)
-    # one tool's prerequisites with different helpers: one lesson, when it fits
+
+
+def _needed_by(fs: Sequence[Finding], chunk: list[int]) -> set[str]:
+    """The tools a unit's findings are prerequisites of (else the later calls that failed)."""
+    heads = {t for i in chunk if fs[i].kind in ("prerequisite", "recovery") for t in _tools(fs[i])}
+    return heads or {fs[i].detail["later"] for i in chunk if fs[i].detail.get("later")}
+
+
+def _needs_clusters(
+    fs: Sequence[Finding], units: list[_Unit], out: list[_Cluster], taken: set[int]
+) -> set[int]:
+    """One tool's prerequisites with different helpers: one lesson, when it fits. Returns
+    the units it took."""
     by_tool: dict[str, list[int]] = defaultdict(list)
-    # a helper's setting that made a later call fail is what that call needs, too
-    held = {i for _u, chunk in units for i in chunk}
-    units += [
-        (f.tool, [j])
-        for j, f in enumerate(fs)
-        if j not in held and f.kind == "param_value" and f.detail.get("later") and _setting(f)
-    ]
-
-    def needed_by(chunk: list[int]) -> set[str]:
-        heads = {
-            t for i in chunk if fs[i].kind in ("prerequisite", "recovery") for t in _tools(fs[i])
-        }
-        return heads or {fs[i].detail["later"] for i in chunk if fs[i].detail.get("later")}
-
     for k, (_u, chunk) in enumerate(units):
-        tools = needed_by(chunk)
+        tools = _needed_by(fs, chunk)
         if len(tools) == 1:
             by_tool[next(iter(tools))].append(k)
     needs: set[int] = set()
@@ -538,15 +622,24 @@ def clusters(findings: Sequence[Finding]) -> list[tuple[str, list[int]]]:
         out.append(("needs", idx))
         taken.update(idx)
         needs.update(ks)
-    for k, (_u, chunk) in enumerate(units):
-        if (
-            k not in needs
-            and len(chunk) > 1
-            and needed_by(chunk)
-            and any(fs[i].kind in ("prerequisite", "recovery") for i in chunk)
-        ):
-            out.append(("prerequisite", sorted(chunk)))
-            taken.update(chunk)
+    return needs
+
+
+def _value_links(f: Finding) -> set[str]:
+    """What joins a value finding to others of its parameter: its tools, look-up tool,
+    domain and the first words of its error."""
+    out = set(_tools(f)) | ({f.detail.get("source") or "", f.detail.get("helper") or ""} - {""})
+    if f.domain and f.domain != "general":
+        out.add(f"domain:{f.domain}")
+    err = re.sub(r"^\w+:\s*", "", quote_error(f.detail.get("error") or "", 12))
+    err = " ".join([w for w in err.split() if not re.search(r"[.\d:/]", w)][:3])
+    if err and f.kind != "param_name":
+        out.add(f"error:{err.lower()}")
+    return out
+
+
+def _value_clusters(fs: Sequence[Finding], out: list[_Cluster], taken: set[int]) -> None:
+    """Values, recoveries and wrong names of one parameter X with a link in common."""
     cand = [
         i
         for i, f in enumerate(fs)
@@ -557,28 +650,26 @@ def clusters(findings: Sequence[Finding]) -> list[tuple[str, list[int]]]:
             or (f.kind == "param_name" and len(f.facts) == 3 and not f.detail.get("pairs"))
         )
     ]
+    for comp in _linked_components(fs, cand):
+        kinds = {fs[j].kind for j in comp}
+        if len(comp) > 1 and kinds & {"param_value", "recovery"}:
+            out.append(("value", sorted(comp)))
+            taken.update(comp)
 
-    def links(f: Finding) -> set[str]:
-        out = set(_tools(f)) | ({f.detail.get("source") or "", f.detail.get("helper") or ""} - {""})
-        if f.domain and f.domain != "general":
-            out.add(f"domain:{f.domain}")
-        err = re.sub(r"^\w+:\s*", "", quote_error(f.detail.get("error") or "", 12))
-        err = " ".join([w for w in err.split() if not re.search(r"[.\d:/]", w)][:3])
-        if err and f.kind != "param_name":
-            out.add(f"error:{err.lower()}")
-        return out
 
-    # Connected components of "same parameter, a link in common": findings are joined
-    # through the (parameter, link) keys they share, each key looked at once, so a
-    # session's thousands of findings cost a pass, not all pairs.
+def _linked_components(fs: Sequence[Finding], cand: list[int]) -> list[list[int]]:
+    """Connected components of "same parameter, a link in common": findings are joined
+    through the (parameter, link) keys they share, each key looked at once, so a
+    session's thousands of findings cost a pass, not all pairs."""
     by_key: dict[tuple[str, str], list[int]] = defaultdict(list)
     for i in cand:
-        for link in links(fs[i]):
+        for link in _value_links(fs[i]):
             by_key[(_param_of(fs[i]), link)].append(i)
     keys_of: dict[int, list[tuple[str, str]]] = defaultdict(list)
     for key, members in by_key.items():
         for i in members:
             keys_of[i].append(key)
+    comps: list[list[int]] = []
     seen: set[int] = set()
     done: set[tuple[str, str]] = set()
     for i in cand:
@@ -596,10 +687,12 @@ def clusters(findings: Sequence[Finding]) -> list[tuple[str, list[int]]]:
                         seen.add(j)
                         comp.append(j)
                         todo.append(j)
-        kinds = {fs[j].kind for j in comp}
-        if len(comp) > 1 and kinds & {"param_value", "recovery"}:
-            out.append(("value", sorted(comp)))
-            taken.update(comp)
+        comps.append(comp)
+    return comps
+
+
+def _name_clusters(fs: Sequence[Finding], out: list[_Cluster], taken: set[int]) -> None:
+    """The same wrong parameter name guessed for several tools."""
     wrong_names: dict[str, list[int]] = defaultdict(list)
     for i, f in enumerate(fs):
         if (
@@ -612,7 +705,11 @@ def clusters(findings: Sequence[Finding]) -> list[tuple[str, list[int]]]:
         if len(idx) > 1:
             out.append(("name", idx))
             taken.update(idx)
-    # a wrong name of a look-up tool goes with the lesson that says to look a value up with it
+
+
+def _lookup_name_clusters(fs: Sequence[Finding], out: list[_Cluster], taken: set[int]) -> None:
+    """A wrong name of a look-up tool goes with the lesson that says to look a value up
+    with it (or with a value finding left alone), when the lesson still fits."""
     for j, f in enumerate(fs):
         if j in taken or f.kind != "param_name" or len(f.facts) != 3 or f.detail.get("pairs"):
             continue
@@ -639,7 +736,10 @@ def clusters(findings: Sequence[Finding]) -> list[tuple[str, list[int]]]:
             if src is not None and len(_merge_values([fs[src], f]).text.split()) <= 32:
                 out.append(("value", sorted([src, j])))
                 taken.update((src, j))
-    # wrong names of related tools (a shared name part): one lesson, up to three tools
+
+
+def _related_name_clusters(fs: Sequence[Finding], out: list[_Cluster], taken: set[int]) -> None:
+    """Wrong names of related tools (a shared name part): one lesson, up to three tools."""
     names = [
         i
         for i, f in enumerate(fs)
@@ -664,6 +764,10 @@ def clusters(findings: Sequence[Finding]) -> list[tuple[str, list[int]]]:
         if len(idx) > 1 and len(_related_names_text([fs[k] for k in idx]).split()) <= 32:
             out.append(("related_names", sorted(idx)))
             taken.update(idx)
+
+
+def _missing_clusters(fs: Sequence[Finding], out: list[_Cluster], taken: set[int]) -> None:
+    """The same step skipped in several groups."""
     missing: dict[str, list[int]] = defaultdict(list)
     for i, f in enumerate(fs):
         if f.kind == "missing_step" and i not in taken:
@@ -672,12 +776,15 @@ def clusters(findings: Sequence[Finding]) -> list[tuple[str, list[int]]]:
         if len(idx) > 1:
             out.append(("missing", idx))
             taken.update(idx)
+
+
+def _wrong_tool_clusters(fs: Sequence[Finding], out: list[_Cluster], taken: set[int]) -> None:
+    """The same substitution (either way round) seen more than once."""
     pairs: dict[frozenset[str], list[int]] = defaultdict(list)
     for i, f in enumerate(fs):
         if f.kind == "wrong_tool" and i not in taken:
             pairs[frozenset(f.facts[:2])].append(i)
-    out += [("wrong_tool", idx) for idx in pairs.values() if len(idx) > 1]
-    return sorted(out, key=lambda c: min(c[1]))
+    out.extend(("wrong_tool", idx) for idx in pairs.values() if len(idx) > 1)
 
 
 def merge_cluster(kind: str, group: list[Finding]) -> Finding:
