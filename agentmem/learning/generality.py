@@ -852,36 +852,11 @@ def _needs_lesson(f: Finding, notes: Sequence[GroupNotes], corpus: Corpus) -> _V
     """A prerequisite lesson about several helpers of one tool ("Before calling T, call U1
     and U2 first"): each helper kept only as the data shows it (as for one helper)."""
     t = _tools_of(f)[0]
-    kept: list[dict[str, Any]] = []
-    for p in f.detail.get("parts") or []:
-        u = p["helper"]
-        causal = any((t, u) in n.causal for n in notes)
-        habit = causal or any((t, u) in n.habit for n in notes)
-        recover = bool(p.get("recovery"))
-        setting, bad = None, None
-        if p.get("setting"):
-            sx, sgood, sbad = p["setting"]
-            opts = corpus.options_of([u])
-            if sgood in opts or corpus.constant([u], sx, sgood, before=[t]):
-                setting = (sx, sgood)
-                if sbad and ((opts and sbad not in opts) or corpus.always_bad([u], sx, sbad)):
-                    bad = sbad
-        # a general value of the helper's own call that the bad run got wrong shows what
-        # mattered as well as a proven cause does
-        causal = causal or setting is not None
-        if not (recover or causal or habit):
-            continue
-        kept.append(
-            {
-                "helper": u,
-                "instead": p.get("instead"),
-                "setting": setting,
-                "bad": bad,
-                "proven": recover or causal,
-                "recovery": recover,
-                "error": p.get("error") or "",
-            }
-        )
+    kept = [
+        k
+        for p in f.detail.get("parts") or []
+        if (k := _needed_helper(t, p, notes, corpus)) is not None
+    ]
     if not kept:
         return _Verdict(
             None,
@@ -905,27 +880,7 @@ def _needs_lesson(f: Finding, notes: Sequence[GroupNotes], corpus: Corpus) -> _V
     if partly:
         alts = [a for a in alts if a[1].helper in refuted]
         kept = [k for k in kept if k["helper"] not in refuted]
-    calls = []
-    for k in kept:
-        c = k["helper"] + (f", not {k['instead']}," if k["instead"] else "")
-        if k["setting"]:
-            x, good = k["setting"]
-            c += f" with {x}={good}" + (f", never {k['bad']}," if k["bad"] else "")
-        calls.append(c)
-    head = f"Before calling {t}, call {' and '.join(calls)} first".replace(",,", ",")
-    head = re.sub(r",$", "", head)
-    them = "them" if len(kept) > 1 else "it"
-    e = quote_error(next((k["error"] for k in kept if k["error"]), ""), 5)
-    if all(k["proven"] for k in kept) and any(k["recovery"] for k in kept):
-        tails = [
-            f"; if {t} already failed ('{e}'), call {them} and retry." if e else "",
-            f"; if {t} already failed, call {them} and retry.",
-        ]
-    elif all(k["proven"] for k in kept):
-        tails = [f"; without {them} {t} fails ('{e}')." if e else "", f"; otherwise {t} fails."]
-    else:
-        tails = [", as good runs did."]
-    text = _fit(*(re.sub(r",\s*first", " first", head) + x for x in tails if x))
+    text = _needs_text(t, kept)
     allowed = [a for k in kept for a in ((k["setting"] or ("", ""))[1], k["bad"] or "") if a]
     rule = Rule(
         "prerequisite",
@@ -947,6 +902,65 @@ def _needs_lesson(f: Finding, notes: Sequence[GroupNotes], corpus: Corpus) -> _V
         alt=alts[0] if alts else None,
         more_alts=tuple(alts[1:]),
     )
+
+
+def _needed_helper(
+    t: str, p: Mapping[str, Any], notes: Sequence[GroupNotes], corpus: Corpus
+) -> dict[str, Any] | None:
+    """One helper ``p`` of a lesson about several, as the data shows it (its setting kept
+    only when general), or None when the data shows it did not matter."""
+    u = p["helper"]
+    causal = any((t, u) in n.causal for n in notes)
+    habit = causal or any((t, u) in n.habit for n in notes)
+    recover = bool(p.get("recovery"))
+    setting, bad = None, None
+    if p.get("setting"):
+        sx, sgood, sbad = p["setting"]
+        opts = corpus.options_of([u])
+        if sgood in opts or corpus.constant([u], sx, sgood, before=[t]):
+            setting = (sx, sgood)
+            if sbad and ((opts and sbad not in opts) or corpus.always_bad([u], sx, sbad)):
+                bad = sbad
+    # a general value of the helper's own call that the bad run got wrong shows what
+    # mattered as well as a proven cause does
+    causal = causal or setting is not None
+    if not (recover or causal or habit):
+        return None
+    return {
+        "helper": u,
+        "instead": p.get("instead"),
+        "setting": setting,
+        "bad": bad,
+        "proven": recover or causal,
+        "recovery": recover,
+        "error": p.get("error") or "",
+    }
+
+
+def _needs_text(t: str, kept: Sequence[Mapping[str, Any]]) -> str:
+    """The lesson's text: "Before calling T, call U1 and U2 first", and the reason the data
+    shows."""
+    calls = []
+    for k in kept:
+        c = k["helper"] + (f", not {k['instead']}," if k["instead"] else "")
+        if k["setting"]:
+            x, good = k["setting"]
+            c += f" with {x}={good}" + (f", never {k['bad']}," if k["bad"] else "")
+        calls.append(c)
+    head = f"Before calling {t}, call {' and '.join(calls)} first".replace(",,", ",")
+    head = re.sub(r",$", "", head)
+    them = "them" if len(kept) > 1 else "it"
+    e = quote_error(next((k["error"] for k in kept if k["error"]), ""), 5)
+    if all(k["proven"] for k in kept) and any(k["recovery"] for k in kept):
+        tails = [
+            f"; if {t} already failed ('{e}'), call {them} and retry." if e else "",
+            f"; if {t} already failed, call {them} and retry.",
+        ]
+    elif all(k["proven"] for k in kept):
+        tails = [f"; without {them} {t} fails ('{e}')." if e else "", f"; otherwise {t} fails."]
+    else:
+        tails = [", as good runs did."]
+    return _fit(*(re.sub(r",\s*first", " first", head) + x for x in tails if x))
 
 
 def rule_for(f: Finding, text: str) -> Rule:
