@@ -616,79 +616,112 @@ def _gist(text: str) -> str | None:
     return " ".join(words[:4]).strip(" .") or None
 
 
-def _value_lesson(f: Finding, text: str, notes: Sequence[GroupNotes], corpus: Corpus) -> _Verdict:
+@attrs.frozen
+class _ValueFacts:
+    """What a value finding says about its parameter, and how far its groups and the
+    library back each part of it (see the module doc)."""
+
+    ts: list[str]
+    x: str
+    good: str | None
+    bad: str | None
+    #: The tool the good runs looked the value up with.
+    source: str | None
+    wrong: str | None
+    recover: bool
+    #: The finding's error message, as it is and quoted for a lesson.
+    error: str
+    err: str
+    opts: tuple[str, ...]
+    lookup_ok: bool
+    from_task: bool
+    bad_from_task: bool
+    good_ok: bool
+    bad_ok: bool
+
+
+def _value_facts(f: Finding, notes: Sequence[GroupNotes], corpus: Corpus) -> _ValueFacts:
     d = f.detail
     x = d.get("param") or (f.facts[1] if len(f.facts) > 1 else "")
     ts = _tools_of(f)
     good = None if d.get("good") is None else val(d["good"])
     bad = None if d.get("bad") is None else val(d["bad"])
     source = d.get("source")
-    wrong = d.get("wrong_name")
-    recover = bool(d.get("recovery"))
-    err = quote_error(d.get("error") or "", 5)
     opts = corpus.options_of(ts)
-    lookup_ok = bool(source) and any((t, x, source) in n.lookups for n in notes for t in ts)
-    from_task = any((t, x) in n.from_task for n in notes for t in ts)
-    bad_from_task = any((t, x) in n.bad_from_task for n in notes for t in ts)
     good_ok = good is not None and (good in opts or corpus.constant(ts, x, good))
     bad_ok = bad is not None and (
         (bool(opts) and good in opts and bad not in opts) or corpus.always_bad(ts, x, bad)
     )
-    allowed = [a for a, ok in ((good, good_ok), (bad, bad_ok)) if ok and a] + list(opts)
-    rule = Rule(
-        "param_value",
-        ts,
-        param=x,
-        good=good if good_ok else None,
-        bad=bad if bad_ok else None,
-        options=opts if good_ok and good in opts else (),
-        wrong_name=wrong,
-        lookup=source if lookup_ok else None,
-        lookup_only=lookup_ok and bad_from_task,
-        from_request=from_task and not lookup_ok and not good_ok,
+    return _ValueFacts(
+        ts=ts,
+        x=x,
+        good=good,
+        bad=bad,
+        source=source,
+        wrong=d.get("wrong_name"),
+        recover=bool(d.get("recovery")),
+        error=d.get("error") or "",
+        err=quote_error(d.get("error") or "", 5),
+        opts=opts,
+        lookup_ok=bool(source) and any((t, x, source) in n.lookups for n in notes for t in ts),
+        from_task=any((t, x) in n.from_task for n in notes for t in ts),
+        bad_from_task=any((t, x) in n.bad_from_task for n in notes for t in ts),
+        good_ok=good_ok,
+        bad_ok=bad_ok,
     )
-    seen_err = next((e for n in notes for t, p, e in n.errors if t in ts and p == x and e), "")
+
+
+def _value_rule(v: _ValueFacts) -> Rule:
+    return Rule(
+        "param_value",
+        v.ts,
+        param=v.x,
+        good=v.good if v.good_ok else None,
+        bad=v.bad if v.bad_ok else None,
+        options=v.opts if v.good_ok and v.good in v.opts else (),
+        wrong_name=v.wrong,
+        lookup=v.source if v.lookup_ok else None,
+        lookup_only=v.lookup_ok and v.bad_from_task,
+        from_request=v.from_task and not v.lookup_ok and not v.good_ok,
+    )
+
+
+def _value_conditional(
+    f: Finding, v: _ValueFacts, notes: Sequence[GroupNotes], corpus: Corpus
+) -> tuple[str, Rule] | None:
+    """The value lesson for its failure only: when the value must be looked up."""
+    seen_err = next((e for n in notes for t, p, e in n.errors if t in v.ts and p == v.x and e), "")
     alt = (
-        _conditional(ts, d.get("error") or seen_err, source, corpus, x, [d.get("bad")])
-        if lookup_ok and source
+        _conditional(v.ts, v.error or seen_err, v.source, corpus, v.x, [f.detail.get("bad")])
+        if v.lookup_ok and v.source
         else None
     )
-    if alt is not None and wrong:  # the parameter's name stays part of the lesson
+    if alt is not None and v.wrong:  # the parameter's name stays part of the lesson
         alt = (
-            alt[0].removesuffix(".") + f"; name it {x}=..., never {wrong}=...",
-            attrs.evolve(alt[1], wrong_name=wrong),
+            alt[0].removesuffix(".") + f"; name it {v.x}=..., never {v.wrong}=...",
+            attrs.evolve(alt[1], wrong_name=v.wrong),
         )
-    shown_by = sum(1 for n in notes if any((t, x, source) in n.lookups for t in ts))
-    if alt is not None and lookup_ok and bad_from_task and shown_by < MIN_GROUPS:
+    return alt
+
+
+def _value_lesson(f: Finding, text: str, notes: Sequence[GroupNotes], corpus: Corpus) -> _Verdict:
+    v = _value_facts(f, notes, corpus)
+    x, good, bad, source = v.x, v.good, v.bad, v.source
+    allowed = [a for a, ok in ((good, v.good_ok), (bad, v.bad_ok)) if ok and a] + list(v.opts)
+    rule = _value_rule(v)
+    alt = _value_conditional(f, v, notes, corpus)
+    shown_by = sum(1 for n in notes if any((t, x, source) in n.lookups for t in v.ts))
+    if alt is not None and v.lookup_ok and v.bad_from_task and shown_by < MIN_GROUPS:
         # One task's words were wrong for x once: say what was seen, for that failure.
         return _Verdict(alt[0], alt[1], note="stated for its failure only: one group showed it")
     literal = literal_tokens(_QUOTED.sub("", text), corpus, allowed)
     literal += [
-        v for v, ok in ((good, good_ok), (bad, bad_ok)) if v and not ok and _mentions(text, v)
+        a for a, ok in ((good, v.good_ok), (bad, v.bad_ok)) if a and not ok and _mentions(text, a)
     ]
-    if not literal and (lookup_ok or not source):
+    if not literal and (v.lookup_ok or not source):
         return _Verdict(_mask_quotes(text, corpus, allowed), rule, alt=alt)
-    eg = f" (e.g. {good})" if good_ok else ""
-    if lookup_ok and bad_from_task and not bad_ok:
-        head = (
-            f"Before calling {_join(ts)}, look up {x} with {source}{eg} instead of copying it "
-            "from the request;"
-        )
-    elif lookup_ok:
-        head = f"Before calling {_join(ts)}, look up {x} with {source}{eg};"
-    elif good_ok:
-        head = (
-            f"Call {_join(ts)} with {x} like {good};"
-            if opts
-            else f"Call {_join(ts)} with {x}={good};"
-        )
-    elif from_task:
-        head = f"Call {_join(ts)} with {x} exactly as the request writes it;"
-    elif bad is not None and d.get("error"):
-        head = f"Check {x} before calling {_join(ts)}:"
-    elif wrong:
-        head = f"Call {_join(ts)} with {x}=..., never {wrong}=...;"
-    else:
+    head = _value_head(v)
+    if head is None:
         why = ", ".join(literal) or f"{x} from {source}"
         return _Verdict(
             None,
@@ -696,25 +729,56 @@ def _value_lesson(f: Finding, text: str, notes: Sequence[GroupNotes], corpus: Co
             f"held: {why} is one task's value and the data shows no "
             "pattern for it yet; a second group will state it",
         )
-    parts = []
-    if bad_ok:
-        parts.append(f"never pass {x}={bad}")
-    elif bad is not None and lookup_ok and bad_from_task:
-        pass  # the head says it
-    elif bad is not None and lookup_ok:
-        parts.append(f"never pass a {x} that neither the request nor {source} gave")
-    elif bad is not None and err:
-        parts.append(f"a wrong {x} failed with '{err}'")
-    if wrong and not head.endswith(f"never {wrong}=...;"):
-        parts.append(f"name it {x}=..., never {wrong}=...")
-    tail = [f"if it already failed, call {source} and retry"] if recover and lookup_ok else []
+    parts = _value_parts(v, head)
+    tail = [f"if it already failed, call {source} and retry"] if v.recover and v.lookup_ok else []
     new = _fit(_sentence(head, [*parts, *tail]), _sentence(head, parts), _sentence(head, parts[:1]))
     new = _mask_quotes(new, corpus, allowed)
     if literal_tokens(_QUOTED.sub("", new), corpus, allowed):
         return _Verdict(None, None, "held: the lesson still names one task's value")
     return _Verdict(
-        new, attrs.evolve(rule, from_request=from_task and head.endswith("writes it;")), alt=alt
+        new, attrs.evolve(rule, from_request=v.from_task and head.endswith("writes it;")), alt=alt
     )
+
+
+def _value_head(v: _ValueFacts) -> str | None:
+    """The first clause of a value lesson that states no one-task value, or None when the
+    data shows no pattern to state instead."""
+    ts, x, good, source = _join(v.ts), v.x, v.good, v.source
+    eg = f" (e.g. {good})" if v.good_ok else ""
+    if v.lookup_ok and v.bad_from_task and not v.bad_ok:
+        return (
+            f"Before calling {ts}, look up {x} with {source}{eg} instead of copying it "
+            "from the request;"
+        )
+    if v.lookup_ok:
+        return f"Before calling {ts}, look up {x} with {source}{eg};"
+    if v.good_ok:
+        return f"Call {ts} with {x} like {good};" if v.opts else f"Call {ts} with {x}={good};"
+    if v.from_task:
+        return f"Call {ts} with {x} exactly as the request writes it;"
+    if v.bad is not None and v.error:
+        return f"Check {x} before calling {ts}:"
+    if v.wrong:
+        return f"Call {ts} with {x}=..., never {v.wrong}=...;"
+    return None
+
+
+def _value_parts(v: _ValueFacts, head: str) -> list[str]:
+    """What a value lesson says after its ``head``: the bad value or kind of value, and the
+    parameter's right name."""
+    x, bad = v.x, v.bad
+    parts = []
+    if v.bad_ok:
+        parts.append(f"never pass {x}={bad}")
+    elif bad is not None and v.lookup_ok and v.bad_from_task:
+        pass  # the head says it
+    elif bad is not None and v.lookup_ok:
+        parts.append(f"never pass a {x} that neither the request nor {v.source} gave")
+    elif bad is not None and v.err:
+        parts.append(f"a wrong {x} failed with '{v.err}'")
+    if v.wrong and not head.endswith(f"never {v.wrong}=...;"):
+        parts.append(f"name it {x}=..., never {v.wrong}=...")
+    return parts
 
 
 def _prerequisite_lesson(
@@ -788,36 +852,11 @@ def _needs_lesson(f: Finding, notes: Sequence[GroupNotes], corpus: Corpus) -> _V
     """A prerequisite lesson about several helpers of one tool ("Before calling T, call U1
     and U2 first"): each helper kept only as the data shows it (as for one helper)."""
     t = _tools_of(f)[0]
-    kept: list[dict[str, Any]] = []
-    for p in f.detail.get("parts") or []:
-        u = p["helper"]
-        causal = any((t, u) in n.causal for n in notes)
-        habit = causal or any((t, u) in n.habit for n in notes)
-        recover = bool(p.get("recovery"))
-        setting, bad = None, None
-        if p.get("setting"):
-            sx, sgood, sbad = p["setting"]
-            opts = corpus.options_of([u])
-            if sgood in opts or corpus.constant([u], sx, sgood, before=[t]):
-                setting = (sx, sgood)
-                if sbad and ((opts and sbad not in opts) or corpus.always_bad([u], sx, sbad)):
-                    bad = sbad
-        # a general value of the helper's own call that the bad run got wrong shows what
-        # mattered as well as a proven cause does
-        causal = causal or setting is not None
-        if not (recover or causal or habit):
-            continue
-        kept.append(
-            {
-                "helper": u,
-                "instead": p.get("instead"),
-                "setting": setting,
-                "bad": bad,
-                "proven": recover or causal,
-                "recovery": recover,
-                "error": p.get("error") or "",
-            }
-        )
+    kept = [
+        k
+        for p in f.detail.get("parts") or []
+        if (k := _needed_helper(t, p, notes, corpus)) is not None
+    ]
     if not kept:
         return _Verdict(
             None,
@@ -841,27 +880,7 @@ def _needs_lesson(f: Finding, notes: Sequence[GroupNotes], corpus: Corpus) -> _V
     if partly:
         alts = [a for a in alts if a[1].helper in refuted]
         kept = [k for k in kept if k["helper"] not in refuted]
-    calls = []
-    for k in kept:
-        c = k["helper"] + (f", not {k['instead']}," if k["instead"] else "")
-        if k["setting"]:
-            x, good = k["setting"]
-            c += f" with {x}={good}" + (f", never {k['bad']}," if k["bad"] else "")
-        calls.append(c)
-    head = f"Before calling {t}, call {' and '.join(calls)} first".replace(",,", ",")
-    head = re.sub(r",$", "", head)
-    them = "them" if len(kept) > 1 else "it"
-    e = quote_error(next((k["error"] for k in kept if k["error"]), ""), 5)
-    if all(k["proven"] for k in kept) and any(k["recovery"] for k in kept):
-        tails = [
-            f"; if {t} already failed ('{e}'), call {them} and retry." if e else "",
-            f"; if {t} already failed, call {them} and retry.",
-        ]
-    elif all(k["proven"] for k in kept):
-        tails = [f"; without {them} {t} fails ('{e}')." if e else "", f"; otherwise {t} fails."]
-    else:
-        tails = [", as good runs did."]
-    text = _fit(*(re.sub(r",\s*first", " first", head) + x for x in tails if x))
+    text = _needs_text(t, kept)
     allowed = [a for k in kept for a in ((k["setting"] or ("", ""))[1], k["bad"] or "") if a]
     rule = Rule(
         "prerequisite",
@@ -883,6 +902,65 @@ def _needs_lesson(f: Finding, notes: Sequence[GroupNotes], corpus: Corpus) -> _V
         alt=alts[0] if alts else None,
         more_alts=tuple(alts[1:]),
     )
+
+
+def _needed_helper(
+    t: str, p: Mapping[str, Any], notes: Sequence[GroupNotes], corpus: Corpus
+) -> dict[str, Any] | None:
+    """One helper ``p`` of a lesson about several, as the data shows it (its setting kept
+    only when general), or None when the data shows it did not matter."""
+    u = p["helper"]
+    causal = any((t, u) in n.causal for n in notes)
+    habit = causal or any((t, u) in n.habit for n in notes)
+    recover = bool(p.get("recovery"))
+    setting, bad = None, None
+    if p.get("setting"):
+        sx, sgood, sbad = p["setting"]
+        opts = corpus.options_of([u])
+        if sgood in opts or corpus.constant([u], sx, sgood, before=[t]):
+            setting = (sx, sgood)
+            if sbad and ((opts and sbad not in opts) or corpus.always_bad([u], sx, sbad)):
+                bad = sbad
+    # a general value of the helper's own call that the bad run got wrong shows what
+    # mattered as well as a proven cause does
+    causal = causal or setting is not None
+    if not (recover or causal or habit):
+        return None
+    return {
+        "helper": u,
+        "instead": p.get("instead"),
+        "setting": setting,
+        "bad": bad,
+        "proven": recover or causal,
+        "recovery": recover,
+        "error": p.get("error") or "",
+    }
+
+
+def _needs_text(t: str, kept: Sequence[Mapping[str, Any]]) -> str:
+    """The lesson's text: "Before calling T, call U1 and U2 first", and the reason the data
+    shows."""
+    calls = []
+    for k in kept:
+        c = k["helper"] + (f", not {k['instead']}," if k["instead"] else "")
+        if k["setting"]:
+            x, good = k["setting"]
+            c += f" with {x}={good}" + (f", never {k['bad']}," if k["bad"] else "")
+        calls.append(c)
+    head = f"Before calling {t}, call {' and '.join(calls)} first".replace(",,", ",")
+    head = re.sub(r",$", "", head)
+    them = "them" if len(kept) > 1 else "it"
+    e = quote_error(next((k["error"] for k in kept if k["error"]), ""), 5)
+    if all(k["proven"] for k in kept) and any(k["recovery"] for k in kept):
+        tails = [
+            f"; if {t} already failed ('{e}'), call {them} and retry." if e else "",
+            f"; if {t} already failed, call {them} and retry.",
+        ]
+    elif all(k["proven"] for k in kept):
+        tails = [f"; without {them} {t} fails ('{e}')." if e else "", f"; otherwise {t} fails."]
+    else:
+        tails = [", as good runs did."]
+    return _fit(*(re.sub(r",\s*first", " first", head) + x for x in tails if x))
 
 
 def rule_for(f: Finding, text: str) -> Rule:

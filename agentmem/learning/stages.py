@@ -244,6 +244,35 @@ def _contradicted(e: Experience, findings: Sequence[Finding]) -> str | None:
     return None
 
 
+@attrs.frozen
+class _Stage2Group:
+    """What Stage 2 checks one group's operations against."""
+
+    name: str
+    weight: float
+    findings: Sequence[Finding]
+    #: The ``relevant`` experiences shown to the model, by id.
+    by_id: dict[int | None, Experience]
+    #: Pairs of near-duplicate experiences: the only MERGEs the data supports.
+    dup_pairs: set[frozenset[int]]
+    #: Experiences the group's evidence contradicts, with why: the only DELETEs it supports.
+    contradicted: dict[int | None, str]
+    tools: set[str]
+    known: set[str]
+
+
+@attrs.define
+class _Stage2Result:
+    """Stage 2's operations so far, and what the model's accepted ones already covered."""
+
+    accepted: list[Operation] = attrs.field(factory=list)
+    rejected: list[tuple[Operation, str]] = attrs.field(factory=list)
+    #: Findings an accepted ADD or MODIFY phrased.
+    phrased: set[int] = attrs.field(factory=set)
+    deleted: set[int] = attrs.field(factory=set)
+    merged: set[frozenset[int]] = attrs.field(factory=set)
+
+
 def extract(
     model: TextModel | None,
     usage: ModelUsage,
@@ -266,133 +295,177 @@ def extract(
     near-duplicates. Findings no accepted model operation phrased become data
     ADDs; contradicted experiences data DELETEs; near-duplicates data MERGEs.
     """
-    rel_ids = {e.id for e in relevant}
-    by_id = {e.id: e for e in relevant}
-    dup_pairs = {frozenset(p) for p in near_duplicates}
-    contradicted = {e.id: why for e in relevant if (why := _contradicted(e, findings))}
-    accepted: list[Operation] = []
-    rejected: list[tuple[Operation, str]] = []
-    phrased: set[int] = set()
-    deleted: set[int] = set()
-    merged: set[frozenset[int]] = set()
+    g = _Stage2Group(
+        name=group,
+        weight=weight,
+        findings=findings,
+        by_id={e.id: e for e in relevant},
+        dup_pairs={frozenset(p) for p in near_duplicates},
+        contradicted={e.id: why for e in relevant if (why := _contradicted(e, findings))},
+        tools=tools,
+        known=known,
+    )
+    result = _Stage2Result()
+    model_failed = _model_operations(model, usage, summaries, relevant, g, result)
+    origin = "data" if model is None else "fallback"
+    _data_operations(g, result, origin, note=model_failed)
+    return result.accepted, result.rejected
 
-    model_failed = ""
+
+def _model_operations(
+    model: TextModel | None,
+    usage: ModelUsage,
+    summaries: Sequence[Summary],
+    relevant: Sequence[Experience],
+    g: _Stage2Group,
+    result: _Stage2Result,
+) -> str:
+    """Ask the model for the group's operations and check each one into ``result``;
+    returns why the model gave none ("" when it did, or was not asked)."""
     skipped = usage.skip("stage2") if model is not None else None
     if skipped:
-        model_failed = skipped
-    elif model is not None and (findings or contradicted or dup_pairs):
-        prompt = prompts.stage2_prompt(
-            [s.text for s in summaries if s.sign == "+"],
-            [s.text for s in summaries if s.sign == "-"],
-            relevant,
-            findings,
-        )
-        text, err = usage.complete(model, prompt, max_tokens=STAGE2_MAX_TOKENS, stop=STOP)
-        if text is None:
-            model_failed = err
+        return skipped
+    if model is None or not (g.findings or g.contradicted or g.dup_pairs):
+        return ""
+    prompt = prompts.stage2_prompt(
+        [s.text for s in summaries if s.sign == "+"],
+        [s.text for s in summaries if s.sign == "-"],
+        relevant,
+        g.findings,
+    )
+    text, err = usage.complete(model, prompt, max_tokens=STAGE2_MAX_TOKENS, stop=STOP)
+    if text is None:
+        usage.verdict("stage2", False)
+        return err
+    parsed = parse_operations(text, group=g.name, weight=g.weight)
+    model_failed = "" if parsed.ops else "model answer held no operation line"
+    for op in parsed.ops:
+        why, op = _check_operation(op, g, result)
+        if why:
+            result.rejected.append((op, why))
         else:
-            parsed = parse_operations(text, group=group, weight=weight)
-            if not parsed.ops:
-                model_failed = "model answer held no operation line"
-            for op in parsed.ops:
-                why = None
-                if op.kind == "ADD" and op.targets:  # "ADD | 3 | text": an ADD has no target
-                    op = attrs.evolve(op, targets=())
-                if any(t not in rel_ids for t in op.targets):
-                    why = "names an experience id that was not in the retrieved set"
-                elif op.kind in ("ADD", "MODIFY"):
-                    why, op = _check_phrasing(op, findings, phrased, tools, known)
-                    if why is None and op.kind == "MODIFY" and len(op.targets) != 1:
-                        why = "MODIFY needs exactly one experience id"
-                    elif why is None and op.kind == "MODIFY":
-                        old = by_id[op.targets[0]]
-                        if not names_tool(old.text, op.facts[:1]):
-                            why = (
-                                f"experience {old.id} is not about {op.facts[0]}: "
-                                "the group's data gives no reason to rewrite it"
-                            )
-                    if why is None:
-                        phrased.add(op.detail["finding"])
-                elif op.kind == "DELETE":
-                    if len(op.targets) != 1:
-                        why = "DELETE needs exactly one experience id"
-                    elif op.targets[0] not in contradicted:
-                        why = "the group's data gives no reason to delete this experience"
-                    else:
-                        deleted.add(op.targets[0])
-                        op = attrs.evolve(op, text=None, note=contradicted[op.targets[0]])
-                elif op.kind == "MERGE":
-                    pair = frozenset(op.targets)
-                    if len(pair) != 2 or pair not in dup_pairs:
-                        why = "MERGE needs two experiences that are near-duplicates"
-                    else:
-                        a, b = sorted(pair)
-                        facts = _facts_of(by_id[a].text, known) | _facts_of(by_id[b].text, known)
-                        why = lesson_problem(
-                            op.text,
-                            tools=tools | facts,
-                            known=known | facts,
-                            instructions=prompts.INSTRUCTION_TEXTS,
-                            facts=sorted(facts),
-                            max_words=2 * MAX_EXPERIENCE_WORDS,
-                        )
-                        if why is None:
-                            merged.add(pair)
-                            op = attrs.evolve(
-                                op,
-                                targets=(a, b),
-                                domain=by_id[a].domain,
-                                facts=tuple(sorted(facts)),
-                            )
-                if why:
-                    rejected.append((op, why))
-                else:
-                    accepted.append(op)
-            usage.verdict("stage2", any(o.origin == "model" for o in accepted))
-        if text is None:
-            usage.verdict("stage2", False)
+            result.accepted.append(op)
+    usage.verdict("stage2", any(o.origin == "model" for o in result.accepted))
+    return model_failed
 
-    origin = "data" if model is None else "fallback"
-    note = model_failed
-    for i, f in enumerate(findings):
-        if i not in phrased:
-            accepted.append(
+
+def _check_operation(
+    op: Operation, g: _Stage2Group, result: _Stage2Result
+) -> tuple[str | None, Operation]:
+    """Why the data does not support one model operation (None if it does), and the
+    operation as it is kept (facts, domain, targets set from the data)."""
+    if op.kind == "ADD" and op.targets:  # "ADD | 3 | text": an ADD has no target
+        op = attrs.evolve(op, targets=())
+    if any(t not in g.by_id for t in op.targets):
+        return "names an experience id that was not in the retrieved set", op
+    if op.kind in ("ADD", "MODIFY"):
+        return _check_lesson(op, g, result.phrased)
+    if op.kind == "DELETE":
+        return _check_delete(op, g, result.deleted)
+    if op.kind == "MERGE":
+        return _check_merge(op, g, result.merged)
+    return None, op
+
+
+def _check_lesson(
+    op: Operation, g: _Stage2Group, phrased: set[int]
+) -> tuple[str | None, Operation]:
+    """An ADD or MODIFY: it phrases a finding not yet phrased; a MODIFY rewrites one
+    experience about the finding's tool."""
+    why, op = _check_phrasing(op, g.findings, phrased, g.tools, g.known)
+    if why is None and op.kind == "MODIFY" and len(op.targets) != 1:
+        why = "MODIFY needs exactly one experience id"
+    elif why is None and op.kind == "MODIFY":
+        old = g.by_id[op.targets[0]]
+        if not names_tool(old.text, op.facts[:1]):
+            why = (
+                f"experience {old.id} is not about {op.facts[0]}: "
+                "the group's data gives no reason to rewrite it"
+            )
+    if why is None:
+        phrased.add(op.detail["finding"])
+    return why, op
+
+
+def _check_delete(
+    op: Operation, g: _Stage2Group, deleted: set[int]
+) -> tuple[str | None, Operation]:
+    """A DELETE: of one experience that the group's evidence contradicts."""
+    if len(op.targets) != 1:
+        return "DELETE needs exactly one experience id", op
+    if op.targets[0] not in g.contradicted:
+        return "the group's data gives no reason to delete this experience", op
+    deleted.add(op.targets[0])
+    return None, attrs.evolve(op, text=None, note=g.contradicted[op.targets[0]])
+
+
+def _check_merge(
+    op: Operation, g: _Stage2Group, merged: set[frozenset[int]]
+) -> tuple[str | None, Operation]:
+    """A MERGE: of two near-duplicates, into a lesson that says only what they said."""
+    pair = frozenset(op.targets)
+    if len(pair) != 2 or pair not in g.dup_pairs:
+        return "MERGE needs two experiences that are near-duplicates", op
+    a, b = sorted(pair)
+    facts = _facts_of(g.by_id[a].text, g.known) | _facts_of(g.by_id[b].text, g.known)
+    why = lesson_problem(
+        op.text,
+        tools=g.tools | facts,
+        known=g.known | facts,
+        instructions=prompts.INSTRUCTION_TEXTS,
+        facts=sorted(facts),
+        max_words=2 * MAX_EXPERIENCE_WORDS,
+    )
+    if why is not None:
+        return why, op
+    merged.add(pair)
+    return None, attrs.evolve(
+        op, targets=(a, b), domain=g.by_id[a].domain, facts=tuple(sorted(facts))
+    )
+
+
+def _data_operations(g: _Stage2Group, result: _Stage2Result, origin: str, note: str) -> None:
+    """The data's own operations for what no accepted model operation covered: an ADD per
+    finding not phrased, a DELETE per contradicted experience, a MERGE per near-duplicate
+    pair (the fuller text kept)."""
+    for i, f in enumerate(g.findings):
+        if i not in result.phrased:
+            result.accepted.append(
                 Operation(
                     "ADD",
                     text=f.text,
                     domain=f.domain,
-                    group=group,
+                    group=g.name,
                     origin=origin,
-                    weight=weight,
+                    weight=g.weight,
                     facts=f.facts,
                     note=note,
                     detail={"finding": i, "kind": f.kind, "evidence": f},
                 )
             )
-    for eid, why in contradicted.items():
-        if eid is not None and eid not in deleted:
-            accepted.append(
+    for eid, why in g.contradicted.items():
+        if eid is not None and eid not in result.deleted:
+            result.accepted.append(
                 Operation(
-                    "DELETE", targets=(eid,), group=group, origin=origin, weight=weight, note=why
+                    "DELETE", targets=(eid,), group=g.name, origin=origin, weight=g.weight, note=why
                 )
             )
-    for pair in dup_pairs:
-        if pair not in merged and not (pair & (deleted | set(contradicted))):
+    for pair in g.dup_pairs:
+        if pair not in result.merged and not (pair & (result.deleted | set(g.contradicted))):
             a, b = sorted(pair)
-            keep = max((by_id[a], by_id[b]), key=lambda e: (word_count(e.text), e.id or 0))
-            accepted.append(
+            keep = max((g.by_id[a], g.by_id[b]), key=lambda e: (word_count(e.text), e.id or 0))
+            result.accepted.append(
                 Operation(
                     "MERGE",
                     text=keep.text,
                     targets=(a, b),
                     domain=keep.domain,
-                    group=group,
+                    group=g.name,
                     origin=origin,
-                    weight=weight,
+                    weight=g.weight,
                     note="near-duplicates: kept the fuller text",
                 )
             )
-    return accepted, rejected
 
 
 _IDENT = re.compile(r"\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b")

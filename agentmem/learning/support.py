@@ -201,6 +201,29 @@ def _why(t: Tally) -> str:
     )
 
 
+@attrs.frozen
+class _Session:
+    """The session's learned groups, as the tallies read them."""
+
+    runs: Mapping[str, Sequence[GroupRun]]
+    keys: list[str]
+    by_tool: dict[str, set[str]]
+
+    @classmethod
+    def of(cls, groups: Mapping[str, Sequence[GroupRun]]) -> _Session:
+        return cls(groups, sorted(groups), _by_tool(groups))
+
+    def near(self, rule: Rule) -> list[str]:
+        return _near(rule, self.keys, self.by_tool)
+
+    def tally(self, rule: Rule, keys: Iterable[str]) -> Tally:
+        return _sum(rule, self.runs, keys)
+
+    def others(self, rule: Rule, own: Sequence[str]) -> Tally:
+        """The tally of the groups ``rule`` could apply to, ``own`` aside."""
+        return self.tally(rule, [k for k in self.near(rule) if k not in own])
+
+
 def evidence_operations(
     ops: Sequence[Operation],
     live: Sequence[Experience],
@@ -210,8 +233,7 @@ def evidence_operations(
     DELETE operations for live experiences (see the module doc): (operations, held)."""
     out: list[Operation] = []
     held: list[tuple[Operation, str]] = []
-    keys = sorted(groups)
-    by_tool = _by_tool(groups)
+    session = _Session.of(groups)
     by_id = {e.id: e for e in live}
     touched = {t for op in ops if op.kind != "ADD" for t in op.targets}
     for op in ops:
@@ -219,86 +241,105 @@ def evidence_operations(
         if op.kind not in ("ADD", "MODIFY") or not isinstance(rule, Rule):
             out.append(op)
             continue
-        own = [g for g in (op.detail.get("merged_groups") or [op.group or ""]) if g]
-        mine = _sum(rule, groups, own)
-        others = _sum(rule, groups, [k for k in _near(rule, keys, by_tool) if k not in own])
-        if mine.contradict_groups and not mine.support_groups:
-            held.append((op, f"held: its own group's runs go against it ({_why(mine)})"))
-            continue
-        if mine.empty:  # the rule cannot test its own groups: they count as they proved it
-            f = op.detail.get("evidence")
-            mine = Tally(len(own) or 1, int(getattr(f, "support", 1) or 1))
-        total = mine + others
-        if _contested(total):
-            alt = op.detail.get("conditional")
-            if alt is not None and op.kind == "ADD":
-                alt_text, alt_rule = alt
-                a_mine = _sum(alt_rule, groups, own)
-                a_mine = a_mine if not a_mine.empty else mine
-                a_total = a_mine + _sum(
-                    alt_rule, groups, [k for k in _near(alt_rule, keys, by_tool) if k not in own]
-                )
-                if not _contested(a_total) and not (
-                    a_mine.contradict_groups and not a_mine.support_groups
-                ):
-                    why = f"stated for its failure only: the unconditional lesson is {_why(total)}"
-                    op = attrs.evolve(
-                        op,
-                        text=alt_text,
-                        note="; ".join(x for x in (op.note, why) if x),
-                        detail={**op.detail, "rule": alt_rule, "tally": a_total},
-                    )
-                    out.append(op)
-                    continue
-            held.append(
-                (
-                    op,
-                    f"held: this session's groups contradict it as often as they "
-                    f"support it ({_why(total)})",
-                )
-            )
-            continue
-        old = by_id.get(op.targets[0]) if op.kind == "MODIFY" and op.targets else None
-        if old is not None and old.text == op.text:  # found again, word for word: a confirmation
-            op = attrs.evolve(op, kind="CONFIRM", text=None, note=op.note or "found again")
-        out.append(attrs.evolve(op, detail={**op.detail, "tally": total}))
+        kept, why = _weigh_lesson(op, rule, session, by_id)
+        if kept is None:
+            held.append((op, why))
+        else:
+            out.append(kept)
     for e in live:
-        rule = Rule.from_json(e.rule)
-        if rule is None or e.id is None or e.id in touched:
+        out.extend(_live_verdicts(e, session, touched))
+    return out, held
+
+
+def _weigh_lesson(
+    op: Operation, rule: Rule, session: _Session, by_id: Mapping[int | None, Experience]
+) -> tuple[Operation | None, str]:
+    """A new (ADD) or found-again (MODIFY) lesson with its tally, or (None, why it is held)."""
+    own = [g for g in (op.detail.get("merged_groups") or [op.group or ""]) if g]
+    mine = session.tally(rule, own)
+    others = session.others(rule, own)
+    if mine.contradict_groups and not mine.support_groups:
+        return None, f"held: its own group's runs go against it ({_why(mine)})"
+    if mine.empty:  # the rule cannot test its own groups: they count as they proved it
+        f = op.detail.get("evidence")
+        mine = Tally(len(own) or 1, int(getattr(f, "support", 1) or 1))
+    total = mine + others
+    if _contested(total):
+        conditional = _failure_only(op, total, mine, own, session)
+        if conditional is not None:
+            return conditional, ""
+        return None, (
+            f"held: this session's groups contradict it as often as they support it ({_why(total)})"
+        )
+    old = by_id.get(op.targets[0]) if op.kind == "MODIFY" and op.targets else None
+    if old is not None and old.text == op.text:  # found again, word for word: a confirmation
+        op = attrs.evolve(op, kind="CONFIRM", text=None, note=op.note or "found again")
+    return attrs.evolve(op, detail={**op.detail, "tally": total}), ""
+
+
+def _failure_only(
+    op: Operation, total: Tally, mine: Tally, own: Sequence[str], session: _Session
+) -> Operation | None:
+    """A contested new lesson stated for its failure only (``detail["conditional"]``), when
+    the session's groups do not contest that form; else None."""
+    alt = op.detail.get("conditional")
+    if alt is None or op.kind != "ADD":
+        return None
+    alt_text, alt_rule = alt
+    a_mine = session.tally(alt_rule, own)
+    a_mine = a_mine if not a_mine.empty else mine
+    a_total = a_mine + session.others(alt_rule, own)
+    if _contested(a_total) or (a_mine.contradict_groups and not a_mine.support_groups):
+        return None
+    why = f"stated for its failure only: the unconditional lesson is {_why(total)}"
+    return attrs.evolve(
+        op,
+        text=alt_text,
+        note="; ".join(x for x in (op.note, why) if x),
+        detail={**op.detail, "rule": alt_rule, "tally": a_total},
+    )
+
+
+def _live_verdicts(e: Experience, session: _Session, touched: set[int]) -> list[Operation]:
+    """CONFIRM and CONTRADICT operations for a live experience the session's operations do
+    not touch, one per group that gives a verdict, and the DELETE that retires it."""
+    rule = Rule.from_json(e.rule)
+    if rule is None or e.id is None or e.id in touched:
+        return []
+    out: list[Operation] = []
+    now = Tally.of(e)
+    for k in session.near(rule):
+        t, lift = group_tally(rule, session.runs[k])
+        if t.empty:
             continue
-        now = Tally.of(e)
-        for k in _near(rule, keys, by_tool):
-            t, lift = group_tally(rule, groups[k])
-            if t.empty:
-                continue
-            kind = "CONFIRM" if t.support_groups else "CONTRADICT"
-            now += t
-            note = (
-                "no run followed it and a run succeeded without it"
-                if lift is None
-                else f"followers' mean advantage {lift:+.3f} over the others"
+        kind = "CONFIRM" if t.support_groups else "CONTRADICT"
+        now += t
+        note = (
+            "no run followed it and a run succeeded without it"
+            if lift is None
+            else f"followers' mean advantage {lift:+.3f} over the others"
+        )
+        out.append(
+            Operation(
+                kind,
+                targets=(e.id,),
+                domain=e.domain,
+                group=k,
+                origin="data",
+                note=note,
+                detail={"tally": t},
             )
+        )
+        if kind == "CONTRADICT" and retired(now):
             out.append(
                 Operation(
-                    kind,
+                    "DELETE",
                     targets=(e.id,),
-                    domain=e.domain,
                     group=k,
                     origin="data",
-                    note=note,
-                    detail={"tally": t},
+                    note=f"retired: {_why(now)}",
+                    detail={"retired": now},
                 )
             )
-            if kind == "CONTRADICT" and retired(now):
-                out.append(
-                    Operation(
-                        "DELETE",
-                        targets=(e.id,),
-                        group=k,
-                        origin="data",
-                        note=f"retired: {_why(now)}",
-                        detail={"retired": now},
-                    )
-                )
-                break
-    return out, held
+            break
+    return out
