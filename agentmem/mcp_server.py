@@ -34,7 +34,8 @@ Trajectories recorded here have ``source = "mcp"``.
 
 # No ``from __future__ import annotations`` here: the SDK reads the tool
 # functions' annotations with ``inspect.signature(eval_str=True)``, and the
-# functions are defined inside build_server, where their types are local names.
+# functions are defined inside the ``_add_*`` functions, where their types are
+# local names or attributes of the ``schema`` namespace that build_server makes.
 
 import contextlib
 import os
@@ -43,6 +44,7 @@ import signal
 import sys
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
 from .errors import AgentMemError, InvalidRecordError
@@ -316,23 +318,70 @@ def _version() -> str:
 def build_server(core: AgentMemTools) -> "MCPServer[Any]":
     """An ``MCPServer`` whose tools call ``core``. Imports the MCP SDK."""
     _import_sdk()
-    from typing import Annotated, Literal
-
     from mcp.server.mcpserver import MCPServer
+
+    server: MCPServer[Any] = MCPServer(
+        SERVER_NAME,
+        title="agentmem",
+        version=_version(),
+        instructions=INSTRUCTIONS,
+        log_level="WARNING",
+    )
+    schema = SimpleNamespace(**_pydantic_models(), **_annotated_arguments())
+    _add_retrieval_tools(server, core, schema)
+    _add_recording_tool(server, core, schema)
+    _add_live_recording_tools(server, core, schema)
+    _add_feedback_tool(server, core, schema)
+    return server
+
+
+@contextlib.contextmanager
+def _as_tool_error() -> Iterator[None]:
+    """agentmem's, SQLite's and the OS's errors as MCP tool errors carrying their message."""
     from mcp.server.mcpserver.exceptions import ToolError
-    from mcp.types import ToolAnnotations
-    from pydantic import BaseModel, ConfigDict, Field
 
     from .db import sqlite3
 
-    @contextlib.contextmanager
-    def as_tool_error() -> Iterator[None]:
-        try:
-            yield
-        except (AgentMemError, sqlite3.Error, OSError) as e:
-            raise ToolError(str(e) or type(e).__name__) from None
+    try:
+        yield
+    except (AgentMemError, sqlite3.Error, OSError) as e:
+        raise ToolError(str(e) or type(e).__name__) from None
 
-    # -- argument and result types (they become the tools' JSON schemas) ------------
+
+def _tool(
+    server: "MCPServer[Any]", *, read_only: bool, description: str | None = None
+) -> Callable[[Any], Any]:
+    """Register a tool; its description is ``description`` or its docstring, on one line.
+
+    A tool either only reads, or writes without destroying and is not idempotent;
+    none reaches outside the library.
+    """
+    from mcp.types import ToolAnnotations
+
+    if read_only:
+        annotations = ToolAnnotations(read_only_hint=True, open_world_hint=False)
+    else:
+        annotations = ToolAnnotations(
+            read_only_hint=False,
+            destructive_hint=False,
+            idempotent_hint=False,
+            open_world_hint=False,
+        )
+
+    def register(fn: Any) -> Any:
+        text = " ".join((description or fn.__doc__ or "").split())
+        server.add_tool(fn, description=text, annotations=annotations)
+        return fn
+
+    return register
+
+
+# -- argument and result types (they become the tools' JSON schemas) ------------------
+
+
+def _pydantic_models() -> dict[str, Any]:
+    """The structured argument (a step) and the results of the tools, as pydantic models."""
+    from pydantic import BaseModel, ConfigDict, Field
 
     class StepArg(BaseModel):
         """One tool call."""
@@ -373,6 +422,22 @@ def build_server(core: AgentMemTools) -> "MCPServer[Any]":
     class FeedbackGiven(BaseModel):
         trajectory_id: int
         kind: str
+
+    return {
+        "StepArg": StepArg,
+        "Hit": Hit,
+        "Recorded": Recorded,
+        "Begun": Begun,
+        "Stepped": Stepped,
+        "FeedbackGiven": FeedbackGiven,
+    }
+
+
+def _annotated_arguments() -> dict[str, Any]:
+    """The tools' shared plain arguments, each with its description."""
+    from typing import Annotated
+
+    from pydantic import Field
 
     Task = Annotated[
         str, Field(description="The task as the user stated it, in a sentence or two.")
@@ -419,60 +484,72 @@ def build_server(core: AgentMemTools) -> "MCPServer[Any]":
         ),
     ]
     Handle = Annotated[str, Field(description="The handle agentmem_begin returned.")]
+    return {
+        "Task": Task,
+        "Tools": Tools,
+        "Domains": Domains,
+        "K": K,
+        "Group": Group,
+        "Condition": Condition,
+        "Meta": Meta,
+        "Accepted": Accepted,
+        "Handle": Handle,
+    }
 
-    server: MCPServer[Any] = MCPServer(
-        SERVER_NAME,
-        title="agentmem",
-        version=_version(),
-        instructions=INSTRUCTIONS,
-        log_level="WARNING",
-    )
-    read_only = ToolAnnotations(read_only_hint=True, open_world_hint=False)
-    writes = ToolAnnotations(
-        read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False
-    )
 
-    def tool(annotations: ToolAnnotations, description: str | None = None) -> Any:
-        """Register a tool; its description is ``description`` or its docstring, on one line."""
+# -- the tools, by area ------------------------------------------------------------------
 
-        def register(fn: Any) -> Any:
-            text = " ".join((description or fn.__doc__ or "").split())
-            server.add_tool(fn, description=text, annotations=annotations)
-            return fn
 
-        return register
+def _add_retrieval_tools(server: "MCPServer[Any]", core: AgentMemTools, schema: Any) -> None:
+    """agentmem_context and agentmem_retrieve: the lessons for a task (read-only)."""
 
-    @tool(read_only)
-    def agentmem_context(task: Task, tools: Tools = None, domains: Domains = None, k: K = 5) -> str:
+    @_tool(server, read_only=True)
+    def agentmem_context(
+        task: schema.Task,
+        tools: schema.Tools = None,
+        domains: schema.Domains = None,
+        k: schema.K = 5,
+    ) -> str:
         """Lessons learned from earlier attempts at similar tasks, as a text block ready to
         follow. Call it when you start a task, with the user's request as `task`, and apply
         the lessons that fit. Returns an empty string when no lesson fits. Fast and
         read-only (no language model runs)."""
-        with as_tool_error():
+        with _as_tool_error():
             return core.context(task, tools=tools, domains=domains, k=k)
 
-    @tool(read_only)
+    @_tool(server, read_only=True)
     def agentmem_retrieve(
-        task: Task, tools: Tools = None, domains: Domains = None, k: K = 5
-    ) -> list[Hit]:
+        task: schema.Task,
+        tools: schema.Tools = None,
+        domains: schema.Domains = None,
+        k: schema.K = 5,
+    ) -> list[schema.Hit]:
         """The lessons that best fit `task`, best first, as data: {id, text, domain, score}.
         Use it when you need ids or scores; to just read the lessons, use agentmem_context."""
-        with as_tool_error():
-            return [Hit(**h) for h in core.retrieve(task, tools=tools, domains=domains, k=k)]
+        with _as_tool_error():
+            hits = core.retrieve(task, tools=tools, domains=domains, k=k)
+            return [schema.Hit(**h) for h in hits]
 
-    @tool(writes)
+
+def _add_recording_tool(server: "MCPServer[Any]", core: AgentMemTools, schema: Any) -> None:
+    """agentmem_record: a finished attempt, recorded in one call."""
+    from typing import Annotated
+
+    from pydantic import Field
+
+    @_tool(server, read_only=False)
     def agentmem_record(
-        task: Task,
-        steps: Annotated[list[StepArg], Field(description="The tool calls made, in order.")],
-        group: Group = None,
-        accepted: Accepted = None,
-        condition: Condition = None,
-        meta: Meta = None,
-    ) -> Recorded:
+        task: schema.Task,
+        steps: Annotated[list[schema.StepArg], Field(description="The tool calls made, in order.")],
+        group: schema.Group = None,
+        accepted: schema.Accepted = None,
+        condition: schema.Condition = None,
+        meta: schema.Meta = None,
+    ) -> schema.Recorded:
         """Record one finished attempt at a task (a trajectory): the task and every tool
         call made for it, in one call. Returns {id}; keep it for agentmem_feedback. To
         record while you work instead, use agentmem_begin, agentmem_step and agentmem_end."""
-        with as_tool_error():
+        with _as_tool_error():
             tid = core.record(
                 task,
                 [s.model_dump() for s in steps],
@@ -481,10 +558,18 @@ def build_server(core: AgentMemTools) -> "MCPServer[Any]":
                 condition=condition,
                 meta=meta,
             )
-            return Recorded(id=tid)
+            return schema.Recorded(id=tid)
 
-    @tool(
-        writes,
+
+def _add_live_recording_tools(server: "MCPServer[Any]", core: AgentMemTools, schema: Any) -> None:
+    """agentmem_begin, agentmem_step and agentmem_end: an attempt recorded as it happens."""
+    from typing import Annotated
+
+    from pydantic import Field
+
+    @_tool(
+        server,
+        read_only=False,
         description=(
             "Start recording an attempt at a task, live. Returns {handle}: call agentmem_step "
             "with it after each tool call, and agentmem_end when the task is done. At most "
@@ -493,14 +578,18 @@ def build_server(core: AgentMemTools) -> "MCPServer[Any]":
         ),
     )
     def agentmem_begin(
-        task: Task, group: Group = None, condition: Condition = None, meta: Meta = None
-    ) -> Begun:
-        with as_tool_error():
-            return Begun(handle=core.begin(task, group=group, condition=condition, meta=meta))
+        task: schema.Task,
+        group: schema.Group = None,
+        condition: schema.Condition = None,
+        meta: schema.Meta = None,
+    ) -> schema.Begun:
+        with _as_tool_error():
+            handle = core.begin(task, group=group, condition=condition, meta=meta)
+            return schema.Begun(handle=handle)
 
-    @tool(writes)
+    @_tool(server, read_only=False)
     def agentmem_step(
-        handle: Handle,
+        handle: schema.Handle,
         tool: Annotated[str, Field(description="The tool's name, e.g. 'bash', 'edit'.")],
         params: Annotated[
             dict[str, Any] | None, Field(description="The call's arguments, as a JSON object.")
@@ -515,19 +604,27 @@ def build_server(core: AgentMemTools) -> "MCPServer[Any]":
         success: Annotated[
             bool, Field(description="false when the call failed or returned unusable output.")
         ] = True,
-    ) -> Stepped:
+    ) -> schema.Stepped:
         """Add one tool call to the attempt opened by agentmem_begin."""
-        with as_tool_error():
-            return Stepped(handle=handle, steps=core.step(handle, tool, params, output, success))
+        with _as_tool_error():
+            steps = core.step(handle, tool, params, output, success)
+            return schema.Stepped(handle=handle, steps=steps)
 
-    @tool(writes)
-    def agentmem_end(handle: Handle, accepted: Accepted = None) -> Recorded:
+    @_tool(server, read_only=False)
+    def agentmem_end(handle: schema.Handle, accepted: schema.Accepted = None) -> schema.Recorded:
         """Finish and store the attempt opened by agentmem_begin. Returns {id}; keep it for
         agentmem_feedback. The handle is no longer valid afterwards."""
-        with as_tool_error():
-            return Recorded(id=core.end(handle, accepted))
+        with _as_tool_error():
+            return schema.Recorded(id=core.end(handle, accepted))
 
-    @tool(writes)
+
+def _add_feedback_tool(server: "MCPServer[Any]", core: AgentMemTools, schema: Any) -> None:
+    """agentmem_feedback: the user's verdict on a recorded attempt."""
+    from typing import Annotated, Literal
+
+    from pydantic import Field
+
+    @_tool(server, read_only=False)
     def agentmem_feedback(
         trajectory_id: Annotated[
             int, Field(description="The id agentmem_record or agentmem_end returned.")
@@ -542,14 +639,12 @@ def build_server(core: AgentMemTools) -> "MCPServer[Any]":
         note: Annotated[
             str | None, Field(description="Optional: what was wrong, in the user's words.")
         ] = None,
-    ) -> FeedbackGiven:
+    ) -> schema.FeedbackGiven:
         """Record the user's verdict on a recorded attempt's final result. The latest
         verdict wins; without one, an attempt counts as accepted 120 s after recording."""
-        with as_tool_error():
+        with _as_tool_error():
             core.feedback(trajectory_id, kind, note)
-            return FeedbackGiven(trajectory_id=trajectory_id, kind=kind)
-
-    return server
+            return schema.FeedbackGiven(trajectory_id=trajectory_id, kind=kind)
 
 
 class _Signalled(BaseException):

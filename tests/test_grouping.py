@@ -507,3 +507,45 @@ def test_cli_groups_and_dry_run_show_the_groups_formed(tmp_path: Path):
     assert check.db.execute("SELECT count(*) FROM task_vectors").fetchone()[0] == 0
     assert check.experiences() == []
     check.close()
+
+
+def test_cli_groups_tables_filters_and_diagnosis(tmp_path: Path):
+    from click.testing import CliRunner
+
+    from agentmem.cli import cli
+
+    db = tmp_path / "cli.db"
+    mem = Memory.open(db)  # the default (real) embedder, as the CLI opens it
+    _everyday(mem)
+    mem.close()
+
+    def groups(*args: str) -> str:
+        r = CliRunner().invoke(
+            cli, ["groups", *args], env={"AGENTMEM_DB": str(db)}, catch_exceptions=False
+        )
+        assert r.exit_code == 0, r.output
+        return r.output
+
+    text = groups()
+    assert "6 groups: 0 ready, 0 degenerate, 6 pending" in text
+    assert "1 with their own corrections, 1 similar-task group(s) (theta_task" in text
+    similar = next(line for line in text.splitlines() if line.startswith("2,3,4 "))
+    assert similar.split()[:5] == ["2,3,4", "ready", "0.20", "1.00", "1.00"]
+    assert "-1.15 +0.58 +0.58  tasks alike" in similar
+    exact = groups("--grouping", "exact")
+    assert exact.rstrip().endswith("6 pending") and "runs outside" not in exact
+    assert "0 groups: 0 ready" in groups("--status", "ready")
+    js = json.loads(groups("--status", "pending", "--json"))
+    assert [g["kind"] for g in js] == ["exact"] * 6 + ["correction", "similar"]
+    diagnosis = groups("--diagnose")
+    assert "composite reward:" in diagnosis and "binary reward:" in diagnosis
+    assert "similar-task" not in diagnosis
+    assert json.loads(groups("--diagnose", "--json"))["rewards"]["binary"]["all"]["groups"] == 6
+    # once learned from, the formed groups say so
+    learned = CliRunner().invoke(
+        cli, ["learn", "--no-model"], env={"AGENTMEM_DB": str(db)}, catch_exceptions=False
+    )
+    assert learned.exit_code == 0, learned.output
+    rows = [line.split() for line in groups().splitlines()]
+    assert ["1", "prerequisite", "learned", "1", "3"] in [r[:5] for r in rows]
+    assert ["2,3,4", "learned"] in [r[:2] for r in rows]

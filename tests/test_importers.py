@@ -348,6 +348,45 @@ def test_codex_prompts_come_from_user_messages_not_injected_context(repo: Path):
     ]
 
 
+def test_codex_shell_calls_mcp_outcomes_and_the_records_it_skips(repo: Path):
+    r = CodexRollout(cwd=str(repo))
+    r.prompt("check the disk")
+    r.add("event_msg", {"type": "user_message", "message": "(review)", "kind": "review"})
+    r.add("response_item", {"type": "reasoning", "summary": []})
+    r.add(
+        "response_item",
+        {"type": "local_shell_call", "id": "ls_1", "action": {"command": ["df", "-h"]}},
+    )
+    r.add("response_item", {"type": "function_call_output", "call_id": "ls_1", "output": "ok"})
+    r.add("response_item", {"type": "function_call", "name": "lookup", "call_id": "m1"})
+    r.add("event_msg", {"type": "mcp_tool_call_end", "call_id": "m1", "result": {"Err": "x"}})
+    r.add("response_item", {"type": "function_call", "name": "lookup", "call_id": "m2"})
+    r.add(
+        "event_msg",
+        {"type": "mcp_tool_call_end", "call_id": "m2", "result": {"Ok": {"isError": False}}},
+    )
+    r.add("response_item", {"type": "brand_new_item"})
+    r.add("compacted", {"message": "summary"})
+    r.lines.append({"timestamp": "t", "type": "event_msg"})  # no payload
+    r.done()
+    parsed = parse_codex(r.data(), final=True)
+    (turn,) = parsed.turns
+    assert turn.prompt == "check the disk" and turn.complete
+    assert [(c.id, c.tool, c.params, c.output, c.success) for c in turn.calls] == [
+        ("ls_1", "local_shell", {"command": ["df", "-h"]}, "ok", None),
+        ("m1", "lookup", {}, "", False),  # only the outcome event: no output
+        ("m2", "lookup", {}, "", True),
+    ]
+    report = parsed.report
+    assert dict(report.skipped_lines) == {
+        "response_item:brand_new_item": 1,
+        "event_msg without a payload": 1,
+    }
+    # session_meta, turn_context, the two user message items (the prompt came as an event),
+    # the review message, reasoning, compacted and agent_message
+    assert report.ignored_lines == 8
+
+
 # -- Anthropic ------------------------------------------------------------------------------------
 
 

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import io
 import sys
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -23,6 +24,10 @@ from .main import (
     read_input,
     with_memory,
 )
+
+if TYPE_CHECKING:
+    from ..learning.grouping import Grouping, LearningGroup
+    from ..rewards import GroupReport
 
 
 @cli.command()
@@ -276,14 +281,7 @@ def groups(
       agentmem groups --diagnose
     """
     if diagnose:
-        from ..rc import diagnose as run_diagnose
-        from .rc import print_diagnosis
-
-        report = run_diagnose(mem)
-        if as_json:
-            print_json(report)
-        else:
-            print_diagnosis(report)
+        _print_diagnosis(mem, as_json)
         return
     plan = mem.learning_groups(grouping, reward=reward)
     reports = [g for g in plan.reports if status is None or g.status == status]
@@ -293,6 +291,26 @@ def groups(
             [{"kind": "exact", **g.as_dict()} for g in reports] + [g.as_dict() for g in formed]
         )
         return
+    _print_exact_groups(reports)
+    if grouping == "exact":
+        return
+    _print_formed_groups(plan, formed)
+
+
+def _print_diagnosis(mem: Memory, as_json: bool) -> None:
+    """``groups --diagnose``: the degeneracy diagnostics of every reward."""
+    from ..rc import diagnose as run_diagnose
+    from .rc import print_diagnosis
+
+    report = run_diagnose(mem)
+    if as_json:
+        print_json(report)
+    else:
+        print_diagnosis(report)
+
+
+def _print_exact_groups(reports: Sequence[GroupReport]) -> None:
+    """The exact groups' table (rewards, advantages, conditions) and how many are ready."""
     rows = []
     for g in reports:
         st = g.stats
@@ -309,8 +327,10 @@ def groups(
         f"\n{len(reports)} groups: {ready} ready, {degenerate} degenerate, "
         f"{len(reports) - ready - degenerate} pending"
     )
-    if grouping == "exact":
-        return
+
+
+def _print_formed_groups(plan: Grouping, formed: Sequence[LearningGroup]) -> None:
+    """The groups formed from runs outside exact groups: corrections, then similar tasks."""
     fixes = [g for g in formed if g.kind == "correction"]
     similar = [g for g in formed if g.kind == "similar"]
     click.echo(

@@ -130,97 +130,134 @@ def parse_claude_code(
     report = FileReport(path)
     lines, bad, truncated = read_json_lines(data)
     report.bad_lines, report.truncated = bad, truncated
-    b = TurnBuilder(report)
-    stem = Path(path).stem if path else "session"
-    task_calls: dict[str, str] = {}  # Task/Agent tool_use id -> sub-agent type
-    links: dict[str, dict[str, Any]] = {}
+    reader = _Reader(report, path, subagent)
     for n, obj, why in in_order(lines, bad):
         if obj is None:
-            b.damage(n, why or "is unreadable")
-            continue
+            reader.b.damage(n, why or "is unreadable")
+        else:
+            reader.line(n, obj)
+    turns = reader.b.finish(final=final, quiet=quiet)
+    return ClaudeCodeFile(tuple(turns), report, reader.links)
+
+
+class _Reader:
+    """One transcript being read: its turns so far, its Task calls and its sub-agents' links."""
+
+    def __init__(self, report: FileReport, path: str, subagent: Mapping[str, Any] | None):
+        self.report = report
+        self.b = TurnBuilder(report)
+        self.path = path
+        self.stem = Path(path).stem if path else "session"
+        self.subagent = subagent
+        self.task_calls: dict[str, str] = {}  # Task/Agent tool_use id -> sub-agent type
+        self.links: dict[str, dict[str, Any]] = {}
+
+    def line(self, n: int, obj: Mapping[str, Any]) -> None:
+        """One line: the assistant's calls, the tools' results or a prompt; else it is counted."""
+        message = self._message(obj)
+        if message is None:
+            return
+        content = message.get("content")
+        if obj.get("type") == "assistant":
+            self._assistant(obj, message, content)
+        elif not self._results(obj, content):
+            self._prompt(n, obj, content)
+
+    def _message(self, obj: Mapping[str, Any]) -> Mapping[str, Any] | None:
+        """The line's message, or None (counted as ignored or skipped) when it has none to read."""
         kind = obj.get("type")
         if kind not in ("user", "assistant"):
             if kind in _KNOWN_OTHER:
-                report.ignored_lines += 1
+                self.report.ignored_lines += 1
             else:
-                report.skipped_lines[str(kind)[:40]] += 1
-            continue
-        if obj.get("isSidechain") is True and subagent is None:
-            report.skipped_lines["inline sidechain (sub-agent of an old version)"] += 1
-            continue
+                self.report.skipped_lines[str(kind)[:40]] += 1
+            return None
+        if obj.get("isSidechain") is True and self.subagent is None:
+            self.report.skipped_lines["inline sidechain (sub-agent of an old version)"] += 1
+            return None
         message = obj.get("message")
         if not isinstance(message, Mapping):
-            report.skipped_lines[f"{kind} without a message"] += 1
-            continue
-        content = message.get("content")
-        if kind == "assistant":
-            b.touch(obj.get("timestamp"))
-            has_call = False
-            for block in content if isinstance(content, list) else []:
-                if not isinstance(block, Mapping):
-                    report.skipped_blocks["non-object"] += 1
-                elif block.get("type") == "tool_use":
-                    has_call = True
-                    b.call(block.get("id"), block.get("name"), block.get("input"))
-                    if block.get("name") in ("Task", "Agent") and isinstance(block.get("id"), str):
-                        params = block.get("input")
-                        sub = params.get("subagent_type") if isinstance(params, Mapping) else None
-                        task_calls[block["id"]] = sub if isinstance(sub, str) else ""
-                elif block.get("type") not in ("text", "thinking", "redacted_thinking"):
-                    report.skipped_blocks[str(block.get("type"))[:40]] += 1
-            stop = message.get("stop_reason")
-            b.end(not has_call and stop in _END_REASONS)
-            continue
+            self.report.skipped_lines[f"{kind} without a message"] += 1
+            return None
+        return message
+
+    def _assistant(self, obj: Mapping[str, Any], message: Mapping[str, Any], content: Any) -> None:
+        """An assistant message: its tool calls; without one, it may end the turn."""
+        self.b.touch(obj.get("timestamp"))
+        has_call = False
+        for block in content if isinstance(content, list) else []:
+            if not isinstance(block, Mapping):
+                self.report.skipped_blocks["non-object"] += 1
+            elif block.get("type") == "tool_use":
+                has_call = True
+                self._call(block)
+            elif block.get("type") not in ("text", "thinking", "redacted_thinking"):
+                self.report.skipped_blocks[str(block.get("type"))[:40]] += 1
+        stop = message.get("stop_reason")
+        self.b.end(not has_call and stop in _END_REASONS)
+
+    def _call(self, block: Mapping[str, Any]) -> None:
+        """A ``tool_use`` block; a Task (or Agent) call is remembered for its sub-agent."""
+        self.b.call(block.get("id"), block.get("name"), block.get("input"))
+        if block.get("name") in ("Task", "Agent") and isinstance(block.get("id"), str):
+            params = block.get("input")
+            sub = params.get("subagent_type") if isinstance(params, Mapping) else None
+            self.task_calls[block["id"]] = sub if isinstance(sub, str) else ""
+
+    def _results(self, obj: Mapping[str, Any], content: Any) -> bool:
+        """The ``tool_result`` blocks of a user line; False when it has none."""
         results = (
             [x for x in content if isinstance(x, Mapping) and x.get("type") == "tool_result"]
             if isinstance(content, list)
             else []
         )
         for r in results:
-            text = _result_text(r.get("content"), report)
-            denied = text.startswith(DENIAL_PREFIXES)
-            is_error = r.get("is_error") is True
-            code = exit_code(text)
-            success = not is_error and (code is None or code == 0)
-            b.result(r.get("tool_use_id"), text, success=success, denied=denied)
-            if text.startswith(INTERRUPT_MARKER):
-                b.interrupt()
-            tid = r.get("tool_use_id")
-            if isinstance(tid, str) and tid in task_calls and b.current is not None:
-                extra = obj.get("toolUseResult")
-                agent = extra.get("agentId") if isinstance(extra, Mapping) else None
-                m = _AGENT_ID.search(text)
-                agent = agent if isinstance(agent, str) and agent else (m.group(1) if m else None)
-                if agent:
-                    links[agent] = {
-                        "turn_id": b.current.turn_id,
-                        "tool_use_id": tid,
-                        **({"type": task_calls[tid]} if task_calls[tid] else {}),
-                    }
-                    b.current.meta.setdefault("subagents", []).append(agent)
+            self._result(obj, r)
         if results:
-            b.touch(obj.get("timestamp"))
-            continue
-        prompt = _prompt_text(content, report)
-        if prompt is not None and prompt.startswith(INTERRUPT_MARKER):
+            self.b.touch(obj.get("timestamp"))
+        return bool(results)
+
+    def _result(self, obj: Mapping[str, Any], r: Mapping[str, Any]) -> None:
+        """One tool result: success, denial, interruption, and a sub-agent's link to its call."""
+        b = self.b
+        text = _result_text(r.get("content"), self.report)
+        denied = text.startswith(DENIAL_PREFIXES)
+        is_error = r.get("is_error") is True
+        code = exit_code(text)
+        success = not is_error and (code is None or code == 0)
+        b.result(r.get("tool_use_id"), text, success=success, denied=denied)
+        if text.startswith(INTERRUPT_MARKER):
             b.interrupt()
-            continue
+        tid = r.get("tool_use_id")
+        if isinstance(tid, str) and tid in self.task_calls and b.current is not None:
+            self._link(obj, tid, text, b.current)
+
+    def _link(self, obj: Mapping[str, Any], tid: str, text: str, turn: Turn) -> None:
+        """Link the sub-agent that a Task call's result names to the turn that made the call."""
+        extra = obj.get("toolUseResult")
+        agent = extra.get("agentId") if isinstance(extra, Mapping) else None
+        m = _AGENT_ID.search(text)
+        agent = agent if isinstance(agent, str) and agent else (m.group(1) if m else None)
+        if agent:
+            self.links[agent] = {
+                "turn_id": turn.turn_id,
+                "tool_use_id": tid,
+                **({"type": self.task_calls[tid]} if self.task_calls[tid] else {}),
+            }
+            turn.meta.setdefault("subagents", []).append(agent)
+
+    def _prompt(self, n: int, obj: Mapping[str, Any], content: Any) -> None:
+        """A user line without tool results: a prompt starts a turn, unless it is a note."""
+        prompt = _prompt_text(content, self.report)
+        if prompt is not None and prompt.startswith(INTERRUPT_MARKER):
+            self.b.interrupt()
+            return
         if prompt is None or obj.get("isMeta") is True or obj.get("isCompactSummary") is True:
-            report.ignored_lines += 1
-            continue
-        sid = obj.get("sessionId")
-        session = sid if isinstance(sid, str) and sid else stem
-        meta: dict[str, Any] = {}
-        if subagent is not None:
-            session = f"{session}/agent-{subagent['agent_id']}"
-            meta["subagent"] = dict(subagent)
-        for field, key in (("gitBranch", "git_branch"), ("version", "agent_version")):
-            if isinstance(obj.get(field), str) and obj[field]:
-                meta[key] = obj[field]
-        if path:
-            meta["transcript"] = path
+            self.report.ignored_lines += 1
+            return
+        session, meta = self._session(obj)
         uuid = obj.get("uuid")
-        b.prompt(
+        self.b.prompt(
             session,
             uuid if isinstance(uuid, str) and uuid else f"line-{n}",
             prompt,
@@ -229,5 +266,18 @@ def parse_claude_code(
             cwd=obj.get("cwd") if isinstance(obj.get("cwd"), str) else None,
             meta=meta,
         )
-    turns = b.finish(final=final, quiet=quiet)
-    return ClaudeCodeFile(tuple(turns), report, links)
+
+    def _session(self, obj: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
+        """A prompt's session id and the turn's meta (sub-agent, branch, version, file)."""
+        sid = obj.get("sessionId")
+        session = sid if isinstance(sid, str) and sid else self.stem
+        meta: dict[str, Any] = {}
+        if self.subagent is not None:
+            session = f"{session}/agent-{self.subagent['agent_id']}"
+            meta["subagent"] = dict(self.subagent)
+        for field, key in (("gitBranch", "git_branch"), ("version", "agent_version")):
+            if isinstance(obj.get(field), str) and obj[field]:
+                meta[key] = obj[field]
+        if self.path:
+            meta["transcript"] = self.path
+        return session, meta

@@ -18,14 +18,23 @@ OpenAI calls the format internal; the parser keeps to these fields and skips
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import attrs
 
 from ._json import loads
-from .turns import FileReport, Turn, TurnBuilder, exit_code, in_order, read_json_lines, text_of
+from .turns import (
+    FileReport,
+    JsonLine,
+    Turn,
+    TurnBuilder,
+    exit_code,
+    in_order,
+    read_json_lines,
+    text_of,
+)
 
 __all__ = ["DENIALS", "CodexFile", "parse_codex", "session_id_of"]
 
@@ -131,104 +140,131 @@ def parse_codex(
     report = FileReport(path)
     lines, bad, truncated = read_json_lines(data)
     report.bad_lines, report.truncated = bad, truncated
-    b = TurnBuilder(report)
-    has_events = any(
+    reader = _Reader(report, path, has_events=_has_prompt_events(lines))
+    for n, obj, why in in_order(lines, bad):
+        if obj is None:
+            reader.b.damage(n, why or "is unreadable")
+        else:
+            reader.line(n, obj)
+    turns = reader.b.finish(final=final, quiet=quiet)
+    return CodexFile(tuple(turns), report)
+
+
+def _has_prompt_events(lines: Sequence[JsonLine]) -> bool:
+    """Whether the rollout has ``user_message`` events: then they, not messages, are prompts."""
+    return any(
         x.data.get("type") == "event_msg"
         and isinstance(x.data.get("payload"), Mapping)
         and x.data["payload"].get("type") == "user_message"
         for x in lines
     )
-    session: str | None = None
-    cwd: str | None = None
-    base: dict[str, Any] = {"transcript": path} if path else {}
-    prompts = 0
-    for n, obj, why in in_order(lines, bad):
-        if obj is None:
-            b.damage(n, why or "is unreadable")
-            continue
+
+
+class _Reader:
+    """One rollout being read: its turns so far, the session, directory and turn meta."""
+
+    def __init__(self, report: FileReport, path: str, *, has_events: bool):
+        self.report = report
+        self.b = TurnBuilder(report)
+        self.path = path
+        self.has_events = has_events
+        self.session: str | None = None
+        self.cwd: str | None = None
+        self.base: dict[str, Any] = {"transcript": path} if path else {}
+        self.prompts = 0
+
+    def line(self, n: int, obj: Mapping[str, Any]) -> None:
+        """One ``{timestamp, type, payload}`` line, by its type; unknown types are counted."""
         kind, payload, at = obj.get("type"), obj.get("payload"), obj.get("timestamp")
         if not isinstance(payload, Mapping):
-            report.skipped_lines[f"{str(kind)[:40]} without a payload"] += 1
-            continue
+            self.report.skipped_lines[f"{str(kind)[:40]} without a payload"] += 1
+            return
         ptype = payload.get("type")
         if kind == "session_meta":
-            report.ignored_lines += 1
-            if session is None and isinstance(payload.get("id"), str) and payload["id"]:
-                session = payload["id"]
-                cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) else cwd
-                git = payload.get("git")
-                if isinstance(git, Mapping) and isinstance(git.get("branch"), str):
-                    base["git_branch"] = git["branch"]
-                if isinstance(payload.get("cli_version"), str):
-                    base["agent_version"] = payload["cli_version"]
+            self._session_meta(payload)
         elif kind == "turn_context":
-            report.ignored_lines += 1
-            if isinstance(payload.get("cwd"), str):
-                cwd = payload["cwd"]
-            if isinstance(payload.get("model"), str):
-                base["model"] = payload["model"]
+            self._turn_context(payload)
         elif kind == "event_msg":
-            _event(b, report, payload, ptype, n, at)
+            _event(self.b, self.report, payload, ptype, n, at)
             if ptype == "user_message" and payload.get("kind") in (None, "plain"):
                 text = payload.get("message")
-                b.prompt(
-                    session or session_id_of(path),
-                    f"p{prompts}",
-                    text if isinstance(text, str) else "",
-                    n,
-                    at=at if isinstance(at, str) else None,
-                    cwd=cwd,
-                    meta=base,
-                )
-                prompts += 1
+                self._prompt(n, text if isinstance(text, str) else "", at)
         elif kind == "response_item":
-            if ptype == "message":
-                text = text_of(payload.get("content"))
-                if (
-                    payload.get("role") == "user"
-                    and not has_events
-                    and text.strip()
-                    and not text.lstrip().startswith(("<", "# AGENTS.md"))
-                ):
-                    b.prompt(
-                        session or session_id_of(path),
-                        f"p{prompts}",
-                        text,
-                        n,
-                        at=at if isinstance(at, str) else None,
-                        cwd=cwd,
-                        meta=base,
-                    )
-                    prompts += 1
-                else:
-                    report.ignored_lines += 1
-                continue
-            b.touch(at)
-            if ptype == "function_call":
-                b.call(payload.get("call_id"), payload.get("name"), _params(payload))
-            elif ptype == "custom_tool_call":
-                b.call(payload.get("call_id"), payload.get("name"), {"input": payload.get("input")})
-            elif ptype == "local_shell_call":
-                action = payload.get("action")
-                command = action.get("command") if isinstance(action, Mapping) else None
-                b.call(
-                    payload.get("call_id") or payload.get("id"), "local_shell", {"command": command}
-                )
-            elif ptype in ("function_call_output", "custom_tool_call_output"):
-                text, success = _output(payload)
-                b.result(
-                    payload.get("call_id"), text, success=success, denied=text.strip() in DENIALS
-                )
-            elif ptype in _KNOWN_ITEMS:
-                report.ignored_lines += 1
-            else:
-                report.skipped_lines[f"response_item:{str(ptype)[:40]}"] += 1
+            self._item(n, payload, ptype, at)
         elif kind == "compacted":
-            report.ignored_lines += 1
+            self.report.ignored_lines += 1
         else:
-            report.skipped_lines[str(kind)[:40]] += 1
-    turns = b.finish(final=final, quiet=quiet)
-    return CodexFile(tuple(turns), report)
+            self.report.skipped_lines[str(kind)[:40]] += 1
+
+    def _session_meta(self, payload: Mapping[str, Any]) -> None:
+        """The session's id, directory, branch and version: the first ``session_meta`` counts."""
+        self.report.ignored_lines += 1
+        if self.session is None and isinstance(payload.get("id"), str) and payload["id"]:
+            self.session = payload["id"]
+            self.cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) else self.cwd
+            git = payload.get("git")
+            if isinstance(git, Mapping) and isinstance(git.get("branch"), str):
+                self.base["git_branch"] = git["branch"]
+            if isinstance(payload.get("cli_version"), str):
+                self.base["agent_version"] = payload["cli_version"]
+
+    def _turn_context(self, payload: Mapping[str, Any]) -> None:
+        """The directory and model of the turns that follow."""
+        self.report.ignored_lines += 1
+        if isinstance(payload.get("cwd"), str):
+            self.cwd = payload["cwd"]
+        if isinstance(payload.get("model"), str):
+            self.base["model"] = payload["model"]
+
+    def _prompt(self, n: int, text: str, at: Any) -> None:
+        """A user's prompt: it starts the next turn."""
+        self.b.prompt(
+            self.session or session_id_of(self.path),
+            f"p{self.prompts}",
+            text,
+            n,
+            at=at if isinstance(at, str) else None,
+            cwd=self.cwd,
+            meta=self.base,
+        )
+        self.prompts += 1
+
+    def _item(self, n: int, payload: Mapping[str, Any], ptype: Any, at: Any) -> None:
+        """A ``response_item``: a message, a call, a call's output, or one to ignore or skip."""
+        if ptype == "message":
+            self._message(n, payload, at)
+            return
+        b = self.b
+        b.touch(at)
+        if ptype == "function_call":
+            b.call(payload.get("call_id"), payload.get("name"), _params(payload))
+        elif ptype == "custom_tool_call":
+            b.call(payload.get("call_id"), payload.get("name"), {"input": payload.get("input")})
+        elif ptype == "local_shell_call":
+            action = payload.get("action")
+            command = action.get("command") if isinstance(action, Mapping) else None
+            b.call(payload.get("call_id") or payload.get("id"), "local_shell", {"command": command})
+        elif ptype in ("function_call_output", "custom_tool_call_output"):
+            text, success = _output(payload)
+            b.result(payload.get("call_id"), text, success=success, denied=text.strip() in DENIALS)
+        elif ptype in _KNOWN_ITEMS:
+            self.report.ignored_lines += 1
+        else:
+            self.report.skipped_lines[f"response_item:{str(ptype)[:40]}"] += 1
+
+    def _message(self, n: int, payload: Mapping[str, Any], at: Any) -> None:
+        """A message item: a prompt only in rollouts without prompt events, and not injected
+        context (environment, AGENTS.md)."""
+        text = text_of(payload.get("content"))
+        if (
+            payload.get("role") == "user"
+            and not self.has_events
+            and text.strip()
+            and not text.lstrip().startswith(("<", "# AGENTS.md"))
+        ):
+            self._prompt(n, text, at)
+        else:
+            self.report.ignored_lines += 1
 
 
 def _event(
