@@ -330,7 +330,23 @@ def _check(db: Database) -> list[Problem]:
         )
     schema_problems, missing = _check_schema(db, tuple(n for n in known if n in applied))
     problems += schema_problems
-    groups: list[tuple[str, tuple[str, ...], Callable[[Database], list[Problem]]]] = [
+    for what, needs, fn in _checks(missing, pending):
+        if missing & set(needs):
+            continue
+        try:
+            problems += fn(db)
+        except sqlite3.OperationalError as e:
+            problems.append(Problem("schema", f"could not check {what}: {e}"))
+        except sqlite3.DatabaseError as e:
+            problems.append(Problem("integrity", f"could not read {what}: {e}"))
+    return problems
+
+
+def _checks(
+    missing: AbstractSet[str], pending: Sequence[str]
+) -> list[tuple[str, tuple[str, ...], Callable[[Database], list[Problem]]]]:
+    """The checks after the schema's: what each checks, the tables it needs, and the check."""
+    return [
         ("the foreign keys", (), _check_foreign_keys),
         ("the values", (), functools.partial(_check_values, missing=missing)),
         (
@@ -350,16 +366,6 @@ def _check(db: Database) -> list[Problem]:
         ("the trajectories", ("trajectories", "steps"), _check_trajectories),
         ("the pruned trajectories", ("trajectories", "session_groups"), _check_pruned),
     ]
-    for what, needs, fn in groups:
-        if missing & set(needs):
-            continue
-        try:
-            problems += fn(db)
-        except sqlite3.OperationalError as e:
-            problems.append(Problem("schema", f"could not check {what}: {e}"))
-        except sqlite3.DatabaseError as e:
-            problems.append(Problem("integrity", f"could not read {what}: {e}"))
-    return problems
 
 
 def _check_integrity(db: Database) -> list[Problem]:
@@ -552,115 +558,208 @@ def _check_keywords(db: Database, *, upgrade_pending: bool = False) -> list[Prob
 # -- sessions and the journal ----------------------------------------------------------
 
 
+@attrs.frozen
+class _Session:
+    """One row of ``sessions``, as the check reads it."""
+
+    kind: str
+    status: str
+    undoes: int | None
+    undone_by: int | None
+    pid: int | None
+    report: str
+
+
 def _check_sessions(db: Database) -> list[Problem]:
-    problems: list[Problem] = []
-    sessions: dict[int, tuple[str, str, int | None, int | None, int | None, str]] = {
-        int(r[0]): (str(r[1]), str(r[2]), r[3], r[4], r[5], str(r[6]))
+    sessions = {
+        int(r[0]): _Session(str(r[1]), str(r[2]), r[3], r[4], r[5], str(r[6]))
         for r in db.execute("SELECT id, kind, status, undoes, undone_by, pid, report FROM sessions")
     }
+    counts = _operation_counts(db)
+    problems: list[Problem] = []
+    for sid in sorted(sessions):
+        session, ops = sessions[sid], counts.get(sid, {})
+        problems += _session_status_problems(sid, session, ops)
+        problems += _undoes_problems(sid, session, sessions)
+        problems += _undone_by_problems(sid, session, sessions)
+        problems += _session_journal_problems(sid, session, ops)
+    problems += _session_groups_problems(db, sessions)
+    orphans = sorted(set(counts) - set(sessions))
+    if orphans:
+        problems.append(
+            Problem(
+                "journal", f"operations belong to sessions that do not exist: {_ids_text(orphans)}"
+            )
+        )
+    return problems
+
+
+def _operation_counts(db: Database) -> dict[int, dict[str, int]]:
+    """session id -> operation status -> how many operations of that session have it."""
     counts: dict[int, dict[str, int]] = defaultdict(lambda: defaultdict(int))
     for sid, status, n in db.execute(
         "SELECT session_id, status, count(*) FROM operations GROUP BY session_id, status"
     ):
         counts[int(sid)][str(status)] = int(n)
+    return counts
 
-    def add(kind: str, msg: str) -> None:
-        problems.append(Problem(kind, msg))
 
-    for sid, (kind, status, undoes, undone_by, pid, report) in sorted(sessions.items()):
-        ops = counts.get(sid, {})
-        n_applied = ops.get("applied", 0)
-        if status == "running" and not process_alive(pid):
-            add(
+def _session_status_problems(sid: int, s: _Session, ops: dict[str, int]) -> list[Problem]:
+    """A session's status agrees with its process and with the operations it journaled."""
+    problems = []
+    n_applied = ops.get("applied", 0)
+    if s.status == "running" and not process_alive(s.pid):
+        problems.append(
+            Problem(
                 "stale-session",
-                f"{kind} session {sid} is marked running but its process {pid} is gone: it "
+                f"{s.kind} session {sid} is marked running but its process {s.pid} is gone: it "
                 "was killed before applying anything (the next `agentmem learn` marks it "
                 "failed)",
             )
-        if status in ("running", "failed", "dry-run") and n_applied:
-            add(
+        )
+    if s.status in ("running", "failed", "dry-run") and n_applied:
+        problems.append(
+            Problem(
                 "session",
-                f"{kind} session {sid} is {status} but the journal holds "
+                f"{s.kind} session {sid} is {s.status} but the journal holds "
                 f"{_plural(n_applied, 'applied operation')} of it",
             )
-        if ops.get("proposed") and status != "dry-run":
-            add(
+        )
+    if ops.get("proposed") and s.status != "dry-run":
+        problems.append(
+            Problem(
                 "journal",
-                f"{kind} session {sid} is {status} but the journal holds "
+                f"{s.kind} session {sid} is {s.status} but the journal holds "
                 f"{_plural(ops['proposed'], 'proposed operation')} of it (only a dry run "
                 "proposes)",
             )
-        if kind == "undo":
-            if status != "applied":
-                add("session", f"undo session {sid} is {status}; an undo session is always applied")
-            target = sessions.get(undoes) if undoes is not None else None
-            if undoes is None:
-                add("session", f"undo session {sid} does not say which session it undoes")
-            elif target is None:
-                add("session", f"undo session {sid} undoes session {undoes}, which does not exist")
-            elif target[1] != "undone" or target[3] != sid:
-                add(
-                    "session",
-                    f"undo session {sid} undoes session {undoes}, but that session "
-                    f"is {target[1]} with undone_by = {target[3]}",
-                )
-        elif undoes is not None:
-            add("session", f"{kind} session {sid} has undoes = {undoes}; only undo sessions undo")
-        if status == "undone":
-            undo = sessions.get(undone_by) if undone_by is not None else None
-            if kind == "undo":
-                add("session", f"undo session {sid} is marked undone; an undo cannot be undone")
-            elif undo is None:
-                add(
-                    "session",
-                    f"{kind} session {sid} is undone but no undo session is "
-                    f"recorded for it (undone_by = {undone_by})",
-                )
-            elif undo[0] != "undo" or undo[2] != sid:
-                add(
-                    "session",
-                    f"{kind} session {sid} is undone by session {undone_by}, which "
-                    f"is a {undo[0]} session undoing {undo[2]}",
-                )
-        elif undone_by is not None:
-            add("session", f"{kind} session {sid} is {status} but has undone_by = {undone_by}")
-        if status in ("applied", "undone") and kind == "curate" and not n_applied:
-            add(
+        )
+    return problems
+
+
+def _undoes_problems(sid: int, s: _Session, sessions: dict[int, _Session]) -> list[Problem]:
+    """An undo session is applied and undoes a session that names it back; no other undoes."""
+    if s.kind != "undo":
+        if s.undoes is None:
+            return []
+        return [
+            Problem(
                 "session",
-                f"curation session {sid} is {status} but the journal holds none of its operations",
+                f"{s.kind} session {sid} has undoes = {s.undoes}; only undo sessions undo",
             )
-        if status in ("applied", "undone") and kind == "learn":
-            try:
-                listed = json.loads(report).get("operations")
-            except (ValueError, AttributeError):
-                listed = None
-            if isinstance(listed, list):
-                want_applied = sum(
-                    1 for o in listed if isinstance(o, dict) and o.get("status") == "applied"
-                )
-                total = sum(ops.values())
-                if len(listed) != total or want_applied != n_applied:
-                    add(
-                        "session",
-                        f"learning session {sid}'s report lists {len(listed)} operations "
-                        f"({want_applied} applied) but the journal holds {total} "
-                        f"({n_applied} applied)",
-                    )
+        ]
+    problems = []
+    if s.status != "applied":
+        problems.append(
+            Problem(
+                "session", f"undo session {sid} is {s.status}; an undo session is always applied"
+            )
+        )
+    target = sessions.get(s.undoes) if s.undoes is not None else None
+    if s.undoes is None:
+        problems.append(
+            Problem("session", f"undo session {sid} does not say which session it undoes")
+        )
+    elif target is None:
+        problems.append(
+            Problem(
+                "session", f"undo session {sid} undoes session {s.undoes}, which does not exist"
+            )
+        )
+    elif target.status != "undone" or target.undone_by != sid:
+        problems.append(
+            Problem(
+                "session",
+                f"undo session {sid} undoes session {s.undoes}, but that session "
+                f"is {target.status} with undone_by = {target.undone_by}",
+            )
+        )
+    return problems
+
+
+def _undone_by_problems(sid: int, s: _Session, sessions: dict[int, _Session]) -> list[Problem]:
+    """An undone session names the undo session that undoes it; no other session does."""
+    if s.status != "undone":
+        if s.undone_by is None:
+            return []
+        return [
+            Problem(
+                "session", f"{s.kind} session {sid} is {s.status} but has undone_by = {s.undone_by}"
+            )
+        ]
+    undo = sessions.get(s.undone_by) if s.undone_by is not None else None
+    if s.kind == "undo":
+        msg = f"undo session {sid} is marked undone; an undo cannot be undone"
+    elif undo is None:
+        msg = (
+            f"{s.kind} session {sid} is undone but no undo session is "
+            f"recorded for it (undone_by = {s.undone_by})"
+        )
+    elif undo.kind != "undo" or undo.undoes != sid:
+        msg = (
+            f"{s.kind} session {sid} is undone by session {s.undone_by}, which "
+            f"is a {undo.kind} session undoing {undo.undoes}"
+        )
+    else:
+        return []
+    return [Problem("session", msg)]
+
+
+def _session_journal_problems(sid: int, s: _Session, ops: dict[str, int]) -> list[Problem]:
+    """A curation session journaled its change; a learning session's report counts its journal."""
+    if s.status not in ("applied", "undone"):
+        return []
+    n_applied = ops.get("applied", 0)
+    if s.kind == "curate" and not n_applied:
+        return [
+            Problem(
+                "session",
+                f"curation session {sid} is {s.status} but the journal holds none of its "
+                "operations",
+            )
+        ]
+    if s.kind != "learn":
+        return []
+    try:
+        listed = json.loads(s.report).get("operations")
+    except (ValueError, AttributeError):
+        listed = None
+    if not isinstance(listed, list):
+        return []
+    want_applied = sum(1 for o in listed if isinstance(o, dict) and o.get("status") == "applied")
+    total = sum(ops.values())
+    if len(listed) == total and want_applied == n_applied:
+        return []
+    return [
+        Problem(
+            "session",
+            f"learning session {sid}'s report lists {len(listed)} operations "
+            f"({want_applied} applied) but the journal holds {total} "
+            f"({n_applied} applied)",
+        )
+    ]
+
+
+def _session_groups_problems(db: Database, sessions: dict[int, _Session]) -> list[Problem]:
+    """Only applied or undone learning sessions learned groups."""
+
+    def learned(s: _Session | None) -> bool:
+        return s is not None and s.kind == "learn" and s.status in ("applied", "undone")
+
     bad_groups = [
         sid
         for (sid,) in db.execute("SELECT DISTINCT session_id FROM session_groups")
-        if sessions.get(int(sid), ("", ""))[:2] not in (("learn", "applied"), ("learn", "undone"))
+        if not learned(sessions.get(int(sid)))
     ]
-    if bad_groups:
-        add(
+    if not bad_groups:
+        return []
+    return [
+        Problem(
             "session",
             f"session_groups names groups learned by sessions that are not applied "
             f"or undone learning sessions: {_ids_text(sorted(bad_groups))}",
         )
-    orphans = sorted(set(counts) - set(sessions))
-    if orphans:
-        add("journal", f"operations belong to sessions that do not exist: {_ids_text(orphans)}")
-    return problems
+    ]
 
 
 @attrs.define
@@ -675,17 +774,154 @@ class _Expected:
     counts: tuple[Any, ...] | None = None  # the evidence counts, when the after state holds them
 
 
+@attrs.frozen
+class _Op:
+    """One applied operation of an applied or undone session, as the replay reads it."""
+
+    id: int
+    session_id: int
+    kind: str
+    targets: list[int]
+    result_id: Any  # the column as stored: an experience id, or None
+    has_after: bool  # the after state is a JSON object with a text
+    text: Any
+    domain: str | None
+
+
+@attrs.define
+class _Replay:
+    """The journal replayed oldest first: what it says each experience is, and what is wrong."""
+
+    expected: dict[int, _Expected] = attrs.Factory(dict)
+    created: dict[int, int] = attrs.Factory(dict)  # experience id -> session whose ADD created it
+    uncreated: dict[int, int] = attrs.Factory(dict)  # experience id -> first op before any ADD
+    malformed: list[int] = attrs.Factory(list)  # operation ids
+    problems: list[Problem] = attrs.Factory(list)
+    op_counts: dict[int, tuple[Any, ...]] = attrs.Factory(dict)  # m009 on: the after counts
+
+    def apply(self, op: _Op, *, undo: bool) -> bool:
+        """Replay ``op`` (of an undo session when ``undo``); False when it is malformed."""
+        if undo:
+            return self._undo(op)
+        if op.kind == "ADD":
+            return self._add(op)
+        if op.kind in ("MODIFY", "MERGE"):
+            return self._rewrite(op)
+        if op.kind in ("CONFIRM", "CONTRADICT"):
+            return self._judge(op)
+        if op.kind == "DELETE":
+            return self._delete(op)
+        return True
+
+    def _undo(self, op: _Op) -> bool:
+        """An undo removes an ADD's row (DELETE) or restores an earlier state (MODIFY)."""
+        if op.kind == "DELETE" and len(op.targets) == 1 and op.result_id is None:
+            self.expected[op.targets[0]] = _Expected("gone", None, None, op.id, op.session_id)
+            return True
+        if op.kind == "MODIFY" and op.has_after and op.targets == [op.result_id]:
+            self._live(op)
+            return True
+        return False
+
+    def _add(self, op: _Op) -> bool:
+        if op.result_id is None or not op.has_after or op.targets:
+            return False
+        if op.result_id in self.expected or op.result_id in self.created:
+            self.problems.append(
+                Problem(
+                    "journal",
+                    f"operation {op.id} (session {op.session_id}) ADDs experience "
+                    f"{op.result_id}, which an earlier operation already created",
+                )
+            )
+        self.created[op.result_id] = op.session_id
+        self.expected[op.result_id] = _Expected("live", op.text, op.domain, op.id, op.session_id)
+        return True
+
+    def _rewrite(self, op: _Op) -> bool:
+        """A MODIFY rewrites its one target; a MERGE rewrites the first and deletes the rest."""
+        t = op.targets
+        if (
+            not op.has_after
+            or not t
+            or op.result_id != t[0]
+            or (op.kind == "MODIFY" and len(t) != 1)
+            or (op.kind == "MERGE" and len(t) < 2)
+        ):
+            return False
+        for eid in t:
+            self._touched(eid, op)
+        for eid in t[1:]:
+            self._deleted(eid, op)
+        self.expected[op.result_id] = _Expected("live", op.text, op.domain, op.id, op.session_id)
+        return True
+
+    def _judge(self, op: _Op) -> bool:
+        """A CONFIRM or CONTRADICT keeps its one target live (its counts change)."""
+        if not op.has_after or op.targets != [op.result_id]:
+            return False
+        self._live(op)
+        return True
+
+    def _delete(self, op: _Op) -> bool:
+        if len(op.targets) != 1:
+            return False
+        self._touched(op.targets[0], op)
+        self._deleted(op.targets[0], op)
+        return True
+
+    def _touched(self, eid: int, op: _Op) -> None:
+        """``op`` changes ``eid``: note it when no operation before it created ``eid``."""
+        if eid not in self.expected:
+            self.uncreated.setdefault(eid, op.id)
+
+    def _live(self, op: _Op) -> None:
+        """``op`` leaves its result live with its after state's text and domain."""
+        self._touched(op.result_id, op)
+        self.expected[op.result_id] = _Expected("live", op.text, op.domain, op.id, op.session_id)
+
+    def _deleted(self, eid: int, op: _Op) -> None:
+        prev = self.expected.get(eid)
+        self.expected[eid] = _Expected(
+            "deleted",
+            prev.text if prev else None,
+            prev.domain if prev else None,
+            op.id,
+            op.session_id,
+        )
+
+
+@attrs.define
+class _Differences:
+    """Where the experiences table departs from the replayed journal."""
+
+    outside: list[int] = attrs.Factory(list)  # no journaled operation created the row
+    early: list[int] = attrs.Factory(list)  # the journal changed it before an ADD created it
+    wrong_created: list[tuple[int, Any, int]] = attrs.Factory(list)
+    back: list[int] = attrs.Factory(list)  # an undo removed the row, and it is there
+    missing: list[int] = attrs.Factory(list)  # the journal created the row, and it is not there
+    wrong_status: list[tuple[int, str, _Expected]] = attrs.Factory(list)
+    wrong_text: list[tuple[int, str, _Expected]] = attrs.Factory(list)
+    wrong_domain: list[tuple[int, str, _Expected]] = attrs.Factory(list)
+    wrong_counts: list[tuple[int, tuple[Any, ...], _Expected]] = attrs.Factory(list)
+
+
 def _check_journal(db: Database) -> list[Problem]:
     """Replay the journal and compare the result with the experiences table."""
-    problems: list[Problem] = []
-    malformed: list[int] = []
-    expected: dict[int, _Expected] = {}
-    created: dict[int, int] = {}  # experience id -> session whose ADD created it
-    uncreated: dict[int, int] = {}  # experience id -> first op touching it before any ADD
+    counted = _has_columns(db, "experiences", _COUNTS)
+    replay = _replay_journal(db, counted=counted)
+    problems = replay.problems + _operation_problems(db, replay.malformed)
+    diff = _compare_experiences(db, replay, counted=counted)
+    return problems + _creation_problems(diff) + _presence_problems(diff) + _state_problems(diff)
+
+
+def _applied_operations(db: Database) -> Iterable[tuple[Any, ...]]:
+    """The applied operations of applied and undone sessions, oldest first, as the replay reads
+    them: id, session, session kind, kind, target_ids, result_id, ``ok``, and the after state's
+    text, domain and evidence counts."""
     # The after state's text and domain come from SQL (cheaper than json.loads per row);
     # ``ok`` is 0 without an after state, 1 for a JSON object with a text, -1 otherwise.
-    counted = _has_columns(db, "experiences", _COUNTS)
-    rows = db.execute(
+    return db.execute(
         "SELECT o.id, o.session_id, s.kind, o.kind, o.target_ids, o.result_id, "
         "  CASE WHEN o.after IS NULL THEN 0 WHEN NOT json_valid(o.after) THEN -1 "
         "       WHEN json_type(o.after) != 'object' THEN -1 "
@@ -702,93 +938,58 @@ def _check_journal(db: Database) -> list[Problem]:
         + " FROM operations o JOIN sessions s ON s.id = o.session_id "
         "WHERE o.status = 'applied' AND s.status IN ('applied', 'undone') ORDER BY o.id"
     )
-    op_counts: dict[int, tuple[Any, ...]] = {}  # after states from m009 on hold the counts
-    for oid, sid, skind, kind, targets_json, result_id, ok, text, domain, *counts in rows:
+
+
+def _target_ids(targets_json: Any) -> list[int] | None:
+    """The experience ids of an operation's target_ids, or None unless it is a JSON list of ids."""
+    if targets_json == "[]":
+        return []
+    try:
+        targets = json.loads(targets_json)
+    except (TypeError, ValueError):
+        return None
+    if not isinstance(targets, list) or not all(
+        type(t) is int
+        for t in targets  # bool is not an id
+    ):
+        return None
+    return targets
+
+
+def _replay_journal(db: Database, *, counted: bool) -> _Replay:
+    """Replay the applied operations; with ``counted`` (m009 on), live experiences get counts."""
+    replay = _Replay()
+    for (
+        oid,
+        sid,
+        skind,
+        kind,
+        targets_json,
+        result_id,
+        ok,
+        text,
+        domain,
+        *counts,
+    ) in _applied_operations(db):
         if counts[0] is not None:
-            op_counts[oid] = tuple(counts)
-        if ok < 0:
-            malformed.append(oid)
+            replay.op_counts[oid] = tuple(counts)
+        targets = _target_ids(targets_json) if ok >= 0 else None
+        if targets is None:
+            replay.malformed.append(oid)
             continue
-        if targets_json == "[]":
-            targets: list[int] = []
-        else:
-            try:
-                targets = json.loads(targets_json)
-            except (TypeError, ValueError):
-                malformed.append(oid)
-                continue
-            if not isinstance(targets, list) or not all(
-                type(t) is int
-                for t in targets  # bool is not an id
-            ):
-                malformed.append(oid)
-                continue
-        has_after = ok == 1
         domain = domain if isinstance(domain, str) else None
-        if skind == "undo":
-            if kind == "DELETE" and len(targets) == 1 and result_id is None:
-                expected[targets[0]] = _Expected("gone", None, None, oid, sid)
-            elif kind == "MODIFY" and has_after and targets == [result_id]:
-                if result_id not in expected:
-                    uncreated.setdefault(result_id, oid)
-                expected[result_id] = _Expected("live", text, domain, oid, sid)
-            else:
-                malformed.append(oid)
-            continue
-        if kind == "ADD":
-            if result_id is None or not has_after or targets:
-                malformed.append(oid)
-                continue
-            if result_id in expected or result_id in created:
-                problems.append(
-                    Problem(
-                        "journal",
-                        f"operation {oid} (session {sid}) ADDs experience {result_id}, "
-                        "which an earlier operation already created",
-                    )
-                )
-            created[result_id] = sid
-            expected[result_id] = _Expected("live", text, domain, oid, sid)
-        elif kind in ("MODIFY", "MERGE"):
-            if (
-                not has_after
-                or not targets
-                or result_id != targets[0]
-                or (kind == "MODIFY" and len(targets) != 1)
-                or (kind == "MERGE" and len(targets) < 2)
-            ):
-                malformed.append(oid)
-                continue
-            for t in targets:
-                if t not in expected:
-                    uncreated.setdefault(t, oid)
-            for t in targets[1:]:
-                prev = expected.get(t)
-                expected[t] = _Expected(
-                    "deleted", prev.text if prev else None, prev.domain if prev else None, oid, sid
-                )
-            expected[result_id] = _Expected("live", text, domain, oid, sid)
-        elif kind in ("CONFIRM", "CONTRADICT"):
-            if not has_after or targets != [result_id]:
-                malformed.append(oid)
-                continue
-            if result_id not in expected:
-                uncreated.setdefault(result_id, oid)
-            expected[result_id] = _Expected("live", text, domain, oid, sid)
-        elif kind == "DELETE":
-            if len(targets) != 1:
-                malformed.append(oid)
-                continue
-            t = targets[0]
-            prev = expected.get(t)
-            if prev is None:
-                uncreated.setdefault(t, oid)
-            expected[t] = _Expected(
-                "deleted", prev.text if prev else None, prev.domain if prev else None, oid, sid
-            )
-    for x in expected.values():
+        op = _Op(oid, sid, kind, targets, result_id, ok == 1, text, domain)
+        if not replay.apply(op, undo=skind == "undo"):
+            replay.malformed.append(oid)
+    for x in replay.expected.values():
         if x.state == "live" and counted:
-            x.counts = op_counts.get(x.op_id)
+            x.counts = replay.op_counts.get(x.op_id)
+    return replay
+
+
+def _operation_problems(db: Database, malformed: Sequence[int]) -> list[Problem]:
+    """Applied operations are well formed for their kind; others name no result."""
+    problems = []
     if malformed:
         problems.append(
             Problem(
@@ -813,16 +1014,13 @@ def _check_journal(db: Database) -> list[Problem]:
                 f"{_ids_text(bad_rejected)}",
             )
         )
+    return problems
 
-    # Compare with the table.
-    outside: list[int] = []
-    early: list[int] = []
-    back: list[int] = []
-    wrong_status: list[tuple[int, str, _Expected]] = []
-    wrong_text: list[tuple[int, str, _Expected]] = []
-    wrong_domain: list[tuple[int, str, _Expected]] = []
-    wrong_counts: list[tuple[int, tuple[Any, ...], _Expected]] = []
-    wrong_created: list[tuple[int, Any, int]] = []
+
+def _compare_experiences(db: Database, replay: _Replay, *, counted: bool) -> _Differences:
+    """Read the experiences table once and note where it departs from ``replay``."""
+    d = _Differences()
+    expected, created = replay.expected, replay.created
     seen: set[int] = set()
     count_cols = "".join(f", {c}" for c in _COUNTS) if counted else ""
     for eid, text, domain, status, created_session, *counts in db.execute(
@@ -830,122 +1028,142 @@ def _check_journal(db: Database) -> list[Problem]:
     ):
         seen.add(eid)
         exp = expected.get(eid)
-        if eid in uncreated:
-            early.append(eid)
+        if eid in replay.uncreated:
+            d.early.append(eid)
         elif eid not in created:
-            outside.append(eid)
+            d.outside.append(eid)
         elif created_session != created[eid] and (exp is None or exp.state != "gone"):
-            wrong_created.append((eid, created_session, created[eid]))
+            d.wrong_created.append((eid, created_session, created[eid]))
         if exp is None:
             continue
         if exp.state == "gone":
-            back.append(eid)
+            d.back.append(eid)
         elif status != exp.state:
-            wrong_status.append((eid, str(status), exp))
+            d.wrong_status.append((eid, str(status), exp))
         elif exp.state == "live":
             if text != exp.text:
-                wrong_text.append((eid, str(text), exp))
+                d.wrong_text.append((eid, str(text), exp))
             if exp.domain is not None and domain != exp.domain:
-                wrong_domain.append((eid, str(domain), exp))
+                d.wrong_domain.append((eid, str(domain), exp))
             if exp.counts is not None and counts and tuple(counts) != exp.counts:
-                wrong_counts.append((eid, tuple(counts), exp))
-    missing = sorted(e for e, x in expected.items() if x.state != "gone" and e not in seen)
+                d.wrong_counts.append((eid, tuple(counts), exp))
+    d.missing = sorted(e for e, x in expected.items() if x.state != "gone" and e not in seen)
+    return d
 
-    def where(x: _Expected) -> str:
-        return f"operation {x.op_id} of session {x.session_id}"
 
-    if outside:
+def _where(x: _Expected) -> str:
+    return f"operation {x.op_id} of session {x.session_id}"
+
+
+def _creation_problems(d: _Differences) -> list[Problem]:
+    """Every experience row was created by a journaled ADD, in the session it records."""
+    problems = []
+    if d.outside:
         problems.append(
             Problem(
                 "experience",
-                f"{_plural(len(outside), 'experience')} {_v(len(outside), 'was', 'were')} not "
+                f"{_plural(len(d.outside), 'experience')} {_v(len(d.outside), 'was', 'were')} not "
                 "created by any "
-                f"journaled operation (written behind the journal's back): {_ids_text(outside)}",
+                f"journaled operation (written behind the journal's back): {_ids_text(d.outside)}",
             )
         )
-    if early:
+    if d.early:
         problems.append(
             Problem(
                 "experience",
-                f"{_plural(len(early), 'experience')} {_v(len(early), 'was', 'were')} "
+                f"{_plural(len(d.early), 'experience')} {_v(len(d.early), 'was', 'were')} "
                 f"changed by the journal before any journaled ADD created "
-                f"{_v(len(early), 'it', 'them')} "
+                f"{_v(len(d.early), 'it', 'them')} "
                 "(created behind the journal's back): "
-                f"{_ids_text(early)}",
+                f"{_ids_text(d.early)}",
             )
         )
-    if wrong_created:
-        eid, got, want = wrong_created[0]
+    if d.wrong_created:
+        eid, got, want = d.wrong_created[0]
         problems.append(
             Problem(
                 "experience",
-                f"{_plural(len(wrong_created), 'experience')} "
-                f"{_v(len(wrong_created), 'records', 'record')} another creating "
+                f"{_plural(len(d.wrong_created), 'experience')} "
+                f"{_v(len(d.wrong_created), 'records', 'record')} another creating "
                 f"session than the journal's ADD, e.g. experience {eid}: created_session {got}, "
-                f"journal {want}{_all([w[0] for w in wrong_created])}",
+                f"journal {want}{_all([w[0] for w in d.wrong_created])}",
             )
         )
-    if back:
+    return problems
+
+
+def _presence_problems(d: _Differences) -> list[Problem]:
+    """The rows the journal left are there; the rows an undone ADD removed are not."""
+    problems = []
+    if d.back:
         problems.append(
             Problem(
                 "experience",
-                f"{_plural(len(back), 'experience')} {_v(len(back), 'exists', 'exist')} although "
-                f"an undo removed {_v(len(back), 'it', 'them')} (the ADD was undone): "
-                f"{_ids_text(back)}",
+                f"{_plural(len(d.back), 'experience')} {_v(len(d.back), 'exists', 'exist')} "
+                f"although an undo removed {_v(len(d.back), 'it', 'them')} (the ADD was undone): "
+                f"{_ids_text(d.back)}",
             )
         )
-    if missing:
+    if d.missing:
         problems.append(
             Problem(
                 "experience",
-                f"{_plural(len(missing), 'experience')} the journal created "
-                f"{_v(len(missing), 'is', 'are')} missing "
-                f"from the table (deleted behind the journal's back): {_ids_text(missing)}",
+                f"{_plural(len(d.missing), 'experience')} the journal created "
+                f"{_v(len(d.missing), 'is', 'are')} missing "
+                f"from the table (deleted behind the journal's back): {_ids_text(d.missing)}",
             )
         )
-    if wrong_status:
-        eid, got, x = wrong_status[0]
+    return problems
+
+
+def _state_problems(d: _Differences) -> list[Problem]:
+    """Each row is live or deleted, and reads, as the journal's latest operation left it."""
+    problems = []
+    if d.wrong_status:
+        eid, got, x = d.wrong_status[0]
+        n = len(d.wrong_status)
         problems.append(
             Problem(
                 "experience",
-                f"{_plural(len(wrong_status), 'experience')} {_v(len(wrong_status), 'is', 'are')} "
+                f"{_plural(n, 'experience')} {_v(n, 'is', 'are')} "
                 f"live or deleted against the journal: experience {eid} is {got} but "
-                f"{where(x)} left it {x.state}{_all([w[0] for w in wrong_status])}",
+                f"{_where(x)} left it {x.state}{_all([w[0] for w in d.wrong_status])}",
             )
         )
-    if wrong_text:
-        eid, got, x = wrong_text[0]
+    if d.wrong_text:
+        eid, got, x = d.wrong_text[0]
+        n = len(d.wrong_text)
         problems.append(
             Problem(
                 "experience",
-                f"{_plural(len(wrong_text), 'experience')} {_v(len(wrong_text), 'has', 'have')} "
+                f"{_plural(n, 'experience')} {_v(n, 'has', 'have')} "
                 "another text than the journal's latest operation wrote: experience "
-                f"{eid} reads {_short(got)} but {where(x)} wrote {_short(x.text)}"
-                f"{_all([w[0] for w in wrong_text])}",
+                f"{eid} reads {_short(got)} but {_where(x)} wrote {_short(x.text)}"
+                f"{_all([w[0] for w in d.wrong_text])}",
             )
         )
-    if wrong_domain:
-        eid, got, x = wrong_domain[0]
+    if d.wrong_domain:
+        eid, got, x = d.wrong_domain[0]
+        n = len(d.wrong_domain)
         problems.append(
             Problem(
                 "experience",
-                f"{_plural(len(wrong_domain), 'experience')} "
-                f"{_v(len(wrong_domain), 'has', 'have')} another domain than the journal's "
-                "latest operation wrote: experience "
-                f"{eid} is in {_short(got)} but {where(x)} put it in {_short(x.domain)}"
-                f"{_all([w[0] for w in wrong_domain])}",
+                f"{_plural(n, 'experience')} {_v(n, 'has', 'have')} another domain than the "
+                "journal's latest operation wrote: experience "
+                f"{eid} is in {_short(got)} but {_where(x)} put it in {_short(x.domain)}"
+                f"{_all([w[0] for w in d.wrong_domain])}",
             )
         )
-    if wrong_counts:
-        eid, got, x = wrong_counts[0]
+    if d.wrong_counts:
+        eid, got_counts, x = d.wrong_counts[0]
+        n = len(d.wrong_counts)
         problems.append(
             Problem(
                 "experience",
-                f"{_plural(len(wrong_counts), 'experience')} "
-                f"{_v(len(wrong_counts), 'has', 'have')} other evidence counts than the "
-                f"journal's latest operation left: experience {eid} counts {got} (support "
-                f"groups, runs, contradicting groups, runs) but {where(x)} left {x.counts}"
-                f"{_all([w[0] for w in wrong_counts])}",
+                f"{_plural(n, 'experience')} {_v(n, 'has', 'have')} other evidence counts than "
+                f"the journal's latest operation left: experience {eid} counts {got_counts} "
+                f"(support groups, runs, contradicting groups, runs) but {_where(x)} left "
+                f"{x.counts}{_all([w[0] for w in d.wrong_counts])}",
             )
         )
     return problems

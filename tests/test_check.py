@@ -298,6 +298,172 @@ def _no_migrations(p: Path, ids: dict[str, Any]) -> None:
     _sql(p, "DROP TABLE _sqlite_migrations")
 
 
+# journal replay: each kind of operation malformed, or touching an experience no ADD created
+
+
+def _op_after_not_object(p: Path, ids: dict[str, Any]) -> None:
+    _sql(p, f"UPDATE operations SET after = '[1]' WHERE result_id = {ids['kept']} AND kind = 'ADD'")
+
+
+def _op_targets_not_json(p: Path, ids: dict[str, Any]) -> None:
+    d = ids["deleted"]
+    _sql(
+        p,
+        f"UPDATE operations SET target_ids = '[{d}' WHERE kind = 'DELETE' AND target_ids = '[{d}]'",
+    )
+
+
+def _op_targets_not_ids(p: Path, ids: dict[str, Any]) -> None:
+    d = ids["deleted"]
+    _sql(
+        p,
+        f"UPDATE operations SET target_ids = '[true]' "
+        f"WHERE kind = 'DELETE' AND target_ids = '[{d}]'",
+    )
+
+
+_UNDO_OPS = "session_id IN (SELECT id FROM sessions WHERE kind = 'undo')"
+
+
+def _undo_touches_first(p: Path, ids: dict[str, Any]) -> None:
+    k = ids["k8s"]
+    _sql(
+        p,
+        f"DELETE FROM operations "
+        f"WHERE (result_id = {k} OR target_ids = '[{k}]') AND NOT {_UNDO_OPS}",
+    )
+
+
+def _undo_op_malformed(p: Path, ids: dict[str, Any]) -> None:
+    k = ids["k8s"]
+    _sql(
+        p,
+        f"UPDATE operations SET result_id = NULL "
+        f"WHERE kind = 'MODIFY' AND result_id = {k} AND {_UNDO_OPS}",
+    )
+
+
+def _add_twice(p: Path, ids: dict[str, Any]) -> None:
+    cols = (
+        "session_id, group_key, kind, target_ids, result_id, text, domain, before, after, "
+        "status, reason, origin, conditions, created_at"
+    )
+    _sql(
+        p,
+        f"INSERT INTO operations ({cols}) SELECT {cols} FROM operations "
+        f"WHERE kind = 'ADD' AND result_id = {ids['kept']}",
+    )
+
+
+def _rejected_names_result(p: Path, ids: dict[str, Any]) -> None:
+    cols = (
+        "session_id, group_key, kind, target_ids, result_id, text, domain, before, after, "
+        "reason, origin, conditions, created_at"
+    )
+    _sql(
+        p,
+        f"INSERT INTO operations ({cols}, status) SELECT {cols}, 'rejected' FROM operations "
+        f"WHERE kind = 'ADD' AND result_id = {ids['kept']}",
+    )
+
+
+def _modify_two_targets(p: Path, ids: dict[str, Any]) -> None:
+    k = ids["k8s"]
+    _sql(
+        p,
+        f"UPDATE operations SET target_ids = '[{k}, {ids['kept']}]' "
+        f"WHERE kind = 'MODIFY' AND result_id = {k} AND NOT {_UNDO_OPS}",
+    )
+
+
+def _modify_first(p: Path, ids: dict[str, Any]) -> None:
+    _sql(p, f"DELETE FROM operations WHERE kind = 'ADD' AND result_id = {ids['k8s']}")
+
+
+def _confirm_malformed(p: Path, ids: dict[str, Any]) -> None:
+    k = ids["k8s"]
+    _sql(
+        p,
+        f"UPDATE operations SET kind = 'CONFIRM', result_id = NULL "
+        f"WHERE kind = 'MODIFY' AND result_id = {k} AND NOT {_UNDO_OPS}",
+    )
+
+
+def _confirm_first(p: Path, ids: dict[str, Any]) -> None:
+    k = ids["kept"]
+    _sql(
+        p,
+        f"UPDATE operations SET kind = 'CONTRADICT', target_ids = '[{k}]' "
+        f"WHERE kind = 'ADD' AND result_id = {k}",
+    )
+
+
+def _delete_two_targets(p: Path, ids: dict[str, Any]) -> None:
+    d = ids["deleted"]
+    _sql(
+        p,
+        f"UPDATE operations SET target_ids = '[{d}, {ids['kept']}]' "
+        f"WHERE kind = 'DELETE' AND target_ids = '[{d}]'",
+    )
+
+
+def _delete_first(p: Path, ids: dict[str, Any]) -> None:
+    _sql(p, f"DELETE FROM operations WHERE kind = 'ADD' AND result_id = {ids['deleted']}")
+
+
+def _counts_changed(p: Path, ids: dict[str, Any]) -> None:
+    _sql(p, f"UPDATE experiences SET support_runs = 99 WHERE id = {ids['learned'][0]}")
+
+
+def _created_session_wrong(p: Path, ids: dict[str, Any]) -> None:
+    _sql(p, f"UPDATE experiences SET created_session = {ids['learn2']} WHERE id = {ids['kept']}")
+
+
+# sessions: undo links, proposals, orphaned operations
+
+_UNDO_OF_LEARN = "(SELECT undone_by FROM sessions WHERE kind = 'learn' AND undone_by IS NOT NULL)"
+
+
+def _op_proposed(p: Path, ids: dict[str, Any]) -> None:
+    _sql(
+        p,
+        "UPDATE operations SET status = 'proposed' WHERE id = "
+        f"(SELECT min(id) FROM operations WHERE session_id = {ids['learn2']})",
+    )
+
+
+def _undo_session_failed(p: Path, ids: dict[str, Any]) -> None:
+    _sql(p, f"UPDATE sessions SET status = 'failed' WHERE id = {_UNDO_OF_LEARN}")
+
+
+def _undo_says_nothing(p: Path, ids: dict[str, Any]) -> None:
+    _sql(p, f"UPDATE sessions SET undoes = NULL WHERE id = {_UNDO_OF_LEARN}")
+
+
+def _undo_of_nothing(p: Path, ids: dict[str, Any]) -> None:
+    _sql(p, f"UPDATE sessions SET undoes = 999 WHERE id = {_UNDO_OF_LEARN}")
+
+
+def _learn_undoes(p: Path, ids: dict[str, Any]) -> None:
+    _sql(p, f"UPDATE sessions SET undoes = {ids['learn']} WHERE id = {ids['learn2']}")
+
+
+def _undo_undone(p: Path, ids: dict[str, Any]) -> None:
+    _sql(p, f"UPDATE sessions SET status = 'undone' WHERE id = {_UNDO_OF_LEARN}")
+
+
+def _undone_by_another(p: Path, ids: dict[str, Any]) -> None:
+    _sql(p, f"UPDATE sessions SET undone_by = {ids['learn2']} WHERE id = {ids['learn']}")
+
+
+def _undone_by_but_applied(p: Path, ids: dict[str, Any]) -> None:
+    _sql(p, f"UPDATE sessions SET undone_by = {_UNDO_OF_LEARN} WHERE id = {ids['learn2']}")
+
+
+def _ops_orphaned(p: Path, ids: dict[str, Any]) -> None:
+    _sql(p, f"UPDATE operations SET session_id = 999 WHERE session_id = {ids['learn2']}")
+
+
 PLANTS: list[tuple[Plant, str, str]] = [
     (_vector_gone, "index", "no vector"),
     (_vec0_row_gone, "index", "disagree"),
@@ -335,6 +501,30 @@ PLANTS: list[tuple[Plant, str, str]] = [
     (_table_dropped, "schema", "table session_groups is missing"),
     (_view_dropped, "schema", "view journal is missing"),
     (_no_migrations, "migrations", "not an agentmem library"),
+    (_op_after_not_object, "journal", "malformed"),
+    (_op_targets_not_json, "journal", "malformed"),
+    (_op_targets_not_ids, "journal", "malformed"),
+    (_undo_touches_first, "experience", "before any journaled ADD"),
+    (_undo_op_malformed, "journal", "malformed"),
+    (_add_twice, "journal", "which an earlier operation already created"),
+    (_rejected_names_result, "journal", "not applied name a result experience"),
+    (_modify_two_targets, "journal", "malformed"),
+    (_modify_first, "experience", "before any journaled ADD"),
+    (_confirm_malformed, "journal", "malformed"),
+    (_confirm_first, "experience", "before any journaled ADD"),
+    (_delete_two_targets, "journal", "malformed"),
+    (_delete_first, "experience", "before any journaled ADD"),
+    (_created_session_wrong, "experience", "another creating session"),
+    (_counts_changed, "experience", "other evidence counts"),
+    (_op_proposed, "journal", "proposed operation"),
+    (_undo_session_failed, "session", "an undo session is always applied"),
+    (_undo_says_nothing, "session", "does not say which session it undoes"),
+    (_undo_of_nothing, "session", "undoes session 999, which does not exist"),
+    (_learn_undoes, "session", "only undo sessions undo"),
+    (_undo_undone, "session", "an undo cannot be undone"),
+    (_undone_by_another, "session", "which is a learn session undoing None"),
+    (_undone_by_but_applied, "session", "is applied but has undone_by"),
+    (_ops_orphaned, "journal", "operations belong to sessions that do not exist"),
 ]
 
 
@@ -510,3 +700,11 @@ def test_merge_and_its_undo_pass(lib):
     # and a later change behind the journal's back to the merged-away row is seen
     _sql(path, f"UPDATE experiences SET text = 'changed' WHERE id = {b.id}")
     assert any("another text" in p.message for p in _problems(path))
+
+
+def test_report_without_an_operations_list_is_not_compared(lib):
+    """A learning session's report is compared with the journal only when it lists operations."""
+    path, ids = lib
+    for report in ("[1, 2]", '{"operations": 3}'):
+        _sql(path, f"UPDATE sessions SET report = '{report}' WHERE id = {ids['learn2']}")
+        assert _problems(path) == []

@@ -361,6 +361,26 @@ def test_check_clean_and_without_index(db: Database) -> None:
     assert vector_index.check(db) == []
 
 
+def test_check_names_an_older_block_format_and_missing_tables(db: Database) -> None:
+    make_index(db, 2)
+    with write(db):
+        add_experience(db, 1, "fs")
+        vector_index.put(db, 1, "fs", [0.6, 0.8])
+    with write(db):
+        db.execute(f"ALTER TABLE {vector_index.BLOCKS} DROP COLUMN norms")
+    assert vector_index.check(db) == [
+        "the vector index is in the format of an older agentmem (experience_vectors_blocks "
+        "holds no vectors): open the library with agentmem to upgrade it, or run "
+        "`agentmem reindex`"
+    ]
+    assert vector_index.check(db, upgrade_pending=True) == []  # opening it upgrades it
+    with write(db):
+        db.execute(f"DROP TABLE {vector_index.ITEMS}")
+    assert vector_index.check(db) == [
+        "the vector index tables experience_vectors_items are missing: run `agentmem reindex`"
+    ]
+
+
 def test_auto_without_numpy_uses_sqlite_vec(db: Database, monkeypatch: pytest.MonkeyPatch) -> None:
     rng = np.random.default_rng(5)
     make_index(db, 16)

@@ -247,6 +247,50 @@ def _plan(ops: list[Operation]) -> LearnReport:
     )
 
 
+def test_a_dry_run_plans_on_the_replica_and_claims_nothing(team: Team):
+    a = team.laptop("a")
+    fs_group(a)
+    membership.sync(a)
+    plan = learning.learn(a, use_model=False, dry_run=True)
+    assert plan.dry_run and plan.session_id is None and plan.operations
+    assert {o.status for o in plan.operations} == {"proposed"}
+    assert team.primary("SELECT count(*) FROM sessions WHERE kind = 'learn'") == [(0,)]
+    assert team.primary("SELECT count(*) FROM team_claims") == [(0,)]
+
+
+def test_a_held_group_is_skipped_and_a_failed_plan_releases_its_claim(team: Team):
+    a = team.laptop("a")
+    fs_group(a, "read-a")
+    fs_group(a, "read-b")
+    membership.sync(a)
+    held = [r[0] for r in team.primary("SELECT id FROM trajectories WHERE group_key = 'read-a'")]
+    cfg = membership.config(a)
+    with replica_lock(cfg.replica):
+        conn = open_remote(cfg)
+        try:
+            other = claims.claim(RemoteDb(conn), {"read-a": held}, holder="laptop z")
+        finally:
+            conn.close()
+    assert list(other.groups) == ["read-a"]
+    said: list[str] = []
+
+    def fail_midway(msg: str) -> None:
+        said.append(msg)
+        if msg.startswith("group"):
+            raise RuntimeError("the plan failed")
+
+    with pytest.raises(RuntimeError, match="the plan failed"):
+        learning.learn(a, use_model=False, progress=fail_midway)
+    assert "skipping 1 group(s) another session holds" in said
+    assert team.primary("SELECT group_key, status FROM team_claims ORDER BY group_key") == [
+        ("read-a", "claimed"),
+        ("read-b", "released"),  # given back at once, not held until the lease ends
+    ]
+    assert team.primary("SELECT count(*) FROM sessions WHERE kind = 'learn'") == [(0,)]
+    report = learning.learn(a, use_model=False)  # the released group is free again
+    assert report.applied and report.groups_used == 1
+
+
 def test_a_stale_modify_is_rejected_and_journaled(team: Team):
     a, b, report = _learned_on_a(team)
     membership.sync(b)

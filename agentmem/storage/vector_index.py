@@ -1109,67 +1109,23 @@ def check(db: Database, *, upgrade_pending: bool = False) -> list[str]:
 
 
 def _check(db: Database, upgrade_pending: bool = False) -> list[str]:
-    problems: list[str] = []
     info = index_info(db)
     live = db.execute("SELECT count(*) FROM experiences WHERE status = 'live'").fetchone()[0]
     if info is None:
-        if live:
-            problems.append(
-                f"the library has no vector index, so its {live} live experiences cannot be "
-                "retrieved: run `agentmem reindex`"
-            )
-        return problems
+        if not live:
+            return []
+        return [
+            f"the library has no vector index, so its {live} live experiences cannot be "
+            "retrieved: run `agentmem reindex`"
+        ]
     model, dims = info
     missing_tables = [t for t in (TABLE, ITEMS, BLOCKS) if not _table_exists(db, t)]
     if missing_tables:
-        problems.append(
+        return [
             f"the vector index tables {', '.join(missing_tables)} are missing: run "
             "`agentmem reindex`"
-        )
-        return problems
-
-    def ids(sql: str, params: Sequence[object] = ()) -> list[int]:
-        return [int(r[0]) for r in db.execute(sql, list(params)).fetchall()]
-
-    no_vector = ids(
-        f"SELECT id FROM experiences WHERE status = 'live' AND id NOT IN "
-        f"(SELECT experience_id FROM {ITEMS}) ORDER BY id"
-    )
-    if no_vector:
-        problems.append(
-            f"{len(no_vector)} live experiences have no vector and cannot be retrieved: "
-            f"{_ids_text(no_vector)} (run `agentmem reindex`)"
-        )
-    stray = ids(
-        f"SELECT i.experience_id FROM {ITEMS} i LEFT JOIN experiences e ON e.id = i.experience_id "
-        "WHERE e.id IS NULL ORDER BY i.experience_id"
-    )
-    if stray:
-        problems.append(f"{len(stray)} vectors belong to no experience: {_ids_text(stray)}")
-    dead = ids(
-        f"SELECT i.experience_id FROM {ITEMS} i JOIN experiences e ON e.id = i.experience_id "
-        "WHERE e.status != 'live' ORDER BY i.experience_id"
-    )
-    if dead:
-        problems.append(f"{len(dead)} vectors belong to deleted experiences: {_ids_text(dead)}")
-    moved = ids(
-        f"SELECT i.experience_id FROM {ITEMS} i JOIN experiences e ON e.id = i.experience_id "
-        "WHERE e.domain != i.domain ORDER BY i.experience_id"
-    )
-    if moved:
-        problems.append(
-            f"{len(moved)} vectors are filed under another domain than their experience's, "
-            f"so domain-scoped searches miss or wrongly include them: {_ids_text(moved)}"
-        )
-    bad_dims = ids(
-        f"SELECT experience_id FROM {ITEMS} WHERE length(vector) != ? ORDER BY experience_id",
-        [4 * dims],
-    )
-    if bad_dims:
-        problems.append(
-            f"{len(bad_dims)} vectors do not have the index's {dims} dimensions (model "
-            f"{model!r}): {_ids_text(bad_dims)} (run `agentmem reindex`)"
-        )
+        ]
+    problems = _vector_problems(db, model, dims)
     if not _blocks_hold_vectors(db):
         if upgrade_pending:
             return problems
@@ -1178,19 +1134,79 @@ def _check(db: Database, upgrade_pending: bool = False) -> list[str]:
             "vectors): open the library with agentmem to upgrade it, or run `agentmem reindex`"
         )
         return problems
-    lacking = _lacking_triggers(db)
-    if lacking or _state(db)[2] is None:
-        what = (
-            f"lacks the triggers that keep its {VERSION_KEY} setting ({', '.join(lacking)})"
-            if lacking
-            else f"has no {VERSION_KEY} setting"
-        )
-        problems.append(
-            f"the vector index {what}, so searches cannot keep it in memory and use the "
-            "slower sqlite-vec engine: run `agentmem reindex`"
-        )
+    problems += _version_problems(db)
     problems += _check_internal(db, dims)
     return problems
+
+
+def _ids(db: Database, sql: str, params: Sequence[object] = ()) -> list[int]:
+    return [int(r[0]) for r in db.execute(sql, list(params)).fetchall()]
+
+
+def _vector_problems(db: Database, model: str, dims: int) -> list[str]:
+    """Each live experience has one vector, in its domain, of the index's dimensions; no other."""
+    problems: list[str] = []
+    no_vector = _ids(
+        db,
+        f"SELECT id FROM experiences WHERE status = 'live' AND id NOT IN "
+        f"(SELECT experience_id FROM {ITEMS}) ORDER BY id",
+    )
+    if no_vector:
+        problems.append(
+            f"{len(no_vector)} live experiences have no vector and cannot be retrieved: "
+            f"{_ids_text(no_vector)} (run `agentmem reindex`)"
+        )
+    stray = _ids(
+        db,
+        f"SELECT i.experience_id FROM {ITEMS} i LEFT JOIN experiences e ON e.id = i.experience_id "
+        "WHERE e.id IS NULL ORDER BY i.experience_id",
+    )
+    if stray:
+        problems.append(f"{len(stray)} vectors belong to no experience: {_ids_text(stray)}")
+    dead = _ids(
+        db,
+        f"SELECT i.experience_id FROM {ITEMS} i JOIN experiences e ON e.id = i.experience_id "
+        "WHERE e.status != 'live' ORDER BY i.experience_id",
+    )
+    if dead:
+        problems.append(f"{len(dead)} vectors belong to deleted experiences: {_ids_text(dead)}")
+    moved = _ids(
+        db,
+        f"SELECT i.experience_id FROM {ITEMS} i JOIN experiences e ON e.id = i.experience_id "
+        "WHERE e.domain != i.domain ORDER BY i.experience_id",
+    )
+    if moved:
+        problems.append(
+            f"{len(moved)} vectors are filed under another domain than their experience's, "
+            f"so domain-scoped searches miss or wrongly include them: {_ids_text(moved)}"
+        )
+    bad_dims = _ids(
+        db,
+        f"SELECT experience_id FROM {ITEMS} WHERE length(vector) != ? ORDER BY experience_id",
+        [4 * dims],
+    )
+    if bad_dims:
+        problems.append(
+            f"{len(bad_dims)} vectors do not have the index's {dims} dimensions (model "
+            f"{model!r}): {_ids_text(bad_dims)} (run `agentmem reindex`)"
+        )
+    return problems
+
+
+def _version_problems(db: Database) -> list[str]:
+    """The triggers and the setting that keep ``index_version`` (searches cache by it) are there."""
+    lacking = _lacking_triggers(db)
+    if not lacking and _state(db)[2] is not None:
+        return []
+    what = (
+        f"lacks the triggers that keep its {VERSION_KEY} setting ({', '.join(lacking)})"
+        if lacking
+        else f"has no {VERSION_KEY} setting"
+    )
+    return [
+        f"the vector index {what}, so searches cannot keep it in memory and use the "
+        "slower sqlite-vec engine: run `agentmem reindex`"
+    ]
 
 
 def _norms_agree(norms: bytes, vectors: bytes, dims: int) -> bool:

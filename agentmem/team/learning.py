@@ -66,7 +66,6 @@ def learn(
     """
     from ..learning.session import LearnOptions
     from ..learning.session import learn as plan_session
-    from ..retrieval.retriever import Retriever
 
     cfg = config(mem)
     say = progress or (lambda _msg: None)
@@ -84,46 +83,10 @@ def learn(
                     return plan_session(
                         db, model=model, embedder=mem.embedder, options=opts, dry_run=True
                     )
-                wanted = _candidates(db, opts)
-                held = claims.claim(remote, wanted, lease=lease) if wanted else None
-                if held is not None and not held.groups:
-                    first = next(iter(held.refused.items()))
-                    raise AlreadyClaimedError(
-                        f"{len(held.refused)} ready group(s), all taken: {first[0]!r} is "
-                        f"{first[1]}; nothing to learn here now"
-                    )
-                if held is not None and held.refused:
-                    say(f"skipping {len(held.refused)} group(s) another session holds")
-                expected = experiences.states(db)
-                groups = tuple(held.groups) if held is not None else ()
-                try:
-                    plan = plan_session(
-                        db,
-                        model=model,
-                        embedder=mem.embedder,
-                        options=attrs.evolve(opts, groups=groups),
-                        dry_run=True,
-                        progress=say,
-                    )
-                    if held is None:
-                        return plan
-                    texts = [o.op.text for o in plan.operations if o.status == "proposed"]
-                    vectors = Retriever(db, mem.embedder).embed(t for t in texts if t)
-                    report = claims.apply_session(
-                        remote,
-                        held,
-                        plan,
-                        vectors,
-                        expected,
-                        model=getattr(model, "model_id", None) if model else "none (data only)",
-                        embedder=mem.embedder.model_id,
-                        params={"reward": opts.reward, "k_stage2": opts.k_stage2},
-                    )
-                except BaseException:
-                    if held is not None:
-                        with contextlib.suppress(TeamError):  # else the lease lets them go
-                            claims.release(remote, held.id)
-                    raise
+                held = _claim(remote, _candidates(db, opts), lease=lease, say=say)
+                report = _plan_and_apply(mem, remote, db, held, model=model, opts=opts, say=say)
+                if held is None:
+                    return report  # nothing was ready: the plan of nothing, the primary unchanged
             finally:
                 db.close()
             conn.sync()
@@ -131,6 +94,79 @@ def learn(
             conn.close()
     mark_synced(cfg.replica)
     return report
+
+
+def _claim(
+    remote: RemoteDb,
+    wanted: dict[str, tuple[int, ...]],
+    *,
+    lease: float,
+    say: Callable[[str], None],
+) -> claims.Claim | None:
+    """Claim the ``wanted`` groups on the primary (None when there are none).
+
+    Raises :class:`~agentmem.errors.AlreadyClaimedError` when another session holds them all.
+    """
+    held = claims.claim(remote, wanted, lease=lease) if wanted else None
+    if held is not None and not held.groups:
+        first = next(iter(held.refused.items()))
+        raise AlreadyClaimedError(
+            f"{len(held.refused)} ready group(s), all taken: {first[0]!r} is "
+            f"{first[1]}; nothing to learn here now"
+        )
+    if held is not None and held.refused:
+        say(f"skipping {len(held.refused)} group(s) another session holds")
+    return held
+
+
+def _plan_and_apply(
+    mem: Memory,
+    remote: RemoteDb,
+    db: Any,
+    held: claims.Claim | None,
+    *,
+    model: Any,
+    opts: LearnOptions,
+    say: Callable[[str], None],
+) -> LearnReport:
+    """Plan the ``held`` groups on the replica ``db`` and apply the plan on the primary.
+
+    Without ``held`` groups the plan is returned as it is. If anything fails, the
+    claim is released at once (else its lease lets the groups go).
+    """
+    from ..learning.session import learn as plan_session
+    from ..retrieval.retriever import Retriever
+
+    expected = experiences.states(db)
+    groups = tuple(held.groups) if held is not None else ()
+    try:
+        plan = plan_session(
+            db,
+            model=model,
+            embedder=mem.embedder,
+            options=attrs.evolve(opts, groups=groups),
+            dry_run=True,
+            progress=say,
+        )
+        if held is None:
+            return plan
+        texts = [o.op.text for o in plan.operations if o.status == "proposed"]
+        vectors = Retriever(db, mem.embedder).embed(t for t in texts if t)
+        return claims.apply_session(
+            remote,
+            held,
+            plan,
+            vectors,
+            expected,
+            model=getattr(model, "model_id", None) if model else "none (data only)",
+            embedder=mem.embedder.model_id,
+            params={"reward": opts.reward, "k_stage2": opts.k_stage2},
+        )
+    except BaseException:
+        if held is not None:
+            with contextlib.suppress(TeamError):  # else the lease lets them go
+                claims.release(remote, held.id)
+        raise
 
 
 def undo(mem: Memory, session_id: int, *, cascade: bool = False) -> list[int]:
