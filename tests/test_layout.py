@@ -247,3 +247,24 @@ def test_the_writer_scan_sees_writes() -> None:
     assert _writes("db.execute('INSERT OR IGNORE INTO settings VALUES (?, ?)')", "settings")
     assert _writes('db["experiences"].insert(row)', "experiences")
     assert not _writes('db.execute("SELECT * FROM sessions")', "sessions")
+
+
+# -- short functions -----------------------------------------------------------------------
+
+MAX_FUNCTION_LINES = 80
+#: Declarative tables, not logic: the schema's migrations and the secret-redaction rules.
+DECLARATIVE = {"migrations.py": None, "redact.py": {"_builtin_rules"}}
+
+
+def test_no_function_is_longer_than_80_lines() -> None:
+    long = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        rel = path.relative_to(PACKAGE).as_posix()
+        allowed = DECLARATIVE.get(rel, set())
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                continue
+            lines = (node.end_lineno or node.lineno) - node.lineno + 1
+            if lines > MAX_FUNCTION_LINES and allowed is not None and node.name not in allowed:
+                long.append(f"{rel}:{node.lineno} {node.name}: {lines} lines")
+    assert long == []
