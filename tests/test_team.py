@@ -36,7 +36,7 @@ from agentmem.team import claims, learning, membership, outbox, reads, server
 from agentmem.team.config import replica_path_for
 from agentmem.team.replica import RemoteDb, open_readonly, open_remote, replica_lock
 
-from .conftest import ROOT, fs_group, run_cli
+from .conftest import CAT_MISSING, CAT_OK, CD, ROOT, fs_group, run_cli
 
 os.environ.setdefault("RUST_LOG", "off")  # libSQL's client logs every retry otherwise
 EMBEDDER = "hash"  # real, dependency-free, the same in every process
@@ -289,6 +289,48 @@ def test_a_held_group_is_skipped_and_a_failed_plan_releases_its_claim(team: Team
     assert team.primary("SELECT count(*) FROM sessions WHERE kind = 'learn'") == [(0,)]
     report = learning.learn(a, use_model=False)  # the released group is free again
     assert report.applied and report.groups_used == 1
+
+
+def test_single_runs_shared_by_laptops_are_learned_once_for_the_team(team: Team):
+    """Everyday use: every run is the only run of its task; a run's own correction is a
+    group the team learns once, claimed by its key like any other group."""
+    a, b = team.laptop("a"), team.laptop("b")
+    a.record("Print notes.txt in the docs folder", [CAT_MISSING, CD, CAT_OK], accepted=True)
+    membership.sync(a)
+    (run,) = [r[0] for r in team.primary("SELECT id FROM trajectories")]
+    report = learning.learn(a, use_model=False)
+    assert report.applied and report.groups_formed.get("correction") == 1
+    assert team.primary("SELECT group_key, status FROM team_claims") == [
+        (f"correction:{run}", "applied")
+    ]
+    assert team.primary("SELECT kind, group_key FROM session_groups") == [
+        ("correction", f"correction:{run}")
+    ]
+    membership.sync(b)
+    assert "(team) Before calling cat, call cd first" in b.context(
+        "Print todo.txt in the docs folder", tools=["cat"]
+    )
+    assert learning.learn(b, use_model=False).groups_used == 0  # learned once, not twice
+
+
+def test_a_run_in_another_live_claim_is_not_claimed_in_another_group(team: Team):
+    """Laptops synced at different times can put one run in different groups: while one
+    session holds it, no other group with that run is claimed."""
+    a = team.laptop("a")
+    a.record("Print notes.txt in the docs folder", [CAT_MISSING, CD, CAT_OK], accepted=True)
+    membership.sync(a)
+    (run,) = [r[0] for r in team.primary("SELECT id FROM trajectories")]
+    cfg = membership.config(a)
+    with replica_lock(cfg.replica):
+        conn = open_remote(cfg)
+        try:
+            other = claims.claim(RemoteDb(conn), {"print notes": [run]}, holder="laptop z")
+        finally:
+            conn.close()
+    assert list(other.groups) == ["print notes"]
+    with pytest.raises(AlreadyClaimedError, match=f"its run {run} is in group 'print notes'"):
+        learning.learn(a, use_model=False)
+    assert team.primary("SELECT count(*) FROM sessions WHERE kind = 'learn'") == [(0,)]
 
 
 def test_a_stale_modify_is_rejected_and_journaled(team: Team):

@@ -72,6 +72,7 @@ __all__ = [
     "LearnReport",
     "learn",
     "learned_check",
+    "pick_groups",
     "plan_groups",
 ]
 
@@ -107,6 +108,20 @@ def plan_groups(
     return form_groups(
         db, reports, embedder=embedder, mode=options.grouping, learned=learned_check(db)
     )
+
+
+def pick_groups(
+    grouping: Grouping, options: LearnOptions
+) -> tuple[list[LearningGroup], list[LearningGroup]]:
+    """Of ``grouping``'s groups, the usable ones ``options.groups`` names (all when None),
+    and of those the ones a session learns now: not learned before (unless
+    ``options.relearn``), at most ``options.max_groups``."""
+    named = set(options.groups) if options.groups is not None else None
+    usable = [g for g in grouping.groups if named is None or g.key in named]
+    fresh = [g for g in usable if options.relearn or not g.learned]
+    if options.max_groups is not None:
+        fresh = fresh[: options.max_groups]
+    return usable, fresh
 
 
 class _Laps:
@@ -236,10 +251,7 @@ def _select(run: _Run) -> Selection:
     grouping = plan_groups(run.db, embedder=run.embedder, options=options)
     named = set(options.groups) if options.groups is not None else None
     reports = [g for g in grouping.reports if named is None or g.key in named]
-    usable = [g for g in grouping.groups if named is None or g.key in named]
-    fresh = [g for g in usable if options.relearn or not g.learned]
-    if options.max_groups is not None:
-        fresh = fresh[: options.max_groups]
+    usable, fresh = pick_groups(grouping, options)
     run.laps.lap("select")
     return Selection(
         grouping,

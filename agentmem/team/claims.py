@@ -4,9 +4,12 @@ A team learning session runs in three steps, each a transaction on the primary
 where it writes:
 
 1. :func:`claim` takes the session's groups in one transaction: a group is
-   free unless another live claim holds it (a claim lapses after its lease, so
-   a learner killed mid-session does not hold its groups forever), and a group
-   already learned with the same trajectories is not claimed again. A second
+   free unless another live claim holds it or one of its runs (a claim lapses
+   after its lease, so a learner killed mid-session does not hold its groups
+   forever), and a group already learned with the same trajectories is not
+   claimed again. Groups of every kind are claimed by their key: an exact
+   group by its task, a run's own correction by ``correction:<id>``, a
+   similar-task group by ``similar:<ids>``. A second
    learner on the same groups gets nothing and is told who holds them.
 2. The session plans from the laptop's replica (model calls, embeddings), with
    no transaction open anywhere.
@@ -79,6 +82,10 @@ def claim(
             if learned is not None:
                 refused[key] = f"already learned by team session {learned}"
                 continue
+            busy = _run_held_elsewhere(remote, key, ids, cid, now)
+            if busy is not None:
+                refused[key] = busy
+                continue
             cur = remote.execute(
                 "INSERT INTO team_claims (group_key, trajectory_ids, claim, holder, claimed_at, "
                 "expires_at, status) VALUES (?, ?, ?, ?, ?, ?, 'claimed') "
@@ -97,6 +104,27 @@ def claim(
             ).fetchone()
             refused[key] = f"already claimed by {row[0]} since {row[1]}" if row else "claimed"
     return Claim(cid, taken, refused)
+
+
+def _run_held_elsewhere(
+    remote: Any, key: str, ids: Sequence[int], claim_id: str, now: str
+) -> str | None:
+    """Why a group may not be claimed because one of its runs is in another live claim,
+    or None. Laptops synced at different times can put one run in different groups (a
+    run alone on one laptop is a similar-task or correction group; on another, with a
+    second run of its task, an exact group): a run is learned by one session at a time."""
+    if not ids:
+        return None
+    marks = ", ".join("?" * len(ids))
+    row = remote.execute(
+        "SELECT c.group_key, c.holder, j.value FROM team_claims c, json_each(c.trajectory_ids) j "
+        "WHERE c.status = 'claimed' AND c.expires_at >= ? AND c.group_key != ? "
+        f"AND c.claim != ? AND j.value IN ({marks}) LIMIT 1",
+        [now, key, claim_id, *ids],
+    ).fetchone()
+    if row is None:
+        return None
+    return f"its run {row[2]} is in group {row[0]!r}, claimed by {row[1]}"
 
 
 def release(remote: Any, claim_id: str) -> None:

@@ -12,7 +12,6 @@ primary's current state.
 from __future__ import annotations
 
 import contextlib
-import json
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -32,22 +31,14 @@ if TYPE_CHECKING:
 __all__ = ["learn", "undo"]
 
 
-def _candidates(db: Any, options: LearnOptions) -> dict[str, tuple[int, ...]]:
-    """The ready, informative groups no applied session learned with these trajectories."""
-    from ..storage.trajectories import group_reports
+def _candidates(db: Any, options: LearnOptions, embedder: Any) -> dict[str, tuple[int, ...]]:
+    """The groups a private session would learn from on this replica, of every kind (runs
+    of one task, a run's own correction, runs of similar tasks), that no applied session
+    learned: group key -> trajectory ids."""
+    from ..learning.session import pick_groups, plan_groups
 
-    learned = journal.learned_groups(db)
-    out = {}
-    reports = group_reports(
-        db, weights=options.weights, reward=options.reward, groups=options.groups
-    )
-    for g in reports:
-        ids = tuple(sorted(m.id for m in g.members))
-        if g.ready and not g.degenerate and (g.key, json.dumps(list(ids))) not in learned:
-            out[g.key] = ids
-    if options.max_groups is not None:
-        out = dict(list(out.items())[: options.max_groups])
-    return out
+    _usable, fresh = pick_groups(plan_groups(db, embedder=embedder, options=options), options)
+    return {g.key: tuple(sorted(g.trajectory_ids)) for g in fresh}
 
 
 def learn(
@@ -83,7 +74,7 @@ def learn(
                     return plan_session(
                         db, model=model, embedder=mem.embedder, options=opts, dry_run=True
                     )
-                held = _claim(remote, _candidates(db, opts), lease=lease, say=say)
+                held = _claim(remote, _candidates(db, opts, mem.embedder), lease=lease, say=say)
                 report = _plan_and_apply(mem, remote, db, held, model=model, opts=opts, say=say)
                 if held is None:
                     return report  # nothing was ready: the plan of nothing, the primary unchanged
