@@ -45,9 +45,23 @@ __all__ = [
     "check_reward_kind",
     "composite_reward",
     "group_stats",
+    "is_negative",
+    "is_positive",
     "score_groups",
     "success_rate",
 ]
+
+
+def is_positive(advantage: float, accepted: bool | None) -> bool:
+    """A positive run of its group: advantage above 0 (paper, eq. 7), or exactly at the
+    group mean with the user's acceptance (the composite reward makes a tie possible)."""
+    return advantage > 0 or (advantage == 0 and accepted is True)
+
+
+def is_negative(advantage: float, accepted: bool | None) -> bool:
+    """A negative run of its group: advantage below 0, or at the mean and rejected."""
+    return advantage < 0 or (advantage == 0 and accepted is False)
+
 
 #: The paper's Delta t: silence for this long after a trajectory means acceptance.
 ACCEPTANCE_WINDOW = timedelta(seconds=120)

@@ -229,10 +229,8 @@ def find_crosstask_evidence(
     ``comparable(a, b)``: whether runs ``a`` and ``b`` (trajectory ids) have alike tasks.
     """
     ms = [Member(t, d) for t, d in members]
-    pos = [m for m in ms if m.dig.advantage > 0 or (m.dig.advantage == 0 and m.dig.accepted)]
-    neg = [
-        m for m in ms if m.dig.advantage < 0 or (m.dig.advantage == 0 and m.dig.accepted is False)
-    ]
+    pos = [m for m in ms if m.dig.positive]
+    neg = [m for m in ms if m.dig.negative]
     if not pos or not neg:
         return []
     inert = inert_tools(ms)

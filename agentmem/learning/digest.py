@@ -18,6 +18,7 @@ from typing import Any
 import attrs
 
 from ..records import Step, Trajectory
+from ..rewards import is_negative, is_positive
 
 __all__ = [
     "Digest",
@@ -119,6 +120,16 @@ class Digest:
     @property
     def sign(self) -> str:
         return "+" if self.advantage > 0 else "-" if self.advantage < 0 else "0"
+
+    @property
+    def positive(self) -> bool:
+        """A positive run of its group (:func:`agentmem.rewards.is_positive`)."""
+        return is_positive(self.advantage, self.accepted)
+
+    @property
+    def negative(self) -> bool:
+        """A negative run of its group (:func:`agentmem.rewards.is_negative`)."""
+        return is_negative(self.advantage, self.accepted)
 
     def summary(self) -> str:
         """The data-derived Stage 1 summary: at most 64 words covering (a)-(d)."""

@@ -683,10 +683,8 @@ def find_evidence(
 ) -> list[Finding]:
     """The findings of one group, most supported first, at most ``max_findings``."""
     ms = [Member(t, d) for t, d in members]
-    pos = [m for m in ms if m.dig.advantage > 0 or (m.dig.advantage == 0 and m.dig.accepted)]
-    neg = [
-        m for m in ms if m.dig.advantage < 0 or (m.dig.advantage == 0 and m.dig.accepted is False)
-    ]
+    pos = [m for m in ms if m.dig.positive]
+    neg = [m for m in ms if m.dig.negative]
     if not pos or not neg:
         return []
     found: dict[tuple[str, ...], Finding] = {}

@@ -380,8 +380,8 @@ def _sig(s: Step) -> tuple[str, str]:
 def _signs(
     members: Sequence[tuple[Trajectory, Digest]],
 ) -> tuple[list[Trajectory], list[Trajectory]]:
-    pos = [t for t, d in members if d.advantage > 0 or (d.advantage == 0 and d.accepted is True)]
-    neg = [t for t, d in members if d.advantage < 0 or (d.advantage == 0 and d.accepted is False)]
+    pos = [t for t, d in members if d.positive]
+    neg = [t for t, d in members if d.negative]
     return pos, neg
 
 

@@ -46,6 +46,7 @@ from collections.abc import Iterable, Mapping, Sequence
 import attrs
 
 from ..records import Experience, Operation, Step, Trajectory
+from ..rewards import is_negative, is_positive
 from .digest import Digest
 from .rules import Rule, applies, follows, needed_tools
 
@@ -74,11 +75,11 @@ class GroupRun:
 
     @property
     def positive(self) -> bool:
-        return self.advantage > 0 or (self.advantage == 0 and self.accepted is True)
+        return is_positive(self.advantage, self.accepted)
 
     @property
     def negative(self) -> bool:
-        return self.advantage < 0 or (self.advantage == 0 and self.accepted is False)
+        return is_negative(self.advantage, self.accepted)
 
 
 @attrs.frozen
