@@ -245,23 +245,24 @@ class Worker:
         :class:`ModelError` for an error the worker survived (a prompt too long).
         """
         with self._lock:
-            dead = _DEAD.get(self.key)
-            if dead is not None:
-                raise ModelUnavailableError(dead)
-            if self._proc is None:
-                self._start()
+            self._ensure_running()
             return self._exchange({"op": op, **(payload or {})}, call_timeout())
 
     def load(self) -> dict[str, Any]:
         """Start the child and load the model now; returns what the child reported."""
         with self._lock:
-            dead = _DEAD.get(self.key)
-            if dead is not None:
-                raise ModelUnavailableError(dead)
-            if self._proc is None:
-                self._start()
+            self._ensure_running()
             assert self.info is not None
             return self.info
+
+    def _ensure_running(self) -> None:
+        """Start the child unless it runs; a model that died in this process stays dead
+        (called holding the lock)."""
+        dead = _DEAD.get(self.key)
+        if dead is not None:
+            raise ModelUnavailableError(dead)
+        if self._proc is None:
+            self._start()
 
     def _stop(self) -> None:
         proc, self._proc = self._proc, None
