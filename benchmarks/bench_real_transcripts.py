@@ -1,0 +1,542 @@
+"""What agentmem learns from real Claude Code and Codex sessions, against a hand-written key.
+
+    python benchmarks/bench_real_transcripts.py [--data DIR] [--json] [--no-replay]
+
+The corpus is real transcripts committed to public repositories by their authors
+(``transcripts/`` and ``corpus/`` under ``../shared/data/``, or ``--data`` /
+``$AGENTMEM_REAL_DATA``; each with its repository, path, commit, licence and client
+version in the SOURCES.md beside it). Every transcript has an answer key in
+``benchmarks/real/keys/`` (format: ``benchmarks/real/README.md``) that labels each of
+its failed calls, by hand, as a *correction* worth learning (the lesson, its scope, the
+program and the terms a matching lesson must name) or a *trap* that must teach nothing
+(and why).
+
+1. **All at once**: every transcript imported into one fresh library, one learning
+   session without a model (``use_model=False``: the data's own texts). Printed:
+   precision (lessons that match a key correction over all lessons), false global
+   lessons (a lesson that matches none, served in every project), recall (key
+   corrections some lesson matches), and every lesson with its scope and its match.
+2. **Replay**, per project, in the order the sessions were written: a fresh library
+   learns from each session after it ends; at every prompt of the next session, the
+   lessons retrieval serves for that prompt in that project (what the
+   UserPromptSubmit hook answers) are checked: at each failure that repeats a key
+   correction of an earlier session, is a lesson matching it served, and how many
+   prompts are served a lesson that matches no key correction.
+
+Matching is mechanical (see :func:`matches`): a lesson matches a key correction when
+(a) one of the runs it was learned from (``experience_sources`` and
+``learned_trajectories``) was imported from that correction's transcript, and (b) the
+lesson's text, with its rule facts (``experiences.rule``), names the correction's
+``program`` and at least one of its ``terms`` (case-insensitive substrings). In the
+replay, (a) is "from an earlier session of the project".
+
+Targets: precision >= 0.9, 0 false global lessons, recall >= 0.6; in the replay at
+least half of the repeated mistakes preceded by the right lesson and at most 5% of the
+prompts served a wrong one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import sys
+import tempfile
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+from agentmem import Memory  # noqa: E402
+
+KEYS = ROOT / "benchmarks" / "real" / "keys"
+TARGETS = {
+    "precision": 0.9,
+    "false_global": 0,
+    "recall": 0.6,
+    "replay_right": 0.5,
+    "replay_wrong_turns": 0.05,
+}
+LABELS = ("correction", "trap")
+SCOPES = ("project", "machine", "global")
+
+# -- the corpus and its key ----------------------------------------------------------
+
+
+def data_root(explicit: str | os.PathLike[str] | None = None) -> Path:
+    """Where ``transcripts/`` and ``corpus/`` are: ``explicit``, ``$AGENTMEM_REAL_DATA``,
+    or ``../shared/data`` beside the repository."""
+    chosen = explicit or os.environ.get("AGENTMEM_REAL_DATA")
+    return Path(chosen) if chosen else ROOT.parent / "shared" / "data"
+
+
+@dataclass(frozen=True)
+class Failure:
+    """A failed call found in a transcript: its id, tool, input and output."""
+
+    id: str
+    tool: str
+    call: str
+    output: str
+    line: int
+
+
+@dataclass
+class Transcript:
+    """A corpus file with its key."""
+
+    file: str  # relative to the data root
+    client: str  # claude-code | codex
+    project: str  # the replay's project: the source repository
+    entries: list[dict[str, Any]]
+    path: Path = field(default=Path())
+
+    @property
+    def import_path(self) -> Path:
+        """The file to import: a sub-agent is imported through its parent session."""
+        if self.path.parent.name == "subagents":
+            return self.path.parent.parent.with_suffix(".jsonl")
+        return self.path
+
+
+def load_keys(root: Path, keys: Path = KEYS) -> list[Transcript]:
+    """Every key file, with the path of its transcript under ``root``."""
+    out = []
+    for kp in sorted(keys.glob("*.json")):
+        k = json.loads(kp.read_text(encoding="utf-8"))
+        t = Transcript(k["file"], k["client"], k["project"], k["failures"])
+        t.path = root / t.file
+        out.append(t)
+    return out
+
+
+def check_key(t: Transcript) -> list[str]:
+    """What is wrong with a key: a failed call it misses, an entry for a call that did not
+    fail, a label or scope it does not know, a correction without program or terms."""
+    problems = []
+    found = {f.id for f in failed_calls(t.path)}
+    keyed = [e["id"] for e in t.entries]
+    problems += [f"{t.file}: failed call {i} has no key entry" for i in sorted(found - {*keyed})]
+    problems += [f"{t.file}: key entry {i} is not a failed call" for i in sorted({*keyed} - found)]
+    problems += [f"{t.file}: {i} keyed twice" for i in {i for i in keyed if keyed.count(i) > 1}]
+    for e in t.entries:
+        if e.get("label") not in LABELS:
+            problems.append(f"{t.file}: {e['id']}: label {e.get('label')!r}")
+        elif e["label"] == "correction":
+            if e.get("scope") not in SCOPES or not e.get("program") or not e.get("terms"):
+                problems.append(f"{t.file}: {e['id']}: a correction needs scope, program, terms")
+            if not e.get("lesson"):
+                problems.append(f"{t.file}: {e['id']}: a correction needs its lesson")
+        elif not e.get("why"):
+            problems.append(f"{t.file}: {e['id']}: a trap needs its why")
+    return problems
+
+
+# -- failed calls, found without agentmem ---------------------------------------------
+
+_CC_EXIT = re.compile(r"^Exit code (\d+)")
+_CX_EXIT = re.compile(r"^(?:Exit code: |Process exited with code )(-?\d+)", re.M)
+_CX_CALLS = ("function_call", "custom_tool_call", "local_shell_call")
+_CX_OUTPUTS = ("function_call_output", "custom_tool_call_output")
+
+
+def _lines(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    with open(path, encoding="utf-8") as f:
+        for n, line in enumerate(f):
+            try:
+                obj = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(obj, dict):
+                yield n, obj
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(
+            _text(x.get("text", "")) if isinstance(x, Mapping) else str(x) for x in content
+        )
+    return "" if content is None else str(content)
+
+
+def _blocks(obj: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    m = obj.get("message")
+    c = m.get("content") if isinstance(m, Mapping) else None
+    return [b for b in c if isinstance(b, Mapping)] if isinstance(c, list) else []
+
+
+def is_codex(path: Path) -> bool:
+    return any(o.get("type") == "session_meta" for n, o in _lines(path) if n < 5)
+
+
+def failed_calls(path: Path) -> list[Failure]:
+    """The failed calls of a transcript: Claude Code ``tool_result`` with ``is_error`` or
+    an ``Exit code N`` (N > 0) head; Codex outputs with a non-zero exit code (JSON
+    ``metadata.exit_code`` or an ``Exit code:`` / ``Process exited with code`` line),
+    or an ``apply_patch`` output that does not start with "Success"."""
+    return list(_codex_failures(path) if is_codex(path) else _claude_failures(path))
+
+
+def _claude_failures(path: Path) -> Iterator[Failure]:
+    calls: dict[str, Mapping[str, Any]] = {}
+    for n, obj in _lines(path):
+        for b in _blocks(obj):
+            if b.get("type") == "tool_use":
+                calls[str(b.get("id"))] = b
+            elif b.get("type") == "tool_result":
+                text = _text(b.get("content"))
+                head = _CC_EXIT.match(text)
+                if b.get("is_error") is True or (head and head.group(1) != "0"):
+                    c = calls.get(str(b.get("tool_use_id")), {})
+                    call = json.dumps(c.get("input"), ensure_ascii=False)
+                    yield Failure(str(b.get("tool_use_id")), str(c.get("name")), call, text, n)
+
+
+def _codex_failures(path: Path) -> Iterator[Failure]:
+    calls: dict[str, Mapping[str, Any]] = {}
+    for n, obj in _lines(path):
+        p = obj.get("payload")
+        if not isinstance(p, Mapping):
+            continue
+        if p.get("type") in _CX_CALLS:
+            calls[str(p.get("call_id"))] = p
+        elif p.get("type") in _CX_OUTPUTS:
+            c = calls.get(str(p.get("call_id")), {})
+            code, text = _codex_exit(p.get("output"))
+            patch_failed = c.get("name") == "apply_patch" and code is None
+            if (code not in (None, 0)) or (patch_failed and not text.startswith("Success")):
+                call = c.get("arguments") or c.get("input") or ""
+                yield Failure(str(p.get("call_id")), str(c.get("name")), str(call), text, n)
+
+
+def _codex_exit(output: Any) -> tuple[int | None, str]:
+    text = output if isinstance(output, str) else json.dumps(output)
+    try:
+        j = json.loads(text)
+    except ValueError:
+        j = None
+    if isinstance(j, dict) and isinstance(j.get("metadata"), dict):
+        return j["metadata"].get("exit_code"), str(j.get("output", ""))
+    head = _CX_EXIT.search(text[:400])
+    return (int(head.group(1)) if head else None), text
+
+
+# -- prompts, in order, with the failures that follow each -------------------------------
+
+
+@dataclass
+class Turn:
+    prompt: str
+    failures: list[str]  # call ids
+
+
+_NOT_PROMPTS = ("<environment_context>", "<user_instructions>", "# AGENTS.md", "<turn_aborted>")
+
+
+def turns(path: Path) -> list[Turn]:
+    """The prompts a user typed (the text a UserPromptSubmit hook sees), each with the
+    ids of the failed calls made before the next prompt."""
+    failed = {f.line: f.id for f in failed_calls(path)}
+    out: list[Turn] = []
+    codex = is_codex(path)
+    for n, obj in _lines(path):
+        prompt = _codex_prompt(obj) if codex else _claude_prompt(obj)
+        if prompt:
+            out.append(Turn(prompt, []))
+        elif n in failed and out:
+            out[-1].failures.append(failed[n])
+    return out
+
+
+def _claude_prompt(obj: Mapping[str, Any]) -> str | None:
+    if obj.get("type") != "user" or obj.get("isSidechain") or obj.get("isMeta"):
+        return None
+    m = obj.get("message")
+    c = m.get("content") if isinstance(m, Mapping) else None
+    blocks = c if isinstance(c, list) else []
+    if any(isinstance(b, Mapping) and b.get("type") == "tool_result" for b in blocks):
+        return None
+    text = _text(c).strip()
+    return text or None
+
+
+def _codex_prompt(obj: Mapping[str, Any]) -> str | None:
+    p = obj.get("payload")
+    if obj.get("type") != "event_msg" or not isinstance(p, Mapping):
+        return None
+    if p.get("type") != "user_message":
+        return None
+    text = str(p.get("message") or "").strip()
+    return text if text and not text.startswith(_NOT_PROMPTS) else None
+
+
+def started(path: Path) -> str:
+    """The first timestamp of a transcript, to order a project's sessions."""
+    for _, obj in _lines(path):
+        ts = obj.get("timestamp")
+        if isinstance(ts, str) and ts:
+            return ts
+    return ""
+
+
+def cwd_of(path: Path) -> str | None:
+    for _, obj in _lines(path):
+        p = obj.get("payload")
+        if obj.get("type") == "session_meta" and isinstance(p, Mapping) and p.get("cwd"):
+            return str(p["cwd"])
+        if isinstance(obj.get("cwd"), str) and obj["cwd"]:
+            return str(obj["cwd"])
+    return None
+
+
+# -- a library, its lessons and where they came from -----------------------------------
+
+
+@dataclass
+class Lesson:
+    id: int
+    text: str
+    scope: str  # global, or the project it is served in
+    rule: str  # the rule facts, JSON text ("" without)
+    sources: set[str]  # transcript paths of the runs it was learned from
+    match: str | None = None  # "file#call id" of the key correction it matches
+
+
+def import_all(mem: Memory, items: Sequence[Transcript]) -> None:
+    for fmt in ("claude-code", "codex"):
+        paths = sorted({str(t.import_path) for t in items if t.client == fmt})
+        if paths:
+            mem.import_transcripts(fmt, paths, final=True)
+
+
+def lessons(mem: Memory) -> list[Lesson]:
+    """The live lessons, each with its scope, rule facts and source transcripts."""
+    scopes = mem.experience_scopes()
+    sql = (
+        "SELECT DISTINCT s.id, t.meta FROM experience_sources s "
+        "JOIN learned_trajectories l ON l.session_id = s.session_id AND l.group_key = s.group_key "
+        "JOIN trajectories t ON t.id = l.trajectory_id WHERE s.status = 'live'"
+    )
+    sources: dict[int, set[str]] = {}
+    for eid, meta in mem.db.execute(sql).fetchall():
+        path = json.loads(meta or "{}").get("transcript")
+        if path:
+            sources.setdefault(eid, set()).add(str(path))
+    live = "SELECT id, rule FROM experiences WHERE status = 'live'"
+    rules = dict(mem.db.execute(live).fetchall())
+    return [
+        Lesson(
+            e.id,
+            e.text,
+            scopes.get(e.id, "global"),
+            rules.get(e.id) or "",
+            sources.get(e.id, set()),
+        )
+        for e in mem.experiences()
+    ]
+
+
+def corrections(items: Sequence[Transcript]) -> dict[str, tuple[Transcript, dict[str, Any]]]:
+    """Every key correction by its stable id, ``file#call id``."""
+    return {
+        f"{t.file}#{e['id']}": (t, e)
+        for t in items
+        for e in t.entries
+        if e["label"] == "correction"
+    }
+
+
+def names(lesson: Lesson, entry: Mapping[str, Any]) -> bool:
+    """(b) of the matching rule: the lesson (text and rule facts) names the correction's
+    program and one of its terms."""
+    hay = f"{lesson.text}\n{lesson.rule}".lower()
+    return entry["program"].lower() in hay and any(t.lower() in hay for t in entry["terms"])
+
+
+def matches(lesson: Lesson, t: Transcript, entry: Mapping[str, Any]) -> bool:
+    """A lesson matches a key correction: (a) it was learned from a run of that
+    correction's transcript (its file, or for a sub-agent its parent session), and (b)
+    :func:`names`."""
+    here = {str(t.path.resolve()), str(t.import_path.resolve())}
+    return bool({str(Path(s).resolve()) for s in lesson.sources} & here) and names(lesson, entry)
+
+
+def assign(found: Sequence[Lesson], keyed: Mapping[str, tuple[Transcript, dict[str, Any]]]) -> None:
+    for lesson in found:
+        lesson.match = next((k for k, (t, e) in keyed.items() if matches(lesson, t, e)), None)
+
+
+def learn(mem: Memory) -> None:
+    mem.learn(use_model=False)
+
+
+# -- all at once -------------------------------------------------------------------------
+
+
+def evaluate(items: Sequence[Transcript], workdir: Path) -> dict[str, Any]:
+    """One library of the whole corpus, one session: precision, false global, recall."""
+    keyed = corrections(items)
+    t0 = time.perf_counter()
+    with Memory.open(workdir / "all.db") as mem:
+        import_all(mem, items)
+        learn(mem)
+        found = lessons(mem)
+    assign(found, keyed)
+    hit = {x.match for x in found if x.match}
+    return {
+        "lessons": len(found),
+        "precision": (len([x for x in found if x.match]) / len(found)) if found else None,
+        "false_global": len([x for x in found if not x.match and x.scope == "global"]),
+        "recall": len(hit) / len(keyed) if keyed else None,
+        "corrections": len(keyed),
+        "corrections_learned": sorted(hit),
+        "listing": [
+            {"id": x.id, "text": x.text, "scope": x.scope, "match": x.match or "FALSE"}
+            for x in found
+        ],
+        "seconds": round(time.perf_counter() - t0, 1),
+    }
+
+
+# -- the replay --------------------------------------------------------------------------
+
+
+def projects(items: Sequence[Transcript]) -> dict[str, list[Transcript]]:
+    """Each project's transcripts in the order they were written (a sub-agent travels with
+    its parent session)."""
+    out: dict[str, list[Transcript]] = {}
+    for t in sorted(items, key=lambda t: (started(t.path), t.file)):
+        out.setdefault(t.project, []).append(t)
+    return out
+
+
+def repeats(t: Transcript) -> dict[str, str]:
+    """Call id -> the earlier key correction (``file#id``) it repeats, from ``same_as``."""
+    return {e["id"]: e["same_as"] for e in t.entries if e.get("same_as")}
+
+
+def replay(items: Sequence[Transcript], workdir: Path) -> dict[str, Any]:
+    """Per project: learn after each session, then check what every prompt of the next
+    session is served."""
+    keyed = corrections(items)
+    stats = {"turns": 0, "wrong_turns": 0, "repeated": 0, "right": 0, "cases": []}
+    for name, seq in projects(items).items():
+        with Memory.open(workdir / f"replay-{name}.db") as mem:
+            for i, t in enumerate(seq):
+                if i:
+                    _replay_session(mem, t, keyed, stats)
+                import_all(mem, [t])
+                learn(mem)
+    n, r = stats["turns"], stats["repeated"]
+    stats["wrong_turn_share"] = stats["wrong_turns"] / n if n else None
+    stats["right_share"] = stats["right"] / r if r else None
+    return stats
+
+
+def _replay_session(
+    mem: Memory,
+    t: Transcript,
+    keyed: Mapping[str, tuple[Transcript, dict[str, Any]]],
+    stats: dict[str, Any],
+) -> None:
+    found = {x.id: x for x in lessons(mem)}
+    assign(list(found.values()), keyed)
+    rep = repeats(t)
+    where = cwd_of(t.path)
+    for turn in turns(t.path):
+        served = [h.experience.id for h in mem.retrieve(turn.prompt[:4000], project=where)]
+        stats["turns"] += 1
+        stats["wrong_turns"] += any(found[i].match is None for i in served if i in found)
+        for cid in turn.failures:
+            if cid not in rep:
+                continue
+            entry = keyed[rep[cid]][1]
+            ok = any(names(found[i], entry) and found[i].match for i in served if i in found)
+            stats["repeated"] += 1
+            stats["right"] += ok
+            stats["cases"].append({"failure": f"{t.file}#{cid}", "repeats": rep[cid], "served": ok})
+
+
+# -- the report --------------------------------------------------------------------------
+
+
+def run(root: Path, *, do_replay: bool = True) -> dict[str, Any]:
+    items = load_keys(root)
+    missing = [t.file for t in items if not t.path.exists()]
+    if missing:
+        raise SystemExit(f"corpus files missing under {root}: {', '.join(missing[:5])}")
+    entries = [e for t in items for e in t.entries]
+    out: dict[str, Any] = {
+        "transcripts": len(items),
+        "failed_calls": len(entries),
+        "key_corrections": sum(e["label"] == "correction" for e in entries),
+        "key_traps": sum(e["label"] == "trap" for e in entries),
+        "key_problems": [p for t in items for p in check_key(t)],
+    }
+    with tempfile.TemporaryDirectory() as tmp:
+        out["all"] = evaluate(items, Path(tmp))
+        if do_replay:
+            out["replay"] = replay(items, Path(tmp))
+    return out
+
+
+def _fmt(x: float | None) -> str:
+    return "n/a" if x is None else f"{x:.2f}"
+
+
+def report(res: Mapping[str, Any]) -> str:
+    a = res["all"]
+    lines = [
+        f"corpus: {res['transcripts']} transcripts, {res['failed_calls']} failed calls "
+        f"({res['key_corrections']} corrections, {res['key_traps']} traps in the key)",
+        f"key problems: {len(res['key_problems'])}",
+        *[f"  {p}" for p in res["key_problems"][:20]],
+        f"lessons: {a['lessons']} (learned in {a['seconds']} s)",
+        f"precision: {_fmt(a['precision'])} (target >= {TARGETS['precision']})",
+        f"false global lessons: {a['false_global']} (target {TARGETS['false_global']})",
+        f"recall: {_fmt(a['recall'])} = {len(a['corrections_learned'])}/{a['corrections']}"
+        f" (target >= {TARGETS['recall']})",
+    ]
+    if "replay" in res:
+        r = res["replay"]
+        lines += [
+            f"replay: repeated mistakes preceded by the right lesson: {r['right']}/{r['repeated']}"
+            f" = {_fmt(r['right_share'])} (target >= {TARGETS['replay_right']})",
+            f"replay: prompts served a lesson not in the key: {r['wrong_turns']}/{r['turns']}"
+            f" = {_fmt(r['wrong_turn_share'])} (target <= {TARGETS['replay_wrong_turns']})",
+        ]
+    lines.append("lessons (scope | matched key correction or FALSE | text):")
+    lines += [f"  [{x['scope']}] {x['match']} | {x['text']}" for x in a["listing"]]
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--data", help="the folder holding transcripts/ and corpus/")
+    ap.add_argument("--json", action="store_true", help="print the figures as JSON")
+    ap.add_argument("--no-replay", action="store_true", help="skip the per-project replay")
+    ap.add_argument("--failures", action="store_true", help="list every failed call and exit")
+    args = ap.parse_args(argv)
+    root = data_root(args.data)
+    if args.failures:
+        for t in load_keys(root):
+            for f in failed_calls(t.path):
+                print(f"{t.file}#{f.id}\t{f.tool}\t{f.call[:160]}\t{f.output[:200]!r}")
+        return 0
+    res = run(root, do_replay=not args.no_replay)
+    print(json.dumps(res, indent=1) if args.json else report(res))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
