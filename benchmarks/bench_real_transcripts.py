@@ -58,6 +58,9 @@ if str(ROOT) not in sys.path:
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from agentmem import Memory  # noqa: E402
+from agentmem.context import context_text  # noqa: E402
+from agentmem.hooks.run import MAX_PROMPT_CHARS  # noqa: E402
+from agentmem.projects import project_of  # noqa: E402
 
 KEYS = ROOT / "benchmarks" / "real" / "keys"
 TARGETS = {
@@ -425,12 +428,17 @@ def evaluate(items: Sequence[Transcript], workdir: Path) -> dict[str, Any]:
 # -- the replay --------------------------------------------------------------------------
 
 
-def projects(items: Sequence[Transcript]) -> dict[str, list[Transcript]]:
-    """Each project's transcripts in the order they were written (a sub-agent travels with
-    its parent session)."""
-    out: dict[str, list[Transcript]] = {}
-    for t in sorted(items, key=lambda t: (started(t.path), t.file)):
-        out.setdefault(t.project, []).append(t)
+def projects(items: Sequence[Transcript]) -> dict[str, list[list[Transcript]]]:
+    """Each project's sessions in the order they were written; a session is its file with
+    its sub-agents' files (imported with it; their failures are not replayed, as their
+    prompts are the parent's)."""
+    sessions: dict[Path, list[Transcript]] = {}
+    for t in items:
+        sessions.setdefault(t.import_path, []).append(t)
+    out: dict[str, list[list[Transcript]]] = {}
+    for path in sorted(sessions, key=lambda p: (started(p), str(p))):
+        group = sorted(sessions[path], key=lambda t: t.path != path)  # the session first
+        out.setdefault(group[0].project, []).append(group)
     return out
 
 
@@ -447,10 +455,10 @@ def replay(items: Sequence[Transcript], workdir: Path) -> dict[str, Any]:
     stats["cases"] = []
     for name, seq in projects(items).items():
         with Memory.open(workdir / f"replay-{name}.db") as mem:
-            for i, t in enumerate(seq):
-                if i:
-                    _replay_session(mem, t, keyed, stats)
-                import_all(mem, [t])
+            for i, session in enumerate(seq):
+                if i and session[0].path == session[0].import_path:
+                    _replay_session(mem, session[0], keyed, stats)
+                import_all(mem, session)
                 learn(mem)
     n, r = stats["turns"], stats["repeated"]
     stats["wrong_turn_share"] = stats["wrong_turns"] / n if n else None
@@ -464,22 +472,32 @@ def _replay_session(
     keyed: Mapping[str, tuple[Transcript, dict[str, Any]]],
     stats: dict[str, Any],
 ) -> None:
-    found = {x.id: x for x in lessons(mem)}
-    assign(list(found.values()), keyed)
+    found = lessons(mem)
+    assign(found, keyed)
     rep = repeats(t)
-    where = cwd_of(t.path)
+    where = project_of(cwd_of(t.path))
     for turn in turns(t.path):
-        served = [h.experience.id for h in mem.retrieve(turn.prompt[:4000], project=where)]
+        served = _served(mem, turn.prompt, where, found)
         stats["turns"] += 1
-        stats["wrong_turns"] += any(found[i].match is None for i in served if i in found)
+        stats["wrong_turns"] += any(x.match is None for x in served)
         for cid in turn.failures:
             if cid not in rep:
                 continue
             entry = keyed[rep[cid]][1]
-            ok = any(names(found[i], entry) and found[i].match for i in served if i in found)
+            ok = any(x.match and names(x, entry) for x in served)
             stats["repeated"] += 1
             stats["right"] += ok
             stats["cases"].append({"failure": f"{t.file}#{cid}", "repeats": rep[cid], "served": ok})
+
+
+def _served(mem: Memory, prompt: str, project: str | None, found: Sequence[Lesson]) -> list[Lesson]:
+    """The lessons of the block the UserPromptSubmit hook answers for ``prompt`` in
+    ``project`` (:func:`agentmem.context.context_text`, as ``agentmem.hooks.run`` calls it),
+    found in the block by their text."""
+    block = " ".join(
+        context_text(str(mem.path), prompt[:MAX_PROMPT_CHARS], project=project).split()
+    )
+    return [x for x in found if " ".join(x.text.split())[:80] in block]
 
 
 # -- the report --------------------------------------------------------------------------
