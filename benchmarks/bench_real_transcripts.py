@@ -1,6 +1,7 @@
 """What agentmem learns from real Claude Code and Codex sessions, against a hand-written key.
 
     python benchmarks/bench_real_transcripts.py [--data DIR] [--json] [--no-replay]
+        [--only transcripts/] [--failures]
 
 The corpus is real transcripts committed to public repositories by their authors
 (``transcripts/`` and ``corpus/`` under ``../shared/data/``, or ``--data`` /
@@ -503,10 +504,17 @@ def _served(mem: Memory, prompt: str, project: str | None, found: Sequence[Lesso
 # -- the report --------------------------------------------------------------------------
 
 
-def run(root: Path, *, do_replay: bool = True, present_only: bool = False) -> dict[str, Any]:
+def run(
+    root: Path,
+    *,
+    do_replay: bool = True,
+    present_only: bool = False,
+    only: Sequence[str] = (),
+) -> dict[str, Any]:
     """The figures for the corpus under ``root``; with ``present_only``, for the keyed
-    transcripts found there (else a missing one is an error)."""
-    items = load_keys(root)
+    transcripts found there (else a missing one is an error); with ``only``, for the
+    transcripts whose file starts with one of these prefixes."""
+    items = [t for t in load_keys(root) if not only or t.file.startswith(tuple(only))]
     missing = [t.file for t in items if not t.path.exists()]
     if missing and not present_only:
         raise SystemExit(f"corpus files missing under {root}: {', '.join(missing[:5])}")
@@ -563,6 +571,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--json", action="store_true", help="print the figures as JSON")
     ap.add_argument("--no-replay", action="store_true", help="skip the per-project replay")
     ap.add_argument("--failures", action="store_true", help="list every failed call and exit")
+    ap.add_argument(
+        "--only",
+        action="append",
+        default=[],
+        metavar="PREFIX",
+        help="only the transcripts whose file starts with PREFIX (e.g. transcripts/)",
+    )
     args = ap.parse_args(argv)
     root = data_root(args.data)
     if args.failures:
@@ -570,7 +585,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             for f in failed_calls(t.path):
                 print(f"{t.file}#{f.id}\t{f.tool}\t{f.call[:160]}\t{f.output[:200]!r}")
         return 0
-    res = run(root, do_replay=not args.no_replay)
+    res = run(root, do_replay=not args.no_replay, only=args.only)
     print(json.dumps(res, indent=1) if args.json else report(res))
     return 0
 
