@@ -189,7 +189,8 @@ def failed_calls(path: Path) -> list[Failure]:
     """The failed calls of a transcript: Claude Code ``tool_result`` with ``is_error`` or
     an ``Exit code N`` (N > 0) head; Codex outputs with a non-zero exit code (JSON
     ``metadata.exit_code`` or an ``Exit code:`` / ``Process exited with code`` line),
-    or an ``apply_patch`` output that does not start with "Success"."""
+    an MCP result with ``isError``, or an ``apply_patch`` output that does not start
+    with "Success"."""
     return list(_codex_failures(path) if is_codex(path) else _claude_failures(path))
 
 
@@ -226,6 +227,8 @@ def _codex_failures(path: Path) -> Iterator[Failure]:
 
 
 def _codex_exit(output: Any) -> tuple[int | None, str]:
+    """An output's exit code (None when it states none) and its text; an MCP result with
+    ``isError`` counts as exit code 1."""
     text = output if isinstance(output, str) else json.dumps(output)
     try:
         j = json.loads(text)
@@ -233,6 +236,8 @@ def _codex_exit(output: Any) -> tuple[int | None, str]:
         j = None
     if isinstance(j, dict) and isinstance(j.get("metadata"), dict):
         return j["metadata"].get("exit_code"), str(j.get("output", ""))
+    if isinstance(j, dict) and j.get("isError") is True:
+        return 1, text
     head = _CX_EXIT.search(text[:400])
     return (int(head.group(1)) if head else None), text
 

@@ -104,3 +104,36 @@ def test_replay_targets(figures: dict[str, Any]) -> None:
     r = figures["replay"]
     assert (r["right_share"] or 0) >= bench.TARGETS["replay_right"]
     assert (r["wrong_turn_share"] or 0) <= bench.TARGETS["replay_wrong_turns"]
+
+
+def test_codex_failures_in_every_output_form(tmp_path: Path) -> None:
+    def call(cid: str, name: str) -> dict[str, Any]:
+        return {
+            "type": "response_item",
+            "payload": {"type": "function_call", "call_id": cid, "name": name},
+        }
+
+    def out(cid: str, output: str) -> dict[str, Any]:
+        return {
+            "type": "response_item",
+            "payload": {"type": "function_call_output", "call_id": cid, "output": output},
+        }
+
+    lines = [
+        {"type": "session_meta", "payload": {"cli_version": "0.63.0"}},
+        call("a", "shell"),
+        out("a", json.dumps({"output": "x", "metadata": {"exit_code": 2}})),
+        call("b", "shell_command"),
+        out("b", "Exit code: 0\nWall time: 0 s\nOutput:\nok"),
+        call("c", "exec_command"),
+        out("c", "Chunk ID: 1\nProcess exited with code 127\nOutput:\nno"),
+        call("d", "mcp__x__y"),
+        out("d", json.dumps({"content": [], "isError": True})),
+        call("e", "apply_patch"),
+        out("e", "apply_patch verification failed: no lines"),
+        call("f", "apply_patch"),
+        out("f", "Success. Updated the following files:\nM a.py"),
+    ]
+    f = tmp_path / "r.jsonl"
+    f.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    assert [x.id for x in bench.failed_calls(f)] == ["a", "c", "d", "e"]
