@@ -416,6 +416,9 @@ def evaluate(items: Sequence[Transcript], workdir: Path) -> dict[str, Any]:
         found = lessons(mem)
     assign(found, keyed)
     hit = {x.match for x in found if x.match}
+    wide = [
+        x for x in found if x.match and x.scope == "global" and _key_scope(keyed, x) == "project"
+    ]
     return {
         "lessons": len(found),
         "precision": (len([x for x in found if x.match]) / len(found)) if found else None,
@@ -423,12 +426,17 @@ def evaluate(items: Sequence[Transcript], workdir: Path) -> dict[str, Any]:
         "recall": len(hit) / len(keyed) if keyed else None,
         "corrections": len(keyed),
         "corrections_learned": sorted(hit),
+        "too_wide": len(wide),
         "listing": [
             {"id": x.id, "text": x.text, "scope": x.scope, "match": x.match or "FALSE"}
             for x in found
         ],
         "seconds": round(time.perf_counter() - t0, 1),
     }
+
+
+def _key_scope(keyed: Mapping[str, tuple[Transcript, dict[str, Any]]], x: Lesson) -> str:
+    return str(keyed[x.match][1]["scope"]) if x.match else ""
 
 
 # -- the replay --------------------------------------------------------------------------
@@ -556,6 +564,7 @@ def report(res: Mapping[str, Any]) -> str:
         f"false global lessons: {a['false_global']} (target {TARGETS['false_global']})",
         f"recall: {_fmt(a['recall'])} = {len(a['corrections_learned'])}/{a['corrections']}"
         f" (target >= {TARGETS['recall']})",
+        f"matched lessons served globally that the key scopes to a project: {a['too_wide']}",
     ]
     if "replay" in res:
         r = res["replay"]
