@@ -584,7 +584,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--data", help="the folder holding transcripts/ and corpus/")
     ap.add_argument("--json", action="store_true", help="print the figures as JSON")
     ap.add_argument("--no-replay", action="store_true", help="skip the per-project replay")
-    ap.add_argument("--failures", action="store_true", help="list every failed call and exit")
+    ap.add_argument(
+        "--failures",
+        action="store_true",
+        help="list every failed call with its label, call and output, and exit",
+    )
     ap.add_argument(
         "--only",
         action="append",
@@ -596,8 +600,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     root = data_root(args.data)
     if args.failures:
         for t in load_keys(root):
-            for f in failed_calls(t.path):
-                print(f"{t.file}#{f.id}\t{f.tool}\t{f.call[:160]}\t{f.output[:200]!r}")
+            label = {e["id"]: e for e in t.entries}
+            for f in failed_calls(t.path) if t.path.exists() else []:
+                e = label.get(f.id, {})
+                kind = f"{e.get('label', 'UNKEYED')}:{e.get('scope') or e.get('trap', '')}"
+                print(f"{t.file}#{f.id}\t{f.tool}\t{kind}\t{f.call[:160]}\t{f.output[:200]!r}")
         return 0
     res = run(root, do_replay=not args.no_replay, only=args.only)
     print(json.dumps(res, indent=1) if args.json else report(res))
