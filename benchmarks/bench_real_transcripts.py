@@ -15,8 +15,10 @@ program and the terms a matching lesson must name) or a *trap* that must teach n
 1. **All at once**: every transcript imported into one fresh library, one learning
    session without a model (``use_model=False``: the data's own texts). Printed:
    precision (lessons that match a key correction over all lessons), false global
-   lessons (a lesson that matches none, served in every project), recall (key
-   corrections some lesson matches), and every lesson with its scope and its match.
+   lessons (a lesson that matches none, served in every project), recall (the key's
+   distinct lessons, one lesson text however many failed calls it corrects, that some
+   lesson matches at one of its corrections; also by failed call), and every lesson
+   with its scope and its match.
 2. **Replay**, per project, in the order the sessions were written: a fresh library
    learns from each session after it ends; at every prompt of the next session, the
    lessons retrieval serves for that prompt in that project (what the
@@ -416,6 +418,8 @@ def evaluate(items: Sequence[Transcript], workdir: Path) -> dict[str, Any]:
         found = lessons(mem)
     assign(found, keyed)
     hit = {x.match for x in found if x.match}
+    taught = {keyed[k][1]["lesson"] for k in hit}
+    key_lessons = {e["lesson"] for _, e in keyed.values()}
     wide = [
         x for x in found if x.match and x.scope == "global" and _key_scope(keyed, x) == "project"
     ]
@@ -423,7 +427,10 @@ def evaluate(items: Sequence[Transcript], workdir: Path) -> dict[str, Any]:
         "lessons": len(found),
         "precision": (len([x for x in found if x.match]) / len(found)) if found else None,
         "false_global": len([x for x in found if not x.match and x.scope == "global"]),
-        "recall": len(hit) / len(keyed) if keyed else None,
+        "recall": len(taught) / len(key_lessons) if key_lessons else None,
+        "key_lessons": len(key_lessons),
+        "key_lessons_learned": len(taught),
+        "recall_calls": len(hit) / len(keyed) if keyed else None,
         "corrections": len(keyed),
         "corrections_learned": sorted(hit),
         "too_wide": len(wide),
@@ -562,8 +569,9 @@ def report(res: Mapping[str, Any]) -> str:
         f"lessons: {a['lessons']} (learned in {a['seconds']} s)",
         f"precision: {_fmt(a['precision'])} (target >= {TARGETS['precision']})",
         f"false global lessons: {a['false_global']} (target {TARGETS['false_global']})",
-        f"recall: {_fmt(a['recall'])} = {len(a['corrections_learned'])}/{a['corrections']}"
-        f" (target >= {TARGETS['recall']})",
+        f"recall: {_fmt(a['recall'])} = {a['key_lessons_learned']}/{a['key_lessons']} of the key's"
+        f" distinct lessons (target >= {TARGETS['recall']}); by failed call"
+        f" {len(a['corrections_learned'])}/{a['corrections']}",
         f"matched lessons served globally that the key scopes to a project: {a['too_wide']}",
     ]
     if "replay" in res:
