@@ -137,3 +137,18 @@ def test_codex_failures_in_every_output_form(tmp_path: Path) -> None:
     f = tmp_path / "r.jsonl"
     f.write_text("".join(json.dumps(x) + "\n" for x in lines))
     assert [x.id for x in bench.failed_calls(f)] == ["a", "c", "d", "e"]
+
+
+def test_corpus_spans_three_versions_of_each_client() -> None:
+    items = bench.load_keys(ROOT)
+    if not all(t.path.exists() for t in items):
+        pytest.skip(f"the whole corpus is not under {ROOT}")
+    versions: dict[str, set[str]] = {"claude-code": set(), "codex": set()}
+    for t in items:
+        for line in t.path.read_text(encoding="utf-8").splitlines():
+            obj = json.loads(line)
+            if obj.get("type") == "session_meta":
+                versions[t.client].add(str(obj["payload"].get("cli_version")))
+            elif obj.get("version") and obj.get("sessionId"):
+                versions[t.client].add(str(obj["version"]))
+    assert all(len(v) >= 3 for v in versions.values()), versions
