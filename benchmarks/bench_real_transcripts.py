@@ -1,0 +1,623 @@
+"""What agentmem learns from real Claude Code and Codex sessions, against a hand-written key.
+
+    python benchmarks/bench_real_transcripts.py [--data DIR] [--json] [--no-replay]
+        [--only transcripts/] [--failures]
+
+The corpus is real transcripts committed to public repositories by their authors
+(``transcripts/`` and ``corpus/`` under ``../shared/data/``, or ``--data`` /
+``$AGENTMEM_REAL_DATA``; each with its repository, path, commit, licence and client
+version in the SOURCES.md beside it). Every transcript has an answer key in
+``benchmarks/real/keys/`` (format: ``benchmarks/real/README.md``) that labels each of
+its failed calls, by hand, as a *correction* worth learning (the lesson, its scope, the
+program and the terms a matching lesson must name) or a *trap* that must teach nothing
+(and why).
+
+1. **All at once**: every transcript imported into one fresh library, one learning
+   session without a model (``use_model=False``: the data's own texts). Printed:
+   precision (lessons that match a key correction over all lessons), false global
+   lessons (a lesson that matches none, served in every project), recall (the key's
+   distinct lessons, one lesson text however many failed calls it corrects, that some
+   lesson matches at one of its corrections; also by failed call), and every lesson
+   with its scope and its match.
+2. **Replay**, per project, in the order the sessions were written: a fresh library
+   learns from each session after it ends; at every prompt of the next session, the
+   lessons retrieval serves for that prompt in that project (what the
+   UserPromptSubmit hook answers) are checked: at each failure that repeats a key
+   correction of an earlier session, is a lesson matching it served, and how many
+   prompts are served a lesson that matches no key correction.
+
+Matching is mechanical (see :func:`matches`): a lesson matches a key correction when
+(a) one of the runs it was learned from (``experience_sources`` and
+``learned_trajectories``) was imported from that correction's transcript, and (b) the
+lesson's text, with its rule facts (``experiences.rule``), names the correction's
+``program`` and at least one of its ``terms`` (case-insensitive substrings). In the
+replay, (a) is "from an earlier session of the project".
+
+Targets: precision >= 0.9, 0 false global lessons, recall >= 0.6; in the replay at
+least half of the repeated mistakes preceded by the right lesson and at most 5% of the
+prompts served a wrong one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import sys
+import tempfile
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+from unittest import mock
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+from agentmem import Memory  # noqa: E402
+from agentmem.context import context_text  # noqa: E402
+from agentmem.hooks.run import MAX_PROMPT_CHARS  # noqa: E402
+from agentmem.projects import project_of  # noqa: E402
+
+KEYS = ROOT / "benchmarks" / "real" / "keys"
+TARGETS = {
+    "precision": 0.9,
+    "false_global": 0,
+    "recall": 0.6,
+    "replay_right": 0.5,
+    "replay_wrong_turns": 0.05,
+}
+LABELS = ("correction", "trap")
+SCOPES = ("project", "machine", "global")
+
+# -- the corpus and its key ----------------------------------------------------------
+
+
+def data_root(explicit: str | os.PathLike[str] | None = None) -> Path:
+    """Where ``transcripts/`` and ``corpus/`` are: ``explicit``, ``$AGENTMEM_REAL_DATA``,
+    or ``../shared/data`` beside the repository."""
+    chosen = explicit or os.environ.get("AGENTMEM_REAL_DATA")
+    return Path(chosen) if chosen else ROOT.parent / "shared" / "data"
+
+
+@dataclass(frozen=True)
+class Failure:
+    """A failed call found in a transcript: its id, tool, input and output."""
+
+    id: str
+    tool: str
+    call: str
+    output: str
+    line: int
+
+
+@dataclass
+class Transcript:
+    """A corpus file with its key."""
+
+    file: str  # relative to the data root
+    client: str  # claude-code | codex
+    project: str  # the replay's project: the source repository
+    entries: list[dict[str, Any]]
+    path: Path = field(default=Path())
+
+    @property
+    def import_path(self) -> Path:
+        """The file to import: a sub-agent is imported through its parent session."""
+        if self.path.parent.name == "subagents":
+            return self.path.parent.parent.with_suffix(".jsonl")
+        return self.path
+
+
+def load_keys(root: Path, keys: Path = KEYS) -> list[Transcript]:
+    """Every key file, with the path of its transcript under ``root``."""
+    out = []
+    for kp in sorted(keys.glob("*.json")):
+        k = json.loads(kp.read_text(encoding="utf-8"))
+        t = Transcript(k["file"], k["client"], k["project"], k["failures"])
+        t.path = root / t.file
+        out.append(t)
+    return out
+
+
+def check_key(t: Transcript) -> list[str]:
+    """What is wrong with a key: a failed call it misses, an entry for a call that did not
+    fail, a label or scope it does not know, a correction without program or terms."""
+    problems = []
+    found = {f.id for f in failed_calls(t.path)}
+    keyed = [e["id"] for e in t.entries]
+    problems += [f"{t.file}: failed call {i} has no key entry" for i in sorted(found - {*keyed})]
+    problems += [f"{t.file}: key entry {i} is not a failed call" for i in sorted({*keyed} - found)]
+    problems += [f"{t.file}: {i} keyed twice" for i in {i for i in keyed if keyed.count(i) > 1}]
+    for e in t.entries:
+        if e.get("label") not in LABELS:
+            problems.append(f"{t.file}: {e['id']}: label {e.get('label')!r}")
+        elif e["label"] == "correction":
+            if e.get("scope") not in SCOPES or not e.get("program") or not e.get("terms"):
+                problems.append(f"{t.file}: {e['id']}: a correction needs scope, program, terms")
+            if not e.get("lesson"):
+                problems.append(f"{t.file}: {e['id']}: a correction needs its lesson")
+        elif not e.get("why"):
+            problems.append(f"{t.file}: {e['id']}: a trap needs its why")
+    return problems
+
+
+# -- failed calls, found without agentmem ---------------------------------------------
+
+_CC_EXIT = re.compile(r"^Exit code (\d+)")
+_CX_EXIT = re.compile(r"^(?:Exit code: |Process exited with code )(-?\d+)", re.M)
+_CX_CALLS = ("function_call", "custom_tool_call", "local_shell_call")
+_CX_OUTPUTS = ("function_call_output", "custom_tool_call_output")
+
+
+def _lines(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    with open(path, encoding="utf-8") as f:
+        for n, line in enumerate(f):
+            try:
+                obj = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(obj, dict):
+                yield n, obj
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(
+            _text(x.get("text", "")) if isinstance(x, Mapping) else str(x) for x in content
+        )
+    return "" if content is None else str(content)
+
+
+def _blocks(obj: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    m = obj.get("message")
+    c = m.get("content") if isinstance(m, Mapping) else None
+    return [b for b in c if isinstance(b, Mapping)] if isinstance(c, list) else []
+
+
+def is_codex(path: Path) -> bool:
+    return any(o.get("type") == "session_meta" for n, o in _lines(path) if n < 5)
+
+
+def failed_calls(path: Path) -> list[Failure]:
+    """The failed calls of a transcript: Claude Code ``tool_result`` with ``is_error`` or
+    an ``Exit code N`` (N > 0) head; Codex outputs with a non-zero exit code (JSON
+    ``metadata.exit_code`` or an ``Exit code:`` / ``Process exited with code`` line),
+    an MCP result with ``isError``, or an ``apply_patch`` output that does not start
+    with "Success"."""
+    return list(_codex_failures(path) if is_codex(path) else _claude_failures(path))
+
+
+def _claude_failures(path: Path) -> Iterator[Failure]:
+    calls: dict[str, Mapping[str, Any]] = {}
+    for n, obj in _lines(path):
+        for b in _blocks(obj):
+            if b.get("type") == "tool_use":
+                calls[str(b.get("id"))] = b
+            elif b.get("type") == "tool_result":
+                text = _text(b.get("content"))
+                head = _CC_EXIT.match(text)
+                if b.get("is_error") is True or (head and head.group(1) != "0"):
+                    c = calls.get(str(b.get("tool_use_id")), {})
+                    call = json.dumps(c.get("input"), ensure_ascii=False)
+                    yield Failure(str(b.get("tool_use_id")), str(c.get("name")), call, text, n)
+
+
+def _codex_failures(path: Path) -> Iterator[Failure]:
+    calls: dict[str, Mapping[str, Any]] = {}
+    for n, obj in _lines(path):
+        p = obj.get("payload")
+        if not isinstance(p, Mapping):
+            continue
+        if p.get("type") in _CX_CALLS:
+            calls[str(p.get("call_id"))] = p
+        elif p.get("type") in _CX_OUTPUTS:
+            c = calls.get(str(p.get("call_id")), {})
+            code, text = _codex_exit(p.get("output"))
+            patch_failed = c.get("name") == "apply_patch" and code is None
+            if (code not in (None, 0)) or (patch_failed and not text.startswith("Success")):
+                call = c.get("arguments") or c.get("input") or ""
+                yield Failure(str(p.get("call_id")), str(c.get("name")), str(call), text, n)
+
+
+def _codex_exit(output: Any) -> tuple[int | None, str]:
+    """An output's exit code (None when it states none) and its text; an MCP result with
+    ``isError`` counts as exit code 1."""
+    text = output if isinstance(output, str) else json.dumps(output)
+    try:
+        j = json.loads(text)
+    except ValueError:
+        j = None
+    if isinstance(j, dict) and isinstance(j.get("metadata"), dict):
+        return j["metadata"].get("exit_code"), str(j.get("output", ""))
+    if isinstance(j, dict) and j.get("isError") is True:
+        return 1, text
+    head = _CX_EXIT.search(text[:400])
+    return (int(head.group(1)) if head else None), text
+
+
+# -- prompts, in order, with the failures that follow each -------------------------------
+
+
+@dataclass
+class Turn:
+    prompt: str
+    failures: list[str]  # call ids
+
+
+_NOT_PROMPTS = ("<environment_context>", "<user_instructions>", "# AGENTS.md", "<turn_aborted>")
+
+
+def turns(path: Path) -> list[Turn]:
+    """The prompts a user typed (the text a UserPromptSubmit hook sees), each with the
+    ids of the failed calls made before the next prompt."""
+    failed = {f.line: f.id for f in failed_calls(path)}
+    out: list[Turn] = []
+    codex = is_codex(path)
+    for n, obj in _lines(path):
+        prompt = _codex_prompt(obj) if codex else _claude_prompt(obj)
+        if prompt:
+            out.append(Turn(prompt, []))
+        elif n in failed and out:
+            out[-1].failures.append(failed[n])
+    return out
+
+
+def _claude_prompt(obj: Mapping[str, Any]) -> str | None:
+    if obj.get("type") != "user" or obj.get("isSidechain") or obj.get("isMeta"):
+        return None
+    m = obj.get("message")
+    c = m.get("content") if isinstance(m, Mapping) else None
+    blocks = c if isinstance(c, list) else []
+    if any(isinstance(b, Mapping) and b.get("type") == "tool_result" for b in blocks):
+        return None
+    text = _text(c).strip()
+    return text or None
+
+
+def _codex_prompt(obj: Mapping[str, Any]) -> str | None:
+    p = obj.get("payload")
+    if obj.get("type") != "event_msg" or not isinstance(p, Mapping):
+        return None
+    if p.get("type") != "user_message":
+        return None
+    text = str(p.get("message") or "").strip()
+    return text if text and not text.startswith(_NOT_PROMPTS) else None
+
+
+def started(path: Path) -> str:
+    """The first timestamp of a transcript, to order a project's sessions."""
+    for _, obj in _lines(path):
+        ts = obj.get("timestamp")
+        if isinstance(ts, str) and ts:
+            return ts
+    return ""
+
+
+def cwd_of(path: Path) -> str | None:
+    for _, obj in _lines(path):
+        p = obj.get("payload")
+        if obj.get("type") == "session_meta" and isinstance(p, Mapping) and p.get("cwd"):
+            return str(p["cwd"])
+        if isinstance(obj.get("cwd"), str) and obj["cwd"]:
+            return str(obj["cwd"])
+    return None
+
+
+# -- a library, its lessons and where they came from -----------------------------------
+
+
+@dataclass
+class Lesson:
+    id: int
+    text: str
+    scope: str  # global, or the project it is served in
+    rule: str  # the rule facts, JSON text ("" without)
+    sources: set[str]  # transcript paths of the runs it was learned from
+    match: str | None = None  # "file#call id" of the key correction it matches
+
+
+def _an_hour_ago() -> str:
+    return (datetime.now(timezone.utc) - timedelta(hours=1)).isoformat(timespec="microseconds")
+
+
+def import_all(mem: Memory, items: Sequence[Transcript]) -> None:
+    """Import finished sessions. Their runs are recorded an hour back: the sessions ended
+    long ago, so their 120 s acceptance window is closed (agentmem dates an imported run
+    by the import, not by the session's end; reported, not fixed here)."""
+    with (
+        mock.patch("agentmem.storage.trajectories.now_iso", _an_hour_ago),
+        mock.patch("agentmem.importers.run.now_iso", _an_hour_ago),
+    ):
+        for fmt in ("claude-code", "codex"):
+            paths = sorted({str(t.import_path) for t in items if t.client == fmt})
+            if paths:
+                mem.import_transcripts(fmt, paths, final=True)
+
+
+def lessons(mem: Memory) -> list[Lesson]:
+    """The live lessons, each with its scope, rule facts and source transcripts."""
+    scopes = mem.experience_scopes()
+    sql = (
+        "SELECT DISTINCT s.id, t.meta FROM experience_sources s "
+        "JOIN learned_trajectories l ON l.session_id = s.session_id AND l.group_key = s.group_key "
+        "JOIN trajectories t ON t.id = l.trajectory_id WHERE s.status = 'live'"
+    )
+    sources: dict[int, set[str]] = {}
+    for eid, meta in mem.db.execute(sql).fetchall():
+        path = json.loads(meta or "{}").get("transcript")
+        if path:
+            sources.setdefault(eid, set()).add(str(path))
+    live = "SELECT id, rule FROM experiences WHERE status = 'live'"
+    rules = dict(mem.db.execute(live).fetchall())
+    return [
+        Lesson(
+            e.id,
+            e.text,
+            scopes.get(e.id, "global"),
+            rules.get(e.id) or "",
+            sources.get(e.id, set()),
+        )
+        for e in mem.experiences()
+        if e.id is not None
+    ]
+
+
+def corrections(items: Sequence[Transcript]) -> dict[str, tuple[Transcript, dict[str, Any]]]:
+    """Every key correction by its stable id, ``file#call id``."""
+    return {
+        f"{t.file}#{e['id']}": (t, e)
+        for t in items
+        for e in t.entries
+        if e["label"] == "correction"
+    }
+
+
+def names(lesson: Lesson, entry: Mapping[str, Any]) -> bool:
+    """(b) of the matching rule: the lesson (text and rule facts) names the correction's
+    program and one of its terms."""
+    hay = f"{lesson.text}\n{lesson.rule}".lower()
+    return entry["program"].lower() in hay and any(t.lower() in hay for t in entry["terms"])
+
+
+def matches(lesson: Lesson, t: Transcript, entry: Mapping[str, Any]) -> bool:
+    """A lesson matches a key correction: (a) it was learned from a run of that
+    correction's transcript (its file, or for a sub-agent its parent session), and (b)
+    :func:`names`."""
+    here = {str(t.path.resolve()), str(t.import_path.resolve())}
+    return bool({str(Path(s).resolve()) for s in lesson.sources} & here) and names(lesson, entry)
+
+
+def assign(found: Sequence[Lesson], keyed: Mapping[str, tuple[Transcript, dict[str, Any]]]) -> None:
+    for lesson in found:
+        lesson.match = next((k for k, (t, e) in keyed.items() if matches(lesson, t, e)), None)
+
+
+def learn(mem: Memory) -> None:
+    mem.learn(use_model=False)
+
+
+# -- all at once -------------------------------------------------------------------------
+
+
+def evaluate(items: Sequence[Transcript], workdir: Path) -> dict[str, Any]:
+    """One library of the whole corpus, one session: precision, false global, recall."""
+    keyed = corrections(items)
+    t0 = time.perf_counter()
+    with Memory.open(workdir / "all.db") as mem:
+        import_all(mem, items)
+        learn(mem)
+        found = lessons(mem)
+    assign(found, keyed)
+    hit = {x.match for x in found if x.match}
+    taught = {keyed[k][1]["lesson"] for k in hit}
+    key_lessons = {e["lesson"] for _, e in keyed.values()}
+    wide = [
+        x for x in found if x.match and x.scope == "global" and _key_scope(keyed, x) == "project"
+    ]
+    return {
+        "lessons": len(found),
+        "precision": (len([x for x in found if x.match]) / len(found)) if found else None,
+        "false_global": len([x for x in found if not x.match and x.scope == "global"]),
+        "recall": len(taught) / len(key_lessons) if key_lessons else None,
+        "key_lessons": len(key_lessons),
+        "key_lessons_learned": len(taught),
+        "recall_calls": len(hit) / len(keyed) if keyed else None,
+        "corrections": len(keyed),
+        "corrections_learned": sorted(hit),
+        "too_wide": len(wide),
+        "listing": [
+            {"id": x.id, "text": x.text, "scope": x.scope, "match": x.match or "FALSE"}
+            for x in found
+        ],
+        "seconds": round(time.perf_counter() - t0, 1),
+    }
+
+
+def _key_scope(keyed: Mapping[str, tuple[Transcript, dict[str, Any]]], x: Lesson) -> str:
+    return str(keyed[x.match][1]["scope"]) if x.match else ""
+
+
+# -- the replay --------------------------------------------------------------------------
+
+
+def projects(items: Sequence[Transcript]) -> dict[str, list[list[Transcript]]]:
+    """Each project's sessions in the order they were written; a session is its file with
+    its sub-agents' files (imported with it; their failures are not replayed, as their
+    prompts are the parent's)."""
+    sessions: dict[Path, list[Transcript]] = {}
+    for t in items:
+        sessions.setdefault(t.import_path, []).append(t)
+    out: dict[str, list[list[Transcript]]] = {}
+    for path in sorted(sessions, key=lambda p: (started(p), str(p))):
+        group = sorted(sessions[path], key=lambda t: t.path != path)  # the session first
+        out.setdefault(group[0].project, []).append(group)
+    return out
+
+
+def repeats(t: Transcript) -> dict[str, str]:
+    """Call id -> the earlier key correction (``file#id``) it repeats, from ``same_as``."""
+    return {e["id"]: e["same_as"] for e in t.entries if e.get("same_as")}
+
+
+def replay(items: Sequence[Transcript], workdir: Path) -> dict[str, Any]:
+    """Per project: learn after each session, then check what every prompt of the next
+    session is served."""
+    keyed = corrections(items)
+    stats: dict[str, Any] = {"turns": 0, "wrong_turns": 0, "repeated": 0, "right": 0}
+    stats["cases"] = []
+    for name, seq in projects(items).items():
+        with Memory.open(workdir / f"replay-{name}.db") as mem:
+            for i, session in enumerate(seq):
+                if i and session[0].path == session[0].import_path:
+                    _replay_session(mem, session[0], keyed, stats)
+                import_all(mem, session)
+                learn(mem)
+    n, r = stats["turns"], stats["repeated"]
+    stats["wrong_turn_share"] = stats["wrong_turns"] / n if n else None
+    stats["right_share"] = stats["right"] / r if r else None
+    return stats
+
+
+def _replay_session(
+    mem: Memory,
+    t: Transcript,
+    keyed: Mapping[str, tuple[Transcript, dict[str, Any]]],
+    stats: dict[str, Any],
+) -> None:
+    found = lessons(mem)
+    assign(found, keyed)
+    rep = repeats(t)
+    where = project_of(cwd_of(t.path))
+    for turn in turns(t.path):
+        served = _served(mem, turn.prompt, where, found)
+        stats["turns"] += 1
+        stats["wrong_turns"] += any(x.match is None for x in served)
+        for cid in turn.failures:
+            if cid not in rep:
+                continue
+            entry = keyed[rep[cid]][1]
+            ok = any(x.match and names(x, entry) for x in served)
+            stats["repeated"] += 1
+            stats["right"] += ok
+            stats["cases"].append({"failure": f"{t.file}#{cid}", "repeats": rep[cid], "served": ok})
+
+
+def _served(mem: Memory, prompt: str, project: str | None, found: Sequence[Lesson]) -> list[Lesson]:
+    """The lessons of the block the UserPromptSubmit hook answers for ``prompt`` in
+    ``project`` (:func:`agentmem.context.context_text`, as ``agentmem.hooks.run`` calls it),
+    found in the block by their text."""
+    block = " ".join(
+        context_text(str(mem.path), prompt[:MAX_PROMPT_CHARS], project=project).split()
+    )
+    return [x for x in found if " ".join(x.text.split())[:80] in block]
+
+
+# -- the report --------------------------------------------------------------------------
+
+
+def run(
+    root: Path,
+    *,
+    do_replay: bool = True,
+    present_only: bool = False,
+    only: Sequence[str] = (),
+) -> dict[str, Any]:
+    """The figures for the corpus under ``root``; with ``present_only``, for the keyed
+    transcripts found there (else a missing one is an error); with ``only``, for the
+    transcripts whose file starts with one of these prefixes."""
+    items = [t for t in load_keys(root) if not only or t.file.startswith(tuple(only))]
+    missing = [t.file for t in items if not t.path.exists()]
+    if missing and not present_only:
+        raise SystemExit(f"corpus files missing under {root}: {', '.join(missing[:5])}")
+    items = [t for t in items if t.path.exists()]
+    entries = [e for t in items for e in t.entries]
+    out: dict[str, Any] = {
+        "transcripts": len(items),
+        "missing": missing,
+        "failed_calls": len(entries),
+        "key_corrections": sum(e["label"] == "correction" for e in entries),
+        "key_traps": sum(e["label"] == "trap" for e in entries),
+        "key_problems": [p for t in items for p in check_key(t)],
+    }
+    with tempfile.TemporaryDirectory() as tmp:
+        out["all"] = evaluate(items, Path(tmp))
+        if do_replay:
+            out["replay"] = replay(items, Path(tmp))
+    return out
+
+
+def _fmt(x: float | None) -> str:
+    return "n/a" if x is None else f"{x:.2f}"
+
+
+def report(res: Mapping[str, Any]) -> str:
+    a = res["all"]
+    lines = [
+        f"corpus: {res['transcripts']} transcripts, {res['failed_calls']} failed calls "
+        f"({res['key_corrections']} corrections, {res['key_traps']} traps in the key)",
+        f"key problems: {len(res['key_problems'])}",
+        *[f"  {p}" for p in res["key_problems"][:20]],
+        f"lessons: {a['lessons']} (learned in {a['seconds']} s)",
+        f"precision: {_fmt(a['precision'])} (target >= {TARGETS['precision']})",
+        f"false global lessons: {a['false_global']} (target {TARGETS['false_global']})",
+        f"recall: {_fmt(a['recall'])} = {a['key_lessons_learned']}/{a['key_lessons']} of the key's"
+        f" distinct lessons (target >= {TARGETS['recall']}); by failed call"
+        f" {len(a['corrections_learned'])}/{a['corrections']}",
+        f"matched lessons served globally that the key scopes to a project: {a['too_wide']}",
+    ]
+    if "replay" in res:
+        r = res["replay"]
+        lines += [
+            f"replay: repeated mistakes preceded by the right lesson: {r['right']}/{r['repeated']}"
+            f" = {_fmt(r['right_share'])} (target >= {TARGETS['replay_right']})",
+            f"replay: prompts served a lesson not in the key: {r['wrong_turns']}/{r['turns']}"
+            f" = {_fmt(r['wrong_turn_share'])} (target <= {TARGETS['replay_wrong_turns']})",
+        ]
+    lines.append("lessons (scope | matched key correction or FALSE | text):")
+    lines += [f"  [{x['scope']}] {x['match']} | {x['text']}" for x in a["listing"]]
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--data", help="the folder holding transcripts/ and corpus/")
+    ap.add_argument("--json", action="store_true", help="print the figures as JSON")
+    ap.add_argument("--no-replay", action="store_true", help="skip the per-project replay")
+    ap.add_argument(
+        "--failures",
+        action="store_true",
+        help="list every failed call with its label, call and output, and exit",
+    )
+    ap.add_argument(
+        "--only",
+        action="append",
+        default=[],
+        metavar="PREFIX",
+        help="only the transcripts whose file starts with PREFIX (e.g. transcripts/)",
+    )
+    args = ap.parse_args(argv)
+    root = data_root(args.data)
+    if args.failures:
+        for t in load_keys(root):
+            label = {e["id"]: e for e in t.entries}
+            for f in failed_calls(t.path) if t.path.exists() else []:
+                e = label.get(f.id, {})
+                kind = f"{e.get('label', 'UNKEYED')}:{e.get('scope') or e.get('trap', '')}"
+                print(f"{t.file}#{f.id}\t{f.tool}\t{kind}\t{f.call[:160]}\t{f.output[:200]!r}")
+        return 0
+    res = run(root, do_replay=not args.no_replay, only=args.only)
+    print(json.dumps(res, indent=1) if args.json else report(res))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
