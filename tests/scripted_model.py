@@ -141,7 +141,9 @@ def _responses_state(body: Mapping[str, Any]) -> tuple[str, int]:
             results += 1
         elif kind == "message" and item.get("role") == "user":
             text = "\n".join(_texts(item.get("content")))
-            if text.strip() and not text.lstrip().startswith(("<environment_context", "<user_instructions", "# AGENTS.md")):
+            if text.strip() and not text.lstrip().startswith(
+                ("<environment_context", "<user_instructions", "# AGENTS.md")
+            ):
                 prompt, results = text, 0
     return prompt, results
 
@@ -157,7 +159,10 @@ def next_action(scenario: Scenario, prompt: str, results: int) -> Call | str:
 def _shell_input(tool: str, args: Mapping[str, Any]) -> dict[str, Any]:
     cmd = str(args["command"])
     if tool == "shell":
-        return {"command": ["bash", "-lc", cmd], **{k: v for k, v in args.items() if k != "command"}}
+        return {
+            "command": ["bash", "-lc", cmd],
+            **{k: v for k, v in args.items() if k != "command"},
+        }
     if tool == "exec_command":
         return {"cmd": cmd, **{k: v for k, v in args.items() if k != "command"}}
     return dict(args)
@@ -185,8 +190,14 @@ def anthropic_events(action: Call | str, offered: Sequence[str], n: int) -> Iter
         {
             "type": "message_start",
             "message": {
-                "id": mid, "type": "message", "role": "assistant", "model": "scripted",
-                "content": [], "stop_reason": None, "stop_sequence": None, "usage": usage,
+                "id": mid,
+                "type": "message",
+                "role": "assistant",
+                "model": "scripted",
+                "content": [],
+                "stop_reason": None,
+                "stop_sequence": None,
+                "usage": usage,
             },
         },
     )
@@ -199,12 +210,18 @@ def anthropic_events(action: Call | str, offered: Sequence[str], n: int) -> Iter
         block = {"type": "tool_use", "id": f"toolu_scripted_{n}", "name": name, "input": {}}
         delta = {"type": "input_json_delta", "partial_json": json.dumps(args)}
         stop = "tool_use"
-    yield _sse("content_block_start", {"type": "content_block_start", "index": 0, "content_block": block})
+    yield _sse(
+        "content_block_start", {"type": "content_block_start", "index": 0, "content_block": block}
+    )
     yield _sse("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": delta})
     yield _sse("content_block_stop", {"type": "content_block_stop", "index": 0})
     yield _sse(
         "message_delta",
-        {"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": None}, "usage": {"output_tokens": 5}},
+        {
+            "type": "message_delta",
+            "delta": {"stop_reason": stop, "stop_sequence": None},
+            "usage": {"output_tokens": 5},
+        },
     )
     yield _sse("message_stop", {"type": "message_stop"})
 
@@ -214,27 +231,60 @@ def responses_events(action: Call | str, offered: Sequence[str], n: int) -> Iter
     yield _sse("response.created", {"type": "response.created", "response": {"id": rid}})
     if isinstance(action, str):
         item: dict[str, Any] = {
-            "type": "message", "role": "assistant", "id": f"msg_scripted_{n}",
+            "type": "message",
+            "role": "assistant",
+            "id": f"msg_scripted_{n}",
             "content": [{"type": "output_text", "text": action}],
         }
-        yield _sse("response.output_item.added", {"type": "response.output_item.added", "output_index": 0, "item": {**item, "content": []}})
-        yield _sse("response.output_text.delta", {"type": "response.output_text.delta", "output_index": 0, "content_index": 0, "item_id": item["id"], "delta": action})
+        yield _sse(
+            "response.output_item.added",
+            {
+                "type": "response.output_item.added",
+                "output_index": 0,
+                "item": {**item, "content": []},
+            },
+        )
+        yield _sse(
+            "response.output_text.delta",
+            {
+                "type": "response.output_text.delta",
+                "output_index": 0,
+                "content_index": 0,
+                "item_id": item["id"],
+                "delta": action,
+            },
+        )
     else:
         name, args = _spell(action, offered)
         item = {
-            "type": "function_call", "id": f"fc_scripted_{n}", "call_id": f"call_scripted_{n}",
-            "name": name, "arguments": json.dumps(args),
+            "type": "function_call",
+            "id": f"fc_scripted_{n}",
+            "call_id": f"call_scripted_{n}",
+            "name": name,
+            "arguments": json.dumps(args),
         }
         space, _, short = name.rpartition("__")
         if space.startswith("mcp__") and name in offered:  # an MCP tool, in its namespace
             item.update(namespace=space, name=short)
-        yield _sse("response.output_item.added", {"type": "response.output_item.added", "output_index": 0, "item": item})
-    yield _sse("response.output_item.done", {"type": "response.output_item.done", "output_index": 0, "item": item})
+        yield _sse(
+            "response.output_item.added",
+            {"type": "response.output_item.added", "output_index": 0, "item": item},
+        )
+    yield _sse(
+        "response.output_item.done",
+        {"type": "response.output_item.done", "output_index": 0, "item": item},
+    )
     usage = {
-        "input_tokens": 10, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": 5,
-        "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 15,
+        "input_tokens": 10,
+        "input_tokens_details": {"cached_tokens": 0},
+        "output_tokens": 5,
+        "output_tokens_details": {"reasoning_tokens": 0},
+        "total_tokens": 15,
     }
-    yield _sse("response.completed", {"type": "response.completed", "response": {"id": rid, "usage": usage}})
+    yield _sse(
+        "response.completed",
+        {"type": "response.completed", "response": {"id": rid, "usage": usage}},
+    )
 
 
 def _offered_anthropic(body: Mapping[str, Any]) -> list[str]:
@@ -250,7 +300,9 @@ def _offered_responses(body: Mapping[str, Any]) -> list[str]:
         name = str(t.get("name") or t.get("type"))
         names.append(name)
         if t.get("type") == "namespace":
-            names += [f"{name}__{x.get('name')}" for x in t.get("tools") or [] if isinstance(x, dict)]
+            names += [
+                f"{name}__{x.get('name')}" for x in t.get("tools") or [] if isinstance(x, dict)
+            ]
     return names
 
 
@@ -354,7 +406,11 @@ class ScriptedModel:
         else:
             self._record("POST", path, body)
             return None
-        shown = action if isinstance(action, str) else {"tool": action.tool, "input": dict(action.input)}
+        shown = (
+            action
+            if isinstance(action, str)
+            else {"tool": action.tool, "input": dict(action.input)}
+        )
         self._record("POST", path, body, shown)
         return events
 

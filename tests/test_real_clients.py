@@ -1,0 +1,178 @@
+"""The real Claude Code and Codex CLIs, end to end, driven by a scripted model.
+
+Each test is a user's day with one client (see :mod:`tests.real_clients`): agentmem's
+hooks installed with ``agentmem hooks install``, sessions of the real client whose
+model is :mod:`tests.scripted_model` (in a network namespace of its own where
+``unshare`` allows it), ``agentmem learn --no-model``, and a later session. They
+check what a user relies on: the hooks fire, every finished turn is imported with
+the calls that really ran, a lesson reaches the model's request in a later session,
+and importing again adds nothing.
+
+The clients are the pinned versions ``.ci/run`` installs (Claude Code 2.1.332,
+Codex 0.171.0; ``$AGENTMEM_CLAUDE``, ``$AGENTMEM_CODEX``); without them these tests
+are skipped with the reason, and CI fails if they are.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentmem import Memory
+
+from .real_clients import Sandbox, Session, client_binary, skip_reason
+from .scripted_model import Call, Scenario, Turn, shell
+
+CLIENTS = ["claude-code", "codex"]
+NOTES = {"docs/notes.txt": "the notes\n"}
+
+
+@pytest.fixture(params=CLIENTS)
+def client(request: pytest.FixtureRequest) -> str:
+    name: str = request.param
+    if client_binary(name) is None:
+        if os.environ.get("AGENTMEM_REAL_CLIENTS_REQUIRED"):
+            pytest.fail(skip_reason(name))
+        pytest.skip(skip_reason(name))
+    return name
+
+
+def _fix_the_path(description: bool = False) -> tuple[Call, ...]:
+    """``cat notes.txt`` fails (the file is under docs/), ``cat docs/notes.txt`` works."""
+    d = (lambda text: text) if description else (lambda text: None)
+    return (
+        shell("cat notes.txt", d("Show the notes")),
+        shell("cat docs/notes.txt", d("Show the notes")),
+    )
+
+
+def _explore(description: bool = False) -> tuple[Call, ...]:
+    """Issue 23's scenario: ``cat notes.txt`` fails, ``ls``, ``cat docs/notes.txt`` works."""
+    d = (lambda text: text) if description else (lambda text: None)
+    return (
+        shell("cat notes.txt", d("Show the notes")),
+        shell("ls", d("List the files")),
+        shell("cat docs/notes.txt", d("Show the notes")),
+    )
+
+
+def _steps(mem: Memory) -> list[list[tuple[str, str, bool]]]:
+    """Every imported trajectory's calls: (tool, command, success)."""
+    out = []
+    for t in sorted(mem.trajectories(), key=lambda t: t.id or 0):
+        out.append(
+            [
+                (s.tool, str(s.params.get("command") or s.params.get("cmd") or ""), s.success)
+                for s in t.steps
+            ]
+        )
+    return out
+
+
+def _asked(calls: tuple[Call, ...]) -> list[str]:
+    return [str(c.input["command"]) for c in calls]
+
+
+def _accept_all(box: Sandbox) -> None:
+    """The user's verdict on every imported turn: accepted (instead of waiting out the
+    120 s acceptance window)."""
+    rows = json.loads(box.agentmem("imports", "--json").stdout)
+    for tid in {r["trajectory_id"] for r in rows if r["trajectory_id"]}:
+        box.agentmem("feedback", str(tid), "--accept")
+
+
+def _imported(box: Sandbox) -> list[dict[str, Any]]:
+    with Memory.open(box.library) as mem:
+        return mem.recent_imports(limit=100)
+
+
+# -- the day: hooks fire, turns are imported, a lesson comes back ----------------------------------
+
+
+def test_hooks_record_every_turn_and_a_lesson_reaches_the_next_session(tmp_path: Path, client: str):
+    box = Sandbox.create(tmp_path, client, NOTES)
+    box.install_hooks()
+    calls = _fix_the_path()
+    tasks = ["Show me the notes", "Print the notes for me", "What do the notes say"]
+    for prompt in tasks:
+        s = box.session(prompt, Scenario((Turn(prompt, calls, "The notes say: the notes"),)))
+        assert s.returncode == 0, s.stderr[-2000:]
+        assert [r["action"] for r in s.turn_requests][-1] == "The notes say: the notes"
+    log = box.hooks_log.read_text()
+    assert log.count(f"{client} session") == len(tasks), log  # one Stop per session
+    with Memory.open(box.library) as mem:
+        steps = _steps(mem)
+    assert len(steps) == len(tasks), steps
+    for run in steps:
+        assert [c for _, c, _ in run] == _asked(calls)
+        assert [ok for *_, ok in run] == [False, True]
+    _accept_all(box)
+    box.agentmem("learn", "--no-model")
+    with Memory.open(box.library) as mem:
+        lessons = [e.text for e in mem.experiences()]
+    assert any("docs/notes.txt" in text for text in lessons), lessons
+    later = box.session("Show me the notes again", Scenario((Turn("Show me the notes again"),)))
+    assert later.returncode == 0, later.stderr[-2000:]
+    served = [text for text in lessons if text in later.context or _served(text, later)]
+    assert served, (lessons, later.context[-3000:])
+    _reimport_adds_nothing(box)
+
+
+def _reimport_adds_nothing(box: Sandbox) -> None:
+    """Importing every transcript the client wrote again records nothing new."""
+    with Memory.open(box.library) as mem:
+        before = [(t.id, t.task, len(t.steps)) for t in mem.trajectories()]
+    rows = _imported(box)
+    for path in box.transcripts():
+        box.agentmem("import", "--format", box.client, str(path))
+    with Memory.open(box.library) as mem:
+        assert [(t.id, t.task, len(t.steps)) for t in mem.trajectories()] == before
+    assert len(_imported(box)) == len(rows)
+
+
+def _served(lesson: str, session: Session) -> bool:
+    """Whether the lesson's text reached the model (JSON-escaped inside the request)."""
+    return json.dumps(lesson, ensure_ascii=False)[1:-1] in session.context
+
+
+# -- issue 23: exploration teaches at most a project fact -----------------------------------------
+
+#: What a lesson must never say after ``cat notes.txt``, ``ls``, ``cat docs/notes.txt``: that
+#: one program stands for another (``ls`` for ``cat``), or that ``cat`` must never be run.
+SUBSTITUTION = re.compile(r"\bls\b|never pass command=|instead of cat|not cat\b", re.IGNORECASE)
+
+
+@pytest.mark.parametrize(
+    "description",
+    [
+        # today: "Call Bash with command like ls; never pass command=cat notes.txt."
+        pytest.param(False, marks=pytest.mark.xfail(reason="needs w3-shell", strict=False)),
+        True,  # today nothing is learned: the retry changes two values
+    ],
+    ids=["plain", "description"],
+)
+def test_exploration_teaches_at_most_a_project_fact(tmp_path: Path, client: str, description: bool):
+    """Three tasks, each ``cat notes.txt`` (No such file), ``ls``, ``cat docs/notes.txt``,
+    with and without the ``description`` Claude Code writes on every Bash call."""
+    box = Sandbox.create(tmp_path, client, NOTES)
+    box.install_hooks()
+    calls = _explore(description)
+    for prompt in ["Show me the notes", "Print the notes for me", "What do the notes say"]:
+        s = box.session(prompt, Scenario((Turn(prompt, calls, "The notes say: the notes"),)))
+        assert s.returncode == 0, s.stderr[-2000:]
+    with Memory.open(box.library) as mem:
+        assert [[c for _, c, _ in run] for run in _steps(mem)] == [_asked(calls)] * 3
+    _accept_all(box)
+    box.agentmem("learn", "--no-model")
+    lessons = json.loads(box.agentmem("experiences", "--json").stdout)
+    wrong = [e["text"] for e in lessons if SUBSTITUTION.search(e["text"])]
+    assert not wrong, wrong
+    assert all(e["scope"] != "global" for e in lessons), lessons  # a project fact at most
+    later = box.session("Show me the notes again", Scenario((Turn("Show me the notes again"),)))
+    assert later.returncode == 0
+    assert not any(_served(text, later) for text in wrong)
