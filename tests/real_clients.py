@@ -27,7 +27,7 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -191,8 +191,16 @@ class Sandbox:
 
     # -- the client ------------------------------------------------------------------------
 
-    def session(self, prompt: str, scenario: Scenario, *, extra: Sequence[str] = ()) -> Session:
-        """Run one non-interactive session of the client on ``prompt``."""
+    def session(
+        self,
+        prompt: str,
+        scenario: Scenario,
+        *,
+        extra: Sequence[str] = (),
+        env: Mapping[str, str] | None = None,
+    ) -> Session:
+        """Run one non-interactive session of the client on ``prompt`` (``extra``: more
+        arguments for the client; ``env``: more environment)."""
         self._runs += 1
         scen = self.root / f"scenario-{self._runs}.json"
         scen.write_text(scenario.to_json())
@@ -242,7 +250,7 @@ class Sandbox:
         p = subprocess.run(
             [*runner, "--", *cmd],
             cwd=self.project,
-            env={**self.env, "PYTHONPATH": self.env["PYTHONPATH"]},
+            env={**self.env, **(env or {})},
             capture_output=True,
             text=True,
             timeout=SESSION_TIMEOUT_S + 30,
