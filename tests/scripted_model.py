@@ -68,11 +68,22 @@ def shell(command: str, description: str | None = None) -> Call:
 
 @dataclass(frozen=True)
 class Turn:
-    """A task: the prompt it answers (a substring), the calls in order, the final text."""
+    """A task: the prompt it answers (a substring), the calls in order, the final text.
+
+    ``if_served``: ``(needle, calls)``, the calls the model makes instead when ``needle``
+    is in what the client put around the prompt (a lesson a hook or MCP served): a model
+    that follows the lesson. Tool calls and their results are not searched.
+    """
 
     prompt: str
     calls: tuple[Call, ...] = ()
     text: str = "Done."
+    if_served: tuple[str, tuple[Call, ...]] | None = None
+
+    def calls_for(self, served: str) -> tuple[Call, ...]:
+        if self.if_served is not None and self.if_served[0] in served:
+            return self.if_served[1]
+        return self.calls
 
 
 @dataclass(frozen=True)
@@ -80,18 +91,34 @@ class Scenario:
     turns: tuple[Turn, ...]
 
     def to_json(self) -> str:
+        def calls(cs: tuple[Call, ...]) -> list[Any]:
+            return [[c.tool, c.input] for c in cs]
+
         return json.dumps(
             [
-                {"prompt": t.prompt, "text": t.text, "calls": [[c.tool, c.input] for c in t.calls]}
+                {
+                    "prompt": t.prompt,
+                    "text": t.text,
+                    "calls": calls(t.calls),
+                    "if_served": [t.if_served[0], calls(t.if_served[1])] if t.if_served else None,
+                }
                 for t in self.turns
             ]
         )
 
     @classmethod
     def from_json(cls, text: str) -> Scenario:
+        def calls(cs: list[Any]) -> tuple[Call, ...]:
+            return tuple(Call(n, a) for n, a in cs)
+
         return cls(
             tuple(
-                Turn(t["prompt"], tuple(Call(n, a) for n, a in t["calls"]), t["text"])
+                Turn(
+                    t["prompt"],
+                    calls(t["calls"]),
+                    t["text"],
+                    (t["if_served"][0], calls(t["if_served"][1])) if t.get("if_served") else None,
+                )
                 for t in json.loads(text)
             )
         )
@@ -148,11 +175,22 @@ def _responses_state(body: Mapping[str, Any]) -> tuple[str, int]:
     return prompt, results
 
 
-def next_action(scenario: Scenario, prompt: str, results: int) -> Call | str:
-    """The next call, or the final text, for a conversation at ``prompt`` after ``results``."""
+def _served_text(body: Mapping[str, Any]) -> str:
+    """The text of a request's messages, without tool calls and results: the prompts and
+    what the client put around them (system reminders, developer messages)."""
+    items = body.get("messages") or [
+        i for i in body.get("input") or [] if isinstance(i, dict) and i.get("type") == "message"
+    ]
+    return "\n".join(t for m in items if isinstance(m, dict) for t in _texts(m.get("content")))
+
+
+def next_action(scenario: Scenario, prompt: str, results: int, served: str = "") -> Call | str:
+    """The next call, or the final text, for a conversation at ``prompt`` after ``results``
+    tool results, with ``served`` the text around the prompts (see :attr:`Turn.if_served`)."""
     for turn in scenario.turns:
         if turn.prompt in prompt:
-            return turn.calls[results] if results < len(turn.calls) else turn.text
+            calls = turn.calls_for(served)
+            return calls[results] if results < len(calls) else turn.text
     return "OK."
 
 
@@ -397,11 +435,11 @@ class ScriptedModel:
         route = path.split("?", 1)[0].rstrip("/")
         if route.endswith("/messages"):
             prompt, results = _anthropic_state(body)
-            action = next_action(self.scenario, prompt, results)
+            action = next_action(self.scenario, prompt, results, _served_text(body))
             events = anthropic_events(action, _offered_anthropic(body), n)
         elif route.endswith("/responses"):
             prompt, results = _responses_state(body)
-            action = next_action(self.scenario, prompt, results)
+            action = next_action(self.scenario, prompt, results, _served_text(body))
             events = responses_events(action, _offered_responses(body), n)
         else:
             self._record("POST", path, body)

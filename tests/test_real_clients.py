@@ -117,10 +117,16 @@ def test_hooks_record_every_turn_and_a_lesson_reaches_the_next_session(tmp_path:
     with Memory.open(box.library) as mem:
         lessons = [e.text for e in mem.experiences()]
     assert any("docs/notes.txt" in text for text in lessons), lessons
-    later = box.session("Show me the notes again", Scenario((Turn("Show me the notes again"),)))
+    # A model that follows the lesson goes straight to docs/notes.txt.
+    prompt = "Show me the notes again"
+    follow = ("docs/notes.txt", (shell("cat docs/notes.txt"),))
+    later = box.session(prompt, Scenario((Turn(prompt, calls, "The notes.", follow),)))
     assert later.returncode == 0, later.stderr[-2000:]
-    served = [text for text in lessons if text in later.context or _served(text, later)]
+    served = [text for text in lessons if _served(text, later)]
     assert served, (lessons, later.context[-3000:])
+    with Memory.open(box.library) as mem:
+        last = _steps(mem)[-1]
+    assert [(c, ok) for _, c, ok in last] == [("cat docs/notes.txt", True)]  # no mistake
     _reimport_adds_nothing(box)
 
 
