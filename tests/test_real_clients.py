@@ -290,6 +290,12 @@ def test_codex_mcp_context_serves_the_project_of_the_session(tmp_path: Path):
         if i.get("type") == "function_call_output"
     ]
     assert any("make check" in o and "git pull --rebase" in o for o in outputs), outputs
+    # required = true, as docs/agents.md advises: a server that cannot start stops Codex
+    box.codex_config.write_text(
+        box.codex_config.read_text().replace(json.dumps(sys.executable), '"/nonexistent/python"')
+    )
+    s = box.session("Run the tests", Scenario((Turn("Run the tests", (call,), "Done."),)))
+    assert s.returncode != 0 and "required MCP servers failed" in s.stderr and not s.requests
 
 
 def _scope(mem: Memory, experience_id: int, project: str) -> None:
