@@ -19,6 +19,11 @@ work again, and look at what reached the model::
     box.agentmem("learn", "--no-model")
     later = box.session("Show me the notes", scenario)
     assert "docs/notes.txt" in later.context
+
+A scenario decides each answer from the request alone (:mod:`tests.scripted_model`),
+so a test can script a model that follows a served lesson
+(``Turn(..., if_served=("docs/notes.txt", followed_calls))``) or ignores it (no
+``if_served``) and check what the next import records.
 """
 
 from __future__ import annotations
