@@ -97,7 +97,9 @@ def _imported(box: Sandbox) -> list[dict[str, Any]]:
 
 def test_hooks_record_every_turn_and_a_lesson_reaches_the_next_session(tmp_path: Path, client: str):
     box = Sandbox.create(tmp_path, client, NOTES)
-    box.install_hooks()
+    users = _users_own_config(box)
+    out = box.install_hooks().stdout
+    assert client == "claude-code" or "Codex 0.171.0: hooks (UserPromptSubmit, Stop)" in out
     calls = _fix_the_path()
     tasks = ["Show me the notes", "Print the notes for me", "What do the notes say"]
     for prompt in tasks:
@@ -128,6 +130,24 @@ def test_hooks_record_every_turn_and_a_lesson_reaches_the_next_session(tmp_path:
         last = _steps(mem)[-1]
     assert [(c, ok) for _, c, ok in last] == [("cat docs/notes.txt", True)]  # no mistake
     _reimport_adds_nothing(box)
+    box.agentmem("hooks", "uninstall", client)
+    assert {p: p.read_bytes() for p in users} == users  # the user's own files, byte for byte
+
+
+def _users_own_config(box: Sandbox) -> dict[Path, bytes]:
+    """Settings of the user's own, in files agentmem's install edits: their bytes."""
+    if box.client == "claude-code":
+        settings = box.home / ".claude" / "settings.json"
+        settings.write_text(
+            '{\n    "permissions": {"allow": ["Bash(cat:*)"]},\n    "x": "caf\u00e9"\n}'
+        )
+        return {settings: settings.read_bytes()}
+    hooks = box.home / ".codex" / "hooks.json"
+    hooks.write_text(
+        '{"hooks": {"PostToolUse": [{"matcher": "Bash",\n'
+        '  "hooks": [{"type": "command", "command": "true"}]}]}}\n'
+    )
+    return {p: p.read_bytes() for p in (hooks, box.codex_config)}
 
 
 def _reimport_adds_nothing(box: Sandbox) -> None:

@@ -234,8 +234,9 @@ def uninstall(agent: str, scope: str, directory: str | None, as_json: bool) -> N
 def run(argv: tuple[str, ...]) -> None:
     """What an agent's hook runs: agentmem hooks run claude-code|codex [--db F] [--learn].
 
-    Claude Code passes its hook input as JSON on standard input; Codex passes
-    its notification as the last argument. Always exits 0: an error is one
+    Claude Code and Codex 0.124+ pass their hook input as JSON on standard
+    input; Codex's notify (older Codex) passes its notification as the last
+    argument. Always exits 0: an error is one
     line on standard error and the details in ~/.local/state/agentmem/hooks.log.
     Standard output carries only the context for a UserPromptSubmit.
 
