@@ -19,6 +19,7 @@ import json
 import os
 import re
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -316,6 +317,31 @@ def test_codex_mcp_context_serves_the_project_of_the_session(tmp_path: Path):
     assert s.returncode != 0 and "required MCP servers failed" in s.stderr and not s.requests
 
 
+def test_codex_notify_records_each_turn(tmp_path: Path):
+    """``hooks install codex --notify`` (what an older Codex gets): the real Codex runs the
+    notify program after the turn, and the turn is imported from the thread's rollout."""
+    box = Sandbox.create(tmp_path, _need("codex"), NOTES)
+    before = box.codex_config.read_bytes()
+    assert "added notify" in box.install_hooks("--notify").stdout
+    calls = _fix_the_path()
+    s = box.session("Show me the notes", Scenario((Turn("Show me the notes", calls, "Done."),)))
+    assert s.returncode == 0, s.stderr[-2000:]
+    # Codex starts notify without waiting for it: codex exec may exit before the import ends
+    deadline = time.monotonic() + 60
+    while "imported 1 trajectories" not in _text(box.hooks_log) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    with Memory.open(box.library) as mem:
+        assert [[(c, ok) for _, c, ok in run] for run in _steps(mem)] == [
+            [("cat notes.txt", False), ("cat docs/notes.txt", True)]
+        ]
+    box.agentmem("hooks", "uninstall", "codex")
+    assert box.codex_config.read_bytes() == before
+
+
+def _text(path: Path) -> str:
+    return path.read_text() if path.exists() else ""
+
+
 def _scope(mem: Memory, experience_id: int, project: str) -> None:
     session = mem.db.execute("SELECT max(id) FROM sessions").fetchone()[0]
     with mem.db.conn:
@@ -379,7 +405,6 @@ def test_stop_imports_a_long_session_within_its_timeout(tmp_path: Path):
     """The Stop hook on a session of 300 turns and 1,800 calls (about 5 MB): the first
     import (hooks installed late in a long session) and the next, one turn later."""
     import subprocess
-    import time
 
     from agentmem.hooks.install import CLAUDE_EVENTS
 
