@@ -368,14 +368,17 @@ class ScriptedModel:
             def log_message(self, format: str, *args: Any) -> None:  # quiet
                 pass
 
-            def do_GET(self) -> None:
-                model._record("GET", self.path, None)
-                body = json.dumps({"object": "list", "data": [], "models": []}).encode()
+            def _json(self, doc: Any) -> None:
+                body = json.dumps(doc).encode()
                 self.send_response(200)
                 self.send_header("content-type", "application/json")
                 self.send_header("content-length", str(len(body)))
                 self.end_headers()
                 self.wfile.write(body)
+
+            def do_GET(self) -> None:  # model lists and the like: empty
+                model._record("GET", self.path, None)
+                self._json({"object": "list", "data": [], "models": []})
 
             def do_HEAD(self) -> None:
                 self.send_response(200)
@@ -391,6 +394,10 @@ class ScriptedModel:
                     body = json.loads(raw or b"{}")
                 except ValueError:
                     body = {"_raw": raw.decode("utf-8", "replace")}
+                if self.path.split("?", 1)[0].endswith("/count_tokens"):  # a sane estimate
+                    model._record("POST", self.path, body)
+                    self._json({"input_tokens": max(1, len(raw) // 4)})
+                    return
                 events = model._answer(self.path, body)
                 if events is None:
                     self.send_response(404)

@@ -442,3 +442,48 @@ def test_stop_imports_a_long_session_within_its_timeout(tmp_path: Path):
     with Memory.open(db) as mem:
         assert len(mem.trajectories()) == 301
     assert max(seconds) < CLAUDE_EVENTS["Stop"], seconds
+
+
+# -- the scripted model itself (no client needed) ------------------------------------------------
+
+
+def test_scripted_model_answers_from_the_conversation_alone():
+    """The next action depends only on the request: its last prompt, the tool results since,
+    and whether a lesson was put around the prompt; an unknown prompt gets a short text."""
+    import urllib.request
+
+    from .scripted_model import ScriptedModel
+
+    turn = Turn("Show me the notes", _fix_the_path(), "Done.", ("docs/", (shell("cat docs/x"),)))
+
+    def post(url: str, body: dict[str, Any]) -> str:
+        req = urllib.request.Request(url, data=json.dumps(body).encode(), method="POST")
+        with urllib.request.urlopen(req, timeout=10) as r:
+            return r.read().decode()
+
+    result = {"type": "tool_result", "tool_use_id": "t", "content": "x"}
+    with ScriptedModel(Scenario((turn,))) as m:
+        user = {"role": "user", "content": "Show me the notes"}
+        msgs = m.base_url + "/v1/messages?beta=true"
+        tools = [{"name": "Bash"}]
+        assert '"command\\": \\"cat notes.txt\\"' in post(
+            msgs, {"messages": [user], "tools": tools}
+        )
+        two = [user, {"role": "assistant", "content": []}, {"role": "user", "content": [result]}]
+        assert "cat docs/notes.txt" in post(msgs, {"messages": two, "tools": tools})
+        three = [*two, {"role": "assistant", "content": []}, {"role": "user", "content": [result]}]
+        assert '"text": "Done."' in post(msgs, {"messages": three, "tools": tools})
+        served = {"role": "system", "content": [{"type": "text", "text": "Lessons: docs/"}]}
+        assert "cat docs/x" in post(msgs, {"messages": [user, served], "tools": tools})
+        other = {"messages": [{"role": "user", "content": "Write a title"}]}
+        assert '"text": "OK."' in post(msgs, other)
+        item = {
+            "type": "message",
+            "role": "user",
+            "content": [{"type": "input_text", "text": "Show me the notes"}],
+        }
+        out = post(
+            m.base_url + "/v1/responses", {"input": [item], "tools": [{"name": "exec_command"}]}
+        )
+        assert "response.completed" in out and '\\"cmd\\": \\"cat notes.txt\\"' in out
+    assert [r["action"] for r in m.requests][-1]["input"] == {"command": "cat notes.txt"}
