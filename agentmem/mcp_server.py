@@ -2,8 +2,11 @@
 
 Run it with ``agentmem mcp --db PATH`` (or ``$AGENTMEM_DB``). It serves these tools:
 
-``agentmem_context(task, tools?, domains?, k=5) -> str``
-    The lessons block for a task (:meth:`Memory.context`); empty when none fits.
+``agentmem_context(task, tools?, domains?, k=5, project?) -> str``
+    The lessons block for a task (:meth:`Memory.context`), with the lessons served
+    in the project: ``project`` when given, else the client's first MCP root, else
+    the server's working folder (Claude Code and Codex start it in the session's
+    folder); empty when none fits.
 ``agentmem_retrieve(task, tools?, domains?, k=5) -> [{id, text, domain, score}]``
     The same lessons as data (:meth:`Memory.retrieve`).
 ``agentmem_record(task, steps, group?, accepted?, condition?, meta?) -> {id}``
@@ -146,9 +149,14 @@ class AgentMemTools:
         tools: Sequence[str] | None = None,
         domains: Sequence[str] | None = None,
         k: int = 5,
+        project: str | None = None,
     ) -> str:
+        """The lessons block; ``project``: a folder, whose project's lessons are served too."""
+        from .projects import project_of
+
+        where = project_of(project) if project else None
         with self._locked():
-            return self.mem.context(task, tools=tools, domains=domains, k=k)
+            return self.mem.context(task, tools=tools, domains=domains, k=k, project=where)
 
     def retrieve(
         self,
@@ -500,22 +508,71 @@ def _annotated_arguments() -> dict[str, Any]:
 # -- the tools, by area ------------------------------------------------------------------
 
 
+#: How long agentmem_context waits for the client's answer to ``roots/list``.
+ROOTS_TIMEOUT_S = 2.0
+
+
+async def _first_root(ctx: Any) -> str | None:
+    """The folder of the client's first ``file://`` MCP root, or None (no roots capability,
+    no answer within :data:`ROOTS_TIMEOUT_S`, or none that is a local folder)."""
+    import urllib.parse
+    import warnings
+
+    import anyio
+
+    try:
+        caps = ctx.request_context.session.client_params.capabilities
+        if caps is None or caps.roots is None:
+            return None
+        with warnings.catch_warnings(), anyio.fail_after(ROOTS_TIMEOUT_S):
+            warnings.simplefilter("ignore")  # roots are deprecated in the 2026-07-28 protocol
+            result = await ctx.request_context.session.list_roots()
+    except Exception:  # a client without roots, or one that does not answer: no root
+        return None
+    for root in result.roots:
+        uri = urllib.parse.urlparse(str(root.uri))
+        if uri.scheme == "file" and uri.path:
+            return urllib.parse.unquote(uri.path)
+    return None
+
+
 def _add_retrieval_tools(server: "MCPServer[Any]", core: AgentMemTools, schema: Any) -> None:
     """agentmem_context and agentmem_retrieve: the lessons for a task (read-only)."""
+    import functools
+    from typing import Annotated
+
+    import anyio
+    from mcp.server.mcpserver import Context
+    from pydantic import Field
+
+    schema.Context = Context
+    schema.Project = Annotated[
+        str | None,
+        Field(
+            description="The project folder you work in (absolute path): its own lessons "
+            "are served too. Default: the client's MCP root, else the server's folder."
+        ),
+    ]
 
     @_tool(server, read_only=True)
-    def agentmem_context(
+    async def agentmem_context(
         task: schema.Task,
+        ctx: schema.Context,
         tools: schema.Tools = None,
         domains: schema.Domains = None,
         k: schema.K = 5,
+        project: schema.Project = None,
     ) -> str:
         """Lessons learned from earlier attempts at similar tasks, as a text block ready to
         follow. Call it when you start a task, with the user's request as `task`, and apply
         the lessons that fit. Returns an empty string when no lesson fits. Fast and
         read-only (no language model runs)."""
+        where = project or await _first_root(ctx) or os.getcwd()
+        call = functools.partial(
+            core.context, task, tools=tools, domains=domains, k=k, project=where
+        )
         with _as_tool_error():
-            return core.context(task, tools=tools, domains=domains, k=k)
+            return await anyio.to_thread.run_sync(call)
 
     @_tool(server, read_only=True)
     def agentmem_retrieve(

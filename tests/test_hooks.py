@@ -138,13 +138,28 @@ def test_install_refuses_a_settings_file_it_cannot_read(home: Path):
     assert r.exit_code == 1 and "not a JSON object" in r.output
 
 
-def test_codex_notify_install_and_uninstall(home: Path):
+def _fake_codex(home: Path, monkeypatch: pytest.MonkeyPatch, version: str) -> None:
+    """A ``codex`` on PATH that answers ``--version`` as Codex does."""
+    bin_dir = home / "bin"
+    bin_dir.mkdir(exist_ok=True)
+    exe = bin_dir / "codex"
+    exe.write_text(f"#!/bin/sh\necho 'codex-cli {version}'\n")
+    exe.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+
+
+CODEX_CONFIG = b'model = "gpt-5-codex"\n\n[mcp_servers.docs]\ncommand = "docs-mcp"\n'
+
+
+def test_codex_notify_install_and_uninstall(home: Path, monkeypatch: pytest.MonkeyPatch):
+    _fake_codex(home, monkeypatch, "0.100.0")  # before hooks: notify
     config = home / ".codex" / "config.toml"
     config.parent.mkdir(parents=True)
-    original = b'model = "gpt-5-codex"\n\n[mcp_servers.docs]\ncommand = "docs-mcp"\n'
+    original = CODEX_CONFIG
     config.write_bytes(original)
     r = _invoke("hooks", "install", "codex")
-    assert r.exit_code == 0 and "added notify" in r.output
+    assert r.exit_code == 0 and "added notify" in r.output and "Codex 0.100.0: notify" in r.output
+    assert not (home / ".codex" / "hooks.json").exists()
     text = config.read_text()
     assert text.endswith(original.decode()) and '"hooks", "run", "codex"]' in text
     tomllib = pytest.importorskip("tomllib")  # Python 3.11+
@@ -158,6 +173,87 @@ def test_codex_notify_install_and_uninstall(home: Path):
     r = _invoke("hooks", "install", "codex")
     assert r.exit_code == 1 and "already sets notify" in r.output
     assert config.read_bytes() == b'notify = ["notify-send"]\n' + original
+
+
+def test_codex_hooks_install_keeps_config_and_hooks_json_byte_for_byte(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+):
+    _fake_codex(home, monkeypatch, "0.171.0")
+    codex = home / ".codex"
+    codex.mkdir()
+    (codex / "config.toml").write_bytes(b'notify = ["notify-send"]\n' + CODEX_CONFIG)
+    theirs = (
+        b'{"hooks": {"PreToolUse": [{"matcher": "Bash",\n'
+        b'  "hooks": [{"type": "command", "command": "audit"}]}]}}'
+    )
+    (codex / "hooks.json").write_bytes(theirs)
+    r = _invoke("hooks", "install", "codex", "--db", str(home / "lib.db"))
+    assert r.exit_code == 0 and "Codex 0.171.0: hooks" in r.output and "/hooks" in r.output
+    assert (codex / "config.toml").read_bytes() == b'notify = ["notify-send"]\n' + CODEX_CONFIG
+    doc = json.loads((codex / "hooks.json").read_text())
+    commands = _commands(doc)
+    assert commands["PreToolUse"] == ["audit"]
+    [cmd] = commands["UserPromptSubmit"]
+    assert commands["Stop"] == [cmd]
+    assert cmd.startswith(f"{sys.executable} -m agentmem hooks run codex --db ")
+    assert (
+        "nothing changed"
+        in _invoke("hooks", "install", "codex", "--db", str(home / "lib.db")).output
+    )
+    r = _invoke("hooks", "uninstall", "codex")
+    assert r.exit_code == 0
+    assert (codex / "hooks.json").read_bytes() == theirs
+    assert (codex / "config.toml").read_bytes() == b'notify = ["notify-send"]\n' + CODEX_CONFIG
+
+
+def test_codex_upgrade_from_notify_to_hooks_takes_the_notify_out(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+):
+    config = home / ".codex" / "config.toml"
+    config.parent.mkdir(parents=True)
+    config.write_bytes(CODEX_CONFIG)
+    _fake_codex(home, monkeypatch, "0.100.0")
+    _invoke("hooks", "install", "codex")
+    _fake_codex(home, monkeypatch, "0.124.0")
+    r = _invoke("hooks", "install", "codex")
+    assert "removed agentmem's notify" in r.output
+    assert config.read_bytes() == CODEX_CONFIG
+    _invoke("hooks", "uninstall", "codex")
+    assert not (home / ".codex" / "hooks.json").exists()
+    assert config.read_bytes() == CODEX_CONFIG
+
+
+def test_a_symlinked_user_settings_file_is_edited_where_it_points(home: Path, tmp_path: Path):
+    dotfiles = tmp_path / "dotfiles"
+    dotfiles.mkdir()
+    (dotfiles / "claude.json").write_bytes(ORIGINAL)
+    link = home / ".claude" / "settings.json"
+    link.parent.mkdir(parents=True)
+    link.symlink_to(dotfiles / "claude.json")
+    r = _invoke("hooks", "install", "claude-code")
+    assert r.exit_code == 0 and "is a symbolic link" in r.output
+    assert link.is_symlink() and "hooks run claude-code" in link.read_text()
+    r = _invoke("hooks", "uninstall", "claude-code")
+    assert link.is_symlink() and (dotfiles / "claude.json").read_bytes() == ORIGINAL
+
+
+def test_a_symlinked_claude_folder_out_of_the_project_is_refused(home: Path, tmp_path: Path):
+    proj = tmp_path / "proj"
+    (proj / ".git").mkdir(parents=True)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "settings.json").write_bytes(ORIGINAL)
+    (proj / ".claude").symlink_to(elsewhere)
+    r = _invoke("hooks", "install", "claude-code", "--scope", "project", "--dir", str(proj))
+    assert r.exit_code == 1 and "outside the project" in r.output
+    assert (elsewhere / "settings.json").read_bytes() == ORIGINAL
+    assert sorted(p.name for p in elsewhere.iterdir()) == ["settings.json"]
+    dangling = home / ".claude" / "settings.json"
+    dangling.parent.mkdir(parents=True)
+    dangling.symlink_to(tmp_path / "missing.json")
+    r = _invoke("hooks", "install", "claude-code")
+    assert r.exit_code == 1 and "does not exist" in r.output
+    assert not (tmp_path / "missing.json").exists()
 
 
 # -- running the hooks as the agents do -----------------------------------------------------------
@@ -377,3 +473,37 @@ def test_codex_notify_imports_the_thread_rollout(home: Path, tmp_path: Path, lib
         timeout=120,
     )
     assert p.returncode == 0 and b"no rollout of thread" in p.stderr
+
+
+def test_codex_hooks_answer_the_prompt_and_import_the_rollout_at_stop(
+    home: Path, tmp_path: Path, library: Path
+):
+    """Codex 0.124+ passes Claude Code's kind of input on stdin (as 0.171 does: see
+    tests/data/real-clients/hooks/codex-*.json) and reads the same answer."""
+    r = codex_fixture(str(tmp_path / "alpha"))
+    rollout = tmp_path / "rollout.jsonl"
+    r.write(rollout)
+    argv = [sys.executable, "-m", "agentmem", "hooks", "run", "codex", "--db", str(library)]
+    base = {
+        "session_id": r.session_id,
+        "turn_id": "t1",
+        "transcript_path": str(rollout),
+        "cwd": str(tmp_path / "alpha" / "src"),
+        "model": "gpt-5-codex",
+        "permission_mode": "bypassPermissions",
+    }
+    prompt = {**base, "hook_event_name": "UserPromptSubmit", "prompt": "run the tests and push"}
+    p = subprocess.run(argv, input=json.dumps(prompt).encode(), capture_output=True, env=_env(home))
+    assert p.returncode == 0 and p.stderr == b"", p.stderr
+    ctx = json.loads(p.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert "make check" in ctx and "git pull --rebase" in ctx
+    stop = {
+        **base,
+        "hook_event_name": "Stop",
+        "stop_hook_active": False,
+        "last_assistant_message": "Done.",
+    }
+    p = subprocess.run(argv, input=json.dumps(stop).encode(), capture_output=True, env=_env(home))
+    assert p.returncode == 0 and p.stdout == b"" and p.stderr == b"", p.stderr
+    with Memory.open(library, embedder="hash") as mem:
+        assert [t.source for t in mem.trajectories()] == ["codex"] * 3

@@ -295,3 +295,69 @@ def test_mcp_without_sdk_says_what_to_install(
     assert result.exit_code == 1
     assert "pip install 'agentmem[mcp]'" in result.output
     assert not os.path.exists(tmp_path / "x.db")  # failed before opening anything
+
+
+def _scoped_library(tmp_path: Path) -> Path:
+    """A library with a global lesson and one served only in project ``alpha``."""
+    db = tmp_path / "scoped.db"
+    with Memory.open(db, embedder="hash") as mem:
+        mem.add("Before git push, run git pull --rebase when the push is rejected.", domain="git")
+        scoped = mem.add("Run the alpha tests with make check, not pytest directly.", domain="test")
+        session = mem.db.execute("SELECT max(id) FROM sessions").fetchone()[0]
+        alpha = str(tmp_path / "alpha")
+        with mem.db.conn:
+            mem.db.execute(
+                "INSERT INTO experience_scopes (experience_id, session_id, project, support, "
+                "reason) VALUES (?, ?, ?, ?, 'test')",
+                [scoped.id, session, alpha, json.dumps([alpha])],
+            )
+    for name in ("alpha", "beta"):
+        (tmp_path / name / ".git").mkdir(parents=True)
+    return db
+
+
+async def _context_calls(db: Path, cwd: Path, roots: list[Path] | None) -> dict[str, Any]:
+    import anyio
+    import mcp.types as types
+    from mcp import ClientSession, StdioServerParameters, stdio_client
+
+    async def list_roots(context: Any) -> Any:
+        return types.ListRootsResult(
+            roots=[types.Root(uri=r.as_uri(), name=r.name) for r in roots or []]
+        )
+
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "agentmem", "mcp", "--db", str(db)],
+        env=_server_env(),
+        cwd=str(cwd),
+    )
+    task = {"task": "run the tests and push"}
+    out: dict[str, Any] = {}
+    kw = {"list_roots_callback": list_roots} if roots is not None else {}
+    with anyio.fail_after(60):
+        async with stdio_client(params) as (read, write), ClientSession(read, write, **kw) as s:
+            await s.initialize()
+            schema = {t.name: t.input_schema for t in (await s.list_tools()).tools}
+            out["properties"] = set(schema["agentmem_context"]["properties"])
+            out["default"] = _text(await s.call_tool("agentmem_context", task))
+            for name in ("alpha", "beta"):
+                project = {**task, "project": str(cwd.parent / name)}
+                out[name] = _text(await s.call_tool("agentmem_context", project))
+    return out
+
+
+def test_context_serves_the_project_from_argument_roots_or_working_folder(tmp_path: Path):
+    import anyio
+
+    db = _scoped_library(tmp_path)
+    alpha, beta = tmp_path / "alpha", tmp_path / "beta"
+    out = anyio.run(_context_calls, db, alpha, None)  # no roots: the server's folder
+    assert out["properties"] == {"task", "tools", "domains", "k", "project"}
+    assert "make check" in out["default"] and "git pull --rebase" in out["default"]
+    assert "make check" in out["alpha"] and "make check" not in out["beta"]
+    assert "git pull --rebase" in out["beta"]
+    out = anyio.run(_context_calls, db, beta, [alpha / "src"])  # the client's root wins
+    assert "make check" in out["default"]
+    out = anyio.run(_context_calls, db, alpha, [beta])
+    assert "make check" not in out["default"] and "make check" in out["alpha"]

@@ -9,9 +9,21 @@ Uninstalling removes only those entries; when the rest of the file is as the
 backup holds it, the backup's bytes are written back (byte for byte), else the
 file is written without agentmem's entries.
 
-Codex: the ``notify`` program of ``config.toml`` (Codex runs it after every
-turn) becomes ``agentmem hooks run codex``. Codex has a single ``notify``; one
-that is already set to another program is left alone, with a message.
+Codex 0.124 and later (:data:`CODEX_HOOKS_SINCE`): the same two entries, in the
+same shape, go into ``hooks.json`` beside ``config.toml`` (``$CODEX_HOME``), with
+the same backup and byte-for-byte uninstall; ``config.toml`` is not touched (an
+agentmem ``notify`` left there by an older install is taken out). Older Codex:
+the ``notify`` program of ``config.toml`` (Codex runs it after every turn)
+becomes ``agentmem hooks run codex``. Codex has a single ``notify``; one that is
+already set to another program is left alone, with a message.
+
+The command a hook runs is ``<python> -m agentmem hooks run AGENT``, with the
+absolute path of the Python that ran the install: it runs the same agentmem
+whether or not its virtual environment is on the agent's ``PATH``.
+
+A settings file that is a symbolic link is edited where it points (the link
+stays); a project's settings whose real place is outside the project (a
+symlinked ``.claude``) are refused.
 """
 
 from __future__ import annotations
@@ -22,6 +34,7 @@ import os
 import re
 import shlex
 import shutil
+import subprocess
 import sys
 import tempfile
 from collections.abc import Mapping, Sequence
@@ -34,12 +47,16 @@ from ..errors import AgentMemError
 
 __all__ = [
     "BACKUP_SUFFIX",
+    "CODEX_HOOKS_SINCE",
     "Change",
     "claude_settings_path",
     "codex_config_path",
+    "codex_hooks_path",
+    "codex_version",
     "hook_command",
     "install_claude_code",
     "install_codex",
+    "install_codex_hooks",
     "uninstall_claude_code",
     "uninstall_codex",
 ]
@@ -48,6 +65,10 @@ __all__ = [
 BACKUP_SUFFIX = ".agentmem-backup"
 #: Claude Code hook events agentmem answers, and their timeouts in seconds.
 CLAUDE_EVENTS: Mapping[str, int] = {"UserPromptSubmit": 10, "Stop": 60}
+#: Codex's hook events agentmem answers (the same payload and answer as Claude Code's).
+CODEX_EVENTS: Mapping[str, int] = CLAUDE_EVENTS
+#: The first Codex with hooks (``UserPromptSubmit``, ``Stop``) on by default.
+CODEX_HOOKS_SINCE = (0, 124)
 _MARK = "hooks run "
 
 
@@ -85,12 +106,34 @@ def codex_config_path() -> Path:
     return Path(base) / "config.toml"
 
 
+def codex_hooks_path() -> Path:
+    """Codex's user ``hooks.json``, beside its ``config.toml``."""
+    return codex_config_path().with_name("hooks.json")
+
+
+def codex_version(program: str = "codex") -> tuple[int, ...] | None:
+    """The version ``codex --version`` reports (``codex-cli 0.171.0``), or None when
+    there is no such program or it says nothing readable."""
+    exe = shutil.which(program)
+    if exe is None:
+        return None
+    try:
+        out = subprocess.run(
+            [exe, "--version"], capture_output=True, text=True, timeout=20, stdin=subprocess.DEVNULL
+        ).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    m = re.search(r"(\d+)\.(\d+)(?:\.(\d+))?", out)
+    return tuple(int(g) for g in m.groups() if g is not None) if m else None
+
+
 def _agentmem_argv() -> list[str]:
-    """How to run this agentmem from an agent's hook: its script, else this Python."""
-    exe = shutil.which("agentmem")
-    if exe:
-        return [os.path.realpath(exe)]
-    return [sys.executable, "-m", "agentmem"]
+    """How to run this agentmem from an agent's hook: this Python (absolute), ``-m agentmem``.
+
+    Not the ``agentmem`` script on ``PATH``: that may be another install, or
+    missing from the agent's ``PATH`` when the virtual environment is not active.
+    """
+    return [os.path.abspath(sys.executable), "-m", "agentmem"]
 
 
 def hook_argv(
@@ -150,6 +193,29 @@ def _write(path: Path, data: bytes) -> None:
 
 def _backup_path(path: Path) -> Path:
     return path.with_name(path.name + BACKUP_SUFFIX)
+
+
+def real_target(path: Path, within: Path | None = None) -> Path:
+    """Where writing ``path`` really goes: the file a symbolic link points to.
+
+    ``within`` (a project): the real place must be inside it, so a symlinked
+    ``.claude`` or ``settings.json`` never leads agentmem out of the project.
+    """
+    real = Path(os.path.realpath(path))
+    if path.is_symlink() and not path.exists():
+        raise HookInstallError(
+            f"{path} is a symbolic link to {os.readlink(path)}, which does not exist: "
+            "agentmem does not create files through a dangling link; fix or remove it"
+        )
+    if within is not None:
+        root = Path(os.path.realpath(within))
+        if real != root and root not in real.parents:
+            raise HookInstallError(
+                f"{path} is really {real}, outside the project {root} (a symbolic link): "
+                "agentmem does not follow it out of the project; use --scope user, or "
+                "replace the link with a file"
+            )
+    return real
 
 
 def _load_json(path: Path, data: bytes | None) -> dict[str, Any]:
@@ -221,15 +287,22 @@ def _remove_ours(
 
 
 def merge_claude_hooks(
-    doc: Mapping[str, Any], command: str, path: Path = Path("settings.json")
+    doc: Mapping[str, Any],
+    command: str,
+    path: Path = Path("settings.json"),
+    agent: str = "claude-code",
+    events: Mapping[str, int] = CLAUDE_EVENTS,
 ) -> tuple[dict[str, Any], list[str]]:
-    """``doc`` with agentmem's hook entries in it, and what changed (nothing: ``[]``)."""
+    """``doc`` with agentmem's hook entries in it, and what changed (nothing: ``[]``).
+
+    The shape is Claude Code's, which Codex's ``hooks.json`` shares: event, groups,
+    handlers."""
     new = copy.deepcopy(dict(doc))
     hooks = new.setdefault("hooks", {})
     if not isinstance(hooks, dict):
         raise HookInstallError(f"'hooks' in {path} is not a JSON object")
     changes: list[str] = []
-    for event, timeout in CLAUDE_EVENTS.items():
+    for event, timeout in events.items():
         want = {"type": "command", "command": command, "timeout": timeout}
         groups = _event_groups(hooks, event, path)
         ours = [
@@ -237,14 +310,14 @@ def merge_claude_hooks(
             for g in groups
             if isinstance(g, dict) and isinstance(g.get("hooks"), list)
             for h in g["hooks"]
-            if _is_ours(h, "claude-code")
+            if _is_ours(h, agent)
         ]
         if ours == [want]:
             continue
         for g in list(groups):
             inner = g.get("hooks") if isinstance(g, dict) else None
-            if isinstance(inner, list) and any(_is_ours(h, "claude-code") for h in inner):
-                inner[:] = [h for h in inner if not _is_ours(h, "claude-code")]
+            if isinstance(inner, list) and any(_is_ours(h, agent) for h in inner):
+                inner[:] = [h for h in inner if not _is_ours(h, agent)]
                 if not inner:
                     groups.remove(g)
         groups.append({"hooks": [want]})
@@ -254,23 +327,40 @@ def merge_claude_hooks(
     return new, changes
 
 
-def install_claude_code(path: Path, command: str) -> Change:
-    """Merge agentmem's hooks into the settings file ``path`` (see the module doc)."""
+def _link_note(given: Path, real: Path) -> tuple[str, ...]:
+    return (f"{given} is a symbolic link: edited {real} in place",) if given != real else ()
+
+
+def install_claude_code(
+    path: Path,
+    command: str,
+    *,
+    within: Path | None = None,
+    agent: str = "claude-code",
+    events: Mapping[str, int] = CLAUDE_EVENTS,
+) -> Change:
+    """Merge agentmem's hooks into the settings file ``path`` (see the module doc).
+
+    ``within``: the project whose settings these are (see :func:`real_target`)."""
+    given, path = path, real_target(path, within)
     data = _read(path)
     doc = _load_json(path, data)
-    new, changes = merge_claude_hooks(doc, command, path)
+    new, changes = merge_claude_hooks(doc, command, path, agent, events)
     if not changes:
         return Change(path, False, ("agentmem's hooks are installed already: nothing changed",))
     backup = _backup_path(path)
-    has_ours = bool(_remove_ours(copy.deepcopy(doc), "claude-code"))
+    has_ours = bool(_remove_ours(copy.deepcopy(doc), agent))
     if not has_ours or not backup.exists():  # the file as it was before agentmem
         _write(backup, data or b"")
     _write(path, _dump(new, _indent(data)))
-    return Change(path, True, tuple(changes), backup)
+    return Change(path, True, (*_link_note(given, path), *changes), backup)
 
 
-def uninstall_claude_code(path: Path) -> Change:
+def uninstall_claude_code(
+    path: Path, *, within: Path | None = None, agent: str = "claude-code"
+) -> Change:
     """Remove agentmem's hooks from ``path``; restore the backup's bytes when they match."""
+    given, path = path, real_target(path, within)
     data = _read(path)
     backup = _backup_path(path)
     if data is None:
@@ -281,12 +371,12 @@ def uninstall_claude_code(path: Path) -> Change:
         before = _load_json(path, old) if old is not None else None
     except HookInstallError:
         before = None
-    removed = _remove_ours(doc, "claude-code", keep=before)
+    removed = _remove_ours(doc, agent, keep=before)
     if not removed:
         return Change(path, False, ("no agentmem hooks in it: nothing changed",))
-    lines = list(removed)
+    lines = [*_link_note(given, path), *removed]
     if old is not None and before == doc:
-        if old:
+        if old or given != path:
             _write(path, old)
             lines.append(f"restored {path} byte for byte from {backup}")
         else:
@@ -378,3 +468,16 @@ def uninstall_codex(path: Path) -> Change:
     if old is not None:
         backup.unlink()
     return Change(path, True, tuple(lines))
+
+
+def install_codex_hooks(hooks_path: Path, config_path: Path, command: str) -> list[Change]:
+    """Codex 0.124 and later: agentmem's ``UserPromptSubmit`` and ``Stop`` entries in
+    ``hooks.json`` (merged, backed up, as for Claude Code), and an agentmem ``notify``
+    that an older install left in ``config.toml`` taken out (the rest byte for byte)."""
+    changes = [install_claude_code(hooks_path, command, agent="codex", events=CODEX_EVENTS)]
+    old = uninstall_codex(config_path)
+    if old.changed:
+        changes.append(
+            Change(old.path, True, ("removed agentmem's notify: the hooks record each turn",))
+        )
+    return changes

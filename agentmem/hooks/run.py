@@ -11,9 +11,11 @@ Claude Code passes a JSON object on standard input (``session_id``,
   counts as complete); with ``--learn``, when something new was recorded, starts
   a detached learner that waits out the acceptance window and runs a session.
 
+Codex 0.124 and later runs the same two hooks with the same kind of input
+(``transcript_path`` is the thread's rollout) and reads the same answer. Older
 Codex runs its ``notify`` program with one JSON argument
-(``{"type": "agent-turn-complete", "thread-id": ..., "cwd": ...}``): the rollout of
-that thread is imported the same way.
+(``{"type": "agent-turn-complete", "thread-id": ..., "cwd": ...}``): the rollout
+of that thread is imported the same way.
 
 Whatever goes wrong, the command exits 0, writes one line to standard error and
 the details to the log (``~/.local/state/agentmem/hooks.log``); standard output
@@ -87,10 +89,10 @@ def run_main(argv: Sequence[str]) -> int:
     try:
         with _stdout_to_stderr():  # only the context reaches stdout
             args = _parse(argv)
-            if args.agent == "claude-code":
-                out = _claude_code(args, _payload(sys.stdin.buffer.read()))
+            if args.agent == "codex" and args.payload is not None:  # notify
+                _codex_notify(args, _payload(args.payload.encode()))
             else:
-                _codex(args, _payload((args.payload or "").encode()))
+                out = _hook_event(args, args.agent, _payload(sys.stdin.buffer.read()))
     except BaseException as e:  # never break the agent: not even on Ctrl-C or a bug
         import traceback
 
@@ -126,10 +128,11 @@ def _text(payload: dict[str, Any], key: str) -> str | None:
     return value if isinstance(value, str) and value.strip() else None
 
 
-# -- Claude Code ------------------------------------------------------------------------------
+# -- hook events (Claude Code, Codex 0.124 and later) ---------------------------------------------
 
 
-def _claude_code(args: argparse.Namespace, payload: dict[str, Any]) -> str:
+def _hook_event(args: argparse.Namespace, fmt: str, payload: dict[str, Any]) -> str:
+    """Answer one hook event of ``fmt``'s client: the context, or an import."""
     event = payload.get("hook_event_name")
     if event == "UserPromptSubmit":
         return _prompt_context(args, payload)
@@ -137,7 +140,7 @@ def _claude_code(args: argparse.Namespace, payload: dict[str, Any]) -> str:
         transcript = _text(payload, "transcript_path")
         if transcript is None:
             raise ValueError(f"{event}: the input has no transcript_path")
-        _import(args, "claude-code", transcript, payload.get("session_id"))
+        _import(args, fmt, transcript, payload.get("session_id"))
     return ""
 
 
@@ -177,7 +180,7 @@ def _import(args: argparse.Namespace, fmt: str, transcript: str, session: Any) -
         spawn(db=args.db, no_model=args.no_model)
 
 
-# -- Codex --------------------------------------------------------------------------------------
+# -- Codex's notify (before 0.124) ----------------------------------------------------------------
 
 
 def find_rollout(thread_id: str, sessions: Path) -> Path | None:
@@ -193,7 +196,7 @@ def find_rollout(thread_id: str, sessions: Path) -> Path | None:
     return found[-1] if found else None
 
 
-def _codex(args: argparse.Namespace, payload: dict[str, Any]) -> None:
+def _codex_notify(args: argparse.Namespace, payload: dict[str, Any]) -> None:
     if payload.get("type") != "agent-turn-complete":
         return
     thread = _text(payload, "thread-id")
