@@ -71,7 +71,7 @@ _REPLIES = frozenset(
     looks sounds good fine right correct exactly done continue keep going go on ahead
     proceed next carry resume retry again try do it that please now more
     ありがとう ありがとうございます 続けて 続き 進めて 次 いいね 完璧 大丈夫 それで
-    继续 谢谢 很好 完美 下一步 不错
+    start begin implement 继续 谢谢 很好 完美 下一步 不错 开始 开始实施 实施 执行 开始吧
     """.split()
 )
 _WORD = re.compile(r"[\w#.&'!?\-]+|[^\s\w]", re.UNICODE)

@@ -182,15 +182,15 @@ class _Reader:
 
     def line(self, n: int, obj: Mapping[str, Any]) -> None:
         """One line: the assistant's calls, the tools' results or a prompt; else it is counted."""
+        if obj.get("isSidechain") is True and self.subagent is None:
+            self._sidechain(n, obj)
+            return
         kind = obj.get("type")
         if kind not in ("user", "assistant"):
             if kind in KNOWN_OTHER:
                 self.report.ignore(str(kind))
             else:
                 self.report.skipped_lines[str(kind)[:40]] += 1
-            return
-        if obj.get("isSidechain") is True and self.subagent is None:
-            self._sidechain(n, obj)
             return
         message = obj.get("message")
         if not isinstance(message, Mapping):
@@ -206,7 +206,12 @@ class _Reader:
         """A line of an inline sub-agent (Claude Code 1.0.x): to the reader of its chain."""
         parent, uuid = obj.get("parentUuid"), obj.get("uuid")
         chain = self.chains.get(parent) if isinstance(parent, str) else None
+        if chain is None and isinstance(parent, str) and parent and self.inline:
+            chain = self.inline[-1]  # its parent line is not one we kept: the latest chain
         if chain is None:
+            if obj.get("type") != "user":  # a chain starts with its prompt
+                self.report.ignore(f"sidechain {str(obj.get('type'))[:40]} outside a sub-agent")
+                return
             chain = self._new_chain(obj)
         if isinstance(uuid, str):
             self.chains[uuid] = chain

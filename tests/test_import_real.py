@@ -1,0 +1,176 @@
+"""Real transcripts import whole: every tool call and every failure, counted here independently
+with a plain JSON walk, is in what the importer recorded; no line kind is unknown.
+
+The files (``tests/data/transcripts``, gzipped; ``SOURCES.md`` names each one's repository,
+commit, licence and client version) were written by real Claude Code (1.0.98 to 2.1.39) and
+Codex (0.36, 0.58) sessions and committed to public repositories; a file dropped there by
+hand (``*.jsonl`` or ``*.jsonl.gz``) is checked the same way.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import re
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentmem import Memory
+
+DATA = Path(__file__).resolve().parent / "data" / "transcripts"
+_EXIT = re.compile(r"(?:Exit code:?|Process exited with code)\s*(-?\d+)")
+
+
+def _sessions() -> list[Path]:
+    """The session files (a Claude Code sub-agent file goes with its session)."""
+    found = [
+        p
+        for p in sorted(DATA.rglob("*.jsonl*"))
+        if p.name.endswith((".jsonl", ".jsonl.gz")) and "subagents" not in p.parts
+    ]
+    return found
+
+
+def _unpack(src: Path, dest: Path) -> Path:
+    """The file (and its sub-agents) uncompressed under ``dest``; the session file's path."""
+    rel = src.relative_to(DATA)
+    root = DATA / rel.parts[0] if len(rel.parts) > 1 else src
+    for p in [root] if root.is_file() else sorted(root.rglob("*")):
+        if p.is_dir():
+            continue
+        out = dest / p.relative_to(DATA)
+        out = out.with_name(out.name.removesuffix(".gz"))
+        out.parent.mkdir(parents=True, exist_ok=True)
+        if p.name.endswith(".gz"):
+            out.write_bytes(gzip.decompress(p.read_bytes()))
+        else:
+            shutil.copyfile(p, out)
+    main = dest / rel
+    return main.with_name(main.name.removesuffix(".gz"))
+
+
+def _objects(path: Path) -> Iterator[dict[str, Any]]:
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            yield json.loads(line)
+
+
+def _format(path: Path) -> str:
+    first = next(_objects(path))
+    return "codex" if "payload" in first else "claude-code"
+
+
+def _own(tool: str) -> bool:
+    return tool.startswith("mcp__agentmem__")
+
+
+def _claude_counts(path: Path) -> tuple[int, int]:
+    """(tool calls, failed calls) of a Claude Code file, by a plain walk of its blocks."""
+    calls = failed = 0
+    names: dict[str, str] = {}
+    for o in _objects(path):
+        content = (o.get("message") or {}).get("content")
+        for b in content if isinstance(content, list) else []:
+            if b.get("type") == "tool_use":
+                names[b["id"]] = b["name"]
+                calls += not _own(b["name"])
+            elif b.get("type") == "tool_result" and not _own(names.get(b["tool_use_id"], "")):
+                c = b.get("content")
+                text = c if isinstance(c, str) else " ".join(x.get("text", "") for x in c or [])
+                m = _EXIT.match(text)
+                failed += b.get("is_error") is True or bool(m and m.group(1) != "0")
+    return calls, failed
+
+
+def _codex_counts(path: Path) -> tuple[int, int]:
+    """(tool calls, failed calls) of a Codex rollout: its function calls (a ``write_stdin`` poll
+    is part of its command) and the non-zero exit codes of their outputs."""
+    calls = failed = 0
+    for o in _objects(path):
+        p = o.get("payload") or {}
+        if o.get("type") != "response_item":
+            continue
+        if p.get("type") in ("function_call", "custom_tool_call", "local_shell_call"):
+            calls += p.get("name") != "write_stdin" and not _own(str(p.get("name")))
+        elif p.get("type") in ("function_call_output", "custom_tool_call_output"):
+            out = p.get("output")
+            text = out if isinstance(out, str) else json.dumps(out)
+            try:
+                code = json.loads(text)["metadata"]["exit_code"]
+            except (ValueError, KeyError, TypeError):
+                m = _EXIT.search(text[:500])
+                code = int(m.group(1)) if m else 0
+            failed += code != 0
+    return calls, failed
+
+
+def _counts(path: Path) -> tuple[int, int]:
+    if _format(path) == "codex":
+        return _codex_counts(path)
+    total = _claude_counts(path)
+    subs = path.with_suffix("") / "subagents"
+    for sub in sorted(subs.glob("agent-*.jsonl")) if subs.is_dir() else []:
+        c, f = _claude_counts(sub)
+        total = (total[0] + c, total[1] + f)
+    return total
+
+
+@pytest.mark.parametrize("src", _sessions(), ids=lambda p: str(p.relative_to(DATA)))
+def test_a_real_transcript_imports_every_call(mem: Memory, tmp_path: Path, src: Path):
+    path = _unpack(src, tmp_path)
+    fmt = _format(path)
+    calls, failed = _counts(path)
+    report = mem.import_transcripts(fmt, [path], final=True)
+    trajectories = mem.trajectories()
+    steps = [s for t in trajectories for s in t.steps]
+    assert (len(steps), sum(not s.success for s in steps)) == (calls, failed)
+    assert report.skipped_lines == {} and report.skipped_blocks == {}
+    assert report.damaged == [] and report.bad_lines == [] and report.in_progress == 0
+    assert report.failed_files == [] and not report.other_format
+    assert len(report.ids) == len(trajectories) > 0
+    assert all(t.meta.get("model") for t in trajectories)  # every turn names its model
+    assert mem.import_transcripts(fmt, [path], final=True, force=True).ids == []
+
+
+def test_old_inline_sub_agents_are_trajectories_linked_to_their_task_calls(
+    mem: Memory, tmp_path: Path
+):
+    path = _unpack(DATA / "claude-code-1.jsonl.gz", tmp_path)
+    mem.import_transcripts("claude-code", [path], final=True)
+    trajectories = mem.trajectories()
+    subs = [t for t in trajectories if "subagent" in t.meta]
+    main = [t for t in trajectories if "subagent" not in t.meta]
+    assert len(subs) == 5  # five Task calls, five inline sub-agents
+    task_ids = {
+        s.params.get("prompt", "")[:40]: t.meta["turn_id"]
+        for t in main
+        for s in t.steps
+        if s.tool == "Task"
+    }
+    assert len(task_ids) == 5
+    for t in subs:
+        link = t.meta["subagent"]
+        assert link["inline"] is True and link["type"] == "general-purpose"
+        assert task_ids[t.task[:40]] == link["turn_id"]  # the turn whose Task started it
+        assert t.meta["session_id"].endswith(f"/agent-{link['agent_id']}")
+    (orchestrator,) = [t for t in main if t.meta.get("prompt_kind") == "slash"]
+    assert orchestrator.task == "/orchestrator create TODO app by Next.js"
+    assert sorted(orchestrator.meta["subagents"]) == sorted(
+        t.meta["subagent"]["agent_id"] for t in subs
+    )
+
+
+def test_a_task_notification_is_not_a_prompt(mem: Memory, tmp_path: Path):
+    """claude-code-4 (2.1.39): a background command's <task-notification> while the agent
+    works is not a turn of its own; the calls after it stay in the user's turn."""
+    path = _unpack(
+        DATA / "claude-code-4" / "8463c716-a2ea-4c14-9efa-87158ebd9f20.jsonl.gz", tmp_path
+    )
+    report = mem.import_transcripts("claude-code", [path], final=True)
+    assert report.no_tools == 0
+    tasks = [t.task for t in mem.trajectories()]
+    assert not any("task-notification" in t for t in tasks)
