@@ -497,6 +497,8 @@ class _Reader:
             self.report.skipped_lines["event_msg:item_completed without an item"] += 1
             return
         kind = item.get("type")
+        if isinstance(kind, str) and "_" in kind:  # command_execution -> CommandExecution
+            kind = kind.title().replace("_", "")
         if kind == "UserMessage":
             if self.prompts_from == "item":
                 self._prompt(n, text_of(item.get("content")), at)
