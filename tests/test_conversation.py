@@ -179,7 +179,7 @@ def test_a_notification_after_the_turn_is_a_turn_of_the_same_task(tmp_path: Path
     s.lines[-1]["promptSource"] = "system"
     s.tool("Bash", {"command": "cat build.log"}, "error: missing header")
     s.say("The build failed: a header is missing.")
-    first, second = parse_claude_code(s.data()).turns
+    _first, second = parse_claude_code(s.data()).turns
     assert second.prompt == "build it in the background"
     assert second.meta["prompt_kind"] == "notification"
     assert "<task-notification>" in second.meta["prompt"]
