@@ -208,7 +208,9 @@ def import_(
     first, *rest = report.lines(verbose=verbose)
     click.echo(first)
     for line in rest:
-        click.echo(line, err=line.startswith(("damaged", "skipped", "incomplete", "known")))
+        click.echo(
+            line, err=line.startswith(("damaged", "skipped", "incomplete", "known", "repaired"))
+        )
 
 
 def _progress(quiet: bool) -> Any:

@@ -381,7 +381,7 @@ def bundles(root: Path) -> list[Bundle]:
         return [Bundle(root, tuple(_subagent_files(root.with_suffix("") / "subagents")))]
     found: dict[Path, list[Path]] = {}
     for p in sorted(root.rglob("*.jsonl")):
-        if "tool-results" in p.parts or not p.is_file():
+        if "tool-results" in p.parts or p.is_symlink():
             continue
         if p.parent.name == "subagents":
             if not _agent_id(p).startswith("acompact"):
@@ -389,7 +389,7 @@ def bundles(root: Path) -> list[Bundle]:
         else:
             found.setdefault(p, [])
     return [
-        Bundle(main, tuple(subs)) if main.is_file() else Bundle(None, tuple(subs), parent=main)
+        Bundle(main, tuple(subs)) if main.exists() else Bundle(None, tuple(subs), parent=main)
         for main, subs in sorted(found.items())
     ]
 

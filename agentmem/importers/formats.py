@@ -123,7 +123,8 @@ class TranscriptFormat:
             return self.bundles(root)
         if root.is_file():
             return [Bundle(root)]
-        return [Bundle(p) for p in sorted(root.rglob(self.pattern)) if p.is_file()]
+        # a folder that is named like a transcript is listed too: the import reports it
+        return [Bundle(p) for p in sorted(root.rglob(self.pattern)) if not p.is_symlink()]
 
 
 def _builtins(add: Callable[[TranscriptFormat], None]) -> None:

@@ -111,6 +111,12 @@ def import_transcripts(
     report = ImportReport(fmt)
     fixed = project_of(project) if project else None
     roots = [Path(p).expanduser().absolute() for p in paths]
+    if final and any(p.is_dir() for p in roots):
+        raise InvalidRecordError(
+            "final (the agent says its last turn is over) is about one transcript file: "
+            + ", ".join(str(p) for p in roots if p.is_dir())
+            + " is a folder"
+        )
     _check_named_files(form, roots)
     bundles = [b for p in roots for b in discover(fmt, p)]
     for n, bundle in enumerate(bundles, 1):
@@ -129,8 +135,9 @@ def import_transcripts(
             report.failed_files.append(f"{bundle.main}: not {form.noun or form.name}")
         except (OSError, RecursionError, MemoryError, UnicodeError, ValueError) as e:
             # one unreadable file (a folder, a file that vanished, hostile bytes) stops nothing
+            why = str(e)[:200] if isinstance(e, IsADirectoryError) else f"{type(e).__name__}: {e}"
             where = bundle.files[0] if bundle.files else "?"
-            report.failed_files.append(f"{where}: {type(e).__name__}: {str(e)[:200]}")
+            report.failed_files.append(f"{where}: {why[:300]}")
     return report
 
 
@@ -172,7 +179,7 @@ def _import_bundle(
     parsed: list[tuple[Path, tuple[Turn, ...], FileReport]] = []
     for p in bundle.files:
         if not p.is_file():
-            raise IsADirectoryError(f"{p} is not a file")
+            raise IsADirectoryError(f"{p} is a folder (or not a plain file), not a transcript")
         quiet = now - stats[p].st_mtime > QUIET_SECONDS
         sub = None if p == bundle.main else _subagent(p, parent_session, links)
         got = _parse(fmt, p, p.read_bytes(), final=final, quiet=quiet, subagent=sub)
@@ -277,5 +284,8 @@ def _record(
             report.damaged.append(f"{r.session_id} turn {r.turn_id}: {r.note}")
         if tid is not None:
             report.ids.append(tid)
+            fixed = r.trajectory.meta.get("repaired") if r.trajectory is not None else None
+            if isinstance(fixed, dict):
+                report.repaired.update(fixed)
             if r.verdict:
                 report.verdicts[r.verdict] += 1

@@ -22,6 +22,7 @@ complete yet (the agent is still writing the file) is left for the next import.
 
 from __future__ import annotations
 
+import math
 import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -386,13 +387,49 @@ def clip(text: str, limit: int = MAX_OUTPUT_CHARS) -> str:
     return f"{text[:head]}\n[... {cut} characters cut by agentmem import ...]\n{text[-tail:]}"
 
 
-def _clip_values(value: Any) -> Any:
+#: How deeply an imported parameter value may nest; deeper parts are replaced by a note.
+MAX_PARAM_DEPTH = 32
+_TOO_DEEP = f"[nested deeper than {MAX_PARAM_DEPTH} levels: cut by agentmem import]"
+
+
+class _Repairs:
+    """What :func:`_clean_value` changed in a turn, by kind (``meta["repaired"]``)."""
+
+    def __init__(self) -> None:
+        self.kinds: Counter[str] = Counter()
+
+    def text(self, value: str) -> str:
+        """``value`` as storable text: NUL characters and lone surrogates become U+FFFD."""
+        if "\x00" in value:
+            self.kinds["NUL characters"] += 1
+            value = value.replace("\x00", "\ufffd")
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            self.kinds["lone surrogates"] += 1
+            value = value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+        return value
+
+
+def _clean_value(value: Any, repairs: _Repairs, depth: int = 0, *, cap: bool = True) -> Any:
+    """A transcript's value made storable: long strings clipped (``cap``), bad text repaired,
+    nesting deeper than :data:`MAX_PARAM_DEPTH` replaced by a note. Never recurses further
+    than that, whatever the input."""
     if isinstance(value, str):
-        return clip(value)
+        return repairs.text(clip(value) if cap else value)
+    if isinstance(value, (Mapping, list)) and depth >= MAX_PARAM_DEPTH:
+        repairs.kinds["deep nesting"] += 1
+        return _TOO_DEEP
     if isinstance(value, Mapping):
-        return {k: _clip_values(v) for k, v in value.items()}
+        return {
+            repairs.text(str(k)): _clean_value(v, repairs, depth + 1, cap=cap)
+            for k, v in value.items()
+        }
     if isinstance(value, list):
-        return [_clip_values(v) for v in value]
+        return [_clean_value(v, repairs, depth + 1, cap=cap) for v in value]
+    if isinstance(value, float) and not math.isfinite(value):
+        repairs.kinds["non-finite numbers"] += 1
+        return str(value)
     return value
 
 
@@ -440,18 +477,23 @@ def turn_record(source: str, turn: Turn, *, project: str | None) -> TurnRecord:
         **({"signal": signal} if signal else {}),
         **turn.meta,
     }
+    fix = _Repairs()
     try:
         steps = [
             Step(
-                tool=c.tool,
-                params=_clip_values(c.params),
-                output=clip(c.output) if c.output is not None else _NO_RESULT,
+                tool=fix.text(c.tool[:200]),
+                params=_clean_value(c.params, fix),
+                output=fix.text(clip(c.output)) if c.output is not None else _NO_RESULT,
                 success=_success(c),
             )
             for c in turn.calls
         ]
+        meta = _clean_value(meta, fix, cap=False)
+        task = fix.text(clip(turn.prompt))
+        if fix.kinds:
+            meta["repaired"] = dict(fix.kinds)
         check_json_value(meta, "meta")
-        trajectory = Trajectory(task=turn.prompt, steps=steps, meta=meta, source=source)
+        trajectory = Trajectory(task=task, steps=steps, meta=meta, source=source)
     except InvalidRecordError as e:
         return TurnRecord(*key, status="damaged", note=f"line {turn.line}: {e}")
     verdict, note = VERDICT_SIGNALS[signal] if signal else (None, None)
@@ -482,6 +524,7 @@ class ImportReport:
     truncated: list[str] = attrs.Factory(list)
     other_format: Counter[str] = attrs.Factory(Counter)
     failed_files: list[str] = attrs.Factory(list)
+    repaired: Counter[str] = attrs.Factory(Counter)  # values made storable, by kind
 
     def add_file(self, f: FileReport) -> None:
         self.files += 1
@@ -512,6 +555,7 @@ class ImportReport:
             "truncated_files": self.truncated,
             "other_format_files": dict(self.other_format),
             "failed_files": self.failed_files,
+            "repaired": dict(self.repaired),
         }
 
     def lines(self, *, verbose: bool = False) -> list[str]:
@@ -551,6 +595,11 @@ class ImportReport:
             for name, n in sorted(self.other_format.items())
         ]
         out += [f"skipped unreadable file: {f}" for f in self.failed_files]
+        if self.repaired:
+            out.append(
+                "repaired values (in meta.repaired of their trajectories): "
+                + ", ".join(f"{k} x{v}" for k, v in self.repaired.most_common())
+            )
         if verbose and self.ignored:
             out.append(
                 f"known lines without a turn ({self.ignored_lines}): "
