@@ -137,7 +137,10 @@ def _claude_code(args: argparse.Namespace, payload: dict[str, Any]) -> str:
         transcript = _text(payload, "transcript_path")
         if transcript is None:
             raise ValueError(f"{event}: the input has no transcript_path")
-        _import(args, "claude-code", transcript, payload.get("session_id"))
+        from ..importers.claude_code import running_subagents
+
+        running = running_subagents(payload.get("background_tasks"))
+        _import(args, "claude-code", transcript, payload.get("session_id"), running)
     return ""
 
 
@@ -160,11 +163,13 @@ def _prompt_context(args: argparse.Namespace, payload: dict[str, Any]) -> str:
     return json.dumps(answer, ensure_ascii=False)
 
 
-def _import(args: argparse.Namespace, fmt: str, transcript: str, session: Any) -> None:
+def _import(
+    args: argparse.Namespace, fmt: str, transcript: str, session: Any, running: Any = ()
+) -> None:
     from ..memory import Memory
 
     with Memory.open(args.db) as mem:
-        report = mem.import_transcripts(fmt, [transcript], final=True)
+        report = mem.import_transcripts(fmt, [transcript], final=True, running=sorted(running))
     log(
         f"{fmt} session {session}: imported {len(report.ids)} trajectories "
         f"({report.already} turns before, {report.in_progress} in progress"

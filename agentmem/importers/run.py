@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -94,6 +94,7 @@ def import_transcripts(
     force: bool = False,
     progress: Callable[[str], None] | None = None,
     share: bool | None = None,
+    running: Collection[str] = (),
 ) -> ImportReport:
     """Import the new complete turns of the transcripts under ``paths``.
 
@@ -101,7 +102,9 @@ def import_transcripts(
     its last turn is over (a Stop hook). ``project`` overrides the project of
     every turn (for Anthropic files, which name none). ``force`` reads files even
     when they look unchanged. ``share``: queue the new runs for the team library
-    (``None``: the team's setting; see :mod:`agentmem.team`).
+    (``None``: the team's setting; see :mod:`agentmem.team`). ``running``: the ids of
+    sub-agents still at work (a Stop hook's ``background_tasks``): ``final`` is not
+    about them, so their last turn waits until they finish.
 
     A file named in ``paths`` that is clearly of another format is an error (and
     nothing is imported); one found in a folder is skipped and counted. A file
@@ -128,7 +131,8 @@ def import_transcripts(
                 report.other_format[other.name] += 1
                 continue
         try:
-            _import_bundle(db, form, bundle, report, clean, final, fixed, force, share)
+            when = _When(final, frozenset(running))
+            _import_bundle(db, form, bundle, report, clean, when, fixed, force, share)
         except InvalidRecordError:
             if bundle.main in roots:  # the file the user named is not a transcript: say so
                 raise
@@ -151,13 +155,25 @@ def agent_id_of(path: Path) -> str:
     return path.stem[len("agent-") :] if path.stem.startswith("agent-") else path.stem
 
 
+@attrs.frozen
+class _When:
+    """What the caller knows of the sessions' state: ``final`` (the agent says its last turn
+    is over), and the sub-agents still running (their last turns are not over)."""
+
+    final: bool
+    running: frozenset[str] = frozenset()
+
+    def of(self, sub: Mapping[str, Any] | None) -> bool:
+        return self.final and (sub is None or sub.get("agent_id") not in self.running)
+
+
 def _import_bundle(
     db: Database,
     fmt: TranscriptFormat,
     bundle: Bundle,
     report: ImportReport,
     clean: Callable[[Trajectory], Trajectory],
-    final: bool,
+    when: _When,
     project: str | None,
     force: bool,
     share: bool | None,
@@ -182,7 +198,7 @@ def _import_bundle(
             raise IsADirectoryError(f"{p} is a folder (or not a plain file), not a transcript")
         quiet = now - stats[p].st_mtime > QUIET_SECONDS
         sub = None if p == bundle.main else _subagent(p, parent_session, links)
-        got = _parse(fmt, p, p.read_bytes(), final=final, quiet=quiet, subagent=sub)
+        got = _parse(fmt, p, p.read_bytes(), final=when.of(sub), quiet=quiet, subagent=sub)
         if now - stats[p].st_mtime > STALE_SECONDS:
             settle(got.turns)
         if p == bundle.main:
