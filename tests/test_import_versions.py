@@ -90,7 +90,8 @@ def test_a_write_stdin_poll_is_part_of_the_command_it_polls():
         r,
         "c3",
         "3",
-        "Chunk ID: c\nWall time: 1 seconds\nProcess exited with code 2\nOutput:\nerror: undefined symbol",
+        "Chunk ID: c\nWall time: 1 seconds\nProcess exited with code 2\n"
+        "Output:\nerror: undefined symbol",
     )
     r.exec("make clean", "ok")
     r.done()
