@@ -3,7 +3,8 @@ with a plain JSON walk, is in what the importer recorded; no line kind is unknow
 
 The files (``tests/data/transcripts``, gzipped; ``SOURCES.md`` names each one's repository,
 commit, licence and client version) were written by real Claude Code (1.0.98 to 2.1.39) and
-Codex (0.36, 0.58) sessions and committed to public repositories; a file dropped there by
+Codex (0.36, 0.58) sessions and committed to public repositories, and by the real Claude Code
+2.1.332 and Codex 0.171.0 CLIs driven by agentmem's scripted model; a file dropped there by
 hand (``*.jsonl`` or ``*.jsonl.gz``) is checked the same way.
 """
 
@@ -20,6 +21,7 @@ from typing import Any
 import pytest
 
 from agentmem import Memory
+from agentmem.importers.claude_code import running_subagents
 
 DATA = Path(__file__).resolve().parent / "data" / "transcripts"
 _EXIT = re.compile(r"(?:Exit code:?|Process exited with code)\s*(-?\d+)")
@@ -95,7 +97,10 @@ def _codex_counts(path: Path) -> tuple[int, int]:
         if o.get("type") != "response_item":
             continue
         if p.get("type") in ("function_call", "custom_tool_call", "local_shell_call"):
-            calls += p.get("name") != "write_stdin" and not _own(str(p.get("name")))
+            name = str(p.get("name"))
+            if p.get("namespace"):  # an MCP tool: mcp__server__tool
+                name = f"{p['namespace']}__{name}"
+            calls += name != "write_stdin" and not _own(name)
         elif p.get("type") in ("function_call_output", "custom_tool_call_output"):
             out = p.get("output")
             text = out if isinstance(out, str) else json.dumps(out)
@@ -174,3 +179,35 @@ def test_a_task_notification_is_not_a_prompt(mem: Memory, tmp_path: Path):
     assert report.no_tools == 0
     tasks = [t.task for t in mem.trajectories()]
     assert not any("task-notification" in t for t in tasks)
+
+
+def test_a_stop_while_the_real_background_agent_runs_does_not_import_it_as_final(
+    mem: Memory, tmp_path: Path
+):
+    """Claude Code 2.1.332's first Stop fires before its background Agent ends, with
+    ``background_tasks`` naming it running (this list is the one that Stop payload held)."""
+    path = _unpack(
+        DATA / "claude-code-2.1.332" / "1fa299d8-67fb-4364-98c8-3914319563d4.jsonl.gz", tmp_path
+    )
+    sub = path.with_suffix("") / "subagents" / "agent-a0453dd6ff6c46497.jsonl"
+    whole = sub.read_bytes()
+    lines = whole.splitlines(keepends=True)
+    result = max(i for i, x in enumerate(lines) if b'"tool_result"' in x)
+    sub.write_bytes(b"".join(lines[: result + 1]))  # its Bash call answered, its reply not yet
+    background = [
+        {
+            "id": "a0453dd6ff6c46497",
+            "type": "subagent",
+            "status": "running",
+            "description": "Count files",
+            "agent_type": "general-purpose",
+        }
+    ]
+    running = running_subagents(background)
+    first = mem.import_transcripts("claude-code", [path], final=True, running=sorted(running))
+    assert first.in_progress == 1 and all("subagent" not in t.meta for t in mem.trajectories())
+    sub.write_bytes(whole)  # the agent finished; the next Stop lists nothing running
+    second = mem.import_transcripts("claude-code", [path], final=True)
+    (agent,) = [t for t in mem.trajectories() if "subagent" in t.meta]
+    assert len(second.ids) == 1
+    assert [s.params["command"] for s in agent.steps] == ["ls docs | wc -l"]

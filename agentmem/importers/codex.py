@@ -109,6 +109,7 @@ KNOWN_EVENTS = (
     "user_message_image",
     "view_image_tool_call",
     "session_configured",
+    "thread_settings_applied",
     "thread_name_updated",
     "undo_started",
     "undo_completed",
