@@ -346,3 +346,39 @@ def test_an_old_version_without_end_turn_imports_its_last_turn_when_quiet(
     old = time.time() - 1900
     os.utime(path, (old, old))
     assert len(mem.import_transcripts("claude-code", [path]).ids) == 1
+
+
+def test_codex_words_for_a_call_that_could_not_run_are_failures():
+    r = CodexRollout()
+    r.prompt("patch it")
+    for cid, out in (
+        (
+            "c1",
+            "failed in sandbox LinuxSeccomp with execution error: sandbox denied exec error, "
+            "exit code: 1, stdout: , stderr: denied",
+        ),
+        ("c2", "apply_patch verification failed: Failed to find expected lines in a.py"),
+        ("c3", 'execution error: Io(Os { code: 2, kind: NotFound, message: "No such file" })'),
+        ("c4", "Success. Updated the following files:\nM a.py"),
+    ):
+        r.add(
+            "response_item",
+            {"type": "custom_tool_call", "name": "apply_patch", "input": "x", "call_id": cid},
+        )
+        r.add("response_item", {"type": "custom_tool_call_output", "call_id": cid, "output": out})
+    r.done()
+    (turn,) = parse_codex(r.data()).turns
+    assert [c.success for c in turn.calls] == [False, False, False, None]
+
+
+def test_calls_before_any_prompt_are_a_continued_session_turn(mem: Memory, tmp_path: Path):
+    s = ClaudeSession(cwd=str(tmp_path))
+    s.prompt("This session is being continued from a previous conversation. Summary: ...")
+    s.lines[-1]["isCompactSummary"] = True
+    s.tool("Bash", {"command": "mix test"}, "Exit code 1\n1 failure", is_error=True)
+    s.say("done")
+    report = mem.import_transcripts("claude-code", [s.write(tmp_path / "s.jsonl")])
+    (t,) = mem.trajectories()
+    assert len(report.ids) == 1 and report.skipped_blocks == {}
+    assert t.meta["prompt_kind"] == "notification"  # never an exact group of its own
+    assert [s.success for s in t.steps] == [False]

@@ -183,6 +183,7 @@ class _Reader:
         self.inline: list[_Reader] = []  # the inline sub-agents, in the order they started
         self.parent_call: Any = None
         self.session: str | None = None
+        self.note: tuple[int, Mapping[str, Any], str] | None = None  # a note before any prompt
 
     def line(self, n: int, obj: Mapping[str, Any]) -> None:
         """One line: the assistant's calls, the tools' results or a prompt; else it is counted."""
@@ -202,7 +203,7 @@ class _Reader:
             return
         content = message.get("content")
         if kind == "assistant":
-            self._assistant(obj, message, content)
+            self._assistant(n, obj, message, content)
         elif not self._results(obj, content):
             self._prompt(n, obj, content)
 
@@ -244,15 +245,22 @@ class _Reader:
         self.inline.append(reader)
         return reader
 
-    def _assistant(self, obj: Mapping[str, Any], message: Mapping[str, Any], content: Any) -> None:
+    def _assistant(
+        self, n: int, obj: Mapping[str, Any], message: Mapping[str, Any], content: Any
+    ) -> None:
         """An assistant message: its tool calls; without one, it may end the turn."""
+        blocks = content if isinstance(content, list) else []
+        if self.b.current is None and any(
+            isinstance(b, Mapping) and b.get("type") == "tool_use" for b in blocks
+        ):
+            self._continuation(n, obj)
         self.b.touch(obj.get("timestamp"))
         model = message.get("model")
         turn = self.b.current
         if turn is not None and isinstance(model, str) and model and model not in _NO_MODEL:
             turn.meta.setdefault("model", model[:100])
         has_call = False
-        for block in content if isinstance(content, list) else []:
+        for block in blocks:
             if not isinstance(block, Mapping):
                 self.report.skipped_blocks["non-object"] += 1
             elif block.get("type") == "tool_use":
@@ -325,6 +333,8 @@ class _Reader:
             return
         if prompt is None or obj.get("isMeta") is True or obj.get("isCompactSummary") is True:
             self.report.ignore("note (not a prompt)")
+            if self.b.current is None and self.note is None:
+                self.note = (n, obj, prompt or "")
             return
         system = obj.get("promptSource") == "system" or prompt.startswith(NOTIFICATION_TAGS)
         current = self.b.current
@@ -344,6 +354,26 @@ class _Reader:
             meta=meta,
         )
         turn.system = system
+
+    def _continuation(self, n: int, obj: Mapping[str, Any]) -> None:
+        """Calls before any prompt: a session continued from an earlier one (it starts with
+        Claude Code's summary of it, or a skill's text). They are a turn of their own, whose
+        prompt the client wrote (a notification): recorded, never taken for a task."""
+        line, first, text = self.note if self.note is not None else (n, obj, "")
+        session, meta = self._session(first)
+        uuid = first.get("uuid")
+        at = first.get("timestamp")
+        turn = self.b.prompt(
+            session,
+            uuid if isinstance(uuid, str) and uuid else f"line-{line}",
+            text or "(the session continues an earlier one)",
+            line,
+            at=at if isinstance(at, str) else None,
+            cwd=first.get("cwd") if isinstance(first.get("cwd"), str) else None,
+            meta=meta,
+        )
+        turn.system = True
+        self.report.ignore("calls before any prompt: a continued session")
 
     def _session(self, obj: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
         """A prompt's session id and the turn's meta (sub-agent, branch, version, file)."""

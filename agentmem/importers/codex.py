@@ -153,6 +153,16 @@ _HEADER = re.compile(
 CodexFile = ParsedFile  # the name earlier versions exported
 
 
+# Codex's own words when a call could not run: "failed in sandbox LinuxSeccomp with execution
+# error: sandbox denied exec error, exit code: 1, ...", "execution error: Io(...)", "apply_patch
+# verification failed: Failed to find expected lines ..."
+_COULD_NOT_RUN = re.compile(
+    r"\A\s*(?:failed in sandbox|execution error|sandbox error|apply_patch verification failed)\b",
+    re.I,
+)
+_EXIT_IN_LINE = re.compile(r"exit code:?\s*(-?\d+)", re.I)
+
+
 def session_id_of(path: str) -> str:
     """The session id in a rollout's file name (``rollout-<time>-<uuid>.jsonl``)."""
     found = _UUID.findall(Path(path).name)
@@ -219,6 +229,10 @@ def _output(payload: Mapping[str, Any]) -> Output:
         m = re.search(r"^Process exited with code (-?\d+)", text[:500], re.M)
         if m:
             return attrs.evolve(head, success=int(m.group(1)) == 0, exit_code=int(m.group(1)))
+        if _COULD_NOT_RUN.match(text):  # the sandbox refused, or the call could not start
+            found = _EXIT_IN_LINE.search(text.split("\n", 1)[0])
+            code = int(found.group(1)) if found else None
+            return attrs.evolve(head, success=False, exit_code=code)
     return head
 
 
