@@ -28,6 +28,8 @@ __all__ = [
     "classify",
     "conversation_tasks",
     "slash_command",
+    "strip_context",
+    "template",
 ]
 
 #: The kinds of prompt. ``trajectory.meta["prompt_kind"]`` holds one (absent: a task).
@@ -41,6 +43,22 @@ NOTIFICATION_TAGS = (
     "<agent-notification>",
 )
 
+#: Context a client wraps around what the user typed: removed before anything else is read.
+#: Claude Code in an IDE adds the open file and the selection; Codex's IDE extension heads the
+#: request with its setup ("# Context from my IDE setup: ... ## My request for Codex:").
+_CONTEXT = (
+    re.compile(r"<(ide_opened_file|ide_selection|ide_diagnostics)>.*?</\1>\s*", re.DOTALL),
+    re.compile(
+        r"\A\s*# Context from my IDE setup:.*?^## My request for Codex:[ \t]*\n", re.S | re.M
+    ),
+)
+#: A prompt template's expansion, and what was asked through it (its command, or the arguments
+#: the template quotes): "# /butler-exec — Execute a ButlerSpec ..." (a Codex custom prompt),
+#: "## User Input\n\n```text\n<arguments>\n```" (spec-kit's commands).
+_TEMPLATES = (
+    (re.compile(r"\A#\s+(/[\w:.-]+)(?:\s|$)"), 1),
+    (re.compile(r"\A##\s+User Input\s*\n+```[\w-]*\n(.*?)\n```", re.DOTALL), 1),
+)
 _COMMAND = re.compile(r"<command-name>\s*(/?[^<]*?)\s*</command-name>", re.DOTALL)
 _COMMAND_ARGS = re.compile(r"<command-args>(.*?)</command-args>", re.DOTALL)
 _COMMAND_TAGS = re.compile(r"</?command-(?:name|message|args)>")
@@ -106,6 +124,22 @@ def slash_command(text: str) -> str | None:
     return _COMMAND_TAGS.sub("", asked).strip() or None
 
 
+def strip_context(text: str) -> str:
+    """``text`` without the context a client wrapped around it (an IDE's open file)."""
+    for pattern in _CONTEXT:
+        text = pattern.sub("", text)
+    return text.strip()
+
+
+def template(text: str) -> str | None:
+    """What a prompt template's expansion asked (its command or its arguments); else None."""
+    for pattern, group in _TEMPLATES:
+        m = pattern.match(text)
+        if m and m.group(group).strip():
+            return m.group(group).strip()[:2000]
+    return None
+
+
 def _words(text: str) -> list[str]:
     norm = unicodedata.normalize("NFKC", text).lower().strip(_PUNCT)
     norm = _CJK_SPLIT.sub(r" \1 ", norm)
@@ -130,10 +164,10 @@ def _is_reply(words: Sequence[str]) -> bool:
 def classify(text: str, *, system: bool = False) -> Prompt:
     """The kind of one prompt. ``system``: the client says it wrote the line itself
     (Claude Code's ``promptSource: "system"``)."""
-    stripped = text.strip()
+    stripped = strip_context(text) or text.strip()
     if system or stripped.startswith(NOTIFICATION_TAGS):
         return Prompt("notification", stripped, None)
-    command = slash_command(stripped)
+    command = slash_command(stripped) or template(stripped)
     if command is not None:
         return Prompt("slash", command, command)
     if len(stripped) <= MAX_SHORT_CHARS:

@@ -197,3 +197,30 @@ def test_codex_replies_take_the_task_before_them():
     assert second.prompt == first.prompt == "add a --json flag to the status command"
     assert (second.meta["prompt_kind"], second.meta["prompt"]) == ("choice", "可以")
     assert "prompt_kind" not in first.meta
+
+
+def test_ide_context_is_not_the_task():
+    claude = (
+        "<ide_opened_file>The user opened the file /src/app.rb in the IDE.</ide_opened_file>"
+        "\nThis test failed: fix it"
+    )
+    assert classify(claude) == Prompt(
+        "task", "This test failed: fix it", "This test failed: fix it"
+    )
+    codex = (
+        "# Context from my IDE setup:\n\n## Active file: README.md\n\n## Open tabs:\n- README.md\n\n"
+        "## My request for Codex:\nadd a usage section"
+    )
+    assert classify(codex).task == "add a usage section"
+    assert classify("<ide_selection>lines 1-3</ide_selection>\nok").kind == "choice"
+
+
+def test_a_template_is_grouped_by_what_was_asked():
+    butler = "# /butler-exec — Execute a ButlerSpec\n\nPurpose: run a single ButlerSpec file ..."
+    assert classify(butler) == Prompt("slash", "/butler-exec", "/butler-exec")
+    spec = "## User Input\n\n```text\ncreate principles for my product\n```\n\nYou **MUST** ..."
+    assert classify(spec) == Prompt(
+        "slash", "create principles for my product", "create principles for my product"
+    )
+    assert classify("# /etc/hosts is broken, fix the resolver").kind == "task"
+    assert classify("## User Input is not validated in forms.py").kind == "task"
