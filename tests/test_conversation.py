@@ -208,8 +208,8 @@ def test_ide_context_is_not_the_task():
         "task", "This test failed: fix it", "This test failed: fix it"
     )
     codex = (
-        "# Context from my IDE setup:\n\n## Active file: README.md\n\n## Open tabs:\n- README.md\n\n"
-        "## My request for Codex:\nadd a usage section"
+        "# Context from my IDE setup:\n\n## Active file: README.md\n\n"
+        "## Open tabs:\n- README.md\n\n## My request for Codex:\nadd a usage section"
     )
     assert classify(codex).task == "add a usage section"
     assert classify("<ide_selection>lines 1-3</ide_selection>\nok").kind == "choice"
