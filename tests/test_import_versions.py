@@ -10,7 +10,12 @@ import time
 from pathlib import Path
 
 from agentmem import Memory
-from agentmem.importers.claude_code import parse_claude_code, running_subagents
+from agentmem.importers.claude_code import (
+    StopState,
+    parse_claude_code,
+    running_subagents,
+    stop_state,
+)
 from agentmem.importers.codex import parse_codex, strip_header
 from agentmem.importers.run import STALE_SECONDS
 
@@ -382,3 +387,39 @@ def test_calls_before_any_prompt_are_a_continued_session_turn(mem: Memory, tmp_p
     assert len(report.ids) == 1 and report.skipped_blocks == {}
     assert t.meta["prompt_kind"] == "notification"  # never an exact group of its own
     assert [s.success for s in t.steps] == [False]
+
+
+def test_stop_state_of_the_real_hook_payloads():
+    """The background_tasks lists of Claude Code 2.1.332's Stop and SubagentStop payloads."""
+    bg = [{"id": "a0453dd6ff6c46497", "type": "subagent", "status": "running"}]
+    assert stop_state({"hook_event_name": "Stop", "background_tasks": bg}) == StopState(
+        True, frozenset({"a0453dd6ff6c46497"})
+    )
+    sub = stop_state(
+        {"hook_event_name": "SubagentStop", "agent_id": "a0453dd6ff6c46497", "background_tasks": bg}
+    )
+    assert sub == StopState(False, frozenset(), frozenset({"a0453dd6ff6c46497"}))
+    assert stop_state({"hook_event_name": "Stop", "background_tasks": []}).kwargs() == {
+        "final": True,
+        "running": [],
+        "finished": [],
+    }
+
+
+def test_a_subagent_stop_ends_the_subagent_not_the_session(mem: Memory, tmp_path: Path):
+    main = ClaudeSession(cwd=str(tmp_path))
+    main.prompt("research it in the background, then fix the parser")
+    tid = main.call("Task", {"prompt": "read parser.py", "run_in_background": True})
+    main.result(tid, "Async agent launched. agentId: abc123", toolUseResult={"agentId": "abc123"})
+    main.tool("Bash", {"command": "pytest"}, "1 failed")  # the session is still at work
+    path = main.write(tmp_path / "p" / f"{main.session_id}.jsonl")
+    sub = ClaudeSession(cwd=str(tmp_path))
+    sub.sidechain, sub.agent_id = True, "abc123"
+    sub.prompt("read parser.py")
+    sub.tool("Read", {"file_path": "parser.py"}, "def parse(): ...")  # its reply not written yet
+    sub.write(path.with_suffix("") / "subagents" / "agent-abc123.jsonl")
+    payload = {"hook_event_name": "SubagentStop", "agent_id": "abc123", "background_tasks": []}
+    report = mem.import_transcripts("claude-code", [path], **stop_state(payload).kwargs())
+    assert len(report.ids) == 1 and report.in_progress == 1
+    (t,) = mem.trajectories()
+    assert t.meta["subagent"]["agent_id"] == "abc123"  # the sub-agent; the session's turn waits

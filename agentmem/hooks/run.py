@@ -137,10 +137,10 @@ def _claude_code(args: argparse.Namespace, payload: dict[str, Any]) -> str:
         transcript = _text(payload, "transcript_path")
         if transcript is None:
             raise ValueError(f"{event}: the input has no transcript_path")
-        from ..importers.claude_code import running_subagents
+        from ..importers.claude_code import stop_state
 
-        running = running_subagents(payload.get("background_tasks"))
-        _import(args, "claude-code", transcript, payload.get("session_id"), running)
+        state = stop_state(payload).kwargs()  # SubagentStop: not the session's last turn
+        _import(args, "claude-code", transcript, payload.get("session_id"), state)
     return ""
 
 
@@ -164,12 +164,16 @@ def _prompt_context(args: argparse.Namespace, payload: dict[str, Any]) -> str:
 
 
 def _import(
-    args: argparse.Namespace, fmt: str, transcript: str, session: Any, running: Any = ()
+    args: argparse.Namespace,
+    fmt: str,
+    transcript: str,
+    session: Any,
+    state: dict[str, Any] | None = None,
 ) -> None:
     from ..memory import Memory
 
     with Memory.open(args.db) as mem:
-        report = mem.import_transcripts(fmt, [transcript], final=True, running=sorted(running))
+        report = mem.import_transcripts(fmt, [transcript], **(state or {"final": True}))
     log(
         f"{fmt} session {session}: imported {len(report.ids)} trajectories "
         f"({report.already} turns before, {report.in_progress} in progress"

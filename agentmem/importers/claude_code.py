@@ -21,6 +21,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import attrs
+
 from ..conversation import NOTIFICATION_TAGS
 from .formats import Bundle, ParsedFile, TranscriptFormat, home_of
 from .turns import FileReport, Turn, TurnBuilder, exit_code, in_order, read_json_lines, text_of
@@ -30,8 +32,10 @@ __all__ = [
     "FORMAT",
     "INTERRUPT_MARKER",
     "ClaudeCodeFile",
+    "StopState",
     "parse_claude_code",
     "running_subagents",
+    "stop_state",
 ]
 
 SOURCE = "claude-code"
@@ -435,6 +439,35 @@ def detect(objects: Sequence[Mapping[str, Any]]) -> bool:
         and ("sessionId" in o or "parentUuid" in o or "leafUuid" in o or "snapshot" in o)
         for o in objects
     )
+
+
+@attrs.frozen
+class StopState:
+    """What a Claude Code hook's payload says of the session: ``final`` (its last turn is over:
+    ``Stop``, ``SessionEnd``; not ``SubagentStop``, which fires while the session may still be
+    working), the sub-agents still running, and the sub-agent that just finished."""
+
+    final: bool
+    running: frozenset[str] = frozenset()
+    finished: frozenset[str] = frozenset()
+
+    def kwargs(self) -> dict[str, Any]:
+        """As :meth:`agentmem.Memory.import_transcripts` takes them."""
+        return {
+            "final": self.final,
+            "running": sorted(self.running),
+            "finished": sorted(self.finished),
+        }
+
+
+def stop_state(payload: Mapping[str, Any]) -> StopState:
+    """The :class:`StopState` of a ``Stop``, ``SubagentStop`` or ``SessionEnd`` payload."""
+    running = running_subagents(payload.get("background_tasks"))
+    if payload.get("hook_event_name") == "SubagentStop":
+        agent = payload.get("agent_id")
+        done = frozenset([agent]) if isinstance(agent, str) and agent else frozenset()
+        return StopState(False, running - done, done)
+    return StopState(True, running)
 
 
 def running_subagents(background_tasks: Any) -> frozenset[str]:

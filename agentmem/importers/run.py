@@ -95,6 +95,7 @@ def import_transcripts(
     progress: Callable[[str], None] | None = None,
     share: bool | None = None,
     running: Collection[str] = (),
+    finished: Collection[str] = (),
 ) -> ImportReport:
     """Import the new complete turns of the transcripts under ``paths``.
 
@@ -104,7 +105,8 @@ def import_transcripts(
     when they look unchanged. ``share``: queue the new runs for the team library
     (``None``: the team's setting; see :mod:`agentmem.team`). ``running``: the ids of
     sub-agents still at work (a Stop hook's ``background_tasks``): ``final`` is not
-    about them, so their last turn waits until they finish.
+    about them, so their last turn waits until they finish. ``finished``: the ids of
+    sub-agents whose last turn is over (a ``SubagentStop``), whatever ``final`` says.
 
     A file named in ``paths`` that is clearly of another format is an error (and
     nothing is imported); one found in a folder is skipped and counted. A file
@@ -131,7 +133,7 @@ def import_transcripts(
                 report.other_format[other.name] += 1
                 continue
         try:
-            when = _When(final, frozenset(running))
+            when = _When(final, frozenset(running), frozenset(finished))
             _import_bundle(db, form, bundle, report, clean, when, fixed, force, share)
         except InvalidRecordError:
             if bundle.main in roots:  # the file the user named is not a transcript: say so
@@ -162,9 +164,14 @@ class _When:
 
     final: bool
     running: frozenset[str] = frozenset()
+    finished: frozenset[str] = frozenset()
 
     def of(self, sub: Mapping[str, Any] | None) -> bool:
-        return self.final and (sub is None or sub.get("agent_id") not in self.running)
+        """Whether the last turn of this file (a sub-agent's when ``sub``) is over."""
+        agent = sub.get("agent_id") if sub is not None else None
+        if agent in self.finished:
+            return True
+        return self.final and agent not in self.running
 
 
 def _import_bundle(
