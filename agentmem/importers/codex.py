@@ -551,7 +551,8 @@ def _completed_call(b: TurnBuilder, item: Mapping[str, Any], kind: str) -> None:
     else:
         ok = status == "completed" if isinstance(status, str) else None
         out = None
-        tool = "apply_patch" if kind == "FileChange" else str(item.get("tool"))
+        name = item.get("tool")
+        tool = "apply_patch" if kind == "FileChange" else name if isinstance(name, str) else kind
         params = {}
     if isinstance(status, str) and status == "failed" and ok is None:
         ok = False
