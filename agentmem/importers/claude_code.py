@@ -24,7 +24,7 @@ from typing import Any
 import attrs
 
 from ..conversation import NOTIFICATION_TAGS
-from .formats import Bundle, ParsedFile, TranscriptFormat, home_of
+from .formats import Bundle, ParsedFile, TranscriptFormat, agent_id_of, home_of
 from .turns import FileReport, Turn, TurnBuilder, exit_code, in_order, read_json_lines, text_of
 
 __all__ = [
@@ -398,15 +398,11 @@ class _Reader:
 # -- finding the files, telling the format, the hook's running sub-agents ----------------------
 
 
-def _agent_id(path: Path) -> str:
-    return path.stem[len("agent-") :] if path.stem.startswith("agent-") else path.stem
-
-
 def _subagent_files(folder: Path) -> list[Path]:
     return [
         p
         for p in sorted(folder.glob("agent-*.jsonl"))
-        if p.is_file() and not _agent_id(p).startswith("acompact")
+        if p.is_file() and not agent_id_of(p).startswith("acompact")
     ]
 
 
@@ -422,7 +418,7 @@ def bundles(root: Path) -> list[Bundle]:
         if "tool-results" in p.parts or p.is_symlink():
             continue
         if p.parent.name == "subagents":
-            if not _agent_id(p).startswith("acompact"):
+            if not agent_id_of(p).startswith("acompact"):
                 found.setdefault(p.parent.parent.with_suffix(".jsonl"), []).append(p)
         else:
             found.setdefault(p, [])

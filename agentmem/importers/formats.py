@@ -28,11 +28,14 @@ __all__ = [
     "Bundle",
     "ParsedFile",
     "TranscriptFormat",
+    "agent_id_of",
     "by_name",
     "formats",
+    "home_of",
     "looks_like",
     "names",
     "register",
+    "sniff",
     "unregister",
 ]
 
@@ -55,6 +58,11 @@ class ParsedFile:
     turns: tuple[Turn, ...]
     report: FileReport
     links: Mapping[str, Mapping[str, Any]] = attrs.field(factory=dict)
+
+
+def agent_id_of(path: Path) -> str:
+    """A sub-agent file's agent id: ``agent-<id>.jsonl`` -> ``<id>``."""
+    return path.stem[len("agent-") :] if path.stem.startswith("agent-") else path.stem
 
 
 @attrs.frozen
@@ -151,7 +159,7 @@ def formats() -> tuple[TranscriptFormat, ...]:
 
 
 def names() -> tuple[str, ...]:
-    """The registered formats' names, without loading any of them when only built-ins are."""
+    """The registered formats' names, the built-ins first."""
     return tuple(f.name for f in formats())
 
 

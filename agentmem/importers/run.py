@@ -26,22 +26,25 @@ from ..projects import project_of
 from ..records import Trajectory, TurnRecord
 from ..storage import imports
 from ..timestamps import now_iso
-from .formats import Bundle, ParsedFile, TranscriptFormat, by_name, looks_like, names, sniff
+from .formats import (
+    Bundle,
+    ParsedFile,
+    TranscriptFormat,
+    agent_id_of,
+    by_name,
+    looks_like,
+    names,
+    sniff,
+)
 from .turns import FileReport, ImportReport, Turn, settle, turn_record
 
-__all__ = [
-    "QUIET_SECONDS",
-    "STALE_SECONDS",
-    "default_path",
-    "discover",
-    "formats",
-    "import_transcripts",
-]
+__all__ = ["QUIET_SECONDS", "STALE_SECONDS", "default_path", "discover", "import_transcripts"]
 
 
-def formats() -> tuple[str, ...]:
-    """The names of the registered transcript formats (see :mod:`.formats`)."""
-    return names()
+def __getattr__(name: str) -> Any:
+    if name == "FORMATS":  # the static list earlier versions had: now the registry's names
+        return names()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 #: A transcript unchanged for this long has finished its last turn (if no call waits).
@@ -150,11 +153,6 @@ def import_transcripts(
 def _subagent(p: Path, parent_session: str | None, links: Mapping[str, Any]) -> dict[str, Any]:
     agent = agent_id_of(p)
     return {"agent_id": agent, "parent_session": parent_session or "", **links.get(agent, {})}
-
-
-def agent_id_of(path: Path) -> str:
-    """A sub-agent file's agent id: ``agent-<id>.jsonl`` -> ``<id>``."""
-    return path.stem[len("agent-") :] if path.stem.startswith("agent-") else path.stem
 
 
 @attrs.frozen
