@@ -8,7 +8,12 @@ blocks. A user line whose content is text (no tool results) is a prompt, unless
 it is one of Claude Code's own notes (slash-command output, a compaction
 summary, an interruption marker, ...). Sub-agent runs live in
 ``<session-id>/subagents/agent-<id>.jsonl`` and become trajectories of their own,
-linked to the parent turn in ``meta.subagent``.
+linked to the parent turn in ``meta.subagent``; Claude Code 1.0.x wrote them inline
+(``isSidechain: true`` lines chained by ``parentUuid``, starting with the Task's prompt),
+and each chain becomes a sub-agent trajectory the same way. A ``<task-notification>``
+(``promptSource: "system"``) while the agent works is not a prompt; after the turn ended,
+it is a turn whose task is the conversation's (:mod:`agentmem.conversation`). Every
+assistant line names its model (``meta.model``).
 
 Anthropic calls this format internal and changes it between versions, so the
 parser keeps to the fields above and skips (and counts) everything else.
