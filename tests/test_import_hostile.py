@@ -4,6 +4,7 @@ is repaired or skipped and counted, and everything else is imported (issue 26, i
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -148,6 +149,13 @@ def test_a_folder_where_a_file_is_expected(mem: Memory, tmp_path: Path):
     # the Stop hook's transcript_path: one file, never a folder of them
     with pytest.raises(InvalidRecordError, match="is a folder"):
         mem.import_transcripts("claude-code", [tmp_path / "p"], final=True)
+
+
+def test_a_path_that_is_neither_a_file_nor_a_folder_is_a_clear_error(mem: Memory, tmp_path: Path):
+    fifo = tmp_path / "pipe.jsonl"
+    os.mkfifo(fifo)
+    with pytest.raises(InvalidRecordError, match="neither a file nor a folder"):
+        mem.import_transcripts("claude-code", [fifo])
 
 
 def test_the_cli_import_goes_on_past_a_hostile_file(tmp_path: Path):

@@ -63,6 +63,8 @@ def discover(fmt: str, path: str | os.PathLike[str]) -> list[Bundle]:
     root = Path(path).expanduser().absolute()
     if not root.exists():
         raise InvalidRecordError(f"{root} does not exist")
+    if not (root.is_file() or root.is_dir()):
+        raise InvalidRecordError(f"{root} is neither a file nor a folder")
     return by_name(fmt).discover(root)
 
 
