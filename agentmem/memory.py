@@ -296,6 +296,8 @@ class Memory:
         force: bool = False,
         progress: Callable[[str], None] | None = None,
         share: bool | None = None,
+        running: Sequence[str] = (),
+        finished: Sequence[str] = (),
     ) -> ImportReport:
         """Import the new turns of agent transcripts: one trajectory per user prompt.
 
@@ -303,7 +305,9 @@ class Memory:
         or folders. Turns imported before are skipped (key: source, session id,
         turn id), so this can run again and again as transcripts grow. Verdicts
         come only from explicit signals in the transcript (an interrupted turn, a
-        denied tool call). ``share`` as for :meth:`record_many`. See
+        denied tool call). ``share`` as for :meth:`record_many`. ``running``: sub-agents
+        still at work, whose last turn ``final`` does not end; ``finished``: sub-agents
+        whose last turn is over. See
         :mod:`agentmem.importers`.
         """
         from .importers.run import import_transcripts
@@ -318,6 +322,8 @@ class Memory:
             force=force,
             progress=progress,
             share=share,
+            running=running,
+            finished=finished,
         )
 
     def feedback(self, trajectory_id: int, kind: str, *, note: str | None = None) -> None:

@@ -35,6 +35,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "outputs",
         "rc",
         "schemadoc",
+        "conversation",
     ),
     # the SQLite file: connections, transactions, schema
     ("_tx", "_sqlite", "db", "migrations"),

@@ -246,7 +246,6 @@ def test_claude_code_2_1_332_session_and_its_background_sub_agent(tmp_path: Path
     assert sub.meta["subagent"]["parent_session"] == main.meta["session_id"]
 
 
-@pytest.mark.xfail(reason="needs w3-importers", strict=False)
 def test_claude_code_2_1_332_lines_are_all_known_and_the_model_is_recorded(tmp_path: Path):
     output, runs = _import_fixture(tmp_path, "claude-code", CLAUDE_SESSION)
     assert "unknown" not in output, output  # attachment, api-request, last-prompt, ...
@@ -265,7 +264,6 @@ def test_codex_0_171_rollout_records_the_commands_that_ran(tmp_path: Path):
     assert first.meta.get("agent_version") == "0.171.0"
 
 
-@pytest.mark.xfail(reason="needs w3-importers", strict=False)
 def test_codex_0_171_item_completed_outputs_and_own_mcp_calls(tmp_path: Path):
     """Results from ``item_completed`` (no "Chunk ID / Wall time" header in an output), no
     unknown line kinds, and agentmem's own ``agentmem_context`` call not a step of a task."""

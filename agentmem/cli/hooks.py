@@ -12,6 +12,7 @@ import click
 
 from ..memory import DEFAULT_DB_ENV, Memory
 from .main import cli, errors_as_click, json_option, print_json, print_table, with_memory
+from .recording import TranscriptFormats
 
 if TYPE_CHECKING:
     from ..hooks.install import Change
@@ -251,9 +252,7 @@ def run(argv: tuple[str, ...]) -> None:
 
 
 @cli.command()
-@click.option(
-    "--source", type=click.Choice(["claude-code", "codex", "anthropic"]), help="Only this agent."
-)
+@click.option("--source", type=TranscriptFormats(), help="Only this agent.")
 @click.option("--limit", "-n", type=click.IntRange(1, 100000), default=20, show_default=True)
 @json_option
 @with_memory

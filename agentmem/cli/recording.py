@@ -29,6 +29,28 @@ if TYPE_CHECKING:
     from ..learning.grouping import Grouping, LearningGroup
     from ..rewards import GroupReport
 
+#: What ``import --format`` reads besides the transcript formats.
+RECORD_FORMATS = ("openai", "jsonl")
+
+
+class TranscriptFormats(click.Choice):  # type: ignore[type-arg]
+    """The registered transcript formats (:mod:`agentmem.importers.formats`), asked when the
+    command runs, so a format registered after the CLI was built is a choice too."""
+
+    def __init__(self, *, extra: Sequence[str] = ()) -> None:
+        self._extra = tuple(extra)
+        super().__init__([])
+
+    @property  # type: ignore[override]
+    def choices(self) -> tuple[str, ...]:
+        from ..importers.formats import names
+
+        return self._extra + names()
+
+    @choices.setter
+    def choices(self, _value: Any) -> None:  # click.Choice.__init__ sets it
+        pass
+
 
 @cli.command()
 @click.argument("file", type=click.Path(allow_dash=True))
@@ -86,11 +108,11 @@ def _report_recorded(ids: list[int], errors: tuple[str, ...], as_json: bool) -> 
 @click.option(
     "--format",
     "fmt_",
-    type=click.Choice(["openai", "jsonl", "claude-code", "codex", "anthropic"]),
+    type=TranscriptFormats(extra=RECORD_FORMATS),
     default="openai",
     show_default=True,
     help="openai: chat transcripts with tool_calls; jsonl: agentmem's own lines; "
-    "claude-code, codex, anthropic: agent transcripts (see below).",
+    "claude-code, codex, anthropic (and any registered format): agent transcripts (see below).",
 )
 @click.option(
     "--skip-bad", is_flag=True, help="openai/jsonl: import the good records, report the bad."
@@ -107,6 +129,9 @@ def _report_recorded(ids: list[int], errors: tuple[str, ...], as_json: bool) -> 
     help="The project the turns belong to (default: each turn's git root or folder).",
 )
 @click.option("--force", is_flag=True, help="Read transcripts even when they look unchanged.")
+@click.option(
+    "--verbose", "-v", is_flag=True, help="Also count the known lines that carry no turn."
+)
 @json_option
 @with_memory
 def import_(
@@ -117,6 +142,7 @@ def import_(
     share: bool | None,
     project: str | None,
     force: bool,
+    verbose: bool,
     as_json: bool,
 ) -> None:
     """Import trajectories from PATHS in another format.
@@ -145,8 +171,9 @@ def import_(
       agentmem import --format claude-code ~/.claude/projects/-home-me-app
       agentmem import --format codex ~/.codex/sessions/2026/01/05
       agentmem import --format anthropic chat.json --project ~/src/app
+      agentmem import --format codex -v                     # also count the lines skipped
     """
-    if fmt_ in ("openai", "jsonl"):
+    if fmt_ in RECORD_FORMATS:
         if len(paths) != 1:
             raise click.UsageError(f"--format {fmt_} reads exactly one FILE (or - for stdin)")
         data = read_input(paths[0])
@@ -178,10 +205,12 @@ def import_(
     if as_json:
         print_json(report.as_dict())
         return
-    first, *rest = report.lines()
+    first, *rest = report.lines(verbose=verbose)
     click.echo(first)
     for line in rest:
-        click.echo(line, err=line.startswith(("damaged", "skipped", "incomplete")))
+        click.echo(
+            line, err=line.startswith(("damaged", "skipped", "incomplete", "known", "repaired"))
+        )
 
 
 def _progress(quiet: bool) -> Any:

@@ -140,7 +140,12 @@ def _hook_event(args: argparse.Namespace, fmt: str, payload: dict[str, Any]) -> 
         transcript = _text(payload, "transcript_path")
         if transcript is None:
             raise ValueError(f"{event}: the input has no transcript_path")
-        _import(args, fmt, transcript, payload.get("session_id"))
+        state = None
+        if fmt == "claude-code":
+            from ..importers.claude_code import stop_state
+
+            state = stop_state(payload).kwargs()  # SubagentStop: not the session's last turn
+        _import(args, fmt, transcript, payload.get("session_id"), state)
     return ""
 
 
@@ -163,11 +168,17 @@ def _prompt_context(args: argparse.Namespace, payload: dict[str, Any]) -> str:
     return json.dumps(answer, ensure_ascii=False)
 
 
-def _import(args: argparse.Namespace, fmt: str, transcript: str, session: Any) -> None:
+def _import(
+    args: argparse.Namespace,
+    fmt: str,
+    transcript: str,
+    session: Any,
+    state: dict[str, Any] | None = None,
+) -> None:
     from ..memory import Memory
 
     with Memory.open(args.db) as mem:
-        report = mem.import_transcripts(fmt, [transcript], final=True)
+        report = mem.import_transcripts(fmt, [transcript], **(state or {"final": True}))
     log(
         f"{fmt} session {session}: imported {len(report.ids)} trajectories "
         f"({report.already} turns before, {report.in_progress} in progress"

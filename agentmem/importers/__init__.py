@@ -5,6 +5,9 @@
 - :mod:`.codex`: Codex CLI rollouts (``~/.codex/sessions``).
 - :mod:`.anthropic`: Anthropic Messages API conversations.
 
-The transcript formats share :mod:`.turns` (one trajectory per user prompt) and
-:mod:`.run` (finding files, importing only new turns).
+Each defines its ``FORMAT``, registered in :mod:`.formats` (the one list of formats that
+the CLI, the hooks and :mod:`.run` read). The transcript formats share :mod:`.turns`
+(one trajectory per user prompt; a prompt that is not a task takes its task from the
+conversation, :mod:`agentmem.conversation`) and :mod:`.run` (finding files, importing
+only new turns).
 """

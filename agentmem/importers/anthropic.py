@@ -23,13 +23,12 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-import attrs
-
 from ..errors import InvalidRecordError
 from ._json import loads
+from .formats import ParsedFile, TranscriptFormat
 from .turns import FileReport, Turn, TurnBuilder, read_json_lines, text_of
 
-__all__ = ["AnthropicFile", "parse_anthropic"]
+__all__ = ["FORMAT", "AnthropicFile", "parse_anthropic"]
 
 SOURCE = "anthropic"
 _CALLS = (
@@ -46,12 +45,7 @@ _TEXT = (
 )
 
 
-@attrs.frozen
-class AnthropicFile:
-    """A parsed file: its turns (of every conversation in it) and what was skipped."""
-
-    turns: tuple[Turn, ...]
-    report: FileReport
+AnthropicFile = ParsedFile  # the name earlier versions exported
 
 
 def _session_id(conv: Mapping[str, Any], messages: Sequence[Any]) -> str:
@@ -98,7 +92,7 @@ def _conversations(data: bytes, report: FileReport) -> list[tuple[int, Any]]:
     )
 
 
-def parse_anthropic(data: bytes, *, path: str = "") -> AnthropicFile:
+def parse_anthropic(data: bytes, *, path: str = "") -> ParsedFile:
     """Turns of the conversations in one file. Raises :class:`InvalidRecordError` only
     when the file as a whole is unreadable; bad conversations are skipped and counted."""
     report = FileReport(path)
@@ -113,7 +107,7 @@ def parse_anthropic(data: bytes, *, path: str = "") -> AnthropicFile:
             old = turns.get(t.key)
             if old is None or t.complete or not old.complete:
                 turns[t.key] = t
-    return AnthropicFile(tuple(turns.values()), report)
+    return ParsedFile(tuple(turns.values()), report)
 
 
 def _turns(
@@ -160,3 +154,36 @@ def _turns(
 def _is_result(block: Mapping[str, Any]) -> bool:
     kind = block.get("type")
     return isinstance(kind, str) and kind.endswith("tool_result") and "tool_use_id" in block
+
+
+def detect(objects: Sequence[Mapping[str, Any]]) -> bool | None:
+    """Messages API conversations (``messages``) or messages (``role``) a line; a file that
+    is one JSON document cannot be told from its lines (None)."""
+    if not objects:
+        return None
+    return any(
+        isinstance(o.get("messages"), list)
+        or (o.get("role") in ("user", "assistant") and "content" in o and "type" not in o)
+        for o in objects
+    )
+
+
+def _parse(
+    data: bytes,
+    *,
+    path: str,
+    final: bool,
+    quiet: bool,
+    subagent: Mapping[str, Any] | None,
+) -> ParsedFile:
+    return parse_anthropic(data, path=path)
+
+
+FORMAT = TranscriptFormat(
+    name=SOURCE,
+    description="Anthropic Messages API conversations (a JSON document or JSON lines)",
+    parse=_parse,
+    detect=detect,
+    pattern="*.json*",
+    noun="an Anthropic Messages API conversation",
+)

@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import attrs
 from sqlite_utils import Database
@@ -22,66 +23,39 @@ from sqlite_utils import Database
 from ..db import write
 from ..errors import InvalidRecordError
 from ..projects import project_of
-from ..records import Trajectory
+from ..records import Trajectory, TurnRecord
 from ..storage import imports
 from ..timestamps import now_iso
-from .turns import FileReport, ImportReport, Turn, turn_record
+from .formats import (
+    Bundle,
+    ParsedFile,
+    TranscriptFormat,
+    agent_id_of,
+    by_name,
+    looks_like,
+    names,
+    sniff,
+)
+from .turns import FileReport, ImportReport, Turn, settle, turn_record
 
-__all__ = ["FORMATS", "QUIET_SECONDS", "default_path", "discover", "import_transcripts"]
+__all__ = ["QUIET_SECONDS", "STALE_SECONDS", "default_path", "discover", "import_transcripts"]
 
-#: The transcript formats, and the source name their trajectories get.
-FORMATS = ("claude-code", "codex", "anthropic")
+
+def __getattr__(name: str) -> Any:
+    if name == "FORMATS":  # the static list earlier versions had: now the registry's names
+        return names()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 #: A transcript unchanged for this long has finished its last turn (if no call waits).
 QUIET_SECONDS = 1800
+#: A transcript unchanged for this long is over: a call still waiting never gets its result.
+STALE_SECONDS = 86400
 
 
 def default_path(fmt: str) -> Path:
     """Where the agent keeps its transcripts: ``~/.claude/projects``, ``~/.codex/sessions``."""
-    if fmt == "claude-code":
-        base = os.environ.get("CLAUDE_CONFIG_DIR") or str(Path.home() / ".claude")
-        return Path(base) / "projects"
-    if fmt == "codex":
-        base = os.environ.get("CODEX_HOME") or str(Path.home() / ".codex")
-        return Path(base) / "sessions"
-    raise InvalidRecordError(f"--format {fmt} has no default place: give the file")
-
-
-@attrs.frozen
-class Bundle:
-    """Files imported together: a session and its sub-agents' transcripts."""
-
-    main: Path | None
-    subagents: tuple[Path, ...] = ()
-
-    @property
-    def files(self) -> tuple[Path, ...]:
-        return ((self.main,) if self.main else ()) + self.subagents
-
-
-def _agent_id(path: Path) -> str:
-    return path.stem[len("agent-") :] if path.stem.startswith("agent-") else path.stem
-
-
-def _claude_bundles(root: Path) -> list[Bundle]:
-    if root.is_file():
-        if root.parent.name == "subagents":
-            return [Bundle(None, (root,))]
-        subdir = root.with_suffix("") / "subagents"
-        subs = sorted(subdir.glob("agent-*.jsonl")) if subdir.is_dir() else []
-        return [Bundle(root, tuple(p for p in subs if not _agent_id(p).startswith("acompact")))]
-    bundles: dict[Path, list[Path]] = {}
-    for p in sorted(root.rglob("*.jsonl")):
-        if "tool-results" in p.parts:
-            continue
-        if p.parent.name == "subagents":
-            if not _agent_id(p).startswith("acompact"):
-                bundles.setdefault(p.parent.parent.with_suffix(".jsonl"), []).append(p)
-        else:
-            bundles.setdefault(p, [])
-    return [
-        Bundle(main if main.is_file() else None, tuple(subs))
-        for main, subs in sorted(bundles.items())
-    ]
+    return by_name(fmt).default_path()
 
 
 def discover(fmt: str, path: str | os.PathLike[str]) -> list[Bundle]:
@@ -89,37 +63,29 @@ def discover(fmt: str, path: str | os.PathLike[str]) -> list[Bundle]:
     root = Path(path).expanduser().absolute()
     if not root.exists():
         raise InvalidRecordError(f"{root} does not exist")
-    if fmt == "claude-code":
-        return _claude_bundles(root)
-    if root.is_file():
-        return [Bundle(root)]
-    pattern = "rollout-*.jsonl" if fmt == "codex" else "*.json*"
-    return [Bundle(p) for p in sorted(root.rglob(pattern)) if p.is_file()]
+    if not (root.is_file() or root.is_dir()):
+        raise InvalidRecordError(f"{root} is neither a file nor a folder")
+    return by_name(fmt).discover(root)
 
 
-def _parse(
-    fmt: str,
-    data: bytes,
-    path: Path,
-    *,
-    final: bool,
-    quiet: bool,
-    subagent: dict[str, object] | None = None,
-) -> tuple[tuple[Turn, ...], FileReport, dict[str, dict[str, object]]]:
-    if fmt == "claude-code":
-        from .claude_code import parse_claude_code
+def _other_format(fmt: TranscriptFormat, path: Path) -> TranscriptFormat | None:
+    """The format ``path`` clearly is instead of ``fmt`` (None: it is ``fmt``, or unclear)."""
+    objects = sniff(path)
+    if not objects or fmt.detect(objects) is not False:
+        return None
+    return looks_like(objects, besides=fmt.name)
 
-        cc = parse_claude_code(data, path=str(path), final=final, quiet=quiet, subagent=subagent)
-        return cc.turns, cc.report, cc.links
-    if fmt == "codex":
-        from .codex import parse_codex
 
-        cx = parse_codex(data, path=str(path), final=final, quiet=quiet)
-        return cx.turns, cx.report, {}
-    from .anthropic import parse_anthropic
-
-    an = parse_anthropic(data, path=str(path))
-    return an.turns, an.report, {}
+def _check_named_files(fmt: TranscriptFormat, paths: Sequence[Path]) -> None:
+    """A file named on its own that is of another format is an error, before anything runs."""
+    for p in paths:
+        if p.is_file():
+            other = _other_format(fmt, p)
+            if other is not None:
+                raise InvalidRecordError(
+                    f"{p} looks like {other.noun or other.name + ' transcript'}, "
+                    f"not {fmt.noun or fmt.name}: use --format {other.name}"
+                )
 
 
 def import_transcripts(
@@ -133,6 +99,8 @@ def import_transcripts(
     force: bool = False,
     progress: Callable[[str], None] | None = None,
     share: bool | None = None,
+    running: Collection[str] = (),
+    finished: Collection[str] = (),
 ) -> ImportReport:
     """Import the new complete turns of the transcripts under ``paths``.
 
@@ -140,27 +108,79 @@ def import_transcripts(
     its last turn is over (a Stop hook). ``project`` overrides the project of
     every turn (for Anthropic files, which name none). ``force`` reads files even
     when they look unchanged. ``share``: queue the new runs for the team library
-    (``None``: the team's setting; see :mod:`agentmem.team`).
+    (``None``: the team's setting; see :mod:`agentmem.team`). ``running``: the ids of
+    sub-agents still at work (a Stop hook's ``background_tasks``): ``final`` is not
+    about them, so their last turn waits until they finish. ``finished``: the ids of
+    sub-agents whose last turn is over (a ``SubagentStop``), whatever ``final`` says.
+
+    A file named in ``paths`` that is clearly of another format is an error (and
+    nothing is imported); one found in a folder is skipped and counted. A file
+    that cannot be read is skipped and reported; the others are imported.
     """
-    if fmt not in FORMATS:
-        raise InvalidRecordError(f"unknown transcript format {fmt!r}; one of {', '.join(FORMATS)}")
+    form = by_name(fmt)
     report = ImportReport(fmt)
     fixed = project_of(project) if project else None
-    bundles = [b for p in paths for b in discover(fmt, p)]
+    roots = [Path(p).expanduser().absolute() for p in paths]
+    if final and any(p.is_dir() for p in roots):
+        raise InvalidRecordError(
+            "final (the agent says its last turn is over) is about one transcript file: "
+            + ", ".join(str(p) for p in roots if p.is_dir())
+            + " is a folder"
+        )
+    _check_named_files(form, roots)
+    bundles = [b for p in roots for b in discover(fmt, p)]
     for n, bundle in enumerate(bundles, 1):
         if progress is not None and len(bundles) > 1:
             progress(f"{n}/{len(bundles)} {bundle.files[0] if bundle.files else ''}")
-        _import_bundle(db, fmt, bundle, report, clean, final, fixed, force, share)
+        if bundle.main is not None and bundle.main not in roots:
+            other = _other_format(form, bundle.main)
+            if other is not None:
+                report.other_format[other.name] += 1
+                continue
+        try:
+            when = _When(final, frozenset(running), frozenset(finished))
+            _import_bundle(db, form, bundle, report, clean, when, fixed, force, share)
+        except InvalidRecordError:
+            if bundle.main in roots:  # the file the user named is not a transcript: say so
+                raise
+            report.failed_files.append(f"{bundle.main}: not {form.noun or form.name}")
+        except (OSError, RecursionError, MemoryError, UnicodeError, ValueError) as e:
+            # one unreadable file (a folder, a file that vanished, hostile bytes) stops nothing
+            why = str(e)[:200] if isinstance(e, IsADirectoryError) else f"{type(e).__name__}: {e}"
+            where = bundle.files[0] if bundle.files else "?"
+            report.failed_files.append(f"{where}: {why[:300]}")
     return report
+
+
+def _subagent(p: Path, parent_session: str | None, links: Mapping[str, Any]) -> dict[str, Any]:
+    agent = agent_id_of(p)
+    return {"agent_id": agent, "parent_session": parent_session or "", **links.get(agent, {})}
+
+
+@attrs.frozen
+class _When:
+    """What the caller knows of the sessions' state: ``final`` (the agent says its last turn
+    is over), and the sub-agents still running (their last turns are not over)."""
+
+    final: bool
+    running: frozenset[str] = frozenset()
+    finished: frozenset[str] = frozenset()
+
+    def of(self, sub: Mapping[str, Any] | None) -> bool:
+        """Whether the last turn of this file (a sub-agent's when ``sub``) is over."""
+        agent = sub.get("agent_id") if sub is not None else None
+        if agent in self.finished:
+            return True
+        return self.final and agent not in self.running
 
 
 def _import_bundle(
     db: Database,
-    fmt: str,
+    fmt: TranscriptFormat,
     bundle: Bundle,
     report: ImportReport,
     clean: Callable[[Trajectory], Trajectory],
-    final: bool,
+    when: _When,
     project: str | None,
     force: bool,
     share: bool | None,
@@ -172,33 +192,67 @@ def _import_bundle(
         report.unchanged_files += len(stats)
         return
     now = time.time()
-    links: dict[str, dict[str, object]] = {}
-    parent_session = None
-    if bundle.main is None and bundle.subagents:  # sub-agent files alone: their parent's links
-        main = bundle.subagents[0].parent.parent.with_suffix(".jsonl")
-        parent_session = main.stem
-        if main.is_file():
-            links = _parse(fmt, main.read_bytes(), main, final=True, quiet=True)[2]
+    links: Mapping[str, Any] = {}
+    parent_session = bundle.main.stem if bundle.main else None
+    if bundle.main is None and bundle.parent is not None:  # sub-agents alone: the parent's links
+        parent_session = bundle.parent.stem
+        if bundle.parent.is_file():
+            parent = bundle.parent
+            links = _parse(fmt, parent, parent.read_bytes(), final=True, quiet=True).links
     parsed: list[tuple[Path, tuple[Turn, ...], FileReport]] = []
     for p in bundle.files:
-        data = p.read_bytes()
+        if not p.is_file():
+            raise IsADirectoryError(f"{p} is a folder (or not a plain file), not a transcript")
         quiet = now - stats[p].st_mtime > QUIET_SECONDS
-        subagent = None
-        if p != bundle.main:
-            agent = _agent_id(p)
-            subagent = {
-                "agent_id": agent,
-                "parent_session": parent_session or (bundle.main.stem if bundle.main else ""),
-                **links.get(agent, {}),
-            }
-        turns, file_report, found = _parse(
-            fmt, data, p, final=final, quiet=quiet, subagent=subagent
-        )
+        sub = None if p == bundle.main else _subagent(p, parent_session, links)
+        got = _parse(fmt, p, p.read_bytes(), final=when.of(sub), quiet=quiet, subagent=sub)
+        if now - stats[p].st_mtime > STALE_SECONDS:
+            settle(got.turns)
         if p == bundle.main:
-            links = found
-            parent_session = next((t.session_id for t in turns), bundle.main.stem)
-        parsed.append((p, turns, file_report))
-    _record(db, fmt, parsed, stats, report, clean, project, share)
+            links = got.links
+            parent_session = next((t.session_id for t in got.turns), parent_session)
+        parsed.append((p, got.turns, got.report))
+    _record(db, fmt.name, parsed, stats, report, clean, project, share)
+
+
+def _parse(
+    fmt: TranscriptFormat,
+    path: Path,
+    data: bytes,
+    *,
+    final: bool,
+    quiet: bool,
+    subagent: Mapping[str, Any] | None = None,
+) -> ParsedFile:
+    return fmt.parse(data, path=str(path), final=final, quiet=quiet, subagent=subagent)
+
+
+def _turn_records(
+    fmt: str, turns: Sequence[Turn], project: str | None
+) -> Iterator[tuple[Turn, TurnRecord]]:
+    for t in turns:
+        try:
+            yield t, turn_record(fmt, t, project=project or project_of(t.cwd))
+        except (RecursionError, ValueError, UnicodeError) as e:
+            note = f"line {t.line}: {type(e).__name__}: {str(e)[:200]}"
+            yield t, TurnRecord(fmt, t.session_id, t.turn_id, status="damaged", note=note)
+
+
+def _cleaned(
+    records: Sequence[TurnRecord], clean: Callable[[Trajectory], Trajectory]
+) -> list[tuple[TurnRecord, Trajectory | None]]:
+    """Each record with its redacted trajectory; one that cannot be cleaned is damaged."""
+    out: list[tuple[TurnRecord, Trajectory | None]] = []
+    for r in records:
+        if r.trajectory is None:
+            out.append((r, None))
+            continue
+        try:
+            out.append((r, clean(r.trajectory)))
+        except (RecursionError, ValueError, UnicodeError) as e:
+            note = f"{type(e).__name__}: {str(e)[:200]}"
+            out.append((attrs.evolve(r, status="damaged", trajectory=None, note=note), None))
+    return out
 
 
 def _record(
@@ -218,6 +272,7 @@ def _record(
         if file_report.truncated or file_report.bad_lines:
             pending_files.add(p)
         done = imports.imported_keys(db, fmt, [t.key for t in turns])
+        fresh: list[Turn] = []
         for t in turns:
             if t.key in done or t.key in seen:
                 report.already += 1
@@ -226,8 +281,11 @@ def _record(
                 pending_files.add(p)
             else:
                 seen.add(t.key)
-                records.append(turn_record(fmt, t, project=project or project_of(t.cwd)))
-    cleaned = [clean(r.trajectory) if r.trajectory is not None else None for r in records]
+                fresh.append(t)
+        records += [r for _, r in _turn_records(fmt, fresh, project)]
+    pairs = _cleaned(records, clean)
+    records = [r for r, _ in pairs]
+    cleaned = [c for _, c in pairs]
     at = now_iso()
     if not records and all(p in pending_files for p, _, _ in parsed):
         return  # nothing to write: not even a transaction
@@ -249,5 +307,8 @@ def _record(
             report.damaged.append(f"{r.session_id} turn {r.turn_id}: {r.note}")
         if tid is not None:
             report.ids.append(tid)
+            fixed = r.trajectory.meta.get("repaired") if r.trajectory is not None else None
+            if isinstance(fixed, dict):
+                report.repaired.update(fixed)
             if r.verdict:
                 report.verdicts[r.verdict] += 1

@@ -22,6 +22,7 @@ complete yet (the agent is still writing the file) is left for the next import.
 
 from __future__ import annotations
 
+import math
 import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -29,6 +30,7 @@ from typing import Any
 
 import attrs
 
+from ..conversation import classify, conversation_tasks
 from ..errors import InvalidRecordError
 from ..records import Step, Trajectory, TurnRecord, check_json_value
 from ._json import is_error_output, loads
@@ -150,6 +152,7 @@ class Turn:
     ended: bool = False  # the transcript says the agent finished this turn
     complete: bool = False  # decided by TurnBuilder.finish
     damaged: str | None = None
+    system: bool = False  # the client wrote this prompt itself (a notification)
 
     @property
     def key(self) -> tuple[str, str]:
@@ -171,6 +174,12 @@ class FileReport:
     skipped_lines: Counter[str] = attrs.Factory(Counter)
     skipped_blocks: Counter[str] = attrs.Factory(Counter)
     ignored_lines: int = 0
+    ignored: Counter[str] = attrs.Factory(Counter)  # known lines without a turn, by kind
+
+    def ignore(self, kind: str) -> None:
+        """A line of a kind the format knows and that carries no turn."""
+        self.ignored_lines += 1
+        self.ignored[kind[:60]] += 1
 
 
 class TurnBuilder:
@@ -191,6 +200,16 @@ class TurnBuilder:
     @property
     def current(self) -> Turn | None:
         return self.turns[-1] if self.turns else None
+
+    @property
+    def calls(self) -> Mapping[str, tuple[Turn, Call]]:
+        """The calls seen so far, by call id."""
+        return self._calls
+
+    def call_of(self, call_id: Any) -> Call | None:
+        """The call with this id, if it was seen."""
+        found = self._calls.get(call_id) if isinstance(call_id, str) else None
+        return found[1] if found is not None else None
 
     def prompt(
         self,
@@ -221,14 +240,14 @@ class TurnBuilder:
         if self.current is not None and isinstance(at, str):
             self.current.ended_at = at
 
-    def call(self, call_id: Any, tool: Any, params: Any) -> None:
+    def call(self, call_id: Any, tool: Any, params: Any) -> Call | None:
         turn = self.current
         if turn is None:
             self.report.skipped_blocks["tool call before any prompt"] += 1
-            return
+            return None
         if not isinstance(tool, str) or not tool.strip():
             self.report.skipped_blocks["tool call without a name"] += 1
-            return
+            return None
         if not isinstance(params, Mapping):
             params = {} if params is None else {"input": params}
         cid = call_id if isinstance(call_id, str) and call_id else f"#{len(self._calls)}"
@@ -236,6 +255,7 @@ class TurnBuilder:
         turn.calls.append(call)
         turn.ended = False
         self._calls[cid] = (turn, call)
+        return call
 
     def result(
         self, call_id: Any, output: str, *, success: bool | None = None, denied: bool = False
@@ -294,7 +314,65 @@ class TurnBuilder:
                 turn.complete = True
             else:
                 turn.complete = not turn.unanswered and (turn.ended or final or quiet)
+        for turn in self.turns:
+            _drop_own_calls(turn)
+        resolve_tasks(self.turns)
         return self.turns
+
+
+def settle(turns: Sequence[Turn]) -> None:
+    """The session is over (its file has not changed for a day): a turn still waiting is
+    complete, recorded without the calls that never got a result (a session committed or
+    killed mid-turn), their count in ``meta["unanswered_calls"]``. Their outcome is unknown,
+    and a step with an unknown outcome would teach a wrong lesson, so they are not steps."""
+    for turn in turns:
+        if turn.complete:
+            continue
+        waiting = {id(c) for c in turn.unanswered}
+        if waiting:
+            turn.meta["unanswered_calls"] = len(waiting)
+            turn.calls = [c for c in turn.calls if id(c) not in waiting]
+        turn.complete = True
+
+
+def is_agentmem_call(tool: str) -> bool:
+    """A call of agentmem's own MCP tools (``mcp__agentmem__agentmem_context``, ...):
+    agentmem looking up lessons, not a step of the agent's task."""
+    if not tool.startswith("mcp__"):
+        return False
+    server, _, name = tool[len("mcp__") :].partition("__")
+    return "agentmem" in server and name.startswith("agentmem_")
+
+
+def _drop_own_calls(turn: Turn) -> None:
+    own = [c for c in turn.calls if is_agentmem_call(c.tool)]
+    if own:
+        turn.calls = [c for c in turn.calls if not is_agentmem_call(c.tool)]
+        turn.meta["agentmem_calls"] = len(own)
+
+
+#: The longest prompt text kept in ``meta["prompt"]`` for a turn that is not a task.
+MAX_PROMPT_META = 2000
+
+
+def resolve_tasks(turns: Sequence[Turn]) -> None:
+    """Give each turn its task from its conversation (:mod:`agentmem.conversation`).
+
+    A turn whose prompt is a reply, a choice or a notification takes the task of the
+    last prompt of its session that stated one (a turn without tools counts); a slash
+    command's task is the command and its arguments. Such a turn keeps its own text in
+    ``meta["prompt"]`` and its kind in ``meta["prompt_kind"]`` (absent: a task).
+    """
+    by_session: dict[str, list[Turn]] = {}
+    for t in turns:
+        by_session.setdefault(t.session_id, []).append(t)
+    for conv in by_session.values():
+        prompts = [classify(t.prompt, system=t.system) for t in conv]
+        for t, p, task in zip(conv, prompts, conversation_tasks(prompts), strict=True):
+            if p.kind != "task":
+                t.meta["prompt_kind"] = p.kind
+                t.meta["prompt"] = p.text[:MAX_PROMPT_META]
+            t.prompt = task or t.prompt
 
 
 # -- a turn as a trajectory ---------------------------------------------------------------
@@ -309,13 +387,49 @@ def clip(text: str, limit: int = MAX_OUTPUT_CHARS) -> str:
     return f"{text[:head]}\n[... {cut} characters cut by agentmem import ...]\n{text[-tail:]}"
 
 
-def _clip_values(value: Any) -> Any:
+#: How deeply an imported parameter value may nest; deeper parts are replaced by a note.
+MAX_PARAM_DEPTH = 32
+_TOO_DEEP = f"[nested deeper than {MAX_PARAM_DEPTH} levels: cut by agentmem import]"
+
+
+class _Repairs:
+    """What :func:`_clean_value` changed in a turn, by kind (``meta["repaired"]``)."""
+
+    def __init__(self) -> None:
+        self.kinds: Counter[str] = Counter()
+
+    def text(self, value: str) -> str:
+        """``value`` as storable text: NUL characters and lone surrogates become U+FFFD."""
+        if "\x00" in value:
+            self.kinds["NUL characters"] += 1
+            value = value.replace("\x00", "\ufffd")
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            self.kinds["lone surrogates"] += 1
+            value = value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+        return value
+
+
+def _clean_value(value: Any, repairs: _Repairs, depth: int = 0, *, cap: bool = True) -> Any:
+    """A transcript's value made storable: long strings clipped (``cap``), bad text repaired,
+    nesting deeper than :data:`MAX_PARAM_DEPTH` replaced by a note. Never recurses further
+    than that, whatever the input."""
     if isinstance(value, str):
-        return clip(value)
+        return repairs.text(clip(value) if cap else value)
+    if isinstance(value, (Mapping, list)) and depth >= MAX_PARAM_DEPTH:
+        repairs.kinds["deep nesting"] += 1
+        return _TOO_DEEP
     if isinstance(value, Mapping):
-        return {k: _clip_values(v) for k, v in value.items()}
+        return {
+            repairs.text(str(k)): _clean_value(v, repairs, depth + 1, cap=cap)
+            for k, v in value.items()
+        }
     if isinstance(value, list):
-        return [_clip_values(v) for v in value]
+        return [_clean_value(v, repairs, depth + 1, cap=cap) for v in value]
+    if isinstance(value, float) and not math.isfinite(value):
+        repairs.kinds["non-finite numbers"] += 1
+        return str(value)
     return value
 
 
@@ -363,18 +477,23 @@ def turn_record(source: str, turn: Turn, *, project: str | None) -> TurnRecord:
         **({"signal": signal} if signal else {}),
         **turn.meta,
     }
+    fix = _Repairs()
     try:
         steps = [
             Step(
-                tool=c.tool,
-                params=_clip_values(c.params),
-                output=clip(c.output) if c.output is not None else _NO_RESULT,
+                tool=fix.text(c.tool[:200]),
+                params=_clean_value(c.params, fix),
+                output=fix.text(clip(c.output)) if c.output is not None else _NO_RESULT,
                 success=_success(c),
             )
             for c in turn.calls
         ]
+        meta = _clean_value(meta, fix, cap=False)
+        task = fix.text(clip(turn.prompt))
+        if fix.kinds:
+            meta["repaired"] = dict(fix.kinds)
         check_json_value(meta, "meta")
-        trajectory = Trajectory(task=turn.prompt, steps=steps, meta=meta, source=source)
+        trajectory = Trajectory(task=task, steps=steps, meta=meta, source=source)
     except InvalidRecordError as e:
         return TurnRecord(*key, status="damaged", note=f"line {turn.line}: {e}")
     verdict, note = VERDICT_SIGNALS[signal] if signal else (None, None)
@@ -400,14 +519,19 @@ class ImportReport:
     skipped_lines: Counter[str] = attrs.Factory(Counter)
     skipped_blocks: Counter[str] = attrs.Factory(Counter)
     ignored_lines: int = 0
+    ignored: Counter[str] = attrs.Factory(Counter)
     bad_lines: list[str] = attrs.Factory(list)
     truncated: list[str] = attrs.Factory(list)
+    other_format: Counter[str] = attrs.Factory(Counter)
+    failed_files: list[str] = attrs.Factory(list)
+    repaired: Counter[str] = attrs.Factory(Counter)  # values made storable, by kind
 
     def add_file(self, f: FileReport) -> None:
         self.files += 1
         self.skipped_lines.update(f.skipped_lines)
         self.skipped_blocks.update(f.skipped_blocks)
         self.ignored_lines += f.ignored_lines
+        self.ignored.update(f.ignored)
         self.bad_lines += [f"{f.path} line {n}: {why}" for n, why in f.bad_lines]
         if f.truncated:
             self.truncated.append(f.path)
@@ -426,12 +550,16 @@ class ImportReport:
             "skipped_line_types": dict(self.skipped_lines),
             "skipped_block_types": dict(self.skipped_blocks),
             "ignored_lines": self.ignored_lines,
+            "ignored_line_types": dict(self.ignored),
             "bad_lines": self.bad_lines,
             "truncated_files": self.truncated,
+            "other_format_files": dict(self.other_format),
+            "failed_files": self.failed_files,
+            "repaired": dict(self.repaired),
         }
 
-    def lines(self) -> list[str]:
-        """The report for people, one fact a line."""
+    def lines(self, *, verbose: bool = False) -> list[str]:
+        """The report for people, one fact a line (``verbose``: the known lines skipped too)."""
         ids = self.ids
         span = "none" if not ids else f"{ids[0]}-{ids[-1]}" if len(ids) > 1 else str(ids[0])
         out = [
@@ -461,6 +589,22 @@ class ImportReport:
             )
         out += [f"skipped bad line: {b}" for b in self.bad_lines]
         out += [f"incomplete last line left for the next import: {p}" for p in self.truncated]
+        out += [
+            f"skipped {n} file(s) that look like {name} transcripts (import them with "
+            f"--format {name})"
+            for name, n in sorted(self.other_format.items())
+        ]
+        out += [f"skipped unreadable file: {f}" for f in self.failed_files]
+        if self.repaired:
+            out.append(
+                "repaired values (in meta.repaired of their trajectories): "
+                + ", ".join(f"{k} x{v}" for k, v in self.repaired.most_common())
+            )
+        if verbose and self.ignored:
+            out.append(
+                f"known lines without a turn ({self.ignored_lines}): "
+                + ", ".join(f"{k} x{v}" for k, v in self.ignored.most_common())
+            )
         return out
 
 
