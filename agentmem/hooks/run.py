@@ -116,6 +116,8 @@ def _payload(data: bytes) -> dict[str, Any]:
         obj = json.loads(data.decode("utf-8")) if data.strip() else None
     except (UnicodeDecodeError, ValueError) as e:
         raise ValueError(f"the hook's input is not JSON ({e})") from None
+    except RecursionError:
+        raise ValueError("the hook's input is nested too deeply to read") from None
     if not isinstance(obj, dict):
         raise ValueError("the hook's input is not a JSON object")
     return obj
@@ -137,6 +139,8 @@ def _claude_code(args: argparse.Namespace, payload: dict[str, Any]) -> str:
         transcript = _text(payload, "transcript_path")
         if transcript is None:
             raise ValueError(f"{event}: the input has no transcript_path")
+        if not os.path.isfile(transcript):  # a folder would import every transcript in it
+            raise ValueError(f"{event}: transcript_path is not a file: {transcript[:200]!r}")
         _import(args, "claude-code", transcript, payload.get("session_id"))
     return ""
 
