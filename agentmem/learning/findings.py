@@ -58,7 +58,8 @@ class Finding:
 
 def quote_error(e: str, words: int = 8) -> str:
     """An error gist ready to stand in single quotes: no inner quotes, a few words."""
-    e = re.sub(r"['\"`]", "", sanitize.quote(e or "", 400)).strip(" .:;,")
+    e = sanitize.quote(e or "", 400)  # nothing addressed to the reader: then no quote
+    e = "" if e == sanitize.WITHHELD else re.sub(r"['\"`]", "", e).strip(" .:;,")
     return clip_words(e, words)
 
 
