@@ -98,10 +98,10 @@ _ADDRESSED: list[tuple[frozenset[str], str, str]] = [
     (frozenset(["system", "assistant", "human", "developer", "chatgpt"]),
      rf"(?<![\w.-]){_ROLE}\s*:", "a role marker"),
     (frozenset(["system", "assistant", "human", "developer", "chatgpt", "claude", "codex", "ai"]),
-     rf"(?:^|[.!?;:]\s*|\bdear\s+|\bhey\s+){_NAMED}\s*[,!]",
+     rf"(?:^|[.!?;:'\"(]\s*|\bdear\s+|\bhey\s+){_NAMED}\s*[,!]",
      "words addressed to the assistant"),
     (frozenset(["model", "agent", "llm"]),
-     r"(?:^|[.!?;:]\s*)(?:model|agent|llm)\s*[,!]", "words addressed to the assistant"),
+     r"(?:^|[.!?;:'\"(]\s*)(?:model|agent|llm)\s*[,!]", "words addressed to the assistant"),
     (frozenset(["you"]),
      rf"\byou\s+(?:must|should|shall|need\s+to|have\s+to|are\s+(?:required|expected)\s+to|"
      rf"will)\s+(?:now\s+|immediately\s+|first\s+|also\s+|then\s+|always\s+)*{_ACT}\b",
@@ -138,7 +138,7 @@ _ADDRESSED: list[tuple[frozenset[str], str, str]] = [
      r"\bdangerously\w*|--dangerously|\byolo\b", "an instruction to turn off a safeguard"),
 ]  # fmt: skip
 _COMPILED: dict[str, re.Pattern[str]] = {}
-_TRIGGER = r"[a-z0-9']+|\|"
+_TRIGGER = r"[a-z0-9]+(?:'[a-z]+)?|\|"
 _NAME_OK = r"[^\w.:/@+-]"
 _SPACE = r"\s+"
 
