@@ -5,7 +5,8 @@ nothing that came from a tool run may reach the prompt as markup or as an
 instruction. Two sides, one rule set. Pure functions, standard library only, cheap
 to import (the prompt hook's lean path reads it).
 
-Write side (learning quotes tool output, parameter values and names):
+Write side (learning quotes tool output and parameter values; tool and parameter
+names in a lesson are held to the read side's rules when it is applied):
 
 - :func:`clean`: control, format (zero-width, bidi) and other invisible characters,
   terminal escape sequences and tag-like markup (``<system-reminder>``, ``</x>``,
@@ -16,9 +17,10 @@ Write side (learning quotes tool output, parameter values and names):
   ("SYSTEM:", "Assistant:"), an assistant or model called by name ("assistant,
   stop"), an imperative to "you" ("you must now run ..."), "ignore previous
   instructions", "do not tell the user", piping a download into a shell, turning
-  off a sandbox. A lesson that needs a withheld quote is refused
-  (:func:`lesson_problem`): it waits for evidence that says the same in plain words.
-- :func:`name`: a tool or parameter name reduced to the characters names use.
+  off a sandbox. An error quote that is withheld is left out of its lesson
+  (:func:`agentmem.learning.findings.quote_error`); a lesson that still holds
+  :data:`WITHHELD` (a parameter value) is refused (:func:`lesson_problem`): it waits
+  for evidence that says the same in plain words.
 
 Read side (every lesson, from every source, before it is served):
 
@@ -45,7 +47,6 @@ __all__ = [
     "for_terminal",
     "invisible",
     "lesson_problem",
-    "name",
     "quote",
     "servable",
     "tag_like",
@@ -139,7 +140,6 @@ _ADDRESSED: list[tuple[frozenset[str], str, str]] = [
 ]  # fmt: skip
 _COMPILED: dict[str, re.Pattern[str]] = {}
 _TRIGGER = r"[a-z0-9]+(?:'[a-z]+)?|\|"
-_NAME_OK = r"[^\w.:/@+-]"
 _SPACE = r"\s+"
 
 
@@ -218,12 +218,6 @@ def quote(text: str, limit: int = 200) -> str:
     if out and (addressed(out) or addressed(_pattern(_SPACE).sub(" ", text[: 8 * limit + 64]))):
         return WITHHELD
     return out
-
-
-def name(text: str, limit: int = 64) -> str:
-    """A tool or parameter name as a lesson may write it: letters, digits and ``_ . : / @
-    + -`` only, at most ``limit`` characters (``"Bash\\x1b[2J|x"`` -> ``"Bashx"``)."""
-    return _pattern(_NAME_OK).sub("", _pattern(_ESCAPE_SEQ).sub("", text or ""))[:limit]
 
 
 def lesson_problem(text: str | None, max_words: int = MAX_WORDS) -> str | None:

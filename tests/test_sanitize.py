@@ -91,13 +91,6 @@ def test_a_parameter_value_keeps_40_characters_and_no_markup() -> None:
     assert sanitize.lesson_problem(f"Call zip with mode=fast, never {sanitize.WITHHELD}.")
 
 
-def test_names_keep_only_name_characters() -> None:
-    assert sanitize.name("Bash\x1b[2J|x\u202e\u200b\n") == "Bashx"
-    assert sanitize.name("mcp__github__create_issue") == "mcp__github__create_issue"
-    assert sanitize.name("functions.shell") == "functions.shell"
-    assert len(sanitize.name("a" * 500)) == 64
-
-
 @pytest.mark.parametrize(
     ("text", "why"),
     [
@@ -169,4 +162,3 @@ def test_servable_and_quote_hold_their_promises(text: str) -> None:
     )
     shown = sanitize.for_terminal(text, newlines=False).replace("\t", " ")  # tabs stay
     assert sanitize.invisible(shown) is None
-    assert sanitize.invisible(sanitize.name(text)) is None
