@@ -39,8 +39,8 @@ from __future__ import annotations
 import re
 
 __all__ = [
+    "MARKUP_NAMES",
     "MAX_WORDS",
-    "PLACEHOLDERS",
     "WITHHELD",
     "addressed",
     "clean",
@@ -58,9 +58,16 @@ MAX_WORDS = 32
 #: What :func:`quote` puts in place of text addressed to the reader. A lesson holding it
 #: is never written nor served.
 WITHHELD = "withheld-text"
-#: The placeholders learning itself writes (``never path=<file>``): not markup.
-PLACEHOLDERS = frozenset(
-    ["file", "date", "number", "code", "id", "name", "value", "path", "url", "n", "x"]
+#: Bare ``<word>`` names that are markup a prompt reads as structure (roles, harness
+#: tags, HTML that runs or hides); any other ``<word>`` is a placeholder, as learning
+#: writes them (``never path=<file>``) and people do (``git push -u origin <branch>``).
+MARKUP_NAMES = frozenset(
+    """system user assistant human developer tool tools instructions instruction prompt
+    context inst sys im_start im_end endoftext eos bos important admin root rules policy
+    thinking reasoning answer result results output function_calls function invoke
+    parameter tool_use tool_result tool_call script iframe img svg style meta link object
+    embed form input a b i s u p div span html body head title br hr details summary
+    message messages memory memories note notes lesson lessons data""".split()
 )
 
 # Control (Cc), surrogates (Cs), line and paragraph separators, format (Cf, Unicode 15:
@@ -83,7 +90,7 @@ _TAG = (
     r"|\[\s*/?\s*(?:INST|SYS|SYSTEM|ASSISTANT|USER|HUMAN|DEVELOPER)\s*\]"
     r"|<<\s*/?\s*SYS\s*>>"
 )
-_PLACEHOLDER = r"<([a-z]{1,12})>"
+_PLACEHOLDER = r"<([a-z][a-z0-9_]{0,23})>"
 
 _ROLE = r"(?:system|assistant|human|developer|chatgpt)"
 _NAMED = r"(?:system|assistant|human|developer|chatgpt|claude|codex|ai)"
@@ -107,8 +114,8 @@ _ADDRESSED: list[tuple[frozenset[str], str, str]] = [
      rf"\byou\s+(?:must|should|shall|need\s+to|have\s+to|are\s+(?:required|expected)\s+to|"
      rf"will)\s+(?:now\s+|immediately\s+|first\s+|also\s+|then\s+|always\s+)*{_ACT}\b",
      "an instruction addressed to the reader"),
-    (frozenset(["you", "now", "act"]),
-     r"\byou\s+are\s+now\b|\bfrom\s+now\s+on\b|\bact\s+as\b", "an instruction to the reader"),
+    (frozenset(["you", "now"]),
+     r"\byou\s+are\s+now\b|\bfrom\s+now\s+on\b", "an instruction to the reader"),
     (frozenset(["ignore", "disregard", "forget", "override", "overrule"]),
      r"\b(?:ignore|disregard|forget|override|overrule)\b[^.!?]{0,40}\b(?:previous|prior|"
      r"above|earlier|preceding|all|any|other|system|your)\b[^.!?]{0,30}\b(?:instructions?|"
@@ -125,9 +132,9 @@ _ADDRESSED: list[tuple[frozenset[str], str, str]] = [
      r"\b(?:system|developer)\s+(?:prompt|message|instructions?)\b|\bnew\s+instructions?\b"
      r"|\bjailbreak|\bdeveloper\s+mode\b|\bprompt\s+injection\b",
      "talk of the reader's instructions"),
-    (frozenset(["|", "curl", "wget", "bash", "sh", "zsh", "base64", "eval"]),
-     r"\|\s*(?:sudo\s+)?(?:ba|z|da|k|c|tc|fi)?sh\b|\b(?:curl|wget)\b[^|]{0,300}\|"
-     r"|\b(?:bash|sh|zsh)\s+-c\s|\bbase64\s+(?:-d|--decode)\b|\beval\s*\(",
+    (frozenset(["|"]),
+     r"\|\s*(?:sudo\s+)?(?:ba|z|da|k|c|tc|fi)?sh\b"
+     r"|\b(?:curl|wget)\b[^|\n]{0,300}\|\s*(?:sudo\s+)?(?:python\d?|perl|ruby|node)\b",
      "a command that runs downloaded or hidden code"),
     (frozenset(["disable", "turn", "switch", "bypass", "skip", "circumvent", "deactivate",
                 "escape"]),
@@ -159,13 +166,14 @@ def invisible(text: str) -> str | None:
 
 
 def tag_like(text: str) -> str | None:
-    """The first tag-like markup in ``text`` (``<system-reminder>``, ``</x>``, ``[INST]``),
-    or None; learning's own placeholders (``<file>``, ``<value>``) are not markup."""
+    """The first tag-like markup in ``text`` (``<system-reminder>``, ``</x>``, ``[INST]``,
+    ``<system>``), or None; placeholders (``<file>``, ``<branch>``: one lower-case word,
+    not one of :data:`MARKUP_NAMES`) are not markup."""
     if "<" not in text and "[" not in text:
         return None
     for m in _pattern(_TAG).finditer(text):
         p = re.fullmatch(_PLACEHOLDER, m.group(0))
-        if p is None or p.group(1) not in PLACEHOLDERS:
+        if p is None or p.group(1) in MARKUP_NAMES:
             return m.group(0)
     return None
 
@@ -201,7 +209,7 @@ def clean(text: str, limit: int = 200) -> str:
 def _strip_tags(text: str) -> str:
     def drop(m: re.Match[str]) -> str:
         p = re.fullmatch(_PLACEHOLDER, m.group(0))
-        return m.group(0) if p and p.group(1) in PLACEHOLDERS else " "
+        return m.group(0) if p and p.group(1) not in MARKUP_NAMES else " "
 
     for _ in range(3):  # "<<x>system>" leaves a tag behind after one pass
         new = _pattern(_TAG).sub(drop, text)

@@ -162,3 +162,16 @@ def test_servable_and_quote_hold_their_promises(text: str) -> None:
     )
     shown = sanitize.for_terminal(text, newlines=False).replace("\t", " ")  # tabs stay
     assert sanitize.invisible(shown) is None
+
+
+def test_no_lesson_of_the_labelled_pairs_is_refused() -> None:
+    """The 242 labelled lesson pairs (real-style lessons, people's and learned): none may
+    break a rule but length, or the rules cost recall."""
+    import json
+
+    texts = set()
+    for line in (ROOT / "tests" / "data" / "lesson_pairs.jsonl").read_text().splitlines():
+        texts |= {v for v in json.loads(line).values() if isinstance(v, str) and " " in v}
+    refused = {t: sanitize.lesson_problem(t) for t in texts}
+    refused = {t: w for t, w in refused.items() if w and "words" not in w}
+    assert len(texts) > 300 and refused == {}
