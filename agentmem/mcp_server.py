@@ -684,7 +684,8 @@ class Refusal(NamedTuple):
 
 def screen_line(line: bytes) -> str | Refusal | None:
     """One line of the client's input: its text, ready for the SDK; a :class:`Refusal`;
-    or None for a blank line (nothing to answer)."""
+    or None for a blank line (nothing to answer). A refusal of a notification (no
+    ``id``) is logged, never answered."""
     line = line.rstrip(b"\r\n")
     if not line.strip():
         return None
@@ -704,11 +705,22 @@ def screen_line(line: bytes) -> str | Refusal | None:
         return Refusal(_guess_id(line), _PARSE_ERROR, f"not JSON ({str(e)[:80]})")
     ident = obj.get("id") if isinstance(obj, dict) else None
     ident = ident if isinstance(ident, (int, str)) and not isinstance(ident, bool) else None
-    why = _json_problem(obj)
+    notification = isinstance(obj, dict) and "id" not in obj
+    why = _json_problem(obj) or _not_a_message(text)
     if why is None:
         return text
-    notification = isinstance(obj, dict) and "id" not in obj
     return Refusal(ident, _INVALID_REQUEST, why, notification)
+
+
+def _not_a_message(text: str) -> str | None:
+    """Why the SDK would not read ``text`` as a JSON-RPC message (it would drop it, unanswered)."""
+    import mcp_types as types
+
+    try:
+        types.jsonrpc_message_adapter.validate_json(text, by_name=False)
+    except ValueError:
+        return "not a JSON-RPC 2.0 request, notification or response"
+    return None
 
 
 def _guess_id(line: bytes) -> int | str | None:

@@ -169,6 +169,7 @@ class _Client:
         env.pop("AGENTMEM_DB", None)
         self.p = subprocess.Popen(
             [sys.executable, "-m", "agentmem", "mcp", "--db", str(db)],
+            bufsize=0,  # unbuffered: select() sees every answer not read yet
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,

@@ -28,6 +28,7 @@ __all__ = [
     "MAX_QUERY_CHARS",
     "Found",
     "gather",
+    "query_text",
     "scope",
     "search",
     "search_many",
@@ -119,7 +120,7 @@ def search(
     reader), however it got into the file, is never returned: the next one takes
     its place.
     """
-    text = text[:MAX_QUERY_CHARS]
+    text = query_text(text)
     conn = raw(db)
     own = not conn.in_transaction
     if own:
@@ -180,7 +181,7 @@ def search_many(
     at once): a learning session's thousands of Stage 2 retrievals read the index
     once per batch instead of once per group. The rest is :func:`search`'s.
     """
-    texts = [t[:MAX_QUERY_CHARS] for t in texts]
+    texts = [query_text(t) for t in texts]
     n = len(texts)
     tools_of = [None] * n if tools is None else list(tools)
     domains_of = [None] * n if domains is None else list(domains)
@@ -220,6 +221,13 @@ def search_many(
     finally:
         if own and conn.in_transaction:
             conn.execute("COMMIT")
+
+
+def query_text(text: str) -> str:
+    """The part of a query that is searched: its first :data:`MAX_QUERY_CHARS` characters,
+    lone surrogates (undecodable bytes of a command line) as ``?``."""
+    text = text[:MAX_QUERY_CHARS]
+    return text if text.isascii() else text.encode("utf-8", "replace").decode("utf-8")
 
 
 def _found(row: dict[str, Any], r: Ranked) -> Found:
