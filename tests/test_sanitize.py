@@ -175,3 +175,9 @@ def test_no_lesson_of_the_labelled_pairs_is_refused() -> None:
     refused = {t: sanitize.lesson_problem(t) for t in texts}
     refused = {t: w for t, w in refused.items() if w and "words" not in w}
     assert len(texts) > 300 and refused == {}
+
+
+def test_the_word_limit_is_the_records_one() -> None:
+    from agentmem.records import MAX_EXPERIENCE_WORDS
+
+    assert sanitize.MAX_WORDS == MAX_EXPERIENCE_WORDS
