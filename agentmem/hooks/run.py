@@ -139,8 +139,10 @@ def _claude_code(args: argparse.Namespace, payload: dict[str, Any]) -> str:
         transcript = _text(payload, "transcript_path")
         if transcript is None:
             raise ValueError(f"{event}: the input has no transcript_path")
-        if not os.path.isfile(transcript):  # a folder would import every transcript in it
-            raise ValueError(f"{event}: transcript_path is not a file: {transcript[:200]!r}")
+        if os.path.exists(transcript) and not os.path.isfile(transcript):  # a folder would
+            raise ValueError(  # import every transcript in it
+                f"{event}: transcript_path is not a file: {transcript[:200]!r}"
+            )
         _import(args, "claude-code", transcript, payload.get("session_id"))
     return ""
 
