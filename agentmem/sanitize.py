@@ -121,7 +121,9 @@ _ADDRESSED: list[tuple[frozenset[str], str, str]] = [
      r"above|earlier|preceding|all|any|other|system|your)\b[^.!?]{0,30}\b(?:instructions?|"
      r"prompts?|rules?|messages?|context|guidelines|directions|policies|policy)\b",
      "an instruction to ignore instructions"),
-    (frozenset(["not", "don't", "dont", "never", "without"]),
+    (frozenset(["tell", "telling", "mention", "mentioning", "inform", "informing", "reveal",
+                "revealing", "alert", "alerting", "notify", "notifying", "report", "reporting",
+                "show", "showing", "warn", "warning"]),
      r"\b(?:do\s+not|don'?t|never|without)\s+(?:tell|telling|mention|mentioning|inform|"
      r"informing|reveal|revealing|alert|alerting|notify|notifying|report|reporting|show|"
      r"showing|warn|warning)\b[^.!?]{0,20}\b(?:user|human|anyone|them|this|it)\b",
@@ -132,7 +134,8 @@ _ADDRESSED: list[tuple[frozenset[str], str, str]] = [
      r"\b(?:system|developer)\s+(?:prompt|message|instructions?)\b|\bnew\s+instructions?\b"
      r"|\bjailbreak|\bdeveloper\s+mode\b|\bprompt\s+injection\b",
      "talk of the reader's instructions"),
-    (frozenset(["|"]),
+    (frozenset(["sh", "bash", "zsh", "dash", "ksh", "csh", "tcsh", "fish", "python", "python2",
+                "python3", "perl", "ruby", "node", "sudo"]),
      r"\|\s*(?:sudo\s+)?(?:ba|z|da|k|c|tc|fi)?sh\b"
      r"|\b(?:curl|wget)\b[^|\n]{0,300}\|\s*(?:sudo\s+)?(?:python\d?|perl|ruby|node)\b",
      "a command that runs downloaded or hidden code"),
@@ -169,13 +172,36 @@ def tag_like(text: str) -> str | None:
     """The first tag-like markup in ``text`` (``<system-reminder>``, ``</x>``, ``[INST]``,
     ``<system>``), or None; placeholders (``<file>``, ``<branch>``: one lower-case word,
     not one of :data:`MARKUP_NAMES`) are not markup."""
-    if "<" not in text and "[" not in text:
+    if not _maybe_tag(text):
         return None
     for m in _pattern(_TAG).finditer(text):
         p = re.fullmatch(_PLACEHOLDER, m.group(0))
         if p is None or p.group(1) in MARKUP_NAMES:
             return m.group(0)
     return None
+
+
+def _maybe_tag(text: str) -> bool:
+    """Whether :data:`_TAG` must look at ``text``: a ``<`` not opening a placeholder, or a
+    bracketed role word (string tests only: the prompt hook's lessons hold ``<file>``)."""
+    start = text.find("<")
+    while start != -1:
+        end = text.find(">", start + 1)
+        if end == -1:
+            break
+        inner = text[start + 1 : end]
+        if not (inner.islower() and inner.replace("_", "").isalnum() and len(inner) <= 24):
+            return True
+        if inner in MARKUP_NAMES or inner[:1].isdigit():
+            return True
+        start = text.find("<", end + 1)
+    if "[" in text:
+        squeezed = text.lower().replace(" ", "")
+        return any(f"[{w}]" in squeezed or f"[/{w}]" in squeezed for w in _BRACKET_ROLES)
+    return False
+
+
+_BRACKET_ROLES = ("inst", "sys", "system", "assistant", "user", "human", "developer")
 
 
 def addressed(text: str) -> str | None:
