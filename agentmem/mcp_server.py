@@ -801,7 +801,7 @@ class _Screen:
 
         self.refused += 1
         with contextlib.suppress(Exception):
-            sys.stderr.write(f"agentmem mcp: refused request {r.id!r}: {r.why}\n")
+            sys.stderr.write(f"agentmem mcp: refused request {repr(r.id)[:80]}: {r.why}\n")
             sys.stderr.flush()
         if r.notification:
             return  # JSON-RPC: a notification is never answered
@@ -818,15 +818,23 @@ def _private_stdin() -> Iterator[Any]:
     """The client's input as a binary file of our own, with fd 0 on the null device while
     serving (as the SDK does: a child process must not read the protocol)."""
     try:
-        private = os.dup(0)
         null = os.open(os.devnull, os.O_RDONLY)
     except OSError:
         yield sys.stdin.buffer
         return
+    private = -1
     try:
+        private = os.dup(0)
         os.dup2(null, 0)
+    except OSError:  # no fd 0 to move: read it in place, as the SDK would
+        if private >= 0:
+            os.close(private)
+        private = -1
     finally:
         os.close(null)
+    if private < 0:
+        yield sys.stdin.buffer
+        return
     try:
         with os.fdopen(private, "rb", closefd=False) as raw:
             yield raw

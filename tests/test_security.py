@@ -297,3 +297,19 @@ def test_browse_refuses_a_foreign_host_and_bounds_a_query(tmp_path: Path) -> Non
         assert (await get("http://localhost:8001")).status_code == 200  # and it goes on
 
     asyncio.run(script())
+
+
+def test_screen_line_answers_with_the_request_id_where_it_can() -> None:
+    pytest.importorskip("mcp_types", reason="agentmem[mcp] not installed")
+    from agentmem.mcp_server import MAX_DEPTH, Refusal, screen_line
+
+    good = b'{"jsonrpc":"2.0","id":7,"method":"ping"}\n'
+    assert screen_line(good) == good.decode().strip() and screen_line(b"  \r\n") is None
+    cut = screen_line(b'{"jsonrpc":"2.0","id":"a-1","method":"tools/call","params":{')
+    assert cut == Refusal("a-1", -32700, cut.why) and "not JSON" in cut.why
+    deep = b'{"jsonrpc":"2.0","id":3,"method":"ping","params":{"a":' + b"[" * 70 + b"]" * 70
+    assert screen_line(deep + b"}}") == Refusal(3, -32600, f"nested deeper than {MAX_DEPTH}")
+    note = screen_line(b'{"jsonrpc":"2.0","method":"notifications/x","params":{"a":"\\udc00"}}')
+    assert isinstance(note, Refusal) and note.notification and note.id is None
+    not_rpc = "not a JSON-RPC 2.0 request, notification or response"
+    assert screen_line(b'{"id": 9}') == Refusal(9, -32600, not_rpc)
