@@ -313,3 +313,24 @@ def test_screen_line_answers_with_the_request_id_where_it_can() -> None:
     assert isinstance(note, Refusal) and note.notification and note.id is None
     not_rpc = "not a JSON-RPC 2.0 request, notification or response"
     assert screen_line(b'{"id": 9}') == Refusal(9, -32600, not_rpc)
+
+
+def test_a_lesson_lengthened_behind_agentmems_back_lists_and_can_be_removed(
+    tmp_path: Path,
+) -> None:
+    """A stored row over 32 words does not stop ``experiences``, ``learn`` or ``remove``."""
+    db = _planted(tmp_path)
+    conn = sqlite3.connect(db)
+    with conn:
+        conn.execute("UPDATE experiences SET text = ? WHERE id = 1", ("\x1b[2J" + "run it " * 20,))
+    conn.close()
+    run = CliRunner()
+    listed = run.invoke(cli, ["experiences", "--db", str(db)])
+    assert listed.exit_code == 0 and "\\x1b[2J" in listed.output and "\x1b" not in listed.output
+    assert run.invoke(cli, ["learn", "--no-model", "--db", str(db)]).exit_code == 0
+    assert "run it" not in context_text(db, "run it with cat", tools=["cat"])
+    assert run.invoke(cli, ["remove", "--db", str(db), "1"]).exit_code == 0
+    with Memory.open(db) as mem:
+        assert [e.id for e in mem.experiences()] == [2]
+    with pytest.raises(InvalidRecordError, match="at most 32 words"):
+        Memory.open(db).add("run it " * 20)  # a new lesson still may not
