@@ -30,6 +30,14 @@ each one that has at least one step is recorded as *rejected*, with
 ``meta.error`` saying it was unfinished, just as :meth:`Memory.trajectory`
 records a block that raised; open ones without steps are dropped.
 
+Hostile input never stops the server: every request line is screened before the SDK
+reads it (:func:`screen_line`). A line over :data:`MAX_MESSAGE_BYTES`, one that is
+not UTF-8 or not JSON, one nested deeper than :data:`MAX_DEPTH` or holding a lone
+surrogate gets a JSON-RPC error with its id (``null`` when none can be read), is
+counted, and logged on standard error in one line; every other request is
+answered. A huge ``task`` costs what its first
+:data:`agentmem.retrieval.pipeline.MAX_QUERY_CHARS` characters do.
+
 Importing this module is cheap: the MCP SDK (and pydantic) load only in
 :func:`build_server` and :func:`serve`, and no model loads until a tool needs it.
 Trajectories recorded here have ``source = "mcp"``.
@@ -41,14 +49,16 @@ Trajectories recorded here have ``source = "mcp"``.
 # local names or attributes of the ``schema`` namespace that build_server makes.
 
 import contextlib
+import json
 import os
+import re
 import secrets
 import signal
 import sys
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from types import SimpleNamespace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .errors import AgentMemError, InvalidRecordError
 
@@ -58,7 +68,9 @@ if TYPE_CHECKING:
     from .memory import LiveTrajectory, Memory
 
 __all__ = [
+    "MAX_DEPTH",
     "MAX_LIVE_STEPS",
+    "MAX_MESSAGE_BYTES",
     "MAX_OPEN_TRAJECTORIES",
     "SERVER_NAME",
     "SOURCE",
@@ -67,6 +79,7 @@ __all__ = [
     "TooManyOpenError",
     "UnknownHandleError",
     "build_server",
+    "screen_line",
     "serve",
 ]
 
@@ -85,6 +98,15 @@ SHUTDOWN_LOCK_TIMEOUT_S = 10.0
 #: What to install when the SDK is missing.
 INSTALL_HINT = "pip install 'agentmem[mcp]'"
 UNFINISHED_ERROR = "unfinished: the MCP server exited before agentmem_end"
+#: The longest request line the server reads (bytes); a longer one is answered with an
+#: error, and the rest of it is skipped unread.
+MAX_MESSAGE_BYTES = 8 * 1024 * 1024
+#: How deeply a request's JSON may nest (the envelope counts: a tool call's arguments
+#: start at level 4).
+MAX_DEPTH = 64
+_PARSE_ERROR = -32700
+_INVALID_REQUEST = -32600
+_ID = re.compile(rb'"id"\s*:\s*(-?\d{1,18}|"(?:[^"\\]|\\.){0,200}")')
 
 INSTRUCTIONS = """\
 agentmem is a memory of earlier attempts at tasks: it returns short lessons learned from them \
@@ -704,6 +726,193 @@ def _add_feedback_tool(server: "MCPServer[Any]", core: AgentMemTools, schema: An
             return schema.FeedbackGiven(trajectory_id=trajectory_id, kind=kind)
 
 
+# -- hostile input ---------------------------------------------------------------------
+
+
+class Refusal(NamedTuple):
+    """A request line the server will not pass on: its id (None when it has none or it
+    cannot be read), the JSON-RPC error code, and why."""
+
+    id: int | str | None
+    code: int
+    why: str
+    notification: bool = False
+
+
+def screen_line(line: bytes) -> str | Refusal | None:
+    """One line of the client's input: its text, ready for the SDK; a :class:`Refusal`;
+    or None for a blank line (nothing to answer). A refusal of a notification (no
+    ``id``) is logged, never answered."""
+    line = line.rstrip(b"\r\n")
+    if not line.strip():
+        return None
+    if len(line) > MAX_MESSAGE_BYTES:
+        return Refusal(
+            _guess_id(line), _INVALID_REQUEST, f"a request over {MAX_MESSAGE_BYTES} bytes"
+        )
+    try:
+        text = line.decode("utf-8")
+    except UnicodeDecodeError as e:
+        return Refusal(_guess_id(line), _PARSE_ERROR, f"not UTF-8 (byte {e.start})")
+    try:
+        obj = json.loads(text)
+    except RecursionError:
+        return Refusal(_guess_id(line), _INVALID_REQUEST, f"nested deeper than {MAX_DEPTH}")
+    except ValueError as e:
+        return Refusal(_guess_id(line), _PARSE_ERROR, f"not JSON ({str(e)[:80]})")
+    ident = obj.get("id") if isinstance(obj, dict) else None
+    ident = ident if isinstance(ident, (int, str)) and not isinstance(ident, bool) else None
+    notification = isinstance(obj, dict) and "id" not in obj
+    why = _json_problem(obj) or _not_a_message(text)
+    if why is None:
+        return text
+    return Refusal(ident, _INVALID_REQUEST, why, notification)
+
+
+def _not_a_message(text: str) -> str | None:
+    """Why the SDK would not read ``text`` as a JSON-RPC message (it would drop it, unanswered)."""
+    import mcp_types as types
+
+    try:
+        types.jsonrpc_message_adapter.validate_json(text, by_name=False)
+    except ValueError:
+        return "not a JSON-RPC 2.0 request, notification or response"
+    return None
+
+
+def _guess_id(line: bytes) -> int | str | None:
+    m = _ID.search(line[:4096])
+    if m is None:
+        return None
+    try:
+        value = json.loads(m.group(1).decode("utf-8", "replace"))
+    except ValueError:
+        return None
+    return value if isinstance(value, (int, str)) and _json_problem(value) is None else None
+
+
+def _json_problem(obj: Any) -> str | None:
+    """Why a parsed request must not reach the SDK: too deep, or a lone surrogate."""
+    todo: list[tuple[Any, int]] = [(obj, 1)]
+    while todo:
+        value, depth = todo.pop()
+        if isinstance(value, str):
+            if not value.isascii() and _SURROGATE.search(value):
+                return "a string with a lone surrogate (not Unicode text)"
+            continue
+        if not isinstance(value, (dict, list)):
+            continue
+        if depth > MAX_DEPTH:
+            return f"nested deeper than {MAX_DEPTH}"
+        items = list(value.items()) if isinstance(value, dict) else [(None, v) for v in value]
+        for k, v in items:
+            if k is not None:
+                todo.append((k, depth))
+            todo.append((v, depth + 1))
+    return None
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+class _Screen:
+    """The SDK's stdin: the client's lines that pass :func:`screen_line`; the others are
+    answered here with a JSON-RPC error, counted in ``refused`` and logged on stderr."""
+
+    def __init__(self, raw: Any) -> None:
+        self.raw = raw  # a binary file
+        self.refused = 0
+        self._write: Any = None
+
+    def attach(self, write_stream: Any) -> None:
+        self._write = write_stream
+
+    def __aiter__(self) -> Any:
+        return self._lines()
+
+    async def _lines(self) -> Any:
+        import anyio
+
+        while True:
+            line = await anyio.to_thread.run_sync(self.raw.readline, MAX_MESSAGE_BYTES + 1)
+            if not line:
+                return
+            if len(line) > MAX_MESSAGE_BYTES and not line.endswith(b"\n"):
+                await anyio.to_thread.run_sync(self._skip_rest)
+            got = screen_line(line)
+            if isinstance(got, str):
+                yield got
+            elif got is not None:
+                await self._refuse(got)
+
+    def _skip_rest(self) -> None:
+        while True:
+            chunk = self.raw.readline(1 << 20)
+            if not chunk or chunk.endswith(b"\n"):
+                return
+
+    async def _refuse(self, r: Refusal) -> None:
+        import anyio
+        import mcp_types as types
+        from mcp.shared.message import SessionMessage
+
+        self.refused += 1
+        with contextlib.suppress(Exception):
+            sys.stderr.write(f"agentmem mcp: refused request {repr(r.id)[:80]}: {r.why}\n")
+            sys.stderr.flush()
+        if r.notification:
+            return  # JSON-RPC: a notification is never answered
+        while self._write is None:
+            await anyio.sleep(0.01)
+        error = types.ErrorData(code=r.code, message=f"agentmem refused the request: {r.why}")
+        await self._write.send(
+            SessionMessage(types.JSONRPCError(jsonrpc="2.0", id=r.id, error=error))
+        )
+
+
+@contextlib.contextmanager
+def _private_stdin() -> Iterator[Any]:
+    """The client's input as a binary file of our own, with fd 0 on the null device while
+    serving (as the SDK does: a child process must not read the protocol)."""
+    try:
+        null = os.open(os.devnull, os.O_RDONLY)
+    except OSError:
+        yield sys.stdin.buffer
+        return
+    private = -1
+    try:
+        private = os.dup(0)
+        os.dup2(null, 0)
+    except OSError:  # no fd 0 to move: read it in place, as the SDK would
+        if private >= 0:
+            os.close(private)
+        private = -1
+    finally:
+        os.close(null)
+    if private < 0:
+        yield sys.stdin.buffer
+        return
+    try:
+        with os.fdopen(private, "rb", closefd=False) as raw:
+            yield raw
+    finally:
+        with contextlib.suppress(OSError):
+            os.dup2(private, 0)
+        os.close(private)
+
+
+async def _run_stdio(server: "MCPServer[Any]") -> None:
+    """``server.run_stdio_async`` with :class:`_Screen` in front of the SDK's reader."""
+    from mcp.server.stdio import stdio_server
+
+    lowlevel = server._lowlevel_server
+    with _private_stdin() as raw:
+        screen = _Screen(raw)
+        async with stdio_server(stdin=screen) as (read_stream, write_stream):  # type: ignore[arg-type]
+            screen.attach(write_stream)
+            await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
+
+
 class _Signalled(BaseException):
     """SIGTERM or SIGINT arrived; raised from the signal handler so that ``finally`` runs."""
 
@@ -732,7 +941,7 @@ def serve(db_path: str | None = None) -> None:
     status: int | None = None
     try:
         server = build_server(core)
-        anyio.run(server.run_stdio_async)
+        anyio.run(_run_stdio, server)
     except _Signalled as e:
         status = 128 + e.signum
     finally:

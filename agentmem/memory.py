@@ -50,6 +50,16 @@ if TYPE_CHECKING:
 __all__ = ["DEFAULT_DB_ENV", "LiveTrajectory", "Memory", "default_db_path"]
 
 
+def _servable(text: str) -> str:
+    """A hand-written lesson, stripped, or InvalidRecordError saying which rule it breaks."""
+    from .sanitize import lesson_problem
+
+    why = lesson_problem(text, max_words=len(text)) if isinstance(text, str) else None
+    if why:
+        raise InvalidRecordError(f"refused lesson: {why}")
+    return text.strip() if isinstance(text, str) else text
+
+
 class Memory:
     """An agentmem library: trajectories, experiences and the operations journal.
 
@@ -571,7 +581,7 @@ class Memory:
         ops = []
         for item in lessons:
             text, domain = (item, "") if isinstance(item, str) else item
-            e = Experience(text=text.strip(), domain=domain)
+            e = Experience(text=_servable(text), domain=domain)
             ops.append(Operation("ADD", text=e.text, domain=e.domain, origin="user"))
         if not ops:
             return []
@@ -580,7 +590,7 @@ class Memory:
     def edit(self, experience_id: int, text: str, *, domain: str | None = None) -> Experience:
         """Replace an experience's text (and optionally domain); journaled and undoable."""
         old = self.get_experience(experience_id)
-        e = Experience(text=text.strip(), domain=old.domain if domain is None else domain)
+        e = Experience(text=_servable(text), domain=old.domain if domain is None else domain)
         self._curate(
             [
                 Operation(

@@ -326,7 +326,9 @@ class Feedback:
 def _experience_text(instance: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
     _nonempty_text(instance, attribute, value)
     n = word_count(value)
-    if n > MAX_EXPERIENCE_WORDS:
+    # A stored row (it has an id) is read as it is, so one lengthened behind agentmem's back
+    # still lists, learns around and can be removed; it is never served (agentmem.sanitize).
+    if n > MAX_EXPERIENCE_WORDS and instance.id is None:
         raise InvalidRecordError(
             f"an experience is at most {MAX_EXPERIENCE_WORDS} words; this one has {n}"
         )

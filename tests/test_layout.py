@@ -33,6 +33,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "projects",
         "redact",
         "outputs",
+        "sanitize",
         "rc",
         "schemadoc",
         "conversation",

@@ -13,10 +13,17 @@ Needs the optional ``browse`` extra (``pip install 'agentmem[browse]'``: Dataset
 - A small plugin, active only on the Datasette instances made here, links a
   lesson to its journal and source runs, a session to what it did and a group
   to its runs.
+- Hostile pages cannot use it: a request whose ``Host`` header is not the address
+  it serves (or a loopback name) is refused with 421 (:func:`host_guard`: a page
+  on another site that rebinds its DNS name to 127.0.0.1 gets nothing), and one
+  query's memory is bounded (:data:`HEAP_LIMIT` for SQLite, :data:`PROCESS_DATA_LIMIT`
+  for the process, 5 s, :data:`MAX_ROWS` rows): ``randomblob(600000000)`` is an error
+  page, not 650 MB.
 """
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
 from pathlib import Path
 from typing import Any
@@ -33,11 +40,16 @@ from ..schemadoc import SchemaDoc
 from ..schemadoc import load as load_schema_doc
 from . import plugin
 from .metadata import DATABASE, hidden_tables, metadata
-from .plugin import MARK
+from .plugin import HEAP_LIMIT, MARK
 
 __all__ = [
+    "HEAP_LIMIT",
     "LOOPBACK_HOST",
+    "MAX_ROWS",
+    "PROCESS_DATA_LIMIT",
     "ReadOnlyDatabase",
+    "allowed_hosts",
+    "host_guard",
     "inspect_library",
     "is_loopback",
     "make_datasette",
@@ -46,6 +58,12 @@ __all__ = [
 
 #: Where ``agentmem browse`` listens unless told otherwise.
 LOOPBACK_HOST = "127.0.0.1"
+#: The browsing process's data segment limit (``RLIMIT_DATA``, where the OS has it): the
+#: backstop for what SQLite's limit does not see (rows copied into Python).
+PROCESS_DATA_LIMIT = 2 * 1024**3
+#: The most rows one query page returns (Datasette's ``max_returned_rows``).
+MAX_ROWS = 1000
+_LOOPBACK_NAMES = ("localhost", "127.0.0.1", "[::1]")
 
 
 def _ro_uri(path: Path) -> str:
@@ -153,6 +171,7 @@ def make_datasette(path: str | Path, **settings: Any) -> Any:
         settings={
             "allow_download": False,
             "sql_time_limit_ms": 5000,
+            "max_returned_rows": MAX_ROWS,
             **settings,
         },
     )
@@ -174,8 +193,93 @@ def is_loopback(host: str) -> bool:
         return False
 
 
+def allowed_hosts(host: str, port: int) -> frozenset[str]:
+    """The ``Host`` headers a server listening on ``host``:``port`` answers: the loopback
+    names and ``host`` itself, with the port (and without it on port 80). Listening on
+    every address (``0.0.0.0``, ``::``) adds nothing: such a server answers the loopback
+    names, and IP literals (:func:`host_guard`), never a DNS name it cannot know."""
+    shown = f"[{host.strip('[]')}]" if ":" in host else host
+    names = {*_LOOPBACK_NAMES, shown}
+    out = {f"{n}:{port}" for n in names}
+    if port == 80:
+        out |= names
+    return frozenset(h.lower() for h in out)
+
+
+def _ip_literal(value: str, port: int) -> bool:
+    """Whether a ``Host`` header is an IP address literal with this port."""
+    if value.startswith("["):
+        name, _, rest = value[1:].partition("]")
+        got = rest[1:] if rest.startswith(":") else ""
+    else:
+        name, _, got = value.partition(":")
+    if got != (str(port) if got or port != 80 else ""):
+        return False
+    try:
+        ipaddress.ip_address(name)
+    except ValueError:
+        return False
+    return True
+
+
+def host_guard(app: Any, host: str, port: int) -> Any:
+    """``app`` (ASGI) answering only requests whose ``Host`` is one of
+    :func:`allowed_hosts` (any IP literal too when listening on every address); the
+    others get 421 Misdirected Request: the defence against DNS rebinding."""
+    allowed = allowed_hosts(host, port)
+    wildcard = host in ("0.0.0.0", "::", "[::]", "")
+
+    async def guarded(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope.get("type") not in ("http", "websocket"):
+            await app(scope, receive, send)
+            return
+        raw = [v for k, v in scope.get("headers", ()) if k.lower() == b"host"]
+        value = raw[0].decode("latin-1").strip().lower() if len(raw) == 1 else ""
+        if value in allowed or (wildcard and value and _ip_literal(value, port)):
+            await app(scope, receive, send)
+            return
+        body = (
+            f"agentmem browse answers only for {', '.join(sorted(allowed))}; "
+            "this request named another host.\n"
+        ).encode()
+        if scope["type"] == "websocket":
+            await send({"type": "websocket.close", "code": 1008})
+            return
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 421,
+                "headers": [(b"content-type", b"text/plain; charset=utf-8")],
+            }
+        )
+        await send({"type": "http.response.body", "body": body})
+
+    return guarded
+
+
+def _limit_process_memory() -> None:
+    try:
+        import resource
+    except ImportError:  # pragma: no cover - not on this OS
+        return
+    soft, hard = resource.getrlimit(resource.RLIMIT_DATA)
+    want = PROCESS_DATA_LIMIT if hard == resource.RLIM_INFINITY else min(hard, PROCESS_DATA_LIMIT)
+    if soft == resource.RLIM_INFINITY or soft > want:
+        with contextlib.suppress(ValueError, OSError):
+            resource.setrlimit(resource.RLIMIT_DATA, (want, hard))
+
+
 def serve(ds: Any, host: str = LOOPBACK_HOST, port: int = 8001) -> None:
-    """Serve ``ds`` with uvicorn until interrupted."""
+    """Serve ``ds`` with uvicorn until interrupted, behind :func:`host_guard`, with the
+    process's memory bounded (:data:`PROCESS_DATA_LIMIT`)."""
     import uvicorn
 
-    uvicorn.run(ds.app(), host=host, port=port, log_level="warning", lifespan="on", workers=1)
+    _limit_process_memory()
+    uvicorn.run(
+        host_guard(ds.app(), host, port),
+        host=host,
+        port=port,
+        log_level="warning",
+        lifespan="on",
+        workers=1,
+    )

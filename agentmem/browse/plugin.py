@@ -1,8 +1,9 @@
 """Datasette hooks for ``agentmem browse``, active only on the instances it builds.
 
-- ``prepare_connection``: ``PRAGMA query_only`` on every connection, and a
+- ``prepare_connection``: ``PRAGMA query_only`` and ``hard_heap_limit`` on every connection, and a
   ``sqrt`` function where SQLite was built without its math functions (the
   advantages of the ``group_runs`` query need it).
+- ``handle_exception``: a query that ran out of its memory is a clear 400.
 - ``render_cell``: links. A lesson links to its journal and to the runs it was
   learned from, a session id to what that session did, a group key to its runs,
   a trajectory id to its row.
@@ -20,10 +21,13 @@ from datasette.utils.sqlite import sqlite3
 
 from .metadata import DATABASE
 
-__all__ = ["MARK", "prepare_connection", "render_cell"]
+__all__ = ["HEAP_LIMIT", "MARK", "handle_exception", "prepare_connection", "render_cell"]
 
 #: The attribute that marks a Datasette instance as agentmem's.
 MARK = "_agentmem_browse"
+#: SQLite's hard heap limit in the browsing process (``PRAGMA hard_heap_limit``): a query
+#: that needs more fails with "out of memory" and the server goes on.
+HEAP_LIMIT = 64 * 1024 * 1024
 
 # column -> (canned query, its parameter, link text or None for the value itself)
 _QUERY_LINKS: dict[str, tuple[str, str, str | None]] = {
@@ -60,10 +64,25 @@ def prepare_connection(conn: Any, database: str, datasette: Any) -> None:
     if not _ours(datasette) or database != DATABASE:
         return  # Datasette's own _internal database is written by Datasette
     conn.execute("PRAGMA query_only = 1")
+    conn.execute(f"PRAGMA hard_heap_limit = {HEAP_LIMIT}")  # one query cannot take the machine
     try:
         conn.execute("SELECT sqrt(4)")
     except sqlite3.OperationalError:  # an SQLite built without its math functions
         conn.create_function("sqrt", 1, _sqrt, deterministic=True)
+
+
+@hookimpl
+def handle_exception(datasette: Any, request: Any, exception: BaseException) -> Any:
+    """A query over :data:`HEAP_LIMIT` (SQLite's out of memory): a clear 400, not a 500."""
+    if not _ours(datasette) or not isinstance(exception, MemoryError):
+        return None
+    from datasette.utils.asgi import Response
+
+    return Response.text(
+        f"agentmem browse: this query needs more than the {HEAP_LIMIT // 2**20} MB of memory "
+        "one query may use; narrow it (fewer rows, smaller values).",
+        status=400,
+    )
 
 
 @hookimpl

@@ -11,6 +11,7 @@ from ..memory import Memory
 from ..records import Experience
 from ..retrieval.ranking import DEFAULT
 from .main import ID, cli, json_option, print_json, print_table, with_memory
+from .terminal import echo
 
 _domain_opt = click.option(
     "--domain", "-d", "domains", multiple=True, help="Search in this tool domain (repeatable)."
@@ -278,7 +279,7 @@ def context(
         project=project,
     )
     if block:
-        click.echo(block)
+        echo(block)
 
 
 @cli.command()

@@ -12,13 +12,14 @@ from ..errors import BusyError
 from ..memory import Memory
 from ..records import EVIDENCE_KINDS
 from .main import ID, cli, json_option, print_json, print_table, with_memory
+from .terminal import echo
 
 
 def print_report(report: Any) -> None:
     """The session report a person reads after ``agentmem learn``."""
     r = report
     head = "dry run (nothing applied)" if r.dry_run else f"session {r.session_id}"
-    click.echo(
+    echo(
         f"{head}: {r.groups_seen} groups seen, {r.groups_ready} ready, "
         f"{r.groups_degenerate} degenerate (discarded), {r.groups_pending} pending, "
         f"{r.groups_single} of a single run, "
@@ -27,13 +28,13 @@ def print_report(report: Any) -> None:
     if r.grouping != "exact":
         formed = r.groups_formed
         theta = "" if r.theta_task is None else f" (theta_task {r.theta_task:.2f})"
-        click.echo(
+        echo(
             f"grouping {r.grouping}: {r.free_runs} runs outside exact groups formed "
             f"{formed.get('correction', 0)} correction group(s) and "
             f"{formed.get('similar', 0)} similar-task group(s){theta}"
         )
     if r.groups:
-        click.echo("")
+        echo("")
         print_table(
             ["kind", "group", "runs", "findings", "why"],
             [
@@ -47,20 +48,20 @@ def print_report(report: Any) -> None:
                 for g in r.groups
             ],
         )
-    click.echo(
+    echo(
         f"model calls {r.llm_calls} (bound N_g(G+1) + compressions = {r.llm_call_bound}; "
         f"{r.compressions} compressions, {r.llm_failures} failures), "
         f"tokens {r.prompt_tokens} in / {r.completion_tokens} out"
     )
-    click.echo(
+    echo(
         f"time {r.wall_seconds:.1f} s: model {r.model_seconds:.1f} s, rest {r.other_seconds:.1f} s"
     )
     if r.model_unavailable:
-        click.echo(f"model unavailable: {r.model_unavailable}")
-        click.echo("  (the session used the data-derived texts, as with --no-model)")
+        echo(f"model unavailable: {r.model_unavailable}")
+        echo("  (the session used the data-derived texts, as with --no-model)")
     applied = r.applied
     if applied:
-        click.echo("")
+        echo("")
         print_table(
             ["op", "id", "domain", "origin", "text"],
             [
@@ -77,7 +78,7 @@ def print_report(report: Any) -> None:
     if r.rejected:
         held = sum(1 for o in r.rejected if o.reason.startswith("held"))
         also = f", {held} of them lessons held until more data shows them" if held else ""
-        click.echo(f"\n{len(r.rejected)} operation(s) rejected{also} (see agentmem journal)")
+        echo(f"\n{len(r.rejected)} operation(s) rejected{also} (see agentmem journal)")
 
 
 @cli.command()
@@ -167,7 +168,7 @@ def learn(
                 dry_run=dry_run,
                 use_model=not no_model,
                 options=opts,
-                progress=(lambda m: click.echo(f"  {m}", err=True)) if show else None,
+                progress=(lambda m: echo(f"  {m}", err=True)) if show else None,
             )
             break
         except BusyError:
@@ -201,19 +202,19 @@ def journal(mem: Memory, session_id: int | None, rejected: bool, as_json: bool) 
         ids = ",".join(map(str, r["target_ids"])) or (
             str(r["result_id"]) if r["result_id"] else "-"
         )
-        click.echo(
+        echo(
             f"#{r['id']} session {r['session_id']} ({r['session_kind']}) {r['kind']} "
             f"[{ids}] {r['status']} via {r['origin']}"
             + (f" group {r['group_key']}" if r["group_key"] else "")
         )
         for b in r["before"] or []:
-            click.echo(f"    before [{b['id']}]: {b['text']}")
+            echo(f"    before [{b['id']}]: {b['text']}")
         if r["after"]:
-            click.echo(f"    after  [{r['after']['id']}]: {r['after']['text']}")
+            echo(f"    after  [{r['after']['id']}]: {r['after']['text']}")
         elif r["text"] and r["status"] == "rejected":
-            click.echo(f"    proposed: {r['text']}")
+            echo(f"    proposed: {r['text']}")
         if r["reason"]:
-            click.echo(f"    why: {r['reason']}")
+            echo(f"    why: {r['reason']}")
 
 
 @cli.command()

@@ -117,7 +117,9 @@ def fmt(value: Any, digits: int = 3) -> str:
 
 def print_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
     """A plain, aligned text table (no dependency)."""
-    cells = [[fmt(c) for c in r] for r in rows]
+    from .terminal import shown  # library text: control characters shown, not run
+
+    cells = [[shown(fmt(c), newlines=False) for c in r] for r in rows]
     widths = [len(h) for h in headers]
     for r in cells:
         for i, c in enumerate(r):

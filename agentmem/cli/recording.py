@@ -24,6 +24,7 @@ from .main import (
     read_input,
     with_memory,
 )
+from .terminal import echo
 
 if TYPE_CHECKING:
     from ..learning.grouping import Grouping, LearningGroup
@@ -426,17 +427,17 @@ def show(mem: Memory, trajectory_id: int, full: bool, as_json: bool) -> None:
         print_json(_trajectory_dict(t))
         return
     verdict = {None: "pending", True: "accepted", False: "rejected"}[t.accepted]
-    click.echo(f"trajectory {t.id}  group {t.group}  source {t.source}  {verdict}")
+    echo(f"trajectory {t.id}  group {t.group}  source {t.source}  {verdict}")
     if t.condition:
-        click.echo(f"condition: {t.condition}")
-    click.echo(f"task: {t.task}")
-    click.echo(f"steps: {len(t.steps)}, success rate {t.success_rate:.2f}")
+        echo(f"condition: {t.condition}")
+    echo(f"task: {t.task}")
+    echo(f"steps: {len(t.steps)}, success rate {t.success_rate:.2f}")
     for i, s in enumerate(t.steps, 1):
         mark = "ok " if s.success else "ERR"
         out = s.output if full else (s.output[:300] + ("..." if len(s.output) > 300 else ""))
-        click.echo(f"  {i:>3} {mark} [{s.domain}] {s.tool}({_params(s.params)})")
+        echo(f"  {i:>3} {mark} [{s.domain}] {s.tool}({_params(s.params)})")
         if out:
-            click.echo("        -> " + out.replace("\n", "\n           "))
+            echo("        -> " + out.replace("\n", "\n           "))
 
 
 def _params(p: dict[str, Any]) -> str:

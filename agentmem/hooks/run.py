@@ -118,6 +118,8 @@ def _payload(data: bytes) -> dict[str, Any]:
         obj = json.loads(data.decode("utf-8")) if data.strip() else None
     except (UnicodeDecodeError, ValueError) as e:
         raise ValueError(f"the hook's input is not JSON ({e})") from None
+    except RecursionError:
+        raise ValueError("the hook's input is nested too deeply to read") from None
     if not isinstance(obj, dict):
         raise ValueError("the hook's input is not a JSON object")
     return obj
@@ -140,6 +142,10 @@ def _hook_event(args: argparse.Namespace, fmt: str, payload: dict[str, Any]) -> 
         transcript = _text(payload, "transcript_path")
         if transcript is None:
             raise ValueError(f"{event}: the input has no transcript_path")
+        if os.path.exists(transcript) and not os.path.isfile(transcript):  # a folder would
+            raise ValueError(  # import every transcript in it
+                f"{event}: transcript_path is not a file: {transcript[:200]!r}"
+            )
         state = None
         if fmt == "claude-code":
             from ..importers.claude_code import stop_state

@@ -14,6 +14,7 @@ from typing import Any
 
 import attrs
 
+from .. import sanitize
 from .digest import clip_words, value_text
 
 __all__ = ["KIND_RANK", "Finding", "err_clause", "lesson_text", "quote_error", "short_value"]
@@ -57,7 +58,8 @@ class Finding:
 
 def quote_error(e: str, words: int = 8) -> str:
     """An error gist ready to stand in single quotes: no inner quotes, a few words."""
-    e = re.sub(r"['\"`]", "", e or "").strip(" .:;,")
+    e = sanitize.quote(e or "", 400)  # nothing addressed to the reader: then no quote
+    e = "" if e == sanitize.WITHHELD else re.sub(r"['\"`]", "", e).strip(" .:;,")
     return clip_words(e, words)
 
 
@@ -72,4 +74,4 @@ def err_clause(e: str, subject: str = "it", verb: str = "fails", words: int = 6)
 
 
 def short_value(v: Any) -> str:
-    return value_text(v, 40)
+    return sanitize.quote(value_text(v, 400), 40)

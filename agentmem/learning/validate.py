@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Collection, Iterable, Sequence
 
+from .. import sanitize
 from ..records import MAX_EXPERIENCE_WORDS, word_count
 
 __all__ = [
@@ -139,6 +140,9 @@ def lesson_problem(
         return "empty text"
     if max_words is not None and word_count(text) > max_words:
         return f"{word_count(text)} words, over the {max_words}-word limit"
+    hostile = sanitize.lesson_problem(text, max_words=len(text))  # markup, addressed text
+    if hostile:
+        return hostile
     run = copied_run(text, instructions)
     if run:
         return f"copies the prompt's instructions ('{run}')"

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
-from .. import terms
+from .. import sanitize, terms
 from .._tx import begin, raw
 from ..domains import domain_for
 from ..storage import experiences, keyword_index, tool_domains, tool_usage, vector_index
@@ -25,8 +25,10 @@ __all__ = [
     "BM25_WEIGHTS",
     "CANDIDATES",
     "COMMON_CAP",
+    "MAX_QUERY_CHARS",
     "Found",
     "gather",
+    "query_text",
     "scope",
     "search",
     "search_many",
@@ -43,6 +45,9 @@ COMMON_CAP = 256
 USAGE_TOOLS = 10
 #: BM25 weights of the columns text, tools, params, errors.
 BM25_WEIGHTS = (1.0, 4.0, 2.0, 2.0)
+#: The part of a query that is searched: a 5 MB prompt costs what its first 8,000
+#: characters do.
+MAX_QUERY_CHARS = 8000
 
 Vector = Sequence[float]
 Methods = tuple[str, ...]
@@ -109,7 +114,13 @@ def search(
     ``project`` (a project root, see :mod:`agentmem.projects`): lessons scoped to
     another project are never returned; without one, only global lessons are.
     ``vector_hits``: the vector search's answer, done already (:func:`search_many`).
+
+    A lesson that breaks the rules of :func:`agentmem.sanitize.lesson_problem` (over 32
+    words, a line break, invisible characters, markup, words addressed to the
+    reader), however it got into the file, is never returned: the next one takes
+    its place.
     """
+    text = query_text(text)
     conn = raw(db)
     own = not conn.in_transaction
     if own:
@@ -126,12 +137,27 @@ def search(
             project=project,
             vector_hits=vector_hits,
         )
-        ranked = rank(evidence.values(), k, ranking, min_score=min_score)
-        rows = {r["id"]: r for r in experiences.live_rows(conn, [r.evidence.id for r in ranked])}
+        ranked = rank(evidence.values(), len(evidence), ranking, min_score=min_score)
+        return _served(conn, ranked, k)
     finally:
         if own and conn.in_transaction:
             conn.execute("COMMIT")
-    return [_found(rows[r.evidence.id], r) for r in ranked if r.evidence.id in rows]
+
+
+def _served(conn: Any, ranked: Sequence[Ranked], k: int) -> list[Found]:
+    """The first ``k`` of ``ranked`` that are live and may be served
+    (:func:`agentmem.sanitize.servable`), their rows read ``k`` at a time."""
+    out: list[Found] = []
+    start = 0
+    while len(out) < k and start < len(ranked):
+        batch = ranked[start : start + k - len(out)]
+        start += len(batch)
+        rows = {r["id"]: r for r in experiences.live_rows(conn, [r.evidence.id for r in batch])}
+        for r in batch:
+            row = rows.get(r.evidence.id)
+            if row is not None and sanitize.servable(row["text"]) is not None:
+                out.append(_found(row, r))
+    return out
 
 
 def search_many(
@@ -155,6 +181,7 @@ def search_many(
     at once): a learning session's thousands of Stage 2 retrievals read the index
     once per batch instead of once per group. The rest is :func:`search`'s.
     """
+    texts = [query_text(t) for t in texts]
     n = len(texts)
     tools_of = [None] * n if tools is None else list(tools)
     domains_of = [None] * n if domains is None else list(domains)
@@ -194,6 +221,13 @@ def search_many(
     finally:
         if own and conn.in_transaction:
             conn.execute("COMMIT")
+
+
+def query_text(text: str) -> str:
+    """The part of a query that is searched: its first :data:`MAX_QUERY_CHARS` characters,
+    lone surrogates (undecodable bytes of a command line) as ``?``."""
+    text = text[:MAX_QUERY_CHARS]
+    return text if text.isascii() else text.encode("utf-8", "replace").decode("utf-8")
 
 
 def _found(row: dict[str, Any], r: Ranked) -> Found:

@@ -32,6 +32,7 @@ from typing import Any
 import attrs
 from sqlite_utils import Database
 
+from .. import sanitize
 from .._sqlite import dict_row, dict_rows
 from ..db import write
 from ..errors import BusyError, UndoConflictError, UnknownSessionError
@@ -166,7 +167,12 @@ def _refusal(
     befores: Sequence[Mapping[str, Any] | None],
     expected: Mapping[int, Mapping[str, Any]] | None,
 ) -> str:
-    """Why ``op`` cannot apply to its targets as they are now ('' when it can)."""
+    """Why ``op`` cannot apply to its targets as they are now ('' when it can), or why
+    its text may never be a lesson (:func:`agentmem.sanitize.lesson_problem`)."""
+    if op.text and op.kind in ("ADD", "MODIFY", "MERGE"):
+        bad = sanitize.lesson_problem(op.text)
+        if bad:
+            return f"not a lesson agentmem may serve: {bad}"
     if expected is not None:
         moved = [t for t, b in zip(op.targets, befores) if not _as_expected(b, expected.get(t))]
         if moved:
