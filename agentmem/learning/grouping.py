@@ -41,13 +41,15 @@ similar group, when every one of its runs was already learned in some group.
 from __future__ import annotations
 
 import json
+import re
+import unicodedata
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from ..rewards import GroupReport, GroupStats, TrajectoryReward, group_stats
-from ..storage.trajectories import load_trajectories, run_tools
+from ..storage.trajectories import load_trajectories, meta_values, run_tools
 from .corrections import Correction, find_corrections
 from .digest import Digest, digest
 
@@ -61,10 +63,13 @@ if TYPE_CHECKING:
 __all__ = [
     "GROUPINGS",
     "MAX_SIMILAR_GROUP",
+    "TURN_KINDS",
     "Grouping",
     "LearningGroup",
     "form_groups",
     "grow_similar",
+    "not_a_task",
+    "split_turns",
     "task_threshold",
     "tool_overlap",
 ]
@@ -73,6 +78,51 @@ __all__ = [
 GROUPINGS = ("exact", "similar", "auto")
 #: Most runs in a similar-task group (the paper's G is 4 to 8).
 MAX_SIMILAR_GROUP = 8
+#: ``meta["prompt_kind"]`` of a run whose prompt was a turn of a conversation, not a task of
+#: its own (the importers set it, :mod:`agentmem.conversation`); absent: a task.
+TURN_KINDS = frozenset({"reply", "choice", "slash", "notification"})
+
+#: Replies that state no task, in the languages seen in real transcripts (compared after
+#: NFKC, case folding and with punctuation and spaces dropped).
+_REPLIES = frozenset(
+    """yes y no n ok okay k sure yep yeah yup nope go continue proceed next done thanks
+    thankyou ty thx lgtm please pls doit goahead soundsgood great perfect good nice cool fine
+    agreed approve approved right correct retry again same both all none keepgoing goon
+    carryon yesplease okthanks okplease はい いいえ うん お願いします おねがいします
+    お願い 続けて 続行 どうぞ 了解 了解です 可以 好 好的 行 继续 是 是的 对 嗯 谢谢 不 不用
+    没问题 네 예 아니요 좋아요 계속""".split()
+)
+_CHOICE = re.compile(r"(?:option|choice|no\.?|#)?\(?(?:[a-z]|[0-9]{1,2})[).:]?", re.IGNORECASE)
+_SLASH_MARKUP = re.compile(r"<command-(?:name|message|args)>")
+_NOT_WORD = re.compile(r"[\W_]+")
+
+
+def not_a_task(task: str) -> str | None:
+    """Why the prompt ``task`` is obviously no task of its own, or None (it may be one).
+
+    For runs recorded before importers said what a prompt is (``meta["prompt_kind"]``):
+    an empty prompt, a choice (``a``, ``2``, ``２``, ``(b)``, ``option 3``), a short reply
+    (``ok``, ``yes please``, ``お願いします``, ``可以``: at most 3 letters, or only words of
+    assent), a bare slash command (``/compact``) or a slash command's expansion markup.
+    Pure; precision first the other way round: a task taken for a reply only loses a group.
+    """
+    text = unicodedata.normalize("NFKC", task).strip()
+    if _SLASH_MARKUP.search(text):
+        return "a slash command's expansion"
+    if re.fullmatch(r"/[\w:.-]+", text):
+        return "a bare slash command"
+    folded = text.casefold()
+    if _CHOICE.fullmatch(folded.replace(" ", "")):
+        return "a choice"
+    bare = _NOT_WORD.sub("", folded)
+    if not bare:
+        return "an empty prompt"
+    if len(bare) <= 3 or bare in _REPLIES:
+        return "a short reply"
+    words = [w for w in _NOT_WORD.split(folded) if w]
+    if len(words) <= 4 and all(w in _REPLIES for w in words):
+        return "a short reply"
+    return None
 
 
 def task_threshold(embedder: Embedder) -> float:
@@ -357,6 +407,67 @@ def _similar(
     return out
 
 
+def _regroup(report: GroupReport, keep: Sequence[TrajectoryReward], reason: str) -> GroupReport:
+    """``report`` with only the runs ``keep``: rewards, advantages and readiness again."""
+    rewards = [m.reward for m in keep]
+    stats: GroupStats | None = None
+    waiting = [str(m.id) for m in keep if m.reward is None]
+    if waiting:
+        ready, why = False, f"waiting for acceptance of trajectory {', '.join(waiting)}"
+    else:
+        stats = group_stats([r or 0.0 for r in rewards])
+        ready, why = len(keep) >= 2, stats.reason
+    advs = stats.advantages if stats is not None and not stats.degenerate else (None,) * len(keep)
+    return attrs.evolve(
+        report,
+        members=tuple(attrs.evolve(m, advantage=a) for m, a in zip(keep, advs)),
+        stats=stats,
+        ready=ready,
+        reason="; ".join(x for x in (why, reason) if x),
+    )
+
+
+def split_turns(report: GroupReport, turns: Mapping[int, str]) -> list[GroupReport]:
+    """``report`` without its runs that are no task of their own (``turns``: id -> why),
+    then each of those alone, so that no exact group holds one. Pure.
+
+    Several turns of one conversation that share its task are not repeated attempts at
+    it: their rewards and advantages would compare unrelated work.
+    """
+    out = [m for m in report.members if m.id in turns]
+    if not out:
+        return [report]
+    keep = [m for m in report.members if m.id not in turns]
+    reports = [_regroup(report, keep, f"{len(out)} turn(s) left out")] if keep else []
+    return reports + [_regroup(report, [m], f"not a task: {turns[m.id]}") for m in out]
+
+
+def _turns(db: Database, reports: Sequence[GroupReport]) -> dict[int, str]:
+    """The runs of ``reports`` whose prompt was no task of its own, with why: the importer's
+    ``meta["prompt_kind"]``, else (a run recorded before importers said) :func:`not_a_task`
+    of its task text."""
+    ids = [m.id for g in reports for m in g.members]
+    kinds = meta_values(db, ids, "prompt_kind") if ids else {}
+    out: dict[int, str] = {}
+    for g in reports:
+        legacy = not_a_task(g.task)
+        for m in g.members:
+            kind = kinds.get(m.id)
+            if kind in TURN_KINDS:
+                out[m.id] = f"a {kind} in a conversation (prompt_kind)"
+            elif kind is None and legacy is not None:
+                out[m.id] = legacy
+    return out
+
+
+def _fixable(groups: Sequence[LearningGroup], free: Mapping[int, TrajectoryReward]) -> list[int]:
+    """Every run with a verdict that failed a call and made another: those of the exact
+    groups and the free ones (a run in a group is still searched for its own corrections)."""
+    runs = {m.id: m for g in groups if g.kind == "exact" for m in g.members}
+    runs.update(free)
+    return sorted(tid for tid, m in runs.items() if 0 < m.failed_steps < m.step_count)
+
+
 def form_groups(
     db: Database,
     reports: Sequence[GroupReport],
@@ -371,6 +482,8 @@ def form_groups(
         from ..errors import InvalidRecordError
 
         raise InvalidRecordError(f"grouping must be one of {', '.join(GROUPINGS)}, not {mode!r}")
+    turns = _turns(db, reports)
+    reports = [r for g in reports for r in split_turns(g, turns)]
     groups: list[LearningGroup] = []
     free: dict[int, TrajectoryReward] = {}
     tasks: dict[int, str] = {}
@@ -389,12 +502,18 @@ def form_groups(
     theta: float | None = None
     vectors = None
     if mode == "auto":
-        fixable = [tid for tid, m in free.items() if 0 < m.failed_steps < m.step_count]
+        members = {x.id: x for g in groups for x in g.members}
+        members.update(free)
+        fixable = _fixable(groups, free)
         for run in load_trajectories(db, fixable) if fixable else []:
             cs = find_corrections(run)
             if cs:
-                fix = _correction(run, free.pop(run.id or 0), cs)
+                tid = run.id or 0
+                free.pop(tid, None)  # a free run in a correction joins no similar group
+                fix = _correction(run, members[tid], cs)
                 groups.append(attrs.evolve(fix, learned=learned(fix)))
+    for tid in turns:  # a turn's task text is not what it did: no similar-task group
+        free.pop(tid, None)
     if mode in ("similar", "auto") and len(free) >= 2 and embedder is not None:
         from ..storage.task_vectors import task_vectors
 

@@ -46,6 +46,7 @@ __all__ = [
     "insert_shared",
     "insert_trajectories",
     "load_trajectories",
+    "meta_values",
     "output_cap",
     "projects_and_vocabulary",
     "require",
@@ -290,6 +291,25 @@ def run_tools(db: Database, ids: Iterable[int]) -> dict[int, set[tuple[str, str]
             chunk,
         ):
             out[tid].add((tool, domain))
+    return out
+
+
+def meta_values(db: Any, ids: Iterable[int], key: str) -> dict[int, Any]:
+    """``meta[key]`` of each trajectory of ``ids`` that has it (a plain name: ``prompt_kind``,
+    ``session_id``, ``machine``)."""
+    if not key.isidentifier():
+        raise ValueError(f"not a meta key: {key!r}")
+    out: dict[int, Any] = {}
+    tids = list(ids)
+    for start in range(0, len(tids), 500):
+        chunk = tids[start : start + 500]
+        for tid, value in db.execute(
+            f"SELECT id, json_extract(meta, '$.{key}') FROM trajectories "
+            f"WHERE id IN ({','.join('?' * len(chunk))}) "
+            f"AND json_extract(meta, '$.{key}') IS NOT NULL",
+            chunk,
+        ):
+            out[int(tid)] = value
     return out
 
 
