@@ -378,15 +378,23 @@ def test_turns_of_a_conversation_never_form_or_join_an_exact_group(tmp_path: Pat
 def test_legacy_short_replies_form_no_exact_group(tmp_path: Path):
     """Runs recorded before importers said what a prompt is: identical short replies."""
     mem = Memory.open(tmp_path / "x.db", embedder=TaskEmbedder(), model=FakeModel())
+    turn = iter(range(100))
+
+    def imported(task: str, ok: bool) -> int:  # as an importer recorded a turn before
+        meta = {"session_id": "s1", "turn_id": f"t{next(turn)}"}
+        return mem.record(task, [CD, CAT_OK] if ok else [CAT_MISSING], accepted=ok, meta=meta)
+
     for ok in (True, False, True):
-        mem.record("a", [CD, CAT_OK] if ok else [CAT_MISSING], accepted=ok)
+        imported("a", ok)
     for ok in (True, False):
-        mem.record("お願いします", [CD, CAT_OK] if ok else [CAT_MISSING], accepted=ok)
+        imported("お願いします", ok)
     task = "show what a.txt in the docs folder says"
     for ok in (True, False):
-        mem.record(task, [CD, CAT_OK] if ok else [CAT_MISSING], accepted=ok)
+        imported(task, ok)
+    for ok in (True, False):  # recorded through the API: its task is its own, even "b"
+        mem.record("b", [CD, CAT_OK] if ok else [CAT_MISSING], accepted=ok)
     plan = mem.learning_groups()
-    assert [g.task for g in plan.of_kind("exact")] == [task]
+    assert sorted(g.task for g in plan.of_kind("exact")) == ["b", task]
     assert plan.of_kind("similar") == []
     mem.close()
 

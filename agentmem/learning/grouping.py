@@ -100,7 +100,8 @@ _NOT_WORD = re.compile(r"[\W_]+")
 def not_a_task(task: str) -> str | None:
     """Why the prompt ``task`` is obviously no task of its own, or None (it may be one).
 
-    For runs recorded before importers said what a prompt is (``meta["prompt_kind"]``):
+    For turns of a conversation recorded before importers said what a prompt is
+    (``meta["prompt_kind"]``):
     an empty prompt, a choice (``a``, ``2``, ``２``, ``(b)``, ``option 3``), a short reply
     (``ok``, ``yes please``, ``お願いします``, ``可以``: at most 3 letters, or only words of
     assent), a bare slash command (``/compact``) or a slash command's expansion markup.
@@ -444,10 +445,12 @@ def split_turns(report: GroupReport, turns: Mapping[int, str]) -> list[GroupRepo
 
 def _turns(db: Database, reports: Sequence[GroupReport]) -> dict[int, str]:
     """The runs of ``reports`` whose prompt was no task of its own, with why: the importer's
-    ``meta["prompt_kind"]``, else (a run recorded before importers said) :func:`not_a_task`
-    of its task text."""
+    ``meta["prompt_kind"]``; else, for a turn of a conversation recorded before importers
+    said (``meta["turn_id"]`` and no ``prompt_kind``), :func:`not_a_task` of its task text.
+    Runs recorded otherwise (the API, MCP) name their own tasks."""
     ids = [m.id for g in reports for m in g.members]
     kinds = meta_values(db, ids, "prompt_kind") if ids else {}
+    conversation = set(meta_values(db, ids, "turn_id")) if ids else set()
     out: dict[int, str] = {}
     for g in reports:
         legacy = not_a_task(g.task)
@@ -455,7 +458,7 @@ def _turns(db: Database, reports: Sequence[GroupReport]) -> dict[int, str]:
             kind = kinds.get(m.id)
             if kind in TURN_KINDS:
                 out[m.id] = f"a {kind} in a conversation (prompt_kind)"
-            elif kind is None and legacy is not None:
+            elif kind is None and legacy is not None and m.id in conversation:
                 out[m.id] = legacy
     return out
 

@@ -39,7 +39,7 @@ from ..records import Experience, Operation, Trajectory
 from ..retrieval.retriever import Retriever
 from ..storage import experiences, journal
 from ..storage.journal import AppliedOp, apply_operations, begin_session, fail_session
-from ..storage.scopes import record_scopes
+from ..storage.scopes import promotion_notes, record_scopes
 from ..storage.task_vectors import save as save_task_vectors
 from ..storage.trajectories import group_reports, load_trajectories, verdict_runs
 from .consolidate import Consolidated, consolidate, same_facts
@@ -509,19 +509,21 @@ def _apply(
             + tuple(AppliedOp(op, "rejected", why) for op, why in rejected)
         )
     sid = run.session_id
+    groups = {r.key: r.trajectory_ids for r in results}
     with write(db):
         applied = tuple(
             apply_operations(
                 db,
                 sid,
-                final.apply,
+                # a confirmation that promotes a lesson to global says so in the journal
+                promotion_notes(db, final.apply, groups),
                 vectors,
                 rejected=rejected,
                 conditions={r.key: r.conditions for r in results},
             )
         )
-        # Which project each new text is served in (agentmem.projects: the rule).
-        record_scopes(db, sid, applied, {r.key: r.trajectory_ids for r in results})
+        # Where each new text is served: a project, a machine, everywhere (agentmem.projects).
+        record_scopes(db, sid, applied, groups)
         journal.record_groups(db, sid, group_rows(results))
         if picked.grouping.vectors is not None:
             save_task_vectors(db, picked.grouping.vectors)

@@ -23,6 +23,7 @@ from .._sqlite import dict_rows
 from ..domains import step_domain
 from ..errors import UnknownTrajectoryError
 from ..outputs import DEFAULT_OUTPUT_CAP, cap_trajectories
+from ..projects import recorded_machine
 from ..records import Feedback, Step, Trajectory, valid_id
 from ..rewards import (
     DEFAULT_WEIGHTS,
@@ -86,7 +87,8 @@ def insert_trajectories(
 
     Runs inside the caller's transaction. Returns the new ids in order. Every way of
     recording ends here, so this is where outputs over the library's output cap are
-    cut to their head and tail (:mod:`agentmem.outputs`); callers redact first.
+    cut to their head and tail (:mod:`agentmem.outputs`; callers redact first), and
+    where a run's ``meta.machine`` is set (:func:`agentmem.projects.recorded_machine`).
     """
     trajectories = cap_trajectories(trajectories, output_cap(db))
     if overrides is None:
@@ -124,6 +126,15 @@ def insert_trajectories(
     return ids
 
 
+def _with_machine(meta: Mapping[str, Any]) -> Mapping[str, Any]:
+    """``meta`` with the machine the run is recorded from, when known (see
+    :func:`agentmem.projects.recorded_machine`)."""
+    if "machine" in meta:
+        return meta
+    machine = recorded_machine(meta)
+    return meta if machine is None else {**meta, "machine": machine}
+
+
 def _trajectory_row(t: Trajectory, tid: int | None, at: str) -> tuple[Any, ...]:
     return (
         tid,
@@ -135,7 +146,7 @@ def _trajectory_row(t: Trajectory, tid: int | None, at: str) -> tuple[Any, ...]:
         t.success_rate,
         None if t.state_ok is None else int(t.state_ok),
         None if t.essential_actions is None else json.dumps(list(t.essential_actions)),
-        _to_json(t.meta),
+        _to_json(_with_machine(t.meta)),
         at,
     )
 
