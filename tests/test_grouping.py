@@ -413,6 +413,10 @@ def test_legacy_short_replies_form_no_exact_group(tmp_path: Path):
         ("  ", "an empty prompt"),
         ("/compact", "a bare slash command"),
         ("<command-name>/review</command-name>", "a slash command's expansion"),
+        (
+            "# /butler-exec — Execute a ButlerSpec\n\nPurpose: run one spec",
+            "a slash command's expansion",
+        ),
         ("fix the failing login test", None),
         ("/orchestrator create TODO app by Next.js", None),
         ("lint", None),

@@ -93,7 +93,7 @@ _REPLIES = frozenset(
     没问题 네 예 아니요 좋아요 계속""".split()
 )
 _CHOICE = re.compile(r"(?:option|choice|no\.?|#)?\(?(?:[a-z]|[0-9]{1,2})[).:]?", re.IGNORECASE)
-_SLASH_MARKUP = re.compile(r"<command-(?:name|message|args)>")
+_SLASH_MARKUP = re.compile(r"<command-(?:name|message|args)>|\A#{1,3}[ \t]*/[\w:.-]+")
 _NOT_WORD = re.compile(r"[\W_]+")
 
 
@@ -104,7 +104,9 @@ def not_a_task(task: str) -> str | None:
     (``meta["prompt_kind"]``):
     an empty prompt, a choice (``a``, ``2``, ``２``, ``(b)``, ``option 3``), a short reply
     (``ok``, ``yes please``, ``お願いします``, ``可以``: at most 3 letters, or only words of
-    assent), a bare slash command (``/compact``) or a slash command's expansion markup.
+    assent), a bare slash command (``/compact``) or a slash command's expansion (Claude
+    Code's ``<command-name>`` markup, a Codex prompt file's ``# /name`` heading: the
+    template's text, not what was asked).
     Pure; precision first the other way round: a task taken for a reply only loses a group.
     """
     text = unicodedata.normalize("NFKC", task).strip()
