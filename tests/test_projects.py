@@ -326,3 +326,31 @@ def test_visible_top_is_the_exact_top_k_of_the_visible_hits(n: int, k: int, hidd
     got = visible_top(search, k, hidden, lambda i: i)
     assert got == [i for i in ranked if i not in hidden][:k]
     assert max(asked) <= k + len(hidden)
+
+
+def test_the_prompt_hook_path_serves_this_machines_facts_only(tmp_path: Path, monkeypatch):
+    from agentmem.context import fast_context
+    from agentmem.embeddings import get_embedder
+
+    monkeypatch.setattr(scope_store, "_about", lambda op: "machine")
+    db = tmp_path / "lib.db"
+    here, other = machine_id(), "m-0000000000000000"
+    with Memory.open(db, embedder=get_embedder("hash")) as m:
+        for ok in (True, False, True, False):
+            meta = {"project": A, "machine": here}
+            m.record("run the unit tests", GOOD if ok else BAD, accepted=ok, meta=meta)
+            meta = {"project": A, "machine": other}
+            m.record("push my branch", PUSH_OK if ok else PUSH_BAD, accepted=ok, meta=meta)
+        m.learn(use_model=False)
+        machines = {s.machine for s in scopes_of(m.db).values()}
+    assert machines == {here, other}
+    mine = fast_context(db, "run the unit tests", project=A, min_score=0.0, k=10)
+    assert mine is not None and "test/unit" in mine and "push" not in mine.lower()
+    # without a project too: a machine's fact is served wherever it is asked on that machine
+    assert "test/unit" in (fast_context(db, "run the unit tests", min_score=0.0, k=10) or "")
+    # on the other machine, the other way round
+    monkeypatch.setattr(projects, "_MACHINE", [other])
+    theirs = fast_context(db, "push my branch", project=A, min_score=0.0, k=10)
+    assert theirs and "test/unit" not in theirs
+    monkeypatch.setattr(projects, "_MACHINE", [here])
+    assert fast_context(db, "push my branch", project=A, min_score=0.0, k=10) != theirs

@@ -86,7 +86,7 @@ TURN_KINDS = frozenset({"reply", "choice", "slash", "notification"})
 #: NFKC, case folding and with punctuation and spaces dropped).
 _REPLIES = frozenset(
     """yes y no n ok okay k sure yep yeah yup nope go continue proceed next done thanks
-    thankyou ty thx lgtm please pls doit goahead soundsgood great perfect good nice cool fine
+    thankyou ty thx lgtm please pls do it doit goahead soundsgood great perfect good nice cool fine
     agreed approve approved right correct retry again same both all none keepgoing goon
     carryon yesplease okthanks okplease はい いいえ うん お願いします おねがいします
     お願い 続けて 続行 どうぞ 了解 了解です 可以 好 好的 行 继续 是 是的 对 嗯 谢谢 不 不用
