@@ -669,7 +669,10 @@ def test_cli_groups_tables_filters_and_diagnosis(tmp_path: Path):
 
     text = groups()
     assert "6 groups: 0 ready, 0 degenerate, 6 pending" in text
-    assert "1 with their own corrections, 1 similar-task group(s) (theta_task" in text
+    assert (
+        "1 run(s) with their own corrections; from the 6 runs outside ready exact groups, "
+        "1 similar-task group(s) (theta_task"
+    ) in text
     similar = next(line for line in text.splitlines() if line.startswith("2,3,4 "))
     assert similar.split()[:5] == ["2,3,4", "ready", "0.20", "1.00", "1.00"]
     assert "-1.15 +0.58 +0.58  tasks alike" in similar
