@@ -109,9 +109,11 @@ def not_a_task(task: str) -> str | None:
     template's text, not what was asked).
     Pure; precision first the other way round: a task taken for a reply only loses a group.
     """
-    text = unicodedata.normalize("NFKC", task).strip()
-    if _SLASH_MARKUP.search(text):
+    if _SLASH_MARKUP.search(task.lstrip()):
         return "a slash command's expansion"
+    if len(task) > 80:
+        return None  # a reply, a choice, a bare command are short
+    text = unicodedata.normalize("NFKC", task).strip()
     if re.fullmatch(r"/[\w:.-]+", text):
         return "a bare slash command"
     folded = text.casefold()
@@ -452,16 +454,21 @@ def _turns(db: Database, reports: Sequence[GroupReport]) -> dict[int, str]:
     Runs recorded otherwise (the API, MCP) name their own tasks."""
     ids = [m.id for g in reports for m in g.members]
     kinds = meta_values(db, ids, "prompt_kind") if ids else {}
-    conversation = set(meta_values(db, ids, "turn_id")) if ids else set()
-    out: dict[int, str] = {}
-    for g in reports:
-        legacy = not_a_task(g.task)
-        for m in g.members:
-            kind = kinds.get(m.id)
-            if kind in TURN_KINDS:
-                out[m.id] = f"a {kind} in a conversation (prompt_kind)"
-            elif kind is None and legacy is not None and m.id in conversation:
-                out[m.id] = legacy
+    out: dict[int, str] = {
+        tid: f"a {kind} in a conversation (prompt_kind)"
+        for tid, kind in kinds.items()
+        if kind in TURN_KINDS
+    }
+    legacy = {
+        m.id: why
+        for g in reports
+        if (why := not_a_task(g.task)) is not None
+        for m in g.members
+        if m.id not in kinds
+    }
+    if legacy:
+        for tid in meta_values(db, legacy, "turn_id"):
+            out[tid] = legacy[tid]
     return out
 
 
