@@ -9,6 +9,8 @@ from pathlib import Path
 
 import attrs
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from agentmem import Memory, Step
 from agentmem.learning import LearnOptions
@@ -693,3 +695,11 @@ def test_cli_groups_tables_filters_and_diagnosis(tmp_path: Path):
     rows = [line.split() for line in groups().splitlines()]
     assert ["1", "prerequisite", "learned", "1", "3"] in [r[:5] for r in rows]
     assert ["2,3,4", "learned"] in [r[:2] for r in rows]
+
+
+@given(st.text(max_size=200))
+def test_not_a_task_takes_any_text(text: str):
+    why = not_a_task(text)
+    assert why is None or why.startswith(("a ", "an "))
+    if len(text) > 80 and "<command-" not in text and not text.lstrip().startswith("#"):
+        assert why is None  # a reply is short
