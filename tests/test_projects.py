@@ -354,3 +354,13 @@ def test_the_prompt_hook_path_serves_this_machines_facts_only(tmp_path: Path, mo
     assert theirs and "test/unit" not in theirs
     monkeypatch.setattr(projects, "_MACHINE", [here])
     assert fast_context(db, "push my branch", project=A, min_score=0.0, k=10) != theirs
+
+
+def test_runs_outside_any_project_do_not_promote_a_tools_rule(mem: Memory):
+    _group(mem, "push my branch", PUSH_OK, PUSH_BAD, [A] * 4)
+    mem.learn(use_model=False)
+    [(eid, scope)] = scopes_of(mem.db).items()
+    _group(mem, "push the release branch", PUSH_OK, PUSH_BAD, [None] * 4)
+    again = mem.learn(use_model=False)
+    assert any(j["kind"] == "CONFIRM" for j in mem.journal(again.session_id))
+    assert scopes_of(mem.db) == {eid: scope}

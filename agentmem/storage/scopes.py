@@ -146,9 +146,10 @@ def _decide(
         old = next((s for s, _ in before if s.kind == "tool" and s.project is not None), None)
         if old is None:
             return None
-        now = scope_for("", support, about="tool")
-        if now.project is not None:
+        projects = support - {""}  # runs outside any project are no second project
+        if len(projects) < 2:
             return None
+        now = scope_for("", projects, about="tool")
         return now._replace(reason=f"promoted to global: {now.reason}"), support
     if op.kind not in ("ADD", "MODIFY") or not op.text:
         return None
