@@ -25,6 +25,7 @@ from agentmem.learning.grouping import (
     split_turns,
     task_threshold,
     tool_overlap,
+    turn_by_text,
 )
 from agentmem.learning.merge import merge_findings
 from agentmem.records import Operation, Trajectory
@@ -366,10 +367,25 @@ def test_turns_of_a_conversation_never_form_or_join_an_exact_group(tmp_path: Pat
             ([CAT_BADNAME, CAT_OK], True, "choice", "2"),
         )
     ]
+    # a slash command states what was asked: no exact group, but a similar-task one
+    slash = mem.record(
+        "/print the notes.txt file from the docs folder",
+        [S("cat", {"file_name": "notes.txt"}, '{"error": "No such file"}', False)],
+        accepted=False,
+        meta={"session_id": "s2", "prompt_kind": "slash"},
+    )
+    mem.record(
+        "/print the notes.txt file from the docs folder",
+        [CD, S("cat", {"file_name": "notes.txt"}, '{"file_content": "x"}', True)],
+        accepted=True,
+        meta={"session_id": "s3", "prompt_kind": "slash"},
+    )
     plan = mem.learning_groups()
-    assert plan.of_kind("exact") == [] and plan.of_kind("similar") == []
+    assert plan.of_kind("exact") == []
     (fix,) = plan.of_kind("correction")
     assert fix.trajectory_ids == (turns[1],)
+    grouped = {t for g in plan.of_kind("similar") for t in g.trajectory_ids}
+    assert slash in grouped and not grouped & set(turns)
     why = {m.id: r.reason for r in plan.reports for m in r.members}
     assert "not a task: a reply in a conversation" in why[turns[0]]
     assert "not a task: a choice" in why[turns[1]]
@@ -424,12 +440,34 @@ def test_legacy_short_replies_form_no_exact_group(tmp_path: Path):
         ),
         ("fix the failing login test", None),
         ("/orchestrator create TODO app by Next.js", None),
+        ("<task-notification>\n<task-id>b1</task-id>", "a notification"),
         ("lint", None),
         ("可以直接放在docstring", None),
     ],
 )
-def test_not_a_task(prompt: str, why: str | None):
-    assert not_a_task(prompt) == why
+def test_a_turn_by_its_text(prompt: str, why: str | None):
+    assert turn_by_text(prompt) == why
+    if why is not None:  # agentmem.conversation, where installed, can only add to it
+        assert not_a_task(prompt) is not None
+
+
+def test_not_a_task_asks_the_conversation_module_first(monkeypatch):
+    import sys
+    import types
+
+    fake = types.ModuleType("agentmem.conversation")
+
+    def classify(text: str):
+        return types.SimpleNamespace(kind="reply" if text == "keep at it" else "task")
+
+    fake.classify = classify  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "agentmem.conversation", fake)
+    assert not_a_task("keep at it") == "a reply (agentmem.conversation)"
+    assert not_a_task("a") == "a choice"  # its own rule still holds
+    assert not_a_task("fix the parser") is None
+    broken = types.ModuleType("agentmem.conversation")
+    monkeypatch.setitem(sys.modules, "agentmem.conversation", broken)  # no classify: fall back
+    assert not_a_task("keep at it") is None and not_a_task("ok") == "a short reply"
 
 
 def test_split_turns_scores_the_rest_again():
@@ -698,8 +736,8 @@ def test_cli_groups_tables_filters_and_diagnosis(tmp_path: Path):
 
 
 @given(st.text(max_size=200))
-def test_not_a_task_takes_any_text(text: str):
-    why = not_a_task(text)
+def test_a_turn_by_its_text_takes_any_text(text: str):
+    why = turn_by_text(text)
     assert why is None or why.startswith(("a ", "an "))
-    if len(text) > 80 and "<command-" not in text and not text.lstrip().startswith("#"):
+    if len(text) > 80 and "<command-" not in text and not text.lstrip().startswith(("#", "<")):
         assert why is None  # a reply is short

@@ -40,6 +40,7 @@ similar group, when every one of its runs was already learned in some group.
 
 from __future__ import annotations
 
+import importlib
 import json
 import re
 import unicodedata
@@ -72,6 +73,7 @@ __all__ = [
     "split_turns",
     "task_threshold",
     "tool_overlap",
+    "turn_by_text",
 ]
 
 #: The values of ``learn --grouping``.
@@ -95,21 +97,49 @@ _REPLIES = frozenset(
 _CHOICE = re.compile(r"(?:option|choice|no\.?|#)?\(?(?:[a-z]|[0-9]{1,2})[).:]?", re.IGNORECASE)
 _SLASH_MARKUP = re.compile(r"<command-(?:name|message|args)>|\A#{1,3}[ \t]*/[\w:.-]+")
 _NOT_WORD = re.compile(r"[\W_]+")
+#: What a client writes into a conversation by itself (a background task finished).
+_NOTIFICATIONS = ("<task-notification>", "<system-notification>", "<background-task", "<agent-")
 
 
 def not_a_task(task: str) -> str | None:
     """Why the prompt ``task`` is obviously no task of its own, or None (it may be one).
 
     For turns of a conversation recorded before importers said what a prompt is
-    (``meta["prompt_kind"]``):
-    an empty prompt, a choice (``a``, ``2``, ``２``, ``(b)``, ``option 3``), a short reply
-    (``ok``, ``yes please``, ``お願いします``, ``可以``: at most 3 letters, or only words of
-    assent), a bare slash command (``/compact``) or a slash command's expansion (Claude
-    Code's ``<command-name>`` markup, a Codex prompt file's ``# /name`` heading: the
-    template's text, not what was asked).
-    Pure; precision first the other way round: a task taken for a reply only loses a group.
+    (``meta["prompt_kind"]``): what :func:`agentmem.conversation.classify` says where that
+    module is installed, and :func:`turn_by_text` in any case (either one suffices:
+    a task taken for a turn only loses a group).
     """
-    if _SLASH_MARKUP.search(task.lstrip()):
+    kind = _conversation_kind(task)
+    if kind is not None and kind != "task":
+        return f"a {kind} (agentmem.conversation)"
+    return turn_by_text(task)
+
+
+def _conversation_kind(text: str) -> str | None:
+    """The kind :mod:`agentmem.conversation` (the importers') gives a prompt, or None where
+    that module is missing or fails."""
+    try:
+        classify = importlib.import_module("agentmem.conversation").classify
+        kind = classify(text).kind
+    except Exception:  # not installed (an older tree), or a change of its interface
+        return None
+    return kind if isinstance(kind, str) else None
+
+
+def turn_by_text(task: str) -> str | None:
+    """Why the prompt ``task`` reads as a turn of a conversation, not a task, or None.
+
+    An empty prompt, a choice (``a``, ``2``, ``２``, ``(b)``, ``option 3``), a short reply
+    (``ok``, ``yes please``, ``お願いします``, ``可以``: at most 3 letters, or only words of
+    assent), a bare slash command (``/compact``), a slash command's expansion (Claude
+    Code's ``<command-name>`` markup, a Codex prompt file's ``# /name`` heading: the
+    template's text, not what was asked) or a client's notification
+    (``<task-notification>``). Pure.
+    """
+    head = task.lstrip()
+    if head.startswith(_NOTIFICATIONS):
+        return "a notification"
+    if _SLASH_MARKUP.search(head):
         return "a slash command's expansion"
     if len(task) > 80:
         return None  # a reply, a choice, a bare command are short
@@ -447,15 +477,21 @@ def split_turns(report: GroupReport, turns: Mapping[int, str]) -> list[GroupRepo
     return reports + [_regroup(report, [m], f"not a task: {turns[m.id]}") for m in out]
 
 
+#: Why a slash command's run is in no exact group: the importer gave it what was asked as its
+#: task (``/review src/app.py``), so it may join a similar-task group.
+_STATED = "a slash command in a conversation (prompt_kind)"
+
+
 def _turns(db: Database, reports: Sequence[GroupReport]) -> dict[int, str]:
     """The runs of ``reports`` whose prompt was no task of its own, with why: the importer's
     ``meta["prompt_kind"]``; else, for a turn of a conversation recorded before importers
     said (``meta["turn_id"]`` and no ``prompt_kind``), :func:`not_a_task` of its task text.
-    Runs recorded otherwise (the API, MCP) name their own tasks."""
+    Runs recorded otherwise (the API, MCP) name their own tasks. Of these, only a slash
+    command marked by the importer (its task is what was asked) may join a similar group."""
     ids = [m.id for g in reports for m in g.members]
     kinds = meta_values(db, ids, "prompt_kind") if ids else {}
     out: dict[int, str] = {
-        tid: f"a {kind} in a conversation (prompt_kind)"
+        tid: _STATED if kind == "slash" else f"a {kind} in a conversation (prompt_kind)"
         for tid, kind in kinds.items()
         if kind in TURN_KINDS
     }
@@ -524,8 +560,9 @@ def form_groups(
                 free.pop(tid, None)  # a free run in a correction joins no similar group
                 fix = _correction(run, members[tid], cs)
                 groups.append(attrs.evolve(fix, learned=learned(fix)))
-    for tid in turns:  # a turn's task text is not what it did: no similar-task group
-        free.pop(tid, None)
+    for tid, why in turns.items():
+        if not why.startswith(_STATED):  # its task text is not what it did: no similar group
+            free.pop(tid, None)
     if mode in ("similar", "auto") and len(free) >= 2 and embedder is not None:
         from ..storage.task_vectors import task_vectors
 
