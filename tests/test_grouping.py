@@ -441,6 +441,7 @@ def test_legacy_short_replies_form_no_exact_group(tmp_path: Path):
         ("fix the failing login test", None),
         ("/orchestrator create TODO app by Next.js", None),
         ("<task-notification>\n<task-id>b1</task-id>", "a notification"),
+        ("## User Input\n\n```text\ncreate a linter\n```", "a slash command's expansion"),
         ("lint", None),
         ("可以直接放在docstring", None),
     ],

@@ -95,7 +95,9 @@ _REPLIES = frozenset(
     没问题 네 예 아니요 좋아요 계속""".split()
 )
 _CHOICE = re.compile(r"(?:option|choice|no\.?|#)?\(?(?:[a-z]|[0-9]{1,2})[).:]?", re.IGNORECASE)
-_SLASH_MARKUP = re.compile(r"<command-(?:name|message|args)>|\A#{1,3}[ \t]*/[\w:.-]+")
+_SLASH_MARKUP = re.compile(
+    r"<command-(?:name|message|args)>|\A#{1,3}[ \t]*/[\w:.-]+|\A##[ \t]+User Input[ \t]*\n"
+)
 _NOT_WORD = re.compile(r"[\W_]+")
 #: What a client writes into a conversation by itself (a background task finished).
 _NOTIFICATIONS = ("<task-notification>", "<system-notification>", "<background-task", "<agent-")
@@ -132,8 +134,8 @@ def turn_by_text(task: str) -> str | None:
     An empty prompt, a choice (``a``, ``2``, ``２``, ``(b)``, ``option 3``), a short reply
     (``ok``, ``yes please``, ``お願いします``, ``可以``: at most 3 letters, or only words of
     assent), a bare slash command (``/compact``), a slash command's expansion (Claude
-    Code's ``<command-name>`` markup, a Codex prompt file's ``# /name`` heading: the
-    template's text, not what was asked) or a client's notification
+    Code's ``<command-name>`` markup, a Codex prompt file's ``# /name`` heading, spec-kit's
+    ``## User Input``: the template's text, not what was asked) or a client's notification
     (``<task-notification>``). Pure.
     """
     head = task.lstrip()
