@@ -237,12 +237,15 @@ def scope_for(
     machines: Collection[str] = (),
     about: str | None = None,
     vocabulary: Collection[str] = (),
+    home: str | None = None,
 ) -> Scope:
     """Where a lesson is served, by the rule in the module doc.
 
     ``support``: the projects of the runs behind it, ``""`` for runs recorded outside
     any project; ``machines``: their machines, ``""`` for unknown; ``about``: what its
-    evidence says it is about (one of :data:`SCOPE_KINDS`, None: read from its text).
+    evidence says it is about (one of :data:`SCOPE_KINDS`, None: read from its text);
+    ``home``: where a project's fact that runs of several projects support is served (the
+    project of the runs that found it now), never everywhere.
     """
     projects = sorted(set(support))
     if about == "machine":
@@ -257,6 +260,9 @@ def scope_for(
     one = projects[0] if len(projects) == 1 else None
     markers = [] if about == "tool" else specific_markers(text, project=one, vocabulary=vocabulary)
     if about == "project" or markers:
+        if one is None and home in projects:
+            why = f"a project's fact of runs in {len(projects)} projects: served where found now"
+            return Scope("project", home, None, why)
         if one is None:
             return Scope("project", None, None, f"supported by runs in {len(projects)} projects")
         shown = ", ".join(markers[:4]) + (", ..." if len(markers) > 4 else "")

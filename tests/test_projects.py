@@ -86,6 +86,10 @@ def test_support_from_two_projects_or_outside_any_keeps_a_lesson_global():
     text = "Run make check before committing."
     assert decide_scope(text, {A, B}) == (None, "supported by runs in 2 projects")
     assert decide_scope(text, {A, ""})[0] is None
+    # a project's fact found again in another project stays a project's fact, never global
+    again = scope_for(text, {A, B}, home=B)
+    assert again.kind == "project" and again.project == B
+    assert scope_for(text, {A, B}, about="project", home=A).project == A
 
 
 def test_shell_steps_take_the_domain_of_their_command():

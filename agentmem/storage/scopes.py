@@ -134,6 +134,7 @@ def _decide(
     keys = op.detail.get("merged_groups") or ([op.group] if op.group else [])
     tids = sorted({t for k in keys for t in groups.get(k, ())})
     support, vocabulary = trajectories.projects_and_vocabulary(db, tids) if tids else ({""}, set())
+    home = next(iter(support)) if len(support) == 1 else None  # this session's runs' project
     if any(k not in groups for k in keys) or not keys:
         support.add("")  # runs this session cannot name
     known = trajectories.meta_values(db, tids, "machine")
@@ -155,7 +156,9 @@ def _decide(
         return None
     about = _about(op) or next((s.kind for s, _ in before if s.kind), None)
     machines |= {s.machine for s, _ in before if s.machine}
-    scope = scope_for(op.text, support, machines=machines, about=about, vocabulary=vocabulary)
+    scope = scope_for(
+        op.text, support, machines=machines, about=about, vocabulary=vocabulary, home=home or None
+    )
     if support <= {""} and scope.machine is None:
         return None  # no project anywhere: global, as every lesson was before scopes
     return scope, support
