@@ -20,7 +20,8 @@ about (``finding.detail["scope"]``: ``project``, ``machine`` or ``tool``):
    ``./run.sh``; the project's own commands, ``make check``, ``npm run e2e``,
    ``python -m myapp``; an identifier that is none of its runs' tools or parameters nor
    a known program; the project's name): served in the project of its runs when they
-   are one project;
+   are one project (a rewrite whose new runs are another project's: there); a group
+   whose own runs span projects makes it global, as before kinds;
 3. **a tool's own rule** (everything else: "Edit fails with 'File has not been read
    yet': Read the file first"): global once runs of two projects show it; learned
    from one project's runs, it is served in that project only until then, and a later
