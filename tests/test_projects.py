@@ -368,3 +368,15 @@ def test_runs_outside_any_project_do_not_promote_a_tools_rule(mem: Memory):
     again = mem.learn(use_model=False)
     assert any(j["kind"] == "CONFIRM" for j in mem.journal(again.session_id))
     assert scopes_of(mem.db) == {eid: scope}
+
+
+def test_a_merge_is_scoped_as_a_rewrite(mem: Memory):
+    from agentmem.records import Operation
+
+    tids = [mem.record("t", GOOD, accepted=True, meta={"project": A}) for _ in range(2)]
+    op = Operation("MERGE", text="Run make check before committing.", targets=(1, 2), group="g")
+    prior = {t: (Scope("project", A, None, "x"), {A}) for t in (1, 2)}
+    scope, support = scope_store._decide(mem.db, op, {"g": tids}, prior)
+    assert (scope.kind, scope.project) == ("project", A) and support == {A}
+    # merging a hand-written (global) lesson keeps it global, as a rewrite of one does
+    assert scope_store._decide(mem.db, op, {"g": tids}, {})[0].project is None

@@ -152,7 +152,7 @@ def _decide(
             return None
         now = scope_for("", projects, about="tool")
         return now._replace(reason=f"promoted to global: {now.reason}"), support
-    if op.kind not in ("ADD", "MODIFY") or not op.text:
+    if op.kind not in ("ADD", "MODIFY", "MERGE") or not op.text:
         return None
     about = _about(op) or next((s.kind for s, _ in before if s.kind), None)
     machines |= {s.machine for s, _ in before if s.machine}
