@@ -374,7 +374,7 @@ def test_turns_of_a_conversation_never_form_or_join_an_exact_group(tmp_path: Pat
         accepted=False,
         meta={"session_id": "s2", "prompt_kind": "slash"},
     )
-    mem.record(
+    slash_ok = mem.record(
         "/print the notes.txt file from the docs folder",
         [CD, S("cat", {"file_name": "notes.txt"}, '{"file_content": "x"}', True)],
         accepted=True,
@@ -386,6 +386,7 @@ def test_turns_of_a_conversation_never_form_or_join_an_exact_group(tmp_path: Pat
     assert fix.trajectory_ids == (turns[1],)
     grouped = {t for g in plan.of_kind("similar") for t in g.trajectory_ids}
     assert slash in grouped and not grouped & set(turns)
+    assert set(plan.turns) == {*turns, slash, slash_ok} and first not in plan.turns
     why = {m.id: r.reason for r in plan.reports for m in r.members}
     assert "not a task: a reply in a conversation" in why[turns[0]]
     assert "not a task: a choice" in why[turns[1]]

@@ -334,6 +334,11 @@ def _print_formed_groups(plan: Grouping, formed: Sequence[LearningGroup]) -> Non
     (of the runs outside ready exact groups)."""
     fixes = [g for g in formed if g.kind == "correction"]
     similar = [g for g in formed if g.kind == "similar"]
+    if plan.turns:
+        click.echo(
+            f"\n{len(plan.turns)} run(s) are turns of a conversation, not tasks (replies, "
+            "choices, slash commands, notifications): in no exact group"
+        )
     click.echo(
         f"\n{len(fixes)} run(s) with their own corrections; from the {plan.free_runs} runs "
         f"outside ready exact groups, {len(similar)} similar-task group(s)"

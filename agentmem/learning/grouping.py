@@ -306,6 +306,7 @@ class Grouping:
     them (exact, correction, similar), learned ones included (``learned``).
     ``free_runs``: the runs outside ready exact groups (alone in their group, or in a
     degenerate one), from which corrections and similar groups were formed.
+    ``turns``: the runs whose prompt was no task of their own, in no exact group, and why.
     ``vectors``: the task vectors used (their ``new`` ones not stored yet).
     """
 
@@ -315,6 +316,7 @@ class Grouping:
     theta_task: float | None
     free_runs: int
     vectors: TaskVectors | None = attrs.field(default=None, eq=False, repr=False)
+    turns: Mapping[int, str] = attrs.field(factory=dict, eq=False)
 
     def of_kind(self, kind: str) -> list[LearningGroup]:
         return [g for g in self.groups if g.kind == kind]
@@ -582,4 +584,5 @@ def form_groups(
         theta_task=theta,
         free_runs=n_free,
         vectors=vectors,
+        turns=turns,
     )
