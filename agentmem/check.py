@@ -365,6 +365,7 @@ def _checks(
         ("the journal", ("experiences", "sessions", "operations"), _check_journal),
         ("the trajectories", ("trajectories", "steps"), _check_trajectories),
         ("the pruned trajectories", ("trajectories", "session_groups"), _check_pruned),
+        ("the scopes", ("experience_scopes",), _check_scopes),
     ]
 
 
@@ -474,6 +475,7 @@ _ENUMS: tuple[tuple[str, str, tuple[Any, ...], str], ...] = (
     ("operations", "status", ("applied", "rejected", "proposed"), "journal"),
     ("session_groups", "status", ("used", "degenerate", "no-findings"), "session"),
     ("session_groups", "kind", ("exact", "similar", "correction"), "session"),
+    ("experience_scopes", "kind", ("project", "machine", "tool", None), "scope"),
 )
 
 #: (table, key column, JSON column, may be NULL, problem kind) for every JSON column.
@@ -488,6 +490,7 @@ _JSON: tuple[tuple[str, str, str, bool, str], ...] = (
     ("operations", "id", "before", False, "journal"),
     ("operations", "id", "after", True, "journal"),
     ("session_groups", "session_id", "trajectory_ids", False, "session"),
+    ("experience_scopes", "experience_id", "support", False, "scope"),
 )
 
 
@@ -515,8 +518,8 @@ def _check_values(db: Database, missing: AbstractSet[str] = frozenset()) -> list
                 )
             )
     for table, key, col, nullable, kind in _JSON:
-        if table in missing:
-            continue
+        if table in missing or not _has_table(db, table):
+            continue  # missing, or added by a migration the file has not had yet
         if nullable:
             cond = f"({col} IS NOT NULL AND json_valid({col}) = 0)"
         else:
@@ -538,6 +541,28 @@ def _check_values(db: Database, missing: AbstractSet[str] = frozenset()) -> list
                 )
             )
     return problems
+
+
+def _check_scopes(db: Database) -> list[Problem]:
+    """A lesson served on one machine names that machine and no project; any other names
+    no machine (from m011 on: ``experience_scopes.kind`` and ``machine``)."""
+    cols = {str(r[1]) for r in db.execute("PRAGMA table_info(experience_scopes)")}
+    if not {"kind", "machine"} <= cols:
+        return []
+    bad = db.execute(
+        "SELECT experience_id, session_id FROM experience_scopes WHERE "
+        "(kind = 'machine' AND (machine IS NULL OR machine = '' OR project IS NOT NULL)) "
+        "OR (coalesce(kind, '') != 'machine' AND machine IS NOT NULL) "
+        f"ORDER BY experience_id LIMIT {_SHOWN + 1}"
+    ).fetchall()
+    return [
+        Problem(
+            "scope",
+            f"experience {eid}'s scope from session {sid} is inconsistent: a machine scope "
+            "must name its machine and no project, any other scope no machine",
+        )
+        for eid, sid in bad[:_SHOWN]
+    ]
 
 
 def _check_index(db: Database, *, upgrade_pending: bool = False) -> list[Problem]:

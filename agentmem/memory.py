@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     from .learning import grouping as learning_grouping
     from .learning.session import LearnOptions, LearnReport
     from .models import TextModel
+    from .projects import Scope
     from .redact import Redactor
     from .retrieval.retriever import Retriever, Scored
     from .storage.retention import PruneResult
@@ -531,6 +532,14 @@ class Memory:
         from .storage.scopes import current_scopes
 
         return current_scopes(self.db)
+
+    def lesson_scopes(self) -> dict[int, Scope]:
+        """The live experiences served in one project or on one machine only: id -> its
+        :class:`~agentmem.projects.Scope` (``.label``: ``project NAME`` or ``machine``).
+        Every other live experience is global."""
+        from .storage.scopes import scopes_of
+
+        return scopes_of(self.db)
 
     def recent_imports(self, *, limit: int = 20, source: str | None = None) -> list[dict[str, Any]]:
         """The latest turns imported from agent transcripts, newest first: ``source``,

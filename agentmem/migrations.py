@@ -577,6 +577,21 @@ def m010_pruned_trajectories(db: Database) -> None:
         db.execute(sql)
 
 
+@migrations()
+def m011_scope_kinds(db: Database) -> None:
+    """Where a lesson is served, by what its evidence is about: ``experience_scopes.kind``
+    (``project``: a project's fact; ``machine``: a fact about one machine, in ``machine``;
+    ``tool``: a tool's own rule, served in its project until runs of a second project
+    show it; NULL for older rows) and ``experience_scopes.machine`` (the machine id a
+    machine fact is served on; see :func:`agentmem.projects.machine_id`).
+    """
+    db.execute(
+        "ALTER TABLE experience_scopes ADD COLUMN kind TEXT "
+        "CHECK (kind IN ('project', 'machine', 'tool'))"
+    )
+    db.execute("ALTER TABLE experience_scopes ADD COLUMN machine TEXT")
+
+
 #: The migrations this version of agentmem knows, in order.
 KNOWN_MIGRATIONS: tuple[str, ...] = tuple(m.name for m in migrations._migrations)
 #: The number of migrations this version of agentmem knows.

@@ -1,49 +1,121 @@
-"""Projects: where a run happened, and which project a lesson is served in.
+"""Projects and machines: where a run happened, and where a lesson is served.
 
 A trajectory imported from a coding agent records its project in
 ``meta.project``: the git root of the directory the agent worked in, else that
-directory (:func:`project_of`).
+directory (:func:`project_of`). Every run recorded here also records its machine
+in ``meta.machine`` (:func:`machine_id`: a salted hash, never the host's name),
+unless it names a project folder that does not exist here (a transcript copied
+from another machine).
 
-The scope rule, precision first (a lesson served where it is wrong costs more than
-a lesson not served). A lesson that a learning session adds or rewrites is served
-only in project P when both hold:
+Where a lesson is served, precision first (a lesson served where it is wrong
+costs more than a lesson not served). :func:`scope_for` decides from the runs that
+support it (the trajectories of the group(s) that proposed it, plus, for a rewrite,
+the runs behind the experience it rewrites) and from what its evidence says it is
+about (``finding.detail["scope"]``: ``project``, ``machine`` or ``tool``):
 
-1. every run that supports it was recorded in P: the trajectories of the group(s)
-   that proposed it, plus, for a rewrite, the runs behind the experience it
-   rewrites (an experience learned before scopes existed, or added by hand, counts
-   as supported outside any project);
-2. its text is specific to a project (:func:`specific_markers`): it names a path or
-   a file (``tests/``, ``src/app.py``, ``./run.sh``), the project's own commands
-   (``make check``, ``npm run e2e``, ``tox -e lint``, ``python -m myapp``), an
-   identifier that is none of its runs' tools or parameters nor a known program
-   (``test_login``, ``UserService``, ``myapp.settings``), or the project's name.
+1. **a machine fact** (``python`` is not on PATH here): served on the machine of its
+   runs, when they all ran on one known machine; else as a project fact;
+2. **a project fact**, or a lesson whose text is specific to a project
+   (:func:`specific_markers`: a path or a file such as ``tests/``, ``src/app.py``,
+   ``./run.sh``; the project's own commands, ``make check``, ``npm run e2e``,
+   ``python -m myapp``; an identifier that is none of its runs' tools or parameters nor
+   a known program; the project's name): served in the project of its runs when they
+   are one project (a rewrite whose new runs are another project's: there); a group
+   whose own runs span projects makes it global, as before kinds;
+3. **a tool's own rule** (everything else: "Edit fails with 'File has not been read
+   yet': Read the file first"): global once runs of two projects show it; learned
+   from one project's runs, it is served in that project only until then, and a later
+   session whose runs in another project confirm it promotes it to global (journaled
+   on the operation that confirmed it, undone with its session).
 
-Every other lesson is global: generic lessons (how a tool behaves: "if git push is
-rejected, pull --rebase first") and lessons supported by runs in two or more
-projects, or by runs recorded outside any project. A context for project P gets
-the global lessons and P's; a context without a project gets the global ones.
+Runs recorded outside any project (the Python API, MCP without a folder, BFCL)
+keep every lesson global but machine facts, as before scopes. A context for project
+P on machine M gets the global lessons, P's and M's; a context without a project gets
+the global ones and M's.
 
 Scopes are stored per learning session in ``experience_scopes``
 (:mod:`agentmem.storage.scopes`); the row of the latest applied session counts, so
 undoing a session brings back the scope the experience had before. This module is
-pure and imports no heavy modules, so the fast ``context`` path can use it.
+pure but for :func:`project_of` and :func:`machine_id` (cached), and imports no
+heavy modules, so the fast ``context`` path can use it.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
-from collections.abc import Callable, Collection, Sequence
-from typing import TypeVar
+from collections.abc import Callable, Collection, Mapping, Sequence
+from typing import Any, NamedTuple, TypeVar
 
 T = TypeVar("T")
 
-__all__ = ["GLOBAL", "decide_scope", "project_of", "specific_markers", "visible_top"]
+__all__ = [
+    "GLOBAL",
+    "MACHINE",
+    "SCOPE_KINDS",
+    "Scope",
+    "decide_scope",
+    "machine_id",
+    "project_of",
+    "recorded_machine",
+    "scope_for",
+    "specific_markers",
+    "visible_top",
+]
 
 #: How a global lesson's scope is shown.
 GLOBAL = "global"
+#: How a lesson served on one machine is shown.
+MACHINE = "machine"
+#: What a finding's evidence can say a lesson is about (``finding.detail["scope"]``), and
+#: the kinds ``experience_scopes.kind`` holds.
+SCOPE_KINDS = ("project", "machine", "tool")
 
 _CACHE: dict[str, str] = {}
+_MACHINE: list[str] = []
+#: Where a machine's stable identity is read from, first found wins.
+_MACHINE_FILES = ("/etc/machine-id", "/var/lib/dbus/machine-id")
+
+
+def machine_id() -> str:
+    """This machine's identity: ``m-`` and 16 hex digits of a salted SHA-256 of
+    ``$AGENTMEM_MACHINE``, else of ``/etc/machine-id``, else of the host name.
+
+    Stable across reboots and processes; not sensitive (the hash names no host and
+    cannot be reversed to one). Containers cloned from one image share a machine-id:
+    set ``AGENTMEM_MACHINE`` there. Cached per process.
+    """
+    if _MACHINE:
+        return _MACHINE[0]
+    raw = os.environ.get("AGENTMEM_MACHINE", "").strip()
+    for path in () if raw else _MACHINE_FILES:
+        try:
+            with open(path, encoding="ascii", errors="replace") as f:
+                raw = f.read().strip()
+        except OSError:
+            continue
+        if raw:
+            break
+    if not raw:
+        import socket
+
+        raw = socket.gethostname() or "unknown"
+    _MACHINE.append("m-" + hashlib.sha256(f"agentmem-machine:{raw}".encode()).hexdigest()[:16])
+    return _MACHINE[0]
+
+
+def recorded_machine(meta: Mapping[str, Any]) -> str | None:
+    """The machine a run with ``meta`` is recorded as from: its own ``machine``, else this
+    machine, unless it names a project folder that does not exist here (a transcript
+    from elsewhere: unknown, None)."""
+    given = meta.get("machine")
+    if isinstance(given, str) and given:
+        return given
+    where = meta.get("project") or meta.get("cwd")
+    if isinstance(where, str) and where and not os.path.isdir(where):
+        return None
+    return machine_id()
 
 
 def project_of(cwd: str | os.PathLike[str] | None) -> str | None:
@@ -139,24 +211,86 @@ def specific_markers(
     return list(dict.fromkeys(found))
 
 
+class Scope(NamedTuple):
+    """Where a lesson is served: ``kind`` (``project``, ``machine``, ``tool``; None for a
+    global lesson of no kind, or a row written before kinds), the one ``project`` or
+    ``machine`` it is served in (both None: everywhere), and why."""
+
+    kind: str | None
+    project: str | None
+    machine: str | None
+    reason: str
+
+    @property
+    def label(self) -> str:
+        """``project NAME``, ``machine`` or ``global``, as ``agentmem experiences`` shows it."""
+        if self.machine is not None:
+            return MACHINE
+        if self.project is not None:
+            return f"project {os.path.basename(self.project.rstrip('/')) or self.project}"
+        return GLOBAL
+
+
+def scope_for(
+    text: str,
+    support: Collection[str],
+    *,
+    machines: Collection[str] = (),
+    about: str | None = None,
+    vocabulary: Collection[str] = (),
+    home: str | None = None,
+) -> Scope:
+    """Where a lesson is served, by the rule in the module doc.
+
+    ``support``: the projects of the runs behind it, ``""`` for runs recorded outside
+    any project; ``machines``: their machines, ``""`` for unknown; ``about``: what its
+    evidence says it is about (one of :data:`SCOPE_KINDS`, None: read from its text);
+    ``home``: where a project's fact that runs of several projects support is served (the
+    project of the runs that found it now), never everywhere.
+    """
+    projects = sorted(set(support))
+    if about == "machine":
+        known = set(machines)
+        if len(known) == 1 and "" not in known:
+            return Scope(
+                "machine", None, next(iter(known)), "a fact about the machine its runs ran on"
+            )
+        about = "project"  # runs of unknown or several machines: where they ran
+    if not projects or "" in projects:
+        return Scope(None, None, None, "supported by runs recorded outside any project")
+    one = projects[0] if len(projects) == 1 else None
+    markers = [] if about == "tool" else specific_markers(text, project=one, vocabulary=vocabulary)
+    if about == "project" or markers:
+        if one is None and home in projects:
+            why = f"a project's fact of runs in {len(projects)} projects: served where found now"
+            return Scope("project", home, None, why)
+        if one is None:
+            return Scope("project", None, None, f"supported by runs in {len(projects)} projects")
+        shown = ", ".join(markers[:4]) + (", ..." if len(markers) > 4 else "")
+        why = (
+            f"learned from one project's runs and names {shown}"
+            if markers
+            else "a fact about this project"
+        )
+        return Scope("project", one, None, why)
+    if one is None:
+        return Scope("tool", None, None, f"the same rule holds in runs of {len(projects)} projects")
+    return Scope(
+        "tool",
+        one,
+        None,
+        "a tool's rule seen in one project's runs: served there until runs of a second "
+        "project show it",
+    )
+
+
 def decide_scope(
     text: str, support: Collection[str], *, vocabulary: Collection[str] = ()
 ) -> tuple[str | None, str]:
-    """(the project a lesson is served in, or None for everywhere; why), by the rule above.
-
-    ``support``: the projects of the runs behind the lesson, ``""`` for runs
-    recorded outside any project.
-    """
-    projects = sorted(set(support))
-    if "" in projects:
-        return None, "supported by runs recorded outside any project"
-    if len(projects) != 1:
-        return None, f"supported by runs in {len(projects)} projects"
-    markers = specific_markers(text, project=projects[0], vocabulary=vocabulary)
-    if not markers:
-        return None, "generic: names no path, command or identifier of a project"
-    shown = ", ".join(markers[:4]) + (", ..." if len(markers) > 4 else "")
-    return projects[0], f"learned from one project's runs and names {shown}"
+    """(the project a lesson is served in, or None for everywhere; why): :func:`scope_for`
+    of a lesson whose evidence says nothing of what it is about."""
+    s = scope_for(text, support, vocabulary=vocabulary)
+    return s.project, s.reason
 
 
 def visible_top(

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import attrs
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from agentmem import Memory, Step
 from agentmem.learning import LearnOptions
@@ -17,12 +19,19 @@ from agentmem.learning.corrections import find_corrections
 from agentmem.learning.crosstask import error_gist, find_crosstask_evidence, overruled, value_kind
 from agentmem.learning.digest import digest
 from agentmem.learning.evidence import param_name_finding, param_value_finding, prerequisite_finding
-from agentmem.learning.grouping import grow_similar, task_threshold, tool_overlap
+from agentmem.learning.grouping import (
+    grow_similar,
+    not_a_task,
+    split_turns,
+    task_threshold,
+    tool_overlap,
+    turn_by_text,
+)
 from agentmem.learning.merge import merge_findings
 from agentmem.records import Operation, Trajectory
 from agentmem.storage.task_vectors import TaskVectors, neighbours
 
-from .conftest import CAT_MISSING, CAT_OK, CD, FakeEmbedder, FakeModel, run_cli
+from .conftest import CAT_BADNAME, CAT_MISSING, CAT_OK, CD, FakeEmbedder, FakeModel, run_cli
 
 S = Step
 
@@ -297,16 +306,190 @@ def test_undo_a_session_of_similar_and_correction_groups(everyday):
     assert mem.learn(use_model=False).groups_used == 2
 
 
-def test_exact_groups_come_first_and_a_run_is_used_once(tmp_path: Path):
+def test_exact_groups_come_first_and_their_runs_are_searched_for_corrections(tmp_path: Path):
     mem = Memory.open(tmp_path / "x.db", embedder=TaskEmbedder(), model=FakeModel())
     # an exact group of the same task, one of whose runs also corrected itself
     task = "show what a.txt in the docs folder says"
     a = mem.record(task, [CAT_MISSING, CD, CAT_OK], accepted=True)
     b = mem.record(task, [CAT_MISSING], accepted=False)
     plan = mem.learning_groups()
-    (g,) = plan.groups
-    assert g.kind == "exact" and set(g.trajectory_ids) == {a, b}
+    exact, fix = plan.groups
+    assert exact.kind == "exact" and set(exact.trajectory_ids) == {a, b}
+    assert fix.kind == "correction" and fix.trajectory_ids == (a,)
+    assert fix.corrections[0].kind == "prerequisite"
+    # the group explains the failure already: one lesson, the run's own one journaled as
+    # rejected with why, and both groups recorded
+    report = mem.learn(use_model=False)
+    assert len(mem.experiences()) == 1
+    rejected = report.rejected
+    assert any(
+        o.op.group == f"correction:{a}" and "explains this failure already" in (o.reason or "")
+        for o in rejected
+    )
+    kinds = mem.db.execute("SELECT kind FROM session_groups ORDER BY kind").fetchall()
+    assert [k for (k,) in kinds] == ["correction", "exact"]
     mem.close()
+
+
+def test_a_correction_its_group_does_not_explain_is_learned(tmp_path: Path):
+    """A run in an exact group fixed a call of another tool than the one its group fails
+    on: the group teaches about that tool, the run's own correction about the other."""
+    mem = Memory.open(tmp_path / "x.db", embedder=TaskEmbedder(), model=FakeModel())
+    task = "copy a.txt from docs to the backup folder"
+    cp_ok = S("cp", {"source": "a.txt", "destination": "backup"}, '{"result": "copied"}', True)
+    cp_bad = S("cp", {"source": "a.txt", "target": "backup"}, "Error: missing destination", False)
+    a = mem.record(task, [CAT_BADNAME, CAT_OK, cp_ok], accepted=True)
+    mem.record(task, [cp_bad], accepted=False)
+    plan = mem.learning_groups()
+    assert [g.kind for g in plan.groups] == ["exact", "correction"]
+    assert plan.groups[1].trajectory_ids == (a,)
+    mem.learn(use_model=False)
+    texts = [e.text for e in mem.experiences()]
+    assert any("cat with file_name=..., never file=..." in t for t in texts), texts
+    mem.close()
+
+
+def test_turns_of_a_conversation_never_form_or_join_an_exact_group(tmp_path: Path):
+    """An importer marks a reply (``meta.prompt_kind``) and gives it the conversation's task:
+    it is no repeated attempt at that task, but its own corrections still teach."""
+    mem = Memory.open(tmp_path / "x.db", embedder=TaskEmbedder(), model=FakeModel())
+    task = "show what a.txt in the docs folder says"
+    first = mem.record(task, [CD, CAT_OK], accepted=True, meta={"session_id": "s1"})
+    turns = [
+        mem.record(
+            task,
+            steps,
+            accepted=ok,
+            meta={"session_id": "s1", "prompt_kind": kind, "prompt": word},
+        )
+        for steps, ok, kind, word in (
+            ([CAT_MISSING], False, "reply", "ok"),
+            ([CAT_BADNAME, CAT_OK], True, "choice", "2"),
+        )
+    ]
+    # a slash command states what was asked: no exact group, but a similar-task one
+    slash = mem.record(
+        "/print the notes.txt file from the docs folder",
+        [S("cat", {"file_name": "notes.txt"}, '{"error": "No such file"}', False)],
+        accepted=False,
+        meta={"session_id": "s2", "prompt_kind": "slash"},
+    )
+    slash_ok = mem.record(
+        "/print the notes.txt file from the docs folder",
+        [CD, S("cat", {"file_name": "notes.txt"}, '{"file_content": "x"}', True)],
+        accepted=True,
+        meta={"session_id": "s3", "prompt_kind": "slash"},
+    )
+    plan = mem.learning_groups()
+    assert plan.of_kind("exact") == []
+    (fix,) = plan.of_kind("correction")
+    assert fix.trajectory_ids == (turns[1],)
+    grouped = {t for g in plan.of_kind("similar") for t in g.trajectory_ids}
+    assert slash in grouped and not grouped & set(turns)
+    assert set(plan.turns) == {*turns, slash, slash_ok} and first not in plan.turns
+    why = {m.id: r.reason for r in plan.reports for m in r.members}
+    assert "not a task: a reply in a conversation" in why[turns[0]]
+    assert "not a task: a choice" in why[turns[1]]
+    assert first in why
+    mem.close()
+
+
+def test_legacy_short_replies_form_no_exact_group(tmp_path: Path):
+    """Runs recorded before importers said what a prompt is: identical short replies."""
+    mem = Memory.open(tmp_path / "x.db", embedder=TaskEmbedder(), model=FakeModel())
+    turn = iter(range(100))
+
+    def imported(task: str, ok: bool) -> int:  # as an importer recorded a turn before
+        meta = {"session_id": "s1", "turn_id": f"t{next(turn)}"}
+        return mem.record(task, [CD, CAT_OK] if ok else [CAT_MISSING], accepted=ok, meta=meta)
+
+    for ok in (True, False, True):
+        imported("a", ok)
+    for ok in (True, False):
+        imported("お願いします", ok)
+    task = "show what a.txt in the docs folder says"
+    for ok in (True, False):
+        imported(task, ok)
+    for ok in (True, False):  # recorded through the API: its task is its own, even "b"
+        mem.record("b", [CD, CAT_OK] if ok else [CAT_MISSING], accepted=ok)
+    plan = mem.learning_groups()
+    assert sorted(g.task for g in plan.of_kind("exact")) == ["b", task]
+    assert plan.of_kind("similar") == []
+    mem.close()
+
+
+@pytest.mark.parametrize(
+    "prompt, why",
+    [
+        ("a", "a choice"),
+        ("２", "a choice"),
+        ("(b)", "a choice"),
+        ("option 3", "a choice"),
+        ("ok", "a short reply"),
+        ("Yes please!", "a short reply"),
+        ("please do", "a short reply"),
+        ("continue", "a short reply"),
+        ("continue until all are done", None),
+        ("お願いします", "a short reply"),
+        ("可以", "a short reply"),
+        ("  ", "an empty prompt"),
+        ("/compact", "a bare slash command"),
+        ("<command-name>/review</command-name>", "a slash command's expansion"),
+        (
+            "# /butler-exec — Execute a ButlerSpec\n\nPurpose: run one spec",
+            "a slash command's expansion",
+        ),
+        ("fix the failing login test", None),
+        ("/orchestrator create TODO app by Next.js", None),
+        ("<task-notification>\n<task-id>b1</task-id>", "a notification"),
+        ("## User Input\n\n```text\ncreate a linter\n```", "a slash command's expansion"),
+        ("lint", None),
+        ("可以直接放在docstring", None),
+    ],
+)
+def test_a_turn_by_its_text(prompt: str, why: str | None):
+    assert turn_by_text(prompt) == why
+    if why is not None:  # agentmem.conversation, where installed, can only add to it
+        assert not_a_task(prompt) is not None
+
+
+def test_not_a_task_asks_the_conversation_module_first(monkeypatch):
+    import sys
+    import types
+
+    fake = types.ModuleType("agentmem.conversation")
+
+    def classify(text: str):
+        return types.SimpleNamespace(kind="reply" if text == "keep at it" else "task")
+
+    fake.classify = classify  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "agentmem.conversation", fake)
+    assert not_a_task("keep at it") == "a reply (agentmem.conversation)"
+    assert not_a_task("a") == "a choice"  # its own rule still holds
+    assert not_a_task("fix the parser") is None
+    broken = types.ModuleType("agentmem.conversation")
+    monkeypatch.setitem(sys.modules, "agentmem.conversation", broken)  # no classify: fall back
+    assert not_a_task("keep at it") is None and not_a_task("ok") == "a short reply"
+
+
+def test_split_turns_scores_the_rest_again():
+    from agentmem.rewards import Acceptance, TrajectoryReward, group_stats
+    from agentmem.rewards import GroupReport as R
+
+    def m(i: int, r: float) -> TrajectoryReward:
+        return TrajectoryReward(i, 1.0, Acceptance(1, ""), r, None, None, 1, 0)
+
+    st = group_stats([1.0, 0.0, 0.0])
+    g = R("k", "t", (m(1, 1.0), m(2, 0.0), m(3, 0.0)), st, True, "")
+    assert split_turns(g, {}) == [g]
+    rest, alone = split_turns(g, {3: "a reply"})
+    assert [x.id for x in rest.members] == [1, 2] and rest.usable
+    assert rest.stats is not None and rest.stats.advantages == pytest.approx(
+        (0.7071, -0.7071), abs=1e-3
+    )
+    assert not alone.usable and alone.reason.endswith("not a task: a reply")
+    (only,) = split_turns(g, {1: "x", 2: "x", 3: "x"})[:1]
+    assert not only.usable
 
 
 def test_pending_runs_wait_for_their_window(tmp_path: Path):
@@ -528,7 +711,10 @@ def test_cli_groups_tables_filters_and_diagnosis(tmp_path: Path):
 
     text = groups()
     assert "6 groups: 0 ready, 0 degenerate, 6 pending" in text
-    assert "1 with their own corrections, 1 similar-task group(s) (theta_task" in text
+    assert (
+        "1 run(s) with their own corrections; from the 6 runs outside ready exact groups, "
+        "1 similar-task group(s) (theta_task"
+    ) in text
     similar = next(line for line in text.splitlines() if line.startswith("2,3,4 "))
     assert similar.split()[:5] == ["2,3,4", "ready", "0.20", "1.00", "1.00"]
     assert "-1.15 +0.58 +0.58  tasks alike" in similar
@@ -549,3 +735,11 @@ def test_cli_groups_tables_filters_and_diagnosis(tmp_path: Path):
     rows = [line.split() for line in groups().splitlines()]
     assert ["1", "prerequisite", "learned", "1", "3"] in [r[:5] for r in rows]
     assert ["2,3,4", "learned"] in [r[:2] for r in rows]
+
+
+@given(st.text(max_size=200))
+def test_a_turn_by_its_text_takes_any_text(text: str):
+    why = turn_by_text(text)
+    assert why is None or why.startswith(("a ", "an "))
+    if len(text) > 80 and "<command-" not in text and not text.lstrip().startswith(("#", "<")):
+        assert why is None  # a reply is short

@@ -19,6 +19,7 @@ from agentmem.mcp_server import (
     TooManyOpenError,
     UnknownHandleError,
 )
+from agentmem.projects import machine_id
 
 ROOT = Path(__file__).resolve().parent.parent
 TOOLS = {
@@ -204,7 +205,7 @@ def test_mcp_session_over_stdio(tmp_path: Path) -> None:
 
     with Memory.open(db) as mem:
         rec = mem.get_trajectory(out["record_id"])
-        assert rec.source == "mcp" and rec.meta == {"model": "test"}
+        assert rec.source == "mcp" and rec.meta == {"model": "test", "machine": machine_id()}
         assert [s.tool for s in rec.steps] == ["bash", "bash"]
         assert rec.accepted is False  # corrected
         fb = mem.db.execute(
@@ -270,7 +271,8 @@ def test_core_close_records_unfinished_as_rejected(tmp_path: Path) -> None:
     [tid] = core.close()
     with Memory.open(tmp_path / "c.db") as mem:
         t = mem.get_trajectory(tid)
-        assert t.accepted is False and t.meta == {"k": 1, "error": UNFINISHED_ERROR}
+        meta = {"k": 1, "error": UNFINISHED_ERROR, "machine": machine_id()}
+        assert t.accepted is False and t.meta == meta
 
 
 # -- the command -------------------------------------------------------------------------

@@ -8,10 +8,20 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agentmem import Memory, Step
+from agentmem import Memory, Step, projects
 from agentmem.domains import command_domain, domain_for, shell_command, step_domain
-from agentmem.projects import decide_scope, project_of, specific_markers, visible_top
-from agentmem.storage.scopes import current_scopes
+from agentmem.projects import (
+    Scope,
+    decide_scope,
+    machine_id,
+    project_of,
+    recorded_machine,
+    scope_for,
+    specific_markers,
+    visible_top,
+)
+from agentmem.storage import scopes as scope_store
+from agentmem.storage.scopes import current_scopes, hidden_ids, scopes_of
 
 A, B = "/w/alpha", "/w/beta"
 
@@ -41,8 +51,12 @@ def test_project_of_is_the_git_root_else_the_folder(tmp_path: Path):
     ],
 )
 def test_generic_lessons_name_nothing_of_a_project(text: str):
-    assert specific_markers(text, project=A, vocabulary={"file_path", "path", "Read"}) == []
-    assert decide_scope(text, {A}, vocabulary={"file_path", "path", "Read"})[0] is None
+    vocabulary = {"file_path", "path", "Read"}
+    assert specific_markers(text, project=A, vocabulary=vocabulary) == []
+    # a tool's rule: served in its one project until runs of a second show it
+    one = scope_for(text, {A}, vocabulary=vocabulary)
+    assert one.kind == "tool" and one.project == A and "second project" in one.reason
+    assert decide_scope(text, {A, B}, vocabulary=vocabulary)[0] is None
 
 
 @pytest.mark.parametrize(
@@ -72,6 +86,10 @@ def test_support_from_two_projects_or_outside_any_keeps_a_lesson_global():
     text = "Run make check before committing."
     assert decide_scope(text, {A, B}) == (None, "supported by runs in 2 projects")
     assert decide_scope(text, {A, ""})[0] is None
+    # a project's fact found again in another project stays a project's fact, never global
+    again = scope_for(text, {A, B}, home=B)
+    assert again.kind == "project" and again.project == B
+    assert scope_for(text, {A, B}, about="project", home=A).project == A
 
 
 def test_shell_steps_take_the_domain_of_their_command():
@@ -147,27 +165,138 @@ def test_a_project_specific_lesson_is_served_only_in_its_project(mem: Memory):
     report = mem.learn(use_model=False)
     texts = {o.result_id: o.op for o in report.applied}
     assert len(texts) == 2
-    scopes = current_scopes(mem.db)
-    [(scoped_id, project)] = scopes.items()
-    assert project == A and "test/unit" in texts[scoped_id].text
+    scoped = scopes_of(mem.db)
+    assert set(scoped) == set(texts) and {s.project for s in scoped.values()} == {A}
+    [scoped_id] = [i for i, s in scoped.items() if s.kind == "project"]
+    assert "test/unit" in texts[scoped_id].text
     assert texts[scoped_id].domain == "test"  # not merged with the git lesson
+    # the git lesson is a tool's rule seen in one project only: served there, for now
     [generic_id] = set(texts) - {scoped_id}
-    assert texts[generic_id].domain == "git"
+    assert texts[generic_id].domain == "git" and scoped[generic_id].kind == "tool"
     here = {h.experience.id for h in mem.retrieve("run the unit tests", project=A, k=5)}
     elsewhere = {h.experience.id for h in mem.retrieve("run the unit tests", project=B, k=5)}
     nowhere = {h.experience.id for h in mem.retrieve("run the unit tests", k=5)}
     assert here == {scoped_id, generic_id}
-    assert elsewhere == nowhere == {generic_id}
+    assert elsewhere == nowhere == set()
     assert "test/unit" in mem.context("run the unit tests", project=A)
     assert "test/unit" not in mem.context("run the unit tests", project=B)
     # the git lesson reaches git tasks, not every shell task
     assert {h.experience.id for h in mem.retrieve("push", domains=["git"], project=A)} >= {
         generic_id
     }
-    assert generic_id not in {h.experience.id for h in mem.retrieve("x", domains=["shell"])}
+    assert generic_id not in {
+        h.experience.id for h in mem.retrieve("x", domains=["shell"], project=A)
+    }
     # undo takes the scope back with the lesson
     mem.undo(report.session_id)
     assert current_scopes(mem.db) == {}
+
+
+def test_a_tools_rule_goes_global_once_a_second_projects_runs_show_it(mem: Memory):
+    _group(mem, "push my branch", PUSH_OK, PUSH_BAD, [A] * 4)
+    first = mem.learn(use_model=False)
+    [(eid, scope)] = scopes_of(mem.db).items()
+    assert scope.kind == "tool" and scope.project == A
+    assert mem.retrieve("push my branch", domains=["git"], project=B) == []
+    # runs of another project bear the same rule out: a confirmation promotes it
+    _group(mem, "push the release branch", PUSH_OK, PUSH_BAD, [B] * 4)
+    second = mem.learn(use_model=False)
+    assert scopes_of(mem.db) == {}
+    row = mem.db.execute(
+        "SELECT project, kind, reason FROM experience_scopes WHERE session_id = ?",
+        [second.session_id],
+    ).fetchone()
+    assert row[0] is None and row[1] == "tool" and row[2].startswith("promoted to global")
+    ops = [j for j in mem.journal(second.session_id) if j["kind"] == "CONFIRM"]
+    assert any("promoted to global" in (j["reason"] or "") for j in ops), ops
+    assert {h.experience.id for h in mem.retrieve("push", domains=["git"], project=B)} == {eid}
+    assert {h.experience.id for h in mem.retrieve("push", domains=["git"])} == {eid}
+    # the promotion is undone with its session
+    mem.undo(second.session_id)
+    assert scopes_of(mem.db)[eid].project == A
+    assert first.session_id is not None
+
+
+def test_a_machine_fact_is_served_on_its_machine_only(mem: Memory, monkeypatch):
+    monkeypatch.setattr(scope_store, "_about", lambda op: "machine")
+    other = "m-0000000000000000"
+    for ok, project in zip((True, False, True, False), [A, A, B, B]):
+        meta = {"project": project, "machine": other}
+        mem.record("push my branch", PUSH_OK if ok else PUSH_BAD, accepted=ok, meta=meta)
+    mem.learn(use_model=False)
+    [(eid, scope)] = scopes_of(mem.db).items()
+    assert scope == Scope("machine", None, other, "a fact about the machine its runs ran on")
+    assert scope.label == "machine"
+    assert hidden_ids(mem.db, A) == {eid}  # this machine is another one
+    assert hidden_ids(mem.db, A, machine=other) == set()
+    assert hidden_ids(mem.db, None, machine=other) == set()
+    assert mem.retrieve("push my branch", domains=["git"], project=A) == []
+    # runs of two machines: not one machine's fact; it stays where its runs were
+    assert scope_for("x", {A}, machines={other, "m-1"}, about="machine").project == A
+    assert scope_for("x", {A}, machines={""}, about="machine").kind == "project"
+
+
+def test_machine_identity_is_stable_hashed_and_overridable(monkeypatch, tmp_path: Path):
+    monkeypatch.setattr(projects, "_MACHINE", [])
+    monkeypatch.setenv("AGENTMEM_MACHINE", "box-1")
+    one = machine_id()
+    assert one == machine_id() and one.startswith("m-") and len(one) == 18 and "box" not in one
+    monkeypatch.setattr(projects, "_MACHINE", [])
+    monkeypatch.setenv("AGENTMEM_MACHINE", "box-2")
+    assert machine_id() != one
+    monkeypatch.setattr(projects, "_MACHINE", [])
+    monkeypatch.delenv("AGENTMEM_MACHINE")
+    assert machine_id().startswith("m-")
+    # recorded: the run's own, else this machine's, unless its folder is not here
+    assert recorded_machine({"machine": "m-x"}) == "m-x"
+    assert recorded_machine({}) == machine_id()
+    assert recorded_machine({"project": str(tmp_path)}) == machine_id()
+    assert recorded_machine({"project": "/no/such/folder/here"}) is None
+
+
+def test_a_machine_scope_without_its_machine_is_a_check_problem(mem: Memory):
+    from agentmem.check import check_library
+
+    _group(mem, "push my branch", PUSH_OK, PUSH_BAD, [A] * 4)
+    mem.learn(use_model=False)
+    assert not [p for p in check_library(mem.db) if p.kind == "scope"]
+    mem.db.execute("UPDATE experience_scopes SET kind = 'machine'")
+    assert [p.kind for p in check_library(mem.db) if p.kind == "scope"] == ["scope"]
+
+
+def test_experiences_and_retrieve_say_where_each_lesson_is_served(tmp_path: Path):
+    import json
+
+    from click.testing import CliRunner
+
+    from agentmem.cli import cli
+    from agentmem.embeddings import get_embedder
+
+    db = tmp_path / "lib.db"
+    with Memory.open(db, embedder=get_embedder("hash")) as m:
+        _group(m, "run the unit tests", GOOD, BAD, [A] * 4)
+        _group(m, "push my branch", PUSH_OK, PUSH_BAD, [None] * 4)
+        m.learn(use_model=False)
+
+    def run(*args: str) -> str:
+        r = CliRunner().invoke(
+            cli, list(args), env={"AGENTMEM_DB": str(db)}, catch_exceptions=False
+        )
+        assert r.exit_code == 0, r.output
+        return r.output
+
+    rows = json.loads(run("experiences", "--json"))
+    assert sorted(r["scope"] for r in rows) == ["global", "project alpha"]
+    scoped = next(r for r in rows if r["scope"] == "project alpha")
+    assert (
+        scoped["project"] == A and scoped["scope_kind"] == "project" and scoped["machine"] is None
+    )
+    assert "project alpha" in run("experiences")
+    assert [r["scope"] for r in json.loads(run("experiences", "--project", B, "--json"))] == [
+        "global"
+    ]
+    hits = json.loads(run("retrieve", "run the unit tests", "--project", A, "--json"))
+    assert "project alpha" in {h["scope"] for h in hits}
 
 
 def test_runs_in_two_projects_make_the_lesson_global(mem: Memory):
@@ -175,7 +304,7 @@ def test_runs_in_two_projects_make_the_lesson_global(mem: Memory):
     mem.learn(use_model=False)
     assert current_scopes(mem.db) == {}
     row = mem.db.execute("SELECT project, support, reason FROM experience_scopes").fetchone()
-    assert row == (None, f'["{A}", "{B}"]', "supported by runs in 2 projects")
+    assert row[:2] == (None, f'["{A}", "{B}"]') and "2 projects" in row[2]
 
 
 def test_runs_outside_any_project_write_no_scope(mem: Memory):
@@ -201,3 +330,53 @@ def test_visible_top_is_the_exact_top_k_of_the_visible_hits(n: int, k: int, hidd
     got = visible_top(search, k, hidden, lambda i: i)
     assert got == [i for i in ranked if i not in hidden][:k]
     assert max(asked) <= k + len(hidden)
+
+
+def test_the_prompt_hook_path_serves_this_machines_facts_only(tmp_path: Path, monkeypatch):
+    from agentmem.context import fast_context
+    from agentmem.embeddings import get_embedder
+
+    monkeypatch.setattr(scope_store, "_about", lambda op: "machine")
+    db = tmp_path / "lib.db"
+    here, other = machine_id(), "m-0000000000000000"
+    with Memory.open(db, embedder=get_embedder("hash")) as m:
+        for ok in (True, False, True, False):
+            meta = {"project": A, "machine": here}
+            m.record("run the unit tests", GOOD if ok else BAD, accepted=ok, meta=meta)
+            meta = {"project": A, "machine": other}
+            m.record("push my branch", PUSH_OK if ok else PUSH_BAD, accepted=ok, meta=meta)
+        m.learn(use_model=False)
+        machines = {s.machine for s in scopes_of(m.db).values()}
+    assert machines == {here, other}
+    mine = fast_context(db, "run the unit tests", project=A, min_score=0.0, k=10)
+    assert mine is not None and "test/unit" in mine and "push" not in mine.lower()
+    # without a project too: a machine's fact is served wherever it is asked on that machine
+    assert "test/unit" in (fast_context(db, "run the unit tests", min_score=0.0, k=10) or "")
+    # on the other machine, the other way round
+    monkeypatch.setattr(projects, "_MACHINE", [other])
+    theirs = fast_context(db, "push my branch", project=A, min_score=0.0, k=10)
+    assert theirs and "test/unit" not in theirs
+    monkeypatch.setattr(projects, "_MACHINE", [here])
+    assert fast_context(db, "push my branch", project=A, min_score=0.0, k=10) != theirs
+
+
+def test_runs_outside_any_project_do_not_promote_a_tools_rule(mem: Memory):
+    _group(mem, "push my branch", PUSH_OK, PUSH_BAD, [A] * 4)
+    mem.learn(use_model=False)
+    [(eid, scope)] = scopes_of(mem.db).items()
+    _group(mem, "push the release branch", PUSH_OK, PUSH_BAD, [None] * 4)
+    again = mem.learn(use_model=False)
+    assert any(j["kind"] == "CONFIRM" for j in mem.journal(again.session_id))
+    assert scopes_of(mem.db) == {eid: scope}
+
+
+def test_a_merge_is_scoped_as_a_rewrite(mem: Memory):
+    from agentmem.records import Operation
+
+    tids = [mem.record("t", GOOD, accepted=True, meta={"project": A}) for _ in range(2)]
+    op = Operation("MERGE", text="Run make check before committing.", targets=(1, 2), group="g")
+    prior = {t: (Scope("project", A, None, "x"), {A}) for t in (1, 2)}
+    scope, support = scope_store._decide(mem.db, op, {"g": tids}, prior)
+    assert (scope.kind, scope.project) == ("project", A) and support == {A}
+    # merging a hand-written (global) lesson keeps it global, as a rewrite of one does
+    assert scope_store._decide(mem.db, op, {"g": tids}, {})[0].project is None

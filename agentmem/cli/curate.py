@@ -4,6 +4,7 @@ retrieve, context, reindex."""
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -12,6 +13,9 @@ from ..records import Experience
 from ..retrieval.ranking import DEFAULT
 from .main import ID, cli, json_option, print_json, print_table, with_memory
 from .terminal import echo
+
+if TYPE_CHECKING:
+    from ..projects import Scope
 
 _domain_opt = click.option(
     "--domain", "-d", "domains", multiple=True, help="Search in this tool domain (repeatable)."
@@ -55,9 +59,11 @@ _min_score_opt = click.option(
 def experiences(mem: Memory, domains: tuple[str, ...], project: str | None, as_json: bool) -> None:
     """List the live experience library, with each lesson's scope and evidence.
 
-    The scope is "global" (served everywhere) or the one project a lesson is
-    served in: a lesson learned only from one project's runs that names that
-    project's paths, commands or identifiers (see docs/agents.md). ``support``
+    The scope says where a lesson is served: "global" (everywhere), "project
+    NAME" (a fact of that project, or a tool's rule seen in its runs only, until
+    runs of a second project show it) or "machine" (a fact about the machine
+    its runs ran on, such as a program missing from PATH); see README "Where a
+    lesson is served". --json adds scope_kind, project, machine and why. ``support``
     and ``against`` count the learned groups / runs that support and contradict
     a lesson (``-`` for a lesson written by hand, which no session tests);
     ``--json`` adds when a group last confirmed and contradicted it, and its rule
@@ -69,13 +75,19 @@ def experiences(mem: Memory, domains: tuple[str, ...], project: str | None, as_j
       agentmem experiences --domain fs --json
       agentmem experiences --project .
     """
-    from ..projects import GLOBAL, project_of
+    from ..projects import GLOBAL, Scope, machine_id, project_of
 
     exps = mem.experiences(domains=domains or None)
-    scopes = mem.experience_scopes()
+    scopes = mem.lesson_scopes()
+    everywhere = Scope(None, None, None, "")
     if project is not None:
-        here = project_of(project)
-        exps = [e for e in exps if scopes.get(e.id or 0, here) == here]
+        here, this = project_of(project), machine_id()
+        exps = [
+            e
+            for e in exps
+            if (s := scopes.get(e.id or 0, everywhere)).project in (None, here)
+            and s.machine in (None, this)
+        ]
     if as_json:
         print_json(
             [
@@ -83,7 +95,7 @@ def experiences(mem: Memory, domains: tuple[str, ...], project: str | None, as_j
                     "id": e.id,
                     "text": e.text,
                     "domain": e.domain,
-                    "scope": scopes.get(e.id or 0, GLOBAL),
+                    **_scope_fields(scopes.get(e.id or 0)),
                     "created_at": e.created_at,
                     "updated_at": e.updated_at,
                     **e.evidence(),
@@ -96,10 +108,23 @@ def experiences(mem: Memory, domains: tuple[str, ...], project: str | None, as_j
     print_table(
         ["id", "domain", "scope", "support", "against", "text"],
         [
-            [e.id, e.domain or "-", scopes.get(e.id or 0, GLOBAL), *_evidence_cells(e), e.text]
+            [
+                e.id,
+                e.domain or "-",
+                scopes[e.id or 0].label if (e.id or 0) in scopes else GLOBAL,
+                *_evidence_cells(e),
+                e.text,
+            ]
             for e in exps
         ],
     )
+
+
+def _scope_fields(s: Scope | None) -> dict[str, Any]:
+    """A lesson's scope as ``experiences --json`` and ``retrieve --json`` give it."""
+    if s is None:
+        return {"scope": "global", "scope_kind": None, "project": None, "machine": None}
+    return {"scope": s.label, "scope_kind": s.kind, "project": s.project, "machine": s.machine}
 
 
 def _evidence_cells(e: Experience) -> list[str]:
@@ -206,7 +231,13 @@ def retrieve(
         project=project,
     )
     if as_json:
-        print_json([h.as_dict(explain=explain) for h in hits])
+        scopes = mem.lesson_scopes()
+        print_json(
+            [
+                {**h.as_dict(explain=explain), **_scope_fields(scopes.get(h.experience.id or 0))}
+                for h in hits
+            ]
+        )
         return
     if not explain:
         print_table(

@@ -29,8 +29,8 @@ def print_report(report: Any) -> None:
         formed = r.groups_formed
         theta = "" if r.theta_task is None else f" (theta_task {r.theta_task:.2f})"
         echo(
-            f"grouping {r.grouping}: {r.free_runs} runs outside exact groups formed "
-            f"{formed.get('correction', 0)} correction group(s) and "
+            f"grouping {r.grouping}: {formed.get('correction', 0)} correction group(s) "
+            f"from runs' own corrections; {r.free_runs} runs outside exact groups formed "
             f"{formed.get('similar', 0)} similar-task group(s){theta}"
         )
     if r.groups:

@@ -360,12 +360,18 @@ def _print_exact_groups(reports: Sequence[GroupReport]) -> None:
 
 
 def _print_formed_groups(plan: Grouping, formed: Sequence[LearningGroup]) -> None:
-    """The groups formed from runs outside exact groups: corrections, then similar tasks."""
+    """The groups formed from single runs: corrections (of every run), then similar tasks
+    (of the runs outside ready exact groups)."""
     fixes = [g for g in formed if g.kind == "correction"]
     similar = [g for g in formed if g.kind == "similar"]
+    if plan.turns:
+        click.echo(
+            f"\n{len(plan.turns)} run(s) are turns of a conversation, not tasks (replies, "
+            "choices, slash commands, notifications): in no exact group"
+        )
     click.echo(
-        f"\nfrom the {plan.free_runs} runs outside ready exact groups: {len(fixes)} with their "
-        f"own corrections, {len(similar)} similar-task group(s)"
+        f"\n{len(fixes)} run(s) with their own corrections; from the {plan.free_runs} runs "
+        f"outside ready exact groups, {len(similar)} similar-task group(s)"
         + ("" if plan.theta_task is None else f" (theta_task {plan.theta_task:.2f})")
     )
     if fixes:

@@ -40,14 +40,17 @@ similar group, when every one of its runs was already learned in some group.
 
 from __future__ import annotations
 
+import importlib
 import json
+import re
+import unicodedata
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from ..rewards import GroupReport, GroupStats, TrajectoryReward, group_stats
-from ..storage.trajectories import load_trajectories, run_tools
+from ..storage.trajectories import load_trajectories, meta_values, run_tools
 from .corrections import Correction, find_corrections
 from .digest import Digest, digest
 
@@ -61,18 +64,102 @@ if TYPE_CHECKING:
 __all__ = [
     "GROUPINGS",
     "MAX_SIMILAR_GROUP",
+    "TURN_KINDS",
     "Grouping",
     "LearningGroup",
     "form_groups",
     "grow_similar",
+    "not_a_task",
+    "split_turns",
     "task_threshold",
     "tool_overlap",
+    "turn_by_text",
 ]
 
 #: The values of ``learn --grouping``.
 GROUPINGS = ("exact", "similar", "auto")
 #: Most runs in a similar-task group (the paper's G is 4 to 8).
 MAX_SIMILAR_GROUP = 8
+#: ``meta["prompt_kind"]`` of a run whose prompt was a turn of a conversation, not a task of
+#: its own (the importers set it, :mod:`agentmem.conversation`); absent: a task.
+TURN_KINDS = frozenset({"reply", "choice", "slash", "notification"})
+
+#: Replies that state no task, in the languages seen in real transcripts (compared after
+#: NFKC, case folding and with punctuation and spaces dropped).
+_REPLIES = frozenset(
+    """yes y no n ok okay k sure yep yeah yup nope go continue proceed next done thanks
+    thankyou ty thx lgtm please pls do it doit goahead soundsgood great perfect good nice cool fine
+    agreed approve approved right correct retry again same both all none keepgoing goon
+    carryon yesplease okthanks okplease はい いいえ うん お願いします おねがいします
+    お願い 続けて 続行 どうぞ 了解 了解です 可以 好 好的 行 继续 是 是的 对 嗯 谢谢 不 不用
+    没问题 네 예 아니요 좋아요 계속""".split()
+)
+_CHOICE = re.compile(r"(?:option|choice|no\.?|#)?\(?(?:[a-z]|[0-9]{1,2})[).:]?", re.IGNORECASE)
+_SLASH_MARKUP = re.compile(
+    r"<command-(?:name|message|args)>|\A#{1,3}[ \t]*/[\w:.-]+|\A##[ \t]+User Input[ \t]*\n"
+)
+_NOT_WORD = re.compile(r"[\W_]+")
+#: What a client writes into a conversation by itself (a background task finished).
+_NOTIFICATIONS = ("<task-notification>", "<system-notification>", "<background-task", "<agent-")
+
+
+def not_a_task(task: str) -> str | None:
+    """Why the prompt ``task`` is obviously no task of its own, or None (it may be one).
+
+    For turns of a conversation recorded before importers said what a prompt is
+    (``meta["prompt_kind"]``): what :func:`agentmem.conversation.classify` says where that
+    module is installed, and :func:`turn_by_text` in any case (either one suffices:
+    a task taken for a turn only loses a group).
+    """
+    kind = _conversation_kind(task)
+    if kind is not None and kind != "task":
+        return f"a {kind} (agentmem.conversation)"
+    return turn_by_text(task)
+
+
+def _conversation_kind(text: str) -> str | None:
+    """The kind :mod:`agentmem.conversation` (the importers') gives a prompt, or None where
+    that module is missing or fails."""
+    try:
+        classify = importlib.import_module("agentmem.conversation").classify
+        kind = classify(text).kind
+    except Exception:  # not installed (an older tree), or a change of its interface
+        return None
+    return kind if isinstance(kind, str) else None
+
+
+def turn_by_text(task: str) -> str | None:
+    """Why the prompt ``task`` reads as a turn of a conversation, not a task, or None.
+
+    An empty prompt, a choice (``a``, ``2``, ``２``, ``(b)``, ``option 3``), a short reply
+    (``ok``, ``yes please``, ``お願いします``, ``可以``: at most 3 letters, or only words of
+    assent), a bare slash command (``/compact``), a slash command's expansion (Claude
+    Code's ``<command-name>`` markup, a Codex prompt file's ``# /name`` heading, spec-kit's
+    ``## User Input``: the template's text, not what was asked) or a client's notification
+    (``<task-notification>``). Pure.
+    """
+    head = task.lstrip()
+    if head.startswith(_NOTIFICATIONS):
+        return "a notification"
+    if _SLASH_MARKUP.search(head):
+        return "a slash command's expansion"
+    if len(task) > 80:
+        return None  # a reply, a choice, a bare command are short
+    text = unicodedata.normalize("NFKC", task).strip()
+    if re.fullmatch(r"/[\w:.-]+", text):
+        return "a bare slash command"
+    folded = text.casefold()
+    if _CHOICE.fullmatch(folded.replace(" ", "")):
+        return "a choice"
+    bare = _NOT_WORD.sub("", folded)
+    if not bare:
+        return "an empty prompt"
+    if len(bare) <= 3 or bare in _REPLIES:
+        return "a short reply"
+    words = [w for w in _NOT_WORD.split(folded) if w]
+    if len(words) <= 4 and all(w in _REPLIES for w in words):
+        return "a short reply"
+    return None
 
 
 def task_threshold(embedder: Embedder) -> float:
@@ -219,6 +306,7 @@ class Grouping:
     them (exact, correction, similar), learned ones included (``learned``).
     ``free_runs``: the runs outside ready exact groups (alone in their group, or in a
     degenerate one), from which corrections and similar groups were formed.
+    ``turns``: the runs whose prompt was no task of their own, in no exact group, and why.
     ``vectors``: the task vectors used (their ``new`` ones not stored yet).
     """
 
@@ -228,6 +316,7 @@ class Grouping:
     theta_task: float | None
     free_runs: int
     vectors: TaskVectors | None = attrs.field(default=None, eq=False, repr=False)
+    turns: Mapping[int, str] = attrs.field(factory=dict, eq=False)
 
     def of_kind(self, kind: str) -> list[LearningGroup]:
         return [g for g in self.groups if g.kind == kind]
@@ -357,6 +446,80 @@ def _similar(
     return out
 
 
+def _regroup(report: GroupReport, keep: Sequence[TrajectoryReward], reason: str) -> GroupReport:
+    """``report`` with only the runs ``keep``: rewards, advantages and readiness again."""
+    rewards = [m.reward for m in keep]
+    stats: GroupStats | None = None
+    waiting = [str(m.id) for m in keep if m.reward is None]
+    if waiting:
+        ready, why = False, f"waiting for acceptance of trajectory {', '.join(waiting)}"
+    else:
+        stats = group_stats([r or 0.0 for r in rewards])
+        ready, why = len(keep) >= 2, stats.reason
+    advs = stats.advantages if stats is not None and not stats.degenerate else (None,) * len(keep)
+    return attrs.evolve(
+        report,
+        members=tuple(attrs.evolve(m, advantage=a) for m, a in zip(keep, advs)),
+        stats=stats,
+        ready=ready,
+        reason="; ".join(x for x in (why, reason) if x),
+    )
+
+
+def split_turns(report: GroupReport, turns: Mapping[int, str]) -> list[GroupReport]:
+    """``report`` without its runs that are no task of their own (``turns``: id -> why),
+    then each of those alone, so that no exact group holds one. Pure.
+
+    Several turns of one conversation that share its task are not repeated attempts at
+    it: their rewards and advantages would compare unrelated work.
+    """
+    out = [m for m in report.members if m.id in turns]
+    if not out:
+        return [report]
+    keep = [m for m in report.members if m.id not in turns]
+    reports = [_regroup(report, keep, f"{len(out)} turn(s) left out")] if keep else []
+    return reports + [_regroup(report, [m], f"not a task: {turns[m.id]}") for m in out]
+
+
+#: Why a slash command's run is in no exact group: the importer gave it what was asked as its
+#: task (``/review src/app.py``), so it may join a similar-task group.
+_STATED = "a slash command in a conversation (prompt_kind)"
+
+
+def _turns(db: Database, reports: Sequence[GroupReport]) -> dict[int, str]:
+    """The runs of ``reports`` whose prompt was no task of its own, with why: the importer's
+    ``meta["prompt_kind"]``; else, for a turn of a conversation recorded before importers
+    said (``meta["turn_id"]`` and no ``prompt_kind``), :func:`not_a_task` of its task text.
+    Runs recorded otherwise (the API, MCP) name their own tasks. Of these, only a slash
+    command marked by the importer (its task is what was asked) may join a similar group."""
+    ids = [m.id for g in reports for m in g.members]
+    kinds = meta_values(db, ids, "prompt_kind") if ids else {}
+    out: dict[int, str] = {
+        tid: _STATED if kind == "slash" else f"a {kind} in a conversation (prompt_kind)"
+        for tid, kind in kinds.items()
+        if kind in TURN_KINDS
+    }
+    legacy = {
+        m.id: why
+        for g in reports
+        if (why := not_a_task(g.task)) is not None
+        for m in g.members
+        if m.id not in kinds
+    }
+    if legacy:
+        for tid in meta_values(db, legacy, "turn_id"):
+            out[tid] = legacy[tid]
+    return out
+
+
+def _fixable(groups: Sequence[LearningGroup], free: Mapping[int, TrajectoryReward]) -> list[int]:
+    """Every run with a verdict that failed a call and made another: those of the exact
+    groups and the free ones (a run in a group is still searched for its own corrections)."""
+    runs = {m.id: m for g in groups if g.kind == "exact" for m in g.members}
+    runs.update(free)
+    return sorted(tid for tid, m in runs.items() if 0 < m.failed_steps < m.step_count)
+
+
 def form_groups(
     db: Database,
     reports: Sequence[GroupReport],
@@ -371,6 +534,8 @@ def form_groups(
         from ..errors import InvalidRecordError
 
         raise InvalidRecordError(f"grouping must be one of {', '.join(GROUPINGS)}, not {mode!r}")
+    turns = _turns(db, reports)
+    reports = [r for g in reports for r in split_turns(g, turns)]
     groups: list[LearningGroup] = []
     free: dict[int, TrajectoryReward] = {}
     tasks: dict[int, str] = {}
@@ -389,12 +554,19 @@ def form_groups(
     theta: float | None = None
     vectors = None
     if mode == "auto":
-        fixable = [tid for tid, m in free.items() if 0 < m.failed_steps < m.step_count]
+        members = {x.id: x for g in groups for x in g.members}
+        members.update(free)
+        fixable = _fixable(groups, free)
         for run in load_trajectories(db, fixable) if fixable else []:
             cs = find_corrections(run)
             if cs:
-                fix = _correction(run, free.pop(run.id or 0), cs)
+                tid = run.id or 0
+                free.pop(tid, None)  # a free run in a correction joins no similar group
+                fix = _correction(run, members[tid], cs)
                 groups.append(attrs.evolve(fix, learned=learned(fix)))
+    for tid, why in turns.items():
+        if not why.startswith(_STATED):  # its task text is not what it did: no similar group
+            free.pop(tid, None)
     if mode in ("similar", "auto") and len(free) >= 2 and embedder is not None:
         from ..storage.task_vectors import task_vectors
 
@@ -412,4 +584,5 @@ def form_groups(
         theta_task=theta,
         free_runs=n_free,
         vectors=vectors,
+        turns=turns,
     )

@@ -39,7 +39,7 @@ from ..records import Experience, Operation, Trajectory
 from ..retrieval.retriever import Retriever
 from ..storage import experiences, journal
 from ..storage.journal import AppliedOp, apply_operations, begin_session, fail_session
-from ..storage.scopes import record_scopes
+from ..storage.scopes import promotion_notes, record_scopes
 from ..storage.task_vectors import save as save_task_vectors
 from ..storage.trajectories import group_reports, load_trajectories, verdict_runs
 from .consolidate import Consolidated, consolidate, same_facts
@@ -172,6 +172,10 @@ class _Found:
     proven: list[Finding] = attrs.Factory(list)  # what exact groups and corrections showed
     notes: dict[str, GroupNotes] = attrs.Factory(dict)  # what each group's runs show
     runs: dict[str, list[GroupRun]] = attrs.Factory(dict)
+    # run id -> (group key, its findings) for each group of runs learned so far
+    grouped: dict[int, list[tuple[str, list[Finding]]]] = attrs.Factory(dict)
+    # run id -> the calls it got wrong and then put right (its corrections this session)
+    corrected: dict[int, set[int]] = attrs.Factory(dict)
 
 
 def learn(
@@ -303,6 +307,9 @@ def _with_relevant(
 def _run_groups(run: _Run, fresh: Sequence[LearningGroup]) -> _Found:
     """Step 2: Stage 1 summaries and Stage 2 operations of each group, in order."""
     found = _Found()
+    for g in fresh:
+        for c in g.corrections:
+            found.corrected.setdefault(g.trajectory_ids[0], set()).add(c.failed)
     for n, (g, trajs, digests, relevant) in enumerate(_with_relevant(run, fresh), 1):
         run.say(f"group {n}/{len(fresh)}: {g.key}")
         _run_group(run, found, g, trajs, digests, relevant)
@@ -326,6 +333,11 @@ def _run_group(
     summaries = [summarize(stage1_model, usage, t, d, tools, known) for t, d in zip(trajs, digests)]
     run.laps.lap("stage1")
     findings = _findings(g, trajs, digests, options.max_findings)
+    if g.kind == "correction":
+        findings = _new_corrections(found, g, findings)
+    else:
+        for tid in g.trajectory_ids:
+            found.grouped.setdefault(tid, []).append((g.key, findings))
     if g.kind == "similar":
         findings, dropped = overruled(findings, found.proven)
         found.rejected += [
@@ -339,7 +351,11 @@ def _run_group(
     else:
         found.proven += findings
     found.notes[g.key] = note_group(findings, zip(trajs, digests))
-    found.runs[g.key] = group_runs(trajs, digests)
+    if g.kind != "correction":
+        found.runs[g.key] = _tally_runs(found, trajs, digests)
+    elif g.trajectory_ids[0] not in found.grouped:
+        # a run in another group of this session counts once in the evidence tallies
+        found.runs[g.key] = group_runs(trajs, digests)
     lib = run.lib
     dups = [
         (a.id or 0, b.id or 0)
@@ -374,6 +390,50 @@ def _run_group(
         )
     )
     run.laps.lap("stage2")
+
+
+def _tally_runs(
+    found: _Found, trajs: Sequence[Trajectory], digests: Sequence[Digest]
+) -> list[GroupRun]:
+    """A group's runs as the evidence tallies read them: a run is judged without the calls
+    it got wrong and then put right itself (its corrections), not as if it ignored them."""
+    runs = group_runs(trajs, digests)
+    return [
+        attrs.evolve(r, steps=tuple(s for i, s in enumerate(r.steps) if i not in wrong))
+        if (wrong := found.corrected.get(t.id or 0))
+        else r
+        for t, r in zip(trajs, runs)
+    ]
+
+
+def _new_corrections(found: _Found, g: LearningGroup, findings: list[Finding]) -> list[Finding]:
+    """A run's corrections less those about a failure that a group of this session holding
+    the run explains already (the same finding, or another fix for the same error of the
+    same tool), journaled as rejected: a correction is learned once per session, and the
+    group's evidence, which compares whole runs, goes first."""
+    (tid,) = g.trajectory_ids
+    kept = []
+    for f in findings:
+        by = next(
+            (
+                (k, p)
+                for k, ps in found.grouped.get(tid, ())
+                for p in ps
+                if p.key == f.key or overruled([f], [p])[1]
+            ),
+            None,
+        )
+        if by is None:
+            kept.append(f)
+            continue
+        found.rejected.append(
+            (
+                Operation("ADD", text=f.text, domain=f.domain, group=g.key, facts=f.facts),
+                f"group {by[0]}, which holds run {tid}, explains this failure already "
+                f"in this session: {by[1].text}",
+            )
+        )
+    return kept
 
 
 def _findings(
@@ -449,19 +509,21 @@ def _apply(
             + tuple(AppliedOp(op, "rejected", why) for op, why in rejected)
         )
     sid = run.session_id
+    groups = {r.key: r.trajectory_ids for r in results}
     with write(db):
         applied = tuple(
             apply_operations(
                 db,
                 sid,
-                final.apply,
+                # a confirmation that promotes a lesson to global says so in the journal
+                promotion_notes(db, final.apply, groups),
                 vectors,
                 rejected=rejected,
                 conditions={r.key: r.conditions for r in results},
             )
         )
-        # Which project each new text is served in (agentmem.projects: the rule).
-        record_scopes(db, sid, applied, {r.key: r.trajectory_ids for r in results})
+        # Where each new text is served: a project, a machine, everywhere (agentmem.projects).
+        record_scopes(db, sid, applied, groups)
         journal.record_groups(db, sid, group_rows(results))
         if picked.grouping.vectors is not None:
             save_task_vectors(db, picked.grouping.vectors)

@@ -103,6 +103,7 @@ def search(
     methods: Methods = ALL_METHODS,
     project: str | None = None,
     vector_hits: Sequence[tuple[int, float]] | None = None,
+    every_scope: bool = False,
 ) -> list[Found]:
     """The ``k`` lessons that best fit ``text`` and pass the relevance floor, best first.
 
@@ -112,7 +113,9 @@ def search(
     ``usage``: the tools past tasks like this one used; the benchmark compares
     them). ``min_score`` overrides the floor (0 returns every candidate).
     ``project`` (a project root, see :mod:`agentmem.projects`): lessons scoped to
-    another project are never returned; without one, only global lessons are.
+    another project, or to another machine than this one, are never returned; without
+    a project, only global lessons and this machine's are. ``every_scope``: search every
+    lesson whatever its scope (a learning session's view of the library).
     ``vector_hits``: the vector search's answer, done already (:func:`search_many`).
 
     A lesson that breaks the rules of :func:`agentmem.sanitize.lesson_problem` (over 32
@@ -136,6 +139,7 @@ def search(
             methods=methods,
             project=project,
             vector_hits=vector_hits,
+            every_scope=every_scope,
         )
         ranked = rank(evidence.values(), len(evidence), ranking, min_score=min_score)
         return _served(conn, ranked, k)
@@ -172,6 +176,7 @@ def search_many(
     ranking: Ranking = DEFAULT,
     methods: Methods = ALL_METHODS,
     project: str | None = None,
+    every_scope: bool = False,
 ) -> list[list[Found]]:
     """:func:`search` for each of ``texts`` (with ``tools[i]`` and ``domains[i]``): the same
     answers, in order, from one committed state.
@@ -215,6 +220,7 @@ def search_many(
                 methods=methods,
                 project=project,
                 vector_hits=h,
+                every_scope=every_scope,
             )
             for text, t, d, h in zip(texts, tools_of, domains_of, hits, strict=True)
         ]
@@ -245,13 +251,16 @@ def gather(
     methods: Methods = ALL_METHODS,
     project: str | None = None,
     vector_hits: Sequence[tuple[int, float]] | None = None,
+    every_scope: bool = False,
 ) -> dict[int, Evidence]:
     """Every candidate's evidence (vector and BM25 ranks, tool usage, tool names, error
     strings), for :func:`agentmem.retrieval.ranking.rank`, leaving out the lessons that
-    ``project`` must not see. Run it in a read transaction."""
+    ``project`` on this machine must not see (none with ``every_scope``). Run it in a
+    read transaction."""
     conn = raw(db)
     where = scope(conn, tools, domains)
-    hidden = hidden_ids(conn, project)  # lessons served only in other projects
+    # lessons served only in other projects or on other machines
+    hidden = set() if every_scope else hidden_ids(conn, project)
     want = max(CANDIDATES, 3 * k)  # hidden candidates are dropped: a few less to rank
     has_vectors = "vector" in methods and vector_index.index_info(conn) is not None
     vranks: dict[int, tuple[int, float]] = {}

@@ -133,9 +133,11 @@ class Retriever:
         min_score: float | None = None,
         methods: tuple[str, ...] = ALL_METHODS,
         project: str | None = None,
+        every_scope: bool = False,
     ) -> list[Scored]:
         """The ``k`` live experiences that best fit ``text`` (see :mod:`agentmem.retrieval`);
-        ``project``: a project root (lessons scoped to other projects are left out)."""
+        ``project``: a project root (lessons scoped to other projects, or to another
+        machine, are left out); ``every_scope``: leave none out."""
         info = vector_index.index_info(self.db)
         if info is not None and info != (self.embedder.model_id, self.embedder.dims):
             self.ensure_index()  # raises: the index holds another model's vectors
@@ -149,6 +151,7 @@ class Retriever:
             min_score=min_score,
             methods=methods,
             project=project,
+            every_scope=every_scope,
         )
         return [Scored(Experience.from_row(f.row), f.score, f.evidence, f.reason) for f in found]
 
@@ -161,10 +164,13 @@ class Retriever:
         k: int = 5,
         min_score: float | None = None,
         methods: tuple[str, ...] = ALL_METHODS,
+        every_scope: bool = True,
     ) -> list[list[Scored]]:
         """:meth:`search` for each of ``texts`` (with ``tools[i]`` and ``domains[i]``), in
         order: the same answers, the texts embedded in one batch and their vector
-        searches scored together (:func:`agentmem.retrieval.pipeline.search_many`)."""
+        searches scored together (:func:`agentmem.retrieval.pipeline.search_many`).
+        A learning session's search: every lesson, whatever its scope, unless
+        ``every_scope`` is False (then only the global ones and this machine's)."""
         info = vector_index.index_info(self.db)
         if info is not None and info != (self.embedder.model_id, self.embedder.dims):
             self.ensure_index()  # raises: the index holds another model's vectors
@@ -182,6 +188,7 @@ class Retriever:
             k=k,
             min_score=min_score,
             methods=methods,
+            every_scope=every_scope,
         )
         return [
             [Scored(Experience.from_row(f.row), f.score, f.evidence, f.reason) for f in fs]
@@ -191,6 +198,9 @@ class Retriever:
     def similar(
         self, text: str, domains: Sequence[str] | None = None, k: int = 3
     ) -> list[tuple[int, float, str]]:
-        """(id, cosine, text) of the ``k`` live experiences closest to ``text`` (vectors only)."""
-        hits = self.search(text, domains=domains, k=k, min_score=0.0, methods=("vector",))
+        """(id, cosine, text) of the ``k`` live experiences closest to ``text`` (vectors only),
+        whatever their scope."""
+        hits = self.search(
+            text, domains=domains, k=k, min_score=0.0, methods=("vector",), every_scope=True
+        )
         return [(s.experience.id or 0, s.cosine or 0.0, s.experience.text) for s in hits]

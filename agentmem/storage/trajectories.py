@@ -23,6 +23,7 @@ from .._sqlite import dict_rows
 from ..domains import step_domain
 from ..errors import UnknownTrajectoryError
 from ..outputs import DEFAULT_OUTPUT_CAP, cap_trajectories
+from ..projects import recorded_machine
 from ..records import Feedback, Step, Trajectory, valid_id
 from ..rewards import (
     DEFAULT_WEIGHTS,
@@ -46,6 +47,7 @@ __all__ = [
     "insert_shared",
     "insert_trajectories",
     "load_trajectories",
+    "meta_values",
     "output_cap",
     "projects_and_vocabulary",
     "require",
@@ -85,7 +87,8 @@ def insert_trajectories(
 
     Runs inside the caller's transaction. Returns the new ids in order. Every way of
     recording ends here, so this is where outputs over the library's output cap are
-    cut to their head and tail (:mod:`agentmem.outputs`); callers redact first.
+    cut to their head and tail (:mod:`agentmem.outputs`; callers redact first), and
+    where a run's ``meta.machine`` is set (:func:`agentmem.projects.recorded_machine`).
     """
     trajectories = cap_trajectories(trajectories, output_cap(db))
     if overrides is None:
@@ -123,6 +126,15 @@ def insert_trajectories(
     return ids
 
 
+def _with_machine(meta: Mapping[str, Any]) -> Mapping[str, Any]:
+    """``meta`` with the machine the run is recorded from, when known (see
+    :func:`agentmem.projects.recorded_machine`)."""
+    if "machine" in meta:
+        return meta
+    machine = recorded_machine(meta)
+    return meta if machine is None else {**meta, "machine": machine}
+
+
 def _trajectory_row(t: Trajectory, tid: int | None, at: str) -> tuple[Any, ...]:
     return (
         tid,
@@ -134,7 +146,7 @@ def _trajectory_row(t: Trajectory, tid: int | None, at: str) -> tuple[Any, ...]:
         t.success_rate,
         None if t.state_ok is None else int(t.state_ok),
         None if t.essential_actions is None else json.dumps(list(t.essential_actions)),
-        _to_json(t.meta),
+        _to_json(_with_machine(t.meta)),
         at,
     )
 
@@ -290,6 +302,25 @@ def run_tools(db: Database, ids: Iterable[int]) -> dict[int, set[tuple[str, str]
             chunk,
         ):
             out[tid].add((tool, domain))
+    return out
+
+
+def meta_values(db: Any, ids: Iterable[int], key: str) -> dict[int, Any]:
+    """``meta[key]`` of each trajectory of ``ids`` that has it (a plain name: ``prompt_kind``,
+    ``session_id``, ``machine``)."""
+    if not key.isidentifier():
+        raise ValueError(f"not a meta key: {key!r}")
+    out: dict[int, Any] = {}
+    tids = list(ids)
+    for start in range(0, len(tids), 500):
+        chunk = tids[start : start + 500]
+        for tid, value in db.execute(
+            f"SELECT id, json_extract(meta, '$.{key}') FROM trajectories "
+            f"WHERE id IN ({','.join('?' * len(chunk))}) "
+            f"AND json_extract(meta, '$.{key}') IS NOT NULL",
+            chunk,
+        ):
+            out[int(tid)] = value
     return out
 
 
