@@ -56,6 +56,7 @@ from typing import Any
 
 import attrs
 
+from ..agents import is_shell, learning_view, spec_for
 from ..records import Step, Trajectory
 from .digest import Recovery, digest, error_phrase, is_retry_of, value_text
 from .evidence import (
@@ -70,11 +71,14 @@ from .evidence import (
     wrong_tool_finding,
 )
 from .findings import Finding, quote_error
+from .kinds import KINDS as KIND_SPECS
+from .kinds import Kind
+from .shell_fixes import find_shell_fixes
 
 __all__ = ["KINDS", "Correction", "find_corrections"]
 
 #: The kinds of change a correction can show (the finding kinds they become).
-KINDS = ("prerequisite", "param_name", "param_value", "recovery", "wrong_tool")
+KINDS = tuple(k for k, spec in KIND_SPECS.items() if spec.correction)
 
 
 @attrs.frozen
@@ -92,7 +96,9 @@ class Correction:
 
     def attempts(self, t: Trajectory) -> tuple[Trajectory, Trajectory]:
         """The two attempts at the step, as trajectories: (the one that failed, the one
-        that worked). Both share the run's id and the steps before the failed call."""
+        that worked). Both share the run's id and the steps before the failed call.
+        ``t`` is the run as recorded or as learning sees it (the indices are the latter's)."""
+        t = learning_view(t)
         head = list(t.steps[: self.failed])
         bad = attrs.evolve(t, steps=(*head, t.steps[self.failed]), accepted=False)
         good_steps = (*head, *(t.steps[b] for b in self.between), t.steps[self.fixed])
@@ -335,13 +341,44 @@ def _other_tool(t: Trajectory, i: int, used: set[int]) -> Correction | None:
 
 
 def find_corrections(t: Trajectory) -> list[Correction]:
-    """The run's corrections, in the order of their failed calls (see the module doc)."""
+    """The run's corrections, in the order of their failed calls (see the module doc).
+
+    The run is read as learning sees it (:func:`agentmem.agents.learning_view`: calls that
+    never ran left out, failures that are no misuse counted as done, parameters that
+    change nothing dropped). A shell tool's calls are compared as commands
+    (:mod:`.shell_fixes`), never by the generic rules, and a generic lesson never names
+    a shell tool.
+    """
+    t = learning_view(t)
+    out = [c for c in _generic_corrections(t) if not _names_shell(c.finding)]
+    out += [
+        Correction(Kind.SHELL, x.failed, x.fixed, x.between, x.finding, x.why)
+        for x in find_shell_fixes(t)
+    ]
+    return sorted((_scoped(c) for c in out), key=lambda c: c.failed)
+
+
+def _names_shell(f: Finding) -> bool:
+    return is_shell(f.tool) or any(is_shell(x) for x in f.facts)
+
+
+def _scoped(c: Correction) -> Correction:
+    """A coding agent's tool's own correction says its scope (``detail["scope"]``): a
+    value (a path) is the project's; a name, a prerequisite, a recovery is the tool's."""
+    f = c.finding
+    if "scope" in f.detail or spec_for(f.tool) is None:
+        return c
+    scope = "project" if f.kind == Kind.PARAM_VALUE else "tool"
+    return attrs.evolve(c, finding=attrs.evolve(f, detail={**f.detail, "scope": scope}))
+
+
+def _generic_corrections(t: Trajectory) -> list[Correction]:
     steps = t.steps
     out: list[Correction] = []
     fixed: set[int] = set()
     failed_used: set[int] = set()
     for j, s in enumerate(steps):
-        if not s.success:
+        if not s.success or is_shell(s.tool):
             continue
         i = _retry_pair(t, j)
         if i is None:
@@ -358,14 +395,14 @@ def find_corrections(t: Trajectory) -> list[Correction]:
             elif steps[k].tool == s.tool:
                 break
     for i, s in enumerate(steps):
-        if s.success or i in failed_used:
+        if s.success or i in failed_used or is_shell(s.tool):
             continue
         c = _other_tool(t, i, fixed)
         if c is not None:
             out.append(c)
             fixed.add(c.fixed)
             failed_used.add(i)
-    return sorted(out, key=lambda c: c.failed)
+    return out
 
 
 def correction_findings(cs: Sequence[Correction]) -> list[Finding]:

@@ -17,6 +17,7 @@ from typing import Any
 
 import attrs
 
+from ..agents import learning_view
 from ..records import Step, Trajectory
 from ..rewards import is_negative, is_positive
 
@@ -210,7 +211,10 @@ def _recoveries(steps: Sequence[Step]) -> tuple[list[Failure], list[Recovery]]:
 
 
 def digest(t: Trajectory, reward: float, advantage: float) -> Digest:
-    """Build the digest of ``t`` given its reward and group advantage."""
+    """Build the digest of ``t`` given its reward and group advantage, from the run as
+    learning sees it (:func:`agentmem.agents.learning_view`: its failure indices are
+    that view's)."""
+    t = learning_view(t)
     failures, recoveries = _recoveries(t.steps)
     domains = tuple(d for d, _ in Counter(s.domain or "general" for s in t.steps).most_common(2))
     # (c): the parameters of the tools that failed, else of the last state-changing call.

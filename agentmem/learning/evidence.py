@@ -76,9 +76,11 @@ from typing import Any
 
 import attrs
 
+from ..agents import is_shell, learning_view
 from ..records import Step, Trajectory
 from .digest import Digest, Recovery, value_text
 from .findings import KIND_RANK, Finding, err_clause, lesson_text, quote_error, short_value
+from .kinds import Kind
 from .merge import merge_findings
 
 __all__ = [
@@ -681,8 +683,13 @@ def _recoveries(
 def find_evidence(
     members: Sequence[tuple[Trajectory, Digest]], *, max_findings: int = 3
 ) -> list[Finding]:
-    """The findings of one group, most supported first, at most ``max_findings``."""
-    ms = [Member(t, d) for t, d in members]
+    """The findings of one group, most supported first, at most ``max_findings``.
+
+    The runs are read as learning sees them (:func:`agentmem.agents.learning_view`); a
+    shell tool's calls are compared as commands (:func:`shell_evidence`), and no generic
+    finding names a shell tool.
+    """
+    ms = [Member(learning_view(t), d) for t, d in members]
     pos = [m for m in ms if m.dig.positive]
     neg = [m for m in ms if m.dig.negative]
     if not pos or not neg:
@@ -691,7 +698,7 @@ def find_evidence(
     inert = inert_tools(ms)
 
     def add(f: Finding | None) -> bool:
-        if f is None or any(x in inert for x in f.facts):
+        if f is None or any(x in inert for x in f.facts) or names_shell(f):
             return False
         if f.key in found:
             old = found[f.key]
@@ -707,6 +714,9 @@ def find_evidence(
             unexplained.append(n)
     for f in _recoveries(ms, pos, neg):
         add(f)
+    for f in shell_evidence(pos, neg):
+        key = f.key
+        found[key] = attrs.evolve(found[key], support=found[key].support + 1) if key in found else f
 
     pos_tools = [{s.tool for s in m.steps} - inert for m in pos]
     all_pos = set.intersection(*pos_tools) if pos_tools else set()
@@ -734,6 +744,26 @@ def find_evidence(
     merged = merge_findings(list(found.values()))
     ranked = sorted(merged, key=lambda f: (-f.support, KIND_RANK[f.kind], f.text))
     return ranked[:max_findings]
+
+
+def names_shell(f: Finding) -> bool:
+    """Whether a generic finding names a shell tool (then it compared commands as strings)."""
+    return f.kind != Kind.SHELL and (is_shell(f.tool) or any(is_shell(x) for x in f.facts))
+
+
+def shell_evidence(pos: Sequence[Member], neg: Sequence[Member]) -> list[Finding]:
+    """Shell corrections across a group's runs: a negative run's misused shell call that it
+    never got past, and a positive run's successful call of the same intent that differs
+    from it by one recognisable change (:func:`agentmem.learning.shell_fixes.compare`,
+    with nothing run in between: what the positive ran before is another run's story)."""
+    from .shell_fixes import across
+
+    out: list[Finding] = []
+    for n in neg:
+        f = across(n.traj, [p.traj for p in pos])
+        if f is not None:
+            out.append(f)
+    return out
 
 
 def describe(f: Finding) -> str:

@@ -72,6 +72,7 @@ import attrs
 from ..records import Operation, Step, Trajectory
 from .digest import Digest, error_phrase, value_text
 from .findings import Finding, quote_error
+from .kinds import Kind, check_table
 from .rules import Rule, applies, follows, needed_tools, val
 
 __all__ = [
@@ -963,37 +964,63 @@ def _needs_text(t: str, kept: Sequence[Mapping[str, Any]]) -> str:
     return _fit(*(re.sub(r",\s*first", " first", head) + x for x in tails if x))
 
 
+def _param_name_rule(f: Finding, text: str) -> Rule:
+    d = f.detail
+    pairs = d.get("pairs")
+    if pairs:
+        return Rule("param_name", [t for t, _ in pairs], wrong_name=d.get("wrong_name"))
+    wrong = d.get("wrong") or []
+    return Rule(
+        "param_name",
+        [f.tool],
+        param=(d.get("right") or [None])[0],
+        wrong_name=wrong[0] if wrong else None,
+        testable=bool(wrong),
+    )
+
+
+def _recovery_rule(f: Finding, text: str) -> Rule:
+    return Rule("recovery", [f.tool], helper=f.detail.get("helper"), param=f.detail.get("param"))
+
+
+def _wrong_tool_rule(f: Finding, text: str) -> Rule:
+    d = f.detail
+    return Rule(
+        "wrong_tool",
+        [f.facts[0]],
+        wrong=f.facts[1],
+        ask=d.get("ask"),
+        testable=not d.get("both_ways"),
+    )
+
+
+def _missing_step_rule(f: Finding, text: str) -> Rule:
+    m = re.search(r'requests like "([^"]*)"', text)
+    return Rule("missing_step", [f.tool], next=list(f.facts[1:]), ask=m.group(1) if m else None)
+
+
+def _untested_rule(f: Finding, text: str) -> Rule:
+    return Rule(f.kind, [f.tool], testable=False)
+
+
+#: The rule of a finding whose lesson states no value, by kind (value and prerequisite
+#: lessons get theirs from their review; a shell lesson's own calls prove it).
+_RULE_FOR = {
+    Kind.PARAM_NAME: _param_name_rule,
+    Kind.RECOVERY: _recovery_rule,
+    Kind.WRONG_TOOL: _wrong_tool_rule,
+    Kind.MISSING_STEP: _missing_step_rule,
+    Kind.PARAM_VALUE: _untested_rule,
+    Kind.PREREQUISITE: _untested_rule,
+    Kind.SHELL: _untested_rule,
+}
+check_table("generality.rule_for", _RULE_FOR)
+
+
 def rule_for(f: Finding, text: str) -> Rule:
     """The rule of a finding of a kind whose lesson states no value (or of any kind, as
     plainly as its text states it)."""
-    d = f.detail
-    if f.kind == "param_name":
-        pairs = d.get("pairs")
-        if pairs:
-            return Rule("param_name", [t for t, _ in pairs], wrong_name=d.get("wrong_name"))
-        wrong = d.get("wrong") or []
-        return Rule(
-            "param_name",
-            [f.tool],
-            param=(d.get("right") or [None])[0],
-            wrong_name=wrong[0] if wrong else None,
-            testable=bool(wrong),
-        )
-    if f.kind == "recovery":
-        return Rule("recovery", [f.tool], helper=d.get("helper"), param=d.get("param"))
-    if f.kind == "wrong_tool":
-        return Rule(
-            "wrong_tool",
-            [f.facts[0]],
-            wrong=f.facts[1],
-            ask=d.get("ask"),
-            testable=not d.get("both_ways"),
-        )
-    if f.kind == "missing_step":
-        m = re.search(r'requests like "([^"]*)"', text)
-        nxt = [t for t in f.facts[1:]]
-        return Rule("missing_step", [f.tool], next=nxt, ask=m.group(1) if m else None)
-    return Rule(f.kind, [f.tool], testable=False)
+    return _RULE_FOR[Kind(f.kind)](f, text)
 
 
 def _project_lesson(text: str, notes: Sequence[GroupNotes], corpus: Corpus) -> bool:
@@ -1015,6 +1042,10 @@ def review(f: Finding, text: str, notes: Sequence[GroupNotes], corpus: Corpus) -
     project's values (its paths, commands); its causal claim is checked as any other,
     and its rule is kept untestable (the project's other runs are other tasks).
     """
+    if f.kind == Kind.SHELL:
+        # the run's own calls prove it (:mod:`.shell_fixes`), and its scope says where it
+        # holds: a project's paths and commands, a machine's programs stay as they are
+        return _Verdict(text, rule_for(f, text))
     if _project_lesson(text, notes, corpus):
         if f.kind == "prerequisite" and f.detail.get("helper"):
             v = _prerequisite_lesson(f, text, notes, corpus)
