@@ -346,14 +346,15 @@ OK = "done"
             (
                 _bash(
                     "git push",
-                    "Exit code 128\nfatal: The current branch feat has no upstream branch.\nTo push the "
-                    "current branch and set the remote as upstream, use\n\n    git push --set-upstream origin feat\n",
+                    "Exit code 128\nfatal: The current branch feat has no upstream branch.\n"
+                    "To push the current branch and set the remote as upstream, use\n\n"
+                    "    git push --set-upstream origin feat\n",
                 ),
                 _bash("git push --set-upstream origin feat", OK, True),
             ),
             "suggested",
             "project",
-            "git push --set-upstream origin feat",
+            "git push --set-upstream origin <branch>",
         ),
         (
             (

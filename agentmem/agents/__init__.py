@@ -8,7 +8,17 @@ lines. A new client is one module with one :class:`~.base.ClientTable`, listed i
 """
 
 from . import claude_code, codex
-from .base import CLIENTS, ClientTable, Failure, Outcome, ToolKind, ToolSpec, register, spec_for
+from .base import (
+    CLIENTS,
+    ClientTable,
+    Failure,
+    Outcome,
+    ToolKind,
+    ToolSpec,
+    register,
+    same_job,
+    spec_for,
+)
 from .outcomes import command_line, diagnostic, learning_view, outcome, strip_headers
 from .shell import Command, Pipeline, Script, parse
 
@@ -31,6 +41,7 @@ __all__ = [
     "outcome",
     "parse",
     "register",
+    "same_job",
     "spec_for",
     "strip_headers",
 ]

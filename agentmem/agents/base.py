@@ -31,6 +31,7 @@ __all__ = [
     "ToolKind",
     "ToolSpec",
     "register",
+    "same_job",
     "spec_for",
 ]
 
@@ -78,6 +79,9 @@ class ToolSpec:
     a time limit, an approval justification): ignored when two calls are compared.
     ``content_errors``: errors that say the content passed was wrong for this file
     (an ``old_string`` not found), not how the tool was called: not a misuse.
+    ``needs``: (words of an error, the kind of call that must come first on the same
+    file): the tool's own rule ("File has not been read yet": a Read first).
+    ``path``: the parameter naming the file the call is about.
     """
 
     name: str
@@ -85,6 +89,8 @@ class ToolSpec:
     command: str | None = None
     inert: frozenset[str] = frozenset()
     content_errors: tuple[str, ...] = ()
+    needs: tuple[tuple[str, ToolKind], ...] = ()
+    path: str | None = None
 
 
 @attrs.frozen
@@ -161,6 +167,27 @@ def spec_for(tool: str) -> tuple[ClientTable, ToolSpec] | None:
             if tool.startswith(prefix):
                 return table, spec
     return None
+
+
+#: Kinds that do one job, so that one may stand in for another (a file changed by Edit,
+#: MultiEdit, Write or a patch).
+_JOBS = {
+    ToolKind.EDIT: "change",
+    ToolKind.WRITE: "change",
+    ToolKind.PATCH: "change",
+    ToolKind.READ: "read",
+    ToolKind.SEARCH: "search",
+}
+
+
+def same_job(a: str, b: str) -> bool | None:
+    """Whether tools ``a`` and ``b`` can stand in for each other by what they do (Edit for
+    Write; never Read for Edit), or None when a table does not know one of them."""
+    x, y = spec_for(a), spec_for(b)
+    if x is None or y is None:
+        return None
+    ka, kb = x[1].kind, y[1].kind
+    return ka == kb or (ka in _JOBS and _JOBS.get(ka) == _JOBS.get(kb))
 
 
 def matches(patterns: tuple[re.Pattern[str], ...], text: str) -> bool:

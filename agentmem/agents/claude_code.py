@@ -26,6 +26,9 @@ _EDIT_CONTENT = (
     "No changes to make",
 )
 
+#: Claude Code refuses to change a file it has not read in this session.
+_READ_FIRST = (("has not been read yet", ToolKind.READ),)
+
 _TOOLS = (
     ToolSpec(
         "Bash",
@@ -40,13 +43,21 @@ _TOOLS = (
     ToolSpec("KillShell", ToolKind.SHELL_INPUT),
     ToolSpec("TaskOutput", ToolKind.SHELL_INPUT, inert=frozenset({"block", "timeout"})),
     ToolSpec("TaskStop", ToolKind.SHELL_INPUT),
-    ToolSpec("Read", ToolKind.READ),
+    ToolSpec("Read", ToolKind.READ, path="file_path"),
     ToolSpec("NotebookRead", ToolKind.READ),
     ToolSpec("LS", ToolKind.READ),
-    ToolSpec("Write", ToolKind.WRITE),
-    ToolSpec("Edit", ToolKind.EDIT, content_errors=_EDIT_CONTENT),
-    ToolSpec("MultiEdit", ToolKind.EDIT, content_errors=_EDIT_CONTENT),
-    ToolSpec("NotebookEdit", ToolKind.EDIT),
+    ToolSpec("Write", ToolKind.WRITE, needs=_READ_FIRST, path="file_path"),
+    ToolSpec(
+        "Edit", ToolKind.EDIT, content_errors=_EDIT_CONTENT, needs=_READ_FIRST, path="file_path"
+    ),
+    ToolSpec(
+        "MultiEdit",
+        ToolKind.EDIT,
+        content_errors=_EDIT_CONTENT,
+        needs=_READ_FIRST,
+        path="file_path",
+    ),
+    ToolSpec("NotebookEdit", ToolKind.EDIT, needs=_READ_FIRST, path="notebook_path"),
     ToolSpec("Glob", ToolKind.SEARCH),
     ToolSpec("Grep", ToolKind.SEARCH),
     ToolSpec("Task", ToolKind.AGENT, inert=frozenset({"description"})),

@@ -298,9 +298,12 @@ def _view_step(step: Step) -> Step | None:
         return None
     params = {k: v for k, v in step.params.items() if k not in spec.inert}
     body, _ = strip_headers(step.output, table)
-    if o.teachable:
+    body = _TAGS.sub("", body)
+    if o.teachable and o.diagnostic:
         rest = body.strip()
-        body = o.diagnostic + ("\n" + rest if rest and rest != o.diagnostic else "")
+        first = _clean(_TAGS.sub("", rest.split("\n", 1)[0]).strip())
+        if first != o.diagnostic:
+            body = o.diagnostic + ("\n" + rest if rest else "")
     success = step.success or not o.teachable
     if params == step.params and body == step.output and success == step.success:
         return step

@@ -56,7 +56,7 @@ from typing import Any
 
 import attrs
 
-from ..agents import is_shell, learning_view, spec_for
+from ..agents import is_shell, learning_view, same_job, spec_for
 from ..records import Step, Trajectory
 from .digest import Recovery, digest, error_phrase, is_retry_of, value_text
 from .evidence import (
@@ -70,7 +70,7 @@ from .evidence import (
     recovery_finding,
     wrong_tool_finding,
 )
-from .findings import Finding, quote_error
+from .findings import Finding, lesson_text, quote_error
 from .kinds import KINDS as KIND_SPECS
 from .kinds import Kind
 from .shell_fixes import find_shell_fixes
@@ -213,6 +213,28 @@ def _renamed(
     w, r = t.steps[i], t.steps[j]
     if between or not _one_name_change(dict(w.params), dict(r.params)):
         return None
+    added = sorted(set(r.params) - set(w.params))
+    if spec_for(w.tool) is not None and added and set(w.params) <= set(r.params):
+        # a coding agent's tool retried with one option more (Read with a limit): a way out
+        # of that error, not a parameter every call needs
+        x = added[0]
+        text = lesson_text(f"If {w.tool} fails with '{quote_error(e, 6)}', retry it with {x} set.")
+        way_out = Finding(
+            Kind.RECOVERY,
+            w.tool,
+            dom,
+            text,
+            (w.tool, x),
+            detail={"error": e, "helper": None, "param": x, "scope": "tool"},
+        )
+        return Correction(
+            Kind.RECOVERY,
+            i,
+            j,
+            (),
+            way_out,
+            f"{head}; retried with {x} added ({_step_word(j)}): it worked",
+        )
     f = param_name_finding(w.tool, dom, e, dict(w.params), dict(r.params))
     if f is None:
         return None
@@ -248,6 +270,9 @@ def _changed_value(
     bad, good = w.params[x], r.params[x]
     if not (is_scalar(bad) and is_scalar(good)):
         return None  # a list or object changed: which part of it was the fix?
+    found = spec_for(w.tool)
+    if found is not None and (x == found[1].path or any(k in w.output for k, _ in found[1].needs)):
+        return None  # a coding agent's tool on another file, or refused by its own rule: no value
     change = f"{x}={value_text(good, 30)} instead of {value_text(bad, 30)}"
     if not between:
         if _asked(t.task, bad) and _asked(t.task, good):
@@ -350,12 +375,81 @@ def find_corrections(t: Trajectory) -> list[Correction]:
     a shell tool.
     """
     t = learning_view(t)
-    out = [c for c in _generic_corrections(t) if not _names_shell(c.finding)]
+    needs = _tool_needs(t)
+    taken = {c.failed for c in needs}
+    out = [
+        c for c in _generic_corrections(t) if not _names_shell(c.finding) and c.failed not in taken
+    ]
+    out += needs
     out += [
         Correction(Kind.SHELL, x.failed, x.fixed, x.between, x.finding, x.why)
         for x in find_shell_fixes(t)
     ]
     return sorted((_scoped(c) for c in out), key=lambda c: c.failed)
+
+
+def _file_of(s: Step) -> str | None:
+    found = spec_for(s.tool)
+    key = found[1].path if found else None
+    value = s.params.get(key) if key else None
+    return value if isinstance(value, str) and value else None
+
+
+def _tool_needs(t: Trajectory) -> list[Correction]:
+    """A coding agent's tool refused a file for want of another call first (Claude Code's
+    "File has not been read yet": :attr:`agentmem.agents.ToolSpec.needs`), the run made
+    that call on the same file, and then changed the file (with that tool or one that does
+    the same job): the tool's own rule, a prerequisite it recovers from."""
+    out: list[Correction] = []
+    steps = t.steps
+    for i, w in enumerate(steps):
+        found = spec_for(w.tool)
+        if w.success or found is None or not found[1].needs:
+            continue
+        path = _file_of(w)
+        e = _error(w)
+        kinds = [k for words, k in found[1].needs if words in w.output]
+        if path is None or not kinds:
+            continue
+        helper = next(
+            (
+                k
+                for k in range(i + 1, min(len(steps), i + 6))
+                if steps[k].success
+                and _file_of(steps[k]) == path
+                and (spec_for(steps[k].tool) or found)[1].kind in kinds
+            ),
+            None,
+        )
+        if helper is None:
+            continue
+        done = next(
+            (
+                k
+                for k in range(helper + 1, min(len(steps), helper + 6))
+                if steps[k].success
+                and _file_of(steps[k]) == path
+                and same_job(steps[k].tool, w.tool)
+            ),
+            None,
+        )
+        if done is None:
+            continue
+        u = steps[helper].tool
+        f = prerequisite_finding(w.tool, u, _domain(w), e)
+        f = attrs.evolve(f, detail={**f.detail, "recovery": True, "scope": "tool"})
+        out.append(
+            Correction(
+                Kind.PREREQUISITE,
+                i,
+                done,
+                (helper,),
+                f,
+                f"{_step_word(i)} {w.tool} failed ('{quote_error(e, 8)}'); {u} read the file "
+                f"({_step_word(helper)}); {steps[done].tool} then changed it ({_step_word(done)})",
+            )
+        )
+    return out
 
 
 def _names_shell(f: Finding) -> bool:

@@ -17,7 +17,7 @@ from typing import Any
 
 import attrs
 
-from ..agents import learning_view
+from ..agents import learning_view, spec_for
 from ..records import Step, Trajectory
 from ..rewards import is_negative, is_positive
 
@@ -178,7 +178,15 @@ def is_retry_of(failed: Step, later: Step) -> bool:
     (a corrected value) or the same values (a corrected name). A call of the same tool on
     other arguments under other names is another call, not a recovery."""
     same_names = set(failed.params) == set(later.params)
-    return same_names or _values(failed.params) == _values(later.params)
+    if same_names or _values(failed.params) == _values(later.params):
+        return True
+    # a coding agent's tool called again with its parameters kept and one added (Read with
+    # a limit after "File content exceeds maximum allowed tokens")
+    return (
+        spec_for(failed.tool) is not None
+        and len(set(later.params) - set(failed.params)) == 1
+        and all(later.params.get(k) == v for k, v in failed.params.items())
+    )
 
 
 def _recoveries(steps: Sequence[Step]) -> tuple[list[Failure], list[Recovery]]:

@@ -76,7 +76,7 @@ from typing import Any
 
 import attrs
 
-from ..agents import is_shell, learning_view
+from ..agents import is_shell, learning_view, same_job
 from ..records import Step, Trajectory
 from .digest import Digest, Recovery, value_text
 from .findings import KIND_RANK, Finding, err_clause, lesson_text, quote_error, short_value
@@ -152,7 +152,12 @@ def param_values(params: dict[str, Any]) -> set[str]:
 
 
 def can_stand_in(ms: Sequence[Member], r: Step, w: Step) -> bool:
-    """Two calls that can stand in for each other: a shared name part, parameters, values."""
+    """Two calls that can stand in for each other: a shared name part, parameters, values;
+    for two tools of a coding agent, only when they do the same job
+    (:func:`agentmem.agents.same_job`: Edit for Write, never Read for Edit)."""
+    job = same_job(r.tool, w.tool)
+    if job is not None:
+        return job
     if name_parts(r.tool) & name_parts(w.tool):
         return True
     if set(r.params) & set(w.params) or param_values(r.params) & param_values(w.params):

@@ -88,7 +88,7 @@ def short(c: Command, limit: int = 60) -> str:
     """A command as a lesson writes it: its words and redirections, clipped."""
     parts = list(c.words)
     for op, target in c.redirects:
-        if op != "<<" and target:
+        if op in (">", ">>", "<") and target and not target.isdigit():
             parts.append(f"{op} {target}")
     text = re.sub(r"\s+", " ", " ".join(parts)).strip()
     text = text.replace("'", "").replace('"', "").replace("`", "")
@@ -151,7 +151,7 @@ def compare(
 ) -> Finding | None:
     """The finding when successful command ``s`` corrects failed command ``f`` (see the
     module doc), ``between`` the successful commands run in between; else None."""
-    q = quote_error(diag, 8)
+    q = quote_error(re.sub(r"^(fatal|error|Error|ERROR): ", "", diag), 8)
     if _missing_program(f, diag, body):
         return _provided(f, s, q, diag, between)
     if _intent(f) != _intent(s) or f.wrappers != s.wrappers:
@@ -165,14 +165,29 @@ def compare(
         return None
     if _same_args(f, s):
         return _prerequisite(f, s, q, diag, between)
-    if short(s, 400) and short(s, 400) in re.sub(r"\s+", " ", body):
-        text = f"If {_intent(f)} fails with '{q}', run {short(s)}, as its error says."
-        return _finding("suggested", f, "project", text, (f.program,), diag, avoid=[])
+    if " ".join(s.words) in re.sub(r"[ \t]+", " ", body):
+        return _suggested(f, s, diag)
     if f.flags == s.flags:
         return _operand(f, s, q, diag, body, task)
     if f.operands == s.operands and _targets(f) == _targets(s):
         return _flag(f, s, q, diag, body)
     return None
+
+
+def _suggested(f: Command, s: Command, diag: str) -> Finding:
+    """The failed output spelt the command that worked; a name it shares with the
+    diagnostic (the branch of "The current branch x has no upstream") is the situation's,
+    not a constant: it becomes a placeholder."""
+    said = re.sub(r"^(fatal|error|Error|ERROR): ", "", diag)
+    how = short(s)
+    for w in dict.fromkeys(s.operands):
+        m = re.search(rf"(\w+)\s+{re.escape(w)}\b", said)
+        if len(w) > 2 and m:
+            name = m.group(1).lower() if m.group(1).isalpha() else "name"
+            said = said.replace(w, f"<{name}>")
+            how = re.sub(rf"(?<![\w/.-]){re.escape(w)}(?![\w/.-])", f"<{name}>", how)
+    text = f"If {_intent(f)} fails with '{quote_error(said, 9)}', run {how}, as its error says."
+    return _finding("suggested", f, "project", text, (f.program,), diag, avoid=[])
 
 
 def _provided(
@@ -347,6 +362,7 @@ def find_shell_fixes(t: Trajectory) -> list[ShellFix]:
                 break
             fnd = compare(f, c, diag, step.output, between, t.task)
             if fnd is not None:
+                fnd = attrs.evolve(fnd, domain=step.domain or "")
                 used.add(j)
                 out.append(
                     ShellFix(
@@ -386,6 +402,6 @@ def across(neg: Trajectory, pos: Sequence[Trajectory]) -> Finding | None:
                     continue
                 fnd = compare(f, c, diag, step.output, (), neg.task)
                 if fnd is not None and fnd.detail.get("change") != "prerequisite":
-                    return fnd
+                    return attrs.evolve(fnd, domain=step.domain or "")
         return None  # the root cause: later failures are mostly its consequences
     return None
