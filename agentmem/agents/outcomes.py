@@ -91,9 +91,7 @@ _NOISE = re.compile(
     r"\s*\^+\s*$|\s*\|)",
 )
 _TAGS = re.compile(r"</?tool_use_error>")
-_SHELL_PREFIX = re.compile(
-    r"^(\(eval\):\d+: |(/usr)?(/bin/)?(ba|z|da)?sh: (line )?\d*:? ?|zsh:\d+: )"
-)
+_SHELL_PREFIX = re.compile(r"^(\(eval\):\d+: |(\S*/)?(ba|z|da|k)?sh: (line )?\d*:? ?|zsh:\d+: )")
 
 
 def strip_headers(text: str, table: ClientTable | None) -> tuple[str, int | None]:
@@ -218,6 +216,8 @@ def _shell_failure(
     if _is_checker(c):
         if code in (126, 127) or re.search(r"command not found|not found: ", body[:400]):
             return Failure.MISUSE, diag
+        if re.search(rf"No module named '?{re.escape(c.program)}\b", body[:2000]):
+            return Failure.MISUSE, diag  # python -m pytest without pytest: the environment
         first = diag or ""
         if _INVOCATION.search(first) and (
             _names_operand(c, first)

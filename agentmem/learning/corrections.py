@@ -73,6 +73,7 @@ from .evidence import (
 from .findings import Finding, lesson_text, quote_error
 from .kinds import KINDS as KIND_SPECS
 from .kinds import Kind
+from .merge import tool_rule_text
 from .shell_fixes import find_shell_fixes
 
 __all__ = ["KINDS", "Correction", "find_corrections"]
@@ -436,11 +437,18 @@ def _tool_needs(t: Trajectory) -> list[Correction]:
         if done is None:
             continue
         u = steps[helper].tool
-        f = prerequisite_finding(w.tool, u, _domain(w), e)
-        f = attrs.evolve(f, detail={**f.detail, "recovery": True, "scope": "tool"})
+        words = next(words for words, _ in found[1].needs if words in w.output)
+        f = Finding(
+            Kind.TOOL_RULE,
+            w.tool,
+            _domain(w),
+            tool_rule_text([w.tool], u, e),
+            (w.tool, u),
+            detail={"error": e, "helper": u, "rule_error": words, "scope": "tool"},
+        )
         out.append(
             Correction(
-                Kind.PREREQUISITE,
+                Kind.TOOL_RULE,
                 i,
                 done,
                 (helper,),

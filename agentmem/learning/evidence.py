@@ -76,7 +76,7 @@ from typing import Any
 
 import attrs
 
-from ..agents import is_shell, learning_view, same_job
+from ..agents import is_shell, learning_view, same_job, spec_for
 from ..records import Step, Trajectory
 from .digest import Digest, Recovery, value_text
 from .findings import KIND_RANK, Finding, err_clause, lesson_text, quote_error, short_value
@@ -752,8 +752,19 @@ def find_evidence(
 
 
 def names_shell(f: Finding) -> bool:
-    """Whether a generic finding names a shell tool (then it compared commands as strings)."""
-    return f.kind != Kind.SHELL and (is_shell(f.tool) or any(is_shell(x) for x in f.facts))
+    """Whether a generic finding compared what it must not: a shell tool's commands as
+    strings, or a coding agent's file path as a value (another file is another task)."""
+    if f.kind == Kind.SHELL:
+        return False
+    if is_shell(f.tool) or any(is_shell(x) for x in f.facts):
+        return True
+    if f.kind == Kind.PARAM_VALUE or f.detail.get("setting"):
+        for tool in (f.tool, *(f.facts[1:2] if f.kind == Kind.PREREQUISITE else ())):
+            found = spec_for(tool)
+            x = f.detail.get("param") or (f.detail.get("setting") or ("",))[0]
+            if found is not None and found[1].path is not None and x == found[1].path:
+                return True
+    return False
 
 
 def shell_evidence(pos: Sequence[Member], neg: Sequence[Member]) -> list[Finding]:

@@ -69,6 +69,7 @@ from typing import Any
 
 import attrs
 
+from ..agents import learning_view
 from ..records import Operation, Step, Trajectory
 from .digest import Digest, error_phrase, value_text
 from .findings import Finding, quote_error
@@ -273,7 +274,8 @@ def build_corpus(
     runs: list[CorpusRun] = []
     options: dict[str, list[str]] = defaultdict(list)
     by_tool: dict[str, list[int]] = defaultdict(list)
-    for group, good, t in trajectories:
+    for group, good, raw in trajectories:
+        t = learning_view(raw)  # the runs as the lessons were learned from them
         for tool in dict.fromkeys(s.tool for s in t.steps):
             by_tool[tool].append(len(runs))
         for tok, *_ in _tokens(t.task):
@@ -980,7 +982,13 @@ def _param_name_rule(f: Finding, text: str) -> Rule:
 
 
 def _recovery_rule(f: Finding, text: str) -> Rule:
-    return Rule("recovery", [f.tool], helper=f.detail.get("helper"), param=f.detail.get("param"))
+    d = f.detail
+    # a coding agent's tool's way out of one error (scoped by the evidence): the rule holds
+    # for that error only, in the words it always has
+    err = " ".join(re.findall(r"[A-Za-z]{3,}", d.get("error") or "")[:8]) if "scope" in d else None
+    return Rule(
+        "recovery", [f.tool], helper=d.get("helper"), param=d.get("param"), error=err or None
+    )
 
 
 def _wrong_tool_rule(f: Finding, text: str) -> Rule:
@@ -999,6 +1007,11 @@ def _missing_step_rule(f: Finding, text: str) -> Rule:
     return Rule("missing_step", [f.tool], next=list(f.facts[1:]), ask=m.group(1) if m else None)
 
 
+def _tool_rule(f: Finding, text: str) -> Rule:
+    d = f.detail
+    return Rule(Kind.TOOL_RULE, _tools_of(f), helper=d.get("helper"), error=_gist(text))
+
+
 def _untested_rule(f: Finding, text: str) -> Rule:
     return Rule(f.kind, [f.tool], testable=False)
 
@@ -1013,6 +1026,7 @@ _RULE_FOR = {
     Kind.PARAM_VALUE: _untested_rule,
     Kind.PREREQUISITE: _untested_rule,
     Kind.SHELL: _untested_rule,
+    Kind.TOOL_RULE: _tool_rule,
 }
 check_table("generality.rule_for", _RULE_FOR)
 

@@ -13,6 +13,12 @@ through every step).
 flag, operand, wrapper or path that made the same intent work, or where a project
 keeps a file. Its rule is not tested against other runs (the run's own calls prove
 it); its scope is the evidence's (``finding.detail["scope"]``).
+
+``tool_rule`` is a coding agent's tool's own rule, as its client table states it
+(:attr:`agentmem.agents.ToolSpec.needs`: Claude Code's Edit refuses a file it has not
+read), learned when a run shows it: the tool failed with that error, the run made the
+needed call and then did the job. Scope ``tool``: a candidate for every project once two
+projects show it.
 """
 
 from __future__ import annotations
@@ -36,6 +42,7 @@ class Kind(str, enum.Enum):
     WRONG_TOOL = "wrong_tool"
     MISSING_STEP = "missing_step"
     SHELL = "shell"
+    TOOL_RULE = "tool_rule"
 
     def __str__(self) -> str:
         return self.value
@@ -67,6 +74,7 @@ KINDS: Mapping[Kind, KindSpec] = {
         KindSpec(Kind.PREREQUISITE, 1, correction=True, testable=True),
         KindSpec(Kind.RECOVERY, 2, correction=True, testable=True),
         KindSpec(Kind.SHELL, 2, correction=True, testable=False),
+        KindSpec(Kind.TOOL_RULE, 1, correction=True, testable=True),
         KindSpec(Kind.PARAM_VALUE, 3, correction=True, testable=True),
         KindSpec(Kind.WRONG_TOOL, 4, correction=True, testable=True),
         KindSpec(Kind.MISSING_STEP, 5, correction=False, testable=True),

@@ -50,6 +50,7 @@ from typing import Any
 
 import attrs
 
+from ..agents import same_job
 from ..records import Step
 from .digest import value_text
 from .kinds import KINDS as KIND_SPECS
@@ -241,6 +242,7 @@ _APPLIES: Mapping[Kind, Any] = {
     Kind.WRONG_TOOL: _applies_wrong_tool,
     Kind.MISSING_STEP: _applies_missing_step,
     Kind.SHELL: _never,
+    Kind.TOOL_RULE: _applies_recovery,  # when the tool failed with the rule's error
 }
 check_table("rules.applies", _APPLIES)
 
@@ -322,6 +324,8 @@ def _follows_prerequisite(rule: Rule, task: str, steps: _Steps) -> bool:
 
 
 def _follows_recovery(rule: Rule, task: str, steps: _Steps) -> bool:
+    if rule.error and rule.param and not rule.helper:
+        return _way_out(rule, steps)
     for t in rule.tools:
         fail = next(
             (
@@ -332,6 +336,19 @@ def _follows_recovery(rule: Rule, task: str, steps: _Steps) -> bool:
             None,
         )
         if fail is not None and not _recovered(rule, steps, fail, t):
+            return False
+    return True
+
+
+def _way_out(rule: Rule, steps: _Steps) -> bool:
+    """A way out of one error ("if T fails with e, retry it with x set"): a run does
+    otherwise only when, after that failure, it made the tool work without ``x``; a run
+    that went another way (another tool) neither follows nor contradicts it."""
+    for i, s in enumerate(steps):
+        if s.tool not in rule.tools or s.success or not _says(s, rule.error):
+            continue
+        later = [q for q in steps[i + 1 :] if q.tool == s.tool and q.success]
+        if later and not any(rule.param in q.params for q in later):
             return False
     return True
 
@@ -369,6 +386,7 @@ _FOLLOWS: Mapping[Kind, Any] = {
     Kind.WRONG_TOOL: _follows_wrong_tool,
     Kind.MISSING_STEP: _follows_missing_step,
     Kind.SHELL: _never,
+    Kind.TOOL_RULE: _follows_recovery,  # the needed call, then the job done
 }
 check_table("rules.follows", _FOLLOWS)
 
@@ -384,8 +402,13 @@ def follows(rule: Rule, task: str, steps: Sequence[Step]) -> bool:
 
 
 def _recovered(rule: Rule, steps: Sequence[Step], fail: int, tool: str) -> bool:
-    """After the failed call at ``fail``: the helper (if any), then ``tool`` succeeded."""
-    later = [j for j in range(fail + 1, len(steps)) if steps[j].tool == tool and steps[j].success]
+    """After the failed call at ``fail``: the helper (if any), then ``tool`` (or a coding
+    agent's tool that does the same job: MultiEdit for Edit) succeeded."""
+    later = [
+        j
+        for j in range(fail + 1, len(steps))
+        if steps[j].success and (steps[j].tool == tool or same_job(steps[j].tool, tool))
+    ]
     if not later:
         return False
     if not rule.helper:

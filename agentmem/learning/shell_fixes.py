@@ -69,6 +69,11 @@ _NOT_FOUND = re.compile(r"command not found|not found: |: not found\b|is not rec
 _MISSING_PATH = re.compile(
     r"No such file or directory|cannot access|does not exist|not found", re.I
 )
+#: Words of a diagnostic that name what follows them (``branch x``): a placeholder's kind.
+_NOUNS = frozenset(
+    "branch remote file directory folder path tag module package image container pod "
+    "namespace service host user repository repo commit revision".split()
+)
 _OPTION_RULE = re.compile(r"unknown|unrecogni[sz]ed|invalid|illegal|not supported", re.I)
 
 
@@ -110,13 +115,17 @@ def _targets(c: Command) -> tuple[str, ...]:
     return (*c.operands, *(t for op, t in c.redirects if op in (">", ">>", "<") and t))
 
 
-def _missing_program(c: Command, diag: str, body: str) -> bool:
-    name = re.escape(c.program)
+def _missing_program(c: Command, diag: str, body: str) -> str | None:
+    """The word of ``c`` the shell did not find (its program, or a wrapper's program such as
+    the ``python`` of ``python -m py_compile``), or None."""
     text = f"{diag}\n{body[:600]}"
-    return bool(
-        re.search(rf"\b{name}: (command )?not found|command not found: {name}\b", text)
-        or re.search(rf"\b{name}\b.{{0,40}}is not recognized", text)
-    )
+    for name in (c.program, *(w.split()[0] for w in c.wrappers)):
+        n = re.escape(name)
+        if re.search(rf"\b{n}: (command )?not found|command not found: {n}\b", text) or re.search(
+            rf"\b{n}\b.{{0,40}}is not recognized", text
+        ):
+            return name
+    return None
 
 
 def _same_args(a: Command, b: Command) -> bool:
@@ -152,10 +161,17 @@ def compare(
     """The finding when successful command ``s`` corrects failed command ``f`` (see the
     module doc), ``between`` the successful commands run in between; else None."""
     q = quote_error(re.sub(r"^(fatal|error|Error|ERROR): ", "", diag), 8)
-    if _missing_program(f, diag, body):
-        return _provided(f, s, q, diag, between)
+    missing = _missing_program(f, diag, body)
+    if missing:
+        return _provided(f, s, q, diag, between, missing)
     if _intent(f) != _intent(s) or f.wrappers != s.wrappers:
-        if _intent(f) == _intent(s) and set(f.wrappers) < set(s.wrappers) and _same_args(f, s):
+        added = set(s.wrappers) - set(f.wrappers)
+        if (
+            _intent(f) == _intent(s)
+            and set(f.wrappers) < set(s.wrappers)
+            and _same_args(f, s)
+            and not any(w.startswith(("sudo", "doas")) for w in added)  # a workaround, not a rule
+        ):
             w = next(x for x in s.wrappers if x not in f.wrappers)
             how = short(s, 40)
             text = f"Run {f.program} through {w} here ({how}); bare {f.program} fails with '{q}'."
@@ -181,9 +197,9 @@ def _suggested(f: Command, s: Command, diag: str) -> Finding:
     said = re.sub(r"^(fatal|error|Error|ERROR): ", "", diag)
     how = short(s)
     for w in dict.fromkeys(s.operands):
-        m = re.search(rf"(\w+)\s+{re.escape(w)}\b", said)
-        if len(w) > 2 and m:
-            name = m.group(1).lower() if m.group(1).isalpha() else "name"
+        m = re.search(rf"(\w+)\s+['\"]?{re.escape(w)}\b", said)
+        if len(w) > 2 and m and m.group(1).lower() in _NOUNS:
+            name = m.group(1).lower()
             said = said.replace(w, f"<{name}>")
             how = re.sub(rf"(?<![\w/.-]){re.escape(w)}(?![\w/.-])", f"<{name}>", how)
     text = f"If {_intent(f)} fails with '{quote_error(said, 9)}', run {how}, as its error says."
@@ -191,15 +207,24 @@ def _suggested(f: Command, s: Command, diag: str) -> Finding:
 
 
 def _provided(
-    f: Command, s: Command, q: str, diag: str, between: Sequence[Command]
+    f: Command, s: Command, q: str, diag: str, between: Sequence[Command], missing: str
 ) -> Finding | None:
-    """``f``'s program is not found here: renamed, wrapped, replaced or installed."""
-    fam_f, fam_s = _FAMILY.match(f.program), _FAMILY.match(s.program)
+    """``missing`` (``f``'s program or a wrapper's) is not found here: renamed, wrapped,
+    replaced or installed."""
+    if missing != f.program:  # a wrapper's program: python of python -m x
+        heads = [w.split()[0] for w in s.wrappers]
+        renamed = [h for h in heads if h != missing and _family(h) == _family(missing)]
+        if f.program == s.program and renamed and _family(missing):
+            text = f"{missing} is not on PATH here ('{q}'): run {renamed[0]} instead."
+            facts = (renamed[0], missing)
+            return _finding("interpreter", f, "machine", text, facts, diag, avoid=[missing])
+        return None
     if f.program == s.program and set(f.wrappers) < set(s.wrappers):
         w = next(x for x in s.wrappers if x not in f.wrappers)
         text = f"{f.program} is not on PATH here ('{q}'): run it through {w} ({short(s, 40)})."
         return _finding("wrapper", f, _scope_for_wrapper(w), text, (f.program, w), diag, avoid=[])
-    if fam_f and fam_s and fam_f.group(1) == fam_s.group(1) and f.program != s.program:
+    fam = _family(f.program)
+    if fam and fam == _family(s.program) and f.program != s.program:
         if f.args == s.args or f.operands == s.operands:
             text = f"{f.program} is not on PATH here ('{q}'): run {s.program} instead."
             return _finding(
@@ -212,17 +237,20 @@ def _provided(
             b = installs[0]
             scope = "machine" if _INSTALLERS.match(b.program) or "-g" in b.flags else "project"
             text = f"{f.program} is missing here ('{q}'): run {short(b, 40)} first."
-            return _finding(
-                "prerequisite", f, scope, text, (f.program, b.program), diag, helper=short(b)
-            )
+            facts = (f.program, b.program)
+            return _finding("prerequisite", f, scope, text, facts, diag, helper=short(b))
         return None
     shared = {o for o in f.operands if len(o) > 1} & set(s.operands)
     if f.program != s.program and shared and not s.wrappers:
-        text = f"{f.program} is not installed here ('{q}'); {s.program} did the same job."
-        return _finding(
-            "program", f, "machine", text, (s.program, f.program), diag, avoid=[f.program]
-        )
+        text = f"{f.program} is not installed here ('{q}'); {_intent(s)} did the same job."
+        facts = (s.program, f.program)
+        return _finding("program", f, "machine", text, facts, diag, avoid=[f.program])
     return None
+
+
+def _family(program: str) -> str | None:
+    m = _FAMILY.match(program)
+    return m.group(1) if m else None
 
 
 def _prerequisite(
@@ -317,10 +345,9 @@ def _retry(f: Command, cmds: Sequence[Command], missing: bool) -> Command | None
         if c.program == f.program and (c.subcommand == f.subcommand or f.subcommand is None):
             return c
     if missing:
-        fam = _FAMILY.match(f.program)
+        fam = _family(f.program)
         for c in cmds:
-            m = _FAMILY.match(c.program)
-            if fam and m and fam.group(1) == m.group(1):
+            if fam and fam == _family(c.program):
                 return c
         ops = {o for o in f.operands if len(o) > 1}
         for c in cmds:
@@ -342,7 +369,7 @@ def find_shell_fixes(t: Trajectory) -> list[ShellFix]:
         if failed is None:
             continue
         f, diag = failed
-        missing = _missing_program(f, diag, step.output)
+        missing = _missing_program(f, diag, step.output) is not None
         between: list[Command] = []
         idx: list[int] = []
         for j in range(i + 1, min(len(steps), i + 1 + WINDOW)):
@@ -390,7 +417,7 @@ def across(neg: Trajectory, pos: Sequence[Trajectory]) -> Finding | None:
         if failed is None:
             continue
         f, diag = failed
-        missing = _missing_program(f, diag, step.output)
+        missing = _missing_program(f, diag, step.output) is not None
         later = [c for s in neg.steps[i + 1 :] if s.success for c in (_commands(s) or ())]
         if _retry(f, later, missing) is not None:
             continue  # the run itself did the step later, another way: not this comparison
