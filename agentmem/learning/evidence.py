@@ -768,17 +768,23 @@ def names_shell(f: Finding) -> bool:
 
 
 def shell_evidence(pos: Sequence[Member], neg: Sequence[Member]) -> list[Finding]:
-    """Shell corrections across a group's runs: a negative run's misused shell call that it
-    never got past, and a positive run's successful call of the same intent that differs
-    from it by one recognisable change (:func:`agentmem.learning.shell_fixes.compare`,
-    with nothing run in between: what the positive ran before is another run's story)."""
-    from .shell_fixes import across
+    """Shell corrections across a group's runs (:mod:`.shell_fixes`): a negative run's
+    misused shell call that it never got past, and a positive run's successful call of the
+    same intent that differs from it by one recognisable change (nothing run in between:
+    what the positive ran before is another run's story); and, as rule 6 for other tools,
+    a positive run's own shell correction of a failure that negative runs hit and never
+    got past."""
+    from .shell_fixes import across, find_shell_fixes, gave_up
 
     out: list[Finding] = []
     for n in neg:
         f = across(n.traj, [p.traj for p in pos])
         if f is not None:
             out.append(f)
+    for p in pos:
+        for fix in find_shell_fixes(p.traj):
+            if any(gave_up(n.traj, p.traj.steps[fix.failed]) for n in neg):
+                out.append(fix.finding)
     return out
 
 

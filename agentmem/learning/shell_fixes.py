@@ -50,7 +50,7 @@ from ..records import Step, Trajectory
 from .findings import Finding, lesson_text, quote_error
 from .kinds import Kind
 
-__all__ = ["ShellFix", "across", "compare", "find_shell_fixes", "short"]
+__all__ = ["ShellFix", "across", "compare", "find_shell_fixes", "gave_up", "short"]
 
 #: How many later calls a failed call's retry is looked for in.
 WINDOW = 8
@@ -432,3 +432,22 @@ def across(neg: Trajectory, pos: Sequence[Trajectory]) -> Finding | None:
                     return attrs.evolve(fnd, domain=step.domain or "")
         return None  # the root cause: later failures are mostly its consequences
     return None
+
+
+def gave_up(run: Trajectory, failed: Step) -> bool:
+    """Whether ``run`` hit the misuse of shell call ``failed`` (the same intent failing with
+    the same diagnostic) and never got past it (no later successful call of that intent)."""
+    want = _failed_command(failed)
+    if want is None:
+        return False
+    f, diag = want
+    for i, s in enumerate(run.steps):
+        if s.success or not is_shell(s.tool):
+            continue
+        got = _failed_command(s)
+        if got is None or _intent(got[0]) != _intent(f) or got[1] != diag:
+            continue
+        later = [c for q in run.steps[i + 1 :] if q.success for c in (_commands(q) or ())]
+        if not any(_intent(c) == _intent(f) for c in later):
+            return True
+    return False
