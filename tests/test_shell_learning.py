@@ -416,3 +416,110 @@ def test_a_shell_correction_is_the_same_intent_done_right(
 )
 def test_exploration_other_programs_and_non_misuses_teach_nothing(steps: tuple[Step, ...]):
     assert _fix(*steps) == []
+
+
+# --------------------------------------------------------------------------- a tool's own rules
+
+
+def _tool(tool: str, params: dict, output: str, ok: bool = False) -> Step:
+    return Step(tool=tool, params=params, output=output, success=ok)
+
+
+READ_FIRST = "<tool_use_error>File has not been read yet. Read it first before writing to it.</tool_use_error>"
+
+
+def test_a_tool_rule_is_learned_when_the_run_shows_it():
+    a = {"file_path": "/w/a.py"}
+    edit = {**a, "old_string": "x", "new_string": "y"}
+    run = _run(
+        _tool("Edit", edit, READ_FIRST),
+        _tool("Read", a, "1 x", True),
+        _tool("MultiEdit", {**a, "edits": [{"old_string": "x", "new_string": "y"}]}, "ok", True),
+    )
+    (c,) = find_corrections(run)
+    assert c.kind == "tool_rule" and c.finding.detail["scope"] == "tool"
+    assert (
+        c.finding.text
+        == "If Edit fails with 'File has not been read yet', Read the file first, then retry."
+    )
+    # Read never stands in for Edit; another file read is no evidence
+    other = _run(
+        _tool("Edit", edit, READ_FIRST), _tool("Read", {"file_path": "/w/b.py"}, "1 z", True)
+    )
+    assert find_corrections(other) == []
+
+
+def test_read_on_a_folder_and_a_missing_option_teach_the_tools_rules():
+    folder = _run(
+        _tool(
+            "Read",
+            {"file_path": "/w/test/support"},
+            "EISDIR: illegal operation on a directory, read",
+        ),
+        _bash("ls -la /w/test/support/", "data_case.ex", True, description="List it"),
+    )
+    (c,) = find_corrections(folder)
+    assert c.kind == "tool_rule" and "list a folder with Glob or ls" in c.finding.text
+    big = _run(
+        _tool(
+            "Read",
+            {"file_path": "/w/t.jsonl"},
+            "File content (85812 tokens) exceeds maximum allowed tokens (25000).",
+        ),
+        _tool("Read", {"file_path": "/w/t.jsonl", "limit": 5}, "1 {}", True),
+    )
+    (c,) = find_corrections(big)
+    assert (c.kind, c.finding.detail["scope"]) == ("recovery", "tool")
+    assert (
+        c.finding.text.startswith("If Read fails with 'File content") and "limit" in c.finding.text
+    )
+    task = _run(
+        _tool(
+            "Task",
+            {"description": "x"},
+            "<tool_use_error>InputValidationError: Task failed due to the "
+            "following issue:\nThe required parameter `prompt` is missing</tool_use_error>",
+        ),
+        _tool("Task", {"description": "x", "prompt": "look"}, "done", True),
+    )
+    (c,) = find_corrections(task)
+    assert "The required parameter prompt is missing" in c.finding.text
+
+
+def test_a_write_to_another_file_after_a_refusal_is_no_value_lesson():
+    run = _run(
+        _tool("Write", {"file_path": "/w/a.ts", "content": "x"}, READ_FIRST),
+        _tool("Write", {"file_path": "/w/b.ts", "content": "x"}, "ok", True),
+    )
+    assert find_corrections(run) == []
+
+
+# --------------------------------------------------------------------------- across a group
+
+
+def test_a_group_compares_shell_calls_as_commands(tmp_path: Path):
+    """An exact group: the good runs pull before they push, the bad ones never get past
+    the rejected push; every call carries a description that changes on each try."""
+    with Memory.open(tmp_path / "g.db", embedder=FakeEmbedder(), model=FakeModel()) as mem:
+        for k in range(4):
+            ok = k % 2 == 0
+            steps = [
+                _bash(
+                    "git push",
+                    "Exit code 1\n ! [rejected] main -> main (fetch first)",
+                    description=f"Push {k}",
+                )
+            ]
+            if ok:
+                steps += [
+                    _bash(
+                        "git pull --rebase", "Successfully rebased", True, description=f"Pull {k}"
+                    ),
+                    _bash("git push", "To github.com:x/y.git", True, description=f"Push again {k}"),
+                ]
+            mem.record("push my branch", steps, accepted=ok)
+        mem.learn(use_model=False)
+        texts = [e.text for e in mem.experiences()]
+    assert texts == [
+        "Run git pull --rebase before git push; without it git fails with '! [rejected] main -> main (fetch first)'."
+    ]

@@ -82,6 +82,8 @@ class ToolSpec:
     ``needs``: (words of an error, the kind of call that must come first on the same
     file): the tool's own rule ("File has not been read yet": a Read first).
     ``path``: the parameter naming the file the call is about.
+    ``instead``: (words of an error, what to do instead) where another call on the same
+    path does the job (a folder given to Read is listed, not read).
     """
 
     name: str
@@ -91,6 +93,8 @@ class ToolSpec:
     content_errors: tuple[str, ...] = ()
     needs: tuple[tuple[str, ToolKind], ...] = ()
     path: str | None = None
+    #: (words of an error, what to do instead): Read refuses a folder ("EISDIR"), list it.
+    instead: tuple[tuple[str, str], ...] = ()
 
 
 @attrs.frozen

@@ -43,7 +43,12 @@ _TOOLS = (
     ToolSpec("KillShell", ToolKind.SHELL_INPUT),
     ToolSpec("TaskOutput", ToolKind.SHELL_INPUT, inert=frozenset({"block", "timeout"})),
     ToolSpec("TaskStop", ToolKind.SHELL_INPUT),
-    ToolSpec("Read", ToolKind.READ, path="file_path"),
+    ToolSpec(
+        "Read",
+        ToolKind.READ,
+        path="file_path",
+        instead=(("EISDIR", "it takes a file: list a folder with Glob or ls"),),
+    ),
     ToolSpec("NotebookRead", ToolKind.READ),
     ToolSpec("LS", ToolKind.READ),
     ToolSpec("Write", ToolKind.WRITE, needs=_READ_FIRST, path="file_path"),

@@ -124,8 +124,10 @@ def diagnostic(body: str) -> str:
     tb = [x for x in lines if re.match(r"^[\w.]+(Error|Exception)\b", x)]
     if any(x.startswith("Traceback") for x in body.split("\n")) and tb:
         return _clean(tb[-1])
-    hit = next((x for x in lines if _DIAGNOSTIC.search(x)), lines[0])
-    return _clean(hit)
+    at = next((i for i, x in enumerate(lines) if _DIAGNOSTIC.search(x)), 0)
+    if re.search(r"following (issue|error|problem)s?:$", lines[at]) and at + 1 < len(lines):
+        at += 1  # "InputValidationError: Task failed due to the following issue:" + the issue
+    return _clean(lines[at])
 
 
 def _clean(line: str) -> str:

@@ -376,7 +376,7 @@ def find_corrections(t: Trajectory) -> list[Correction]:
     a shell tool.
     """
     t = learning_view(t)
-    needs = _tool_needs(t)
+    needs = _tool_needs(t) + _tool_instead(t)
     taken = {c.failed for c in needs}
     out = [
         c for c in _generic_corrections(t) if not _names_shell(c.finding) and c.failed not in taken
@@ -394,6 +394,58 @@ def _file_of(s: Step) -> str | None:
     key = found[1].path if found else None
     value = s.params.get(key) if key else None
     return value if isinstance(value, str) and value else None
+
+
+def _lists(s: Step, path: str) -> bool:
+    """Whether successful call ``s`` lists folder ``path`` (Glob, LS, or ls / find / tree)."""
+    folder = path.rstrip("/")
+    if s.tool == "Glob":
+        where = str(s.params.get("path") or "")
+        pattern = str(s.params.get("pattern") or "")
+        return where.rstrip("/") == folder or pattern.startswith(folder + "/")
+    if s.tool == "LS":
+        return str(s.params.get("path") or "").rstrip("/") == folder
+    found = spec_for(s.tool)
+    if found is None or not is_shell(s.tool):
+        return False
+    from ..agents import command_line, parse
+
+    script = parse(command_line(found[1], s.params))
+    return any(
+        c.program in ("ls", "find", "tree", "fd")
+        and any(o.rstrip("/") == folder for o in c.operands)
+        for c in script.commands
+    )
+
+
+def _tool_instead(t: Trajectory) -> list[Correction]:
+    """A coding agent's tool refused what it was given, by its own rule
+    (:attr:`agentmem.agents.ToolSpec.instead`: Read on a folder, "EISDIR"), and the run's
+    next call did the job another way (listed the folder): the tool's rule."""
+    out: list[Correction] = []
+    steps = t.steps
+    for i, w in enumerate(steps):
+        found = spec_for(w.tool)
+        path = _file_of(w)
+        if w.success or found is None or path is None:
+            continue
+        rule = next(((k, how) for k, how in found[1].instead if k in w.output), None)
+        nxt = next((k for k in range(i + 1, min(len(steps), i + 4)) if steps[k].success), None)
+        if rule is None or nxt is None or not _lists(steps[nxt], path):
+            continue
+        e = _error(w)
+        text = lesson_text(f"If {w.tool} fails with '{quote_error(e, 7)}', {rule[1]}.")
+        f = Finding(
+            Kind.TOOL_RULE,
+            w.tool,
+            _domain(w),
+            text,
+            (w.tool,),
+            detail={"error": e, "helper": None, "rule_error": rule[0], "scope": "tool"},
+        )
+        why = f"{_step_word(i)} {w.tool} failed ('{quote_error(e, 8)}'); {steps[nxt].tool} did it"
+        out.append(Correction(Kind.TOOL_RULE, i, nxt, (), f, why))
+    return out
 
 
 def _tool_needs(t: Trajectory) -> list[Correction]:

@@ -97,7 +97,11 @@ _TOKEN = re.compile(r"[A-Za-z0-9_](?:[A-Za-z0-9_.'’/@:-]*[A-Za-z0-9_])?")
 _QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"")
 _PLAIN = frozenset({"i", "i'm", "i've", "i'd", "i'll", "e.g", "i.e", "ok"})
 #: Capitals that are words of error messages, not values.
-_ACRONYMS = frozenset({"ID", "IDS", "OK", "URL", "URI", "API", "JSON", "HTTP", "HTTPS", "SQL"})
+_ACRONYMS = frozenset(
+    {"ID", "IDS", "OK", "URL", "URI", "API", "JSON", "HTTP", "HTTPS", "SQL", "PATH", "JSONL"}
+    # errno names an error message quotes: words of the message, not values
+    | {"EISDIR", "ENOENT", "EACCES", "EPERM", "ENOTDIR", "EEXIST", "ENOTEMPTY", "EBUSY"}
+)
 
 
 # --------------------------------------------------------------------------- tokens

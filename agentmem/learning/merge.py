@@ -505,7 +505,7 @@ def _tool_rule_clusters(fs: Sequence[Finding], out: list[_Cluster], taken: set[i
     """One tool rule (the same helper, the same error) seen for several tools."""
     rules: dict[tuple[str, str], list[int]] = defaultdict(list)
     for i, f in enumerate(fs):
-        if f.kind == Kind.TOOL_RULE and i not in taken:
+        if f.kind == Kind.TOOL_RULE and i not in taken and f.detail.get("helper"):
             rules[(str(f.detail.get("helper")), str(f.detail.get("rule_error")))].append(i)
     for idx in rules.values():
         if len({fs[i].tool for i in idx}) > 1 or len(idx) > 1:
@@ -529,7 +529,7 @@ def _merge_tool_rules(group: list[Finding]) -> Finding:
 def tool_rule_text(tools: Sequence[str], helper: str, error: str) -> str:
     """ "If Edit or Write fails with 'File has not been read yet', Read the file first,
     then retry": a tool rule's lesson."""
-    q = quote_error(error, 6)
+    q = quote_error(error.split(". ")[0], 6)
     return lesson_text(f"If {_join(tools)} fails with '{q}', {helper} the file first, then retry.")
 
 

@@ -340,6 +340,20 @@ def _follows_recovery(rule: Rule, task: str, steps: _Steps) -> bool:
     return True
 
 
+def _follows_tool_rule(rule: Rule, task: str, steps: _Steps) -> bool:
+    """A tool's own rule: with a helper, the helper and then the job done (a recovery);
+    without one (do it another way), the refused call is not made again."""
+    if rule.helper:
+        return _follows_recovery(rule, task, steps)
+    return not any(
+        s.tool in rule.tools
+        and not s.success
+        and _says(s, rule.error)
+        and any(q.tool == s.tool and q.params == s.params for q in steps[i + 1 :])
+        for i, s in enumerate(steps)
+    )
+
+
 def _way_out(rule: Rule, steps: _Steps) -> bool:
     """A way out of one error ("if T fails with e, retry it with x set"): a run does
     otherwise only when, after that failure, it made the tool work without ``x``; a run
@@ -386,7 +400,7 @@ _FOLLOWS: Mapping[Kind, Any] = {
     Kind.WRONG_TOOL: _follows_wrong_tool,
     Kind.MISSING_STEP: _follows_missing_step,
     Kind.SHELL: _never,
-    Kind.TOOL_RULE: _follows_recovery,  # the needed call, then the job done
+    Kind.TOOL_RULE: _follows_tool_rule,
 }
 check_table("rules.follows", _FOLLOWS)
 
