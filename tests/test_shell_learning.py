@@ -425,7 +425,10 @@ def _tool(tool: str, params: dict, output: str, ok: bool = False) -> Step:
     return Step(tool=tool, params=params, output=output, success=ok)
 
 
-READ_FIRST = "<tool_use_error>File has not been read yet. Read it first before writing to it.</tool_use_error>"
+READ_FIRST = (
+    "<tool_use_error>File has not been read yet. Read it first before writing to it."
+    "</tool_use_error>"
+)
 
 
 def test_a_tool_rule_is_learned_when_the_run_shows_it():
@@ -521,5 +524,6 @@ def test_a_group_compares_shell_calls_as_commands(tmp_path: Path):
         mem.learn(use_model=False)
         texts = [e.text for e in mem.experiences()]
     assert texts == [
-        "Run git pull --rebase before git push; without it git fails with '! [rejected] main -> main (fetch first)'."
+        "Run git pull --rebase before git push; without it git fails with "
+        "'! [rejected] main -> main (fetch first)'."
     ]
