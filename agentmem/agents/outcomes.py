@@ -236,8 +236,8 @@ def _tool_failure(spec: ToolSpec, body: str) -> tuple[Failure, str]:
         return Failure.MISUSE, diag  # the call's parameters were wrong, whatever the tool
     if any(e in body for e in spec.content_errors):
         return Failure.CODE, diag
-    if spec.kind in (ToolKind.AGENT, ToolKind.WEB, ToolKind.SHELL_INPUT, ToolKind.MCP):
-        return Failure.CODE, diag  # the world's (a URL, a sub-agent, a server), not the call
+    if spec.kind in (ToolKind.AGENT, ToolKind.WEB, ToolKind.SHELL_INPUT):
+        return Failure.CODE, diag  # the world's (a URL, a sub-agent's work), not the call
     if spec.kind is ToolKind.PATCH and not re.search(r"(?i)invalid patch|unknown|usage", body):
         return Failure.CODE, diag  # the patch's context did not match the file: its content
     return Failure.MISUSE, diag
