@@ -527,3 +527,25 @@ def test_a_group_compares_shell_calls_as_commands(tmp_path: Path):
         "Run git pull --rebase before git push; without it git fails with "
         "'! [rejected] main -> main (fetch first)'."
     ]
+
+
+def test_a_git_ignored_path_left_out_is_a_project_fact_but_a_missing_file_is_not():
+    ignored = (
+        "Exit code 1\nThe following paths are ignored by one of your .gitignore files:\n"
+        "priv/static/assets\nhint: Use -f if you really want to add them."
+    )
+    (found,) = _fix(
+        _bash("git add lib/a.ex priv/static/assets/app.css && git commit -m 'x'", ignored),
+        _bash("git add lib/a.ex && git commit -m 'x'", "[main 1a2b3c] x", True),
+    )
+    assert found[:2] == ("dropped", "project") and "priv/static/assets/app.css" in found[2]
+    assert (
+        _fix(
+            _bash(
+                "sed -n 1,80p a.py b.py",
+                "Exit code 2\nsed: can't read b.py: No such file or directory",
+            ),
+            _bash("sed -n 1,80p a.py", "x = 1", True),
+        )
+        == []
+    )

@@ -158,6 +158,11 @@ def failing_command(script: Script, body: str) -> Command | None:
         name = re.escape(c.program)
         if re.search(rf"(^|\n|: ){name}: |command not found: {name}\b", text):
             return c
+    paths = {t.rstrip("/") for t in re.findall(r"[\w.][\w./-]*/[\w./-]*", text)}
+    for c in cmds:  # the command whose path operand the output names (or a folder of it)
+        for o in c.operands:
+            if "/" in o and (o in text or any(o.startswith(p + "/") for p in paths if p)):
+                return c
     return cmds[-1]
 
 

@@ -27,6 +27,9 @@ same thing with exactly one recognisable change:
 ``flag`` / ``operand``
     The same program and subcommand, one flag or one operand changed, the failed output
     naming the one that was wrong (an unknown option, an unknown revision).
+``dropped``
+    The same command without one path operand that the failed output named (``git add``
+    of a git-ignored file): the project does not take that path there.
 
 Anything else teaches nothing: another program (``git status`` then ``sed``), a failure
 that was not a misuse (no match, failing tests, a cancelled sibling), a command the
@@ -268,6 +271,8 @@ def _prerequisite(
 
 def _operand(f: Command, s: Command, q: str, diag: str, body: str, task: str) -> Finding | None:
     a, b = _targets(f), _targets(s)
+    if len(a) == len(b) + 1:
+        return _dropped(f, s, q, diag, body)
     if len(a) != len(b):
         return None
     diff = [(x, y) for x, y in zip(a, b) if x != y]
@@ -293,6 +298,26 @@ def _operand(f: Command, s: Command, q: str, diag: str, body: str, task: str) ->
     return _finding(
         "operand", f, "project", text, (f.program, good), diag, bad=bad, good=good, avoid=[bad]
     )
+
+
+def _dropped(f: Command, s: Command, q: str, diag: str, body: str) -> Finding | None:
+    """The same command without one path operand, which the failed output named (or a
+    folder of it): the project does not take that path there (git-ignored, not there)."""
+    if _reader(f) or _MISSING_PATH.search(diag):
+        return None  # a file that is not there, left out of a read: exploration
+    a, b = list(_targets(f)), list(_targets(s))
+    gone = [x for x in a if x not in b]
+    if len(gone) != 1 or [x for x in a if x != gone[0]] != b:
+        return None
+    bad = gone[0]
+    said = f"{diag}\n{body[:1500]}"
+    named = bad in said or any(
+        bad.startswith(p.rstrip("/") + "/") for p in re.findall(r"[\w.][\w./-]*/[\w./-]*", said)
+    )
+    if "/" not in bad or not named:
+        return None
+    text = f"In this project {_intent(f)} fails on {bad} ('{q}'): leave it out."
+    return _finding("dropped", f, "project", text, (f.program, bad), diag, bad=bad, avoid=[])
 
 
 def _flag(f: Command, s: Command, q: str, diag: str, body: str) -> Finding | None:
