@@ -353,7 +353,7 @@ OK = "done"
                 _bash("git push --set-upstream origin feat", OK, True),
             ),
             "suggested",
-            "project",
+            "tool",
             "git push --set-upstream origin <branch>",
         ),
         (

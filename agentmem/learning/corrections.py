@@ -68,6 +68,7 @@ from .evidence import (
     prerequisite_finding,
     provenance,
     recovery_finding,
+    scoped,
     wrong_tool_finding,
 )
 from .findings import Finding, lesson_text, quote_error
@@ -517,13 +518,9 @@ def _names_shell(f: Finding) -> bool:
 
 
 def _scoped(c: Correction) -> Correction:
-    """A coding agent's tool's own correction says its scope (``detail["scope"]``): a
-    value (a path) is the project's; a name, a prerequisite, a recovery is the tool's."""
-    f = c.finding
-    if "scope" in f.detail or spec_for(f.tool) is None:
-        return c
-    scope = "project" if f.kind == Kind.PARAM_VALUE else "tool"
-    return attrs.evolve(c, finding=attrs.evolve(f, detail={**f.detail, "scope": scope}))
+    """The correction with its finding's scope evidence (:func:`.evidence.scoped`)."""
+    f = scoped(c.finding)
+    return c if f is c.finding else attrs.evolve(c, finding=f)
 
 
 def _generic_corrections(t: Trajectory) -> list[Correction]:

@@ -70,6 +70,7 @@ from .evidence import (
     param_value_finding,
     param_values,
     prerequisite_finding,
+    scoped,
     wrong_tool_finding,
 )
 from .findings import KIND_RANK, Finding
@@ -259,7 +260,7 @@ def find_crosstask_evidence(
 
     merged = merge_findings(list(found.values()))
     ranked = sorted(merged, key=lambda f: (-f.support, KIND_RANK[f.kind], f.text))
-    return ranked[:max_findings]
+    return [scoped(f) for f in ranked[:max_findings]]
 
 
 def _more(old: Finding, new: Finding) -> Finding:

@@ -748,7 +748,17 @@ def find_evidence(
 
     merged = merge_findings(list(found.values()))
     ranked = sorted(merged, key=lambda f: (-f.support, KIND_RANK[f.kind], f.text))
-    return ranked[:max_findings]
+    return [scoped(f) for f in ranked[:max_findings]]
+
+
+def scoped(f: Finding) -> Finding:
+    """``f`` with its scope evidence (``detail["scope"]``) when it is about a coding agent's
+    tool and says none: a value (a path) is the project's; a parameter name, a
+    prerequisite, a recovery, a substitution is the tool's."""
+    if "scope" in f.detail or spec_for(f.tool) is None:
+        return f
+    scope = "project" if f.kind == Kind.PARAM_VALUE else "tool"
+    return attrs.evolve(f, detail={**f.detail, "scope": scope})
 
 
 def names_shell(f: Finding) -> bool:

@@ -23,7 +23,8 @@ same thing with exactly one recognisable change:
     reading (``mkdir -p dir`` before ``cat > dir/file``, an install).
 ``suggested``
     The failed output itself spelt the command that then worked (git's "use git push
-    --set-upstream origin x").
+    --set-upstream origin x"); the names it shares with the diagnostic become
+    placeholders, and it is the program's rule (scope ``tool``) unless it names a path.
 ``flag`` / ``operand``
     The same program and subcommand, one flag or one operand changed, the failed output
     naming the one that was wrong (an unknown option, an unknown revision).
@@ -206,7 +207,9 @@ def _suggested(f: Command, s: Command, diag: str) -> Finding:
             said = said.replace(w, f"<{name}>")
             how = re.sub(rf"(?<![\w/.-]){re.escape(w)}(?![\w/.-])", f"<{name}>", how)
     text = f"If {_intent(f)} fails with '{quote_error(said, 9)}', run {how}, as its error says."
-    return _finding("suggested", f, "project", text, (f.program,), diag, avoid=[])
+    # the program's own advice holds wherever it runs, unless it names this project's paths
+    scope = "project" if any("/" in w or w.startswith(".") for w in s.operands) else "tool"
+    return _finding("suggested", f, scope, text, (f.program,), diag, avoid=[])
 
 
 def _provided(
