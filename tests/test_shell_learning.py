@@ -45,13 +45,18 @@ def _claude(path: Path, describe: bool) -> Path:
     return s.write(path)
 
 
-def _codex(path: Path, justify: bool) -> Path:
+def _codex(path: Path, justify: bool, unified: bool = False) -> Path:
     r = CodexRollout(cwd="/w/app")
     for task in TASKS:
         r.prompt(task)
-        r.shell(["bash", "-lc", "cat notes.txt"], NOT_FOUND, exit_code=1)
-        r.shell(["bash", "-lc", "ls"], "docs\nsrc\nREADME.md", exit_code=0)
-        r.shell(["bash", "-lc", "cat docs/notes.txt"], "buy milk\ncall bob", exit_code=0)
+        if unified:  # exec_command, its output framed by Chunk ID / Wall time / exit headers
+            r.exec("cat notes.txt", NOT_FOUND, exit_code=1)
+            r.exec("ls", "docs\nsrc\nREADME.md")
+            r.exec("cat docs/notes.txt", "buy milk\ncall bob")
+        else:
+            r.shell(["bash", "-lc", "cat notes.txt"], NOT_FOUND, exit_code=1)
+            r.shell(["bash", "-lc", "ls"], "docs\nsrc\nREADME.md", exit_code=0)
+            r.shell(["bash", "-lc", "cat docs/notes.txt"], "buy milk\ncall bob", exit_code=0)
         r.done()
     if justify:  # the parameters that change nothing, on every call
         for line in r.lines:
@@ -79,13 +84,23 @@ def _learned(tmp_path: Path, fmt: str, path: Path) -> list[str]:
 
 @pytest.mark.parametrize(
     ("fmt", "extra"),
-    [("claude-code", True), ("claude-code", False), ("codex", True), ("codex", False)],
+    [
+        ("claude-code", True),
+        ("claude-code", False),
+        ("codex", True),
+        ("codex", False),
+        ("codex-exec", True),
+    ],
 )
 def test_a_file_found_by_exploring_teaches_where_it_is_and_nothing_else(
     tmp_path: Path, fmt: str, extra: bool
 ):
     path = tmp_path / ("s.jsonl" if fmt == "claude-code" else "rollout-2026-01-05-x.jsonl")
-    _claude(path, extra) if fmt == "claude-code" else _codex(path, extra)
+    if fmt == "claude-code":
+        _claude(path, extra)
+    else:
+        _codex(path, extra, unified=fmt == "codex-exec")
+        fmt = "codex"
     lessons = _learned(tmp_path, fmt, path)
     assert len(lessons) == 1, lessons  # the one project fact: where the file is
     for text in lessons:
