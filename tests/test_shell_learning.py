@@ -564,3 +564,22 @@ def test_a_git_ignored_path_left_out_is_a_project_fact_but_a_missing_file_is_not
         )
         == []
     )
+
+
+def test_a_command_the_parser_cannot_read_teaches_nothing(monkeypatch: pytest.MonkeyPatch):
+    from agentmem.agents import outcomes, shell
+
+    steps = (
+        _bash("cat notes.txt", "Exit code 1\ncat: notes.txt: No such file or directory"),
+        _bash("cat docs/notes.txt", "hello", True),
+    )
+    assert len(_fix(*steps)) == 1
+    assert not shell.parse('echo "unbalanced').parsed
+    monkeypatch.setattr(shell, "_parser", lambda: None)  # tree-sitter missing
+    shell.parse.cache_clear()
+    outcomes._outcome.cache_clear()
+    try:
+        assert _fix(*steps) == []
+    finally:
+        shell.parse.cache_clear()
+        outcomes._outcome.cache_clear()

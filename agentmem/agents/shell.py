@@ -131,14 +131,20 @@ class Script:
 
 @functools.lru_cache(maxsize=1)
 def _parser() -> Any | None:
-    """A tree-sitter parser for bash, across the library's two APIs; None without it."""
+    """A tree-sitter parser for bash, across the library's two APIs; None without it (or
+    with a grammar this tree-sitter cannot load: then no command is read)."""
     try:
         import tree_sitter
         import tree_sitter_bash
     except ImportError:
         return None
-    ts: Any = tree_sitter  # two APIs: typed for one of them only
-    raw = tree_sitter_bash.language()
+    try:
+        return _load(tree_sitter, tree_sitter_bash.language())
+    except (TypeError, ValueError, AttributeError, OSError):
+        return None
+
+
+def _load(ts: Any, raw: Any) -> Any:
     try:
         lang = ts.Language(raw)
     except TypeError:  # tree-sitter 0.21: Language(pointer, name)
@@ -408,7 +414,10 @@ def parse(command: str, *, _depth: int = 0) -> Script:
     if p is None:
         return Script(command, parsed=False)
     src = command.encode("utf-8", "replace")
-    tree = p.parse(src)
+    try:
+        tree = p.parse(src)
+    except ValueError:  # the parser gave up (a timeout, a cancelled parse)
+        return Script(command, parsed=False)
     if _has_error(tree.root_node):
         return Script(command, parsed=False)
     r = _Reader(src)
