@@ -7,9 +7,9 @@ file, table ``tool_domains``), an exact built-in name, an MCP tool's server
 
 A *step* of a shell tool (Claude Code's ``Bash``, Codex's ``shell`` and
 ``exec_command``, ...) gets the domain of the command it runs
-(:func:`step_domain`): ``git push`` is a ``git`` step, ``kubectl apply`` a
-``k8s`` one, ``pytest`` a ``test`` one, so that a lesson about ``git push``
-reaches git tasks and not every shell task.
+(:func:`step_domain`, the command read by :mod:`agentmem.agents.shell`): ``git push``
+is a ``git`` step, ``kubectl apply`` a ``k8s`` one, ``pytest`` a ``test`` one, so that
+a lesson about ``git push`` reaches git tasks and not every shell task.
 """
 
 from __future__ import annotations
@@ -244,7 +244,14 @@ def _words(line: str) -> list[str]:
 
 
 def _segments(command: str) -> list[list[str]]:
-    """The simple commands of a command line: words between ``&&``, ``|``, ``;``, ..."""
+    """The simple commands of a command line, each as its words: read by the shell parser
+    (:func:`agentmem.agents.shell.parse`: heredoc bodies are not commands, ``$(...)`` is),
+    else split at ``&&``, ``|``, ``;``, ... line by line."""
+    from .agents.shell import parse
+
+    script = parse(command[:_MAX_COMMAND])
+    if script.parsed:  # wrappers (sudo, uv run, npx, python -m, nix-shell --run) peeled off
+        return [[c.program, *c.args] for c in script.commands]
     out: list[list[str]] = []
     for line in command[:_MAX_COMMAND].splitlines():
         current: list[str] = []

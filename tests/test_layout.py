@@ -29,6 +29,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "paths",
         "records",
         "rewards",
+        "agents",
         "domains",
         "projects",
         "redact",

@@ -151,6 +151,18 @@ PUSH_OK = [
     Step("Bash", {"command": "git push"}, "ok", True),
 ]
 PUSH_BAD = [Step("Bash", {"command": "git push"}, "rejected: fetch first", False)]
+#: A client tool's own rule (Edit refuses a file not read yet): the same in every project.
+_READ_FIRST = (
+    "<tool_use_error>File has not been read yet. Read it first before writing to it."
+    "</tool_use_error>"
+)
+_EDIT = {"file_path": "/w/a.py", "old_string": "x", "new_string": "y"}
+EDIT_OK = [
+    Step("Edit", _EDIT, _READ_FIRST, False),
+    Step("Read", {"file_path": "/w/a.py"}, "1 x", True),
+    Step("Edit", _EDIT, "ok", True),
+]
+EDIT_BAD = [Step("Edit", _EDIT, _READ_FIRST, False)]
 
 
 def _group(mem: Memory, task: str, good, bad, projects) -> None:
@@ -161,7 +173,7 @@ def _group(mem: Memory, task: str, good, bad, projects) -> None:
 
 def test_a_project_specific_lesson_is_served_only_in_its_project(mem: Memory):
     _group(mem, "run the unit tests", GOOD, BAD, [A] * 4)
-    _group(mem, "push my branch", PUSH_OK, PUSH_BAD, [A] * 4)
+    _group(mem, "change the greeting", EDIT_OK, EDIT_BAD, [A] * 4)
     report = mem.learn(use_model=False)
     texts = {o.result_id: o.op for o in report.applied}
     assert len(texts) == 2
@@ -169,19 +181,19 @@ def test_a_project_specific_lesson_is_served_only_in_its_project(mem: Memory):
     assert set(scoped) == set(texts) and {s.project for s in scoped.values()} == {A}
     [scoped_id] = [i for i, s in scoped.items() if s.kind == "project"]
     assert "test/unit" in texts[scoped_id].text
-    assert texts[scoped_id].domain == "test"  # not merged with the git lesson
-    # the git lesson is a tool's rule seen in one project only: served there, for now
+    assert texts[scoped_id].domain == "test"  # not merged with the Edit lesson
+    # the Edit lesson is a tool's rule seen in one project only: served there, for now
     [generic_id] = set(texts) - {scoped_id}
-    assert texts[generic_id].domain == "git" and scoped[generic_id].kind == "tool"
+    assert texts[generic_id].domain == "fs" and scoped[generic_id].kind == "tool"
     here = {h.experience.id for h in mem.retrieve("run the unit tests", project=A, k=5)}
     elsewhere = {h.experience.id for h in mem.retrieve("run the unit tests", project=B, k=5)}
     nowhere = {h.experience.id for h in mem.retrieve("run the unit tests", k=5)}
-    assert here == {scoped_id, generic_id}
+    assert scoped_id in here
     assert elsewhere == nowhere == set()
     assert "test/unit" in mem.context("run the unit tests", project=A)
     assert "test/unit" not in mem.context("run the unit tests", project=B)
-    # the git lesson reaches git tasks, not every shell task
-    assert {h.experience.id for h in mem.retrieve("push", domains=["git"], project=A)} >= {
+    # the Edit lesson reaches file-editing tasks, not every shell task
+    assert {h.experience.id for h in mem.retrieve("edit", tools=["Edit"], project=A)} >= {
         generic_id
     }
     assert generic_id not in {
@@ -192,14 +204,24 @@ def test_a_project_specific_lesson_is_served_only_in_its_project(mem: Memory):
     assert current_scopes(mem.db) == {}
 
 
-def test_a_tools_rule_goes_global_once_a_second_projects_runs_show_it(mem: Memory):
+def test_a_shell_prerequisite_is_a_project_fact(mem: Memory):
+    """``git push`` rejected, ``git pull --rebase``, push again: true where it was seen
+    (the remote moved), not a rule for every repository."""
     _group(mem, "push my branch", PUSH_OK, PUSH_BAD, [A] * 4)
+    mem.learn(use_model=False)
+    [(_, scope)] = scopes_of(mem.db).items()
+    assert scope.kind == "project" and scope.project == A
+    assert mem.retrieve("push my branch", domains=["git"], project=B) == []
+
+
+def test_a_tools_rule_goes_global_once_a_second_projects_runs_show_it(mem: Memory):
+    _group(mem, "change the greeting", EDIT_OK, EDIT_BAD, [A] * 4)
     first = mem.learn(use_model=False)
     [(eid, scope)] = scopes_of(mem.db).items()
     assert scope.kind == "tool" and scope.project == A
-    assert mem.retrieve("push my branch", domains=["git"], project=B) == []
+    assert mem.retrieve("change the greeting", tools=["Edit"], project=B) == []
     # runs of another project bear the same rule out: a confirmation promotes it
-    _group(mem, "push the release branch", PUSH_OK, PUSH_BAD, [B] * 4)
+    _group(mem, "rename the title", EDIT_OK, EDIT_BAD, [B] * 4)
     second = mem.learn(use_model=False)
     assert scopes_of(mem.db) == {}
     row = mem.db.execute(
@@ -209,8 +231,8 @@ def test_a_tools_rule_goes_global_once_a_second_projects_runs_show_it(mem: Memor
     assert row[0] is None and row[1] == "tool" and row[2].startswith("promoted to global")
     ops = [j for j in mem.journal(second.session_id) if j["kind"] == "CONFIRM"]
     assert any("promoted to global" in (j["reason"] or "") for j in ops), ops
-    assert {h.experience.id for h in mem.retrieve("push", domains=["git"], project=B)} == {eid}
-    assert {h.experience.id for h in mem.retrieve("push", domains=["git"])} == {eid}
+    assert {h.experience.id for h in mem.retrieve("edit", tools=["Edit"], project=B)} == {eid}
+    assert {h.experience.id for h in mem.retrieve("edit", tools=["Edit"])} == {eid}
     # the promotion is undone with its session
     mem.undo(second.session_id)
     assert scopes_of(mem.db)[eid].project == A

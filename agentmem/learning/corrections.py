@@ -56,6 +56,7 @@ from typing import Any
 
 import attrs
 
+from ..agents import is_shell, learning_view, same_job, spec_for
 from ..records import Step, Trajectory
 from .digest import Recovery, digest, error_phrase, is_retry_of, value_text
 from .evidence import (
@@ -67,14 +68,19 @@ from .evidence import (
     prerequisite_finding,
     provenance,
     recovery_finding,
+    scoped,
     wrong_tool_finding,
 )
-from .findings import Finding, quote_error
+from .findings import Finding, lesson_text, quote_error
+from .kinds import KINDS as KIND_SPECS
+from .kinds import Kind
+from .merge import tool_rule_text
+from .shell_fixes import find_shell_fixes
 
 __all__ = ["KINDS", "Correction", "find_corrections"]
 
 #: The kinds of change a correction can show (the finding kinds they become).
-KINDS = ("prerequisite", "param_name", "param_value", "recovery", "wrong_tool")
+KINDS = tuple(k for k, spec in KIND_SPECS.items() if spec.correction)
 
 
 @attrs.frozen
@@ -92,7 +98,9 @@ class Correction:
 
     def attempts(self, t: Trajectory) -> tuple[Trajectory, Trajectory]:
         """The two attempts at the step, as trajectories: (the one that failed, the one
-        that worked). Both share the run's id and the steps before the failed call."""
+        that worked). Both share the run's id and the steps before the failed call.
+        ``t`` is the run as recorded or as learning sees it (the indices are the latter's)."""
+        t = learning_view(t)
         head = list(t.steps[: self.failed])
         bad = attrs.evolve(t, steps=(*head, t.steps[self.failed]), accepted=False)
         good_steps = (*head, *(t.steps[b] for b in self.between), t.steps[self.fixed])
@@ -207,6 +215,28 @@ def _renamed(
     w, r = t.steps[i], t.steps[j]
     if between or not _one_name_change(dict(w.params), dict(r.params)):
         return None
+    added = sorted(set(r.params) - set(w.params))
+    if spec_for(w.tool) is not None and added and set(w.params) <= set(r.params):
+        # a coding agent's tool retried with one option more (Read with a limit): a way out
+        # of that error, not a parameter every call needs
+        x = added[0]
+        text = lesson_text(f"If {w.tool} fails with '{quote_error(e, 6)}', retry it with {x} set.")
+        way_out = Finding(
+            Kind.RECOVERY,
+            w.tool,
+            dom,
+            text,
+            (w.tool, x),
+            detail={"error": e, "helper": None, "param": x, "scope": "tool"},
+        )
+        return Correction(
+            Kind.RECOVERY,
+            i,
+            j,
+            (),
+            way_out,
+            f"{head}; retried with {x} added ({_step_word(j)}): it worked",
+        )
     f = param_name_finding(w.tool, dom, e, dict(w.params), dict(r.params))
     if f is None:
         return None
@@ -242,6 +272,9 @@ def _changed_value(
     bad, good = w.params[x], r.params[x]
     if not (is_scalar(bad) and is_scalar(good)):
         return None  # a list or object changed: which part of it was the fix?
+    found = spec_for(w.tool)
+    if found is not None and (x == found[1].path or any(k in w.output for k, _ in found[1].needs)):
+        return None  # a coding agent's tool on another file, or refused by its own rule: no value
     change = f"{x}={value_text(good, 30)} instead of {value_text(bad, 30)}"
     if not between:
         if _asked(t.task, bad) and _asked(t.task, good):
@@ -335,13 +368,168 @@ def _other_tool(t: Trajectory, i: int, used: set[int]) -> Correction | None:
 
 
 def find_corrections(t: Trajectory) -> list[Correction]:
-    """The run's corrections, in the order of their failed calls (see the module doc)."""
+    """The run's corrections, in the order of their failed calls (see the module doc).
+
+    The run is read as learning sees it (:func:`agentmem.agents.learning_view`: calls that
+    never ran left out, failures that are no misuse counted as done, parameters that
+    change nothing dropped). A shell tool's calls are compared as commands
+    (:mod:`.shell_fixes`), never by the generic rules, and a generic lesson never names
+    a shell tool.
+    """
+    t = learning_view(t)
+    needs = _tool_needs(t) + _tool_instead(t)
+    taken = {c.failed for c in needs}
+    out = [
+        c for c in _generic_corrections(t) if not _names_shell(c.finding) and c.failed not in taken
+    ]
+    out += needs
+    out += [
+        Correction(Kind.SHELL, x.failed, x.fixed, x.between, x.finding, x.why)
+        for x in find_shell_fixes(t)
+    ]
+    return sorted((_scoped(c) for c in out), key=lambda c: c.failed)
+
+
+def _file_of(s: Step) -> str | None:
+    found = spec_for(s.tool)
+    key = found[1].path if found else None
+    value = s.params.get(key) if key else None
+    return value if isinstance(value, str) and value else None
+
+
+def _lists(s: Step, path: str) -> bool:
+    """Whether successful call ``s`` lists folder ``path`` (Glob, LS, or ls / find / tree)."""
+    folder = path.rstrip("/")
+    if s.tool == "Glob":
+        where = str(s.params.get("path") or "")
+        pattern = str(s.params.get("pattern") or "")
+        return where.rstrip("/") == folder or pattern.startswith(folder + "/")
+    if s.tool == "LS":
+        return str(s.params.get("path") or "").rstrip("/") == folder
+    found = spec_for(s.tool)
+    if found is None or not is_shell(s.tool):
+        return False
+    from ..agents import command_line, parse
+
+    script = parse(command_line(found[1], s.params))
+    return any(
+        c.program in ("ls", "find", "tree", "fd")
+        and any(o.rstrip("/") == folder for o in c.operands)
+        for c in script.commands
+    )
+
+
+def _tool_instead(t: Trajectory) -> list[Correction]:
+    """A coding agent's tool refused what it was given, by its own rule
+    (:attr:`agentmem.agents.ToolSpec.instead`: Read on a folder, "EISDIR"), and the run's
+    next call did the job another way (listed the folder): the tool's rule."""
+    out: list[Correction] = []
+    steps = t.steps
+    for i, w in enumerate(steps):
+        found = spec_for(w.tool)
+        path = _file_of(w)
+        if w.success or found is None or path is None:
+            continue
+        rule = next(((k, how) for k, how in found[1].instead if k in w.output), None)
+        nxt = next((k for k in range(i + 1, min(len(steps), i + 4)) if steps[k].success), None)
+        if rule is None or nxt is None or not _lists(steps[nxt], path):
+            continue
+        e = _error(w)
+        text = lesson_text(f"If {w.tool} fails with '{quote_error(e, 7)}', {rule[1]}.")
+        f = Finding(
+            Kind.TOOL_RULE,
+            w.tool,
+            _domain(w),
+            text,
+            (w.tool,),
+            detail={"error": e, "helper": None, "rule_error": rule[0], "scope": "tool"},
+        )
+        why = f"{_step_word(i)} {w.tool} failed ('{quote_error(e, 8)}'); {steps[nxt].tool} did it"
+        out.append(Correction(Kind.TOOL_RULE, i, nxt, (), f, why))
+    return out
+
+
+def _tool_needs(t: Trajectory) -> list[Correction]:
+    """A coding agent's tool refused a file for want of another call first (Claude Code's
+    "File has not been read yet": :attr:`agentmem.agents.ToolSpec.needs`), the run made
+    that call on the same file, and then changed the file (with that tool or one that does
+    the same job): the tool's own rule, a prerequisite it recovers from."""
+    out: list[Correction] = []
+    steps = t.steps
+    for i, w in enumerate(steps):
+        found = spec_for(w.tool)
+        if w.success or found is None or not found[1].needs:
+            continue
+        path = _file_of(w)
+        e = _error(w)
+        kinds = [k for words, k in found[1].needs if words in w.output]
+        if path is None or not kinds:
+            continue
+        helper = next(
+            (
+                k
+                for k in range(i + 1, min(len(steps), i + 6))
+                if steps[k].success
+                and _file_of(steps[k]) == path
+                and (spec_for(steps[k].tool) or found)[1].kind in kinds
+            ),
+            None,
+        )
+        if helper is None:
+            continue
+        done = next(
+            (
+                k
+                for k in range(helper + 1, min(len(steps), helper + 6))
+                if steps[k].success
+                and _file_of(steps[k]) == path
+                and same_job(steps[k].tool, w.tool)
+            ),
+            None,
+        )
+        if done is None:
+            continue
+        u = steps[helper].tool
+        words = next(words for words, _ in found[1].needs if words in w.output)
+        f = Finding(
+            Kind.TOOL_RULE,
+            w.tool,
+            _domain(w),
+            tool_rule_text([w.tool], u, e),
+            (w.tool, u),
+            detail={"error": e, "helper": u, "rule_error": words, "scope": "tool"},
+        )
+        out.append(
+            Correction(
+                Kind.TOOL_RULE,
+                i,
+                done,
+                (helper,),
+                f,
+                f"{_step_word(i)} {w.tool} failed ('{quote_error(e, 8)}'); {u} read the file "
+                f"({_step_word(helper)}); {steps[done].tool} then changed it ({_step_word(done)})",
+            )
+        )
+    return out
+
+
+def _names_shell(f: Finding) -> bool:
+    return is_shell(f.tool) or any(is_shell(x) for x in f.facts)
+
+
+def _scoped(c: Correction) -> Correction:
+    """The correction with its finding's scope evidence (:func:`.evidence.scoped`)."""
+    f = scoped(c.finding)
+    return c if f is c.finding else attrs.evolve(c, finding=f)
+
+
+def _generic_corrections(t: Trajectory) -> list[Correction]:
     steps = t.steps
     out: list[Correction] = []
     fixed: set[int] = set()
     failed_used: set[int] = set()
     for j, s in enumerate(steps):
-        if not s.success:
+        if not s.success or is_shell(s.tool):
             continue
         i = _retry_pair(t, j)
         if i is None:
@@ -358,14 +546,14 @@ def find_corrections(t: Trajectory) -> list[Correction]:
             elif steps[k].tool == s.tool:
                 break
     for i, s in enumerate(steps):
-        if s.success or i in failed_used:
+        if s.success or i in failed_used or is_shell(s.tool):
             continue
         c = _other_tool(t, i, fixed)
         if c is not None:
             out.append(c)
             fixed.add(c.fixed)
             failed_used.add(i)
-    return sorted(out, key=lambda c: c.failed)
+    return out
 
 
 def correction_findings(cs: Sequence[Correction]) -> list[Finding]:

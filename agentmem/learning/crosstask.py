@@ -56,6 +56,7 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from ..agents import is_shell, learning_view
 from ..records import Step, Trajectory
 from .digest import Digest
 from .evidence import (
@@ -64,10 +65,12 @@ from .evidence import (
     inert_tools,
     is_scalar,
     name_parts,
+    names_shell,
     param_name_finding,
     param_value_finding,
     param_values,
     prerequisite_finding,
+    scoped,
     wrong_tool_finding,
 )
 from .findings import KIND_RANK, Finding
@@ -228,12 +231,12 @@ def find_crosstask_evidence(
 
     ``comparable(a, b)``: whether runs ``a`` and ``b`` (trajectory ids) have alike tasks.
     """
-    ms = [Member(t, d) for t, d in members]
+    ms = [Member(learning_view(t), d) for t, d in members]
     pos = [m for m in ms if m.dig.positive]
     neg = [m for m in ms if m.dig.negative]
     if not pos or not neg:
         return []
-    inert = inert_tools(ms)
+    inert = inert_tools(ms) | {s.tool for m in ms for s in m.steps if is_shell(s.tool)}
     found: dict[tuple[str, ...], Finding] = {}
     for n in neg:
         mine = [p for p in pos if comparable(n.traj.id or 0, p.traj.id or 0)]
@@ -249,7 +252,7 @@ def find_crosstask_evidence(
                 f = value if typed else _prereq_rule(n, i, mine, e)
             if f is None:
                 f = _tool_rule(n, i, mine, e, n.traj.task)
-            if f is not None and not any(x in inert for x in f.facts):
+            if f is not None and not any(x in inert for x in f.facts) and not names_shell(f):
                 old = found.get(f.key)
                 found[f.key] = f if old is None else _more(old, f)
                 break  # the first failure explained is the run's root cause
@@ -257,7 +260,7 @@ def find_crosstask_evidence(
 
     merged = merge_findings(list(found.values()))
     ranked = sorted(merged, key=lambda f: (-f.support, KIND_RANK[f.kind], f.text))
-    return ranked[:max_findings]
+    return [scoped(f) for f in ranked[:max_findings]]
 
 
 def _more(old: Finding, new: Finding) -> Finding:

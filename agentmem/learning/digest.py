@@ -17,6 +17,7 @@ from typing import Any
 
 import attrs
 
+from ..agents import learning_view, spec_for
 from ..records import Step, Trajectory
 from ..rewards import is_negative, is_positive
 
@@ -177,7 +178,15 @@ def is_retry_of(failed: Step, later: Step) -> bool:
     (a corrected value) or the same values (a corrected name). A call of the same tool on
     other arguments under other names is another call, not a recovery."""
     same_names = set(failed.params) == set(later.params)
-    return same_names or _values(failed.params) == _values(later.params)
+    if same_names or _values(failed.params) == _values(later.params):
+        return True
+    # a coding agent's tool called again with its parameters kept and one added (Read with
+    # a limit after "File content exceeds maximum allowed tokens")
+    return (
+        spec_for(failed.tool) is not None
+        and len(set(later.params) - set(failed.params)) == 1
+        and all(later.params.get(k) == v for k, v in failed.params.items())
+    )
 
 
 def _recoveries(steps: Sequence[Step]) -> tuple[list[Failure], list[Recovery]]:
@@ -210,7 +219,10 @@ def _recoveries(steps: Sequence[Step]) -> tuple[list[Failure], list[Recovery]]:
 
 
 def digest(t: Trajectory, reward: float, advantage: float) -> Digest:
-    """Build the digest of ``t`` given its reward and group advantage."""
+    """Build the digest of ``t`` given its reward and group advantage, from the run as
+    learning sees it (:func:`agentmem.agents.learning_view`: its failure indices are
+    that view's)."""
+    t = learning_view(t)
     failures, recoveries = _recoveries(t.steps)
     domains = tuple(d for d, _ in Counter(s.domain or "general" for s in t.steps).most_common(2))
     # (c): the parameters of the tools that failed, else of the last state-changing call.

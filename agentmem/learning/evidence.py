@@ -76,9 +76,11 @@ from typing import Any
 
 import attrs
 
+from ..agents import is_shell, learning_view, same_job, spec_for
 from ..records import Step, Trajectory
 from .digest import Digest, Recovery, value_text
 from .findings import KIND_RANK, Finding, err_clause, lesson_text, quote_error, short_value
+from .kinds import Kind
 from .merge import merge_findings
 
 __all__ = [
@@ -150,7 +152,12 @@ def param_values(params: dict[str, Any]) -> set[str]:
 
 
 def can_stand_in(ms: Sequence[Member], r: Step, w: Step) -> bool:
-    """Two calls that can stand in for each other: a shared name part, parameters, values."""
+    """Two calls that can stand in for each other: a shared name part, parameters, values;
+    for two tools of a coding agent, only when they do the same job
+    (:func:`agentmem.agents.same_job`: Edit for Write, never Read for Edit)."""
+    job = same_job(r.tool, w.tool)
+    if job is not None:
+        return job
     if name_parts(r.tool) & name_parts(w.tool):
         return True
     if set(r.params) & set(w.params) or param_values(r.params) & param_values(w.params):
@@ -681,8 +688,13 @@ def _recoveries(
 def find_evidence(
     members: Sequence[tuple[Trajectory, Digest]], *, max_findings: int = 3
 ) -> list[Finding]:
-    """The findings of one group, most supported first, at most ``max_findings``."""
-    ms = [Member(t, d) for t, d in members]
+    """The findings of one group, most supported first, at most ``max_findings``.
+
+    The runs are read as learning sees them (:func:`agentmem.agents.learning_view`); a
+    shell tool's calls are compared as commands (:func:`shell_evidence`), and no generic
+    finding names a shell tool.
+    """
+    ms = [Member(learning_view(t), d) for t, d in members]
     pos = [m for m in ms if m.dig.positive]
     neg = [m for m in ms if m.dig.negative]
     if not pos or not neg:
@@ -691,7 +703,7 @@ def find_evidence(
     inert = inert_tools(ms)
 
     def add(f: Finding | None) -> bool:
-        if f is None or any(x in inert for x in f.facts):
+        if f is None or any(x in inert for x in f.facts) or names_shell(f):
             return False
         if f.key in found:
             old = found[f.key]
@@ -707,6 +719,9 @@ def find_evidence(
             unexplained.append(n)
     for f in _recoveries(ms, pos, neg):
         add(f)
+    for f in shell_evidence(pos, neg):
+        key = f.key
+        found[key] = attrs.evolve(found[key], support=found[key].support + 1) if key in found else f
 
     pos_tools = [{s.tool for s in m.steps} - inert for m in pos]
     all_pos = set.intersection(*pos_tools) if pos_tools else set()
@@ -733,7 +748,54 @@ def find_evidence(
 
     merged = merge_findings(list(found.values()))
     ranked = sorted(merged, key=lambda f: (-f.support, KIND_RANK[f.kind], f.text))
-    return ranked[:max_findings]
+    return [scoped(f) for f in ranked[:max_findings]]
+
+
+def scoped(f: Finding) -> Finding:
+    """``f`` with its scope evidence (``detail["scope"]``) when it is about a coding agent's
+    tool and says none: a value (a path) is the project's; a parameter name, a
+    prerequisite, a recovery, a substitution is the tool's."""
+    if "scope" in f.detail or spec_for(f.tool) is None:
+        return f
+    scope = "project" if f.kind == Kind.PARAM_VALUE else "tool"
+    return attrs.evolve(f, detail={**f.detail, "scope": scope})
+
+
+def names_shell(f: Finding) -> bool:
+    """Whether a generic finding compared what it must not: a shell tool's commands as
+    strings, or a coding agent's file path as a value (another file is another task)."""
+    if f.kind == Kind.SHELL:
+        return False
+    if is_shell(f.tool) or any(is_shell(x) for x in f.facts):
+        return True
+    if f.kind == Kind.PARAM_VALUE or f.detail.get("setting"):
+        for tool in (f.tool, *(f.facts[1:2] if f.kind == Kind.PREREQUISITE else ())):
+            found = spec_for(tool)
+            x = f.detail.get("param") or (f.detail.get("setting") or ("",))[0]
+            if found is not None and found[1].path is not None and x == found[1].path:
+                return True
+    return False
+
+
+def shell_evidence(pos: Sequence[Member], neg: Sequence[Member]) -> list[Finding]:
+    """Shell corrections across a group's runs (:mod:`.shell_fixes`): a negative run's
+    misused shell call that it never got past, and a positive run's successful call of the
+    same intent that differs from it by one recognisable change (nothing run in between:
+    what the positive ran before is another run's story); and, as rule 6 for other tools,
+    a positive run's own shell correction of a failure that negative runs hit and never
+    got past."""
+    from .shell_fixes import across, find_shell_fixes, gave_up
+
+    out: list[Finding] = []
+    for n in neg:
+        f = across(n.traj, [p.traj for p in pos])
+        if f is not None:
+            out.append(f)
+    for p in pos:
+        for fix in find_shell_fixes(p.traj):
+            if any(gave_up(n.traj, p.traj.steps[fix.failed]) for n in neg):
+                out.append(fix.finding)
+    return out
 
 
 def describe(f: Finding) -> str:

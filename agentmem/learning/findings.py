@@ -16,18 +16,12 @@ import attrs
 
 from .. import sanitize
 from .digest import clip_words, value_text
+from .kinds import KINDS
 
 __all__ = ["KIND_RANK", "Finding", "err_clause", "lesson_text", "quote_error", "short_value"]
 
 #: The order findings of one support are ranked in (most specific first).
-KIND_RANK = {
-    "param_name": 0,
-    "prerequisite": 1,
-    "recovery": 2,
-    "param_value": 3,
-    "wrong_tool": 4,
-    "missing_step": 5,
-}
+KIND_RANK: dict[str, int] = {k.value: s.rank for k, s in KINDS.items()}
 
 
 @attrs.frozen

@@ -69,9 +69,11 @@ from typing import Any
 
 import attrs
 
+from ..agents import learning_view
 from ..records import Operation, Step, Trajectory
 from .digest import Digest, error_phrase, value_text
 from .findings import Finding, quote_error
+from .kinds import Kind, check_table
 from .rules import Rule, applies, follows, needed_tools, val
 
 __all__ = [
@@ -95,7 +97,11 @@ _TOKEN = re.compile(r"[A-Za-z0-9_](?:[A-Za-z0-9_.'’/@:-]*[A-Za-z0-9_])?")
 _QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"")
 _PLAIN = frozenset({"i", "i'm", "i've", "i'd", "i'll", "e.g", "i.e", "ok"})
 #: Capitals that are words of error messages, not values.
-_ACRONYMS = frozenset({"ID", "IDS", "OK", "URL", "URI", "API", "JSON", "HTTP", "HTTPS", "SQL"})
+_ACRONYMS = frozenset(
+    {"ID", "IDS", "OK", "URL", "URI", "API", "JSON", "HTTP", "HTTPS", "SQL", "PATH", "JSONL"}
+    # errno names an error message quotes: words of the message, not values
+    | {"EISDIR", "ENOENT", "EACCES", "EPERM", "ENOTDIR", "EEXIST", "ENOTEMPTY", "EBUSY"}
+)
 
 
 # --------------------------------------------------------------------------- tokens
@@ -272,7 +278,8 @@ def build_corpus(
     runs: list[CorpusRun] = []
     options: dict[str, list[str]] = defaultdict(list)
     by_tool: dict[str, list[int]] = defaultdict(list)
-    for group, good, t in trajectories:
+    for group, good, raw in trajectories:
+        t = learning_view(raw)  # the runs as the lessons were learned from them
         for tool in dict.fromkeys(s.tool for s in t.steps):
             by_tool[tool].append(len(runs))
         for tok, *_ in _tokens(t.task):
@@ -963,37 +970,75 @@ def _needs_text(t: str, kept: Sequence[Mapping[str, Any]]) -> str:
     return _fit(*(re.sub(r",\s*first", " first", head) + x for x in tails if x))
 
 
+def _param_name_rule(f: Finding, text: str) -> Rule:
+    d = f.detail
+    pairs = d.get("pairs")
+    if pairs:
+        return Rule("param_name", [t for t, _ in pairs], wrong_name=d.get("wrong_name"))
+    wrong = d.get("wrong") or []
+    return Rule(
+        "param_name",
+        [f.tool],
+        param=(d.get("right") or [None])[0],
+        wrong_name=wrong[0] if wrong else None,
+        testable=bool(wrong),
+    )
+
+
+def _recovery_rule(f: Finding, text: str) -> Rule:
+    d = f.detail
+    # a coding agent's tool's way out of one error (scoped by the evidence): the rule holds
+    # for that error only, in the words it always has
+    err = " ".join(re.findall(r"[A-Za-z]{3,}", d.get("error") or "")[:8]) if "scope" in d else None
+    return Rule(
+        "recovery", [f.tool], helper=d.get("helper"), param=d.get("param"), error=err or None
+    )
+
+
+def _wrong_tool_rule(f: Finding, text: str) -> Rule:
+    d = f.detail
+    return Rule(
+        "wrong_tool",
+        [f.facts[0]],
+        wrong=f.facts[1],
+        ask=d.get("ask"),
+        testable=not d.get("both_ways"),
+    )
+
+
+def _missing_step_rule(f: Finding, text: str) -> Rule:
+    m = re.search(r'requests like "([^"]*)"', text)
+    return Rule("missing_step", [f.tool], next=list(f.facts[1:]), ask=m.group(1) if m else None)
+
+
+def _tool_rule(f: Finding, text: str) -> Rule:
+    d = f.detail
+    return Rule(Kind.TOOL_RULE, _tools_of(f), helper=d.get("helper"), error=_gist(text))
+
+
+def _untested_rule(f: Finding, text: str) -> Rule:
+    return Rule(f.kind, [f.tool], testable=False)
+
+
+#: The rule of a finding whose lesson states no value, by kind (value and prerequisite
+#: lessons get theirs from their review; a shell lesson's own calls prove it).
+_RULE_FOR = {
+    Kind.PARAM_NAME: _param_name_rule,
+    Kind.RECOVERY: _recovery_rule,
+    Kind.WRONG_TOOL: _wrong_tool_rule,
+    Kind.MISSING_STEP: _missing_step_rule,
+    Kind.PARAM_VALUE: _untested_rule,
+    Kind.PREREQUISITE: _untested_rule,
+    Kind.SHELL: _untested_rule,
+    Kind.TOOL_RULE: _tool_rule,
+}
+check_table("generality.rule_for", _RULE_FOR)
+
+
 def rule_for(f: Finding, text: str) -> Rule:
     """The rule of a finding of a kind whose lesson states no value (or of any kind, as
     plainly as its text states it)."""
-    d = f.detail
-    if f.kind == "param_name":
-        pairs = d.get("pairs")
-        if pairs:
-            return Rule("param_name", [t for t, _ in pairs], wrong_name=d.get("wrong_name"))
-        wrong = d.get("wrong") or []
-        return Rule(
-            "param_name",
-            [f.tool],
-            param=(d.get("right") or [None])[0],
-            wrong_name=wrong[0] if wrong else None,
-            testable=bool(wrong),
-        )
-    if f.kind == "recovery":
-        return Rule("recovery", [f.tool], helper=d.get("helper"), param=d.get("param"))
-    if f.kind == "wrong_tool":
-        return Rule(
-            "wrong_tool",
-            [f.facts[0]],
-            wrong=f.facts[1],
-            ask=d.get("ask"),
-            testable=not d.get("both_ways"),
-        )
-    if f.kind == "missing_step":
-        m = re.search(r'requests like "([^"]*)"', text)
-        nxt = [t for t in f.facts[1:]]
-        return Rule("missing_step", [f.tool], next=nxt, ask=m.group(1) if m else None)
-    return Rule(f.kind, [f.tool], testable=False)
+    return _RULE_FOR[Kind(f.kind)](f, text)
 
 
 def _project_lesson(text: str, notes: Sequence[GroupNotes], corpus: Corpus) -> bool:
@@ -1015,6 +1060,10 @@ def review(f: Finding, text: str, notes: Sequence[GroupNotes], corpus: Corpus) -
     project's values (its paths, commands); its causal claim is checked as any other,
     and its rule is kept untestable (the project's other runs are other tasks).
     """
+    if f.kind == Kind.SHELL:
+        # the run's own calls prove it (:mod:`.shell_fixes`), and its scope says where it
+        # holds: a project's paths and commands, a machine's programs stay as they are
+        return _Verdict(text, rule_for(f, text))
     if _project_lesson(text, notes, corpus):
         if f.kind == "prerequisite" and f.detail.get("helper"):
             v = _prerequisite_lesson(f, text, notes, corpus)

@@ -21,6 +21,7 @@ from typing import Any
 import attrs
 
 from .findings import Finding, lesson_text, quote_error, short_value
+from .kinds import Kind
 
 __all__ = ["MAX_TOOLS", "clusters", "merge_cluster", "merge_findings"]
 
@@ -496,7 +497,40 @@ def clusters(findings: Sequence[Finding]) -> list[tuple[str, list[int]]]:
     _related_name_clusters(fs, out, taken)
     _missing_clusters(fs, out, taken)
     _wrong_tool_clusters(fs, out, taken)
+    _tool_rule_clusters(fs, out, taken)
     return sorted(out, key=lambda c: min(c[1]))
+
+
+def _tool_rule_clusters(fs: Sequence[Finding], out: list[_Cluster], taken: set[int]) -> None:
+    """One tool rule (the same helper, the same error) seen for several tools."""
+    rules: dict[tuple[str, str], list[int]] = defaultdict(list)
+    for i, f in enumerate(fs):
+        if f.kind == Kind.TOOL_RULE and i not in taken and f.detail.get("helper"):
+            rules[(str(f.detail.get("helper")), str(f.detail.get("rule_error")))].append(i)
+    for idx in rules.values():
+        if len({fs[i].tool for i in idx}) > 1 or len(idx) > 1:
+            out.append(("tool_rule", idx))
+            taken.update(idx)
+
+
+def _merge_tool_rules(group: list[Finding]) -> Finding:
+    tools = list(dict.fromkeys(t for f in group for t in _tools(f)))
+    f = group[0]
+    text = tool_rule_text(tools, str(f.detail.get("helper")), str(f.detail.get("error") or ""))
+    return attrs.evolve(
+        f,
+        text=text,
+        facts=(tools[0], str(f.detail.get("helper")), *tools[1:]),
+        support=sum(g.support for g in group),
+        detail={**f.detail, "tools": tools},
+    )
+
+
+def tool_rule_text(tools: Sequence[str], helper: str, error: str) -> str:
+    """ "If Edit or Write fails with 'File has not been read yet', Read the file first,
+    then retry": a tool rule's lesson."""
+    q = quote_error(error.split(". ")[0], 6)
+    return lesson_text(f"If {_join(tools)} fails with '{q}', {helper} the file first, then retry.")
 
 
 def _prerequisite_clusters(fs: Sequence[Finding], out: list[_Cluster], taken: set[int]) -> None:
@@ -797,6 +831,7 @@ def merge_cluster(kind: str, group: list[Finding]) -> Finding:
         "name": _merge_names,
         "missing": _merge_missing,
         "wrong_tool": _merge_wrong_tools,
+        "tool_rule": _merge_tool_rules,
     }[kind](group)
 
 

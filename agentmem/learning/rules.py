@@ -50,12 +50,16 @@ from typing import Any
 
 import attrs
 
+from ..agents import same_job
 from ..records import Step
 from .digest import value_text
+from .kinds import KINDS as KIND_SPECS
+from .kinds import Kind, check_table
 
 __all__ = ["Rule", "applies", "follows", "lift", "val"]
 
-KINDS = ("param_name", "param_value", "prerequisite", "recovery", "wrong_tool", "missing_step")
+#: The kinds a stored rule may have (the strings the library holds).
+KINDS = tuple(k.value for k in Kind)
 
 
 def val(v: Any) -> str:
@@ -181,13 +185,6 @@ def _in_task(task: str, value: Any) -> bool:
 # --------------------------------------------------------------------------- applies
 
 
-#: The kinds :func:`applies` knows: for each of them but a ``missing_step`` without
-#: ``next``, a run meets the rule only if it calls one of :func:`needed_tools`.
-_KNOWN_KINDS = frozenset(
-    ("param_name", "param_value", "prerequisite", "recovery", "wrong_tool", "missing_step")
-)
-
-
 def needed_tools(rule: Rule) -> frozenset[str] | None:
     """The tools a run must call one of for :func:`applies` to hold (empty: it never
     does), or None when the words of a task alone can make it apply.
@@ -196,41 +193,71 @@ def needed_tools(rule: Rule) -> frozenset[str] | None:
     instead of asking :func:`applies` of every run: a session of thousands of
     groups, a library of thousands of runs.
     """
-    if not rule.testable:
+    if not rule.testable or rule.kind not in KINDS or not KIND_SPECS[Kind(rule.kind)].testable:
         return frozenset()
-    if rule.kind not in _KNOWN_KINDS or (rule.kind == "missing_step" and not rule.next):
+    if rule.kind == Kind.MISSING_STEP and not rule.next:
         return None
     return frozenset({*rule.tools, *rule.next, rule.wrong or ""} - {""})
 
 
+_Steps = Sequence[Step]
+
+
+def _applies_param_name(rule: Rule, task: str, steps: _Steps) -> bool:
+    return any(s.tool in rule.tools for s in steps)
+
+
+def _applies_param_value(rule: Rule, task: str, steps: _Steps) -> bool:
+    names = {rule.param, rule.wrong_name} - {None}
+    return any(s.tool in rule.tools and names & set(s.params) for s in steps)
+
+
+def _applies_recovery(rule: Rule, task: str, steps: _Steps) -> bool:
+    return any(s.tool in rule.tools and not s.success and _says(s, rule.error) for s in steps)
+
+
+def _applies_wrong_tool(rule: Rule, task: str, steps: _Steps) -> bool:
+    if rule.error:  # "if W fails with e, use R instead"
+        return any(s.tool == rule.wrong and not s.success and _says(s, rule.error) for s in steps)
+    both = set(rule.tools) | {rule.wrong or ""}
+    return any(s.tool in both for s in steps) and _request_matches(rule.ask, task)
+
+
+def _applies_missing_step(rule: Rule, task: str, steps: _Steps) -> bool:
+    if rule.next:
+        return any(s.tool in set(rule.next) for s in steps)
+    return bool(rule.ask) and _request_matches(rule.ask, task)
+
+
+def _never(rule: Rule, task: str, steps: _Steps) -> bool:
+    return False
+
+
+#: Whether a run meets a rule's situation, by kind (a kind that is not testable: never).
+_APPLIES: Mapping[Kind, Any] = {
+    Kind.PARAM_NAME: _applies_param_name,
+    Kind.PARAM_VALUE: _applies_param_value,
+    Kind.PREREQUISITE: _applies_param_name,  # applies when the run calls one of the tools
+    Kind.RECOVERY: _applies_recovery,
+    Kind.WRONG_TOOL: _applies_wrong_tool,
+    Kind.MISSING_STEP: _applies_missing_step,
+    Kind.SHELL: _never,
+    Kind.TOOL_RULE: _applies_recovery,  # when the tool failed with the rule's error
+}
+check_table("rules.applies", _APPLIES)
+
+
 def applies(rule: Rule, task: str, steps: Sequence[Step]) -> bool:
     """Whether a run (``task``, ``steps``) meets the situation ``rule`` is about."""
-    if not rule.testable:
+    if not rule.testable or rule.kind not in KINDS:
+        return False
+    kind = Kind(rule.kind)
+    if not KIND_SPECS[kind].testable:
         return False
     tools = set(rule.tools)
     if rule.wrong_name and any(s.tool in tools and rule.wrong_name in s.params for s in steps):
         return True
-    if rule.kind == "param_name":
-        return any(s.tool in tools for s in steps)
-    if rule.kind == "param_value":
-        names = {rule.param, rule.wrong_name} - {None}
-        return any(s.tool in tools and names & set(s.params) for s in steps)
-    if rule.kind == "prerequisite":
-        return any(s.tool in tools for s in steps)
-    if rule.kind == "recovery":
-        return any(s.tool in tools and not s.success and _says(s, rule.error) for s in steps)
-    if rule.kind == "wrong_tool":
-        if rule.error:  # "if W fails with e, use R instead"
-            return any(
-                s.tool == rule.wrong and not s.success and _says(s, rule.error) for s in steps
-            )
-        both = tools | {rule.wrong or ""}
-        return any(s.tool in both for s in steps) and _request_matches(rule.ask, task)
-    if rule.kind == "missing_step":
-        if rule.next:
-            return any(s.tool in set(rule.next) for s in steps)
-        return bool(rule.ask) and _request_matches(rule.ask, task)
-    return False
+    return bool(_APPLIES[kind](rule, task, steps))
 
 
 # --------------------------------------------------------------------------- follows
@@ -270,70 +297,132 @@ def _prerequisite_met(rule: Rule, steps: Sequence[Step], i: int) -> bool:
     return _need_met(steps, i, rule.helper or "", x, good)
 
 
+def _follows_param_name(rule: Rule, task: str, steps: _Steps) -> bool:
+    return not any(s.tool in rule.tools and rule.wrong_name in s.params for s in steps)
+
+
+def _follows_param_value(rule: Rule, task: str, steps: _Steps) -> bool:
+    for i, s in enumerate(steps):
+        if s.tool not in rule.tools:
+            continue
+        if rule.wrong_name and rule.wrong_name in s.params:
+            return False
+        if rule.param in s.params and not _value_ok(rule, task, steps, i, s.params[rule.param]):
+            return False
+    return True
+
+
+def _follows_prerequisite(rule: Rule, task: str, steps: _Steps) -> bool:
+    for t in rule.tools:
+        first = next((i for i, s in enumerate(steps) if s.tool == t), None)
+        if first is None or _prerequisite_met(rule, steps, first):
+            continue
+        if rule.recovery and _recovered(rule, steps, first, t):
+            continue
+        return False
+    return True
+
+
+def _follows_recovery(rule: Rule, task: str, steps: _Steps) -> bool:
+    if rule.error and rule.param and not rule.helper:
+        return _way_out(rule, steps)
+    for t in rule.tools:
+        fail = next(
+            (
+                i
+                for i, s in enumerate(steps)
+                if s.tool == t and not s.success and _says(s, rule.error)
+            ),
+            None,
+        )
+        if fail is not None and not _recovered(rule, steps, fail, t):
+            return False
+    return True
+
+
+def _follows_tool_rule(rule: Rule, task: str, steps: _Steps) -> bool:
+    """A tool's own rule: with a helper, the helper and then the job done (a recovery);
+    without one (do it another way), the refused call is not made again."""
+    if rule.helper:
+        return _follows_recovery(rule, task, steps)
+    return not any(
+        s.tool in rule.tools
+        and not s.success
+        and _says(s, rule.error)
+        and any(q.tool == s.tool and q.params == s.params for q in steps[i + 1 :])
+        for i, s in enumerate(steps)
+    )
+
+
+def _way_out(rule: Rule, steps: _Steps) -> bool:
+    """A way out of one error ("if T fails with e, retry it with x set"): a run does
+    otherwise only when, after that failure, it made the tool work without ``x``; a run
+    that went another way (another tool) neither follows nor contradicts it."""
+    for i, s in enumerate(steps):
+        if s.tool not in rule.tools or s.success or not _says(s, rule.error):
+            continue
+        later = [q for q in steps[i + 1 :] if q.tool == s.tool and q.success]
+        if later and not any(rule.param in q.params for q in later):
+            return False
+    return True
+
+
+def _follows_wrong_tool(rule: Rule, task: str, steps: _Steps) -> bool:
+    if rule.error:
+        fail = next(
+            (
+                i
+                for i, s in enumerate(steps)
+                if s.tool == rule.wrong and not s.success and _says(s, rule.error)
+            ),
+            None,
+        )
+        return fail is None or any(s.tool in rule.tools for s in steps[fail + 1 :])
+    called = {s.tool for s in steps}
+    return rule.wrong not in called or bool(set(rule.tools) & called)
+
+
+def _follows_missing_step(rule: Rule, task: str, steps: _Steps) -> bool:
+    step = rule.tools[0] if rule.tools else ""
+    if not rule.next:
+        return any(s.tool == step for s in steps)
+    nxt = set(rule.next)
+    first = next((i for i, s in enumerate(steps) if s.tool in nxt), None)
+    return first is None or any(s.tool == step for s in steps[:first])
+
+
+#: Whether a run did what a rule says, by kind.
+_FOLLOWS: Mapping[Kind, Any] = {
+    Kind.PARAM_NAME: _follows_param_name,
+    Kind.PARAM_VALUE: _follows_param_value,
+    Kind.PREREQUISITE: _follows_prerequisite,
+    Kind.RECOVERY: _follows_recovery,
+    Kind.WRONG_TOOL: _follows_wrong_tool,
+    Kind.MISSING_STEP: _follows_missing_step,
+    Kind.SHELL: _never,
+    Kind.TOOL_RULE: _follows_tool_rule,
+}
+check_table("rules.follows", _FOLLOWS)
+
+
 def follows(rule: Rule, task: str, steps: Sequence[Step]) -> bool:
     """Whether a run did what ``rule`` says (meaningful where :func:`applies` is true)."""
+    if rule.kind not in KINDS:
+        return False
     tools = set(rule.tools)
     if rule.wrong_name and any(s.tool in tools and rule.wrong_name in s.params for s in steps):
         return False
-    if rule.kind == "param_name":
-        return not any(s.tool in tools and rule.wrong_name in s.params for s in steps)
-    if rule.kind == "param_value":
-        for i, s in enumerate(steps):
-            if s.tool not in tools:
-                continue
-            if rule.wrong_name and rule.wrong_name in s.params:
-                return False
-            if rule.param in s.params and not _value_ok(rule, task, steps, i, s.params[rule.param]):
-                return False
-        return True
-    if rule.kind == "prerequisite":
-        for t in rule.tools:
-            first = next((i for i, s in enumerate(steps) if s.tool == t), None)
-            if first is None or _prerequisite_met(rule, steps, first):
-                continue
-            if rule.recovery and _recovered(rule, steps, first, t):
-                continue
-            return False
-        return True
-    if rule.kind == "recovery":
-        for t in rule.tools:
-            fail = next(
-                (
-                    i
-                    for i, s in enumerate(steps)
-                    if s.tool == t and not s.success and _says(s, rule.error)
-                ),
-                None,
-            )
-            if fail is not None and not _recovered(rule, steps, fail, t):
-                return False
-        return True
-    if rule.kind == "wrong_tool":
-        if rule.error:
-            fail = next(
-                (
-                    i
-                    for i, s in enumerate(steps)
-                    if s.tool == rule.wrong and not s.success and _says(s, rule.error)
-                ),
-                None,
-            )
-            return fail is None or any(s.tool in tools for s in steps[fail + 1 :])
-        called = {s.tool for s in steps}
-        return rule.wrong not in called or bool(set(rule.tools) & called)
-    if rule.kind == "missing_step":
-        step = rule.tools[0] if rule.tools else ""
-        if not rule.next:
-            return any(s.tool == step for s in steps)
-        nxt = set(rule.next)
-        first = next((i for i, s in enumerate(steps) if s.tool in nxt), None)
-        return first is None or any(s.tool == step for s in steps[:first])
-    return False
+    return bool(_FOLLOWS[Kind(rule.kind)](rule, task, steps))
 
 
 def _recovered(rule: Rule, steps: Sequence[Step], fail: int, tool: str) -> bool:
-    """After the failed call at ``fail``: the helper (if any), then ``tool`` succeeded."""
-    later = [j for j in range(fail + 1, len(steps)) if steps[j].tool == tool and steps[j].success]
+    """After the failed call at ``fail``: the helper (if any), then ``tool`` (or a coding
+    agent's tool that does the same job: MultiEdit for Edit) succeeded."""
+    later = [
+        j
+        for j in range(fail + 1, len(steps))
+        if steps[j].success and (steps[j].tool == tool or same_job(steps[j].tool, tool))
+    ]
     if not later:
         return False
     if not rule.helper:

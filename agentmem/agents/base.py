@@ -1,0 +1,203 @@
+"""The table types of :mod:`agentmem.agents`, and the outcome of one recorded call.
+
+A :class:`ClientTable` says, for each tool of one agent client, which parameter holds
+its command, which parameters change nothing about what the call does, and how the
+client frames a call's output and its refusals. :func:`outcome` reads a recorded
+step with those tables: did the call fail, and is the failure a *misuse* (how the
+agent called it, or what the project or machine lacks: what a lesson can teach), or
+not one (an exit code that answers a question, tests that failed, a call cancelled
+because a sibling errored, an interrupt, a timeout, a refusal). :func:`diagnostic`
+is the line of an output that a lesson quotes: never a header.
+
+It applies at learning time, as a pure function over a recorded step, so that
+libraries recorded before it learn from it too (see
+:func:`agentmem.agents.learning_view`).
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import attrs
+
+__all__ = [
+    "CLIENTS",
+    "ClientTable",
+    "Failure",
+    "Outcome",
+    "ToolKind",
+    "ToolSpec",
+    "register",
+    "same_job",
+    "spec_for",
+]
+
+
+class ToolKind(str, enum.Enum):
+    """What a tool is, for learning: which rules may read its calls."""
+
+    SHELL = "shell"  #: runs a command line (Bash, shell, exec_command)
+    SHELL_INPUT = "shell_input"  #: feeds a running command (write_stdin, BashOutput)
+    READ = "read"
+    WRITE = "write"
+    EDIT = "edit"
+    PATCH = "patch"  #: apply_patch
+    SEARCH = "search"  #: Glob, Grep
+    AGENT = "agent"  #: a sub-agent (Task, Agent)
+    PLAN = "plan"  #: TodoWrite, update_plan: bookkeeping, no effect on the world
+    WEB = "web"
+    MCP = "mcp"
+    OTHER = "other"
+
+
+class Failure(str, enum.Enum):
+    """What a call's outcome says (:func:`outcome`)."""
+
+    NONE = "none"  #: it worked
+    MISUSE = "misuse"  #: how it was called, or the project / machine: a lesson may teach it
+    INFORMATIONAL = "informational"  #: an exit code that answers (no match, files differ)
+    CODE = "code"  #: tests, a build or a linter failed: the command was right, the code not
+    CANCELLED = "cancelled"  #: never ran: a parallel sibling call errored
+    INTERRUPTED = "interrupted"  #: the user stopped it
+    DENIED = "denied"  #: the user, a permission rule or the sandbox refused it
+    TIMEOUT = "timeout"  #: it ran past its time limit
+
+
+#: Failures of calls that never ran (or never finished): they teach nothing at all.
+NOT_RUN = frozenset({Failure.CANCELLED, Failure.INTERRUPTED, Failure.DENIED, Failure.TIMEOUT})
+
+
+@attrs.frozen
+class ToolSpec:
+    """One tool of one client.
+
+    ``command``: the parameter holding a shell tool's command line (text or argv).
+    ``inert``: parameters that change nothing about what the call does (a description,
+    a time limit, an approval justification): ignored when two calls are compared.
+    ``content_errors``: errors that say the content passed was wrong for this file
+    (an ``old_string`` not found), not how the tool was called: not a misuse.
+    ``needs``: (words of an error, the kind of call that must come first on the same
+    file): the tool's own rule ("File has not been read yet": a Read first).
+    ``path``: the parameter naming the file the call is about.
+    ``instead``: (words of an error, what to do instead) where another call on the same
+    path does the job (a folder given to Read is listed, not read).
+    """
+
+    name: str
+    kind: ToolKind
+    command: str | None = None
+    inert: frozenset[str] = frozenset()
+    content_errors: tuple[str, ...] = ()
+    needs: tuple[tuple[str, ToolKind], ...] = ()
+    path: str | None = None
+    #: (words of an error, what to do instead): Read refuses a folder ("EISDIR"), list it.
+    instead: tuple[tuple[str, str], ...] = ()
+
+
+@attrs.frozen
+class ClientTable:
+    """Everything agentmem knows about one client's tools and output framing.
+
+    ``headers``: patterns of the lines a client puts before a command's output
+    (``Exit code 1``, Codex's ``Chunk ID: ...``); stripped before a diagnostic is read.
+    ``cancelled`` / ``interrupted`` / ``denied`` / ``timeout``: patterns of outputs
+    that say the call never ran or never finished, searched at the output's start.
+    """
+
+    client: str
+    tools: Mapping[str, ToolSpec]
+    headers: tuple[re.Pattern[str], ...] = ()
+    cancelled: tuple[re.Pattern[str], ...] = ()
+    interrupted: tuple[re.Pattern[str], ...] = ()
+    denied: tuple[re.Pattern[str], ...] = ()
+    timeout: tuple[re.Pattern[str], ...] = ()
+    #: Tools by a name prefix (Claude Code's ``mcp__server__tool``).
+    prefixes: Mapping[str, ToolSpec] = attrs.field(factory=dict)
+
+
+@attrs.frozen
+class Outcome:
+    """What one recorded call's outcome says.
+
+    ``failed``: the call did not do what it was asked (as recorded); ``failure``: which
+    kind of failure (:class:`Failure`); ``diagnostic``: the line a lesson may quote;
+    ``exit_code`` when the output says one.
+    """
+
+    failed: bool
+    failure: Failure
+    diagnostic: str = ""
+    exit_code: int | None = None
+
+    @property
+    def teachable(self) -> bool:
+        """A misuse: a lesson may be learned from this failure."""
+        return self.failure is Failure.MISUSE
+
+    @property
+    def ran(self) -> bool:
+        """Whether the call ran to its end (not cancelled, interrupted, refused, timed out)."""
+        return self.failure not in NOT_RUN
+
+
+#: The registered clients, in order (:func:`register`).
+CLIENTS: list[ClientTable] = []
+_BY_NAME: dict[str, tuple[ClientTable, ToolSpec]] = {}
+
+
+def register(table: ClientTable) -> ClientTable:
+    """Add a client's table; its tool names must not clash with another client's."""
+    for name, spec in table.tools.items():
+        if name in _BY_NAME and _BY_NAME[name][0].client != table.client:
+            raise ValueError(
+                f"tool {name!r} of {table.client} is already {_BY_NAME[name][0].client}'s"
+            )
+        _BY_NAME[name] = (table, spec)
+    CLIENTS.append(table)
+    return table
+
+
+def spec_for(tool: str) -> tuple[ClientTable, ToolSpec] | None:
+    """The client and spec of a tool name, or None for a tool no table knows (a
+    function-calling benchmark's, an application's): then nothing here applies."""
+    found = _BY_NAME.get(tool)
+    if found is not None:
+        return found
+    for table in CLIENTS:
+        for prefix, spec in table.prefixes.items():
+            if tool.startswith(prefix):
+                return table, spec
+    return None
+
+
+#: Kinds that do one job, so that one may stand in for another (a file changed by Edit,
+#: MultiEdit, Write or a patch).
+_JOBS = {
+    ToolKind.EDIT: "change",
+    ToolKind.WRITE: "change",
+    ToolKind.PATCH: "change",
+    ToolKind.READ: "read",
+    ToolKind.SEARCH: "search",
+}
+
+
+def same_job(a: str, b: str) -> bool | None:
+    """Whether tools ``a`` and ``b`` can stand in for each other by what they do (Edit for
+    Write; never Read for Edit), or None when a table does not know one of them."""
+    x, y = spec_for(a), spec_for(b)
+    if x is None or y is None:
+        return None
+    ka, kb = x[1].kind, y[1].kind
+    return ka == kb or (ka in _JOBS and _JOBS.get(ka) == _JOBS.get(kb))
+
+
+def matches(patterns: tuple[re.Pattern[str], ...], text: str) -> bool:
+    return any(p.search(text) for p in patterns)
+
+
+#: An outcome rule of a tool kind: (spec, params, output, recorded success, client) ->
+#: Outcome or None (None: the generic rule decides).
+OutcomeRule = Callable[[ToolSpec, Mapping[str, Any], str, bool, ClientTable], "Outcome | None"]

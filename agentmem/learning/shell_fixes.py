@@ -1,0 +1,481 @@
+"""Shell calls corrected: the same intent done right, and what it teaches. Pure functions.
+
+Two calls of a shell tool are compared as commands (:mod:`agentmem.agents.shell`), never
+as strings, and only a failure that is a misuse (:func:`agentmem.agents.outcome`) is a
+mistake to learn from. The command that failed is the one its diagnostic names (else
+the script's last real command); a later successful call corrects it when it does the
+same thing with exactly one recognisable change:
+
+``location``
+    The same program, one path operand (or redirect target) changed to a path with the
+    same file name, after "No such file or directory": where the project keeps the file
+    ("In this project notes.txt is at docs/notes.txt"). Exploration in between (``ls``,
+    ``find``) is how the agent found it; it teaches nothing itself.
+``interpreter``
+    "python: command not found", then ``python3`` with the same arguments.
+``wrapper``
+    The program not found (or failing) bare, then the same command through ``uv run``,
+    ``python -m``, ``npx``, ``nix-shell -p X --run``, ...
+``program``
+    The program not found, then another program on the same operands (``rg`` -> ``grep``).
+``prerequisite``
+    The very same command worked after exactly one other command that is not mere
+    reading (``mkdir -p dir`` before ``cat > dir/file``, an install).
+``suggested``
+    The failed output itself spelt the command that then worked (git's "use git push
+    --set-upstream origin x"); the names it shares with the diagnostic become
+    placeholders, and it is the program's rule (scope ``tool``) unless it names a path.
+``flag`` / ``operand``
+    The same program and subcommand, one flag or one operand changed, the failed output
+    naming the one that was wrong (an unknown option, an unknown revision).
+``dropped``
+    The same command without one path operand that the failed output named (``git add``
+    of a git-ignored file): the project does not take that path there.
+
+Anything else teaches nothing: another program (``git status`` then ``sed``), a failure
+that was not a misuse (no match, failing tests, a cancelled sibling), a command the
+parser cannot read, two changes at once. Every finding says its scope in
+``detail["scope"]``: ``project`` (its paths, its commands), ``machine`` (what is or is
+not installed here) or ``tool`` (a program's own rule).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Sequence
+
+import attrs
+
+from ..agents import command_line, is_shell, outcome, parse, spec_for
+from ..agents.outcomes import failing_command
+from ..agents.shell import Command
+from ..records import Step, Trajectory
+from .findings import Finding, lesson_text, quote_error
+from .kinds import Kind
+
+__all__ = ["ShellFix", "across", "compare", "find_shell_fixes", "gave_up", "short"]
+
+#: How many later calls a failed call's retry is looked for in.
+WINDOW = 8
+#: Programs that only read or look around: exploration, never a prerequisite.
+READERS = frozenset(
+    "ls cat head tail less more find fd tree pwd stat file wc du df grep egrep rg ag ack "
+    "which type echo printf realpath readlink basename dirname env printenv id whoami "
+    "uname date sed awk sort uniq cut jq yq diff cmp nl od xxd true false test [[".split()
+)
+_GIT_READERS = frozenset("status log diff show branch remote rev-parse ls-files config".split())
+#: Wrappers that provide a program from the machine (else: the project's environment).
+_MACHINE_WRAPPERS = ("nix-shell", "python -m", "python3 -m", "sudo")
+_INSTALLERS = re.compile(r"^(apt|apt-get|brew|dnf|yum|apk|pacman|nix-env|port|choco|winget)$")
+_FAMILY = re.compile(r"^(python|pip|node|ruby|perl|php|gcc|g\+\+|clang|java)([0-9.]*)$")
+_NOT_FOUND = re.compile(r"command not found|not found: |: not found\b|is not recognized as")
+_MISSING_PATH = re.compile(
+    r"No such file or directory|cannot access|does not exist|not found", re.I
+)
+#: Words of a diagnostic that name what follows them (``branch x``): a placeholder's kind.
+_NOUNS = frozenset(
+    "branch remote file directory folder path tag module package image container pod "
+    "namespace service host user repository repo commit revision".split()
+)
+_OPTION_RULE = re.compile(r"unknown|unrecogni[sz]ed|invalid|illegal|not supported", re.I)
+
+
+@attrs.frozen
+class ShellFix:
+    """One shell correction: call ``failed`` fixed by call ``fixed`` (indices of the run
+    as learning sees it), the calls that made the change, and the finding."""
+
+    failed: int
+    fixed: int
+    between: tuple[int, ...]
+    finding: Finding
+    why: str
+
+
+def short(c: Command, limit: int = 60) -> str:
+    """A command as a lesson writes it: its words and redirections, clipped."""
+    parts = list(c.words)
+    for op, target in c.redirects:
+        if op in (">", ">>", "<") and target and not target.isdigit():
+            parts.append(f"{op} {target}")
+    text = re.sub(r"\s+", " ", " ".join(parts)).strip()
+    text = text.replace("'", "").replace('"', "").replace("`", "")
+    return text if len(text) <= limit else text[: limit - 3].rstrip() + "..."
+
+
+def _intent(c: Command) -> str:
+    return f"{c.program} {c.subcommand}" if c.subcommand else c.program
+
+
+def _reader(c: Command) -> bool:
+    if c.program == "git":
+        return c.subcommand in _GIT_READERS
+    return c.program in READERS and not any(op in (">", ">>") for op, _ in c.redirects)
+
+
+def _targets(c: Command) -> tuple[str, ...]:
+    """A command's operands and the files it writes (``> file``)."""
+    return (*c.operands, *(t for op, t in c.redirects if op in (">", ">>", "<") and t))
+
+
+def _missing_program(c: Command, diag: str, body: str) -> str | None:
+    """The word of ``c`` the shell did not find (its program, or a wrapper's program such as
+    the ``python`` of ``python -m py_compile``), or None."""
+    text = f"{diag}\n{body[:600]}"
+    for name in (c.program, *(w.split()[0] for w in c.wrappers)):
+        n = re.escape(name)
+        if re.search(rf"\b{n}: (command )?not found|command not found: {n}\b", text) or re.search(
+            rf"\b{n}\b.{{0,40}}is not recognized", text
+        ):
+            return name
+    return None
+
+
+def _same_args(a: Command, b: Command) -> bool:
+    return a.args == b.args and _targets(a) == _targets(b)
+
+
+def _scope_for_wrapper(w: str) -> str:
+    return "machine" if w.startswith(_MACHINE_WRAPPERS) else "project"
+
+
+def _finding(
+    change: str,
+    c: Command,
+    scope: str,
+    text: str,
+    facts: tuple[str, ...],
+    diag: str,
+    **more: object,
+) -> Finding:
+    detail: dict[str, object] = {
+        "change": change,
+        "scope": scope,
+        "error": diag,
+        "program": c.program,
+    }
+    detail.update(more)
+    return Finding(Kind.SHELL, c.program, "", lesson_text(text), facts, detail=detail)
+
+
+def compare(
+    f: Command, s: Command, diag: str, body: str, between: Sequence[Command], task: str = ""
+) -> Finding | None:
+    """The finding when successful command ``s`` corrects failed command ``f`` (see the
+    module doc), ``between`` the successful commands run in between; else None."""
+    q = quote_error(re.sub(r"^(fatal|error|Error|ERROR): ", "", diag), 8)
+    missing = _missing_program(f, diag, body)
+    if missing:
+        return _provided(f, s, q, diag, between, missing)
+    if _intent(f) != _intent(s) or f.wrappers != s.wrappers:
+        added = set(s.wrappers) - set(f.wrappers)
+        if (
+            _intent(f) == _intent(s)
+            and set(f.wrappers) < set(s.wrappers)
+            and _same_args(f, s)
+            and not any(w.startswith(("sudo", "doas")) for w in added)  # a workaround, not a rule
+        ):
+            w = next(x for x in s.wrappers if x not in f.wrappers)
+            how = short(s, 40)
+            text = f"Run {f.program} through {w} here ({how}); bare {f.program} fails with '{q}'."
+            return _finding(
+                "wrapper", f, _scope_for_wrapper(w), text, (f.program, w), diag, avoid=[]
+            )
+        return None
+    if _same_args(f, s):
+        return _prerequisite(f, s, q, diag, between)
+    if " ".join(s.words) in re.sub(r"[ \t]+", " ", body):
+        return _suggested(f, s, diag)
+    if f.flags == s.flags:
+        return _operand(f, s, q, diag, body, task)
+    if f.operands == s.operands and _targets(f) == _targets(s):
+        return _flag(f, s, q, diag, body)
+    return None
+
+
+def _suggested(f: Command, s: Command, diag: str) -> Finding:
+    """The failed output spelt the command that worked; a name it shares with the
+    diagnostic (the branch of "The current branch x has no upstream") is the situation's,
+    not a constant: it becomes a placeholder."""
+    said = re.sub(r"^(fatal|error|Error|ERROR): ", "", diag)
+    how = short(s)
+    for w in dict.fromkeys(s.operands):
+        m = re.search(rf"(\w+)\s+['\"]?{re.escape(w)}\b", said)
+        if len(w) > 2 and m and m.group(1).lower() in _NOUNS:
+            name = m.group(1).lower()
+            said = said.replace(w, f"<{name}>")
+            how = re.sub(rf"(?<![\w/.-]){re.escape(w)}(?![\w/.-])", f"<{name}>", how)
+    text = f"If {_intent(f)} fails with '{quote_error(said, 9)}', run {how}, as its error says."
+    # the program's own advice holds wherever it runs, unless it names this project's paths
+    scope = "project" if any("/" in w or w.startswith(".") for w in s.operands) else "tool"
+    return _finding("suggested", f, scope, text, (f.program,), diag, avoid=[])
+
+
+def _provided(
+    f: Command, s: Command, q: str, diag: str, between: Sequence[Command], missing: str
+) -> Finding | None:
+    """``missing`` (``f``'s program or a wrapper's) is not found here: renamed, wrapped,
+    replaced or installed."""
+    if missing != f.program:  # a wrapper's program: python of python -m x
+        heads = [w.split()[0] for w in s.wrappers]
+        renamed = [h for h in heads if h != missing and _family(h) == _family(missing)]
+        if f.program == s.program and renamed and _family(missing):
+            text = f"{missing} is not on PATH here ('{q}'): run {renamed[0]} instead."
+            facts = (renamed[0], missing)
+            return _finding("interpreter", f, "machine", text, facts, diag, avoid=[missing])
+        return None
+    if f.program == s.program and set(f.wrappers) < set(s.wrappers):
+        w = next(x for x in s.wrappers if x not in f.wrappers)
+        text = f"{f.program} is not on PATH here ('{q}'): run it through {w} ({short(s, 40)})."
+        return _finding("wrapper", f, _scope_for_wrapper(w), text, (f.program, w), diag, avoid=[])
+    fam = _family(f.program)
+    if fam and fam == _family(s.program) and f.program != s.program:
+        if f.args == s.args or f.operands == s.operands:
+            text = f"{f.program} is not on PATH here ('{q}'): run {s.program} instead."
+            return _finding(
+                "interpreter", f, "machine", text, (s.program, f.program), diag, avoid=[f.program]
+            )
+        return None
+    if f.program == s.program and _same_args(f, s):
+        installs = [b for b in between if not _reader(b) and b.program != f.program]
+        if len(installs) == 1:
+            b = installs[0]
+            scope = "machine" if _INSTALLERS.match(b.program) or "-g" in b.flags else "project"
+            text = f"{f.program} is missing here ('{q}'): run {short(b, 40)} first."
+            facts = (f.program, b.program)
+            return _finding("prerequisite", f, scope, text, facts, diag, helper=short(b))
+        return None
+    shared = {o for o in f.operands if len(o) > 1} & set(s.operands)
+    if f.program != s.program and shared and not s.wrappers:
+        text = f"{f.program} is not installed here ('{q}'); {_intent(s)} did the same job."
+        facts = (s.program, f.program)
+        return _finding("program", f, "machine", text, facts, diag, avoid=[f.program])
+    return None
+
+
+def _family(program: str) -> str | None:
+    m = _FAMILY.match(program)
+    return m.group(1) if m else None
+
+
+def _prerequisite(
+    f: Command, s: Command, q: str, diag: str, between: Sequence[Command]
+) -> Finding | None:
+    """The very same command worked after exactly one command that is not a reader."""
+    helpers = [b for b in between if not _reader(b) and _intent(b) != _intent(f)]
+    if len(helpers) != 1:
+        return None
+    b = helpers[0]
+    scope = "machine" if _INSTALLERS.match(b.program) or "-g" in b.flags else "project"
+    text = f"Run {short(b, 40)} before {short(f, 40)}; without it {f.program} fails with '{q}'."
+    return _finding("prerequisite", f, scope, text, (f.program, b.program), diag, helper=short(b))
+
+
+def _operand(f: Command, s: Command, q: str, diag: str, body: str, task: str) -> Finding | None:
+    a, b = _targets(f), _targets(s)
+    if len(a) == len(b) + 1:
+        return _dropped(f, s, q, diag, body)
+    if len(a) != len(b):
+        return None
+    diff = [(x, y) for x, y in zip(a, b) if x != y]
+    if len(diff) != 1:
+        return None
+    bad, good = diff[0]
+    said = f"{diag}\n{body[:1000]}"
+    if bad not in said and bad.rstrip("/") not in said:
+        return None  # the failure does not name the operand that changed
+    if _MISSING_PATH.search(diag) and os.path.basename(bad.rstrip("/")) == os.path.basename(
+        good.rstrip("/")
+    ):
+        name = os.path.basename(bad.rstrip("/")) or bad
+        text = f"In this project {name} is at {good}; {short(f, 40)} fails with '{q}'."
+        return _finding(
+            "location", f, "project", text, (f.program, good), diag, bad=bad, good=good, avoid=[bad]
+        )
+    if _MISSING_PATH.search(diag):
+        return None  # another file: the agent moved on, or explored
+    if task and bad in task and good in task:
+        return None  # the task named both: another item, not a retry
+    text = f"In this project run {_intent(f)} with {good}, not {bad}, which fails with '{q}'."
+    return _finding(
+        "operand", f, "project", text, (f.program, good), diag, bad=bad, good=good, avoid=[bad]
+    )
+
+
+def _dropped(f: Command, s: Command, q: str, diag: str, body: str) -> Finding | None:
+    """The same command without one path operand, which the failed output named (or a
+    folder of it): the project does not take that path there (git-ignored, not there)."""
+    if _reader(f) or _MISSING_PATH.search(diag):
+        return None  # a file that is not there, left out of a read: exploration
+    a, b = list(_targets(f)), list(_targets(s))
+    gone = [x for x in a if x not in b]
+    if len(gone) != 1 or [x for x in a if x != gone[0]] != b:
+        return None
+    bad = gone[0]
+    said = f"{diag}\n{body[:1500]}"
+    named = bad in said or any(
+        bad.startswith(p.rstrip("/") + "/") for p in re.findall(r"[\w.][\w./-]*/[\w./-]*", said)
+    )
+    if "/" not in bad or not named:
+        return None
+    text = f"In this project {_intent(f)} fails on {bad} ('{q}'): leave it out."
+    return _finding("dropped", f, "project", text, (f.program, bad), diag, bad=bad, avoid=[])
+
+
+def _flag(f: Command, s: Command, q: str, diag: str, body: str) -> Finding | None:
+    gone = [x for x in f.flags if x not in s.flags]
+    new = [x for x in s.flags if x not in f.flags]
+    if len(gone) > 1 or len(new) > 1 or not (gone or new):
+        return None
+    said = f"{diag}\n{body[:1500]}"
+    named = [x for x in (*gone, *new) if x.split()[0].split("=")[0] in said]
+    if not named:
+        return None  # the output does not say which option was wrong
+    scope = "tool" if _OPTION_RULE.search(diag) else "project"
+    if gone and new:
+        text = f"Run {_intent(f)} with {new[0]}, not {gone[0]}, which fails with '{q}'."
+    elif new:
+        text = f"Run {_intent(f)} with {new[0]}; without it, it fails with '{q}'."
+    else:
+        text = f"Run {_intent(f)} without {gone[0]}, which fails with '{q}'."
+    return _finding("flag", f, scope, text, (f.program, *(new or gone)), diag, avoid=gone)
+
+
+# --------------------------------------------------------------------------- a run
+
+
+def _commands(step: Step) -> tuple[Command, ...] | None:
+    found = spec_for(step.tool)
+    if found is None:
+        return None
+    script = parse(command_line(found[1], step.params))
+    return script.commands if script.parsed else None
+
+
+def _failed_command(step: Step) -> tuple[Command, str] | None:
+    """The command a misused shell call failed on, and its diagnostic."""
+    o = outcome(step)
+    if not o.teachable:
+        return None
+    found = spec_for(step.tool)
+    script = parse(command_line(found[1], step.params)) if found else None
+    if script is None or not script.parsed:
+        return None
+    c = failing_command(script, step.output)
+    return (c, o.diagnostic) if c is not None else None
+
+
+def _retry(f: Command, cmds: Sequence[Command], missing: bool) -> Command | None:
+    """The command of a later call that retries ``f``: the same program (or, for a
+    program not found, one of its family or on its operands)."""
+    for c in cmds:
+        if c.program == f.program and (c.subcommand == f.subcommand or f.subcommand is None):
+            return c
+    if missing:
+        fam = _family(f.program)
+        for c in cmds:
+            if fam and fam == _family(c.program):
+                return c
+        ops = {o for o in f.operands if len(o) > 1}
+        for c in cmds:
+            if ops & set(c.operands) and c.program != f.program:
+                return c
+    return None
+
+
+def find_shell_fixes(t: Trajectory) -> list[ShellFix]:
+    """The shell corrections of one run (its steps as learning sees them: see
+    :func:`agentmem.agents.learning_view`), in the order of their failed calls."""
+    steps = t.steps
+    out: list[ShellFix] = []
+    used: set[int] = set()
+    for i, step in enumerate(steps):
+        if step.success or not is_shell(step.tool):
+            continue
+        failed = _failed_command(step)
+        if failed is None:
+            continue
+        f, diag = failed
+        missing = _missing_program(f, diag, step.output) is not None
+        between: list[Command] = []
+        idx: list[int] = []
+        for j in range(i + 1, min(len(steps), i + 1 + WINDOW)):
+            later = steps[j]
+            cmds = _commands(later) if is_shell(later.tool) else None
+            if cmds is None:
+                continue
+            c = _retry(f, cmds, missing)
+            if c is None:
+                if later.success:
+                    between += list(cmds)
+                    idx.append(j)
+                continue
+            if not later.success:
+                break  # the retry failed too: a later pair may teach it
+            if j in used:
+                break
+            fnd = compare(f, c, diag, step.output, between, t.task)
+            if fnd is not None:
+                fnd = attrs.evolve(fnd, domain=step.domain or "")
+                used.add(j)
+                out.append(
+                    ShellFix(
+                        i,
+                        j,
+                        tuple(idx),
+                        fnd,
+                        f"call {i + 1} {short(f)} failed ('{quote_error(diag, 8)}'); call "
+                        f"{j + 1} {short(c)} worked ({fnd.detail['change']})",
+                    )
+                )
+            break
+    return out
+
+
+def across(neg: Trajectory, pos: Sequence[Trajectory]) -> Finding | None:
+    """The first misused shell call of negative run ``neg`` that it never got past, corrected
+    by a successful call of the same intent in one of the positive runs ``pos`` (runs as
+    learning sees them), with nothing in between; else None."""
+    fixed = {x.failed for x in find_shell_fixes(neg)}
+    for i, step in enumerate(neg.steps):
+        if step.success or i in fixed or not is_shell(step.tool):
+            continue
+        failed = _failed_command(step)
+        if failed is None:
+            continue
+        f, diag = failed
+        missing = _missing_program(f, diag, step.output) is not None
+        later = [c for s in neg.steps[i + 1 :] if s.success for c in (_commands(s) or ())]
+        if _retry(f, later, missing) is not None:
+            continue  # the run itself did the step later, another way: not this comparison
+        for p in pos:
+            for s in p.steps:
+                cmds = _commands(s) if s.success and is_shell(s.tool) else None
+                c = _retry(f, cmds or (), missing)
+                if c is None:
+                    continue
+                fnd = compare(f, c, diag, step.output, (), neg.task)
+                if fnd is not None and fnd.detail.get("change") != "prerequisite":
+                    return attrs.evolve(fnd, domain=step.domain or "")
+        return None  # the root cause: later failures are mostly its consequences
+    return None
+
+
+def gave_up(run: Trajectory, failed: Step) -> bool:
+    """Whether ``run`` hit the misuse of shell call ``failed`` (the same intent failing with
+    the same diagnostic) and never got past it (no later successful call of that intent)."""
+    want = _failed_command(failed)
+    if want is None:
+        return False
+    f, diag = want
+    for i, s in enumerate(run.steps):
+        if s.success or not is_shell(s.tool):
+            continue
+        got = _failed_command(s)
+        if got is None or _intent(got[0]) != _intent(f) or got[1] != diag:
+            continue
+        later = [c for q in run.steps[i + 1 :] if q.success for c in (_commands(q) or ())]
+        if not any(_intent(c) == _intent(f) for c in later):
+            return True
+    return False

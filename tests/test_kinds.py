@@ -1,0 +1,136 @@
+"""Every lesson kind walks through every step of learning: none falls through silently."""
+
+from __future__ import annotations
+
+import attrs
+import pytest
+
+from agentmem.learning import generality, merge, rules
+from agentmem.learning.consolidate import consolidate
+from agentmem.learning.corrections import KINDS as CORRECTION_KINDS
+from agentmem.learning.findings import KIND_RANK, Finding
+from agentmem.learning.kinds import KINDS, Kind, check_table
+from agentmem.learning.rules import Rule, applies, follows, needed_tools
+from agentmem.records import Operation, Step
+
+#: One finding of each kind, as the evidence rules build them.
+FINDINGS: dict[Kind, Finding] = {
+    Kind.PARAM_NAME: Finding(
+        "param_name",
+        "get_user",
+        "db",
+        "Call get_user with user_id=..., never id=...; id is not a parameter of get_user.",
+        ("get_user", "user_id", "id"),
+        detail={"error": "unexpected keyword id", "wrong": ["id"], "right": ["user_id"]},
+    ),
+    Kind.PREREQUISITE: Finding(
+        "prerequisite",
+        "cat",
+        "fs",
+        "Before calling cat, call cd first; without it cat fails with 'No such file'.",
+        ("cat", "cd"),
+        detail={"error": "No such file", "helper": "cd"},
+    ),
+    Kind.RECOVERY: Finding(
+        "recovery",
+        "book",
+        "airline",
+        "If book fails with 'seat taken', call list_seats and retry.",
+        ("book", "list_seats"),
+        detail={"error": "seat taken", "helper": "list_seats", "param": None},
+    ),
+    Kind.PARAM_VALUE: Finding(
+        "param_value",
+        "set_unit",
+        "car",
+        "Call set_unit with unit like km; never unit=miles, which failed with 'bad unit'.",
+        ("set_unit", "unit"),
+        detail={"error": "bad unit", "bad": "miles", "good": "km", "param": "unit"},
+    ),
+    Kind.WRONG_TOOL: Finding(
+        "wrong_tool",
+        "mv",
+        "fs",
+        "Use cp, not mv, for requests like \"copy the file\"; mv failed with 'denied'.",
+        ("cp", "mv"),
+        detail={"error": "denied", "avoid": ["mv"], "ask": "copy the file"},
+    ),
+    Kind.MISSING_STEP: Finding(
+        "missing_step",
+        "login",
+        "web",
+        "Call login(user) before fetch; runs that skipped it were rejected.",
+        ("login", "fetch"),
+        detail={"call": "login(user)", "next": "fetch"},
+    ),
+    Kind.SHELL: Finding(
+        Kind.SHELL,
+        "cat",
+        "fs",
+        "In this project notes.txt is at docs/notes.txt; cat notes.txt fails with 'No such file'.",
+        ("cat", "docs/notes.txt"),
+        detail={"change": "location", "scope": "project", "error": "No such file"},
+    ),
+    Kind.TOOL_RULE: Finding(
+        Kind.TOOL_RULE,
+        "Edit",
+        "fs",
+        "If Edit fails with 'File has not been read yet', Read the file first, then retry.",
+        ("Edit", "Read"),
+        detail={"error": "File has not been read yet", "helper": "Read", "scope": "tool"},
+    ),
+}
+
+
+def test_every_kind_has_its_table_entries_and_one_example_here():
+    check_table("tests.FINDINGS", FINDINGS)
+    check_table("kinds.KINDS", KINDS)
+    assert set(KIND_RANK) == {k.value for k in Kind}
+    assert set(rules.KINDS) == {k.value for k in Kind}
+    assert set(CORRECTION_KINDS) == {k for k, s in KINDS.items() if s.correction}
+    with pytest.raises(AssertionError, match="no entry for kind"):
+        check_table("a step that forgot one", {k: 1 for k in list(Kind)[:-1]})
+
+
+def test_a_kind_is_stored_as_the_string_the_journal_holds():
+    for k in Kind:
+        assert k == k.value and f"{k}" == k.value and str(k) == k.value
+        rule = Rule(k.value, ["t"])
+        assert Rule.from_json(rule.to_json()) == rule
+
+
+@pytest.mark.parametrize("kind", list(Kind))
+def test_each_kind_walks_through_every_step(kind: Kind):
+    f = FINDINGS[kind]
+    # stage 2: merging keeps it (alone, or with a twin of another group), ranked
+    assert merge.merge_findings([f]) == [f]
+    assert len(merge.merge_findings([f, f])) >= 1
+    assert isinstance(KIND_RANK[f.kind], int)
+    # generality: a rule and a verdict; the rule round-trips through the library
+    rule = generality.rule_for(f, f.text)
+    assert rule.kind == kind
+    assert Rule.from_json(rule.to_json()) == rule
+    corpus = generality.build_corpus([])
+    op = Operation(
+        "ADD", text=f.text, domain=f.domain, group="g", facts=f.facts, detail={"evidence": f}
+    )
+    kept, held = generality.generalise([op], {}, corpus)
+    assert len(kept) + len(held) == 1
+    # rules: applies / follows answer for a run that calls its tools (no exception, a bool)
+    steps = [Step(tool=t, params={}, output="x", success=True) for t in f.facts]
+    assert isinstance(applies(rule, "a task", steps), bool)
+    assert isinstance(follows(rule, "a task", steps), bool)
+    need = needed_tools(rule)
+    assert need is None or isinstance(need, frozenset)
+    if not KINDS[kind].testable:
+        assert not applies(rule, "a task", steps)
+    # stage 3: consolidation takes it, and with its twin from another group keeps one
+    twin = attrs.evolve((kept or [op])[0], group="h")
+    result = consolidate(
+        [*(kept or [op]), twin],
+        similar=lambda text: [],
+        cosine=lambda a, b: 1.0 if a == b else 0.0,
+        threshold=0.9,
+        compress=lambda o: o,
+    )
+    assert len(result.apply) == 1

@@ -1,0 +1,585 @@
+"""Shell calls of real clients, learned from as a demanding user would want.
+
+The scripted scenario of issue 23: in three tasks, the agent runs ``cat notes.txt``
+("No such file or directory"), then ``ls``, then ``cat docs/notes.txt``, recorded as
+Claude Code records it (``Bash`` with ``command`` and the ``description`` it writes on
+every call) and as Codex does (``shell`` with ``["bash", "-lc", "..."]``). At most a
+project fact is learned (where the file is), never "use ls, not cat".
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from pathlib import Path
+
+import pytest
+
+from agentmem import Memory
+
+from .conftest import FakeEmbedder, FakeModel
+from .transcripts import ClaudeSession, CodexRollout
+
+TASKS = (
+    "summarise notes.txt for me",
+    "how many words are in notes.txt?",
+    "fix the typos in notes.txt",
+)
+NOT_FOUND = "cat: notes.txt: No such file or directory"
+
+
+def _claude(path: Path, describe: bool) -> Path:
+    s = ClaudeSession(cwd="/w/app")
+
+    def bash(command: str, what: str, output: str, fail: bool = False) -> None:
+        params = {"command": command, **({"description": what} if describe else {})}
+        s.tool("Bash", params, f"Exit code 1\n{output}" if fail else output, is_error=fail)
+
+    for task in TASKS:
+        s.prompt(task)
+        bash("cat notes.txt", "Read the notes file", NOT_FOUND, fail=True)
+        bash("ls", "List files in the current directory", "docs\nsrc\nREADME.md")
+        bash("cat docs/notes.txt", "Read the notes file in docs", "buy milk\ncall bob")
+        s.say("Done.")
+    return s.write(path)
+
+
+def _codex(path: Path, justify: bool, unified: bool = False) -> Path:
+    r = CodexRollout(cwd="/w/app")
+    for task in TASKS:
+        r.prompt(task)
+        if unified:  # exec_command, its output framed by Chunk ID / Wall time / exit headers
+            r.exec("cat notes.txt", NOT_FOUND, exit_code=1)
+            r.exec("ls", "docs\nsrc\nREADME.md")
+            r.exec("cat docs/notes.txt", "buy milk\ncall bob")
+        else:
+            r.shell(["bash", "-lc", "cat notes.txt"], NOT_FOUND, exit_code=1)
+            r.shell(["bash", "-lc", "ls"], "docs\nsrc\nREADME.md", exit_code=0)
+            r.shell(["bash", "-lc", "cat docs/notes.txt"], "buy milk\ncall bob", exit_code=0)
+        r.done()
+    if justify:  # the parameters that change nothing, on every call
+        for line in r.lines:
+            p = line["payload"]
+            if p.get("type") == "function_call":
+                import json
+
+                args = json.loads(p["arguments"])
+                args.update(justification="read the file", sandbox_permissions="use_default")
+                p["arguments"] = json.dumps(args)
+    return r.write(path)
+
+
+def _learned(tmp_path: Path, fmt: str, path: Path) -> list[str]:
+    old = time.time() - 3 * 86400  # an old file: its last turn is finished
+    os.utime(path, (old, old))
+    with Memory.open(tmp_path / f"{fmt}.db", embedder=FakeEmbedder(), model=FakeModel()) as mem:
+        report = mem.import_transcripts(fmt, [path])
+        assert len(report.ids) == 3
+        for tid in report.ids:
+            mem.feedback(tid, "accept")
+        mem.learn(use_model=False)
+        return [e.text for e in mem.experiences()]
+
+
+@pytest.mark.parametrize(
+    ("fmt", "extra"),
+    [
+        ("claude-code", True),
+        ("claude-code", False),
+        ("codex", True),
+        ("codex", False),
+        ("codex-exec", True),
+    ],
+)
+def test_a_file_found_by_exploring_teaches_where_it_is_and_nothing_else(
+    tmp_path: Path, fmt: str, extra: bool
+):
+    path = tmp_path / ("s.jsonl" if fmt == "claude-code" else "rollout-2026-01-05-x.jsonl")
+    if fmt == "claude-code":
+        _claude(path, extra)
+    else:
+        _codex(path, extra, unified=fmt == "codex-exec")
+        fmt = "codex"
+    lessons = _learned(tmp_path, fmt, path)
+    assert len(lessons) == 1, lessons  # the one project fact: where the file is
+    for text in lessons:
+        assert "docs/notes.txt" in text
+        assert not re.search(r"\bls\b|\bBash\b|\bshell\b|never pass|command=", text), text
+
+
+# --------------------------------------------------------------------------- outcomes
+
+from agentmem.agents import Failure, learning_view, outcome  # noqa: E402
+from agentmem.records import Step, Trajectory  # noqa: E402
+
+
+def _bash(command: str, output: str, ok: bool = False, **more: object) -> Step:
+    return Step(tool="Bash", params={"command": command, **more}, output=output, success=ok)
+
+
+def _codex_shell(script: str, output: str, ok: bool = False) -> Step:
+    return Step(
+        tool="shell", params={"command": ["bash", "-lc", script]}, output=output, success=ok
+    )
+
+
+@pytest.mark.parametrize(
+    ("step", "failure", "diag"),
+    [
+        (_bash("rg -n TODO src", "Exit code 1\n"), Failure.INFORMATIONAL, ""),
+        (_bash("grep -q x a.txt", "Exit code 1"), Failure.INFORMATIONAL, ""),
+        (_bash("diff a b", "Exit code 1\n1c1\n< a\n---\n> b"), Failure.INFORMATIONAL, None),
+        (
+            _bash("git diff --exit-code", "Exit code 1\ndiff --git a/x b/x"),
+            Failure.INFORMATIONAL,
+            None,
+        ),
+        (
+            _bash(
+                "grep x missing.txt", "Exit code 2\ngrep: missing.txt: No such file or directory"
+            ),
+            Failure.MISUSE,
+            "grep: missing.txt: No such file or directory",
+        ),
+        (
+            _bash(
+                "cd app && uv run pytest -q",
+                "Exit code 1\n..F\nFAILED tests/t.py::test_a - assert 1 == 2",
+            ),
+            Failure.CODE,
+            None,
+        ),
+        (
+            _bash("cargo test", "Exit code 101\nerror: test failed, to rerun pass `--lib`"),
+            Failure.CODE,
+            None,
+        ),
+        (
+            _bash("npm run build", "Exit code 1\n> Build error occurred\nTypeError: x"),
+            Failure.CODE,
+            None,
+        ),
+        (
+            _bash("pytest -q", "Exit code 127\nbash: pytest: command not found"),
+            Failure.MISUSE,
+            "pytest: command not found",
+        ),
+        (
+            _bash("npx vitest run", "<tool_use_error>Sibling tool call errored</tool_use_error>"),
+            Failure.CANCELLED,
+            None,
+        ),
+        (
+            _bash(
+                "make",
+                "The user doesn't want to proceed with this tool use. The tool use was rejected",
+            ),
+            Failure.DENIED,
+            None,
+        ),
+        (_bash("cargo build", "Command timed out after 2m 0.0s"), Failure.TIMEOUT, None),
+        (
+            _codex_shell(
+                "git status",
+                "Exit code: 128\nWall time: 0.1 seconds\nOutput:\n"
+                "fatal: not a git repository (or any of the parent directories): .git",
+            ),
+            Failure.MISUSE,
+            "fatal: not a git repository (or any of the parent directories): .git",
+        ),
+        (
+            Step(
+                tool="exec_command",
+                params={"cmd": "python x.py"},
+                output="Chunk ID: 3f\nWall time: 0.0 seconds\nProcess exited with code 127\n"
+                "Original token count: 9\nOutput:\nbash: python: command not found",
+                success=False,
+            ),
+            Failure.MISUSE,
+            "python: command not found",
+        ),
+        (
+            _bash(
+                "git pull",
+                "Exit code 1\nerror: Your local changes to the following files would be "
+                "overwritten by merge:\n\ta.py\nPlease commit your changes",
+            ),
+            Failure.MISUSE,
+            "error: Your local changes to the following files would be overwritten by merge:",
+        ),
+        (
+            Step(
+                tool="Edit",
+                params={"file_path": "/w/a.py", "old_string": "x", "new_string": "y"},
+                output="<tool_use_error>String to replace not found in file.</tool_use_error>",
+                success=False,
+            ),
+            Failure.CODE,
+            None,
+        ),
+        (
+            Step(
+                tool="Edit",
+                params={"file_path": "/w/a.py", "old_string": "x", "new_string": "y"},
+                output="<tool_use_error>File has not been read yet. Read it first before writing "
+                "to it.</tool_use_error>",
+                success=False,
+            ),
+            Failure.MISUSE,
+            "File has not been read yet. Read it first before writing to it.",
+        ),
+        (
+            Step(tool="get_weather", params={"city": "x"}, output="Error: bad city", success=False),
+            Failure.MISUSE,
+            None,
+        ),
+    ],
+)
+def test_outcomes_say_whether_a_failure_is_a_misuse(step: Step, failure: Failure, diag: str | None):
+    o = outcome(step)
+    assert o.failed and o.failure is failure
+    if diag is not None:
+        assert o.diagnostic == diag
+        assert not o.diagnostic.startswith(("Exit code", "Chunk ID", "Wall time", "Process exited"))
+
+
+def test_the_learning_view_drops_calls_that_never_ran_and_parameters_that_change_nothing():
+    t = Trajectory(
+        task="t",
+        steps=(
+            _bash("npx vitest run", "<tool_use_error>Sibling tool call errored</tool_use_error>"),
+            _bash("rg x", "Exit code 1", description="Search", timeout=60000),
+            _bash("cat a", "Exit code 1\ncat: a: No such file or directory", description="Read a"),
+            Step(
+                tool="lookup",
+                params={"description": "kept: not a client tool"},
+                output="",
+                success=False,
+            ),
+        ),
+    )
+    v = learning_view(t)
+    assert [s.tool for s in v.steps] == ["Bash", "Bash", "lookup"]
+    assert v.steps[0].params == {"command": "rg x"} and v.steps[0].success
+    assert not v.steps[1].success and v.steps[1].output.startswith("cat: a: No such file")
+    assert v.steps[2] is t.steps[3]  # a tool no client table knows is left as recorded
+    assert learning_view(v) == v
+    plain = Trajectory(task="t", steps=(Step(tool="lookup", params={}, output="x"),))
+    assert learning_view(plain) is plain
+
+
+# --------------------------------------------------------------------------- corrections
+
+from agentmem.learning.corrections import find_corrections  # noqa: E402
+
+
+def _run(*steps: Step, task: str = "do the thing") -> Trajectory:
+    return Trajectory(task=task, steps=steps, accepted=True)
+
+
+def _fix(*steps: Step) -> list[tuple[str, str, str]]:
+    return [
+        (c.finding.detail.get("change", c.kind), c.finding.detail.get("scope", ""), c.finding.text)
+        for c in find_corrections(_run(*steps))
+    ]
+
+
+OK = "done"
+
+
+@pytest.mark.parametrize(
+    ("steps", "change", "scope", "says"),
+    [
+        (
+            (
+                _bash("python x.py", "Exit code 127\nbash: python: command not found"),
+                _bash("python3 x.py", OK, True),
+            ),
+            "interpreter",
+            "machine",
+            "python is not on PATH here",
+        ),
+        (
+            (
+                _bash("pytest -q", "Exit code 127\nzsh: command not found: pytest"),
+                _bash("uv run pytest -q", OK, True),
+            ),
+            "wrapper",
+            "project",
+            "uv run",
+        ),
+        (
+            (
+                _bash("pytest -q", "Exit code 127\nbash: pytest: command not found"),
+                _bash("python3 -m pytest -q", OK, True),
+            ),
+            "wrapper",
+            "machine",
+            "python3 -m",
+        ),
+        (
+            (
+                _codex_shell(
+                    "cargo build",
+                    "Exit code: 127\nWall time: 0 seconds\nOutput:\nbash: cargo: command not found",
+                ),
+                _codex_shell("nix-shell -p cargo --run 'cargo build'", OK, True),
+            ),
+            "wrapper",
+            "machine",
+            "nix-shell -p cargo",
+        ),
+        (
+            (
+                _bash(
+                    "cat > out/report.md << 'EOF'\n# Report\nEOF",
+                    "Exit code 1\n(eval):1: no such file or directory: out/report.md",
+                ),
+                _bash("mkdir -p out", "", True),
+                _bash("cat > out/report.md << 'EOF'\n# Report\nEOF", "", True),
+            ),
+            "prerequisite",
+            "project",
+            "mkdir -p out",
+        ),
+        (
+            (
+                _bash(
+                    "cat notes.txt",
+                    "Exit code 1\ncat: notes.txt: No such file or directory",
+                    description="Read notes",
+                ),
+                _bash("ls", "docs\nsrc", True, description="List files"),
+                _bash("cat docs/notes.txt", "hello", True, description="Read the notes in docs"),
+            ),
+            "location",
+            "project",
+            "notes.txt is at docs/notes.txt",
+        ),
+        (
+            (
+                _bash(
+                    "git push",
+                    "Exit code 128\nfatal: The current branch feat has no upstream branch.\n"
+                    "To push the current branch and set the remote as upstream, use\n\n"
+                    "    git push --set-upstream origin feat\n",
+                ),
+                _bash("git push --set-upstream origin feat", OK, True),
+            ),
+            "suggested",
+            "tool",
+            "git push --set-upstream origin <branch>",
+        ),
+        (
+            (
+                _bash("rg -n TODO src", "Exit code 127\nbash: rg: command not found"),
+                _bash("grep -rn TODO src", OK, True),
+            ),
+            "program",
+            "machine",
+            "rg is not installed here",
+        ),
+        (
+            (
+                _bash("ls --colour=never", "Exit code 2\nls: unrecognized option '--colour=never'"),
+                _bash("ls --color=never", OK, True),
+            ),
+            "flag",
+            "tool",
+            "--color=never",
+        ),
+    ],
+)
+def test_a_shell_correction_is_the_same_intent_done_right(
+    steps: tuple[Step, ...], change: str, scope: str, says: str
+):
+    (found,) = _fix(*steps)
+    assert found[:2] == (change, scope)
+    assert says in found[2]
+    assert not re.search(r"(?<![-\w])(Bash|shell)\b|Exit code|Chunk ID", found[2])
+
+
+@pytest.mark.parametrize(
+    "steps",
+    [
+        # another program is never a substitution
+        (
+            _codex_shell("git status", "Exit code: 128\nOutput:\nfatal: not a git repository"),
+            _codex_shell("sed -n '1,80p' package.json", '{"name": "x"}', True),
+        ),
+        # exploration that ends on another file: the agent moved on
+        (
+            _bash("cat notes.txt", "Exit code 1\ncat: notes.txt: No such file or directory"),
+            _bash("ls", "docs", True),
+            _bash("cat README.md", "hi", True),
+        ),
+        # no match is no failure; failing tests say nothing about the command
+        (_bash("rg foo", "Exit code 1"), _bash("rg foo src", "src/a:1: foo", True)),
+        (_bash("pytest -q", "Exit code 1\nFAILED t.py::x"), _bash("pytest -q", "1 passed", True)),
+        # a plain retry, two changes at once, a cancelled sibling
+        (_bash("make", "Exit code 2\nmake: *** [all] Error 1"), _bash("make", OK, True)),
+        (
+            _bash("cp a.txt b/", "Exit code 1\ncp: b/: No such file or directory"),
+            _bash("cp -r a.txt c/", OK, True),
+        ),
+        (
+            _bash("ls x", "<tool_use_error>Sibling tool call errored</tool_use_error>"),
+            _bash("ls y", OK, True),
+        ),
+    ],
+)
+def test_exploration_other_programs_and_non_misuses_teach_nothing(steps: tuple[Step, ...]):
+    assert _fix(*steps) == []
+
+
+# --------------------------------------------------------------------------- a tool's own rules
+
+
+def _tool(tool: str, params: dict, output: str, ok: bool = False) -> Step:
+    return Step(tool=tool, params=params, output=output, success=ok)
+
+
+READ_FIRST = (
+    "<tool_use_error>File has not been read yet. Read it first before writing to it."
+    "</tool_use_error>"
+)
+
+
+def test_a_tool_rule_is_learned_when_the_run_shows_it():
+    a = {"file_path": "/w/a.py"}
+    edit = {**a, "old_string": "x", "new_string": "y"}
+    run = _run(
+        _tool("Edit", edit, READ_FIRST),
+        _tool("Read", a, "1 x", True),
+        _tool("MultiEdit", {**a, "edits": [{"old_string": "x", "new_string": "y"}]}, "ok", True),
+    )
+    (c,) = find_corrections(run)
+    assert c.kind == "tool_rule" and c.finding.detail["scope"] == "tool"
+    assert (
+        c.finding.text
+        == "If Edit fails with 'File has not been read yet', Read the file first, then retry."
+    )
+    # Read never stands in for Edit; another file read is no evidence
+    other = _run(
+        _tool("Edit", edit, READ_FIRST), _tool("Read", {"file_path": "/w/b.py"}, "1 z", True)
+    )
+    assert find_corrections(other) == []
+
+
+def test_read_on_a_folder_and_a_missing_option_teach_the_tools_rules():
+    folder = _run(
+        _tool(
+            "Read",
+            {"file_path": "/w/test/support"},
+            "EISDIR: illegal operation on a directory, read",
+        ),
+        _bash("ls -la /w/test/support/", "data_case.ex", True, description="List it"),
+    )
+    (c,) = find_corrections(folder)
+    assert c.kind == "tool_rule" and "list a folder with Glob or ls" in c.finding.text
+    big = _run(
+        _tool(
+            "Read",
+            {"file_path": "/w/t.jsonl"},
+            "File content (85812 tokens) exceeds maximum allowed tokens (25000).",
+        ),
+        _tool("Read", {"file_path": "/w/t.jsonl", "limit": 5}, "1 {}", True),
+    )
+    (c,) = find_corrections(big)
+    assert (c.kind, c.finding.detail["scope"]) == ("recovery", "tool")
+    assert (
+        c.finding.text.startswith("If Read fails with 'File content") and "limit" in c.finding.text
+    )
+    task = _run(
+        _tool(
+            "Task",
+            {"description": "x"},
+            "<tool_use_error>InputValidationError: Task failed due to the "
+            "following issue:\nThe required parameter `prompt` is missing</tool_use_error>",
+        ),
+        _tool("Task", {"description": "x", "prompt": "look"}, "done", True),
+    )
+    (c,) = find_corrections(task)
+    assert "The required parameter prompt is missing" in c.finding.text
+
+
+def test_a_write_to_another_file_after_a_refusal_is_no_value_lesson():
+    run = _run(
+        _tool("Write", {"file_path": "/w/a.ts", "content": "x"}, READ_FIRST),
+        _tool("Write", {"file_path": "/w/b.ts", "content": "x"}, "ok", True),
+    )
+    assert find_corrections(run) == []
+
+
+# --------------------------------------------------------------------------- across a group
+
+
+def test_a_group_compares_shell_calls_as_commands(tmp_path: Path):
+    """An exact group: the good runs pull before they push, the bad ones never get past
+    the rejected push; every call carries a description that changes on each try."""
+    with Memory.open(tmp_path / "g.db", embedder=FakeEmbedder(), model=FakeModel()) as mem:
+        for k in range(4):
+            ok = k % 2 == 0
+            steps = [
+                _bash(
+                    "git push",
+                    "Exit code 1\n ! [rejected] main -> main (fetch first)",
+                    description=f"Push {k}",
+                )
+            ]
+            if ok:
+                steps += [
+                    _bash(
+                        "git pull --rebase", "Successfully rebased", True, description=f"Pull {k}"
+                    ),
+                    _bash("git push", "To github.com:x/y.git", True, description=f"Push again {k}"),
+                ]
+            mem.record("push my branch", steps, accepted=ok)
+        mem.learn(use_model=False)
+        texts = [e.text for e in mem.experiences()]
+    assert texts == [
+        "Run git pull --rebase before git push; without it git fails with "
+        "'! [rejected] main -> main (fetch first)'."
+    ]
+
+
+def test_a_git_ignored_path_left_out_is_a_project_fact_but_a_missing_file_is_not():
+    ignored = (
+        "Exit code 1\nThe following paths are ignored by one of your .gitignore files:\n"
+        "priv/static/assets\nhint: Use -f if you really want to add them."
+    )
+    (found,) = _fix(
+        _bash("git add lib/a.ex priv/static/assets/app.css && git commit -m 'x'", ignored),
+        _bash("git add lib/a.ex && git commit -m 'x'", "[main 1a2b3c] x", True),
+    )
+    assert found[:2] == ("dropped", "project") and "priv/static/assets/app.css" in found[2]
+    assert (
+        _fix(
+            _bash(
+                "sed -n 1,80p a.py b.py",
+                "Exit code 2\nsed: can't read b.py: No such file or directory",
+            ),
+            _bash("sed -n 1,80p a.py", "x = 1", True),
+        )
+        == []
+    )
+
+
+def test_a_command_the_parser_cannot_read_teaches_nothing(monkeypatch: pytest.MonkeyPatch):
+    from agentmem.agents import outcomes, shell
+
+    steps = (
+        _bash("cat notes.txt", "Exit code 1\ncat: notes.txt: No such file or directory"),
+        _bash("cat docs/notes.txt", "hello", True),
+    )
+    assert len(_fix(*steps)) == 1
+    assert not shell.parse('echo "unbalanced').parsed
+    monkeypatch.setattr(shell, "_parser", lambda: None)  # tree-sitter missing
+    shell.parse.cache_clear()
+    outcomes._outcome.cache_clear()
+    try:
+        assert _fix(*steps) == []
+    finally:
+        shell.parse.cache_clear()
+        outcomes._outcome.cache_clear()
