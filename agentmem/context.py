@@ -20,6 +20,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Sequence
 
+from . import served
 from ._sqlite import open_reader
 from .embeddings import get_embedder, wordllama
 from .projects import project_of
@@ -52,6 +53,8 @@ def fast_context(
     k: int = 5,
     min_score: float | None = None,
     project: str | os.PathLike[str] | None = None,
+    session: str | None = None,
+    route: str = "context",
 ) -> str | None:
     """:func:`context_text` through a read-only connection, or None when the file needs
     the full path (missing, not migrated, another embedder, bad arguments)."""
@@ -87,6 +90,16 @@ def fast_context(
             min_score=min_score,
             project=where,
         )
+        found = served.serve(  # the holdout, and the served log (agentmem.served)
+            path,
+            found,
+            [f.id for f in found],
+            prompt,
+            stored,
+            route=route,
+            session=session,
+            project=where,
+        )
         texts = [f.text for f in found]
         if settings.TEAM in stored:  # -- team touch point: the replica's lessons, merged
             from .team.reads import config_of, fast_team_hits, mark, merge_hits
@@ -115,6 +128,8 @@ def context_text(
     k: int = 5,
     min_score: float | None = None,
     project: str | os.PathLike[str] | None = None,
+    session: str | None = None,
+    route: str = "context",
 ) -> str:
     """The lessons block for ``prompt`` (empty when none fits), as ``Memory.context`` gives.
 
@@ -133,5 +148,12 @@ def context_text(
 
     with Memory.open(db_path) as mem:
         return mem.context(
-            prompt, tools=tools, domains=domains, k=k, min_score=min_score, project=project
+            prompt,
+            tools=tools,
+            domains=domains,
+            k=k,
+            min_score=min_score,
+            project=project,
+            session=session,
+            route=route,
         )

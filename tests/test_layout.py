@@ -35,6 +35,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "outputs",
         "rc",
         "schemadoc",
+        "served",
+        "effect",
     ),
     # the SQLite file: connections, transactions, schema
     ("_tx", "_sqlite", "db", "migrations"),

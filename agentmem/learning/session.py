@@ -50,6 +50,7 @@ from .evidence import find_evidence
 from .findings import Finding
 from .generality import GroupNotes, build_corpus, generalise, note_group
 from .grouping import Grouping, LearningGroup, form_groups, task_threshold
+from .outcomes import judge_served
 from .report import (
     DEFAULT_OPTIONS,
     GroupResult,
@@ -463,6 +464,7 @@ def _apply(
         # Which project each new text is served in (agentmem.projects: the rule).
         record_scopes(db, sid, applied, {r.key: r.trajectory_ids for r in results})
         journal.record_groups(db, sid, group_rows(results))
+        applied += tuple(judge_served(db, sid)[0])  # served lessons judged (learning.outcomes)
         if picked.grouping.vectors is not None:
             save_task_vectors(db, picked.grouping.vectors)
         done = report(applied)
