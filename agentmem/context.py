@@ -137,10 +137,19 @@ def context_text(
     ``tools``: the tools the agent is about to use, if known; lessons naming one of
     them come first. ``project``: the folder the agent works in (its git root
     counts); lessons scoped to another project are left out. ``min_score``
-    overrides the relevance floor.
+    overrides the relevance floor. ``session`` (the client's session id) and ``route``
+    go into the served log (:mod:`agentmem.served`).
     """
     fast = fast_context(
-        db_path, prompt, tools=tools, domains=domains, k=k, min_score=min_score, project=project
+        db_path,
+        prompt,
+        tools=tools,
+        domains=domains,
+        k=k,
+        min_score=min_score,
+        project=project,
+        session=session,
+        route=route,
     )
     if fast is not None:
         return fast

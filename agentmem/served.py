@@ -23,13 +23,20 @@ skips (and counts) any line that is not a record.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from collections.abc import Iterable, Sequence
 from typing import Any, TypeVar
 
 from .timestamps import now_iso
+
+try:  # CPython's own SHA-256: hashlib would load OpenSSL (+3.7 MB in the prompt hook)
+    from _sha2 import sha256 as _sha256  # type: ignore[import-not-found]  # 3.12+
+except ImportError:  # pragma: no cover - by Python version
+    try:
+        from _sha256 import sha256 as _sha256  # type: ignore[import-not-found,no-redef]
+    except ImportError:
+        from hashlib import sha256 as _sha256  # type: ignore[assignment]
 
 __all__ = [
     "FAILURES",
@@ -70,7 +77,7 @@ def prompt_hash(prompt: str) -> str:
     """A prompt's identity in the log: SHA-256 of its first :data:`HASH_CHARS` characters
     with runs of whitespace made one space (32 hex digits)."""
     text = " ".join(prompt[:HASH_CHARS].split())
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+    return str(_sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32])
 
 
 def held_out(phash: str, experience_id: int, share: float) -> bool:
@@ -79,7 +86,7 @@ def held_out(phash: str, experience_id: int, share: float) -> bool:
     a ``share`` of (prompt, lesson) pairs."""
     if share <= 0:
         return False
-    digest = hashlib.sha256(f"{phash}:{experience_id}".encode()).digest()
+    digest = _sha256(f"{phash}:{experience_id}".encode()).digest()
     return int.from_bytes(digest[:8], "big") / 2**64 < share
 
 
