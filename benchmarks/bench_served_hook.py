@@ -88,7 +88,10 @@ def main() -> None:
         want = args.runs + 2  # the check above, cold()'s untimed run, the timed runs
         print(f"{args.lessons} lessons, {args.runs} runs each, {lines} served-log lines written")
         assert lines == want, f"{lines} lines, not {want}: the base tree wrote some"
-        for label, c in (("without (base " + args.base + ")", before), ("with the served log", after)):
+        for label, c in (
+            ("without (base " + args.base + ")", before),
+            ("with the served log", after),
+        ):
             print(f"  {label:32s} p50 {c[0]:6.1f} ms  p95 {c[1]:6.1f} ms  peak {c[2]:6.1f} MB")
         from agentmem import served
 
@@ -99,7 +102,8 @@ def main() -> None:
         each = (time.perf_counter() - t0) / n * 1e6
         print(f"  served.serve in process (hash, split, one O_APPEND write): {each:.0f} us")
         print(
-            f"  ratio with/without: p50 {after[0] / before[0]:.3f}, p95 {after[1] / before[1]:.3f}, "
+            f"  ratio with/without: p50 {after[0] / before[0]:.3f}, "
+            f"p95 {after[1] / before[1]:.3f}, "
             f"peak memory {after[2] / before[2]:.3f}"
         )
 
