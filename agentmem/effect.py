@@ -3,7 +3,9 @@ when the holdout withheld it. Pure.
 
 A run is counted for a lesson when it met the lesson's situation (its rule applies;
 :mod:`agentmem.learning.outcomes`); the mistake happened when the run did not follow
-the lesson and a call the lesson is about failed. For each lesson and overall,
+the lesson and a call the lesson is about failed. (A lesson whose rule cannot be tested
+is judged by its tools: a call of them is the situation, a failed one the mistake;
+``judged_by`` says which.) For each lesson and overall,
 :func:`report` gives the mistake rate of each arm with its 95% Wilson interval, and
 the difference (held out minus served: the share of situations where serving the
 lesson prevented the mistake) with Newcombe's interval (method 10, from the two
@@ -96,8 +98,9 @@ def report(
     for r in rows:
         e = per.setdefault(
             int(r["experience_id"]),
-            {"text": r["text"], "status": r["status"], "s": [0, 0], "h": [0, 0]},
+            {"text": r["text"], "status": r["status"], "s": [0, 0], "h": [0, 0], "by": set()},
         )
+        e["by"].add(r.get("judged_by") or "rule")
         arm = e["h"] if r["held"] else e["s"]
         arm[0] += int(bool(r["repeated"]))
         arm[1] += 1
@@ -107,6 +110,7 @@ def report(
             "id": eid,
             "text": e["text"],
             "status": e["status"],
+            "judged_by": sorted(e["by"]),
             **_compare(tuple(e["s"]), tuple(e["h"]), any_held),  # type: ignore[arg-type]
         }
         for eid, e in sorted(per.items())

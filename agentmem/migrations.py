@@ -583,7 +583,8 @@ def m016_served(db: Database) -> None:
     (or that the holdout withheld from it), as the served log beside the library
     recorded it (:mod:`agentmem.served`), the run it was matched to and, once a
     learning session has judged that run against the lesson's rule, whether the run
-    met the lesson's situation, followed it, and made the mistake anyway. The log's
+    met the lesson's situation, followed it, and made the mistake anyway (``judged_by``:
+    the lesson's rule, or only its tools when the rule cannot be tested). The log's
     read offset is the setting ``served_log_offset``."""
     for sql in (
         """
@@ -600,7 +601,8 @@ def m016_served(db: Database) -> None:
             judged_session INTEGER REFERENCES sessions (id),
             situation INTEGER CHECK (situation IN (0, 1)),
             followed INTEGER CHECK (followed IN (0, 1)),
-            repeated INTEGER CHECK (repeated IN (0, 1))
+            repeated INTEGER CHECK (repeated IN (0, 1)),
+            judged_by TEXT CHECK (judged_by IN ('rule', 'tools'))
         )
         """,
         "CREATE INDEX served_experience_id ON served (experience_id)",

@@ -15,7 +15,7 @@ from agentmem import served as log
 from agentmem.check import check_library
 from agentmem.cli import cli
 from agentmem.effect import newcombe, report, wilson
-from agentmem.learning.outcomes import RETIRE_MIN_SITUATIONS, verdict
+from agentmem.learning.outcomes import RETIRE_MIN_SITUATIONS, judge, retirements, verdict
 from agentmem.learning.rules import Rule
 from agentmem.storage import served as store
 
@@ -99,6 +99,18 @@ def test_verdicts():
     assert verdict(RULE, "t", [CD, cat_ok("a")]) == (True, True, False)
     assert verdict(RULE, "t", [cat_missing("a")]) == (True, False, True)
     assert verdict(RULE, "t", [cat_ok("a")]) == (True, False, False)  # ignored, no harm
+
+
+def test_an_untestable_rule_is_judged_by_its_tools_and_never_retires():
+    shell = Rule("param_value", ["Bash"], testable=False)
+    bash = Step("Bash", {"command": "cat notes.txt"}, "No such file", False)
+    assert judge(shell, "t", [bash]) == (True, False, True, "tools")
+    assert judge(shell, "t", [cat_ok("a")]) == (False, False, False, "tools")
+    assert judge(RULE, "t", [cat_missing("a")]) == (True, False, True, "rule")
+    assert judge(None, "t", [bash]) == (None, None, None, None)
+    arms = {"served": {"situations": 9, "repeated": 9, "followed": 0}, "held": {"situations": 0}}
+    assert [op.kind for op in retirements({1: arms}, {1})] == ["DELETE"]
+    assert retirements({1: arms}, set()) == []  # nothing new this session: no retirement
 
 
 def test_wilson_and_newcombe_match_published_values():

@@ -12,7 +12,12 @@ lesson's stored rule with :func:`agentmem.learning.rules.applies` and
   ignored the lesson without a failure is neither followed nor repeated: ignoring it
   did no harm there.)
 
-A lesson without a testable rule gets no verdict (all three None).
+A lesson whose rule cannot be tested this way (a shell command's value, a two-way
+substitution: ``testable`` false) but names its tools is judged by its tools alone
+(:func:`tool_verdict`, ``judged_by = "tools"``): the situation is a call of one of them,
+the mistake a failed one. That is a coarser outcome (any failure of the tool counts), so
+it never retires a lesson; with a holdout it is still a fair comparison, since the
+holdout decides at random who gets the lesson. A lesson with neither gets no verdict.
 
 **Retirement by use** (:func:`retirements`): a live lesson whose situation arose in at
 least :data:`RETIRE_MIN_SITUATIONS` runs it was served to (ReMe's 5), with the mistake
@@ -41,7 +46,14 @@ from ..storage.journal import AppliedOp
 from ..storage.trajectories import load_trajectories
 from .rules import Rule, applies, follows
 
-__all__ = ["RETIRE_MIN_SITUATIONS", "judge_served", "retirements", "verdict"]
+__all__ = [
+    "RETIRE_MIN_SITUATIONS",
+    "judge",
+    "judge_served",
+    "retirements",
+    "tool_verdict",
+    "verdict",
+]
 
 #: Served situations a lesson needs before it can be retired by use (ReMe's 5).
 RETIRE_MIN_SITUATIONS = 5
@@ -60,6 +72,31 @@ def verdict(
     about = set(rule.tools) | {t for t in (rule.wrong, rule.helper) if t}
     failed = any(not s.success for s in steps if not about or s.tool in about)
     return True, False, failed
+
+
+def tool_verdict(
+    tools: Sequence[str], steps: Sequence[Step]
+) -> tuple[bool | None, bool | None, bool | None]:
+    """(situation, followed, repeated) judged by a lesson's tools alone (module doc)."""
+    if not tools:
+        return None, None, None
+    calls = [s for s in steps if s.tool in tools]
+    if not calls:
+        return False, False, False
+    failed = any(not s.success for s in calls)
+    return True, not failed, failed
+
+
+def judge(
+    rule: Rule | None, task: str, steps: Sequence[Step]
+) -> tuple[bool | None, bool | None, bool | None, str | None]:
+    """A run's verdict for a lesson and what judged it: its rule, else its tools."""
+    if rule is None:
+        return None, None, None, None
+    if rule.testable:
+        return (*verdict(rule, task, steps), "rule")
+    v = tool_verdict(rule.tools, steps)
+    return (*v, "tools" if v[0] is not None else None)
 
 
 def _why(served: Mapping[str, int], held: Mapping[str, int]) -> str:
@@ -127,12 +164,12 @@ def judge_served(db: Any, session_id: int) -> tuple[list[AppliedOp], dict[str, i
     tipped: set[int] = set()
     for r in rows:
         t = runs[r["trajectory_id"]]
-        v = verdict(Rule.from_json(r["rule"]), t.task, t.steps)
+        v = judge(Rule.from_json(r["rule"]), t.task, t.steps)
         verdicts.append((r["id"], *v))
-        if v[0] and not r["held"]:
+        if v[0] and v[3] == "rule" and not r["held"]:
             tipped.add(int(r["experience_id"]))
     store.judge(db, session_id, verdicts)
-    ops = retirements(store.counts(db, sorted(tipped)), tipped)
+    ops = retirements(store.counts(db, sorted(tipped), judged_by="rule"), tipped)
     applied = journal.apply_operations(db, session_id, ops, {}) if ops else []
     figures = {
         "served_read": added,

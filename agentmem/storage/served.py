@@ -51,8 +51,9 @@ WINDOW_S = 3600.0
 #: Clocks and transcript timestamps may differ by this much.
 SLACK_S = 120.0
 
-#: (served row id, situation, followed, repeated); None for a lesson its rule cannot test.
-Verdict = tuple[int, bool | None, bool | None, bool | None]
+#: (served row id, situation, followed, repeated, judged by ``rule`` or ``tools``); the
+#: three None (and no judge) for a lesson that cannot be judged.
+Verdict = tuple[int, bool | None, bool | None, bool | None, str | None]
 
 _COLS = "at, route, client_session, project, prompt_hash, experience_id, held"
 
@@ -187,11 +188,11 @@ def _b(v: bool | None) -> int | None:
 
 def judge(db: Any, session_id: int, verdicts: Iterable[Verdict]) -> int:
     """Store learning session ``session_id``'s verdicts: rows judged."""
-    rows = [(session_id, _b(s), _b(f), _b(r), rid) for rid, s, f, r in verdicts]
+    rows = [(session_id, _b(s), _b(f), _b(r), by, rid) for rid, s, f, r, by in verdicts]
     for row in rows:
         db.execute(
-            "UPDATE served SET judged_session = ?, situation = ?, followed = ?, repeated = ? "
-            "WHERE id = ? AND judged_session IS NULL",
+            "UPDATE served SET judged_session = ?, situation = ?, followed = ?, repeated = ?, "
+            "judged_by = ? WHERE id = ? AND judged_session IS NULL",
             list(row),
         )
     return len(rows)
@@ -201,7 +202,7 @@ def unjudge(db: Any, session_id: int) -> None:
     """Take back the verdicts of an undone session (the runs are judged again later)."""
     db.execute(
         "UPDATE served SET judged_session = NULL, situation = NULL, followed = NULL, "
-        "repeated = NULL WHERE judged_session = ?",
+        "repeated = NULL, judged_by = NULL WHERE judged_session = ?",
         [session_id],
     )
 
@@ -214,14 +215,22 @@ _ARM = (
 FIELDS = ("prompts", "runs", "judged", "situations", "followed", "repeated")
 
 
-def counts(db: Any, ids: Sequence[int] | None = None) -> dict[int, dict[str, dict[str, int]]]:
+def counts(
+    db: Any, ids: Sequence[int] | None = None, *, judged_by: str | None = None
+) -> dict[int, dict[str, dict[str, int]]]:
     """experience id -> {"served": figures, "held": figures} (:data:`FIELDS`), for the
-    experiences ``ids`` (every one with a served row when None)."""
-    where, args = "", list(ids or ())
+    experiences ``ids`` (every one with a served row when None); with ``judged_by``, the
+    verdicts of that kind only."""
+    args: list[Any] = list(ids or ())
+    conds = []
     if ids is not None:
         if not ids:
             return {}
-        where = f"WHERE experience_id IN ({','.join('?' * len(args))}) "
+        conds.append(f"experience_id IN ({','.join('?' * len(args))})")
+    if judged_by is not None:
+        conds.append("(judged_by IS NULL OR judged_by = ?)")
+        args.append(judged_by)
+    where = f"WHERE {' AND '.join(conds)} " if conds else ""
     out: dict[int, dict[str, dict[str, int]]] = {}
     for eid, held, *figs in db.execute(
         f"SELECT experience_id, held, {_ARM} FROM served {where}GROUP BY experience_id, held",
@@ -238,10 +247,11 @@ def _zero() -> dict[str, int]:
 
 def effect_rows(db: Any) -> list[dict[str, Any]]:
     """Judged rows where the run met the lesson's situation: ``experience_id``, ``held``,
-    ``repeated``, ``text``, ``status`` (of the experience)."""
+    ``repeated``, ``judged_by``, ``text``, ``status`` (of the experience)."""
     return dict_rows(
         db.execute(
-            "SELECT s.experience_id, s.held, s.repeated, e.text, e.status FROM served s "
+            "SELECT s.experience_id, s.held, s.repeated, s.judged_by, e.text, e.status "
+            "FROM served s "
             "JOIN experiences e ON e.id = s.experience_id WHERE s.situation = 1 "
             "ORDER BY s.experience_id, s.id"
         )
@@ -266,7 +276,7 @@ def problems(db: Any) -> list[str]:
         "with a verdict but judged by no session": "judged_session IS NULL AND (situation "
         "IS NOT NULL OR followed IS NOT NULL OR repeated IS NOT NULL)",
         "whose verdict is incomplete": "(situation IS NULL) != (followed IS NULL) OR "
-        "(situation IS NULL) != (repeated IS NULL)",
+        "(situation IS NULL) != (repeated IS NULL) OR (situation IS NULL) != (judged_by IS NULL)",
         "followed or repeated outside the lesson's situation": "situation = 0 AND "
         "(followed = 1 OR repeated = 1)",
         "both followed and repeated": "followed = 1 AND repeated = 1",
