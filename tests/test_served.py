@@ -261,3 +261,14 @@ def test_check_finds_a_broken_verdict(mem: Memory):
 def test_bad_holdout_changes_nothing(mem: Memory, bad: str):
     out = CliRunner().invoke(cli, ["settings", "holdout", bad], env={"AGENTMEM_DB": str(mem.path)})
     assert out.exit_code != 0 and mem.holdout == 0.0
+
+
+def test_a_lesson_removed_since_it_was_served_is_still_judged(mem: Memory):
+    eid = learn_cd_before_cat(mem)
+    serve_and_run(mem, "Print n.txt from the docs folder", follow=False)
+    mem.remove(eid)
+    r = mem.learn(use_model=False)
+    assert mem.served_counts([eid])[eid]["served"]["repeated"] == 1
+    assert not [o for o in mem.journal(r.session_id) if o["kind"] == "DELETE"]
+    assert mem.effect()["lessons"][0]["status"] == "deleted"
+    assert check_library(mem.db) == []

@@ -166,7 +166,7 @@ def judge_served(db: Any, session_id: int) -> tuple[list[AppliedOp], dict[str, i
         t = runs[r["trajectory_id"]]
         v = judge(Rule.from_json(r["rule"]), t.task, t.steps)
         verdicts.append((r["id"], *v))
-        if v[0] and v[3] == "rule" and not r["held"]:
+        if v[0] and v[3] == "rule" and not r["held"] and r["status"] == "live":
             tipped.add(int(r["experience_id"]))
     store.judge(db, session_id, verdicts)
     ops = retirements(store.counts(db, sorted(tipped), judged_by="rule"), tipped)
