@@ -25,6 +25,11 @@ def _prevented(row: dict[str, Any]) -> str:
     return f"{p['rate']:+.0%} [{lo:+.0%}, {hi:+.0%}]"
 
 
+def _short(verdict: str) -> str:
+    """A verdict's first words: helps, hurts, no measurable effect yet, not enough data..."""
+    return verdict.split(":")[0].split(" (")[0]
+
+
 @cli.command()
 @json_option
 @with_memory
@@ -51,11 +56,20 @@ def effect(mem: Memory, as_json: bool) -> None:
         print_json(rep)
         return
     rows = [
-        [r["id"], r["status"], _rate(r["served"]), _rate(r["held_out"]), _prevented(r), r["text"]]
+        [
+            r["id"],
+            r["status"],
+            _rate(r["served"]),
+            _rate(r["held_out"]),
+            _prevented(r),
+            _short(r["verdict"]),
+            r["text"],
+        ]
         for r in rep["lessons"]
     ]
     if rows:
-        print_table(["id", "status", "served: mistakes", "held out", "prevented", "text"], rows)
+        heads = ["id", "status", "served: mistakes", "held out", "prevented", "verdict", "text"]
+        print_table(heads, rows)
     else:
         click.echo("no served lesson has met its situation in a judged run yet")
     o = rep["overall"]
