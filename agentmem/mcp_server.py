@@ -170,6 +170,7 @@ class AgentMemTools:
     ) -> list[dict[str, Any]]:
         with self._locked():
             hits = self.mem.retrieve(task, tools=tools, domains=domains, k=k)
+            hits = self.mem.serve_hits(task, hits, route="mcp")  # the holdout, the served log
             mine = [h.experience.id for h in hits if h.experience.id and h.source == "private"]
             uses = self.mem.served_counts(mine)  # what the runs it was served to did
         return [

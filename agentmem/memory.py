@@ -691,19 +691,34 @@ class Memory:
         served log (``session``: the client's session id) as :mod:`agentmem.served` says."""
         from .projects import project_of
         from .retrieval import format_context
-        from .served import HOLDOUT, serve
         from .team.reads import mark
 
         hits = self.retrieve(
             task, tools=tools, domains=domains, k=k, min_score=min_score, project=project
         )
         where = None if project is None else project_of(project)
+        hits = self.serve_hits(task, hits, route=route, session=session, project=where)
+        return format_context([mark(h.experience.text, h.source) for h in hits])
+
+    def serve_hits(
+        self,
+        task: str,
+        hits: Sequence[Scored],
+        *,
+        route: str,
+        session: str | None = None,
+        project: str | None = None,
+    ) -> list[Scored]:
+        """``hits`` as a prompt gets them: less the lessons the holdout withholds, and
+        recorded in the served log (:mod:`agentmem.served`). For every route that puts
+        retrieved lessons into an agent's prompt."""
+        from .served import HOLDOUT, serve
+
         ids = [h.experience.id if h.source == "private" else None for h in hits]
         stored = settings.raw(self.db, [HOLDOUT])
-        hits = serve(
-            self.path or "", hits, ids, task, stored, route=route, session=session, project=where
+        return serve(
+            self.path or "", hits, ids, task, stored, route=route, session=session, project=project
         )
-        return format_context([mark(h.experience.text, h.source) for h in hits])
 
     def reindex(self, embedder: Embedder | str | None = None) -> int:
         """Rebuild the vector index with ``embedder`` (for a new embedding model) and

@@ -194,6 +194,13 @@ def test_retired_by_use_after_enough_repeated_mistakes_and_undoable(mem: Memory)
     mem.undo(r.session_id)
     assert eid in {e.id for e in mem.experiences()}
     assert check_library(mem.db) == []
+    mem.learn(use_model=False)  # the same verdicts again: the undo stands
+    assert eid in {e.id for e in mem.experiences()}
+    for i in range(RETIRE_MIN_SITUATIONS):  # new evidence after the undo retires it again
+        serve_and_run(mem, f"Print m{i}.txt from the docs folder", follow=False)
+    mem.learn(use_model=False)
+    assert eid not in {e.id for e in mem.experiences()}
+    assert check_library(mem.db) == []
 
 
 def test_holdout_withholds_and_effect_compares(mem: Memory):
@@ -272,3 +279,21 @@ def test_a_lesson_removed_since_it_was_served_is_still_judged(mem: Memory):
     assert not [o for o in mem.journal(r.session_id) if o["kind"] == "DELETE"]
     assert mem.effect()["lessons"][0]["status"] == "deleted"
     assert check_library(mem.db) == []
+
+
+def test_mcp_context_and_retrieve_are_served_routes(mem: Memory):
+    from agentmem.mcp_server import AgentMemTools
+
+    eid = learn_cd_before_cat(mem)
+    core = AgentMemTools(mem)
+    task = "Print n.txt from the docs folder"
+    assert "cd" in core.context(task, tools=["cat"])
+    (hit,) = [h for h in core.retrieve(task, tools=["cat"]) if h["id"] == eid]
+    assert hit["use"] is None  # never judged yet
+    lines, _, _ = log.read(log.log_path(mem.path), 0)
+    assert [(ln["route"], ln["served"]) for ln in lines] == [("mcp", [eid]), ("mcp", [eid])]
+    mem.set_holdout(0.5)  # a lesson the holdout withholds is withheld from retrieve too
+    tasks = [f"Print n{i}.txt from the docs folder" for i in range(20)]
+    got = [any(h["id"] == eid for h in core.retrieve(t, tools=["cat"])) for t in tasks]
+    assert got == [not log.held_out(log.prompt_hash(t), eid, 0.5) for t in tasks]
+    assert not all(got) and any(got)

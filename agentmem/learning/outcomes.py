@@ -27,7 +27,9 @@ flagged: a lesson an agent reads and still fails on half the time is either wron
 ignored, and either way it takes a place in the prompt that another lesson could
 use (precision first). One exception: when the holdout shows the mistake is
 significantly *more* frequent without the lesson (Newcombe's interval above 0), it
-helps partly and stays.
+helps partly and stays. A lesson whose retirement the user undid is weighed again on the
+prompts answered after the undo only: the undo is the user's say, and only new evidence
+retires it again.
 
 :func:`judge_served` is the step a learning session runs inside its write transaction.
 """
@@ -144,6 +146,16 @@ def retirements(
     return out
 
 
+def _figures(db: Any, ids: Sequence[int]) -> dict[int, Any]:
+    """The rule-judged figures retirement weighs: for a lesson whose retirement by use the
+    user undid, only those of the prompts answered since (the undo is the user's say)."""
+    restored = store.restored_at(db, ids)
+    figures = store.counts(db, [i for i in ids if i not in restored], judged_by="rule")
+    for eid, at in restored.items():
+        figures.update(store.counts(db, [eid], judged_by="rule", since=at))
+    return figures
+
+
 def _db_file(db: Any) -> str | None:
     for row in db.execute("PRAGMA database_list").fetchall():
         if row[1] == "main":
@@ -169,7 +181,7 @@ def judge_served(db: Any, session_id: int) -> tuple[list[AppliedOp], dict[str, i
         if v[0] and v[3] == "rule" and not r["held"] and r["status"] == "live":
             tipped.add(int(r["experience_id"]))
     store.judge(db, session_id, verdicts)
-    ops = retirements(store.counts(db, sorted(tipped), judged_by="rule"), tipped)
+    ops = retirements(_figures(db, sorted(tipped)), tipped)
     applied = journal.apply_operations(db, session_id, ops, {}) if ops else []
     figures = {
         "served_read": added,

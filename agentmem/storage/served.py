@@ -40,6 +40,7 @@ __all__ = [
     "match",
     "pending",
     "problems",
+    "restored_at",
     "to_judge",
     "unjudge",
 ]
@@ -216,11 +217,15 @@ FIELDS = ("prompts", "runs", "judged", "situations", "followed", "repeated")
 
 
 def counts(
-    db: Any, ids: Sequence[int] | None = None, *, judged_by: str | None = None
+    db: Any,
+    ids: Sequence[int] | None = None,
+    *,
+    judged_by: str | None = None,
+    since: str | None = None,
 ) -> dict[int, dict[str, dict[str, int]]]:
     """experience id -> {"served": figures, "held": figures} (:data:`FIELDS`), for the
     experiences ``ids`` (every one with a served row when None); with ``judged_by``, the
-    verdicts of that kind only."""
+    verdicts of that kind only; with ``since``, the prompts answered after that time."""
     args: list[Any] = list(ids or ())
     conds = []
     if ids is not None:
@@ -230,6 +235,9 @@ def counts(
     if judged_by is not None:
         conds.append("(judged_by IS NULL OR judged_by = ?)")
         args.append(judged_by)
+    if since is not None:
+        conds.append("at > ?")
+        args.append(since)
     where = f"WHERE {' AND '.join(conds)} " if conds else ""
     out: dict[int, dict[str, dict[str, int]]] = {}
     for eid, held, *figs in db.execute(
@@ -239,6 +247,24 @@ def counts(
         arms = out.setdefault(int(eid), {"served": _zero(), "held": _zero()})
         arms["held" if held else "served"] = dict(zip(FIELDS, (int(x) for x in figs)))
     return out
+
+
+def restored_at(db: Any, ids: Sequence[int]) -> dict[int, str]:
+    """experience id -> when the user last undid its retirement by use (an undone session's
+    applied ``DELETE`` whose reason starts ``retired by use``), for those of ``ids`` that
+    have one."""
+    if not ids:
+        return {}
+    marks = ",".join("?" * len(ids))
+    rows = db.execute(
+        "SELECT CAST(j.value AS INTEGER), max(u.started_at) FROM operations o "
+        "JOIN sessions s ON s.id = o.session_id JOIN sessions u ON u.id = s.undone_by "
+        "JOIN json_each(o.target_ids) j "
+        "WHERE o.kind = 'DELETE' AND o.status = 'applied' AND o.reason LIKE 'retired by use%' "
+        f"AND CAST(j.value AS INTEGER) IN ({marks}) GROUP BY 1",
+        list(ids),
+    ).fetchall()
+    return {int(eid): str(at) for eid, at in rows if at}
 
 
 def _zero() -> dict[str, int]:
