@@ -71,7 +71,7 @@ def _repeat_a_mistake(mem: Memory) -> None:
         store.ingest(mem.db, served.log_path(mem.path))
         store.match(mem.db)
         (row,) = store.to_judge(mem.db)
-        store.judge(mem.db, sid, [(row["id"], True, False, True)])
+        store.judge(mem.db, sid, [(row["id"], True, False, True, "rule")])
 
 
 def _build(path: Path) -> None:
