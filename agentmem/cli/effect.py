@@ -85,3 +85,7 @@ def effect(mem: Memory, as_json: bool) -> None:
             f"waiting: {pending.get('unmatched', 0)} served lesson(s) with no run yet, "
             f"{pending.get('unjudged', 0)} not judged yet (agentmem learn judges them)"
         )
+    if pending.get("no_run"):
+        click.echo(
+            f"never matched to a run: {pending['no_run']} served lesson(s) a day or more old"
+        )

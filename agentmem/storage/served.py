@@ -24,11 +24,12 @@ from typing import Any
 
 from .._sqlite import dict_rows
 from ..served import prompt_hash, read
-from ..timestamps import parse_time
+from ..timestamps import now_iso, parse_time
 from . import settings
 
 __all__ = [
     "FIELDS",
+    "GIVE_UP_S",
     "OFFSET",
     "SLACK_S",
     "WINDOW_S",
@@ -51,6 +52,8 @@ OFFSET = "served_log_offset"
 WINDOW_S = 3600.0
 #: Clocks and transcript timestamps may differ by this much.
 SLACK_S = 120.0
+#: An answer still without a run after this long will not get one (``pending``'s ``no_run``).
+GIVE_UP_S = 86400.0
 
 #: (served row id, situation, followed, repeated, judged by ``rule`` or ``tools``); the
 #: three None (and no judge) for a lesson that cannot be judged.
@@ -285,12 +288,17 @@ def effect_rows(db: Any) -> list[dict[str, Any]]:
 
 
 def pending(db: Any) -> dict[str, int]:
-    """Rows not matched to a run yet, and matched rows not judged yet."""
-    a, b = db.execute(
-        "SELECT COALESCE(SUM(trajectory_id IS NULL AND judged_session IS NULL), 0), "
-        "COALESCE(SUM(trajectory_id IS NOT NULL AND judged_session IS NULL), 0) FROM served"
+    """Rows not matched to a run yet (``unmatched``; answered within the last
+    :data:`GIVE_UP_S`), rows that never will be (``no_run``: older; a prompt whose run was
+    never recorded, such as a client's notification), and matched rows not judged yet."""
+    cutoff = _earlier(now_iso(), GIVE_UP_S)
+    a, b, c = db.execute(
+        "SELECT COALESCE(SUM(trajectory_id IS NULL AND judged_session IS NULL AND at >= ?), 0), "
+        "COALESCE(SUM(trajectory_id IS NULL AND judged_session IS NULL AND at < ?), 0), "
+        "COALESCE(SUM(trajectory_id IS NOT NULL AND judged_session IS NULL), 0) FROM served",
+        [cutoff, cutoff],
     ).fetchone()
-    return {"unmatched": int(a), "unjudged": int(b)}
+    return {"unmatched": int(a), "no_run": int(b), "unjudged": int(c)}
 
 
 def problems(db: Any) -> list[str]:
