@@ -42,6 +42,7 @@ __all__ = [
     "FAILURES",
     "HASH_CHARS",
     "HOLDOUT",
+    "MAX_READ",
     "SUFFIX",
     "Line",
     "held_out",
@@ -61,6 +62,8 @@ HOLDOUT = "holdout"
 #: How much of the (whitespace-normalised) prompt the hash covers: the hooks pass the
 #: first 4000 characters of a prompt, the importers the whole prompt.
 HASH_CHARS = 4000
+#: The most bytes of the log one read takes (a learning session reads the rest next time).
+MAX_READ = 32 * 2**20
 #: Log writes that failed in this process (the caller never sees the error).
 FAILURES = [0]
 
@@ -226,20 +229,23 @@ def _parse(raw: bytes) -> Line | None:
     }
 
 
-def read(path: str, offset: int) -> tuple[list[Line], int, int]:
-    """The records of the log at ``path`` from byte ``offset`` on: (records, the offset
-    after the last whole line, lines skipped as not records). A missing log, or an
-    offset past its end (the log was replaced), reads from the start."""
+def read(path: str, offset: int, limit: int = MAX_READ) -> tuple[list[Line], int, int]:
+    """The records of the log at ``path`` from byte ``offset`` on, at most ``limit`` bytes
+    of them (the rest waits for the next read): (records, the offset after the last whole
+    line, lines skipped as not records). A missing log, or an offset past its end (the log
+    was replaced), reads from the start."""
     try:
         with open(path, "rb") as f:
             size = os.fstat(f.fileno()).st_size
             if offset > size:
                 offset = 0
             f.seek(offset)
-            data = f.read()
+            data = f.read(limit)
     except OSError:
         return [], offset, 0
     end = data.rfind(b"\n") + 1  # a line still being written waits for the next read
+    if end == 0 and len(data) >= limit:  # one line longer than the limit: not a record
+        return [], offset + len(data), 1
     lines: list[Line] = []
     skipped = 0
     for raw in data[:end].splitlines():

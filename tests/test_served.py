@@ -86,6 +86,18 @@ def test_log_lines_round_trip_and_hostile_lines_are_skipped(tmp_path: Path):
     assert log.read(log.log_path(db), 10**9)[0] == lines  # replaced log: from the start
 
 
+def test_a_huge_log_is_read_in_pieces_and_an_overlong_line_skipped(tmp_path: Path):
+    path = tmp_path / "lib.db.served.jsonl"
+    good = b'{"v":1,"at":"2026-01-01T00:00:00+00:00","prompt":"h","served":[1],"held":[]}\n'
+    path.write_bytes(b"x" * 300 + b"\n" + good * 3)
+    lines, end, skipped = log.read(str(path), 0, limit=200)
+    assert (lines, end, skipped) == ([], 200, 1)  # no line end within the limit
+    lines, end, skipped = log.read(str(path), end, limit=200)
+    assert skipped == 1 and len(lines) == 1  # the rest of the long line, then a record
+    lines, end, _ = log.read(str(path), end)
+    assert len(lines) == 2 and end == path.stat().st_size
+
+
 def test_a_failed_write_never_fails_the_caller(tmp_path: Path):
     before = log.FAILURES[0]
     missing = tmp_path / "no-such-folder" / "lib.db"
