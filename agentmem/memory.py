@@ -187,11 +187,12 @@ class Memory:
         """How often each served lesson's mistake happened when served and when held out
         (:func:`agentmem.effect.report`), from the runs learning sessions have judged."""
         from .effect import report
+        from .served import log_path
         from .storage import served as _served
 
-        return report(
-            _served.effect_rows(self.db), holdout=self.holdout, pending=_served.pending(self.db)
-        )
+        pending = _served.pending(self.db)
+        pending["unread_bytes"] = _served.unread(self.db, log_path(self.path)) if self.path else 0
+        return report(_served.effect_rows(self.db), holdout=self.holdout, pending=pending)
 
     def served_counts(self, ids: Sequence[int] | None = None) -> dict[int, dict[str, Any]]:
         """Per experience: how often it was served and held out, and what the runs did

@@ -68,4 +68,4 @@ def test_a_followed_lesson_and_an_ignored_one_are_counted(tmp_path: Path, client
         eid = int(lesson["id"])
         use = mem.served_counts([eid])[eid]["served"]
     assert (use["prompts"], use["runs"], use["followed"], use["repeated"]) == (2, 2, 1, 1), use
-    assert effect["pending"] == {"unmatched": 0, "no_run": 0, "unjudged": 0}
+    assert effect["pending"] == {"unmatched": 0, "no_run": 0, "unjudged": 0, "unread_bytes": 0}

@@ -189,10 +189,19 @@ def test_a_prompt_matches_a_client_run_by_session_and_prompt(mem: Memory):
         "SELECT client_session, trajectory_id, repeated FROM served ORDER BY id"
     ).fetchall()
     assert rows[0][1] is None and rows[1][1] is not None and rows[1][2] == 1
-    assert mem.effect()["pending"] == {"unmatched": 1, "no_run": 0, "unjudged": 0}
+    assert mem.effect()["pending"] == {
+        "unmatched": 1,
+        "no_run": 0,
+        "unjudged": 0,
+        "unread_bytes": 0,
+    }
     with mem.db.conn:  # a day later, session s1's prompt still has no run: it never will
         mem.db.execute("UPDATE served SET at = '2000-01-01T00:00:00+00:00' WHERE id = 1")
-    assert mem.effect()["pending"] == {"unmatched": 0, "no_run": 1, "unjudged": 0}
+    assert mem.effect()["pending"]["no_run"] == 1
+    log.record(mem.path, route="hook", phash=phash, served=[eid], session="s3")
+    assert mem.effect()["pending"]["unread_bytes"] > 0
+    text = CliRunner().invoke(cli, ["effect"], env={"AGENTMEM_DB": str(mem.path)}).output
+    assert "bytes of the served log" in text and "never matched to a run: 1" in text
 
 
 def test_retired_by_use_after_enough_repeated_mistakes_and_undoable(mem: Memory):

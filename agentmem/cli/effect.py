@@ -85,6 +85,11 @@ def effect(mem: Memory, as_json: bool) -> None:
             f"waiting: {pending.get('unmatched', 0)} served lesson(s) with no run yet, "
             f"{pending.get('unjudged', 0)} not judged yet (agentmem learn judges them)"
         )
+    if pending.get("unread_bytes"):
+        click.echo(
+            f"not read yet: {pending['unread_bytes']:,} bytes of the served log "
+            "(agentmem learn reads it)"
+        )
     if pending.get("no_run"):
         click.echo(
             f"never matched to a run: {pending['no_run']} served lesson(s) a day or more old"

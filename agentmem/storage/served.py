@@ -17,6 +17,7 @@ every writer here runs inside the caller's write transaction.
 from __future__ import annotations
 
 import json
+import os
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import timedelta
@@ -44,6 +45,7 @@ __all__ = [
     "restored_at",
     "to_judge",
     "unjudge",
+    "unread",
 ]
 
 #: The setting that holds how far the served log has been read (bytes).
@@ -299,6 +301,17 @@ def pending(db: Any) -> dict[str, int]:
         [cutoff, cutoff],
     ).fetchone()
     return {"unmatched": int(a), "no_run": int(b), "unjudged": int(c)}
+
+
+def unread(db: Any, log: str) -> int:
+    """Bytes of the served log no learning session has read yet."""
+    try:
+        size = os.path.getsize(log)
+    except OSError:
+        return 0
+    offset = settings.get(db, OFFSET, 0)
+    offset = offset if isinstance(offset, int) and offset <= size else 0
+    return size - offset
 
 
 def problems(db: Any) -> list[str]:
