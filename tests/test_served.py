@@ -322,3 +322,21 @@ def test_mcp_context_and_retrieve_are_served_routes(mem: Memory):
     got = [any(h["id"] == eid for h in core.retrieve(t, tools=["cat"])) for t in tasks]
     assert got == [not log.held_out(log.prompt_hash(t), eid, 0.5) for t in tasks]
     assert not all(got) and any(got)
+
+
+def test_hostile_log_bytes_never_raise(tmp_path: Path):
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    path = tmp_path / "x.served.jsonl"
+
+    @settings(max_examples=200, deadline=None)
+    @given(st.lists(st.one_of(st.binary(max_size=200), st.text(max_size=200).map(str.encode))))
+    def check(chunks: list[bytes]) -> None:
+        path.write_bytes(b"\n".join(chunks) + b"\n")
+        lines, end, skipped = log.read(str(path), 0)
+        assert end == path.stat().st_size and skipped <= len(chunks) + 1
+        for ln in lines:
+            assert all(isinstance(i, int) and i > 0 for i in ln["served"] + ln["held"])
+
+    check()
