@@ -248,7 +248,7 @@ def read(path: str, offset: int, limit: int = MAX_READ) -> tuple[list[Line], int
         return [], offset + len(data), 1
     lines: list[Line] = []
     skipped = 0
-    for raw in data[:end].splitlines():
+    for raw in data[:end].split(b"\n"):
         if not raw.strip():
             continue
         parsed = _parse(raw)
