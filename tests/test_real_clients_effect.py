@@ -69,3 +69,34 @@ def test_a_followed_lesson_and_an_ignored_one_are_counted(tmp_path: Path, client
         use = mem.served_counts([eid])[eid]["served"]
     assert (use["prompts"], use["runs"], use["followed"], use["repeated"]) == (2, 2, 1, 1), use
     assert effect["pending"] == {"unmatched": 0, "no_run": 0, "unjudged": 0, "unread_bytes": 0}
+
+
+def test_the_holdout_withholds_a_lesson_from_the_real_client(tmp_path: Path, client: str):
+    """With ``holdout 0.5``, a prompt the holdout picks gets no lesson (the model makes
+    the mistake), another gets it (the model follows it): effect counts one of each."""
+    from agentmem import served
+
+    box = Sandbox.create(tmp_path, client, NOTES)
+    box.install_hooks()
+    lesson = _learn_the_notes_lesson(box)
+    box.agentmem("settings", "holdout", "0.5")
+    prompts = [f"Show me the notes, take {i}" for i in range(40)]
+    held = [p for p in prompts if served.held_out(served.prompt_hash(p), lesson["id"], 0.5)]
+    shown = [p for p in prompts if p not in held]
+    follow = ("docs/notes.txt", (shell("cat docs/notes.txt"),))
+    for prompt in (held[0], shown[0]):
+        s = box.session(prompt, Scenario((Turn(prompt, _fix_the_path(), "The notes.", follow),)))
+        assert s.returncode == 0, s.stderr[-2000:]
+        assert (lesson["text"] in s.context.replace("\\", "")) == (prompt == shown[0])
+    records = [json.loads(x) for x in Path(f"{box.library}.served.jsonl").read_text().split()]
+    assert [(r["served"], r["held"]) for r in records] == [
+        ([], [lesson["id"]]),
+        ([lesson["id"]], []),
+    ]
+    _accept_all(box)
+    box.agentmem("learn", "--no-model")
+    effect = json.loads(box.agentmem("effect", "--json").stdout)
+    (mine,) = [x for x in effect["lessons"] if x["id"] == lesson["id"]]
+    assert mine["served"]["situations"] == 1 and mine["served"]["mistakes"] == 0, effect
+    assert mine["held_out"]["situations"] == 1 and mine["held_out"]["mistakes"] == 1, effect
+    assert mine["verdict"].startswith("not enough data") and effect["holdout"] == 0.5
