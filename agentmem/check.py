@@ -81,7 +81,7 @@ class Problem:
     Kinds: ``unreadable``, ``integrity``, ``foreign-key``, ``migrations``,
     ``migrations-pending`` (warning), ``schema``, ``index``, ``keyword-index``, ``journal``,
     ``experience``, ``session``, ``stale-session`` (warning), ``trajectory``,
-    ``step``, ``feedback``, ``settings``.
+    ``step``, ``feedback``, ``settings``, ``served``.
     """
 
     kind: str
@@ -366,7 +366,17 @@ def _checks(
         ("the trajectories", ("trajectories", "steps"), _check_trajectories),
         ("the pruned trajectories", ("trajectories", "session_groups"), _check_pruned),
         ("the scopes", ("experience_scopes",), _check_scopes),
+        ("the served lessons", ("served",), _check_served),
     ]
+
+
+def _check_served(db: Database) -> list[Problem]:
+    """``served``'s invariants (:func:`agentmem.storage.served.problems`)."""
+    from .storage.served import problems
+
+    if not _has_table(db, "served"):  # an older file: m016 is pending
+        return []
+    return [Problem("served", m) for m in problems(db)]
 
 
 def _check_integrity(db: Database) -> list[Problem]:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Sequence
 
+from . import served
 from ._sqlite import open_reader
 from .embeddings import get_embedder, wordllama
 from .projects import project_of
@@ -52,6 +53,8 @@ def fast_context(
     k: int = 5,
     min_score: float | None = None,
     project: str | os.PathLike[str] | None = None,
+    session: str | None = None,
+    route: str = "context",
 ) -> str | None:
     """:func:`context_text` through a read-only connection, or None when the file needs
     the full path (missing, not migrated, another embedder, bad arguments)."""
@@ -87,6 +90,16 @@ def fast_context(
             min_score=min_score,
             project=where,
         )
+        found = served.serve(  # the holdout, and the served log (agentmem.served)
+            path,
+            found,
+            [f.id for f in found],
+            prompt,
+            stored,
+            route=route,
+            session=session,
+            project=where,
+        )
         texts = [f.text for f in found]
         if settings.TEAM in stored:  # -- team touch point: the replica's lessons, merged
             from .team.reads import config_of, fast_team_hits, mark, merge_hits
@@ -115,6 +128,8 @@ def context_text(
     k: int = 5,
     min_score: float | None = None,
     project: str | os.PathLike[str] | None = None,
+    session: str | None = None,
+    route: str = "context",
 ) -> str:
     """The lessons block for ``prompt`` (empty when none fits), as ``Memory.context`` gives.
 
@@ -122,10 +137,19 @@ def context_text(
     ``tools``: the tools the agent is about to use, if known; lessons naming one of
     them come first. ``project``: the folder the agent works in (its git root
     counts); lessons scoped to another project are left out. ``min_score``
-    overrides the relevance floor.
+    overrides the relevance floor. ``session`` (the client's session id) and ``route``
+    go into the served log (:mod:`agentmem.served`).
     """
     fast = fast_context(
-        db_path, prompt, tools=tools, domains=domains, k=k, min_score=min_score, project=project
+        db_path,
+        prompt,
+        tools=tools,
+        domains=domains,
+        k=k,
+        min_score=min_score,
+        project=project,
+        session=session,
+        route=route,
     )
     if fast is not None:
         return fast
@@ -133,5 +157,12 @@ def context_text(
 
     with Memory.open(db_path) as mem:
         return mem.context(
-            prompt, tools=tools, domains=domains, k=k, min_score=min_score, project=project
+            prompt,
+            tools=tools,
+            domains=domains,
+            k=k,
+            min_score=min_score,
+            project=project,
+            session=session,
+            route=route,
         )

@@ -178,7 +178,9 @@ class AgentMemTools:
 
         where = project_of(project) if project else None
         with self._locked():
-            return self.mem.context(task, tools=tools, domains=domains, k=k, project=where)
+            return self.mem.context(
+                task, tools=tools, domains=domains, k=k, project=where, route="mcp"
+            )
 
     def retrieve(
         self,
@@ -190,7 +192,16 @@ class AgentMemTools:
     ) -> list[dict[str, Any]]:
         with self._locked():
             hits = self.mem.retrieve(task, tools=tools, domains=domains, k=k)
-        return [h.as_dict() for h in hits]
+            hits = self.mem.serve_hits(task, hits, route="mcp")  # the holdout, the served log
+            mine = [h.experience.id for h in hits if h.experience.id and h.source == "private"]
+            uses = self.mem.served_counts(mine)  # what the runs it was served to did
+        return [
+            {
+                **h.as_dict(),
+                "use": uses.get(h.experience.id or 0) if h.source == "private" else None,
+            }
+            for h in hits
+        ]
 
     # -- recording ---------------------------------------------------------------------
 

@@ -177,6 +177,41 @@ class Memory:
 
         self.set_setting(settings.OUTPUT_CAP, validate_cap(cap))
 
+    @property
+    def holdout(self) -> float:
+        """The share of (prompt, lesson) pairs withheld to measure the lessons' effect
+        (0.0: none; see :mod:`agentmem.served`)."""
+        from .served import HOLDOUT, holdout_share
+
+        return holdout_share(settings.raw(self.db, [HOLDOUT]))
+
+    def set_holdout(self, share: float) -> None:
+        """Withhold lessons from a deterministic ``share`` of prompts (0 <= share <= 0.5;
+        0 turns the holdout off) and record it, for :meth:`effect`."""
+        from .served import HOLDOUT
+
+        if not 0.0 <= share <= 0.5:
+            raise InvalidRecordError(f"the holdout share must be between 0 and 0.5, not {share}")
+        self.set_setting(HOLDOUT, float(share))
+
+    def effect(self) -> dict[str, Any]:
+        """How often each served lesson's mistake happened when served and when held out
+        (:func:`agentmem.effect.report`), from the runs learning sessions have judged."""
+        from .effect import report
+        from .served import log_path
+        from .storage import served as _served
+
+        pending = _served.pending(self.db)
+        pending["unread_bytes"] = _served.unread(self.db, log_path(self.path)) if self.path else 0
+        return report(_served.effect_rows(self.db), holdout=self.holdout, pending=pending)
+
+    def served_counts(self, ids: Sequence[int] | None = None) -> dict[int, dict[str, Any]]:
+        """Per experience: how often it was served and held out, and what the runs did
+        (:func:`agentmem.storage.served.counts`)."""
+        from .storage import served as _served
+
+        return _served.counts(self.db, ids)
+
     # -- tool domains ----------------------------------------------------------------
 
     def domains(self) -> dict[str, str]:
@@ -674,16 +709,42 @@ class Memory:
         k: int = 5,
         min_score: float | None = None,
         project: str | os.PathLike[str] | None = None,
+        session: str | None = None,
+        route: str = "api",
     ) -> str:
         """A block of text to put in an agent's system prompt (empty when nothing fits),
-        with the lessons served in ``project`` (see :meth:`retrieve`)."""
+        with the lessons served in ``project`` (see :meth:`retrieve`); the holdout and the
+        served log (``session``: the client's session id) as :mod:`agentmem.served` says."""
+        from .projects import project_of
         from .retrieval import format_context
         from .team.reads import mark
 
         hits = self.retrieve(
             task, tools=tools, domains=domains, k=k, min_score=min_score, project=project
         )
+        where = None if project is None else project_of(project)
+        hits = self.serve_hits(task, hits, route=route, session=session, project=where)
         return format_context([mark(h.experience.text, h.source) for h in hits])
+
+    def serve_hits(
+        self,
+        task: str,
+        hits: Sequence[Scored],
+        *,
+        route: str,
+        session: str | None = None,
+        project: str | None = None,
+    ) -> list[Scored]:
+        """``hits`` as a prompt gets them: less the lessons the holdout withholds, and
+        recorded in the served log (:mod:`agentmem.served`). For every route that puts
+        retrieved lessons into an agent's prompt."""
+        from .served import HOLDOUT, serve
+
+        ids = [h.experience.id if h.source == "private" else None for h in hits]
+        stored = settings.raw(self.db, [HOLDOUT])
+        return serve(
+            self.path or "", hits, ids, task, stored, route=route, session=session, project=project
+        )
 
     def reindex(self, embedder: Embedder | str | None = None) -> int:
         """Rebuild the vector index with ``embedder`` (for a new embedding model) and

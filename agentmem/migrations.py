@@ -592,6 +592,41 @@ def m011_scope_kinds(db: Database) -> None:
     db.execute("ALTER TABLE experience_scopes ADD COLUMN machine TEXT")
 
 
+@migrations()
+def m016_served(db: Database) -> None:
+    """Lessons served to runs (issue 25): ``served`` holds, for each lesson a prompt got
+    (or that the holdout withheld from it), as the served log beside the library
+    recorded it (:mod:`agentmem.served`), the run it was matched to and, once a
+    learning session has judged that run against the lesson's rule, whether the run
+    met the lesson's situation, followed it, and made the mistake anyway (``judged_by``:
+    the lesson's rule, or only its tools when the rule cannot be tested). The log's
+    read offset is the setting ``served_log_offset``."""
+    for sql in (
+        """
+        CREATE TABLE served (
+            id INTEGER PRIMARY KEY,
+            at TEXT NOT NULL,
+            route TEXT NOT NULL,
+            client_session TEXT,
+            project TEXT,
+            prompt_hash TEXT NOT NULL,
+            experience_id INTEGER NOT NULL REFERENCES experiences (id) ON DELETE CASCADE,
+            held INTEGER NOT NULL CHECK (held IN (0, 1)),
+            trajectory_id INTEGER REFERENCES trajectories (id) ON DELETE SET NULL,
+            judged_session INTEGER REFERENCES sessions (id),
+            situation INTEGER CHECK (situation IN (0, 1)),
+            followed INTEGER CHECK (followed IN (0, 1)),
+            repeated INTEGER CHECK (repeated IN (0, 1)),
+            judged_by TEXT CHECK (judged_by IN ('rule', 'tools'))
+        )
+        """,
+        "CREATE INDEX served_experience_id ON served (experience_id)",
+        "CREATE INDEX served_trajectory_id ON served (trajectory_id)",
+        "CREATE INDEX served_judged_session ON served (judged_session)",
+    ):
+        db.execute(sql)
+
+
 #: The migrations this version of agentmem knows, in order.
 KNOWN_MIGRATIONS: tuple[str, ...] = tuple(m.name for m in migrations._migrations)
 #: The number of migrations this version of agentmem knows.

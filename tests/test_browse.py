@@ -56,6 +56,24 @@ CHROMIUM_FLAGS = [
 ]
 
 
+def _repeat_a_mistake(mem: Memory) -> None:
+    """A learned lesson served to a run that made its mistake anyway (its verdict written
+    as a learning session would, so that the sample's sessions stay as they are)."""
+    from agentmem import served
+    from agentmem.db import write
+    from agentmem.storage import served as store
+
+    e = next(x for x in mem.experiences() if x.rule)
+    (task,) = mem.db.execute("SELECT task FROM trajectories ORDER BY id DESC LIMIT 1").fetchone()
+    served.record(mem.path, route="api", phash=served.prompt_hash(task), served=[e.id or 0])
+    sid = max(s["id"] for s in mem.sessions() if s["kind"] == "learn")
+    with write(mem.db):
+        store.ingest(mem.db, served.log_path(mem.path))
+        store.match(mem.db)
+        (row,) = store.to_judge(mem.db)
+        store.judge(mem.db, sid, [(row["id"], True, False, True, "rule")])
+
+
 def _build(path: Path) -> None:
     """The bundled sample, learned without a model, plus a hand-added lesson, an edit, an undo."""
     # the dependency-free hashed embedder, so that the CLI (another process) can add lessons
@@ -66,6 +84,7 @@ def _build(path: Path) -> None:
         first = mem.experiences()[0]
         mem.edit(first.id, first.text + " Check the symbol first.")
         mem.undo(max(s["id"] for s in mem.sessions()))  # the edit, undone
+        _repeat_a_mistake(mem)
     conn = sqlite3.connect(path)  # one self-contained file, to copy
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     conn.close()

@@ -38,6 +38,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "rc",
         "schemadoc",
         "conversation",
+        "served",
+        "effect",
     ),
     # the SQLite file: connections, transactions, schema
     ("_tx", "_sqlite", "db", "migrations"),

@@ -141,6 +141,26 @@ WHERE o.result_id = CAST(:lesson AS INTEGER)
 ORDER BY sg.session_id, sg.group_key, j.value
 """
 
+# Per lesson, of the judged runs it was served to (and held out from) that met its situation:
+# how many repeated its mistake (agentmem.learning.outcomes; agentmem effect compares them).
+REPEATED_MISTAKES = """
+SELECT
+    s.experience_id AS lesson, e.status, e.text,
+    sum(s.held = 0 AND s.situation = 1) AS served_situations,
+    sum(s.held = 0 AND s.repeated = 1) AS served_repeated,
+    sum(s.held = 0 AND s.followed = 1) AS served_followed,
+    round(1.0 * sum(s.held = 0 AND s.repeated = 1)
+        / nullif(sum(s.held = 0 AND s.situation = 1), 0), 3) AS repeated_rate,
+    sum(s.held = 1 AND s.situation = 1) AS held_situations,
+    sum(s.held = 1 AND s.repeated = 1) AS held_repeated,
+    max(s.at) AS last_served, s.experience_id AS journal
+FROM served s JOIN experiences e ON e.id = s.experience_id
+WHERE s.judged_session IS NOT NULL
+GROUP BY s.experience_id
+HAVING served_repeated > 0
+ORDER BY repeated_rate DESC, served_repeated DESC, lesson
+"""
+
 #: name -> Datasette canned query (``sql``, ``title``, ``description``).
 CANNED_QUERIES: dict[str, dict[str, Any]] = {
     "lessons": {
@@ -191,6 +211,16 @@ CANNED_QUERIES: dict[str, dict[str, Any]] = {
         "description": (
             "Every operation that created, changed, merged or deleted one lesson, in order, with "
             "its session and the text before and after."
+        ),
+    },
+    "repeated_mistakes": {
+        "sql": REPEATED_MISTAKES,
+        "title": "Lessons whose mistake keeps happening",
+        "description": (
+            "The lessons whose mistake happened anyway in runs they were served to: of the runs "
+            "that met the lesson's situation, how many followed it and how many repeated the "
+            "mistake, beside the runs the holdout withheld it from (agentmem effect). A lesson "
+            "repeated in half of 5 or more is retired by the next learning session."
         ),
     },
     "lesson_runs": {

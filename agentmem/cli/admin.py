@@ -193,6 +193,7 @@ SETTABLE = {
     "output_cap": "bytes of a tool output kept (head and tail); 0 or off: no cap",
     "reward": "composite (w1 rho_s + w2 rho_a) or binary (R_state x R_action)",
     "reward_weights": "the composite reward's w1,w2 (>= 0, summing to 1)",
+    "holdout": "share of prompts a served lesson is withheld from, to measure it (0 to 0.5)",
 }
 
 
@@ -207,7 +208,9 @@ def settings(mem: Memory, key: str | None, value: str | None, as_json: bool) -> 
     output_cap: the most bytes of a tool output stored (default 64KiB); a
     longer output keeps its head and tail with a marker giving its length
     (outputs already recorded are kept as they are). reward and
-    reward_weights: the reward learning sessions use.
+    reward_weights: the reward learning sessions use. holdout: the share of
+    prompts each served lesson is withheld from, so that `agentmem effect` can
+    compare (off: none).
 
     \b
     Examples:
@@ -215,6 +218,7 @@ def settings(mem: Memory, key: str | None, value: str | None, as_json: bool) -> 
       agentmem settings output_cap 1MiB
       agentmem settings output_cap off
       agentmem settings reward_weights 1.0,0.0
+      agentmem settings holdout 0.1
     """
     if key is not None and value is not None:
         try:
@@ -222,6 +226,8 @@ def settings(mem: Memory, key: str | None, value: str | None, as_json: bool) -> 
                 mem.set_output_cap(_parse_bytes(value))
             elif key == "reward":
                 mem.set_reward_kind(value)
+            elif key == "holdout":
+                mem.set_holdout(0.0 if value == "off" else float(value))
             else:
                 w1, w2 = (float(x) for x in value.split(","))
                 mem.set_reward_weights(w1, w2)
@@ -232,6 +238,7 @@ def settings(mem: Memory, key: str | None, value: str | None, as_json: bool) -> 
         "output_cap": mem.output_cap,
         "reward": mem.reward_kind,
         "reward_weights": [mem.reward_weights.w1, mem.reward_weights.w2],
+        "holdout": mem.holdout,
         "model": mem.get_setting("model"),
         "embedder": mem.get_setting("embedder"),
     }

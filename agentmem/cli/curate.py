@@ -67,7 +67,10 @@ def experiences(mem: Memory, domains: tuple[str, ...], project: str | None, as_j
     and ``against`` count the learned groups / runs that support and contradict
     a lesson (``-`` for a lesson written by hand, which no session tests);
     ``--json`` adds when a group last confirmed and contradicted it, and its rule
-    (the structured facts later sessions test it with).
+    (the structured facts later sessions test it with) and ``use``: how often it
+    was served and held out, and of the runs that met its situation how many
+    followed it and how many made its mistake anyway (``repeated`` in the table:
+    mistakes / situations; see `agentmem effect`).
 
     \b
     Examples:
@@ -80,6 +83,7 @@ def experiences(mem: Memory, domains: tuple[str, ...], project: str | None, as_j
     exps = mem.experiences(domains=domains or None)
     scopes = mem.lesson_scopes()
     everywhere = Scope(None, None, None, "")
+    uses = mem.served_counts()  # what the runs it was served to did (agentmem.served)
     if project is not None:
         here, this = project_of(project), machine_id()
         exps = [
@@ -100,19 +104,21 @@ def experiences(mem: Memory, domains: tuple[str, ...], project: str | None, as_j
                     "updated_at": e.updated_at,
                     **e.evidence(),
                     "rule": json.loads(e.rule) if e.rule else None,
+                    "use": uses.get(e.id or 0),
                 }
                 for e in exps
             ]
         )
         return
     print_table(
-        ["id", "domain", "scope", "support", "against", "text"],
+        ["id", "domain", "scope", "support", "against", "repeated", "text"],
         [
             [
                 e.id,
                 e.domain or "-",
                 scopes[e.id or 0].label if (e.id or 0) in scopes else GLOBAL,
                 *_evidence_cells(e),
+                _use_cell(uses.get(e.id or 0)),
                 e.text,
             ]
             for e in exps
@@ -125,6 +131,13 @@ def _scope_fields(s: Scope | None) -> dict[str, Any]:
     if s is None:
         return {"scope": "global", "scope_kind": None, "project": None, "machine": None}
     return {"scope": s.label, "scope_kind": s.kind, "project": s.project, "machine": s.machine}
+
+
+def _use_cell(use: dict[str, dict[str, int]] | None) -> str:
+    """``mistakes/situations`` of the runs a lesson was served to; ``-`` if never judged."""
+    if not use or not use["served"]["judged"]:
+        return "-"
+    return f"{use['served']['repeated']}/{use['served']['situations']}"
 
 
 def _evidence_cells(e: Experience) -> list[str]:
@@ -232,9 +245,15 @@ def retrieve(
     )
     if as_json:
         scopes = mem.lesson_scopes()
+        mine = [h.experience.id for h in hits if h.experience.id and h.source == "private"]
+        uses = mem.served_counts(mine)
         print_json(
             [
-                {**h.as_dict(explain=explain), **_scope_fields(scopes.get(h.experience.id or 0))}
+                {
+                    **h.as_dict(explain=explain),
+                    **_scope_fields(scopes.get(h.experience.id or 0)),
+                    "use": uses.get(h.experience.id or 0) if h.source == "private" else None,
+                }
                 for h in hits
             ]
         )

@@ -165,7 +165,14 @@ def _prompt_context(args: argparse.Namespace, payload: dict[str, Any]) -> str:
     from ..projects import project_of
 
     project = project_of(_text(payload, "cwd") or os.getcwd())
-    block = context_text(db, prompt[:MAX_PROMPT_CHARS], project=project)
+    session = payload.get("session_id")  # for the served log (agentmem.served)
+    block = context_text(
+        db,
+        prompt[:MAX_PROMPT_CHARS],
+        project=project,
+        session=session if isinstance(session, str) else None,
+        route="hook",
+    )
     if not block:
         return ""
     answer = {

@@ -50,6 +50,7 @@ from .evidence import find_evidence
 from .findings import Finding
 from .generality import GroupNotes, build_corpus, generalise, note_group
 from .grouping import Grouping, LearningGroup, form_groups, task_threshold
+from .outcomes import judge_served
 from .report import (
     DEFAULT_OPTIONS,
     GroupResult,
@@ -525,6 +526,7 @@ def _apply(
         # Where each new text is served: a project, a machine, everywhere (agentmem.projects).
         record_scopes(db, sid, applied, groups)
         journal.record_groups(db, sid, group_rows(results))
+        applied += tuple(judge_served(db, sid)[0])  # served lessons judged (learning.outcomes)
         if picked.grouping.vectors is not None:
             save_task_vectors(db, picked.grouping.vectors)
         done = report(applied)

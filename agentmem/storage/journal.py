@@ -38,7 +38,7 @@ from ..db import write
 from ..errors import BusyError, UndoConflictError, UnknownSessionError
 from ..records import EVIDENCE_KINDS, Operation, valid_id
 from ..timestamps import now_iso
-from . import experiences, keyword_index, vector_index
+from . import experiences, keyword_index, served, vector_index
 from .experiences import COUNTS, EVIDENCE
 
 __all__ = [
@@ -631,6 +631,7 @@ def _undo_one(db: Database, session_id: int, vectors: Mapping[str, Vector]) -> i
         else:
             for b in json.loads(before_json):
                 _undo_change(db, undo_id, b, group, note, at, vectors)
+    served.unjudge(db, session_id)  # its verdicts on served lessons go too
     db.execute(
         "UPDATE sessions SET status = 'undone', undone_by = ? WHERE id = ?", [undo_id, session_id]
     )

@@ -1,0 +1,259 @@
+"""The served log: which lessons went into which prompt, beside the library. Standard library only.
+
+Every route that puts lessons into a prompt (the Claude Code and Codex
+``UserPromptSubmit`` hooks, ``agentmem context``, MCP ``agentmem_context``,
+:meth:`agentmem.Memory.context`) ends in :func:`agentmem.context.fast_context` or
+:meth:`agentmem.Memory.context`, and both call :func:`record` with what they served.
+The prompt hook must stay a reader of the library, so the record is not a row:
+it is one line appended (``O_APPEND``, one ``write``) to ``<library>.served.jsonl``:
+
+.. code-block:: json
+
+    {"v": 1, "at": "2026-12-01T17:00:00.000000+00:00", "route": "hook", "session": "1fa2...",
+     "project": "/home/me/app", "prompt": "9c1f...", "served": [12, 40], "held": [7],
+     "holdout": 0.1}
+
+``prompt`` is :func:`prompt_hash` of the prompt, never its text. ``held`` lists the
+lessons the holdout withheld (:func:`split`). A line is written only when a lesson
+was served or held. Writing it never fails the caller: an ``OSError`` is swallowed
+and counted in :data:`FAILURES`. The next learning session reads the log from where
+the last one stopped (:mod:`agentmem.storage.served`); :func:`read` parses it and
+skips (and counts) any line that is not a record.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Sequence
+from typing import Any, TypeVar
+
+from .timestamps import now_iso
+
+try:  # CPython's own SHA-256: hashlib would load OpenSSL (+3.7 MB in the prompt hook)
+    from _sha2 import sha256 as _sha256  # type: ignore[import-not-found]  # 3.12+
+except ImportError:  # pragma: no cover - by Python version
+    try:
+        from _sha256 import sha256 as _sha256  # type: ignore[import-not-found,no-redef]
+    except ImportError:
+        from hashlib import sha256 as _sha256  # type: ignore[assignment]
+
+__all__ = [
+    "FAILURES",
+    "HASH_CHARS",
+    "HOLDOUT",
+    "MAX_READ",
+    "SUFFIX",
+    "Line",
+    "held_out",
+    "holdout_share",
+    "log_path",
+    "prompt_hash",
+    "read",
+    "record",
+    "serve",
+    "split",
+]
+
+#: The log's name is the library's with this added.
+SUFFIX = ".served.jsonl"
+#: The setting that holds the holdout share (0 or absent: no holdout).
+HOLDOUT = "holdout"
+#: How much of the (whitespace-normalised) prompt the hash covers: the hooks pass the
+#: first 4000 characters of a prompt, the importers the whole prompt.
+HASH_CHARS = 4000
+#: The most bytes of the log one read takes (a learning session reads the rest next time).
+MAX_READ = 32 * 2**20
+#: Log writes that failed in this process (the caller never sees the error).
+FAILURES = [0]
+
+Line = dict[str, Any]
+T = TypeVar("T")
+
+
+def log_path(db_path: str | os.PathLike[str]) -> str:
+    """The served log of the library at ``db_path``."""
+    return os.fspath(db_path) + SUFFIX
+
+
+def prompt_hash(prompt: str) -> str:
+    """A prompt's identity in the log: SHA-256 of its first :data:`HASH_CHARS` characters
+    with runs of whitespace made one space (32 hex digits)."""
+    text = " ".join(prompt[:HASH_CHARS].split())
+    return str(_sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32])
+
+
+def held_out(phash: str, experience_id: int, share: float) -> bool:
+    """Whether the holdout withholds lesson ``experience_id`` from the prompt of hash
+    ``phash``: deterministic, the same answer for the same prompt and lesson, true for
+    a ``share`` of (prompt, lesson) pairs."""
+    if share <= 0:
+        return False
+    digest = _sha256(f"{phash}:{experience_id}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") / 2**64 < share
+
+
+def holdout_share(stored: dict[str, Any]) -> float:
+    """The holdout share from the library's raw settings (0.0 when unset or not a number
+    between 0 and 1)."""
+    text = stored.get(HOLDOUT)
+    if text is None:
+        return 0.0
+    try:
+        share = float(json.loads(text))
+    except (TypeError, ValueError):
+        return 0.0
+    return share if 0.0 <= share < 1.0 else 0.0
+
+
+def split(
+    items: Sequence[T], ids: Sequence[int | None], phash: str, share: float
+) -> tuple[list[T], list[int]]:
+    """``items`` without the ones the holdout withholds, and the ids withheld. An item
+    whose id is None (a team lesson) is always served."""
+    if share <= 0:
+        return list(items), []
+    kept: list[T] = []
+    held: list[int] = []
+    for item, eid in zip(items, ids, strict=True):
+        if eid is not None and held_out(phash, eid, share):
+            held.append(eid)
+        else:
+            kept.append(item)
+    return kept, held
+
+
+def record(
+    db_path: str | os.PathLike[str],
+    *,
+    route: str,
+    phash: str,
+    served: Iterable[int],
+    held: Iterable[int] = (),
+    session: str | None = None,
+    project: str | None = None,
+    share: float = 0.0,
+) -> bool:
+    """Append one line to the served log (see the module doc); False when there was
+    nothing to record or the write failed (counted in :data:`FAILURES`)."""
+    served, held = [int(i) for i in served], [int(i) for i in held]
+    if not served and not held:
+        return False
+    line = {
+        "v": 1,
+        "at": now_iso(),
+        "route": route,
+        "session": session if isinstance(session, str) and session else None,
+        "project": project,
+        "prompt": phash,
+        "served": served,
+        "held": held,
+        "holdout": share,
+    }
+    data = (json.dumps(line, separators=(",", ":"), ensure_ascii=True) + "\n").encode()
+    try:
+        fd = os.open(log_path(db_path), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            os.write(fd, data)  # one write of one line: O_APPEND keeps lines whole
+        finally:
+            os.close(fd)
+    except OSError:
+        FAILURES[0] += 1
+        return False
+    return True
+
+
+def serve(
+    db_path: str | os.PathLike[str],
+    items: Sequence[T],
+    ids: Sequence[int | None],
+    prompt: str,
+    stored: dict[str, Any],
+    *,
+    route: str,
+    session: str | None = None,
+    project: str | None = None,
+) -> list[T]:
+    """The lessons a prompt gets: ``items`` (with their experience ids, None for a team
+    lesson) less those the holdout withholds (``stored``: the library's raw settings),
+    recorded in the served log of the library file ``db_path`` (none for a library in
+    memory)."""
+    phash = prompt_hash(prompt)
+    share = holdout_share(stored)
+    kept, held = split(items, ids, phash, share)
+    if os.path.isfile(db_path):
+        gone = set(held)
+        served = [i for i in ids if i is not None and i not in gone]
+        record(
+            db_path,
+            route=route,
+            phash=phash,
+            served=served,
+            held=held,
+            session=session,
+            project=project,
+            share=share,
+        )
+    return kept
+
+
+def _ids(v: Any) -> list[int] | None:
+    if not isinstance(v, list) or len(v) > 1000:
+        return None
+    if not all(isinstance(i, int) and not isinstance(i, bool) and i > 0 for i in v):
+        return None
+    return list(v)
+
+
+def _parse(raw: bytes) -> Line | None:
+    """One log line as a record, or None when it is not one."""
+    try:
+        d = json.loads(raw)
+    except ValueError:
+        return None
+    if not isinstance(d, dict) or d.get("v") != 1:
+        return None
+    served, held = _ids(d.get("served")), _ids(d.get("held"))
+    at, phash = d.get("at"), d.get("prompt")
+    if served is None or held is None or not isinstance(at, str) or not isinstance(phash, str):
+        return None
+    session, project = d.get("session"), d.get("project")
+    return {
+        "at": at[:40],
+        "route": str(d.get("route") or "")[:40],
+        "session": session[:200] if isinstance(session, str) else None,
+        "project": project[:4000] if isinstance(project, str) else None,
+        "prompt": phash[:64],
+        "served": served,
+        "held": held,
+    }
+
+
+def read(path: str, offset: int, limit: int = MAX_READ) -> tuple[list[Line], int, int]:
+    """The records of the log at ``path`` from byte ``offset`` on, at most ``limit`` bytes
+    of them (the rest waits for the next read): (records, the offset after the last whole
+    line, lines skipped as not records). A missing log, or an offset past its end (the log
+    was replaced), reads from the start."""
+    try:
+        with open(path, "rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            if offset > size:
+                offset = 0
+            f.seek(offset)
+            data = f.read(limit)
+    except OSError:
+        return [], offset, 0
+    end = data.rfind(b"\n") + 1  # a line still being written waits for the next read
+    if end == 0 and len(data) >= limit:  # one line longer than the limit: not a record
+        return [], offset + len(data), 1
+    lines: list[Line] = []
+    skipped = 0
+    for raw in data[:end].split(b"\n"):
+        if not raw.strip():
+            continue
+        parsed = _parse(raw)
+        if parsed is None:
+            skipped += 1
+        else:
+            lines.append(parsed)
+    return lines, offset + end, skipped
