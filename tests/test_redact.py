@@ -190,7 +190,7 @@ def test_placeholder_and_empty_text() -> None:
 
 
 def test_docstring_examples() -> None:
-    result = doctest.testmod(redact_module)
+    result = doctest.testmod(redact_module.engine)
     assert result.attempted > 0
     assert result.failed == 0
 
@@ -508,11 +508,14 @@ def test_prefilter_finds_every_corpus_secret() -> None:
 def test_prefilter_needles_survive_repr_and_json() -> None:
     """The trajectory fast path scans repr(params): a needle must not hold a character
     that repr or JSON escapes, or a secret could hide behind the escaping."""
-    rx = redact_module._prefilter()
-    words = [*redact_module._KEY_WORDS, *(r.needle for r in redact_module._builtin_rules())]
+    rx = redact_module.engine._prefilter()
+    words = [
+        *redact_module.engine._KEY_WORDS,
+        *(r.needle for r in redact_module.rules._builtin_rules()),
+    ]
     for w in words:
         assert not set(w) & set("'\"\\") and w.isprintable() and w.isascii(), w
-        assert rx.search(w.lower()) or w.lower() in redact_module._NARROW, w
+        assert rx.search(w.lower()) or w.lower() in redact_module.engine._NARROW, w
     for name in ("password", "GITHUB_TOKEN", "apiKey", "Authorization", "Cookie", "pwd"):
         assert is_secret_key(name) and DEFAULT_REDACTOR.needs(repr({name: 1})), name
 
