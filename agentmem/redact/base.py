@@ -51,8 +51,8 @@ _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrst
 
 #: A name (lower-cased) that ends in a secret word.
 _SECRET_NAME = re.compile(
-    r"(?:password|passwd|passphrase|secret|token|credentials?"
-    r"|(?<![a-z])(?:pass|pwd|auth)"
+    r"(?:password|passwd|passphrase|passcode|secret|token|credentials?|sessionid|session_id"
+    r"|(?<![a-z])(?:pass|pwd|pw|auth|otp|jwt|psk)"
     r"|(?:api|access|secret|private|account|encryption|signing|master|auth|app|client"
     r"|consumer|subscription|license|session|shared|storage|webhook|deploy)[_-]?key)$"
 )
@@ -104,7 +104,7 @@ def _is_secret_name(name: str) -> bool:
 
 def _kind_for_name(name: str) -> str:
     n = name.lower()
-    if "pass" in n or "pwd" in n:
+    if "pass" in n or "pwd" in n or n.endswith(("pw", "otp", "psk")):
         return "password"
     if "token" in n:
         return "token"
@@ -158,6 +158,48 @@ def _value_ok(value: str) -> bool:
     if v.startswith("arn:"):  # an AWS resource name
         return False
     return len(v) > 1024 or ("/" not in v and "\\" not in v) or _PATH_VALUE.fullmatch(v) is None
+
+
+#: Values that documentation and examples put where a secret goes.
+_PLACEHOLDER_WORD = re.compile(
+    r"(?i)(?:x{3,}|\*{3,}|#{3,}|\.{3}|…|placeholder|redacted"
+    r"|your[_-][\w-]+|<[^<>\n]*>|\[[^\[\]\n]*\]|sk-\.\.\.|\w+\.\.\.)"
+)
+#: A format placeholder: ``{error}``, ``{0}``, ``%s``, ``%(name)s``, ``${x}``.
+_FORMAT_FIELD = re.compile(r"\{[A-Za-z_0-9.]*\}|%[sd]|%\([a-z_]+\)[sd]")
+#: Words of a sentence about a secret: what a UI string or a message holds, not a secret.
+_SECRET_WORDS = re.compile(
+    r"(?i)password|passwort|token|secret|credential|key\b|passphrase|passcode|login"
+    r"|密码|密碼|凭据|憑據|令牌|パスワード|비밀번호|пароль|contraseña|mot de passe|senha"
+)
+_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+
+
+def _reads_as_text(name: str, kind: str, value: str) -> bool:
+    """Whether a value under a secret-named key is a placeholder or text for people.
+
+    A well-known placeholder (``changeme``, ``your_password``, ``xxxx``, ``<token>``),
+    a template (``"Authentication error: {error}"``), and a phrase of several words
+    that is about the secret or asks for it (``"Enter your cpolar password"``,
+    ``"Store password securely?"``, ``"验证 cpolar 凭据"``): generated tokens and keys
+    hold no spaces, and a passphrase neither names itself nor asks a question. A
+    UUID under a session-id name is the id agent transcripts log (Claude Code's
+    ``sessionId``), not a cookie.
+    """
+    v = value.strip()
+    if _PLACEHOLDER_WORD.fullmatch(v) or _FORMAT_FIELD.search(v):
+        return True
+    if "session" in name.lower() and _UUID.fullmatch(v):
+        return True
+    if kind in ("authorization", "cookie"):
+        return False  # "Bearer abc", "a=1; b=2": spaces are part of these
+    if " " not in v:
+        return not v.isascii() and not any(c.isdigit() for c in v) and "pass" in kind
+    if kind != "password":
+        return True  # a token, key or secret has no spaces
+    return v.endswith(("?", "？", ":", "：", "...", "…", ".", "!")) or (
+        _SECRET_WORDS.search(v) is not None
+    )
 
 
 def _inside_placeholder(s: str, i: int) -> bool:

@@ -16,6 +16,7 @@ from .base import (
     _inside_placeholder,
     _is_secret_name,
     _kind_for_name,
+    _reads_as_text,
     _value_ok,
     placeholder,
 )
@@ -24,7 +25,10 @@ from .rules import _builtin_rules
 _RARITY = "zqxjkvbpygfwmucldrhsnioate=9876543210:_./-"
 #: Words that every secret-naming key contains (see is_secret_key): under such a key a
 #: value is redacted whole, so the prefilter must never miss one.
-_KEY_WORDS = ("pass", "pwd", "auth", "secret", "token", "credential", "key", "cookie")
+_KEY_WORDS = (
+    *("pass", "pwd", "pw", "auth", "secret", "token", "credential", "key", "cookie"),
+    *("otp", "psk", "jwt", "session"),
+)
 #: Narrower prefilter shapes for needles that ordinary text is full of ("task" holds
 #: "sk", "through" "gh", "global" "gl"): the lower-cased needle -> (anchor character,
 #: regex after it), each the lower-cased start of every match of its rule: a Twilio key
@@ -223,11 +227,16 @@ class Redactor:
             return value
         return self._walk(value, None)
 
-    def _walk(self, value: Any, secret_kind: str | None) -> Any:
+    def _walk(self, value: Any, secret_kind: str | None, name: str = "") -> Any:
         # The concrete types first: isinstance(x, Mapping) is an ABC check, and tool
-        # parameters are mostly strings, numbers and plain dicts.
+        # parameters are mostly strings, numbers and plain dicts. ``name``: the key
+        # that named the secret.
         if isinstance(value, str):
-            if secret_kind is not None and _value_ok(value):
+            if (
+                secret_kind is not None
+                and _value_ok(value)
+                and not _reads_as_text(name, secret_kind, value)
+            ):
                 return placeholder(secret_kind)
             return self.text(value)
         if isinstance(value, (int, float)) or value is None:
@@ -235,18 +244,18 @@ class Redactor:
                 return placeholder(secret_kind)
             return value
         if isinstance(value, list):
-            return [self._walk(v, secret_kind) for v in value]
+            return [self._walk(v, secret_kind, name) for v in value]
         if isinstance(value, tuple):
-            return tuple(self._walk(v, secret_kind) for v in value)
+            return tuple(self._walk(v, secret_kind, name) for v in value)
         if type(value) is dict or isinstance(value, Mapping):
             out: dict[Any, Any] = {}
             for k, v in value.items():
-                kind = secret_kind
+                kind, key_name = secret_kind, name
                 if isinstance(k, str):
                     if kind is None and is_secret_key(k):
-                        kind = _kind_for_key(k)
+                        kind, key_name = _kind_for_key(k), k
                     k = _key_text(self, k)
-                out[k] = self._walk(v, kind)
+                out[k] = self._walk(v, kind, key_name)
             return out
         return value
 

@@ -13,6 +13,7 @@ from .base import (
     _LINE_KEY_PREFIX,
     _LOGIN_CMD,
     _MYSQL_CMD,
+    _PLACEHOLDER_WORD,
     _PROSE_AFTER_FLAG,
     _PROSE_WORD,
     _SSHPASS_CMD,
@@ -26,12 +27,14 @@ from .base import (
     _Check,
     _fold,
     _inside_placeholder,
+    _is_placeholder_value,
     _is_secret_name,
     _key_start,
     _kind_for_name,
     _left,
     _line_start,
     _looks_random,
+    _reads_as_text,
     _Rule,
     _rule,
     _scanner,
@@ -109,9 +112,21 @@ def _bearer_check(m: re.Match[str], text: str, value: str) -> bool:
 
 def _cookie_check(m: re.Match[str], text: str, value: str) -> bool:
     start = m.start()
-    if start > 0 and text[start - 1] in _KEY_CHARS and text[max(0, start - 4) : start] != "set-":
+    if (
+        start > 0
+        and text[start - 1] in _KEY_CHARS
+        and _fold(text[max(0, start - 4) : start]) != "set-"
+    ):
         return False
-    return "=" in value
+    values = [
+        v.strip()
+        for k, eq, v in (p.partition("=") for p in value.split(";"))
+        if eq and _fold(k.strip()) not in _COOKIE_ATTRIBUTES
+    ]
+    return any(v and not _is_placeholder_value(v) for v in values)  # not all redacted already
+
+
+_COOKIE_ATTRIBUTES = frozenset({"path", "domain", "expires", "max-age", "samesite", "priority"})
 
 
 def _url_check(m: re.Match[str], text: str, value: str) -> bool:
@@ -186,8 +201,12 @@ def _assignment_check(m: re.Match[str], text: str, value: str) -> bool | str:
     if not _value_ok(value):
         return False
     kind = _kind_for_name(name)
-    if _not_a_secret(name, kind, value):
+    if _not_a_secret(name, kind, value) or (
+        m.start("uq") < 0 and _reads_as_text(name, kind, value)
+    ):
         return False
+    if m.start("uq") >= 0 and _PLACEHOLDER_WORD.fullmatch(value):
+        return False  # PASSWORD=changeme, API_KEY=your_api_key_here
     if m.start("uq") < 0:
         if value.count(" ") >= 4 and (kind != "password" or value.rstrip().endswith(".")):
             return False  # "token": "The token used to sign requests."
@@ -456,8 +475,13 @@ def _name_rules() -> list[_Rule]:
                 check=_assignment_check,
             )
             for word, needle in (
-                (r"pass(?:word|wd|phrase|(?<![a-z]pass))", "pass"),
+                (r"pass(?:word|wd|phrase|code|(?<![a-z]pass))", "pass"),
                 (r"pwd(?<![a-z]pwd)", "pwd"),
+                (r"pw(?<![a-z]pw)", "pw"),
+                (r"otp(?<![a-z]otp)", "otp"),
+                (r"psk(?<![a-z]psk)", "psk"),
+                ("jwt", "jwt"),
+                (r"session_?id", "session"),
                 (r"auth(?<![a-z]auth)", "auth"),
                 ("secret", "secret"),
                 ("token", "token"),
