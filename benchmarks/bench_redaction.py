@@ -35,7 +35,6 @@ import json
 import subprocess
 import sys
 import tempfile
-import time
 import types
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -143,7 +142,9 @@ def detect_secrets_redactor() -> TextFn | None:
             k = secret.line_number - 1
             value = secret.secret_value or ""
             regexes = getattr(plugins.get(secret.type), "denylist", ())
-            spans = [m.group(0) for rx in regexes for m in rx.finditer(lines[k]) if value in m.group(0)]
+            spans = [
+                m.group(0) for rx in regexes for m in rx.finditer(lines[k]) if value in m.group(0)
+            ]
             for v in sorted({value, *spans} - {""}, key=len, reverse=True):
                 lines[k] = lines[k].replace(v, "[REDACTED:detect_secrets]")
         return "\n".join(lines)

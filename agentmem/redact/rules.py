@@ -13,7 +13,6 @@ from .base import (
     _LINE_KEY_PREFIX,
     _LOGIN_CMD,
     _MYSQL_CMD,
-    _PLACEHOLDER_WORD,
     _PROSE_AFTER_FLAG,
     _PROSE_WORD,
     _SSHPASS_CMD,
@@ -41,6 +40,8 @@ from .base import (
     _value_ok,
     placeholder,
 )
+from .commands import command_rules
+from .documents import document_rules, prose_rules
 
 
 def _pem_rule() -> _Rule:
@@ -201,12 +202,8 @@ def _assignment_check(m: re.Match[str], text: str, value: str) -> bool | str:
     if not _value_ok(value):
         return False
     kind = _kind_for_name(name)
-    if _not_a_secret(name, kind, value) or (
-        m.start("uq") < 0 and _reads_as_text(name, kind, value)
-    ):
-        return False
-    if m.start("uq") >= 0 and _PLACEHOLDER_WORD.fullmatch(value):
-        return False  # PASSWORD=changeme, API_KEY=your_api_key_here
+    if _not_a_secret(name, kind, value) or _reads_as_text(name, kind, value):
+        return False  # "Enter your password", API_KEY=your_api_key_here, PW=你的密码
     if m.start("uq") < 0:
         if value.count(" ") >= 4 and (kind != "password" or value.rstrip().endswith(".")):
             return False  # "token": "The token used to sign requests."
@@ -315,7 +312,14 @@ _SCHEMES = r"bearer|basic|token|digest|negotiate|ntlm|bot|apikey|hmac|aws4-hmac-
 @functools.cache
 def _builtin_rules() -> tuple[_Rule, ...]:
     """The built-in rules, in the order they run: specific shapes first, contexts last."""
-    return (*_shape_rules(), *_context_rules(), *_name_rules())
+    return (
+        *document_rules(),
+        *_shape_rules(),
+        *command_rules(),
+        *_context_rules(),
+        *_name_rules(),
+        *prose_rules(),
+    )
 
 
 def _shape_rules() -> list[_Rule]:
@@ -363,6 +367,17 @@ def _shape_rules() -> list[_Rule]:
         ),
         t("pypi_token", "pypi-AgE", r"[A-Za-z0-9_-]{50,}", "pypi-AgE"),
         t("docker_token", "dckr_pat_", r"[A-Za-z0-9_-]{20,}", "dckr_pat_"),
+        t("groq_api_key", "gsk_", r"[A-Za-z0-9]{40,}", "gsk_"),
+        t("xai_api_key", "xai-", r"[A-Za-z0-9]{60,}", "xai-"),
+        t("replicate_token", "r8_", r"[A-Za-z0-9]{30,}", "r8_"),
+        t("vault_token", r"hv[sbr]\.", r"[A-Za-z0-9_-]{20,}", "hv"),
+        t("digitalocean_token", "do[por]_v1_", r"[a-f0-9]{64}", "_v1_"),
+        t("grafana_token", "glsa_", r"[A-Za-z0-9]{32}_[a-f0-9]{8}", "glsa_"),
+        t("postman_api_key", "PMAK-", r"[a-f0-9]{24}-[a-f0-9]{34}", "PMAK-"),
+        t("linear_api_key", "lin_api_", r"[A-Za-z0-9]{40}", "lin_api_"),
+        t("notion_token", "ntn_", r"[A-Za-z0-9]{40,}", "ntn_"),
+        t("shopify_token", "shp(?:at|ss|ca|pa)_", r"[a-fA-F0-9]{32}", "shp"),
+        t("databricks_token", "dapi", r"[a-f0-9]{32}(?![A-Za-z0-9])", "dapi"),
         *(
             _rule(
                 "aws_access_key",
@@ -389,7 +404,7 @@ def _context_rules() -> list[_Rule]:
                 check=_base64_check,
             )
             for p, needle in (
-                (r"secret_?access_?key", "secret"),
+                (r"secret[_ ]?access[_ ]?key(?:[ \t]*\[[^\]\n]{0,20}\])?", "secret"),
                 (r"aws_?secret_?key", "aws"),
             )
         ),
@@ -513,6 +528,17 @@ KINDS: tuple[str, ...] = (
     "sendgrid_api_key",
     "pypi_token",
     "docker_token",
+    "groq_api_key",
+    "xai_api_key",
+    "replicate_token",
+    "vault_token",
+    "digitalocean_token",
+    "grafana_token",
+    "postman_api_key",
+    "linear_api_key",
+    "notion_token",
+    "shopify_token",
+    "databricks_token",
     "aws_access_key",
     "azure_sas",
     "aws_secret_key",
