@@ -52,6 +52,7 @@ _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrst
 #: A name (lower-cased) that ends in a secret word.
 _SECRET_NAME = re.compile(
     r"(?:password|passwd|passphrase|passcode|secret|token|credentials?|sessionid|session_id"
+    r"|secret_key_base"
     r"|(?<![a-z])(?:pass|pwd|pw|auth|otp|jwt|psk)"
     r"|(?:api|access|secret|private|account|encryption|signing|master|auth|app|client"
     r"|consumer|subscription|license|session|shared|storage|webhook|deploy)[_-]?key)$"
@@ -187,10 +188,13 @@ def _reads_as_text(name: str, kind: str, value: str) -> bool:
     ``sessionId``), not a cookie.
     """
     v = value.strip()
-    if _PLACEHOLDER_WORD.fullmatch(v) or _FORMAT_FIELD.search(v):
+    if _PLACEHOLDER_WORD.fullmatch(v) or (" " in v and _FORMAT_FIELD.search(v)):
         return True
     if "session" in name.lower() and _UUID.fullmatch(v):
         return True
+    words = v.split("-")
+    if len(words) >= 5 and sum(w.isalpha() and w.islower() for w in words) >= 0.8 * len(words):
+        return True  # "dev-only-secret-not-for-production-use-...": a sentence in kebab case
     if kind in ("authorization", "cookie"):
         return False  # "Bearer abc", "a=1; b=2": spaces are part of these
     if " " not in v:

@@ -24,6 +24,7 @@ from .base import (
     _PLACEHOLDER_WORD,
     _is_secret_name,
     _kind_for_name,
+    _reads_as_text,
     _Rule,
     _value_ok,
     placeholder,
@@ -37,6 +38,13 @@ from .base import (
 PROSE_WORDS: tuple[tuple[str, str, bool, bool], ...] = (
     ("password", "password", True, False),
     ("passwort", "passwort", True, False),
+    ("kennwort", "kennwort", True, False),
+    ("mdp", r"(?<![a-z])mdp", True, False),
+    ("wachtwoord", "wachtwoord", True, False),
+    ("hasło", "hasło", True, False),
+    ("lösenord", "lösenord", True, False),
+    ("şifre", "şifre", True, False),
+    ("mật khẩu", "mật khẩu", True, False),
     ("mot de passe", "mot de passe", True, False),
     ("contraseña", "contraseña", True, False),
     ("senha", "senha", True, False),
@@ -50,11 +58,16 @@ PROSE_WORDS: tuple[tuple[str, str, bool, bool], ...] = (
     ("비밀번호", "비밀번호", False, True),
     ("암호", "암호", False, True),
 )
-_VERBS = r"(?:is|was|ist|lautet|war|est|es|era|é|è|était|это)"
-_SEP_WORD = rf"[ \t]*(?:{_VERBS}[ \t]+(?:[:：][ \t]*)?|[:：][ \t]*)"
+_VERBS = r"(?:is|was|ist|lautet|war|est|c'est|c’est|es|era|é|è|était|это|jest|är|is)"
+#: "the password for the admin account is ...", "пароль от сервера: ...".
+_FOR = (
+    r"(?:[ \t]+(?:for|of|to|on|für|von|zum|de|du|pour|del|para|da|do|от|для|per|voor|för)"
+    r"[ \t]+[^\n:：=]{1,40}?)?"
+)
+_SEP_WORD = rf"{_FOR}[ \t]*(?:{_VERBS}[ \t]+(?:[:：][ \t]*)?|[:：][ \t]*)"
 #: English words: ``password: x`` and ``password=x`` are the assignment rules' (with their
-#: knowledge of code); prose needs a verb.
-_SEP_VERB = rf"[ \t]*{_VERBS}[ \t]+(?:[:：][ \t]*)?"
+#: knowledge of code); prose needs a verb, or a value with digits right after the word.
+_SEP_VERB = rf"{_FOR}[ \t]*{_VERBS}[ \t]+(?:[:：][ \t]*)?"
 _SEP_CJK = r"[ \t]*(?:(?:是|为|為|は|は、|는|은|:|：)[ \t]*)?"
 _QUOTE = r"""(?:["'`“「『][ \t]*)?"""
 _PROSE_VALUE = r"""(?P<s>[^\s"'`“”「」『』,，。、；;()（）<>\[\]{}]+)"""
@@ -94,7 +107,8 @@ def _trim(text: str, a: int, b: int) -> int:
 
 def _prose_rule(needle: str, word: str, fold: bool, cjk: bool) -> _Rule:
     sep = _SEP_CJK if cjk else _SEP_VERB if needle in ("password", "token") else _SEP_WORD
-    rx = re.compile(f"{word}{sep}{_QUOTE}{_PROSE_VALUE}")
+    bare = "" if cjk or needle == "token" else "|(?P<bare>[ \t]+)"
+    rx = re.compile(f"{word}(?:{sep}{bare}){_QUOTE}{_PROSE_VALUE}")
     ph = placeholder("token" if needle == "token" else "password")
 
     def run(text: str, hay: str, start: int) -> str:
@@ -105,8 +119,11 @@ def _prose_rule(needle: str, word: str, fold: bool, cjk: bool) -> _Rule:
             if b <= a:
                 continue
             value = text[a:b]
-            if needle == "token" and not (any(c.isdigit() for c in value) and len(value) >= 8):
+            digits = any(c.isdigit() for c in value)
+            if needle == "token" and not (digits and len(value) >= 8):
                 continue
+            if bare and m.start("bare") >= 0 and not (digits and len(value) >= 6):
+                continue  # "password toor123", not "password reset!"
             if prose_secret(value):
                 edits.append((a, b))
         return _apply(text, edits, ph)
@@ -222,6 +239,31 @@ def _aws_pair_run(text: str, hay: str, start: int) -> str:
     return _apply(text, edits, placeholder("aws_secret_key"))
 
 
+_XML_ELEMENT = re.compile(
+    r"<(?P<n>[A-Za-z_][\w.:-]{0,63})(?:[ \t][^<>\n]{0,200})?>(?P<s>[^<>\n]{1,512})</(?P=n)>"
+)
+_XML_SETTING = re.compile(
+    r"""key=(?P<q>["'])(?P<n>[^"'\n]{1,64})(?P=q)[ \t]+"""
+    r"""value=(?P<q2>["'])(?P<s>[^"'\n]{1,512})(?P=q2)"""
+)
+#: How the closing tag of a secret-named element ends (``</password>``, ``</apiKey>``).
+_XML_ENDS = ("word", "wd", "pass", "pwd", "secret", "token", "key")
+
+
+def _xml_run(text: str, hay: str, start: int) -> str:
+    """``<password>x</password>`` and .NET's ``<add key="ApiSecret" value="x" />``."""
+    edits = []
+    for rx in (_XML_ELEMENT, _XML_SETTING):
+        for m in rx.finditer(text):
+            name, value = m.group("n"), m.group("s").strip()
+            if not _is_secret_name(name.rsplit(":", 1)[-1]) or not _value_ok(value):
+                continue
+            kind = _kind_for_name(name)
+            if not _reads_as_text(name, kind, value):
+                edits.append((*m.span("s"), kind))
+    return _apply_each(text, edits)
+
+
 # --------------------------------------------------------------------------- Kubernetes
 
 _K8S_KIND = re.compile(r"""kind\\?"?[ \t]*:[ \t]*\\?"?secret(?![a-z])""")
@@ -316,6 +358,8 @@ def document_rules() -> list[_Rule]:
         _Rule("password", ":5432:", False, _pgport_run),
         _Rule("password", ":6432:", False, _pgport_run),
         _Rule("password", "machine", True, _netrc_run),
+        *(_Rule("secret", f"{w}>", True, _xml_run) for w in _XML_ENDS),
+        _Rule("secret", "value=", True, _xml_run),
         _Rule("cookie", "cookie", True, _cookie_jar_run),  # "# Netscape HTTP Cookie File"
     ]
 

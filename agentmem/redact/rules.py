@@ -497,6 +497,7 @@ def _name_rules() -> list[_Rule]:
                 (r"psk(?<![a-z]psk)", "psk"),
                 ("jwt", "jwt"),
                 (r"session_?id", "session"),
+                ("key_base", "key_base"),
                 (r"auth(?<![a-z]auth)", "auth"),
                 ("secret", "secret"),
                 ("token", "token"),
