@@ -20,11 +20,13 @@ import attrs
 
 from .base import _PLACEHOLDER_WORD, _Rule, _value_ok, placeholder
 
-#: Where a command name may stand: a line start, a separator, a quote, ``sudo``.
-_START = r"""(?:^|(?<=[\s;&|(`"'\\]))"""
 #: An argument: a quoted string or a run of other characters; escaped quotes (``\"``
 #: in JSON-encoded text) count as quotes.
-_ARG = re.compile(r"""\\*"((?:[^"\\\n]|\\[^"\n])*)\\*"|'([^'\n]*)'|((?:[^\s'"|;&<>\\]|\\[^n"])+)""")
+_NEXT = re.compile(
+    r"""[ \t]*(?:(?P<end>\n|\\n|[|;&<>])"""
+    r"""|\\*"(?P<dq>(?:[^"\\\n]|\\[^"\n])*)\\*"|'(?P<sq>[^'\n]*)'"""
+    r"""|(?P<w>(?:[^\s'"|;&<>\\]|\\[^n"])+))"""
+)
 
 #: (positionals, flags seen) -> the positions among the positionals that are secret.
 _Positional = Callable[[Sequence[str], Sequence[str]], Sequence[int]]
@@ -118,25 +120,20 @@ _ECHO = re.compile(
 )
 
 
-def _args(text: str, start: int) -> list[tuple[str, int, int]]:
-    """The arguments after ``start`` up to the end of the command: (value, start, end)."""
+def _args(text: str, start: int) -> tuple[list[tuple[str, int, int]], int]:
+    """The arguments after ``start`` up to the end of the command, (value, start, end)
+    each (at most 64 of them), and where they end."""
     out: list[tuple[str, int, int]] = []
     pos = start
     limit = min(len(text), start + 4096)
-    while pos < limit:
-        while pos < limit and text[pos] in " \t":
-            pos += 1
-        if pos >= limit or text.startswith("\\n", pos) or text[pos] in "\n|;&<>":
+    while len(out) < 64:
+        m = _NEXT.match(text, pos, limit)
+        if m is None or m.lastgroup == "end":
             break
-        m = _ARG.match(text, pos)
-        if m is None:
-            break
-        for g in (1, 2, 3):
-            if m.start(g) >= 0:
-                out.append((m.group(g), m.start(g), m.end(g)))
-                break
+        g = m.lastgroup or "w"
+        out.append((m.group(g), m.start(g), m.end(g)))
         pos = m.end()
-    return out
+    return out, pos
 
 
 def _secret_ok(value: str) -> bool:
@@ -199,13 +196,19 @@ def _parts(text: str, a: int, b: int, part: str) -> list[tuple[int, int]]:
 
 
 def _command_rule(cmd: Command, name: str) -> _Rule:
-    rx = re.compile(_START + r"(?:sudo[ \t]+(?:-\S+[ \t]+)*)?" + re.escape(name) + r"(?=[ \t])")
+    lit = re.escape(name)
+    # the literal first (the engine searches for it fast), then: not inside a word or path
+    rx = re.compile(rf"{lit}(?<![\w./-]{lit})(?=[ \t])")
     ph = placeholder("password" if cmd.part != "=" else "cookie")
 
     def run(text: str, hay: str, start: int) -> str:
         edits: list[tuple[int, int]] = []
-        for m in rx.finditer(text, max(0, start - 64)):
-            for a, b in _spans(cmd, _args(text, m.end())):
+        done = 0  # arguments read up to here: a command inside them is not read again
+        for m in rx.finditer(text, start):
+            if m.start() < done:
+                continue
+            args, done = _args(text, m.end())
+            for a, b in _spans(cmd, args):
                 for pa, pb in _parts(text, a, b, cmd.part):
                     if pb > pa and _secret_ok(text[pa:pb]):
                         edits.append((pa, pb))

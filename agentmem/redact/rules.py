@@ -143,9 +143,12 @@ def _dash_p_check(m: re.Match[str], text: str, value: str) -> bool:
         return False
     line_from = _line_start(text, m.start())
     prefix = text[line_from if line_from >= 0 else max(0, m.start() - 256) : m.start()]
-    if _SSHPASS_CMD.search(prefix) or _LOGIN_CMD.search(prefix):
+    low = _fold(prefix)  # quick substring tests before the regexes
+    if ("sshpass" in low and _SSHPASS_CMD.search(prefix)) or (
+        "login" in low and _LOGIN_CMD.search(prefix)
+    ):
         return True
-    return m.group("sp") is None and _MYSQL_CMD.search(prefix) is not None
+    return m.group("sp") is None and "mysql" in low and _MYSQL_CMD.search(prefix) is not None
 
 
 def _not_a_secret(name: str, kind: str, value: str) -> bool:
