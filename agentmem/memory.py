@@ -18,6 +18,7 @@ from .errors import (
     UnknownExperienceError,
 )
 from .migrations import migrations, refuse_newer
+from .outputs import MIN_OUTPUT_CAP, cap_and_redact
 from .paths import DEFAULT_DB_ENV, default_db_path
 from .rc import GroupPlan, plan_group
 from .records import Experience, Feedback, Operation, Step, Trajectory
@@ -75,6 +76,8 @@ class Memory:
         self._redactor = redactor
         self._embedder = embedder
         self._model = model
+        #: The output cap read once for cleaning runs (storing caps with the current one).
+        self._cap: int | None = None
 
     # -- opening ---------------------------------------------------------------------
 
@@ -165,6 +168,7 @@ class Memory:
         from .outputs import validate_cap
 
         self.set_setting(settings.OUTPUT_CAP, validate_cap(cap))
+        self._cap = None
 
     # -- tool domains ----------------------------------------------------------------
 
@@ -210,9 +214,15 @@ class Memory:
         )
         if not r.needs(probe):
             return t
+        # Long outputs are cut first and only what is kept is redacted (agentmem.outputs).
+        cap = 0
+        if any(len(s.output) * 4 > MIN_OUTPUT_CAP for s in t.steps):
+            if self._cap is None:
+                self._cap = self.output_cap
+            cap = self._cap
         steps, changed = [], False
         for s in t.steps:
-            params, output = r.value(s.params), r.text(s.output)
+            params, output = r.value(s.params), cap_and_redact(s.output, cap, r.text)
             if output is not s.output or params != s.params:
                 s = attrs.evolve(s, params=params, output=output)
                 changed = True

@@ -40,8 +40,6 @@ from .base import (
     _value_ok,
     placeholder,
 )
-from .commands import command_rules
-from .documents import document_rules, prose_rules
 
 
 def _pem_rule() -> _Rule:
@@ -315,6 +313,9 @@ _SCHEMES = r"bearer|basic|token|digest|negotiate|ntlm|bot|apikey|hmac|aws4-hmac-
 @functools.cache
 def _builtin_rules() -> tuple[_Rule, ...]:
     """The built-in rules, in the order they run: specific shapes first, contexts last."""
+    from .commands import command_rules  # compiled on first use: importing stays cheap
+    from .documents import document_rules, prose_rules
+
     return (
         *document_rules(),
         *_shape_rules(),
