@@ -21,8 +21,8 @@ Compared in the same run, through the same three places (text, output, parameter
 
 Then cost: recording one 4 MB output whose secrets straddle nothing (the output cap
 first, redaction of what is kept) against redacting the whole output first, measured
-in the same run; and adversarial inputs at 256 KB and 1 MB, whose time ratio is about
-4 when redaction is linear (quadratic would be about 16).
+in the same run; and adversarial inputs at 256 KB and 2 MB, whose time ratio is about
+8 when redaction is linear (quadratic would be about 64).
 
     python benchmarks/bench_redaction.py [--baseline-rev 5ba5816] [--misses]
 """
@@ -35,6 +35,7 @@ import json
 import subprocess
 import sys
 import tempfile
+import time
 import types
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -200,6 +201,80 @@ def sets(args: argparse.Namespace) -> None:
                 print(f"    changed ({r['source']}) {r['text'][:100]!r}")
 
 
+# --------------------------------------------------------------------------- cost
+
+
+def _best(fn: Callable[[], object], rounds: int = 3) -> float:
+    best = float("inf")
+    for _ in range(rounds):
+        t0 = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def four_mb_outputs() -> dict[str, str]:
+    """A build log and a log dense with secrets and near-misses, 4 MB each."""
+    log = "".join(
+        f"[{i:07d}] cc -O2 -c src/module_{i % 977}.c -o build/m{i}.o\n" for i in range(80_000)
+    )
+    records = load("secrets.jsonl") + load("near_misses.jsonl")
+    chunk = "\n".join(r["text"] for r in records) + "\n"
+    dense = chunk * (4 * 2**20 // len(chunk) + 1)
+    return {"build log": log[: 4 * 2**20], "dense with secrets": dense[: 4 * 2**20]}
+
+
+def cost() -> None:
+    from agentmem.outputs import DEFAULT_OUTPUT_CAP, cap_and_redact, cap_output
+
+    cap = DEFAULT_OUTPUT_CAP
+    redact = DEFAULT_REDACTOR.text
+    print(f"\nrecording one 4 MB output, {cap // 1024} KiB cap (best of 3):")
+    print(f"{'':22}{'redact, then cap':>18}{'cap, then redact':>18}{'ratio':>8}{'record':>9}")
+    for name, output in four_mb_outputs().items():
+        before = _best(lambda o=output: cap_output(redact(o), cap))
+        after = _best(lambda o=output: cap_and_redact(o, cap, redact))
+        with tempfile.TemporaryDirectory() as d, Memory.open(Path(d) / "r.db") as mem:
+            step = [Step("bash", {"command": "make"}, output, False)]
+            rec = _best(lambda s=step: mem.record("build", s))
+        print(f"{name:22}{before:>16.3f} s{after:>16.3f} s{before / after:>7.0f}x{rec:>7.3f} s")
+    print("\nadversarial input, 256 KB and 2 MB (a ratio near 8 is linear, 64 quadratic):")
+    ratios = []
+    for name, unit in ADVERSARIAL.items():
+        small = unit * (2**18 // len(unit))
+        big = unit * (2**21 // len(unit))
+        a, b = _best(lambda t=small: redact(t), 1), _best(lambda t=big: redact(t), 1)
+        ratios.append(b / a)
+        print(f"  {name!r:34}{a:>8.3f} s{b:>8.3f} s{b / a:>7.1f}")
+    print(f"  largest ratio {max(ratios):.1f}, median {sorted(ratios)[len(ratios) // 2]:.1f}")
+
+
+#: Repeated units that make a rule try (and fail) at every position.
+ADVERSARIAL: dict[str, str] = {
+    "a=": "a=",
+    "password: x": "password: x",
+    "token=": "token=",
+    "redis-cli -a ": "redis-cli -a ",
+    "htpasswd -b ": "htpasswd -b ",
+    "net use /user:x ": "net use /user:x ",
+    "openssl -passin ": "openssl -passin ",
+    "echo x | --password-stdin ": "echo x | --password-stdin ",
+    "the password is ": "the password is ",
+    "password for ": "password for ",
+    "密码": "密码",
+    "kind: Secret\\ndata:\\n  a: b": "kind: Secret\ndata:\n  a: b\n",
+    "Private-Lines: 999": "Private-Lines: 999\n",
+    "AKIA + 16": "AKIA0000000000000000 ",
+    "machine x login y ": "machine x login y ",
+    ".pgpass a:1:b:c:": "a:1:b:c:",
+    "<password>": "<password>",
+    "key='x' value='": "key='x' value='",
+    "login a/": "login a/",
+    "Bearer ": "Bearer ",
+    "-----BEGIN RSA PRIVATE KEY-----": "-----BEGIN RSA PRIVATE KEY-----",
+}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--baseline-rev", default="5ba5816", help="git revision of today's rules")
@@ -207,6 +282,8 @@ def main() -> None:
     ap.add_argument("--no-cost", action="store_true", help="skip the timings")
     args = ap.parse_args()
     sets(args)
+    if not args.no_cost:
+        cost()
 
 
 if __name__ == "__main__":

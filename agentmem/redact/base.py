@@ -167,7 +167,7 @@ _PLACEHOLDER_WORD = re.compile(
     r"|your[_-][\w-]+|<[^<>\n]*>|\[[^\[\]\n]*\]|sk-\.\.\.|\w+\.\.\.)"
 )
 #: A format placeholder: ``{error}``, ``{0}``, ``%s``, ``%(name)s``, ``${x}``.
-_FORMAT_FIELD = re.compile(r"\{[A-Za-z_0-9.]*\}|%[sd]|%\([a-z_]+\)[sd]")
+_FORMAT_FIELD = re.compile(r"\{[A-Za-z_][A-Za-z_0-9.]*\}|\{\d?\}|%[sd]|%\([a-z_]+\)[sd]")
 #: Words of a sentence about a secret: what a UI string or a message holds, not a secret.
 _SECRET_WORDS = re.compile(
     r"(?i)password|passwort|token|secret|credential|key\b|passphrase|passcode|login"
@@ -188,7 +188,11 @@ def _reads_as_text(name: str, kind: str, value: str) -> bool:
     ``sessionId``), not a cookie.
     """
     v = value.strip()
-    if _PLACEHOLDER_WORD.fullmatch(v) or (" " in v and _FORMAT_FIELD.search(v)):
+    if _PLACEHOLDER_WORD.fullmatch(v):
+        return True
+    if kind == "password" and v[-1:].isdigit():
+        return False  # text for people does not end in a digit; a password may
+    if " " in v and _FORMAT_FIELD.search(v):
         return True
     if "session" in name.lower() and _UUID.fullmatch(v):
         return True
@@ -211,7 +215,8 @@ def _inside_placeholder(s: str, i: int) -> bool:
     j = s.rfind(PLACEHOLDER_PREFIX, max(0, i - 64), i + len(PLACEHOLDER_PREFIX))
     if j < 0:
         return False
-    return s.find("]", j) >= i
+    # its end is at or after i (bounded searches: this runs once a match)
+    return s.find("]", j, i) < 0 and s.find("]", i, j + 96) >= 0
 
 
 def _left(lit: str, cls: str) -> str:

@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 
 import attrs
 
-from .base import _PLACEHOLDER_WORD, _Rule, _value_ok, placeholder
+from .base import _PLACEHOLDER_WORD, _inside_placeholder, _Rule, _value_ok, placeholder
 
 #: An argument: a quoted string or a run of other characters; escaped quotes (``\"``
 #: in JSON-encoded text) count as quotes.
@@ -222,9 +222,10 @@ def _piped_rule(needle: str, part: str) -> _Rule:
 
     def run(text: str, hay: str, start: int) -> str:
         edits: list[tuple[int, int]] = []
-        pos = start
+        pos, seen = start, 0  # text before ``seen`` was searched for echo already
         while pos >= 0:
-            line_from = max(text.rfind("\n", 0, pos) + 1, pos - 512, 0)
+            line_from = max(text.rfind("\n", max(0, pos - 512), pos) + 1, pos - 512, seen)
+            seen = pos
             for m in _ECHO.finditer(text, line_from, pos):
                 g = next(g for g in (1, 2, 3) if m.start(g) >= 0)
                 a, b = m.span(g)
@@ -247,7 +248,7 @@ def _apply(text: str, edits: list[tuple[int, int]], ph: str) -> str:
     parts: list[str] = []
     pos = 0
     for a, b in sorted(set(edits)):
-        if a < pos:
+        if a < pos or "[REDACTED:" in text[a:b] or _inside_placeholder(text, a):
             continue
         parts += [text[pos:a], ph]
         pos = b

@@ -22,6 +22,7 @@ import re
 
 from .base import (
     _PLACEHOLDER_WORD,
+    _inside_placeholder,
     _is_secret_name,
     _kind_for_name,
     _reads_as_text,
@@ -152,7 +153,7 @@ def _pair_run(text: str, hay: str, start: int) -> str:
 # --------------------------------------------------------------------------- file formats
 
 _PGPASS_LINE = re.compile(
-    r"(?m)^[ \t]*(?:echo[ \t]+)?[\"']?[A-Za-z0-9_.*\[\]:-]+:(?:\d{1,5}|\*):[^:\s]+:[^:\s]+:"
+    r"(?m)^[ \t]*(?:echo[ \t]+)?[\"']?[A-Za-z0-9_.*-]+:(?:\d{1,5}|\*):[^:\s]+:[^:\s]+:"
     r"(?P<s>[^\s\"']+)"
 )
 
@@ -227,9 +228,10 @@ def _aws_pair_run(text: str, hay: str, start: int) -> str:
     """A 40-character mixed-case base64 word within two lines after an AWS key id."""
     edits = []
     for m in _AWS_ID.finditer(text, start):
-        nl = text.find("\n", m.end())
-        stop = -1 if nl < 0 else text.find("\n", nl + 1)
-        stop = min(len(text) if stop < 0 else stop, m.end() + 240)
+        far = min(len(text), m.end() + 240)
+        nl = text.find("\n", m.end(), far)
+        stop = -1 if nl < 0 else text.find("\n", nl + 1, far)
+        stop = far if stop < 0 else stop
         s = _AWS_SECRET.search(text, m.end(), stop)
         if s is None:
             continue
@@ -287,8 +289,9 @@ def _k8s_run(text: str, hay: str, start: int) -> str:
             continue
         a = hay.rfind("\n---", max(0, m.start() - 65536), m.start())
         a = max(a, 0, m.start() - 65536)
-        b = hay.find("\n---", m.end())
-        b = min(len(text) if b < 0 else b, m.end() + 65536)
+        far = min(len(text), m.end() + 65536)
+        b = hay.find("\n---", m.end(), far)
+        b = far if b < 0 else b
         edits += _yaml_data(text, a, b) + _json_data(text, a, b)
         done = b
     return _apply_each(text, edits)
@@ -339,7 +342,7 @@ def _apply_each(text: str, edits: list[tuple[int, int, str]]) -> str:
     parts: list[str] = []
     pos = 0
     for a, b, ph in sorted(set(edits)):
-        if a < pos or b <= a or "[REDACTED:" in text[a:b]:
+        if a < pos or b <= a or "[REDACTED:" in text[a:b] or _inside_placeholder(text, a):
             continue
         parts += [text[pos:a], ph if ph.startswith("[") else placeholder(ph)]
         pos = b
