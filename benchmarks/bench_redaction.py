@@ -30,6 +30,7 @@ in the same run; and adversarial inputs at 256 KB and 2 MB, whose time ratio is 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib.util
 import json
 import subprocess
@@ -201,6 +202,51 @@ def sets(args: argparse.Namespace) -> None:
                 print(f"    changed ({r['source']}) {r['text'][:100]!r}")
 
 
+def transcript_lines(folder: Path) -> list[str]:
+    """Every distinct line (10-300 characters) of every string in the real transcripts,
+    JSON-encoded outputs decoded too."""
+
+    def strings(value: Any) -> Iterator[str]:
+        if isinstance(value, str):
+            yield value
+            if value.strip()[:1] in ("{", "["):
+                with contextlib.suppress(ValueError):
+                    yield from strings(json.loads(value))
+        elif isinstance(value, dict | list):
+            for v in value.values() if isinstance(value, dict) else value:
+                yield from strings(v)
+
+    seen: dict[str, None] = {}
+    for path in sorted(folder.rglob("*.jsonl")):
+        for raw in path.read_text(encoding="utf-8", errors="replace").splitlines():
+            try:
+                record = json.loads(raw)
+            except ValueError:
+                continue
+            for text in strings(record):
+                for line in text.split("\n"):
+                    if 10 <= len(line.strip()) <= 300:
+                        seen.setdefault(line.strip())
+    return list(seen)
+
+
+def transcripts(args: argparse.Namespace) -> None:
+    folder = Path(args.transcripts)
+    if not folder.is_dir():
+        print(f"\n(no transcripts at {folder})")
+        return
+    lines = transcript_lines(folder)
+    print(f"\nthe real transcripts in {folder}: {len(lines)} distinct lines; changed by")
+    old = baseline_redactor(args.baseline_rev)
+    for name, fn in (("today", old), ("agentmem", DEFAULT_REDACTOR.text)):
+        if fn is not None:
+            changed = [line for line in lines if fn(line) != line]
+            print(f"  {name:10}{len(changed):>6}")
+            if args.misses:
+                for line in changed[:20]:
+                    print(f"    {line[:100]!r}")
+
+
 # --------------------------------------------------------------------------- cost
 
 
@@ -280,8 +326,14 @@ def main() -> None:
     ap.add_argument("--baseline-rev", default="5ba5816", help="git revision of today's rules")
     ap.add_argument("--misses", action="store_true", help="list what each one gets wrong")
     ap.add_argument("--no-cost", action="store_true", help="skip the timings")
+    ap.add_argument(
+        "--transcripts",
+        default="/work/shared/data/transcripts",
+        help="a folder of real transcripts (*.jsonl) whose lines should not change",
+    )
     args = ap.parse_args()
     sets(args)
+    transcripts(args)
     if not args.no_cost:
         cost()
 

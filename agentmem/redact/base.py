@@ -192,7 +192,7 @@ def _reads_as_text(name: str, kind: str, value: str) -> bool:
         return True
     if kind == "password" and v[-1:].isdigit():
         return False  # text for people does not end in a digit; a password may
-    if " " in v and _FORMAT_FIELD.search(v):
+    if (" " in v or not v.isascii()) and _FORMAT_FIELD.search(v):
         return True
     if "session" in name.lower() and _UUID.fullmatch(v):
         return True
