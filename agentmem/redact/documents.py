@@ -43,8 +43,8 @@ PROSE_WORDS: tuple[tuple[str, str, bool, bool], ...] = (
     ("mdp", r"(?<![a-z])mdp", True, False),
     ("wachtwoord", "wachtwoord", True, False),
     ("hasło", "hasło", True, False),
-    ("lösenord", "lösenord", True, False),
-    ("şifre", "şifre", True, False),
+    ("lösenord", "lösenord(?:et)?", True, False),
+    ("ifre", "[şŞ]ifre(?:si)?", False, False),
     ("mật khẩu", "mật khẩu", True, False),
     ("mot de passe", "mot de passe", True, False),
     ("contraseña", "contraseña", True, False),
@@ -59,7 +59,7 @@ PROSE_WORDS: tuple[tuple[str, str, bool, bool], ...] = (
     ("비밀번호", "비밀번호", False, True),
     ("암호", "암호", False, True),
 )
-_VERBS = r"(?:is|was|ist|lautet|war|est|c'est|c’est|es|era|é|è|était|это|jest|är|is)"
+_VERBS = r"(?:is|was|ist|lautet|war|est|c'est|c’est|es|era|é|è|était|это|jest|är|là|is)"
 #: "the password for the admin account is ...", "пароль от сервера: ...".
 _FOR = (
     r"(?:[ \t]+(?:for|of|to|on|für|von|zum|de|du|pour|del|para|da|do|от|для|per|voor|för)"
