@@ -252,8 +252,8 @@ class Memory:
     ) -> list[int]:
         """Record trajectories in one transaction: all of them or, on error, none.
 
-        Secrets are redacted, then outputs longer than :attr:`output_cap` are cut to
-        their head and tail (see :mod:`agentmem.outputs`). In a team (``agentmem team
+        Outputs longer than :attr:`output_cap` are cut to their head and tail, and
+        secrets are redacted from what is kept (see :mod:`agentmem.outputs`). In a team (``agentmem team
         join``), ``share=True`` also queues them, redacted, for the team library;
         ``None`` follows the team's ``share`` setting. Unshared runs never leave this
         library.
