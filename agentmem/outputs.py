@@ -46,6 +46,7 @@ __all__ = [
     "cap_output",
     "cap_trajectories",
     "cut_marker",
+    "fits_cap",
     "validate_cap",
 ]
 
@@ -84,7 +85,8 @@ def cut_marker(output: str) -> tuple[int, int] | None:
     return (int(m.group(1)), int(m.group(2))) if m else None
 
 
-def _fits(output: str, cap: int) -> bool:
+def fits_cap(output: str, cap: int) -> bool:
+    """Whether ``output`` is at most ``cap`` bytes of UTF-8 (or ``cap`` is 0: no cap)."""
     if not cap or len(output) * 4 <= cap:  # a character is at most 4 bytes
         return True
     if len(output) <= cap and output.isascii():
@@ -104,7 +106,7 @@ def _budget(cap: int, total: int) -> tuple[int, int]:
 def cap_output(output: str, cap: int) -> str:
     """``output`` itself when it is at most ``cap`` bytes of UTF-8 (or ``cap`` is 0),
     else its head and tail with a marker between them (see the module doc)."""
-    if _fits(output, cap):
+    if fits_cap(output, cap):
         return output
     data = output.encode("utf-8")
     head_n, tail_n = _budget(cap, len(data))
@@ -114,7 +116,7 @@ def cap_output(output: str, cap: int) -> str:
 def cap_and_redact(output: str, cap: int, redact: Callable[[str], str]) -> str:
     """``redact(output)`` capped as :func:`cap_output` would, at the cost of redacting
     the kept parts and their windows only (see the module doc)."""
-    if _fits(output, cap):
+    if fits_cap(output, cap):
         return redact(output)
     total = len(output.encode("utf-8"))
     head_n, tail_n = _budget(cap, total)

@@ -168,17 +168,6 @@ def _pgpass_run(text: str, hay: str, start: int) -> str:
     return _apply(text, edits, placeholder("password"))
 
 
-def _pgport_run(text: str, hay: str, start: int) -> str:
-    line_from = text.rfind("\n", 0, start) + 1
-    edits = []
-    for m in _PGPASS_LINE.finditer(text, line_from):
-        if ":5432:" in m.group(0) or ":6432:" in m.group(0):
-            a, b = m.span("s")
-            if _value_ok(text[a:b]) and text[a:b] != "password":
-                edits.append((a, b))
-    return _apply(text, edits, placeholder("password"))
-
-
 _NETRC = re.compile(
     r"(?:machine[ \t]+\S+|default)(?:\s+(?:login|account|port)[ \t]+\S+)*\s+password[ \t]+"
     r"(?P<s>\S+)"
@@ -186,7 +175,13 @@ _NETRC = re.compile(
 
 
 def _netrc_run(text: str, hay: str, start: int) -> str:
-    edits = [m.span("s") for m in _NETRC.finditer(text, start) if _value_ok(m.group("s"))]
+    if "machine" not in hay and "default" not in hay:
+        return text
+    edits = [
+        m.span("s")
+        for m in _NETRC.finditer(text, max(0, start - 4096))
+        if _value_ok(m.group("s"))
+    ]
     return _apply(text, edits, placeholder("password"))
 
 
@@ -249,7 +244,7 @@ _XML_SETTING = re.compile(
     r"""value=(?P<q2>["'])(?P<s>[^"'\n]{1,512})(?P=q2)"""
 )
 #: How the closing tag of a secret-named element ends (``</password>``, ``</apiKey>``).
-_XML_ENDS = ("word", "wd", "pass", "pwd", "secret", "token", "key")
+_XML_ENDS = ("password", "passwd", "pass", "pwd", "secret", "token", "key")
 
 
 def _xml_run(text: str, hay: str, start: int) -> str:
@@ -358,11 +353,10 @@ def document_rules() -> list[_Rule]:
         _Rule("private_key", "Private-Lines:", False, _putty_run),
         _Rule("secret", "secret", True, _k8s_run),
         _Rule("password", "pgpass", True, _pgpass_run),
-        _Rule("password", ":5432:", False, _pgport_run),
-        _Rule("password", ":6432:", False, _pgport_run),
-        _Rule("password", "machine", True, _netrc_run),
+        _Rule("password", "username:password", True, _pgpass_run),  # its header line
+        _Rule("password", "password", True, _netrc_run),
         *(_Rule("secret", f"{w}>", True, _xml_run) for w in _XML_ENDS),
-        _Rule("secret", "value=", True, _xml_run),
+        _Rule("secret", "key=", True, _xml_run),
         _Rule("cookie", "cookie", True, _cookie_jar_run),  # "# Netscape HTTP Cookie File"
     ]
 

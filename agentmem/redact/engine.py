@@ -27,7 +27,7 @@ _RARITY = "zqxjkvbpygfwmucldrhsnioate=9876543210:_./-"
 #: value is redacted whole, so the prefilter must never miss one.
 _KEY_WORDS = (
     *("pass", "pwd", "pw", "auth", "secret", "token", "credential", "key", "cookie"),
-    *("otp", "psk", "jwt", "session"),
+    *("otp", "psk", "jwt", "sessionid", "session_id"),
 )
 #: Narrower prefilter shapes for needles that ordinary text is full of ("task" holds
 #: "sk", "through" "gh", "global" "gl"): the lower-cased needle -> (anchor character,
@@ -38,6 +38,13 @@ _NARROW = {
     "gh": ("g", r"h[pousr]_"),
     "gl": ("g", r"l(?:pat|dt|rt|ptt|cbt|oas|ft|imt|soat|agent)-"),
 }
+
+
+def _rank(rank: dict[str, int], c: str) -> int:
+    """How common ``c`` is (lower: rarer); a letter of another script is rarer than any."""
+    if not c.isascii():
+        return -1
+    return rank.get(c, len(rank))
 
 
 def _anchored(needles: Iterable[str]) -> re.Pattern[str]:
@@ -59,7 +66,7 @@ def _anchored(needles: Iterable[str]) -> re.Pattern[str]:
     for k, n in enumerate(literal):
         if any(m in n for m in literal[:k]):
             continue
-        i = min(range(len(n)), key=lambda j: (rank.get(n[j], len(rank)), j))
+        i = min(range(len(n)), key=lambda j: (_rank(rank, n[j]), j))
         behind = f"(?<={re.escape(n[: i + 1])})" if i else ""
         by_anchor.setdefault(n[i], []).append(behind + re.escape(n[i + 1 :]))
     alts = [
