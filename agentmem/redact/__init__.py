@@ -30,10 +30,10 @@ What is recognised (the ``kind`` in the placeholder):
   ``google_oauth_token`` (ya29.), ``npm_token`` (npm_), ``huggingface_token``
   (hf_), ``twilio_api_key`` (SK + 32 hex), ``sendgrid_api_key`` (SG.x.y),
   ``pypi_token`` (pypi-AgE...), ``docker_token`` (dckr_pat_), ``groq_api_key``
-  (gsk_), ``xai_api_key`` (xai-), ``vault_token``
-  (hvs./hvb./hvr.), ``digitalocean_token`` (dop_v1_), ``grafana_token`` (glsa_),
-  ``postman_api_key`` (PMAK-), ``linear_api_key`` (lin_api_), ``shopify_token`` (shpat_ ...), ``databricks_token`` (dapi),
-  ``azure_sas`` (``sig=`` in a URL query);
+  (gsk_), ``xai_api_key`` (xai-), ``vault_token`` (hvs./hvb./hvr.),
+  ``digitalocean_token`` (dop_v1_), ``grafana_token`` (glsa_), ``postman_api_key``
+  (PMAK-), ``linear_api_key`` (lin_api_), ``shopify_token`` (shpat_ ...),
+  ``databricks_token`` (dapi), ``azure_sas`` (``sig=`` in a URL query);
 * by context: ``aws_secret_key`` (40 characters after ``aws_secret_access_key``,
   ``SecretAccessKey`` or ``AWS Secret Access Key [None]:``, and a bare one within
   two lines after its key id: CSV, tables), ``url_password``
