@@ -601,8 +601,18 @@ def test_the_sets_are_big_and_honest() -> None:
     assert len(real) >= 100  # drawn from real transcripts and real code
 
 
-@pytest.mark.parametrize("record", SET_SECRETS, ids=lambda r: r["text"][:40])
+@pytest.mark.parametrize(
+    "record",
+    [
+        pytest.param(r, marks=pytest.mark.xfail(reason=r["known_miss"], strict=True))
+        if "known_miss" in r
+        else r
+        for r in SET_SECRETS
+    ],
+    ids=lambda r: r["text"][:40],
+)
 def test_set_secret_is_gone_as_text_and_as_a_parameter(record: dict[str, Any]) -> None:
+    """Every secret of the set goes, but for the few marked ``known_miss`` (and why)."""
     out = redact(record["text"])
     params = json.dumps(redact_value({"command": record["text"]}), ensure_ascii=False)
     for secret in record["secret"]:
