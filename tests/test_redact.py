@@ -663,3 +663,21 @@ def test_the_sets_through_the_recording_paths(tmp_path: Path) -> None:
     changed = [r for r, cs in zip(SET_NEAR, copies, strict=True) if any(c != r["text"] for c in cs)]
     assert 1 - len(missed) / len(SET_SECRETS) >= 0.97, missed
     assert len(changed) / len(SET_NEAR) < 0.01, changed
+
+
+def test_a_kubernetes_secret_as_a_json_value() -> None:
+    manifest = {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {"name": "app"},
+        "data": {"DATABASE_URL": "cG9zdGdyZXM6Ly9hOmJAZGIvYQ==", "ca.crt": "LS0tLS1CRUdJTg=="},
+        "stringData": {"endpoint": "https://api.example.com/v1", "user": "svc"},
+    }
+    out = redact_value({"manifest": manifest})
+    assert isinstance(out, dict)
+    got = out["manifest"]
+    assert got["data"] == {"DATABASE_URL": "[REDACTED:secret]", "ca.crt": "[REDACTED:secret]"}
+    assert got["stringData"]["user"] == "[REDACTED:secret]"
+    assert got["metadata"] == {"name": "app"} and got["kind"] == "Secret"
+    config_map = {**manifest, "kind": "ConfigMap"}
+    assert redact_value(config_map) == config_map

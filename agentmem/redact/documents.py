@@ -178,9 +178,7 @@ def _netrc_run(text: str, hay: str, start: int) -> str:
     if "machine" not in hay and "default" not in hay:
         return text
     edits = [
-        m.span("s")
-        for m in _NETRC.finditer(text, max(0, start - 4096))
-        if _value_ok(m.group("s"))
+        m.span("s") for m in _NETRC.finditer(text, max(0, start - 4096)) if _value_ok(m.group("s"))
     ]
     return _apply(text, edits, placeholder("password"))
 

@@ -256,11 +256,14 @@ class Redactor:
             return tuple(self._walk(v, secret_kind, name) for v in value)
         if type(value) is dict or isinstance(value, Mapping):
             out: dict[Any, Any] = {}
+            k8s_secret = value.get("kind") == "Secret"  # every value of its data is secret
             for k, v in value.items():
                 kind, key_name = secret_kind, name
                 if isinstance(k, str):
                     if kind is None and is_secret_key(k):
                         kind, key_name = _kind_for_key(k), k
+                    elif kind is None and k8s_secret and k in ("data", "stringData"):
+                        kind, key_name = "secret", k
                     k = _key_text(self, k)
                 out[k] = self._walk(v, kind, key_name)
             return out
