@@ -3,9 +3,10 @@
 A flag's value (``redis-cli -a PASS``, ``ldapsearch -w PASS``), part of it
 (``smbclient -U user%PASS``, ``openssl -passout pass:PASS``, ``curl -b "sid=VALUE"``)
 or a positional argument (``htpasswd -b file user PASS``, ``rabbitmqctl add_user u
-PASS``, ``vault login TOKEN``). A command is found where a command can start (a line
-start, a separator or a quote), and its arguments are read up to the end of the line
-or of the command (``|``, ``;``, ``&``, ``>``), so the cost is linear in the text.
+PASS``, ``vault login TOKEN``). A command's name is found where it is not part of a
+word or a path, and its arguments (at most 64, within 4 KiB) are read up to the end
+of the line or of the command (``|``, ``;``, ``&``, ``>``); arguments already read are
+not read again for a later name among them, so the cost is linear in the text.
 References (``$PW``, ``"${TOKEN}"``), placeholders (``<password>``) and flags are
 kept. Values piped in (``echo PASS | docker login --password-stdin``, ``echo
 'user:PASS' | chpasswd``) are found from the command that reads them.
@@ -164,7 +165,8 @@ def _spans(cmd: Command, args: list[tuple[str, int, int]]) -> list[tuple[int, in
         elif value.startswith("-") and any(
             value.startswith(f) and len(value) > len(f) for f in cmd.attached
         ):
-            spans.append((a + 2, b))
+            f = next(f for f in cmd.attached if value.startswith(f))
+            spans.append((a + len(f), b))
         elif value.startswith("-") and len(value) > 1:
             flags.append(value)
         else:
