@@ -48,6 +48,7 @@ PROSE_WORDS: tuple[tuple[str, str, bool, bool], ...] = (
     ("mật khẩu", "mật khẩu", True, False),
     ("mot de passe", "mot de passe", True, False),
     ("contraseña", "contraseña", True, False),
+    ("clave", "(?<![a-z])clave", True, False),
     ("senha", "senha", True, False),
     ("ароль", "[пП]ароль", False, False),
     ("token", "token", True, False),
