@@ -76,8 +76,6 @@ class Memory:
         self._redactor = redactor
         self._embedder = embedder
         self._model = model
-        #: The output cap read once for cleaning runs (storing caps with the current one).
-        self._cap: int | None = None
 
     # -- opening ---------------------------------------------------------------------
 
@@ -168,7 +166,6 @@ class Memory:
         from .outputs import validate_cap
 
         self.set_setting(settings.OUTPUT_CAP, validate_cap(cap))
-        self._cap = None
 
     # -- tool domains ----------------------------------------------------------------
 
@@ -209,11 +206,7 @@ class Memory:
             return t
         # Long outputs are cut first and only what is kept is redacted (agentmem.outputs);
         # they stay out of the probe below, which would cost a scan of all of each.
-        cap = 0
-        if any(len(s.output) * 4 > MIN_OUTPUT_CAP for s in t.steps):
-            if self._cap is None:
-                self._cap = self.output_cap
-            cap = self._cap
+        cap = self.output_cap if any(len(s.output) * 4 > MIN_OUTPUT_CAP for s in t.steps) else 0
         long = [not fits_cap(s.output, cap) for s in t.steps]
         # One scan of the rest of the trajectory: most hold nothing any rule looks for.
         # Every key and string of the parameters and meta occurs in their repr.
