@@ -8,6 +8,12 @@ placeholder kind that must appear; near-misses are ``{"text", "must_redact": fal
 for these tests. In the file, known token prefixes are written with their first
 character as a JSON ``\\u`` escape (``\\u0067hp_...``) so that secret scanners
 reading the raw file do not take them for live secrets; ``json.loads`` undoes it.
+
+``tests/data/redaction/`` holds the sets that ``benchmarks/bench_redaction.py``
+measures and the README reports: ``secrets.jsonl`` (secrets in context, by category,
+each with the exact substrings that must go; ``known_miss`` says why a rule does not
+catch one) and ``near_misses.jsonl`` (lines of real transcripts and real code, and
+look-alikes, each with its source) that must come out byte for byte.
 """
 
 from __future__ import annotations
