@@ -18,6 +18,7 @@ from .errors import (
     UnknownExperienceError,
 )
 from .migrations import migrations, refuse_newer
+from .outputs import MIN_OUTPUT_CAP, cap_and_redact, fits_cap
 from .paths import DEFAULT_DB_ENV, default_db_path
 from .rc import GroupPlan, plan_group
 from .records import Experience, Feedback, Operation, Step, Trajectory
@@ -249,21 +250,35 @@ class Memory:
             r = self._redactor = DEFAULT_REDACTOR
         if not r.enabled:
             return t
-        # One scan of the whole trajectory first: most hold nothing any rule looks for.
+        # Long outputs are cut first and only what is kept is redacted (agentmem.outputs);
+        # they stay out of the probe below, which would cost a scan of all of each.
+        cap = self.output_cap if any(len(s.output) * 4 > MIN_OUTPUT_CAP for s in t.steps) else 0
+        long = [not fits_cap(s.output, cap) for s in t.steps]
+        # One scan of the rest of the trajectory: most hold nothing any rule looks for.
         # Every key and string of the parameters and meta occurs in their repr.
         probe = "\x00".join(
-            [t.task, repr(t.meta), *(s.output for s in t.steps), *(repr(s.params) for s in t.steps)]
+            [
+                t.task,
+                repr(t.meta),
+                *(s.output for s, cut in zip(t.steps, long, strict=True) if not cut),
+                *(repr(s.params) for s in t.steps),
+            ]
         )
-        if not r.needs(probe):
+        need = r.needs(probe)
+        if not need and not any(long):
             return t
         steps, changed = [], False
-        for s in t.steps:
-            params, output = r.value(s.params), r.text(s.output)
+        for s, cut in zip(t.steps, long, strict=True):
+            params = r.value(s.params) if need else s.params
+            if cut:
+                output = cap_and_redact(s.output, cap, r.text)
+            else:
+                output = r.text(s.output) if need else s.output
             if output is not s.output or params != s.params:
                 s = attrs.evolve(s, params=params, output=output)
                 changed = True
             steps.append(s)
-        task, meta = r.text(t.task), r.value(t.meta)
+        task, meta = (r.text(t.task), r.value(t.meta)) if need else (t.task, t.meta)
         if changed or task is not t.task or meta != t.meta:
             return attrs.evolve(t, task=task, steps=tuple(steps), meta=meta)
         return t
@@ -288,9 +303,9 @@ class Memory:
     ) -> list[int]:
         """Record trajectories in one transaction: all of them or, on error, none.
 
-        Secrets are redacted, then outputs longer than :attr:`output_cap` are cut to
-        their head and tail (see :mod:`agentmem.outputs`). In a team (``agentmem team
-        join``), ``share=True`` also queues them, redacted, for the team library;
+        Outputs longer than :attr:`output_cap` are cut to their head and tail, and
+        secrets are redacted from what is kept (see :mod:`agentmem.outputs`). In a team
+        (``agentmem team join``), ``share=True`` also queues them, redacted, for the team library;
         ``None`` follows the team's ``share`` setting. Unshared runs never leave this
         library.
         """

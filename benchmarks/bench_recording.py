@@ -153,7 +153,7 @@ def main() -> None:
         whole, whole_s = big_output(Path(d), 0)
         capped, capped_s = big_output(Path(d), DEFAULT_OUTPUT_CAP)
     print(
-        f"\none 22 MB tool output (redacted, then capped): the file grows by "
+        f"\none 22 MB tool output (capped, then redacted): the file grows by "
         f"{whole / 1e6:.1f} MB stored whole (cap off, {whole_s:.2f} s), "
         f"{capped / 1e3:.0f} kB with the default {DEFAULT_OUTPUT_CAP // 1024} KiB cap "
         f"({capped_s:.2f} s)"

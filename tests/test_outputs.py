@@ -1,4 +1,5 @@
-"""The output cap: long tool outputs stored as head and tail, after redaction, on every path."""
+"""The output cap: long tool outputs stored as head and tail, cut first and redacted where kept,
+with no secret through a cut, on every path."""
 
 from __future__ import annotations
 
@@ -17,10 +18,14 @@ from agentmem.mcp_server import AgentMemTools
 from agentmem.outputs import (
     DEFAULT_OUTPUT_CAP,
     HEAD_SHARE,
+    MARGIN,
     MIN_OUTPUT_CAP,
+    WINDOW,
+    cap_and_redact,
     cap_output,
     cut_marker,
 )
+from agentmem.redact import redact
 
 from .conftest import run_cli
 
@@ -92,12 +97,116 @@ def test_the_cap_is_a_library_setting(tmp_path: Path) -> None:
         assert mem.get_trajectory(tid).steps[0].output == BIG
 
 
-# -- redaction first -------------------------------------------------------------------------
+# -- cap first, no secret through a cut ------------------------------------------------------
+
+TOKEN = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+PEM = (
+    "-----BEGIN RSA PRIVATE KEY-----\n"
+    + "".join(
+        f"MIIEowIBAAKCAQEA{i:02d}q7Zk3LbXw9mPc2VtRy8sNf4GhJd6KeTuY1oIpAzQxWvBnM0lC5\n"
+        for i in range(40)
+    )
+    + "-----END RSA PRIVATE KEY-----\n"
+)
+#: (text planted, the secret's pieces that must not be stored)
+PLANTS = [
+    (f"export GITHUB_TOKEN={TOKEN}\n", [TOKEN[i : i + 10] for i in range(0, 30, 5)]),
+    ("db:\n  password: Xk9#mP2$vLq8w\n", ["Xk9#mP2", "mP2$vLq", "vLq8w"]),
+    ("$ redis-cli -a R3disPass123wq ping\n", ["R3disPass", "Pass123wq"]),
+    (PEM, ["q7Zk3LbXw9mPc2Vt", "KeTuY1oIpAzQxWvBnM0lC5"]),
+]
+
+
+def _filler(n: int) -> str:
+    return "".join(f"line {i:07d}: ok\n" for i in range(n))
+
+
+def _cuts(cap: int, n: int) -> list[int]:
+    """Where cap_and_redact cuts a text of ``n`` ASCII characters: the head and tail cuts
+    and the far edges of the windows redacted around them."""
+    longest = len(f"[... agentmem output cap: {n} of {n} bytes cut here ...]\n") + 1
+    head_n = int((cap - longest) * HEAD_SHARE)
+    tail_n = cap - longest - head_n
+    return [head_n, head_n + WINDOW, n - tail_n, n - tail_n - WINDOW]
+
+
+@pytest.mark.parametrize("plant", range(len(PLANTS)))
+@pytest.mark.parametrize("where", range(4))
+def test_no_secret_gets_through_at_a_cut(plant: int, where: int) -> None:
+    """A secret straddling any cut, at every shift around it, is never stored, not even
+    in part: each kept part was redacted with a window past its cut."""
+    cap = 8192
+    text, pieces = PLANTS[plant]
+    base = _filler(20_000)  # 360 kB
+    at = _cuts(cap, len(base) + len(text))[where]
+    for shift in range(-len(text) - 40, 40, 7):
+        i = max(0, min(len(base), at + shift))
+        output = base[:i] + text + base[i:]
+        out = cap_and_redact(output, cap, redact)
+        assert size(out) <= cap and cut_marker(out)
+        for piece in pieces:
+            assert piece not in out, (where, shift, piece)
+        assert cap_output(out, cap) == out  # storing leaves it as it is
+
+
+@pytest.mark.parametrize("shift", range(-14, 6, 2))
+def test_the_margin_drops_half_a_secret_at_a_window_edge(shift: int) -> None:
+    """Redaction can shrink a window (a private key becomes one placeholder) until its
+    far edge falls inside the head kept; half a token there has no shape any more. The
+    margin next to the edge is never kept."""
+    cap = DEFAULT_OUTPUT_CAP
+    head = (PEM * 7).replace("\n", " ") + "x" * 4000  # one long line: no line break to cut at
+    assert len(PEM * 7) > WINDOW  # the window shrinks below the head kept
+    edge = _cuts(cap, 400_000)[1]
+    start = edge + shift - len(head)
+    output = "y" * start + head + TOKEN + " " + "z" * (400_000 - start - len(head) - 41)
+    assert len(output) == 400_000
+    out = cap_and_redact(output, cap, redact)
+    assert TOKEN[:8] not in out and TOKEN[-8:] not in out, shift
+    assert size(out) <= cap
+
+
+def test_without_secrets_capping_first_changes_nothing() -> None:
+    for cap in (MIN_OUTPUT_CAP, 4096, DEFAULT_OUTPUT_CAP):
+        assert cap_and_redact(BIG, cap, redact) == cap_output(BIG, cap)
+    assert cap_and_redact("short", DEFAULT_OUTPUT_CAP, redact) == "short"
+    assert cap_and_redact("pw=hunter22 " * 10, 0, redact) == redact("pw=hunter22 " * 10)
+
+
+def test_capping_first_redacts_about_twice_the_cap() -> None:
+    """The cost claim, without a clock: of a 4 MB output, redaction sees the two kept
+    parts and their windows only."""
+    seen: list[int] = []
+
+    def counting(text: str) -> str:
+        seen.append(len(text))
+        return redact(text)
+
+    output = _filler(240_000)  # 4.3 MB
+    out = cap_and_redact(output, DEFAULT_OUTPUT_CAP, counting)
+    assert size(out) <= DEFAULT_OUTPUT_CAP and out.endswith(output[-1000:])
+    assert len(seen) == 2 and sum(seen) <= 2 * (DEFAULT_OUTPUT_CAP + WINDOW)
+    assert WINDOW > MARGIN
+
+
+def test_recording_a_4mb_output_caps_first(tmp_path: Path) -> None:
+    base = _filler(240_000)
+    cut = _cuts(DEFAULT_OUTPUT_CAP, len(base))[2]
+    output = base[: cut - 10] + PLANTS[0][0] + base[cut - 10 :]
+    with Memory.open(tmp_path / "lib.db") as mem:
+        tid = mem.record("build", [Step("bash", {"cmd": "make"}, output, False)])
+        out = mem.get_trajectory(tid).steps[0].output
+    assert size(out) <= DEFAULT_OUTPUT_CAP and cut_marker(out) == (
+        cut_marker(out)[0],
+        size(output),
+    )
+    assert "ghp_" not in out and TOKEN[10:20] not in out
 
 
 def test_a_secret_across_the_cut_is_redacted_whole(tmp_path: Path) -> None:
-    """Capping first would cut the token where the head ends, and a cut-off token no
-    longer has its shape: redaction runs first, so no piece of it is stored."""
+    """Capping alone would cut the token where the head ends, and a cut-off token no
+    longer has its shape: the head is redacted with a window past its cut, so no piece
+    of it is stored."""
     cap = 8192
     token = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
     head_bytes = int((cap - 80) * HEAD_SHARE)

@@ -1,0 +1,298 @@
+"""The :class:`Redactor`: the prefilter, the rules in order, custom patterns, JSON values."""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import attrs
+
+from .base import (
+    PLACEHOLDER_PREFIX,
+    InvalidPatternError,
+    _fold,
+    _inside_placeholder,
+    _is_secret_name,
+    _kind_for_name,
+    _reads_as_text,
+    _value_ok,
+    placeholder,
+)
+from .rules import _builtin_rules
+
+_RARITY = "zqxjkvbpygfwmucldrhsnioate=9876543210:_./-"
+#: Words that every secret-naming key contains (see is_secret_key): under such a key a
+#: value is redacted whole, so the prefilter must never miss one.
+_KEY_WORDS = (
+    *("pass", "pwd", "pw", "auth", "secret", "token", "credential", "key", "cookie"),
+    *("otp", "psk", "jwt", "sessionid", "session_id"),
+)
+#: Narrower prefilter shapes for needles that ordinary text is full of ("task" holds
+#: "sk", "through" "gh", "global" "gl"): the lower-cased needle -> (anchor character,
+#: regex after it), each the lower-cased start of every match of its rule: a Twilio key
+#: is SK and 32 hex digits, a GitHub token ghp_..., a GitLab one glpat-...
+_NARROW = {
+    "sk": ("k", r"(?<=sk)[0-9a-f]{32}"),
+    "gh": ("g", r"h[pousr]_"),
+    "gl": ("g", r"l(?:pat|dt|rt|ptt|cbt|oas|ft|imt|soat|agent)-"),
+}
+
+
+def _rank(rank: dict[str, int], c: str) -> int:
+    """How common ``c`` is (lower: rarer); a letter of another script is rarer than any."""
+    if not c.isascii():
+        return -1
+    return rank.get(c, len(rank))
+
+
+def _anchored(needles: Iterable[str]) -> re.Pattern[str]:
+    """One regex that finds any of ``needles`` (and the :data:`_NARROW` shapes of those
+    listed there), each anchored on its rarest character.
+
+    ``token`` becomes ``k(?<=tok)en``: the regex engine skips every position whose
+    character is no needle's anchor (most of a text) with a quick set test and tries
+    only the needles of that anchor, instead of trying every needle at every
+    position. A needle that contains another one is left out (the shorter finds the
+    same texts).
+    """
+    rank = {c: i for i, c in enumerate(_RARITY)}
+    by_anchor: dict[str, list[str]] = {}
+    literal = sorted({n for n in needles if n not in _NARROW}, key=len)
+    for n in sorted(set(needles) & set(_NARROW)):
+        c, rest = _NARROW[n]
+        by_anchor.setdefault(c, []).append(rest)
+    for k, n in enumerate(literal):
+        if any(m in n for m in literal[:k]):
+            continue
+        i = min(range(len(n)), key=lambda j: (_rank(rank, n[j]), j))
+        behind = f"(?<={re.escape(n[: i + 1])})" if i else ""
+        by_anchor.setdefault(n[i], []).append(behind + re.escape(n[i + 1 :]))
+    alts = [
+        re.escape(c) + (f"(?:{'|'.join(rest)})" if len(rest) > 1 or rest[0] else "")
+        for c, rest in sorted(by_anchor.items())
+    ]
+    return re.compile("|".join(alts) or "(?!)")
+
+
+@functools.cache
+def _prefilter() -> re.Pattern[str]:
+    """The prefilter, run on the lower-cased text: every rule's needle (lower-cased) and
+    every secret-key word. A text it finds nothing in holds nothing any rule finds and
+    no secret-named key (see Redactor.needs)."""
+    return _anchored([*(r.needle.lower() for r in _builtin_rules()), *_KEY_WORDS])
+
+
+# --------------------------------------------------------------------------- JSON keys
+
+
+@functools.lru_cache(maxsize=4096)
+def is_secret_key(name: str) -> bool:
+    """Whether a mapping key names a secret (``password``, ``GITHUB_TOKEN``, ``apiKey`` ...).
+
+    The name must *end* in a secret word, so ``max_tokens``, ``token_count`` and
+    ``password_hint`` are not secret; tokenizer settings such as ``eos_token`` are
+    not either. ``Authorization`` and ``Cookie`` (headers) are.
+    """
+    n = name.lower()
+    return _is_secret_name(n) or n.endswith(("authorization", "cookie"))
+
+
+def _kind_for_key(name: str) -> str:
+    n = name.lower()
+    if n.endswith("authorization"):
+        return "authorization"
+    if n.endswith("cookie"):
+        return "cookie"
+    return _kind_for_name(n)
+
+
+# --------------------------------------------------------------------------- Redactor
+
+
+def _to_patterns(value: Iterable[str]) -> tuple[str, ...]:
+    if isinstance(value, str):
+        return (value,)
+    return tuple(value)
+
+
+@functools.lru_cache(maxsize=64)
+def _compile_custom(patterns: tuple[str, ...]) -> tuple[re.Pattern[str], ...]:
+    compiled = []
+    for p in patterns:
+        try:
+            compiled.append(re.compile(p))
+        except re.error as e:
+            raise InvalidPatternError(
+                f"extra pattern {p!r} is not a valid regular expression: {e}"
+            ) from e
+    return tuple(compiled)
+
+
+def _validate_patterns(_inst: object, _attr: object, value: tuple[str, ...]) -> None:
+    for p in value:
+        if not isinstance(p, str):
+            raise InvalidPatternError(f"extra pattern {p!r} must be a string")
+    _compile_custom(value)
+
+
+def _custom_apply(rx: re.Pattern[str], s: str) -> str:
+    ph = placeholder("custom")
+    use_group = "secret" in rx.groupindex
+
+    def repl(m: re.Match[str]) -> str:
+        whole = m.group(0)
+        a, b = m.span("secret") if use_group else m.span()
+        if a < 0 or a == b:  # the group did not take part, or an empty match
+            return whole
+        if PLACEHOLDER_PREFIX in s[a:b] or _inside_placeholder(s, a):
+            return whole
+        if _inside_placeholder(s, b - 1):
+            return whole
+        start = m.start()
+        return whole[: a - start] + ph + whole[b - start :]
+
+    return rx.sub(repl, s)
+
+
+@attrs.frozen(cache_hash=True)  # hashed for every dict key (see _key_text)
+class Redactor:
+    """Takes secrets out of text and JSON-like values; see the module docstring for the rules.
+
+    ``enabled=False`` makes both methods the identity (for a user who has decided
+    that their store never leaves the machine). ``extra_patterns`` are regular
+    expressions for secrets of the user's own shapes; each match becomes
+    ``[REDACTED:custom]``, or only the part in a group named ``secret`` when the
+    pattern has one (``r"corp_id=(?P<secret>\\w+)"`` keeps ``corp_id=``). Custom
+    patterns run before the built-in ones; they must be linear-time and should
+    not match inside ``[REDACTED:...]``.
+    """
+
+    enabled: bool = True
+    extra_patterns: tuple[str, ...] = attrs.field(
+        default=(), converter=_to_patterns, validator=_validate_patterns
+    )
+
+    def text(self, text: str) -> str:
+        """``text`` with every recognised secret replaced by ``[REDACTED:kind]``.
+
+        Idempotent: redacting the result again changes nothing. Never raises on
+        any ``str``.
+        """
+        if not self.enabled or not text:
+            return text
+        out = text
+        if self.extra_patterns:
+            for rx in _compile_custom(self.extra_patterns):
+                out = _custom_apply(rx, out)
+        if not self.needs(out):
+            return out  # no rule's needle occurs: the common case, one quick scan
+        lowered: str | None = None  # _fold(out), while out is unchanged
+        for rule in _builtin_rules():
+            if rule.fold:
+                if lowered is None:
+                    lowered = _fold(out)
+                hay = lowered
+            else:
+                hay = out
+            start = hay.find(rule.needle)
+            if start >= 0:
+                new = rule.run(out, hay, start)
+                if new is not out:
+                    out = new
+                    lowered = None
+        return out
+
+    def needs(self, text: str) -> bool:
+        """Whether redaction might change ``text``: False means :meth:`text` returns it
+        as it is, and :meth:`value` returns as it is any value whose keys and strings
+        all occur in ``text`` (a ``repr`` or the JSON of it, for example).
+
+        One quick scan of the lower-cased text for the literal start of every rule
+        and the words of every secret-naming key (:func:`is_secret_key`); True with
+        custom patterns, which can match anything.
+        """
+        if not self.enabled or not text:
+            return False
+        if self.extra_patterns:
+            return True
+        return _prefilter().search(_fold(text)) is not None
+
+    def value(self, value: Any) -> Any:
+        """A copy of a JSON-like ``value`` with secrets redacted.
+
+        Strings are redacted with :meth:`text`, dict keys included; lists, tuples
+        and dicts are walked (into new lists, tuples and dicts). Under a key that
+        names a secret (see :func:`is_secret_key`), at any depth, every string and
+        number is replaced whole by ``[REDACTED:kind]``, except what says there is
+        no secret: ``None``, booleans, empty strings, ``null``, references such as
+        ``$DB_PASSWORD`` or ``{{ token }}``, and file paths. Other values (numbers
+        elsewhere, ``None``, other objects) are returned as they are.
+        """
+        if not self.enabled:
+            return value
+        return self._walk(value, None)
+
+    def _walk(self, value: Any, secret_kind: str | None, name: str = "") -> Any:
+        # The concrete types first: isinstance(x, Mapping) is an ABC check, and tool
+        # parameters are mostly strings, numbers and plain dicts. ``name``: the key
+        # that named the secret.
+        if isinstance(value, str):
+            if (
+                secret_kind is not None
+                and _value_ok(value)
+                and not _reads_as_text(name, secret_kind, value)
+            ):
+                return placeholder(secret_kind)
+            return self.text(value)
+        if isinstance(value, (int, float)) or value is None:
+            if secret_kind is not None and value is not None and not isinstance(value, bool):
+                return placeholder(secret_kind)
+            return value
+        if isinstance(value, list):
+            return [self._walk(v, secret_kind, name) for v in value]
+        if isinstance(value, tuple):
+            return tuple(self._walk(v, secret_kind, name) for v in value)
+        if type(value) is dict or isinstance(value, Mapping):
+            out: dict[Any, Any] = {}
+            k8s_secret = value.get("kind") == "Secret"  # every value of its data is secret
+            for k, v in value.items():
+                kind, key_name = secret_kind, name
+                if isinstance(k, str):
+                    if kind is None and is_secret_key(k):
+                        kind, key_name = _kind_for_key(k), k
+                    elif kind is None and k8s_secret and k in ("data", "stringData"):
+                        kind, key_name = "secret", k
+                    k = _key_text(self, k)
+                out[k] = self._walk(v, kind, key_name)
+            return out
+        return value
+
+
+@functools.lru_cache(maxsize=4096)
+def _key_text(redactor: Redactor, key: str) -> str:
+    """Dict keys repeat in every call of a tool: redact each once."""
+    return redactor.text(key)
+
+
+#: The redactor agentmem uses unless told otherwise: built-in rules only.
+DEFAULT_REDACTOR = Redactor()
+
+
+def redact(text: str) -> str:
+    """``text`` with every recognised secret replaced by ``[REDACTED:kind]``.
+
+    >>> redact("export GITHUB_TOKEN=ghp_" + "A1b2" * 9)
+    'export GITHUB_TOKEN=[REDACTED:github_token]'
+    """
+    return DEFAULT_REDACTOR.text(text)
+
+
+def redact_value(value: object) -> object:
+    """A copy of a JSON-like value (dicts, lists, strings) with secrets redacted.
+
+    >>> redact_value({"user": "ann", "password": "hunter2", "n": 3})
+    {'user': 'ann', 'password': '[REDACTED:password]', 'n': 3}
+    """
+    return DEFAULT_REDACTOR.value(value)

@@ -1,0 +1,557 @@
+"""The built-in rules: shapes of known tokens and keys, then secrets by their context."""
+
+from __future__ import annotations
+
+import functools
+import re
+
+from .base import (
+    _AN,
+    _CAMEL_HUMP,
+    _CODE_NAME,
+    _KEY_CHARS,
+    _LINE_KEY_PREFIX,
+    _LOGIN_CMD,
+    _MYSQL_CMD,
+    _PROSE_AFTER_FLAG,
+    _PROSE_WORD,
+    _SSHPASS_CMD,
+    _STRING_PREFIXES,
+    _TYPE_NAME,
+    _TYPE_WORDS,
+    _WD,
+    _WORD_CHARS,
+    _WORDISH,
+    PLACEHOLDER_PREFIX,
+    _Check,
+    _fold,
+    _inside_placeholder,
+    _is_placeholder_value,
+    _is_secret_name,
+    _key_start,
+    _kind_for_name,
+    _left,
+    _line_start,
+    _looks_random,
+    _reads_as_text,
+    _Rule,
+    _rule,
+    _scanner,
+    _value_ok,
+    placeholder,
+)
+
+
+def _pem_rule() -> _Rule:
+    """PEM private-key blocks, whole, and cut-off ones as far as their base64 goes.
+
+    A header with no base64 after it (a constant in code, an example in docs) stays.
+    """
+    begin = re.compile(r"-----BEGIN[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----")
+    end = re.compile(r"-----END[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----")
+    # After the header: line breaks (real or \n escapes), Proc-Type/DEK-Info headers,
+    # then base64 and whitespace. No part can fail, so no backtracking.
+    body = re.compile(
+        r"(?:\s|\\[rn])*"
+        r"(?:(?:Proc-Type|DEK-Info|Comment):[^\n\\]*(?:\s|\\[rn])*)*"
+        r"[A-Za-z0-9+/=\s\\]*"
+    )
+    base64_run = re.compile(r"[A-Za-z0-9+/]{16}")
+    ph = placeholder("private_key")
+
+    def run(s: str, _hay: str, start: int) -> str:
+        out: list[str] = []
+        pos = 0  # copied up to here
+        for m in begin.finditer(s, start):
+            if m.start() < pos:  # inside a block already taken
+                continue
+            b = body.match(s, m.end())
+            stop = b.end() if b is not None else m.end()
+            if base64_run.search(s, m.end(), stop) is None:  # a header alone
+                continue
+            e = end.match(s, stop)
+            if e is not None:
+                stop = e.end()
+            else:  # cut off: leave the line break after the last base64
+                while stop > m.end():
+                    if s[stop - 1].isspace():
+                        stop -= 1
+                    elif s.startswith(("\\n", "\\r"), stop - 2):
+                        stop -= 2
+                    else:
+                        break
+            out.append(s[pos : m.start()])
+            out.append(ph)
+            pos = stop
+        if not out:
+            return s
+        out.append(s[pos:])
+        return "".join(out)
+
+    return _Rule("private_key", "-----BEGIN", False, run)
+
+
+def _token(kind: str, lit: str, body: str, needle: str, check: _Check | None = None) -> _Rule:
+    """A token of a fixed prefix ``lit`` (regex, fixed width) that starts a word."""
+    return _rule(kind, f"(?P<s>{_left(lit, _WD)}{body})", needle, check=check)
+
+
+def _random_check(m: re.Match[str], text: str, value: str) -> bool:
+    return _looks_random(value)
+
+
+def _base64_check(m: re.Match[str], text: str, value: str) -> bool:
+    """Random base64 has a digit, a capital or a ``/+``; 40 lower-case letters are words."""
+    return any(c.isdigit() or c.isupper() or c in "/+" for c in value)
+
+
+def _bearer_check(m: re.Match[str], text: str, value: str) -> bool:
+    return len(value) >= 16 and _looks_random(value)
+
+
+def _cookie_check(m: re.Match[str], text: str, value: str) -> bool:
+    start = m.start()
+    if (
+        start > 0
+        and text[start - 1] in _KEY_CHARS
+        and _fold(text[max(0, start - 4) : start]) != "set-"
+    ):
+        return False
+    values = [
+        v.strip()
+        for k, eq, v in (p.partition("=") for p in value.split(";"))
+        if eq and _fold(k.strip()) not in _COOKIE_ATTRIBUTES
+    ]
+    return any(v and not _is_placeholder_value(v) for v in values)  # not all redacted already
+
+
+_COOKIE_ATTRIBUTES = frozenset({"path", "domain", "expires", "max-age", "samesite", "priority"})
+
+
+def _url_check(m: re.Match[str], text: str, value: str) -> bool:
+    return _value_ok(value) and not value.isdigit()
+
+
+def _curl_user_check(m: re.Match[str], text: str, value: str) -> bool:
+    return _value_ok(value) and not value.isdigit()  # docker run -u 1000:1000
+
+
+def _dash_p_check(m: re.Match[str], text: str, value: str) -> bool:
+    if value.startswith("-") or not _value_ok(value):
+        return False
+    line_from = _line_start(text, m.start())
+    prefix = text[line_from if line_from >= 0 else max(0, m.start() - 256) : m.start()]
+    low = _fold(prefix)  # quick substring tests before the regexes
+    if ("sshpass" in low and _SSHPASS_CMD.search(prefix)) or (
+        "login" in low and _LOGIN_CMD.search(prefix)
+    ):
+        return True
+    return m.group("sp") is None and "mysql" in low and _MYSQL_CMD.search(prefix) is not None
+
+
+def _not_a_secret(name: str, kind: str, value: str) -> bool:
+    """Values that a secret-named thing holds in code and config but that are not secrets.
+
+    The name itself (``self.password = password``) and, except for passwords, a
+    small number (``token: 42``) or words without digits (``NextToken``,
+    ``self.api_key``, ``TOKEN_FLOAT``, ``"input_token": "Marker"``): generated
+    tokens and keys have digits; a password may well be a word.
+    """
+    value = value.strip()
+    v = value.lower()
+    n = name.lower().rsplit(".", 1)[-1].lstrip("-_")
+    if v.lstrip("_") in (n, name.lower()):
+        return True
+    if value.isdigit() and len(value) < (4 if kind == "password" else 8):
+        return True  # PASSWD_PW_PASSWD: 1, token: 42
+    if kind == "password":
+        return False
+    if not _is_wordish(value):
+        return False
+    return len(value) <= 32 or any(c in value for c in "._-")
+
+
+def _assignment_check(m: re.Match[str], text: str, value: str) -> bool | str:
+    name_from = _key_start(text, m.start("w"))
+    if m.start("uq") >= 0:
+        after = m.end("uq")
+        if after < len(text):
+            nxt = text[after]
+            if nxt == "(" or (nxt == "[" and not text.startswith(PLACEHOLDER_PREFIX, after)):
+                return False  # get_token(), os.environ["X"]
+            if nxt in "\"'" and value.lower() in _STRING_PREFIXES:  # f"{user}:{password}"
+                return False
+        sep = m.group("sep")
+        if sep == ":":  # name: value, unquoted
+            if m.end("sep") == m.start("uq") and text[m.end("w")] not in "\"'\\":
+                return False  # name:value, no space, name not quoted: not YAML or JSON
+            if value.lower() in _TYPE_WORDS or _is_type_name(value):
+                return False  # password: str, auth: _t.AuthType, token: Token
+            if _PROSE_WORD.fullmatch(value):  # "Forgot password: reset it", unless YAML
+                line_from = _line_start(text, name_from)
+                if line_from < 0 or not _LINE_KEY_PREFIX.fullmatch(text, line_from, name_from):
+                    return False
+    name = text[name_from : m.end("w")]
+    if not _is_secret_name(name):
+        return False
+    if name_from > 0:
+        before = text[name_from - 1]
+        if before == "/":  # /etc/passwd: ..., secrets/token: ...
+            return False
+        if before == ":" and m.group("sep") == ":":  # arn:aws:secretsmanager:...:secret:x
+            return False
+    if not _value_ok(value):
+        return False
+    kind = _kind_for_name(name)
+    if _not_a_secret(name, kind, value) or _reads_as_text(name, kind, value):
+        return False  # "Enter your password", API_KEY=your_api_key_here, PW=你的密码
+    if m.start("uq") < 0:
+        if value.count(" ") >= 4 and (kind != "password" or value.rstrip().endswith(".")):
+            return False  # "token": "The token used to sign requests."
+    elif m.group("sep") == "=" and m.start("sep") > m.end("w") and _is_code_reference(value):
+        return False  # password = credentials: code (a literal would be quoted)
+    return kind
+
+
+def _is_wordish(value: str) -> bool:
+    return len(value) <= 256 and _WORDISH.fullmatch(value) is not None
+
+
+def _is_type_name(value: str) -> bool:
+    return _TYPE_NAME.fullmatch(value) is not None and _is_wordish(value)
+
+
+def _is_code_reference(value: str) -> bool:
+    """A name in code rather than a literal: ``creds.password``, ``get_token``, ``userInfo``."""
+    return _CODE_NAME.fullmatch(value) is not None and (
+        "_" in value or "." in value or _CAMEL_HUMP.search(value) is not None or _is_wordish(value)
+    )
+
+
+def _flag_check(m: re.Match[str], text: str, value: str) -> bool | str:
+    name_from = _key_start(text, m.start("w"))
+    name = text[name_from : m.end("w")]
+    if not name.startswith("-") or not _is_secret_name(name.lstrip("-")):
+        return False
+    if name_from > 0 and text[name_from - 1] not in " \t\n\"'=(":
+        return False
+    if value.startswith("-") or not _value_ok(value) or value.lower() in _PROSE_AFTER_FLAG:
+        return False
+    kind = _kind_for_name(name)
+    return False if _not_a_secret(name, kind, value) else kind
+
+
+def _auth_handle(m: re.Match[str], text: str) -> tuple[int, int, str] | None:
+    start = m.start()
+    if start > 0:
+        c = text[start - 1]
+        if c in _WORD_CHARS or (c == "-" and _fold(text[max(0, start - 6) : start]) != "proxy-"):
+            return None
+    scheme = m.group("scheme")
+    a, b = m.span("s" if scheme is not None else "s2")
+    value = text[a:b]
+    if _inside_placeholder(text, a) or not _value_ok(value):
+        return None
+    if scheme is None:
+        kind = "authorization"
+    else:
+        kind = {"bearer": "bearer_token", "basic": "basic_auth"}.get(scheme, "authorization")
+    return a, b, placeholder(kind)
+
+
+# Values after a separator, in groups eq (after \"), dq ("), sq (') and uq (bare). No
+# part of a rule may fail after a value: the engine would then retry at the next
+# position and scan the same long value again (quadratic time).
+_VALUE = (
+    r"""(?:\\+"(?P<eq>[^"\\\n]+)"""
+    r"""|"(?P<dq>[^"\\\n]*(?:\\.[^"\\\n]*)*)"""
+    r"""|'(?P<sq>[^'\n]+)"""
+    r"""|(?P<uq>[^\s"'`,;&|<>(){}\[\]\\]+))"""
+)
+_VALUE_GROUPS = ("eq", "dq", "sq", "uq")
+_SEP = (
+    r"""(?:\\*["'])?[ \t]*"""
+    r"(?P<sep>:[ \t]*(?:str|bytes|secretstr|optional\[str\]|str[ \t]*\|[ \t]*none)[ \t]*="
+    r"|=>|:=|=|:)"
+    r"[ \t]*"
+)
+#: ``key`` preceded by a word that makes it a secret: ``api_key``, ``accesskey`` ...
+#: First a cheap look at the letter before, then the words one by one.
+_SECRET_KEY_LB = (
+    "(?:(?<=[dceghiknprsty]key)|(?<=[dceghiknprsty][_-]key))(?:"
+    + "|".join(
+        f"(?<={word}{sep}key)"
+        for word in (
+            "api",
+            "access",
+            "secret",
+            "private",
+            "account",
+            "encryption",
+            "signing",
+            "master",
+            "auth",
+            "app",
+            "client",
+            "consumer",
+            "subscription",
+            "license",
+            "session",
+            "shared",
+            "storage",
+            "webhook",
+            "deploy",
+        )
+        for sep in ("", "_", "-")
+    )
+    + ")"
+)
+_TOKEN68 = r"[a-z0-9._~+/-]+=*"  # RFC 7235 credentials, lower-cased
+_SCHEMES = r"bearer|basic|token|digest|negotiate|ntlm|bot|apikey|hmac|aws4-hmac-sha256"
+
+
+@functools.cache
+def _builtin_rules() -> tuple[_Rule, ...]:
+    """The built-in rules, in the order they run: specific shapes first, contexts last."""
+    from .commands import command_rules  # compiled on first use: importing stays cheap
+    from .documents import document_rules, prose_rules
+
+    return (
+        *document_rules(),
+        *_shape_rules(),
+        *command_rules(),
+        *_context_rules(),
+        *_name_rules(),
+        *prose_rules(),
+    )
+
+
+def _shape_rules() -> list[_Rule]:
+    """Tokens and keys of a known shape, found anywhere."""
+    t = _token
+    return [
+        _pem_rule(),
+        t("jwt", "eyJ", r"[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*", "eyJ"),
+        t("anthropic_api_key", "sk-ant-", r"[A-Za-z0-9_-]{20,}", "sk-ant-"),
+        t("openai_api_key", "sk-", r"[A-Za-z0-9_-]{20,}", "sk-", _random_check),
+        t("github_token", "gh[pousr]_", r"[A-Za-z0-9]{36,}", "gh"),
+        t("github_token", "github_pat_", r"[A-Za-z0-9_]{40,}", "github_pat_"),
+        t(
+            "gitlab_token",
+            "gl",
+            r"(?:pat|dt|rt|ptt|cbt|oas|ft|imt|soat|agent)-[A-Za-z0-9_.-]{20,}",
+            "gl",
+        ),
+        t("slack_token", "xox[baprse]-", r"[A-Za-z0-9-]{10,}", "xox"),
+        t("slack_token", "xapp-", r"[A-Za-z0-9-]{10,}", "xapp-"),
+        _rule(
+            "slack_webhook",
+            r"hooks\.slack\.com/(?:services|workflows|triggers)/(?P<s>[A-Za-z0-9_/-]{20,})",
+            "hooks.slack.com",
+        ),
+        _rule(
+            "discord_webhook",
+            r"discord(?:app)?\.com/api/webhooks/[0-9]+/(?P<s>[A-Za-z0-9_-]{20,})",
+            "discord",
+        ),
+        t("stripe_key", "sk_(?:live|test)_", r"[A-Za-z0-9]{10,}", "sk_"),
+        t("stripe_key", "rk_(?:live|test)_", r"[A-Za-z0-9]{10,}", "rk_"),
+        t("stripe_key", "whsec_", r"[A-Za-z0-9]{20,}", "whsec_"),
+        t("google_api_key", "AIza", r"[0-9A-Za-z_-]{35}(?![0-9A-Za-z_-])", "AIza"),
+        t("google_client_secret", "GOCSPX-", r"[A-Za-z0-9_-]{20,}", "GOCSPX-"),
+        t("google_oauth_token", r"ya29\.", r"[0-9A-Za-z_-]{20,}", "ya29."),
+        t("npm_token", "npm_", r"[A-Za-z0-9]{36}(?![A-Za-z0-9])", "npm_"),
+        t("huggingface_token", "hf_", r"[A-Za-z0-9]{30,}", "hf_"),
+        t("twilio_api_key", "SK", r"[0-9a-fA-F]{32}(?![A-Za-z0-9_])", "SK"),
+        t(
+            "sendgrid_api_key",
+            r"SG\.",
+            r"[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{32,}",
+            "SG.",
+        ),
+        t("pypi_token", "pypi-AgE", r"[A-Za-z0-9_-]{50,}", "pypi-AgE"),
+        t("docker_token", "dckr_pat_", r"[A-Za-z0-9_-]{20,}", "dckr_pat_"),
+        t("groq_api_key", "gsk_", r"[A-Za-z0-9]{40,}", "gsk_"),
+        t("xai_api_key", "xai-", r"[A-Za-z0-9]{60,}", "xai-"),
+        t("vault_token", r"hv[sbr]\.", r"[A-Za-z0-9_-]{20,}", "hv"),
+        t("digitalocean_token", "do[por]_v1_", r"[a-f0-9]{64}", "_v1_"),
+        t("grafana_token", "glsa_", r"[A-Za-z0-9]{32}_[a-f0-9]{8}", "glsa_"),
+        t("postman_api_key", "PMAK-", r"[a-f0-9]{24}-[a-f0-9]{34}", "PMAK-"),
+        t("linear_api_key", "lin_api_", r"[A-Za-z0-9]{40}", "lin_api_"),
+        t("shopify_token", "shp(?:at|ss|ca|pa)_", r"[a-fA-F0-9]{32}", "shp"),
+        t("databricks_token", "dapi", r"[a-f0-9]{32}(?![A-Za-z0-9])", "dapi"),
+        *(
+            _rule(
+                "aws_access_key",
+                rf"(?P<s>{_left(p, _AN)}[A-Z0-9]{{16}}(?![A-Za-z0-9]))",
+                p,
+            )
+            for p in ("AKIA", "ASIA", "ABIA", "ACCA")
+        ),
+        _rule("azure_sas", r"sig=(?<=[?&]sig=)(?P<s>[A-Za-z0-9%+/=]{20,})", "sig="),
+    ]
+
+
+def _context_rules() -> list[_Rule]:
+    """Secrets found by what stands before them: a key, a header, a URL, a flag."""
+    return [
+        *(
+            _rule(
+                "aws_secret_key",
+                rf"{p}"
+                r"""(?:\\*["'])?(?:[ \t]*[:=][ \t]*|[ \t]+)(?:\\*["'])?"""
+                r"(?P<s>[a-z0-9/+]{40})(?![a-z0-9/+=])",
+                needle,
+                fold=True,
+                check=_base64_check,
+            )
+            for p, needle in (
+                (r"secret[_ ]?access[_ ]?key(?:[ \t]*\[[^\]\n]{0,20}\])?", "secret"),
+                (r"aws_?secret_?key", "aws"),
+            )
+        ),
+        _rule(
+            "url_password",
+            r"""://[^\s:/@'"\\\[\]]*:(?P<s>[^\s@/?#'"\\<>]+)@""",
+            "://",
+            check=_url_check,
+        ),
+        _Rule(
+            "authorization",
+            "authorization",
+            True,
+            _scanner(
+                re.compile(
+                    r"""authorization(?:\\*["'])?[ \t]*[:=][ \t]*(?:\\*["'])?[ \t]*"""
+                    rf"""(?:(?P<scheme>{_SCHEMES})[ \t]+(?P<s>{_TOKEN68})"""
+                    # no scheme: a credential has a digit or a symbol, a word has not
+                    rf"""|(?=[a-z]*[0-9._~+/=-])(?P<s2>{_TOKEN68}))"""
+                ),
+                _auth_handle,
+            ),
+        ),
+        _rule(
+            "bearer_token",
+            rf"{_left('bearer', _WD)}[ \t]+(?P<s>[a-z0-9._~+/-]{{16,}}=*)",
+            "bearer",
+            fold=True,
+            check=_bearer_check,
+        ),
+        _rule(
+            "cookie",
+            r"""cookie(?:\\*["'])?[ \t]*:[ \t]*(?:\\*["'])?(?P<s>[^\r\n"'\\]+)""",
+            "cookie",
+            fold=True,
+            check=_cookie_check,
+        ),
+        *(
+            _rule(
+                "password",
+                rf"""{_left(flag, _WD)}(?:[ \t]+|=)(?:\\*["'])?[^\s:"'\\]+:"""
+                r"""(?P<s>[^\s"'\\]+)""",
+                flag,
+                check=_curl_user_check,
+            )
+            for flag in ("-u", "--user")
+        ),
+        _rule(
+            "password",
+            rf"""{_left("-p", _WD)}(?P<sp>[ \t]+)?(?:\\*["'])?(?![-$])(?P<s>[^\s"'\\]+)""",
+            "-p",
+            check=_dash_p_check,
+        ),
+    ]
+
+
+def _name_rules() -> list[_Rule]:
+    """Values of flags and assignments whose name says secret."""
+    return [
+        *(
+            _rule(
+                "secret",
+                rf"""-(?P<w>{word})[ \t]+(?:\\*["'])?(?![-$])(?P<s>[^\s"'\\<>|&;]+)""",
+                f"-{needle}",
+                fold=True,
+                check=_flag_check,
+            )
+            for word, needle in (
+                (r"pass(?:word|wd|phrase|in|out)?", "pass"),
+                ("token", "token"),
+                ("secret", "secret"),
+                (f"key{_SECRET_KEY_LB}", "key"),
+                ("apikey", "apikey"),
+            )
+        ),
+        *(
+            _rule(
+                "secret",
+                rf"(?P<w>{word}){_SEP}{_VALUE}",
+                needle,
+                fold=True,
+                groups=_VALUE_GROUPS,
+                check=_assignment_check,
+            )
+            for word, needle in (
+                (r"pass(?:word|wd|phrase|code|(?<![a-z]pass))", "pass"),
+                (r"pwd(?<![a-z]pwd)", "pwd"),
+                (r"pw(?<![a-z]pw)", "pw"),
+                (r"otp(?<![a-z]otp)", "otp"),
+                (r"psk(?<![a-z]psk)", "psk"),
+                ("jwt", "jwt"),
+                ("sessionid", "sessionid"),
+                ("session_id", "session_id"),
+                ("key_base", "key_base"),
+                (r"auth(?<![a-z]auth)", "auth"),
+                ("secret", "secret"),
+                ("token", "token"),
+                ("credentials?", "credential"),
+                (f"key{_SECRET_KEY_LB}", "key"),
+            )
+        ),
+    ]
+
+
+#: Every kind a built-in rule can put in a placeholder, and ``custom``.
+KINDS: tuple[str, ...] = (
+    "private_key",
+    "jwt",
+    "anthropic_api_key",
+    "openai_api_key",
+    "github_token",
+    "gitlab_token",
+    "slack_token",
+    "slack_webhook",
+    "discord_webhook",
+    "stripe_key",
+    "google_api_key",
+    "google_client_secret",
+    "google_oauth_token",
+    "npm_token",
+    "huggingface_token",
+    "twilio_api_key",
+    "sendgrid_api_key",
+    "pypi_token",
+    "docker_token",
+    "groq_api_key",
+    "xai_api_key",
+    "vault_token",
+    "digitalocean_token",
+    "grafana_token",
+    "postman_api_key",
+    "linear_api_key",
+    "shopify_token",
+    "databricks_token",
+    "aws_access_key",
+    "azure_sas",
+    "aws_secret_key",
+    "url_password",
+    "bearer_token",
+    "basic_auth",
+    "authorization",
+    "cookie",
+    "password",
+    "token",
+    "api_key",
+    "secret",
+    "custom",
+)
