@@ -24,12 +24,36 @@ if TYPE_CHECKING:
     from ..embeddings import Embedder
     from ..retrieval.retriever import Scored
 
-__all__ = ["TEAM_MARK", "add_team_hits", "mark", "merge_hits", "start_background_sync"]
+__all__ = [
+    "TEAM_MARK",
+    "add_team_hits",
+    "lesson_text_ok",
+    "mark",
+    "merge_hits",
+    "start_background_sync",
+]
 
 T = TypeVar("T")
 
 #: What a team lesson is prefixed with in a ``context`` block.
 TEAM_MARK = "(team) "
+#: A lesson's words at most (``records.MAX_EXPERIENCE_WORDS``; not imported: the fast path).
+_MAX_WORDS = 32
+#: And its characters at most (32 long words; a wall of text is no lesson).
+_MAX_CHARS = 400
+
+
+def lesson_text_ok(text: object) -> bool:
+    """Whether a team lesson may be injected as it is: text of at most 32 words and 400
+    characters, on one line, with no control, format or separator characters (no
+    newline to open a bullet of its own, no bidi override, no escape sequence).
+
+    The replica is another machine's data: whatever its file holds, a lesson that
+    breaks these rules is never put into a prompt."""
+    if not isinstance(text, str) or not text.strip() or len(text) > _MAX_CHARS:
+        return False
+    # isprintable: no character of Unicode's "Other" or "Separator" categories but " ".
+    return len(text.split()) <= _MAX_WORDS and text.isprintable()
 
 
 def mark(text: str, source: str) -> str:
@@ -141,7 +165,7 @@ def fast_team_hits(
         found = search(conn, prompt, embed, tools=tools, domains=domains, k=k, min_score=min_score)
     finally:
         conn.close()
-    return [(f.score, f.text) for f in found]
+    return [(f.score, f.text) for f in found if lesson_text_ok(f.text)]
 
 
 def add_team_hits(
@@ -192,7 +216,7 @@ def add_team_hits(
         )
     finally:
         replica_db.close()
-    team_hits = [attrs.evolve(h, source="team") for h in found]
+    team_hits = [attrs.evolve(h, source="team") for h in found if lesson_text_ok(h.experience.text)]
     merged = merge_hits(
         private, team_hits, k=k, score=lambda h: h.score, text=lambda h: h.experience.text
     )
