@@ -168,6 +168,35 @@ def fast_team_hits(
     return [(f.score, f.text) for f in found if lesson_text_ok(f.text)]
 
 
+def _checked_hits(
+    db: Any,
+    embed: Callable[[str], Sequence[float]],
+    task: str,
+    tools: Sequence[str] | None,
+    domains: Sequence[str] | None,
+    k: int,
+    min_score: float | None,
+) -> list[Scored]:
+    """The replica's hits for ``task`` as team hits, leaving out every row whose lesson
+    breaks the text rules (:func:`lesson_text_ok`) or is no valid experience at all: one
+    bad row in another machine's file never stops the read."""
+    from ..errors import InvalidRecordError
+    from ..records import Experience
+    from ..retrieval.pipeline import search
+    from ..retrieval.retriever import Scored
+
+    out = []
+    for f in search(db, task, embed, tools=tools, domains=domains, k=k, min_score=min_score):
+        if not lesson_text_ok(f.text):
+            continue
+        try:
+            experience = Experience.from_row(f.row)
+        except (InvalidRecordError, ValueError, TypeError):
+            continue
+        out.append(Scored(experience, f.score, f.evidence, f.reason, source="team"))
+    return out
+
+
 def add_team_hits(
     db: Any,
     library: str | None,
@@ -195,8 +224,6 @@ def add_team_hits(
     replica = str(team["replica"])
     if not os.path.isfile(replica):
         return private
-    import attrs
-
     from ..db import sqlite3
     from ..retrieval.retriever import Retriever
     from .replica import check_embedder, open_readonly
@@ -211,12 +238,11 @@ def add_team_hits(
         except sqlite3.Error:
             return private
         check_embedder(replica_db, embedder)
-        found = Retriever(replica_db, embedder).search(
-            task, tools=tools, domains=domains, k=k, min_score=min_score
+        team_hits = _checked_hits(
+            replica_db, Retriever(replica_db, embedder).vector, task, tools, domains, k, min_score
         )
     finally:
         replica_db.close()
-    team_hits = [attrs.evolve(h, source="team") for h in found if lesson_text_ok(h.experience.text)]
     merged = merge_hits(
         private, team_hits, k=k, score=lambda h: h.score, text=lambda h: h.experience.text
     )
