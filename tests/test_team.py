@@ -645,7 +645,6 @@ def test_join_refuses_plain_http_beyond_loopback_unless_insecure(tmp_path: Path)
         with pytest.raises(TeamError, match="travel in clear"):
             membership.join(mem, "http://desk.lan:8080", token_file=str(tmp_path / "t.token"))
         assert mem.get_setting("team") is None
-        assert (tmp_path / "t.token").stat().st_mode & 0o777 == 0o600  # made private
     membership.check_transport("http://desk.lan:8080", insecure=True)
     membership.check_transport("https://desk.lan:8080")
     membership.check_transport("http://127.0.0.1:8080")

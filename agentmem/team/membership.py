@@ -114,14 +114,6 @@ def join(
     unless ``insecure``."""
     if mem.path is None or mem.path.startswith(":memory:"):
         raise TeamError("an in-memory library cannot join a team")
-    if token_file is None:
-        raise TeamError(
-            "joining a team needs a token: --token-file FILE, issued on the team's server "
-            "with `agentmem team token add NAME`"
-        )
-    if not Path(token_file).is_file():
-        raise TeamError(f"token file {token_file} does not exist")
-    _private_token_file(Path(token_file))
     replica = replica_path_for(mem.path)
     kw: dict[str, Any] = {}
     if sync_interval is not None:
@@ -130,7 +122,7 @@ def join(
         cfg = TeamConfig(
             url=url,
             replica=str(replica.resolve()),
-            token_file=str(Path(token_file).resolve()),
+            token_file=str(Path(token_file).resolve()) if token_file else None,
             share=share,
             runs_url=runs_url,
             **kw,
@@ -139,6 +131,14 @@ def join(
         raise TeamError(str(e)) from None
     check_transport(cfg.http_url(), insecure=insecure)
     check_transport(cfg.runs_http_url(), insecure=insecure)
+    if token_file is None:
+        raise TeamError(
+            "joining a team needs a token: --token-file FILE, issued on the team's server "
+            "with `agentmem team token add NAME`"
+        )
+    if not Path(token_file).is_file():
+        raise TeamError(f"token file {token_file} does not exist")
+    _private_token_file(Path(token_file))
     existing = mem.get_setting(SETTING)
     if existing is not None and existing.get("url") != url:
         raise TeamError(
