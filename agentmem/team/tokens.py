@@ -39,6 +39,7 @@ from typing import Any
 import attrs
 
 from ..errors import TeamError
+from .config import FORMAT, Credential, read_token_file
 
 __all__ = [
     "LEARNER",
@@ -62,8 +63,6 @@ ROLES = (LEARNER, MEMBER)
 DEFAULT_EXPIRY = 30 * 86400.0
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
-#: What marks a token file written by :func:`add`.
-FORMAT = "agentmem-team-token/1"
 
 
 def parse_duration(text: str) -> float:
@@ -272,39 +271,3 @@ def key_files(data: str | os.PathLike[str], extra: Iterable[str] = ()) -> tuple[
         write_private(path, "".join(keys))
         out.append(path)
     return out[0], out[1], stamp
-
-
-@attrs.frozen
-class Credential:
-    """A laptop's token file, read: the JWT for each primary and what it says it is.
-
-    ``role`` and ``name`` are what the file claims, for messages only: the
-    primaries enforce the JWTs whatever a file says."""
-
-    lessons: str
-    runs: str
-    name: str | None = None
-    role: str | None = None
-    expires_at: float | None = None
-
-
-def read_token_file(path: str | os.PathLike[str]) -> Credential:
-    """Read a token file written by :func:`add` (or a bare JWT, used for both primaries)."""
-    p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8").strip()
-    except OSError as e:
-        raise TeamError(f"token file {p} cannot be read: {e.strerror or e}") from None
-    if not text.startswith("{"):
-        return Credential(text, text)
-    try:
-        value = json.loads(text)
-        return Credential(
-            lessons=str(value["lessons"]),
-            runs=str(value["runs"]),
-            name=value.get("name"),
-            role=value.get("role"),
-            expires_at=value.get("expires_at"),
-        )
-    except (ValueError, KeyError, TypeError):
-        raise TeamError(f"{p} is not an agentmem team token file") from None
