@@ -20,9 +20,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from agentmem import Memory, Step, TeamError
 from agentmem.errors import TeamRefusedError
+from agentmem.storage import trajectories
 from agentmem.team import inbox, learning, membership, reads, server, tokens
 from agentmem.team.config import replica_path_for
 from agentmem.team.replica import RemoteDb, open_remote, replica_lock
@@ -368,3 +371,59 @@ def test_a_token_never_reaches_a_primary_over_plain_http_elsewhere(team: Team, t
         mem.record("t", [Step("ls", {}, "x", True)])  # the library is untouched and works
     finally:
         mem.close()
+
+
+# -- any inbox item: refused with a reason, or one that the team library takes ------------
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner),
+    max_leaves=8,
+)
+_RUN_FIELDS = [*trajectories.SHARED_COLUMNS]
+_STEP_FIELDS = [*trajectories.STEP_COLUMNS]
+
+
+@given(
+    where=st.sampled_from(["run", "step", "top", "extra"]),
+    field=st.sampled_from(_RUN_FIELDS + _STEP_FIELDS + ["steps", "feedback"]),
+    value=_JSON,
+)
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_any_inbox_item_is_refused_with_a_reason_or_taken_whole(
+    where: str, field: str, value: object
+):
+    import uuid
+
+    payload = _run_payload()
+    if where == "run" and field in _RUN_FIELDS:
+        payload["trajectory"][field] = value
+    elif where == "step" and field in _STEP_FIELDS:
+        payload["steps"][0][field] = value
+    elif where == "top":
+        payload[field] = value
+    else:
+        payload["trajectory"][field] = value
+    try:
+        text = json.dumps(payload)
+    except ValueError:  # NaN and friends: json.dumps writes them, so does a hostile member
+        text = json.dumps(payload, allow_nan=True)
+    try:
+        item = inbox.validate(str(uuid.uuid4()), "trajectory", text)
+    except inbox.InvalidItemError as e:
+        assert str(e)
+        return
+    with Memory.open(":memory:", embedder="hash") as mem:  # the team library's own schema
+        assert trajectories.insert_shared(mem.db, str(uuid.uuid4()), "trajectory", item) == 1
+
+
+def test_a_deeply_nested_item_is_refused_not_a_crash():
+    import uuid
+
+    deep = "[" * 100_000 + "]" * 100_000
+    with pytest.raises(inbox.InvalidItemError, match="nested too deeply"):
+        inbox.validate(str(uuid.uuid4()), "trajectory", deep)
+    payload = _run_payload()
+    payload["steps"][0]["params"] = deep
+    with pytest.raises(inbox.InvalidItemError, match="nested too deeply"):
+        inbox.validate(str(uuid.uuid4()), "trajectory", json.dumps(payload))

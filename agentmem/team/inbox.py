@@ -107,16 +107,26 @@ def _time(value: Any, what: str) -> None:
     _text(value, what, empty=False)
     try:
         parse_time(value)
-    except (ValueError, TypeError):
+    except (ValueError, TypeError, OverflowError):
         raise InvalidItemError(f"{what} is not a time") from None
+
+
+def _loads(text: str, what: str) -> Any:
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise InvalidItemError(f"{what} is nested too deeply") from None
+    except ValueError:
+        raise InvalidItemError(f"{what} is not JSON") from None
 
 
 def _json_text(value: Any, what: str) -> None:
     _text(value, what)
-    try:
-        json.loads(value)
-    except ValueError:
-        raise InvalidItemError(f"{what} is not JSON") from None
+    _loads(value, what)
+
+
+def _count(value: Any, what: str, top: int) -> None:
+    _need(type(value) is int and 0 <= value <= top, f"{what} is out of range")
 
 
 def _flag(value: Any, what: str) -> None:
@@ -132,8 +142,7 @@ def _check_run(t: Any, steps: Any, feedback: Any) -> None:
     _text(t["essential_actions"], "essential_actions", optional=True)
     _json_text(t["meta"], "meta")
     _time(t["created_at"], "created_at")
-    count = t["step_count"]
-    _need(type(count) is int and 0 <= count <= MAX_STEPS, "step_count is out of range")
+    _count(t["step_count"], "step_count", MAX_STEPS)
     rate = t["success_rate"]
     ok = type(rate) in (int, float) and 0 <= rate <= 1
     _need(ok, "success_rate is not between 0 and 1")
@@ -142,7 +151,7 @@ def _check_run(t: Any, steps: Any, feedback: Any) -> None:
     _need(isinstance(steps, list) and len(steps) <= MAX_STEPS, "steps is not a list")
     for i, s in enumerate(steps):
         _need(isinstance(s, dict) and set(s) == set(trajectories.STEP_COLUMNS), f"step {i}")
-        _need(type(s["position"]) is int, f"step {i}: position is not a number")
+        _count(s["position"], f"step {i}: position", 2**62)
         _text(s["tool"], f"step {i}: tool", empty=False)
         _text(s["domain"], f"step {i}: domain")
         _json_text(s["params"], f"step {i}: params")
@@ -170,23 +179,23 @@ def validate(key: Any, kind: Any, payload: Any) -> dict[str, Any]:
     _uuid(key, "the item's uuid")
     _need(kind in ("trajectory", "feedback"), "the item is neither a run nor a verdict")
     _need(isinstance(payload, str) and len(payload) <= MAX_ITEM, "the item is too large")
-    try:
-        value = json.loads(payload)
-    except ValueError:
-        raise InvalidItemError("the item is not JSON") from None
+    value = _loads(payload, "the item")
     if kind == "feedback":
         _check_verdict(value, with_run=True)
         return {**value, "note": redact_text(value["note"])}
     _need(isinstance(value, dict) and set(value) == {"trajectory", "steps", "feedback"}, "shape")
     _check_run(value["trajectory"], value["steps"], value["feedback"])
-    run = dict(value["trajectory"])
-    run["task"] = redact_text(run["task"])
-    run["meta"] = redact_json(run["meta"])
-    steps = [
-        {**s, "params": redact_json(s["params"]), "output": redact_text(s["output"])}
-        for s in value["steps"]
-    ]
-    feedback = [{**f, "note": redact_text(f["note"])} for f in value["feedback"]]
+    try:
+        run = dict(value["trajectory"])
+        run["task"] = redact_text(run["task"])
+        run["meta"] = redact_json(run["meta"])
+        steps = [
+            {**s, "params": redact_json(s["params"]), "output": redact_text(s["output"])}
+            for s in value["steps"]
+        ]
+        feedback = [{**f, "note": redact_text(f["note"])} for f in value["feedback"]]
+    except RecursionError:
+        raise InvalidItemError("the item is nested too deeply") from None
     return {"trajectory": run, "steps": steps, "feedback": feedback}
 
 
@@ -233,8 +242,8 @@ def collect(remote: Any, runs_url: str, *, token: str, batch: int = 200) -> Coll
             for _seq, key, kind, payload in rows:
                 try:
                     item = validate(key, kind, payload)
-                except InvalidItemError as e:
-                    reason = str(e)
+                except (ValueError, TypeError, RecursionError) as e:  # InvalidItemError, or worse
+                    reason = str(e) if isinstance(e, InvalidItemError) else type(e).__name__
                     refused[reason] = refused.get(reason, 0) + 1
                     continue
                 if trajectories.insert_shared(remote, str(key), str(kind), item):
