@@ -427,3 +427,70 @@ def test_a_deeply_nested_item_is_refused_not_a_crash():
     payload["steps"][0]["params"] = deep
     with pytest.raises(inbox.InvalidItemError, match="nested too deeply"):
         inbox.validate(str(uuid.uuid4()), "trajectory", json.dumps(payload))
+
+
+# -- TLS in front of sqld, as the README shows it ------------------------------------------
+
+
+def _wait_port(port: int, deadline: float) -> None:
+    import socket
+
+    while time.monotonic() < deadline:
+        with socket.socket() as s:
+            if s.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.05)
+    raise AssertionError(f"nothing listens on {port}")
+
+
+def test_members_sync_and_push_through_caddy_with_tls(
+    team: Team, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    caddy = shutil.which("caddy")
+    if caddy is None:
+        pytest.skip("Caddy is not installed (apt-get install caddy)")
+    lessons, runs = server.free_port(), server.free_port()
+    conf = tmp_path / "Caddyfile"
+    conf.write_text(
+        "{\n  admin off\n  local_certs\n  skip_install_trust\n  auto_https disable_redirects\n"
+        f"  storage file_system {tmp_path / 'caddy'}\n}}\n"
+        f"https://localhost:{lessons} {{\n  tls internal\n"
+        f"  reverse_proxy 127.0.0.1:{team.port}\n}}\n"
+        f"https://localhost:{runs} {{\n  tls internal\n"
+        f"  reverse_proxy 127.0.0.1:{team.runs_port}\n}}\n"
+    )
+    proc = subprocess.Popen(
+        [caddy, "run", "--config", str(conf), "--adapter", "caddyfile"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env={**os.environ, "HOME": str(tmp_path)},
+    )
+    try:
+        deadline = time.monotonic() + 30
+        _wait_port(lessons, deadline)
+        _wait_port(runs, deadline)
+        ca = tmp_path / "caddy" / "pki" / "authorities" / "local" / "root.crt"
+        monkeypatch.setenv("SSL_CERT_FILE", str(ca))  # Caddy's own CA, trusted here only
+        a = Memory.open(tmp_path / "tls-a.db", embedder="hash")
+        m = Memory.open(tmp_path / "tls-m.db", embedder="hash")
+        try:
+            for mem, name in ((a, "a"), (m, "m")):
+                membership.join(
+                    mem,
+                    f"https://localhost:{lessons}",
+                    runs_url=f"https://localhost:{runs}",
+                    token_file=str(team.token_files[name]),
+                    sync_interval=0,
+                    share=True,
+                )
+            fs_group(m, key="over-tls")
+            assert membership.sync(m).inserted == 4
+            assert learning.learn(a, use_model=False).applied  # takes the runs in, learns
+            membership.sync(m)
+            assert "(team) Before calling cat" in m.context(TASK, tools=["cat"])
+        finally:
+            a.close()
+            m.close()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
