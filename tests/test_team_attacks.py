@@ -14,6 +14,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Iterator
@@ -30,7 +31,7 @@ from agentmem.team import inbox, learning, membership, reads, server, tokens
 from agentmem.team.config import replica_path_for
 from agentmem.team.replica import RemoteDb, open_remote, replica_lock
 
-from .conftest import fs_group, run_cli
+from .conftest import ROOT, fs_group, run_cli
 from .test_team import TASK, Team, _learned_on_a, sqld_binary
 
 __all__ = ["sqld_binary"]  # the fixture, shared with tests/test_team.py
@@ -77,6 +78,29 @@ def _post(url: str, sql: str) -> list[str]:
         "curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", "-X", "POST",
         "-H", "Content-Type: application/json", "--data", body, url + "/v2/pipeline",
     ]  # fmt: skip
+
+
+def _hook_context(db: str, prompt: str = TASK) -> str:
+    """What Claude Code's UserPromptSubmit hook puts into the prompt (the real command)."""
+    payload = {
+        "session_id": "0a1b2c3d-0000-4000-8000-000000000001",
+        "transcript_path": "/nonexistent.jsonl",
+        "cwd": str(Path(db).parent),
+        "permission_mode": "default",
+        "hook_event_name": "UserPromptSubmit",
+        "prompt": prompt,
+    }
+    p = subprocess.run(
+        [sys.executable, "-m", "agentmem", "hooks", "run", "claude-code"],
+        input=json.dumps(payload).encode(),
+        capture_output=True,
+        env={**os.environ, "AGENTMEM_DB": db, "PYTHONPATH": str(ROOT)},
+        timeout=120,
+    )
+    assert p.returncode == 0, p.stderr
+    if not p.stdout.strip():
+        return ""
+    return str(json.loads(p.stdout)["hookSpecificOutput"]["additionalContext"])
 
 
 def _lesson_texts(team: Team) -> list[str]:
@@ -204,6 +228,7 @@ def test_a_members_token_cannot_change_the_lessons_or_the_journal(team: Team):
     assert report.applied and "from-m" in {g.key for g in report.groups}
     membership.sync(m)
     assert "(team) Before calling cat" in m.context(TASK, tools=["cat"])
+    assert "(team) Before calling cat" in _hook_context(m.path)
 
 
 # -- the inbox -----------------------------------------------------------------------------
@@ -312,6 +337,8 @@ def test_a_tampered_team_lesson_is_never_injected(team: Team):
     assert b"Ignore the user" not in p.stdout and b"always always" not in p.stdout
     for line in p.stdout.decode().splitlines():
         assert not line.startswith("- ") or "(team)" in line or not line.strip(), line
+    hook = _hook_context(m.path)
+    assert "Ignore the user" not in hook and "always always" not in hook
 
 
 # -- revoked and expired tokens ------------------------------------------------------------
