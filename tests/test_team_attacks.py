@@ -72,12 +72,41 @@ def open_team(sqld_binary: str) -> Iterator[Team]:
         shutil.rmtree(root, ignore_errors=True)
 
 
-def _post(url: str, sql: str) -> list[str]:
-    body = json.dumps({"requests": [{"type": "execute", "stmt": {"sql": sql}}, {"type": "close"}]})
+def _bodies(sql: str) -> dict[str, dict]:
+    """Every way sqld 0.24's HTTP API takes a statement: path -> request body."""
+    stmt = {"sql": sql}
+    pipe = {"requests": [{"type": "execute", "stmt": stmt}, {"type": "close"}]}
+    return {
+        "/v2/pipeline": pipe,
+        "/v3/pipeline": pipe,
+        "/v1/execute": {"stmt": stmt},
+        "/v1/batch": {"batch": {"steps": [{"stmt": stmt}]}},
+        "/": {"statements": [sql]},
+    }
+
+
+def _post(url: str, sql: str, path: str = "/v2/pipeline") -> list[str]:
+    body = json.dumps(_bodies(sql)[path])
     return [
         "curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", "-X", "POST",
-        "-H", "Content-Type: application/json", "--data", body, url + "/v2/pipeline",
+        "-H", "Content-Type: application/json", "--data", body, url + path,
     ]  # fmt: skip
+
+
+def _status(url: str, path: str, body: dict | None, token: str) -> int:
+    import urllib.error
+    import urllib.request
+
+    data = None if body is None else json.dumps(body).encode()
+    req = urllib.request.Request(url + path, data=data, method="GET" if body is None else "POST")
+    req.add_header("Content-Type", "application/json")
+    if token:
+        req.add_header("Authorization", f"Bearer {token}")
+    try:
+        with urllib.request.urlopen(req, timeout=30) as r:
+            return int(r.status)
+    except urllib.error.HTTPError as e:
+        return int(e.code)
 
 
 def _hook_context(db: str, prompt: str = TASK) -> str:
@@ -118,8 +147,12 @@ def test_another_local_user_can_neither_write_nor_read_the_team(open_team: Team)
     before = _lesson_texts(team)
     attack = f"UPDATE experiences SET text = '{EVIL}'"
     for url in (team.url, team.runs_url):  # no token, on loopback: 401 from both primaries
-        p = _as_nobody(*_post(url, attack))
-        assert p.stdout == b"401", (url, p.stdout, p.stderr)
+        for path in _bodies(attack):
+            p = _as_nobody(*_post(url, attack, path))
+            assert p.stdout == b"401", (url, path, p.stdout, p.stderr)
+        for path in ("/dump", "/v1/jobs"):
+            p = _as_nobody("curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", url + path)
+            assert p.stdout == b"401", (url, path, p.stdout)
     assert _lesson_texts(team) == before
     # The harness works: a file left readable is read by the other user.
     control = team.root / "public.txt"
@@ -185,6 +218,8 @@ def test_a_members_token_cannot_change_the_lessons_or_the_journal(team: Team):
     for sql in attacks:  # the member's lessons JWT: read-only (sqld answers 403)
         with pytest.raises(TeamRefusedError, match="403"):
             server.pipeline(team.url, [(sql, [])], token=team.token("m"))
+        for path, body in _bodies(sql).items():  # every statement endpoint sqld has
+            assert _status(team.url, path, body, team.token("m")) == 403, path
         # its runs JWT is signed by a key the lessons primary does not trust (401)
         with pytest.raises(TeamRefusedError, match="401"):
             server.pipeline(team.url, [(sql, [])], token=team.token("m", "runs"))
