@@ -228,29 +228,44 @@ def _fetch(url: str, token: str, after: int, limit: int) -> list[tuple[Any, ...]
     )[0]
 
 
+def _check(key: Any, kind: Any, payload: Any) -> tuple[dict[str, Any] | None, str]:
+    """(the validated item, "") or (None, why it is refused)."""
+    try:
+        return validate(key, kind, payload), ""
+    except (ValueError, TypeError, RecursionError) as e:  # InvalidItemError, or worse
+        return None, str(e) if isinstance(e, InvalidItemError) else type(e).__name__
+
+
 def collect(remote: Any, runs_url: str, *, token: str, batch: int = 200) -> CollectReport:
     """Take the inbox's new items into the team library (``remote``, the lessons primary
-    through :class:`~agentmem.team.replica.RemoteDb`), a batch a transaction."""
+    through :class:`~agentmem.team.replica.RemoteDb`), a batch a transaction.
+
+    Items are fetched and validated before the transaction opens; inside it, the
+    primary's own inbox position decides which are still new (another learner may
+    have taken some meanwhile). An empty inbox costs one read and no write."""
     taken = repeated = 0
     refused: dict[str, int] = {}
+    seen = int(settings.get(remote, CURSOR, 0) or 0)  # the replica's: at most the primary's
     while True:
+        rows = _fetch(runs_url, token, seen, batch)
+        if not rows:
+            break
+        checked = [
+            (int(seq), str(key), str(kind), *_check(key, kind, p)) for seq, key, kind, p in rows
+        ]
         with write(remote):
-            after = int(settings.get(remote, CURSOR, 0) or 0)
-            rows = _fetch(runs_url, token, after, batch)
-            if not rows:
-                break
-            for _seq, key, kind, payload in rows:
-                try:
-                    item = validate(key, kind, payload)
-                except (ValueError, TypeError, RecursionError) as e:  # InvalidItemError, or worse
-                    reason = str(e) if isinstance(e, InvalidItemError) else type(e).__name__
-                    refused[reason] = refused.get(reason, 0) + 1
+            cursor = int(settings.get(remote, CURSOR, 0) or 0)
+            for seq, key, kind, item, why in checked:
+                if seq <= cursor:
                     continue
-                if trajectories.insert_shared(remote, str(key), str(kind), item):
+                if item is None:
+                    refused[why] = refused.get(why, 0) + 1
+                elif trajectories.insert_shared(remote, key, kind, item):
                     taken += 1
                 else:
                     repeated += 1
-            settings.put(remote, CURSOR, max(int(r[0]) for r in rows))
+            seen = max(cursor, checked[-1][0])
+            settings.put(remote, CURSOR, seen)
         if len(rows) < batch:
             break
     return CollectReport(taken, repeated, refused)
