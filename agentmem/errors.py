@@ -16,6 +16,7 @@ __all__ = [
     "ModelError",
     "ModelUnavailableError",
     "TeamError",
+    "TeamRefusedError",
     "TeamUnavailableError",
     "UndoConflictError",
     "UnknownExperienceError",
@@ -89,6 +90,11 @@ class TeamError(AgentMemError):
 
 class TeamUnavailableError(TeamError, ConnectionError):
     """The team's primary cannot be reached (reads go on from the replica; writes wait)."""
+
+
+class TeamRefusedError(TeamError, PermissionError):
+    """A team primary refused this laptop's token: none, expired, revoked, or a member's
+    token for what only the team's learner may do."""
 
 
 class AlreadyClaimedError(TeamError):

@@ -7,9 +7,11 @@ Reports, in one run:
   with b running ``team sync`` then ``context`` in a loop; median and max of
   ``--lessons`` lessons, next to the time of one sync alone. (With background
   syncs, add up to the team's ``sync_interval``.)
-- **outbox push**: shared runs per second pushed by ``team sync`` from laptop c,
-  against recording the same runs into the private library (the baseline, same
-  run); a repeated push of the same runs (all already there) too.
+- **outbox push**: shared runs per second pushed by ``team sync`` from laptop c
+  (a member: to the runs inbox), against recording the same runs into the
+  private library (the baseline, same run); a repeated push of the same runs
+  (all already there) too; and the learner's ``team sync`` taking them into the
+  team library (each one validated and redacted again).
 - **cold context**: a cold ``agentmem context`` process on a laptop whose
   lessons are all in the team replica, and on one with the same lessons in the
   private library and as many in the team's (merged), each against the same
@@ -39,7 +41,7 @@ os.environ.setdefault("RUST_LOG", "off")
 
 from agentmem import Memory, Step, Trajectory
 from agentmem.records import Operation
-from agentmem.team import claims, membership, server
+from agentmem.team import claims, membership, server, tokens
 from agentmem.team.replica import RemoteDb, open_remote, replica_lock
 from benchmarks.bench_context import build, lessons
 
@@ -122,7 +124,7 @@ def runs(n: int) -> list[Trajectory]:
     ]
 
 
-def push_rate(root: Path, c: Memory, n: int) -> tuple[float, float, float]:
+def push_rate(root: Path, c: Memory, a: Memory, n: int) -> tuple[float, float, float, float]:
     local = Memory.open(root / "local-baseline.db", embedder=c.embedder)
     batch = runs(n)
     t0 = time.perf_counter()
@@ -139,7 +141,11 @@ def push_rate(root: Path, c: Memory, n: int) -> tuple[float, float, float]:
     again = membership.sync(c)
     repeat_s = time.perf_counter() - t0
     assert again.inserted == 0, again
-    return n / record_s, n / push_s, n / repeat_s
+    t0 = time.perf_counter()
+    taken = membership.sync(a)
+    collect_s = time.perf_counter() - t0
+    assert taken.collected >= n, taken
+    return n / record_s, n / push_s, n / repeat_s, n / collect_s
 
 
 def cold(paths: dict[str, Path], runs_: int) -> dict[str, list[float]]:
@@ -165,13 +171,28 @@ def main() -> None:
     print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
-        primary = server.start(root / "primary", port=server.free_port())
+        data = root / "primary"
+        files = {
+            name: tokens.add(data, name, role=role, out=root / f"{name}.token").path
+            for name, role in (("a", "learner"), ("b", "member"), ("c", "member"), ("d", "member"))
+        }
+        primary = server.start(data, port=server.free_port(), runs_port=server.free_port())
+
+        def join(mem: Memory, name: str) -> None:
+            membership.join(
+                mem,
+                primary.url,
+                token_file=str(files[name]),
+                runs_url=primary.runs_url,
+                sync_interval=0,
+            )
+
         try:
-            server.bootstrap(primary.url)
+            server.bootstrap(primary.url, token=primary.setup_token)
             laptops: dict[str, Any] = {}
             for name in "abc":
                 laptops[name] = Memory.open(root / f"{name}.db")
-                membership.join(laptops[name], primary.url, sync_interval=0)
+                join(laptops[name], name)
             a, b, c = laptops["a"], laptops["b"], laptops["c"]
 
             waits, syncs = latency(a, b, args.lessons)
@@ -182,11 +203,12 @@ def main() -> None:
                 f"{statistics.median(syncs) * 1e3:.0f} ms)"
             )
 
-            record, push, repeat = push_rate(root, c, args.push)
+            record, push, repeat, collect = push_rate(root, c, a, args.push)
             print(
                 f"outbox push: {push:.0f} runs/s ({args.push} runs of 3 steps); private "
                 f"record_many of the same runs {record:.0f} runs/s (ratio {push / record:.2f}); "
-                f"repeated push (all already there) {repeat:.0f} runs/s"
+                f"repeated push (all already there) {repeat:.0f} runs/s; the learner takes "
+                f"them in at {collect:.0f} runs/s"
             )
 
             items = lessons(args.library)
@@ -196,7 +218,7 @@ def main() -> None:
             both = root / "both.db"
             build(both, args.library)
             with Memory.open(both) as m:
-                membership.join(m, primary.url, sync_interval=0)
+                join(m, "d")
             membership.sync(b)
             for m in laptops.values():
                 m.close()

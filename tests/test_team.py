@@ -32,7 +32,7 @@ from agentmem.learning.session import LearnReport
 from agentmem.records import Operation
 from agentmem.storage import experiences
 from agentmem.storage.journal import AppliedOp
-from agentmem.team import claims, learning, membership, outbox, reads, server
+from agentmem.team import claims, learning, membership, outbox, reads, server, tokens
 from agentmem.team.config import replica_path_for
 from agentmem.team.replica import RemoteDb, open_readonly, open_remote, replica_lock
 
@@ -74,23 +74,51 @@ def sqld_binary() -> str:
     return _sqld_or_skip()
 
 
+#: Laptops of the fixture's team with a learner's token (the others' are members').
+LEARNERS = ("a", "b", "c", "d", "raw", "admin")
+MEMBERS = ("m", "n")
+
+
 class Team:
-    """A primary on a free loopback port and laptops a, b, c with their own libraries."""
+    """Two primaries (lessons, runs) on free loopback ports and laptops with their own
+    libraries and tokens: learners a, b, c, members m, n."""
 
     def __init__(self, root: Path) -> None:
         self.root = root
-        self.port = server.free_port()
-        self.proc = server.start(root / "primary", port=self.port)
-        assert server.bootstrap(self.proc.url, embedder=EMBEDDER)
+        self.data = root / "primary"
+        self.port, self.runs_port = server.free_port(), server.free_port()
+        self.token_files: dict[str, Path] = {}
+        for name in (*LEARNERS, *MEMBERS):
+            role = tokens.LEARNER if name in LEARNERS else tokens.MEMBER
+            issued = tokens.add(self.data, name, role=role, out=root / f"{name}.token")
+            self.token_files[name] = issued.path
+        self.proc = server.start(self.data, port=self.port, runs_port=self.runs_port)
+        assert server.bootstrap(self.proc.url, token=self.token("admin"), embedder=EMBEDDER)
         self.laptops: dict[str, Memory] = {}
 
     @property
     def url(self) -> str:
         return self.proc.url
 
+    @property
+    def runs_url(self) -> str:
+        return self.proc.runs_url
+
+    def token(self, name: str, which: str = "lessons") -> str:
+        return getattr(tokens.read_token_file(self.token_files[name]), which)
+
+    def join(self, mem: Memory, name: str, **kw: object) -> None:
+        membership.join(
+            mem,
+            self.url,
+            token_file=str(self.token_files[name]),
+            runs_url=self.runs_url,
+            **{"sync_interval": 0, **kw},  # type: ignore[arg-type]
+        )
+
     def laptop(self, name: str, *, embedder: str = EMBEDDER, share: bool = True) -> Memory:
         mem = Memory.open(self.root / f"{name}.db", embedder=embedder)
-        membership.join(mem, self.url, sync_interval=0, share=share)
+        self.join(mem, name, share=share)
         self.laptops[name] = mem
         return mem
 
@@ -98,10 +126,16 @@ class Team:
         self.proc.stop(kill=True)
 
     def restart(self) -> None:
-        self.proc = server.start(self.root / "primary", port=self.port)
+        self.proc = server.start(self.data, port=self.port, runs_port=self.runs_port)
 
     def primary(self, sql: str, args: list | None = None) -> list[tuple]:
-        return server.pipeline(self.url, [(sql, args or [])])[0]
+        """A statement on the lessons primary with a learner's token."""
+        return server.pipeline(self.url, [(sql, args or [])], token=self.token("admin"))[0]
+
+    def inbox(self, sql: str, args: list | None = None) -> list[tuple]:
+        """A statement on the runs primary with a learner's token."""
+        token = self.token("admin", "runs")
+        return server.pipeline(self.runs_url, [(sql, args or [])], token=token)[0]
 
     def close(self) -> None:
         for m in self.laptops.values():
@@ -393,7 +427,7 @@ def test_a_laptop_with_another_embedder_is_refused(team: Team, tmp_path: Path):
     d = Memory.open(tmp_path / "d.db", embedder="hash-128")
     try:
         with pytest.raises(TeamError, match="one embedder per team"):
-            membership.join(d, team.url, sync_interval=0)
+            team.join(d, "d")
         assert d.get_setting("team") is None
         assert not replica_path_for(d.path).exists()
     finally:
@@ -420,15 +454,16 @@ def test_kill_9_during_a_push_loses_nothing(team: Team):
     deadline = time.monotonic() + 120
     count = 0
     while time.monotonic() < deadline and proc.poll() is None:
-        count = team.primary("SELECT count(*) FROM trajectories")[0][0]
+        count = team.inbox("SELECT count(*) FROM inbox")[0][0]
         if count >= 20:
             break
         time.sleep(0.01)
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     assert 0 < count < n, "the push should have been killed half-way"
-    report = membership.sync(a)
-    assert report.pending == 0
+    report = membership.sync(a)  # a is a learner: its sync takes the inbox in
+    assert report.pending == 0 and report.collected == n
+    assert team.inbox("SELECT count(*), count(DISTINCT uuid) FROM inbox")[0] == (n, n)
     uuids = team.primary("SELECT count(*), count(DISTINCT uuid) FROM trajectories")[0]
     assert uuids == (n, n)
     assert team.primary("SELECT count(*) FROM steps")[0][0] == n
@@ -448,7 +483,7 @@ def test_unshared_runs_never_leave_and_shared_runs_are_always_redacted(team: Tea
     assert outbox.pending(a.db) == 0
     raw = Memory.open(tmp_path / "raw.db", embedder=EMBEDDER, redactor=Redactor(enabled=False))
     try:
-        membership.join(raw, team.url, sync_interval=0)
+        team.join(raw, "raw")
         secret = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
         tid = raw.record_many(
             [
@@ -507,7 +542,7 @@ def test_a_read_starts_a_background_sync_and_does_not_wait(team: Team):
 
 
 def test_serve_join_status_leave_through_the_cli(sqld_binary: str, tmp_path: Path):
-    port = server.free_port()
+    port, runs_port = server.free_port(), server.free_port()
     data = tmp_path / "srv"
     env = {**os.environ, "PYTHONPATH": str(ROOT), "AGENTMEM_EMBEDDER": EMBEDDER}
     serve = subprocess.Popen(
@@ -521,7 +556,9 @@ def test_serve_join_status_leave_through_the_cli(sqld_binary: str, tmp_path: Pat
             str(data),
             "--port",
             str(port),
-            "--auth",
+            "--runs-port",
+            str(runs_port),
+            "--auth",  # kept for old scripts; tokens are always required
             "--embedder",
             EMBEDDER,
         ],
@@ -536,14 +573,33 @@ def test_serve_join_status_leave_through_the_cli(sqld_binary: str, tmp_path: Pat
             if "team library at" in lines[-1]:
                 break
         assert "created the team library" in "".join(lines), lines
-        token = data / "member.token"
-        assert token.stat().st_mode & 0o777 == 0o600
         db = tmp_path / "me.db"
+        p = run_cli("team", "token", "add", "me", "--data", str(data), db=db, env=env)
+        assert p.returncode == 0 and b"member token for me" in p.stdout, p.stderr
+        issued = data / "tokens" / "me.token"
+        assert issued.stat().st_mode & 0o777 == 0o600
+        assert (data / "tokens").stat().st_mode & 0o777 == 0o700
+        token = tmp_path / "me.token"  # handed to the member, who keeps it carelessly
+        token.write_bytes(issued.read_bytes())
+        token.chmod(0o644)
+        p = run_cli("team", "token", "list", "--json", "--data", str(data), db=db, env=env)
+        assert [(t["name"], t["role"], t["state"]) for t in json.loads(p.stdout)] == [
+            ("me", "member", "live")
+        ]
         url = f"http://127.0.0.1:{port}"
-        p = run_cli("team", "join", url, db=db, env=env)
-        assert p.returncode == 1 and b"cannot be reached" in p.stderr  # no token, no entry
-        p = run_cli("team", "join", url, "--token-file", str(token), "--share", db=db, env=env)
+        runs = ["--runs-url", f"http://127.0.0.1:{runs_port}"]
+        p = run_cli("team", "join", url, *runs, db=db, env=env)
+        assert p.returncode == 1 and b"needs a token" in p.stderr  # no token, no entry
+        deadline = time.monotonic() + 30  # the server restarts sqld on the new token
+        while True:
+            p = run_cli(
+                "team", "join", url, *runs, "--token-file", str(token), "--share", db=db, env=env
+            )
+            if p.returncode == 0 or time.monotonic() > deadline:
+                break
+            time.sleep(0.2)
         assert p.returncode == 0, p.stderr
+        assert token.stat().st_mode & 0o777 == 0o600  # join made it private
         p = run_cli(
             "record",
             "-",
@@ -565,6 +621,14 @@ def test_serve_join_status_leave_through_the_cli(sqld_binary: str, tmp_path: Pat
         assert json.loads(p.stdout)["inserted"] == 1, p.stderr
         p = run_cli("team", "set", "--sync-interval", "300", db=db, env=env)
         assert p.returncode == 0 and b"300" in p.stdout
+        p = run_cli("team", "token", "revoke", "me", "--data", str(data), db=db, env=env)
+        assert p.returncode == 0 and b"revoked 1" in p.stdout
+        deadline = time.monotonic() + 30  # refused within a second or so
+        while run_cli("team", "sync", db=db, env=env).returncode == 0:
+            assert time.monotonic() < deadline, "a revoked token still syncs"
+            time.sleep(0.2)
+        p = run_cli("team", "sync", db=db, env=env)
+        assert p.returncode == 1 and b"refused" in p.stderr, p.stderr
         p = run_cli("team", "leave", db=db, env=env)
         assert p.returncode == 0 and not (tmp_path / "me.team.db").exists()
         with Memory.open(db) as mem:
@@ -575,9 +639,17 @@ def test_serve_join_status_leave_through_the_cli(sqld_binary: str, tmp_path: Pat
         serve.wait(timeout=30)
 
 
-def test_a_server_beyond_loopback_needs_a_token(tmp_path: Path):
-    with pytest.raises(TeamError, match="token is required"):
-        server.start(tmp_path / "x", host="0.0.0.0", port=server.free_port(), auth=False)
+def test_join_refuses_plain_http_beyond_loopback_unless_insecure(tmp_path: Path):
+    with Memory.open(tmp_path / "x.db", embedder=EMBEDDER) as mem:
+        (tmp_path / "t.token").write_text("x")
+        with pytest.raises(TeamError, match="travel in clear"):
+            membership.join(mem, "http://desk.lan:8080", token_file=str(tmp_path / "t.token"))
+        assert mem.get_setting("team") is None
+    membership.check_transport("http://desk.lan:8080", insecure=True)
+    membership.check_transport("https://desk.lan:8080")
+    membership.check_transport("http://127.0.0.1:8080")
+    with pytest.raises(TeamError, match="--insecure"):
+        membership.check_transport("http://[2001:db8::1]:8080")
     assert server.is_loopback("127.0.0.1") and server.is_loopback("::1")
     assert not server.is_loopback("0.0.0.0") and not server.is_loopback("192.0.2.1")
 

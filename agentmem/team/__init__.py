@@ -2,11 +2,16 @@
 
 A laptop keeps its private library and gains a replica of the team library next
 to it. Reads (``context``, ``retrieve``) search both, locally; shared runs wait
-in an outbox until ``agentmem team sync`` pushes them; a learning session claims
-its groups on the primary and applies as compare-and-set.
+in an outbox until ``agentmem team sync`` pushes them to the team's inbox; the
+team's learner takes the inbox in (validated) and applies its learning sessions
+on the primary, claimed per group and as compare-and-set. Only the learner's
+token may write the team library; members' tokens read it.
 
 Modules, one concern each: :mod:`~agentmem.team.config` (the membership
-setting), :mod:`~agentmem.team.server` (sqld and the team schema),
+setting), :mod:`~agentmem.team.server` (the two sqld processes and the team schema),
+:mod:`~agentmem.team.tokens` (who may do what: a key pair per token),
+:mod:`~agentmem.team.hrana` (sqld's HTTP pipeline),
+:mod:`~agentmem.team.inbox` (shared runs from members, validated by the learner),
 :mod:`~agentmem.team.replica` (libSQL's client: sync and delegated writes),
 :mod:`~agentmem.team.reads` (search the replica, merge, mark),
 :mod:`~agentmem.team.outbox` (shared runs, pushed idempotently),

@@ -14,22 +14,31 @@ import json
 import os
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 import attrs
 
+from ..errors import TeamError
+
 __all__ = [
     "DEFAULT_SYNC_INTERVAL",
+    "FORMAT",
     "SETTING",
+    "Credential",
     "TeamConfig",
     "last_sync",
     "lock_path",
     "mark_synced",
+    "read_token_file",
     "replica_path_for",
+    "runs_url_for",
     "stamp_path",
 ]
 
 #: The ``settings`` key that holds a laptop's membership.
 SETTING = "team"
+#: What marks a token file written by ``agentmem team token add``.
+FORMAT = "agentmem-team-token/1"
 #: Seconds between background syncs started by reads (``context``, ``retrieve``).
 DEFAULT_SYNC_INTERVAL = 60.0
 
@@ -47,6 +56,43 @@ def _non_negative(_: object, attribute: attrs.Attribute[float], value: float) ->
 
 
 @attrs.frozen
+class Credential:
+    """A laptop's token file, read: the JWT for each primary and what it says it is.
+
+    ``role`` and ``name`` are what the file claims, for messages only: the
+    primaries enforce the JWTs whatever a file says."""
+
+    lessons: str
+    runs: str
+    name: str | None = None
+    role: str | None = None
+    expires_at: float | None = None
+
+
+def read_token_file(path: str | os.PathLike[str]) -> Credential:
+    """Read a token file written by ``agentmem team token add`` (or a bare JWT, used for
+    both primaries)."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8").strip()
+    except OSError as e:
+        raise TeamError(f"token file {p} cannot be read: {e.strerror or e}") from None
+    if not text.startswith("{"):
+        return Credential(text, text)
+    try:
+        value = json.loads(text)
+        return Credential(
+            lessons=str(value["lessons"]),
+            runs=str(value["runs"]),
+            name=value.get("name"),
+            role=value.get("role"),
+            expires_at=value.get("expires_at"),
+        )
+    except (ValueError, KeyError, TypeError):
+        raise TeamError(f"{p} is not an agentmem team token file") from None
+
+
+@attrs.frozen
 class TeamConfig:
     """A laptop's membership of one team library.
 
@@ -61,6 +107,8 @@ class TeamConfig:
     token_file: str | None = None
     sync_interval: float = attrs.field(default=DEFAULT_SYNC_INTERVAL, validator=_non_negative)
     share: bool = False
+    #: The runs primary (the inbox members push to); None: the lessons URL's port + 1.
+    runs_url: str | None = attrs.field(default=None, validator=attrs.validators.optional(_url))
 
     @classmethod
     def from_setting(cls, value: Any) -> TeamConfig:
@@ -72,17 +120,41 @@ class TeamConfig:
     def as_setting(self) -> dict[str, Any]:
         return attrs.asdict(self)
 
-    def token(self) -> str:
-        """The token the primary asks for ('' when there is no token file)."""
+    def credential(self) -> Credential:
+        """This laptop's token file, read ('' tokens when there is none)."""
         if not self.token_file:
-            return ""
-        return Path(self.token_file).read_text(encoding="utf-8").strip()
+            return Credential("", "")
+        return read_token_file(self.token_file)
+
+    def token(self) -> str:
+        """The token the lessons primary asks for ('' when there is no token file)."""
+        return self.credential().lessons
 
     def http_url(self) -> str:
         """The URL as libsql's client wants it (``libsql://`` means https)."""
-        if self.url.startswith("libsql://"):
-            return "https://" + self.url[len("libsql://") :]
-        return self.url
+        return _http(self.url)
+
+    def runs_http_url(self) -> str:
+        """Where the runs primary is: ``runs_url``, else the lessons URL with its port + 1."""
+        if self.runs_url:
+            return _http(self.runs_url)
+        return runs_url_for(self.http_url())
+
+
+def _http(url: str) -> str:
+    if url.startswith("libsql://"):
+        return "https://" + url[len("libsql://") :]
+    return url
+
+
+def runs_url_for(url: str) -> str:
+    """The runs primary's URL that ``agentmem team serve`` pairs with a lessons URL: the
+    same scheme and host, the next port (``http://desk:8080`` -> ``http://desk:8081``)."""
+    parts = urlsplit(_http(url))
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    host = parts.hostname or ""
+    host = f"[{host}]" if ":" in host else host
+    return urlunsplit((parts.scheme, f"{host}:{port + 1}", parts.path, "", ""))
 
 
 def replica_path_for(library: str | os.PathLike[str]) -> Path:
@@ -111,5 +183,7 @@ def last_sync(replica: str | os.PathLike[str]) -> float | None:
 def mark_synced(replica: str | os.PathLike[str], info: dict[str, Any] | None = None) -> None:
     p = stamp_path(replica)
     tmp = p.with_name(p.name + ".tmp")
-    tmp.write_text(json.dumps(info or {}), encoding="utf-8")
+    fd = os.open(tmp, os.O_CREAT | os.O_WRONLY | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(json.dumps(info or {}))
     os.replace(tmp, p)

@@ -1,7 +1,10 @@
 """``agentmem team learn`` and ``team undo``: the private library's learning, on the team's.
 
-The session reads the team's runs and lessons from the laptop's replica (synced
-first), plans exactly as a private session does (``learning.session.learn`` in
+Only the team's learner learns for the team: its token is the one the lessons
+primary lets write. The session first takes the shared runs that members pushed
+to the inbox into the team library (:func:`agentmem.team.inbox.collect`, each one
+validated), then reads the team's runs and lessons from the laptop's replica
+(synced), plans exactly as a private session does (``learning.session.learn`` in
 dry-run mode: the same stages, prompts and validation), and applies the plan on
 the primary through :mod:`agentmem.team.claims`. Undo uses the journal's own
 undo on the primary, inside one transaction there, so its rules (a later
@@ -17,10 +20,10 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from ..errors import AgentMemError, AlreadyClaimedError, TeamError
+from ..errors import AgentMemError, AlreadyClaimedError, TeamError, TeamRefusedError
 from ..storage import experiences, journal
-from . import claims
-from .config import mark_synced
+from . import claims, inbox, tokens
+from .config import TeamConfig, mark_synced
 from .membership import check_schema, config
 from .replica import RemoteDb, check_embedder, open_readonly, open_remote, replica_lock
 
@@ -60,10 +63,17 @@ def learn(
 
     cfg = config(mem)
     say = progress or (lambda _msg: None)
+    if not dry_run:
+        _learner_only(cfg, "learn for the team")
     with replica_lock(cfg.replica):
         conn = open_remote(cfg)
         try:
             remote = RemoteDb(conn, cfg.url)
+            if not dry_run:
+                taken = inbox.collect(remote, cfg.runs_http_url(), token=cfg.credential().runs)
+                if taken.taken or taken.refused:
+                    say(f"took {taken.taken} shared item(s) in, refused {taken.refused_count}")
+                conn.sync()
             db = open_readonly(cfg.replica)
             try:
                 check_schema(db)
@@ -85,6 +95,18 @@ def learn(
             conn.close()
     mark_synced(cfg.replica)
     return report
+
+
+def _learner_only(cfg: TeamConfig, what: str) -> None:
+    """Refuse at once, saying why, when this laptop's token is a member's (the lessons
+    primary would refuse the writes anyway: a member's token is read-only there)."""
+    cred = cfg.credential()
+    if cred.role == tokens.MEMBER:
+        raise TeamRefusedError(
+            f"only the team's learner may {what}: this laptop's token ({cred.name}) is a "
+            "member's, which reads the team library and pushes runs. Run this where the "
+            "learner's token is, or issue one: `agentmem team token add NAME --learner`"
+        )
 
 
 def _claim(
@@ -165,6 +187,7 @@ def undo(mem: Memory, session_id: int, *, cascade: bool = False) -> list[int]:
     from ..retrieval.retriever import Retriever
 
     cfg = config(mem)
+    _learner_only(cfg, "undo a team session")
     with replica_lock(cfg.replica):
         conn = open_remote(cfg)
         try:

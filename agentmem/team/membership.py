@@ -15,6 +15,7 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 import attrs
 
@@ -23,9 +24,18 @@ from ..errors import TeamError
 from ..migrations import KNOWN_MIGRATIONS, applied_names
 from ..storage import experiences, journal, settings, trajectories
 from ..storage import outbox as outbox_table
-from . import outbox
+from . import inbox, outbox, tokens
 from .config import SETTING, TeamConfig, last_sync, mark_synced, replica_path_for
-from .replica import RemoteDb, check_embedder, open_readonly, open_remote, replica_lock
+from .replica import (
+    REPLICA_SUFFIXES,
+    RemoteDb,
+    check_credential,
+    check_embedder,
+    open_readonly,
+    open_remote,
+    replica_lock,
+)
+from .server import is_loopback
 
 if TYPE_CHECKING:
     from ..memory import Memory
@@ -34,7 +44,9 @@ __all__ = [
     "SyncReport",
     "check_embedder",
     "check_schema",
+    "check_transport",
     "config",
+    "is_learner",
     "join",
     "leave",
     "status",
@@ -69,6 +81,24 @@ def check_schema(db: Any) -> None:
         raise TeamError(f"the team library was set up by {what}")
 
 
+def check_transport(url: str, *, insecure: bool = False) -> None:
+    """Refuse to send a token in clear (``http://``) beyond this machine unless ``insecure``."""
+    parts = urlsplit(url)
+    if parts.scheme == "http" and not is_loopback(parts.hostname or "") and not insecure:
+        raise TeamError(
+            f"{url} is plain http:// to another machine: the team token would travel in clear. "
+            "Put TLS in front of sqld (a reverse proxy such as Caddy; see the README) and join "
+            "with https://, or pass --insecure on a network you trust"
+        )
+
+
+def _private_token_file(path: Path) -> None:
+    """A token file readable by others is made its owner's only (when it is ours)."""
+    st = path.stat()
+    if st.st_mode & 0o077 and st.st_uid == os.getuid():
+        os.chmod(path, 0o600)
+
+
 def join(
     mem: Memory,
     url: str,
@@ -76,12 +106,14 @@ def join(
     token_file: str | None = None,
     sync_interval: float | None = None,
     share: bool = False,
+    runs_url: str | None = None,
+    insecure: bool = False,
 ) -> TeamConfig:
-    """Join the team library at ``url``: sync a replica next to the library and check it."""
+    """Join the team library at ``url`` with the token in ``token_file``: sync a replica
+    next to the library and check it. Plain ``http://`` to another machine is refused
+    unless ``insecure``."""
     if mem.path is None or mem.path.startswith(":memory:"):
         raise TeamError("an in-memory library cannot join a team")
-    if token_file is not None and not Path(token_file).is_file():
-        raise TeamError(f"token file {token_file} does not exist")
     replica = replica_path_for(mem.path)
     kw: dict[str, Any] = {}
     if sync_interval is not None:
@@ -92,10 +124,21 @@ def join(
             replica=str(replica.resolve()),
             token_file=str(Path(token_file).resolve()) if token_file else None,
             share=share,
+            runs_url=runs_url,
             **kw,
         )
     except ValueError as e:
         raise TeamError(str(e)) from None
+    check_transport(cfg.http_url(), insecure=insecure)
+    check_transport(cfg.runs_http_url(), insecure=insecure)
+    if token_file is None:
+        raise TeamError(
+            "joining a team needs a token: --token-file FILE, issued on the team's server "
+            "with `agentmem team token add NAME`"
+        )
+    if not Path(token_file).is_file():
+        raise TeamError(f"token file {token_file} does not exist")
+    _private_token_file(Path(token_file))
     existing = mem.get_setting(SETTING)
     if existing is not None and existing.get("url") != url:
         raise TeamError(
@@ -123,24 +166,44 @@ def join(
 
 @attrs.frozen
 class SyncReport:
-    """What a sync did."""
+    """What a sync did: items pushed to the inbox (and how many were new there), items
+    still waiting, and, on a learner's laptop, inbox items taken into the team library
+    and refused by validation."""
 
     pushed: int
     inserted: int
     pending: int
     seconds: float
+    collected: int = 0
+    refused: int = 0
 
 
-def sync(mem: Memory, *, push: bool = True) -> SyncReport:
-    """Push the outbox (unless ``push`` is False) and pull the primary's changes."""
+def is_learner(cfg: TeamConfig) -> bool:
+    """Whether this laptop's token file says it is the team's learner's (the primaries
+    decide what it may do; this only decides what to try)."""
+    return cfg.credential().role == tokens.LEARNER
+
+
+def sync(mem: Memory, *, push: bool = True, collect: bool | None = None) -> SyncReport:
+    """Push the outbox to the runs primary (unless ``push`` is False) and pull the lessons
+    primary's changes. ``collect`` (default: when this laptop holds a learner's token)
+    first takes the inbox's runs into the team library."""
     cfg = config(mem)
     t0 = time.perf_counter()
+    cred = cfg.credential()
     report = outbox.PushReport(0, 0, 0, outbox.pending(mem.db))
+    taken = inbox.CollectReport()
     with replica_lock(cfg.replica):
+        check_credential(cfg)
+        if push and report.left:
+            runs_url = cfg.runs_http_url()
+            report = outbox.push(
+                mem.db, lambda items, at: inbox.push(runs_url, items, token=cred.runs, at=at)
+            )
         conn = open_remote(cfg)
         try:
-            if push and report.left:
-                report = outbox.push(mem.db, RemoteDb(conn, cfg.url))
+            if collect if collect is not None else is_learner(cfg):
+                taken = inbox.collect(RemoteDb(conn, cfg.url), cfg.runs_http_url(), token=cred.runs)
                 conn.sync()
         finally:
             conn.close()
@@ -150,6 +213,8 @@ def sync(mem: Memory, *, push: bool = True) -> SyncReport:
         inserted=report.inserted,
         pending=report.left,
         seconds=time.perf_counter() - t0,
+        collected=taken.taken,
+        refused=taken.refused_count,
     )
 
 
@@ -170,6 +235,8 @@ def status(mem: Memory, *, ping: bool = True) -> dict[str, Any]:
         "url": cfg.url,
         "replica": cfg.replica,
         "token_file": cfg.token_file,
+        "token": _token_info(cfg),
+        "runs_url": cfg.runs_http_url(),
         "share": cfg.share,
         "sync_interval": cfg.sync_interval,
         "last_sync_seconds_ago": None if synced is None else round(time.time() - synced, 1),
@@ -192,8 +259,23 @@ def status(mem: Memory, *, ping: bool = True) -> dict[str, Any]:
     return out
 
 
+def _token_info(cfg: TeamConfig) -> str | None:
+    try:
+        cred = cfg.credential()
+    except TeamError as e:
+        return str(e)
+    if cred.role is None:
+        return None
+    until = (
+        ""
+        if cred.expires_at is None
+        else time.strftime(" until %Y-%m-%d", time.gmtime(float(cred.expires_at)))
+    )
+    return f"{cred.name} ({cred.role}{until})"
+
+
 def _remove_replica(replica: str) -> None:
-    for suffix in ("", "-wal", "-shm", "-client_wal_index", ".synced", ".attempt", ".lock"):
+    for suffix in REPLICA_SUFFIXES:
         with contextlib.suppress(FileNotFoundError):
             os.remove(replica + suffix)
 

@@ -8,11 +8,13 @@ always redacted), and ``pushed_at`` NULL. A verdict given later on a shared run
 queues a ``feedback`` item the same way. Unshared runs have no outbox item and
 never leave the laptop.
 
-:func:`push` sends pending items to the primary in batches, each batch one
-transaction there: ``INSERT ... ON CONFLICT (uuid) DO NOTHING``, so a batch that
-is sent twice (the laptop was killed after the primary committed and before it
-marked the items pushed) inserts nothing the second time. Items are marked
-pushed only after the primary committed, so nothing is lost either.
+:func:`push` sends pending items to the inbox of the team's runs primary
+(:mod:`~agentmem.team.inbox`) in batches, each batch one transaction there:
+``INSERT ... ON CONFLICT (uuid) DO NOTHING``, so a batch that is sent twice (the
+laptop was killed after the primary committed and before it marked the items
+pushed) inserts nothing the second time. Items are marked pushed only after
+the primary committed, so nothing is lost either. The team's learner takes the
+inbox into the team library, validating every item.
 """
 
 from __future__ import annotations
@@ -38,6 +40,8 @@ __all__ = [
     "pending",
     "push",
     "queue_shared",
+    "redact_json",
+    "redact_text",
 ]
 
 #: Items sent to the primary in one transaction (``$AGENTMEM_TEAM_PUSH_BATCH`` overrides).
@@ -57,13 +61,13 @@ def _redact(value: Any) -> Any:
     return DEFAULT_REDACTOR.value(value)
 
 
-def _redact_json(text: str | None) -> str | None:
+def redact_json(text: str | None) -> str | None:
     if text is None:
         return None
     return json.dumps(_redact(json.loads(text)), ensure_ascii=False)
 
 
-def _redact_text(text: str | None) -> str | None:
+def redact_text(text: str | None) -> str | None:
     from ..redact import DEFAULT_REDACTOR
 
     return None if text is None else DEFAULT_REDACTOR.text(text)
@@ -76,14 +80,14 @@ def enqueue_trajectories(db: Database, ids: Sequence[int]) -> list[str]:
     at = now_iso()
     for tid in ids:
         row, steps, events = trajectories.shared_rows(db, tid)
-        row["task"] = _redact_text(row["task"])
-        row["meta"] = _redact_json(row["meta"])
+        row["task"] = redact_text(row["task"])
+        row["meta"] = redact_json(row["meta"])
         for s in steps:
-            s["params"] = _redact_json(s["params"])
-            s["output"] = _redact_text(s["output"])
+            s["params"] = redact_json(s["params"])
+            s["output"] = redact_text(s["output"])
         key = str(uuidlib.uuid4())
         feedback = [
-            {"uuid": str(uuidlib.uuid4()), "kind": k, "note": _redact_text(n), "created_at": c}
+            {"uuid": str(uuidlib.uuid4()), "kind": k, "note": redact_text(n), "created_at": c}
             for k, n, c in events
         ]
         payload = {"trajectory": row, "steps": steps, "feedback": feedback}
@@ -122,7 +126,7 @@ def enqueue_feedback(
     payload = {
         "trajectory_uuid": shared_as,
         "kind": kind,
-        "note": _redact_text(note),
+        "note": redact_text(note),
         "created_at": created_at,
     }
     outbox.add(
@@ -148,16 +152,16 @@ class PushReport:
 
 def push(
     db: Database,
-    remote: Any,
+    send: Callable[[list[tuple[str, str, str]], str], int],
     *,
     batch: int | None = None,
     limit: int | None = None,
     progress: Callable[[int], None] | None = None,
 ) -> PushReport:
-    """Send pending items to the primary (``remote``: a :class:`~agentmem.team.replica.RemoteDb`).
-
-    Each batch is one transaction on the primary, then one local transaction
-    marks it pushed. Items go in the order they were queued, so a verdict follows its run.
+    """Send pending items to the team's inbox with ``send(items, at)`` (one transaction on
+    the runs primary; returns the items that were new there:
+    :func:`agentmem.team.inbox.push`), then one local transaction marks them pushed.
+    Items go in the order they were queued, so a verdict follows its run.
     """
     batch = batch or _batch()
     sent = inserted = batches = 0
@@ -166,10 +170,8 @@ def push(
         items = outbox.next_batch(db, size)
         if not items:
             break
-        with write(remote):  # type: ignore[arg-type]
-            for key, kind, payload in items:
-                inserted += trajectories.insert_shared(remote, key, kind, json.loads(payload))
         at = now_iso()
+        inserted += send(items, at)
         with write(db):
             outbox.mark_pushed(db, [key for key, _, _ in items], at)
         sent += len(items)

@@ -24,12 +24,41 @@ if TYPE_CHECKING:
     from ..embeddings import Embedder
     from ..retrieval.retriever import Scored
 
-__all__ = ["TEAM_MARK", "add_team_hits", "mark", "merge_hits", "start_background_sync"]
+__all__ = [
+    "TEAM_MARK",
+    "add_team_hits",
+    "lesson_text_ok",
+    "mark",
+    "merge_hits",
+    "start_background_sync",
+]
 
 T = TypeVar("T")
 
 #: What a team lesson is prefixed with in a ``context`` block.
 TEAM_MARK = "(team) "
+#: A lesson's words at most (``records.MAX_EXPERIENCE_WORDS``; not imported: the fast path).
+_MAX_WORDS = 32
+#: And its characters at most (32 long words; a wall of text is no lesson).
+_MAX_CHARS = 400
+
+
+def lesson_text_ok(text: object) -> bool:
+    """Whether a team lesson may be injected as it is: text of at most 32 words and 400
+    characters, on one line, with no control, format or separator characters (no
+    newline to open a bullet of its own, no bidi override, no escape sequence).
+
+    The replica is another machine's data: whatever its file holds, a lesson that
+    breaks these rules is never put into a prompt."""
+    if not isinstance(text, str) or not text.strip() or len(text) > _MAX_CHARS:
+        return False
+    # isprintable: no character of Unicode's "Other" or "Separator" categories but " ".
+    if len(text.split()) > _MAX_WORDS or not text.isprintable():
+        return False
+    # and the rule every lesson is served by (markup, words addressed to the reader)
+    from ..sanitize import servable
+
+    return servable(text) is not None
 
 
 def mark(text: str, source: str) -> str:
@@ -141,7 +170,36 @@ def fast_team_hits(
         found = search(conn, prompt, embed, tools=tools, domains=domains, k=k, min_score=min_score)
     finally:
         conn.close()
-    return [(f.score, f.text) for f in found]
+    return [(f.score, f.text) for f in found if lesson_text_ok(f.text)]
+
+
+def _checked_hits(
+    db: Any,
+    embed: Callable[[str], Sequence[float]],
+    task: str,
+    tools: Sequence[str] | None,
+    domains: Sequence[str] | None,
+    k: int,
+    min_score: float | None,
+) -> list[Scored]:
+    """The replica's hits for ``task`` as team hits, leaving out every row whose lesson
+    breaks the text rules (:func:`lesson_text_ok`) or is no valid experience at all: one
+    bad row in another machine's file never stops the read."""
+    from ..errors import InvalidRecordError
+    from ..records import Experience
+    from ..retrieval.pipeline import search
+    from ..retrieval.retriever import Scored
+
+    out = []
+    for f in search(db, task, embed, tools=tools, domains=domains, k=k, min_score=min_score):
+        if not lesson_text_ok(f.text):
+            continue
+        try:
+            experience = Experience.from_row(f.row)
+        except (InvalidRecordError, ValueError, TypeError):
+            continue
+        out.append(Scored(experience, f.score, f.evidence, f.reason, source="team"))
+    return out
 
 
 def add_team_hits(
@@ -171,8 +229,6 @@ def add_team_hits(
     replica = str(team["replica"])
     if not os.path.isfile(replica):
         return private
-    import attrs
-
     from ..db import sqlite3
     from ..retrieval.retriever import Retriever
     from .replica import check_embedder, open_readonly
@@ -187,12 +243,11 @@ def add_team_hits(
         except sqlite3.Error:
             return private
         check_embedder(replica_db, embedder)
-        found = Retriever(replica_db, embedder).search(
-            task, tools=tools, domains=domains, k=k, min_score=min_score
+        team_hits = _checked_hits(
+            replica_db, Retriever(replica_db, embedder).vector, task, tools, domains, k, min_score
         )
     finally:
         replica_db.close()
-    team_hits = [attrs.evolve(h, source="team") for h in found]
     merged = merge_hits(
         private, team_hits, k=k, score=lambda h: h.score, text=lambda h: h.experience.text
     )

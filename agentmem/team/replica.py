@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
-from ..errors import TeamError, TeamUnavailableError
+from ..errors import TeamError, TeamRefusedError, TeamUnavailableError
 from .config import TeamConfig, lock_path, mark_synced
 
 if TYPE_CHECKING:
@@ -59,10 +59,20 @@ def _libsql() -> Any:
 _UNREACHABLE = ("unavailable", "handshake", "connect", "timed out", "timeout", "sync error")
 
 
+_REFUSED = ("permissiondenied", "authorization forbidden", "unauthorized", "jwt")
+
+
 def translate(e: BaseException, url: str) -> BaseException:
     """libSQL's client raises ValueError for everything: name what happened."""
     text = str(e)
     low = text.lower()
+    if any(w in low for w in _REFUSED):
+        return TeamRefusedError(
+            f"the team's primary at {url} refused this laptop's token ({text[:200]}): a "
+            "member's token reads the team library and never writes it; only the team's "
+            "learner writes lessons (an expired or revoked token is refused too: ask for a "
+            "new one, `agentmem team token add NAME` on the team's server)"
+        )
     if "opening database connection" in low:
         return TeamUnavailableError(
             f"the team's primary at {url} is busy (no free connection: {text}); try again in a "
@@ -107,6 +117,50 @@ def replica_lock(replica: str | os.PathLike[str], *, wait: float = 60.0) -> Iter
         os.close(fd)
 
 
+#: What libSQL's client and agentmem keep beside a replica file.
+REPLICA_SUFFIXES = (
+    "",
+    "-wal",
+    "-shm",
+    "-client_wal_index",
+    "-info",
+    ".synced",
+    ".attempt",
+    ".lock",
+)
+
+
+def private_files(replica: str | os.PathLike[str]) -> None:
+    """Make the replica's files its owner's only (0600), however they were created."""
+    for suffix in REPLICA_SUFFIXES:
+        p = f"{replica}{suffix}"
+        if os.path.isfile(p) and not os.path.islink(p):
+            os.chmod(p, 0o600)
+
+
+@contextlib.contextmanager
+def private_umask() -> Iterator[None]:
+    """Files created inside are their owner's only (libSQL's client creates the replica's)."""
+    old = os.umask(0o077)
+    try:
+        yield
+    finally:
+        os.umask(old)
+
+
+def check_credential(config: TeamConfig) -> str:
+    """The lessons token, refused here already when its file says it has expired."""
+    cred = config.credential()
+    if cred.expires_at is not None and float(cred.expires_at) < time.time():
+        when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(float(cred.expires_at)))
+        raise TeamRefusedError(
+            f"this laptop's team token {cred.name or ''} expired on {when}: ask for a new one "
+            "(`agentmem team token add NAME --replace` on the team's server) and run "
+            "`agentmem team join URL --token-file FILE` again"
+        )
+    return cred.lessons
+
+
 def open_remote(config: TeamConfig) -> Any:
     """libSQL's client on the replica file, synced once (raises when the primary is away).
 
@@ -114,14 +168,48 @@ def open_remote(config: TeamConfig) -> Any:
     """
     libsql = _libsql()
     url = config.http_url()
+    token = check_credential(config)
+    private_files(config.replica)
     try:
-        conn = libsql.connect(
-            config.replica, sync_url=url, auth_token=config.token(), isolation_level=None
-        )
-        conn.sync()
+        with private_umask():
+            conn = libsql.connect(
+                config.replica, sync_url=url, auth_token=token, isolation_level=None
+            )
+            conn.sync()
     except ValueError as e:
-        raise translate(e, config.url) from None
+        error = translate(e, config.url)
+        if isinstance(error, TeamUnavailableError):
+            _refused_or_away(url, token)  # libSQL's client says "timeout" for a refused token
+        raise error from None
+    finally:
+        private_files(config.replica)
     return conn
+
+
+def _refused_or_away(url: str, token: str) -> None:
+    """Raise :class:`TeamRefusedError` if the primary answers but refuses ``token``."""
+    import urllib.error
+    import urllib.request
+
+    req = urllib.request.Request(
+        url.rstrip("/") + "/v2/pipeline",
+        data=b'{"requests": []}',
+        headers={"Content-Type": "application/json", "Authorization": f"Bearer {token}"},
+        method="POST",
+    )
+    try:
+        with urllib.request.urlopen(req, timeout=5):
+            return
+    except urllib.error.HTTPError as e:
+        if e.code in (401, 403):
+            detail = e.read()[:200].decode("utf-8", "replace")
+            raise TeamRefusedError(
+                f"the team's primary at {url} refused this laptop's token ({e.code}: {detail}): "
+                "expired, revoked, or never issued there; ask for a new one "
+                "(`agentmem team token add NAME` on the team's server)"
+            ) from None
+    except (urllib.error.URLError, OSError, ValueError):
+        return
 
 
 def sync(config: TeamConfig) -> None:

