@@ -278,7 +278,7 @@ class Memory:
                 s = attrs.evolve(s, params=params, output=output)
                 changed = True
             steps.append(s)
-        task, meta = (r.text(t.task), r.value(t.meta)) if need else (t.task, t.meta)
+        task, meta = (r.text(t.task), _redact_meta(r, t.meta)) if need else (t.task, t.meta)
         if changed or task is not t.task or meta != t.meta:
             return attrs.evolve(t, task=task, steps=tuple(steps), meta=meta)
         return t
@@ -839,3 +839,18 @@ class LiveTrajectory:
             meta=self.meta,
             **kw,
         )
+
+
+#: Meta keys that hold agentmem's and the clients' own identifiers (a transcript's session
+#: and turn, the machine's salted hash): never secrets, and what imports, the served log
+#: and scoping match runs by, so the key-name rules (``session_id = ...``) leave them be.
+_OWN_IDS = frozenset({"session_id", "turn_id", "machine", "agent_id"})
+
+
+def _redact_meta(r: Any, meta: Mapping[str, Any]) -> dict[str, Any]:
+    """``meta`` redacted, but for the identifiers in :data:`_OWN_IDS` (kept when strings)."""
+    return {
+        k: v if k in _OWN_IDS and isinstance(v, str) else r.value({k: v})[k]
+        for k, v in meta.items()
+    }
+

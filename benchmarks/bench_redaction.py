@@ -72,7 +72,8 @@ def _strings(value: Any) -> Iterator[str]:
 
 def recorded_copies(texts: list[str]) -> list[list[str]]:
     """Every stored copy of each text, recorded through agentmem's real paths."""
-    from agentmem.team.outbox import _redact_json, _redact_text
+    from agentmem.team.outbox import redact_json as _redact_json
+    from agentmem.team.outbox import redact_text as _redact_text
 
     out: list[list[str]] = []
     with tempfile.TemporaryDirectory() as d, Memory.open(Path(d) / "r.db") as mem:

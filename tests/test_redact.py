@@ -637,7 +637,8 @@ def test_the_sets_through_the_recording_paths(tmp_path: Path) -> None:
     """What the README reports: recall >= 0.97 and false positives < 1% on what
     ``Memory.record`` stores (task, parameters, output) and what a team is sent."""
     from agentmem import Memory, Step, Trajectory
-    from agentmem.team.outbox import _redact_json, _redact_text
+    from agentmem.team.outbox import redact_json as _redact_json
+    from agentmem.team.outbox import redact_text as _redact_text
 
     def stored(texts: list[str]) -> list[list[str]]:
         with Memory.open(tmp_path / f"r{len(texts)}.db") as mem:

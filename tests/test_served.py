@@ -341,3 +341,18 @@ def test_hostile_log_bytes_never_raise(tmp_path: Path):
             assert all(isinstance(i, int) and i > 0 for i in ln["served"] + ln["held"])
 
     check()
+
+
+def test_a_shell_lesson_is_judged_by_the_program_its_shell_calls_run():
+    """A shell lesson's tools are programs (``cat``): a Bash or Codex shell call that runs
+    ``cat`` meets its situation; the run that repeats the failing call repeated it."""
+    from agentmem.learning.outcomes import judge
+    from agentmem.learning.rules import Rule
+
+    rule = Rule.from_json('{"kind": "shell", "testable": false, "tools": ["cat"]}')
+    bad = Step("Bash", {"command": "cat notes.txt", "description": "Read"}, "No such file", False)
+    good = Step("shell", {"command": ["bash", "-lc", "cat docs/notes.txt"]}, "notes", True)
+    other = Step("Bash", {"command": "ls"}, "docs", True)
+    assert judge(rule, "t", [other]) == (False, False, False, "tools")
+    assert judge(rule, "t", [good]) == (True, True, False, "tools")
+    assert judge(rule, "t", [other, bad]) == (True, False, True, "tools")

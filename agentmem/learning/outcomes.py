@@ -39,6 +39,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ..agents import ToolKind, command_line, parse, spec_for
 from ..effect import MIN_RUNS, newcombe
 from ..records import Operation, Step
 from ..served import log_path
@@ -82,11 +83,22 @@ def tool_verdict(
     """(situation, followed, repeated) judged by a lesson's tools alone (module doc)."""
     if not tools:
         return None, None, None
-    calls = [s for s in steps if s.tool in tools]
+    calls = [s for s in steps if _calls(tools, s)]
     if not calls:
         return False, False, False
     failed = any(not s.success for s in calls)
     return True, not failed, failed
+
+
+def _calls(tools: Sequence[str], step: Step) -> bool:
+    """Whether ``step`` calls one of ``tools``: the tool itself, or, for a shell lesson,
+    whose tools are programs (``cat``, ``git``), a shell call that runs one of them."""
+    if step.tool in tools:
+        return True
+    found = spec_for(step.tool)
+    if found is None or found[1].kind not in (ToolKind.SHELL, ToolKind.SHELL_INPUT):
+        return False
+    return any(p in tools for p in parse(command_line(found[1], step.params)).programs)
 
 
 def judge(
