@@ -178,9 +178,8 @@ SUBSTITUTION = re.compile(r"\bls\b|never pass command=|instead of cat|not cat\b"
 @pytest.mark.parametrize(
     "description",
     [
-        # today: "Call Bash with command like ls; never pass command=cat notes.txt."
-        pytest.param(False, marks=pytest.mark.xfail(reason="needs w3-shell", strict=False)),
-        True,  # today nothing is learned: the retry changes two values
+        False,  # learned "Call Bash with command like ls; never pass command=cat notes.txt."
+        True,  # learned nothing: every retry changed two values (command and description)
     ],
     ids=["plain", "description"],
 )
