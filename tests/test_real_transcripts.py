@@ -152,3 +152,32 @@ def test_corpus_spans_three_versions_of_each_client() -> None:
             elif obj.get("version") and obj.get("sessionId"):
                 versions[t.client].add(str(obj["version"]))
     assert all(len(v) >= 3 for v in versions.values()), versions
+
+
+def test_a_merged_lesson_is_learned_from_every_merged_groups_transcripts(tmp_path: Path) -> None:
+    """Two sessions (two projects) each correct Edit's "not read yet" by reading the
+    file; Stage 3 merges the two groups' lessons into one, which the benchmark credits to
+    both transcripts (the journal's ``lesson_runs``), not only to the group that proposed
+    it."""
+    from agentmem import Memory, Step
+
+    refused = "<tool_use_error>File has not been read yet. Read it first.</tool_use_error>"
+
+    def run(path: str) -> list[Step]:
+        edit = {"file_path": path, "old_string": "x", "new_string": "y"}
+        return [
+            Step("Edit", edit, refused, False),
+            Step("Read", {"file_path": path}, "1\tx", True),
+            Step("Edit", edit, "ok", True),
+        ]
+
+    with Memory.open(tmp_path / "lib.db") as mem:
+        for n, (project, task) in enumerate(
+            (("/w/one", "fix the title"), ("/w/two", "fix a typo"))
+        ):
+            meta = {"project": project, "transcript": f"/data/s{n}.jsonl"}
+            mem.record(task, run(f"{project}/a.py"), accepted=True, meta=meta)
+        mem.learn(use_model=False)
+        [lesson] = bench.lessons(mem)
+    assert "Read the file first" in lesson.text
+    assert lesson.sources == {"/data/s0.jsonl", "/data/s1.jsonl"}
