@@ -583,3 +583,40 @@ def test_a_command_the_parser_cannot_read_teaches_nothing(monkeypatch: pytest.Mo
     finally:
         shell.parse.cache_clear()
         outcomes._outcome.cache_clear()
+
+
+_CHECK = "Exit code 1\npre-commit: style check failed.\nRun 'npm run fmt' to fix.\n"
+_OTHER = "Exit code 1\npre-commit: lint check failed.\nsrc/a.ts: unused variable x\n"
+
+
+def test_a_command_the_failure_advised_is_the_projects_remedy() -> None:
+    """``git commit`` refused by a project's check that says "Run 'npm run fmt' to fix";
+    the next call runs exactly that, and the next commit gets past that check (another
+    check stops it: the code's business, not this lesson's)."""
+    [(change, scope, text)] = _fix(
+        _bash("git commit -m wip", _CHECK),
+        _bash("npm run fmt 2>&1", OK, True),
+        _bash("git commit -m wip", _OTHER),
+    )
+    assert (change, scope) == ("advised", "project")
+    assert "git commit fails with 'pre-commit: style check failed. Run npm run fmt to fix'" in text
+    assert text.endswith("run npm run fmt first, as its error says.")
+
+
+@pytest.mark.parametrize(
+    "steps",
+    [
+        # the agent ran something else than the advice
+        (_bash("git commit -m wip", _CHECK), _bash("npm run lint", OK, True)),
+        # the advice did not clear the failure: the same check refused the commit again
+        (
+            _bash("git commit -m wip", _CHECK),
+            _bash("npm run fmt", OK, True),
+            _bash("git commit -m wip", _CHECK),
+        ),
+        # no advice in so many words
+        (_bash("git commit -m wip", _OTHER), _bash("npm run fmt", OK, True)),
+    ],
+)
+def test_no_advice_followed_teaches_nothing(steps: tuple[Step, ...]) -> None:
+    assert [c for c in _fix(*steps) if c[0] == "advised"] == []

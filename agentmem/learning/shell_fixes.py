@@ -31,6 +31,12 @@ same thing with exactly one recognisable change:
 ``dropped``
     The same command without one path operand that the failed output named (``git add``
     of a git-ignored file): the project does not take that path there.
+``advised``
+    The failed output advised a command in so many words ("Run 'mix format' to fix", a
+    pre-commit check), the run's next shell call was exactly that command and worked, and
+    no later call of the failed intent failed so again: the project's check and its
+    remedy ("In this project git commit fails with 'Code is not formatted...': run mix
+    format first, as its error says").
 
 Anything else teaches nothing: another program (``git status`` then ``sed``), a failure
 that was not a misuse (no match, failing tests, a cancelled sibling), a command the
@@ -79,6 +85,8 @@ _NOUNS = frozenset(
     "namespace service host user repository repo commit revision".split()
 )
 _OPTION_RULE = re.compile(r"unknown|unrecogni[sz]ed|invalid|illegal|not supported", re.I)
+#: A failed output's advice in so many words: "Run 'mix format' to fix".
+_ADVICE = re.compile(r"(?:\b|(?<=\\n))[Rr]un\s+['\"`]([^'\"`\n\\]{2,80})['\"`]\s+to\s+fix\b")
 
 
 @attrs.frozen
@@ -384,6 +392,35 @@ def _retry(f: Command, cmds: Sequence[Command], missing: bool) -> Command | None
     return None
 
 
+def _advised(t: Trajectory, i: int, f: Command, diag: str) -> ShellFix | None:
+    """The ``advised`` correction of failed call ``i`` (see the module doc), or None."""
+    out = t.steps[i].output
+    m = _ADVICE.search(out)
+    nxt = next(
+        (j for j in range(i + 1, min(len(t.steps), i + 3)) if is_shell(t.steps[j].tool)), None
+    )
+    if m is None or nxt is None or not t.steps[nxt].success:
+        return None
+    advice = " ".join(m.group(1).split())
+    cmds = _commands(t.steps[nxt]) or ()
+    if len(cmds) != 1 or " ".join(cmds[0].words) != advice or _intent(cmds[0]) == _intent(f):
+        return None
+    for later in t.steps[nxt + 1 :]:
+        again = None if later.success or not is_shell(later.tool) else _failed_command(later)
+        if again is not None and _intent(again[0]) == _intent(f) and m.group(0) in later.output:
+            return None  # the advice did not clear that failure
+    lines = [x.strip() for x in re.split(r"\\n|\n", out) if x.strip()]
+    at = next(k for k, x in enumerate(lines) if m.group(0) in x or m.group(1) in x)
+    said = " ".join(lines[max(0, at - 1) : at + 1])
+    said = re.sub(r"\[[A-Z_ -]+\]\s*", "", said)
+    q = quote_error(said, 10)
+    text = f"In this project {_intent(f)} fails with '{q}': run {advice} first, as its error says."
+    facts = (f.program, cmds[0].program)
+    fnd = _finding("advised", f, "project", text, facts, diag, helper=advice, avoid=[])
+    why = f"call {i + 1} {short(f)} failed ('{q}'); call {nxt + 1} {advice} worked, as it advised"
+    return ShellFix(i, nxt, (nxt,), attrs.evolve(fnd, domain=t.steps[i].domain or ""), why)
+
+
 def find_shell_fixes(t: Trajectory) -> list[ShellFix]:
     """The shell corrections of one run (its steps as learning sees them: see
     :func:`agentmem.agents.learning_view`), in the order of their failed calls."""
@@ -430,6 +467,10 @@ def find_shell_fixes(t: Trajectory) -> list[ShellFix]:
                     )
                 )
             break
+        if not out or out[-1].failed != i:
+            advised = _advised(t, i, f, diag)
+            if advised is not None:
+                out.append(advised)
     return out
 
 
