@@ -620,3 +620,42 @@ def test_a_command_the_failure_advised_is_the_projects_remedy() -> None:
 )
 def test_no_advice_followed_teaches_nothing(steps: tuple[Step, ...]) -> None:
     assert [c for c in _fix(*steps) if c[0] == "advised"] == []
+
+
+_FOUND = "./.settings/app.conf.toml\n./.settings/db.conf.toml\n"
+
+
+def test_files_rg_skipped_in_a_hidden_folder_are_a_project_fact() -> None:
+    """``rg --files -g G`` lists nothing (exit 1, no match), ``find . -name G`` finds the
+    files in one hidden folder: where the project keeps them, and why rg missed them."""
+    [(change, scope, text)] = _fix(
+        _bash("rg --files -g '*.conf.toml'", "Exit code 1"),
+        _bash("find . -name '*.conf.toml'", _FOUND, True),
+    )
+    assert (change, scope) == ("hidden", "project")
+    assert "*.conf.toml files are in .settings/, a hidden folder rg --files skips" in text
+    assert "rg --files --hidden" in text
+
+
+@pytest.mark.parametrize(
+    "steps",
+    [
+        # found in a folder that is not hidden: rg would have listed it; nothing to learn
+        (
+            _bash("rg --files -g '*.conf.toml'", "Exit code 1"),
+            _bash("find . -name '*.conf.toml'", "./conf/app.conf.toml\n", True),
+        ),
+        # rg already searched hidden folders
+        (
+            _bash("rg --files --hidden -g '*.conf.toml'", "Exit code 1"),
+            _bash("find . -name '*.conf.toml'", _FOUND, True),
+        ),
+        # find looked for another pattern
+        (
+            _bash("rg --files -g '*.conf.toml'", "Exit code 1"),
+            _bash("find . -name '*.toml'", _FOUND, True),
+        ),
+    ],
+)
+def test_no_hidden_folder_no_lesson(steps: tuple[Step, ...]) -> None:
+    assert [c for c in _fix(*steps) if c[0] == "hidden"] == []
