@@ -3,8 +3,8 @@
 The corpus lives beside the repository in ``../shared/data/`` (``transcripts/`` and
 ``corpus/``; ``$AGENTMEM_REAL_DATA`` points elsewhere); the answer keys are committed in
 ``benchmarks/real/keys/``. A key must label every failed call of its transcript, which
-is checked here whenever the transcript is present. The targets of issue 23 are xfail
-until the learning and importing branches land.
+is checked here whenever the transcript is present, and so are the targets of issue 23
+(on the transcripts present: the six of ``transcripts/`` in CI).
 """
 
 from __future__ import annotations
@@ -19,7 +19,6 @@ from benchmarks import bench_real_transcripts as bench
 
 ROOT = bench.data_root()
 KEYS = sorted(bench.KEYS.glob("*.json"))
-PENDING = "targets need w3-shell/w3-grouping/w3-importers"
 
 
 def _present() -> list[bench.Transcript]:
@@ -81,25 +80,21 @@ def test_benchmark_runs_and_reports(figures: dict[str, Any]) -> None:
 
 
 @needs_corpus
-@pytest.mark.xfail(strict=False, reason=PENDING)
 def test_precision_target(figures: dict[str, Any]) -> None:
     assert (figures["all"]["precision"] or 0) >= bench.TARGETS["precision"]
 
 
 @needs_corpus
-@pytest.mark.xfail(strict=False, reason=PENDING)
 def test_no_false_global_lesson(figures: dict[str, Any]) -> None:
     assert figures["all"]["false_global"] == 0
 
 
 @needs_corpus
-@pytest.mark.xfail(strict=False, reason=PENDING)
 def test_recall_target(figures: dict[str, Any]) -> None:
     assert (figures["all"]["recall"] or 0) >= bench.TARGETS["recall"]
 
 
 @needs_corpus
-@pytest.mark.xfail(strict=False, reason=PENDING)
 def test_replay_targets(figures: dict[str, Any]) -> None:
     r = figures["replay"]
     assert (r["right_share"] or 0) >= bench.TARGETS["replay_right"]
