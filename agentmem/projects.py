@@ -121,8 +121,11 @@ def recorded_machine(meta: Mapping[str, Any]) -> str | None:
 def project_of(cwd: str | os.PathLike[str] | None) -> str | None:
     """The project of a working directory: its git root, else the directory itself.
 
-    The path is made absolute and its symbolic links resolved. A directory that
-    does not exist here (a transcript from another machine) is its own project.
+    A linked worktree of a repository (``git worktree add``) is the repository's project:
+    its root is the main worktree's, so the lessons of one checkout (its git-ignored
+    paths, its pre-commit checks) are served in the others. The path is made absolute and
+    its symbolic links resolved. A directory that does not exist here (a transcript from
+    another machine) is its own project.
     """
     if cwd is None or not str(cwd).strip():
         return None
@@ -133,7 +136,7 @@ def project_of(cwd: str | os.PathLike[str] | None) -> str | None:
     d = start
     while True:
         if os.path.exists(os.path.join(d, ".git")):
-            found = d
+            found = _main_worktree(d) or d
             break
         parent = os.path.dirname(d)
         if parent == d:
@@ -141,6 +144,28 @@ def project_of(cwd: str | os.PathLike[str] | None) -> str | None:
         d = parent
     _CACHE[start] = found
     return found
+
+
+def _main_worktree(root: str) -> str | None:
+    """The main worktree of the linked worktree at ``root`` (whose ``.git`` is a file,
+    ``gitdir: <repo>/.git/worktrees/<name>``, beside a ``commondir`` file), the common git
+    folder itself for a bare repository; None when ``root`` is no linked worktree."""
+    dot = os.path.join(root, ".git")
+    if not os.path.isfile(dot):
+        return None
+    try:
+        with open(dot, encoding="utf-8", errors="replace") as f:
+            head = f.read(4096).strip()
+        if not head.startswith("gitdir:"):
+            return None
+        gitdir = os.path.join(root, head[len("gitdir:") :].strip())
+        with open(os.path.join(gitdir, "commondir"), encoding="utf-8", errors="replace") as f:
+            common = os.path.realpath(os.path.join(gitdir, f.read(4096).strip()))
+    except OSError:
+        return None  # a submodule's .git file (no commondir), or unreadable: its own root
+    if not os.path.isdir(common):
+        return None
+    return os.path.dirname(common) if os.path.basename(common) == ".git" else common
 
 
 # -- the rule ------------------------------------------------------------------------------

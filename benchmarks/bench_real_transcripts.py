@@ -27,8 +27,9 @@ program and the terms a matching lesson must name) or a *trap* that must teach n
    prompts are served a lesson that matches no key correction.
 
 Matching is mechanical (see :func:`matches`): a lesson matches a key correction when
-(a) one of the runs it was learned from (``experience_sources`` and
-``learned_trajectories``) was imported from that correction's transcript, and (b) the
+(a) one of the runs it was learned from (the runs of every group its applied operations
+came from, the groups Stage 3 merged into it included: :func:`lessons`) was imported
+from that correction's transcript, and (b) the
 lesson's text, with its rule facts (``experiences.rule``), names the correction's
 ``program`` and at least one of its ``terms`` (case-insensitive substrings). In the
 replay, (a) is "from an earlier session of the project".
@@ -61,6 +62,7 @@ if str(ROOT) not in sys.path:
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from agentmem import Memory  # noqa: E402
+from agentmem.browse.queries import LESSON_RUNS  # noqa: E402
 from agentmem.context import context_text  # noqa: E402
 from agentmem.hooks.run import MAX_PROMPT_CHARS  # noqa: E402
 from agentmem.projects import project_of  # noqa: E402
@@ -322,7 +324,8 @@ class Lesson:
     scope: str  # global, or the project it is served in
     rule: str  # the rule facts, JSON text ("" without)
     sources: set[str]  # transcript paths of the runs it was learned from
-    match: str | None = None  # "file#call id" of the key correction it matches
+    match: str | None = None  # "file#call id" of the (first) key correction it matches
+    matched: list[str] = field(default_factory=list)  # every key correction it matches
 
 
 def _an_hour_ago() -> str:
@@ -344,18 +347,22 @@ def import_all(mem: Memory, items: Sequence[Transcript]) -> None:
 
 
 def lessons(mem: Memory) -> list[Lesson]:
-    """The live lessons, each with its scope, rule facts and source transcripts."""
+    """The live lessons, each with its scope, rule facts and source transcripts: the
+    transcripts of the runs of every group an applied ADD / MODIFY / MERGE of it came
+    from, its own and those Stage 3 merged into it (``agentmem browse``'s ``lesson_runs``
+    query, :data:`agentmem.browse.queries.LESSON_RUNS`). One Edit lesson generalised from
+    the corrections of four transcripts is learned from all four, not only from the
+    group that proposed it."""
     scopes = mem.experience_scopes()
-    sql = (
-        "SELECT DISTINCT s.id, t.meta FROM experience_sources s "
-        "JOIN learned_trajectories l ON l.session_id = s.session_id AND l.group_key = s.group_key "
-        "JOIN trajectories t ON t.id = l.trajectory_id WHERE s.status = 'live'"
+    sql = f"SELECT DISTINCT r.trajectory, t.meta FROM ({LESSON_RUNS}) r " + (
+        "JOIN trajectories t ON t.id = r.trajectory"
     )
     sources: dict[int, set[str]] = {}
-    for eid, meta in mem.db.execute(sql).fetchall():
-        path = json.loads(meta or "{}").get("transcript")
-        if path:
-            sources.setdefault(eid, set()).add(str(path))
+    for (eid,) in mem.db.execute("SELECT id FROM experiences WHERE status = 'live'").fetchall():
+        for _tid, meta in mem.db.execute(sql, {"lesson": eid}).fetchall():
+            path = json.loads(meta or "{}").get("transcript")
+            if path:
+                sources.setdefault(eid, set()).add(str(path))
     live = "SELECT id, rule FROM experiences WHERE status = 'live'"
     rules = dict(mem.db.execute(live).fetchall())
     return [
@@ -397,8 +404,11 @@ def matches(lesson: Lesson, t: Transcript, entry: Mapping[str, Any]) -> bool:
 
 
 def assign(found: Sequence[Lesson], keyed: Mapping[str, tuple[Transcript, dict[str, Any]]]) -> None:
+    """Each lesson's matches: a lesson learned from several transcripts' runs is credited
+    to every key correction it matches (recall by failed call counts them all)."""
     for lesson in found:
-        lesson.match = next((k for k, (t, e) in keyed.items() if matches(lesson, t, e)), None)
+        lesson.matched = [k for k, (t, e) in keyed.items() if matches(lesson, t, e)]
+        lesson.match = lesson.matched[0] if lesson.matched else None
 
 
 def learn(mem: Memory) -> None:
@@ -417,7 +427,7 @@ def evaluate(items: Sequence[Transcript], workdir: Path) -> dict[str, Any]:
         learn(mem)
         found = lessons(mem)
     assign(found, keyed)
-    hit = {x.match for x in found if x.match}
+    hit = {k for x in found for k in x.matched}
     taught = {keyed[k][1]["lesson"] for k in hit}
     key_lessons = {e["lesson"] for _, e in keyed.values()}
     wide = [

@@ -402,3 +402,37 @@ def test_a_merge_is_scoped_as_a_rewrite(mem: Memory):
     assert (scope.kind, scope.project) == ("project", A) and support == {A}
     # merging a hand-written (global) lesson keeps it global, as a rewrite of one does
     assert scope_store._decide(mem.db, op, {"g": tids}, {})[0].project is None
+
+
+def test_a_linked_worktree_is_its_repositorys_project(tmp_path: Path):
+    """``git worktree add ../feat`` from ``main``: ``feat/.git`` is a file naming
+    ``main/.git/worktrees/feat``, whose ``commondir`` leads back to ``main/.git``."""
+    (tmp_path / "main" / ".git" / "worktrees" / "feat").mkdir(parents=True)
+    (tmp_path / "main" / ".git" / "worktrees" / "feat" / "commondir").write_text("../..\n")
+    (tmp_path / "feat" / "lib").mkdir(parents=True)
+    gitdir = tmp_path / "main" / ".git" / "worktrees" / "feat"
+    (tmp_path / "feat" / ".git").write_text(f"gitdir: {gitdir}\n")
+    assert project_of(tmp_path / "feat" / "lib") == str(tmp_path / "main")
+    assert project_of(tmp_path / "main") == str(tmp_path / "main")
+    # a submodule's .git file names a folder without commondir: the submodule's own root
+    (tmp_path / "main" / ".git" / "modules" / "dep").mkdir(parents=True)
+    (tmp_path / "main" / "dep").mkdir()
+    (tmp_path / "main" / "dep" / ".git").write_text("gitdir: ../.git/modules/dep\n")
+    assert project_of(tmp_path / "main" / "dep") == str(tmp_path / "main" / "dep")
+
+
+def test_a_tools_rule_is_served_for_any_prompt_of_its_project(mem: Memory):
+    """The Edit rule is about a tool the agent has in every turn: a prompt that names
+    no tool ("continue") gets it in its project, never elsewhere; a project's fact still
+    needs a prompt that calls for it."""
+    _group(mem, "change the greeting", EDIT_OK, EDIT_BAD, [A] * 4)
+    _group(mem, "run the unit tests", GOOD, BAD, [A] * 4)
+    mem.learn(use_model=False)
+    [rule] = [i for i, s in scopes_of(mem.db).items() if s.kind == "tool"]
+    [fact] = [i for i, s in scopes_of(mem.db).items() if s.kind == "project"]
+    here = [h.experience.id for h in mem.retrieve("continue until all are done", project=A)]
+    assert here == [rule]
+    assert mem.retrieve("continue until all are done", project=B) == []
+    assert mem.retrieve("continue until all are done") == []
+    assert "Read" in mem.context("continue until all are done", project=A)
+    assert fact in {h.experience.id for h in mem.retrieve("run the unit tests", project=A)}

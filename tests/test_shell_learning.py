@@ -583,3 +583,79 @@ def test_a_command_the_parser_cannot_read_teaches_nothing(monkeypatch: pytest.Mo
     finally:
         shell.parse.cache_clear()
         outcomes._outcome.cache_clear()
+
+
+_CHECK = "Exit code 1\npre-commit: style check failed.\nRun 'npm run fmt' to fix.\n"
+_OTHER = "Exit code 1\npre-commit: lint check failed.\nsrc/a.ts: unused variable x\n"
+
+
+def test_a_command_the_failure_advised_is_the_projects_remedy() -> None:
+    """``git commit`` refused by a project's check that says "Run 'npm run fmt' to fix";
+    the next call runs exactly that, and the next commit gets past that check (another
+    check stops it: the code's business, not this lesson's)."""
+    [(change, scope, text)] = _fix(
+        _bash("git commit -m wip", _CHECK),
+        _bash("npm run fmt 2>&1", OK, True),
+        _bash("git commit -m wip", _OTHER),
+    )
+    assert (change, scope) == ("advised", "project")
+    assert "git commit fails with 'pre-commit: style check failed. Run npm run fmt to fix'" in text
+    assert text.endswith("run npm run fmt first, as its error says.")
+
+
+@pytest.mark.parametrize(
+    "steps",
+    [
+        # the agent ran something else than the advice
+        (_bash("git commit -m wip", _CHECK), _bash("npm run lint", OK, True)),
+        # the advice did not clear the failure: the same check refused the commit again
+        (
+            _bash("git commit -m wip", _CHECK),
+            _bash("npm run fmt", OK, True),
+            _bash("git commit -m wip", _CHECK),
+        ),
+        # no advice in so many words
+        (_bash("git commit -m wip", _OTHER), _bash("npm run fmt", OK, True)),
+    ],
+)
+def test_no_advice_followed_teaches_nothing(steps: tuple[Step, ...]) -> None:
+    assert [c for c in _fix(*steps) if c[0] == "advised"] == []
+
+
+_FOUND = "./.settings/app.conf.toml\n./.settings/db.conf.toml\n"
+
+
+def test_files_rg_skipped_in_a_hidden_folder_are_a_project_fact() -> None:
+    """``rg --files -g G`` lists nothing (exit 1, no match), ``find . -name G`` finds the
+    files in one hidden folder: where the project keeps them, and why rg missed them."""
+    [(change, scope, text)] = _fix(
+        _bash("rg --files -g '*.conf.toml'", "Exit code 1"),
+        _bash("find . -name '*.conf.toml'", _FOUND, True),
+    )
+    assert (change, scope) == ("hidden", "project")
+    assert "*.conf.toml files are in .settings/, a hidden folder rg --files skips" in text
+    assert "rg --files --hidden" in text
+
+
+@pytest.mark.parametrize(
+    "steps",
+    [
+        # found in a folder that is not hidden: rg would have listed it; nothing to learn
+        (
+            _bash("rg --files -g '*.conf.toml'", "Exit code 1"),
+            _bash("find . -name '*.conf.toml'", "./conf/app.conf.toml\n", True),
+        ),
+        # rg already searched hidden folders
+        (
+            _bash("rg --files --hidden -g '*.conf.toml'", "Exit code 1"),
+            _bash("find . -name '*.conf.toml'", _FOUND, True),
+        ),
+        # find looked for another pattern
+        (
+            _bash("rg --files -g '*.conf.toml'", "Exit code 1"),
+            _bash("find . -name '*.toml'", _FOUND, True),
+        ),
+    ],
+)
+def test_no_hidden_folder_no_lesson(steps: tuple[Step, ...]) -> None:
+    assert [c for c in _fix(*steps) if c[0] == "hidden"] == []

@@ -9,7 +9,8 @@ result starts ``Exit code N``; a call cancelled because a parallel call errored 
 ``Cancelled: parallel tool call ... errored`` (1.0); a refusal starts "The user doesn't
 want to proceed with this tool use" or "Permission to use ... has been denied".
 Edit, MultiEdit and Write refuse a file they have not read ("File has not been read
-yet"): a rule of the tool, a lesson for every project once two projects show it.
+yet") or that changed since it was read ("File has been modified since read"): rules of
+the tool, a lesson for every project once two projects show it.
 """
 
 from __future__ import annotations
@@ -26,8 +27,12 @@ _EDIT_CONTENT = (
     "No changes to make",
 )
 
-#: Claude Code refuses to change a file it has not read in this session.
-_READ_FIRST = (("has not been read yet", ToolKind.READ),)
+#: Claude Code refuses to change a file it has not read in this session, or one that
+#: changed on disk since it was read (a formatter, a linter, the user).
+_READ_FIRST = (
+    ("has not been read yet", ToolKind.READ),
+    ("has been modified since read", ToolKind.READ),
+)
 
 _TOOLS = (
     ToolSpec(

@@ -50,7 +50,7 @@ from typing import Any
 
 import attrs
 
-from ..agents import same_job
+from ..agents import same_job, spec_for
 from ..records import Step
 from .digest import value_text
 from .kinds import KINDS as KIND_SPECS
@@ -216,6 +216,50 @@ def _applies_recovery(rule: Rule, task: str, steps: _Steps) -> bool:
     return any(s.tool in rule.tools and not s.success and _says(s, rule.error) for s in steps)
 
 
+def _target(s: Step) -> Any:
+    """The file a coding agent's tool call works on (None for a tool without one)."""
+    found = spec_for(s.tool)
+    key = found[1].path if found else None
+    return s.params.get(key) if key else None
+
+
+def _redone(steps: _Steps, fail: int, tool: str) -> int | None:
+    """The first later successful call of ``tool`` (or a tool doing the same job) on the
+    same file as the failed call at ``fail``: the refused job done after all."""
+    where = _target(steps[fail])
+    return next(
+        (
+            j
+            for j in range(fail + 1, len(steps))
+            if steps[j].success
+            and (steps[j].tool == tool or same_job(steps[j].tool, tool))
+            and _target(steps[j]) == where
+        ),
+        None,
+    )
+
+
+def _tool_rule_failures(rule: Rule, steps: _Steps) -> list[tuple[int, int | None]]:
+    """Each call of the rule's tools that failed with its error, with where the job was
+    then done on the same file (None: the run went another way)."""
+    return [
+        (i, _redone(steps, i, s.tool))
+        for i, s in enumerate(steps)
+        if s.tool in rule.tools and not s.success and _says(s, rule.error)
+    ]
+
+
+def _applies_tool_rule(rule: Rule, task: str, steps: _Steps) -> bool:
+    """A tool's own rule with a helper ("Read the file first, then retry") is about a run
+    that hit the error and then did that job on that file: a run that gave the file up
+    (wrote it with a shell heredoc instead) neither follows nor contradicts it. Without
+    a helper, any run that hit the error."""
+    found = _tool_rule_failures(rule, steps)
+    if not rule.helper:
+        return bool(found)
+    return any(done is not None for _, done in found)
+
+
 def _applies_wrong_tool(rule: Rule, task: str, steps: _Steps) -> bool:
     if rule.error:  # "if W fails with e, use R instead"
         return any(s.tool == rule.wrong and not s.success and _says(s, rule.error) for s in steps)
@@ -242,7 +286,7 @@ _APPLIES: Mapping[Kind, Any] = {
     Kind.WRONG_TOOL: _applies_wrong_tool,
     Kind.MISSING_STEP: _applies_missing_step,
     Kind.SHELL: _never,
-    Kind.TOOL_RULE: _applies_recovery,  # when the tool failed with the rule's error
+    Kind.TOOL_RULE: _applies_tool_rule,  # the tool failed with its error, then did the job
 }
 check_table("rules.applies", _APPLIES)
 
@@ -341,10 +385,18 @@ def _follows_recovery(rule: Rule, task: str, steps: _Steps) -> bool:
 
 
 def _follows_tool_rule(rule: Rule, task: str, steps: _Steps) -> bool:
-    """A tool's own rule: with a helper, the helper and then the job done (a recovery);
-    without one (do it another way), the refused call is not made again."""
+    """A tool's own rule: with a helper, the helper (on the same file) between each
+    refused call and the job then done on that file; without one (do it another way),
+    the refused call is not made again."""
     if rule.helper:
-        return _follows_recovery(rule, task, steps)
+        return all(
+            done is None
+            or any(
+                q.tool == rule.helper and q.success and _target(q) in (None, _target(steps[i]))
+                for q in steps[i + 1 : done]
+            )
+            for i, done in _tool_rule_failures(rule, steps)
+        )
     return not any(
         s.tool in rule.tools
         and not s.success

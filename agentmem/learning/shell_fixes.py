@@ -31,6 +31,18 @@ same thing with exactly one recognisable change:
 ``dropped``
     The same command without one path operand that the failed output named (``git add``
     of a git-ignored file): the project does not take that path there.
+``advised``
+    The failed output advised a command in so many words ("Run 'mix format' to fix", a
+    pre-commit check), the run's next shell call was exactly that command and worked, and
+    no later call of the failed intent failed so again: the project's check and its
+    remedy ("In this project git commit fails with 'Code is not formatted...': run mix
+    format first, as its error says").
+
+``hidden``
+    ``rg --files -g G`` listed no file (exit 1: no match), and the run's next shell call,
+    ``find . -name G``, found them all inside one hidden folder, which rg skips unless
+    given ``--hidden``: where the project keeps those files ("In this project *.spec.yaml
+    files are in .config/specs/, a hidden folder rg --files skips").
 
 Anything else teaches nothing: another program (``git status`` then ``sed``), a failure
 that was not a misuse (no match, failing tests, a cancelled sibling), a command the
@@ -79,6 +91,8 @@ _NOUNS = frozenset(
     "namespace service host user repository repo commit revision".split()
 )
 _OPTION_RULE = re.compile(r"unknown|unrecogni[sz]ed|invalid|illegal|not supported", re.I)
+#: A failed output's advice in so many words: "Run 'mix format' to fix".
+_ADVICE = re.compile(r"(?:\b|(?<=\\n))[Rr]un\s+['\"`]([^'\"`\n\\]{2,80})['\"`]\s+to\s+fix\b")
 
 
 @attrs.frozen
@@ -384,6 +398,93 @@ def _retry(f: Command, cmds: Sequence[Command], missing: bool) -> Command | None
     return None
 
 
+def _advised(t: Trajectory, i: int, f: Command, diag: str) -> ShellFix | None:
+    """The ``advised`` correction of failed call ``i`` (see the module doc), or None."""
+    out = t.steps[i].output
+    m = _ADVICE.search(out)
+    nxt = next(
+        (j for j in range(i + 1, min(len(t.steps), i + 3)) if is_shell(t.steps[j].tool)), None
+    )
+    if m is None or nxt is None or not t.steps[nxt].success:
+        return None
+    advice = " ".join(m.group(1).split())
+    cmds = _commands(t.steps[nxt]) or ()
+    if len(cmds) != 1 or " ".join(cmds[0].words) != advice or _intent(cmds[0]) == _intent(f):
+        return None
+    for later in t.steps[nxt + 1 :]:
+        again = None if later.success or not is_shell(later.tool) else _failed_command(later)
+        if again is not None and _intent(again[0]) == _intent(f) and m.group(0) in later.output:
+            return None  # the advice did not clear that failure
+    lines = [x.strip() for x in re.split(r"\\n|\n", out) if x.strip()]
+    at = next(k for k, x in enumerate(lines) if m.group(0) in x or m.group(1) in x)
+    said = " ".join(lines[max(0, at - 1) : at + 1])
+    said = re.sub(r"\[[A-Z_ -]+\]\s*", "", said)
+    q = quote_error(said, 10)
+    text = f"In this project {_intent(f)} fails with '{q}': run {advice} first, as its error says."
+    facts = (f.program, cmds[0].program)
+    fnd = _finding("advised", f, "project", text, facts, diag, helper=advice, avoid=[])
+    why = f"call {i + 1} {short(f)} failed ('{q}'); call {nxt + 1} {advice} worked, as it advised"
+    return ShellFix(i, nxt, (nxt,), attrs.evolve(fnd, domain=t.steps[i].domain or ""), why)
+
+
+def _glob_of(c: Command) -> str | None:
+    """The file pattern of ``rg --files -g G`` (``-gG``, ``--glob G``, ``--glob=G``)."""
+    if c.program != "rg" or "--files" not in c.words or "--hidden" in c.words:
+        return None
+    words = list(c.words)
+    for k, w in enumerate(words):
+        if w in ("-g", "--glob") and k + 1 < len(words):
+            return words[k + 1]
+        if w.startswith("--glob="):
+            return w[len("--glob=") :]
+        if w.startswith("-g") and len(w) > 2:
+            return w[2:]
+    return None
+
+
+def _paths(output: str) -> list[str]:
+    """The lines of a listing that are paths (a shell's own warnings, ``x: y``, are not)."""
+    return [x.strip() for x in output.splitlines() if x.strip() and ": " not in x and " " not in x]
+
+
+def _found_by_find(t: Trajectory, i: int, glob: str) -> tuple[int, str] | None:
+    """The run's next shell call after ``i`` when it is ``find . -name glob`` and found
+    files all in one folder: (its index, that folder); else None."""
+    nxt = next(
+        (j for j in range(i + 1, min(len(t.steps), i + 3)) if is_shell(t.steps[j].tool)), None
+    )
+    if nxt is None or not t.steps[nxt].success:
+        return None
+    found = _commands(t.steps[nxt]) or ()
+    words = list(found[0].words) if len(found) == 1 and found[0].program == "find" else []
+    if "-name" not in words or words[words.index("-name") + 1 : words.index("-name") + 2] != [glob]:
+        return None
+    listed = [x.removeprefix("./") for x in _paths(t.steps[nxt].output)]
+    folders = {os.path.dirname(x) for x in listed}
+    return (nxt, folders.pop()) if len(folders) == 1 else None
+
+
+def _hidden(t: Trajectory, i: int) -> ShellFix | None:
+    """The ``hidden`` finding of call ``i`` (see the module doc), or None."""
+    cmds = (_commands(t.steps[i]) if is_shell(t.steps[i].tool) else None) or ()
+    glob = _glob_of(cmds[0]) if len(cmds) == 1 else None
+    if glob is None or _paths(t.steps[i].output):
+        return None
+    found = _found_by_find(t, i, glob)
+    if found is None or not found[1].startswith(".") or found[1].startswith(".."):
+        return None
+    nxt, folder = found
+    text = (
+        f"In this project {glob} files are in {folder}/, a hidden folder rg --files skips: "
+        f"find them with find . -name {glob} or rg --files --hidden."
+    )
+    facts = ("rg", "find", folder)
+    fnd = _finding("hidden", cmds[0], "project", text, facts, "no files found", avoid=[])
+    fnd = attrs.evolve(fnd, domain=t.steps[i].domain or "")
+    why = f"call {i + 1} {short(cmds[0])} listed nothing; call {nxt + 1} found them in {folder}/"
+    return ShellFix(i, nxt, (), fnd, why)
+
+
 def find_shell_fixes(t: Trajectory) -> list[ShellFix]:
     """The shell corrections of one run (its steps as learning sees them: see
     :func:`agentmem.agents.learning_view`), in the order of their failed calls."""
@@ -430,7 +531,13 @@ def find_shell_fixes(t: Trajectory) -> list[ShellFix]:
                     )
                 )
             break
-    return out
+        if not out or out[-1].failed != i:
+            advised = _advised(t, i, f, diag)
+            if advised is not None:
+                out.append(advised)
+    taken = {x.failed for x in out}
+    out += [h for h in (_hidden(t, i) for i in range(len(steps)) if i not in taken) if h]
+    return sorted(out, key=lambda x: x.failed)
 
 
 def across(neg: Trajectory, pos: Sequence[Trajectory]) -> Finding | None:

@@ -17,7 +17,7 @@ from .. import sanitize, terms
 from .._tx import begin, raw
 from ..domains import domain_for
 from ..storage import experiences, keyword_index, tool_domains, tool_usage, vector_index
-from ..storage.scopes import hidden_ids
+from ..storage.scopes import hidden_ids, tool_rule_ids
 from .ranking import DEFAULT, Evidence, Ranked, Ranking, rank
 
 __all__ = [
@@ -118,6 +118,10 @@ def search(
     lesson whatever its scope (a learning session's view of the library).
     ``vector_hits``: the vector search's answer, done already (:func:`search_many`).
 
+    In a project (a coding agent's folder), the slots the prompt leaves free hold up to
+    :data:`STANDING` of the tools' own rules served there (:func:`_standing`), whatever
+    the prompt says: "continue" names no tool, but the agent edits files all the same.
+
     A lesson that breaks the rules of :func:`agentmem.sanitize.lesson_problem` (over 32
     words, a line break, invisible characters, markup, words addressed to the
     reader), however it got into the file, is never returned: the next one takes
@@ -142,10 +146,44 @@ def search(
             every_scope=every_scope,
         )
         ranked = rank(evidence.values(), len(evidence), ranking, min_score=min_score)
-        return _served(conn, ranked, k)
+        found = _served(conn, ranked, k)
+        if project is not None and min_score is None and not every_scope:
+            found += _standing(conn, project, k, found, scope(conn, tools, domains))
+        return found
     finally:
         if own and conn.in_transaction:
             conn.execute("COMMIT")
+
+
+#: How many of a project's tool rules a prompt that does not call for them is served.
+STANDING = 2
+
+
+def _standing(
+    conn: Any, project: str, k: int, found: Sequence[Found], where: Sequence[str] | None
+) -> list[Found]:
+    """A tool's own rule (kind ``tool`` in :mod:`agentmem.storage.scopes`: how a coding
+    agent's tool or a program behaves, stated for its failure, "If Edit fails with 'File
+    has not been read yet', Read the file first") is about tools the agent has in every
+    turn, so in its project it passes the relevance floor for any prompt, after the
+    lessons the prompt found and in at most :data:`STANDING` slots of ``k``. Project and
+    machine facts still need the prompt; a search in some domains (``where``) takes only
+    those domains' rules."""
+    room = min(STANDING, k - len(found))
+    if room < 1:
+        return []
+    have = {f.id for f in found}
+    ids = [i for i in tool_rule_ids(conn, project, 4 * room + len(have)) if i not in have]
+    rows = {r["id"]: r for r in experiences.live_rows(conn, ids)}
+    inside = None if where is None else {*where, ""}
+    out: list[Found] = []
+    for i in ids:
+        row = rows.get(i)
+        if row is None or (inside is not None and (row["domain"] or "") not in inside):
+            continue
+        if sanitize.servable(row["text"]) is not None and len(out) < room:
+            out.append(Found(row, 0.0, Evidence(i), "a tool's rule, served in its project"))
+    return out
 
 
 def _served(conn: Any, ranked: Sequence[Ranked], k: int) -> list[Found]:

@@ -21,6 +21,7 @@ __all__ = [
     "record_scopes",
     "scope_labels",
     "scopes_of",
+    "tool_rule_ids",
 ]
 
 
@@ -64,6 +65,24 @@ def scopes_of(db: Any) -> dict[int, Scope]:
             "WHERE c.project IS NOT NULL OR c.machine IS NOT NULL"
         ).fetchall()
     }
+
+
+def tool_rule_ids(db: Any, project: str, limit: int) -> list[int]:
+    """Up to ``limit`` live lessons that are a tool's own rule (kind ``tool``: "If Edit
+    fails with 'File has not been read yet', Read the file first") served in ``project``
+    (global, or that project's and no machine's), those shown by more projects first."""
+    cols = _columns(db)
+    if "kind" not in cols or limit < 1:
+        return []
+    rows = db.execute(
+        f"SELECT c.experience_id FROM ({_current(db, cols)}) c "
+        "CROSS JOIN experiences e ON e.id = c.experience_id AND e.status = 'live' "
+        "WHERE c.kind = 'tool' AND c.machine IS NULL "
+        "AND (c.project IS NULL OR c.project = ?) "
+        "ORDER BY json_array_length(c.support) DESC, c.experience_id LIMIT ?",
+        (project, limit),
+    ).fetchall()
+    return [int(r[0]) for r in rows]
 
 
 def current_scopes(db: Any) -> dict[int, str]:
