@@ -42,7 +42,6 @@ heavy modules, so the fast ``context`` path can use it.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 from collections.abc import Callable, Collection, Mapping, Sequence
@@ -101,6 +100,9 @@ def machine_id() -> str:
         import socket
 
         raw = socket.gethostname() or "unknown"
+    import hashlib  # here, not at the top: the prompt hook imports this module, and
+    # hashlib (OpenSSL) costs it 3-4 MB; it needs a machine id only for machine facts
+
     _MACHINE.append("m-" + hashlib.sha256(f"agentmem-machine:{raw}".encode()).hexdigest()[:16])
     return _MACHINE[0]
 

@@ -143,7 +143,8 @@ def test_context_cli_loads_no_heavy_module(library):
         "sys.argv = ['agentmem', 'context', 'copy a file with cp', '--db', sys.argv[1]]\n"
         "from agentmem._entry import main\n"
         "try:\n    main()\nexcept SystemExit:\n    pass\n"
-        "heavy = ('numpy', 'click', 'sqlite_utils', 'llama_cpp', 'tokenizers', 'attrs')\n"
+        "heavy = ('numpy', 'click', 'sqlite_utils', 'llama_cpp', 'tokenizers', 'attrs',\n"
+        "    'hashlib', 'tree_sitter')\n"
         "print(sorted(m for m in heavy if m in sys.modules))"
     )
     out = subprocess.run(

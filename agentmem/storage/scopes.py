@@ -103,7 +103,8 @@ def hidden_ids(db: Any, project: str | None, machine: str | None = None) -> set[
     scoped = scopes_of(db)
     if not scoped:
         return set()
-    here = machine or machine_id()
+    # this machine's id only when a machine fact is scoped (it costs the hook a hash)
+    here = machine or (machine_id() if any(s.machine for s in scoped.values()) else None)
     return {
         eid
         for eid, s in scoped.items()
