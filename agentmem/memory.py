@@ -487,6 +487,22 @@ class Memory:
             self._model = get_model(self._model or self.get_setting(settings.MODEL))
         return self._model
 
+    @property
+    def model_chosen(self) -> bool:
+        """Whether a text model was chosen: given to :meth:`open` or :meth:`use_model`,
+        setting ``model``, or ``$AGENTMEM_MODEL``. Without one, learning phrases every
+        lesson from the data alone (the default: the packaged model was measured to add
+        nothing, see README)."""
+        import os
+
+        from .models import MODEL_ENV
+
+        return bool(
+            self._model is not None
+            or self.get_setting(settings.MODEL)
+            or os.environ.get(MODEL_ENV, "").strip()
+        )
+
     def use_model(self, model: TextModel | str | None) -> None:
         """Use ``model`` (an object or a spec, see :func:`agentmem.models.get_model`; None:
         setting ``model``, else ``$AGENTMEM_MODEL``, else the packaged default) from now on,
@@ -522,7 +538,7 @@ class Memory:
         self,
         *,
         dry_run: bool = False,
-        use_model: bool = True,
+        use_model: bool | None = None,
         options: LearnOptions | None = None,
         progress: Callable[[str], None] | None = None,
     ) -> LearnReport:
@@ -530,8 +546,13 @@ class Memory:
 
         Model calls and embeddings happen first; then Omega* is applied in one
         transaction and journaled. ``dry_run`` computes Omega* and applies
-        nothing. ``use_model=False`` uses the data-derived texts only.
+        nothing. ``use_model``: None (the default) uses a model only if one was
+        chosen (:attr:`model_chosen`), else the data-derived texts; True uses the
+        chosen model or the packaged one (``pip install 'agentmem[model]'``);
+        False the data-derived texts only.
         """
+        if use_model is None:
+            use_model = self.model_chosen
         from .learning.session import LearnOptions, learn
 
         opts = options or LearnOptions.of_library(self.db)

@@ -184,6 +184,8 @@ def test_model_phrasing_accepted_when_it_carries_the_facts(mem: Memory):
         if prompt.startswith("You are extracting"):
             return (
                 "ADD | | Always cd into the target folder before you cat a file in it.\n"
+                "ADD | | Always cd into the target folder before you cat a file in it, or cat "
+                "fails with 'cat: a.txt: No such file'.\n"
                 "ADD | | Use read_file_fast for speed.\n"
                 "DELETE | 1 |"
             )
@@ -192,9 +194,15 @@ def test_model_phrasing_accepted_when_it_carries_the_facts(mem: Memory):
     mem.use_model(FakeModel(respond))
     report = mem.learn()
     texts = [e.text for e in mem.experiences()]
-    assert "Always cd into the target folder before you cat a file in it." in texts
+    # the first phrasing drops the quoted error the finding proved: refused (issue 31)
+    assert "Always cd into the target folder before you cat a file in it." not in texts
+    assert any(
+        t.startswith("Always cd into the target folder before you cat a file in it, or cat fails")
+        for t in texts
+    ), texts
     rejected = [o for o in report.operations if o.status == "rejected"]
     reasons = " ".join(o.reason for o in rejected)
+    assert "drops facts of the finding it phrases: cat: a.txt: No such file" in reasons
     assert "read_file_fast" in reasons
     assert "not in the retrieved set" in reasons
 

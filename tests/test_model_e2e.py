@@ -25,7 +25,7 @@ def test_learn_with_the_real_model_from_the_cli(tmp_path):
     assert len(mine) == 4
     p = run_cli("record", "-", db=db, input=jsonl(*mine))
     assert p.returncode == 0, p.stderr.decode()
-    p = run_cli("learn", "--json", db=db)
+    p = run_cli("learn", "--model", "gemma3-270m", "--json", db=db)
     assert p.returncode == 0, p.stderr.decode()
     report = json.loads(p.stdout)
     assert report["groups_used"] == 1

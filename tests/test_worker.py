@@ -286,7 +286,7 @@ def _sample_db(tmp_path: Path, name: str) -> Path:
 @pytest.mark.parametrize("fault", ["sigill@1", "sigkill@2"])
 def test_cli_learn_survives_a_dying_worker(tmp_path: Path, fault: str) -> None:
     db = _sample_db(tmp_path, "dying.db")
-    p = run_cli("learn", "--json", db=db, env={worker.FAULT_ENV: fault})
+    p = run_cli("learn", "--model", "gemma3-270m", "--json", db=db, env={worker.FAULT_ENV: fault})
     assert p.returncode == 0, p.stderr.decode()
     report = json.loads(p.stdout)
     signame = fault.split("@")[0].upper()
@@ -296,7 +296,7 @@ def test_cli_learn_survives_a_dying_worker(tmp_path: Path, fault: str) -> None:
     assert report["llm_failures"] == 1
 
     human = _sample_db(tmp_path, "dying-human.db")
-    p = run_cli("learn", db=human, env={worker.FAULT_ENV: fault})
+    p = run_cli("learn", "--model", "gemma3-270m", db=human, env={worker.FAULT_ENV: fault})
     assert p.returncode == 0
     assert f"model unavailable: the llama.cpp worker died with {signame}" in p.stdout.decode()
 

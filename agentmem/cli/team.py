@@ -219,6 +219,12 @@ def leave(mem: Memory, force: bool) -> None:
     click.echo("left the team" + (f"; dropped {dropped} unpushed item(s)" if dropped else ""))
 
 
+def _model_choice(model_spec: str | None, no_model: bool) -> bool | None:
+    """--no-model: none; --model: that one; neither: a chosen model if any (the default is
+    the data alone)."""
+    return False if no_model else (True if model_spec else None)
+
+
 @team.command()
 @click.option("--dry-run", is_flag=True, help="Show what the session would do; claim nothing.")
 @click.option("--model", "model_spec", metavar="PATH|URL|NAME", help="As for `agentmem learn`.")
@@ -264,7 +270,9 @@ def learn(
             groups=groups or None,
             max_groups=max_groups,
         )
-    report = learning.learn(mem, dry_run=dry_run, use_model=not no_model, options=opts)
+    report = learning.learn(
+        mem, dry_run=dry_run, use_model=_model_choice(model_spec, no_model), options=opts
+    )
     if as_json:
         print_json(report.as_dict())
     else:

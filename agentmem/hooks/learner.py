@@ -87,7 +87,7 @@ def main(argv: list[str] | None = None) -> int:
 
         with Memory.open(args.db) as mem:
             try:
-                report = mem.learn(use_model=not args.no_model)
+                report = mem.learn(use_model=False if args.no_model else None)
             except BusyError as e:
                 log(f"learner: {e}")
                 return 0

@@ -29,7 +29,7 @@ from collections.abc import Callable, Sequence
 import attrs
 
 from ..records import MAX_EXPERIENCE_WORDS, Operation, word_count
-from .validate import identifiers, names_tool
+from .validate import identifiers, lost_facts, names_tool
 
 __all__ = ["Consolidated", "consolidate", "join", "same_facts"]
 
@@ -160,7 +160,13 @@ def _dedup(
     for i, op in enumerate(ops):
         if op.kind != "ADD" or not op.text:
             continue
-        hits = [(e, c) for e, c, text in similar(op.text) if c > threshold and same_facts(op, text)]
+        # A duplicate is close, names the same identifiers and keeps every fact of the
+        # lesson it would replace (its quoted error, its tools): else it is a lesson of its own.
+        hits = [
+            (e, c)
+            for e, c, text in similar(op.text)
+            if c > threshold and same_facts(op, text) and not lost_facts(text, op.text, op.facts)
+        ]
         if not hits:
             fresh.append(i)
             continue

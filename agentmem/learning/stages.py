@@ -27,7 +27,7 @@ from .digest import Digest
 from .findings import Finding
 from .merge import clusters, merge_cluster
 from .ops import parse_operations
-from .validate import identifiers, lesson_problem, names_tool, summary_problem
+from .validate import identifiers, lesson_problem, lost_facts, names_tool, summary_problem
 
 if TYPE_CHECKING:
     from ..models import TextModel
@@ -377,11 +377,14 @@ def _check_lesson(
         why = "MODIFY needs exactly one experience id"
     elif why is None and op.kind == "MODIFY":
         old = g.by_id[op.targets[0]]
+        lost = lost_facts(old.text, op.text or "", g.tools)
         if not names_tool(old.text, op.facts[:1]):
             why = (
                 f"experience {old.id} is not about {op.facts[0]}: "
                 "the group's data gives no reason to rewrite it"
             )
+        elif lost:
+            why = f"drops facts of experience {old.id}: " + ", ".join(lost[:4])
     if why is None:
         phrased.add(op.detail["finding"])
     return why, op
@@ -497,6 +500,10 @@ def _check_phrasing(
             )
             if bad:
                 why = bad
+                continue
+            lost = lost_facts(f.text, op.text or "", tools)
+            if lost:
+                why = "drops facts of the finding it phrases: " + ", ".join(lost[:4])
                 continue
             return None, attrs.evolve(
                 op,

@@ -17,6 +17,7 @@ __all__ = [
     "copied_run",
     "identifiers",
     "lesson_problem",
+    "lost_facts",
     "names_tool",
     "recommends",
     "summary_problem",
@@ -189,3 +190,51 @@ def summary_problem(
     if run:
         return f"echoes the prompt ('{run}')"
     return None
+
+
+# A quoted span: an error, a value, a command. Quotes stand after and before a non-word
+# character, so the apostrophes of "don't" or "agent's" open nothing.
+_QUOTED = re.compile(
+    r"(?<![A-Za-z0-9])'([^']+?)'(?![A-Za-z0-9])"
+    r'|(?<![A-Za-z0-9])"([^"]+?)"(?![A-Za-z0-9])'
+    r"|`([^`]+)`"
+)
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.lower().split())
+
+
+def lost_facts(source: str, phrasing: str, tools: Collection[str] = ()) -> list[str]:
+    """The facts of ``source`` (a lesson phrased from the data) that ``phrasing`` drops:
+    each quoted span (the error, a value, a command), each identifier, and each tool of
+    ``tools`` that ``source`` names. Empty when ``phrasing`` keeps every one.
+
+    A model may reword a lesson, never lose what the data proved: "If Edit fails with
+    'File has not been read yet', Read the file first, then retry." phrased as "retry it
+    with limit set" loses Edit, Read and the quoted error, so it is refused.
+
+    >>> lost_facts("If Edit fails with 'File has not been read yet', Read it first.",
+    ...            "/modify: if Fail with 'File has not been read yet', retry it with limit set.",
+    ...            tools={"Edit", "Read", "Write"})
+    ['Edit', 'Read']
+    """
+    said = _norm(phrasing)
+    lost: list[str] = []
+    for m in _QUOTED.finditer(source):
+        q = next(g for g in m.groups() if g is not None)
+        if _norm(q) and _norm(q) not in said:
+            lost.append(q)
+    # Tools in their own case: "Read" the tool is not "read" the word.
+    named = {t for t in tools if t and _names_exactly(source, t)}
+    for fact in sorted(named):
+        if not _names_exactly(phrasing, fact):
+            lost.append(fact)
+    for fact in sorted(identifiers(source) - named):
+        if fact not in lost and not names_tool(phrasing, [fact]):
+            lost.append(fact)
+    return lost
+
+
+def _names_exactly(text: str, name: str) -> bool:
+    return re.search(rf"(?<![A-Za-z0-9_]){re.escape(name)}(?![A-Za-z0-9_])", text) is not None

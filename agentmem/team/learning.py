@@ -48,7 +48,7 @@ def learn(
     mem: Memory,
     *,
     dry_run: bool = False,
-    use_model: bool = True,
+    use_model: bool | None = None,
     options: LearnOptions | None = None,
     progress: Callable[[str], None] | None = None,
     lease: float = claims.CLAIM_LEASE,
@@ -79,7 +79,8 @@ def learn(
                 check_schema(db)
                 check_embedder(db, mem.embedder)
                 opts = options or LearnOptions.of_library(db)
-                model = mem.model if use_model else None
+                chosen = mem.model_chosen if use_model is None else use_model
+                model = mem.model if chosen else None
                 if dry_run:
                     return plan_session(
                         db, model=model, embedder=mem.embedder, options=opts, dry_run=True
