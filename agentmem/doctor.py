@@ -140,7 +140,7 @@ def build_verdict(features: set[str], flags: set[str] | None, machine: str) -> B
                 False,
                 True,
                 f"this llama.cpp build uses {', '.join(missing)}, which this CPU lacks: it "
-                "dies with SIGILL here. Rebuild llama-cpp-python portably (see README, "
+                "dies with SIGILL here. Rebuild llama-cpp-python portably (see docs/model.md, "
                 "Installing)",
             )
     if machine.lower() in ("x86_64", "amd64"):
@@ -220,7 +220,7 @@ def probe_build() -> Probe:
             "llama.cpp build",
             False,
             f"llama-cpp-python cannot even be imported: {err}",
-            advice="reinstall llama-cpp-python portably (see README, Installing)",
+            advice="reinstall llama-cpp-python portably (see docs/model.md)",
         )
     features = compiled_features(str(value["system_info"]))
     flags = cpu_flags()
@@ -239,7 +239,7 @@ def probe_build() -> Probe:
         v.runs_here,
         f"llama-cpp-python {value['version']}: {v.sentence}",
         details,
-        advice="see README, Installing: a portable llama.cpp build" if v.native else "",
+        advice="see docs/model.md: building llama-cpp-python portably" if v.native else "",
     )
 
 

@@ -654,17 +654,17 @@ def test_join_refuses_plain_http_beyond_loopback_unless_insecure(tmp_path: Path)
     assert not server.is_loopback("0.0.0.0") and not server.is_loopback("192.0.2.1")
 
 
-def test_every_team_command_has_an_example_and_is_in_the_readme(tmp_path: Path):
+def test_every_team_command_has_an_example_and_is_in_the_reference(tmp_path: Path):
     from click.testing import CliRunner
 
     from agentmem.cli import cli
     from agentmem.cli.team import team as group
 
-    readme = (ROOT / "README.md").read_text()
+    reference = (ROOT / "docs" / "cli.md").read_text()
     for name in group.commands:
         r = CliRunner().invoke(cli, ["team", name, "-h"])
         assert r.exit_code == 0 and "Example" in r.output, name
-        assert f"agentmem team {name}" in readme, f"agentmem team {name} is not in the README"
+        assert f"agentmem team {name}" in reference, f"agentmem team {name} is not in docs/cli.md"
     r = CliRunner().invoke(cli, ["team", "status", "--db", str(tmp_path / "x.db")])
     assert r.exit_code == 1 and "not in a team: run `agentmem team join URL`" in r.output
     r = CliRunner().invoke(cli, ["team", "join", "ftp://x", "--db", str(tmp_path / "x.db")])

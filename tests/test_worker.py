@@ -86,7 +86,7 @@ def test_worker_answers_like_the_model_in_process() -> None:
 @pytest.mark.parametrize(
     ("fault", "words"),
     [
-        ("sigill@1", ["SIGILL", "illegal instruction", "-march=native", "README"]),
+        ("sigill@1", ["SIGILL", "illegal instruction", "-march=native", "docs/model.md"]),
         ("sigkill@1", ["SIGKILL", "out-of-memory killer"]),
         ("sigsegv@0", ["SIGSEGV", "segmentation fault"]),
         ("exit@1", ["exited with code 3"]),
@@ -359,15 +359,15 @@ def test_build_verdicts() -> None:
     assert cpu_flags("no flags here") is None
 
 
-def test_readme_and_ci_build_llama_cpp_with_the_same_portable_flags() -> None:
+def test_the_model_docs_and_ci_build_llama_cpp_with_the_same_portable_flags() -> None:
     import re
 
     root = Path(__file__).resolve().parent.parent
-    readme = (root / "README.md").read_text()
+    doc = (root / "docs" / "model.md").read_text()
     ci = (root / ".ci" / "run").read_text()
-    first = next(ln for ln in readme.splitlines() if ln.startswith("python3 -m venv"))
+    first = next(ln for ln in doc.splitlines() if "pip install 'agentmem[model]'" in ln)
     flags = re.search(r'CMAKE_ARGS="([^"]+)"', first)
-    assert flags is not None, "the README's install command sets no CMAKE_ARGS"
+    assert flags is not None, "docs/model.md's install command sets no CMAKE_ARGS"
     assert "-DGGML_NATIVE=OFF" in flags.group(1) and "-DGGML_AVX2=ON" in flags.group(1)
     assert f'CMAKE_ARGS="{flags.group(1)}"' in ci
     assert "pip cache remove" in ci  # a wheel cached with other flags is not reused

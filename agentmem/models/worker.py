@@ -74,8 +74,8 @@ STDERR_TAIL = 600
 _SIGNAL_ADVICE = {
     "SIGILL": (
         "illegal instruction",
-        "rebuild llama-cpp-python without -march=native, see README "
-        "(Installing: a portable llama.cpp build), or run 'agentmem doctor'",
+        "rebuild llama-cpp-python without -march=native, see docs/model.md "
+        "(building llama-cpp-python portably), or run 'agentmem doctor'",
     ),
     "SIGSEGV": (
         "segmentation fault",
