@@ -99,6 +99,7 @@ def fast_context(
             route=route,
             session=session,
             project=where,
+            why=[f.reason for f in found],
         )
         texts = [f.text for f in found]
         if settings.TEAM in stored:  # -- team touch point: the replica's lessons, merged

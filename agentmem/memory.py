@@ -779,7 +779,15 @@ class Memory:
         ids = [h.experience.id if h.source == "private" else None for h in hits]
         stored = settings.raw(self.db, [HOLDOUT])
         return serve(
-            self.path or "", hits, ids, task, stored, route=route, session=session, project=project
+            self.path or "",
+            hits,
+            ids,
+            task,
+            stored,
+            route=route,
+            session=session,
+            project=project,
+            why=[getattr(h, "reason", None) for h in hits],
         )
 
     def reindex(self, embedder: Embedder | str | None = None) -> int:

@@ -133,9 +133,11 @@ def record(
     session: str | None = None,
     project: str | None = None,
     share: float = 0.0,
+    why: dict[int, str] | None = None,
 ) -> bool:
     """Append one line to the served log (see the module doc); False when there was
-    nothing to record or the write failed (counted in :data:`FAILURES`)."""
+    nothing to record or the write failed (counted in :data:`FAILURES`). ``why``: for a
+    served lesson, why retrieval chose it (``agentmem log`` shows it)."""
     served, held = [int(i) for i in served], [int(i) for i in held]
     if not served and not held:
         return False
@@ -150,6 +152,8 @@ def record(
         "held": held,
         "holdout": share,
     }
+    if why:
+        line["why"] = {str(i): str(w)[:200] for i, w in why.items() if i in served}
     data = (json.dumps(line, separators=(",", ":"), ensure_ascii=True) + "\n").encode()
     try:
         fd = os.open(log_path(db_path), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
@@ -173,6 +177,7 @@ def serve(
     route: str,
     session: str | None = None,
     project: str | None = None,
+    why: Sequence[str | None] | None = None,
 ) -> list[T]:
     """The lessons a prompt gets: ``items`` (with their experience ids, None for a team
     lesson) less those the holdout withholds (``stored``: the library's raw settings),
@@ -193,6 +198,9 @@ def serve(
             session=session,
             project=project,
             share=share,
+            why=None
+            if why is None
+            else {i: w for i, w in zip(ids, why) if i is not None and w},
         )
     return kept
 
@@ -218,7 +226,14 @@ def _parse(raw: bytes) -> Line | None:
     if served is None or held is None or not isinstance(at, str) or not isinstance(phash, str):
         return None
     session, project = d.get("session"), d.get("project")
+    why = d.get("why")
+    why = (
+        {str(k)[:20]: str(v)[:200] for k, v in list(why.items())[:1000]}
+        if isinstance(why, dict)
+        else {}
+    )
     return {
+        "why": why,
         "at": at[:40],
         "route": str(d.get("route") or "")[:40],
         "session": session[:200] if isinstance(session, str) else None,

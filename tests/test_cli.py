@@ -95,7 +95,9 @@ def test_the_command_reference_is_current_and_has_every_command():
     assert mod.main(["--check"]) == 0, "docs/cli.md is stale: python tools/cli_reference.py"
     doc = (ROOT / "docs" / "cli.md").read_text()
     for name in cli.commands:
-        assert re.search(rf"^## agentmem {name}$", doc, re.M), f"agentmem {name} is not in docs/cli.md"
+        assert re.search(rf"^## agentmem {name}$", doc, re.M), (
+            f"agentmem {name} is not in docs/cli.md"
+        )
 
 
 def test_subprocess_record_import_groups(tmp_path):

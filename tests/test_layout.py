@@ -55,7 +55,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     # the façade
     ("memory",),
     # features on the façade
-    ("context", "export", "team", "doctor", "mcp_server", "hooks", "browse"),
+    ("context", "export", "team", "doctor", "mcp_server", "hooks", "browse", "status"),
     # entry points
     ("cli", "_entry", "__main__", "__init__"),
 )

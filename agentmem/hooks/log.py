@@ -12,7 +12,7 @@ import os
 import time
 from pathlib import Path
 
-__all__ = ["LOG_NAME", "log", "log_path"]
+__all__ = ["LOG_NAME", "fired_path", "log", "log_path", "mark_fired"]
 
 LOG_NAME = "hooks.log"
 _LOG_LIMIT = 1_000_000
@@ -37,3 +37,21 @@ def log(message: str) -> None:
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)  # it may quote prompts
     with open(fd, "a", encoding="utf-8", errors="replace") as fh:
         fh.write(f"{stamp} [{os.getpid()}] {message}\n")
+
+
+def fired_path(agent: str, event: str) -> Path:
+    """The file whose modification time says when a hook of ``agent`` last ran ``event``
+    (``agentmem status`` reads it)."""
+    from ..paths import default_state_dir
+
+    safe = "".join(c if c.isalnum() or c in "_-" else "_" for c in f"{agent}-{event}")[:60]
+    return default_state_dir() / "fired" / safe
+
+
+def mark_fired(agent: str, event: str) -> None:
+    """Note that a hook ran: one small file's time. Never fails the hook."""
+    with contextlib.suppress(OSError):
+        p = fired_path(agent, event)
+        p.parent.mkdir(parents=True, exist_ok=True)
+        os.close(os.open(p, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600))
+        os.utime(p)

@@ -34,7 +34,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
-from .log import LOG_NAME, log, log_path
+from .log import LOG_NAME, log, log_path, mark_fired
 
 __all__ = ["LOG_NAME", "MAX_PROMPT_CHARS", "log_path", "run_main"]
 
@@ -106,11 +106,30 @@ def run_main(argv: Sequence[str]) -> int:
         line = f"{type(e).__name__}: {e}".replace("\n", " ")[:300]
         with contextlib.suppress(Exception):
             sys.stderr.write(f"agentmem hook: {line} (details: {where})\n")
+        if _cannot_write(e) and argv[:1] == ["claude-code"]:
+            # Claude Code shows a hook's systemMessage to the user, not its stderr: a
+            # library that cannot be written would otherwise stop recording silently
+            with contextlib.suppress(Exception):
+                msg = f"agentmem: the library cannot be written ({line}); see {where}"
+                sys.stdout.write(json.dumps({"systemMessage": msg}) + "\n")
+                sys.stdout.flush()
         return 0
     if out:
         sys.stdout.write(out + "\n")
         sys.stdout.flush()
     return 0
+
+
+def _cannot_write(e: BaseException) -> bool:
+    """Whether ``e`` says the library (or its folder) cannot be written."""
+    import errno
+
+    text = str(e).lower()
+    codes = {errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOTDIR, errno.ENOSPC, errno.EDQUOT}
+    return (isinstance(e, OSError) and e.errno in codes) or any(
+        w in text
+        for w in ("readonly database", "read-only", "unable to open database", "cannot create")
+    )
 
 
 def _payload(data: bytes) -> dict[str, Any]:
@@ -136,6 +155,8 @@ def _text(payload: dict[str, Any], key: str) -> str | None:
 def _hook_event(args: argparse.Namespace, fmt: str, payload: dict[str, Any]) -> str:
     """Answer one hook event of ``fmt``'s client: the context, or an import."""
     event = payload.get("hook_event_name")
+    if isinstance(event, str):
+        mark_fired(fmt, event)
     if event == "UserPromptSubmit":
         return _prompt_context(args, payload)
     if event in ("Stop", "SubagentStop", "SessionEnd"):

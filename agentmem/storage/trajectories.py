@@ -10,6 +10,7 @@ group's rewards :func:`agentmem.rewards.score_groups` of the rows read here.
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
@@ -340,10 +341,17 @@ def _acceptance_map(db: Database, tids: Sequence[int], now: datetime) -> dict[in
             chunk,
         ):
             events[tid].append((kind, parse_time(at)))
-        for tid, at in db.execute(
-            f"SELECT id, created_at FROM trajectories WHERE id IN ({marks})", chunk
+        for tid, at, ended in db.execute(
+            "SELECT id, created_at, json_extract(meta, '$.ended_at') FROM trajectories "
+            f"WHERE id IN ({marks})",
+            chunk,
         ):
+            # the window runs from the run's end: an imported turn's own end time (from its
+            # transcript) when it is earlier than the import, so history is not held 120 s
             created[tid] = parse_time(at)
+            if isinstance(ended, str):
+                with contextlib.suppress(ValueError):
+                    created[tid] = min(created[tid], parse_time(ended))
     return {tid: acceptance(events[tid], created[tid], now) for tid in tids}
 
 

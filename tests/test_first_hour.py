@@ -1,0 +1,154 @@
+"""The first hour of a Claude Code or Codex user (issue 31): setup, status, log.
+
+Each test runs the CLI as a subprocess with HOME pointing at a fresh folder holding
+Claude Code's history (written by ``tests/transcripts.py``: no real user's data).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from .transcripts import ClaudeSession
+
+EDIT_ERROR = (
+    "<tool_use_error>File has not been read yet. Read it first before writing to it."
+    "</tool_use_error>"
+)
+LESSON = "If Edit fails with 'File has not been read yet', Read the file first, then retry."
+
+
+def _history(home: Path, sessions: int = 2) -> None:
+    """Claude Code sessions in which an Edit fails until the file is read."""
+    for n in range(sessions):
+        s = ClaudeSession(session_id=f"0a1b2c3d-0000-4000-8000-00000000010{n}", cwd="/w/app")
+        s.prompt(f"fix the typo in config{n}.py")
+        path = {"file_path": f"/w/app/config{n}.py", "old_string": "a", "new_string": "b"}
+        s.tool("Edit", path, EDIT_ERROR, is_error=True)
+        s.tool("Read", {"file_path": f"/w/app/config{n}.py"}, "     1\ta = 1\n")
+        s.tool("Edit", path, "The file has been updated.")
+        s.say("Fixed.")
+        s.write(home / ".claude" / "projects" / "-w-app" / f"{s.session_id}.jsonl")
+
+
+def _env(home: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("AGENTMEM_", "XDG_"))}
+    env.update(HOME=str(home), PATH=os.path.dirname(sys.executable) + ":/usr/bin:/bin")
+    env.pop("CLAUDE_CONFIG_DIR", None)
+    env.pop("CODEX_HOME", None)
+    return env
+
+
+def _am(home: Path, *args: str, input: bytes | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "agentmem", *args],
+        env=_env(home),
+        cwd=home,
+        input=input,
+        capture_output=True,
+        timeout=300,
+    )
+
+
+def _files(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in root.rglob("*") if p.is_file()}
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    h = tmp_path / "home"
+    _history(h)
+    return h
+
+
+def test_setup_dry_run_changes_nothing(home: Path) -> None:
+    before = _files(home)
+    p = _am(home, "setup", "--dry-run")
+    assert p.returncode == 0, p.stderr.decode()
+    out = p.stdout.decode()
+    assert "claude-code" in out and "2 session file(s)" in out
+    assert "would add agentmem's UserPromptSubmit and Stop hooks" in out
+    assert _files(home) == before
+
+
+def test_setup_wires_imports_learns_and_the_next_prompt_gets_the_lesson(home: Path) -> None:
+    p = _am(home, "setup", "--json")
+    assert p.returncode == 0, p.stderr.decode()
+    report = json.loads(p.stdout)
+    assert LESSON in report["learned"]
+    settings = json.loads((home / ".claude" / "settings.json").read_text())
+    commands = [h["command"] for e in settings["hooks"]["UserPromptSubmit"] for h in e["hooks"]]
+    assert any("hooks run claude-code" in c and "--learn" in c for c in commands)
+    assert "--no-model" not in " ".join(commands)  # data-only is the default now
+
+    again = _am(home, "setup", "--json")  # idempotent: nothing new
+    assert again.returncode == 0
+    second = json.loads(again.stdout)
+    assert second["learned"] == [] and second["lessons"] == report["lessons"]
+    assert all("nothing changed" in line for line in second["hooks"])
+
+    payload = {
+        "hook_event_name": "UserPromptSubmit",
+        "prompt": "edit the settings module",
+        "session_id": "s-new",
+        "cwd": "/w/app",
+        "transcript_path": str(home / "t.jsonl"),
+    }
+    hook = _am(home, "hooks", "run", "claude-code", input=json.dumps(payload).encode())
+    assert hook.returncode == 0
+    context = json.loads(hook.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert LESSON in context
+
+    log = _am(home, "log", "--json")
+    assert log.returncode == 0, log.stderr.decode()
+    rows = json.loads(log.stdout)
+    assert rows[-1]["served"][0]["text"] == LESSON
+    assert rows[-1]["served"][0]["why"]  # why it fitted
+
+    st = _am(home, "status", "--json")
+    assert st.returncode == 0, st.stderr.decode()
+    status = json.loads(st.stdout)
+    assert status["library"]["lessons"] >= 1
+    assert any(s["installed"] and s["learning"] for s in status["hooks"])
+    assert any(k.startswith("claude-code-UserPromptSubmit") for k in status["last_fired"])
+    assert status["waiting"]["runs"] == 0  # history is past its correction window
+    text = _am(home, "status").stdout.decode()
+    assert "records and learns" in text and "last fired: claude-code-UserPromptSubmit" in text
+
+
+def test_status_without_a_library_says_so(tmp_path: Path) -> None:
+    p = _am(tmp_path, "status")
+    assert p.returncode == 0, p.stderr.decode()
+    assert "does not exist yet" in p.stdout.decode()
+    assert "hooks: none installed" in p.stdout.decode()
+    assert not list(tmp_path.rglob("*.db"))
+
+
+def test_a_library_that_cannot_be_written_is_told_through_claude_code(home: Path) -> None:
+    if os.geteuid() == 0:
+        # root writes anything: make the library's folder a file instead
+        lib = home / "lib"
+        lib.write_text("not a folder")
+        db = str(lib / "agentmem.db")
+    else:  # pragma: no cover - CI runs as root
+        lib = home / "ro"
+        lib.mkdir()
+        lib.chmod(0o500)
+        db = str(lib / "agentmem.db")
+    payload = {
+        "hook_event_name": "Stop",
+        "session_id": "0a1b2c3d-0000-4000-8000-000000000100",
+        "cwd": "/w/app",
+        "transcript_path": str(
+            home / ".claude/projects/-w-app/0a1b2c3d-0000-4000-8000-000000000100.jsonl"
+        ),
+    }
+    p = _am(home, "hooks", "run", "claude-code", "--db", db, input=json.dumps(payload).encode())
+    assert p.returncode == 0
+    msg = json.loads(p.stdout)["systemMessage"]
+    assert msg.startswith("agentmem: the library cannot be written")
