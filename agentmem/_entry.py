@@ -57,6 +57,10 @@ def _parse(argv: Sequence[str]) -> dict[str, Any] | None:
                 return None
     except ValueError:
         return None
+    if out["project"] is None:  # the current folder's project, as `agentmem context` does
+        import os
+
+        out["project"] = os.getcwd()
     if len(text) != 1 or not text[0].strip() or not 1 <= out["k"] <= 1000:
         return None
     out["text"] = text[0]
@@ -99,4 +103,19 @@ def main() -> None:
             sys.exit(code)
     from .cli import cli
 
-    cli(prog_name="agentmem")
+    try:
+        cli(prog_name="agentmem")
+    except BrokenPipeError:  # `agentmem stats | head -1`: the reader left; end quietly
+        _quiet_exit()
+
+
+def _quiet_exit() -> None:
+    """Leave after a closed pipe without Python's own "Broken pipe" message at exit."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except OSError:
+        pass
+    sys.exit(0)

@@ -152,3 +152,46 @@ def test_a_library_that_cannot_be_written_is_told_through_claude_code(home: Path
     assert p.returncode == 0
     msg = json.loads(p.stdout)["systemMessage"]
     assert msg.startswith("agentmem: the library cannot be written")
+
+
+def test_a_mistyped_library_is_refused_and_named(home: Path) -> None:
+    assert _am(home, "setup").returncode == 0
+    p = _am(home, "experiences", "--db", str(home / "agentmme.db"))
+    assert p.returncode == 1
+    err = p.stderr.decode()
+    assert f"no library at {home / 'agentmme.db'}" in err
+    assert str(home / ".local/share/agentmem/agentmem.db") in err  # the one that exists
+    assert not (home / "agentmme.db").exists()
+
+
+def test_output_to_a_closed_pipe_ends_quietly(home: Path) -> None:
+    assert _am(home, "setup").returncode == 0
+    p = subprocess.run(
+        f"{sys.executable} -m agentmem journal | head -1",
+        shell=True,
+        env=_env(home),
+        cwd=home,
+        capture_output=True,
+        timeout=120,
+    )
+    assert p.returncode == 0
+    assert b"Broken pipe" not in p.stderr and b"Traceback" not in p.stderr, p.stderr
+
+
+def test_import_detects_the_format(home: Path, tmp_path: Path) -> None:
+    folder = home / ".claude" / "projects" / "-w-app"
+    db = str(tmp_path / "detect.db")
+    p = _am(home, "import", str(folder), "--db", db)
+    assert p.returncode == 0, p.stderr.decode()
+    assert "reading claude-code (detected" in p.stderr.decode()
+    assert "imported 2 trajectories from 2 claude-code file(s)" in p.stdout.decode()
+    one = next(folder.glob("*.jsonl"))
+    p = _am(home, "import", str(one), "--db", db)
+    assert p.returncode == 0 and "reading claude-code" in p.stderr.decode()
+    runs = tmp_path / "runs.jsonl"
+    runs.write_text(
+        json.dumps({"task": "t", "steps": [{"tool": "ls", "params": {}, "output": "ok"}]}) + "\n"
+    )
+    p = _am(home, "import", str(runs), "--db", db)
+    assert p.returncode == 0, p.stderr.decode()
+    assert "reading jsonl" in p.stderr.decode()

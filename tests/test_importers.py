@@ -89,7 +89,9 @@ def test_claude_code_fixture_imports_to_the_expected_trajectories(mem: Memory, r
         delete.id: ("correct", "the user denied a tool call"),
     }
     assert push.accepted is False and delete.accepted is False
-    assert fix.accepted is None  # no signal: pending until the window passes, then accepted
+    # no signal: accepted once the window has passed since the turn ended (its transcript
+    # says 2026-01-05, long before this import)
+    assert fix.accepted is True
     assert "signal" not in fix.meta and push.meta["signal"] == "interrupted"
 
 

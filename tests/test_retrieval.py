@@ -157,8 +157,9 @@ def test_context_cli_loads_no_heavy_module(library):
 
 def test_context_cli_defers_to_the_full_cli(tmp_path, library):
     missing = tmp_path / "new.db"
-    p = run_cli("context", "anything", db=missing)  # no file yet: the full CLI creates it
+    p = run_cli("context", "anything", db=missing)  # no file yet: nothing, and why
     assert p.returncode == 0 and p.stdout == b""
+    assert b"no library at" in p.stderr and not missing.exists()
     p = run_cli("context", "-h", db=missing)
     assert p.returncode == 0 and b"Examples" in p.stdout and b"--min-score" in p.stdout
     for bad in (["--min-score", "2"], ["-k", "0"], ["--frobnicate"]):

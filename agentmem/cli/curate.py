@@ -297,6 +297,7 @@ def retrieve(
 @_k_opt
 @_min_score_opt
 @_project_opt
+@click.option("--global", "global_only", is_flag=True, help="Only lessons of no project.")
 @with_memory
 def context(
     mem: Memory,
@@ -306,20 +307,27 @@ def context(
     k: int,
     min_score: float | None,
     project: str | None,
+    global_only: bool,
 ) -> None:
     """Print a block of lessons for TEXT, ready to paste into an agent's system prompt.
 
     Prints nothing when no experience fits (nothing passes the relevance
     floor). Fast enough to run before every prompt (no language model is
-    loaded). Without --project only global lessons are served; with it, that
-    project's own lessons too.
+    loaded). The lessons of the current folder's project are served beside the
+    global ones (--project: another project's; --global: global ones only).
 
     \b
     Examples:
       agentmem context "fix the failing test" --tool bash --tool edit
-      agentmem context --project . -- "$PROMPT"
-      agentmem context -k 3 -- "$PROMPT" >> system-prompt.txt
+      agentmem context --project ~/src/app -- "$PROMPT"
+      agentmem context -k 3 --global -- "$PROMPT" >> system-prompt.txt
     """
+    import os
+
+    if global_only:
+        project = None
+    elif project is None:
+        project = os.getcwd()
     block = mem.context(
         text,
         tools=tools or None,

@@ -85,18 +85,63 @@ def errors_as_click() -> Iterator[None]:
         raise click.ClickException(str(e)) from None
     except sqlite3.Error as e:
         raise click.ClickException(f"the library file cannot be used: {e}") from None
+    except BrokenPipeError:
+        raise  # the reader of our output left (`| head`): click ends quietly
     except OSError as e:
         raise click.ClickException(
             f"{e.strerror or e}: {getattr(e, 'filename', '') or ''}"
         ) from None
 
 
+#: Commands that may make a new library; every other command refuses a library file that
+#: does not exist (a mistyped --db or $AGENTMEM_DB would otherwise read an empty new one).
+CREATES = frozenset({"record", "import_", "add", "settings", "domains", "join"})
+#: Commands that print nothing (exit 0, a line on stderr) for a library that does not
+#: exist: ``context`` runs in prompt hooks, before the first run was recorded.
+QUIET_WHEN_MISSING = frozenset({"context"})
+
+
+def require_library(db_path: str | None) -> None:
+    """Refuse a library file that does not exist, naming the libraries that do."""
+    import os
+    from pathlib import Path
+
+    if db_path == ":memory:":
+        return
+    path = Path(os.path.expanduser(db_path)) if db_path else default_db_path()
+    if path.exists():
+        return
+    found = []
+    default = default_db_path()
+    if default.exists() and default != path:
+        found.append(str(default))
+    here = Path.cwd()
+    for p in sorted(here.glob("*.db"))[:10]:
+        if p.is_file() and p.resolve() != path.resolve() and p.stat().st_size >= 100:
+            with contextlib.suppress(OSError), open(p, "rb") as fh:
+                if fh.read(16) == b"SQLite format 3\x00":
+                    found.append(str(p))
+    hint = f"; libraries here: {', '.join(found)}" if found else ""
+    raise click.ClickException(
+        f"no library at {path} (agentmem setup, record or import makes one){hint}"
+    )
+
+
 def with_memory(f: F) -> F:
-    """Decorator: open ``--db`` and pass the :class:`Memory` as ``mem``."""
+    """Decorator: open ``--db`` and pass the :class:`Memory` as ``mem``. Only the commands
+    in :data:`CREATES` make a library that does not exist yet."""
 
     @db_option
     @functools.wraps(f)
     def wrapper(db_path: str | None, **kw: Any) -> Any:
+        if f.__name__ in QUIET_WHEN_MISSING:
+            try:
+                require_library(db_path)
+            except click.ClickException as e:  # a prompt hook's context: nothing, and why
+                click.echo(f"agentmem: {e.message}", err=True)
+                return None
+        elif f.__name__ not in CREATES:
+            require_library(db_path)
         with open_memory(db_path) as mem:
             return f(mem=mem, **kw)
 
@@ -140,6 +185,7 @@ def read_input(path: str) -> bytes:
 
 
 __all__ = [
+    "CREATES",
     "ID",
     "cli",
     "db_option",
@@ -150,5 +196,6 @@ __all__ = [
     "print_json",
     "print_table",
     "read_input",
+    "require_library",
     "with_memory",
 ]

@@ -110,10 +110,10 @@ def _report_recorded(ids: list[int], errors: tuple[str, ...], as_json: bool) -> 
     "--format",
     "fmt_",
     type=TranscriptFormats(extra=RECORD_FORMATS),
-    default="openai",
-    show_default=True,
+    default=None,
     help="openai: chat transcripts with tool_calls; jsonl: agentmem's own lines; "
-    "claude-code, codex, anthropic (and any registered format): agent transcripts (see below).",
+    "claude-code, codex, anthropic (and any registered format): agent transcripts (see below). "
+    "Default: detected from the first file.",
 )
 @click.option(
     "--skip-bad", is_flag=True, help="openai/jsonl: import the good records, report the bad."
@@ -138,7 +138,7 @@ def _report_recorded(ids: list[int], errors: tuple[str, ...], as_json: bool) -> 
 def import_(
     mem: Memory,
     paths: tuple[str, ...],
-    fmt_: str,
+    fmt_: str | None,
     skip_bad: bool,
     share: bool | None,
     project: str | None,
@@ -174,6 +174,10 @@ def import_(
       agentmem import --format anthropic chat.json --project ~/src/app
       agentmem import --format codex -v                     # also count the lines skipped
     """
+    if fmt_ is None:
+        fmt_ = detect_format(paths)
+        if not as_json:
+            click.echo(f"reading {fmt_} (detected; --format chooses another)", err=True)
     if fmt_ in RECORD_FORMATS:
         if len(paths) != 1:
             raise click.UsageError(f"--format {fmt_} reads exactly one FILE (or - for stdin)")
@@ -212,6 +216,39 @@ def import_(
         click.echo(
             line, err=line.startswith(("damaged", "skipped", "incomplete", "known", "repaired"))
         )
+
+
+def detect_format(paths: Sequence[str]) -> str:
+    """The format of the first of ``paths``: a transcript format whose detector knows its
+    first JSON objects, else agentmem's own JSON lines (objects with ``steps``), else
+    OpenAI chat transcripts."""
+    from pathlib import Path
+
+    from ..importers.formats import formats, looks_like, sniff
+
+    if not paths or paths[0] == "-":
+        raise click.UsageError(
+            "say which format with --format (claude-code or codex read their default "
+            "folders; standard input is openai or jsonl)"
+        )
+    first = Path(paths[0]).expanduser()
+    if first.is_dir():
+        for f in formats():
+            try:
+                found = f.discover(first.absolute())
+            except Exception:
+                continue
+            for bundle in found[:3]:
+                if bundle.files and f.detect(sniff(bundle.files[0])):
+                    return f.name
+        raise click.UsageError(f"no transcript format recognises the files in {first}: --format")
+    objs = sniff(first)
+    known = looks_like(objs, besides="")
+    if known is not None:
+        return known.name
+    if objs and all("steps" in o for o in objs):
+        return "jsonl"
+    return "openai"
 
 
 def _progress(quiet: bool) -> Any:

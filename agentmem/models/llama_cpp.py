@@ -94,7 +94,7 @@ def _import_llama_cpp() -> Any:
     except ImportError as exc:
         raise ModelError(
             "running a local GGUF model needs llama-cpp-python (tested with 0.3.36): "
-            "pip install llama-cpp-python, or point AGENTMEM_MODEL at an "
+            "pip install 'agentmem[model]' (docs/model.md), or point AGENTMEM_MODEL at an "
             f"OpenAI-compatible server URL instead; import failed: {exc}"
         ) from exc
     # Drop llama.cpp's log callback output below ERROR (load banners, warnings).
