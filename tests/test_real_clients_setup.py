@@ -14,11 +14,19 @@ import re
 from datetime import datetime, timedelta
 from pathlib import Path
 
+import pytest
+
 from agentmem import Memory
 
 from .real_clients import CLAUDE_VERSION, CODEX_VERSION, Sandbox
 from .scripted_model import Scenario, Turn, shell
-from .test_real_clients import NOTES, _fix_the_path, _served, client  # noqa: F401
+from .test_real_clients import CLIENTS, NOTES, _fix_the_path, _need, _served
+
+
+@pytest.fixture(params=CLIENTS)
+def client(request: pytest.FixtureRequest) -> str:
+    return _need(request.param)
+
 
 _ISO = re.compile(r'"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?)(Z|[+-]\d\d:\d\d)"')
 
