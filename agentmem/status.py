@@ -30,11 +30,14 @@ __all__ = [
     "hook_sites",
     "mark_fired",
     "pending",
+    "plugin_enabled",
     "prompt_log",
     "status",
 ]
 
 _MARK = "hooks run "
+#: The plugin's name in this repository's marketplaces (plugins/agentmem).
+PLUGIN = "agentmem"
 
 
 @attrs.frozen
@@ -104,7 +107,13 @@ def hook_sites(directory: str | os.PathLike[str] | None = None) -> list[HookSite
     with contextlib.suppress(Exception):  # no project here
         paths += [claude_settings_path(s, directory) for s in ("project", "local")]
     for p in paths:
-        sites.append(_site("claude-code", p, _commands(_json_file(p) or {})))
+        data = _json_file(p) or {}
+        sites.append(_site("claude-code", p, _commands(data)))
+        enabled = data.get("enabledPlugins") if isinstance(data, dict) else None
+        if isinstance(enabled, dict) and any(
+            str(k).startswith(PLUGIN + "@") and v for k, v in enabled.items()
+        ):
+            sites.append(_plugin_site("claude-code", p))
     hooks_json = codex_hooks_path()
     sites.append(_site("codex", hooks_json, _commands(_json_file(hooks_json) or {})))
     config = codex_config_path()
@@ -114,7 +123,24 @@ def hook_sites(directory: str | os.PathLike[str] | None = None) -> list[HookSite
         text = ""
     notify = [("notify", line) for line in text.splitlines() if line.strip().startswith("notify")]
     sites.append(_site("codex", config, notify))
+    if re.search(rf'^\[plugins\."{PLUGIN}@[^"]+"\]\s*\n\s*enabled\s*=\s*true', text, re.M):
+        sites.append(_plugin_site("codex", config))
     return sites
+
+
+def _plugin_site(agent: str, path: Path) -> HookSite:
+    return HookSite(
+        agent=agent,
+        path=f"{path} (plugin {PLUGIN})",
+        installed=True,
+        learning=True,
+        events=("Stop", "UserPromptSubmit"),
+    )
+
+
+def plugin_enabled(agent: str) -> bool:
+    """Whether agentmem's plugin is enabled for ``agent`` (its hooks then come from it)."""
+    return any(s.agent == agent and "(plugin " in s.path for s in hook_sites())
 
 
 # -- when the hooks last fired -----------------------------------------------------------

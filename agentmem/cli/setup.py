@@ -86,8 +86,10 @@ def _install(client: Client, db: str | None, dry_run: bool) -> list[str]:
         install_codex,
         install_codex_hooks,
     )
-    from ..status import hook_sites
+    from ..status import hook_sites, plugin_enabled
 
+    if plugin_enabled(client.name):
+        return [f"{client.name}: agentmem's plugin brings the hooks: nothing to install"]
     command = hook_command(client.name, db=db, learn=True)
     target = claude_settings_path("user") if client.name == "claude-code" else codex_hooks_path()
     if dry_run:
