@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import re
+import subprocess
 import sys
 from pathlib import Path
 
