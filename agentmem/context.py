@@ -26,7 +26,7 @@ from .embeddings import get_embedder, wordllama
 from .projects import project_of
 from .retrieval import format_context
 from .retrieval.pipeline import search
-from .storage import keyword_index, settings, vector_index
+from .storage import keyword_index, project_states, settings, vector_index
 from .terms import TERMS_VERSION
 
 __all__ = ["context_text", "fast_context"]
@@ -80,6 +80,8 @@ def fast_context(
             return vectors[text]
 
         where = project_of(project) if project is not None else None
+        if project_states.state_of(stored, where) is not None:
+            return ""  # a paused or excluded project is served nothing
         found = search(
             conn,
             prompt,

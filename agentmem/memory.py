@@ -372,8 +372,9 @@ class Memory:
         :mod:`agentmem.importers`.
         """
         from .importers.run import import_transcripts
+        from .storage import project_states
 
-        return import_transcripts(
+        report = import_transcripts(
             self.db,
             fmt,
             paths,
@@ -386,6 +387,12 @@ class Memory:
             running=running,
             finished=finished,
         )
+        for where, state in project_states.states(self.db).items():  # never recorded
+            if state == "excluded" and report.ids and project_states.has_runs(self.db, where):
+                from .storage.retention import prune
+
+                prune(self.db, project=where, ids=report.ids, path=self.path)
+        return report
 
     def feedback(self, trajectory_id: int, kind: str, *, note: str | None = None) -> None:
         """Record the user's verdict on a trajectory: ``accept``, ``correct`` or ``reject``."""
@@ -627,8 +634,9 @@ class Memory:
             raise UnknownExperienceError(f"no live experience has id {experience_id}")
         return found[0]
 
-    def _curate(self, ops: Sequence[Operation]) -> list[int | None]:
-        """Apply hand-made operations as one curation session; their result ids, in order."""
+    def _curate(self, ops: Sequence[Operation], *, project: str | None = None) -> list[int | None]:
+        """Apply hand-made operations as one curation session; their result ids, in order.
+        ``project``: the lessons they write are served only in that project."""
         lib = self._retriever()
         lib.ensure_index()
         vectors = lib.embed([op.text for op in ops if op.text])
@@ -645,11 +653,33 @@ class Memory:
             for d in done:
                 if d.status != "applied":
                     raise UnknownExperienceError(d.reason)
+            if project is not None:
+                from .storage.scopes import scope_by_hand
+
+                for d in done:
+                    if d.result_id is not None:
+                        scope_by_hand(self.db, d.result_id, sid, project)
             return [d.result_id for d in done]
 
-    def add(self, text: str, *, domain: str = "") -> Experience:
-        """Add an experience by hand (at most 32 words); journaled and undoable."""
-        return self.get_experience(self.add_many([(text, domain)])[0])
+    def add(
+        self,
+        text: str,
+        *,
+        domain: str = "",
+        project: str | os.PathLike[str] | None = None,
+    ) -> Experience:
+        """Add an experience by hand (at most 32 words); journaled and undoable.
+        ``project`` (a folder): the lesson is served only in that project."""
+        if project is None:
+            return self.get_experience(self.add_many([(text, domain)])[0])
+        from .projects import project_of
+
+        where = project_of(project) or os.path.abspath(os.path.expanduser(str(project)))
+        e = Experience(text=_servable(text), domain=domain)
+        (eid,) = self._curate(
+            [Operation("ADD", text=e.text, domain=e.domain, origin="user")], project=where
+        )
+        return self.get_experience(eid or 0)
 
     def add_many(self, lessons: Iterable[str | tuple[str, str]]) -> list[int]:
         """Add experiences by hand, each a text or a ``(text, domain)`` pair, in one
@@ -755,6 +785,8 @@ class Memory:
         from .retrieval import format_context
         from .team.reads import mark
 
+        if self.project_state(project) is not None:
+            return ""  # a paused or excluded project is served nothing
         hits = self.retrieve(
             task, tools=tools, domains=domains, k=k, min_score=min_score, project=project
         )
@@ -831,6 +863,51 @@ class Memory:
         when = parse_before(before) if isinstance(before, str) else before
         return prune(self.db, before=when, keep_last=keep_last, dry_run=dry_run, path=self.path)
 
+    # -- projects ----------------------------------------------------------------------
+
+    def projects(self) -> list[dict[str, Any]]:
+        """Every project with runs or lessons: its runs, last run, lessons served only
+        there, and state (``active``, ``paused``, ``excluded``; see
+        :mod:`agentmem.storage.project_states`)."""
+        from .storage import project_states
+
+        return project_states.overview(self.db)
+
+    def project_state(self, project: str | os.PathLike[str] | None) -> str | None:
+        """The state of the project of folder ``project`` (None: active)."""
+        from .projects import project_of
+        from .storage import project_states
+
+        where = project_of(project) if project is not None else None
+        return None if where is None else project_states.states(self.db).get(where)
+
+    def set_project_state(self, project: str | os.PathLike[str], state: str | None) -> str:
+        """Pause or exclude the project of folder ``project`` (None: active again); returns
+        the project's path as stored."""
+        from .projects import project_of
+        from .storage import project_states
+
+        if state is not None and state not in project_states.STATES:
+            raise InvalidRecordError(f"a project is paused or excluded, not {state!r}")
+        where = project_of(project) or os.path.abspath(os.path.expanduser(str(project)))
+        with write(self.db):
+            project_states.put_state(self.db, where, state)
+        return where
+
+    def forget_project(self, project: str | os.PathLike[str]) -> dict[str, Any]:
+        """Remove a project's runs (with steps and feedback) and every lesson served only
+        in it (one journaled curation session), then give the space back."""
+        from .projects import project_of
+        from .storage.retention import prune
+        from .storage.scopes import scopes_of
+
+        where = project_of(project) or os.path.abspath(os.path.expanduser(str(project)))
+        lessons = sorted(i for i, s in scopes_of(self.db).items() if s.project == where)
+        if lessons:
+            self._curate([Operation("DELETE", targets=(i,), origin="user") for i in lessons])
+        pruned = prune(self.db, project=where, path=self.path)
+        return {"project": where, "runs": pruned.trajectories, "lessons": len(lessons)}
+
 
 @attrs.define
 class LiveTrajectory:
@@ -882,4 +959,3 @@ def _redact_meta(r: Any, meta: Mapping[str, Any]) -> dict[str, Any]:
         k: v if k in _OWN_IDS and isinstance(v, str) else r.value({k: v})[k]
         for k, v in meta.items()
     }
-

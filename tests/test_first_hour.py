@@ -195,3 +195,73 @@ def test_import_detects_the_format(home: Path, tmp_path: Path) -> None:
     p = _am(home, "import", str(runs), "--db", db)
     assert p.returncode == 0, p.stderr.decode()
     assert "reading jsonl" in p.stderr.decode()
+
+
+def _prompt(home: Path, text: str = "edit the settings module") -> subprocess.CompletedProcess:
+    payload = {
+        "hook_event_name": "UserPromptSubmit",
+        "prompt": text,
+        "session_id": "s-new",
+        "cwd": "/w/app",
+        "transcript_path": str(home / "t.jsonl"),
+    }
+    return _am(home, "hooks", "run", "claude-code", input=json.dumps(payload).encode())
+
+
+def _stop(home: Path, session: ClaudeSession) -> None:
+    path = session.write(home / ".claude" / "projects" / "-w-app" / f"{session.session_id}.jsonl")
+    payload = {
+        "hook_event_name": "Stop",
+        "session_id": session.session_id,
+        "cwd": "/w/app",
+        "transcript_path": str(path),
+    }
+    assert (
+        _am(home, "hooks", "run", "claude-code", input=json.dumps(payload).encode()).returncode == 0
+    )
+
+
+def _runs(home: Path) -> int:
+    return json.loads(_am(home, "stats", "--json").stdout)["trajectories"]
+
+
+def test_projects_pause_resume_exclude_forget(home: Path) -> None:
+    assert _am(home, "setup").returncode == 0
+    listed = json.loads(_am(home, "projects", "list", "--json").stdout)
+    assert [(p["project"], p["runs"], p["state"]) for p in listed] == [("/w/app", 2, "active")]
+    assert LESSON in _prompt(home).stdout.decode()
+
+    assert _am(home, "projects", "pause", "/w/app").returncode == 0
+    assert _prompt(home).stdout == b""  # nothing served in a paused project
+    s = ClaudeSession(session_id="0a1b2c3d-0000-4000-8000-000000000200", cwd="/w/app")
+    s.prompt("rename the module")
+    s.tool("Bash", {"command": "git mv a.py b.py"}, "")
+    s.say("Done.")
+    _stop(home, s)
+    assert _runs(home) == 2  # and nothing recorded
+
+    assert _am(home, "projects", "resume", "/w/app").returncode == 0
+    assert LESSON in _prompt(home).stdout.decode()
+
+    assert _am(home, "projects", "exclude", "/w/app").returncode == 0
+    other = ClaudeSession(session_id="0a1b2c3d-0000-4000-8000-000000000201", cwd="/w/app")
+    other.prompt("list the files")
+    other.tool("Bash", {"command": "ls"}, "a.py")
+    other.say("Listed.")
+    other.write(home / "elsewhere" / f"{other.session_id}.jsonl")
+    imp = _am(home, "import", "--format", "claude-code", str(home / "elsewhere"))
+    assert imp.returncode == 0, imp.stderr.decode()
+    assert _runs(home) == 2  # an excluded project's history is never recorded
+    assert _am(home, "projects", "resume", "/w/app").returncode == 0
+
+    added = _am(home, "add", "In this repo run the tests with make check.", "--project", "/w/app")
+    assert added.returncode == 0, added.stderr.decode()
+    forget = _am(home, "projects", "forget", "/w/app", "--yes", "--json")
+    assert forget.returncode == 0, forget.stderr.decode()
+    done = json.loads(forget.stdout)
+    assert done["runs"] == 2 and done["lessons"] >= 1
+    assert _runs(home) == 0
+    texts = [e["text"] for e in json.loads(_am(home, "experiences", "--json").stdout)]
+    assert "In this repo run the tests with make check." not in texts
+    check = _am(home, "check")
+    assert check.returncode == 0, check.stdout.decode() + check.stderr.decode()

@@ -21,6 +21,7 @@ from . import (  # noqa: F401
     effect,
     hooks,
     learning,
+    projects,
     rc,
     recording,
     setup,

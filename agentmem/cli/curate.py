@@ -153,16 +153,22 @@ def _evidence_cells(e: Experience) -> list[str]:
 @cli.command()
 @click.argument("text")
 @click.option("--domain", "-d", default="", help="Tool domain (default: domain-free).")
+@click.option(
+    "--project",
+    type=click.Path(file_okay=False),
+    help="Serve it only in this project (a folder: its git root counts).",
+)
 @with_memory
-def add(mem: Memory, text: str, domain: str) -> None:
+def add(mem: Memory, text: str, domain: str, project: str | None) -> None:
     """Add an experience by hand (at most 32 words: when and how to apply).
 
     \b
-    Example:
+    Examples:
       agentmem add "Before kubectl apply, run kubectl diff to see what changes." -d k8s
+      agentmem add "In this repo run tests with make check." --project .
     """
-    e = mem.add(text, domain=domain)
-    click.echo(f"added experience {e.id}")
+    e = mem.add(text, domain=domain, project=project)
+    click.echo(f"added experience {e.id}" + (f", served only in {project}" if project else ""))
 
 
 @cli.command()

@@ -174,10 +174,7 @@ def import_(
       agentmem import --format anthropic chat.json --project ~/src/app
       agentmem import --format codex -v                     # also count the lines skipped
     """
-    if fmt_ is None:
-        fmt_ = detect_format(paths)
-        if not as_json:
-            click.echo(f"reading {fmt_} (detected; --format chooses another)", err=True)
+    fmt_ = fmt_ or detect_format(paths, say=not as_json)
     if fmt_ in RECORD_FORMATS:
         if len(paths) != 1:
             raise click.UsageError(f"--format {fmt_} reads exactly one FILE (or - for stdin)")
@@ -218,10 +215,17 @@ def import_(
         )
 
 
-def detect_format(paths: Sequence[str]) -> str:
-    """The format of the first of ``paths``: a transcript format whose detector knows its
-    first JSON objects, else agentmem's own JSON lines (objects with ``steps``), else
-    OpenAI chat transcripts."""
+def detect_format(paths: Sequence[str], *, say: bool = False) -> str:
+    """The format of the first of ``paths`` (``say``: and tell, on standard error)."""
+    fmt = _detect(paths)
+    if say:
+        click.echo(f"reading {fmt} (detected; --format chooses another)", err=True)
+    return fmt
+
+
+def _detect(paths: Sequence[str]) -> str:
+    """A transcript format whose detector knows the first file's first JSON objects, else
+    agentmem's own JSON lines (objects with ``steps``), else OpenAI chat transcripts."""
     from pathlib import Path
 
     from ..importers.formats import formats, looks_like, sniff

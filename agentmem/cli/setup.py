@@ -7,13 +7,14 @@ import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import attrs
 import click
 
-from ..memory import DEFAULT_DB_ENV, default_db_path
+from ..memory import DEFAULT_DB_ENV, Memory, default_db_path
 from .main import cli, errors_as_click, json_option, open_memory, print_json
 from .terminal import shown
 
@@ -183,34 +184,51 @@ def setup(
         if as_json:
             print_json(result)
         return
-    imported: dict[str, Any] = {}
     with errors_as_click():
         Path(library).parent.mkdir(parents=True, exist_ok=True)
     with open_memory(library) as mem:
-        if not no_import:
-            for c in found:
-                if c.files == 0:
-                    continue
-                progress = None
-                if sys.stderr.isatty() and not as_json:
-                    progress = lambda m: click.echo(f"\r{m[:100]:<100}", err=True, nl=False)  # noqa: E731
-                report = mem.import_transcripts(c.name, [c.history], progress=progress)
-                if progress is not None:
-                    click.echo("", err=True)
-                imported[c.name] = report.as_dict()
-                say(f"{c.name}: {report.lines()[0]}")
-        result["imported"] = imported
-        learned = mem.learn()
-        added = [
-            a.op.text for a in learned.operations if a.status == "applied" and a.op.kind == "ADD"
-        ]
-        result["learned"] = added
-        say(f"learned {len(added)} new lesson(s) from the data:")
-        for text in added[:20]:
-            say(f"  - {shown(text or '', newlines=False)}")
-        if len(added) > 20:
-            say(f"  ... and {len(added) - 20} more (agentmem experiences)")
+        result["imported"] = {} if no_import else _import_history(mem, found, say, as_json)
+        result["learned"] = _learn(mem, say)
         result["lessons"] = len(mem.experiences())
+    _next_steps(found, say)
+    if as_json:
+        print_json(result)
+
+
+def _import_history(
+    mem: Memory, found: list[Client], say: Callable[[str], Any], quiet: bool
+) -> dict[str, Any]:
+    """Import each client's history, with progress on a terminal."""
+    imported: dict[str, Any] = {}
+    for c in found:
+        if c.files == 0:
+            continue
+        progress = None
+        if sys.stderr.isatty() and not quiet:
+            progress = lambda m: click.echo(f"\r{m[:100]:<100}", err=True, nl=False)  # noqa: E731
+        report = mem.import_transcripts(c.name, [c.history], progress=progress)
+        if progress is not None:
+            click.echo("", err=True)
+        imported[c.name] = report.as_dict()
+        say(f"{c.name}: {report.lines()[0]}")
+    return imported
+
+
+def _learn(mem: Memory, say: Callable[[str], Any]) -> list[str]:
+    """One learning session; the lessons it added, said."""
+    learned = mem.learn()
+    added = [
+        a.op.text or "" for a in learned.operations if a.status == "applied" and a.op.kind == "ADD"
+    ]
+    say(f"learned {len(added)} new lesson(s) from the data:")
+    for text in added[:20]:
+        say(f"  - {shown(text, newlines=False)}")
+    if len(added) > 20:
+        say(f"  ... and {len(added) - 20} more (agentmem experiences)")
+    return added
+
+
+def _next_steps(found: list[Client], say: Callable[[str], Any]) -> None:
     say(
         "\nNext: use your agent as usual. Each prompt gets the lessons that fit its project; "
         "each session is imported when it stops and learned from in the background.\n"
@@ -223,5 +241,3 @@ def setup(
             "Codex runs a new hook only once you trust it: open /hooks in Codex once "
             "(codex exec: --dangerously-bypass-hook-trust)."
         )
-    if as_json:
-        print_json(result)

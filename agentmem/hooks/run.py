@@ -172,7 +172,7 @@ def _hook_event(args: argparse.Namespace, fmt: str, payload: dict[str, Any]) -> 
             from ..importers.claude_code import stop_state
 
             state = stop_state(payload).kwargs()  # SubagentStop: not the session's last turn
-        _import(args, fmt, transcript, payload.get("session_id"), state)
+        _import(args, fmt, transcript, payload.get("session_id"), state, _text(payload, "cwd"))
     return ""
 
 
@@ -208,10 +208,15 @@ def _import(
     transcript: str,
     session: Any,
     state: dict[str, Any] | None = None,
+    cwd: str | None = None,
 ) -> None:
     from ..memory import Memory
 
     with Memory.open(args.db) as mem:
+        paused = mem.project_state(cwd) if cwd else None
+        if paused is not None:
+            log(f"{fmt} session {session}: not recorded, its project is {paused}")
+            return
         report = mem.import_transcripts(fmt, [transcript], **(state or {"final": True}))
     log(
         f"{fmt} session {session}: imported {len(report.ids)} trajectories "

@@ -29,8 +29,10 @@ delete theirs.
 
 from __future__ import annotations
 
+import json
 import os
 import re
+from collections.abc import Sequence
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
@@ -108,10 +110,22 @@ def parse_before(text: str, now: datetime | None = None) -> datetime:
     return when if when.tzinfo else when.replace(tzinfo=timezone.utc)
 
 
-def _selection(before: datetime | None, keep_last: int | None) -> tuple[str, list[Any]]:
-    """The WHERE clause (on ``trajectories t``) of the runs old enough to prune."""
+def _selection(
+    before: datetime | None,
+    keep_last: int | None,
+    project: str | None = None,
+    ids: Sequence[int] | None = None,
+) -> tuple[str, list[Any]]:
+    """The WHERE clause (on ``trajectories t``) of the runs old enough to prune (and, with
+    ``project``, of that project; with ``ids``, among those runs)."""
     where: list[str] = []
     params: list[Any] = []
+    if ids is not None:
+        where.append("t.id IN (SELECT value FROM json_each(?))")
+        params.append(json.dumps([int(i) for i in ids]))
+    if project is not None:
+        where.append("json_extract(t.meta, '$.project') = ?")
+        params.append(project)
     if before is not None:
         where.append("julianday(t.created_at) < julianday(?)")
         params.append(before.astimezone(timezone.utc).isoformat(timespec="microseconds"))
@@ -186,18 +200,22 @@ def prune(
     keep_last: int | None = None,
     dry_run: bool = False,
     path: str | os.PathLike[str] | None = None,
+    project: str | None = None,
+    ids: Sequence[int] | None = None,
 ) -> PruneResult:
     """Remove old runs, their steps and feedback, keeping what was learned (module doc).
 
     ``path`` is the library's file, to measure the space given back (else its pages).
+    ``project``: only that project's runs (``agentmem projects forget``); ``ids``: only
+    among these runs.
     """
-    if before is None and keep_last is None:
+    if before is None and keep_last is None and project is None:
         raise InvalidRecordError("say which runs to prune: --before DATE, --keep-last N or both")
     if keep_last is not None and (isinstance(keep_last, bool) or keep_last < 0):
         raise InvalidRecordError(f"--keep-last must be 0 or more, not {keep_last}")
     if keep_last is not None and keep_last >= 2**63:  # SQLite's integers end there
         raise InvalidRecordError(f"--keep-last must be less than 2**63, not {keep_last}")
-    old, params = _selection(before, keep_last)
+    old, params = _selection(before, keep_last, project, ids)
     where = f"{old} AND NOT {_UNSHARED}"
     if dry_run:
         with read_snapshot(db):

@@ -237,3 +237,21 @@ def record_scopes(
         )
         scoped += scope.project is not None or scope.machine is not None
     return scoped
+
+
+def scope_by_hand(db: Any, experience_id: int, session_id: int, project: str) -> None:
+    """Serve a lesson added by hand only in ``project`` (``agentmem add --project``);
+    inside the curation session's write transaction."""
+    db.execute(
+        "INSERT OR REPLACE INTO experience_scopes (experience_id, session_id, project, "
+        "support, reason, kind, machine) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        [
+            experience_id,
+            session_id,
+            project,
+            "[]",
+            "added by hand for this project",
+            "project",
+            None,
+        ],
+    )
