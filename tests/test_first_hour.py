@@ -23,10 +23,10 @@ EDIT_ERROR = (
 LESSON = "If Edit fails with 'File has not been read yet', Read the file first, then retry."
 
 
-def _history(home: Path, sessions: int = 2) -> None:
+def _history(home: Path, sessions: int = 2, first: int = 0) -> None:
     """Claude Code sessions in which an Edit fails until the file is read."""
-    for n in range(sessions):
-        s = ClaudeSession(session_id=f"0a1b2c3d-0000-4000-8000-00000000010{n}", cwd="/w/app")
+    for n in range(first, first + sessions):
+        s = ClaudeSession(session_id=f"0a1b2c3d-0000-4000-8000-{100 + n:012d}", cwd="/w/app")
         s.prompt(f"fix the typo in config{n}.py")
         path = {"file_path": f"/w/app/config{n}.py", "old_string": "a", "new_string": "b"}
         s.tool("Edit", path, EDIT_ERROR, is_error=True)
@@ -265,3 +265,24 @@ def test_projects_pause_resume_exclude_forget(home: Path) -> None:
     assert "In this repo run the tests with make check." not in texts
     check = _am(home, "check")
     assert check.returncode == 0, check.stdout.decode() + check.stderr.decode()
+
+
+def test_a_removed_lesson_stays_removed_until_new_runs_show_it(home: Path) -> None:
+    assert _am(home, "setup").returncode == 0
+    lessons = json.loads(_am(home, "experiences", "--json").stdout)
+    (lesson,) = [e for e in lessons if e["text"] == LESSON]
+    assert _am(home, "remove", str(lesson["id"])).returncode == 0
+    again = _am(home, "learn", "--relearn", "--json")
+    assert again.returncode == 0, again.stderr.decode()
+    texts = [e["text"] for e in json.loads(_am(home, "experiences", "--json").stdout)]
+    assert LESSON not in texts
+    journal = json.loads(_am(home, "journal", "--json").stdout)
+    assert any("removed by a person" in (j["reason"] or "") for j in journal)
+
+    _history(home / "later", sessions=1, first=7)  # a new session makes the same mistake
+    new = home / "later" / ".claude" / "projects" / "-w-app"
+    imp = _am(home, "import", "--format", "claude-code", str(new))
+    assert imp.returncode == 0, imp.stderr.decode()
+    assert _am(home, "learn").returncode == 0
+    texts = [e["text"] for e in json.loads(_am(home, "experiences", "--json").stdout)]
+    assert LESSON in texts  # evidence the user had not seen

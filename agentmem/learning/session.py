@@ -475,7 +475,43 @@ def _consolidate(run: _Run, found: _Found) -> tuple[Consolidated, list[tuple[Ope
     run.laps.lap("stage3")
     rejected += list(final.rejected)
     evidenced, held = evidence_operations(final.apply, experiences.live(db), found.runs)
-    return attrs.evolve(final, apply=tuple(evidenced)), rejected + held, compressions
+    evidenced, again = _not_removed_again(run, found, evidenced)
+    return attrs.evolve(final, apply=tuple(evidenced)), rejected + held + again, compressions
+
+
+def _not_removed_again(
+    run: _Run, found: _Found, ops: Sequence[Operation]
+) -> tuple[list[Operation], list[tuple[Operation, str]]]:
+    """A lesson a person removed stays removed until runs they have not seen show it: an
+    ADD (or an ADD turned MODIFY) that says what a removed lesson said, every run of whose
+    group was recorded before the removal, is rejected."""
+    removed = journal.removed_by_user(run.db)
+    if not removed:
+        return list(ops), []
+    runs_of = {r.key: r.trajectory_ids for r in found.results}
+    keep: list[Operation] = []
+    refused: list[tuple[Operation, str]] = []
+    for op in ops:
+        text = op.text or ""
+        gone = None
+        if op.kind in ("ADD", "MODIFY") and op.origin != "user" and text:
+            gone = next(
+                (
+                    (old, at)
+                    for old, at in removed
+                    if same_facts(op, old)
+                    and run.lib.cosine(text, old) > run.embedder.dup_threshold
+                ),
+                None,
+            )
+        newest = journal.newest_run(run.db, runs_of.get(op.group, ())) if gone else None
+        if gone is not None and (newest is None or newest <= gone[1]):
+            refused.append(
+                (op, f"removed by a person at {gone[1]}; no run recorded since shows it again")
+            )
+        else:
+            keep.append(op)
+    return keep, refused
 
 
 def _apply(

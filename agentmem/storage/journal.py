@@ -688,3 +688,29 @@ def _undo_change(
         },
         at=at,
     )
+
+
+def removed_by_user(db: Database) -> list[tuple[str, str]]:
+    """``(text, removed_at)`` of every lesson a person removed (a curation session's
+    DELETE that was not undone), oldest first."""
+    out: list[tuple[str, str]] = []
+    for before, at in db.execute(
+        "SELECT o.before, o.created_at FROM operations o JOIN sessions s ON s.id = o.session_id "
+        "WHERE o.kind = 'DELETE' AND o.origin = 'user' AND o.status = 'applied' "
+        "AND s.kind = 'curate' AND s.undone_by IS NULL ORDER BY o.id"
+    ):
+        for row in json.loads(before or "[]"):
+            if isinstance(row, dict) and isinstance(row.get("text"), str):
+                out.append((row["text"], str(at)))
+    return out
+
+
+def newest_run(db: Database, trajectory_ids: Sequence[int]) -> str | None:
+    """When the newest of these runs was recorded (None: none of them is here)."""
+    if not trajectory_ids:
+        return None
+    row = db.execute(
+        "SELECT max(created_at) FROM trajectories WHERE id IN (SELECT value FROM json_each(?))",
+        [json.dumps([int(i) for i in trajectory_ids])],
+    ).fetchone()
+    return None if row is None or row[0] is None else str(row[0])
