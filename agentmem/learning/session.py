@@ -504,7 +504,7 @@ def _not_removed_again(
                 ),
                 None,
             )
-        newest = journal.newest_run(run.db, runs_of.get(op.group, ())) if gone else None
+        newest = journal.newest_run(run.db, runs_of.get(op.group or "", ())) if gone else None
         if gone is not None and (newest is None or newest <= gone[1]):
             refused.append(
                 (op, f"removed by a person at {gone[1]}; no run recorded since shows it again")
