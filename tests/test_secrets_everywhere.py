@@ -229,6 +229,41 @@ def test_storage_redacts_a_run_no_caller_redacted(tmp_path: Path):
     assert leaks(plant, _files_of(tmp_path / "lib" / "s.db")) == []
 
 
+def test_a_learned_lesson_with_a_secret_is_journaled_and_stored_redacted(tmp_path: Path):
+    """Whatever wrote an operation (a model, a data rule, a team), its text and note are
+    redacted where the journal applies it, and its embedding still found."""
+    from agentmem.db import write
+    from agentmem.records import Operation
+    from agentmem.storage.journal import apply_operations
+
+    plant = Planted("journal")
+    db = tmp_path / "lib" / "j.db"
+    db.parent.mkdir()
+    text = f"Export GH_TOKEN={plant('lesson')} before git push."
+    with Memory.open(db, embedder="hash") as mem:
+        lib = mem._retriever()
+        lib.ensure_index()
+        vectors = lib.embed([text])
+        with write(mem.db):
+            sid = mem.db.execute(
+                "INSERT INTO sessions (kind, status, started_at, finished_at) "
+                "VALUES ('learn', 'applied', 'x', 'x')"
+            ).lastrowid
+            done = apply_operations(
+                mem.db,
+                sid,
+                [Operation("ADD", text=text, note=f"from {plant('note')}", origin="model")],
+                vectors,
+                rejected=[(Operation("ADD", text=f"Use {plant('rejected')}."), "test")],
+            )
+        assert [d.status for d in done] == ["rejected", "applied"]
+        [lesson] = mem.experiences()
+        assert lesson.text.startswith("Export GH_TOKEN=[REDACTED:")
+        assert lesson.text.endswith("] before git push.")
+        assert mem.retrieve("export the token before git push", k=1)[0].experience.id == lesson.id
+    assert leaks(plant, _files_of(db)) == []
+
+
 def test_redact_run_leaves_a_clean_run_as_it_is():
     t = Trajectory(task="list files", steps=[Step("ls", {"path": "."}, "a.txt")])
     assert redact_run(t, DEFAULT_REDACTOR, 0).trajectory is t
