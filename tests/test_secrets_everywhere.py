@@ -22,7 +22,10 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+import attrs
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from agentmem import Memory, Step, Trajectory
 from agentmem.redact import DEFAULT_REDACTOR, redact
@@ -262,6 +265,68 @@ def test_a_learned_lesson_with_a_secret_is_journaled_and_stored_redacted(tmp_pat
         assert lesson.text.endswith("] before git push.")
         assert mem.retrieve("export the token before git push", k=1)[0].experience.id == lesson.id
     assert leaks(plant, _files_of(db)) == []
+
+
+_WORDS = st.sampled_from(["run", "the", "tests", "deploy", "/w/app", "x=1", "ok", "-v"])
+
+
+@st.composite
+def _runs_with_secrets(draw: st.DrawFn) -> tuple[Trajectory, list[str]]:
+    """A run with secrets of random shapes at random places: any field, text or key, at
+    any depth of the parameters, meta and essential actions."""
+    secrets: list[str] = []
+
+    def text() -> str:
+        words = draw(st.lists(_WORDS, max_size=4))
+        if draw(st.booleans()):
+            shape = draw(st.sampled_from(SHAPES))
+            body = draw(st.text("0123456789abcdef", min_size=48, max_size=48))
+            secrets.append(shape(body))
+            words.insert(draw(st.integers(0, len(words))), secrets[-1])
+        return " ".join(words) or "x"
+
+    def value(depth: int = 0) -> Any:
+        kind = draw(st.integers(0, 3 if depth < 3 else 1))
+        if kind == 0:
+            return text()
+        if kind == 1:
+            return draw(st.sampled_from([1, None, True, 2.5]))
+        if kind == 2:
+            return [value(depth + 1) for _ in range(draw(st.integers(0, 3)))]
+        return {text(): value(depth + 1) for _ in range(draw(st.integers(0, 3)))}
+
+    steps = [
+        Step(text(), {text(): value() for _ in range(draw(st.integers(0, 3)))}, text())
+        for _ in range(draw(st.integers(0, 3)))
+    ]
+    fields: dict[str, Any] = {}
+    if draw(st.booleans()):  # a key of the caller's own (else the task's default key)
+        fields["group"] = text()
+    return (
+        Trajectory(
+            task=text(),
+            steps=steps,
+            condition=text(),
+            meta={text(): value() for _ in range(draw(st.integers(0, 3)))},
+            essential_actions=[{"name": text(), "kwargs": {text(): value()}}],
+            source=text(),
+            **fields,
+        ),
+        secrets,
+    )
+
+
+@settings(max_examples=200, deadline=None)
+@given(_runs_with_secrets())
+def test_a_redacted_run_holds_no_planted_secret_anywhere(case):
+    t, secrets = case
+    out = redact_run(t, DEFAULT_REDACTOR, 0).trajectory
+    dumped = repr(attrs.asdict(out))
+    for s in secrets:
+        assert s not in dumped and s[-12:] not in dumped, s
+    if t.group == group_of(t.task):  # the default key: derived from the redacted task
+        assert out.group == group_of(out.task)
+    assert redact_run(out, DEFAULT_REDACTOR, 0).trajectory == out  # idempotent
 
 
 def test_redact_run_leaves_a_clean_run_as_it_is():
