@@ -70,8 +70,6 @@ class Redacted:
     """
 
     trajectory: Trajectory
-    #: Whether the redactor was disabled (the run was stored as given, on purpose).
-    disabled: bool = False
 
 
 def group_of(redacted_task: str) -> str:
@@ -159,7 +157,7 @@ def redact_run(t: Trajectory, r: Redactor, cap: int) -> Redacted:
     """``t`` with every text redacted by ``r`` (see the module doc) and every output over
     ``cap`` bytes (0: no cap) cut first; the same object inside when nothing changes."""
     if not r.enabled:
-        return Redacted(t, disabled=True)
+        return Redacted(t)  # the owner's choice: stored as given
     default_group = t.group == normalise_group(t.task)
     # Long outputs are cut first and only what is kept is redacted (agentmem.outputs);
     # they stay out of the probe below, which would cost a scan of all of each.

@@ -183,9 +183,11 @@ def _redacted_ops(
     out, extra = [], {}
     for op in ops:
         new = _redacted_op(op)
-        if new.text is not None and op.text is not None and new.text != op.text:
-            if op.text in vectors:
-                extra[new.text] = vectors[op.text]
+        if new is op:
+            out.append(op)
+            continue
+        if new.text is not None and op.text is not None and op.text in vectors:
+            extra[new.text] = vectors[op.text]
         out.append(new)
     return out, ({**vectors, **extra} if extra else vectors)
 
