@@ -187,7 +187,11 @@ def export_rctp(
     binary, per ``options.reward``) is >= ``threshold``, else the low token;
     trajectories whose reward is still pending are left out, as are those
     outside ``domains`` (any step in one of them) or the ``since``/``until`` dates.
+    Every run is redacted again with the library's redactor on its way out (a run
+    recorded under older rules gets today's; a redacted one is left as it is).
     """
+    from .redact.runs import redact_run
+
     target = Path(path)
     if not target.parent.exists():
         raise InvalidRecordError(f"cannot write {target}: folder {target.parent} does not exist")
@@ -217,6 +221,7 @@ def export_rctp(
                     pending += 1
                     continue
                 token = options.high_token if r >= options.threshold else options.low_token
+                t = redact_run(t, mem.redactor, 0).trajectory
                 counts[token] += 1
                 by_domain.update(doms)
                 fh.write(

@@ -18,7 +18,7 @@ from .errors import (
     UnknownExperienceError,
 )
 from .migrations import migrations, refuse_newer
-from .outputs import MIN_OUTPUT_CAP, cap_and_redact, fits_cap
+from .outputs import MIN_OUTPUT_CAP
 from .paths import DEFAULT_DB_ENV, default_db_path
 from .rc import GroupPlan, plan_group
 from .records import Experience, Feedback, Operation, Step, Trajectory
@@ -46,6 +46,7 @@ if TYPE_CHECKING:
     from .models import TextModel
     from .projects import Scope
     from .redact import Redactor
+    from .redact.runs import Redacted
     from .retrieval.retriever import Retriever, Scored
     from .storage.retention import PruneResult
 
@@ -242,46 +243,23 @@ class Memory:
 
     # -- recording -------------------------------------------------------------------
 
-    def _clean(self, t: Trajectory) -> Trajectory:
-        r = self._redactor
-        if r is None:
+    @property
+    def redactor(self) -> Redactor:
+        """The redactor every text this library stores goes through (the built-in rules
+        unless another was passed to :meth:`open`)."""
+        if self._redactor is None:
             from .redact import DEFAULT_REDACTOR
 
-            r = self._redactor = DEFAULT_REDACTOR
-        if not r.enabled:
-            return t
-        # Long outputs are cut first and only what is kept is redacted (agentmem.outputs);
-        # they stay out of the probe below, which would cost a scan of all of each.
+            self._redactor = DEFAULT_REDACTOR
+        return self._redactor
+
+    def _clean(self, t: Trajectory) -> Redacted:
+        """``t`` as it may be stored: every text redacted, long outputs cut first
+        (:func:`agentmem.redact.runs.redact_run`)."""
+        from .redact.runs import redact_run
+
         cap = self.output_cap if any(len(s.output) * 4 > MIN_OUTPUT_CAP for s in t.steps) else 0
-        long = [not fits_cap(s.output, cap) for s in t.steps]
-        # One scan of the rest of the trajectory: most hold nothing any rule looks for.
-        # Every key and string of the parameters and meta occurs in their repr.
-        probe = "\x00".join(
-            [
-                t.task,
-                repr(t.meta),
-                *(s.output for s, cut in zip(t.steps, long, strict=True) if not cut),
-                *(repr(s.params) for s in t.steps),
-            ]
-        )
-        need = r.needs(probe)
-        if not need and not any(long):
-            return t
-        steps, changed = [], False
-        for s, cut in zip(t.steps, long, strict=True):
-            params = r.value(s.params) if need else s.params
-            if cut:
-                output = cap_and_redact(s.output, cap, r.text)
-            else:
-                output = r.text(s.output) if need else s.output
-            if output is not s.output or params != s.params:
-                s = attrs.evolve(s, params=params, output=output)
-                changed = True
-            steps.append(s)
-        task, meta = (r.text(t.task), _redact_meta(r, t.meta)) if need else (t.task, t.meta)
-        if changed or task is not t.task or meta != t.meta:
-            return attrs.evolve(t, task=task, steps=tuple(steps), meta=meta)
-        return t
+        return redact_run(t, self.redactor, cap)
 
     def record(
         self,
@@ -398,11 +376,12 @@ class Memory:
         """Record the user's verdict on a trajectory: ``accept``, ``correct`` or ``reject``."""
         fb = Feedback(trajectory_id=trajectory_id, kind=kind, created_at=now_iso(), note=note)
         with write(self.db):
-            _trajectories.insert_feedback(self.db, fb)
+            _trajectories.insert_feedback(self.db, fb, self.redactor)
             # -- team touch point: a verdict on a shared run goes to the team too
             from .team.outbox import enqueue_feedback
 
-            enqueue_feedback(self.db, trajectory_id, fb.kind, fb.note, fb.created_at or "")
+            note = None if fb.note is None else self.redactor.text(fb.note)
+            enqueue_feedback(self.db, trajectory_id, fb.kind, note, fb.created_at or "")
 
     def set_state(self, trajectory_id: int, ok: bool) -> None:
         """Record the state-consistency verdict R_state of a trajectory (binary reward):
@@ -637,6 +616,11 @@ class Memory:
     def _curate(self, ops: Sequence[Operation], *, project: str | None = None) -> list[int | None]:
         """Apply hand-made operations as one curation session; their result ids, in order.
         ``project``: the lessons they write are served only in that project."""
+        # A lesson written by hand is redacted as a run is (and checked again after).
+        ops = [
+            attrs.evolve(op, text=_servable(self.redactor.text(op.text))) if op.text else op
+            for op in ops
+        ]
         lib = self._retriever()
         lib.ensure_index()
         vectors = lib.embed([op.text for op in ops if op.text])
@@ -945,17 +929,3 @@ class LiveTrajectory:
             meta=self.meta,
             **kw,
         )
-
-
-#: Meta keys that hold agentmem's and the clients' own identifiers (a transcript's session
-#: and turn, the machine's salted hash): never secrets, and what imports, the served log
-#: and scoping match runs by, so the key-name rules (``session_id = ...``) leave them be.
-_OWN_IDS = frozenset({"session_id", "turn_id", "machine", "agent_id"})
-
-
-def _redact_meta(r: Any, meta: Mapping[str, Any]) -> dict[str, Any]:
-    """``meta`` redacted, but for the identifiers in :data:`_OWN_IDS` (kept when strings)."""
-    return {
-        k: v if k in _OWN_IDS and isinstance(v, str) else r.value({k: v})[k]
-        for k, v in meta.items()
-    }

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Iterable, Sequence
 from typing import Any, TypeVar
 
@@ -51,6 +52,7 @@ __all__ = [
     "prompt_hash",
     "read",
     "record",
+    "scrubbed",
     "serve",
     "split",
 ]
@@ -123,6 +125,36 @@ def split(
     return kept, held
 
 
+#: A client's session id as Claude Code and Codex write it (a UUID): kept as it is.
+_PLAIN_ID = re.compile(r"[0-9a-fA-F-]{1,64}")
+#: What could be (or start) a secret in a folder's path: a long run of token characters,
+#: credentials in a URL, a word that names a secret. A path without one is kept as it is.
+_RUN = re.compile(r"[A-Za-z0-9_+=.-]{16,}")
+_SECRET_WORD = re.compile(r"[:@%]|pass|pwd|secret|token|key|auth|cred|cookie|sess", re.I)
+
+
+def _plain_path(path: str) -> bool:
+    """Whether ``path`` holds nothing the redactor could take (no word of a secret, no
+    long run of letters and digits both): the prompt hook then needs no redactor."""
+    if _SECRET_WORD.search(path):
+        return False
+    return not any(
+        any(c.isdigit() for c in m) and any(c.isalpha() for c in m) for m in _RUN.findall(path)
+    )
+
+
+def scrubbed(text: str | None, *, path: bool = False) -> str | None:
+    """``text`` (a client's session id, or a project's path with ``path``) as the served
+    log may hold it: redacted with agentmem's rules, which are imported only when the
+    text could hold a secret at all (a UUID, a plain folder's path cannot), so the prompt
+    hook stays cheap."""
+    if text is None or (_plain_path(text) if path else _PLAIN_ID.fullmatch(text)):
+        return text
+    from .redact import redact
+
+    return redact(text)
+
+
 def record(
     db_path: str | os.PathLike[str],
     *,
@@ -145,8 +177,8 @@ def record(
         "v": 1,
         "at": now_iso(),
         "route": route,
-        "session": session if isinstance(session, str) and session else None,
-        "project": project,
+        "session": scrubbed(session) if isinstance(session, str) and session else None,
+        "project": scrubbed(project, path=True) if isinstance(project, str) else project,
         "prompt": phash,
         "served": served,
         "held": held,

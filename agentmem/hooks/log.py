@@ -1,8 +1,9 @@
 """The hooks' log: one file in the state directory, kept under about 1 MB.
 
 A hook never fails an agent's turn: what goes wrong is written here
-(``~/.local/state/agentmem/hooks.log``), with one line on standard error. Imports
-nothing heavy: the prompt hook writes to it.
+(``~/.local/state/agentmem/hooks.log``), redacted, with one line on standard error.
+Imports nothing heavy: the prompt hook writes to it (the redactor is imported only
+when something is logged).
 """
 
 from __future__ import annotations
@@ -26,7 +27,11 @@ def log_path() -> Path:
 
 
 def log(message: str) -> None:
-    """Append a timestamped line (or block) to the log, keeping it under about 1 MB."""
+    """Append a timestamped line (or block) to the log, redacted (an error may quote a
+    prompt or a payload), keeping the log under about 1 MB."""
+    from ..redact import redact  # not on the prompt hook's path: only when it logs
+
+    message = redact(message)
     path = log_path()
     path.parent.mkdir(parents=True, exist_ok=True)
     with contextlib.suppress(OSError):

@@ -105,6 +105,10 @@ def run_main(argv: Sequence[str]) -> int:
             where = Path("(the log could not be written)")
         line = f"{type(e).__name__}: {e}".replace("\n", " ")[:300]
         with contextlib.suppress(Exception):
+            from ..redact import redact  # an error may quote the payload
+
+            line = redact(line)
+        with contextlib.suppress(Exception):
             sys.stderr.write(f"agentmem hook: {line} (details: {where})\n")
         if _cannot_write(e) and argv[:1] == ["claude-code"]:
             # Claude Code shows a hook's systemMessage to the user, not its stderr: a

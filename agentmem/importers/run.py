@@ -24,6 +24,7 @@ from ..db import write
 from ..errors import InvalidRecordError
 from ..projects import project_of
 from ..records import Trajectory, TurnRecord
+from ..redact.runs import Redacted
 from ..storage import imports
 from ..timestamps import now_iso
 from .formats import (
@@ -93,7 +94,7 @@ def import_transcripts(
     fmt: str,
     paths: Iterable[str | os.PathLike[str]],
     *,
-    clean: Callable[[Trajectory], Trajectory],
+    clean: Callable[[Trajectory], Redacted],
     final: bool = False,
     project: str | None = None,
     force: bool = False,
@@ -179,7 +180,7 @@ def _import_bundle(
     fmt: TranscriptFormat,
     bundle: Bundle,
     report: ImportReport,
-    clean: Callable[[Trajectory], Trajectory],
+    clean: Callable[[Trajectory], Redacted],
     when: _When,
     project: str | None,
     force: bool,
@@ -239,10 +240,10 @@ def _turn_records(
 
 
 def _cleaned(
-    records: Sequence[TurnRecord], clean: Callable[[Trajectory], Trajectory]
-) -> list[tuple[TurnRecord, Trajectory | None]]:
+    records: Sequence[TurnRecord], clean: Callable[[Trajectory], Redacted]
+) -> list[tuple[TurnRecord, Redacted | None]]:
     """Each record with its redacted trajectory; one that cannot be cleaned is damaged."""
-    out: list[tuple[TurnRecord, Trajectory | None]] = []
+    out: list[tuple[TurnRecord, Redacted | None]] = []
     for r in records:
         if r.trajectory is None:
             out.append((r, None))
@@ -261,7 +262,7 @@ def _record(
     parsed: Sequence[tuple[Path, tuple[Turn, ...], FileReport]],
     stats: dict[Path, os.stat_result],
     report: ImportReport,
-    clean: Callable[[Trajectory], Trajectory],
+    clean: Callable[[Trajectory], Redacted],
     project: str | None,
     share: bool | None,
 ) -> None:

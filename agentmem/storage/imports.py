@@ -15,42 +15,58 @@ from typing import Any
 from sqlite_utils import Database
 
 from .._sqlite import dict_rows
-from ..records import Feedback, Trajectory, TurnRecord
+from ..records import Feedback, TurnRecord
+from ..redact import DEFAULT_REDACTOR
+from ..redact.runs import Redacted, redact_path
 from . import trajectories
 
 __all__ = ["file_unchanged", "imported_keys", "recent_imports", "remember_file", "store_turns"]
+
+
+def _clean(text: str) -> str:
+    """A transcript's id, path or note as it is stored: redacted with the built-in rules (a
+    real session id, turn id or path is kept as it is; the same text always becomes the
+    same one, so keys still match)."""
+    return DEFAULT_REDACTOR.text(text)
+
+
+def _clean_path(path: str) -> str:
+    """A transcript file's path as it is stored: redacted as a path
+    (:func:`agentmem.redact.runs.redact_path`); the same path always the same text."""
+    return redact_path(DEFAULT_REDACTOR, path)
 
 
 def imported_keys(
     db: Database, source: str, keys: Iterable[tuple[str, str]]
 ) -> set[tuple[str, str]]:
     """Which of the (session id, turn id) keys of ``source`` are imported already."""
-    by_session: dict[str, set[str]] = {}
+    by_session: dict[str, dict[str, list[str]]] = {}
     for session, turn in keys:
-        by_session.setdefault(session, set()).add(turn)
+        by_session.setdefault(session, {}).setdefault(_clean(turn), []).append(turn)
     found: set[tuple[str, str]] = set()
     for session, turns in by_session.items():
         for (turn,) in db.execute(
             "SELECT turn_id FROM imported_turns WHERE source = ? AND session_id = ?",
-            [source, session],
+            [source, _clean(session)],
         ).fetchall():
-            if turn in turns:
-                found.add((session, turn))
+            for raw in turns.get(turn, ()):
+                found.add((session, raw))
     return found
 
 
 def store_turns(
     db: Database,
     records: Sequence[TurnRecord],
-    runs: Sequence[Trajectory | None],
+    runs: Sequence[Redacted | None],
     *,
     at: str,
 ) -> list[tuple[TurnRecord, int | None]]:
     """Record the turns not imported yet (call inside a write transaction).
 
     ``runs[i]`` is ``records[i]``'s trajectory as it is to be stored (secrets
-    redacted). Returns the turns recorded now, each with its trajectory id (None for
-    a turn recorded without a trajectory: no tool calls, or damaged).
+    redacted); the turn's ids and note are redacted here. Returns the turns recorded
+    now, each with its trajectory id (None for a turn recorded without a trajectory: no
+    tool calls, or damaged).
     """
     if not records:
         return []
@@ -66,10 +82,11 @@ def store_turns(
             trajectories.insert_feedback(
                 db, Feedback(trajectory_id=tid, kind=r.verdict, created_at=at, note=r.note)
             )
+        note = None if r.note is None else _clean(r.note)
         db.execute(
             "INSERT INTO imported_turns (source, session_id, turn_id, trajectory_id, status, "
             "note, imported_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-            [r.source, r.session_id, r.turn_id, tid, r.status, r.note, at],
+            [r.source, _clean(r.session_id), _clean(r.turn_id), tid, r.status, note, at],
         )
         out.append((r, tid))
     return out
@@ -77,7 +94,9 @@ def store_turns(
 
 def file_unchanged(db: Database, path: str, size: int, mtime_ns: int) -> bool:
     """Whether ``path`` was imported whole at this size and modification time."""
-    row = db.execute("SELECT size, mtime_ns FROM imported_files WHERE path = ?", [path]).fetchone()
+    row = db.execute(
+        "SELECT size, mtime_ns FROM imported_files WHERE path = ?", [_clean_path(path)]
+    ).fetchone()
     return row is not None and (row[0], row[1]) == (size, mtime_ns)
 
 
@@ -89,7 +108,7 @@ def remember_file(
         "INSERT INTO imported_files (path, source, size, mtime_ns, imported_at) "
         "VALUES (?, ?, ?, ?, ?) ON CONFLICT (path) DO UPDATE SET source = excluded.source, "
         "size = excluded.size, mtime_ns = excluded.mtime_ns, imported_at = excluded.imported_at",
-        [path, source, size, mtime_ns, at],
+        [_clean_path(path), source, size, mtime_ns, at],
     )
 
 

@@ -37,6 +37,7 @@ from .._sqlite import dict_row, dict_rows
 from ..db import write
 from ..errors import BusyError, UndoConflictError, UnknownSessionError
 from ..records import EVIDENCE_KINDS, Operation, valid_id
+from ..redact import DEFAULT_REDACTOR
 from ..timestamps import now_iso
 from . import experiences, keyword_index, served, vector_index
 from .experiences import COUNTS, EVIDENCE
@@ -148,6 +149,8 @@ def apply_operations(
     and an operation whose target is not as expected any more (another session
     changed it meanwhile) is rejected as ``stale``, never applied.
     """
+    ops, vectors = _redacted_ops(ops, vectors)
+    rejected = [(_redacted_op(op), why) for op, why in rejected]
     run = _Apply(db, session_id, now_iso(), conditions or {})
     for op, why in rejected:
         run.reject(op, why)
@@ -160,6 +163,33 @@ def apply_operations(
             run.apply(op, [b for b in befores if b is not None])
     run.flush(vectors)
     return run.out
+
+
+def _redacted_op(op: Operation) -> Operation:
+    """``op`` with its text and note redacted with the built-in rules: whatever wrote a
+    lesson (a model, a person, a team), no secret is journaled or served."""
+    text = None if op.text is None else DEFAULT_REDACTOR.text(op.text)
+    note = DEFAULT_REDACTOR.text(op.note)
+    if text == op.text and note == op.note:
+        return op
+    return attrs.evolve(op, text=text, note=note)
+
+
+def _redacted_ops(
+    ops: Sequence[Operation], vectors: Mapping[str, Vector]
+) -> tuple[list[Operation], Mapping[str, Vector]]:
+    """The operations redacted (:func:`_redacted_op`), and ``vectors`` with each redacted
+    text given its original's embedding."""
+    out, extra = [], {}
+    for op in ops:
+        new = _redacted_op(op)
+        if new is op:
+            out.append(op)
+            continue
+        if new.text is not None and op.text is not None and op.text in vectors:
+            extra[new.text] = vectors[op.text]
+        out.append(new)
+    return out, ({**vectors, **extra} if extra else vectors)
 
 
 def _refusal(

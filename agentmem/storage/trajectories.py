@@ -26,6 +26,8 @@ from ..errors import UnknownTrajectoryError
 from ..outputs import DEFAULT_OUTPUT_CAP, cap_trajectories
 from ..projects import recorded_machine
 from ..records import Feedback, Step, Trajectory, valid_id
+from ..redact import DEFAULT_REDACTOR, Redactor
+from ..redact.runs import Redacted, redact_run
 from ..rewards import (
     DEFAULT_WEIGHTS,
     Acceptance,
@@ -79,7 +81,7 @@ def output_cap(db: Any) -> int:
 
 def insert_trajectories(
     db: Database,
-    trajectories: Sequence[Trajectory],
+    runs: Sequence[Redacted | Trajectory],
     *,
     overrides: Mapping[str, str] | None = None,
     created_at: str | None = None,
@@ -87,11 +89,15 @@ def insert_trajectories(
     """Insert trajectories with their steps (and an accept/reject event when known).
 
     Runs inside the caller's transaction. Returns the new ids in order. Every way of
-    recording ends here, so this is where outputs over the library's output cap are
-    cut to their head and tail (:mod:`agentmem.outputs`; callers redact first), and
-    where a run's ``meta.machine`` is set (:func:`agentmem.projects.recorded_machine`).
+    recording ends here, so this is where a run that is not :class:`Redacted` yet is
+    redacted with the built-in rules (:func:`agentmem.redact.runs.redact_run`; callers
+    redact first, with the library's own redactor, outside the write lock), where
+    outputs over the library's output cap are cut to their head and tail
+    (:mod:`agentmem.outputs`), and where a run's ``meta.machine`` is set
+    (:func:`agentmem.projects.recorded_machine`).
     """
-    trajectories = cap_trajectories(trajectories, output_cap(db))
+    cap = output_cap(db)
+    trajectories = cap_trajectories([_redacted(r, cap) for r in runs], cap)
     if overrides is None:
         overrides = tool_domains.read(db)
     at = created_at or now_iso()
@@ -125,6 +131,13 @@ def insert_trajectories(
             feedback_rows.append((tid, "accept" if t.accepted else "reject", None, at))
     _write_rows(db, rows, step_rows, feedback_rows)
     return ids
+
+
+def _redacted(run: Redacted | Trajectory, cap: int) -> Trajectory:
+    """The trajectory of a :class:`Redacted` run; any other redacted with the built-in rules."""
+    if isinstance(run, Redacted):
+        return run.trajectory
+    return redact_run(run, DEFAULT_REDACTOR, cap).trajectory
 
 
 def _with_machine(meta: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -189,8 +202,9 @@ def _write_rows(
         )
 
 
-def insert_feedback(db: Database, fb: Feedback) -> None:
-    """Record a feedback event; raises :class:`UnknownTrajectoryError` for a bad id."""
+def insert_feedback(db: Database, fb: Feedback, redactor: Redactor = DEFAULT_REDACTOR) -> None:
+    """Record a feedback event, its note redacted by ``redactor``; raises
+    :class:`UnknownTrajectoryError` for a bad id."""
     if not valid_id(fb.trajectory_id):
         raise UnknownTrajectoryError(f"no trajectory has id {fb.trajectory_id}")
     row = db.execute("SELECT 1 FROM trajectories WHERE id = ?", [fb.trajectory_id]).fetchone()
@@ -198,7 +212,12 @@ def insert_feedback(db: Database, fb: Feedback) -> None:
         raise UnknownTrajectoryError(_missing(db, [fb.trajectory_id]))
     db.execute(
         "INSERT INTO feedback (trajectory_id, kind, note, created_at) VALUES (?, ?, ?, ?)",
-        [fb.trajectory_id, fb.kind, fb.note, fb.created_at or now_iso()],
+        [
+            fb.trajectory_id,
+            fb.kind,
+            None if fb.note is None else redactor.text(fb.note),
+            fb.created_at or now_iso(),
+        ],
     )
 
 

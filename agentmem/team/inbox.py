@@ -174,7 +174,7 @@ def _check_verdict(f: Any, *, with_run: bool) -> None:
 
 def validate(key: Any, kind: Any, payload: Any) -> dict[str, Any]:
     """The item, checked and redacted again; :class:`InvalidItemError` says what is wrong."""
-    from .outbox import redact_json, redact_text
+    from .outbox import redact_shared_run, redact_text
 
     _uuid(key, "the item's uuid")
     _need(kind in ("trajectory", "feedback"), "the item is neither a run nor a verdict")
@@ -186,14 +186,9 @@ def validate(key: Any, kind: Any, payload: Any) -> dict[str, Any]:
     _need(isinstance(value, dict) and set(value) == {"trajectory", "steps", "feedback"}, "shape")
     _check_run(value["trajectory"], value["steps"], value["feedback"])
     try:
-        run = dict(value["trajectory"])
-        run["task"] = redact_text(run["task"])
-        run["meta"] = redact_json(run["meta"])
-        steps = [
-            {**s, "params": redact_json(s["params"]), "output": redact_text(s["output"])}
-            for s in value["steps"]
-        ]
-        feedback = [{**f, "note": redact_text(f["note"])} for f in value["feedback"]]
+        run, steps, feedback = redact_shared_run(
+            value["trajectory"], value["steps"], value["feedback"]
+        )
     except RecursionError:
         raise InvalidItemError("the item is nested too deeply") from None
     return {"trajectory": run, "steps": steps, "feedback": feedback}

@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 import os
 import uuid as uuidlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -41,6 +41,7 @@ __all__ = [
     "push",
     "queue_shared",
     "redact_json",
+    "redact_shared_run",
     "redact_text",
 ]
 
@@ -73,23 +74,79 @@ def redact_text(text: str | None) -> str | None:
     return None if text is None else DEFAULT_REDACTOR.text(text)
 
 
+def _redact_meta(text: str | None) -> str | None:
+    """A run's ``meta`` (JSON) redacted as a recorded run's is: agentmem's own ids as
+    text (:func:`agentmem.redact.runs.redact_meta`)."""
+    from ..redact import DEFAULT_REDACTOR
+    from ..redact.runs import redact_meta
+
+    if text is None:
+        return None
+    value = json.loads(text)
+    if isinstance(value, dict):
+        return json.dumps(redact_meta(DEFAULT_REDACTOR, value), ensure_ascii=False)
+    return json.dumps(_redact(value), ensure_ascii=False)
+
+
+def _redact_json_or_text(text: str | None) -> str | None:
+    try:
+        return redact_json(text)
+    except ValueError:  # not JSON: redacted as text, whatever reads it next says why
+        return redact_text(text)
+
+
+def redact_shared_run(
+    row: Mapping[str, Any], steps: Sequence[Mapping[str, Any]], feedback: Sequence[Any]
+) -> tuple[dict[str, Any], list[dict[str, Any]], list[dict[str, Any]]]:
+    """A shared run's rows (:func:`agentmem.storage.trajectories.shared_rows`' columns, the
+    JSON ones as text; feedback as ``{uuid, kind, note, created_at}``) with every text
+    redacted with the built-in rules: task, group key (:func:`~agentmem.redact.runs.
+    redact_group`), condition, source, meta, essential actions, each step's tool,
+    domain, parameters and output, each verdict's note. What the outbox sends and the
+    inbox takes in; raises ``ValueError`` on JSON that is not."""
+    from ..redact import DEFAULT_REDACTOR
+    from ..redact.runs import redact_group
+
+    run = dict(row)
+    task = redact_text(run["task"])
+    run["task"] = task
+    group = run.get("group_key")
+    if isinstance(group, str) and isinstance(task, str):
+        run["group_key"] = redact_group(group, task, DEFAULT_REDACTOR)
+    for c in ("condition", "source"):
+        run[c] = redact_text(run.get(c))
+    run["meta"] = _redact_meta(run.get("meta"))
+    run["essential_actions"] = _redact_json_or_text(run.get("essential_actions"))
+    out_steps = [
+        {
+            **s,
+            "tool": redact_text(s["tool"]),
+            "domain": redact_text(s["domain"]),
+            "params": redact_json(s["params"]),
+            "output": redact_text(s["output"]),
+        }
+        for s in steps
+    ]
+    out_feedback = [{**f, "note": redact_text(f["note"])} for f in feedback]
+    return run, out_steps, out_feedback
+
+
 def enqueue_trajectories(db: Database, ids: Sequence[int]) -> list[str]:
     """Queue these just-recorded trajectories for the team; their uuids. Call inside the
     recording's transaction, so that the run and its outbox item commit together."""
     out = []
     at = now_iso()
     for tid in ids:
-        row, steps, events = trajectories.shared_rows(db, tid)
-        row["task"] = redact_text(row["task"])
-        row["meta"] = redact_json(row["meta"])
-        for s in steps:
-            s["params"] = redact_json(s["params"])
-            s["output"] = redact_text(s["output"])
+        row, rows, events = trajectories.shared_rows(db, tid)
+        row, steps, feedback = redact_shared_run(
+            row,
+            rows,
+            [
+                {"uuid": str(uuidlib.uuid4()), "kind": k, "note": n, "created_at": c}
+                for k, n, c in events
+            ],
+        )
         key = str(uuidlib.uuid4())
-        feedback = [
-            {"uuid": str(uuidlib.uuid4()), "kind": k, "note": redact_text(n), "created_at": c}
-            for k, n, c in events
-        ]
         payload = {"trajectory": row, "steps": steps, "feedback": feedback}
         trajectories.set_uuid(db, tid, key)
         outbox.add(db, key, "trajectory", tid, json.dumps(payload, ensure_ascii=False), at)

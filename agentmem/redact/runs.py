@@ -1,0 +1,212 @@
+"""Redacting a whole run: every text a trajectory holds, as one value that storage accepts.
+
+A run reaches the library by many paths (``Memory.record``, ``agentmem record`` and
+``import``, the hooks, MCP, the team's inbox), and all of them end in
+:func:`agentmem.storage.trajectories.insert_trajectories`. That function stores
+:class:`Redacted` runs as they are and redacts anything else with the built-in rules
+first, so redaction is a property of the value that enters storage, not a step each
+path has to remember. Only :func:`redact_run` makes a :class:`Redacted`.
+
+What a run holds, and how each part is redacted:
+
+* the task, the condition, the source and each tool's name: as text;
+* the group key: derived again from the redacted task when it is the task's default
+  key (:func:`agentmem.records.normalise_group`), so equal tasks still share a group
+  (a secret always becomes the same placeholder); a key of the caller's own is
+  redacted as text;
+* ``meta``, each step's parameters and the essential actions: every key and string,
+  at any depth (:meth:`~agentmem.redact.Redactor.value`); agentmem's own identifiers
+  in ``meta`` (a transcript's session and turn, the machine) as text only, so the
+  key-name rule (``session_id = ...``) leaves a real id be but a token planted there
+  still goes;
+* each output: cut to the library's cap first, and only what is kept redacted
+  (:func:`agentmem.outputs.cap_and_redact`).
+
+One quick scan of the whole run (:meth:`~agentmem.redact.Redactor.needs`) decides
+whether any rule could apply; most runs hold nothing any rule looks for and are
+returned as they are.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
+
+from ..outputs import MIN_OUTPUT_CAP, cap_and_redact, fits_cap
+from ..records import MAX_TOOL_NAME, Trajectory, normalise_group
+from .base import PLACEHOLDER_PREFIX
+from .engine import Redactor
+
+__all__ = [
+    "OWN_IDS",
+    "PATH_KEYS",
+    "Redacted",
+    "group_of",
+    "redact_group",
+    "redact_meta",
+    "redact_path",
+    "redact_run",
+]
+
+#: Meta keys that hold agentmem's and the clients' own identifiers (a transcript's session
+#: and turn, the machine's salted hash): what imports, the served log and scoping match
+#: runs by. Redacted as text only: the key-name rules (``session_id = ...``) would take
+#: every id whole, but a token of a known shape planted there is still taken out.
+OWN_IDS = frozenset({"session_id", "turn_id", "machine", "agent_id"})
+
+_PLACEHOLDER = re.compile(re.escape(PLACEHOLDER_PREFIX) + r"[a-z0-9_]+\]")
+_LOWER_PLACEHOLDER = re.compile(re.escape(PLACEHOLDER_PREFIX.lower()) + r"([a-z0-9_]+)\]")
+
+
+@attrs.frozen
+class Redacted:
+    """A trajectory every text of which went through a :class:`Redactor` (or through a
+    disabled one, by the library owner's choice): what storage records as it is.
+
+    Made by :func:`redact_run` only; storage redacts any other trajectory itself.
+    """
+
+    trajectory: Trajectory
+
+
+def group_of(redacted_task: str) -> str:
+    """The default group key of a task that is redacted already: its
+    :func:`~agentmem.records.normalise_group`, placeholders kept upper-case
+    (``the password is [REDACTED:password]``) so they read as placeholders."""
+    key = normalise_group(redacted_task)
+    if PLACEHOLDER_PREFIX.lower() not in key:
+        return key
+    return _LOWER_PLACEHOLDER.sub(lambda m: f"{PLACEHOLDER_PREFIX}{m.group(1)}]", key)
+
+
+def redact_group(group: str, redacted_task: str, r: Redactor) -> str:
+    """A stored group key as it may leave the library, given its run's (redacted) task.
+
+    A run recorded before group keys were redacted has the default key of its raw task:
+    the redacted task's key with each placeholder standing for a secret. Such a key
+    becomes :func:`group_of` the redacted task; any other is redacted as text.
+    """
+    key = group_of(redacted_task)
+    if group == key:
+        return group
+    if PLACEHOLDER_PREFIX in key and _fits(_PLACEHOLDER.split(key), group):
+        return key
+    return r.text(group)
+
+
+def _fits(parts: list[str], text: str) -> bool:
+    """Whether ``text`` is ``parts`` in order with something (not nothing) between each
+    two: a wildcard match, in linear time (the leftmost place of each middle part)."""
+    first, last = parts[0], parts[-1]
+    if not text.startswith(first):
+        return False
+    pos = len(first)
+    for p in parts[1:-1]:
+        i = text.find(p, pos + 1)
+        if i < 0:
+            return False
+        pos = i + len(p)
+    return len(text) - len(last) > pos and text.endswith(last)
+
+
+def redact_path(r: Redactor, path: str) -> str:
+    """A file's or folder's path redacted, a secret hidden in a folder's name behind a
+    ``-`` included: Claude Code names a project's folder after its path (``/w/TOKEN/app``
+    becomes ``-w-TOKEN-app``), and a token that a word or ``-`` runs into is no token to
+    the rules. So what follows each ``-`` of a name that may hold a secret is redacted
+    as a text of its own too."""
+    parts = r.text(path).split("/")
+    for n, name in enumerate(parts):
+        if "-" not in name or len(name) > _NAME_MAX or not r.needs(name):
+            continue  # (no folder's name is longer: this bounds the cost)
+        at = name.find("-")
+        while 0 <= at < len(name) - 1:
+            rest = name[at + 1 :]
+            red = r.text(rest)
+            if red != rest:
+                name = name[: at + 1] + red
+            at = name.find("-", at + 1)
+        parts[n] = name
+    return "/".join(parts)
+
+
+#: The longest name of a file or folder (most file systems): longer is no name.
+_NAME_MAX = 255
+#: Meta keys that hold a path (:func:`redact_path`).
+PATH_KEYS = frozenset({"cwd", "project", "transcript"})
+
+
+def redact_meta(r: Redactor, meta: Mapping[str, Any]) -> dict[str, Any]:
+    """``meta`` redacted, keys included; the identifiers in :data:`OWN_IDS` (when
+    strings) as text only, the paths of :data:`PATH_KEYS` by :func:`redact_path`."""
+    out: dict[str, Any] = {}
+    for k, v in meta.items():
+        if k in OWN_IDS and isinstance(v, str):
+            out[k] = r.text(v)
+        elif k in PATH_KEYS and isinstance(v, str):
+            out[k] = redact_path(r, v)
+        else:
+            out.update(r.value({k: v}))  # a key that is a secret becomes its placeholder
+    return out
+
+
+def redact_run(t: Trajectory, r: Redactor, cap: int) -> Redacted:
+    """``t`` with every text redacted by ``r`` (see the module doc) and every output over
+    ``cap`` bytes (0: no cap) cut first; the same object inside when nothing changes."""
+    if not r.enabled:
+        return Redacted(t)  # the owner's choice: stored as given
+    default_group = t.group == normalise_group(t.task)
+    # Long outputs are cut first and only what is kept is redacted (agentmem.outputs);
+    # they stay out of the probe below, which would cost a scan of all of each.
+    if not any(len(s.output) * 4 > MIN_OUTPUT_CAP for s in t.steps):
+        cap = 0
+    long = [not fits_cap(s.output, cap) for s in t.steps]
+    # One scan of the rest of the run: most hold nothing any rule looks for. Every key
+    # and string of the parameters, meta and essential actions occurs in their repr.
+    probe = "\x00".join(
+        [
+            t.task,
+            "" if default_group else t.group,
+            t.condition or "",
+            t.source,
+            repr(t.meta),
+            repr(t.essential_actions) if t.essential_actions else "",
+            *(s.output for s, cut in zip(t.steps, long, strict=True) if not cut),
+            *(s.tool for s in t.steps),
+            *(repr(s.params) for s in t.steps),
+        ]
+    )
+    need = r.needs(probe)
+    if not need and not any(long):
+        return Redacted(t)
+    steps = []
+    for s, cut in zip(t.steps, long, strict=True):
+        if cut:
+            output = cap_and_redact(s.output, cap, r.text)
+        else:
+            output = r.text(s.output) if need else s.output
+        if need:
+            tool = r.text(s.tool)[:MAX_TOOL_NAME]
+            s = attrs.evolve(s, tool=tool, params=r.value(s.params), output=output)
+        elif output is not s.output:
+            s = attrs.evolve(s, output=output)
+        steps.append(s)
+    if not need:
+        return Redacted(attrs.evolve(t, steps=tuple(steps)))
+    task = r.text(t.task)
+    acts = t.essential_actions
+    return Redacted(
+        attrs.evolve(
+            t,
+            task=task,
+            group=group_of(task) if default_group else r.text(t.group),
+            condition=None if t.condition is None else r.text(t.condition),
+            source=r.text(t.source),
+            meta=redact_meta(r, t.meta),
+            essential_actions=None if acts is None else tuple(r.value(a) for a in acts),
+            steps=tuple(steps),
+        )
+    )
