@@ -94,6 +94,7 @@ class Team:
             self.token_files[name] = issued.path
         self.proc = server.start(self.data, port=self.port, runs_port=self.runs_port)
         assert server.bootstrap(self.proc.url, token=self.token("admin"), embedder=EMBEDDER)
+        self.proc.publish()  # the members' signing keys, as `team serve` does after bootstrap
         self.laptops: dict[str, Memory] = {}
 
     @property
