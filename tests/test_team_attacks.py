@@ -556,3 +556,248 @@ def test_members_sync_and_push_through_caddy_with_tls(
     finally:
         proc.terminate()
         proc.wait(timeout=30)
+
+
+# -- issue 30: no member can jam the inbox, speak for another, or reach everyone's prompt ----
+
+
+def _signed_push(team: Team, name: str, rows: list[tuple[str, str, str]], as_: str | None = None):
+    """Push ``rows`` with ``name``'s runs token, signed with ``name``'s key as member
+    ``as_`` (default: ``name`` itself)."""
+    from agentmem.team.signing import Signer
+
+    cred = tokens.read_token_file(team.token_files[name])
+    assert cred.signing_key
+    signer = Signer(as_ or name, cred.signing_key)
+    return inbox.push(team.runs_url, rows, token=cred.runs, at="now", signer=signer)
+
+
+def _jamming_items() -> list[tuple[str, str]]:
+    """(why, payload) of the items that jammed every `team learn` before issue 30."""
+    params_list = _run_payload()
+    params_list["steps"][0]["params"] = "[1, 2]"
+    params_null = _run_payload()
+    params_null["steps"][0]["params"] = "null"
+    return [
+        ("params a JSON list", json.dumps(params_list)),
+        ("params null", json.dumps(params_null)),
+        ("meta a list", json.dumps(_run_payload(meta="[]"))),
+        ("essential_actions not JSON", json.dumps(_run_payload(essential_actions="{oops"))),
+        ("essential_actions an object", json.dumps(_run_payload(essential_actions='{"a": 1}'))),
+        ("an action without a name", json.dumps(_run_payload(essential_actions="[{}]"))),
+    ]
+
+
+@pytest.mark.parametrize(("why", "payload"), _jamming_items())
+def test_items_that_jammed_learning_are_invalid(why: str, payload: str):
+    import uuid
+
+    with pytest.raises(inbox.InvalidItemError):
+        inbox.validate(str(uuid.uuid4()), "trajectory", payload)
+
+
+def test_jamming_items_and_a_top_seq_row_stop_neither_learning_nor_pushing(team: Team):
+    import uuid
+
+    a, m, n = team.laptop("a"), team.laptop("m"), team.laptop("n")
+    bad = [(str(uuid.uuid4()), "trajectory", p) for _, p in _jamming_items()]
+    assert _signed_push(team, "m", bad) == len(bad)
+    # the row that made every push fail with "database or disk is full"
+    top = 2**63 - 1
+    token = team.token("m", "runs")
+    server.pipeline(
+        team.runs_url,
+        [("INSERT INTO inbox (seq, uuid, kind, payload, pushed_at) VALUES (?, ?, ?, ?, ?)",
+          [top, str(uuid.uuid4()), "trajectory", "{}", "now"])],
+        token=token,
+    )  # fmt: skip
+    fs_group(n, key="honest")
+    pushed = membership.sync(n, collect=False)  # n pushes after the top row: not refused
+    assert (pushed.pushed, pushed.inserted, pushed.pending) == (4, 4, 0)
+    # the real CLI: learning goes on, the bad items are counted by reason, and --json says so
+    p = run_cli("team", "learn", "--no-model", "--json", db=Path(a.path))
+    assert p.returncode == 0, p.stderr
+    report = json.loads(p.stdout)
+    assert report["inbox"]["taken"] == 4
+    assert report["inbox"]["refused"] == len(bad) + 1
+    assert sum(report["inbox"]["refused_by_reason"].values()) == len(bad) + 1
+    assert "Traceback" not in p.stderr.decode()
+    assert team.primary("SELECT count(*) FROM trajectories WHERE group_key = 'honest'") == [(4,)]
+    # every row was taken or refused once: nothing left to fetch, nothing refused twice
+    left = team.inbox("SELECT count(*) FROM inbox WHERE kind != 'done'")
+    assert left == [(0,)]
+    fs_group(m, key="later")
+    assert membership.sync(m, collect=False).inserted == 4
+    again = run_cli("team", "learn", "--no-model", "--json", db=Path(a.path))
+    assert again.returncode == 0, again.stderr
+    assert json.loads(again.stdout)["inbox"]["refused"] == 0
+    assert json.loads(again.stdout)["inbox"]["taken"] == 4
+    text = run_cli("team", "sync", db=Path(a.path))
+    assert text.returncode == 0, text.stderr
+
+
+def test_a_member_cannot_break_the_inbox_table_for_the_others(team: Team):
+    a, m, n = team.laptop("a"), team.laptop("m"), team.laptop("n")
+    token = team.token("m", "runs")
+    attacks = [
+        "CREATE UNIQUE INDEX one_kind ON inbox (kind)",
+        "INSERT INTO inbox (uuid, kind, payload, pushed_at) "
+        "VALUES ('x', 'trajectory', '{}', 'now')",  # with the index: no second run ever
+        "CREATE TRIGGER jam BEFORE INSERT ON inbox BEGIN SELECT RAISE(ABORT, 'jammed'); END",
+        "CREATE VIEW inbox_view AS SELECT * FROM inbox",
+    ]
+    for sql in attacks:
+        server.pipeline(team.runs_url, [(sql, [])], token=token)
+    fs_group(n, key="honest")
+    assert membership.sync(n, collect=False).inserted == 4  # the push repaired the table
+    names = {r[0] for r in team.inbox("SELECT name FROM sqlite_master WHERE sql IS NOT NULL")}
+    assert names == {"inbox"}
+    # an inbox rebuilt with AUTOINCREMENT and a top seq: the learner rebuilds it, rows kept
+    rebuild = [
+        "DROP TABLE inbox",
+        "CREATE TABLE inbox (seq INTEGER PRIMARY KEY AUTOINCREMENT, uuid TEXT NOT NULL UNIQUE, "
+        "kind TEXT NOT NULL, payload TEXT NOT NULL, pushed_at TEXT NOT NULL)",
+        f"INSERT INTO inbox VALUES ({2**63 - 1}, 'y', 'trajectory', '{{}}', 'now')",
+    ]
+    for sql in rebuild:
+        server.pipeline(team.runs_url, [(sql, [])], token=token)
+    report = learning_report(a)
+    assert report["taken"] == 0 and report["refused"] == 1  # the 'y' row, copied, refused
+    assert report["repaired"] == ["rebuilt the inbox table"]
+    fs_group(m, key="after")
+    assert membership.sync(m, collect=False).inserted == 4
+    assert membership.sync(a).collected == 4
+
+
+def learning_report(learner: Memory) -> dict:
+    """`team learn --json`'s inbox part, through the real CLI."""
+    p = run_cli("team", "learn", "--no-model", "--json", db=Path(str(learner.path)))
+    assert p.returncode == 0, p.stderr
+    return dict(json.loads(p.stdout)["inbox"])
+
+
+def test_a_member_cannot_speak_for_another_or_for_a_revoked_one(team: Team):
+    import uuid
+
+    from agentmem.team.inbox import BAD_SIGNATURE, NOT_A_MEMBER
+
+    a, m, n = team.laptop("a"), team.laptop("m"), team.laptop("n")
+    forged = [(str(uuid.uuid4()), "trajectory", json.dumps(_run_payload(group_key="two")))]
+    assert _signed_push(team, "m", forged, as_="n") == 1  # m's key, n's name
+    ghost = [(str(uuid.uuid4()), "trajectory", json.dumps(_run_payload(group_key="two")))]
+    assert _signed_push(team, "m", ghost, as_="ghost") == 1
+    # m's own run, which says in its meta that it is n's (and the learner's)
+    claims_a = _run_payload(meta='{"team_member": "a"}')
+    mine = [(str(uuid.uuid4()), "trajectory", json.dumps(claims_a))]
+    assert _signed_push(team, "m", mine) == 1
+    taken = learning_report(a)
+    assert taken["taken"] == 1
+    assert taken["refused_by_reason"] == {BAD_SIGNATURE: 1, NOT_A_MEMBER: 1}
+    who = team.primary("SELECT json_extract(meta, '$.team_member') FROM trajectories")
+    assert who == [("m",)]  # the learner's word, not the item's
+    # a verdict on another member's run is refused; the run's own member's is taken
+    run_uuid = mine[0][0]
+    verdict = {
+        "trajectory_uuid": run_uuid,
+        "kind": "reject",
+        "note": None,
+        "created_at": "2026-01-02T00:00:00+00:00",
+    }
+    assert _signed_push(team, "n", [(str(uuid.uuid4()), "feedback", json.dumps(verdict))]) == 1
+    assert _signed_push(team, "m", [(str(uuid.uuid4()), "feedback", json.dumps(verdict))]) == 1
+    taken = learning_report(a)
+    assert taken["taken"] == 1
+    assert taken["refused_by_reason"] == {"a verdict on another member's run": 1}
+    assert team.primary("SELECT count(*) FROM feedback") == [(1,)]
+    # revoking m drops m's pending items at once, and n goes on
+    fs_group(m, key="pending")
+    assert membership.sync(m, collect=False).inserted == 4
+    tokens.revoke(team.data, "m")
+    team.kill()
+    team.restart()  # what `team serve` does when the registry changes
+    assert team.inbox("SELECT count(*) FROM inbox WHERE member = 'm' AND kind != 'done'") == [(0,)]
+    fs_group(n, key="goes-on")
+    assert membership.sync(n, collect=False).inserted == 4
+    assert membership.sync(a).collected == 4
+
+
+def _ops(report: dict) -> list[tuple[str, str, str]]:
+    return [(o["status"], o.get("text") or "", o.get("reason") or "") for o in report["operations"]]
+
+
+def test_one_members_runs_never_reach_another_members_prompt(team: Team):
+    a, m, n = team.laptop("a"), team.laptop("m"), team.laptop("n")
+    fs_group(m, key="read-a")  # no project: a lesson from it would be served everywhere
+    membership.sync(m)
+    first = learning.learn(a, use_model=False)
+    held = [o for o in first.operations if o.status == "rejected" and "held" in (o.reason or "")]
+    assert held and all("only m supported it" in (o.reason or "") for o in held)
+    assert not [o for o in first.operations if o.status == "applied" and o.op.kind == "ADD"]
+    assert team.primary("SELECT count(*) FROM experiences WHERE status = 'live'") == [(0,)]
+    membership.sync(n)
+    assert "(team)" not in n.context(TASK, tools=["cat"])
+    assert "(team)" not in _hook_context(str(n.path))
+    notes = team.primary("SELECT reason FROM operations WHERE status = 'rejected'")
+    assert any("team members behind it: m" in (r[0] or "") for r in notes)
+    # runs of a second member of the same task: now it is the team's
+    fs_group(n, key="read-a")
+    membership.sync(n)
+    second = learning.learn(a, use_model=False)
+    added = [o for o in second.operations if o.status == "applied" and o.op.kind == "ADD"]
+    assert added and all("team members behind it: m, n" in o.op.note for o in added)
+    membership.sync(n)
+    assert "(team) Before calling cat, call cd first" in n.context(TASK, tools=["cat"])
+
+
+def test_the_learners_approval_lets_one_members_lesson_reach_the_team(team: Team):
+    a, m, n = team.laptop("a"), team.laptop("m"), team.laptop("n")
+    fs_group(m, key="read-a")
+    membership.sync(m)
+    p = run_cli("team", "learn", "--no-model", "--approve-single-member", db=Path(a.path))
+    assert p.returncode == 0, p.stderr
+    notes = team.primary("SELECT reason FROM operations WHERE status = 'applied'")
+    assert any("approved by the learner" in (r[0] or "") for r in notes)
+    membership.sync(n)
+    assert "(team) Before calling cat, call cd first" in n.context(TASK, tools=["cat"])
+
+
+def _project_group(mem: Memory, project: str, key: str = "read-a") -> None:
+    from .conftest import CAT_BADNAME, CAT_MISSING, CAT_OK, CD
+
+    task = "Show me what a.txt in docs says"
+    meta = {"project": project}
+    mem.record(task, [CD, CAT_OK], group=key, accepted=True, meta=meta)
+    mem.record(task, [CAT_MISSING], group=key, accepted=False, meta=meta)
+    mem.record(task, [CD, CAT_BADNAME], group=key, accepted=False, meta=meta)
+    mem.record(task, [CD, CAT_OK], group=key, accepted=True, meta=meta)
+
+
+def test_team_lessons_are_scoped_to_their_project_like_local_ones(team: Team, tmp_path: Path):
+    from agentmem.projects import project_of
+
+    here = tmp_path / "proj-a"
+    (here / ".git").mkdir(parents=True)
+    other = tmp_path / "proj-b"
+    (other / ".git").mkdir(parents=True)
+    a, m, n = team.laptop("a"), team.laptop("m"), team.laptop("n")
+    _project_group(m, str(project_of(here)))
+    membership.sync(m)
+    report = learning.learn(a, use_model=False)
+    added = [o for o in report.operations if o.status == "applied" and o.op.kind == "ADD"]
+    assert added  # one member's lesson, but served in its project only: applied
+    scoped = team.primary("SELECT project FROM experience_scopes")
+    assert scoped and {r[0] for r in scoped} == {str(project_of(here))}
+    membership.sync(n)
+    lesson = "(team) Before calling cat, call cd first"
+    assert lesson in n.context(TASK, tools=["cat"], project=here)
+    assert lesson not in n.context(TASK, tools=["cat"], project=other)
+    assert lesson not in n.context(TASK, tools=["cat"])  # no project: global lessons only
+    assert not n.retrieve(TASK, tools=["cat"], project=other)
+    inside_hits = n.retrieve(TASK, tools=["cat"], project=here)
+    assert inside_hits and {h.source for h in inside_hits} == {"team"}
+    # the prompt hook's fast path, the real CLI, in and out of the project
+    inside = run_cli("context", TASK, "--tool", "cat", "--project", str(here), db=Path(n.path))
+    assert inside.returncode == 0 and lesson.encode() in inside.stdout, inside.stderr
+    outside = run_cli("context", TASK, "--tool", "cat", "--project", str(other), db=Path(n.path))
+    assert outside.returncode == 0 and lesson.encode() not in outside.stdout
+    assert lesson not in _hook_context(str(n.path))
