@@ -446,10 +446,20 @@ _RUN_FIELDS = [*trajectories.SHARED_COLUMNS]
 _STEP_FIELDS = [*trajectories.STEP_COLUMNS]
 
 
+#: Values, and JSON texts of values: a column that holds JSON text (params, meta,
+#: essential_actions) gets a list, null or a number as often as an object (issue 30: such
+#: items passed validation and then stopped every `team learn`).
+_VALUES = (
+    _JSON
+    | _JSON.map(lambda v: json.dumps(v, allow_nan=True))
+    | st.sampled_from(["[]", "null", "[1, 2]", "{oops", "[{}]", '{"a": 1}', '[{"name": 1}]', "NaN"])
+)
+
+
 @given(
     where=st.sampled_from(["run", "step", "top", "extra"]),
     field=st.sampled_from(_RUN_FIELDS + _STEP_FIELDS + ["steps", "feedback"]),
-    value=_JSON,
+    value=_VALUES,
 )
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 def test_any_inbox_item_is_refused_with_a_reason_or_taken_whole(
@@ -477,6 +487,10 @@ def test_any_inbox_item_is_refused_with_a_reason_or_taken_whole(
         return
     with Memory.open(":memory:", embedder="hash") as mem:  # the team library's own schema
         assert trajectories.insert_shared(mem.db, str(uuid.uuid4()), "trajectory", item) == 1
+        # and learning reads it back as agentmem's own records, rewards included
+        (run,) = trajectories.load_trajectories(mem.db)
+        assert run.task and len(run.steps) == 1
+        assert mem.learn(use_model=False, dry_run=True) is not None
 
 
 def test_a_deeply_nested_item_is_refused_not_a_crash():

@@ -489,7 +489,8 @@ def collect(remote: Any, runs_url: str, *, token: str, batch: int = 200) -> Coll
     taken = repeated = 0
     refused: dict[str, int] = {}
     repaired = repair(runs_url, token=token)
-    members = parse_members(settings.get(remote, MEMBERS_SETTING))
+    with write(remote):  # the primary's current members, not a stale replica's
+        members = parse_members(settings.get(remote, MEMBERS_SETTING))
     learners = {n for n, (role, _) in members.items() if role == "learner"}
     for runs in (True, False):
         after = 0
