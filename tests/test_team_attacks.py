@@ -815,3 +815,42 @@ def test_team_lessons_are_scoped_to_their_project_like_local_ones(team: Team, tm
     outside = run_cli("context", TASK, "--tool", "cat", "--project", str(other), db=Path(n.path))
     assert outside.returncode == 0 and lesson.encode() not in outside.stdout
     assert lesson not in _hook_context(str(n.path))
+
+
+def test_signatures_check_the_member_the_item_and_the_published_keys():
+    from agentmem.team.signing import Signer, new_key, parse_members
+
+    private, public = new_key()
+    _other, other_public = new_key()
+    members = parse_members(
+        {"m": {"role": "member", "key": public}, "n": {"role": "member", "key": other_public},
+         "bad": "not an entry", 3: {"role": "member", "key": public}}
+    )  # fmt: skip
+    assert set(members) == {"m", "n"}
+    sig = Signer("m", private).sign("u1", "trajectory", "{}")
+    assert inbox.signer_of(members, "u1", "trajectory", "{}", "m", sig) == "m"
+    for key, kind, payload, member in [
+        ("u2", "trajectory", "{}", "m"),  # another item
+        ("u1", "feedback", "{}", "m"),  # another kind
+        ("u1", "trajectory", '{"x": 1}', "m"),  # another payload
+        ("u1", "trajectory", "{}", "n"),  # another member's name
+    ]:
+        with pytest.raises(inbox.InvalidItemError, match="signature"):
+            inbox.signer_of(members, key, kind, payload, member, sig)
+    with pytest.raises(inbox.InvalidItemError, match="no live token"):
+        inbox.signer_of(members, "u1", "trajectory", "{}", "ghost", sig)
+    with pytest.raises(inbox.InvalidItemError, match="not text"):
+        inbox.signer_of(members, "u1", "trajectory", "{}", "m", 7)
+    assert inbox.signer_of(members, "u1", "trajectory", "{}", None, None) is None  # unsigned
+    # a server that never published keys: every item is nobody's, none is refused for it
+    assert inbox.signer_of(None, "u1", "trajectory", "{}", "m", "forged") is None
+    # what the learner records: the verified member, never the item's own word
+    item = inbox.validate(
+        "6f1c1d2e-0000-4000-8000-000000000001",
+        "trajectory",
+        json.dumps(_run_payload(meta='{"team_member": "a", "machine": "m-victim"}')),
+    )
+    meta = json.loads(inbox.attribute(item, "m")["trajectory"]["meta"])
+    assert meta == {"team_member": "m", "machine": "m:m-victim"}
+    meta = json.loads(inbox.attribute(item, None)["trajectory"]["meta"])
+    assert meta == {"machine": "(unsigned):m-victim"}

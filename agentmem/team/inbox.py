@@ -401,13 +401,23 @@ BAD_SIGNATURE = "its signature is not its member's"
 
 
 def signer_of(
-    members: dict[str, tuple[str, str]], key: Any, kind: Any, payload: Any, member: Any, sig: Any
+    members: dict[str, tuple[str, str]] | None,
+    key: Any,
+    kind: Any,
+    payload: Any,
+    member: Any,
+    sig: Any,
 ) -> str | None:
-    """The member who signed an item, checked; None for an unsigned item (nobody's).
+    """The member who signed an item, checked; None for an unsigned item (nobody's), and
+    for every item when ``members`` is None (a primary whose server published no keys:
+    ``agentmem team serve`` does, a script that starts sqld with :func:`server.start`
+    calls :meth:`server.Sqld.publish`).
 
     Raises :class:`InvalidItemError` for a signature that does not check or a member
     who holds no live token."""
     if member is None and sig is None:
+        return None
+    if members is None:  # the server never published its keys: nobody can be verified
         return None
     _need(isinstance(member, str) and isinstance(sig, str), "its member or signature is not text")
     _need(member in members, NOT_A_MEMBER)
@@ -432,7 +442,7 @@ def attribute(item: dict[str, Any], member: str | None) -> dict[str, Any]:
 
 
 def _check(
-    members: dict[str, tuple[str, str]], row: tuple[Any, ...]
+    members: dict[str, tuple[str, str]] | None, row: tuple[Any, ...]
 ) -> tuple[dict[str, Any] | None, str | None, str]:
     """(the validated item, its member, "") or (None, None, why it is refused)."""
     seq, key, kind, payload, member, sig = row
@@ -490,8 +500,9 @@ def collect(remote: Any, runs_url: str, *, token: str, batch: int = 200) -> Coll
     refused: dict[str, int] = {}
     repaired = repair(runs_url, token=token)
     with write(remote):  # the primary's current members, not a stale replica's
-        members = parse_members(settings.get(remote, MEMBERS_SETTING))
-    learners = {n for n, (role, _) in members.items() if role == "learner"}
+        published = settings.get(remote, MEMBERS_SETTING)
+    members = None if published is None else parse_members(published)
+    learners = {n for n, (role, _) in (members or {}).items() if role == "learner"}
     for runs in (True, False):
         after = 0
         while True:
