@@ -109,12 +109,13 @@ def _status(url: str, path: str, body: dict | None, token: str) -> int:
         return int(e.code)
 
 
-def _hook_context(db: str, prompt: str = TASK) -> str:
-    """What Claude Code's UserPromptSubmit hook puts into the prompt (the real command)."""
+def _hook_context(db: str, prompt: str = TASK, cwd: Path | None = None) -> str:
+    """What Claude Code's UserPromptSubmit hook puts into the prompt (the real command),
+    the agent working in ``cwd`` (default: the library's folder)."""
     payload = {
         "session_id": "0a1b2c3d-0000-4000-8000-000000000001",
         "transcript_path": "/nonexistent.jsonl",
-        "cwd": str(Path(db).parent),
+        "cwd": str(cwd or Path(db).parent),
         "permission_mode": "default",
         "hook_event_name": "UserPromptSubmit",
         "prompt": prompt,
@@ -815,6 +816,9 @@ def test_team_lessons_are_scoped_to_their_project_like_local_ones(team: Team, tm
     outside = run_cli("context", TASK, "--tool", "cat", "--project", str(other), db=Path(n.path))
     assert outside.returncode == 0 and lesson.encode() not in outside.stdout
     assert lesson not in _hook_context(str(n.path))
+    # Claude Code's prompt hook, the agent working in the project, then in the other one
+    assert lesson in _hook_context(str(n.path), prompt=TASK + " with cat", cwd=here)
+    assert lesson not in _hook_context(str(n.path), prompt=TASK + " with cat", cwd=other)
 
 
 def test_signatures_check_the_member_the_item_and_the_published_keys():
@@ -854,3 +858,51 @@ def test_signatures_check_the_member_the_item_and_the_published_keys():
     assert meta == {"team_member": "m", "machine": "m:m-victim"}
     meta = json.loads(inbox.attribute(item, None)["trajectory"]["meta"])
     assert meta == {"machine": "(unsigned):m-victim"}
+
+
+def test_one_members_support_is_held_only_where_it_would_reach_the_whole_team(tmp_path: Path):
+    """:func:`agentmem.team.support.check_operations` on a library of the team's schema,
+    runs attributed as the learner attributes them (``meta.team_member``)."""
+    from agentmem.records import Operation
+    from agentmem.team import support
+
+    project = str(tmp_path / "proj")
+    with Memory.open(":memory:", embedder="hash") as mem:
+
+        def runs(member: str | None, n: int = 2, **meta: str) -> list[int]:
+            who = {"team_member": member} if member else {}
+            return [
+                mem.record(TASK, [Step("ls", {}, "a.txt", True)], meta={**who, **meta})
+                for _ in range(n)
+            ]
+
+        groups = {
+            "m": runs("m"),
+            "mn": runs("m") + runs("n"),
+            "learner": runs("a"),
+            "unsigned": runs(None),
+            "m-project": runs("m", project=project),
+        }
+        lesson = mem.add("Before calling cat, call cd into the folder first.", domain="fs")
+        text = "Before calling ls, call pwd to see where you are."
+
+        def check(op: Operation, approve: bool = False) -> support.Checked:
+            return support.check_operations(mem.db, [op], groups, learners=["a"], approve=approve)
+
+        held = check(Operation("ADD", text=text, group="m"))
+        assert not held.apply and "only m supported it" in held.held[0][1]
+        assert "team members behind it: m" in held.held[0][0].note
+        assert check(Operation("ADD", text=text, group="unsigned")).held
+        for group in ("mn", "learner"):
+            kept = check(Operation("ADD", text=text, group=group))
+            assert kept.apply and not kept.held
+        assert "m, n" in check(Operation("ADD", text=text, group="mn")).apply[0].note
+        approved = check(Operation("ADD", text=text, group="m"), approve=True)
+        assert approved.apply and "approved by the learner" in approved.apply[0].note
+        # one member's lesson in one project is served there only: applied
+        scoped = check(Operation("ADD", text=text, group="m-project"))
+        assert scoped.apply and not scoped.held
+        # one member's runs do not delete or rewrite a lesson served to the whole team
+        assert check(Operation("DELETE", targets=(lesson.id,), group="m")).held
+        assert check(Operation("MODIFY", text=text, targets=(lesson.id,), group="m")).held
+        assert check(Operation("DELETE", targets=(lesson.id,), group="mn")).apply

@@ -7,7 +7,8 @@ applied) when it would be served team-wide, unless a learner's own runs are
 among them or the learner approved (``agentmem team learn
 --approve-single-member``). Served in one project or on one machine, it is
 applied there, as a private lesson would be (:mod:`agentmem.projects`); a
-confirmation from one member never promotes a lesson to global. Every team
+confirmation from one member never promotes a lesson to global, and one
+member's runs never delete a lesson served to the whole team. Every team
 operation notes in the journal which members supported it, so that a person
 reviewing a held or risky lesson sees it.
 
@@ -25,13 +26,26 @@ import attrs
 
 from ..storage import scopes, trajectories
 
-__all__ = ["HELD", "NO_PROMOTION", "Checked", "check_operations", "members_of", "scoped"]
+__all__ = [
+    "DELETE_HELD",
+    "HELD",
+    "NO_PROMOTION",
+    "Checked",
+    "check_operations",
+    "members_of",
+    "scoped",
+]
 
 #: Why a lesson from one member's runs is held.
 HELD = (
     "held: only {who} supported it, and one member's runs make no lesson served to the whole "
     "team; runs of a second member, or the learner's approval (agentmem team learn "
     "--approve-single-member), can"
+)
+#: Why one member's deletion of a lesson served to the whole team is held.
+DELETE_HELD = (
+    "held: only {who} supported deleting a lesson served to the whole team; runs of a second "
+    "member, or the learner's approval, can"
 )
 #: The ``op.detail`` flag of a confirmation that may not promote its lesson to global.
 NO_PROMOTION = "team_no_promotion"
@@ -80,6 +94,7 @@ def check_operations(
     who = members_of(db, {t for op in ops for t in _runs(op, groups)})
     keep: list[Any] = []
     held: list[tuple[Any, str]] = []
+    served: dict[int, Any] | None = None  # the scoped lessons, read when a DELETE needs it
     for op in ops:
         runs = _runs(op, groups)
         members = sorted({who[t] for t in runs if t in who})
@@ -92,8 +107,15 @@ def check_operations(
             note += "; one member's lesson approved by the learner"
             trusted = True
         op = _note(op, note)
-        if trusted or op.kind not in ("ADD", "MODIFY", "MERGE", "CONFIRM"):
+        if trusted or op.kind not in ("ADD", "MODIFY", "MERGE", "CONFIRM", "DELETE"):
             keep.append(op)
+            continue
+        if op.kind == "DELETE":  # one member's runs do not take a lesson from everyone
+            served = scopes.scopes_of(db) if served is None else served
+            if any(t not in served for t in op.targets):
+                held.append((op, DELETE_HELD.format(who=named)))
+            else:
+                keep.append(op)
             continue
         scope = scopes.decide(db, op, groups)
         everywhere = scope is None or (scope.project is None and scope.machine is None)
