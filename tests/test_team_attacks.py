@@ -649,6 +649,11 @@ def test_jamming_items_and_a_top_seq_row_stop_neither_learning_nor_pushing(team:
     assert json.loads(again.stdout)["inbox"]["taken"] == 4
     text = run_cli("team", "sync", db=Path(a.path))
     assert text.returncode == 0, text.stderr
+    # without --json, `team learn` says what it refused and why
+    assert _signed_push(team, "m", [(str(uuid.uuid4()), "trajectory", _jamming_items()[2][1])])
+    said = run_cli("team", "learn", "--no-model", db=Path(a.path))
+    assert said.returncode == 0, said.stderr
+    assert b"refused 1" in said.stdout and b"meta is not a JSON object" in said.stdout
 
 
 def test_a_member_cannot_break_the_inbox_table_for_the_others(team: Team):
