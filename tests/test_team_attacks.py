@@ -490,7 +490,12 @@ def test_any_inbox_item_is_refused_with_a_reason_or_taken_whole(
         assert trajectories.insert_shared(mem.db, str(uuid.uuid4()), "trajectory", item) == 1
         # and learning reads it back as agentmem's own records, rewards included
         (run,) = trajectories.load_trajectories(mem.db)
-        assert run.task and len(run.steps) == 1
+        assert run.task and len(run.steps) == item["trajectory"]["step_count"]
+        from agentmem.check import check_library
+
+        kinds = ("trajectory", "step", "feedback")
+        trajectory_problems = [p for p in check_library(mem.db) if p.kind in kinds]
+        assert trajectory_problems == []  # what `agentmem check` holds every library to
         assert mem.learn(use_model=False, dry_run=True) is not None
 
 

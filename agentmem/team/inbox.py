@@ -46,7 +46,7 @@ from typing import Any
 import attrs
 
 from ..db import write
-from ..errors import InvalidRecordError, TeamError, TeamRefusedError
+from ..errors import InvalidRecordError, TeamError, TeamRefusedError, TeamUnavailableError
 from ..storage import settings, trajectories
 from ..timestamps import parse_time
 from .signing import MEMBERS_SETTING, Signer, parse_members, verify
@@ -181,8 +181,8 @@ def push(
     try:
         return sum(changes(url, statements, token=token)[1:-1])
     except TeamError as e:
-        if isinstance(e, TeamRefusedError):
-            raise
+        if isinstance(e, (TeamRefusedError, TeamUnavailableError)):
+            raise  # a token refused or a primary away: no table to repair
         with contextlib.suppress(TeamError):
             changes(url, [("ROLLBACK", [])], token=token)
         repair(url, token=token)
@@ -268,6 +268,12 @@ def _check_run(t: Any, steps: Any, feedback: Any) -> None:
         _text(s["output"], f"step {i}: output")
         _flag(s["success"], f"step {i}: success")
     _need(len({s["position"] for s in steps}) == len(steps), "two steps share a position")
+    # the invariants `agentmem check` holds every library to (agentmem.check)
+    positions = sorted(s["position"] for s in steps)
+    _need(positions == list(range(len(steps))), "its steps are not numbered 0..K-1")
+    _need(t["step_count"] == len(steps), "its step_count is not its number of steps")
+    want = 1.0 if not steps else sum(s["success"] == 1 for s in steps) / len(steps)
+    _need(abs(rate - want) <= 1e-9, "its success_rate is not its steps' share of successes")
     _need(isinstance(feedback, list) and len(feedback) <= MAX_FEEDBACK, "feedback is not a list")
     for f in feedback:
         _check_verdict(f, with_run=False)
