@@ -83,7 +83,10 @@ _COLUMNS = ("uuid", "kind", "payload", "pushed_at", "member", "signature")
 
 
 def _norm(sql: object) -> str:
-    return " ".join(str(sql).split()).lower()
+    """A table's SQL, compared whatever its spacing, case and quotes (SQLite writes the
+    name quoted after ``ALTER TABLE ... RENAME``)."""
+    text = str(sql).replace('"', "").replace("`", "").replace("[", "").replace("]", "")
+    return " ".join(text.split()).lower()
 
 
 def repair(url: str, *, token: str) -> list[str]:
@@ -129,6 +132,8 @@ def repair(url: str, *, token: str) -> list[str]:
         fix.append(("DROP TABLE inbox", []))
         fix.append(("ALTER TABLE inbox_rebuilt RENAME TO inbox", []))
         done.append("rebuilt the inbox table")
+    if table is not None and not fix:
+        return done  # intact: no write
     fix.append((_SCHEMA, []))
     _run_all(url, fix, token)
     return done
@@ -501,7 +506,9 @@ def collect(remote: Any, runs_url: str, *, token: str, batch: int = 200) -> Coll
     checked against the members published on the lessons primary; an item that fails is
     refused, counted by reason and marked done: no item is ever fetched twice, and none
     can stop the rest. Taking an item twice (two learners, a learner killed before it
-    marked it) inserts it once. An empty inbox costs two reads and no write."""
+    marked it) inserts it once. An intact, empty inbox costs three reads there and a
+    moment of the lessons primary's write lock (its members are read there, not from a
+    replica that may be older)."""
     taken = repeated = 0
     refused: dict[str, int] = {}
     repaired = repair(runs_url, token=token)
