@@ -111,7 +111,7 @@ def fast_context(
                 return format_context(texts)
             private = [(f.score, f.text) for f in found]
             shared = fast_team_hits(
-                str(path), stored, prompt, embed, mine, tools, domains, k, min_score
+                str(path), stored, prompt, embed, mine, tools, domains, k, min_score, where
             )
             merged = merge_hits(private, shared, k=k, score=lambda h: h[0], text=lambda h: h[1])
             texts = [mark(h[1], source) for source, h in merged]

@@ -748,6 +748,7 @@ class Memory:
             domains=domains,
             k=k,
             min_score=min_score,
+            project=where,
         )
 
     def context(

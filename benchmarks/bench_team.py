@@ -189,6 +189,7 @@ def main() -> None:
 
         try:
             server.bootstrap(primary.url, token=primary.setup_token)
+            primary.publish()  # the members' signing keys, as `team serve` does
             laptops: dict[str, Any] = {}
             for name in "abc":
                 laptops[name] = Memory.open(root / f"{name}.db")

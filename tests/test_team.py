@@ -94,6 +94,7 @@ class Team:
             self.token_files[name] = issued.path
         self.proc = server.start(self.data, port=self.port, runs_port=self.runs_port)
         assert server.bootstrap(self.proc.url, token=self.token("admin"), embedder=EMBEDDER)
+        self.proc.publish()  # the members' signing keys, as `team serve` does after bootstrap
         self.laptops: dict[str, Memory] = {}
 
     @property
@@ -619,6 +620,23 @@ def test_serve_join_status_leave_through_the_cli(sqld_binary: str, tmp_path: Pat
         assert info["outbox_pending"] == 1 and info["primary_reachable"] is True
         p = run_cli("team", "sync", "--json", db=db, env=env)
         assert json.loads(p.stdout)["inserted"] == 1, p.stderr
+        # serve published the new token's signing key, and the push was signed with it
+        replica = open_readonly(replica_path_for(db))
+        try:
+            members = json.loads(
+                replica.execute("SELECT value FROM settings WHERE key = 'team_members'").fetchone()[
+                    0
+                ]
+            )
+        finally:
+            replica.close()
+        assert list(members) == ["me"] and members["me"]["role"] == "member"
+        rows = server.pipeline(
+            f"http://127.0.0.1:{runs_port}",
+            [("SELECT member, signature IS NOT NULL FROM inbox", [])],
+            token=tokens.read_token_file(token).runs,
+        )[0]
+        assert rows == [("me", 1)]
         p = run_cli("team", "set", "--sync-interval", "300", db=db, env=env)
         assert p.returncode == 0 and b"300" in p.stdout
         p = run_cli("team", "token", "revoke", "me", "--data", str(data), db=db, env=env)

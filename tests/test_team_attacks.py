@@ -109,12 +109,13 @@ def _status(url: str, path: str, body: dict | None, token: str) -> int:
         return int(e.code)
 
 
-def _hook_context(db: str, prompt: str = TASK) -> str:
-    """What Claude Code's UserPromptSubmit hook puts into the prompt (the real command)."""
+def _hook_context(db: str, prompt: str = TASK, cwd: Path | None = None) -> str:
+    """What Claude Code's UserPromptSubmit hook puts into the prompt (the real command),
+    the agent working in ``cwd`` (default: the library's folder)."""
     payload = {
         "session_id": "0a1b2c3d-0000-4000-8000-000000000001",
         "transcript_path": "/nonexistent.jsonl",
-        "cwd": str(Path(db).parent),
+        "cwd": str(cwd or Path(db).parent),
         "permission_mode": "default",
         "hook_event_name": "UserPromptSubmit",
         "prompt": prompt,
@@ -446,10 +447,20 @@ _RUN_FIELDS = [*trajectories.SHARED_COLUMNS]
 _STEP_FIELDS = [*trajectories.STEP_COLUMNS]
 
 
+#: Values, and JSON texts of values: a column that holds JSON text (params, meta,
+#: essential_actions) gets a list, null or a number as often as an object (issue 30: such
+#: items passed validation and then stopped every `team learn`).
+_VALUES = (
+    _JSON
+    | _JSON.map(lambda v: json.dumps(v, allow_nan=True))
+    | st.sampled_from(["[]", "null", "[1, 2]", "{oops", "[{}]", '{"a": 1}', '[{"name": 1}]', "NaN"])
+)
+
+
 @given(
     where=st.sampled_from(["run", "step", "top", "extra"]),
     field=st.sampled_from(_RUN_FIELDS + _STEP_FIELDS + ["steps", "feedback"]),
-    value=_JSON,
+    value=_VALUES,
 )
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 def test_any_inbox_item_is_refused_with_a_reason_or_taken_whole(
@@ -477,6 +488,15 @@ def test_any_inbox_item_is_refused_with_a_reason_or_taken_whole(
         return
     with Memory.open(":memory:", embedder="hash") as mem:  # the team library's own schema
         assert trajectories.insert_shared(mem.db, str(uuid.uuid4()), "trajectory", item) == 1
+        # and learning reads it back as agentmem's own records, rewards included
+        (run,) = trajectories.load_trajectories(mem.db)
+        assert run.task and len(run.steps) == item["trajectory"]["step_count"]
+        from agentmem.check import check_library
+
+        kinds = ("trajectory", "step", "feedback")
+        trajectory_problems = [p for p in check_library(mem.db) if p.kind in kinds]
+        assert trajectory_problems == []  # what `agentmem check` holds every library to
+        assert mem.learn(use_model=False, dry_run=True) is not None
 
 
 def test_a_deeply_nested_item_is_refused_not_a_crash():
@@ -556,3 +576,344 @@ def test_members_sync_and_push_through_caddy_with_tls(
     finally:
         proc.terminate()
         proc.wait(timeout=30)
+
+
+# -- issue 30: no member can jam the inbox, speak for another, or reach everyone's prompt ----
+
+
+def _signed_push(team: Team, name: str, rows: list[tuple[str, str, str]], as_: str | None = None):
+    """Push ``rows`` with ``name``'s runs token, signed with ``name``'s key as member
+    ``as_`` (default: ``name`` itself)."""
+    from agentmem.team.signing import Signer
+
+    cred = tokens.read_token_file(team.token_files[name])
+    assert cred.signing_key
+    signer = Signer(as_ or name, cred.signing_key)
+    return inbox.push(team.runs_url, rows, token=cred.runs, at="now", signer=signer)
+
+
+def _jamming_items() -> list[tuple[str, str]]:
+    """(why, payload) of the items that jammed every `team learn` before issue 30."""
+    params_list = _run_payload()
+    params_list["steps"][0]["params"] = "[1, 2]"
+    params_null = _run_payload()
+    params_null["steps"][0]["params"] = "null"
+    return [
+        ("params a JSON list", json.dumps(params_list)),
+        ("params null", json.dumps(params_null)),
+        ("meta a list", json.dumps(_run_payload(meta="[]"))),
+        ("essential_actions not JSON", json.dumps(_run_payload(essential_actions="{oops"))),
+        ("essential_actions an object", json.dumps(_run_payload(essential_actions='{"a": 1}'))),
+        ("an action without a name", json.dumps(_run_payload(essential_actions="[{}]"))),
+    ]
+
+
+@pytest.mark.parametrize(("why", "payload"), _jamming_items())
+def test_items_that_jammed_learning_are_invalid(why: str, payload: str):
+    import uuid
+
+    with pytest.raises(inbox.InvalidItemError):
+        inbox.validate(str(uuid.uuid4()), "trajectory", payload)
+
+
+def test_jamming_items_and_a_top_seq_row_stop_neither_learning_nor_pushing(team: Team):
+    import uuid
+
+    a, m, n = team.laptop("a"), team.laptop("m"), team.laptop("n")
+    bad = [(str(uuid.uuid4()), "trajectory", p) for _, p in _jamming_items()]
+    assert _signed_push(team, "m", bad) == len(bad)
+    # the row that made every push fail with "database or disk is full"
+    top = 2**63 - 1
+    token = team.token("m", "runs")
+    server.pipeline(
+        team.runs_url,
+        [("INSERT INTO inbox (seq, uuid, kind, payload, pushed_at) VALUES (?, ?, ?, ?, ?)",
+          [top, str(uuid.uuid4()), "trajectory", "{}", "now"])],
+        token=token,
+    )  # fmt: skip
+    fs_group(n, key="honest")
+    pushed = membership.sync(n, collect=False)  # n pushes after the top row: not refused
+    assert (pushed.pushed, pushed.inserted, pushed.pending) == (4, 4, 0)
+    # the real CLI: learning goes on, the bad items are counted by reason, and --json says so
+    p = run_cli("team", "learn", "--no-model", "--json", db=Path(a.path))
+    assert p.returncode == 0, p.stderr
+    report = json.loads(p.stdout)
+    assert report["inbox"]["taken"] == 4
+    assert report["inbox"]["refused"] == len(bad) + 1
+    assert sum(report["inbox"]["refused_by_reason"].values()) == len(bad) + 1
+    assert "Traceback" not in p.stderr.decode()
+    assert team.primary("SELECT count(*) FROM trajectories WHERE group_key = 'honest'") == [(4,)]
+    # every row was taken or refused once: nothing left to fetch, nothing refused twice
+    left = team.inbox("SELECT count(*) FROM inbox WHERE kind != 'done'")
+    assert left == [(0,)]
+    fs_group(m, key="later")
+    assert membership.sync(m, collect=False).inserted == 4
+    again = run_cli("team", "learn", "--no-model", "--json", db=Path(a.path))
+    assert again.returncode == 0, again.stderr
+    assert json.loads(again.stdout)["inbox"]["refused"] == 0
+    assert json.loads(again.stdout)["inbox"]["taken"] == 4
+    text = run_cli("team", "sync", db=Path(a.path))
+    assert text.returncode == 0, text.stderr
+    # without --json, `team learn` says what it refused and why
+    assert _signed_push(team, "m", [(str(uuid.uuid4()), "trajectory", _jamming_items()[2][1])])
+    said = run_cli("team", "learn", "--no-model", db=Path(a.path))
+    assert said.returncode == 0, said.stderr
+    assert b"refused 1" in said.stdout and b"meta is not a JSON object" in said.stdout
+
+
+def test_a_member_cannot_break_the_inbox_table_for_the_others(team: Team):
+    a, m, n = team.laptop("a"), team.laptop("m"), team.laptop("n")
+    token = team.token("m", "runs")
+    attacks = [
+        "CREATE UNIQUE INDEX one_kind ON inbox (kind)",
+        "INSERT INTO inbox (uuid, kind, payload, pushed_at) "
+        "VALUES ('x', 'trajectory', '{}', 'now')",  # with the index: no second run ever
+        "CREATE TRIGGER jam BEFORE INSERT ON inbox BEGIN SELECT RAISE(ABORT, 'jammed'); END",
+        "CREATE VIEW inbox_view AS SELECT * FROM inbox",
+    ]
+    for sql in attacks:
+        server.pipeline(team.runs_url, [(sql, [])], token=token)
+    fs_group(n, key="honest")
+    assert membership.sync(n, collect=False).inserted == 4  # the push repaired the table
+    names = {r[0] for r in team.inbox("SELECT name FROM sqlite_master WHERE sql IS NOT NULL")}
+    assert names == {"inbox"}
+    # an inbox rebuilt with AUTOINCREMENT and a top seq: the learner rebuilds it, rows kept
+    rebuild = [
+        "DROP TABLE inbox",
+        "CREATE TABLE inbox (seq INTEGER PRIMARY KEY AUTOINCREMENT, uuid TEXT NOT NULL UNIQUE, "
+        "kind TEXT NOT NULL, payload TEXT NOT NULL, pushed_at TEXT NOT NULL)",
+        f"INSERT INTO inbox VALUES ({2**63 - 1}, 'y', 'trajectory', '{{}}', 'now')",
+    ]
+    for sql in rebuild:
+        server.pipeline(team.runs_url, [(sql, [])], token=token)
+    report = learning_report(a)
+    assert report["taken"] == 0 and report["refused"] == 1  # the 'y' row, copied, refused
+    assert report["repaired"] == ["rebuilt the inbox table"]
+    fs_group(m, key="after")
+    assert membership.sync(m, collect=False).inserted == 4
+    assert membership.sync(a).collected == 4
+    assert learning_report(a)["repaired"] == []  # the rebuilt table is taken as intact
+
+
+def learning_report(learner: Memory) -> dict:
+    """`team learn --json`'s inbox part, through the real CLI."""
+    p = run_cli("team", "learn", "--no-model", "--json", db=Path(str(learner.path)))
+    assert p.returncode == 0, p.stderr
+    return dict(json.loads(p.stdout)["inbox"])
+
+
+def test_a_member_cannot_speak_for_another_or_for_a_revoked_one(team: Team):
+    import uuid
+
+    from agentmem.team.inbox import BAD_SIGNATURE, NOT_A_MEMBER
+
+    a, m, n = team.laptop("a"), team.laptop("m"), team.laptop("n")
+    forged = [(str(uuid.uuid4()), "trajectory", json.dumps(_run_payload(group_key="two")))]
+    assert _signed_push(team, "m", forged, as_="n") == 1  # m's key, n's name
+    ghost = [(str(uuid.uuid4()), "trajectory", json.dumps(_run_payload(group_key="two")))]
+    assert _signed_push(team, "m", ghost, as_="ghost") == 1
+    # m's own run, which says in its meta that it is n's (and the learner's)
+    claims_a = _run_payload(meta='{"team_member": "a"}')
+    mine = [(str(uuid.uuid4()), "trajectory", json.dumps(claims_a))]
+    assert _signed_push(team, "m", mine) == 1
+    taken = learning_report(a)
+    assert taken["taken"] == 1
+    assert taken["refused_by_reason"] == {BAD_SIGNATURE: 1, NOT_A_MEMBER: 1}
+    who = team.primary("SELECT json_extract(meta, '$.team_member') FROM trajectories")
+    assert who == [("m",)]  # the learner's word, not the item's
+    # a verdict on another member's run is refused; the run's own member's is taken
+    run_uuid = mine[0][0]
+    verdict = {
+        "trajectory_uuid": run_uuid,
+        "kind": "reject",
+        "note": None,
+        "created_at": "2026-01-02T00:00:00+00:00",
+    }
+    assert _signed_push(team, "n", [(str(uuid.uuid4()), "feedback", json.dumps(verdict))]) == 1
+    assert _signed_push(team, "m", [(str(uuid.uuid4()), "feedback", json.dumps(verdict))]) == 1
+    taken = learning_report(a)
+    assert taken["taken"] == 1
+    assert taken["refused_by_reason"] == {"a verdict on another member's run": 1}
+    assert team.primary("SELECT count(*) FROM feedback") == [(1,)]
+    # revoking m drops m's pending items at once, and n goes on
+    fs_group(m, key="pending")
+    assert membership.sync(m, collect=False).inserted == 4
+    tokens.revoke(team.data, "m")
+    team.kill()
+    team.restart()  # what `team serve` does when the registry changes
+    assert team.inbox("SELECT count(*) FROM inbox WHERE member = 'm' AND kind != 'done'") == [(0,)]
+    fs_group(n, key="goes-on")
+    assert membership.sync(n, collect=False).inserted == 4
+    assert membership.sync(a).collected == 4
+
+
+def _ops(report: dict) -> list[tuple[str, str, str]]:
+    return [(o["status"], o.get("text") or "", o.get("reason") or "") for o in report["operations"]]
+
+
+def test_one_members_runs_never_reach_another_members_prompt(team: Team):
+    a, m, n = team.laptop("a"), team.laptop("m"), team.laptop("n")
+    fs_group(m, key="read-a")  # no project: a lesson from it would be served everywhere
+    membership.sync(m)
+    first = learning.learn(a, use_model=False)
+    held = [o for o in first.operations if o.status == "rejected" and "held" in (o.reason or "")]
+    assert held and all("only m supported it" in (o.reason or "") for o in held)
+    assert not [o for o in first.operations if o.status == "applied" and o.op.kind == "ADD"]
+    assert team.primary("SELECT count(*) FROM experiences WHERE status = 'live'") == [(0,)]
+    membership.sync(n)
+    assert "(team)" not in n.context(TASK, tools=["cat"])
+    assert "(team)" not in _hook_context(str(n.path))
+    notes = team.primary("SELECT reason FROM operations WHERE status = 'rejected'")
+    assert any("team members behind it: m" in (r[0] or "") for r in notes)
+    # runs of a second member of the same task: now it is the team's
+    fs_group(n, key="read-a")
+    membership.sync(n)
+    second = learning.learn(a, use_model=False)
+    added = [o for o in second.operations if o.status == "applied" and o.op.kind == "ADD"]
+    assert added and all("team members behind it: m, n" in o.op.note for o in added)
+    membership.sync(n)
+    assert "(team) Before calling cat, call cd first" in n.context(TASK, tools=["cat"])
+
+
+def test_the_learners_approval_lets_one_members_lesson_reach_the_team(team: Team):
+    a, m, n = team.laptop("a"), team.laptop("m"), team.laptop("n")
+    fs_group(m, key="read-a")
+    membership.sync(m)
+    p = run_cli("team", "learn", "--no-model", "--approve-single-member", db=Path(a.path))
+    assert p.returncode == 0, p.stderr
+    notes = team.primary("SELECT reason FROM operations WHERE status = 'applied'")
+    assert any("approved by the learner" in (r[0] or "") for r in notes)
+    membership.sync(n)
+    assert "(team) Before calling cat, call cd first" in n.context(TASK, tools=["cat"])
+
+
+def _project_group(mem: Memory, project: str, key: str = "read-a") -> None:
+    from .conftest import CAT_BADNAME, CAT_MISSING, CAT_OK, CD
+
+    task = "Show me what a.txt in docs says"
+    meta = {"project": project}
+    mem.record(task, [CD, CAT_OK], group=key, accepted=True, meta=meta)
+    mem.record(task, [CAT_MISSING], group=key, accepted=False, meta=meta)
+    mem.record(task, [CD, CAT_BADNAME], group=key, accepted=False, meta=meta)
+    mem.record(task, [CD, CAT_OK], group=key, accepted=True, meta=meta)
+
+
+def test_team_lessons_are_scoped_to_their_project_like_local_ones(team: Team, tmp_path: Path):
+    from agentmem.projects import project_of
+
+    here = tmp_path / "proj-a"
+    (here / ".git").mkdir(parents=True)
+    other = tmp_path / "proj-b"
+    (other / ".git").mkdir(parents=True)
+    a, m, n = team.laptop("a"), team.laptop("m"), team.laptop("n")
+    _project_group(m, str(project_of(here)))
+    membership.sync(m)
+    report = learning.learn(a, use_model=False)
+    added = [o for o in report.operations if o.status == "applied" and o.op.kind == "ADD"]
+    assert added  # one member's lesson, but served in its project only: applied
+    scoped = team.primary("SELECT project FROM experience_scopes")
+    assert scoped and {r[0] for r in scoped} == {str(project_of(here))}
+    membership.sync(n)
+    lesson = "(team) Before calling cat, call cd first"
+    assert lesson in n.context(TASK, tools=["cat"], project=here)
+    assert lesson not in n.context(TASK, tools=["cat"], project=other)
+    assert lesson not in n.context(TASK, tools=["cat"])  # no project: global lessons only
+    assert not n.retrieve(TASK, tools=["cat"], project=other)
+    inside_hits = n.retrieve(TASK, tools=["cat"], project=here)
+    assert inside_hits and {h.source for h in inside_hits} == {"team"}
+    # the prompt hook's fast path, the real CLI, in and out of the project
+    inside = run_cli("context", TASK, "--tool", "cat", "--project", str(here), db=Path(n.path))
+    assert inside.returncode == 0 and lesson.encode() in inside.stdout, inside.stderr
+    outside = run_cli("context", TASK, "--tool", "cat", "--project", str(other), db=Path(n.path))
+    assert outside.returncode == 0 and lesson.encode() not in outside.stdout
+    assert lesson not in _hook_context(str(n.path))
+    # Claude Code's prompt hook, the agent working in the project, then in the other one
+    assert lesson in _hook_context(str(n.path), prompt=TASK + " with cat", cwd=here)
+    assert lesson not in _hook_context(str(n.path), prompt=TASK + " with cat", cwd=other)
+
+
+def test_signatures_check_the_member_the_item_and_the_published_keys():
+    from agentmem.team.signing import Signer, new_key, parse_members
+
+    private, public = new_key()
+    _other, other_public = new_key()
+    members = parse_members(
+        {"m": {"role": "member", "key": public}, "n": {"role": "member", "key": other_public},
+         "bad": "not an entry", 3: {"role": "member", "key": public}}
+    )  # fmt: skip
+    assert set(members) == {"m", "n"}
+    sig = Signer("m", private).sign("u1", "trajectory", "{}")
+    assert inbox.signer_of(members, "u1", "trajectory", "{}", "m", sig) == "m"
+    for key, kind, payload, member in [
+        ("u2", "trajectory", "{}", "m"),  # another item
+        ("u1", "feedback", "{}", "m"),  # another kind
+        ("u1", "trajectory", '{"x": 1}', "m"),  # another payload
+        ("u1", "trajectory", "{}", "n"),  # another member's name
+    ]:
+        with pytest.raises(inbox.InvalidItemError, match="signature"):
+            inbox.signer_of(members, key, kind, payload, member, sig)
+    with pytest.raises(inbox.InvalidItemError, match="no live token"):
+        inbox.signer_of(members, "u1", "trajectory", "{}", "ghost", sig)
+    with pytest.raises(inbox.InvalidItemError, match="not text"):
+        inbox.signer_of(members, "u1", "trajectory", "{}", "m", 7)
+    assert inbox.signer_of(members, "u1", "trajectory", "{}", None, None) is None  # unsigned
+    # a server that never published keys: every item is nobody's, none is refused for it
+    assert inbox.signer_of(None, "u1", "trajectory", "{}", "m", "forged") is None
+    # what the learner records: the verified member, never the item's own word
+    item = inbox.validate(
+        "6f1c1d2e-0000-4000-8000-000000000001",
+        "trajectory",
+        json.dumps(_run_payload(meta='{"team_member": "a", "machine": "m-victim"}')),
+    )
+    meta = json.loads(inbox.attribute(item, "m")["trajectory"]["meta"])
+    assert meta == {"team_member": "m", "machine": "m:m-victim"}
+    meta = json.loads(inbox.attribute(item, None)["trajectory"]["meta"])
+    assert meta == {"machine": "(unsigned):m-victim"}
+
+
+def test_one_members_support_is_held_only_where_it_would_reach_the_whole_team(tmp_path: Path):
+    """:func:`agentmem.team.support.check_operations` on a library of the team's schema,
+    runs attributed as the learner attributes them (``meta.team_member``)."""
+    from agentmem.records import Operation
+    from agentmem.team import support
+
+    project = str(tmp_path / "proj")
+    with Memory.open(":memory:", embedder="hash") as mem:
+
+        def runs(member: str | None, n: int = 2, **meta: str) -> list[int]:
+            who = {"team_member": member} if member else {}
+            return [
+                mem.record(TASK, [Step("ls", {}, "a.txt", True)], meta={**who, **meta})
+                for _ in range(n)
+            ]
+
+        groups = {
+            "m": runs("m"),
+            "mn": runs("m") + runs("n"),
+            "learner": runs("a"),
+            "unsigned": runs(None),
+            "m-project": runs("m", project=project),
+        }
+        lesson = mem.add("Before calling cat, call cd into the folder first.", domain="fs")
+        text = "Before calling ls, call pwd to see where you are."
+
+        def check(op: Operation, approve: bool = False) -> support.Checked:
+            return support.check_operations(mem.db, [op], groups, learners=["a"], approve=approve)
+
+        held = check(Operation("ADD", text=text, group="m"))
+        assert not held.apply and "only m supported it" in held.held[0][1]
+        assert "team members behind it: m" in held.held[0][0].note
+        assert check(Operation("ADD", text=text, group="unsigned")).held
+        for group in ("mn", "learner"):
+            kept = check(Operation("ADD", text=text, group=group))
+            assert kept.apply and not kept.held
+        assert "m, n" in check(Operation("ADD", text=text, group="mn")).apply[0].note
+        approved = check(Operation("ADD", text=text, group="m"), approve=True)
+        assert approved.apply and "approved by the learner" in approved.apply[0].note
+        # one member's lesson in one project is served there only: applied
+        scoped = check(Operation("ADD", text=text, group="m-project"))
+        assert scoped.apply and not scoped.held
+        # one member's runs do not delete or rewrite a lesson served to the whole team
+        assert check(Operation("DELETE", targets=(lesson.id,), group="m")).held
+        assert check(Operation("MODIFY", text=text, targets=(lesson.id,), group="m")).held
+        assert check(Operation("DELETE", targets=(lesson.id,), group="mn")).apply

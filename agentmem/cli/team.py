@@ -231,6 +231,11 @@ def _model_choice(model_spec: str | None, no_model: bool) -> bool | None:
 @click.option("--no-model", is_flag=True, help="Use only the data-derived texts.")
 @click.option("--group", "groups", multiple=True, help="Only this group (repeatable).")
 @click.option("--max-groups", type=click.IntRange(min=1), help="Use at most N groups.")
+@click.option(
+    "--approve-single-member",
+    is_flag=True,
+    help="Serve lessons that one member's runs alone support to the whole team (else held).",
+)
 @json_option
 @with_memory
 def learn(
@@ -240,6 +245,7 @@ def learn(
     no_model: bool,
     groups: tuple[str, ...],
     max_groups: int | None,
+    approve_single_member: bool,
     as_json: bool,
 ) -> None:
     """Learn from the team's runs, once for the whole team.
@@ -251,9 +257,17 @@ def learn(
     experience changed meanwhile is journaled as rejected ("stale").
 
     \b
+    The inbox's items are validated and their members' signatures checked
+    first; a bad item is refused, counted by reason (printed, and "inbox" in
+    --json) and deleted, never retried. A lesson that only one member's runs
+    support is held (journaled as rejected) when it would be served to the
+    whole team, unless --approve-single-member; in one project it is served
+    there only.
+
     Examples:
       agentmem team learn --dry-run
       agentmem team learn --no-model --json
+      agentmem team learn --approve-single-member
     """
     import attrs
 
@@ -270,13 +284,27 @@ def learn(
             groups=groups or None,
             max_groups=max_groups,
         )
+    taken: list[Any] = []
     report = learning.learn(
-        mem, dry_run=dry_run, use_model=_model_choice(model_spec, no_model), options=opts
+        mem,
+        dry_run=dry_run,
+        use_model=_model_choice(model_spec, no_model),
+        options=opts,
+        approve_single_member=approve_single_member,
+        on_collect=taken.append,
     )
+    inbox = taken[0].as_dict() if taken else None
     if as_json:
-        print_json(report.as_dict())
-    else:
-        print_report(report)
+        print_json({**report.as_dict(), "inbox": inbox})
+        return
+    if inbox is not None and (inbox["taken"] or inbox["refused"] or inbox["repeated"]):
+        click.echo(
+            f"inbox: took {inbox['taken']} shared item(s), {inbox['repeated']} already there, "
+            f"refused {inbox['refused']}"
+        )
+        for why, n in inbox["refused_by_reason"].items():
+            click.echo(f"  refused {n}: {why}")
+    print_report(report)
 
 
 @team.command()
@@ -357,6 +385,7 @@ def serve(
             for name in proc.removed_legacy:
                 click.echo(f"removed {name}: the single team token of older agentmem")
             created = server.bootstrap(proc.url, token=proc.setup_token, embedder=embedder)
+            proc.publish()  # the members' signing keys, now that the library has its schema
             click.echo(
                 f"{'created' if created else 'serving'} the team library at {proc.url}, "
                 f"runs at {proc.runs_url} (data {proc.data}); Ctrl-C stops"

@@ -16,6 +16,7 @@ from ..projects import SCOPE_KINDS, Scope, machine_id, scope_for
 
 __all__ = [
     "current_scopes",
+    "decide",
     "hidden_ids",
     "promotion_notes",
     "record_scopes",
@@ -182,6 +183,16 @@ def _decide(
     if support <= {""} and scope.machine is None:
         return None  # no project anywhere: global, as every lesson was before scopes
     return scope, support
+
+
+def decide(db: Any, op: Any, groups: Mapping[str, Sequence[int]]) -> Scope | None:
+    """Where ``op``'s text would be served if it were applied now, as
+    :func:`record_scopes` decides it (None: everywhere, or no change). For a caller
+    that must know before applying (the team's learner: one member's lesson is never
+    served team-wide)."""
+    prior = _prior(db, sorted(set(op.targets)))
+    decided = _decide(db, op, groups, prior)
+    return None if decided is None else decided[0]
 
 
 def promotion_notes(db: Any, ops: Sequence[Any], groups: Mapping[str, Sequence[int]]) -> list[Any]:

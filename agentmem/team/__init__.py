@@ -16,6 +16,8 @@ setting), :mod:`~agentmem.team.server` (the two sqld processes and the team sche
 :mod:`~agentmem.team.reads` (search the replica, merge, mark),
 :mod:`~agentmem.team.outbox` (shared runs, pushed idempotently),
 :mod:`~agentmem.team.claims` (claims and compare-and-set apply),
+:mod:`~agentmem.team.signing` (who pushed an inbox item: a key per token),
+:mod:`~agentmem.team.support` (which members stand behind a lesson; one member's held),
 :mod:`~agentmem.team.learning` (team learn and undo),
 :mod:`~agentmem.team.membership` (join, sync, status, leave).
 

@@ -33,7 +33,7 @@ import attrs
 
 from ..db import write
 from ..errors import TeamError
-from ..storage import journal
+from ..storage import journal, settings
 from ..timestamps import now_iso, parse_time
 
 __all__ = ["CLAIM_LEASE", "Claim", "apply_session", "claim", "holder_name", "release"]
@@ -146,15 +146,32 @@ def apply_session(
     model: str | None,
     embedder: str,
     params: Mapping[str, Any] | None = None,
+    approve: bool = False,
 ) -> Any:
     """Apply a planned (dry-run) :class:`~agentmem.learning.session.LearnReport` on the
-    primary in one transaction; the report of the applied session."""
-    from ..learning.session import group_rows
+    primary in one transaction; the report of the applied session.
 
-    ops = [o.op for o in plan.operations if o.status == "proposed"]
+    Every lesson is scoped as a private session scopes it (a project, a machine,
+    everywhere: :mod:`agentmem.storage.scopes`), and one that only one member's runs
+    support is held rather than served to the whole team (:mod:`agentmem.team.support`;
+    ``approve``: the learner approves such lessons)."""
+    from ..learning.session import group_rows
+    from ..storage.scopes import record_scopes
+    from . import support
+    from .signing import MEMBERS_SETTING, parse_members
+
+    proposed = [o.op for o in plan.operations if o.status == "proposed"]
     rejected = [(o.op, o.reason) for o in plan.operations if o.status == "rejected"]
     results = [r for r in plan.groups if r.key in claim_.groups]
+    groups = {r.key: tuple(r.trajectory_ids) for r in results}
     with write(remote):
+        members = parse_members(settings.get(remote, MEMBERS_SETTING))
+        learners = [n for n, (role, _) in members.items() if role == "learner"]
+        checked = support.check_operations(
+            remote, proposed, groups, learners=learners, approve=approve
+        )
+        ops = list(checked.apply)
+        rejected += list(checked.held)
         held = {
             str(r[0])
             for r in remote.execute(
@@ -185,6 +202,8 @@ def apply_session(
             conditions={r.key: r.conditions for r in results},
             expected=expected,
         )
+        # Where each new text is served: a project, a machine, everywhere (agentmem.projects).
+        record_scopes(remote, sid, support.scoped(applied), groups)
         journal.record_groups(remote, sid, group_rows(results))
         report = attrs.evolve(plan, session_id=sid, dry_run=False, operations=tuple(applied))
         journal.finish_session(remote, sid, report.as_dict())

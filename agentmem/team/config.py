@@ -67,6 +67,9 @@ class Credential:
     name: str | None = None
     role: str | None = None
     expires_at: float | None = None
+    #: The token's private key that signs the items it pushes (None: a token issued
+    #: before items were signed; its items are taken as nobody's).
+    signing_key: str | None = attrs.field(default=None, repr=False)
 
 
 def read_token_file(path: str | os.PathLike[str]) -> Credential:
@@ -87,6 +90,7 @@ def read_token_file(path: str | os.PathLike[str]) -> Credential:
             name=value.get("name"),
             role=value.get("role"),
             expires_at=value.get("expires_at"),
+            signing_key=value.get("signing_key"),
         )
     except (ValueError, KeyError, TypeError):
         raise TeamError(f"{p} is not an agentmem team token file") from None

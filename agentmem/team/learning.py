@@ -52,8 +52,15 @@ def learn(
     options: LearnOptions | None = None,
     progress: Callable[[str], None] | None = None,
     lease: float = claims.CLAIM_LEASE,
+    approve_single_member: bool = False,
+    on_collect: Callable[[inbox.CollectReport], None] | None = None,
 ) -> LearnReport:
     """A learning session over the team's ready groups, applied once for the whole team.
+
+    ``on_collect`` is given what the inbox held (items taken, refused by reason);
+    ``approve_single_member``: lessons that only one member's runs support may be
+    served team-wide (the learner's approval, noted in the journal), else they are
+    held (:mod:`agentmem.team.support`).
 
     Raises :class:`~agentmem.errors.AlreadyClaimedError` when every group it
     could learn is held by another session.
@@ -71,6 +78,8 @@ def learn(
             remote = RemoteDb(conn, cfg.url)
             if not dry_run:
                 taken = inbox.collect(remote, cfg.runs_http_url(), token=cfg.credential().runs)
+                if on_collect is not None:
+                    on_collect(taken)
                 if taken.taken or taken.refused:
                     say(f"took {taken.taken} shared item(s) in, refused {taken.refused_count}")
                 conn.sync()
@@ -86,7 +95,10 @@ def learn(
                         db, model=model, embedder=mem.embedder, options=opts, dry_run=True
                     )
                 held = _claim(remote, _candidates(db, opts, mem.embedder), lease=lease, say=say)
-                report = _plan_and_apply(mem, remote, db, held, model=model, opts=opts, say=say)
+                report = _plan_and_apply(
+                    mem, remote, db, held, model=model, opts=opts, say=say,
+                    approve=approve_single_member,
+                )  # fmt: skip
                 if held is None:
                     return report  # nothing was ready: the plan of nothing, the primary unchanged
             finally:
@@ -142,6 +154,7 @@ def _plan_and_apply(
     model: Any,
     opts: LearnOptions,
     say: Callable[[str], None],
+    approve: bool = False,
 ) -> LearnReport:
     """Plan the ``held`` groups on the replica ``db`` and apply the plan on the primary.
 
@@ -175,6 +188,7 @@ def _plan_and_apply(
             model=getattr(model, "model_id", None) if model else "none (data only)",
             embedder=mem.embedder.model_id,
             params={"reward": opts.reward, "k_stage2": opts.k_stage2},
+            approve=approve,
         )
     except BaseException:
         if held is not None:

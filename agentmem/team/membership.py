@@ -36,6 +36,7 @@ from .replica import (
     replica_lock,
 )
 from .server import is_loopback
+from .signing import Signer
 
 if TYPE_CHECKING:
     from ..memory import Memory
@@ -197,8 +198,12 @@ def sync(mem: Memory, *, push: bool = True, collect: bool | None = None) -> Sync
         check_credential(cfg)
         if push and report.left:
             runs_url = cfg.runs_http_url()
+            signer = _signer(cred)
             report = outbox.push(
-                mem.db, lambda items, at: inbox.push(runs_url, items, token=cred.runs, at=at)
+                mem.db,
+                lambda items, at: inbox.push(
+                    runs_url, items, token=cred.runs, at=at, signer=signer
+                ),
             )
         conn = open_remote(cfg)
         try:
@@ -216,6 +221,20 @@ def sync(mem: Memory, *, push: bool = True, collect: bool | None = None) -> Sync
         collected=taken.taken,
         refused=taken.refused_count,
     )
+
+
+def _signer(cred: tokens.Credential) -> Signer | None:
+    """What signs this laptop's pushed items: its token's signing key (None: a token
+    issued before items were signed, whose items the learner takes as nobody's)."""
+    if not cred.signing_key or not cred.name:
+        return None
+    try:
+        return Signer(cred.name, cred.signing_key)
+    except (ImportError, ValueError, TypeError):
+        raise TeamError(
+            f"the token file's signing key cannot be read (needs the cryptography package: "
+            f"pip install 'agentmem[team]'); ask for a new token for {cred.name}"
+        ) from None
 
 
 def _primary_answers(cfg: TeamConfig, timeout: float = 2.0) -> bool:

@@ -144,8 +144,12 @@ def fast_team_hits(
     domains: Sequence[str] | None,
     k: int,
     min_score: float | None = None,
+    project: str | None = None,
 ) -> list[tuple[float, str]]:
     """The prompt-hook shortcut's team search: (score, text) from the replica, or nothing.
+
+    ``project`` (a project root): team lessons scoped to another project, or to
+    another machine, are left out, as the private library's are.
 
     Nothing when the library is not in a team or the replica is missing; a
     replica whose index is another embedder's raises LookupError (the full path
@@ -167,7 +171,10 @@ def fast_team_hits(
     try:
         if vector_index.index_info(conn) not in (None, info):
             raise LookupError("the team's index is another embedder's")
-        found = search(conn, prompt, embed, tools=tools, domains=domains, k=k, min_score=min_score)
+        found = search(
+            conn, prompt, embed, tools=tools, domains=domains, k=k, min_score=min_score,
+            project=project,
+        )  # fmt: skip
     finally:
         conn.close()
     return [(f.score, f.text) for f in found if lesson_text_ok(f.text)]
@@ -181,6 +188,7 @@ def _checked_hits(
     domains: Sequence[str] | None,
     k: int,
     min_score: float | None,
+    project: str | None = None,
 ) -> list[Scored]:
     """The replica's hits for ``task`` as team hits, leaving out every row whose lesson
     breaks the text rules (:func:`lesson_text_ok`) or is no valid experience at all: one
@@ -191,7 +199,10 @@ def _checked_hits(
     from ..retrieval.retriever import Scored
 
     out = []
-    for f in search(db, task, embed, tools=tools, domains=domains, k=k, min_score=min_score):
+    found = search(
+        db, task, embed, tools=tools, domains=domains, k=k, min_score=min_score, project=project
+    )
+    for f in found:
         if not lesson_text_ok(f.text):
             continue
         try:
@@ -213,8 +224,12 @@ def add_team_hits(
     domains: Sequence[str] | None = None,
     k: int,
     min_score: float | None = None,
+    project: str | None = None,
 ) -> list[Scored]:
     """``private`` merged with the team replica's hits for ``task`` (unchanged outside a team).
+
+    ``project`` (a project root): team lessons scoped to another project or machine are
+    left out, as the private ones are.
 
     ``db`` is the private library (its file ``library``), searched with ``embedder``.
     Team hits carry ``source='team'``. A replica built with another embedder is
@@ -244,7 +259,14 @@ def add_team_hits(
             return private
         check_embedder(replica_db, embedder)
         team_hits = _checked_hits(
-            replica_db, Retriever(replica_db, embedder).vector, task, tools, domains, k, min_score
+            replica_db,
+            Retriever(replica_db, embedder).vector,
+            task,
+            tools,
+            domains,
+            k,
+            min_score,
+            project,
         )
     finally:
         replica_db.close()

@@ -55,6 +55,7 @@ __all__ = [
     "pipeline",
     "prepare_extensions",
     "private_tree",
+    "publish_members",
     "start",
 ]
 
@@ -218,6 +219,11 @@ class Sqld:
                 self.reload()
             time.sleep(poll)
 
+    def publish(self) -> dict[str, Any]:
+        """Publish the live tokens' signing keys on the lessons primary and drop the
+        pending items of members who hold no live token (:func:`publish_members`)."""
+        return publish_members(self.data, self.url, self.runs_url, token=self.setup_token)
+
     def __enter__(self) -> Sqld:
         return self
 
@@ -307,6 +313,7 @@ def start(
             from . import inbox
 
             inbox.create(server.runs_url, token=setup)
+            publish_members(folder, server.url, server.runs_url, token=setup)
         except BaseException:
             server.stop(kill=True)
             raise
@@ -315,6 +322,42 @@ def start(
     server = launch()
     server._launch = launch
     return server
+
+
+def publish_members(
+    data: str | os.PathLike[str], url: str, runs_url: str, *, token: str
+) -> dict[str, Any]:
+    """Write the live tokens' roles and public signing keys to the lessons primary's
+    ``team_members`` setting (where members may only read; the learner checks every
+    inbox item's signature against it), and delete the inbox items of members who hold
+    no live token (revoked, expired). Nothing is published to a primary without
+    agentmem's schema yet (:func:`bootstrap` first). What was done: members, dropped."""
+    import json
+
+    from .signing import MEMBERS_SETTING
+
+    members = tokens.members(data)
+    have = pipeline(
+        url,
+        [("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'settings'", [])],
+        token=token,
+    )[0]
+    if have:
+        pipeline(
+            url,
+            [(
+                "INSERT INTO settings (key, value) VALUES (?, ?) "
+                "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                [MEMBERS_SETTING, json.dumps(members, sort_keys=True)],
+            )],
+            token=token,
+        )  # fmt: skip
+    names = sorted(members)
+    keep = f" AND member NOT IN ({', '.join('?' * len(names))})" if names else ""
+    dropped = changes(
+        runs_url, [(f"DELETE FROM inbox WHERE member IS NOT NULL{keep}", list(names))], token=token
+    )[0]
+    return {"members": len(members), "published": bool(have), "dropped": dropped}
 
 
 def _shadow_tables(entries: list[tuple[str, str]]) -> set[str]:

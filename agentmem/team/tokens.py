@@ -49,6 +49,7 @@ __all__ = [
     "add",
     "key_files",
     "list_tokens",
+    "members",
     "parse_duration",
     "read_token_file",
     "registry_path",
@@ -194,6 +195,9 @@ def add(
     common = {"sub": name, "role": role, "iat": int(now), "exp": exp}
     lessons, lessons_key = _jwt({**lessons_claims, **common, "for": "lessons"})
     runs, runs_key = _jwt({"a": "rw", **common, "for": "runs"})
+    from .signing import new_key
+
+    signing_key, signing_pub = new_key()  # signs the items this token pushes
     rows.append(
         {
             "name": name,
@@ -203,11 +207,13 @@ def add(
             "revoked_at": None,
             "lessons_key": lessons_key,
             "runs_key": runs_key,
+            "signing_pub": signing_pub,
         }
     )
     path = Path(out) if out else private_dir(folder / "tokens") / f"{name}.token"
     body = {"format": FORMAT, "name": name, "role": role, "expires_at": exp}
-    write_private(path, json.dumps({**body, "lessons": lessons, "runs": runs}, indent=1) + "\n")
+    secrets = {"lessons": lessons, "runs": runs, "signing_key": signing_key}
+    write_private(path, json.dumps({**body, **secrets}, indent=1) + "\n")
     _save(folder, rows)
     return Issued(name, role, path.resolve(), float(exp))
 
@@ -247,6 +253,17 @@ def list_tokens(data: str | os.PathLike[str]) -> list[dict[str, Any]]:
                 "state": state,
             }
         )
+    return out
+
+
+def members(data: str | os.PathLike[str]) -> dict[str, dict[str, str]]:
+    """The live tokens that sign their items, as ``agentmem team serve`` publishes them on
+    the lessons primary: name -> {"role", "key"} (the public signing key)."""
+    now = time.time()
+    out: dict[str, dict[str, str]] = {}
+    for r in _load(Path(data).resolve()):
+        if _live(r, now) and isinstance(r.get("signing_pub"), str) and r.get("name"):
+            out[str(r["name"])] = {"role": str(r.get("role")), "key": str(r["signing_pub"])}
     return out
 
 
