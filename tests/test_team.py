@@ -684,6 +684,9 @@ def test_every_team_command_has_an_example_and_is_in_the_reference(tmp_path: Pat
         assert r.exit_code == 0 and "Example" in r.output, name
         assert f"agentmem team {name}" in reference, f"agentmem team {name} is not in docs/cli.md"
     r = CliRunner().invoke(cli, ["team", "status", "--db", str(tmp_path / "x.db")])
+    assert r.exit_code == 1 and "no library at" in r.output  # a mistyped --db is refused
+    Memory.open(tmp_path / "x.db").close()
+    r = CliRunner().invoke(cli, ["team", "status", "--db", str(tmp_path / "x.db")])
     assert r.exit_code == 1 and "not in a team: run `agentmem team join URL`" in r.output
     r = CliRunner().invoke(cli, ["team", "join", "ftp://x", "--db", str(tmp_path / "x.db")])
     assert r.exit_code == 1 and "http://" in r.output
