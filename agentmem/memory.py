@@ -27,6 +27,7 @@ from .storage import (
     experiences,
     journal,
     keyword_index,
+    reviews,
     settings,
     tool_domains,
     tool_usage,
@@ -118,6 +119,7 @@ class Memory:
                 if keyword_index.version(db) != TERMS_VERSION:
                     keyword_index.rebuild(db)  # new file, or built by other extraction rules
                     tool_usage.rebuild(db)
+                reviews.check_unchecked(db)  # lessons older than m017: held if risky
         except Exception:
             db.close()
             raise
@@ -664,6 +666,30 @@ class Memory:
         self.get_experience(experience_id)
         self._curate([Operation("DELETE", targets=(experience_id,), origin="user")])
 
+    # -- review (issue 30: risky lessons wait for a person) -----------------------------
+
+    def held(self) -> list[dict[str, Any]]:
+        """The lessons held for review, each with its risks and evidence (the runs and
+        failing outputs it came from); see :func:`agentmem.storage.reviews.held`."""
+        return reviews.held(self.db)
+
+    def waiting_review(self) -> int:
+        """How many lessons wait for a person's review."""
+        return reviews.waiting(self.db)
+
+    def review(self, experience_id: int, decision: str, *, by: str | None = None) -> int:
+        """Approve (``approved``: it may be served) or reject (``rejected``: deleted) a held
+        lesson, by ``by`` (default: the user name); journaled as a curation session, undone
+        by :meth:`undo`. Returns the session id."""
+        if by is None:
+            import getpass
+
+            try:
+                by = getpass.getuser()
+            except (OSError, KeyError):  # no user name in this environment
+                by = "unknown"
+        return journal.review_lesson(self.db, experience_id, decision, by=by)
+
     # -- retrieval ---------------------------------------------------------------------
 
     def retrieve(
@@ -853,4 +879,3 @@ def _redact_meta(r: Any, meta: Mapping[str, Any]) -> dict[str, Any]:
         k: v if k in _OWN_IDS and isinstance(v, str) else r.value({k: v})[k]
         for k, v in meta.items()
     }
-

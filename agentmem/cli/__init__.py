@@ -12,4 +12,17 @@ from .main import cli
 __all__ = ["cli"]
 
 # Importing the command modules registers their commands on the group.
-from . import admin, agent, browse, curate, demo, effect, hooks, learning, rc, recording, team  # noqa: F401
+from . import (  # noqa: F401
+    admin,
+    agent,
+    browse,
+    curate,
+    demo,
+    effect,
+    hooks,
+    learning,
+    rc,
+    recording,
+    review,
+    team,
+)
