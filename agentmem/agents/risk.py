@@ -727,6 +727,7 @@ def lesson_risks(text: str | None, rule: Mapping[str, Any] | None = None) -> tup
         for r in risks:
             found.setdefault(r.capability, r)
 
+    src = "rule"
     if isinstance(rule, Mapping):
         # a command a failing output advised is evidence, never a lesson on its own say-so
         src = "advised" if rule.get("change") in ADVICE_CHANGES else "rule"
@@ -740,6 +741,8 @@ def lesson_risks(text: str | None, rule: Mapping[str, Any] | None = None) -> tup
             add(param_risks([(param, good)], source="rule"))
     if isinstance(text, str):
         add(_text_risks(text))
+    if src == "advised":  # the text states the command the failing output advised
+        return tuple(attrs.evolve(r, source="advised") for r in found.values())
     return tuple(found.values())
 
 
