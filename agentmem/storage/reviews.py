@@ -129,7 +129,7 @@ def _runs(db: Any, src: dict[str, Any]) -> list[dict[str, Any]]:
                 [tid],
             )
         )
-        failures = []
+        failures: list[dict[str, Any]] = []
         for k, s in enumerate(steps):
             if s["success"]:
                 continue
@@ -148,7 +148,9 @@ def _runs(db: Any, src: dict[str, Any]) -> list[dict[str, Any]]:
             )  # fmt: skip
             if len(failures) >= MAX_FAILURES:
                 break
-        out.append({**t, "steps": len(steps), "failures": failures})
+        entry: dict[str, Any] = dict(t)
+        entry.update(steps=len(steps), failures=failures)
+        out.append(entry)
     return out
 
 
