@@ -34,7 +34,6 @@ from sqlite_utils import Database
 
 from .. import sanitize
 from .._sqlite import dict_row, dict_rows
-from ..agents import risk
 from ..db import write
 from ..errors import (
     AgentMemError,
@@ -357,6 +356,8 @@ def _loads(rule: str | None) -> dict[str, Any] | None:
 def _review_state(text: str | None, rule: Mapping[str, Any] | None) -> dict[str, Any]:
     """The review columns of a lesson as written (:func:`agentmem.agents.risk.review_columns`):
     every write of a text passes here, whoever proposed it."""
+    from ..agents import risk  # tree-sitter's reader: only where a text is written
+
     return risk.review_columns(text, rule)
 
 
@@ -749,7 +750,7 @@ def review_lesson(db: Database, eid: int, decision: str, *, by: str) -> int:
             raise UnknownExperienceError(f"no live experience has id {eid}")
         if before.get("review") == "approved" and decision == "approved":
             raise AgentMemError(f"experience {eid} is approved already")
-        if before.get("review") != "held" and not risk.lesson_risks(before["text"]):
+        if before.get("review") != "held" and _review_state(before["text"], None)["review"] is None:
             raise AgentMemError(
                 f"experience {eid} is not held for review (it asks for no risky command)"
             )

@@ -15,7 +15,6 @@ import json
 from typing import Any
 
 from .._sqlite import dict_row, dict_rows
-from ..agents import risk
 from . import experiences
 
 __all__ = ["check_unchecked", "held", "waiting"]
@@ -35,8 +34,13 @@ def check_unchecked(db: Any) -> int:
     """Check the live lessons whose risks were never checked (written before m017, or
     around the journal): each is held or marked checked. Call inside a write transaction;
     returns how many were held."""
+    rows = experiences.unchecked(db)
+    if not rows:
+        return 0
+    from ..agents import risk  # tree-sitter's reader: only when a row needs it
+
     n = 0
-    for eid, text, rule in experiences.unchecked(db):
+    for eid, text, rule in rows:
         try:
             parsed = json.loads(rule) if rule else None
         except ValueError:
