@@ -446,3 +446,35 @@ def test_a_row_written_around_the_journal_is_checked_on_the_way_out(tmp_path: Pa
     with Memory.open(db, embedder="hash") as mem:
         assert [h["id"] for h in mem.held()] == [e.id]
         assert mem.waiting_review() == 1
+
+
+# --------------------------------------------------------------------------- a team
+
+
+def test_a_team_lesson_that_would_force_push_is_held_and_reaches_no_member(tmp_path: Path):
+    """One member's runs, learned on the team's primary: the lesson is written held there
+    (the same ``apply_operations``), and another member's replica never serves it."""
+    pytest.importorskip("libsql_experimental", reason="pip install 'agentmem[team]'")
+    from agentmem.team import learning, membership
+
+    from .test_team import Team, _sqld_or_skip
+
+    _sqld_or_skip()
+    team = Team(tmp_path)
+    try:
+        a, b = team.laptop("a"), team.laptop("b")
+        steps, _, phrase = SCENARIOS["force-push"]
+        for _ in range(2):
+            a.record(_task("force-push"), steps, accepted=True)
+        membership.sync(a)
+        report = learning.learn(a, use_model=False)
+        assert report.applied, report
+        rows = team.primary("SELECT text, review FROM experiences WHERE status = 'live'")
+        assert [r for r in rows if phrase in str(r[0])] and all(
+            r[1] == "held" for r in rows if phrase in str(r[0])
+        ), rows
+        membership.sync(b)
+        assert phrase not in b.context(_task("force-push"), min_score=0.0)
+        assert not [h for h in b.retrieve(_task("force-push"), min_score=0.0) if phrase in h.experience.text]
+    finally:
+        team.close()
