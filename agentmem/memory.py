@@ -673,6 +673,11 @@ class Memory:
         failing outputs it came from); see :func:`agentmem.storage.reviews.held`."""
         return reviews.held(self.db)
 
+    def is_held(self, experience_id: int) -> bool:
+        """Whether experience ``experience_id`` is held for review (never served until approved)."""
+        row = experiences.row(self.db, experience_id)
+        return row is not None and row["status"] == "live" and row.get("review") == "held"
+
     def waiting_review(self) -> int:
         """How many lessons wait for a person's review."""
         return reviews.waiting(self.db)

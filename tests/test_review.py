@@ -475,6 +475,21 @@ def test_a_team_lesson_that_would_force_push_is_held_and_reaches_no_member(tmp_p
         ), rows
         membership.sync(b)
         assert phrase not in b.context(_task("force-push"), min_score=0.0)
-        assert not [h for h in b.retrieve(_task("force-push"), min_score=0.0) if phrase in h.experience.text]
+        hits = b.retrieve(_task("force-push"), min_score=0.0)
+        assert not [h for h in hits if phrase in h.experience.text]
     finally:
         team.close()
+
+
+def test_agentmem_add_says_a_risky_lesson_is_held(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from agentmem.cli import cli
+
+    db = str(tmp_path / "x.db")
+    r = CliRunner().invoke(cli, ["add", "Before git push, run git push -f here.", "--db", db])
+    assert r.exit_code == 0 and "held for review" in r.output, r.output
+    r = CliRunner().invoke(cli, ["add", "Before git push, run git fetch here.", "--db", db])
+    assert r.exit_code == 0 and "held" not in r.output, r.output
+    r = CliRunner().invoke(cli, ["review", "--db", db, "--json"])
+    assert [h["id"] for h in json.loads(r.output)] == [1]

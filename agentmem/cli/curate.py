@@ -163,6 +163,7 @@ def add(mem: Memory, text: str, domain: str) -> None:
     """
     e = mem.add(text, domain=domain)
     click.echo(f"added experience {e.id}")
+    _say_if_held(mem, e.id)
 
 
 @cli.command()
@@ -179,6 +180,16 @@ def edit(mem: Memory, experience_id: int, text: str, domain: str | None) -> None
     """
     mem.edit(experience_id, text, domain=domain)
     click.echo(f"edited experience {experience_id}")
+    _say_if_held(mem, experience_id)
+
+
+def _say_if_held(mem: Memory, experience_id: int) -> None:
+    """A lesson that asks for a risky command is held: say so, and how to approve it."""
+    if mem.is_held(experience_id):
+        click.echo(
+            f"held for review: it asks for a risky command and is not served until approved "
+            f"(agentmem review; agentmem review approve {experience_id})"
+        )
 
 
 @cli.command()
