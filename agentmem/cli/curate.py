@@ -183,9 +183,9 @@ def edit(mem: Memory, experience_id: int, text: str, domain: str | None) -> None
     _say_if_held(mem, experience_id)
 
 
-def _say_if_held(mem: Memory, experience_id: int) -> None:
+def _say_if_held(mem: Memory, experience_id: int | None) -> None:
     """A lesson that asks for a risky command is held: say so, and how to approve it."""
-    if mem.is_held(experience_id):
+    if experience_id is not None and mem.is_held(experience_id):
         click.echo(
             f"held for review: it asks for a risky command and is not served until approved "
             f"(agentmem review; agentmem review approve {experience_id})"
