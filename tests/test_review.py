@@ -493,3 +493,40 @@ def test_agentmem_add_says_a_risky_lesson_is_held(tmp_path: Path) -> None:
     assert r.exit_code == 0 and "held" not in r.output, r.output
     r = CliRunner().invoke(cli, ["review", "--db", db, "--json"])
     assert [h["id"] for h in json.loads(r.output)] == [1]
+
+
+def _codex_shell(script: str, output: str, ok: bool = False, **params: object) -> Step:
+    return Step(
+        tool="shell",
+        params={"command": ["bash", "-lc", script], **params},
+        output=output,
+        success=ok,
+    )
+
+
+def test_a_sandbox_escalation_is_never_a_served_lesson(tmp_path: Path) -> None:
+    """Codex's ``sandbox_permissions: require_escalated`` and Claude Code's
+    ``dangerouslyDisableSandbox: true`` retries teach no lesson; one written by hand is held."""
+    runs = [
+        [
+            _codex_shell("npm install", "npm ERR! EPERM: operation not permitted, mkdir"),
+            _codex_shell(
+                "npm install", "added 120 packages", True, sandbox_permissions="require_escalated"
+            ),
+        ],
+        [
+            _bash("docker ps", "permission denied while trying to connect to the Docker daemon"),
+            Step("Bash", {"command": "docker ps", "dangerouslyDisableSandbox": True}, "ID", True),
+        ],
+    ]
+    with Memory.open(tmp_path / "x.db", embedder="hash") as mem:
+        for k, steps in enumerate(runs * 2):
+            mem.record(f"install the deps {k}", steps, accepted=True)
+        mem.learn(use_model=False)
+        for prompt in ("install the deps 0", "continue"):
+            ctx = mem.context(prompt, min_score=0.0)
+            assert "require_escalated" not in ctx and "angerously" not in ctx
+        e = mem.add("When npm install fails with EPERM, retry shell with sandbox_permissions "
+                    "require_escalated.")  # fmt: skip
+        assert mem.is_held(e.id)
+        assert "require_escalated" not in mem.context("npm install fails EPERM", min_score=0.0)
