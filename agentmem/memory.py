@@ -678,6 +678,11 @@ class Memory:
         row = experiences.row(self.db, experience_id)
         return row is not None and row["status"] == "live" and row.get("review") == "held"
 
+    def review_states(self) -> dict[int, str]:
+        """The live experiences that were reviewed or wait for it: id -> ``held`` or
+        ``approved`` (the others were checked and found to ask for nothing risky)."""
+        return experiences.review_states(self.db)
+
     def waiting_review(self) -> int:
         """How many lessons wait for a person's review."""
         return reviews.waiting(self.db)

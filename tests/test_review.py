@@ -530,3 +530,17 @@ def test_a_sandbox_escalation_is_never_a_served_lesson(tmp_path: Path) -> None:
                     "require_escalated.")  # fmt: skip
         assert mem.is_held(e.id)
         assert "require_escalated" not in mem.context("npm install fails EPERM", min_score=0.0)
+
+
+def test_agentmem_experiences_json_says_which_lessons_are_held(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from agentmem.cli import cli
+
+    db = str(tmp_path / "x.db")
+    with Memory.open(db, embedder="hash") as mem:
+        risky = mem.add("Before git push, run git push --force-with-lease here.")
+        plain = mem.add("Before git push, run git fetch here.")
+    r = CliRunner().invoke(cli, ["experiences", "--json", "--db", db])
+    got = {e["id"]: e["review"] for e in json.loads(r.output)}
+    assert got == {risky.id: "held", plain.id: None}

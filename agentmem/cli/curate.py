@@ -70,7 +70,8 @@ def experiences(mem: Memory, domains: tuple[str, ...], project: str | None, as_j
     (the structured facts later sessions test it with) and ``use``: how often it
     was served and held out, and of the runs that met its situation how many
     followed it and how many made its mistake anyway (``repeated`` in the table:
-    mistakes / situations; see `agentmem effect`).
+    mistakes / situations; see `agentmem effect`). ``--json`` adds ``review``:
+    ``held`` (never served until approved: `agentmem review`), ``approved`` or null.
 
     \b
     Examples:
@@ -84,6 +85,7 @@ def experiences(mem: Memory, domains: tuple[str, ...], project: str | None, as_j
     scopes = mem.lesson_scopes()
     everywhere = Scope(None, None, None, "")
     uses = mem.served_counts()  # what the runs it was served to did (agentmem.served)
+    reviewed = mem.review_states()  # held (never served until approved) or approved
     if project is not None:
         here, this = project_of(project), machine_id()
         exps = [
@@ -105,6 +107,7 @@ def experiences(mem: Memory, domains: tuple[str, ...], project: str | None, as_j
                     **e.evidence(),
                     "rule": json.loads(e.rule) if e.rule else None,
                     "use": uses.get(e.id or 0),
+                    "review": reviewed.get(e.id or 0),
                 }
                 for e in exps
             ]

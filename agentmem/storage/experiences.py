@@ -31,6 +31,7 @@ __all__ = [
     "mark_deleted",
     "purge",
     "restore",
+    "review_states",
     "rewrite",
     "row",
     "set_checked",
@@ -104,6 +105,16 @@ def states(db: Any) -> dict[int, dict[str, Any]]:
 
 def count_live(db: Any) -> int:
     return int(db.execute("SELECT count(*) FROM experiences WHERE status = 'live'").fetchone()[0])
+
+
+def review_states(db: Any) -> dict[int, str]:
+    """id -> review state (``held``, ``approved``) of the live experiences that have one."""
+    return {
+        int(i): str(r)
+        for i, r in db.execute(
+            "SELECT id, review FROM experiences WHERE status = 'live' AND review IS NOT NULL"
+        )
+    }
 
 
 def waiting_review(db: Any) -> int:
