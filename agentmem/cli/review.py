@@ -114,7 +114,7 @@ def approve(
     Example:
       agentmem review approve 12 --by alice
     """
-    _decide(db_path or parent_db, experience_id, "approved", by, as_json)
+    _decide(_db(db_path, parent_db), experience_id, "approved", by, as_json)
 
 
 @review.command()
@@ -132,7 +132,15 @@ def reject(
     Example:
       agentmem review reject 13
     """
-    _decide(db_path or parent_db, experience_id, "rejected", by, as_json)
+    _decide(_db(db_path, parent_db), experience_id, "rejected", by, as_json)
+
+
+def _db(own: str | None, parent: str | None) -> str | None:
+    """The library: ``--db`` given to the subcommand, else to ``review``, else
+    ``$AGENTMEM_DB`` (which both read)."""
+    ctx = click.get_current_context()
+    given = ctx.get_parameter_source("db_path") == click.core.ParameterSource.COMMANDLINE
+    return own if given or parent is None else parent
 
 
 def _decide(
