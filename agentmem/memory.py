@@ -27,6 +27,7 @@ from .storage import (
     experiences,
     journal,
     keyword_index,
+    reviews,
     settings,
     tool_domains,
     tool_usage,
@@ -119,6 +120,7 @@ class Memory:
                 if keyword_index.version(db) != TERMS_VERSION:
                     keyword_index.rebuild(db)  # new file, or built by other extraction rules
                     tool_usage.rebuild(db)
+                reviews.check_unchecked(db)  # lessons older than m017: held if risky
         except Exception:
             db.close()
             raise
@@ -698,6 +700,40 @@ class Memory:
         """Delete an experience; journaled and undoable."""
         self.get_experience(experience_id)
         self._curate([Operation("DELETE", targets=(experience_id,), origin="user")])
+
+    # -- review (issue 30: risky lessons wait for a person) -----------------------------
+
+    def held(self) -> list[dict[str, Any]]:
+        """The lessons held for review, each with its risks and evidence (the runs and
+        failing outputs it came from); see :func:`agentmem.storage.reviews.held`."""
+        return reviews.held(self.db)
+
+    def is_held(self, experience_id: int) -> bool:
+        """Whether experience ``experience_id`` is held for review (never served until approved)."""
+        row = experiences.row(self.db, experience_id)
+        return row is not None and row["status"] == "live" and row.get("review") == "held"
+
+    def review_states(self) -> dict[int, str]:
+        """The live experiences that were reviewed or wait for it: id -> ``held`` or
+        ``approved`` (the others were checked and found to ask for nothing risky)."""
+        return experiences.review_states(self.db)
+
+    def waiting_review(self) -> int:
+        """How many lessons wait for a person's review."""
+        return reviews.waiting(self.db)
+
+    def review(self, experience_id: int, decision: str, *, by: str | None = None) -> int:
+        """Approve (``approved``: it may be served) or reject (``rejected``: deleted) a held
+        lesson, by ``by`` (default: the user name); journaled as a curation session, undone
+        by :meth:`undo`. Returns the session id."""
+        if by is None:
+            import getpass
+
+            try:
+                by = getpass.getuser()
+            except (OSError, KeyError):  # no user name in this environment
+                by = "unknown"
+        return journal.review_lesson(self.db, experience_id, decision, by=by)
 
     # -- retrieval ---------------------------------------------------------------------
 

@@ -627,6 +627,29 @@ def m016_served(db: Database) -> None:
         db.execute(sql)
 
 
+@migrations()
+def m017_held_lessons(db: Database) -> None:
+    """Risky lessons wait for a person (issue 30): ``experiences.review`` is NULL (nothing
+    risky found), ``held`` (it would have the agent run a command with a risky
+    capability: never served), ``approved`` or ``rejected`` (by ``agentmem review``);
+    ``capabilities`` the risks found (JSON: capability, command, where the lesson holds
+    it; ``[]``: checked, nothing risky); ``reviewed_by`` and ``reviewed_at`` who decided
+    and when. Older rows have no ``capabilities`` yet: :meth:`agentmem.Memory.open` checks
+    them (the index ``experiences_unchecked`` finds them), and serving checks any row
+    left unchecked again. A later agentmem with new rules sets ``capabilities`` back to
+    NULL in a migration of its own."""
+    db.execute(
+        "ALTER TABLE experiences ADD COLUMN review TEXT "
+        "CHECK (review IN ('held', 'approved', 'rejected'))"
+    )
+    for col in ("capabilities", "reviewed_by", "reviewed_at"):
+        db.execute(f"ALTER TABLE experiences ADD COLUMN {col} TEXT")
+    db.execute("CREATE INDEX experiences_review ON experiences (review) WHERE review IS NOT NULL")
+    db.execute(
+        "CREATE INDEX experiences_unchecked ON experiences (status) WHERE capabilities IS NULL"
+    )
+
+
 #: The migrations this version of agentmem knows, in order.
 KNOWN_MIGRATIONS: tuple[str, ...] = tuple(m.name for m in migrations._migrations)
 #: The number of migrations this version of agentmem knows.

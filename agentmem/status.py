@@ -217,16 +217,9 @@ def pending(mem: Memory) -> Pending:
 # -- the whole picture -------------------------------------------------------------------
 
 
-def _held_for_review(mem: Memory) -> int | None:
-    """Lessons held until a person approves them (None: this library has no review)."""
-    try:
-        from .review import waiting_count  # type: ignore[attr-defined]
-    except ImportError:
-        return None
-    try:
-        return int(waiting_count(mem.db))
-    except Exception:
-        return None
+def _held_for_review(mem: Memory) -> int:
+    """Lessons held until a person approves them (``agentmem review``)."""
+    return mem.waiting_review()
 
 
 def status(mem: Memory, directory: str | os.PathLike[str] | None = None) -> dict[str, Any]:

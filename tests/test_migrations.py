@@ -125,6 +125,12 @@ def test_open_migrates_and_keeps_everything(v1):
     added = {r[0]: r[1] for r in after["settings"] if r[0] not in dict(before["settings"])}
     assert added == {"keyword_index_version": "1", "tool_usage_upto": "8"}
     after["settings"] = [r for r in after["settings"] if r[0] not in added]
+    # m017 adds the review columns, and opening checks the old lessons: none asks for a
+    # risky command, so none is held and each live one is marked checked ("[]")...
+    checks = [r[-4:] for r in after["experiences"]]
+    assert set(checks) == {(None, "[]", None, None), (None, None, None, None)}
+    assert checks.count((None, "[]", None, None)) == 5  # the live ones
+    after["experiences"] = [r[:-4] for r in after["experiences"]]
     # m009 adds the evidence columns: zero counts, no stamps, no rule for the old lessons...
     assert all(r[-7:] == (0, 0, 0, 0, None, None, None) for r in after["experiences"])
     after["experiences"] = [r[:-7] for r in after["experiences"]]

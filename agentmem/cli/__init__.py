@@ -24,6 +24,7 @@ from . import (  # noqa: F401
     projects,
     rc,
     recording,
+    review,
     setup,
     status,
     team,

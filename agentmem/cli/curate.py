@@ -70,7 +70,8 @@ def experiences(mem: Memory, domains: tuple[str, ...], project: str | None, as_j
     (the structured facts later sessions test it with) and ``use``: how often it
     was served and held out, and of the runs that met its situation how many
     followed it and how many made its mistake anyway (``repeated`` in the table:
-    mistakes / situations; see `agentmem effect`).
+    mistakes / situations; see `agentmem effect`). ``--json`` adds ``review``:
+    ``held`` (never served until approved: `agentmem review`), ``approved`` or null.
 
     \b
     Examples:
@@ -84,6 +85,7 @@ def experiences(mem: Memory, domains: tuple[str, ...], project: str | None, as_j
     scopes = mem.lesson_scopes()
     everywhere = Scope(None, None, None, "")
     uses = mem.served_counts()  # what the runs it was served to did (agentmem.served)
+    reviewed = mem.review_states()  # held (never served until approved) or approved
     if project is not None:
         here, this = project_of(project), machine_id()
         exps = [
@@ -105,6 +107,7 @@ def experiences(mem: Memory, domains: tuple[str, ...], project: str | None, as_j
                     **e.evidence(),
                     "rule": json.loads(e.rule) if e.rule else None,
                     "use": uses.get(e.id or 0),
+                    "review": reviewed.get(e.id or 0),
                 }
                 for e in exps
             ]
@@ -169,6 +172,7 @@ def add(mem: Memory, text: str, domain: str, project: str | None) -> None:
     """
     e = mem.add(text, domain=domain, project=project)
     click.echo(f"added experience {e.id}" + (f", served only in {project}" if project else ""))
+    _say_if_held(mem, e.id)
 
 
 @cli.command()
@@ -185,6 +189,16 @@ def edit(mem: Memory, experience_id: int, text: str, domain: str | None) -> None
     """
     mem.edit(experience_id, text, domain=domain)
     click.echo(f"edited experience {experience_id}")
+    _say_if_held(mem, experience_id)
+
+
+def _say_if_held(mem: Memory, experience_id: int | None) -> None:
+    """A lesson that asks for a risky command is held: say so, and how to approve it."""
+    if experience_id is not None and mem.is_held(experience_id):
+        click.echo(
+            f"held for review: it asks for a risky command and is not served until approved "
+            f"(agentmem review; agentmem review approve {experience_id})"
+        )
 
 
 @cli.command()

@@ -83,8 +83,7 @@ def status(db_path: str | None, as_json: bool) -> None:
         )
     )
     held = st["held_for_review"]
-    if held is not None:
-        click.echo(f"held for review: {held} lesson(s)" + (" (agentmem review)" if held else ""))
+    click.echo(f"held for review: {held} lesson(s)" + (" (agentmem review)" if held else ""))
     click.echo(f"model: {st['model']}")
     errors = st["hook_errors_7d"]
     click.echo(f"hook errors (7 days): {errors}")

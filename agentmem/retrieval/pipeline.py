@@ -10,7 +10,7 @@ sqlite-utils nor numpy.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from .. import sanitize, terms
@@ -181,9 +181,26 @@ def _standing(
         row = rows.get(i)
         if row is None or (inside is not None and (row["domain"] or "") not in inside):
             continue
-        if sanitize.servable(row["text"]) is not None and len(out) < room:
+        if may_serve(row) and len(out) < room:
             out.append(Found(row, 0.0, Evidence(i), "a tool's rule, served in its project"))
     return out
+
+
+def may_serve(row: Mapping[str, Any]) -> bool:
+    """Whether a lesson's row may reach a prompt: its text keeps the rules of
+    :func:`agentmem.sanitize.servable`, and it is not held for review (a held or rejected
+    lesson never is; one with no review state, from an older or another library, only when
+    its text asks for no risky command: :func:`agentmem.agents.risk.may_serve`)."""
+    if sanitize.servable(row["text"]) is None:
+        return False
+    review, checked = row.get("review"), row.get("capabilities")
+    if review == "approved" or (review is None and checked == "[]"):
+        return True  # the prompt hook's path: no parser to load
+    if review is not None:
+        return False  # held or rejected
+    from ..agents.risk import may_serve as risk_ok  # never checked: read its commands now
+
+    return risk_ok(row["text"], review, checked)
 
 
 def _served(conn: Any, ranked: Sequence[Ranked], k: int) -> list[Found]:
@@ -197,7 +214,7 @@ def _served(conn: Any, ranked: Sequence[Ranked], k: int) -> list[Found]:
         rows = {r["id"]: r for r in experiences.live_rows(conn, [r.evidence.id for r in batch])}
         for r in batch:
             row = rows.get(r.evidence.id)
-            if row is not None and sanitize.servable(row["text"]) is not None:
+            if row is not None and may_serve(row):
                 out.append(_found(row, r))
     return out
 

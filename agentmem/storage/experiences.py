@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 __all__ = [
     "COUNTS",
     "EVIDENCE",
+    "REVIEW",
     "add_evidence",
     "count_live",
     "insert",
@@ -30,9 +31,14 @@ __all__ = [
     "mark_deleted",
     "purge",
     "restore",
+    "review_states",
     "rewrite",
     "row",
+    "set_checked",
+    "set_review",
     "states",
+    "unchecked",
+    "waiting_review",
 ]
 
 #: The evidence counts of an experience (m009), kept in every before and after state.
@@ -40,6 +46,10 @@ COUNTS = ("support_groups", "support_runs", "contradict_groups", "contradict_run
 #: The evidence columns: the counts, when a group last confirmed and contradicted it,
 #: and the rule later sessions test it with.
 EVIDENCE = (*COUNTS, "last_confirmed_at", "last_contradicted_at", "rule")
+#: The review columns (m017): ``review`` (NULL, ``held``, ``approved``, ``rejected``), the
+#: risky ``capabilities`` found (JSON), who reviewed it and when. Kept in every before and
+#: after state, so an undo restores them.
+REVIEW = ("review", "capabilities", "reviewed_by", "reviewed_at")
 
 
 def row(db: Any, eid: int) -> dict[str, Any] | None:
@@ -47,7 +57,8 @@ def row(db: Any, eid: int) -> dict[str, Any] | None:
     return dict_row(
         db.execute(
             "SELECT id, text, domain, status, created_at, updated_at, created_session, "
-            f"updated_session, {', '.join(EVIDENCE)} FROM experiences WHERE id = ?",
+            f"updated_session, {', '.join(EVIDENCE)}, {', '.join(REVIEW)} "
+            "FROM experiences WHERE id = ?",
             [eid],
         )
     )
@@ -96,6 +107,25 @@ def count_live(db: Any) -> int:
     return int(db.execute("SELECT count(*) FROM experiences WHERE status = 'live'").fetchone()[0])
 
 
+def review_states(db: Any) -> dict[int, str]:
+    """id -> review state (``held``, ``approved``) of the live experiences that have one."""
+    return {
+        int(i): str(r)
+        for i, r in db.execute(
+            "SELECT id, review FROM experiences WHERE status = 'live' AND review IS NOT NULL"
+        )
+    }
+
+
+def waiting_review(db: Any) -> int:
+    """How many live lessons are held for a person's review."""
+    return int(
+        db.execute(
+            "SELECT count(*) FROM experiences WHERE status = 'live' AND review = 'held'"
+        ).fetchone()[0]
+    )
+
+
 # -- writing (inside the journal's transaction) ------------------------------------------
 
 
@@ -109,13 +139,16 @@ def insert(
     counts: Sequence[int],
     confirmed_at: str | None,
     rule: str | None,
+    review: Mapping[str, Any] | None = None,
 ) -> int:
-    """A new live experience (an ADD); its id."""
+    """A new live experience (an ADD); its id. ``review``: its :data:`REVIEW` columns."""
+    rv = [(review or {}).get(k) for k in REVIEW]
     cur = db.execute(
         "INSERT INTO experiences (text, domain, status, created_at, updated_at, "
         f"created_session, updated_session, {', '.join(COUNTS)}, last_confirmed_at, "
-        "rule) VALUES (?, ?, 'live', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        [text, domain, at, at, session_id, session_id, *counts, confirmed_at, rule],
+        f"rule, {', '.join(REVIEW)}) VALUES (?, ?, 'live', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+        "?, ?, ?, ?)",
+        [text, domain, at, at, session_id, session_id, *counts, confirmed_at, rule, *rv],
     )
     return int(cur.lastrowid or 0)
 
@@ -131,13 +164,46 @@ def rewrite(
     counts: Sequence[int],
     confirmed_at: str | None,
     rule: str | None,
+    review: Mapping[str, Any] | None = None,
 ) -> None:
-    """New text, domain, counts and rule for a live experience (a MODIFY or MERGE)."""
+    """New text, domain, counts, rule and review state (:data:`REVIEW`) for a live
+    experience (a MODIFY or MERGE)."""
+    rv = [(review or {}).get(k) for k in REVIEW]
     db.execute(
         "UPDATE experiences SET text = ?, domain = ?, updated_at = ?, updated_session = ?, "
         f"{', '.join(f'{k} = ?' for k in COUNTS)}, rule = ?, "
-        "last_confirmed_at = coalesce(?, last_confirmed_at) WHERE id = ?",
-        [text, domain, at, session_id, *counts, rule, confirmed_at, eid],
+        f"last_confirmed_at = coalesce(?, last_confirmed_at), "
+        f"{', '.join(f'{k} = ?' for k in REVIEW)} WHERE id = ?",
+        [text, domain, at, session_id, *counts, rule, confirmed_at, *rv, eid],
+    )
+
+
+def unchecked(db: Any) -> list[tuple[int, str, str | None]]:
+    """(id, text, rule) of the live experiences whose risks were never checked (m017)."""
+    return [
+        (int(i), str(t), r)
+        for i, t, r in db.execute(
+            "SELECT id, text, rule FROM experiences WHERE capabilities IS NULL AND status = 'live'"
+        )
+    ]
+
+
+def set_checked(db: Any, eid: int, review: Mapping[str, Any]) -> None:
+    """An unchecked experience's review columns (:data:`REVIEW`), as its check found them."""
+    db.execute(
+        f"UPDATE experiences SET {', '.join(f'{k} = ?' for k in REVIEW)} WHERE id = ?",
+        [*(review.get(k) for k in REVIEW), eid],
+    )
+
+
+def set_review(db: Any, eid: int, review: str, *, by: str, at: str, session_id: int) -> None:
+    """A person's decision on a held lesson: ``approved`` or ``rejected``, by whom, when."""
+    if review not in ("approved", "rejected"):
+        raise ValueError(f"not a review decision: {review!r}")
+    db.execute(
+        "UPDATE experiences SET review = ?, reviewed_by = ?, reviewed_at = ?, updated_at = ?, "
+        "updated_session = ? WHERE id = ?",
+        [review, by, at, at, session_id, eid],
     )
 
 
@@ -170,8 +236,9 @@ def purge(db: Any, eid: int) -> None:
 def restore(db: Any, state: Mapping[str, Any]) -> None:
     """Put an experience back in a journaled ``state`` (its ``before``): text, domain,
     status, update stamp and whatever evidence columns the state holds (states journaled
-    before m009 hold none)."""
-    ev = [k for k in EVIDENCE if k in state]
+    before m009 hold none). The review columns (:data:`REVIEW`) are the state's, NULL when
+    it holds none (journaled before m017): such a lesson is checked again when served."""
+    ev = [k for k in EVIDENCE if k in state] + list(REVIEW)
     db.execute(
         "UPDATE experiences SET text = ?, domain = ?, status = ?, updated_at = ?, "
         f"updated_session = ?{''.join(f', {k} = ?' for k in ev)} WHERE id = ?",
@@ -181,7 +248,7 @@ def restore(db: Any, state: Mapping[str, Any]) -> None:
             state["status"],
             state["updated_at"],
             state["updated_session"],
-            *(state[k] for k in ev),
+            *(state.get(k) for k in ev),
             state["id"],
         ],
     )

@@ -35,12 +35,18 @@ from sqlite_utils import Database
 from .. import sanitize
 from .._sqlite import dict_row, dict_rows
 from ..db import write
-from ..errors import BusyError, UndoConflictError, UnknownSessionError
+from ..errors import (
+    AgentMemError,
+    BusyError,
+    UndoConflictError,
+    UnknownExperienceError,
+    UnknownSessionError,
+)
 from ..records import EVIDENCE_KINDS, Operation, valid_id
 from ..redact import DEFAULT_REDACTOR
 from ..timestamps import now_iso
 from . import experiences, keyword_index, served, vector_index
-from .experiences import COUNTS, EVIDENCE
+from .experiences import COUNTS, EVIDENCE, REVIEW
 
 __all__ = [
     "AppliedOp",
@@ -56,6 +62,7 @@ __all__ = [
     "process_alive",
     "record_groups",
     "restore_texts",
+    "review_lesson",
     "session_row",
     "sessions",
     "touched_ids",
@@ -287,6 +294,7 @@ class _Apply:
             counts=[delta[k] for k in COUNTS],
             confirmed_at=self.at if delta["support_groups"] else None,
             rule=_rule_json(op),
+            review=_review_state(op.text, _rule_dict(op)),
         )
         self.put(result, op.domain, op.text)
         return result
@@ -300,6 +308,9 @@ class _Apply:
         rule = _rule_json(op)
         if rule is None and op.origin != "user":  # a hand edit may change the meaning
             rule = before[0]["rule"]
+        review = _review_state(op.text, _rule_dict(op) or _loads(rule))
+        if op.text == before[0]["text"] and before[0].get("review") == "approved":
+            review = {k: before[0].get(k) for k in REVIEW}  # the approved text stands
         experiences.rewrite(
             self.db,
             result,
@@ -310,6 +321,7 @@ class _Apply:
             counts=[sum(b[k] or 0 for b in before) + delta[k] for k in COUNTS],
             confirmed_at=self.at if delta["support_groups"] else None,
             rule=rule,
+            review=review,
         )
         self.put(result, domain, op.text)
         for other in op.targets[1:]:
@@ -331,6 +343,7 @@ class _Apply:
             "text": row.get("text", op.text),
             "domain": row.get("domain", op.domain),
             **{k: row.get(k) for k in EVIDENCE if k != "rule"},
+            **{k: row.get(k) for k in REVIEW},
         }
 
     def flush(self, vectors: Mapping[str, Vector]) -> None:
@@ -345,6 +358,37 @@ class _Apply:
             db, [(eid, domain, vectors[text]) for eid, (domain, text) in puts.items()]
         )
         keyword_index.put_many(db, [(eid, text, domain) for eid, (domain, text) in puts.items()])
+
+
+def _rule_dict(op: Operation) -> dict[str, Any] | None:
+    """What a risk check reads of an operation besides its text: its rule, and the command
+    its finding carries (a shell correction's ``helper``) with the kind of correction
+    (``change``: ``advised`` when a failing output advised the command)."""
+    rule = op.detail.get("rule")
+    out: dict[str, Any] = rule.as_dict() if rule is not None and hasattr(rule, "as_dict") else {}
+    for f in (op.detail.get("evidence"), op.detail.get("joined")):
+        d = getattr(f, "detail", None)
+        if isinstance(d, Mapping):
+            for key in ("helper", "change"):
+                if isinstance(d.get(key), str) and key not in out:
+                    out[key] = d[key]
+    return out or None
+
+
+def _loads(rule: str | None) -> dict[str, Any] | None:
+    try:
+        value = json.loads(rule) if rule else None
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _review_state(text: str | None, rule: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The review columns of a lesson as written (:func:`agentmem.agents.risk.review_columns`):
+    every write of a text passes here, whoever proposed it."""
+    from ..agents import risk  # tree-sitter's reader: only where a text is written
+
+    return risk.review_columns(text, rule)
 
 
 def _rule_json(op: Operation) -> str | None:
@@ -744,3 +788,53 @@ def newest_run(db: Database, trajectory_ids: Sequence[int]) -> str | None:
         [json.dumps([int(i) for i in trajectory_ids])],
     ).fetchone()
     return None if row is None or row[0] is None else str(row[0])
+
+
+# -- review ---------------------------------------------------------------------------
+
+
+def review_lesson(db: Database, eid: int, decision: str, *, by: str) -> int:
+    """A person's decision on a held lesson (``approved``: it may be served; ``rejected``:
+    it is deleted), as one applied curation session with one operation (a MODIFY that
+    keeps the text, or a DELETE; origin ``review``) whose before state holds the lesson
+    as it was: :func:`undo_session` puts it back, held. Returns the session id."""
+    if decision not in ("approved", "rejected"):
+        raise ValueError(f"not a review decision: {decision!r}")
+    with write(db):
+        before = experiences.row(db, eid) if valid_id(eid) else None
+        if before is None or before["status"] != "live":
+            raise UnknownExperienceError(f"no live experience has id {eid}")
+        if before.get("review") == "approved" and decision == "approved":
+            raise AgentMemError(f"experience {eid} is approved already")
+        if before.get("review") != "held" and _review_state(before["text"], None)["review"] is None:
+            raise AgentMemError(
+                f"experience {eid} is not held for review (it asks for no risky command)"
+            )
+        at = now_iso()
+        sid = insert_session(
+            db,
+            "curate",
+            status="applied",
+            params={"review": decision, "by": by},
+            pid=os.getpid(),
+            finished=True,
+            at=at,
+        )
+        experiences.set_review(db, eid, decision, by=by, at=at, session_id=sid)
+        kind = "MODIFY" if decision == "approved" else "DELETE"
+        if decision == "rejected":
+            experiences.mark_deleted(db, eid, at=at, session_id=sid)
+            _unindex(db, eid)
+        now = experiences.row(db, eid) or {}
+        op = Operation(
+            kind,
+            text=before["text"] if kind == "MODIFY" else None,
+            targets=(eid,),
+            domain=before["domain"],
+            origin="review",
+            note=f"{decision} by {by}",
+        )
+        after = {k: now.get(k) for k in ("id", "text", "domain", *REVIEW)}
+        _journal(db, sid, op, status="applied", before=[before], after=after, at=at)
+        finish_session(db, sid, {"review": decision, "experience": eid, "by": by})
+        return sid
