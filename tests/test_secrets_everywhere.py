@@ -650,7 +650,7 @@ def test_the_outbox_and_the_inbox_carry_no_secret_in_any_field(tmp_path: Path):
             {
                 "position": 0,
                 "tool": f"t {raw('tool')}",
-                "domain": "",
+                "domain": "general",
                 "params": json.dumps({"p": raw("params"), raw("params key"): 1}),
                 "output": f"o {raw('output')}",
                 "success": 1,
