@@ -35,6 +35,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "redact",
         "outputs",
         "sanitize",
+        "languages",
         "rc",
         "schemadoc",
         "conversation",
