@@ -27,6 +27,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "timestamps",
         "terms",
         "paths",
+        "files",
+        "jsonsafe",
         "records",
         "rewards",
         "agents",
