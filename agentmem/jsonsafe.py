@@ -44,6 +44,9 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
 
+_STRICT = json.JSONDecoder(parse_constant=_reject_constant)
+
+
 def loads(
     data: str | bytes,
     *,
@@ -57,8 +60,10 @@ def loads(
     if max_bytes is not None and len(data) > max_bytes:
         raise JSONInputError(f"{what} is {len(data)} bytes, over the limit of {max_bytes}", "size")
     try:
-        if strict_constants:
-            value = json.loads(data, parse_constant=_reject_constant)
+        if strict_constants:  # one decoder for every call: json.loads(..., **kw) builds one each
+            if not isinstance(data, str):
+                data = data.decode(json.detect_encoding(data), "surrogatepass")
+            value = _STRICT.decode(data)
         else:
             value = json.loads(data)
     except RecursionError:
@@ -67,7 +72,7 @@ def loads(
         raise JSONInputError(f"{what} is not UTF-8 (byte {e.start})") from None
     except ValueError as e:
         raise JSONInputError(f"{what} is not valid JSON ({str(e)[:120]})") from None
-    if _brackets(data) > max_depth and depth_over(value, max_depth):
+    if len(data) > max_depth and _brackets(data) > max_depth and depth_over(value, max_depth):
         raise _too_deep(what, max_depth)
     return value
 
@@ -83,7 +88,7 @@ def loads_toml(data: str, *, what: str = "the input", max_depth: int = MAX_DEPTH
         raise JSONInputError(f"{what} nests too deeply to read", "depth") from None
     except (tomllib.TOMLDecodeError, ValueError) as e:
         raise JSONInputError(f"{what} is not valid TOML ({str(e)[:120]})") from None
-    if _brackets(data) > max_depth and depth_over(value, max_depth):
+    if len(data) > max_depth and _brackets(data) > max_depth and depth_over(value, max_depth):
         raise _too_deep(what, max_depth)
     return value
 
