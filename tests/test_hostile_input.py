@@ -302,3 +302,32 @@ def test_mcp_answers_a_request_whatever_its_id_and_keeps_serving(tmp_path: Path)
     finally:
         err = c.close().decode()
     assert err.count("agentmem mcp: refused request") == len(cases)
+
+
+def test_a_team_server_answering_json_nested_deep_is_a_team_error() -> None:
+    """A compromised or broken primary cannot crash a member with its answer."""
+    import http.server
+    import threading
+
+    from agentmem.team import hrana
+
+    class Deep(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:  # noqa: N802 - the stdlib's name
+            self.rfile.read(int(self.headers["Content-Length"]))
+            body = _nested(100_000).encode()
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.HTTPServer(("127.0.0.1", 0), Deep)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}"
+        with pytest.raises(TeamError, match="nests too deeply"):
+            hrana.pipeline(url, [("SELECT 1", [])])
+    finally:
+        server.shutdown()
