@@ -312,7 +312,7 @@ def test_a_team_server_answering_json_nested_deep_is_a_team_error() -> None:
     from agentmem.team import hrana
 
     class Deep(http.server.BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # noqa: N802 - the stdlib's name
+        def do_POST(self) -> None:
             self.rfile.read(int(self.headers["Content-Length"]))
             body = _nested(100_000).encode()
             self.send_response(200)
