@@ -40,7 +40,7 @@ __all__ = [
 ]
 
 #: Characters of a word that count as one unit; a longer word counts one per this many.
-LONG_WORD = 40
+LONG_WORD = 80
 
 # Scripts written without spaces between words: each character is a unit.
 _UNSPACED_CLASS = (
@@ -355,6 +355,8 @@ _DIAG_WORDS = (
     r"no\s+such|unexpected|undefined|expected|time[sd]?\s*out|refused|forbidden|unauthori[sz]ed|"
     r"not\s+allowed|exceeded|fatal|warning|abort\w*|fehler|nicht\s+gefunden|keine?|ungültig|"
     r"kann\s+nicht|erreur|introuvable|impossible|aucun|non\s+accord[ée]e|invalide|no\s+existe|"
+    r"refus[ée]e?|[ée]chec|[ée]chou[ée]|n[’']a\s+pas\s+pu|rechazad[ao]|recusad[ao]|rifiutat[ao]|"
+    r"odmow\w*|reddedildi|"
     r"no\s+encontrad[ao]|denegad[ao]|erro|não\s+encontrad[ao]|inexistente|negad[ao]|errore|"
     r"non\s+trovat[ao]|non\s+esistente|negato|ошибк\w*|не\s+найден\w*|нет\s+такого|"
     r"невозможно|не\s+удалось|отказано|błąd|nie\s+znaleziono|nie\s+ma|brak|lỗi|"

@@ -59,7 +59,7 @@ def success_rate(successes: Sequence[bool]) -> float:
 def word_count(text: str) -> int:
     """Words as a reader counts them, in every script: runs of non-space characters, each
     character of a script written without spaces (Chinese, Japanese, Thai), a long run
-    one word per 40 characters (:func:`agentmem.languages.units`)."""
+    one word per 80 characters (:func:`agentmem.languages.units`)."""
     return units(text)
 
 

@@ -73,7 +73,7 @@ def test_chinese_counts_characters_not_spaces() -> None:
     assert languages.units("没有那个文件或目录") == 9
     assert languages.units("ไม่พบไฟล์") == 9  # Thai: no spaces either
     assert languages.units("Нет такого файла или каталога") == 5  # Cyrillic: words
-    assert languages.units("x" * 120) == 3  # one long run: one unit a 40 characters
+    assert languages.units("x" * 200) == 3  # one long run: one unit a 80 characters
     assert word_count("请" * 33) == 33
     assert "33 words" in (sanitize.lesson_problem("请" * 33) or "")
     assert sanitize.lesson_problem("Run pytest -x; 失败时" + "查" * 20) is None
