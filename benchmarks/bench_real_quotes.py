@@ -33,7 +33,7 @@ def quotes(data: Path) -> dict[str, list[str]]:
                     try:
                         mem.import_transcripts(fmt, [p])
                         break
-                    except Exception:  # noqa: BLE001 - the other format, or a file to skip
+                    except Exception:
                         continue
         for t in mem.trajectories():
             for i, s in enumerate(t.steps):
