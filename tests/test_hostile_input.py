@@ -108,6 +108,8 @@ def test_a_fifo_named_on_the_command_line_is_refused_clearly(tmp_path: Path) -> 
     assert r.returncode != 0 and "neither a file nor a folder" in r.stderr
     r = _agentmem("record", str(fifo), "--db", db)
     assert r.returncode != 0 and "FIFO" in r.stderr and "Traceback" not in r.stderr
+    r = _agentmem("check", "--db", str(fifo))
+    assert r.returncode == 1 and "FIFO" in r.stdout + r.stderr
 
 
 def test_hooks_install_refuses_a_settings_fifo(tmp_path: Path) -> None:
