@@ -317,6 +317,8 @@ _SCRIPTS: list[tuple[frozenset[str], str]] = [
     (frozenset({"tr"}), "[ğĞışŞİ]"),
     (frozenset({"vi"}), "[\u1ea0-\u1effđĐơƠưƯăĂ]"),
 ]
+#: :data:`_ROWS` with their needles split once.
+_PARSED = [(lang, tier, tuple(n.split("|")) if n else (), p) for lang, tier, n, p in _ROWS]
 _LATIN_LANGS = frozenset({"latin", "en", "de", "fr", "es", "pt", "it", "pl", "es/pt/it"})
 
 
@@ -329,10 +331,10 @@ def instruction(text: str, *, strict: bool = False) -> str | None:
     if not text.isascii():
         langs.update(*(names for names, cls in _SCRIPTS if _re(cls).search(text)))
     low = text.lower()
-    for lang, tier, needles, pattern in _ROWS:
-        if lang not in langs or (strict and not tier):
+    for lang, tier, needles, pattern in _PARSED:
+        if (strict and not tier) or lang not in langs:
             continue
-        if needles and not any(n in low for n in needles.split("|")):
+        if needles and not any(n in low for n in needles):
             continue
         m = _re(pattern.replace("%S", _SENTENCE)).search(text)
         if m:
