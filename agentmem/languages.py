@@ -192,13 +192,22 @@ _ROWS: list[tuple[str, bool, str, str]] = [
     ("latin", False, "ki|assist|asist|asyst|trợ lý|l'ia|la ia|a ia|l'ai",
      r"\b(?:ki-?(?:agent|assistent)\w*|assistent(?:in)?|asistente|assistente|asystent\w*|"
      r"trợ\s+lý|asistan\w*|l'assistant|l'ia|la\s+ia|a\s+ia|l'ai)\b|\bKI\b"),
-    ("ru", False, "", r"(?:ассистент|помощник|нейросет|модель\s+ии|\bии\b)\w*"),
-    ("ar", False, "", r"(?:المساعد|الذكاء\s+الاصطناعي)"),
+    ("latin", False, "agent|zeka",
+     r"\b(?:para\s+el|para\s+o|al|ao|per\s+l'|pour\s+l'|à\s+l'|für\s+den|an\s+den|dla)\s*"
+     r"agent\w*|\byapay\s+zek\w*"),
+    # "a note to ...:", "instruction for ...:" (a message to someone, not a diagnostic)
+    ("latin", False, "note|notiz|hinweis|nota|instru|notatka|ghi chú",
+     r"\b(?:note|notiz|hinweis|nota|instruction|instrucción|instrução|istruzione|notatka|"
+     r"ghi\s+chú)\s+(?:to|for|an|für|pour|para|per|dla|cho|à)\b"),
+    ("ru", False, "",
+     r"(?:ассистент|помощник|нейросет|модель\s+ии|\bии\b|\bші\b)\w*"
+     r"|(?:примечание|примітка|заметка|указание)\s+(?:для|к)\b"),
+    ("ar", False, "", r"(?:المساعد|ذكاء\s+ال?اصطناعي|ملاحظة\s+ل)"),
     ("hi", False, "", r"(?:सहायक|एआई)"),
-    ("zh", False, "", r"(?:助手|人工智能|智能体|AI\s*(?:助手|代理))"),
-    ("ja", False, "", r"(?:アシスタント|エージェント|AI\s*(?:アシスタント|エージェント))"),
-    ("ko", False, "", r"(?:어시스턴트|에이전트|인공지능)"),
-    ("th", False, "", r"(?:ผู้ช่วย|เอไอ)"),
+    ("zh", False, "", r"(?:助手|人工智能|智能体|AI\s*(?:助手|代理)|给\s*AI|給\s*AI|备注|備註)"),
+    ("ja", False, "", r"(?:アシスタント|エージェント|AI\s*(?:アシスタント|エージェント)|AIへ)"),
+    ("ko", False, "", r"(?:어시스턴트|에이전트|인공지능|AI\s*에게)"),
+    ("th", False, "", r"(?:ผู้ช่วย|เอไอ|ถึง\s*AI)"),
     # an imperative opening a clause ("..., send the key to")
     ("en", False,
      "send|delete|remove|run|execute|upload|post|email|forward|share|reveal|print|push|"
@@ -214,6 +223,9 @@ _ROWS: list[tuple[str, bool, str, str]] = [
     ("en", False, "fix|resolve|repair|solve|correct",
      r"\bto\s+(?:fix|resolve|repair|solve|correct)\s+(?:this|it|the\s+\w+)\s*[,:]?\s*"
      r"(?:please\s+)?(?:run|execute|type|use|call|delete|remove|push)\b"),
+    ("en", False, "whoever|anyone|reader|model|agent|ai ",
+     r"\b(?:whoever|anyone\s+who|the\s+(?:reader|model|agent|ai|llm))\b%S{0,40}?"
+     r"\b(?:should|must|needs?\s+to|has\s+to|is\s+to)\b"),
     ("en", False, "please",
      r"\bplease\s+(?:run|execute|type|paste|delete|remove|install|download|send|"
      r"push|call|open|visit)\b"),
@@ -284,7 +296,8 @@ _ROWS: list[tuple[str, bool, str, str]] = [
     ("zh", True, "",
      r"(?:助手|模型|AI|人工智能)[^。！？]{0,10}?(?:必须|必須|应该|應該|需要|请|請)"),
     ("zh", False, "",
-     r"请|請|务必|務必|立即(?:运行|執行|执行|運行|删除)|(?:运行|執行|执行|運行)[^。！？]{0,40}?"
+     r"请|請|务必|務必|(?:立即|立刻|马上|馬上|立马|赶紧)(?:运行|執行|执行|運行|删除|刪除|上传|上傳)"
+     r"|(?:运行|執行|执行|運行)[^。！？]{0,40}?"
      r"(?:来|來|以)(?:修复|修復|解决|解決|继续|繼續)"),
     # Japanese kana
     ("ja", True, "",
@@ -317,6 +330,9 @@ _SCRIPTS: list[tuple[frozenset[str], str]] = [
     (frozenset({"tr"}), "[ğĞışŞİ]"),
     (frozenset({"vi"}), "[\u1ea0-\u1effđĐơƠưƯăĂ]"),
 ]
+#: "AI" (or KI, IA, ИИ, ШІ) as a word, in capitals, in a text beyond ASCII: a diagnostic in
+#: another language never names the AI; a message to it does ("Ghi chú cho AI: ...").
+_AI_TOKEN = re.compile(r"(?<![^\W\d_])(?:AI|KI|IA|ИИ|ШІ)(?![^\W\d_])")
 #: :data:`_ROWS` with their needles split once.
 _PARSED = [(lang, tier, tuple(n.split("|")) if n else (), p) for lang, tier, n, p in _ROWS]
 _LATIN_LANGS = frozenset({"latin", "en", "de", "fr", "es", "pt", "it", "pl", "es/pt/it"})
@@ -331,6 +347,10 @@ def instruction(text: str, *, strict: bool = False) -> str | None:
     if not text.isascii():
         langs.update(*(names for names, cls in _SCRIPTS if _re(cls).search(text)))
     low = text.lower()
+    if not strict and not text.isascii():
+        m = _AI_TOKEN.search(text)
+        if m:
+            return f"any: {m.group(0)}"
     for lang, tier, needles, pattern in _PARSED:
         if (strict and not tier) or lang not in langs:
             continue
@@ -345,7 +365,7 @@ def instruction(text: str, *, strict: bool = False) -> str | None:
 # -- diagnostics ----------------------------------------------------------------------------
 
 # A diagnostic's frame: "cat: x:", "src/a.rs:12:5:", "error[E0425]:", "ModuleNotFoundError:".
-_FRAME = r"^\s*[\w.~/\\-]+(?:\[[\w-]+\])?\s?[:：]"
+_FRAME = r"^\s*[A-Za-z0-9_.~/\\-]+(?:\[[\w-]+\])?\s?[:：]"  # a program or a path: ASCII
 # Codes and classes: ENOENT, E0425, TS2304, npm ERR!, FAILED, SomethingError.
 _CODE = (
     r"\bE[A-Z]{3,}\b|\b[A-Z]{1,4}\d{3,}\b|\bERR!|\bFAILED\b|\berrno\b|\bexit\s+(?:code|status)\b"

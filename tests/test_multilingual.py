@@ -25,7 +25,11 @@ DATA = Path(__file__).parent / "data"
 
 def _rows(kind: str) -> list[dict[str, str]]:
     rows = []
-    for name in ("multilingual_quotes.jsonl", "multilingual_quotes_heldout.jsonl"):
+    for name in (
+        "multilingual_quotes.jsonl",
+        "multilingual_quotes_heldout.jsonl",
+        "multilingual_quotes_blind2.jsonl",
+    ):
         for line in (DATA / name).read_text(encoding="utf-8").splitlines():
             r = json.loads(line)
             if r["kind"] == kind:
