@@ -171,7 +171,9 @@ _ROWS: list[tuple[str, bool, str, str]] = [
     ("tr", True, "",
      r"\b\w+(?:melisin|malısın|melisiniz|malısınız|meniz\s+gerek\w*|manız\s+gerek\w*)\b"),
     # keep it from the user
-    ("latin", True, "sag|erz|dites|dis|digas|diga|conte|dire|dirlo|mów|đừng|söyleme",
+    ("latin", True,
+     "sag |sagen|erzähl|erzahl|ne dites|ne dis|digas|diga |não conte|não diga|non dire|"
+     "non dirlo|nie mów|đừng nói|söyleme",
      r"\b(?:sag|sagen\s+sie|erz[äa]hl\w*|ne\s+dites|ne\s+dis|no\s+(?:le\s+)?digas|"
      r"no\s+(?:le\s+)?diga|não\s+(?:conte|diga)|non\s+dire|non\s+dirlo|nie\s+mów\w*|"
      r"đừng\s+nói|söyleme\w*)\b%S{0,30}?\b(?:benutzer\w*|nutzer\w*|utilisateur|usuario|"
