@@ -50,6 +50,7 @@ import attrs
 from sqlite_utils import Database
 
 from .db import connect, sqlite3
+from .files import open_regular
 from .migrations import KNOWN_MIGRATIONS, SCHEMA_VERSION, migrations, unknown_migrations
 from .storage import keyword_index, vector_index
 from .storage.journal import process_alive
@@ -199,10 +200,11 @@ def check_path(path: str | os.PathLike[str]) -> CheckReport:
     if p.is_dir():
         return CheckReport(name, (Problem("unreadable", f"{name} is a folder, not a file"),))
     try:
-        with open(p, "rb") as fh:
+        with open_regular(p, "rb") as fh:  # a FIFO or a device: refused, never waited on
             head = fh.read(len(_SQLITE_MAGIC))
     except OSError as e:
-        return CheckReport(name, (Problem("unreadable", f"cannot read {name}: {e.strerror}"),))
+        why = e.strerror or str(e)
+        return CheckReport(name, (Problem("unreadable", f"cannot read {name}: {why}"),))
     if not head:
         return CheckReport(
             name, (Problem("unreadable", f"{name} is empty: not an agentmem library (yet)"),)

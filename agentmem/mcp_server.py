@@ -60,6 +60,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from . import jsonsafe
 from .errors import AgentMemError, InvalidRecordError
 
 if TYPE_CHECKING:
@@ -744,7 +745,7 @@ class Refusal(NamedTuple):
     """A request line the server will not pass on: its id (None when it has none or it
     cannot be read), the JSON-RPC error code, and why."""
 
-    id: int | str | None
+    id: int | float | str | None
     code: int
     why: str
     notification: bool = False
@@ -766,11 +767,14 @@ def screen_line(line: bytes) -> str | Refusal | None:
     except UnicodeDecodeError as e:
         return Refusal(_guess_id(line), _PARSE_ERROR, f"not UTF-8 (byte {e.start})")
     try:
-        obj = json.loads(text)
-    except RecursionError:
-        return Refusal(_guess_id(line), _INVALID_REQUEST, f"nested deeper than {MAX_DEPTH}")
-    except ValueError as e:
+        obj = jsonsafe.loads(text, what="the request", max_depth=MAX_DEPTH)
+    except jsonsafe.JSONInputError as e:
+        if e.reason == "depth":
+            return Refusal(_guess_id(line), _INVALID_REQUEST, f"nested deeper than {MAX_DEPTH}")
         return Refusal(_guess_id(line), _PARSE_ERROR, f"not JSON ({str(e)[:80]})")
+    bad_id = _id_problem(obj)
+    if bad_id is not None:
+        return bad_id
     ident = obj.get("id") if isinstance(obj, dict) else None
     ident = ident if isinstance(ident, (int, str)) and not isinstance(ident, bool) else None
     notification = isinstance(obj, dict) and "id" not in obj
@@ -778,6 +782,26 @@ def screen_line(line: bytes) -> str | Refusal | None:
     if why is None:
         return text
     return Refusal(ident, _INVALID_REQUEST, why, notification)
+
+
+def _id_problem(obj: Any) -> Refusal | None:
+    """The refusal of a request whose ``id`` the SDK would not answer (it would take the
+    request for a notification and drop it): an object, a list or a boolean (JSON-RPC 2.0:
+    -32600 with id null), null, or a number with a fraction (answered with that id)."""
+    if not isinstance(obj, dict) or "id" not in obj or "method" not in obj:
+        return None
+    ident = obj["id"]
+    if isinstance(ident, bool) or not isinstance(ident, (int, float, str, type(None))):
+        kind = {dict: "an object", list: "a list", bool: "a boolean"}.get(type(ident), "a value")
+        why = f"an id that is {kind}: JSON-RPC ids are strings, numbers or null"
+        return Refusal(None, _INVALID_REQUEST, why)
+    if ident is None:
+        return Refusal(None, _INVALID_REQUEST, "a request with a null id: use a string or a number")
+    if isinstance(ident, float):
+        if ident != ident or ident in (float("inf"), float("-inf")):
+            return Refusal(None, _INVALID_REQUEST, "an id that is not a finite number")
+        return Refusal(ident, _INVALID_REQUEST, "an id with a fraction: use a string or an integer")
+    return None
 
 
 def _not_a_message(text: str) -> str | None:
@@ -864,7 +888,6 @@ class _Screen:
 
     async def _refuse(self, r: Refusal) -> None:
         import anyio
-        import mcp_types as types
         from mcp.shared.message import SessionMessage
 
         self.refused += 1
@@ -875,10 +898,20 @@ class _Screen:
             return  # JSON-RPC: a notification is never answered
         while self._write is None:
             await anyio.sleep(0.01)
-        error = types.ErrorData(code=r.code, message=f"agentmem refused the request: {r.why}")
-        await self._write.send(
-            SessionMessage(types.JSONRPCError(jsonrpc="2.0", id=r.id, error=error))
-        )
+        error = {"code": r.code, "message": f"agentmem refused the request: {r.why}"}
+        answer = _Written({"jsonrpc": "2.0", "id": r.id, "error": error})
+        await self._write.send(SessionMessage(answer))  # type: ignore[arg-type]
+
+
+class _Written:
+    """A refusal as the SDK's writer sends it (``model_dump_json``), written as exact JSON:
+    the SDK's own error type cannot hold every id a request may carry (``1.5``)."""
+
+    def __init__(self, message: dict[str, Any]) -> None:
+        self.message = message
+
+    def model_dump_json(self, **_: Any) -> str:
+        return json.dumps(self.message, ensure_ascii=True, separators=(",", ":"))
 
 
 @contextlib.contextmanager

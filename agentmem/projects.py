@@ -47,6 +47,8 @@ import re
 from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any, NamedTuple, TypeVar
 
+from .files import open_regular
+
 T = TypeVar("T")
 
 __all__ = [
@@ -156,12 +158,13 @@ def _main_worktree(root: str) -> str | None:
     if not os.path.isfile(dot):
         return None
     try:
-        with open(dot, encoding="utf-8", errors="replace") as f:
+        with open_regular(dot, "r", encoding="utf-8", errors="replace") as f:
             head = f.read(4096).strip()
         if not head.startswith("gitdir:"):
             return None
         gitdir = os.path.join(root, head[len("gitdir:") :].strip())
-        with open(os.path.join(gitdir, "commondir"), encoding="utf-8", errors="replace") as f:
+        common_file = os.path.join(gitdir, "commondir")
+        with open_regular(common_file, "r", encoding="utf-8", errors="replace") as f:
             common = os.path.realpath(os.path.join(gitdir, f.read(4096).strip()))
     except OSError:
         return None  # a submodule's .git file (no commondir), or unreadable: its own root

@@ -16,6 +16,7 @@ from typing import Any
 import attrs
 
 from .errors import InvalidRecordError
+from .languages import units
 
 __all__ = [
     "ALL_KINDS",
@@ -56,8 +57,10 @@ def success_rate(successes: Sequence[bool]) -> float:
 
 
 def word_count(text: str) -> int:
-    """Words as a reader counts them: runs of non-space characters."""
-    return len(text.split())
+    """Words as a reader counts them, in every script: runs of non-space characters, each
+    character of a script written without spaces (Chinese, Japanese, Thai), a long run
+    one word per 80 characters (:func:`agentmem.languages.units`)."""
+    return units(text)
 
 
 def normalise_group(task: str) -> str:

@@ -21,13 +21,19 @@ names in a lesson are held to the read side's rules when it is applied):
   (:func:`agentmem.learning.findings.quote_error`); a lesson that still holds
   :data:`WITHHELD` (a parameter value) is refused (:func:`lesson_problem`): it waits
   for evidence that says the same in plain words.
+- :func:`quote_diagnostic`: :func:`quote` for a failing output's diagnostic, which
+  must also look like one when it holds letters beyond ASCII
+  (:func:`agentmem.languages.diagnostic_shape`). Instructions are found in any
+  language (:func:`agentmem.languages.instruction`: markers for 15 languages and
+  their scripts), and budgets count characters of unspaced scripts, not white space.
 
 Read side (every lesson, from every source, before it is served):
 
 - :func:`lesson_problem`: why a lesson text must not be served (or written), or
-  None: empty, over :data:`MAX_WORDS` words, a line break, an invisible or
-  control character, tag-like markup, text addressed to the reader, a withheld
-  quote.
+  None: empty, over :data:`MAX_WORDS` words (counted in every script:
+  :func:`agentmem.languages.units`), a line break, an invisible or control
+  character, tag-like markup, text addressed to the reader in any language, a
+  withheld quote, a quote (``'...'``) that :func:`quote_diagnostic` would withhold.
 - :func:`servable`: the text to inject, or None to leave it out.
 
 And for people: :func:`for_terminal` shows control characters as escapes instead
@@ -37,6 +43,8 @@ of letting a terminal act on them.
 from __future__ import annotations
 
 import re
+
+from . import languages
 
 __all__ = [
     "MARKUP_NAMES",
@@ -48,6 +56,7 @@ __all__ = [
     "invisible",
     "lesson_problem",
     "quote",
+    "quote_diagnostic",
     "servable",
     "tag_like",
 ]
@@ -215,6 +224,8 @@ def addressed(text: str) -> str | None:
     for needs, pattern, why in _ADDRESSED:
         if not needs.isdisjoint(words) and _pattern(pattern).search(text):
             return why
+    if languages.instruction(text, strict=True) is not None:
+        return "an instruction to the reader"
     return None
 
 
@@ -247,11 +258,49 @@ def _strip_tags(text: str) -> str:
 
 def quote(text: str, limit: int = 200) -> str:
     """:func:`clean`'s text, or :data:`WITHHELD` when it speaks to its reader
-    (:func:`addressed`): what learning may quote from a tool's output or parameters."""
+    (:func:`addressed`) or asks for something in any language
+    (:func:`agentmem.languages.instruction`: "please", "run X to fix", "führe ... aus",
+    "请运行"): what learning may quote from a tool's output or parameters."""
     out = clean(text, limit)
-    if out and (addressed(out) or addressed(_pattern(_SPACE).sub(" ", text[: 8 * limit + 64]))):
+    if not out:
+        return out
+    whole = _pattern(_SPACE).sub(" ", text[: 8 * limit + 64])
+    if addressed(out) or addressed(whole) or languages.instruction(whole) is not None:
         return WITHHELD
     return out
+
+
+#: The most natural language (:func:`agentmem.languages.natural_units`) a quote of a
+#: diagnostic beyond ASCII may hold.
+MAX_NATURAL_UNITS = 24
+
+
+def quote_diagnostic(text: str, limit: int = 200) -> str:
+    """:func:`quote` for a failing output's diagnostic line: also :data:`WITHHELD` when
+    it holds letters beyond ASCII and does not look like a diagnostic (no ``name:``
+    frame, error code or diagnostic word in any language known to
+    :func:`agentmem.languages.diagnostic_shape`), or holds more than
+    :data:`MAX_NATURAL_UNITS` units of natural language. Precision first: a quote
+    that may be an instruction in a language no marker knows is left out."""
+    out = quote(text, limit)
+    if out == WITHHELD or out.isascii():
+        return out
+    return WITHHELD if _quote_problem(out) is not None else out
+
+
+def _quote_problem(text: str) -> str | None:
+    """Why a quote of a diagnostic may not hold ``text`` (already clean), or None: it asks
+    for something in some language, or it holds letters beyond ASCII and is not shaped
+    like a diagnostic or holds too much natural language."""
+    if languages.instruction(text) is not None:
+        return "asks for something (an instruction, in some language)"
+    if text.isascii():
+        return None
+    if not languages.diagnostic_shape(text):
+        return "is not shaped like a diagnostic"
+    if languages.natural_units(text) > MAX_NATURAL_UNITS:
+        return f"holds over {MAX_NATURAL_UNITS} words of natural language"
+    return None
 
 
 def lesson_problem(text: str | None, max_words: int = MAX_WORDS) -> str | None:
@@ -264,7 +313,7 @@ def lesson_problem(text: str | None, max_words: int = MAX_WORDS) -> str | None:
     """
     if text is None or not text.strip():
         return "empty text"
-    n = len(text.split())
+    n = languages.units(text)
     if n > max_words:
         return f"{n} words, over the {max_words}-word limit"
     if "\n" in text or "\r" in text:
@@ -280,7 +329,16 @@ def lesson_problem(text: str | None, max_words: int = MAX_WORDS) -> str | None:
         return f"holds {why}; lessons are notes, not instructions"
     if WITHHELD in text:
         return "quotes tool output that was withheld (it spoke to the reader)"
+    if "'" in text:
+        for m in _pattern(_QUOTED).finditer(text):
+            why = _quote_problem(m.group(1))
+            if why is not None:
+                return f"quotes tool output that {why}"
     return None
+
+
+# A quote in a lesson ('...', as learning writes a tool's words): held to the quote rules.
+_QUOTED = r"(?:^|(?<=[\s(\[]))'((?:[^'\n]|'(?=\w)){1,400})'(?=$|[\s.,;:!?)\]])"
 
 
 def servable(text: str) -> str | None:

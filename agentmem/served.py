@@ -26,9 +26,12 @@ from __future__ import annotations
 import json
 import os
 import re
+import stat
 from collections.abc import Iterable, Sequence
 from typing import Any, TypeVar
 
+from .files import open_regular
+from .jsonsafe import loads
 from .timestamps import now_iso
 
 try:  # CPython's own SHA-256: hashlib would load OpenSSL (+3.7 MB in the prompt hook)
@@ -188,8 +191,12 @@ def record(
         line["why"] = {str(i): str(w)[:200] for i, w in why.items() if i in served}
     data = (json.dumps(line, separators=(",", ":"), ensure_ascii=True) + "\n").encode()
     try:
-        fd = os.open(log_path(db_path), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        # O_NONBLOCK: a FIFO where the log goes fails at once, or is refused here
+        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK
+        fd = os.open(log_path(db_path), flags, 0o600)
         try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise OSError("the served log is not a plain file")
             os.write(fd, data)  # one write of one line: O_APPEND keeps lines whole
         finally:
             os.close(fd)
@@ -248,7 +255,7 @@ def _ids(v: Any) -> list[int] | None:
 def _parse(raw: bytes) -> Line | None:
     """One log line as a record, or None when it is not one."""
     try:
-        d = json.loads(raw)
+        d = loads(raw, what="a served-log line")
     except ValueError:
         return None
     if not isinstance(d, dict) or d.get("v") != 1:
@@ -282,7 +289,7 @@ def read(path: str, offset: int, limit: int = MAX_READ) -> tuple[list[Line], int
     line, lines skipped as not records). A missing log, or an offset past its end (the log
     was replaced), reads from the start."""
     try:
-        with open(path, "rb") as f:
+        with open_regular(path, "rb") as f:
             size = os.fstat(f.fileno()).st_size
             if offset > size:
                 offset = 0

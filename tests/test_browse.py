@@ -486,10 +486,14 @@ def server(lib: Path) -> Any:
         text=True,
     )
     base = f"http://127.0.0.1:{port}"
+    assert proc.stdout is not None
+    printed = proc.stdout.readline()  # the URL, with this run's token
+    token = printed.split("?token=", 1)[1].split()[0] if "?token=" in printed else ""
+    _TOKENS[base] = token
     deadline = time.monotonic() + 60
     while True:
         try:
-            urllib.request.urlopen(f"{base}/-/versions.json", timeout=5).read()
+            urllib.request.urlopen(_authed(f"{base}/-/versions.json"), timeout=5).read()
             break
         except OSError:
             if proc.poll() is not None or time.monotonic() > deadline:
@@ -507,9 +511,52 @@ def server(lib: Path) -> Any:
         proc.wait()
 
 
+#: The token each running server printed, by base URL.
+_TOKENS: dict[str, str] = {}
+
+
+def _authed(url: str) -> str:
+    """``url`` with its server's token (as the URL ``agentmem browse`` prints)."""
+    base = next((b for b in _TOKENS if url.startswith(b)), None)
+    if base is None:
+        return url
+    return url + ("&" if "?" in url else "?") + f"token={_TOKENS[base]}"
+
+
 def _get_json(url: str) -> Any:
-    with urllib.request.urlopen(url, timeout=30) as r:
+    with urllib.request.urlopen(_authed(url), timeout=30) as r:
         return json.loads(r.read())
+
+
+def test_browse_refuses_a_request_without_its_token(server):
+    """Another local user reaches the loopback port but not the token: 403, whatever the
+    path; the token in the query, as a Bearer header or as the cookie it set opens it."""
+    import urllib.error
+
+    for path in ("/agentmem/lessons.json", "/agentmem.json?sql=select+1", "/", "/-/versions.json"):
+        with pytest.raises(urllib.error.HTTPError) as e:
+            urllib.request.urlopen(server + path, timeout=30)
+        assert e.value.code == 403 and b"whoever started it" in e.value.read()
+    with pytest.raises(urllib.error.HTTPError) as e:
+        urllib.request.urlopen(f"{server}/agentmem.json?token=wrong", timeout=30)
+    assert e.value.code == 403
+    token = _TOKENS[server]
+    with urllib.request.urlopen(f"{server}/agentmem/lessons.json?token={token}", timeout=30) as r:
+        cookie = r.headers["set-cookie"]
+        assert r.status == 200 and json.loads(r.read())["rows"]
+    assert "HttpOnly" in cookie and "SameSite=Strict" in cookie
+    pair = cookie.split(";", 1)[0]
+    req = urllib.request.Request(f"{server}/agentmem/lessons.json", headers={"Cookie": pair})
+    assert urllib.request.urlopen(req, timeout=30).status == 200
+    bearer = {"Authorization": f"Bearer {token}"}
+    req = urllib.request.Request(f"{server}/agentmem/lessons.json", headers=bearer)
+    assert urllib.request.urlopen(req, timeout=30).status == 200
+
+
+def test_the_token_never_reaches_datasette_as_a_filter(server):
+    """``?token=`` is taken out of the query: a table page does not read it as a column."""
+    rows = _get_json(f"{server}/agentmem/experiences.json?_shape=array")
+    assert rows and "text" in rows[0]
 
 
 def test_browse_subprocess_serves_the_library_while_it_is_written(server, lib):
@@ -543,6 +590,7 @@ def test_chromium_shows_lessons_and_a_sessions_journal(server, lib, tmp_path):
     }
     for name, url in pages.items():
         shot = tmp_path / f"{name}.png"
+        url = _authed(url)
         done = _chromium(
             url, "--window-size=1280,900", f"--screenshot={shot}", profile=tmp_path / name
         )

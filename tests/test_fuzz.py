@@ -1399,3 +1399,69 @@ def test_cli_record_context_and_add_take_hostile_input(
         with Memory.open(db) as mem:
             assert all(sanitize.servable(e.text) for e in mem.experiences())
     OUTCOMES[f"cli {cmd} exit {r.exit_code}"] += 1
+
+
+# -- issue 30: ids of every type, bounded JSON, any script ------------------------------------
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4)
+    ),
+    max_leaves=20,
+)
+
+
+@FUZZ
+@given(ident=json_values, method=st.sampled_from(["tools/list", "ping", "tools/call", "x"]))
+def test_mcp_screen_answers_a_request_whatever_its_id(ident: Any, method: str):
+    """A request with an id is passed on only when the SDK can answer it (a string or an
+    integer id); any other id is refused here, so it is answered, never dropped."""
+    pytest.importorskip("mcp_types", reason="agentmem[mcp] not installed")
+    from agentmem.mcp_server import Refusal, screen_line
+
+    TRIED["mcp id"] += 1
+    line = json.dumps({"jsonrpc": "2.0", "id": ident, "method": method}, allow_nan=True).encode()
+    got = screen_line(line)
+    assert isinstance(got, (str, Refusal))
+    if isinstance(got, str):
+        assert isinstance(ident, (int, str)) and not isinstance(ident, bool)
+    else:
+        assert not got.notification and got.code in (-32600, -32700)
+        assert got.id is None or got.id == ident
+    OUTCOMES[
+        f"mcp id {type(ident).__name__} {'passed' if isinstance(got, str) else 'refused'}"
+    ] += 1
+
+
+@FUZZ
+@given(depth=st.integers(1, 3000), kind=st.sampled_from(["[", "{"]), tail=st.binary(max_size=8))
+def test_jsonsafe_reads_or_refuses_clearly(depth: int, kind: str, tail: bytes):
+    from agentmem.jsonsafe import MAX_DEPTH, JSONInputError, loads
+
+    TRIED["jsonsafe"] += 1
+    close = "]" if kind == "[" else "}"
+    body = ("[" * depth + "]" * depth) if kind == "[" else ('{"a":' * depth + "1" + close * depth)
+    text = body.encode() + tail
+    try:
+        loads(text, what="the input")
+    except JSONInputError as e:
+        assert str(e).startswith("the input ") and e.reason in ("syntax", "depth", "size")
+        if not tail.strip():
+            assert e.reason == "depth" and depth > MAX_DEPTH
+    else:
+        assert depth <= MAX_DEPTH
+
+
+@FUZZ
+@given(text=st.text(max_size=300), words=st.integers(1, 12))
+def test_a_quote_in_any_script_keeps_its_budget_and_holds_no_instruction(text: str, words: int):
+    from agentmem import languages, sanitize
+    from agentmem.learning.findings import quote_error
+
+    TRIED["quote any script"] += 1
+    q = quote_error(text, words)
+    assert languages.units(q.removesuffix("...")) <= words
+    if q:
+        assert languages.instruction(q) is None
+        assert sanitize.lesson_problem(f"If cat fails with '{q}', cd first.", max_words=999) is None

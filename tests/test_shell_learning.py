@@ -599,7 +599,9 @@ def test_a_command_the_failure_advised_is_the_projects_remedy() -> None:
         _bash("git commit -m wip", _OTHER),
     )
     assert (change, scope) == ("advised", "project")
-    assert "git commit fails with 'pre-commit: style check failed. Run npm run fmt to fix'" in text
+    # The output's own request ("Run ... to fix") is never quoted (sanitize.quote_diagnostic).
+    assert "In this project git commit fails: run npm run fmt first" in text
+    assert "to fix" not in text and "''" not in text
     assert text.endswith("run npm run fmt first, as its error says.")
 
 

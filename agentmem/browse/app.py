@@ -13,6 +13,12 @@ Needs the optional ``browse`` extra (``pip install 'agentmem[browse]'``: Dataset
 - A small plugin, active only on the Datasette instances made here, links a
   lesson to its journal and source runs, a session to what it did and a group
   to its runs.
+- Only whoever started it can read it: each run makes a token (:func:`make_datasette`,
+  ``ds._agentmem_token``) that ``agentmem browse`` prints in its URL, as Jupyter does
+  (``http://127.0.0.1:8001/agentmem?token=...``); a request that carries it (in the
+  query, an ``Authorization: Bearer`` header, or the cookie the first such request
+  sets) is served, every other one gets 403 (:func:`token_guard`). Another local user
+  can reach the loopback port, but not the token.
 - Hostile pages cannot use it: a request whose ``Host`` header is not the address
   it serves (or a loopback name) is refused with 421 (:func:`host_guard`: a page
   on another site that rebinds its DNS name to 127.0.0.1 gets nothing), and one
@@ -24,9 +30,12 @@ Needs the optional ``browse`` extra (``pip install 'agentmem[browse]'``: Dataset
 from __future__ import annotations
 
 import contextlib
+import hmac
 import ipaddress
+import secrets
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qsl, urlencode
 
 import sqlite_vec
 from datasette.app import Datasette
@@ -54,6 +63,7 @@ __all__ = [
     "is_loopback",
     "make_datasette",
     "serve",
+    "token_guard",
 ]
 
 #: Where ``agentmem browse`` listens unless told otherwise.
@@ -176,6 +186,7 @@ def make_datasette(path: str | Path, **settings: Any) -> Any:
         },
     )
     setattr(ds, MARK, True)
+    ds._agentmem_token = secrets.token_urlsafe(32)  # who started it: see token_guard
     if "_memory" in ds.databases:
         ds.remove_database("_memory")
     ds.add_database(ReadOnlyDatabase(ds, path=str(path), is_mutable=True), name=DATABASE)
@@ -257,6 +268,76 @@ def host_guard(app: Any, host: str, port: int) -> Any:
     return guarded
 
 
+def cookie_name(port: int) -> str:
+    """The cookie that carries the token of the server on ``port`` (one a port: cookies
+    do not tell ports apart)."""
+    return f"agentmem_browse_{port}"
+
+
+def token_guard(app: Any, token: str, port: int) -> Any:
+    """``app`` (ASGI) answering only requests that carry ``token``: as ``?token=`` (the
+    answer then sets it as an HttpOnly, SameSite=Strict cookie, and the app never sees
+    the parameter), as ``Authorization: Bearer``, or as that cookie. Every other request
+    gets 403: the loopback port is open to every local user, the token is not."""
+    name = cookie_name(port)
+    want = token.encode()
+
+    def same(got: str | None) -> bool:
+        return got is not None and hmac.compare_digest(got.encode("latin-1", "replace"), want)
+
+    async def guarded(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope.get("type") not in ("http", "websocket"):
+            await app(scope, receive, send)
+            return
+        pairs = parse_qsl(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True)
+        given = next((v for k, v in pairs if k == "token"), None)
+        headers = {k.lower(): v.decode("latin-1") for k, v in scope.get("headers", ())}
+        bearer = headers.get(b"authorization", "")
+        cookies = dict(
+            c.strip().split("=", 1) for c in headers.get(b"cookie", "").split(";") if "=" in c
+        )
+        in_query = same(given)
+        if (
+            in_query
+            or same(bearer.removeprefix("Bearer ").strip() or None)
+            or same(cookies.get(name))
+        ):
+            if given is not None:  # Datasette would read ?token= as a filter on a column
+                rest = urlencode([(k, v) for k, v in pairs if k != "token"])
+                scope = {**scope, "query_string": rest.encode("latin-1")}
+            await app(scope, receive, _with_cookie(send, name, token) if in_query else send)
+            return
+        if scope["type"] == "websocket":
+            await send({"type": "websocket.close", "code": 1008})
+            return
+        body = (
+            b"agentmem browse serves only whoever started it: open the URL it printed "
+            b"(with ?token=...).\n"
+        )
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 403,
+                "headers": [(b"content-type", b"text/plain; charset=utf-8")],
+            }
+        )
+        await send({"type": "http.response.body", "body": body})
+
+    return guarded
+
+
+def _with_cookie(send: Any, name: str, token: str) -> Any:
+    cookie = f"{name}={token}; HttpOnly; SameSite=Strict; Path=/".encode()
+
+    async def sending(message: dict[str, Any]) -> None:
+        if message.get("type") == "http.response.start":
+            headers = [*message.get("headers", ()), (b"set-cookie", cookie)]
+            message = {**message, "headers": headers}
+        await send(message)
+
+    return sending
+
+
 def _limit_process_memory() -> None:
     try:
         import resource
@@ -270,13 +351,15 @@ def _limit_process_memory() -> None:
 
 
 def serve(ds: Any, host: str = LOOPBACK_HOST, port: int = 8001) -> None:
-    """Serve ``ds`` with uvicorn until interrupted, behind :func:`host_guard`, with the
-    process's memory bounded (:data:`PROCESS_DATA_LIMIT`)."""
+    """Serve ``ds`` with uvicorn until interrupted, behind :func:`host_guard` and
+    :func:`token_guard` (the token :func:`make_datasette` made), with the process's
+    memory bounded (:data:`PROCESS_DATA_LIMIT`)."""
     import uvicorn
 
     _limit_process_memory()
+    token = getattr(ds, "_agentmem_token", None) or secrets.token_urlsafe(32)
     uvicorn.run(
-        host_guard(ds.app(), host, port),
+        host_guard(token_guard(ds.app(), token, port), host, port),
         host=host,
         port=port,
         log_level="warning",

@@ -30,13 +30,17 @@ def browse(db_path: str | None, port: int, host: str) -> None:
     mode=ro) with sqlite-vec loaded: agents keep recording while it runs, and
     a reload shows what they wrote. Nothing in the browser can write.
 
-    It listens on 127.0.0.1 only. --host 0.0.0.0 (or any other address) lets
+    It listens on 127.0.0.1 only, and serves only whoever started it: the URL it
+    prints carries a token made for this run (as Jupyter does); the first page
+    opened with it sets a cookie, and any request without the token or the cookie
+    gets 403, so another user of this machine cannot read the library through the
+    port. --host 0.0.0.0 (or any other address) lets
     anyone who reaches it read every trajectory, tool outputs included, with
     no login: a warning is printed. Needs: pip install 'agentmem[browse]'.
 
     \b
     Examples:
-      agentmem browse                       # http://127.0.0.1:8001/agentmem
+      agentmem browse                       # http://127.0.0.1:8001/agentmem?token=...
       agentmem browse --db agentmem-demo.db --port 8002
     """
     from ..browse.app import is_loopback, serve
@@ -53,7 +57,10 @@ def browse(db_path: str | None, port: int, host: str) -> None:
             err=True,
         )
     shown = f"[{host}]" if ":" in host else host
+    url = f"http://{shown}:{port}/agentmem?token={ds._agentmem_token}"
+    click.echo(f"agentmem browse: {url}  ({path}, read-only; Ctrl-C stops)")
     click.echo(
-        f"agentmem browse: http://{shown}:{port}/agentmem  ({path}, read-only; Ctrl-C stops)"
+        "  only this URL's token opens it (another local user reaching the port gets 403)",
+        err=True,
     )
     serve(ds, host=host, port=port)

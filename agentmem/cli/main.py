@@ -180,7 +180,9 @@ def read_input(path: str) -> bytes:
     """Bytes of a file, or of standard input when ``path`` is ``-``."""
     if path == "-":
         return sys.stdin.buffer.read()
-    with errors_as_click(), open(path, "rb") as fh:
+    from ..files import open_regular
+
+    with errors_as_click(), open_regular(path, "rb") as fh:
         return fh.read()
 
 

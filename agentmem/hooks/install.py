@@ -44,6 +44,8 @@ from typing import Any
 import attrs
 
 from ..errors import AgentMemError
+from ..files import SpecialFileError, read_regular
+from ..jsonsafe import JSONInputError, loads, loads_toml
 
 __all__ = [
     "BACKUP_SUFFIX",
@@ -169,9 +171,11 @@ def _is_ours(hook: Any, agent: str) -> bool:
 
 def _read(path: Path) -> bytes | None:
     try:
-        return path.read_bytes()
+        return read_regular(path)
     except FileNotFoundError:
         return None
+    except SpecialFileError as e:
+        raise HookInstallError(f"{e}: replace it with a file") from None
 
 
 def _write(path: Path, data: bytes) -> None:
@@ -222,9 +226,9 @@ def _load_json(path: Path, data: bytes | None) -> dict[str, Any]:
     if data is None or not data.strip():
         return {}
     try:
-        doc = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as e:
-        raise HookInstallError(f"{path} is not valid JSON ({e}); fix it first") from None
+        doc = loads(data, what=str(path))
+    except JSONInputError as e:
+        raise HookInstallError(f"{e}; fix it first") from None
     if not isinstance(doc, dict):
         raise HookInstallError(f"{path} holds a {type(doc).__name__}, not a JSON object")
     return doc
@@ -398,17 +402,17 @@ _CODEX_NOTE = "# agentmem: record each Codex turn (agentmem hooks uninstall code
 
 def _toml_notify(data: bytes) -> Any:
     """The top-level ``notify`` of a config.toml, or None."""
-    text = data.decode("utf-8")
     try:
-        import tomllib
-
-        return tomllib.loads(text).get("notify")
+        text = data.decode("utf-8")
+        return loads_toml(text, what="config.toml").get("notify")
     except ImportError:  # Python 3.10: a top-level line is enough to know
         head = re.split(r"(?m)^\s*\[", text, maxsplit=1)[0]
         m = re.search(r"(?m)^\s*notify\s*=\s*(.+)$", head)
         return m.group(1) if m else None
-    except ValueError as e:
-        raise HookInstallError(f"config.toml is not valid TOML ({e}); fix it first") from None
+    except UnicodeDecodeError as e:
+        raise HookInstallError(f"config.toml is not UTF-8 (byte {e.start}); fix it first") from None
+    except JSONInputError as e:
+        raise HookInstallError(f"{e}; fix it first") from None
 
 
 def _codex_lines(argv: Sequence[str]) -> bytes:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 import time
 from pathlib import Path
 
@@ -35,11 +36,17 @@ def log(message: str) -> None:
     path = log_path()
     path.parent.mkdir(parents=True, exist_ok=True)
     with contextlib.suppress(OSError):
-        if path.stat().st_size > _LOG_LIMIT:
+        if path.stat().st_size > _LOG_LIMIT and stat.S_ISREG(path.stat().st_mode):
             tail = path.read_bytes()[-_LOG_LIMIT // 2 :]
             path.write_bytes(tail[tail.find(b"\n") + 1 :])
     stamp = time.strftime("%Y-%m-%dT%H:%M:%S")
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)  # it may quote prompts
+    # O_NONBLOCK: a FIFO put where the log goes fails at once (or is refused below)
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK
+    fd = os.open(path, flags, 0o600)  # it may quote prompts
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise OSError(f"{path} is not a plain file: the hooks' log is not written")
+    os.set_blocking(fd, True)
     with open(fd, "a", encoding="utf-8", errors="replace") as fh:
         fh.write(f"{stamp} [{os.getpid()}] {message}\n")
 

@@ -34,6 +34,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
+from ..jsonsafe import JSONInputError, loads
 from .log import LOG_NAME, log, log_path, mark_fired
 
 __all__ = ["LOG_NAME", "MAX_PROMPT_CHARS", "log_path", "run_main"]
@@ -138,11 +139,9 @@ def _cannot_write(e: BaseException) -> bool:
 
 def _payload(data: bytes) -> dict[str, Any]:
     try:
-        obj = json.loads(data.decode("utf-8")) if data.strip() else None
-    except (UnicodeDecodeError, ValueError) as e:
+        obj = loads(data, what="the text") if data.strip() else None
+    except JSONInputError as e:
         raise ValueError(f"the hook's input is not JSON ({e})") from None
-    except RecursionError:
-        raise ValueError("the hook's input is nested too deeply to read") from None
     if not isinstance(obj, dict):
         raise ValueError("the hook's input is not a JSON object")
     return obj

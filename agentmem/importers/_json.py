@@ -8,6 +8,7 @@ from typing import Any
 
 import attrs
 
+from ..jsonsafe import loads as _bounded_loads
 from ..records import Trajectory
 
 __all__ = ["ParseResult", "is_error_output", "json_lines", "loads"]
@@ -21,16 +22,16 @@ class ParseResult:
     errors: tuple[str, ...] = ()
 
 
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not valid JSON")
+#: No bound of its own beyond what the parser reads (its RecursionError: a clear error).
+_PARSER_LIMIT = 1 << 30
 
 
 def loads(text: str | bytes) -> Any:
-    """``json.loads`` that refuses NaN and Infinity and turns deep nesting into ValueError."""
-    try:
-        return json.loads(text, parse_constant=_reject_constant)
-    except RecursionError:
-        raise ValueError("the JSON nests too deeply") from None
+    """``json.loads`` that refuses NaN and Infinity, and nesting deeper than the parser
+    reads, with a ValueError (:class:`agentmem.jsonsafe.JSONInputError`)."""
+    # Deep values that the parser can read are cut by the turn builder (MAX_PARAM_DEPTH,
+    # counted as repaired), so only the parser's own limit applies here.
+    return _bounded_loads(text, what="the JSON", strict_constants=True, max_depth=_PARSER_LIMIT)
 
 
 def json_lines(source: Iterable[bytes | str]) -> Iterator[tuple[int, str | None, str | None]]:

@@ -181,11 +181,12 @@ def looks_like(objects: Sequence[Mapping[str, Any]], *, besides: str) -> Transcr
 
 def sniff(path: Path, limit: int = SNIFF_LINES) -> list[Mapping[str, Any]]:
     """The first JSON objects of a JSON-lines file (bad lines skipped), for the detectors."""
+    from ..files import open_regular
     from ._json import loads
 
     out: list[Mapping[str, Any]] = []
     try:
-        with open(path, "rb") as fh:
+        with open_regular(path, "rb") as fh:
             for n, raw in enumerate(fh):
                 if n >= limit * 2 or len(out) >= limit:
                     break

@@ -12,6 +12,7 @@ modification time, and skipped while both stay the same.
 from __future__ import annotations
 
 import os
+import stat
 import time
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -22,6 +23,7 @@ from sqlite_utils import Database
 
 from ..db import write
 from ..errors import InvalidRecordError
+from ..files import read_regular
 from ..projects import project_of
 from ..records import Trajectory, TurnRecord
 from ..redact.runs import Redacted
@@ -130,9 +132,12 @@ def import_transcripts(
         )
     _check_named_files(form, roots)
     bundles = [b for p in roots for b in discover(fmt, p)]
-    for n, bundle in enumerate(bundles, 1):
+    for n, found in enumerate(bundles, 1):
         if progress is not None and len(bundles) > 1:
-            progress(f"{n}/{len(bundles)} {bundle.files[0] if bundle.files else ''}")
+            progress(f"{n}/{len(bundles)} {found.files[0] if found.files else ''}")
+        bundle = _without_special_files(found, report)
+        if bundle is None:
+            continue
         if bundle.main is not None and bundle.main not in roots:
             other = _other_format(form, bundle.main)
             if other is not None:
@@ -151,6 +156,29 @@ def import_transcripts(
             where = bundle.files[0] if bundle.files else "?"
             report.failed_files.append(f"{where}: {why[:300]}")
     return report
+
+
+def _special(p: Path) -> bool:
+    """Whether ``p`` is a FIFO, a socket or a device (a folder is reported elsewhere)."""
+    try:
+        mode = os.stat(p).st_mode
+    except OSError:
+        return False
+    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
+
+
+def _without_special_files(bundle: Bundle, report: ImportReport) -> Bundle | None:
+    """``bundle`` without its FIFOs, sockets and devices, each counted in
+    ``report.special_files`` (reading one would wait forever); None when its session
+    file is one."""
+    special = [p for p in bundle.files if _special(p)]
+    if not special:
+        return bundle
+    report.special_files += [str(p) for p in special]
+    if bundle.main is not None and bundle.main in special:
+        return None
+    subs = tuple(p for p in bundle.subagents if p not in special)
+    return attrs.evolve(bundle, subagents=subs) if subs or bundle.main else None
 
 
 def _subagent(p: Path, parent_session: str | None, links: Mapping[str, Any]) -> dict[str, Any]:
@@ -199,14 +227,14 @@ def _import_bundle(
         parent_session = bundle.parent.stem
         if bundle.parent.is_file():
             parent = bundle.parent
-            links = _parse(fmt, parent, parent.read_bytes(), final=True, quiet=True).links
+            links = _parse(fmt, parent, read_regular(parent), final=True, quiet=True).links
     parsed: list[tuple[Path, tuple[Turn, ...], FileReport]] = []
     for p in bundle.files:
         if not p.is_file():
             raise IsADirectoryError(f"{p} is a folder (or not a plain file), not a transcript")
         quiet = now - stats[p].st_mtime > QUIET_SECONDS
         sub = None if p == bundle.main else _subagent(p, parent_session, links)
-        got = _parse(fmt, p, p.read_bytes(), final=when.of(sub), quiet=quiet, subagent=sub)
+        got = _parse(fmt, p, read_regular(p), final=when.of(sub), quiet=quiet, subagent=sub)
         if now - stats[p].st_mtime > STALE_SECONDS:
             settle(got.turns)
         if p == bundle.main:

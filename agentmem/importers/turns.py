@@ -524,6 +524,8 @@ class ImportReport:
     truncated: list[str] = attrs.Factory(list)
     other_format: Counter[str] = attrs.Factory(Counter)
     failed_files: list[str] = attrs.Factory(list)
+    #: FIFOs, sockets and devices named like transcripts: skipped unopened, never waited on
+    special_files: list[str] = attrs.Factory(list)
     repaired: Counter[str] = attrs.Factory(Counter)  # values made storable, by kind
 
     def add_file(self, f: FileReport) -> None:
@@ -555,6 +557,7 @@ class ImportReport:
             "truncated_files": self.truncated,
             "other_format_files": dict(self.other_format),
             "failed_files": self.failed_files,
+            "special_files": self.special_files,
             "repaired": dict(self.repaired),
         }
 
@@ -595,6 +598,11 @@ class ImportReport:
             for name, n in sorted(self.other_format.items())
         ]
         out += [f"skipped unreadable file: {f}" for f in self.failed_files]
+        if self.special_files:
+            out.append(
+                f"skipped {len(self.special_files)} special file(s) (FIFO, socket or device), "
+                "never opened: " + ", ".join(self.special_files[:5])
+            )
         if self.repaired:
             out.append(
                 "repaired values (in meta.repaired of their trajectories): "

@@ -18,6 +18,7 @@ from typing import Any
 import attrs
 
 from ..agents import learning_view, spec_for
+from ..languages import clip_units
 from ..records import Step, Trajectory
 from ..rewards import is_negative, is_positive
 
@@ -71,8 +72,10 @@ def error_phrase(output: str, words: int = 8) -> str:
 
 
 def clip_words(text: str, n: int) -> str:
-    parts = text.split()
-    return " ".join(parts[:n]) + ("..." if len(parts) > n else "")
+    """The first ``n`` words of ``text``, counted in every script
+    (:func:`agentmem.languages.clip_units`: a character of Chinese, Japanese or Thai is
+    a word), with ``...`` when something was cut."""
+    return clip_units(text, n)
 
 
 def value_text(value: Any, limit: int = 40) -> str:

@@ -24,6 +24,13 @@ __all__ = ["KIND_RANK", "Finding", "err_clause", "lesson_text", "quote_error", "
 KIND_RANK: dict[str, int] = {k.value: s.rank for k, s in KINDS.items()}
 
 
+def _no_empty_quote(text: str) -> str:
+    """A draft lesson without the quote :func:`quote_error` withheld ("fails with ''")."""
+    if "''" not in text:
+        return text
+    return re.sub(r"\s+with\s+''|\s*(?<!\w)''(?!\w)", "", text)
+
+
 @attrs.frozen
 class Finding:
     """One proven difference between positive and negative trajectories of a group.
@@ -36,7 +43,7 @@ class Finding:
     kind: str
     tool: str
     domain: str
-    text: str
+    text: str = attrs.field(converter=_no_empty_quote)
     facts: tuple[str, ...]
     support: int = 1
     detail: dict[str, Any] = attrs.field(factory=dict, eq=False)
@@ -52,7 +59,7 @@ class Finding:
 
 def quote_error(e: str, words: int = 8) -> str:
     """An error gist ready to stand in single quotes: no inner quotes, a few words."""
-    e = sanitize.quote(e or "", 400)  # nothing addressed to the reader: then no quote
+    e = sanitize.quote_diagnostic(e or "", 400)  # no instruction, in any language: no quote
     e = "" if e == sanitize.WITHHELD else re.sub(r"['\"`]", "", e).strip(" .:;,")
     return clip_words(e, words)
 

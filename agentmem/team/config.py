@@ -19,6 +19,8 @@ from urllib.parse import urlsplit, urlunsplit
 import attrs
 
 from ..errors import TeamError
+from ..files import read_regular
+from ..jsonsafe import loads
 
 __all__ = [
     "DEFAULT_SYNC_INTERVAL",
@@ -77,13 +79,13 @@ def read_token_file(path: str | os.PathLike[str]) -> Credential:
     both primaries)."""
     p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8").strip()
+        text = read_regular(p, 1 << 16).decode("utf-8", "replace").strip()
     except OSError as e:
         raise TeamError(f"token file {p} cannot be read: {e.strerror or e}") from None
     if not text.startswith("{"):
         return Credential(text, text)
     try:
-        value = json.loads(text)
+        value = loads(text, what=str(p), max_bytes=1 << 16)
         return Credential(
             lessons=str(value["lessons"]),
             runs=str(value["runs"]),

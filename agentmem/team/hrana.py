@@ -13,6 +13,7 @@ import urllib.request
 from typing import Any
 
 from ..errors import TeamError, TeamRefusedError, TeamUnavailableError
+from ..jsonsafe import JSONInputError, loads
 
 __all__ = ["changes", "pipeline"]
 
@@ -64,7 +65,7 @@ def _results(
         req.add_header("Authorization", f"Bearer {token}")
     try:
         with urllib.request.urlopen(req, timeout=60) as r:
-            answer = json.loads(r.read())
+            answer = loads(r.read(), what=f"the answer of the primary at {url}")
     except urllib.error.HTTPError as e:
         detail = e.read()[:300].decode("utf-8", "replace")
         if e.code in (401, 403):
@@ -76,6 +77,8 @@ def _results(
         raise TeamError(f"the primary at {url} answered {e.code}: {detail}") from None
     except (urllib.error.URLError, OSError) as e:
         raise TeamUnavailableError(f"the primary at {url} cannot be reached: {e}") from None
+    except JSONInputError as e:
+        raise TeamError(str(e)) from None
     out: list[dict[str, Any]] = []
     for (sql, _), res in zip(statements, answer["results"]):
         if res.get("type") != "ok":

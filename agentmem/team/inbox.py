@@ -47,6 +47,7 @@ import attrs
 
 from ..db import write
 from ..errors import InvalidRecordError, TeamError, TeamRefusedError, TeamUnavailableError
+from ..jsonsafe import JSONInputError, loads
 from ..storage import settings, trajectories
 from ..timestamps import parse_time
 from .signing import MEMBERS_SETTING, Signer, parse_members, verify
@@ -228,11 +229,10 @@ def _time(value: Any, what: str) -> None:
 
 def _loads(text: str, what: str) -> Any:
     try:
-        return json.loads(text)
-    except RecursionError:
-        raise InvalidItemError(f"{what} is nested too deeply") from None
-    except ValueError:
-        raise InvalidItemError(f"{what} is not JSON") from None
+        return loads(text, what=what)
+    except JSONInputError as e:
+        deep = "too deeply" in str(e)
+        raise InvalidItemError(f"{what} is {'nested too deeply' if deep else 'not JSON'}") from None
 
 
 def _json_text(value: Any, what: str) -> None:

@@ -39,6 +39,8 @@ from typing import Any
 import attrs
 
 from ..errors import TeamError
+from ..files import read_regular
+from ..jsonsafe import loads
 from .config import FORMAT, Credential, read_token_file
 
 __all__ = [
@@ -129,7 +131,7 @@ def registry_path(data: str | os.PathLike[str]) -> Path:
 def _load(data: Path) -> list[dict[str, Any]]:
     path = registry_path(data)
     try:
-        value = json.loads(path.read_text(encoding="utf-8"))
+        value = loads(read_regular(path), what=str(path))
     except FileNotFoundError:
         return []
     except ValueError as e:
