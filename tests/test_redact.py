@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import doctest
 import json
+import re
 import string
 import time
 from pathlib import Path
@@ -479,6 +480,8 @@ _SURROUND = st.text(alphabet=_PLAIN, max_size=40)
 @settings(max_examples=300, deadline=None)
 @given(_SURROUND, _SHAPED, _SURROUND, st.sampled_from([" ", "\n", "=", ": ", '"', "(", "\t"]))
 def test_shaped_secret_in_prose_is_removed(before: str, secret: str, after: str, sep: str) -> None:
+    # a run of six of one character is a placeholder of the shape (sk_test_xxxx...)
+    assume(re.search(r"(.)\1{5}", secret) is None and "EXAMPLE" not in secret)
     text = f"{before}{sep}{secret} {after}"
     out = redact(text)
     assert secret not in out
@@ -688,3 +691,115 @@ def test_a_kubernetes_secret_as_a_json_value() -> None:
     assert got["metadata"] == {"name": "app"} and got["kind"] == "Secret"
     config_map = {**manifest, "kind": "ConfigMap"}
     assert redact_value(config_map) == config_map
+
+
+# --------------------------------------------------------------------------- issue 30: held out
+
+# Sets written after the rules: blind set 2 (before any rule of issue 30 changed, kinds
+# in no other set) and the review's list of misses and false positives. Their first-try
+# figures are in docs/security-redaction-rules.md.
+HELD_OUT = {
+    "blind2": (_load_set("blind2_secrets.jsonl"), _load_set("blind2_near_misses.jsonl")),
+    "review30": (_load_set("review30_secrets.jsonl"), _load_set("review30_near_misses.jsonl")),
+}
+
+
+def test_the_held_out_sets_are_big_and_honest() -> None:
+    secrets, near = HELD_OUT["blind2"]
+    assert len(secrets) >= 30 and len(near) >= 30
+    for name, (secrets, near) in HELD_OUT.items():
+        for r in secrets:
+            assert r["secret"] and all(s and s in r["text"] for s in r["secret"]), (name, r)
+        assert all(r["why"] and r["source"] for r in near), name
+    originals = {r["text"] for r in SET_SECRETS} | {r["text"] for r in SET_NEAR}
+    # written without the other sets in view: one masked value came out the same
+    assert originals & {r["text"] for s, n in HELD_OUT.values() for r in s + n} == {
+        'password: "********"'
+    }
+
+
+@pytest.mark.parametrize(
+    "record",
+    [
+        pytest.param(r, marks=pytest.mark.xfail(reason=r["known_miss"], strict=True))
+        if "known_miss" in r
+        else r
+        for s, _ in HELD_OUT.values()
+        for r in s
+    ],
+    ids=lambda r: r["text"][:40],
+)
+def test_held_out_secret_is_gone(record: dict[str, Any]) -> None:
+    out = redact(record["text"])
+    value = json.dumps(redact_value({"c": record["text"], "l": [record["text"]]}))
+    for secret in record["secret"]:
+        assert secret not in out, f"{secret!r} survived in {out!r}"
+        assert json.dumps(secret)[1:-1] not in value
+    assert redact(out) == out
+
+
+@pytest.mark.parametrize(
+    "record", [r for _, n in HELD_OUT.values() for r in n], ids=lambda r: r["text"][:40]
+)
+def test_held_out_near_miss_is_untouched(record: dict[str, Any]) -> None:
+    assert redact(record["text"]) == record["text"]
+    assert redact_value({"c": record["text"]}) == {"c": record["text"]}
+
+
+def test_recall_and_false_positives_over_all_sets() -> None:
+    """What docs/security-redaction-rules.md reports: recall >= 0.97 and false positives
+    under 1% over every set together."""
+    secrets = SET_SECRETS + [r for s, _ in HELD_OUT.values() for r in s]
+    near = SET_NEAR + [r for _, n in HELD_OUT.values() for r in n]
+    missed = [r for r in secrets if any(s in redact(r["text"]) for s in r["secret"])]
+    changed = [r for r in near if redact(r["text"]) != r["text"]]
+    assert 1 - len(missed) / len(secrets) >= 0.97, missed
+    assert len(changed) / len(near) < 0.01, changed
+
+
+@pytest.mark.parametrize(
+    ("text", "gone"),
+    [
+        ("curl -sSfu ci:Zq81xWv3Lp https://x.io", "Zq81xWv3Lp"),  # a cluster of flags
+        ("curl -uci:Zq81xWv3Lp https://x.io", "Zq81xWv3Lp"),  # glued to -u
+        ('dsn := "app:Zq81xWv3Lp@tcp(db:3306)/x"', "Zq81xWv3Lp"),  # Go
+        ('{"u": "https:\\/\\/ci:Zq81xWv3Lp@git.x.io\\/r"}', "Zq81xWv3Lp"),  # JSON-escaped
+        ("git push https://3f2a9c81d07b4e6fa5c2d8e19b7a40c6f1e2d3b4@host/r.git", "3f2a9c81d07b"),
+        ("export APPLICATION_KEY=K005zQ81xWv3LpQ81xWv3Lp", "K005zQ81xWv3LpQ81xWv3Lp"),
+        ("  client-key-data: LS0tLS1CRUdJTiBSU0EgUFJJVkFURSBLRVktLS0tLQo=", "LS0tLS1CRUdJ"),
+        ('os.Setenv("DB_PASS", "Zq81xWv3Lp")', "Zq81xWv3Lp"),
+        ('    keyPassword "Zq81xWv3Lp"', "Zq81xWv3Lp"),
+        ('auth = HTTPBasicAuth("admin", "Zq81xWv3Lp")', "Zq81xWv3Lp"),
+        ("la contraseña es Zq81xWv3Lp", "Zq81xWv3Lp"),
+        ("Пароль до сервера: Zq81xWv3Lp", "Zq81xWv3Lp"),
+        ("salasana on Zq81xWv3Lp", "Zq81xWv3Lp"),
+        ("the passphrase is 'ZqxWvLpQrT'", "ZqxWvLpQrT"),
+        ("localhost:5432:*:postgres:Zq81xWv3Lp", "Zq81xWv3Lp"),
+    ],
+)
+def test_issue_30_structures(text: str, gone: str) -> None:
+    assert gone not in redact(text), redact(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "STRIPE_SECRET_KEY=sk_test_xxxxxxxxxxxxxxxxxxxxxxxx",  # a placeholder of its shape
+        "AWS_ACCESS_KEY_ID=AKIAIOSFODNN7EXAMPLE",  # AWS's documentation
+        "DATABASE_URL=postgres://USER:PASSWORD@HOST:5432/DB",
+        "mysql://user:password@localhost/db",
+        "https://deploy-bot@github.com/acme/app.git",  # a short user name
+        'x = os.getenv("DB_PASSWORD", "postgres1")',  # a default read, not set
+        'exclude = ("password", "Zq81xWv3Lp")',  # a tuple, not a call
+        'f("password", "email")',  # a word, not a secret
+        "passwd: password updated successfully",
+        "the password on server1 is required",
+        # a line break escaped in JSON ends the sentence (real: cpolar-connect's README)
+        "# 或使用环境变量提供密码\\nCPOLAR_PASSWORD=your_password cpolar-connect",
+        # an f-string's expression cut at its inner quote (real: a deploy script)
+        'f\'export CLIENT_SECRET="{info["client_secret"]}"\',',
+        "Authorization: required for every admin call",
+    ],
+)
+def test_issue_30_placeholders_and_code_stay(text: str) -> None:
+    assert redact(text) == text

@@ -52,14 +52,16 @@ _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrst
 #: A name (lower-cased) that ends in a secret word.
 _SECRET_NAME = re.compile(
     r"(?:password|passwd|passphrase|passcode|secret|token|credentials?|sessionid|session_id"
-    r"|secret_key_base"
+    r"|secret_key_base|mnemonic|(?:pass|seed|recovery|mnemonic)[_-]?phrase"
+    r"|(?:client|private)[_-]key[_-]data"
     r"|(?<![a-z])(?:pass|pwd|pw|auth|otp|jwt|psk)"
     r"|(?:api|access|secret|private|account|encryption|signing|master|auth|app|client"
-    r"|consumer|subscription|license|session|shared|storage|webhook|deploy)[_-]?key)$"
+    r"|consumer|subscription|license|session|shared|storage|webhook|deploy|application)"
+    r"[_-]?key)$"
 )
 #: Names of language-model tokenizer settings (``eos_token``), not credentials.
 _ML_TOKEN_NAME = re.compile(
-    r"(?:^|[_.-])(?:bos|eos|pad|unk|mask|sep|cls|bot|eot|start|end|special|chat|stop)[_-]?token$"
+    r"(?:^|[_.-])(?:bos|eos|pad|unk|mask|sep|cls|eot|start|end|special|chat|stop)[_-]?token$"
 )
 _PATH_VALUE = re.compile(r"(?:~|\.{1,2})?/[\w./-]*|[A-Za-z]:\\[\w.\\ -]*|[\w.-]+/[\w./-]*\.\w+")
 _CODE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
@@ -105,8 +107,10 @@ def _is_secret_name(name: str) -> bool:
 
 def _kind_for_name(name: str) -> str:
     n = name.lower()
-    if "pass" in n or "pwd" in n or n.endswith(("pw", "otp", "psk")):
-        return "password"
+    if "pass" in n or "pwd" in n or n.endswith(("pw", "otp", "psk", "phrase", "mnemonic")):
+        return "password"  # a passphrase, a wallet's seed phrase: words that unlock
+    if n.endswith(("key-data", "key_data")):
+        return "private_key"  # kubeconfig's client-key-data
     if "token" in n:
         return "token"
     if "api" in n:
@@ -154,8 +158,8 @@ def _value_ok(value: str) -> bool:
         return False
     if v.startswith(("$", "{{", "%", "<")):  # $VAR, ${VAR}, {{ template }}, %s, <your-token>
         return False
-    if v[0] == "{" and v[-1] == "}":  # "{token}": a format string
-        return False
+    if v[0] == "{" and (v[-1] == "}" or "}" not in v):  # "{token}": a format string,
+        return False  # or f"{creds["token"]}" cut at the quote inside its expression
     if v.startswith("arn:"):  # an AWS resource name
         return False
     return len(v) > 1024 or ("/" not in v and "\\" not in v) or _PATH_VALUE.fullmatch(v) is None

@@ -27,16 +27,20 @@ _RARITY = "zqxjkvbpygfwmucldrhsnioate=9876543210:_./-"
 #: value is redacted whole, so the prefilter must never miss one.
 _KEY_WORDS = (
     *("pass", "pwd", "pw", "auth", "secret", "token", "credential", "key", "cookie"),
-    *("otp", "psk", "jwt", "sessionid", "session_id"),
+    *("otp", "psk", "jwt", "sessionid", "session_id", "phrase", "mnemonic"),
 )
 #: Narrower prefilter shapes for needles that ordinary text is full of ("task" holds
 #: "sk", "through" "gh", "global" "gl"): the lower-cased needle -> (anchor character,
 #: regex after it), each the lower-cased start of every match of its rule: a Twilio key
-#: is SK and 32 hex digits, a GitHub token ghp_..., a GitLab one glpat-...
+#: is SK and 32 hex digits, a GitHub token ghp_..., a GitLab one glpat-..., a URL whose
+#: slashes JSON escaped :\/\/...
 _NARROW = {
     "sk": ("k", r"(?<=sk)[0-9a-f]{32}"),
     "gh": ("g", r"h[pousr]_"),
     "gl": ("g", r"l(?:pat|dt|rt|ptt|cbt|oas|ft|imt|soat|agent)-"),
+    # a URL in JSON that escapes its slashes (https:\/\/), also inside a repr (\\/)
+    ":": (":", r"\\+/\\+/"),
+    "r8_": ("8", r"(?<=r8)_[a-z0-9]{37}"),  # a Replicate token, not every "r8"
 }
 
 
