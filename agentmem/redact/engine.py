@@ -17,6 +17,7 @@ from .base import (
     _is_secret_name,
     _kind_for_name,
     _reads_as_text,
+    _Rule,
     _value_ok,
     placeholder,
 )
@@ -51,33 +52,59 @@ def _rank(rank: dict[str, int], c: str) -> int:
     return rank.get(c, len(rank))
 
 
-def _anchored(needles: Iterable[str]) -> re.Pattern[str]:
-    """One regex that finds any of ``needles`` (and the :data:`_NARROW` shapes of those
-    listed there), each anchored on its rarest character.
+def _anchor_table(needles: Iterable[str]) -> tuple[dict[str, list[str]], dict[str, str]]:
+    """(anchor character -> the regexes after it, needle -> its anchor character).
 
-    ``token`` becomes ``k(?<=tok)en``: the regex engine skips every position whose
-    character is no needle's anchor (most of a text) with a quick set test and tries
-    only the needles of that anchor, instead of trying every needle at every
-    position. A needle that contains another one is left out (the shorter finds the
-    same texts).
+    Each needle is anchored on its rarest character: ``token`` becomes ``k`` and
+    ``(?<=tok)en``. A needle that contains another one is left out (the shorter finds
+    the same texts) and gets the anchor of one it contains: where that anchor never
+    matches, the longer needle does not occur either.
     """
     rank = {c: i for i, c in enumerate(_RARITY)}
     by_anchor: dict[str, list[str]] = {}
-    literal = sorted({n for n in needles if n not in _NARROW}, key=len)
-    for n in sorted(set(needles) & set(_NARROW)):
+    anchor_of: dict[str, str] = {}
+    unique = set(needles)
+    literal = sorted({n for n in unique if n not in _NARROW}, key=lambda n: (len(n), n))
+    for n in sorted(unique & set(_NARROW)):
         c, rest = _NARROW[n]
         by_anchor.setdefault(c, []).append(rest)
-    for k, n in enumerate(literal):
-        if any(m in n for m in literal[:k]):
+        anchor_of[n] = c
+    kept: list[str] = []
+    for n in literal:
+        inner = next((m for m in kept if m in n), None)
+        if inner is not None:
+            anchor_of[n] = anchor_of[inner]
             continue
+        kept.append(n)
         i = min(range(len(n)), key=lambda j: (_rank(rank, n[j]), j))
         behind = f"(?<={re.escape(n[: i + 1])})" if i else ""
         by_anchor.setdefault(n[i], []).append(behind + re.escape(n[i + 1 :]))
-    alts = [
-        re.escape(c) + (f"(?:{'|'.join(rest)})" if len(rest) > 1 or rest[0] else "")
-        for c, rest in sorted(by_anchor.items())
-    ]
+        anchor_of[n] = n[i]
+    return by_anchor, anchor_of
+
+
+def _anchored(needles: Iterable[str], *, presence: bool = False) -> re.Pattern[str]:
+    """One regex that finds any of ``needles`` (and the :data:`_NARROW` shapes of those
+    listed there), each anchored on its rarest character (see :func:`_anchor_table`).
+
+    The regex engine skips every position whose character is no needle's anchor (most
+    of a text) with a quick set test and tries only the needles of that anchor,
+    instead of trying every needle at every position. With ``presence`` a match is the
+    anchor character alone (what follows it is a look-ahead), so ``findall`` tries
+    every position and returns the anchor of every needle that occurs.
+    """
+    by_anchor, _ = _anchor_table(needles)
+    alts = []
+    for c, rest in sorted(by_anchor.items()):
+        tail = f"(?:{'|'.join(rest)})" if len(rest) > 1 or rest[0] else ""
+        if presence and tail:
+            tail = f"(?={tail})"
+        alts.append(re.escape(c) + tail)
     return re.compile("|".join(alts) or "(?!)")
+
+
+def _needles() -> list[str]:
+    return [*(r.needle.lower() for r in _builtin_rules()), *_KEY_WORDS]
 
 
 @functools.cache
@@ -85,7 +112,26 @@ def _prefilter() -> re.Pattern[str]:
     """The prefilter, run on the lower-cased text: every rule's needle (lower-cased) and
     every secret-key word. A text it finds nothing in holds nothing any rule finds and
     no secret-named key (see Redactor.needs)."""
-    return _anchored([*(r.needle.lower() for r in _builtin_rules()), *_KEY_WORDS])
+    return _anchored(_needles())
+
+
+@functools.cache
+def _presence() -> re.Pattern[str]:
+    """The prefilter as a presence test: ``findall`` gives the anchor of every needle
+    that occurs (see :func:`_rule_anchors`)."""
+    return _anchored(_needles(), presence=True)
+
+
+@functools.cache
+def _rule_anchors() -> tuple[tuple[_Rule, str], ...]:
+    """Each rule with the anchor character of its needle: a rule whose anchor the
+    presence test did not find cannot match, and is skipped without a search.
+
+    (A rule's replacement is a placeholder, and no rule matches at a needle inside
+    one: every kind in a placeholder is followed by ``]``.)
+    """
+    _, anchor_of = _anchor_table(_needles())
+    return tuple((r, anchor_of[r.needle.lower()]) for r in _builtin_rules())
 
 
 # --------------------------------------------------------------------------- JSON keys
@@ -190,10 +236,13 @@ class Redactor:
         if self.extra_patterns:
             for rx in _compile_custom(self.extra_patterns):
                 out = _custom_apply(rx, out)
-        if not self.needs(out):
+        lowered: str | None = _fold(out)  # _fold(out), while out is unchanged
+        hits = set(_presence().findall(lowered))
+        if not hits:
             return out  # no rule's needle occurs: the common case, one quick scan
-        lowered: str | None = None  # _fold(out), while out is unchanged
-        for rule in _builtin_rules():
+        for rule, anchor in _rule_anchors():
+            if anchor not in hits:
+                continue  # its needle does not occur (a placeholder never adds one)
             if rule.fold:
                 if lowered is None:
                     lowered = _fold(out)
