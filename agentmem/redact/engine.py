@@ -236,10 +236,11 @@ class Redactor:
         if self.extra_patterns:
             for rx in _compile_custom(self.extra_patterns):
                 out = _custom_apply(rx, out)
-        lowered: str | None = _fold(out)  # _fold(out), while out is unchanged
-        hits = set(_presence().findall(lowered))
+        folded = _fold(out)
+        hits = set(_presence().findall(folded))
         if not hits:
             return out  # no rule's needle occurs: the common case, one quick scan
+        lowered: str | None = folded  # _fold(out), while out is unchanged
         for rule, anchor in _rule_anchors():
             if anchor not in hits:
                 continue  # its needle does not occur (a placeholder never adds one)
