@@ -696,25 +696,30 @@ def test_a_kubernetes_secret_as_a_json_value() -> None:
 # --------------------------------------------------------------------------- issue 30: held out
 
 # Sets written after the rules: blind set 2 (before any rule of issue 30 changed, kinds
-# in no other set) and the review's list of misses and false positives. Their first-try
-# figures are in docs/security-redaction-rules.md.
+# in no other set), the review's list of misses and false positives, and blind set 3
+# (after issue 30's rules, before they met it). Their first-try figures are in
+# docs/security-redaction-rules.md.
 HELD_OUT = {
     "blind2": (_load_set("blind2_secrets.jsonl"), _load_set("blind2_near_misses.jsonl")),
     "review30": (_load_set("review30_secrets.jsonl"), _load_set("review30_near_misses.jsonl")),
+    "blind3": (_load_set("blind3_secrets.jsonl"), _load_set("blind3_near_misses.jsonl")),
 }
 
 
 def test_the_held_out_sets_are_big_and_honest() -> None:
-    secrets, near = HELD_OUT["blind2"]
-    assert len(secrets) >= 30 and len(near) >= 30
+    for blind in ("blind2", "blind3"):
+        secrets, near = HELD_OUT[blind]
+        assert len(secrets) >= 30 and len(near) >= 30
     for name, (secrets, near) in HELD_OUT.items():
         for r in secrets:
             assert r["secret"] and all(s and s in r["text"] for s in r["secret"]), (name, r)
         assert all(r["why"] and r["source"] for r in near), name
     originals = {r["text"] for r in SET_SECRETS} | {r["text"] for r in SET_NEAR}
-    # written without the other sets in view: one masked value came out the same
+    # written without the other sets in view: three common near-misses came out the same
     assert originals & {r["text"] for s, n in HELD_OUT.values() for r in s + n} == {
-        'password: "********"'
+        'password: "********"',
+        "psql -h localhost -p 5432 -U postgres -d app",
+        "비밀번호를 입력하세요",
     }
 
 
@@ -775,6 +780,11 @@ def test_recall_and_false_positives_over_all_sets() -> None:
         ("salasana on Zq81xWv3Lp", "Zq81xWv3Lp"),
         ("the passphrase is 'ZqxWvLpQrT'", "ZqxWvLpQrT"),
         ("localhost:5432:*:postgres:Zq81xWv3Lp", "Zq81xWv3Lp"),
+        ("fly -t ci login -c https://ci.x.io -u admin -p Zq81xWv3Lp", "Zq81xWv3Lp"),
+        ("$pdo = new PDO($dsn, 'shop', 'Zq81xWv3Lp');", "Zq81xWv3Lp"),
+        ("travis env set API_TOKEN Zq81xWv3Lp --private", "Zq81xWv3Lp"),
+        ("[smtp.x.io]:587 me@x.io:Zq81xWv3Lp", "Zq81xWv3Lp"),
+        ("Email__Gmail__Pass=abcd efgh ijkl mnop", "efgh ijkl mnop"),  # an app password
     ],
 )
 def test_issue_30_structures(text: str, gone: str) -> None:
@@ -799,6 +809,23 @@ def test_issue_30_structures(text: str, gone: str) -> None:
         # an f-string's expression cut at its inner quote (real: a deploy script)
         'f\'export CLIENT_SECRET="{info["client_secret"]}"\',',
         "Authorization: required for every admin call",
+        "ssh login@bastion.x.io -p 2222",  # a port after a user named login
+        'sqlite3.connect("app.db")',  # one argument
+        'redis.connect("localhost", "6379")',  # a port, not a password
+        "travis env set DEPLOY_REGION eu-west-1",  # not a secret's name
+        # shapes of false positives found in real sessions (benchmarks/redaction_corpus.py)
+        "  PASS: FP8 scaling works correctly",  # a test runner's output
+        '    "jsonwebtoken": "^9.0.2",',  # a package version
+        "  appSecret: process.env.APP_SECRET || 'dev'",  # a reference
+        "function derive(masterKey: Uint8Array): Uint8Array {",  # a type
+        "    VERIFY_OTP: 'auth:verify-otp',",  # an event's name
+        "  SIGNING_KEY: 'app-signing-key-v1',",  # a derivation label
+        "// - 'master-key': Base64 encoded master key",  # prose
+        '    "nextPageToken": "CAUQAA",',  # a page cursor
+        "session_id: abc123",  # a short example id
+        "OPENAI_API_KEY=***REMOVED***",  # redacted by another tool
+        'headers={"Authorization": "Bearer token"},',  # a word
+        'rg -n "ApiKey|Password=\\" .env.api .env.local',  # a pattern's quote
     ],
 )
 def test_issue_30_placeholders_and_code_stay(text: str) -> None:

@@ -4,7 +4,9 @@
   argument after a user name: ``HTTPBasicAuth("admin", "PASS")``, ``auth=("api",
   "KEY")``, ``server.login("me@x.io", "PASS")``, ``NetworkCredential("u", "PASS")``,
   ``algoliasearch.Client("APPID", "KEY")``;
-* the password of JDBC's ``DriverManager.getConnection(url, "user", "PASS")``;
+* the password of a connection after its data source: JDBC's
+  ``DriverManager.getConnection(url, "user", "PASS")``, PHP's ``new PDO($dsn, "user",
+  "PASS")``, Perl's ``DBI->connect($dsn, "user", "PASS")``;
 * a Terraform variable's ``default`` when the variable's name says secret
   (``variable "db_password" { default = "PASS" }``);
 * the private members of a JSON Web Key (``"d"``, ``"p"``, ``"q"``, ``"dp"``, ``"dq"``,
@@ -38,7 +40,12 @@ _AUTH_CALL = re.compile(
     r"(?:auth|login|credentials?|authenticate|algoliasearch\.client|searchclient\.create)"
     r"[ \t]*(?:=[ \t]*)?\(?[ \t]*\(" + _LITERAL_PAIR
 )
-_GET_CONNECTION = re.compile(r"getconnection\([^()\n]{0,256}?," + _LITERAL_PAIR + r"[ \t]*\)")
+#: Connections given a user and a password after their data source: JDBC's
+#: ``getConnection(url, "u", "PASS")``, PHP's ``new PDO($dsn, 'u', 'PASS')``, Perl's
+#: ``DBI->connect($dsn, "u", "PASS", {...})``.
+_GET_CONNECTION = re.compile(
+    r"(?:getconnection|connect|new[ \t]+pdo)\([^()\n]{0,256}?," + _LITERAL_PAIR + r"[ \t]*[,)]"
+)
 _APP_PASSWORD = re.compile(r"[a-z]{4}(?: [a-z]{4}){3}")
 
 
@@ -123,11 +130,22 @@ def _apply(text: str, edits: list[tuple[int, int]], ph: str) -> str:
     return "".join(parts)
 
 
+#: A Google app password (four groups of four letters) written unquoted after a
+#: password's name: ``SMTP_PASS=abcd efgh ijkl mnop``, where the value ends at a space.
+_APP_PASSWORD_VALUE = re.compile(
+    r"(?:pass|pwd)[\w.]{0,24}[ \t]*[=:][ \t]*(?P<s>[a-z]{4}(?: [a-z]{4}){3})(?![a-z])"
+)
+
+
 def code_rules() -> list[_Rule]:
     """The rules of this module, in the order they run."""
     return [
         *(_pair_rule(n, _AUTH_CALL) for n in ("auth", "login", "credential", "algolia")),
+        _pair_rule("pass", _APP_PASSWORD_VALUE),
+        _pair_rule("pwd", _APP_PASSWORD_VALUE),
+        _pair_rule("connect(", _GET_CONNECTION),
         _pair_rule("getconnection(", _GET_CONNECTION),
+        _pair_rule("pdo(", _GET_CONNECTION),
         _Rule("password", "variable", False, _terraform_run),
         _Rule("private_key", "kty", False, _jwk_run),
     ]

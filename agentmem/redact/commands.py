@@ -19,7 +19,14 @@ from collections.abc import Callable, Sequence
 
 import attrs
 
-from .base import _PLACEHOLDER_WORD, _inside_placeholder, _Rule, _value_ok, placeholder
+from .base import (
+    _PLACEHOLDER_WORD,
+    _inside_placeholder,
+    _is_secret_name,
+    _Rule,
+    _value_ok,
+    placeholder,
+)
 
 #: An argument: a quoted string or a run of other characters; escaped quotes (``\"``
 #: in JSON-encoded text) count as quotes.
@@ -100,6 +107,28 @@ def _wpa(args: Sequence[str], flags: Sequence[str]) -> Sequence[int]:
     return (1,) if len(args) >= 2 else ()  # wpa_passphrase SSID PASSPHRASE
 
 
+def _env_set(args: Sequence[str], flags: Sequence[str]) -> Sequence[int]:
+    """``travis env set NAME VALUE``, ``doppler secrets set NAME VALUE``: a value set
+    under a secret name."""
+    if (
+        len(args) >= 4
+        and args[0] in ("env", "secrets", "secret", "config")
+        and args[1] in ("set", "add")
+        and _is_secret_name(args[2])
+    ):
+        return (3,)
+    return ()
+
+
+def _bitcoin(args: Sequence[str], flags: Sequence[str]) -> Sequence[int]:
+    """``bitcoin-cli importprivkey KEY``, ``walletpassphrase PASSPHRASE 60``."""
+    if len(args) >= 2 and args[0] in ("importprivkey", "walletpassphrase"):
+        return (1,)
+    if len(args) >= 3 and args[0] == "walletpassphrasechange":
+        return (1, 2)
+    return ()
+
+
 def _net_use(args: Sequence[str], flags: Sequence[str]) -> Sequence[int]:
     return tuple(
         i + 1
@@ -159,6 +188,8 @@ COMMANDS: tuple[Command, ...] = (
     Command(("poetry",), positional=_poetry),
     Command(("mc",), positional=_minio),
     Command(("wpa_passphrase",), positional=_wpa),
+    Command(("travis", "doppler"), positional=_env_set),
+    Command(("bitcoin-cli", "litecoin-cli", "dogecoin-cli"), positional=_bitcoin),
 )
 
 #: Commands that read a password on their standard input, and the flag that says so

@@ -79,6 +79,18 @@ PROSE_WORDS: tuple[tuple[str, str, bool, bool], ...] = (
     ("पासवर्ड", "पासवर्ड", False, False),
     ("পাসওয়ার্ড", "পাসওয়ার্ড", False, False),
     ("รหัสผ่าน", "รหัสผ่าน", False, False),
+    ("geslo", r"(?<![a-z])gesl[oa]", True, False),
+    ("slaptažod", "slaptažod(?:is|į|žio)", True, False),
+    ("parole", r"(?<![a-z])parole", True, False),
+    ("parool", r"(?<![a-z])parool", True, False),
+    ("парол", "[пП]арол(?:ата|а)", False, False),
+    ("лозинк", "[лЛ]озинк[аеу]", False, False),
+    ("contrasenya", "contrasenya", True, False),
+    ("lykilorð", "lykilorð(?:ið)?", True, False),
+    ("패스워드", "패스워드", False, True),
+    ("პაროლ", "პაროლი", False, False),
+    ("கடவுச்சொல்", "கடவுச்சொல்", False, False),
+    ("پاس ورڈ", "پاس ورڈ", False, False),
 )
 #: Verbs of one language only ("to" is a verb in Polish, a preposition in English).
 _OWN_VERBS = {
@@ -98,6 +110,16 @@ _OWN_VERBS = {
     "पासवर्ड": "है",
     "পাসওয়ার্ড": "হল",
     "รหัสผ่าน": "คือ",
+    "geslo": "je",
+    "slaptažod": "yra",
+    "parole": "ir|este|est",
+    "parool": "on",
+    "парол": "е|је",
+    "лозинк": "је|е",
+    "contrasenya": "és|es",
+    "lykilorð": "er",
+    "პაროლ": "არის",
+    "password": "ay",
 }
 _VERBS = r"(?:is|was|ist|lautet|war|est|c'est|c’est|es|era|é|è|était|это|jest|är|là|is)"
 #: "the password for the admin account is ...", "пароль от сервера: ...".
@@ -152,13 +174,14 @@ _ESCAPED_BREAK = re.compile(r"\\[nrt]")
 
 
 def _prose_rule(needle: str, word: str, fold: bool, cjk: bool) -> _Rule:
-    if needle in _OWN_VERBS:
+    if needle in ("password", "token", "passphrase"):
+        verbs = f"(?:{_VERBS}|{_OWN_VERBS[needle]})" if needle in _OWN_VERBS else _VERBS
+        sep = rf"{_FOR}[ \t]*{verbs}[ \t]+(?:[:：][ \t]*)?"
+    elif needle in _OWN_VERBS:
         verbs = f"(?:{_VERBS}|{_OWN_VERBS[needle]})"
         sep = rf"{_FOR}[ \t]*(?:{verbs}[ \t]+(?:[:：][ \t]*)?|[:：][ \t]*)"
     elif cjk:
         sep = _SEP_CJK
-    elif needle in ("password", "token", "passphrase"):
-        sep = _SEP_VERB
     else:
         sep = _SEP_WORD
     bare = "" if cjk or needle == "token" else "|(?P<bare>[ \t]+)"
@@ -412,6 +435,30 @@ def _apply_each(text: str, edits: list[tuple[int, int, str]]) -> str:
     return "".join(parts)
 
 
+_VSO = re.compile(r"##vso\[task\.setvariable (?P<attrs>[^\]\n]{1,256})\](?P<s>[^\r\n\\]{1,512})")
+
+
+def _vso_run(text: str, hay: str, start: int) -> str:
+    """Azure Pipelines' ``##vso[task.setvariable variable=dbPassword;issecret=true]VALUE``:
+    the value of a variable marked secret or named as one."""
+    edits = []
+    for m in _VSO.finditer(text, start):
+        attrs = dict(a.strip().partition("=")[::2] for a in m.group("attrs").split(";") if "=" in a)
+        secret = attrs.get("issecret", "").lower() == "true"
+        if (secret or _is_secret_name(attrs.get("variable", ""))) and _value_ok(m.group("s")):
+            edits.append(m.span("s"))
+    return _apply(text, edits, placeholder("password"))
+
+
+#: Postfix's sasl_passwd: ``[smtp.example.com]:587 user@example.com:PASSWORD``.
+_SASL_PASSWD = re.compile(r"(?m)^\[[\w.-]{1,253}\](?::\d{1,5})?[ \t]+[^\s:]{1,128}:(?P<s>\S+)$")
+
+
+def _sasl_run(text: str, hay: str, start: int) -> str:
+    edits = [m.span("s") for m in _SASL_PASSWD.finditer(text) if _value_ok(m.group("s"))]
+    return _apply(text, edits, placeholder("password"))
+
+
 def document_rules() -> list[_Rule]:
     """The rules of this module, in the order they run."""
     return [
@@ -427,6 +474,8 @@ def document_rules() -> list[_Rule]:
         *(_Rule("secret", f"{w}>", True, _xml_run) for w in _XML_ENDS),
         _Rule("secret", "key=", True, _xml_run),
         _Rule("cookie", "cookie", True, _cookie_jar_run),  # "# Netscape HTTP Cookie File"
+        _Rule("password", "##vso[task.setvariable", False, _vso_run),
+        _Rule("password", "]:", False, _sasl_run),
     ]
 
 

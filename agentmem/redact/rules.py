@@ -13,6 +13,7 @@ from .base import (
     _LINE_KEY_PREFIX,
     _LOGIN_CMD,
     _MYSQL_CMD,
+    _NUMBERED_TYPE,
     _PLACEHOLDER_WORD,
     _PROSE_AFTER_FLAG,
     _PROSE_WORD,
@@ -283,6 +284,8 @@ def _not_a_secret(name: str, kind: str, value: str) -> bool:
     n = name.lower().rsplit(".", 1)[-1].lstrip("-_")
     if v.lstrip("_") in (n, name.lower()):
         return True
+    if _CHANNEL.fullmatch(value):
+        return True  # VERIFY_OTP: 'auth:verify-otp': an event's or a route's name
     if value.isdigit() and len(value) < (4 if kind == "password" else 8):
         return True  # PASSWD_PW_PASSWD: 1, token: 42
     if kind == "password":
@@ -325,9 +328,18 @@ def _method_argument(m: re.Match[str], text: str, name_from: int) -> bool:
     return rest == "" or rest.startswith(("\n", "\\n", "\r", "#", "//", "}"))
 
 
+#: Lower-case words joined by ``:`` ``.`` ``/`` ``_`` ``-``, three or more, perhaps with a
+#: version: a name (``crypto:verify-master-key``, ``memry-signing-key-v1``).
+_CHANNEL = re.compile(r"[a-z]+(?:[:./_-][a-z]+){2,}(?:[-_.]v?[0-9]{1,3})?")
+
+
 def _assignment_check(m: re.Match[str], text: str, value: str) -> bool | str:
     name_from = _key_start(text, m.start("w"))
     sep = m.group("sep")
+    if sep == ":" and text[name_from : m.end("w")] in ("PASS", "FAIL"):
+        return False  # a test runner's "PASS: test_name ..."
+    if m.start("uq") < 0 and value[:1].isspace():
+        return False  # rg "Password=\" .env": a pattern's quote, then more words
     if sep == "," and (value.isalpha() or not _call_argument(m, text, name_from)):
         return False  # f("password", "email"): a word is a name here, not a secret
     if sep == "" and not _method_argument(m, text, name_from):
@@ -346,7 +358,10 @@ def _assignment_check(m: re.Match[str], text: str, value: str) -> bool | str:
                 return False  # name:value, no space, name not quoted: not YAML or JSON
             if value.lower() in _TYPE_WORDS or _is_type_name(value):
                 return False  # password: str, auth: _t.AuthType, token: Token
-            if value.isalpha() and value.islower() and _more_words(text, m.end("uq")):
+            if _more_words(text, m.end("uq")) and (
+                (value.isalpha() and value.islower())
+                or (len(value) <= 12 and _kind_for_name(text[name_from : m.end("w")]) != "password")
+            ):
                 return False  # "passwd: password updated successfully": a sentence
             if _PROSE_WORD.fullmatch(value):  # "Forgot password: reset it", unless YAML
                 line_from = _line_start(text, name_from)
@@ -387,6 +402,8 @@ def _is_wordish(value: str) -> bool:
 
 
 def _is_type_name(value: str) -> bool:
+    if _NUMBERED_TYPE.fullmatch(value):
+        return True  # masterKey: Uint8Array
     return _TYPE_NAME.fullmatch(value) is not None and _is_wordish(value)
 
 
@@ -421,6 +438,8 @@ def _auth_handle(m: re.Match[str], text: str) -> tuple[int, int, str] | None:
     value = text[a:b]
     if _inside_placeholder(text, a) or not _value_ok(value):
         return None
+    if scheme is not None and value.isalpha() and value.islower():
+        return None  # "Bearer token", "Basic xyz": a word in an example
     if m.start("s3") >= 0 and not (len(value) >= 16 and _looks_random(value)):
         return None  # "Authorization: required for admin": words, not a scheme and a token
     if m.start("s2") >= 0 and text[b : b + 12].lstrip(" \t").startswith(PLACEHOLDER_PREFIX):
@@ -564,6 +583,13 @@ def _shape_rules() -> list[_Rule]:
         _Rule("mailchimp_api_key", "-us", False, _mailchimp_run),
         t("doppler_token", r"dp\.", r"(?:st|ct|sa|scim|audit|pt)\.[A-Za-z0-9_.-]{30,}", "dp."),
         t("contentful_token", "CFPAT-", r"[A-Za-z0-9_-]{40,}", "CFPAT-"),
+        t("posthog_api_key", "phc_", r"[A-Za-z0-9]{40,}", "phc_"),
+        t(
+            "launchdarkly_key",
+            "sdk-",
+            r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}",
+            "sdk-",
+        ),
         t("replicate_token", "r8_", r"[A-Za-z0-9]{37}(?![A-Za-z0-9])", "r8_", _random_check),
         t("tailscale_key", "tskey-", r"[a-z]+-[A-Za-z0-9]{8,}-[A-Za-z0-9]{16,}", "tskey-"),
         _Rule("telegram_bot_token", ":AA", False, _telegram_run),
@@ -696,6 +722,7 @@ def _name_rules() -> list[_Rule]:
                 ("secret", "secret"),
                 (f"key{_SECRET_KEY_LB}", "key"),
                 ("apikey", "apikey"),
+                ("auth", "auth"),  # netlify --auth TOKEN, jenkins-cli -auth user:TOKEN
             )
         ),
         *(
@@ -770,6 +797,8 @@ KINDS: tuple[str, ...] = (
     "doppler_token",
     "contentful_token",
     "replicate_token",
+    "posthog_api_key",
+    "launchdarkly_key",
     "tailscale_key",
     "telegram_bot_token",
     "aws_secret_key",
