@@ -3,9 +3,10 @@
 The sets are the pairs of :data:`SETS` in ``tests/data/redaction/``: secrets (each
 record: a text and the exact secret substrings that must disappear) and near-misses
 (texts from real transcripts, real code and synthetic look-alikes that must come out
-byte for byte); each set's figures are printed, then all of them together. Every text is recorded through ``Memory.record`` into a fresh library, as
-the task, as a step's output and inside the step's parameters, and queued for a
-team the way ``team/outbox.py`` does; a secret counts as caught only when it is gone
+byte for byte); each set's figures are printed, then all of them together. Every
+text is recorded through ``Memory.record`` into a fresh library, as the task, as a
+step's output and inside the step's parameters, and queued for a team the way
+``team/outbox.py`` does; a secret counts as caught only when it is gone
 from every stored copy, and a near-miss counts as a false positive when any stored
 copy differs from the text.
 
