@@ -515,6 +515,7 @@ def _builtin_rules() -> tuple[_Rule, ...]:
     return (
         *document_rules(),
         *_shape_rules(),
+        *_vendor_rules(),
         *command_rules(),
         *code_rules(),
         *_context_rules(),
@@ -577,6 +578,23 @@ def _shape_rules() -> list[_Rule]:
         t("linear_api_key", "lin_api_", r"[A-Za-z0-9]{40}", "lin_api_"),
         t("shopify_token", "shp(?:at|ss|ca|pa)_", r"[a-fA-F0-9]{32}", "shp"),
         t("databricks_token", "dapi", r"[a-f0-9]{32}(?![A-Za-z0-9])", "dapi"),
+        *(
+            _rule(
+                "aws_access_key",
+                rf"(?P<s>{_left(p, _AN)}[A-Z0-9]{{16}}(?![A-Za-z0-9]))",
+                p,
+                check=_example_check,
+            )
+            for p in ("AKIA", "ASIA", "ABIA", "ACCA")
+        ),
+        _rule("azure_sas", r"sig=(?<=[?&]sig=)(?P<s>[A-Za-z0-9%+/=]{20,})", "sig="),
+    ]
+
+
+def _vendor_rules() -> list[_Rule]:
+    """More tokens of a known shape (issue 30's review and blind sets)."""
+    t = _token
+    return [
         t("age_secret_key", "AGE-SECRET-KEY-1", r"[0-9A-Z]{50,}", "AGE-SECRET-KEY-1"),
         t("atlassian_token", "ATATT3", r"[A-Za-z0-9_=-]{60,}", "ATATT3"),
         t("mailgun_api_key", "key-", r"[0-9a-z]{32}(?![0-9A-Za-z])", "key-", _random_check),
@@ -593,21 +611,16 @@ def _shape_rules() -> list[_Rule]:
         t("replicate_token", "r8_", r"[A-Za-z0-9]{37}(?![A-Za-z0-9])", "r8_", _random_check),
         t("tailscale_key", "tskey-", r"[a-z]+-[A-Za-z0-9]{8,}-[A-Za-z0-9]{16,}", "tskey-"),
         _Rule("telegram_bot_token", ":AA", False, _telegram_run),
-        *(
-            _rule(
-                "aws_access_key",
-                rf"(?P<s>{_left(p, _AN)}[A-Z0-9]{{16}}(?![A-Za-z0-9]))",
-                p,
-                check=_example_check,
-            )
-            for p in ("AKIA", "ASIA", "ABIA", "ACCA")
-        ),
-        _rule("azure_sas", r"sig=(?<=[?&]sig=)(?P<s>[A-Za-z0-9%+/=]{20,})", "sig="),
     ]
 
 
 def _context_rules() -> list[_Rule]:
     """Secrets found by what stands before them: a key, a header, a URL, a flag."""
+    return [*_url_rules(), *_header_rules()]
+
+
+def _url_rules() -> list[_Rule]:
+    """Secrets after an AWS key's name, and in URLs and connection strings."""
     return [
         *(
             _rule(
@@ -656,6 +669,12 @@ def _context_rules() -> list[_Rule]:
             )
             for lit in ("sqlplus", "sqlldr", "expdp", "impdp", "rman", "oracle:thin")
         ),
+    ]
+
+
+def _header_rules() -> list[_Rule]:
+    """Secrets after a header's name or a command line's flag."""
+    return [
         _Rule(
             "authorization",
             "authorization",
