@@ -130,9 +130,9 @@ literal start and every secret-key word at once, each anchored on its rarest
 character (:meth:`Redactor.needs`); text with no hint of a secret costs that one
 scan, and a whole trajectory is scanned as one text when it is recorded. The scan
 returns the anchor of every needle found, and a rule whose needle's anchor was not
-found is skipped without a search of its own. A 10 MB build log takes well under a second, and a text dense
-with secrets about a quarter of a second a megabyte. A long output is cut to the
-library's cap before it is redacted (:mod:`agentmem.outputs`).
+found is skipped without a search of its own. A 10 MB build log takes well under a
+second, and a text dense with secrets about a quarter of a second a megabyte. A long
+output is cut to the library's cap before it is redacted (:mod:`agentmem.outputs`).
 """
 
 from __future__ import annotations
