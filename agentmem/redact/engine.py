@@ -83,23 +83,19 @@ def _anchor_table(needles: Iterable[str]) -> tuple[dict[str, list[str]], dict[st
     return by_anchor, anchor_of
 
 
-def _anchored(needles: Iterable[str], *, presence: bool = False) -> re.Pattern[str]:
+def _anchored(needles: Iterable[str]) -> re.Pattern[str]:
     """One regex that finds any of ``needles`` (and the :data:`_NARROW` shapes of those
     listed there), each anchored on its rarest character (see :func:`_anchor_table`).
 
     The regex engine skips every position whose character is no needle's anchor (most
     of a text) with a quick set test and tries only the needles of that anchor,
-    instead of trying every needle at every position. With ``presence`` a match is the
-    anchor character alone (what follows it is a look-ahead), so ``findall`` tries
-    every position and returns the anchor of every needle that occurs.
+    instead of trying every needle at every position.
     """
     by_anchor, _ = _anchor_table(needles)
-    alts = []
-    for c, rest in sorted(by_anchor.items()):
-        tail = f"(?:{'|'.join(rest)})" if len(rest) > 1 or rest[0] else ""
-        if presence and tail:
-            tail = f"(?={tail})"
-        alts.append(re.escape(c) + tail)
+    alts = [
+        re.escape(c) + (f"(?:{'|'.join(rest)})" if len(rest) > 1 or rest[0] else "")
+        for c, rest in sorted(by_anchor.items())
+    ]
     return re.compile("|".join(alts) or "(?!)")
 
 
@@ -115,23 +111,80 @@ def _prefilter() -> re.Pattern[str]:
     return _anchored(_needles())
 
 
-@functools.cache
-def _presence() -> re.Pattern[str]:
-    """The prefilter as a presence test: ``findall`` gives the anchor of every needle
-    that occurs (see :func:`_rule_anchors`)."""
-    return _anchored(_needles(), presence=True)
+@attrs.frozen
+class _Presence:
+    """Which rules a text can need, from the strings the prefilter matches in it.
 
-
-@functools.cache
-def _rule_anchors() -> tuple[tuple[_Rule, str], ...]:
-    """Each rule with the anchor character of its needle: a rule whose anchor the
-    presence test did not find cannot match, and is skipped without a search.
-
-    (A rule's replacement is a placeholder, and no rule matches at a needle inside
-    one: every kind in a placeholder is followed by ``]``.)
+    ``findall`` of the prefilter gives each match's text: an anchor and what follows it
+    (``ken`` of ``token``). A rule may match where its needle occurs: its needle, or a
+    needle it contains, was matched, or hid behind a match: a needle of the same anchor
+    that agrees with the one matched around the anchor (the regex reports the first
+    only), or one whose anchor lies inside a match (the next search starts after it).
     """
-    _, anchor_of = _anchor_table(_needles())
-    return tuple((r, anchor_of[r.needle.lower()]) for r in _builtin_rules())
+
+    #: a match's text -> the needles (numbers) it says may occur
+    maybe: dict[str, frozenset[int]]
+    #: an anchor -> every needle of it, for matches not in ``maybe`` (the narrow shapes)
+    by_anchor: dict[str, frozenset[int]]
+    #: each rule and the number of the needle that must occur for it to match
+    rules: tuple[tuple[_Rule, int], ...]
+
+    def needles(self, matches: Iterable[str]) -> set[int]:
+        out: set[int] = set()
+        for m in matches:
+            found = self.maybe.get(m)
+            if found is None:  # a narrow shape's match: all of its anchor, all inside it
+                found = self.by_anchor.get(m[0], frozenset())
+            out |= found
+            for c in m[1:]:
+                out |= self.by_anchor.get(c, frozenset())
+        return out
+
+
+def _agree(n1: str, i1: int, n2: str, i2: int) -> bool:
+    """Whether two needles anchored at ``i1`` and ``i2`` can both match at one place."""
+    a1, a2, b1, b2 = n1[:i1], n2[:i2], n1[i1 + 1 :], n2[i2 + 1 :]
+    return (a1.endswith(a2) or a2.endswith(a1)) and (b1.startswith(b2) or b2.startswith(b1))
+
+
+@functools.cache
+def _presence() -> _Presence:
+    """The table that turns the prefilter's matches into rules to run (:class:`_Presence`)."""
+    needles = _needles()
+    _, anchor_of = _anchor_table(needles)
+    rank = {c: i for i, c in enumerate(_RARITY)}
+    unique = set(needles)
+    literal = sorted({n for n in unique if n not in _NARROW}, key=lambda n: (len(n), n))
+    kept: list[str] = []
+    for n in literal:
+        if not any(m in n for m in kept):
+            kept.append(n)
+    minimal = [*sorted(unique & set(_NARROW)), *kept]
+    number = {n: k for k, n in enumerate(minimal)}
+    where = {n: min(range(len(n)), key=lambda j: (_rank(rank, n[j]), j)) for n in kept}
+    by_anchor: dict[str, set[int]] = {}
+    for n in minimal:
+        by_anchor.setdefault(anchor_of[n], set()).add(number[n])
+    maybe: dict[str, set[int]] = {}
+    for n in kept:
+        i, c = where[n], anchor_of[n]
+        same = set()
+        for k in minimal:
+            if anchor_of[k] != c:
+                continue
+            if k in _NARROW or _agree(k, where[k], n, i):
+                same.add(number[k])
+        maybe.setdefault(n[i:], set()).update(same)
+    inner = {n: next((m for m in kept if m in n), n) for n in literal}
+    rules = []
+    for r in _builtin_rules():
+        n = r.needle.lower()
+        rules.append((r, number[n if n in _NARROW else inner[n]]))
+    return _Presence(
+        {k: frozenset(v) for k, v in maybe.items()},
+        {k: frozenset(v) for k, v in by_anchor.items()},
+        tuple(rules),
+    )
 
 
 # --------------------------------------------------------------------------- JSON keys
@@ -237,12 +290,14 @@ class Redactor:
             for rx in _compile_custom(self.extra_patterns):
                 out = _custom_apply(rx, out)
         folded = _fold(out)
-        hits = set(_presence().findall(folded))
-        if not hits:
+        matches = _prefilter().findall(folded)
+        if not matches:
             return out  # no rule's needle occurs: the common case, one quick scan
+        presence = _presence()
+        present = presence.needles(set(matches))
         lowered: str | None = folded  # _fold(out), while out is unchanged
-        for rule, anchor in _rule_anchors():
-            if anchor not in hits:
+        for rule, needle in presence.rules:
+            if needle not in present:
                 continue  # its needle does not occur (a placeholder never adds one)
             if rule.fold:
                 if lowered is None:
