@@ -90,7 +90,10 @@ def baseline(rev: str) -> Callable[[str], str] | None:
         f.write(blob)
         f.seek(0)
         with tarfile.open(fileobj=f) as tar:
-            tar.extractall(folder / "old", filter="data")
+            try:
+                tar.extractall(folder / "old", filter="data")
+            except TypeError:  # Python before 3.10.12 has no filter (git's own archive)
+                tar.extractall(folder / "old")
     pkg = folder / "old" / "agentmem"
     (pkg / "__init__.py").write_text("", encoding="utf-8")
     (folder / "old" / "__init__.py").write_text("", encoding="utf-8")
