@@ -826,6 +826,7 @@ def test_issue_30_structures(text: str, gone: str) -> None:
         "OPENAI_API_KEY=***REMOVED***",  # redacted by another tool
         'headers={"Authorization": "Bearer token"},',  # a word
         'rg -n "ApiKey|Password=\\" .env.api .env.local',  # a pattern's quote
+        "const token = \"'`${tokenPrefix}${index++}__`;",  # a template in shell quotes
     ],
 )
 def test_issue_30_placeholders_and_code_stay(text: str) -> None:

@@ -173,6 +173,8 @@ def _value_ok(value: str) -> bool:
         return False
     if v.startswith(("$", "{{", "%", "<")):  # $VAR, ${VAR}, {{ template }}, %s, <your-token>
         return False
+    if v[0] in "'`" and v.lstrip("'`").startswith(("$", "{{")):
+        return False  # "'`${prefix}${n}`" in shell-quoted code: a template
     if v[0] == "{" and (v[-1] == "}" or "}" not in v):  # "{token}": a format string,
         return False  # or f"{creds["token"]}" cut at the quote inside its expression
     if v.startswith("arn:"):  # an AWS resource name
