@@ -1,18 +1,19 @@
 """Redaction both ways: recall on secrets in context, false positives on near-misses, and cost.
 
-The sets are ``tests/data/redaction/secrets.jsonl`` (each record: a text and the
-exact secret substrings that must disappear) and ``near_misses.jsonl`` (texts from
-real transcripts, real code and synthetic look-alikes that must come out byte for
-byte). Every text is recorded through ``Memory.record`` into a fresh library, as
-the task, as a step's output and inside the step's parameters, and queued for a
-team the way ``team/outbox.py`` does; a secret counts as caught only when it is gone
+The sets are the pairs of :data:`SETS` in ``tests/data/redaction/``: secrets (each
+record: a text and the exact secret substrings that must disappear) and near-misses
+(texts from real transcripts, real code and synthetic look-alikes that must come out
+byte for byte); each set's figures are printed, then all of them together. Every
+text is recorded through ``Memory.record`` into a fresh library, as the task, as a
+step's output and inside the step's parameters, and queued for a team the way
+``team/outbox.py`` does; a secret counts as caught only when it is gone
 from every stored copy, and a near-miss counts as a false positive when any stored
 copy differs from the text.
 
 Compared in the same run, through the same three places (text, output, parameters):
 
-* ``today``: the rules before this change (``agentmem/redact.py`` at ``--baseline-rev``,
-  loaded from git; skipped when git or the revision is missing);
+* ``today``: the rules at ``--baseline-rev`` (``agentmem/redact/`` or the older
+  ``agentmem/redact.py``, loaded from git; skipped when git or the revision is missing);
 * ``agentmem``: the rules in this tree (the recording paths themselves);
 * ``detect-secrets``: Yelp's detect-secrets 1.5.0 with all its plugins and default
   filters, line by line (``scan_line``), each found value replaced; skipped when it
@@ -24,7 +25,7 @@ first, redaction of what is kept) against redacting the whole output first, meas
 in the same run; and adversarial inputs at 256 KB and 2 MB, whose time ratio is about
 8 when redaction is linear (quadratic would be about 64).
 
-    python benchmarks/bench_redaction.py [--baseline-rev 5ba5816] [--misses]
+    python benchmarks/bench_redaction.py [--baseline-rev 0958dc0] [--misses]
 """
 
 from __future__ import annotations
@@ -105,7 +106,16 @@ def function_copies(text_fn: TextFn, texts: list[str]) -> list[list[str]]:
 
 
 def baseline_redactor(rev: str) -> TextFn | None:
-    """``redact`` of agentmem/redact.py at ``rev``, or None when git cannot show it."""
+    """``redact`` of agentmem/redact.py (or of the agentmem/redact/ package) at ``rev``,
+    or None when git cannot show it."""
+    try:
+        from benchmarks.redaction_corpus import baseline as package_baseline
+    except ImportError:  # run as a script: benchmarks/ is on the path
+        from redaction_corpus import baseline as package_baseline  # type: ignore[no-redef]
+
+    package = package_baseline(rev)
+    if package is not None:
+        return package
     try:
         source = subprocess.run(
             ["git", "show", f"{rev}:agentmem/redact.py"],
@@ -177,9 +187,22 @@ def score(
     return missed, changed
 
 
+#: (name, secrets, near-misses) of every set in tests/data/redaction/, oldest first;
+#: docs/security-redaction-rules.md says when each was written.
+SETS = (
+    ("original", "secrets.jsonl", "near_misses.jsonl"),
+    ("blind 2", "blind2_secrets.jsonl", "blind2_near_misses.jsonl"),
+    ("review 30", "review30_secrets.jsonl", "review30_near_misses.jsonl"),
+    ("blind 3", "blind3_secrets.jsonl", "blind3_near_misses.jsonl"),
+)
+
+
 def sets(args: argparse.Namespace) -> None:
-    secrets, near = load("secrets.jsonl"), load("near_misses.jsonl")
-    print(f"{len(secrets)} secrets in context, {len(near)} near-misses")
+    every = [(name, load(s), load(n)) for name, s, n in SETS]
+    for name, secrets, near in every:
+        print(f"{name}: {len(secrets)} secrets in context, {len(near)} near-misses")
+    secrets = [r for _, s, _ in every for r in s]
+    near = [r for _, _, n in every for r in n]
     contenders: list[tuple[str, Callable[[list[str]], list[list[str]]]]] = []
     old = baseline_redactor(args.baseline_rev)
     if old is not None:
@@ -190,12 +213,20 @@ def sets(args: argparse.Namespace) -> None:
         both: TextFn = lambda t: ds(DEFAULT_REDACTOR.text(t))  # noqa: E731
         contenders.append(("detect-secrets 1.5.0", lambda ts: function_copies(ds, ts)))
         contenders.append(("agentmem + detect-secrets", lambda ts: function_copies(both, ts)))
-    print(f"{'':30}{'recall':>8}{'missed':>8}{'FP rate':>9}{'changed':>9}")
+    print(f"{'':42}{'recall':>8}{'missed':>8}{'FP rate':>9}{'changed':>9}")
     for name, copies in contenders:
         missed, changed = score(secrets, near, copies)
+        for set_name, set_secrets, set_near in every:
+            m = [r for r in missed if r in set_secrets]
+            c = [r for r in changed if r in set_near]
+            label = f"{name} / {set_name}"
+            print(
+                f"  {label:40}{1 - len(m) / len(set_secrets):>8.3f}{len(m):>8}"
+                f"{len(c) / len(set_near):>9.3f}{len(c):>9}"
+            )
         recall = 1 - len(missed) / len(secrets)
         fp = len(changed) / len(near)
-        print(f"{name:30}{recall:>8.3f}{len(missed):>8}{fp:>9.3f}{len(changed):>9}")
+        print(f"{name + ' / all':42}{recall:>8.3f}{len(missed):>8}{fp:>9.3f}{len(changed):>9}")
         if args.misses:
             for r in missed:
                 print(f"    missed [{r['category']}] {r['text'][:100]!r}")
@@ -324,7 +355,9 @@ ADVERSARIAL: dict[str, str] = {
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--baseline-rev", default="5ba5816", help="git revision of today's rules")
+    ap.add_argument(
+        "--baseline-rev", default="0958dc0", help="git revision of the rules to compare with"
+    )
     ap.add_argument("--misses", action="store_true", help="list what each one gets wrong")
     ap.add_argument("--no-cost", action="store_true", help="skip the timings")
     ap.add_argument(

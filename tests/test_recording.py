@@ -214,7 +214,7 @@ def test_secrets_redacted_before_storage(mem: Memory):
     ("where", "secret"),
     [
         ("a number under a secret key", {"params": {"db": {"PGPASSWORD": 48213}}}),
-        ("meta", {"meta": {"env": "AWS_ACCESS_KEY_ID=AKIA" + "IOSFODNN7EXAMPLE"}}),
+        ("meta", {"meta": {"env": "AWS_ACCESS_KEY_ID=AKIA" + "Q3ZT7WHDLX2M4NPA"}}),
         ("the task", {"task": "log in with sk_live_" + "4eC39HqLyjWDarjtT1zdp7dc"}),
         ("the last step", {"output": "Authorization: Bearer abc.def-1234567890ghijkl"}),
     ],
@@ -230,7 +230,7 @@ def test_a_secret_anywhere_in_a_trajectory_is_found(mem: Memory, where: str, sec
     stored = mem.get_trajectory(mem.record(t))
     text = json.dumps([stored.task, stored.meta, [(s.params, s.output) for s in stored.steps]])
     assert PLACEHOLDER_PREFIX in text, where
-    for leaked in ("48213", "IOSFODNN7EXAMPLE", "4eC39HqLyjWDarjtT1zdp7dc", "1234567890ghijkl"):
+    for leaked in ("48213", "Q3ZT7WHDLX2M4NPA", "4eC39HqLyjWDarjtT1zdp7dc", "1234567890ghijkl"):
         assert leaked not in text, where
     assert [s.output for s in stored.steps[:5]] == ["a.txt\nb.txt"] * 5
 

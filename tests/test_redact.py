@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import doctest
 import json
+import re
 import string
 import time
 from pathlib import Path
@@ -479,6 +480,8 @@ _SURROUND = st.text(alphabet=_PLAIN, max_size=40)
 @settings(max_examples=300, deadline=None)
 @given(_SURROUND, _SHAPED, _SURROUND, st.sampled_from([" ", "\n", "=", ": ", '"', "(", "\t"]))
 def test_shaped_secret_in_prose_is_removed(before: str, secret: str, after: str, sep: str) -> None:
+    # a run of six of one character is a placeholder of the shape (sk_test_xxxx...)
+    assume(re.search(r"(.)\1{5}", secret) is None and "EXAMPLE" not in secret)
     text = f"{before}{sep}{secret} {after}"
     out = redact(text)
     assert secret not in out
@@ -688,3 +691,175 @@ def test_a_kubernetes_secret_as_a_json_value() -> None:
     assert got["metadata"] == {"name": "app"} and got["kind"] == "Secret"
     config_map = {**manifest, "kind": "ConfigMap"}
     assert redact_value(config_map) == config_map
+
+
+# --------------------------------------------------------------------------- issue 30: held out
+
+# Sets written after the rules: blind set 2 (before any rule of issue 30 changed, kinds
+# in no other set), the review's list of misses and false positives, and blind set 3
+# (after issue 30's rules, before they met it). Their first-try figures are in
+# docs/security-redaction-rules.md.
+HELD_OUT = {
+    "blind2": (_load_set("blind2_secrets.jsonl"), _load_set("blind2_near_misses.jsonl")),
+    "review30": (_load_set("review30_secrets.jsonl"), _load_set("review30_near_misses.jsonl")),
+    "blind3": (_load_set("blind3_secrets.jsonl"), _load_set("blind3_near_misses.jsonl")),
+}
+
+
+def test_the_held_out_sets_are_big_and_honest() -> None:
+    for blind in ("blind2", "blind3"):
+        secrets, near = HELD_OUT[blind]
+        assert len(secrets) >= 30 and len(near) >= 30
+    for name, (secrets, near) in HELD_OUT.items():
+        for r in secrets:
+            assert r["secret"] and all(s and s in r["text"] for s in r["secret"]), (name, r)
+        assert all(r["why"] and r["source"] for r in near), name
+    originals = {r["text"] for r in SET_SECRETS} | {r["text"] for r in SET_NEAR}
+    # written without the other sets in view: three common near-misses came out the same
+    assert originals & {r["text"] for s, n in HELD_OUT.values() for r in s + n} == {
+        'password: "********"',
+        "psql -h localhost -p 5432 -U postgres -d app",
+        "비밀번호를 입력하세요",
+    }
+
+
+@pytest.mark.parametrize(
+    "record",
+    [
+        pytest.param(r, marks=pytest.mark.xfail(reason=r["known_miss"], strict=True))
+        if "known_miss" in r
+        else r
+        for s, _ in HELD_OUT.values()
+        for r in s
+    ],
+    ids=lambda r: r["text"][:40],
+)
+def test_held_out_secret_is_gone(record: dict[str, Any]) -> None:
+    out = redact(record["text"])
+    value = json.dumps(redact_value({"c": record["text"], "l": [record["text"]]}))
+    for secret in record["secret"]:
+        assert secret not in out, f"{secret!r} survived in {out!r}"
+        assert json.dumps(secret)[1:-1] not in value
+    assert redact(out) == out
+
+
+@pytest.mark.parametrize(
+    "record", [r for _, n in HELD_OUT.values() for r in n], ids=lambda r: r["text"][:40]
+)
+def test_held_out_near_miss_is_untouched(record: dict[str, Any]) -> None:
+    assert redact(record["text"]) == record["text"]
+    assert redact_value({"c": record["text"]}) == {"c": record["text"]}
+
+
+def test_recall_and_false_positives_over_all_sets() -> None:
+    """What docs/security-redaction-rules.md reports: recall >= 0.97 and false positives
+    under 1% over every set together."""
+    secrets = SET_SECRETS + [r for s, _ in HELD_OUT.values() for r in s]
+    near = SET_NEAR + [r for _, n in HELD_OUT.values() for r in n]
+    missed = [r for r in secrets if any(s in redact(r["text"]) for s in r["secret"])]
+    changed = [r for r in near if redact(r["text"]) != r["text"]]
+    assert 1 - len(missed) / len(secrets) >= 0.97, missed
+    assert len(changed) / len(near) < 0.01, changed
+
+
+@pytest.mark.parametrize(
+    ("text", "gone"),
+    [
+        ("curl -sSfu ci:Zq81xWv3Lp https://x.io", "Zq81xWv3Lp"),  # a cluster of flags
+        ("curl -uci:Zq81xWv3Lp https://x.io", "Zq81xWv3Lp"),  # glued to -u
+        ('dsn := "app:Zq81xWv3Lp@tcp(db:3306)/x"', "Zq81xWv3Lp"),  # Go
+        ('{"u": "https:\\/\\/ci:Zq81xWv3Lp@git.x.io\\/r"}', "Zq81xWv3Lp"),  # JSON-escaped
+        ("git push https://3f2a9c81d07b4e6fa5c2d8e19b7a40c6f1e2d3b4@host/r.git", "3f2a9c81d07b"),
+        ("export APPLICATION_KEY=K005zQ81xWv3LpQ81xWv3Lp", "K005zQ81xWv3LpQ81xWv3Lp"),
+        ("  client-key-data: LS0tLS1CRUdJTiBSU0EgUFJJVkFURSBLRVktLS0tLQo=", "LS0tLS1CRUdJ"),
+        ('os.Setenv("DB_PASS", "Zq81xWv3Lp")', "Zq81xWv3Lp"),
+        ('    keyPassword "Zq81xWv3Lp"', "Zq81xWv3Lp"),
+        ('auth = HTTPBasicAuth("admin", "Zq81xWv3Lp")', "Zq81xWv3Lp"),
+        ("la contraseña es Zq81xWv3Lp", "Zq81xWv3Lp"),
+        ("Пароль до сервера: Zq81xWv3Lp", "Zq81xWv3Lp"),
+        ("salasana on Zq81xWv3Lp", "Zq81xWv3Lp"),
+        ("the passphrase is 'ZqxWvLpQrT'", "ZqxWvLpQrT"),
+        ("localhost:5432:*:postgres:Zq81xWv3Lp", "Zq81xWv3Lp"),
+        ("fly -t ci login -c https://ci.x.io -u admin -p Zq81xWv3Lp", "Zq81xWv3Lp"),
+        ("$pdo = new PDO($dsn, 'shop', 'Zq81xWv3Lp');", "Zq81xWv3Lp"),
+        ("travis env set API_TOKEN Zq81xWv3Lp --private", "Zq81xWv3Lp"),
+        ("[smtp.x.io]:587 me@x.io:Zq81xWv3Lp", "Zq81xWv3Lp"),
+        ("Email__Gmail__Pass=abcd efgh ijkl mnop", "efgh ijkl mnop"),  # an app password
+    ],
+)
+def test_issue_30_structures(text: str, gone: str) -> None:
+    assert gone not in redact(text), redact(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "STRIPE_SECRET_KEY=sk_test_xxxxxxxxxxxxxxxxxxxxxxxx",  # a placeholder of its shape
+        "AWS_ACCESS_KEY_ID=AKIAIOSFODNN7EXAMPLE",  # AWS's documentation
+        "DATABASE_URL=postgres://USER:PASSWORD@HOST:5432/DB",
+        "mysql://user:password@localhost/db",
+        "https://deploy-bot@github.com/acme/app.git",  # a short user name
+        'x = os.getenv("DB_PASSWORD", "postgres1")',  # a default read, not set
+        'exclude = ("password", "Zq81xWv3Lp")',  # a tuple, not a call
+        'f("password", "email")',  # a word, not a secret
+        "passwd: password updated successfully",
+        "the password on server1 is required",
+        # a line break escaped in JSON ends the sentence (real: cpolar-connect's README)
+        "# 或使用环境变量提供密码\\nCPOLAR_PASSWORD=your_password cpolar-connect",
+        # an f-string's expression cut at its inner quote (real: a deploy script)
+        'f\'export CLIENT_SECRET="{info["client_secret"]}"\',',
+        "Authorization: required for every admin call",
+        "ssh login@bastion.x.io -p 2222",  # a port after a user named login
+        'sqlite3.connect("app.db")',  # one argument
+        'redis.connect("localhost", "6379")',  # a port, not a password
+        "travis env set DEPLOY_REGION eu-west-1",  # not a secret's name
+        # shapes of false positives found in real sessions (benchmarks/redaction_corpus.py)
+        "  PASS: FP8 scaling works correctly",  # a test runner's output
+        '    "jsonwebtoken": "^9.0.2",',  # a package version
+        "  appSecret: process.env.APP_SECRET || 'dev'",  # a reference
+        "function derive(masterKey: Uint8Array): Uint8Array {",  # a type
+        "    VERIFY_OTP: 'auth:verify-otp',",  # an event's name
+        "  SIGNING_KEY: 'app-signing-key-v1',",  # a derivation label
+        "// - 'master-key': Base64 encoded master key",  # prose
+        '    "nextPageToken": "CAUQAA",',  # a page cursor
+        "session_id: abc123",  # a short example id
+        "OPENAI_API_KEY=***REMOVED***",  # redacted by another tool
+        'headers={"Authorization": "Bearer token"},',  # a word
+        'rg -n "ApiKey|Password=\\" .env.api .env.local',  # a pattern's quote
+        "const token = \"'`${tokenPrefix}${index++}__`;",  # a template in shell quotes
+    ],
+)
+def test_issue_30_placeholders_and_code_stay(text: str) -> None:
+    assert redact(text) == text
+
+
+# --------------------------------------------------------------------------- rules skipped
+
+
+def _every_rule(text: str) -> str:
+    """Redaction as it was before rules were skipped: every rule whose needle occurs."""
+    from agentmem.redact.base import _fold
+
+    out = text
+    for rule in redact_module.rules._builtin_rules():
+        hay = _fold(out) if rule.fold else out
+        start = hay.find(rule.needle)
+        if start >= 0:
+            out = rule.run(out, hay, start)
+    return out
+
+
+def test_skipping_rules_changes_no_result_on_the_sets() -> None:
+    """The prefilter's matches decide which rules run (engine._Presence); a rule it skips
+    must be one that would change nothing."""
+    texts = [r["text"] for r in SET_SECRETS + SET_NEAR]
+    texts += [r["text"] for s, n in HELD_OUT.values() for r in s + n]
+    texts += [r["text"] for r in CORPUS]
+    for text in texts:
+        assert redact(text) == _every_rule(text), text
+
+
+@settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_MIXED)
+def test_skipping_rules_changes_no_result(text: str) -> None:
+    assert redact(text) == _every_rule(text)

@@ -33,11 +33,20 @@ What is recognised (the ``kind`` in the placeholder):
   (gsk_), ``xai_api_key`` (xai-), ``vault_token`` (hvs./hvb./hvr.),
   ``digitalocean_token`` (dop_v1_), ``grafana_token`` (glsa_), ``postman_api_key``
   (PMAK-), ``linear_api_key`` (lin_api_), ``shopify_token`` (shpat_ ...),
-  ``databricks_token`` (dapi), ``azure_sas`` (``sig=`` in a URL query);
+  ``databricks_token`` (dapi), ``azure_sas`` (``sig=`` in a URL query),
+  ``age_secret_key``, ``telegram_bot_token``, ``atlassian_token`` (ATATT3),
+  ``mailgun_api_key`` (key-), ``mailchimp_api_key`` (32 hex and -usN),
+  ``doppler_token`` (dp.st. ...), ``contentful_token`` (CFPAT-), ``tailscale_key``,
+  ``replicate_token`` (r8_), ``posthog_api_key`` (phc_), ``launchdarkly_key`` (sdk-);
+  a token of one of these shapes with six of one character in a row or ``EXAMPLE`` in
+  it is a placeholder and stays (``sk_test_xxxx...``, ``AKIAIOSFODNN7EXAMPLE``);
 * by context: ``aws_secret_key`` (40 characters after ``aws_secret_access_key``,
   ``SecretAccessKey`` or ``AWS Secret Access Key [None]:``, and a bare one within
   two lines after its key id: CSV, tables), ``url_password``
-  (``scheme://user:PASS@host``), ``bearer_token``/``basic_auth``/
+  (``scheme://user:PASS@host``, also JSON-escaped ``https:\\/\\/``, Go's
+  ``user:PASS@tcp(...)``, Oracle's ``user/PASS@db``; ``USER:PASSWORD`` and
+  ``user:password`` placeholders stay), ``url_token`` (``https://TOKEN@host``, a Sentry
+  DSN), ``bearer_token``/``basic_auth``/
   ``authorization`` (``Authorization:`` headers and ``Bearer ...``), ``cookie``
   (``Cookie:``/``Set-Cookie:`` headers in any case, ``curl -b``, Netscape cookie
   files), ``password`` on command lines (``curl -u user:PASS``, ``docker login
@@ -51,7 +60,10 @@ What is recognised (the ``kind`` in the placeholder):
   key="ApiSecret" value=...>``), in prose (``the password is hunter2``, ``Das
   Passwort ist ...``, ``le mot de passe est ...``, ``パスワードは ...``,
   ``数据库密码是 ...``, ``su密碼 ...``, ``admin/PASS`` after a word for credentials
-  or an account: :data:`.documents.PROSE_WORDS`), and the value of any
+  or an account: :data:`.documents.PROSE_WORDS`, some 50 words in 40 languages), in
+  code (:mod:`.code`: ``HTTPBasicAuth("u", PASS)``, ``getConnection(url, "u", PASS)``,
+  ``new PDO(dsn, "u", PASS)``, ``define('DB_PASSWORD', PASS)``, a Terraform variable's
+  ``default``, a JSON Web Key's private members), and the value of any
   assignment or command-line flag whose name ends in a secret word:
   ``password``/``passwd``/``pwd``/``pw``/``pass``/``passphrase``/``passcode``/
   ``otp``/``psk`` (kind ``password``), ``token``/``jwt`` (``token``),
@@ -102,7 +114,10 @@ What is *not* protected (a safety net, not a guarantee):
   URLs, secrets split across lines or encoded (base64 of a whole ``.env`` file).
 
 The sets in ``tests/data/redaction/`` (secrets in context and near-misses from real
-transcripts and code) and ``benchmarks/bench_redaction.py`` measure both ways.
+transcripts and code, and sets written blind after the rules) and
+``benchmarks/bench_redaction.py`` measure both ways; ``docs/security-redaction-rules.md``
+has each set's first try beside today's figures, and what the rules change in real
+sessions (``benchmarks/redaction_corpus.py``).
 
 Speed: every rule starts with a literal (searched for fast by the regex engine,
 and first with ``str.find``), can only start where a word starts, has nothing
@@ -113,10 +128,11 @@ matched case-insensitively by running lower-case rules on a lower-cased copy.
 Before any rule runs, one prefilter scans the lower-cased text for every rule's
 literal start and every secret-key word at once, each anchored on its rarest
 character (:meth:`Redactor.needs`); text with no hint of a secret costs that one
-scan (about 3 ns a character), and a whole trajectory is scanned as one text when
-it is recorded. A 10 MB build log takes well under a second, and a text dense
-with secrets about a quarter of a second a megabyte. A long output is cut to the
-library's cap before it is redacted (:mod:`agentmem.outputs`).
+scan, and a whole trajectory is scanned as one text when it is recorded. The scan
+returns the anchor of every needle found, and a rule whose needle's anchor was not
+found is skipped without a search of its own. A 10 MB build log takes well under a
+second, and a text dense with secrets about a quarter of a second a megabyte. A long
+output is cut to the library's cap before it is redacted (:mod:`agentmem.outputs`).
 """
 
 from __future__ import annotations

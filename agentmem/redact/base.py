@@ -52,21 +52,27 @@ _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrst
 #: A name (lower-cased) that ends in a secret word.
 _SECRET_NAME = re.compile(
     r"(?:password|passwd|passphrase|passcode|secret|token|credentials?|sessionid|session_id"
-    r"|secret_key_base"
+    r"|secret_key_base|mnemonic|(?:pass|seed|recovery|mnemonic)[_-]?phrase"
+    r"|(?:client|private)[_-]key[_-]data"
     r"|(?<![a-z])(?:pass|pwd|pw|auth|otp|jwt|psk)"
     r"|(?:api|access|secret|private|account|encryption|signing|master|auth|app|client"
-    r"|consumer|subscription|license|session|shared|storage|webhook|deploy)[_-]?key)$"
+    r"|consumer|subscription|license|session|shared|storage|webhook|deploy|application)"
+    r"[_-]?key)$"
 )
 #: Names of language-model tokenizer settings (``eos_token``), not credentials.
 _ML_TOKEN_NAME = re.compile(
-    r"(?:^|[_.-])(?:bos|eos|pad|unk|mask|sep|cls|bot|eot|start|end|special|chat|stop)[_-]?token$"
+    r"(?:^|[_.-])(?:bos|eos|pad|unk|mask|sep|cls|eot|start|end|special|chat|stop)[_-]?token$"
 )
+#: Names of a page's cursor in an API's answer (``nextPageToken``), not credentials.
+_PAGE_TOKEN_NAME = re.compile(r"(?:page|next|prev|previous|continuation|pagination)[_-]?token$")
 _PATH_VALUE = re.compile(r"(?:~|\.{1,2})?/[\w./-]*|[A-Za-z]:\\[\w.\\ -]*|[\w.-]+/[\w./-]*\.\w+")
 _CODE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
 _CAMEL_HUMP = re.compile(r"[a-z][A-Z]")
 #: What follows ``name:`` in a type annotation: ``Token``, ``_t.AuthType``, ``api.Key``
 #: (also checked to be made of words).
 _TYPE_NAME = re.compile(r"[A-Z_][A-Za-z_.]*|[a-z_]+\.[A-Za-z_.]+")
+#: A type name with a number between its words: ``Uint8Array``, ``Float32Array``.
+_NUMBERED_TYPE = re.compile(r"(?:[A-Z][a-z]+)+\d{1,3}(?:[A-Z][a-z]+)+")
 _STRING_PREFIXES = frozenset({"f", "b", "r", "u", "rb", "br", "fr", "rf"})
 #: Words and identifiers made of words: ``NextMarker``, ``self._token``, ``TOKEN_FLOAT``,
 #: ``HTTPServer``; not base64 (``dXNlcjpwYXNz``: after the first, a word that does
@@ -83,14 +89,21 @@ _CMD_START = r"""(?:^|[\s;&|(`"'])"""
 _LOGIN_CMD = re.compile(
     _CMD_START + r"(?:docker|podman|nerdctl|buildah|skopeo|oras|crane|cf|helm[ \t]+registry)"
     r"[ \t]+login\b"
+    # any tool's login subcommand with its options: fly -t prod login -c URL -u admin -p
+    r"|[ \t]login(?:[ \t]+-{1,2}[\w-]+(?:[ \t=]+[^\s-][^\s]*)?)*[ \t]+$"
 )
 _SSHPASS_CMD = re.compile(_CMD_START + r"sshpass[ \t]*$")
 _MYSQL_CMD = re.compile(_CMD_START + r"mysql(?:dump|admin|sh)?\b")
 
 
 def _fold(s: str) -> str:
-    """``s`` with ASCII letters lower-cased and every index kept (unlike ``str.lower``)."""
-    return s.lower() if s.isascii() else s.translate(_ASCII_LOWER)
+    """``s`` lower-cased with every index kept.
+
+    ``str.lower`` keeps them unless a character becomes two (``İ``): then only ASCII
+    letters are lower-cased (``str.translate``, many times slower).
+    """
+    low = s.lower()
+    return low if len(low) == len(s) else s.translate(_ASCII_LOWER)
 
 
 def _is_placeholder_value(value: str) -> bool:
@@ -100,13 +113,19 @@ def _is_placeholder_value(value: str) -> bool:
 def _is_secret_name(name: str) -> bool:
     """Whether a key or flag name says it holds a secret: it *ends* in a secret word."""
     n = name.lower()
-    return _SECRET_NAME.search(n) is not None and _ML_TOKEN_NAME.search(n) is None
+    return (
+        _SECRET_NAME.search(n) is not None
+        and _ML_TOKEN_NAME.search(n) is None
+        and _PAGE_TOKEN_NAME.search(n) is None
+    )
 
 
 def _kind_for_name(name: str) -> str:
     n = name.lower()
-    if "pass" in n or "pwd" in n or n.endswith(("pw", "otp", "psk")):
-        return "password"
+    if "pass" in n or "pwd" in n or n.endswith(("pw", "otp", "psk", "phrase", "mnemonic")):
+        return "password"  # a passphrase, a wallet's seed phrase: words that unlock
+    if n.endswith(("key-data", "key_data")):
+        return "private_key"  # kubeconfig's client-key-data
     if "token" in n:
         return "token"
     if "api" in n:
@@ -154,16 +173,29 @@ def _value_ok(value: str) -> bool:
         return False
     if v.startswith(("$", "{{", "%", "<")):  # $VAR, ${VAR}, {{ template }}, %s, <your-token>
         return False
-    if v[0] == "{" and v[-1] == "}":  # "{token}": a format string
-        return False
+    if v[0] in "'`" and v.lstrip("'`").startswith(("$", "{{")):
+        return False  # "'`${prefix}${n}`" in shell-quoted code: a template
+    if v[0] == "{" and (v[-1] == "}" or "}" not in v):  # "{token}": a format string,
+        return False  # or f"{creds["token"]}" cut at the quote inside its expression
     if v.startswith("arn:"):  # an AWS resource name
         return False
+    if _VERSION.fullmatch(v):  # "jsonwebtoken": "^9.0.2" in package.json
+        return False
+    if v.split(".", 1)[0] in _CODE_ROOTS and _CODE_PATH.fullmatch(v):
+        return False  # appSecret: process.env.APP_SECRET, key = settings.SECRET_KEY
     return len(v) > 1024 or ("/" not in v and "\\" not in v) or _PATH_VALUE.fullmatch(v) is None
 
 
+#: A version or a version range: ``1.2.3``, ``^9.0.2``, ``>=2.0``.
+_VERSION = re.compile(r"[\^~><=v]{0,2}\d{1,4}(?:\.\d{1,6}){1,3}(?:[-+][\w.]{1,32})?")
+#: Where code reads a secret from (``process.env.X``): a reference, not a value.
+_CODE_ROOTS = frozenset(
+    {"process", "os", "env", "ENV", "import", "config", "settings", "environ", "Config"}
+)
+_CODE_PATH = re.compile(r"[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+")
 #: Values that documentation and examples put where a secret goes.
 _PLACEHOLDER_WORD = re.compile(
-    r"(?i)(?:x{3,}|\*{3,}|#{3,}|\.{3}|…|placeholder|redacted"
+    r"(?i)(?:x{3,}|\*{3,}|#{3,}|\.{3}|…|placeholder|redacted|\**(?:removed|masked|hidden)\**"
     r"|your[_-][\w-]+|<[^<>\n]*>|\[[^\[\]\n]*\]|sk-\.\.\.|\w+\.\.\.)"
 )
 #: A format placeholder: ``{error}``, ``{0}``, ``%s``, ``%(name)s``, ``${x}``.
@@ -173,6 +205,9 @@ _SECRET_WORDS = re.compile(
     r"(?i)password|passwort|token|secret|credential|key\b|passphrase|passcode|login"
     r"|密码|密碼|凭据|憑據|令牌|パスワード|비밀번호|пароль|contraseña|mot de passe|senha"
 )
+#: Names of a wallet's seed words (``MNEMONIC``, ``recovery_phrase``), not of a passphrase.
+_SEED_NAME = re.compile(r"(?:mnemonic|(?:seed|recovery|mnemonic)[_-]?phrase)$")
+_SEED_WORDS = re.compile(r"[a-z]{3,8}(?:[ \t]+[a-z]{3,8}){11,23}")
 _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 
 
@@ -190,12 +225,14 @@ def _reads_as_text(name: str, kind: str, value: str) -> bool:
     v = value.strip()
     if _PLACEHOLDER_WORD.fullmatch(v):
         return True
+    if _SEED_NAME.search(name.lower()) is not None:
+        return _SEED_WORDS.fullmatch(v) is None  # a wallet's seed is 12 to 24 words
     if kind == "password" and v[-1:].isdigit():
         return False  # text for people does not end in a digit; a password may
     if (" " in v or not v.isascii()) and _FORMAT_FIELD.search(v):
         return True
-    if "session" in name.lower() and _UUID.fullmatch(v):
-        return True
+    if "session" in name.lower() and (_UUID.fullmatch(v) or len(v) < 16):
+        return True  # a session cookie is long and random; "abc123", "test-001" are ids
     words = v.split("-")
     if len(words) >= 5 and sum(w.isalpha() and w.islower() for w in words) >= 0.8 * len(words):
         return True  # "dev-only-secret-not-for-production-use-...": a sentence in kebab case

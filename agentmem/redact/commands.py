@@ -19,7 +19,14 @@ from collections.abc import Callable, Sequence
 
 import attrs
 
-from .base import _PLACEHOLDER_WORD, _inside_placeholder, _Rule, _value_ok, placeholder
+from .base import (
+    _PLACEHOLDER_WORD,
+    _inside_placeholder,
+    _is_secret_name,
+    _Rule,
+    _value_ok,
+    placeholder,
+)
 
 #: An argument: a quoted string or a run of other characters; escaped quotes (``\"``
 #: in JSON-encoded text) count as quotes.
@@ -49,6 +56,8 @@ class Command:
     part: str = ""
     attached: tuple[str, ...] = ()
     positional: _Positional | None = None
+    #: letters of ``flags`` that may end a cluster of one-letter flags (``curl -su``)
+    cluster: str = ""
 
 
 def _htpasswd(args: Sequence[str], flags: Sequence[str]) -> Sequence[int]:
@@ -67,6 +76,56 @@ def _rabbitmq(args: Sequence[str], flags: Sequence[str]) -> Sequence[int]:
 def _vault(args: Sequence[str], flags: Sequence[str]) -> Sequence[int]:
     if len(args) >= 2 and args[0] == "login" and "=" not in args[1]:
         return (1,)
+    return ()
+
+
+def _poetry(args: Sequence[str], flags: Sequence[str]) -> Sequence[int]:
+    """``poetry config http-basic.REPO user PASS``, ``poetry config pypi-token.REPO TOKEN``."""
+    if len(args) >= 3 and args[0] == "config":
+        if args[1].startswith("http-basic."):
+            return (3,)
+        if args[1].startswith("pypi-token."):
+            return (2,)
+    return ()
+
+
+def _minio(args: Sequence[str], flags: Sequence[str]) -> Sequence[int]:
+    """``mc alias set NAME URL ACCESS SECRET`` (and the old ``mc config host add``)."""
+    if args[:2] == ["alias", "set"]:
+        return (5,)
+    if args[:3] == ["config", "host", "add"]:
+        return (6,)
+    return ()
+
+
+def _slash_p(args: Sequence[str], flags: Sequence[str]) -> Sequence[int]:
+    """FreeRDP's ``/p:PASS`` (its part after ``/p:`` is the secret)."""
+    return tuple(i for i, a in enumerate(args) if a.startswith("/p:"))
+
+
+def _wpa(args: Sequence[str], flags: Sequence[str]) -> Sequence[int]:
+    return (1,) if len(args) >= 2 else ()  # wpa_passphrase SSID PASSPHRASE
+
+
+def _env_set(args: Sequence[str], flags: Sequence[str]) -> Sequence[int]:
+    """``travis env set NAME VALUE``, ``doppler secrets set NAME VALUE``: a value set
+    under a secret name."""
+    if (
+        len(args) >= 4
+        and args[0] in ("env", "secrets", "secret", "config")
+        and args[1] in ("set", "add")
+        and _is_secret_name(args[2])
+    ):
+        return (3,)
+    return ()
+
+
+def _bitcoin(args: Sequence[str], flags: Sequence[str]) -> Sequence[int]:
+    """``bitcoin-cli importprivkey KEY``, ``walletpassphrase PASSPHRASE 60``."""
+    if len(args) >= 2 and args[0] in ("importprivkey", "walletpassphrase"):
+        return (1,)
+    if len(args) >= 3 and args[0] == "walletpassphrasechange":
+        return (1, 2)
     return ()
 
 
@@ -107,6 +166,30 @@ COMMANDS: tuple[Command, ...] = (
     Command(("zip", "unzip"), flags=("-P", "--password")),
     Command(("7z", "7za"), attached=("-p",)),
     Command(("curl",), flags=("-b", "--cookie"), part="="),
+    Command(
+        ("curl",),
+        flags=("-u", "--user", "-U", "--proxy-user"),
+        part=":",
+        attached=("-u", "-U"),
+        cluster="uU",
+    ),
+    Command(("lftp",), flags=("-u", "--user"), part=","),
+    Command(("jenkins-cli", "jenkins-cli.jar"), flags=("-auth",), part=":"),
+    Command(
+        (
+            *("snmpwalk", "snmpget", "snmpset", "snmpbulkwalk", "snmpbulkget", "snmptable"),
+            *("snmptrap", "snmpgetnext", "snmpstatus", "snmpdf", "snmpnetstat"),
+        ),
+        flags=("-c", "-A", "-X"),
+    ),
+    Command(("ipmitool",), flags=("-P",)),
+    Command(("psexec", "PsExec", "psexec.exe", "PsExec.exe", "PsExec64.exe"), flags=("-p",)),
+    Command(("xfreerdp", "wlfreerdp", "sdl-freerdp"), positional=_slash_p, part="/p:"),
+    Command(("poetry",), positional=_poetry),
+    Command(("mc",), positional=_minio),
+    Command(("wpa_passphrase",), positional=_wpa),
+    Command(("travis", "doppler"), positional=_env_set),
+    Command(("bitcoin-cli", "litecoin-cli", "dogecoin-cli"), positional=_bitcoin),
 )
 
 #: Commands that read a password on their standard input, and the flag that says so
@@ -167,6 +250,17 @@ def _spans(cmd: Command, args: list[tuple[str, int, int]]) -> list[tuple[int, in
         ):
             f = next(f for f in cmd.attached if value.startswith(f))
             spans.append((a + len(f), b))
+        elif (
+            cmd.cluster
+            and len(value) > 2
+            and value[0] == "-"
+            and value[1:].isalpha()
+            and value[-1] in cmd.cluster
+            and i + 1 < len(args)
+        ):  # curl -su user:PASS: one-letter flags together, the last one takes the value
+            spans.append(args[i + 1][1:])
+            flags.append(value)
+            i += 1
         elif value.startswith("-") and len(value) > 1:
             flags.append(value)
         else:

@@ -59,11 +59,72 @@ PROSE_WORDS: tuple[tuple[str, str, bool, bool], ...] = (
     ("口令", "口令", False, True),
     ("비밀번호", "비밀번호", False, True),
     ("암호", "암호", False, True),
+    ("passphrase", "passphrase", True, False),
+    ("heslo", r"(?<![a-z])hesl[oa]", True, False),
+    ("lozinka", "lozink[ae]", True, False),
+    ("parola", r"(?<![a-z])parola", True, False),
+    ("salasana", "salasana", True, False),
+    ("jelsz", "jelsz(?:ó|ava)", True, False),
+    ("passord", "passord(?:et)?", True, False),
+    ("adgangskode", "adgangskode(?:n)?", True, False),
+    ("kata sandi", "kata sandi(?:nya)?", True, False),
+    ("kata laluan", "kata laluan", True, False),
+    ("nenosiri", "nenosiri", True, False),
+    ("κωδικ", r"[κΚ]ωδικός(?:[ \t]+πρόσβασης)?", False, False),
+    ("συνθηματικ", r"[σΣ]υνθηματικό", False, False),
+    ("كلمة", "كلمة (?:المرور|السر)", False, False),
+    ("گذرواژه", "گذرواژه", False, False),
+    ("رمز عبور", "رمز عبور", False, False),
+    ("סיסמ", "ה?סיסמ[הא]", False, False),
+    ("पासवर्ड", "पासवर्ड", False, False),
+    ("পাসওয়ার্ড", "পাসওয়ার্ড", False, False),
+    ("รหัสผ่าน", "รหัสผ่าน", False, False),
+    ("geslo", r"(?<![a-z])gesl[oa]", True, False),
+    ("slaptažod", "slaptažod(?:is|į|žio)", True, False),
+    ("parole", r"(?<![a-z])parole", True, False),
+    ("parool", r"(?<![a-z])parool", True, False),
+    ("парол", "[пП]арол(?:ата|а)", False, False),
+    ("лозинк", "[лЛ]озинк[аеу]", False, False),
+    ("contrasenya", "contrasenya", True, False),
+    ("lykilorð", "lykilorð(?:ið)?", True, False),
+    ("패스워드", "패스워드", False, True),
+    ("პაროლ", "პაროლი", False, False),
+    ("கடவுச்சொல்", "கடவுச்சொல்", False, False),
+    ("پاس ورڈ", "پاس ورڈ", False, False),
 )
+#: Verbs of one language only ("to" is a verb in Polish, a preposition in English).
+_OWN_VERBS = {
+    "hasło": "to",
+    "heslo": "je",
+    "lozinka": "je",
+    "parola": "este|e|è",
+    "salasana": "on",
+    "passord": "er",
+    "adgangskode": "er",
+    "kata sandi": "adalah|ialah",
+    "kata laluan": "adalah|ialah",
+    "nenosiri": "ni",
+    "κωδικ": "είναι",
+    "συνθηματικ": "είναι",
+    "סיסמ": "היא|הוא|זה",
+    "पासवर्ड": "है",
+    "পাসওয়ার্ড": "হল",
+    "รหัสผ่าน": "คือ",
+    "geslo": "je",
+    "slaptažod": "yra",
+    "parole": "ir|este|est",
+    "parool": "on",
+    "парол": "е|је",
+    "лозинк": "је|е",
+    "contrasenya": "és|es",
+    "lykilorð": "er",
+    "პაროლ": "არის",
+    "password": "ay",
+}
 _VERBS = r"(?:is|was|ist|lautet|war|est|c'est|c’est|es|era|é|è|était|это|jest|är|là|is)"
 #: "the password for the admin account is ...", "пароль от сервера: ...".
 _FOR = (
-    r"(?:[ \t]+(?:for|of|to|on|für|von|zum|de|du|pour|del|para|da|do|от|для|per|voor|för)"
+    r"(?:[ \t]+(?:for|of|to|on|für|von|zum|de|du|pour|del|para|da|do|от|для|до|per|voor|för)"
     r"[ \t]+[^\n:：=]{1,40}?)?"
 )
 _SEP_WORD = rf"{_FOR}[ \t]*(?:{_VERBS}[ \t]+(?:[:：][ \t]*)?|[:：][ \t]*)"
@@ -109,8 +170,20 @@ def _trim(text: str, a: int, b: int) -> int:
     return b
 
 
+_ESCAPED_BREAK = re.compile(r"\\[nrt]")
+
+
 def _prose_rule(needle: str, word: str, fold: bool, cjk: bool) -> _Rule:
-    sep = _SEP_CJK if cjk else _SEP_VERB if needle in ("password", "token") else _SEP_WORD
+    if needle in ("password", "token", "passphrase"):
+        verbs = f"(?:{_VERBS}|{_OWN_VERBS[needle]})" if needle in _OWN_VERBS else _VERBS
+        sep = rf"{_FOR}[ \t]*{verbs}[ \t]+(?:[:：][ \t]*)?"
+    elif needle in _OWN_VERBS:
+        verbs = f"(?:{_VERBS}|{_OWN_VERBS[needle]})"
+        sep = rf"{_FOR}[ \t]*(?:{verbs}[ \t]+(?:[:：][ \t]*)?|[:：][ \t]*)"
+    elif cjk:
+        sep = _SEP_CJK
+    else:
+        sep = _SEP_WORD
     bare = "" if cjk or needle == "token" else "|(?P<bare>[ \t]+)"
     rx = re.compile(f"{word}(?:{sep}{bare}){_QUOTE}{_PROSE_VALUE}")
     ph = placeholder("token" if needle == "token" else "password")
@@ -119,6 +192,9 @@ def _prose_rule(needle: str, word: str, fold: bool, cjk: bool) -> _Rule:
         edits = []
         for m in rx.finditer(hay, max(0, start - 8)):
             a, b = m.span("s")
+            cut = _ESCAPED_BREAK.search(text, a, b)
+            if cut is not None:
+                b = cut.start()  # a line break escaped in JSON ends the sentence
             b = _trim(text, a, b)
             if b <= a:
                 continue
@@ -128,11 +204,24 @@ def _prose_rule(needle: str, word: str, fold: bool, cjk: bool) -> _Rule:
                 continue
             if bare and m.start("bare") >= 0 and not (digits and len(value) >= 6):
                 continue  # "password toor123", not "password reset!"
-            if prose_secret(value):
+            quoted = a > 0 and text[a - 1] in "\"'`“「『"
+            if prose_secret(value) or (quoted and _quoted_secret(value)):
                 edits.append((a, b))
         return _apply(text, edits, ph)
 
     return _Rule("password", needle, fold, run)
+
+
+def _quoted_secret(value: str) -> bool:
+    """A quoted word after ``the passphrase is``: letters of both cases past the first
+    (``'PhPBAEWPrjx'``), where a quoted word of prose has one capital at most."""
+    return (
+        8 <= len(value) <= 128
+        and value.isascii()
+        and value.isalnum()
+        and any(c.isupper() for c in value[1:])
+        and any(c.islower() for c in value)
+    )
 
 
 #: Words before ``user/PASSWORD``: credentials, an account, a login.
@@ -346,6 +435,30 @@ def _apply_each(text: str, edits: list[tuple[int, int, str]]) -> str:
     return "".join(parts)
 
 
+_VSO = re.compile(r"##vso\[task\.setvariable (?P<attrs>[^\]\n]{1,256})\](?P<s>[^\r\n\\]{1,512})")
+
+
+def _vso_run(text: str, hay: str, start: int) -> str:
+    """Azure Pipelines' ``##vso[task.setvariable variable=dbPassword;issecret=true]VALUE``:
+    the value of a variable marked secret or named as one."""
+    edits = []
+    for m in _VSO.finditer(text, start):
+        attrs = dict(a.strip().partition("=")[::2] for a in m.group("attrs").split(";") if "=" in a)
+        secret = attrs.get("issecret", "").lower() == "true"
+        if (secret or _is_secret_name(attrs.get("variable", ""))) and _value_ok(m.group("s")):
+            edits.append(m.span("s"))
+    return _apply(text, edits, placeholder("password"))
+
+
+#: Postfix's sasl_passwd: ``[smtp.example.com]:587 user@example.com:PASSWORD``.
+_SASL_PASSWD = re.compile(r"(?m)^\[[\w.-]{1,253}\](?::\d{1,5})?[ \t]+[^\s:]{1,128}:(?P<s>\S+)$")
+
+
+def _sasl_run(text: str, hay: str, start: int) -> str:
+    edits = [m.span("s") for m in _SASL_PASSWD.finditer(text) if _value_ok(m.group("s"))]
+    return _apply(text, edits, placeholder("password"))
+
+
 def document_rules() -> list[_Rule]:
     """The rules of this module, in the order they run."""
     return [
@@ -355,10 +468,14 @@ def document_rules() -> list[_Rule]:
         _Rule("secret", "secret", True, _k8s_run),
         _Rule("password", "pgpass", True, _pgpass_run),
         _Rule("password", "username:password", True, _pgpass_run),  # its header line
+        # a bare line on PostgreSQL's and PgBouncer's usual ports
+        *(_Rule("password", f":{port}:", False, _pgpass_run) for port in (5432, 5433, 6432)),
         _Rule("password", "password", True, _netrc_run),
         *(_Rule("secret", f"{w}>", True, _xml_run) for w in _XML_ENDS),
         _Rule("secret", "key=", True, _xml_run),
         _Rule("cookie", "cookie", True, _cookie_jar_run),  # "# Netscape HTTP Cookie File"
+        _Rule("password", "##vso[task.setvariable", False, _vso_run),
+        _Rule("password", "]:", False, _sasl_run),
     ]
 
 

@@ -17,6 +17,7 @@ from .base import (
     _is_secret_name,
     _kind_for_name,
     _reads_as_text,
+    _Rule,
     _value_ok,
     placeholder,
 )
@@ -27,16 +28,20 @@ _RARITY = "zqxjkvbpygfwmucldrhsnioate=9876543210:_./-"
 #: value is redacted whole, so the prefilter must never miss one.
 _KEY_WORDS = (
     *("pass", "pwd", "pw", "auth", "secret", "token", "credential", "key", "cookie"),
-    *("otp", "psk", "jwt", "sessionid", "session_id"),
+    *("otp", "psk", "jwt", "sessionid", "session_id", "phrase", "mnemonic"),
 )
 #: Narrower prefilter shapes for needles that ordinary text is full of ("task" holds
 #: "sk", "through" "gh", "global" "gl"): the lower-cased needle -> (anchor character,
 #: regex after it), each the lower-cased start of every match of its rule: a Twilio key
-#: is SK and 32 hex digits, a GitHub token ghp_..., a GitLab one glpat-...
+#: is SK and 32 hex digits, a GitHub token ghp_..., a GitLab one glpat-..., a URL whose
+#: slashes JSON escaped :\/\/...
 _NARROW = {
     "sk": ("k", r"(?<=sk)[0-9a-f]{32}"),
     "gh": ("g", r"h[pousr]_"),
     "gl": ("g", r"l(?:pat|dt|rt|ptt|cbt|oas|ft|imt|soat|agent)-"),
+    # a URL in JSON that escapes its slashes (https:\/\/), also inside a repr (\\/)
+    ":": (":", r"\\+/\\+/"),
+    "r8_": ("8", r"(?<=r8)_[a-z0-9]{37}"),  # a Replicate token, not every "r8"
 }
 
 
@@ -47,28 +52,46 @@ def _rank(rank: dict[str, int], c: str) -> int:
     return rank.get(c, len(rank))
 
 
-def _anchored(needles: Iterable[str]) -> re.Pattern[str]:
-    """One regex that finds any of ``needles`` (and the :data:`_NARROW` shapes of those
-    listed there), each anchored on its rarest character.
+def _anchor_table(needles: Iterable[str]) -> tuple[dict[str, list[str]], dict[str, str]]:
+    """(anchor character -> the regexes after it, needle -> its anchor character).
 
-    ``token`` becomes ``k(?<=tok)en``: the regex engine skips every position whose
-    character is no needle's anchor (most of a text) with a quick set test and tries
-    only the needles of that anchor, instead of trying every needle at every
-    position. A needle that contains another one is left out (the shorter finds the
-    same texts).
+    Each needle is anchored on its rarest character: ``token`` becomes ``k`` and
+    ``(?<=tok)en``. A needle that contains another one is left out (the shorter finds
+    the same texts) and gets the anchor of one it contains: where that anchor never
+    matches, the longer needle does not occur either.
     """
     rank = {c: i for i, c in enumerate(_RARITY)}
     by_anchor: dict[str, list[str]] = {}
-    literal = sorted({n for n in needles if n not in _NARROW}, key=len)
-    for n in sorted(set(needles) & set(_NARROW)):
+    anchor_of: dict[str, str] = {}
+    unique = set(needles)
+    literal = sorted({n for n in unique if n not in _NARROW}, key=lambda n: (len(n), n))
+    for n in sorted(unique & set(_NARROW)):
         c, rest = _NARROW[n]
         by_anchor.setdefault(c, []).append(rest)
-    for k, n in enumerate(literal):
-        if any(m in n for m in literal[:k]):
+        anchor_of[n] = c
+    kept: list[str] = []
+    for n in literal:
+        inner = next((m for m in kept if m in n), None)
+        if inner is not None:
+            anchor_of[n] = anchor_of[inner]
             continue
+        kept.append(n)
         i = min(range(len(n)), key=lambda j: (_rank(rank, n[j]), j))
         behind = f"(?<={re.escape(n[: i + 1])})" if i else ""
         by_anchor.setdefault(n[i], []).append(behind + re.escape(n[i + 1 :]))
+        anchor_of[n] = n[i]
+    return by_anchor, anchor_of
+
+
+def _anchored(needles: Iterable[str]) -> re.Pattern[str]:
+    """One regex that finds any of ``needles`` (and the :data:`_NARROW` shapes of those
+    listed there), each anchored on its rarest character (see :func:`_anchor_table`).
+
+    The regex engine skips every position whose character is no needle's anchor (most
+    of a text) with a quick set test and tries only the needles of that anchor,
+    instead of trying every needle at every position.
+    """
+    by_anchor, _ = _anchor_table(needles)
     alts = [
         re.escape(c) + (f"(?:{'|'.join(rest)})" if len(rest) > 1 or rest[0] else "")
         for c, rest in sorted(by_anchor.items())
@@ -76,12 +99,92 @@ def _anchored(needles: Iterable[str]) -> re.Pattern[str]:
     return re.compile("|".join(alts) or "(?!)")
 
 
+def _needles() -> list[str]:
+    return [*(r.needle.lower() for r in _builtin_rules()), *_KEY_WORDS]
+
+
 @functools.cache
 def _prefilter() -> re.Pattern[str]:
     """The prefilter, run on the lower-cased text: every rule's needle (lower-cased) and
     every secret-key word. A text it finds nothing in holds nothing any rule finds and
     no secret-named key (see Redactor.needs)."""
-    return _anchored([*(r.needle.lower() for r in _builtin_rules()), *_KEY_WORDS])
+    return _anchored(_needles())
+
+
+@attrs.frozen
+class _Presence:
+    """Which rules a text can need, from the strings the prefilter matches in it.
+
+    ``findall`` of the prefilter gives each match's text: an anchor and what follows it
+    (``ken`` of ``token``). A rule may match where its needle occurs: its needle, or a
+    needle it contains, was matched, or hid behind a match: a needle of the same anchor
+    that agrees with the one matched around the anchor (the regex reports the first
+    only), or one whose anchor lies inside a match (the next search starts after it).
+    """
+
+    #: a match's text -> the needles (numbers) it says may occur
+    maybe: dict[str, frozenset[int]]
+    #: an anchor -> every needle of it, for matches not in ``maybe`` (the narrow shapes)
+    by_anchor: dict[str, frozenset[int]]
+    #: each rule and the number of the needle that must occur for it to match
+    rules: tuple[tuple[_Rule, int], ...]
+
+    def needles(self, matches: Iterable[str]) -> set[int]:
+        out: set[int] = set()
+        for m in matches:
+            found = self.maybe.get(m)
+            if found is None:  # a narrow shape's match: all of its anchor, all inside it
+                found = self.by_anchor.get(m[0], frozenset())
+            out |= found
+            for c in m[1:]:
+                out |= self.by_anchor.get(c, frozenset())
+        return out
+
+
+def _agree(n1: str, i1: int, n2: str, i2: int) -> bool:
+    """Whether two needles anchored at ``i1`` and ``i2`` can both match at one place."""
+    a1, a2, b1, b2 = n1[:i1], n2[:i2], n1[i1 + 1 :], n2[i2 + 1 :]
+    return (a1.endswith(a2) or a2.endswith(a1)) and (b1.startswith(b2) or b2.startswith(b1))
+
+
+@functools.cache
+def _presence() -> _Presence:
+    """The table that turns the prefilter's matches into rules to run (:class:`_Presence`)."""
+    needles = _needles()
+    _, anchor_of = _anchor_table(needles)
+    rank = {c: i for i, c in enumerate(_RARITY)}
+    unique = set(needles)
+    literal = sorted({n for n in unique if n not in _NARROW}, key=lambda n: (len(n), n))
+    kept: list[str] = []
+    for n in literal:
+        if not any(m in n for m in kept):
+            kept.append(n)
+    minimal = [*sorted(unique & set(_NARROW)), *kept]
+    number = {n: k for k, n in enumerate(minimal)}
+    where = {n: min(range(len(n)), key=lambda j: (_rank(rank, n[j]), j)) for n in kept}
+    by_anchor: dict[str, set[int]] = {}
+    for n in minimal:
+        by_anchor.setdefault(anchor_of[n], set()).add(number[n])
+    maybe: dict[str, set[int]] = {}
+    for n in kept:
+        i, c = where[n], anchor_of[n]
+        same = set()
+        for k in minimal:
+            if anchor_of[k] != c:
+                continue
+            if k in _NARROW or _agree(k, where[k], n, i):
+                same.add(number[k])
+        maybe.setdefault(n[i:], set()).update(same)
+    inner = {n: next((m for m in kept if m in n), n) for n in literal}
+    rules = []
+    for r in _builtin_rules():
+        n = r.needle.lower()
+        rules.append((r, number[n if n in _NARROW else inner[n]]))
+    return _Presence(
+        {k: frozenset(v) for k, v in maybe.items()},
+        {k: frozenset(v) for k, v in by_anchor.items()},
+        tuple(rules),
+    )
 
 
 # --------------------------------------------------------------------------- JSON keys
@@ -186,10 +289,16 @@ class Redactor:
         if self.extra_patterns:
             for rx in _compile_custom(self.extra_patterns):
                 out = _custom_apply(rx, out)
-        if not self.needs(out):
+        folded = _fold(out)
+        matches = _prefilter().findall(folded)
+        if not matches:
             return out  # no rule's needle occurs: the common case, one quick scan
-        lowered: str | None = None  # _fold(out), while out is unchanged
-        for rule in _builtin_rules():
+        presence = _presence()
+        present = presence.needles(set(matches))
+        lowered: str | None = folded  # _fold(out), while out is unchanged
+        for rule, needle in presence.rules:
+            if needle not in present:
+                continue  # its needle does not occur (a placeholder never adds one)
             if rule.fold:
                 if lowered is None:
                     lowered = _fold(out)

@@ -13,6 +13,8 @@ from .base import (
     _LINE_KEY_PREFIX,
     _LOGIN_CMD,
     _MYSQL_CMD,
+    _NUMBERED_TYPE,
+    _PLACEHOLDER_WORD,
     _PROSE_AFTER_FLAG,
     _PROSE_WORD,
     _SSHPASS_CMD,
@@ -47,8 +49,12 @@ def _pem_rule() -> _Rule:
 
     A header with no base64 after it (a constant in code, an example in docs) stays.
     """
-    begin = re.compile(r"-----BEGIN[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----")
-    end = re.compile(r"-----END[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----")
+    begin = re.compile(
+        r"-----BEGIN(?:[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?| OpenVPN Static key V1)-----"
+    )
+    end = re.compile(
+        r"-----END(?:[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?| OpenVPN Static key V1)-----"
+    )
     # After the header: line breaks (real or \n escapes), Proc-Type/DEK-Info headers,
     # then base64 and whitespace. No part can fail, so no backtracking.
     body = re.compile(
@@ -92,8 +98,78 @@ def _pem_rule() -> _Rule:
 
 
 def _token(kind: str, lit: str, body: str, needle: str, check: _Check | None = None) -> _Rule:
-    """A token of a fixed prefix ``lit`` (regex, fixed width) that starts a word."""
-    return _rule(kind, f"(?P<s>{_left(lit, _WD)}{body})", needle, check=check)
+    """A token of a fixed prefix ``lit`` (regex, fixed width) that starts a word; not a
+    placeholder of its shape (``sk_test_xxxx...``, ``AKIAIOSFODNN7EXAMPLE``)."""
+
+    def full(m: re.Match[str], text: str, value: str) -> bool | str:
+        if _is_example_token(value):
+            return False
+        return True if check is None else check(m, text, value)
+
+    return _rule(kind, f"(?P<s>{_left(lit, _WD)}{body})", needle, check=full)
+
+
+#: Six of one character in a row (``xxxxxx``, ``000000``): a random token of 62 or 16
+#: characters has such a run about once in 10^5 to 10^9 tokens; placeholders always do.
+_REPEAT = re.compile(r"(.)\1{5}")
+
+
+def _is_example_token(value: str) -> bool:
+    """A placeholder in a token's shape: a run of one character, or the word EXAMPLE that
+    AWS's and others' documentation put in their sample keys."""
+    return "EXAMPLE" in value or _REPEAT.search(value) is not None
+
+
+def _example_check(m: re.Match[str], text: str, value: str) -> bool:
+    return not _is_example_token(value)
+
+
+_TELEGRAM = re.compile(r":AA[A-Za-z0-9_-]{31,}(?![A-Za-z0-9_-])")
+_TELEGRAM_ID = re.compile(r"(?:^|(?<=[^A-Za-z0-9_])|(?<=bot))[0-9]{8,12}\Z")
+
+
+_MAILCHIMP = re.compile(r"(?<![0-9A-Za-z_])[0-9a-f]{32}-us[0-9]{1,2}(?![0-9A-Za-z])")
+
+
+def _mailchimp_run(text: str, hay: str, start: int) -> str:
+    """A Mailchimp API key: 32 hex digits, ``-us`` and its data centre's number."""
+    edits = [
+        m.span()
+        for m in _MAILCHIMP.finditer(text, max(0, start - 32))
+        if not _is_example_token(m.group(0))
+    ]
+    return _replace(text, edits, placeholder("mailchimp_api_key"))
+
+
+def _replace(text: str, edits: list[tuple[int, int]], ph: str) -> str:
+    parts: list[str] = []
+    pos = 0
+    for a, b in edits:
+        if a < pos or _inside_placeholder(text, a):
+            continue
+        parts += [text[pos:a], ph]
+        pos = b
+    if not parts:
+        return text
+    parts.append(text[pos:])
+    return "".join(parts)
+
+
+def _telegram_run(text: str, hay: str, start: int) -> str:
+    """A Telegram bot token: the bot's id (digits), ``:AA`` and 31 or more characters."""
+    parts: list[str] = []
+    pos = 0
+    for m in _TELEGRAM.finditer(text, start):
+        id_from = max(0, m.start() - 12)
+        i = _TELEGRAM_ID.search(text, id_from, m.start())
+        if i is None or i.start() < pos or _is_example_token(m.group(0)):
+            continue
+        parts += [text[pos : i.start()], placeholder("telegram_bot_token")]
+        pos = m.end()
+    if not parts:
+        return text
+    parts.append(text[pos:])
+    return "".join(parts)
 
 
 def _random_check(m: re.Match[str], text: str, value: str) -> bool:
@@ -128,8 +204,54 @@ def _cookie_check(m: re.Match[str], text: str, value: str) -> bool:
 _COOKIE_ATTRIBUTES = frozenset({"path", "domain", "expires", "max-age", "samesite", "priority"})
 
 
+#: Passwords that examples put in a URL: ``postgres://USER:PASSWORD@HOST``,
+#: ``mysql://user:password@localhost``.
+_URL_PLACEHOLDERS = frozenset({"password", "pass", "passwd", "pwd", "pw", "secret", "token"})
+_CAPS_NAME = re.compile(r"[A-Z][A-Z_]*")
+
+
 def _url_check(m: re.Match[str], text: str, value: str) -> bool:
-    return _value_ok(value) and not value.isdigit()
+    return (
+        _value_ok(value)
+        and not value.isdigit()
+        and value.lower() not in _URL_PLACEHOLDERS
+        and _CAPS_NAME.fullmatch(value) is None
+        and _PLACEHOLDER_WORD.fullmatch(value) is None
+    )
+
+
+def _url_token_check(m: re.Match[str], text: str, value: str) -> bool:
+    """A user name that is a token (``https://TOKEN@host``, a Sentry DSN's key): long,
+    with digits and letters, where a person's or a service's name has few digits."""
+    digits = sum(c.isdigit() for c in value)
+    return (
+        len(value) >= 20
+        and digits >= 4
+        and len(value) - digits >= 4
+        and _url_check(m, text, value)
+        and not _is_example_token(value)
+    )
+
+
+_DSN_USERINFO = re.compile(r"""(?:^|[\s"'`=(,;])[\w.$%+-]{1,64}:(?P<s>[^\s"'`@/:]{1,256})\Z""")
+
+
+def _dsn_rule(needle: str) -> _Rule:
+    """Go's DSN ``user:PASS@tcp(host:3306)/db`` (and ``@unix(``): the password before the
+    protocol's ``@``."""
+    ph = placeholder("password")
+
+    def run(text: str, hay: str, start: int) -> str:
+        edits: list[tuple[int, int]] = []
+        i = start
+        while i >= 0:
+            m = _DSN_USERINFO.search(text, max(0, i - 256), i)
+            if m is not None and _url_check(m, text, m.group("s")):
+                edits.append(m.span("s"))
+            i = text.find(needle, i + 1)
+        return _replace(text, edits, ph)
+
+    return _Rule("password", needle, False, run)
 
 
 def _curl_user_check(m: re.Match[str], text: str, value: str) -> bool:
@@ -162,6 +284,8 @@ def _not_a_secret(name: str, kind: str, value: str) -> bool:
     n = name.lower().rsplit(".", 1)[-1].lstrip("-_")
     if v.lstrip("_") in (n, name.lower()):
         return True
+    if _CHANNEL.fullmatch(value):
+        return True  # VERIFY_OTP: 'auth:verify-otp': an event's or a route's name
     if value.isdigit() and len(value) < (4 if kind == "password" else 8):
         return True  # PASSWD_PW_PASSWD: 1, token: 42
     if kind == "password":
@@ -171,8 +295,55 @@ def _not_a_secret(name: str, kind: str, value: str) -> bool:
     return len(value) <= 32 or any(c in value for c in "._-")
 
 
+def _call_argument(m: re.Match[str], text: str, name_from: int) -> bool:
+    """``define('DB_PASSWORD', 'x')``, ``os.Setenv("DB_PASS", "x")``: the name is a quoted
+    first argument of a call that sets something (not ``os.getenv("PW", "dflt")``), and
+    the value a quoted second one."""
+    if m.start("uq") >= 0 or name_from < 2 or text[name_from - 1] not in "\"'":
+        return False
+    if text[m.end("w") : m.end("w") + 1] != text[name_from - 1]:
+        return False  # the name is not the whole string literal
+    j = name_from - 2
+    while j >= 0 and text[j] in " \t":
+        j -= 1
+    if j < 1 or text[j] != "(" or text[j - 1] not in _WORD_CHARS:
+        return False  # a tuple or a list of names, not a call
+    call = text[_key_start(text, j) : j].rsplit(".", 1)[-1].lower()
+    return not call.startswith(_GETTERS)
+
+
+#: Calls whose second argument is a default, not a value set: ``os.getenv("PW", "x")``.
+_GETTERS = ("get", "fetch", "pop", "setdefault", "default", "env", "lookup", "read", "has")
+
+
+def _method_argument(m: re.Match[str], text: str, name_from: int) -> bool:
+    """``storePassword "x"`` (Groovy, Ruby): a name alone at the start of its line and a
+    quoted value that ends the line."""
+    if m.start("uq") >= 0:
+        return False
+    line_from = _line_start(text, name_from)
+    if line_from < 0 or not _LINE_KEY_PREFIX.fullmatch(text, line_from, name_from):
+        return False
+    rest = text[m.end() : m.end() + 64].lstrip(" \t\"'")
+    return rest == "" or rest.startswith(("\n", "\\n", "\r", "#", "//", "}"))
+
+
+#: Lower-case words joined by ``:`` ``.`` ``/`` ``_`` ``-``, three or more, perhaps with a
+#: version: a name (``crypto:verify-master-key``, ``memry-signing-key-v1``).
+_CHANNEL = re.compile(r"[a-z]+(?:[:./_-][a-z]+){2,}(?:[-_.]v?[0-9]{1,3})?")
+
+
 def _assignment_check(m: re.Match[str], text: str, value: str) -> bool | str:
     name_from = _key_start(text, m.start("w"))
+    sep = m.group("sep")
+    if sep == ":" and text[name_from : m.end("w")] in ("PASS", "FAIL"):
+        return False  # a test runner's "PASS: test_name ..."
+    if m.start("uq") < 0 and value[:1].isspace():
+        return False  # rg "Password=\" .env": a pattern's quote, then more words
+    if sep == "," and (value.isalpha() or not _call_argument(m, text, name_from)):
+        return False  # f("password", "email"): a word is a name here, not a secret
+    if sep == "" and not _method_argument(m, text, name_from):
+        return False
     if m.start("uq") >= 0:
         after = m.end("uq")
         if after < len(text):
@@ -187,6 +358,11 @@ def _assignment_check(m: re.Match[str], text: str, value: str) -> bool | str:
                 return False  # name:value, no space, name not quoted: not YAML or JSON
             if value.lower() in _TYPE_WORDS or _is_type_name(value):
                 return False  # password: str, auth: _t.AuthType, token: Token
+            if _more_words(text, m.end("uq")) and (
+                (value.isalpha() and value.islower())
+                or (len(value) <= 12 and _kind_for_name(text[name_from : m.end("w")]) != "password")
+            ):
+                return False  # "passwd: password updated successfully": a sentence
             if _PROSE_WORD.fullmatch(value):  # "Forgot password: reset it", unless YAML
                 line_from = _line_start(text, name_from)
                 if line_from < 0 or not _LINE_KEY_PREFIX.fullmatch(text, line_from, name_from):
@@ -213,11 +389,21 @@ def _assignment_check(m: re.Match[str], text: str, value: str) -> bool | str:
     return kind
 
 
+def _more_words(text: str, i: int) -> bool:
+    """Whether two more words follow ``i`` on its line."""
+    return _TWO_WORDS.match(text, i, min(len(text), i + 80)) is not None
+
+
+_TWO_WORDS = re.compile(r"[ \t]+[A-Za-z]+[ \t]+[A-Za-z]+")
+
+
 def _is_wordish(value: str) -> bool:
     return len(value) <= 256 and _WORDISH.fullmatch(value) is not None
 
 
 def _is_type_name(value: str) -> bool:
+    if _NUMBERED_TYPE.fullmatch(value):
+        return True  # masterKey: Uint8Array
     return _TYPE_NAME.fullmatch(value) is not None and _is_wordish(value)
 
 
@@ -248,10 +434,16 @@ def _auth_handle(m: re.Match[str], text: str) -> tuple[int, int, str] | None:
         if c in _WORD_CHARS or (c == "-" and _fold(text[max(0, start - 6) : start]) != "proxy-"):
             return None
     scheme = m.group("scheme")
-    a, b = m.span("s" if scheme is not None else "s2")
+    a, b = m.span("s" if scheme is not None else "s3" if m.start("s3") >= 0 else "s2")
     value = text[a:b]
     if _inside_placeholder(text, a) or not _value_ok(value):
         return None
+    if scheme is not None and value.isalpha() and value.islower():
+        return None  # "Bearer token", "Basic xyz": a word in an example
+    if m.start("s3") >= 0 and not (len(value) >= 16 and _looks_random(value)):
+        return None  # "Authorization: required for admin": words, not a scheme and a token
+    if m.start("s2") >= 0 and text[b : b + 12].lstrip(" \t").startswith(PLACEHOLDER_PREFIX):
+        return None  # FlyV1 [REDACTED:...]: the scheme of a token redacted already
     if scheme is None:
         kind = "authorization"
     else:
@@ -272,7 +464,9 @@ _VALUE_GROUPS = ("eq", "dq", "sq", "uq")
 _SEP = (
     r"""(?:\\*["'])?[ \t]*"""
     r"(?P<sep>:[ \t]*(?:str|bytes|secretstr|optional\[str\]|str[ \t]*\|[ \t]*none)[ \t]*="
-    r"|=>|:=|=|:)"
+    r"|=>|:=|=|:"
+    r"|,(?<=[\"'],)|,(?<=[\"'][ \t],)"  # define('DB_PASSWORD', '...'): the next argument
+    r"|(?<=[ \t])(?=[\"']))"  # storePassword "...": a method call without parentheses
     r"[ \t]*"
 )
 #: ``key`` preceded by a word that makes it a secret: ``api_key``, ``accesskey`` ...
@@ -301,6 +495,7 @@ _SECRET_KEY_LB = (
             "storage",
             "webhook",
             "deploy",
+            "application",
         )
         for sep in ("", "_", "-")
     )
@@ -313,13 +508,16 @@ _SCHEMES = r"bearer|basic|token|digest|negotiate|ntlm|bot|apikey|hmac|aws4-hmac-
 @functools.cache
 def _builtin_rules() -> tuple[_Rule, ...]:
     """The built-in rules, in the order they run: specific shapes first, contexts last."""
+    from .code import code_rules
     from .commands import command_rules  # compiled on first use: importing stays cheap
     from .documents import document_rules, prose_rules
 
     return (
         *document_rules(),
         *_shape_rules(),
+        *_vendor_rules(),
         *command_rules(),
+        *code_rules(),
         *_context_rules(),
         *_name_rules(),
         *prose_rules(),
@@ -385,6 +583,7 @@ def _shape_rules() -> list[_Rule]:
                 "aws_access_key",
                 rf"(?P<s>{_left(p, _AN)}[A-Z0-9]{{16}}(?![A-Za-z0-9]))",
                 p,
+                check=_example_check,
             )
             for p in ("AKIA", "ASIA", "ABIA", "ACCA")
         ),
@@ -392,8 +591,36 @@ def _shape_rules() -> list[_Rule]:
     ]
 
 
+def _vendor_rules() -> list[_Rule]:
+    """More tokens of a known shape (issue 30's review and blind sets)."""
+    t = _token
+    return [
+        t("age_secret_key", "AGE-SECRET-KEY-1", r"[0-9A-Z]{50,}", "AGE-SECRET-KEY-1"),
+        t("atlassian_token", "ATATT3", r"[A-Za-z0-9_=-]{60,}", "ATATT3"),
+        t("mailgun_api_key", "key-", r"[0-9a-z]{32}(?![0-9A-Za-z])", "key-", _random_check),
+        _Rule("mailchimp_api_key", "-us", False, _mailchimp_run),
+        t("doppler_token", r"dp\.", r"(?:st|ct|sa|scim|audit|pt)\.[A-Za-z0-9_.-]{30,}", "dp."),
+        t("contentful_token", "CFPAT-", r"[A-Za-z0-9_-]{40,}", "CFPAT-"),
+        t("posthog_api_key", "phc_", r"[A-Za-z0-9]{40,}", "phc_"),
+        t(
+            "launchdarkly_key",
+            "sdk-",
+            r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}",
+            "sdk-",
+        ),
+        t("replicate_token", "r8_", r"[A-Za-z0-9]{37}(?![A-Za-z0-9])", "r8_", _random_check),
+        t("tailscale_key", "tskey-", r"[a-z]+-[A-Za-z0-9]{8,}-[A-Za-z0-9]{16,}", "tskey-"),
+        _Rule("telegram_bot_token", ":AA", False, _telegram_run),
+    ]
+
+
 def _context_rules() -> list[_Rule]:
     """Secrets found by what stands before them: a key, a header, a URL, a flag."""
+    return [*_url_rules(), *_header_rules()]
+
+
+def _url_rules() -> list[_Rule]:
+    """Secrets after an AWS key's name, and in URLs and connection strings."""
     return [
         *(
             _rule(
@@ -416,6 +643,38 @@ def _context_rules() -> list[_Rule]:
             "://",
             check=_url_check,
         ),
+        _rule(  # a URL in JSON that escapes its slashes: https:\/\/user:PASS@host
+            "url_password",
+            r""":\\/\\/[^\s:/@'"\\\[\]]*:(?P<s>[^\s@/?#'"\\<>]+)@""",
+            ":",  # narrowed in the prefilter to :\/\/ (engine._NARROW)
+            check=_url_check,
+        ),
+        *(
+            _rule(  # a token as the user name: https://TOKEN@host, a Sentry DSN
+                "url_token",
+                rf"{lit}(?P<s>[A-Za-z0-9_.~%+-]{{20,256}})@",
+                needle,
+                check=_url_token_check,
+            )
+            for lit, needle in (("://", "://"), (r":\\/\\/", ":"))
+        ),
+        *(_dsn_rule(n) for n in ("@tcp(", "@unix(", "@udp(", "@tcp6(")),
+        *(
+            _rule(  # Oracle's user/PASS@db: sqlplus scott/tiger@orcl, jdbc:oracle:thin:u/p@h
+                "password",
+                rf"{lit}[^\n/@]{{0,40}}?[ \t=:\"']"
+                r"[A-Za-z_][\w$#.]{0,63}/(?P<s>[^\s@/\"']{1,256})@",
+                lit,
+                check=_url_check,
+            )
+            for lit in ("sqlplus", "sqlldr", "expdp", "impdp", "rman", "oracle:thin")
+        ),
+    ]
+
+
+def _header_rules() -> list[_Rule]:
+    """Secrets after a header's name or a command line's flag."""
+    return [
         _Rule(
             "authorization",
             "authorization",
@@ -424,6 +683,8 @@ def _context_rules() -> list[_Rule]:
                 re.compile(
                     r"""authorization(?:\\*["'])?[ \t]*[:=][ \t]*(?:\\*["'])?[ \t]*"""
                     rf"""(?:(?P<scheme>{_SCHEMES})[ \t]+(?P<s>{_TOKEN68})"""
+                    # another scheme (Okta's SSWS, Fly's FlyV1): a word, then a long token
+                    rf"""|(?P<other>[a-z][a-z0-9_-]{{1,24}})[ \t]+(?P<s3>{_TOKEN68})"""
                     # no scheme: a credential has a digit or a symbol, a word has not
                     rf"""|(?=[a-z]*[0-9._~+/=-])(?P<s2>{_TOKEN68}))"""
                 ),
@@ -480,6 +741,7 @@ def _name_rules() -> list[_Rule]:
                 ("secret", "secret"),
                 (f"key{_SECRET_KEY_LB}", "key"),
                 ("apikey", "apikey"),
+                ("auth", "auth"),  # netlify --auth TOKEN, jenkins-cli -auth user:TOKEN
             )
         ),
         *(
@@ -506,6 +768,10 @@ def _name_rules() -> list[_Rule]:
                 ("token", "token"),
                 ("credentials?", "credential"),
                 (f"key{_SECRET_KEY_LB}", "key"),
+                ("phrase", "phrase"),  # pass_phrase, seed_phrase
+                ("mnemonic", "mnemonic"),
+                ("key-data", "key-data"),  # kubeconfig's client-key-data
+                ("key_data", "key_data"),
             )
         ),
     ]
@@ -543,8 +809,20 @@ KINDS: tuple[str, ...] = (
     "databricks_token",
     "aws_access_key",
     "azure_sas",
+    "age_secret_key",
+    "atlassian_token",
+    "mailgun_api_key",
+    "mailchimp_api_key",
+    "doppler_token",
+    "contentful_token",
+    "replicate_token",
+    "posthog_api_key",
+    "launchdarkly_key",
+    "tailscale_key",
+    "telegram_bot_token",
     "aws_secret_key",
     "url_password",
+    "url_token",
     "bearer_token",
     "basic_auth",
     "authorization",

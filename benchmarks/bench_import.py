@@ -1,0 +1,125 @@
+"""Import throughput of real Claude Code sessions, as a ratio to the JSON parse of their lines.
+
+Takes every Claude Code session file under the given folders (by default the project's
+real sessions, ``/work/shared/data/corpus`` and ``/work/shared/data/transcripts``; a
+file counts when the claude-code format recognises its first records), then, in the
+same run:
+
+* ``json.loads`` of every line of those files (the floor: no import can be faster);
+* ``Memory.import_transcripts("claude-code", files, final=True)`` into a fresh library,
+  with the default redaction, and with redaction off (``Redactor(enabled=False)``).
+
+Each is the fastest of ``--rounds`` rounds of this process's CPU time (so a busy
+machine's other work stays out), after one warm-up import (modules loaded, rules
+compiled). Prints MB/s of transcript bytes for each and the ratio of the import's
+time to the JSON parse's. Issue 30's target: at least 50 MB/s with redaction.
+
+    python benchmarks/bench_import.py [FOLDER ...] [--rounds 3] [--times 1]
+
+``--times N`` imports each file N times under N session names (its lines rewritten
+with a new ``sessionId``), for a bigger sample of the same sessions.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from agentmem import Memory
+from agentmem.importers.formats import by_name, sniff
+from agentmem.redact import Redactor
+
+DEFAULT_FOLDERS = ("/work/shared/data/corpus", "/work/shared/data/transcripts")
+
+
+def claude_code_files(folders: list[Path]) -> list[Path]:
+    """The Claude Code session files (not sub-agents': their session imports them)."""
+    form = by_name("claude-code")
+    out = []
+    for folder in folders:
+        for path in sorted(folder.rglob("*.jsonl")):
+            if "subagents" in path.parts:
+                continue
+            objects = sniff(path)
+            if objects and form.detect(objects):
+                out.append(path)
+    return out
+
+
+def copies(files: list[Path], times: int, into: Path) -> list[Path]:
+    """Each file ``times`` times under new session ids (the lines otherwise the same)."""
+    if times == 1:
+        return files
+    out = []
+    for k in range(times):
+        for n, path in enumerate(files):
+            text = path.read_text(encoding="utf-8", errors="replace")
+            target = into / f"copy{k}" / f"{n}-{path.name}"
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(text.replace('"sessionId":"', f'"sessionId":"c{k}-'))
+            out.append(target)
+    return out
+
+
+def _best(fn: Callable[[], object], rounds: int) -> float:
+    best = float("inf")
+    for _ in range(rounds):
+        t0 = time.process_time()  # CPU time: a busy machine's other work stays out
+        fn()
+        best = min(best, time.process_time() - t0)
+    return best
+
+
+def parse_all(files: list[Path]) -> int:
+    n = 0
+    for path in files:
+        for line in path.read_bytes().splitlines():
+            if line.strip():
+                json.loads(line)
+                n += 1
+    return n
+
+
+def import_all(files: list[Path], redactor: Redactor | None) -> int:
+    with (
+        tempfile.TemporaryDirectory() as d,
+        Memory.open(Path(d) / "i.db", redactor=redactor) as mem,
+    ):
+        report = mem.import_transcripts("claude-code", files, final=True, force=True)
+        return len(report.ids)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("folders", nargs="*", default=list(DEFAULT_FOLDERS))
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--times", type=int, default=1)
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        files = copies(claude_code_files([Path(f) for f in args.folders]), args.times, Path(tmp))
+        size = sum(p.stat().st_size for p in files)
+        lines = parse_all(files)
+        runs = import_all(files, None)  # warm up: modules, compiled rules
+        parse_s = _best(lambda: parse_all(files), args.rounds)
+        import_s = _best(lambda: import_all(files, None), args.rounds)
+        plain_s = _best(lambda: import_all(files, Redactor(enabled=False)), args.rounds)
+    mb = size / 1e6
+    print(
+        f"{len(files)} Claude Code sessions, {mb:.1f} MB, {lines} lines, {runs} runs imported; "
+        f"best of {args.rounds}"
+    )
+    print(f"{'':34}{'seconds':>9}{'MB/s':>8}{'x json':>8}")
+    for name, secs in (
+        ("json.loads of every line", parse_s),
+        ("import, redaction off", plain_s),
+        ("import (default redaction)", import_s),
+    ):
+        print(f"{name:34}{secs:>9.3f}{mb / secs:>8.1f}{secs / parse_s:>8.1f}")
+
+
+if __name__ == "__main__":
+    main()
