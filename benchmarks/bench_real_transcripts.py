@@ -92,6 +92,7 @@ TARGETS = {
 }
 LABELS = ("correction", "trap")
 SCOPES = ("project", "machine", "global")
+VALUES = ("high", "medium", "low")  # a correction's worth; recall counts high and medium
 
 # -- the corpus and its key ----------------------------------------------------------
 
@@ -222,6 +223,8 @@ def check_key(t: Transcript) -> list[str]:
                 problems.append(f"{t.file}: {e['id']}: a correction needs scope, program, terms")
             if not e.get("lesson"):
                 problems.append(f"{t.file}: {e['id']}: a correction needs its lesson")
+            if e.get("value", "medium") not in VALUES:
+                problems.append(f"{t.file}: {e['id']}: value {e.get('value')!r}")
         elif not e.get("why"):
             problems.append(f"{t.file}: {e['id']}: a trap needs its why")
     return problems
@@ -505,8 +508,8 @@ def evaluate(items: Sequence[Transcript], workdir: Path) -> dict[str, Any]:
         found = lessons(mem)
     assign(found, keyed)
     hit = {k for x in found for k in x.matched}
-    taught = {keyed[k][1]["lesson"] for k in hit}
-    key_lessons = {e["lesson"] for _, e in keyed.values()}
+    key_lessons = {e["lesson"] for _, e in keyed.values() if worth_recalling(e)}
+    taught = {keyed[k][1]["lesson"] for k in hit} & key_lessons
     wide = [
         x for x in found if x.match and x.scope == "global" and _key_scope(keyed, x) == "project"
     ]
@@ -605,6 +608,13 @@ def _by_kind(rows: Sequence[Mapping[str, Any]]) -> dict[str, int]:
     for r in rows:
         counts[r["kind"]] = counts.get(r["kind"], 0) + 1
     return counts
+
+
+def worth_recalling(entry: Mapping[str, Any]) -> bool:
+    """Whether recall counts a key correction: of high or medium value (a key written before
+    values were keyed says none: medium). A low-value correction is no false lesson when
+    learned, and no miss when not."""
+    return entry.get("value", "medium") in ("high", "medium")
 
 
 def _key_scope(keyed: Mapping[str, tuple[Transcript, dict[str, Any]]], x: Lesson) -> str:

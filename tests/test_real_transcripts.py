@@ -296,3 +296,20 @@ def test_a_merged_lesson_is_learned_from_every_merged_groups_transcripts(tmp_pat
         [lesson] = bench.lessons(mem)
     assert "Read the file first" in lesson.text
     assert lesson.sources == {"/data/s0.jsonl", "/data/s1.jsonl"}
+
+
+def test_a_corrections_value_decides_whether_recall_counts_it(tmp_path: Path) -> None:
+    f = tmp_path / "s.jsonl"
+    f.write_text("")
+    base = {"tool": "Bash", "label": "correction", "scope": "project", "program": "x"}
+    entries = [
+        {**base, "id": "a", "terms": ["y"], "lesson": "L", "value": "huge"},
+        {**base, "id": "b", "terms": ["y"], "lesson": "L", "value": "low"},
+    ]
+    t = bench.Transcript("s.jsonl", "claude-code", "p", entries)
+    t.path = f
+    problems = bench.check_key(t)
+    assert "s.jsonl: a: value 'huge'" in problems
+    assert not any(p.startswith("s.jsonl: b: value") for p in problems)
+    assert [bench.worth_recalling(e) for e in entries] == [False, False]
+    assert bench.worth_recalling({"value": "high"}) and bench.worth_recalling({})
