@@ -53,6 +53,7 @@ import hashlib
 import json
 import os
 import re
+import shlex
 import sys
 import tempfile
 import time
@@ -539,7 +540,6 @@ def evaluate(items: Sequence[Transcript], workdir: Path) -> dict[str, Any]:
 _SHELLS = {"sh", "bash", "zsh", "dash", "fish", "pwsh", "powershell", "powershell.exe", "cmd"}
 _PREFIXES = {"sudo", "env", "time", "then", "do", "else", "exec", "nohup", "command", "!"}
 _NOT_PROGRAMS = {"cd", "pushd", "popd", "echo", "true", "false", "set", "export", "sleep"}
-_WRAPPER = re.compile(r"^\s*(?:\S*/)?(?:ba|z|da)?sh\s+-l?c\s+")
 
 
 def programs_of(f: Failure) -> set[str]:
@@ -559,18 +559,45 @@ def programs_of(f: Failure) -> set[str]:
             cmd = " ".join(words)
     if not isinstance(cmd, str):
         return out
-    for segment in re.split(r"&&|\|\||[|;\n(){}`]", _WRAPPER.sub("", cmd)):
-        words = [w.strip("'\"") for w in segment.split()]
-        words = [w for w in words if w and "=" not in w.split("/")[0]]
+    for words in _commands(cmd):
+        words = [w for w in words if "=" not in w.split("/")[0]]
         while words and words[0] in _PREFIXES:
             words = words[1:]
-        if (
-            words
-            and words[0] not in _NOT_PROGRAMS
-            and re.fullmatch(r"[A-Za-z][\w.+-]*", Path(words[0]).name)
-        ):
-            out.add(Path(words[0]).name.lower())
+        name = Path(words[0]).name if words else ""
+        if name and name not in _NOT_PROGRAMS and re.fullmatch(r"[A-Za-z][\w.+-]*", name):
+            out.add(name.lower())
     return out
+
+
+_HEREDOC = re.compile(r"<<-?\s*['\"]?(\w+)['\"]?([^\n]*)\n.*?\n\s*\1(?=\s|$)", re.S)
+_OPERATORS = {"|", "||", "&&", ";", "&", "|&", "(", ")", ";;"}
+
+
+def _commands(cmd: str) -> list[list[str]]:
+    """The simple commands of a command line, as word lists: quotes respected, heredoc
+    bodies dropped, split at pipes, ``&&``, ``||``, ``;`` and new lines."""
+    cmd = _HEREDOC.sub(lambda m: m.group(2), cmd).replace("\n", " ; ")
+    lexer = shlex.shlex(cmd, posix=True, punctuation_chars=True)
+    lexer.whitespace_split = True
+    try:
+        tokens = list(lexer)
+    except ValueError:  # an unbalanced quote: fall back to plain words
+        tokens = cmd.replace("|", " | ").replace(";", " ; ").split()
+    out: list[list[str]] = [[]]
+    for tok in tokens:
+        if tok in _OPERATORS or set(tok) <= set("|&;()"):
+            out.append([])
+        else:
+            out[-1].append(tok)
+    flat: list[list[str]] = []
+    for c in out:
+        flag = next((i for i, w in enumerate(c) if w.lower() in ("-c", "-lc", "-command")), 0)
+        if flag and Path(c[0]).name.lower() in _SHELLS and flag + 1 < len(c):
+            # bash -lc '...', powershell.exe -NoProfile -Command ...: the script's commands
+            flat += _commands(" ".join(c[flag + 1 :]) if flag + 2 < len(c) else c[flag + 1])
+        elif c:
+            flat.append(c)
+    return flat
 
 
 def _names_program(lesson: Lesson, program: str) -> bool:
@@ -887,8 +914,9 @@ def _half_lines(part: Mapping[str, Any]) -> list[str]:
         f"  recall: {_fmt(a['recall'])} = {a['key_lessons_learned']}/{a['key_lessons']} of the"
         f" key's distinct lessons (target >= {TARGETS['recall']}); by failed call"
         f" {len(a['corrections_learned'])}/{a['corrections']}",
-        f"  lessons from traps: {a['trap_lessons']} {a['trap_kinds'] or ''}"
-        f"(target {TARGETS['trap_lessons']})",
+        f"  lessons from traps: {a['trap_lessons']}"
+        + (f" {a['trap_kinds']}" if a["trap_kinds"] else "")
+        + f" (target {TARGETS['trap_lessons']}; by trap kind)",
         f"  matched lessons served globally that the key scopes to a project: {a['too_wide']}",
     ]
     if "replay" in part:

@@ -313,3 +313,21 @@ def test_a_corrections_value_decides_whether_recall_counts_it(tmp_path: Path) ->
     assert not any(p.startswith("s.jsonl: b: value") for p in problems)
     assert [bench.worth_recalling(e) for e in entries] == [False, False]
     assert bench.worth_recalling({"value": "high"}) and bench.worth_recalling({})
+
+
+def test_programs_of_respect_quotes_and_heredocs() -> None:
+    def f(cmd: str) -> set[str]:
+        return bench.programs_of(bench.Failure("i", "Bash", json.dumps({"command": cmd}), "", 0))
+
+    assert f('rg -n "OPTIONAL|if tests requested" .specify README.md') == {"bash", "rg"}
+    assert f("python3 - <<'PY'\nimport os\nprint(1)\nPY\necho done | wc -l") == {
+        "bash",
+        "python3",
+        "wc",
+    }
+    assert f("grep -q 'unbalanced") == {"bash", "grep"}
+    assert f("powershell.exe -NoProfile -Command 'rg --files | Select-Object -First 5'") == {
+        "bash",
+        "rg",
+        "select-object",
+    }
