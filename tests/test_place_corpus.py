@@ -93,6 +93,7 @@ def test_whole_and_excerpt_are_placed_exactly(
     assert (out / "logs" / "b.jsonl").read_bytes() == b'{"n": 0}\n{"n": 3}\n{"n": 4}\n{"n": 9}\n'
     assert not (out / "logs" / "c.jsonl").exists()
     assert (out / "LICENSES" / "alice__logs.txt").read_text() == "MIT License\n"
+    assert (out / "SOURCES.md").read_text() == src.read_text()  # the list's copy
     # placing again changes nothing; --check verifies both
     outcomes = list(pc.place(pc.load_rows(src), mirrors, out))
     assert [o.status for o in outcomes] == ["unchanged", "unchanged", "skipped"]

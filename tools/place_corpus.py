@@ -19,8 +19,9 @@ Given snapshots of the source repositories as bare git directories (``--mirrors 
 holding ``owner+name/...``, as the search tool's ``fetch`` leaves them), this reads
 each blob with ``git cat-file``, checks that ``commit:path`` is that blob and that the
 bytes hash to it, and writes the file under ``--out`` (default: ``corpus/`` of the data
-folder, ``$AGENTMEM_REAL_DATA`` or ``../shared/data``). ``--check`` writes nothing and
-verifies the files already placed: a whole file by its git hash (no mirror needed), an
+folder, ``$AGENTMEM_REAL_DATA`` or ``../shared/data``). Placing the whole list also
+copies it to ``SOURCES.md`` there. ``--check`` writes nothing and verifies the files
+already placed: a whole file by its git hash (no mirror needed), an
 excerpt against its blob in the mirror. A row that cannot be placed (no mirror, a blob
 that does not match, a range out of bounds, a path that leaves the folder) is reported
 and skipped; the others are still placed. Exit status 1 when any row failed.
@@ -363,6 +364,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         done = list(place(rows, args.mirrors, out))
         placed = {o.file for o in done if o.status in ("placed", "unchanged")}
         done += place_licences([r for r in rows if r.file in placed], args.mirrors, out)
+        if not args.only:  # the whole list was placed: keep its copy beside the files
+            copy = out / "SOURCES.md"
+            text = args.sources.read_bytes()
+            if not copy.is_file() or copy.read_bytes() != text:
+                out.mkdir(parents=True, exist_ok=True)
+                copy.write_bytes(text)
     counts: dict[str, int] = {}
     licences = 0
     for o in done:
