@@ -543,9 +543,11 @@ _NOT_PROGRAMS = {"cd", "pushd", "popd", "echo", "true", "false", "set", "export"
 
 
 def programs_of(f: Failure) -> set[str]:
-    """What a failed call is a call of, lower-case: its tool, and for a shell command the
-    first word of each of its commands (``a | b && c`` gives a, b, c)."""
-    out = {f.tool.lower()}
+    """What a failed call is a call of, lower-case: for a shell command the first word of
+    each of its commands (``a | b && c`` gives a, b, c), else the tool itself (Edit,
+    apply_patch). A shell tool's own name (Bash, shell, exec_command) is left out: every
+    shell lesson names it."""
+    out: set[str] = set()
     try:
         args = json.loads(f.call)
     except ValueError:
@@ -558,7 +560,7 @@ def programs_of(f: Failure) -> set[str]:
         else:
             cmd = " ".join(words)
     if not isinstance(cmd, str):
-        return out
+        return {f.tool.lower()}
     for words in _commands(cmd):
         words = [w for w in words if "=" not in w.split("/")[0]]
         while words and words[0] in _PREFIXES:
