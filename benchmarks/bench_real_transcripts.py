@@ -235,6 +235,7 @@ def check_key(t: Transcript) -> list[str]:
 
 _CC_EXIT = re.compile(r"^Exit code (\d+)")
 _CX_EXIT = re.compile(r"^(?:Exit code: |Process exited with code )(-?\d+)", re.M)
+_CX_REFUSED = re.compile(r"^\w+ failed for `")  # "exec_command failed for `...`: CreateProcess"
 _CX_CALLS = ("function_call", "custom_tool_call", "local_shell_call")
 _CX_OUTPUTS = ("function_call_output", "custom_tool_call_output")
 
@@ -273,9 +274,9 @@ def is_codex(path: Path) -> bool:
 def failed_calls(path: Path) -> list[Failure]:
     """The failed calls of a transcript: Claude Code ``tool_result`` with ``is_error`` or
     an ``Exit code N`` (N > 0) head; Codex outputs with a non-zero exit code (JSON
-    ``metadata.exit_code`` or an ``Exit code:`` / ``Process exited with code`` line),
-    an MCP result with ``isError``, or an ``apply_patch`` output that does not start
-    with "Success"."""
+    ``metadata.exit_code`` or an ``Exit code:`` / ``Process exited with code`` line, or
+    an ``exec_command failed for `...``` sandbox refusal), an MCP result with
+    ``isError``, or an ``apply_patch`` output that does not start with "Success"."""
     return list(_codex_failures(path) if is_codex(path) else _claude_failures(path))
 
 
@@ -324,6 +325,9 @@ def _codex_exit(output: Any) -> tuple[int | None, str]:
     if isinstance(j, dict) and j.get("isError") is True:
         return 1, text
     head = _CX_EXIT.search(text[:400])
+    if head is None and _CX_REFUSED.match(text):  # the sandbox refused to start it
+        code = re.search(r"exit_code: (-?\d+)", text)
+        return (int(code.group(1)) if code and code.group(1) != "0" else 1), text
     return (int(head.group(1)) if head else None), text
 
 

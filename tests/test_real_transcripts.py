@@ -244,10 +244,12 @@ def test_codex_failures_in_every_output_form(tmp_path: Path) -> None:
         out("e", "apply_patch verification failed: no lines"),
         call("f", "apply_patch"),
         out("f", "Success. Updated the following files:\nM a.py"),
+        call("g", "exec_command"),
+        out("g", "exec_command failed for `/bin/zsh -lc 'ps'`: CreateProcess { exit_code: 1 }"),
     ]
     f = tmp_path / "r.jsonl"
     f.write_text("".join(json.dumps(x) + "\n" for x in lines))
-    assert [x.id for x in bench.failed_calls(f)] == ["a", "c", "d", "e"]
+    assert [x.id for x in bench.failed_calls(f)] == ["a", "c", "d", "e", "g"]
 
 
 def test_corpus_spans_three_versions_of_each_client() -> None:
