@@ -235,7 +235,9 @@ def check_key(t: Transcript) -> list[str]:
 
 _CC_EXIT = re.compile(r"^Exit code (\d+)")
 _CX_EXIT = re.compile(r"^(?:Exit code: |Process exited with code )(-?\d+)", re.M)
-_CX_REFUSED = re.compile(r"^\w+ failed for `")  # "exec_command failed for `...`: CreateProcess"
+# "exec_command failed for `...`: CreateProcess { ... Sandbox(Denied ...", or without the command
+# ("exec_command failed: SandboxDenied { ...")
+_CX_REFUSED = re.compile(r"^\w+ failed(?: for `|: )")
 _CX_CALLS = ("function_call", "custom_tool_call", "local_shell_call")
 _CX_OUTPUTS = ("function_call_output", "custom_tool_call_output")
 

@@ -246,10 +246,16 @@ def test_codex_failures_in_every_output_form(tmp_path: Path) -> None:
         out("f", "Success. Updated the following files:\nM a.py"),
         call("g", "exec_command"),
         out("g", "exec_command failed for `/bin/zsh -lc 'ps'`: CreateProcess { exit_code: 1 }"),
+        call("h", "exec_command"),
+        out("h", "exec_command failed: CreateProcess { Sandbox(Denied { exit_code: 128 }) }"),
+        call("i", "exec_command"),
+        out("i", "exec_command failed to parse its arguments"),
+        call("j", "exec_command"),
+        out("j", 'exec_command failed: SandboxDenied { message: "fatal: cannot lock ref" }'),
     ]
     f = tmp_path / "r.jsonl"
     f.write_text("".join(json.dumps(x) + "\n" for x in lines))
-    assert [x.id for x in bench.failed_calls(f)] == ["a", "c", "d", "e", "g"]
+    assert [x.id for x in bench.failed_calls(f)] == ["a", "c", "d", "e", "g", "h", "j"]
 
 
 def test_corpus_spans_three_versions_of_each_client() -> None:
