@@ -1,7 +1,7 @@
 """What agentmem learns from real Claude Code and Codex sessions, against a hand-written key.
 
     python benchmarks/bench_real_transcripts.py [--data DIR] [--json] [--no-replay]
-        [--only transcripts/] [--failures]
+        [--only transcripts/] [--half validation] [--failures] [--check-targets]
 
 The corpus is real transcripts committed to public repositories by their authors
 (``transcripts/`` and ``corpus/`` under ``../shared/data/``, or ``--data`` /
@@ -34,17 +34,26 @@ lesson's text, with its rule facts (``experiences.rule``), names the correction'
 ``program`` and at least one of its ``terms`` (case-insensitive substrings). In the
 replay, (a) is "from an earlier session of the project".
 
+The corpus is split by repository (``benchmarks/real/split.json``): a *development*
+half the learning rules are written against and a *validation* half nobody reads while
+writing them. Every figure is computed for each half on its own (its own libraries),
+and reported validation first, beside development, each with its corpus size.
+
 Targets: precision >= 0.9, 0 false global lessons, recall >= 0.6; in the replay at
 least half of the repeated mistakes preceded by the right lesson and at most 5% of the
-prompts served a wrong one.
+prompts served a wrong one; no lesson from a trap (a lesson that matches no key
+correction and names the program of a failed call the key labels a trap, counted by the
+trap's kind). ``--check-targets`` exits 1 when the validation half present misses one.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import re
+import shlex
 import sys
 import tempfile
 import time
@@ -67,16 +76,24 @@ from agentmem.context import context_text  # noqa: E402
 from agentmem.hooks.run import MAX_PROMPT_CHARS  # noqa: E402
 from agentmem.projects import project_of  # noqa: E402
 
+sys.path.insert(0, str(ROOT / "tools"))
+import place_corpus  # noqa: E402
+
 KEYS = ROOT / "benchmarks" / "real" / "keys"
+SOURCES = ROOT / "benchmarks" / "real" / "SOURCES.md"
+SPLIT = ROOT / "benchmarks" / "real" / "split.json"
+HALVES = ("validation", "development")  # the order every report follows
 TARGETS = {
     "precision": 0.9,
     "false_global": 0,
     "recall": 0.6,
     "replay_right": 0.5,
     "replay_wrong_turns": 0.05,
+    "trap_lessons": 0,
 }
 LABELS = ("correction", "trap")
 SCOPES = ("project", "machine", "global")
+VALUES = ("high", "medium", "low")  # a correction's worth; recall counts high and medium
 
 # -- the corpus and its key ----------------------------------------------------------
 
@@ -108,6 +125,8 @@ class Transcript:
     project: str  # the replay's project: the source repository
     entries: list[dict[str, Any]]
     path: Path = field(default=Path())
+    repo: str = ""  # owner/name of the source repository ("" when not listed)
+    half: str = ""  # validation | development ("" when the split does not place it)
 
     @property
     def import_path(self) -> Path:
@@ -118,14 +137,74 @@ class Transcript:
 
 
 def load_keys(root: Path, keys: Path = KEYS) -> list[Transcript]:
-    """Every key file, with the path of its transcript under ``root``."""
+    """Every key file, with the path of its transcript under ``root``, its source
+    repository and its half of the split."""
+    repos = source_repos(root)
+    split = load_split()
     out = []
     for kp in sorted(keys.glob("*.json")):
         k = json.loads(kp.read_text(encoding="utf-8"))
         t = Transcript(k["file"], k["client"], k["project"], k["failures"])
         t.path = root / t.file
+        t.repo = repos.get(t.file, "")
+        t.half = split.halves.get(t.repo.lower(), "")
+        if not t.repo and t.file.startswith("transcripts/"):
+            t.half = "development"  # the six files that predate the split, read while writing rules
         out.append(t)
     return out
+
+
+# -- the split by repository -------------------------------------------------------------
+
+
+def split_half(repo: str) -> str:
+    """The half a new repository falls in, by its ``owner/name`` alone: validation when
+    ``sha256("agentmem-split:" + owner/name lower-cased)`` starts with a hex digit 0-7."""
+    digest = hashlib.sha256(("agentmem-split:" + repo.lower()).encode()).hexdigest()
+    return "validation" if digest[0] in "01234567" else "development"
+
+
+@dataclass(frozen=True)
+class Split:
+    """``benchmarks/real/split.json``: its rule and each repository's half."""
+
+    rule: str
+    halves: dict[str, str]  # lower-case owner/name -> validation | development
+
+
+def load_split(path: Path = SPLIT) -> Split:
+    data = json.loads(path.read_text(encoding="utf-8"))
+    halves: dict[str, str] = {}
+    for half in HALVES:
+        for repo in data.get(half, []):
+            if halves.setdefault(repo.lower(), half) != half:
+                raise ValueError(f"{path}: {repo} is in both halves")
+    return Split(str(data.get("rule", "")), halves)
+
+
+def source_repos(root: Path) -> dict[str, str]:
+    """Each listed file (relative to the data root) -> its source repository: the rows of
+    ``benchmarks/real/SOURCES.md`` for ``corpus/``, and ``transcripts/SOURCES.md`` (when
+    present) for ``transcripts/``."""
+    out = {f"corpus/{r.file}": r.repo for r in place_corpus.load_rows(SOURCES)}
+    listed = root / "transcripts" / "SOURCES.md"
+    if listed.is_file():
+        header: list[str] = []
+        for line in listed.read_text(encoding="utf-8").splitlines():
+            cells = [c.strip() for c in line.strip().strip("|").split("|")]
+            if not line.startswith("|"):
+                header = []
+            elif "file" in cells and "source repo" in cells:
+                header = cells
+            elif header and len(cells) == len(header) and not set("".join(cells)) <= set("-: "):
+                row = dict(zip(header, cells, strict=True))
+                out[f"transcripts/{row['file']}"] = row["source repo"]
+    return out
+
+
+def not_placed() -> set[str]:
+    """The files (relative to the data root) SOURCES.md lists but never places."""
+    return {f"corpus/{r.file}" for r in place_corpus.load_rows(SOURCES) if not r.placed}
 
 
 def check_key(t: Transcript) -> list[str]:
@@ -145,6 +224,8 @@ def check_key(t: Transcript) -> list[str]:
                 problems.append(f"{t.file}: {e['id']}: a correction needs scope, program, terms")
             if not e.get("lesson"):
                 problems.append(f"{t.file}: {e['id']}: a correction needs its lesson")
+            if e.get("value", "medium") not in VALUES:
+                problems.append(f"{t.file}: {e['id']}: value {e.get('value')!r}")
         elif not e.get("why"):
             problems.append(f"{t.file}: {e['id']}: a trap needs its why")
     return problems
@@ -154,6 +235,9 @@ def check_key(t: Transcript) -> list[str]:
 
 _CC_EXIT = re.compile(r"^Exit code (\d+)")
 _CX_EXIT = re.compile(r"^(?:Exit code: |Process exited with code )(-?\d+)", re.M)
+# "exec_command failed for `...`: CreateProcess { ... Sandbox(Denied ...", or without the command
+# ("exec_command failed: SandboxDenied { ...")
+_CX_REFUSED = re.compile(r"^\w+ failed(?: for `|: )")
 _CX_CALLS = ("function_call", "custom_tool_call", "local_shell_call")
 _CX_OUTPUTS = ("function_call_output", "custom_tool_call_output")
 
@@ -192,9 +276,9 @@ def is_codex(path: Path) -> bool:
 def failed_calls(path: Path) -> list[Failure]:
     """The failed calls of a transcript: Claude Code ``tool_result`` with ``is_error`` or
     an ``Exit code N`` (N > 0) head; Codex outputs with a non-zero exit code (JSON
-    ``metadata.exit_code`` or an ``Exit code:`` / ``Process exited with code`` line),
-    an MCP result with ``isError``, or an ``apply_patch`` output that does not start
-    with "Success"."""
+    ``metadata.exit_code`` or an ``Exit code:`` / ``Process exited with code`` line, or
+    an ``exec_command failed for `...``` sandbox refusal), an MCP result with
+    ``isError``, or an ``apply_patch`` output that does not start with "Success"."""
     return list(_codex_failures(path) if is_codex(path) else _claude_failures(path))
 
 
@@ -243,6 +327,9 @@ def _codex_exit(output: Any) -> tuple[int | None, str]:
     if isinstance(j, dict) and j.get("isError") is True:
         return 1, text
     head = _CX_EXIT.search(text[:400])
+    if head is None and _CX_REFUSED.match(text):  # the sandbox refused to start it
+        code = re.search(r"exit_code: (-?\d+)", text)
+        return (int(code.group(1)) if code and code.group(1) != "0" else 1), text
     return (int(head.group(1)) if head else None), text
 
 
@@ -428,11 +515,12 @@ def evaluate(items: Sequence[Transcript], workdir: Path) -> dict[str, Any]:
         found = lessons(mem)
     assign(found, keyed)
     hit = {k for x in found for k in x.matched}
-    taught = {keyed[k][1]["lesson"] for k in hit}
-    key_lessons = {e["lesson"] for _, e in keyed.values()}
+    key_lessons = {e["lesson"] for _, e in keyed.values() if worth_recalling(e)}
+    taught = {keyed[k][1]["lesson"] for k in hit} & key_lessons
     wide = [
         x for x in found if x.match and x.scope == "global" and _key_scope(keyed, x) == "project"
     ]
+    from_traps = trap_lessons(found, items)
     return {
         "lessons": len(found),
         "precision": (len([x for x in found if x.match]) / len(found)) if found else None,
@@ -444,12 +532,124 @@ def evaluate(items: Sequence[Transcript], workdir: Path) -> dict[str, Any]:
         "corrections": len(keyed),
         "corrections_learned": sorted(hit),
         "too_wide": len(wide),
+        "trap_lessons": len({x["lesson"] for x in from_traps}),
+        "trap_kinds": _by_kind(from_traps),
+        "from_traps": from_traps,
         "listing": [
             {"id": x.id, "text": x.text, "scope": x.scope, "match": x.match or "FALSE"}
             for x in found
         ],
         "seconds": round(time.perf_counter() - t0, 1),
     }
+
+
+_SHELLS = {"sh", "bash", "zsh", "dash", "fish", "pwsh", "powershell", "powershell.exe", "cmd"}
+_PREFIXES = {"sudo", "env", "time", "then", "do", "else", "exec", "nohup", "command", "!"}
+_NOT_PROGRAMS = {"cd", "pushd", "popd", "echo", "true", "false", "set", "export", "sleep"}
+
+
+def programs_of(f: Failure) -> set[str]:
+    """What a failed call is a call of, lower-case: for a shell command the first word of
+    each of its commands (``a | b && c`` gives a, b, c), else the tool itself (Edit,
+    apply_patch). A shell tool's own name (Bash, shell, exec_command) is left out: every
+    shell lesson names it."""
+    out: set[str] = set()
+    try:
+        args = json.loads(f.call)
+    except ValueError:
+        args = None
+    cmd = (args.get("command") or args.get("cmd")) if isinstance(args, dict) else None
+    if isinstance(cmd, list):
+        words = [str(w) for w in cmd]
+        if len(words) >= 3 and Path(words[0]).name in _SHELLS and words[1] in ("-c", "-lc"):
+            cmd = words[2]
+        else:
+            cmd = " ".join(words)
+    if not isinstance(cmd, str):
+        return {f.tool.lower()}
+    for words in _commands(cmd):
+        words = [w for w in words if "=" not in w.split("/")[0]]
+        while words and words[0] in _PREFIXES:
+            words = words[1:]
+        name = Path(words[0]).name if words else ""
+        if name and name not in _NOT_PROGRAMS and re.fullmatch(r"[A-Za-z][\w.+-]*", name):
+            out.add(name.lower())
+    return out
+
+
+_HEREDOC = re.compile(r"<<-?\s*['\"]?(\w+)['\"]?([^\n]*)\n.*?\n\s*\1(?=\s|$)", re.S)
+_OPERATORS = {"|", "||", "&&", ";", "&", "|&", "(", ")", ";;"}
+
+
+def _commands(cmd: str) -> list[list[str]]:
+    """The simple commands of a command line, as word lists: quotes respected, heredoc
+    bodies dropped, split at pipes, ``&&``, ``||``, ``;`` and new lines."""
+    cmd = _HEREDOC.sub(lambda m: m.group(2), cmd).replace("\n", " ; ")
+    lexer = shlex.shlex(cmd, posix=True, punctuation_chars=True)
+    lexer.whitespace_split = True
+    try:
+        tokens = list(lexer)
+    except ValueError:  # an unbalanced quote: fall back to plain words
+        tokens = cmd.replace("|", " | ").replace(";", " ; ").split()
+    out: list[list[str]] = [[]]
+    for tok in tokens:
+        if tok in _OPERATORS or set(tok) <= set("|&;()"):
+            out.append([])
+        else:
+            out[-1].append(tok)
+    flat: list[list[str]] = []
+    for c in out:
+        flag = next((i for i, w in enumerate(c) if w.lower() in ("-c", "-lc", "-command")), 0)
+        if flag and Path(c[0]).name.lower() in _SHELLS and flag + 1 < len(c):
+            # bash -lc '...', powershell.exe -NoProfile -Command ...: the script's commands
+            flat += _commands(" ".join(c[flag + 1 :]) if flag + 2 < len(c) else c[flag + 1])
+        elif c:
+            flat.append(c)
+    return flat
+
+
+def _names_program(lesson: Lesson, program: str) -> bool:
+    hay = f"{lesson.text}\n{lesson.rule}".lower()
+    return re.search(rf"(?<![\w-]){re.escape(program)}(?![\w-])", hay) is not None
+
+
+def trap_lessons(found: Sequence[Lesson], items: Sequence[Transcript]) -> list[dict[str, Any]]:
+    """The lessons learned from a trap: a lesson that matches no key correction, learned
+    from a transcript (or its parent session) holding a failed call the key labels a
+    trap, and naming that call's tool or one of its programs (:func:`programs_of`). One
+    row per (lesson, trap kind), with the first such call."""
+    by_source: dict[str, list[Transcript]] = {}
+    for t in items:
+        for p in {str(t.path.resolve()), str(t.import_path.resolve())}:
+            by_source.setdefault(p, []).append(t)
+    out: list[dict[str, Any]] = []
+    for lesson in found:
+        if lesson.match:
+            continue
+        kinds: dict[str, str] = {}
+        for src in sorted(lesson.sources):
+            for t in by_source.get(str(Path(src).resolve()), []):
+                traps = {e["id"]: e for e in t.entries if e["label"] == "trap"}
+                for f in failed_calls(t.path) if traps else []:
+                    e = traps.get(f.id)
+                    if e and any(_names_program(lesson, p) for p in programs_of(f)):
+                        kinds.setdefault(str(e.get("trap") or "unknown"), f"{t.file}#{f.id}")
+        out += [{"lesson": lesson.id, "kind": k, "trap": c} for k, c in sorted(kinds.items())]
+    return out
+
+
+def _by_kind(rows: Sequence[Mapping[str, Any]]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for r in rows:
+        counts[r["kind"]] = counts.get(r["kind"], 0) + 1
+    return counts
+
+
+def worth_recalling(entry: Mapping[str, Any]) -> bool:
+    """Whether recall counts a key correction: of high or medium value (a key written before
+    values were keyed says none: medium). A low-value correction is no false lesson when
+    learned, and no miss when not."""
+    return entry.get("value", "medium") in ("high", "medium")
 
 
 def _key_scope(keyed: Mapping[str, tuple[Transcript, dict[str, Any]]], x: Lesson) -> str:
@@ -540,61 +740,203 @@ def run(
     do_replay: bool = True,
     present_only: bool = False,
     only: Sequence[str] = (),
+    halves: Sequence[str] = HALVES,
 ) -> dict[str, Any]:
-    """The figures for the corpus under ``root``; with ``present_only``, for the keyed
-    transcripts found there (else a missing one is an error); with ``only``, for the
-    transcripts whose file starts with one of these prefixes."""
+    """The figures for the corpus under ``root``, for each half of the split on its own
+    (``res["halves"][half]``, None for a half with no transcript present); with
+    ``present_only``, for the keyed transcripts found there (else a missing one is an
+    error; a file SOURCES.md lists as not placed is always skipped); with ``only``, for
+    the transcripts whose file starts with one of these prefixes."""
     items = [t for t in load_keys(root) if not only or t.file.startswith(tuple(only))]
+    skipped = sorted(t.file for t in items if t.file in not_placed())
+    items = [t for t in items if t.file not in skipped]
     missing = [t.file for t in items if not t.path.exists()]
     if missing and not present_only:
         raise SystemExit(f"corpus files missing under {root}: {', '.join(missing[:5])}")
     items = [t for t in items if t.path.exists()]
-    entries = [e for t in items for e in t.entries]
+    problems = [p for t in items for p in check_key(t)] + split_problems(items)
     out: dict[str, Any] = {
         "transcripts": len(items),
         "missing": missing,
+        "not_placed": skipped,
+        "key_problems": problems,
+        "halves": {},
+    }
+    with tempfile.TemporaryDirectory() as tmp:
+        for half in HALVES:
+            part = [t for t in items if t.half == half]
+            if half not in halves or not part:
+                out["halves"][half] = None
+                continue
+            work = Path(tmp) / half
+            work.mkdir()
+            out["halves"][half] = figures(part, work, do_replay=do_replay)
+    return out
+
+
+def figures(
+    items: Sequence[Transcript], workdir: Path, *, do_replay: bool = True
+) -> dict[str, Any]:
+    """Every figure for one part of the corpus, learned in its own libraries."""
+    entries = [e for t in items for e in t.entries]
+    out: dict[str, Any] = {
+        "size": corpus_size(items),
+        "transcripts": len(items),
         "failed_calls": len(entries),
         "key_corrections": sum(e["label"] == "correction" for e in entries),
         "key_traps": sum(e["label"] == "trap" for e in entries),
-        "key_problems": [p for t in items for p in check_key(t)],
+        "all": evaluate(items, workdir),
     }
-    with tempfile.TemporaryDirectory() as tmp:
-        out["all"] = evaluate(items, Path(tmp))
-        if do_replay:
-            out["replay"] = replay(items, Path(tmp))
+    if do_replay:
+        out["replay"] = replay(items, workdir)
     return out
+
+
+def split_problems(items: Sequence[Transcript]) -> list[str]:
+    """A transcript the split cannot place: not listed in SOURCES.md, or its repository in
+    no half of split.json."""
+    out = []
+    for t in items:
+        if not t.half and not t.repo:
+            out.append(f"{t.file}: not listed in SOURCES.md, so in no half of the split")
+        elif not t.half:
+            out.append(f"{t.file}: its repository {t.repo} is in no half of split.json")
+    return out
+
+
+def _version(path: Path) -> str:
+    for n, obj in _lines(path):
+        p = obj.get("payload")
+        if obj.get("type") == "session_meta" and isinstance(p, Mapping) and p.get("cli_version"):
+            return f"codex {p['cli_version']}"
+        if isinstance(obj.get("version"), str) and obj.get("sessionId"):
+            return f"claude-code {obj['version']}"
+        if n > 200:
+            break
+    return "unknown"
+
+
+def os_of(cwd: str | None) -> str:
+    """The operating system a session's working directory says, where it says one."""
+    if not cwd:
+        return "unknown"
+    if re.match(r"^[A-Za-z]:[\\/]", cwd) or cwd.startswith("\\\\"):
+        return "windows"
+    if cwd.startswith("/data/data/com.termux"):
+        return "termux"
+    if cwd.startswith(("/Users/", "/Volumes/", "/private/")):
+        return "macos"
+    if cwd.startswith(("/home/", "/root", "/mnt/", "/workspace", "/srv/", "/opt/", "/tmp/")):
+        return "linux"
+    return "unknown"
+
+
+def corpus_size(items: Sequence[Transcript]) -> dict[str, Any]:
+    """A part of the corpus in numbers: files, sessions (a session and its sub-agents' files
+    are one), repositories, client versions, operating systems (by sessions)."""
+    sessions = sorted({t.import_path for t in items})
+    oses: dict[str, int] = {}
+    for s in sessions:
+        name = os_of(cwd_of(s)) if s.exists() else "unknown"
+        oses[name] = oses.get(name, 0) + 1
+    return {
+        "files": len(items),
+        "sessions": len(sessions),
+        "repositories": len({t.repo or t.project for t in items}),
+        "clients": sorted({_version(s) for s in sessions if s.exists()}),
+        "oses": dict(sorted(oses.items())),
+    }
+
+
+def missed_targets(part: Mapping[str, Any] | None) -> list[str]:
+    """The targets one half misses (none for an absent half)."""
+    if not part:
+        return []
+    a, misses = part["all"], []
+    if (a["precision"] if a["precision"] is not None else 1.0) < TARGETS["precision"]:
+        misses.append(f"precision {_fmt(a['precision'])} < {TARGETS['precision']}")
+    if a["false_global"] > TARGETS["false_global"]:
+        misses.append(f"{a['false_global']} false global lessons")
+    if a["recall"] is not None and a["recall"] < TARGETS["recall"]:
+        misses.append(f"recall {_fmt(a['recall'])} < {TARGETS['recall']}")
+    if a["trap_lessons"] > TARGETS["trap_lessons"]:
+        misses.append(f"{a['trap_lessons']} lessons from traps {a['trap_kinds']}")
+    r = part.get("replay")
+    if r and r["right_share"] is not None and r["right_share"] < TARGETS["replay_right"]:
+        misses.append(f"replay right {_fmt(r['right_share'])} < {TARGETS['replay_right']}")
+    if r and (r["wrong_turn_share"] or 0) > TARGETS["replay_wrong_turns"]:
+        misses.append(
+            f"replay wrong turns {_fmt(r['wrong_turn_share'])} > {TARGETS['replay_wrong_turns']}"
+        )
+    return misses
 
 
 def _fmt(x: float | None) -> str:
     return "n/a" if x is None else f"{x:.2f}"
 
 
+def _size_line(half: str, part: Mapping[str, Any]) -> str:
+    z = part["size"]
+    oses = ", ".join(f"{k} {v}" for k, v in z["oses"].items())
+    return (
+        f"== {half} half: {z['sessions']} sessions ({z['files']} files) from"
+        f" {z['repositories']} repositories; clients: {', '.join(z['clients'])}; OS: {oses}"
+    )
+
+
 def report(res: Mapping[str, Any]) -> str:
-    a = res["all"]
+    """The figures, the validation half first, then the development half."""
     lines = [
-        f"corpus: {res['transcripts']} transcripts, {res['failed_calls']} failed calls "
-        f"({res['key_corrections']} corrections, {res['key_traps']} traps in the key)",
+        f"corpus: {res['transcripts']} transcripts present"
+        + (f", {len(res['not_placed'])} listed but not placed" if res["not_placed"] else "")
+        + (f", {len(res['missing'])} missing" if res["missing"] else ""),
         f"key problems: {len(res['key_problems'])}",
         *[f"  {p}" for p in res["key_problems"][:20]],
-        f"lessons: {a['lessons']} (learned in {a['seconds']} s)",
-        f"precision: {_fmt(a['precision'])} (target >= {TARGETS['precision']})",
-        f"false global lessons: {a['false_global']} (target {TARGETS['false_global']})",
-        f"recall: {_fmt(a['recall'])} = {a['key_lessons_learned']}/{a['key_lessons']} of the key's"
-        f" distinct lessons (target >= {TARGETS['recall']}); by failed call"
-        f" {len(a['corrections_learned'])}/{a['corrections']}",
-        f"matched lessons served globally that the key scopes to a project: {a['too_wide']}",
     ]
-    if "replay" in res:
-        r = res["replay"]
+    for half in HALVES:
+        part = res["halves"].get(half)
+        if not part:
+            lines.append(f"== {half} half: no transcript present")
+            continue
+        lines += [_size_line(half, part), *_half_lines(part)]
+    for half in HALVES:
+        part = res["halves"].get(half)
+        if part:
+            lines.append(
+                f"lessons of the {half} half (scope | matched key correction or FALSE | text):"
+            )
+            lines += [
+                f"  [{x['scope']}] {x['match']} | {x['text']}" for x in part["all"]["listing"]
+            ]
+    return "\n".join(lines)
+
+
+def _half_lines(part: Mapping[str, Any]) -> list[str]:
+    a = part["all"]
+    lines = [
+        f"  failed calls: {part['failed_calls']} ({part['key_corrections']} corrections,"
+        f" {part['key_traps']} traps in the key)",
+        f"  lessons: {a['lessons']} (learned in {a['seconds']} s)",
+        f"  precision: {_fmt(a['precision'])} (target >= {TARGETS['precision']})",
+        f"  false global lessons: {a['false_global']} (target {TARGETS['false_global']})",
+        f"  recall: {_fmt(a['recall'])} = {a['key_lessons_learned']}/{a['key_lessons']} of the"
+        f" key's distinct lessons (target >= {TARGETS['recall']}); by failed call"
+        f" {len(a['corrections_learned'])}/{a['corrections']}",
+        f"  lessons from traps: {a['trap_lessons']}"
+        + (f" {a['trap_kinds']}" if a["trap_kinds"] else "")
+        + f" (target {TARGETS['trap_lessons']}; by trap kind)",
+        f"  matched lessons served globally that the key scopes to a project: {a['too_wide']}",
+    ]
+    if "replay" in part:
+        r = part["replay"]
         lines += [
-            f"replay: repeated mistakes preceded by the right lesson: {r['right']}/{r['repeated']}"
+            f"  replay: repeated mistakes preceded by the right lesson:"
+            f" {r['right']}/{r['repeated']}"
             f" = {_fmt(r['right_share'])} (target >= {TARGETS['replay_right']})",
-            f"replay: prompts served a lesson not in the key: {r['wrong_turns']}/{r['turns']}"
+            f"  replay: prompts served a lesson not in the key: {r['wrong_turns']}/{r['turns']}"
             f" = {_fmt(r['wrong_turn_share'])} (target <= {TARGETS['replay_wrong_turns']})",
         ]
-    lines.append("lessons (scope | matched key correction or FALSE | text):")
-    lines += [f"  [{x['scope']}] {x['match']} | {x['text']}" for x in a["listing"]]
-    return "\n".join(lines)
+    return lines
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -614,6 +956,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         metavar="PREFIX",
         help="only the transcripts whose file starts with PREFIX (e.g. transcripts/)",
     )
+    ap.add_argument(
+        "--half",
+        action="append",
+        choices=HALVES,
+        help="only this half of the split (repeatable; default: both)",
+    )
+    ap.add_argument(
+        "--check-targets",
+        action="store_true",
+        help="on the transcripts present, exit 1 when the validation half misses a target",
+    )
     args = ap.parse_args(argv)
     root = data_root(args.data)
     if args.failures:
@@ -624,9 +977,27 @@ def main(argv: Sequence[str] | None = None) -> int:
                 kind = f"{e.get('label', 'UNKEYED')}:{e.get('scope') or e.get('trap', '')}"
                 print(f"{t.file}#{f.id}\t{f.tool}\t{kind}\t{f.call[:160]}\t{f.output[:200]!r}")
         return 0
-    res = run(root, do_replay=not args.no_replay, only=args.only)
+    halves = tuple(args.half or HALVES)
+    if args.check_targets and "validation" not in halves:
+        ap.error("--check-targets checks the validation half: do not leave it out")
+    res = run(
+        root,
+        do_replay=not args.no_replay,
+        only=args.only,
+        present_only=args.check_targets,
+        halves=halves,
+    )
     print(json.dumps(res, indent=1) if args.json else report(res))
-    return 0
+    if not args.check_targets:
+        return 0
+    misses = missed_targets(res["halves"]["validation"])
+    if res["halves"]["validation"] is None:
+        print("targets: no validation transcript present, nothing to check")
+    for m in misses:
+        print(f"TARGET MISSED (validation): {m}")
+    if res["key_problems"]:
+        print(f"KEY PROBLEMS: {len(res['key_problems'])}")
+    return 1 if misses or res["key_problems"] else 0
 
 
 if __name__ == "__main__":
