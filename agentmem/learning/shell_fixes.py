@@ -60,7 +60,8 @@ from collections.abc import Sequence
 import attrs
 
 from ..agents import command_line, is_shell, outcome, parse, spec_for
-from ..agents.outcomes import failing_command
+from ..agents.base import Failure
+from ..agents.outcomes import escalates, failing_command
 from ..agents.shell import Command
 from ..records import Step, Trajectory
 from .findings import Finding, lesson_text, quote_error
@@ -199,13 +200,31 @@ def compare(
         return None
     if _same_args(f, s):
         return _prerequisite(f, s, q, diag, between)
-    if " ".join(s.words) in re.sub(r"[ \t]+", " ", body):
+    if s.words != f.words and advises(body, s):
         return _suggested(f, s, diag)
     if f.flags == s.flags:
         return _operand(f, s, q, diag, body, task)
     if f.operands == s.operands and _targets(f) == _targets(s):
         return _flag(f, s, q, diag, body)
     return None
+
+
+#: Words that quote a command as advice: "use git push ...", "Run `x`", "did you mean x".
+_ADVICE_VERBS = (
+    r"(?:run|try|use|type|execute|instead|did you mean|you meant|perhaps you meant|"
+    r"maybe you meant|the most similar commands? (?:is|are))"
+)
+
+
+def advises(body: str, s: Command) -> bool:
+    """Whether a failed output quotes command ``s`` as advice: after a word that advises
+    ("Run `x`", "try x", "use\\n    x", "did you mean x") and whole, never a word of the
+    output that merely begins with the program's name (``ls: x: No such file``)."""
+    if len(s.words) < 2:
+        return False  # a bare program name is never advice enough
+    cmd = r"\s+".join(re.escape(w) for w in s.words)
+    pat = rf"(?i)\b{_ADVICE_VERBS}\b[^\n]{{0,30}}?(?:[\s:'\"`]|\\n)*{cmd}(?![\w./-])"
+    return re.search(pat, body[:4000]) is not None
 
 
 def _suggested(f: Command, s: Command, diag: str) -> Finding:
@@ -266,6 +285,19 @@ def _provided(
         facts = (s.program, f.program)
         return _finding("program", f, "machine", text, facts, diag, avoid=[f.program])
     return None
+
+
+def _escalation(f: Command, diag: str, param: str, value: object) -> Finding:
+    """The same command refused (the sandbox, a permission), then run with an escalation
+    parameter: a correction, and a risky one (it widens what the agent may do), tagged
+    ``risk: escalation`` so that it is held for a person, never served as advice alone."""
+    q = quote_error(diag or "refused", 8)
+    setting = f"{param}: {str(value).lower() if isinstance(value, bool) else value}"
+    text = f"In this project {short(f, 40)} is refused in the sandbox ('{q}'); it ran with "
+    text += f"{setting}."
+    return _finding(
+        "escalation", f, "project", text, (f.program, param), diag, risk="escalation", avoid=[]
+    )
 
 
 def _family(program: str) -> str | None:
@@ -370,8 +402,8 @@ def _commands(step: Step) -> tuple[Command, ...] | None:
 def _failed_command(step: Step) -> tuple[Command, str] | None:
     """The command a misused shell call failed on, and its diagnostic."""
     o = outcome(step)
-    if not o.teachable:
-        return None
+    if not o.teachable and not (o.failure is Failure.DENIED and not step.success):
+        return None  # a denial stays failed in the view only when a retry escalated past it
     found = spec_for(step.tool)
     script = parse(command_line(found[1], step.params)) if found else None
     if script is None or not script.parsed:
@@ -516,7 +548,11 @@ def find_shell_fixes(t: Trajectory) -> list[ShellFix]:
                 break  # the retry failed too: a later pair may teach it
             if j in used:
                 break
-            fnd = compare(f, c, diag, step.output, between, t.task)
+            esc = escalates(later.params)
+            if esc is not None and escalates(step.params) is None and c.words == f.words:
+                fnd: Finding | None = _escalation(f, diag, esc, later.params[esc])
+            else:
+                fnd = compare(f, c, diag, step.output, between, t.task)
             if fnd is not None:
                 fnd = attrs.evolve(fnd, domain=step.domain or "")
                 used.add(j)
