@@ -206,23 +206,15 @@ _EXTENSIONS = frozenset(
 _SLASH_WORDS = frozenset(
     "and/or either/or input/output read/write true/false yes/no on/off i/o".split()
 )
-_PROJECT_COMMANDS = re.compile(
-    r"\b(?:make|just|ninja|task)\s+[A-Za-z][\w:.-]*"
-    r"|\b(?:npm|pnpm|yarn|bun)\s+run\s+[\w:.-]+"
-    r"|\btox\s+-e\s*\S+|\bnox\s+-s\s*\S+"
-    r"|\b(?:poetry|uv|pdm|hatch|pipenv)\s+run\s+\S+"
-    r"|\bcargo\s+(?:xtask|make)\b"
-    r"|\bpython[0-9.]*\s+-m\s+(?!(?:pytest|pip|venv|unittest|http\.server|json\.tool)\b)[\w.]+",
-    re.IGNORECASE,
-)
 _TOKEN = re.compile(r"[^\s,;()\[\]{}\"'`=<>]+")
 _NOT_IDENTIFIERS = frozenset({"e.g", "i.e", "etc", "vs"})
 
 
 def _known_words() -> frozenset[str]:
-    from .domains import BUILTIN_TOOLS, PROGRAMS
+    from .agents.programs import domain_names
+    from .domains import BUILTIN_TOOLS
 
-    return frozenset(BUILTIN_TOOLS) | frozenset(PROGRAMS)
+    return frozenset(BUILTIN_TOOLS) | domain_names()
 
 
 def specific_markers(
@@ -235,7 +227,9 @@ def specific_markers(
     """
     known = _known_words() | {v.lower() for v in vocabulary}
     found: list[str] = []
-    for m in _PROJECT_COMMANDS.finditer(text):
+    from .agents.programs import project_commands
+
+    for m in project_commands().finditer(text):
         found.append(m.group(0))
     for raw in _TOKEN.findall(text):
         t = raw.rstrip(".:!?…")

@@ -13,10 +13,10 @@ it never ran, and its error says what was wrong. For a shell call, the command i
 over; the messages of programs upstream of it, or of earlier pipelines that do not stop
 the line, do not decide it):
 
-* an exit code that answers a question is no failure (:data:`INFORMATIONAL`: ``grep``,
+* an exit code that answers a question is no failure (:attr:`.programs.Role.ANSWERS`: ``grep``,
   ``rg``, ``diff``, ``cmp``, ``test`` / ``[``, ``which``, ``git diff --exit-code``; exit 1
   and no diagnostic of a misuse);
-* an existence probe answered "not there" is no failure either (:data:`PROBES`: ``ls
+* an existence probe answered "not there" is no failure either (:attr:`.programs.Role.PROBE`: ``ls
   PATH``, ``stat``, ``test -f``, ``command -v``, ``git rev-parse --verify``, ``git
   show-ref``, a ``curl -f`` answered 404);
 * tests, builds, linters and inline scripts that failed on the code are
@@ -42,47 +42,27 @@ from typing import Any
 import attrs
 
 from ..records import Step, Trajectory
+from . import programs
 from .base import ClientTable, Failure, Outcome, ToolKind, ToolSpec, matches, spec_for
+from .programs import CHECKS, Role
 from .shell import Command, Script, parse, unwrap_argv
 
 __all__ = [
-    "INFORMATIONAL",
     "command_line",
     "diagnostic",
     "failing_command",
     "learning_view",
     "outcome",
+    "status_command",
     "strip_headers",
 ]
 
-#: Programs whose exit status 1 answers a question (no match, the files differ, false).
-INFORMATIONAL = frozenset(
-    "grep egrep fgrep rg ag ack diff cmp test [ [[ which type pgrep pidof fd".split()
-)
-#: Programs that ask whether something is there: a "not there" is their answer.
-PROBES = frozenset("ls stat test [ [[ which type where whereis realpath readlink".split())
-#: Programs that pass their input on, trimmed, sorted or counted.
-FILTERS = frozenset("head tail wc sort uniq cut tr tee column less more cat nl fold fmt".split())
-_GIT_INFORMATIONAL = frozenset({"grep", "merge-base", "rev-parse", "ls-files", "check-ignore"})
 
-#: Programs that check the code (tests, builds, linters, type checkers): when they fail,
-#: the command was usually right and the code was not.
-CHECKERS = frozenset(
-    "pytest py.test tox nox jest vitest mocha ava rspec phpunit ctest playwright cypress "
-    "tsc eslint prettier ruff flake8 pylint mypy pyright black isort shellcheck "
-    "golangci-lint rubocop credo clippy make cmake ninja bazel gradle gradlew mvn mvnw "
-    "ant webpack vite esbuild rollup msbuild meson apply_patch".split()
-)
-#: Subcommands that make a package manager or build tool a checker (``cargo test``).
-_CHECKER_SUBCOMMANDS = frozenset(
-    (
-        *"test tests t build check compile lint clippy vet typecheck fmt format credo".split(),
-        *"dialyzer nextest".split(),
-        *(f"run {s}" for s in "test tests build lint typecheck type-check check compile".split()),
-    )
-)
-_CHECKER_HOSTS = frozenset("cargo go mix npm yarn pnpm bun deno dotnet swift gradle uv".split())
-_INTERPRETERS = re.compile(r"(python[0-9.]*|py|node|ruby|perl|php|deno|bun|elixir|Rscript)")
+def _roles(c: Command) -> frozenset[Role]:
+    """The roles of a command: its program's and its subcommand's (:mod:`.programs`)."""
+    p = programs.get(c.program)
+    return (p.roles if p is not None else frozenset()) | programs.sub_roles(c.program, c.subcommand)
+
 
 #: Lines that say the command itself was wrong (how it was called, what is missing).
 _INVOCATION = re.compile(
@@ -196,7 +176,7 @@ def failing_command(script: Script, body: str) -> Command | None:
     names (``cat: x: No such file``, ``python: command not found``), else the command
     whose status the call returned (:func:`status_command`), else the last one that is
     not scene-setting (``cd``, ``echo``)."""
-    cmds = [c for c in script.commands if c.program not in _SCENE]
+    cmds = [c for c in script.commands if not programs.has(c.program, Role.SCENE)]
     if not cmds:
         cmds = list(script.commands)
     if not cmds:
@@ -212,7 +192,7 @@ def failing_command(script: Script, body: str) -> Command | None:
             if "/" in o and (o in text or any(o.startswith(p + "/") for p in paths if p)):
                 return c
     status = status_command(script)
-    if status is not None and status.program not in _SCENE:
+    if status is not None and not programs.has(status.program, Role.SCENE):
         return status
     return cmds[-1]
 
@@ -225,7 +205,7 @@ def status_command(script: Script) -> Command | None:
         return None
     cmds = script.pipelines[-1].commands
     for c in reversed(cmds[1:]):
-        if c.program not in FILTERS:
+        if not programs.has(c.program, Role.FILTER):
             return c
     return cmds[0]
 
@@ -262,7 +242,6 @@ _PROBE_MISUSE = re.compile(
     r"illegal option|[Uu]sage: ",
     re.IGNORECASE,
 )
-_GIT_PROBES = frozenset({"show-ref", "cat-file", "ls-remote", "rev-parse"})
 
 
 def _probe_answer(c: Command, body: str, diag: str, code: int | None) -> bool:
@@ -273,30 +252,22 @@ def _probe_answer(c: Command, body: str, diag: str, code: int | None) -> bool:
         return False
     if c.program == "curl":
         return bool(re.search(r"returned error: 40[14]\b", body[:2000]))
+    if Role.PROBE not in _roles(c) and c.words[:2] not in (("command", "-v"), ("command", "-V")):
+        return False
     if c.program == "git":
-        if c.subcommand not in _GIT_PROBES:
-            return False
         if c.subcommand == "rev-parse" and not any(
             f in ("--verify", "-q", "--quiet") for f in c.flags
         ):
             return False
         return not diag or bool(_ABSENT.search(diag)) or code == 1
-    if c.program in PROBES or c.words[:2] in (("command", "-v"), ("command", "-V")):
-        return not diag or bool(_ABSENT.search(diag))
-    return False
-
-
-_SCENE = frozenset("cd pushd popd export set unset source . echo printf true false sleep :".split())
+    return not diag or bool(_ABSENT.search(diag))
 
 
 def _is_checker(c: Command) -> bool:
-    if c.program in CHECKERS:
+    roles = _roles(c)
+    if roles & CHECKS:
         return True
-    if c.program in _CHECKER_HOSTS and c.subcommand in _CHECKER_SUBCOMMANDS:
-        return True
-    if c.program == "npm" and c.subcommand in ("t", "test", "run-script"):
-        return True
-    return bool(_INTERPRETERS.fullmatch(c.program)) and (
+    return programs.is_interpreter(c.program) and (
         any(f in ("-c", "-e", "--eval") for f in c.flags)
         or "-" in c.operands
         or any(op == "<<" for op, _ in c.redirects)
@@ -316,13 +287,11 @@ def _names_operand(c: Command, text: str) -> bool:
 def _informational(c: Command, body: str, diag: str, code: int | None) -> bool:
     if code not in (1, None):
         return False
-    program = c.program
-    if program == "git":
-        if c.subcommand == "diff" and any(f in ("--exit-code", "--quiet") for f in c.flags):
+    if c.program == "git" and c.subcommand == "diff":
+        if any(f in ("--exit-code", "--quiet") for f in c.flags):
             return not _INVOCATION.search(body)
-        if c.subcommand not in _GIT_INFORMATIONAL:
-            return False
-    elif program not in INFORMATIONAL and not (program == "command" and "-v" in c.flags):
+        return False
+    if Role.ANSWERS not in _roles(c) and c.words[:2] != ("command", "-v"):
         return False
     return not _INVOCATION.search(body) and (code == 1 or not diag or diag == "Error")
 

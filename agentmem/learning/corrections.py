@@ -410,11 +410,11 @@ def _lists(s: Step, path: str) -> bool:
     if found is None or not is_shell(s.tool):
         return False
     from ..agents import command_line, parse
+    from ..agents.programs import listing
 
     script = parse(command_line(found[1], s.params))
     return any(
-        c.program in ("ls", "find", "tree", "fd")
-        and any(o.rstrip("/") == folder for o in c.operands)
+        listing(c.program) and any(o.rstrip("/") == folder for o in c.operands)
         for c in script.commands
     )
 

@@ -59,9 +59,10 @@ from collections.abc import Sequence
 
 import attrs
 
-from ..agents import command_line, is_shell, outcome, parse, spec_for
+from ..agents import command_line, is_shell, outcome, parse, programs, spec_for
 from ..agents.base import Failure
 from ..agents.outcomes import escalates, failing_command
+from ..agents.programs import Role
 from ..agents.shell import Command
 from ..records import Step, Trajectory
 from .findings import Finding, lesson_text, quote_error
@@ -71,17 +72,6 @@ __all__ = ["ShellFix", "across", "compare", "find_shell_fixes", "gave_up", "shor
 
 #: How many later calls a failed call's retry is looked for in.
 WINDOW = 8
-#: Programs that only read or look around: exploration, never a prerequisite.
-READERS = frozenset(
-    "ls cat head tail less more find fd tree pwd stat file wc du df grep egrep rg ag ack "
-    "which type echo printf realpath readlink basename dirname env printenv id whoami "
-    "uname date sed awk sort uniq cut jq yq diff cmp nl od xxd true false test [[".split()
-)
-_GIT_READERS = frozenset("status log diff show branch remote rev-parse ls-files config".split())
-#: Wrappers that provide a program from the machine (else: the project's environment).
-_MACHINE_WRAPPERS = ("nix-shell", "python -m", "python3 -m", "sudo")
-_INSTALLERS = re.compile(r"^(apt|apt-get|brew|dnf|yum|apk|pacman|nix-env|port|choco|winget)$")
-_FAMILY = re.compile(r"^(python|pip|node|ruby|perl|php|gcc|g\+\+|clang|java)([0-9.]*)$")
 _NOT_FOUND = re.compile(r"command not found|not found: |: not found\b|is not recognized as")
 _MISSING_PATH = re.compile(
     r"No such file or directory|cannot access|does not exist|not found", re.I
@@ -124,9 +114,11 @@ def _intent(c: Command) -> str:
 
 
 def _reader(c: Command) -> bool:
-    if c.program == "git":
-        return c.subcommand in _GIT_READERS
-    return c.program in READERS and not any(op in (">", ">>") for op, _ in c.redirects)
+    if programs.has(c.program, Role.VCS):
+        return Role.READER in programs.sub_roles(c.program, c.subcommand)
+    return programs.has(c.program, Role.READER) and not any(
+        op in (">", ">>") for op, _ in c.redirects
+    )
 
 
 def _targets(c: Command) -> tuple[str, ...]:
@@ -152,7 +144,15 @@ def _same_args(a: Command, b: Command) -> bool:
 
 
 def _scope_for_wrapper(w: str) -> str:
-    return "machine" if w.startswith(_MACHINE_WRAPPERS) else "project"
+    """A wrapper that provides a program from the machine (``nix-shell -p``, ``sudo``,
+    ``python -m``) makes a machine fact; a project's runner (``uv run``) a project one."""
+    head = w.split()[0]
+    machine = programs.has(head, Role.MACHINE) or (programs.is_python(head) and w.endswith(" -m"))
+    return "machine" if machine else "project"
+
+
+def _installer(c: Command) -> bool:
+    return programs.has(c.program, Role.INSTALLER)
 
 
 def _finding(
@@ -274,7 +274,7 @@ def _provided(
         installs = [b for b in between if not _reader(b) and b.program != f.program]
         if len(installs) == 1:
             b = installs[0]
-            scope = "machine" if _INSTALLERS.match(b.program) or "-g" in b.flags else "project"
+            scope = "machine" if _installer(b) or "-g" in b.flags else "project"
             text = f"{f.program} is missing here ('{q}'): run {short(b, 40)} first."
             facts = (f.program, b.program)
             return _finding("prerequisite", f, scope, text, facts, diag, helper=short(b))
@@ -301,8 +301,7 @@ def _escalation(f: Command, diag: str, param: str, value: object) -> Finding:
 
 
 def _family(program: str) -> str | None:
-    m = _FAMILY.match(program)
-    return m.group(1) if m else None
+    return programs.family(program)
 
 
 def _prerequisite(
@@ -313,7 +312,7 @@ def _prerequisite(
     if len(helpers) != 1:
         return None
     b = helpers[0]
-    scope = "machine" if _INSTALLERS.match(b.program) or "-g" in b.flags else "project"
+    scope = "machine" if _installer(b) or "-g" in b.flags else "project"
     text = f"Run {short(b, 40)} before {short(f, 40)}; without it {f.program} fails with '{q}'."
     return _finding("prerequisite", f, scope, text, (f.program, b.program), diag, helper=short(b))
 
