@@ -276,3 +276,24 @@ def test_a_windows_session_is_imported_into_its_own_project(tmp_path: Path, monk
         meta = mem.get_trajectory(tid).meta
     assert meta["project"] == "C:\\Users\\ana\\src\\shop"
     assert str(repo) not in str(meta)
+
+
+# --------------------------------------------------------------------------- a run read once
+
+
+def test_a_served_lessons_verdict_reads_the_run_as_learning_does():
+    """``agentmem effect``'s verdicts: an rg that found nothing is no repeated mistake."""
+    from agentmem.agents import RunView
+    from agentmem.learning.digest import digest
+    from agentmem.learning.outcomes import tool_verdict
+    from agentmem.learning.support import group_runs
+
+    run = _run(
+        _bash("rg -n TODO src", "Exit code 1\n"),
+        _bash("cat log.txt | grep -q ERROR", "Exit code 1"),
+    )
+    assert tool_verdict(["rg", "grep"], RunView.of(run)) == (True, True, False)
+    missing = _run(_bash("rg -n TODO srcs", "Exit code 2\nrg: srcs: No such file or directory"))
+    assert tool_verdict(["rg"], RunView.of(missing)) == (True, False, True)
+    (g,) = group_runs([run], [digest(run, 1.0, 1.0)])
+    assert all(s.success for s in g.steps)

@@ -48,6 +48,7 @@ from .programs import CHECKS, Role
 from .shell import Command, Script, parse, unwrap_argv
 
 __all__ = [
+    "RunView",
     "command_line",
     "diagnostic",
     "failing_command",
@@ -478,6 +479,24 @@ def _view_step(step: Step, *, refused: bool = False, escalated: bool = False) ->
     if params == step.params and body == step.output and success == step.success:
         return step
     return attrs.evolve(step, params=params, output=body, success=success)
+
+
+@attrs.frozen
+class RunView:
+    """A run read once as learning sees it (:func:`learning_view`): its task and its calls,
+    each with its outcome applied. The steps that judge a run against a lesson
+    (:mod:`agentmem.learning.outcomes`, :mod:`agentmem.learning.support`) take a
+    ``RunView``, never a raw trajectory, so that reaching past it to raw steps (an ``rg``
+    no match counted as a repeated mistake) is a type error, not a silent difference."""
+
+    task: str
+    steps: tuple[Step, ...]
+
+    @classmethod
+    def of(cls, t: Trajectory) -> RunView:
+        """The run ``t`` as learning reads it."""
+        v = learning_view(t)
+        return cls(v.task, v.steps)
 
 
 def learning_view(t: Trajectory) -> Trajectory:
