@@ -297,3 +297,78 @@ def test_a_served_lessons_verdict_reads_the_run_as_learning_does():
     assert tool_verdict(["rg"], RunView.of(missing)) == (True, False, True)
     (g,) = group_runs([run], [digest(run, 1.0, 1.0)])
     assert all(s.success for s in g.steps)
+
+
+# --------------------------------------------------------------------------- consolidation
+
+
+def _learn(tmp_path: Path, session: ClaudeSession) -> list[str]:
+    path = session.write(tmp_path / "s.jsonl")
+    old = time.time() - 3 * 86400
+    os.utime(path, (old, old))
+    with Memory.open(tmp_path / "m.db", embedder=FakeEmbedder(), model=FakeModel()) as mem:
+        for tid in mem.import_transcripts("claude-code", [path]).ids:
+            mem.feedback(tid, "accept")
+        mem.learn(use_model=False)
+        return [e.text for e in mem.experiences()]
+
+
+def test_files_of_one_folder_found_in_several_runs_make_one_lesson(tmp_path: Path):
+    s = ClaudeSession(cwd="/w/app")
+    for name in ("notes.txt", "todo.md", "ideas.md"):
+        s.prompt(f"summarise {name} for me")
+        s.tool(
+            "Bash",
+            {"command": f"cat {name}"},
+            f"Exit code 1\ncat: {name}: No such file or directory",
+            is_error=True,
+        )
+        s.tool("Bash", {"command": f"cat docs/{name}"}, "some text")
+        s.say("Done.")
+    (text,) = _learn(tmp_path, s)
+    assert "docs/" in text and all(n in text for n in ("notes.txt", "todo.md", "ideas.md"))
+
+
+def test_files_of_different_folders_stay_apart(tmp_path: Path):
+    s = ClaudeSession(cwd="/w/app")
+    for name, folder in (("notes.txt", "docs"), ("todo.md", "plans")):
+        s.prompt(f"summarise {name} for me")
+        s.tool(
+            "Bash",
+            {"command": f"cat {name}"},
+            f"Exit code 1\ncat: {name}: No such file or directory",
+            is_error=True,
+        )
+        s.tool("Bash", {"command": f"cat {folder}/{name}"}, "some text")
+        s.say("Done.")
+    texts = _learn(tmp_path, s)
+    assert len(texts) == 2, texts
+    assert any("docs/notes.txt" in t for t in texts) and any("plans/todo.md" in t for t in texts)
+
+
+def test_one_program_missing_under_several_commands_makes_one_lesson():
+    from agentmem.learning.merge import merge_findings
+
+    def run(cmd: str, project: str) -> Trajectory:
+        steps = (
+            _bash(cmd, "Exit code 127\nbash: cargo: command not found"),
+            _bash(f"nix-shell -p cargo --run '{cmd}'", "ok", True),
+        )
+        return Trajectory(task=f"do {cmd}", steps=steps, meta={"project": project})
+
+    found = [
+        f.finding
+        for cmd in ("cargo build", "cargo test --all")
+        for f in find_shell_fixes(learning_view(run(cmd, "/w/app")))
+    ]
+    assert len({f.text for f in found}) == 2
+    (one,) = merge_findings(found)
+    assert one.text.startswith("cargo is not on PATH here") and "nix-shell -p cargo" in one.text
+    assert one.support == sum(f.support for f in found)
+    # two projects: each keeps its own lesson (a merged lesson is served where its runs were)
+    apart = [
+        f.finding
+        for cmd, project in (("cargo build", "/w/app"), ("cargo test --all", "/w/other"))
+        for f in find_shell_fixes(learning_view(run(cmd, project)))
+    ]
+    assert len(merge_findings(apart)) == 2

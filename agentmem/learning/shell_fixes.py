@@ -572,6 +572,14 @@ def find_shell_fixes(t: Trajectory) -> list[ShellFix]:
                 out.append(advised)
     taken = {x.failed for x in out}
     out += [h for h in (_hidden(t, i) for i in range(len(steps)) if i not in taken) if h]
+    project = t.meta.get("project")
+    if isinstance(project, str) and project:  # Stage 3 merges findings of one project only
+        out = [
+            attrs.evolve(
+                x, finding=attrs.evolve(x.finding, detail={**x.finding.detail, "project": project})
+            )
+            for x in out
+        ]
     return sorted(out, key=lambda x: x.failed)
 
 
