@@ -68,7 +68,16 @@ from ..records import Step, Trajectory
 from .findings import Finding, lesson_text, quote_error
 from .kinds import Kind
 
-__all__ = ["ShellFix", "across", "compare", "find_shell_fixes", "gave_up", "short"]
+__all__ = [
+    "SHELL_CHANGES",
+    "ShellChange",
+    "ShellFix",
+    "across",
+    "compare",
+    "find_shell_fixes",
+    "gave_up",
+    "short",
+]
 
 #: How many later calls a failed call's retry is looked for in.
 WINDOW = 8
@@ -629,3 +638,178 @@ def gave_up(run: Trajectory, failed: Step) -> bool:
         if not any(_intent(c) == _intent(f) for c in later):
             return True
     return False
+
+
+# --------------------------------------------------------------------------- the changes
+
+
+def _sh(command: str, output: str = "", ok: bool = True, **more: object) -> Step:
+    """An example call as Claude Code records it (a failure with its ``Exit code`` head)."""
+    code = "Exit code 127" if "not found" in output else "Exit code 1"
+    return Step(
+        tool="Bash",
+        params={"command": command, **more},
+        output=output if ok else f"{code}\n{output}",
+        success=ok,
+    )
+
+
+@attrs.frozen
+class ShellChange:
+    """One kind of shell correction: its name (``detail["change"]``), the evidence it
+    needs, and a positive and a negative example (calls of one run, paraphrased from real
+    sessions) that ``tests/test_kinds.py`` runs through :func:`find_shell_fixes`."""
+
+    name: str
+    evidence: str
+    positive: tuple[Step, ...]
+    negative: tuple[Step, ...]
+
+
+_NO_FILE = "No such file or directory"
+_UPSTREAM = (
+    "fatal: The current branch feat has no upstream branch.\n"
+    "To push the current branch and set the remote as upstream, use\n\n"
+    "    git push --set-upstream origin feat\n"
+)
+
+#: The shell corrections, in the order :func:`compare` tries them (a program not found
+#: first, then another intent, the same arguments, advice, an operand, a flag), then the
+#: ones read from the run around a call (advised, hidden, escalation).
+SHELL_CHANGES: tuple[ShellChange, ...] = (
+    ShellChange(
+        "interpreter",
+        "the program is not found; a program of its family (python3 for python) ran the "
+        "same arguments",
+        (
+            _sh("python tools/gen.py", "python: command not found", False),
+            _sh("python3 tools/gen.py"),
+        ),
+        (_sh("python tools/gen.py", "python: command not found", False), _sh("python3 other.py")),
+    ),
+    ShellChange(
+        "wrapper",
+        "the program is not found bare (or fails bare); the same command worked through a "
+        "runner or provider (uv run, npx, python -m, nix-shell -p); never sudo",
+        (_sh("pytest -x", "bash: pytest: command not found", False), _sh("uv run pytest -x")),
+        (
+            _sh("systemctl restart app", "Failed to restart app: Access denied", False),
+            _sh("sudo systemctl restart app"),
+        ),
+    ),
+    ShellChange(
+        "program",
+        "the program is not found; another program did the job on the same operands",
+        (_sh("rg TODO src", "bash: rg: command not found", False), _sh("grep -rn TODO src")),
+        (_sh("rg TODO src", "bash: rg: command not found", False), _sh("grep -rn FIXME lib")),
+    ),
+    ShellChange(
+        "prerequisite",
+        "the very same command worked after exactly one other command that is not a read",
+        (
+            _sh("touch out/a.txt", f"touch: cannot touch 'out/a.txt': {_NO_FILE}", False),
+            _sh("mkdir -p out"),
+            _sh("touch out/a.txt"),
+        ),
+        (
+            _sh("touch out/a.txt", f"touch: cannot touch 'out/a.txt': {_NO_FILE}", False),
+            _sh("mkdir -p out"),
+            _sh("git init"),
+            _sh("touch out/a.txt"),
+        ),
+    ),
+    ShellChange(
+        "suggested",
+        "the failed output quoted the command that then worked as advice (use / run / try "
+        "/ did you mean ...), and it differs from the failed one",
+        (_sh("git push", _UPSTREAM, False), _sh("git push --set-upstream origin feat")),
+        (_sh("ls src/x", f"ls: src/x: {_NO_FILE}", False), _sh("ls src")),
+    ),
+    ShellChange(
+        "location",
+        "'No such file' naming the path; the same program on a path with the same file name",
+        (_sh("cat notes.txt", f"cat: notes.txt: {_NO_FILE}", False), _sh("cat docs/notes.txt")),
+        (_sh("cat notes.txt", f"cat: notes.txt: {_NO_FILE}", False), _sh("cat docs/todo.md")),
+    ),
+    ShellChange(
+        "operand",
+        "one operand changed, the failed output naming the wrong one",
+        (
+            _sh("git checkout mian", "error: pathspec 'mian' did not match any file(s)", False),
+            _sh("git checkout main"),
+        ),
+        (
+            _sh("git checkout dev", "error: Your local changes would be overwritten", False),
+            _sh("git checkout main"),
+        ),
+    ),
+    ShellChange(
+        "dropped",
+        "the same command without one path operand that the failed output named",
+        (
+            _sh(
+                "git add a.py dist/app.js",
+                "The following paths are ignored by one of your .gitignore files:\ndist/app.js",
+                False,
+            ),
+            _sh("git add a.py"),
+        ),
+        (_sh("cat a.txt b/c.txt", f"cat: b/c.txt: {_NO_FILE}", False), _sh("cat a.txt")),
+    ),
+    ShellChange(
+        "flag",
+        "one flag changed, the failed output naming it (an unknown option)",
+        (
+            _sh("git show --no-stat abc1234", "error: unrecognized argument: --no-stat", False),
+            _sh("git show abc1234"),
+        ),
+        (
+            _sh("git log --oneline main..x", "fatal: bad revision 'main..x'", False),
+            _sh("git log --stat main..x"),
+        ),
+    ),
+    ShellChange(
+        "advised",
+        "the output advised a command in so many words ('Run X to fix'), the next shell call "
+        "was exactly X and worked, and the failure did not come back",
+        (
+            _sh("git commit -m wip", "Code is not formatted. Run 'mix format' to fix.", False),
+            _sh("mix format"),
+        ),
+        (
+            _sh("git commit -m wip", "Code is not formatted. Run 'mix format' to fix.", False),
+            _sh("mix compile"),
+        ),
+    ),
+    ShellChange(
+        "hidden",
+        "rg --files -g G listed nothing; the next call, find . -name G, found the files in "
+        "one hidden folder",
+        (
+            _sh("rg --files -g '*.spec.yaml'", "", False),
+            _sh(
+                "find . -name '*.spec.yaml'",
+                "./.config/specs/a.spec.yaml\n./.config/specs/b.spec.yaml",
+            ),
+        ),
+        (
+            _sh("rg --files -g '*.spec.yaml'", "", False),
+            _sh("find . -name '*.spec.yaml'", "./specs/a.spec.yaml\n./other/b.spec.yaml"),
+        ),
+    ),
+    ShellChange(
+        "escalation",
+        "the same command refused by the sandbox or a permission, then run with an "
+        "escalation parameter: a risky correction, held for a person",
+        (
+            _sh(
+                "docker ps", "permission denied while trying to connect to the Docker daemon", False
+            ),
+            _sh("docker ps", "CONTAINER ID", dangerouslyDisableSandbox=True),
+        ),
+        (
+            _sh("pytest -x", "E   assert 1 == 2\n1 failed", False),
+            _sh("pytest -x", "1 passed", dangerouslyDisableSandbox=True),
+        ),
+    ),
+)
