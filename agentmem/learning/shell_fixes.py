@@ -18,6 +18,9 @@ same thing with exactly one recognisable change:
     ``python -m``, ``npx``, ``nix-shell -p X --run``, ...
 ``program``
     The program not found, then another program on the same operands (``rg`` -> ``grep``).
+``fullpath``
+    The program not found on PATH, then the same command with the program's full path
+    (``/opt/homebrew/bin/gh``): where this machine keeps it.
 ``prerequisite``
     The very same command worked after exactly one other command that is not mere
     reading (``mkdir -p dir`` before ``cat > dir/file``, an install).
@@ -271,6 +274,12 @@ def _provided(
         w = next(x for x in s.wrappers if x not in f.wrappers)
         text = f"{f.program} is not on PATH here ('{q}'): run it through {w} ({short(s, 40)})."
         return _finding("wrapper", f, _scope_for_wrapper(w), text, (f.program, w), diag, avoid=[])
+    if f.program == s.program and _same_args(f, s):
+        fw, sw = _program_word(f), _program_word(s)
+        if fw != sw and "/" in sw and "/" not in fw:  # gh not found; /opt/homebrew/bin/gh ran
+            text = f"{f.program} is not on PATH here ('{q}'): call it as {sw}."
+            scope = "machine" if sw.startswith(("/", "~")) else "project"
+            return _finding("fullpath", f, scope, text, (f.program, sw), diag, avoid=[])
     fam = _family(f.program)
     if fam and fam == _family(s.program) and f.program != s.program:
         if f.args == s.args or f.operands == s.operands:
@@ -307,6 +316,11 @@ def _escalation(f: Command, diag: str, param: str, value: object) -> Finding:
     return _finding(
         "escalation", f, "project", text, (f.program, param), diag, risk="escalation", avoid=[]
     )
+
+
+def _program_word(c: Command) -> str:
+    """The word of ``c`` that names its program, as written (``/opt/homebrew/bin/gh``)."""
+    return next((w for w in c.words if os.path.basename(w) == c.program), c.program)
 
 
 def _family(program: str) -> str | None:
@@ -695,6 +709,19 @@ SHELL_CHANGES: tuple[ShellChange, ...] = (
         (
             _sh("systemctl restart app", "Failed to restart app: Access denied", False),
             _sh("sudo systemctl restart app"),
+        ),
+    ),
+    ShellChange(
+        "fullpath",
+        "the program is not found on PATH; the same command with the program's full path "
+        "worked: where this machine keeps it",
+        (
+            _sh("gh pr list", "zsh: command not found: gh", False),
+            _sh("/opt/homebrew/bin/gh pr list"),
+        ),
+        (
+            _sh("gh pr list", "zsh: command not found: gh", False),
+            _sh("/opt/homebrew/bin/gh pr view 12"),
         ),
     ),
     ShellChange(
