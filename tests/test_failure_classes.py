@@ -372,3 +372,10 @@ def test_one_program_missing_under_several_commands_makes_one_lesson():
         for f in find_shell_fixes(learning_view(run(cmd, project)))
     ]
     assert len(merge_findings(apart)) == 2
+
+
+def test_a_checker_that_never_started_is_a_misuse_and_one_that_ran_is_the_codes():
+    spawn = _bash("uv run flake8 src/", "Exit code 2\nerror: Failed to spawn: `flake8`")
+    assert outcome(spawn).failure is Failure.MISUSE
+    ran = _bash("uv run flake8 src/", "Exit code 1\nsrc/a.py:1:1: F401 'os' imported but unused")
+    assert outcome(ran).failure is Failure.CODE

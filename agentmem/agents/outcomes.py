@@ -264,6 +264,14 @@ def _probe_answer(c: Command, body: str, diag: str, code: int | None) -> bool:
     return not diag or bool(_ABSENT.search(diag))
 
 
+#: A checker that never started (not installed here, or not in the project's environment):
+#: the command's failure, not the code's.
+_NOT_STARTED = re.compile(
+    r"command not found|not found: |[Ff]ailed to spawn|executable file not found|"
+    r"is not recognized as an internal or external command"
+)
+
+
 def _is_checker(c: Command) -> bool:
     roles = _roles(c)
     if roles & CHECKS:
@@ -315,7 +323,7 @@ def _shell_failure(
     if _probe_answer(c, body, diag, code):
         return Failure.INFORMATIONAL, diag
     if _is_checker(c):
-        if code in (126, 127) or re.search(r"command not found|not found: ", body[:400]):
+        if code in (126, 127) or _NOT_STARTED.search(body[:400]):
             return Failure.MISUSE, diag
         if re.search(rf"No module named '?{re.escape(c.program)}\b", body[:2000]):
             return Failure.MISUSE, diag  # python -m pytest without pytest: the environment
