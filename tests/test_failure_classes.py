@@ -379,3 +379,12 @@ def test_a_checker_that_never_started_is_a_misuse_and_one_that_ran_is_the_codes(
     assert outcome(spawn).failure is Failure.MISUSE
     ran = _bash("uv run flake8 src/", "Exit code 1\nsrc/a.py:1:1: F401 'os' imported but unused")
     assert outcome(ran).failure is Failure.CODE
+
+
+def test_a_retry_proves_its_fix_only_when_the_calls_success_is_its_own():
+    failed = _bash("cat notes.txt", "Exit code 1\ncat: notes.txt: No such file or directory")
+    proven = _fixes(failed, _bash("cat docs/notes.txt && echo ok", "x\nok", True))
+    assert len(proven) == 1 and "docs/notes.txt" in proven[0]
+    # the success may be the alternative's, or the last command's alone
+    assert _fixes(failed, _bash("cat docs/notes.txt || cat doc/notes.txt", "x", True)) == []
+    assert _fixes(failed, _bash("cat docs/notes.txt; echo done", "done", True)) == []

@@ -434,6 +434,20 @@ def _failed_command(step: Step) -> tuple[Command, str] | None:
     return (c, o.diagnostic) if c is not None else None
 
 
+def _proven(step: Step, c: Command) -> bool:
+    """Whether a successful call shows that its command ``c`` worked: every pipeline after
+    ``c``'s is joined by ``&&``. After ``c || d`` the call's success may be ``d``'s, and
+    after ``c; d`` it is ``d``'s alone: such a retry proves nothing about ``c``."""
+    found = spec_for(step.tool)
+    script = parse(command_line(found[1], step.params)) if found else None
+    if script is None or not script.parsed:
+        return False
+    at = next((k for k, p in enumerate(script.pipelines) if c in p.commands), None)
+    if at is None:
+        return False
+    return all(p.connector == "&&" for p in script.pipelines[at + 1 :])
+
+
 def _retry(f: Command, cmds: Sequence[Command], missing: bool) -> Command | None:
     """The command of a later call that retries ``f``: the same program (or, for a
     program not found, one of its family or on its operands)."""
@@ -568,7 +582,7 @@ def find_shell_fixes(t: Trajectory) -> list[ShellFix]:
                 continue
             if not later.success:
                 break  # the retry failed too: a later pair may teach it
-            if j in used:
+            if j in used or not _proven(later, c):
                 break
             esc = escalates(later.params)
             if esc is not None and escalates(step.params) is None and c.words == f.words:
