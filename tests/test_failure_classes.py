@@ -388,3 +388,18 @@ def test_a_retry_proves_its_fix_only_when_the_calls_success_is_its_own():
     # the success may be the alternative's, or the last command's alone
     assert _fixes(failed, _bash("cat docs/notes.txt || cat doc/notes.txt", "x", True)) == []
     assert _fixes(failed, _bash("cat docs/notes.txt; echo done", "done", True)) == []
+
+
+def test_a_file_found_elsewhere_read_with_another_line_range_is_its_location():
+    failed = _bash(
+        "sed -n '1,200p' .specify/templates/plan.md",
+        "Exit code 2\nsed: can't read .specify/templates/plan.md: No such file or directory",
+    )
+    (text,) = _fixes(
+        failed, _bash("sed -n '1,220p' feat/.specify/templates/plan.md", "# Plan", True)
+    )
+    assert "plan.md is at feat/.specify/templates/plan.md" in text
+    # two paths changed: no one location to learn
+    other = _bash("cp a/plan.md feat/b/plan.md", "", True)
+    two = _bash("cp .specify/plan.md b/plan.md", "Exit code 1\ncp: .specify/plan.md: No such file")
+    assert _fixes(two, other) == []

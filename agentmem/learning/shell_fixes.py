@@ -347,6 +347,12 @@ def _operand(f: Command, s: Command, q: str, diag: str, body: str, task: str) ->
     if len(a) != len(b):
         return None
     diff = [(x, y) for x, y in zip(a, b) if x != y]
+    if len(diff) > 1 and _MISSING_PATH.search(diag):
+        # a path found elsewhere, read with another line range (sed -n 1,200p -> 1,220p):
+        # the one path that changed decides; the other words are no paths
+        paths = [(x, y) for x, y in diff if "/" in x or "/" in y]
+        if len(paths) == 1 and all(_plain(x) and _plain(y) for x, y in diff if (x, y) != paths[0]):
+            diff = paths
     if len(diff) != 1:
         return None
     bad, good = diff[0]
@@ -369,6 +375,11 @@ def _operand(f: Command, s: Command, q: str, diag: str, body: str, task: str) ->
     return _finding(
         "operand", f, "project", text, (f.program, good), diag, bad=bad, good=good, avoid=[bad]
     )
+
+
+def _plain(word: str) -> bool:
+    """A word that names no file: no folder, no file extension (``1,200p``, ``-20``)."""
+    return "/" not in word and not re.search(r"\.[A-Za-z]\w*$", word)
 
 
 def _dropped(f: Command, s: Command, q: str, diag: str, body: str) -> Finding | None:
