@@ -403,3 +403,18 @@ def test_a_file_found_elsewhere_read_with_another_line_range_is_its_location():
     other = _bash("cp a/plan.md feat/b/plan.md", "", True)
     two = _bash("cp .specify/plan.md b/plan.md", "Exit code 1\ncp: .specify/plan.md: No such file")
     assert _fixes(two, other) == []
+
+
+def test_a_step_before_the_retry_in_its_own_call_is_its_prerequisite_if_it_acts_on_the_error():
+    denied = _bash(
+        "./scripts/setup.sh --json",
+        "Exit code 126\n(eval):1: permission denied: ./scripts/setup.sh",
+    )
+    (text,) = _fixes(
+        denied, _bash("chmod +x scripts/setup.sh && ./scripts/setup.sh --json", "{}", True)
+    )
+    assert text.startswith("Run chmod +x scripts/setup.sh before")
+    # a hook's failure, then other files staged and the commit again: no prerequisite
+    hook = _bash("git commit -m x", "Exit code 1\nPre-commit validation failed: [DIALYZER] PLTs")
+    retry = _bash("git add lib/a.ex && git commit -m x", "ok", True)
+    assert _fixes(hook, retry) == []

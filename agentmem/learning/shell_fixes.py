@@ -445,6 +445,27 @@ def _failed_command(step: Step) -> tuple[Command, str] | None:
     return (c, o.diagnostic) if c is not None else None
 
 
+def _before(cmds: Sequence[Command], c: Command, failed: Step, diag: str) -> list[Command]:
+    """The commands a retry ran before its command ``c`` in the same call, that the failed
+    call did not run and that act on what the failure's diagnostic names (``chmod +x s.sh
+    && ./s.sh`` after "permission denied: s.sh"; ``uv pip install flake8 && uv run
+    flake8`` after "Failed to spawn: flake8"): they may be what made it work."""
+    ran = {_intent(x) for x in (_commands(failed) or ())}  # git add of other files: no new step
+    k = next((n for n, x in enumerate(cmds) if x is c), 0)
+    return [x for x in cmds[:k] if _intent(x) not in ran and _acts_on(x, c, diag)]
+
+
+def _acts_on(helper: Command, c: Command, diag: str) -> bool:
+    """Whether ``helper`` acts on what ``diag`` names, or on ``c``'s program."""
+    for o in helper.operands:
+        name = os.path.basename(o.rstrip("/"))
+        if o == c.program or (
+            len(name) > 2 and re.search(rf"(?<![\w.-]){re.escape(name)}\b", diag)
+        ):
+            return True
+    return False
+
+
 def _proven(step: Step, c: Command) -> bool:
     """Whether a successful call shows that its command ``c`` worked: every pipeline after
     ``c``'s is joined by ``&&``. After ``c || d`` the call's success may be ``d``'s, and
@@ -599,7 +620,9 @@ def find_shell_fixes(t: Trajectory) -> list[ShellFix]:
             if esc is not None and escalates(step.params) is None and c.words == f.words:
                 fnd: Finding | None = _escalation(f, diag, esc, later.params[esc])
             else:
-                fnd = compare(f, c, diag, step.output, between, t.task)
+                fnd = compare(
+                    f, c, diag, step.output, [*between, *_before(cmds, c, step, diag)], t.task
+                )
             if fnd is not None:
                 fnd = attrs.evolve(fnd, domain=step.domain or "")
                 used.add(j)
@@ -757,7 +780,9 @@ SHELL_CHANGES: tuple[ShellChange, ...] = (
     ),
     ShellChange(
         "prerequisite",
-        "the very same command worked after exactly one other command that is not a read",
+        "the very same command worked after exactly one other command that is not a read "
+        "(in a call between, or before it in the retry's own call, acting on what the "
+        "diagnostic names)",
         (
             _sh("touch out/a.txt", f"touch: cannot touch 'out/a.txt': {_NO_FILE}", False),
             _sh("mkdir -p out"),
