@@ -418,3 +418,24 @@ def test_a_step_before_the_retry_in_its_own_call_is_its_prerequisite_if_it_acts_
     hook = _bash("git commit -m x", "Exit code 1\nPre-commit validation failed: [DIALYZER] PLTs")
     retry = _bash("git add lib/a.ex && git commit -m x", "ok", True)
     assert _fixes(hook, retry) == []
+
+
+def test_one_step_done_to_several_scripts_of_a_folder_makes_one_lesson():
+    from agentmem.learning.merge import merge_findings
+
+    def run(script: str) -> Trajectory:
+        steps = (
+            _bash(
+                f"bin/{script} --json", f"Exit code 126\n(eval):1: permission denied: bin/{script}"
+            ),
+            _bash(f"chmod +x bin/{script} && bin/{script} --json", "{}", True),
+        )
+        return Trajectory(task=f"run {script}", steps=steps, meta={"project": "/w/app"})
+
+    found = [f.finding for s in ("a.sh", "b.sh") for f in find_shell_fixes(learning_view(run(s)))]
+    assert len(found) == 2
+    (one,) = merge_findings(found)
+    assert one.text.startswith(
+        "In this project run chmod +x on the scripts in bin/ (a.sh and b.sh)"
+    )
+    assert one.support == 2 * found[0].support

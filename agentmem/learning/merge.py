@@ -508,6 +508,7 @@ def clusters(findings: Sequence[Finding]) -> list[tuple[str, list[int]]]:
     _tool_rule_clusters(fs, out, taken)
     _shell_location_clusters(fs, out, taken)
     _shell_program_clusters(fs, out, taken)
+    _shell_action_clusters(fs, out, taken)
     return sorted(out, key=lambda c: min(c[1]))
 
 
@@ -553,6 +554,45 @@ def _shell_program_clusters(fs: Sequence[Finding], out: list[_Cluster], taken: s
         if len({fs[i].text for i in idx}) > 1:
             out.append(("shell_program", idx))
             taken.update(idx)
+
+
+def _shell_action_clusters(fs: Sequence[Finding], out: list[_Cluster], taken: set[int]) -> None:
+    """One step done to each of several programs of a project before it ran (``chmod +x``
+    on three scripts): one lesson."""
+    by: dict[tuple[str, ...], list[int]] = defaultdict(list)
+    for i, f in enumerate(fs):
+        key = _shell_key(f, "prerequisite")
+        action = f.detail.get("helper_action")
+        if key is not None and i not in taken and action:
+            k = (*key, str(action), str(f.detail.get("folder") or ""))
+            by[k].append(i)
+    for idx in by.values():
+        if len({fs[i].tool for i in idx}) > 1:
+            out.append(("shell_action", idx))
+            taken.update(idx)
+
+
+def _merge_shell_actions(group: list[Finding]) -> Finding:
+    f = group[0]
+    names = list(dict.fromkeys(g.tool for g in group))
+    said = " ".join(w for w in str(f.detail.get("error") or "").split() if "/" not in w)
+    q = quote_error(said.rstrip(": "), 6)
+    action = str(f.detail["helper_action"])
+    folder = str(f.detail.get("folder") or "")
+    where = f"the scripts in {folder}/ ({_and(names)})" if folder else _and(names)
+    text = _fit(
+        f"In this project run {action} on {where} before running them; without it they fail "
+        f"with '{q}'.",
+        f"In this project run {action} on {where} before running them.",
+        f"In this project run {action} on the scripts in {folder or '.'}/ before running them.",
+    )
+    return attrs.evolve(
+        f,
+        text=text,
+        facts=(*names, str(f.facts[1])),
+        support=sum(g.support for g in group),
+        detail={**f.detail, "tools": names, "merged": len(group)},
+    )
 
 
 def _merge_shell_locations(group: list[Finding]) -> Finding:
@@ -926,6 +966,7 @@ def merge_cluster(kind: str, group: list[Finding]) -> Finding:
         "tool_rule": _merge_tool_rules,
         "shell_location": _merge_shell_locations,
         "shell_program": _merge_shell_programs,
+        "shell_action": _merge_shell_actions,
     }[kind](group)
 
 

@@ -337,7 +337,17 @@ def _prerequisite(
     b = helpers[0]
     scope = "machine" if _installer(b) or "-g" in b.flags else "project"
     text = f"Run {short(b, 40)} before {short(f, 40)}; without it {f.program} fails with '{q}'."
-    return _finding("prerequisite", f, scope, text, (f.program, b.program), diag, helper=short(b))
+    # the helper acts on the failing program itself (chmod +x s.sh before ./s.sh): what
+    # it does, without that path, lets Stage 3 merge it for several programs of a project
+    on_itself = any(os.path.basename(o) == f.program for o in b.operands)
+    action = " ".join(
+        w for w in (b.program, *b.flags, *b.operands) if "/" not in w and w != f.program
+    )
+    where = os.path.dirname(_program_word(f))
+    more = {"helper_action": action, "folder": where} if on_itself else {}
+    return _finding(
+        "prerequisite", f, scope, text, (f.program, b.program), diag, helper=short(b), **more
+    )
 
 
 def _operand(f: Command, s: Command, q: str, diag: str, body: str, task: str) -> Finding | None:
