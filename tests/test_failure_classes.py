@@ -439,3 +439,37 @@ def test_one_step_done_to_several_scripts_of_a_folder_makes_one_lesson():
         "In this project run chmod +x on the scripts in bin/ (a.sh and b.sh)"
     )
     assert one.support == 2 * found[0].support
+
+
+def test_a_powershell_or_cmd_line_is_not_read_as_bash():
+    for line in (
+        "Get-ChildItem -Path src -Recurse",
+        "cd app; Get-Item .\\dist\\main.js",
+        'powershell.exe -Command "Get-Content a.txt"',
+        "type C:\\Users\\ana\\notes.txt",
+    ):
+        assert not parse(line).parsed, line
+    # bash lines with such words inside quotes or heredocs are still bash
+    assert parse('git commit -m "Fix Get-Item"').parsed
+    assert parse('git commit -m "$(cat <<EOF\nx\n\nCo-Authored-By: A\nEOF\n)"').parsed
+
+
+def test_a_script_passed_as_one_word_and_a_content_edit_teach_nothing():
+    sql = "select * from userz"
+    said = f"Exit code 1\nError: in prepare, no such table: userz\n  {sql}\n  ^--- error here"
+    failed = _bash(f'sqlite3 app.db "{sql}"', said)
+    assert _fixes(failed, _bash('sqlite3 app.db "select * from users"', "1|ana", True)) == []
+    bad = _bash("pixi install", "Exit code 1\n× Unexpected keys, expected only index-url")
+    patch = _bash("apply_patch <<'EOF'\n*** Begin Patch\n*** End Patch\nEOF", "Done", True)
+    assert _fixes(bad, patch, _bash("pixi install", "ok", True)) == []
+
+
+def test_an_escalation_is_shown_but_never_learned_as_a_lesson_by_itself():
+    refused = _exec(
+        "git fetch --all",
+        "Exit code: 1\nOutput:\nerror: cannot open .git/FETCH_HEAD: Operation not permitted",
+    )
+    again = _exec("git fetch --all", "ok", True, sandbox_permissions="require_escalated")
+    (fix,) = find_shell_fixes(learning_view(_run(refused, again)))
+    assert fix.finding.detail["risk"] == "escalation"
+    assert find_corrections(_run(refused, again)) == []  # held for a person (issue 30)

@@ -68,6 +68,7 @@ class Role(str, enum.Enum):
     RUN = "run"  #: a host's run of a script or program (cargo run, npm run x)
     TASKS = "tasks"  #: runs the project's own named tasks (make X, just X, cargo xtask)
     LISTS = "lists"  #: lists a folder (ls, find, tree)
+    EDITS = "edits"  #: changes a file's content (apply_patch, patch): a fix no step names
 
 
 #: The roles whose failure is usually the code's, not the call's.
@@ -251,7 +252,8 @@ _TABLE: list[Program] = [
     ),
     *_many("just task", Role.TASKS),
     *_many("tsc webpack vite msbuild", Role.BUILD, domain="build"),
-    *_many("esbuild rollup apply_patch", Role.BUILD),
+    *_many("esbuild rollup", Role.BUILD),
+    *_many("apply_patch", Role.BUILD, Role.EDITS),
     # modules that python -m runs as programs
     *_many("unittest nose2", Role.TEST, domain="test"),
     *_many("venv ensurepip", Role.PACKAGES, domain="packages"),
@@ -287,7 +289,8 @@ _TABLE: list[Program] = [
     *_many("sed awk", Role.READER, domain="fs"),
     *_many("cmp", Role.READER, Role.ANSWERS),
     Program("diff", _roles(Role.READER, Role.ANSWERS), "fs"),
-    *_many("cp mv rm mkdir rmdir touch chmod chown ln tar zip unzip patch", domain="fs"),
+    *_many("cp mv rm mkdir rmdir touch chmod chown ln tar zip unzip", domain="fs"),
+    *_many("patch", Role.EDITS, domain="fs"),
     *_many("pwd basename dirname printenv id whoami uname date jq yq od xxd", Role.READER),
     *_many("grep egrep fgrep rg ag ack", Role.READER, Role.ANSWERS, domain="search"),
     *_many("fd", Role.READER, Role.ANSWERS, Role.LISTS, domain="search"),

@@ -377,6 +377,18 @@ def _split(args: Sequence[str], program: str) -> tuple[tuple[str, ...], tuple[st
 
 
 _SEPARATORS = frozenset(";; ; && || | |& & ( ) {".split())
+#: What bash would misread: a PowerShell cmdlet (``Get-ChildItem``), a Windows shell run
+#: by name, a drive path written with backslashes (bash eats them: ``C:\\Users`` -> ``C:Users``).
+_WINDOWS = re.compile(
+    r"(?:^|[;|&(]\s*|\n\s*)(?:[A-Z][a-z]+-[A-Z][A-Za-z]+|(?i:powershell|pwsh|cmd)(?:\.exe)?)"
+    r"(?=[ \t\r\n]|$)"
+    r"|(?:^|[\s\"'=])[A-Za-z]:\\"
+)
+
+
+def _windows_shell(command: str) -> bool:
+    """Whether a command line is PowerShell's or cmd's, not bash's: then it is not read."""
+    return _WINDOWS.search(command) is not None
 
 
 def loose_commands(command: str) -> tuple[Command, ...]:
@@ -430,7 +442,7 @@ def unwrap_argv(argv: Sequence[str]) -> str:
 def parse(command: str, *, _depth: int = 0) -> Script:
     """The command line read into pipelines (see the module doc); ``parsed=False`` when
     it cannot be read. ``bash -c '...'`` is read through to the script it runs."""
-    if not command.strip() or len(command) > _MAX_COMMAND:
+    if not command.strip() or len(command) > _MAX_COMMAND or _windows_shell(command):
         return Script(command, parsed=False)
     p = _parser()
     if p is None:

@@ -335,6 +335,8 @@ def _prerequisite(
     if len(helpers) != 1:
         return None
     b = helpers[0]
+    if programs.has(b.program, Role.EDITS) or any(op == "<<" for op, _ in b.redirects):
+        return None  # the fix was a change of a file's content: no step a lesson can name
     scope = "machine" if _installer(b) or "-g" in b.flags else "project"
     text = f"Run {short(b, 40)} before {short(f, 40)}; without it {f.program} fails with '{q}'."
     # the helper acts on the failing program itself (chmod +x s.sh before ./s.sh): what
@@ -366,6 +368,8 @@ def _operand(f: Command, s: Command, q: str, diag: str, body: str, task: str) ->
     if len(diff) != 1:
         return None
     bad, good = diff[0]
+    if any(c.isspace() for c in bad + good):
+        return None  # a script passed as one word (powershell -Command "..."): code, no operand
     said = f"{diag}\n{body[:1000]}"
     if bad not in said and bad.rstrip("/") not in said:
         return None  # the failure does not name the operand that changed
