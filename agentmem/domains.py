@@ -14,17 +14,17 @@ a lesson about ``git push`` reaches git tasks and not every shell task.
 
 from __future__ import annotations
 
-import os
 import re
-import shlex
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the prompt hook imports this module: the shell reader only when used
+    from .agents.shell import Command
 
 __all__ = [
     "BUILTIN_TOOLS",
     "DEFAULT_DOMAIN",
     "MCP_SERVERS",
-    "PROGRAMS",
     "command_domain",
     "domain_for",
     "shell_command",
@@ -149,66 +149,15 @@ def domain_for(tool: str, overrides: Mapping[str, str] | None = None) -> str:
 
 # -- shell steps: the domain of the command -------------------------------------------
 
-#: Programs a shell step may run, and their domain. Package managers and build tools
-#: that also run tests are refined by their subcommand (see :func:`command_domain`).
-PROGRAMS: Mapping[str, str] = {
-    **dict.fromkeys("git gh hub git-lfs tig".split(), "git"),
-    **dict.fromkeys("kubectl helm kustomize minikube kind k3d k9s oc skaffold".split(), "k8s"),
-    **dict.fromkeys("docker docker-compose podman buildah nerdctl".split(), "docker"),
-    **dict.fromkeys(
-        "npm yarn pnpm bun pip pip3 pipx uv poetry conda mamba gem bundle composer brew "
-        "apt apt-get dnf yum apk pacman".split(),
-        "packages",
-    ),
-    **dict.fromkeys(
-        "pytest py.test tox nox jest vitest mocha rspec phpunit ctest playwright".split(), "test"
-    ),
-    **dict.fromkeys(
-        "make cmake ninja bazel gradle gradlew mvn mvnw ant tsc webpack vite msbuild meson "
-        "cargo go dotnet swift".split(),
-        "build",
-    ),
-    **dict.fromkeys(
-        "ruff flake8 pylint mypy pyright eslint prettier black isort shellcheck golangci-lint "
-        "rubocop".split(),
-        "lint",
-    ),
-    **dict.fromkeys(
-        "ls cat cp mv rm mkdir rmdir touch chmod chown find head tail wc du df tree stat ln "
-        "tar zip unzip sed awk diff patch less more file realpath".split(),
-        "fs",
-    ),
-    **dict.fromkeys("grep rg ag ack egrep fgrep fd".split(), "search"),
-    **dict.fromkeys("curl wget http httpie".split(), "web"),
-    **dict.fromkeys("psql mysql sqlite3 redis-cli mongosh mongo".split(), "db"),
-    **dict.fromkeys("aws gcloud gsutil az terraform tofu pulumi".split(), "cloud"),
-    **dict.fromkeys("ssh scp rsync".split(), "remote"),
-    **dict.fromkeys("systemctl journalctl service".split(), "system"),
+#: The domain of what a host's subcommand does (``cargo test`` is a test step), by the
+#: role's name in :class:`agentmem.agents.programs.Role`.
+_ROLE_DOMAINS: Mapping[str, str] = {
+    "test": "test",
+    "build": "build",
+    "lint": "lint",
+    "packages": "packages",
+    "run": "build",
 }
-
-# Subcommands that make a package manager or build tool run tests, build, lint or install.
-_SUBCOMMANDS: Mapping[str, str] = {
-    **dict.fromkeys("test t tests nextest".split(), "test"),
-    **dict.fromkeys("build check compile run".split(), "build"),
-    **dict.fromkeys("lint clippy fmt format vet typecheck".split(), "lint"),
-    **dict.fromkeys(
-        "install i ci add remove rm uninstall update upgrade sync lock get mod restore".split(),
-        "packages",
-    ),
-}
-# Runners that start another program: the domain is that program's.
-_RUNNERS = frozenset("npx bunx pnpx uvx pipx".split())
-# Words that start a command without being it.
-_WRAPPERS = frozenset("sudo env time nohup nice exec command builtin doas stdbuf".split())
-# Commands that set the scene and say nothing of the domain.
-_NEUTRAL = frozenset(
-    "cd pushd popd export set unset source . echo printf true false sleep alias clear wait "
-    "exit : read".split()
-)
-_SHELLS = frozenset("bash sh zsh dash fish".split())
-# Build tools that take targets: only a test target makes them a test step.
-_TARGET_TOOLS = frozenset("make ninja bazel gradle gradlew mvn mvnw ant meson cmake".split())
-_SEPARATORS = frozenset(";; ; && || | |& & ( ) {".split())
 _MAX_COMMAND = 4000
 
 
@@ -222,97 +171,32 @@ def shell_command(params: Mapping[str, Any]) -> str:
         if isinstance(value, str):
             return value
         if isinstance(value, Sequence) and value and all(isinstance(v, str) for v in value):
-            argv = list(value)
-            if (
-                len(argv) >= 3
-                and os.path.basename(argv[0]) in _SHELLS
-                and argv[1] in ("-c", "-lc", "-ic", "-lic")
-            ):
-                return argv[2]
-            return shlex.join(argv)
+            from .agents.shell import unwrap_argv
+
+            return unwrap_argv(list(value))
     return ""
 
 
-def _words(line: str) -> list[str]:
-    lexer = shlex.shlex(line, posix=True, punctuation_chars=True)
-    lexer.whitespace_split = True
-    lexer.commenters = "#"
-    try:
-        return list(lexer)
-    except ValueError:  # unbalanced quotes: the words as they stand
-        return line.split()
+def _domain(c: Command, depth: int) -> str | None:
+    """The domain of one command, from the table of programs (:mod:`agentmem.agents.programs`):
+    its program's, refined by what a host's subcommand or a build tool's target does."""
+    from .agents import programs
+    from .agents.programs import Role
 
-
-def _segments(command: str) -> list[list[str]]:
-    """The simple commands of a command line, each as its words: read by the shell parser
-    (:func:`agentmem.agents.shell.parse`: heredoc bodies are not commands, ``$(...)`` is),
-    else split at ``&&``, ``|``, ``;``, ... line by line."""
-    from .agents.shell import parse
-
-    script = parse(command[:_MAX_COMMAND])
-    if script.parsed:  # wrappers (sudo, uv run, npx, python -m, nix-shell --run) peeled off
-        return [[c.program, *c.args] for c in script.commands]
-    out: list[list[str]] = []
-    for line in command[:_MAX_COMMAND].splitlines():
-        current: list[str] = []
-        for w in _words(line):
-            if w in _SEPARATORS or (w and set(w) <= set(";&|()")):
-                if current:
-                    out.append(current)
-                current = []
-            else:
-                current.append(w)
-        if current:
-            out.append(current)
-    return out
-
-
-def _program(words: list[str], depth: int = 0) -> str | None:
-    """The domain of one simple command (``FOO=1 sudo git push`` -> git), or None."""
-    i = 0
-    while i < len(words):
-        w = words[i]
-        if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*=.*", w):
-            i += 1  # an environment assignment
-        elif os.path.basename(w) in _WRAPPERS:
-            i += 1
-            while i < len(words) and words[i].startswith("-"):
-                i += 1  # the wrapper's own options (sudo -u x: good enough)
-        elif w == "timeout" and i + 1 < len(words):
-            i += 2
-        else:
-            break
-    if i >= len(words):
+    p = programs.get(c.program)
+    if p is None or Role.SCENE in p.roles:
         return None
-    prog = os.path.basename(words[i]).lower()
-    rest = words[i + 1 :]
-    if prog in _NEUTRAL:
+    if Role.SHELL in p.roles and len(c.args) >= 2 and re.fullmatch(r"-[a-z]*c", c.args[0]):
+        return command_domain(c.args[1], _depth=depth + 1) if depth < 3 else None
+    if p.domain is None:
         return None
-    if prog in _SHELLS and len(rest) >= 2 and rest[0] in ("-c", "-lc") and depth < 3:
-        return command_domain(rest[1], _depth=depth + 1)
-    if prog in _RUNNERS or (prog in ("uv", "poetry", "pdm", "hatch") and rest[:1] == ["run"]):
-        inner = rest[1:] if prog not in _RUNNERS else rest
-        inner = [w for w in inner if not w.startswith("-")]
-        return _program(inner, depth + 1) if inner else PROGRAMS.get(prog)
-    if re.fullmatch(r"python[0-9.]*|py", prog):
-        if rest[:1] == ["-m"] and len(rest) >= 2:
-            module = rest[1]
-            if module in ("pytest", "unittest", "nose2"):
-                return "test"
-            if module in ("pip", "venv", "ensurepip"):
-                return "packages"
-            return PROGRAMS.get(module)
-        return None
-    domain = PROGRAMS.get(prog)
-    if domain in ("packages", "build"):
-        sub = next((w for w in rest if not w.startswith("-")), "")
-        if prog in ("npm", "yarn", "pnpm", "bun") and sub == "run":
-            script = next((w for w in rest[rest.index("run") + 1 :] if not w.startswith("-")), "")
-            sub = script.split(":")[0]
-        if prog in _TARGET_TOOLS:  # they take targets, not subcommands
-            return "test" if sub in ("test", "tests", "check") else domain
-        return _SUBCOMMANDS.get(sub, domain)
-    return domain
+    first = c.subcommand or next(iter(c.operands), None)
+    if Role.TARGETS in p.roles:  # they take targets, not subcommands
+        return "test" if first in ("test", "tests", "check") else p.domain
+    if Role.HOST in p.roles:
+        roles = {r.value for r in programs.sub_roles(c.program, first)}
+        return next((d for r, d in _ROLE_DOMAINS.items() if r in roles), p.domain)
+    return p.domain
 
 
 def command_domain(command: str, *, _depth: int = 0) -> str | None:
@@ -323,7 +207,11 @@ def command_domain(command: str, *, _depth: int = 0) -> str | None:
     ``cat log | grep ERROR`` is ``fs``, ``npm test`` is ``test``, ``npm install``
     is ``packages``, ``kubectl apply -f x.yaml`` is ``k8s``.
     """
-    found = [d for d in (_program(words, _depth) for words in _segments(command)) if d]
+    from .agents.shell import loose_commands, parse
+
+    script = parse(command[:_MAX_COMMAND])
+    cmds = script.commands if script.parsed else loose_commands(command[:_MAX_COMMAND])
+    found = [d for d in (_domain(c, _depth) for c in cmds) if d]
     if not found:
         return None
     return next((d for d in found if d not in ("fs", "search")), found[0])

@@ -129,15 +129,25 @@ def project_of(cwd: str | os.PathLike[str] | None) -> str | None:
     its root is the main worktree's, so the lessons of one checkout (its git-ignored
     paths, its pre-commit checks) are served in the others. The path is made absolute and
     its symbolic links resolved. A directory that does not exist here (a transcript from
-    another machine) is its own project.
+    another machine: ``/Users/...``, ``/data/data/com.termux/files/home/...``) is its own
+    project, never a folder above it nor the folder the import runs in; a Windows folder
+    (``C:\\Users\\...``) read on another OS likewise, as Windows writes it.
     """
     if cwd is None or not str(cwd).strip():
         return None
-    start = os.path.realpath(os.path.expanduser(str(cwd)))
+    raw = str(cwd).strip()
+    foreign = _foreign_path(raw)
+    if foreign is not None:
+        return foreign  # another OS's folder: its own project, never where the import runs
+    start = os.path.realpath(os.path.expanduser(raw))
     if start in _CACHE:
         return _CACHE[start]
     found = start
     d = start
+    if not os.path.isdir(start):  # a transcript from elsewhere: its own project, as recorded
+        own = start if os.path.isabs(os.path.expanduser(raw)) else raw
+        _CACHE[start] = own
+        return own
     while True:
         if os.path.exists(os.path.join(d, ".git")):
             found = _main_worktree(d) or d
@@ -148,6 +158,22 @@ def project_of(cwd: str | os.PathLike[str] | None) -> str | None:
         d = parent
     _CACHE[start] = found
     return found
+
+
+#: A Windows folder: ``C:\\Users\\...``, ``C:/Users/...``, ``\\\\server\\share\\...``.
+_WINDOWS_PATH = re.compile(r"^(?:[A-Za-z]:[\\/]|\\\\[^\\]+\\)")
+
+
+def _foreign_path(raw: str) -> str | None:
+    """A working directory of an OS whose paths this one cannot read (a Windows folder
+    on a POSIX machine), normalised as its OS writes it (no trailing separator, the
+    drive letter upper-case); None for a path of this OS's kind."""
+    if os.name == "nt" or not _WINDOWS_PATH.match(raw):
+        return None
+    path = raw.replace("/", "\\").rstrip("\\")
+    if re.fullmatch(r"[A-Za-z]:", path):
+        path += "\\"
+    return path[0].upper() + path[1:] if path[1:2] == ":" else path
 
 
 def _main_worktree(root: str) -> str | None:
@@ -183,23 +209,15 @@ _EXTENSIONS = frozenset(
 _SLASH_WORDS = frozenset(
     "and/or either/or input/output read/write true/false yes/no on/off i/o".split()
 )
-_PROJECT_COMMANDS = re.compile(
-    r"\b(?:make|just|ninja|task)\s+[A-Za-z][\w:.-]*"
-    r"|\b(?:npm|pnpm|yarn|bun)\s+run\s+[\w:.-]+"
-    r"|\btox\s+-e\s*\S+|\bnox\s+-s\s*\S+"
-    r"|\b(?:poetry|uv|pdm|hatch|pipenv)\s+run\s+\S+"
-    r"|\bcargo\s+(?:xtask|make)\b"
-    r"|\bpython[0-9.]*\s+-m\s+(?!(?:pytest|pip|venv|unittest|http\.server|json\.tool)\b)[\w.]+",
-    re.IGNORECASE,
-)
 _TOKEN = re.compile(r"[^\s,;()\[\]{}\"'`=<>]+")
 _NOT_IDENTIFIERS = frozenset({"e.g", "i.e", "etc", "vs"})
 
 
 def _known_words() -> frozenset[str]:
-    from .domains import BUILTIN_TOOLS, PROGRAMS
+    from .agents.programs import domain_names
+    from .domains import BUILTIN_TOOLS
 
-    return frozenset(BUILTIN_TOOLS) | frozenset(PROGRAMS)
+    return frozenset(BUILTIN_TOOLS) | domain_names()
 
 
 def specific_markers(
@@ -212,7 +230,9 @@ def specific_markers(
     """
     known = _known_words() | {v.lower() for v in vocabulary}
     found: list[str] = []
-    for m in _PROJECT_COMMANDS.finditer(text):
+    from .agents.programs import project_commands
+
+    for m in project_commands().finditer(text):
         found.append(m.group(0))
     for raw in _TOKEN.findall(text):
         t = raw.rstrip(".:!?…")

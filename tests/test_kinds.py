@@ -134,3 +134,40 @@ def test_each_kind_walks_through_every_step(kind: Kind):
         compress=lambda o: o,
     )
     assert len(result.apply) == 1
+
+
+# --------------------------------------------------------------------------- shell changes
+
+import re  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+from agentmem.agents import learning_view  # noqa: E402
+from agentmem.learning import shell_fixes  # noqa: E402
+from agentmem.learning.shell_fixes import SHELL_CHANGES, find_shell_fixes  # noqa: E402
+from agentmem.records import Trajectory  # noqa: E402
+
+
+def _changes(steps) -> list[str]:
+    run = learning_view(Trajectory(task="do the job", steps=tuple(steps)))
+    return [str(f.finding.detail["change"]) for f in find_shell_fixes(run)]
+
+
+def test_every_shell_change_is_registered_once_with_its_evidence():
+    names = [c.name for c in SHELL_CHANGES]
+    assert len(names) == len(set(names))
+    source = Path(shell_fixes.__file__).read_text(encoding="utf-8")
+    made = set(re.findall(r'_finding\(\s*"(\w+)"', source))
+    assert made == set(names), "a shell change without its entry (or an entry never made)"
+    assert all(len(c.evidence.split()) >= 8 for c in SHELL_CHANGES)
+
+
+@pytest.mark.parametrize("change", SHELL_CHANGES, ids=lambda c: c.name)
+def test_each_shell_change_learns_from_its_positive_example_only(change):
+    assert change.name in _changes(change.positive)
+    assert change.name not in _changes(change.negative)
+    assert _changes(change.negative) == [], "the negative example teaches nothing at all"
+
+
+def test_every_kind_declares_its_evidence():
+    for k, spec in KINDS.items():
+        assert len(spec.evidence.split()) >= 6, k

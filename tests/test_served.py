@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from agentmem import Memory, Step
+from agentmem import Memory, Step, Trajectory
 from agentmem import served as log
+from agentmem.agents import RunView
 from agentmem.check import check_library
 from agentmem.cli import cli
 from agentmem.effect import newcombe, report, wilson
@@ -105,21 +106,25 @@ def test_a_failed_write_never_fails_the_caller(tmp_path: Path):
     assert log.FAILURES[0] == before + 1
 
 
+def _t(*steps: Step) -> Trajectory:
+    return Trajectory(task="t", steps=steps)
+
+
 def test_verdicts():
-    assert verdict(None, "t", [cat_ok("a")]) == (None, None, None)
-    assert verdict(RULE, "t", [CD]) == (False, False, False)  # no cat: not its situation
-    assert verdict(RULE, "t", [CD, cat_ok("a")]) == (True, True, False)
-    assert verdict(RULE, "t", [cat_missing("a")]) == (True, False, True)
-    assert verdict(RULE, "t", [cat_ok("a")]) == (True, False, False)  # ignored, no harm
+    assert verdict(None, RunView.of(_t(cat_ok("a")))) == (None, None, None)
+    assert verdict(RULE, RunView.of(_t(CD))) == (False, False, False)  # no cat: not its situation
+    assert verdict(RULE, RunView.of(_t(CD, cat_ok("a")))) == (True, True, False)
+    assert verdict(RULE, RunView.of(_t(cat_missing("a")))) == (True, False, True)
+    assert verdict(RULE, RunView.of(_t(cat_ok("a")))) == (True, False, False)  # ignored, no harm
 
 
 def test_an_untestable_rule_is_judged_by_its_tools_and_never_retires():
     shell = Rule("param_value", ["Bash"], testable=False)
     bash = Step("Bash", {"command": "cat notes.txt"}, "No such file", False)
-    assert judge(shell, "t", [bash]) == (True, False, True, "tools")
-    assert judge(shell, "t", [cat_ok("a")]) == (False, False, False, "tools")
-    assert judge(RULE, "t", [cat_missing("a")]) == (True, False, True, "rule")
-    assert judge(None, "t", [bash]) == (None, None, None, None)
+    assert judge(shell, RunView.of(_t(bash))) == (True, False, True, "tools")
+    assert judge(shell, RunView.of(_t(cat_ok("a")))) == (False, False, False, "tools")
+    assert judge(RULE, RunView.of(_t(cat_missing("a")))) == (True, False, True, "rule")
+    assert judge(None, RunView.of(_t(bash))) == (None, None, None, None)
     arms = {"served": {"situations": 9, "repeated": 9, "followed": 0}, "held": {"situations": 0}}
     assert [op.kind for op in retirements({1: arms}, {1})] == ["DELETE"]
     assert retirements({1: arms}, set()) == []  # nothing new this session: no retirement
@@ -353,6 +358,6 @@ def test_a_shell_lesson_is_judged_by_the_program_its_shell_calls_run():
     bad = Step("Bash", {"command": "cat notes.txt", "description": "Read"}, "No such file", False)
     good = Step("shell", {"command": ["bash", "-lc", "cat docs/notes.txt"]}, "notes", True)
     other = Step("Bash", {"command": "ls"}, "docs", True)
-    assert judge(rule, "t", [other]) == (False, False, False, "tools")
-    assert judge(rule, "t", [good]) == (True, True, False, "tools")
-    assert judge(rule, "t", [other, bad]) == (True, False, True, "tools")
+    assert judge(rule, RunView.of(_t(other))) == (False, False, False, "tools")
+    assert judge(rule, RunView.of(_t(good))) == (True, True, False, "tools")
+    assert judge(rule, RunView.of(_t(other, bad))) == (True, False, True, "tools")

@@ -500,8 +500,8 @@ def test_read_on_a_folder_and_a_missing_option_teach_the_tools_rules():
         ),
         _tool("Task", {"description": "x", "prompt": "look"}, "done", True),
     )
-    (c,) = find_corrections(task)
-    assert "The required parameter prompt is missing" in c.finding.text
+    # the tool's own schema error after a one-off slip: the error said it all (issue 29, e)
+    assert find_corrections(task) == []
 
 
 def test_a_write_to_another_file_after_a_refusal_is_no_value_lesson():

@@ -19,7 +19,7 @@ from .base import (
     same_job,
     spec_for,
 )
-from .outcomes import command_line, diagnostic, learning_view, outcome, strip_headers
+from .outcomes import RunView, command_line, diagnostic, learning_view, outcome, strip_headers
 from .shell import Command, Pipeline, Script, parse
 
 __all__ = [
@@ -29,6 +29,7 @@ __all__ = [
     "Failure",
     "Outcome",
     "Pipeline",
+    "RunView",
     "Script",
     "ToolKind",
     "ToolSpec",

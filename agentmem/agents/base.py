@@ -64,10 +64,16 @@ class Failure(str, enum.Enum):
     INTERRUPTED = "interrupted"  #: the user stopped it
     DENIED = "denied"  #: the user, a permission rule or the sandbox refused it
     TIMEOUT = "timeout"  #: it ran past its time limit
+    #: the tool's own argument check refused the call (a list where a number was expected,
+    #: a required parameter missing): it never ran, and its error already says what was
+    #: wrong, so a one-off slip teaches nothing
+    SCHEMA = "schema"
 
 
 #: Failures of calls that never ran (or never finished): they teach nothing at all.
-NOT_RUN = frozenset({Failure.CANCELLED, Failure.INTERRUPTED, Failure.DENIED, Failure.TIMEOUT})
+NOT_RUN = frozenset(
+    {Failure.CANCELLED, Failure.INTERRUPTED, Failure.DENIED, Failure.TIMEOUT, Failure.SCHEMA}
+)
 
 
 @attrs.frozen

@@ -3,12 +3,22 @@ learning sees it.
 
 :func:`outcome` reads one :class:`~agentmem.records.Step` with its client's table
 (:mod:`.claude_code`, :mod:`.codex`); a tool no table knows keeps its recorded outcome.
-For a shell call, the command is parsed (:mod:`.shell`) and the program whose exit
-status the call returned decides:
+The client's framing of an output (``Exit code N``, Codex's ``Command:`` / ``Chunk ID:``
+/ ``Wall time:`` / ``Output:`` block, whatever its version) is found by its structure and
+stripped (:func:`strip_headers`). A tool's own argument check refusing the call (a list
+where a number was expected, a required parameter missing) is :attr:`~.base.Failure.SCHEMA`:
+it never ran, and its error says what was wrong. For a shell call, the command is parsed
+(:mod:`.shell`) and the program whose exit status the call returned decides
+(:func:`status_command`: a pipeline's last program, filters such as ``| head`` passed
+over; the messages of programs upstream of it, or of earlier pipelines that do not stop
+the line, do not decide it):
 
-* an exit code that answers a question is no failure (:data:`INFORMATIONAL`: ``grep``,
+* an exit code that answers a question is no failure (:attr:`.programs.Role.ANSWERS`: ``grep``,
   ``rg``, ``diff``, ``cmp``, ``test`` / ``[``, ``which``, ``git diff --exit-code``; exit 1
   and no diagnostic of a misuse);
+* an existence probe answered "not there" is no failure either (:attr:`.programs.Role.PROBE`: ``ls
+  PATH``, ``stat``, ``test -f``, ``command -v``, ``git rev-parse --verify``, ``git
+  show-ref``, a ``curl -f`` answered 404);
 * tests, builds, linters and inline scripts that failed on the code are
   :attr:`~.base.Failure.CODE`, unless the output says the command itself was wrong
   (``command not found``, an operand of the command not found, an unknown option);
@@ -16,7 +26,10 @@ status the call returned decides:
 
 :func:`learning_view` is the run with those outcomes applied: calls that never ran
 dropped, failures that are not misuses counted as done, inert parameters left out,
-headers stripped and a misuse's output starting with its diagnostic line.
+headers stripped and a misuse's output starting with its diagnostic line. Parameters
+are judged against the failure they follow: an escalation (``sandbox_permissions:
+require_escalated``, ``dangerouslyDisableSandbox``) after a refusal of the same command
+is kept, and the refused call stays in the view as failed (:func:`escalations`).
 """
 
 from __future__ import annotations
@@ -29,43 +42,28 @@ from typing import Any
 import attrs
 
 from ..records import Step, Trajectory
+from . import programs
 from .base import ClientTable, Failure, Outcome, ToolKind, ToolSpec, matches, spec_for
+from .programs import CHECKS, Role
 from .shell import Command, Script, parse, unwrap_argv
 
 __all__ = [
-    "INFORMATIONAL",
+    "RunView",
     "command_line",
     "diagnostic",
     "failing_command",
     "learning_view",
     "outcome",
+    "status_command",
     "strip_headers",
 ]
 
-#: Programs whose exit status 1 answers a question (no match, the files differ, false).
-INFORMATIONAL = frozenset(
-    "grep egrep fgrep rg ag ack diff cmp test [ [[ which type pgrep pidof fd".split()
-)
-_GIT_INFORMATIONAL = frozenset({"grep", "merge-base", "rev-parse", "ls-files", "check-ignore"})
 
-#: Programs that check the code (tests, builds, linters, type checkers): when they fail,
-#: the command was usually right and the code was not.
-CHECKERS = frozenset(
-    "pytest py.test tox nox jest vitest mocha ava rspec phpunit ctest playwright cypress "
-    "tsc eslint prettier ruff flake8 pylint mypy pyright black isort shellcheck "
-    "golangci-lint rubocop credo clippy make cmake ninja bazel gradle gradlew mvn mvnw "
-    "ant webpack vite esbuild rollup msbuild meson apply_patch".split()
-)
-#: Subcommands that make a package manager or build tool a checker (``cargo test``).
-_CHECKER_SUBCOMMANDS = frozenset(
-    (
-        *"test tests t build check compile lint clippy vet typecheck fmt format credo".split(),
-        *"dialyzer nextest".split(),
-        *(f"run {s}" for s in "test tests build lint typecheck type-check check compile".split()),
-    )
-)
-_CHECKER_HOSTS = frozenset("cargo go mix npm yarn pnpm bun deno dotnet swift gradle uv".split())
-_INTERPRETERS = re.compile(r"(python[0-9.]*|py|node|ruby|perl|php|deno|bun|elixir|Rscript)")
+def _roles(c: Command) -> frozenset[Role]:
+    """The roles of a command: its program's and its subcommand's (:mod:`.programs`)."""
+    p = programs.get(c.program)
+    return (p.roles if p is not None else frozenset()) | programs.sub_roles(c.program, c.subcommand)
+
 
 #: Lines that say the command itself was wrong (how it was called, what is missing).
 _INVOCATION = re.compile(
@@ -94,25 +92,55 @@ _TAGS = re.compile(r"</?tool_use_error>")
 _SHELL_PREFIX = re.compile(r"^(\(eval\):\d+: |(\S*/)?(ba|z|da|k)?sh: (line )?\d*:? ?|zsh:\d+: )")
 
 
+#: A framing line by its structure: ``Key: value`` (a key of one to four words, the
+#: first capitalised) or ``Key:`` alone (Codex's ``Command: ...``, ``Chunk ID: ...``).
+_FRAME_LINE = re.compile(r"^[A-Z][A-Za-z]*(?: [A-Za-z]+){0,3}:(?:\s.*)?$")
+#: Keys that a diagnostic starts with, never a frame's.
+_NOT_FRAME = re.compile(
+    r"^(Error|Warning|Fatal|Exception|Traceback|Usage|Hint|Note|Caused by|Panic|Failed|"
+    r"Failure|Assertion|Reason|Details?|Message|Problem|Cause)\b",
+    re.IGNORECASE,
+)
+_EXIT_LINE = re.compile(r"^(?:Exit code|Process exited with code|Exit status)\b\D*(-?\d+)\s*$")
+#: How many lines a client's framing may take at an output's head.
+_FRAME_LINES = 20
+
+
 def strip_headers(text: str, table: ClientTable | None) -> tuple[str, int | None]:
-    """The output without its client's header lines, and the exit code they state."""
+    """The output without its client's framing, and the exit code the framing states.
+
+    The framing is found by its structure, for every version of a client: a block of
+    ``Key: value`` lines at the output's head (blank lines between them allowed) that
+    holds one of the client's known header lines (``Exit code N``, ``Wall time: ...``) or
+    ends with ``Output:``; it is stripped through its last known header or ``Output:``
+    line. A ``Key: value`` line that reads as a diagnostic (``Error: ...``) is never
+    framing, and a block without a known header or ``Output:`` is the output itself.
+    """
     if table is None or not table.headers:
         return text, None
     lines = text.split("\n")
     code: int | None = None
+    end = 0  # lines[:end] are framing, once a known header or Output: line is seen
     k = 0
-    while k < len(lines) and k < 12:
+    while k < len(lines) and k < _FRAME_LINES:
         line = lines[k].strip()
-        if not line and k < len(lines) - 1 and code is not None:
+        if not line:
+            if end == 0 and k == 0:
+                break
             k += 1
             continue
-        if not matches(table.headers, line):
+        known = matches(table.headers, line)
+        if not known and (not _FRAME_LINE.match(line) or _NOT_FRAME.match(line)):
             break
-        m = re.search(r"(-?\d+)\s*$", line)
-        if m and re.match(r"(Exit code|Process exited)", line):
+        m = _EXIT_LINE.match(line)
+        if m:
             code = int(m.group(1))
         k += 1
-    return "\n".join(lines[k:]), code
+        if known or line == "Output:":
+            end = k
+        if line == "Output:":
+            break
+    return "\n".join(lines[end:]), code
 
 
 def diagnostic(body: str) -> str:
@@ -146,9 +174,10 @@ def command_line(spec: ToolSpec, params: Mapping[str, Any]) -> str:
 
 def failing_command(script: Script, body: str) -> Command | None:
     """The command of a script whose failure the output shows: the one the diagnostic
-    names (``cat: x: No such file``, ``python: command not found``), else the last one
-    that is not scene-setting (``cd``, ``echo``)."""
-    cmds = [c for c in script.commands if c.program not in _SCENE]
+    names (``cat: x: No such file``, ``python: command not found``), else the command
+    whose status the call returned (:func:`status_command`), else the last one that is
+    not scene-setting (``cd``, ``echo``)."""
+    cmds = [c for c in script.commands if not programs.has(c.program, Role.SCENE)]
     if not cmds:
         cmds = list(script.commands)
     if not cmds:
@@ -163,20 +192,91 @@ def failing_command(script: Script, body: str) -> Command | None:
         for o in c.operands:
             if "/" in o and (o in text or any(o.startswith(p + "/") for p in paths if p)):
                 return c
+    status = status_command(script)
+    if status is not None and not programs.has(status.program, Role.SCENE):
+        return status
     return cmds[-1]
 
 
-_SCENE = frozenset("cd pushd popd export set unset source . echo printf true false sleep :".split())
+def status_command(script: Script) -> Command | None:
+    """The command whose exit status a failed call returned: the last pipeline's, and in
+    it the last command that is not a filter passing its input on (``cargo build 2>&1 |
+    tail``: under ``pipefail`` a failed pipeline ending in ``tail`` failed upstream)."""
+    if not script.pipelines:
+        return None
+    cmds = script.pipelines[-1].commands
+    for c in reversed(cmds[1:]):
+        if not programs.has(c.program, Role.FILTER):
+            return c
+    return cmds[0]
+
+
+def _upstream(script: Script, status: Command) -> frozenset[str]:
+    """The programs whose messages do not decide a call that returned ``status``'s exit
+    status: the commands before it in its pipeline (``ls x | rg y``: rg's status), and
+    the earlier pipelines when its own ran whatever they did (joined by ``;``, ``||``,
+    a new line), never after ``&&`` (a failure there stopped the line before it)."""
+    last = script.pipelines[-1]
+    names = {c.program for c in last.commands[: last.commands.index(status)]}
+    if len(script.pipelines) > 1 and last.connector in ("", ";", "||", "&"):
+        names |= {c.program for p in script.pipelines[:-1] for c in p.commands}
+    return frozenset(names - {status.program})
+
+
+def _own_lines(body: str, others: frozenset[str]) -> str:
+    """The output without the lines that other programs prefixed with their name."""
+    if not others:
+        return body
+    pat = re.compile(rf"^\s*(?:{'|'.join(re.escape(n) for n in sorted(others))}): ")
+    return "\n".join(x for x in body.split("\n") if not pat.match(x))
+
+
+#: A probe's answer: what it asked about is not there.
+_ABSENT = re.compile(
+    r"No such file or directory|cannot access|does not exist|not found|no \S+ in \(|"
+    r"Needed a single revision|not a valid (ref|object)|unknown revision|bad revision",
+    re.IGNORECASE,
+)
+#: A probe called wrongly (its own options), or itself missing: a misuse after all.
+_PROBE_MISUSE = re.compile(
+    r"command not found|not found: |unknown option|unrecognized option|invalid option|"
+    r"illegal option|[Uu]sage: ",
+    re.IGNORECASE,
+)
+
+
+def _probe_answer(c: Command, body: str, diag: str, code: int | None) -> bool:
+    """Whether ``c`` is an existence probe whose failure is its answer ("is it there?":
+    ``ls PATH``, ``test -f``, ``which X``, ``command -v X``, ``stat``, ``git rev-parse
+    --verify``, ``git show-ref``, a ``curl -f`` answered 404), not a misuse."""
+    if code in (126, 127) or _PROBE_MISUSE.search(body[:2000]):
+        return False
+    if c.program == "curl":
+        return bool(re.search(r"returned error: 40[14]\b", body[:2000]))
+    if Role.PROBE not in _roles(c) and c.words[:2] not in (("command", "-v"), ("command", "-V")):
+        return False
+    if c.program == "git":
+        if c.subcommand == "rev-parse" and not any(
+            f in ("--verify", "-q", "--quiet") for f in c.flags
+        ):
+            return False
+        return not diag or bool(_ABSENT.search(diag)) or code == 1
+    return not diag or bool(_ABSENT.search(diag))
+
+
+#: A checker that never started (not installed here, or not in the project's environment):
+#: the command's failure, not the code's.
+_NOT_STARTED = re.compile(
+    r"command not found|not found: |[Ff]ailed to spawn|executable file not found|"
+    r"is not recognized as an internal or external command"
+)
 
 
 def _is_checker(c: Command) -> bool:
-    if c.program in CHECKERS:
+    roles = _roles(c)
+    if roles & CHECKS:
         return True
-    if c.program in _CHECKER_HOSTS and c.subcommand in _CHECKER_SUBCOMMANDS:
-        return True
-    if c.program == "npm" and c.subcommand in ("t", "test", "run-script"):
-        return True
-    return bool(_INTERPRETERS.fullmatch(c.program)) and (
+    return programs.is_interpreter(c.program) and (
         any(f in ("-c", "-e", "--eval") for f in c.flags)
         or "-" in c.operands
         or any(op == "<<" for op, _ in c.redirects)
@@ -196,13 +296,11 @@ def _names_operand(c: Command, text: str) -> bool:
 def _informational(c: Command, body: str, diag: str, code: int | None) -> bool:
     if code not in (1, None):
         return False
-    program = c.program
-    if program == "git":
-        if c.subcommand == "diff" and any(f in ("--exit-code", "--quiet") for f in c.flags):
+    if c.program == "git" and c.subcommand == "diff":
+        if any(f in ("--exit-code", "--quiet") for f in c.flags):
             return not _INVOCATION.search(body)
-        if c.subcommand not in _GIT_INFORMATIONAL:
-            return False
-    elif program not in INFORMATIONAL and not (program == "command" and "-v" in c.flags):
+        return False
+    if Role.ANSWERS not in _roles(c) and c.words[:2] != ("command", "-v"):
         return False
     return not _INVOCATION.search(body) and (code == 1 or not diag or diag == "Error")
 
@@ -214,14 +312,18 @@ def _shell_failure(
     script = parse(command_line(spec, params))
     if not script.parsed:
         return Failure.MISUSE, diag
-    last = script.pipelines[-1].commands[-1] if script.pipelines else None
-    if last is not None and _informational(last, body, diag, code):
-        return Failure.INFORMATIONAL, diag
+    status = status_command(script)
+    if status is not None:
+        own = _own_lines(body, _upstream(script, status))
+        if _informational(status, own, diagnostic(own), code):
+            return Failure.INFORMATIONAL, diag
     c = failing_command(script, body)
     if c is None:
         return Failure.MISUSE, diag
+    if _probe_answer(c, body, diag, code):
+        return Failure.INFORMATIONAL, diag
     if _is_checker(c):
-        if code in (126, 127) or re.search(r"command not found|not found: ", body[:400]):
+        if code in (126, 127) or _NOT_STARTED.search(body[:400]):
             return Failure.MISUSE, diag
         if re.search(rf"No module named '?{re.escape(c.program)}\b", body[:2000]):
             return Failure.MISUSE, diag  # python -m pytest without pytest: the environment
@@ -235,10 +337,28 @@ def _shell_failure(
     return Failure.MISUSE, diag
 
 
+#: A tool's own check of its arguments refused the call: the error says what was wrong.
+_SCHEMA = re.compile(
+    r"InputValidationError|[Mm]issing required (parameter|argument|field|property)|"
+    r"required parameter `?\w+`? is missing|[Ii]nvalid (\w+ ){0,3}(parameter|argument)s?\b|"
+    r"[Ee]xpected (a |an )?(number|string|integer|boolean|array|object|list)\b.{0,40}"
+    r"(got|received|but)|failed to parse function arguments|"
+    r"(is|was) not of type '?(integer|number|string|boolean|array|object)",
+)
+
+
+#: The client refused a shell call's arguments (not the program's own usage error).
+_CALL_REFUSED = re.compile(r"InputValidationError|failed to parse function arguments")
+
+
+def schema_error(body: str) -> bool:
+    """Whether an output says the tool's own argument check refused the call (a list given
+    where a number was expected, an empty input, a missing required parameter)."""
+    return bool(_SCHEMA.search(body[:400]))
+
+
 def _tool_failure(spec: ToolSpec, body: str) -> tuple[Failure, str]:
     diag = diagnostic(body)
-    if "InputValidationError" in body[:300]:
-        return Failure.MISUSE, diag  # the call's parameters were wrong, whatever the tool
     if any(e in body for e in spec.content_errors):
         return Failure.CODE, diag
     if spec.kind in (ToolKind.AGENT, ToolKind.WEB, ToolKind.SHELL_INPUT):
@@ -288,6 +408,8 @@ def _outcome(tool: str, params_json: str, output: str, success: bool) -> Outcome
     if stopped is not None:
         return Outcome(True, stopped, diagnostic(body), code)
     params = json.loads(params_json)
+    if schema_error(body) and (spec.kind is not ToolKind.SHELL or _CALL_REFUSED.search(body[:400])):
+        return Outcome(True, Failure.SCHEMA, diagnostic(body), code)
     if spec.kind is ToolKind.SHELL:
         failure, diag = _shell_failure(spec, params, body, code)
     else:
@@ -295,34 +417,114 @@ def _outcome(tool: str, params_json: str, output: str, success: bool) -> Outcome
     return Outcome(True, failure, diag, code)
 
 
-def _view_step(step: Step) -> Step | None:
+#: Parameters that ask for more than the sandbox allows: inert in general, a correction
+#: when the call before, with the same command, was refused by the sandbox or a permission.
+ESCALATION = frozenset(
+    {"sandbox_permissions", "with_escalated_permissions", "dangerouslyDisableSandbox"}
+)
+_REFUSED = re.compile(
+    r"Operation not permitted|Permission denied|\bEPERM\b|\bEACCES\b|sandbox|"
+    r"Read-only file system|Could not resolve host|[Nn]etwork is unreachable",
+    re.IGNORECASE,
+)
+
+
+def escalates(params: Mapping[str, Any]) -> str | None:
+    """The escalation parameter a call sets (``sandbox_permissions: require_escalated``,
+    ``dangerouslyDisableSandbox: true``), or None."""
+    for k in sorted(ESCALATION & set(params)):
+        v = params[k]
+        if v is True or (isinstance(v, str) and v not in ("", "use_default", "false")):
+            return k
+    return None
+
+
+def escalations(steps: tuple[Step, ...]) -> dict[int, int]:
+    """{refused call: the call that escalated past it}: a successful shell call that sets an
+    escalation parameter, after a call of the same command, without it, that failed with
+    a refusal (the sandbox, a permission: :data:`_REFUSED`, or a denial) among the three
+    calls before it. A parameter is inert only relative to the failure it follows."""
+    out: dict[int, int] = {}
+    for i, step in enumerate(steps):
+        found = spec_for(step.tool)
+        if found is None or found[1].kind is not ToolKind.SHELL or not step.success:
+            continue
+        if escalates(step.params) is None:
+            continue
+        cmd = command_line(found[1], step.params)
+        for k in range(i - 1, max(-1, i - 4), -1):
+            prev = steps[k]
+            pf = spec_for(prev.tool)
+            if pf is None or pf[1].kind is not ToolKind.SHELL or prev.success:
+                continue
+            if command_line(pf[1], prev.params) != cmd or escalates(prev.params) is not None:
+                continue
+            o = outcome(prev)
+            if o.failure is Failure.DENIED or _REFUSED.search(prev.output[:2000]):
+                out[k] = i
+            break
+    return out
+
+
+def _view_step(step: Step, *, refused: bool = False, escalated: bool = False) -> Step | None:
     found = spec_for(step.tool)
     if found is None:
         return step
     table, spec = found
     o = outcome(step)
-    if not o.ran:
+    if not o.ran and not refused:
         return None
-    params = {k: v for k, v in step.params.items() if k not in spec.inert}
+    keep = ESCALATION if escalated else frozenset()
+    params = {k: v for k, v in step.params.items() if k not in spec.inert or k in keep}
     body, _ = strip_headers(step.output, table)
     body = _TAGS.sub("", body)
-    if o.teachable and o.diagnostic:
+    if (o.teachable or refused) and o.diagnostic:
         rest = body.strip()
         first = _clean(_TAGS.sub("", rest.split("\n", 1)[0]).strip())
         if first != o.diagnostic:
             body = o.diagnostic + ("\n" + rest if rest else "")
-    success = step.success or not o.teachable
+    success = step.success or not (o.teachable or refused)
     if params == step.params and body == step.output and success == step.success:
         return step
     return attrs.evolve(step, params=params, output=body, success=success)
 
 
+@attrs.frozen
+class RunView:
+    """A run read once as learning sees it (:func:`learning_view`): its task and its calls,
+    each with its outcome applied. The steps that judge a run against a lesson
+    (:mod:`agentmem.learning.outcomes`, :mod:`agentmem.learning.support`) take a
+    ``RunView``, never a raw trajectory, so that reaching past it to raw steps (an ``rg``
+    no match counted as a repeated mistake) is a type error, not a silent difference."""
+
+    task: str
+    steps: tuple[Step, ...]
+
+    @classmethod
+    def of(cls, t: Trajectory) -> RunView:
+        """The run ``t`` as learning reads it."""
+        v = learning_view(t)
+        return cls(v.task, v.steps)
+
+
 def learning_view(t: Trajectory) -> Trajectory:
     """The run as learning reads it (see the module doc); a run of tools no client table
-    knows is returned as it is. Applying it twice changes nothing more."""
+    knows is returned as it is. Applying it twice changes nothing more.
+
+    A call refused by the sandbox or a permission and then run again with an escalation
+    parameter stays in the view as a failed call, and its retry keeps that parameter
+    (:func:`escalations`): the pair is a correction, an escalation."""
     if not any(spec_for(s.tool) is not None for s in t.steps):
         return t
-    steps = [v for v in (_view_step(s) for s in t.steps) if v is not None]
+    esc = escalations(t.steps)
+    retries = set(esc.values())
+    steps = [
+        v
+        for v in (
+            _view_step(s, refused=i in esc, escalated=i in retries) for i, s in enumerate(t.steps)
+        )
+        if v is not None
+    ]
     if len(steps) == len(t.steps) and all(a is b for a, b in zip(steps, t.steps)):
         return t
     return attrs.evolve(t, steps=tuple(steps))

@@ -26,47 +26,32 @@ from typing import Any
 
 import attrs
 
-__all__ = ["Command", "Pipeline", "Script", "parse", "unwrap_argv"]
+from . import programs
+from .programs import Role
 
-_SHELLS = frozenset("bash sh zsh dash fish".split())
+__all__ = [
+    "Command",
+    "Pipeline",
+    "Script",
+    "command_of",
+    "is_shell",
+    "loose_commands",
+    "parse",
+    "unwrap_argv",
+]
+
 _MAX_COMMAND = 20_000
 
-#: Programs whose first word after the options is a subcommand (``git push``).
-SUBCOMMAND_PROGRAMS = frozenset(
-    "git gh hub npm yarn pnpm bun deno cargo go mix uv poetry pdm hatch pip pip3 pipx conda "
-    "mamba docker podman kubectl helm apt apt-get brew dnf yum gem bundle composer dotnet "
-    "swift rustup nix systemctl terraform aws gcloud az rails rake django-admin flask".split()
-)
-#: Options of a program that take the next word as their value (``git -C dir``).
-_VALUE_OPTIONS = {
-    "git": frozenset({"-C", "-c", "--git-dir", "--work-tree"}),
-    "docker": frozenset({"-H", "--context", "-c"}),
-    "kubectl": frozenset({"-n", "--namespace", "--context"}),
-    "npm": frozenset({"--prefix", "-w", "--workspace"}),
-    "cargo": frozenset({"-C", "--manifest-path"}),
-    "make": frozenset({"-C", "-f", "-j"}),
-    "sudo": frozenset({"-u", "-g", "-h", "-p", "-C", "-D"}),
-    "env": frozenset({"-u", "-C", "--chdir", "--unset"}),
-    "timeout": frozenset({"-s", "-k", "--signal", "--kill-after"}),
-    "nice": frozenset({"-n"}),
-}
-#: Words that start a command without being it (their options skipped).
-_PREFIXES = frozenset("sudo doas env time nohup nice exec command builtin stdbuf xargs".split())
-#: Runners that run the program named after them: ``uv run pytest`` is a ``pytest`` call.
-_RUNNERS = {
-    "uv": "run",
-    "poetry": "run",
-    "pdm": "run",
-    "hatch": "run",
-    "pipenv": "run",
-    "bundle": "exec",
-    "conda": "run",
-    "pnpm": "exec",
-    "yarn": "exec",
-    "npm": "exec",
-}
-_LAUNCHERS = frozenset("npx bunx pnpx uvx pipx".split())
-_INTERPRETER = re.compile(r"python[0-9.]*|py")
+
+def _values(program: str) -> frozenset[str]:
+    """The options of ``program`` that take the next word as their value (``git -C dir``)."""
+    p = programs.get(program)
+    return p.value_options if p is not None else frozenset()
+
+
+def is_shell(program: str) -> bool:
+    """Whether ``program`` is a shell (``bash -lc '...'`` is read through to its script)."""
+    return programs.has(program, Role.SHELL)
 
 
 @attrs.frozen
@@ -288,7 +273,7 @@ def _has_error(node: Any) -> bool:
 
 
 def _skip_options(words: Sequence[str], i: int, program: str) -> int:
-    values = _VALUE_OPTIONS.get(program, frozenset())
+    values = _values(program)
     while i < len(words) and words[i].startswith("-") and words[i] != "-":
         i += 2 if words[i] in values else 1
     return i
@@ -307,24 +292,25 @@ def command_of(
     while i < len(ws):
         w = ws[i]
         base = os.path.basename(w)
+        p = programs.get(base)
         if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*=.*", w):
             assignments = (*assignments, w)
             i += 1
-        elif base in _PREFIXES:
+        elif p is not None and Role.WRAPPER in p.roles and not p.own_words:
             wrappers.append(base)
             i = _skip_options(ws, i + 1, base)
             while base == "env" and i < len(ws) and "=" in ws[i]:
                 i += 1
-        elif base == "timeout" and i + 1 < len(ws):
-            wrappers.append("timeout")
-            i = _skip_options(ws, i + 1, "timeout") + 1
-        elif base in _RUNNERS and i + 1 < len(ws) and ws[i + 1] == _RUNNERS[base]:
-            wrappers.append(f"{base} {_RUNNERS[base]}")
+        elif p is not None and Role.WRAPPER in p.roles and i + p.own_words < len(ws):
+            wrappers.append(base)  # timeout 10 cmd: its own words skipped
+            i = _skip_options(ws, i + 1, base) + p.own_words
+        elif p is not None and p.runs and i + 1 < len(ws) and ws[i + 1] == p.runs:
+            wrappers.append(f"{base} {p.runs}")
             i = _skip_options(ws, i + 2, base)
-        elif base in _LAUNCHERS and i + 1 < len(ws):
+        elif p is not None and Role.LAUNCHER in p.roles and i + 1 < len(ws):
             wrappers.append(base)
             i = _skip_options(ws, i + 1, base)
-        elif _INTERPRETER.fullmatch(base) and ws[i + 1 : i + 2] == ["-m"] and i + 2 < len(ws):
+        elif programs.is_python(base) and ws[i + 1 : i + 2] == ["-m"] and i + 2 < len(ws):
             wrappers.append(f"{base} -m")
             i += 2
         elif base == "nix-shell" and "--run" in ws[i:] and depth < 3:
@@ -349,9 +335,10 @@ def command_of(
     args = tuple(ws[i + 1 :])
     flags, operands = _split(args, program)
     sub = None
-    if program in SUBCOMMAND_PROGRAMS and operands:
+    found = programs.get(program)
+    if found is not None and found.takes_subcommand and operands:
         sub, operands = operands[0], operands[1:]
-        if program in ("npm", "yarn", "pnpm", "bun") and sub == "run" and operands:
+        if sub == "run" and found.scripts and operands:
             sub, operands = f"run {operands[0]}", operands[1:]
     return Command(
         program=program,
@@ -368,7 +355,7 @@ def command_of(
 
 def _split(args: Sequence[str], program: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """(options, operands) of a program's words; after ``--`` every word is an operand."""
-    values = _VALUE_OPTIONS.get(program, frozenset())
+    values = _values(program)
     flags: list[str] = []
     operands: list[str] = []
     i = 0
@@ -389,6 +376,53 @@ def _split(args: Sequence[str], program: str) -> tuple[tuple[str, ...], tuple[st
     return tuple(flags), tuple(operands)
 
 
+_SEPARATORS = frozenset(";; ; && || | |& & ( ) {".split())
+#: What bash would misread: a PowerShell cmdlet (``Get-ChildItem``), a Windows shell run
+#: by name, a drive path written with backslashes (bash eats them: ``C:\\Users`` -> ``C:Users``).
+_WINDOWS = re.compile(
+    r"(?:^|[;|&(]\s*|\n\s*)(?:[A-Z][a-z]+-[A-Z][A-Za-z]+|(?i:powershell|pwsh|cmd)(?:\.exe)?)"
+    r"(?=[ \t\r\n]|$)"
+    r"|(?:^|[\s\"'=])[A-Za-z]:\\"
+)
+
+
+def _windows_shell(command: str) -> bool:
+    """Whether a command line is PowerShell's or cmd's, not bash's: then it is not read."""
+    return _WINDOWS.search(command) is not None
+
+
+def loose_commands(command: str) -> tuple[Command, ...]:
+    """The commands of a line the parser cannot read (an unbalanced quote, a half-written
+    heredoc), split at ``&&``, ``|``, ``;``, ... line by line and read word by word as
+    :func:`command_of` reads them: good enough for a step's domain, never for a lesson."""
+    import shlex
+
+    out: list[Command] = []
+
+    def add(words: list[str]) -> None:
+        c = command_of(words) if words else None
+        if c is not None:
+            out.append(c)
+
+    for line in command.splitlines():
+        lexer = shlex.shlex(line, posix=True, punctuation_chars=True)
+        lexer.whitespace_split = True
+        lexer.commenters = "#"
+        try:
+            words = list(lexer)
+        except ValueError:  # unbalanced quotes: the words as they stand
+            words = line.split()
+        current: list[str] = []
+        for w in words:
+            if w in _SEPARATORS or (w and set(w) <= set(";&|()")):
+                add(current)
+                current = []
+            else:
+                current.append(w)
+        add(current)
+    return tuple(out)
+
+
 def unwrap_argv(argv: Sequence[str]) -> str:
     """The script of a wrapped argv (``["bash", "-lc", "git status"]`` -> ``git status``),
     or the argv joined as a command line."""
@@ -397,7 +431,7 @@ def unwrap_argv(argv: Sequence[str]) -> str:
     args = list(argv)
     if (
         len(args) >= 3
-        and os.path.basename(args[0]) in _SHELLS
+        and is_shell(os.path.basename(args[0]))
         and re.fullmatch(r"-[a-z]*c", args[1])
     ):
         return args[2]
@@ -408,7 +442,7 @@ def unwrap_argv(argv: Sequence[str]) -> str:
 def parse(command: str, *, _depth: int = 0) -> Script:
     """The command line read into pipelines (see the module doc); ``parsed=False`` when
     it cannot be read. ``bash -c '...'`` is read through to the script it runs."""
-    if not command.strip() or len(command) > _MAX_COMMAND:
+    if not command.strip() or len(command) > _MAX_COMMAND or _windows_shell(command):
         return Script(command, parsed=False)
     p = _parser()
     if p is None:
@@ -426,7 +460,7 @@ def parse(command: str, *, _depth: int = 0) -> Script:
     for pl in r.pipelines:
         if len(pl.commands) == 1 and _depth < 3:
             c = pl.commands[0]
-            if c.program in _SHELLS and len(c.args) >= 2 and re.fullmatch(r"-[a-z]*c", c.args[0]):
+            if is_shell(c.program) and len(c.args) >= 2 and re.fullmatch(r"-[a-z]*c", c.args[0]):
                 inner = parse(c.args[1], _depth=_depth + 1)
                 if not inner.parsed:
                     return Script(command, parsed=False)

@@ -386,6 +386,9 @@ def find_corrections(t: Trajectory) -> list[Correction]:
     out += [
         Correction(Kind.SHELL, x.failed, x.fixed, x.between, x.finding, x.why)
         for x in find_shell_fixes(t)
+        # a risky correction (an escalation past the sandbox) is held for a person (issue
+        # 30), never learned as a lesson by itself: find_shell_fixes shows it, tagged
+        if not x.finding.detail.get("risk")
     ]
     return sorted((_scoped(c) for c in out), key=lambda c: c.failed)
 
@@ -410,11 +413,11 @@ def _lists(s: Step, path: str) -> bool:
     if found is None or not is_shell(s.tool):
         return False
     from ..agents import command_line, parse
+    from ..agents.programs import listing
 
     script = parse(command_line(found[1], s.params))
     return any(
-        c.program in ("ls", "find", "tree", "fd")
-        and any(o.rstrip("/") == folder for o in c.operands)
+        listing(c.program) and any(o.rstrip("/") == folder for o in c.operands)
         for c in script.commands
     )
 

@@ -58,26 +58,84 @@ class KindSpec:
     ``rank``: findings of equal support are ranked by it (most specific first);
     ``correction``: a run's own correction (:mod:`.corrections`) can show it;
     ``testable``: :func:`.rules.applies` / :func:`.rules.follows` can test a run against
-    its rule (so :mod:`.support` can count groups that confirm or contradict it).
+    its rule (so :mod:`.support` can count groups that confirm or contradict it);
+    ``evidence``: what a run (or a group) must show before the kind is learned (the
+    module that finds it holds its examples: ``shell_fixes.SHELL_CHANGES`` for shell).
     """
 
     kind: Kind
     rank: int
     correction: bool
     testable: bool
+    evidence: str = ""
 
 
 KINDS: Mapping[Kind, KindSpec] = {
     s.kind: s
     for s in (
-        KindSpec(Kind.PARAM_NAME, 0, correction=True, testable=True),
-        KindSpec(Kind.PREREQUISITE, 1, correction=True, testable=True),
-        KindSpec(Kind.RECOVERY, 2, correction=True, testable=True),
-        KindSpec(Kind.SHELL, 2, correction=True, testable=False),
-        KindSpec(Kind.TOOL_RULE, 1, correction=True, testable=True),
-        KindSpec(Kind.PARAM_VALUE, 3, correction=True, testable=True),
-        KindSpec(Kind.WRONG_TOOL, 4, correction=True, testable=True),
-        KindSpec(Kind.MISSING_STEP, 5, correction=False, testable=True),
+        KindSpec(
+            Kind.PARAM_NAME,
+            0,
+            correction=True,
+            testable=True,
+            evidence="a call failed naming an unknown parameter; the same call with another "
+            "name for it worked",
+        ),
+        KindSpec(
+            Kind.PREREQUISITE,
+            1,
+            correction=True,
+            testable=True,
+            evidence="a call failed; exactly one other call came first and the same call then "
+            "worked",
+        ),
+        KindSpec(
+            Kind.RECOVERY,
+            2,
+            correction=True,
+            testable=True,
+            evidence="a call failed with an error; a helper call then the retried call worked, "
+            "the error naming what changed",
+        ),
+        KindSpec(
+            Kind.SHELL,
+            2,
+            correction=True,
+            testable=False,
+            evidence="a shell call that was a misuse, then the same intent with one "
+            "recognisable change worked (shell_fixes.SHELL_CHANGES)",
+        ),
+        KindSpec(
+            Kind.TOOL_RULE,
+            1,
+            correction=True,
+            testable=True,
+            evidence="a client tool failed with its own rule's error (ToolSpec.needs); the "
+            "needed call, then the job done",
+        ),
+        KindSpec(
+            Kind.PARAM_VALUE,
+            3,
+            correction=True,
+            testable=True,
+            evidence="a call failed on a parameter's value that the error names; the same "
+            "call with another value worked",
+        ),
+        KindSpec(
+            Kind.WRONG_TOOL,
+            4,
+            correction=True,
+            testable=True,
+            evidence="a tool failed; another tool did the same job on the same arguments "
+            "right after",
+        ),
+        KindSpec(
+            Kind.MISSING_STEP,
+            5,
+            correction=False,
+            testable=True,
+            evidence="good runs of one task all make a call that the bad runs skip",
+        ),
     )
 }
 

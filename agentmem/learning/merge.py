@@ -7,8 +7,11 @@ a look-up tool or an error merge with the recoveries that looked X up and a
 misspelt name of X; one wrong parameter name guessed for several tools becomes
 one lesson; the same substitution seen in several groups becomes one lesson in
 both directions ("use cp, not mv, for ..., use mv, not cp, for ..."); one step
-skipped in several groups becomes one. Split from :mod:`.evidence`, which finds
-what is merged here.
+skipped in several groups becomes one. Shell corrections of one project merge too:
+several files found in one folder ("notes.txt is at docs/notes.txt", "todo.md is at
+docs/todo.md") become "In this project notes.txt and todo.md are in docs/", and one
+program missing under several commands, provided the same way, becomes one lesson;
+their support is summed. Split from :mod:`.evidence`, which finds what is merged here.
 """
 
 from __future__ import annotations
@@ -29,6 +32,11 @@ __all__ = ["MAX_TOOLS", "clusters", "merge_cluster", "merge_findings"]
 def _join(names: Sequence[str]) -> str:
     names = list(names)
     return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
+
+
+def _and(names: Sequence[str]) -> str:
+    names = list(names)
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
 
 
 def _fit(*variants: str) -> str:
@@ -498,7 +506,131 @@ def clusters(findings: Sequence[Finding]) -> list[tuple[str, list[int]]]:
     _missing_clusters(fs, out, taken)
     _wrong_tool_clusters(fs, out, taken)
     _tool_rule_clusters(fs, out, taken)
+    _shell_location_clusters(fs, out, taken)
+    _shell_program_clusters(fs, out, taken)
+    _shell_action_clusters(fs, out, taken)
     return sorted(out, key=lambda c: min(c[1]))
+
+
+def _shell_key(f: Finding, change: str) -> tuple[str, str] | None:
+    """(project, scope) of a shell finding of ``change`` that may merge, else None: only
+    findings of one known project merge (a merged lesson is served where its runs were)."""
+    d = f.detail
+    if f.kind != Kind.SHELL or d.get("change") != change or not d.get("project"):
+        return None
+    return str(d["project"]), str(d.get("scope"))
+
+
+def _shell_location_clusters(fs: Sequence[Finding], out: list[_Cluster], taken: set[int]) -> None:
+    """Several files of one project found in one folder ("notes.txt is at docs/notes.txt",
+    "todo.md is at docs/todo.md"): one lesson, where the project keeps them."""
+    by: dict[tuple[str, str, str], list[int]] = defaultdict(list)
+    for i, f in enumerate(fs):
+        key = _shell_key(f, "location")
+        good = str(f.detail.get("good") or "").rstrip("/")
+        folder = good.rsplit("/", 1)[0] if "/" in good else ""
+        if key is None or i in taken or not folder:
+            continue
+        k = (*key, folder)
+        by[k].append(i)
+    for idx in by.values():
+        names = {str(fs[i].detail.get("good")) for i in idx}
+        if len(names) > 1:
+            out.append(("shell_location", idx))
+            taken.update(idx)
+
+
+def _shell_program_clusters(fs: Sequence[Finding], out: list[_Cluster], taken: set[int]) -> None:
+    """One program missing under several commands, provided the same way each time
+    (``cargo build`` and ``cargo test`` both through ``nix-shell -p cargo``): one lesson."""
+    by: dict[tuple[str, ...], list[int]] = defaultdict(list)
+    for i, f in enumerate(fs):
+        for change in ("wrapper", "interpreter"):
+            key = _shell_key(f, change)
+            if key is not None and i not in taken and len(f.facts) >= 2:
+                k = (*key, change, *f.facts[:2])
+                by[k].append(i)
+    for idx in by.values():
+        if len({fs[i].text for i in idx}) > 1:
+            out.append(("shell_program", idx))
+            taken.update(idx)
+
+
+def _shell_action_clusters(fs: Sequence[Finding], out: list[_Cluster], taken: set[int]) -> None:
+    """One step done to each of several programs of a project before it ran (``chmod +x``
+    on three scripts): one lesson."""
+    by: dict[tuple[str, ...], list[int]] = defaultdict(list)
+    for i, f in enumerate(fs):
+        key = _shell_key(f, "prerequisite")
+        action = f.detail.get("helper_action")
+        if key is not None and i not in taken and action:
+            k = (*key, str(action), str(f.detail.get("folder") or ""))
+            by[k].append(i)
+    for idx in by.values():
+        if len({fs[i].tool for i in idx}) > 1:
+            out.append(("shell_action", idx))
+            taken.update(idx)
+
+
+def _merge_shell_actions(group: list[Finding]) -> Finding:
+    f = group[0]
+    names = list(dict.fromkeys(g.tool for g in group))
+    said = " ".join(w for w in str(f.detail.get("error") or "").split() if "/" not in w)
+    q = quote_error(said.rstrip(": "), 6)
+    action = str(f.detail["helper_action"])
+    folder = str(f.detail.get("folder") or "")
+    where = f"the scripts in {folder}/ ({_and(names)})" if folder else _and(names)
+    text = _fit(
+        f"In this project run {action} on {where} before running them; without it they fail "
+        f"with '{q}'.",
+        f"In this project run {action} on {where} before running them.",
+        f"In this project run {action} on the scripts in {folder or '.'}/ before running them.",
+    )
+    return attrs.evolve(
+        f,
+        text=text,
+        facts=(*names, str(f.facts[1])),
+        support=sum(g.support for g in group),
+        detail={**f.detail, "tools": names, "merged": len(group)},
+    )
+
+
+def _merge_shell_locations(group: list[Finding]) -> Finding:
+    f = group[0]
+    goods = list(dict.fromkeys(str(g.detail["good"]) for g in group))
+    folder = goods[0].rstrip("/").rsplit("/", 1)[0]
+    names = [x.rstrip("/").rsplit("/", 1)[-1] for x in goods]
+    q = quote_error(re.sub(r"^(fatal|error|Error|ERROR): ", "", str(f.detail.get("error"))), 6)
+    text = _fit(
+        f"In this project {_and(names)} are in {folder}/; looking for them elsewhere fails "
+        f"with '{q}'.",
+        f"In this project {', '.join(names[:3])} and other such files are in {folder}/.",
+    )
+    avoid = list(dict.fromkeys(str(a) for g in group for a in g.detail.get("avoid") or []))
+    programs = list(dict.fromkeys(g.detail.get("program") for g in group))
+    return attrs.evolve(
+        f,
+        text=text,
+        facts=(*(str(p) for p in programs if p), folder, *goods),
+        support=sum(g.support for g in group),
+        detail={**f.detail, "goods": goods, "folder": folder, "avoid": avoid, "merged": len(group)},
+    )
+
+
+def _merge_shell_programs(group: list[Finding]) -> Finding:
+    f = group[0]
+    program, how = f.facts[0], f.facts[1]
+    q = quote_error(str(f.detail.get("error") or ""), 8)
+    if f.detail.get("change") == "interpreter":
+        text = f"{how} is not on PATH here ('{q}'): run {program} instead."
+    else:
+        text = f"{program} is not on PATH here ('{q}'): run it through {how}."
+    return attrs.evolve(
+        f,
+        text=lesson_text(text),
+        support=sum(g.support for g in group),
+        detail={**f.detail, "merged": len(group)},
+    )
 
 
 def _tool_rule_clusters(fs: Sequence[Finding], out: list[_Cluster], taken: set[int]) -> None:
@@ -832,6 +964,9 @@ def merge_cluster(kind: str, group: list[Finding]) -> Finding:
         "missing": _merge_missing,
         "wrong_tool": _merge_wrong_tools,
         "tool_rule": _merge_tool_rules,
+        "shell_location": _merge_shell_locations,
+        "shell_program": _merge_shell_programs,
+        "shell_action": _merge_shell_actions,
     }[kind](group)
 
 

@@ -39,7 +39,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..agents import ToolKind, command_line, parse, spec_for
+from ..agents import RunView, ToolKind, command_line, parse, spec_for
 from ..effect import MIN_RUNS, newcombe
 from ..records import Operation, Step
 from ..served import log_path
@@ -62,10 +62,10 @@ __all__ = [
 RETIRE_MIN_SITUATIONS = 5
 
 
-def verdict(
-    rule: Rule | None, task: str, steps: Sequence[Step]
-) -> tuple[bool | None, bool | None, bool | None]:
-    """(situation, followed, repeated) of one run for one lesson's rule (module doc)."""
+def verdict(rule: Rule | None, run: RunView) -> tuple[bool | None, bool | None, bool | None]:
+    """(situation, followed, repeated) of one run for one lesson's rule (module doc); the
+    run as learning reads it, so a no match or a failed test run is no repeated mistake."""
+    task, steps = run.task, run.steps
     if rule is None or not rule.testable:
         return None, None, None
     if not applies(rule, task, steps):
@@ -78,12 +78,12 @@ def verdict(
 
 
 def tool_verdict(
-    tools: Sequence[str], steps: Sequence[Step]
+    tools: Sequence[str], run: RunView
 ) -> tuple[bool | None, bool | None, bool | None]:
     """(situation, followed, repeated) judged by a lesson's tools alone (module doc)."""
     if not tools:
         return None, None, None
-    calls = [s for s in steps if _calls(tools, s)]
+    calls = [s for s in run.steps if _calls(tools, s)]
     if not calls:
         return False, False, False
     failed = any(not s.success for s in calls)
@@ -102,14 +102,14 @@ def _calls(tools: Sequence[str], step: Step) -> bool:
 
 
 def judge(
-    rule: Rule | None, task: str, steps: Sequence[Step]
+    rule: Rule | None, run: RunView
 ) -> tuple[bool | None, bool | None, bool | None, str | None]:
     """A run's verdict for a lesson and what judged it: its rule, else its tools."""
     if rule is None:
         return None, None, None, None
     if rule.testable:
-        return (*verdict(rule, task, steps), "rule")
-    v = tool_verdict(rule.tools, steps)
+        return (*verdict(rule, run), "rule")
+    v = tool_verdict(rule.tools, run)
     return (*v, "tools" if v[0] is not None else None)
 
 
@@ -187,8 +187,7 @@ def judge_served(db: Any, session_id: int) -> tuple[list[AppliedOp], dict[str, i
     verdicts: list[store.Verdict] = []
     tipped: set[int] = set()
     for r in rows:
-        t = runs[r["trajectory_id"]]
-        v = judge(Rule.from_json(r["rule"]), t.task, t.steps)
+        v = judge(Rule.from_json(r["rule"]), RunView.of(runs[r["trajectory_id"]]))
         verdicts.append((r["id"], *v))
         if v[0] and v[3] == "rule" and not r["held"] and r["status"] == "live":
             tipped.add(int(r["experience_id"]))

@@ -18,6 +18,9 @@ same thing with exactly one recognisable change:
     ``python -m``, ``npx``, ``nix-shell -p X --run``, ...
 ``program``
     The program not found, then another program on the same operands (``rg`` -> ``grep``).
+``fullpath``
+    The program not found on PATH, then the same command with the program's full path
+    (``/opt/homebrew/bin/gh``): where this machine keeps it.
 ``prerequisite``
     The very same command worked after exactly one other command that is not mere
     reading (``mkdir -p dir`` before ``cat > dir/file``, an install).
@@ -59,28 +62,28 @@ from collections.abc import Sequence
 
 import attrs
 
-from ..agents import command_line, is_shell, outcome, parse, spec_for
-from ..agents.outcomes import failing_command
+from ..agents import command_line, is_shell, outcome, parse, programs, spec_for
+from ..agents.base import Failure
+from ..agents.outcomes import escalates, failing_command
+from ..agents.programs import Role
 from ..agents.shell import Command
 from ..records import Step, Trajectory
 from .findings import Finding, lesson_text, quote_error
 from .kinds import Kind
 
-__all__ = ["ShellFix", "across", "compare", "find_shell_fixes", "gave_up", "short"]
+__all__ = [
+    "SHELL_CHANGES",
+    "ShellChange",
+    "ShellFix",
+    "across",
+    "compare",
+    "find_shell_fixes",
+    "gave_up",
+    "short",
+]
 
 #: How many later calls a failed call's retry is looked for in.
 WINDOW = 8
-#: Programs that only read or look around: exploration, never a prerequisite.
-READERS = frozenset(
-    "ls cat head tail less more find fd tree pwd stat file wc du df grep egrep rg ag ack "
-    "which type echo printf realpath readlink basename dirname env printenv id whoami "
-    "uname date sed awk sort uniq cut jq yq diff cmp nl od xxd true false test [[".split()
-)
-_GIT_READERS = frozenset("status log diff show branch remote rev-parse ls-files config".split())
-#: Wrappers that provide a program from the machine (else: the project's environment).
-_MACHINE_WRAPPERS = ("nix-shell", "python -m", "python3 -m", "sudo")
-_INSTALLERS = re.compile(r"^(apt|apt-get|brew|dnf|yum|apk|pacman|nix-env|port|choco|winget)$")
-_FAMILY = re.compile(r"^(python|pip|node|ruby|perl|php|gcc|g\+\+|clang|java)([0-9.]*)$")
 _NOT_FOUND = re.compile(r"command not found|not found: |: not found\b|is not recognized as")
 _MISSING_PATH = re.compile(
     r"No such file or directory|cannot access|does not exist|not found", re.I
@@ -123,9 +126,11 @@ def _intent(c: Command) -> str:
 
 
 def _reader(c: Command) -> bool:
-    if c.program == "git":
-        return c.subcommand in _GIT_READERS
-    return c.program in READERS and not any(op in (">", ">>") for op, _ in c.redirects)
+    if programs.has(c.program, Role.VCS):
+        return Role.READER in programs.sub_roles(c.program, c.subcommand)
+    return programs.has(c.program, Role.READER) and not any(
+        op in (">", ">>") for op, _ in c.redirects
+    )
 
 
 def _targets(c: Command) -> tuple[str, ...]:
@@ -151,7 +156,15 @@ def _same_args(a: Command, b: Command) -> bool:
 
 
 def _scope_for_wrapper(w: str) -> str:
-    return "machine" if w.startswith(_MACHINE_WRAPPERS) else "project"
+    """A wrapper that provides a program from the machine (``nix-shell -p``, ``sudo``,
+    ``python -m``) makes a machine fact; a project's runner (``uv run``) a project one."""
+    head = w.split()[0]
+    machine = programs.has(head, Role.MACHINE) or (programs.is_python(head) and w.endswith(" -m"))
+    return "machine" if machine else "project"
+
+
+def _installer(c: Command) -> bool:
+    return programs.has(c.program, Role.INSTALLER)
 
 
 def _finding(
@@ -199,13 +212,31 @@ def compare(
         return None
     if _same_args(f, s):
         return _prerequisite(f, s, q, diag, between)
-    if " ".join(s.words) in re.sub(r"[ \t]+", " ", body):
+    if s.words != f.words and advises(body, s):
         return _suggested(f, s, diag)
     if f.flags == s.flags:
         return _operand(f, s, q, diag, body, task)
     if f.operands == s.operands and _targets(f) == _targets(s):
         return _flag(f, s, q, diag, body)
     return None
+
+
+#: Words that quote a command as advice: "use git push ...", "Run `x`", "did you mean x".
+_ADVICE_VERBS = (
+    r"(?:run|try|use|type|execute|instead|did you mean|you meant|perhaps you meant|"
+    r"maybe you meant|the most similar commands? (?:is|are))"
+)
+
+
+def advises(body: str, s: Command) -> bool:
+    """Whether a failed output quotes command ``s`` as advice: after a word that advises
+    ("Run `x`", "try x", "use\\n    x", "did you mean x") and whole, never a word of the
+    output that merely begins with the program's name (``ls: x: No such file``)."""
+    if len(s.words) < 2:
+        return False  # a bare program name is never advice enough
+    cmd = r"\s+".join(re.escape(w) for w in s.words)
+    pat = rf"(?i)\b{_ADVICE_VERBS}\b[^\n]{{0,30}}?(?:[\s:'\"`]|\\n)*{cmd}(?![\w./-])"
+    return re.search(pat, body[:4000]) is not None
 
 
 def _suggested(f: Command, s: Command, diag: str) -> Finding:
@@ -243,6 +274,12 @@ def _provided(
         w = next(x for x in s.wrappers if x not in f.wrappers)
         text = f"{f.program} is not on PATH here ('{q}'): run it through {w} ({short(s, 40)})."
         return _finding("wrapper", f, _scope_for_wrapper(w), text, (f.program, w), diag, avoid=[])
+    if f.program == s.program and _same_args(f, s):
+        fw, sw = _program_word(f), _program_word(s)
+        if fw != sw and "/" in sw and "/" not in fw:  # gh not found; /opt/homebrew/bin/gh ran
+            text = f"{f.program} is not on PATH here ('{q}'): call it as {sw}."
+            scope = "machine" if sw.startswith(("/", "~")) else "project"
+            return _finding("fullpath", f, scope, text, (f.program, sw), diag, avoid=[])
     fam = _family(f.program)
     if fam and fam == _family(s.program) and f.program != s.program:
         if f.args == s.args or f.operands == s.operands:
@@ -255,7 +292,7 @@ def _provided(
         installs = [b for b in between if not _reader(b) and b.program != f.program]
         if len(installs) == 1:
             b = installs[0]
-            scope = "machine" if _INSTALLERS.match(b.program) or "-g" in b.flags else "project"
+            scope = "machine" if _installer(b) or "-g" in b.flags else "project"
             text = f"{f.program} is missing here ('{q}'): run {short(b, 40)} first."
             facts = (f.program, b.program)
             return _finding("prerequisite", f, scope, text, facts, diag, helper=short(b))
@@ -268,9 +305,26 @@ def _provided(
     return None
 
 
+def _escalation(f: Command, diag: str, param: str, value: object) -> Finding:
+    """The same command refused (the sandbox, a permission), then run with an escalation
+    parameter: a correction, and a risky one (it widens what the agent may do), tagged
+    ``risk: escalation`` so that it is held for a person, never served as advice alone."""
+    q = quote_error(diag or "refused", 8)
+    setting = f"{param}: {str(value).lower() if isinstance(value, bool) else value}"
+    text = f"In this project {short(f, 40)} is refused in the sandbox ('{q}'); it ran with "
+    text += f"{setting}."
+    return _finding(
+        "escalation", f, "project", text, (f.program, param), diag, risk="escalation", avoid=[]
+    )
+
+
+def _program_word(c: Command) -> str:
+    """The word of ``c`` that names its program, as written (``/opt/homebrew/bin/gh``)."""
+    return next((w for w in c.words if os.path.basename(w) == c.program), c.program)
+
+
 def _family(program: str) -> str | None:
-    m = _FAMILY.match(program)
-    return m.group(1) if m else None
+    return programs.family(program)
 
 
 def _prerequisite(
@@ -281,9 +335,21 @@ def _prerequisite(
     if len(helpers) != 1:
         return None
     b = helpers[0]
-    scope = "machine" if _INSTALLERS.match(b.program) or "-g" in b.flags else "project"
+    if programs.has(b.program, Role.EDITS) or any(op == "<<" for op, _ in b.redirects):
+        return None  # the fix was a change of a file's content: no step a lesson can name
+    scope = "machine" if _installer(b) or "-g" in b.flags else "project"
     text = f"Run {short(b, 40)} before {short(f, 40)}; without it {f.program} fails with '{q}'."
-    return _finding("prerequisite", f, scope, text, (f.program, b.program), diag, helper=short(b))
+    # the helper acts on the failing program itself (chmod +x s.sh before ./s.sh): what
+    # it does, without that path, lets Stage 3 merge it for several programs of a project
+    on_itself = any(os.path.basename(o) == f.program for o in b.operands)
+    action = " ".join(
+        w for w in (b.program, *b.flags, *b.operands) if "/" not in w and w != f.program
+    )
+    where = os.path.dirname(_program_word(f))
+    more = {"helper_action": action, "folder": where} if on_itself else {}
+    return _finding(
+        "prerequisite", f, scope, text, (f.program, b.program), diag, helper=short(b), **more
+    )
 
 
 def _operand(f: Command, s: Command, q: str, diag: str, body: str, task: str) -> Finding | None:
@@ -293,9 +359,17 @@ def _operand(f: Command, s: Command, q: str, diag: str, body: str, task: str) ->
     if len(a) != len(b):
         return None
     diff = [(x, y) for x, y in zip(a, b) if x != y]
+    if len(diff) > 1 and _MISSING_PATH.search(diag):
+        # a path found elsewhere, read with another line range (sed -n 1,200p -> 1,220p):
+        # the one path that changed decides; the other words are no paths
+        paths = [(x, y) for x, y in diff if "/" in x or "/" in y]
+        if len(paths) == 1 and all(_plain(x) and _plain(y) for x, y in diff if (x, y) != paths[0]):
+            diff = paths
     if len(diff) != 1:
         return None
     bad, good = diff[0]
+    if any(c.isspace() for c in bad + good):
+        return None  # a script passed as one word (powershell -Command "..."): code, no operand
     said = f"{diag}\n{body[:1000]}"
     if bad not in said and bad.rstrip("/") not in said:
         return None  # the failure does not name the operand that changed
@@ -315,6 +389,11 @@ def _operand(f: Command, s: Command, q: str, diag: str, body: str, task: str) ->
     return _finding(
         "operand", f, "project", text, (f.program, good), diag, bad=bad, good=good, avoid=[bad]
     )
+
+
+def _plain(word: str) -> bool:
+    """A word that names no file: no folder, no file extension (``1,200p``, ``-20``)."""
+    return "/" not in word and not re.search(r"\.[A-Za-z]\w*$", word)
 
 
 def _dropped(f: Command, s: Command, q: str, diag: str, body: str) -> Finding | None:
@@ -370,14 +449,49 @@ def _commands(step: Step) -> tuple[Command, ...] | None:
 def _failed_command(step: Step) -> tuple[Command, str] | None:
     """The command a misused shell call failed on, and its diagnostic."""
     o = outcome(step)
-    if not o.teachable:
-        return None
+    if not o.teachable and not (o.failure is Failure.DENIED and not step.success):
+        return None  # a denial stays failed in the view only when a retry escalated past it
     found = spec_for(step.tool)
     script = parse(command_line(found[1], step.params)) if found else None
     if script is None or not script.parsed:
         return None
     c = failing_command(script, step.output)
     return (c, o.diagnostic) if c is not None else None
+
+
+def _before(cmds: Sequence[Command], c: Command, failed: Step, diag: str) -> list[Command]:
+    """The commands a retry ran before its command ``c`` in the same call, that the failed
+    call did not run and that act on what the failure's diagnostic names (``chmod +x s.sh
+    && ./s.sh`` after "permission denied: s.sh"; ``uv pip install flake8 && uv run
+    flake8`` after "Failed to spawn: flake8"): they may be what made it work."""
+    ran = {_intent(x) for x in (_commands(failed) or ())}  # git add of other files: no new step
+    k = next((n for n, x in enumerate(cmds) if x is c), 0)
+    return [x for x in cmds[:k] if _intent(x) not in ran and _acts_on(x, c, diag)]
+
+
+def _acts_on(helper: Command, c: Command, diag: str) -> bool:
+    """Whether ``helper`` acts on what ``diag`` names, or on ``c``'s program."""
+    for o in helper.operands:
+        name = os.path.basename(o.rstrip("/"))
+        if o == c.program or (
+            len(name) > 2 and re.search(rf"(?<![\w.-]){re.escape(name)}\b", diag)
+        ):
+            return True
+    return False
+
+
+def _proven(step: Step, c: Command) -> bool:
+    """Whether a successful call shows that its command ``c`` worked: every pipeline after
+    ``c``'s is joined by ``&&``. After ``c || d`` the call's success may be ``d``'s, and
+    after ``c; d`` it is ``d``'s alone: such a retry proves nothing about ``c``."""
+    found = spec_for(step.tool)
+    script = parse(command_line(found[1], step.params)) if found else None
+    if script is None or not script.parsed:
+        return False
+    at = next((k for k, p in enumerate(script.pipelines) if c in p.commands), None)
+    if at is None:
+        return False
+    return all(p.connector == "&&" for p in script.pipelines[at + 1 :])
 
 
 def _retry(f: Command, cmds: Sequence[Command], missing: bool) -> Command | None:
@@ -514,9 +628,15 @@ def find_shell_fixes(t: Trajectory) -> list[ShellFix]:
                 continue
             if not later.success:
                 break  # the retry failed too: a later pair may teach it
-            if j in used:
+            if j in used or not _proven(later, c):
                 break
-            fnd = compare(f, c, diag, step.output, between, t.task)
+            esc = escalates(later.params)
+            if esc is not None and escalates(step.params) is None and c.words == f.words:
+                fnd: Finding | None = _escalation(f, diag, esc, later.params[esc])
+            else:
+                fnd = compare(
+                    f, c, diag, step.output, [*between, *_before(cmds, c, step, diag)], t.task
+                )
             if fnd is not None:
                 fnd = attrs.evolve(fnd, domain=step.domain or "")
                 used.add(j)
@@ -537,6 +657,14 @@ def find_shell_fixes(t: Trajectory) -> list[ShellFix]:
                 out.append(advised)
     taken = {x.failed for x in out}
     out += [h for h in (_hidden(t, i) for i in range(len(steps)) if i not in taken) if h]
+    project = t.meta.get("project")
+    if isinstance(project, str) and project:  # Stage 3 merges findings of one project only
+        out = [
+            attrs.evolve(
+                x, finding=attrs.evolve(x.finding, detail={**x.finding.detail, "project": project})
+            )
+            for x in out
+        ]
     return sorted(out, key=lambda x: x.failed)
 
 
@@ -586,3 +714,193 @@ def gave_up(run: Trajectory, failed: Step) -> bool:
         if not any(_intent(c) == _intent(f) for c in later):
             return True
     return False
+
+
+# --------------------------------------------------------------------------- the changes
+
+
+def _sh(command: str, output: str = "", ok: bool = True, **more: object) -> Step:
+    """An example call as Claude Code records it (a failure with its ``Exit code`` head)."""
+    code = "Exit code 127" if "not found" in output else "Exit code 1"
+    return Step(
+        tool="Bash",
+        params={"command": command, **more},
+        output=output if ok else f"{code}\n{output}",
+        success=ok,
+    )
+
+
+@attrs.frozen
+class ShellChange:
+    """One kind of shell correction: its name (``detail["change"]``), the evidence it
+    needs, and a positive and a negative example (calls of one run, paraphrased from real
+    sessions) that ``tests/test_kinds.py`` runs through :func:`find_shell_fixes`."""
+
+    name: str
+    evidence: str
+    positive: tuple[Step, ...]
+    negative: tuple[Step, ...]
+
+
+_NO_FILE = "No such file or directory"
+_UPSTREAM = (
+    "fatal: The current branch feat has no upstream branch.\n"
+    "To push the current branch and set the remote as upstream, use\n\n"
+    "    git push --set-upstream origin feat\n"
+)
+
+#: The shell corrections, in the order :func:`compare` tries them (a program not found
+#: first, then another intent, the same arguments, advice, an operand, a flag), then the
+#: ones read from the run around a call (advised, hidden, escalation).
+SHELL_CHANGES: tuple[ShellChange, ...] = (
+    ShellChange(
+        "interpreter",
+        "the program is not found; a program of its family (python3 for python) ran the "
+        "same arguments",
+        (
+            _sh("python tools/gen.py", "python: command not found", False),
+            _sh("python3 tools/gen.py"),
+        ),
+        (_sh("python tools/gen.py", "python: command not found", False), _sh("python3 other.py")),
+    ),
+    ShellChange(
+        "wrapper",
+        "the program is not found bare (or fails bare); the same command worked through a "
+        "runner or provider (uv run, npx, python -m, nix-shell -p); never sudo",
+        (_sh("pytest -x", "bash: pytest: command not found", False), _sh("uv run pytest -x")),
+        (
+            _sh("systemctl restart app", "Failed to restart app: Access denied", False),
+            _sh("sudo systemctl restart app"),
+        ),
+    ),
+    ShellChange(
+        "fullpath",
+        "the program is not found on PATH; the same command with the program's full path "
+        "worked: where this machine keeps it",
+        (
+            _sh("gh pr list", "zsh: command not found: gh", False),
+            _sh("/opt/homebrew/bin/gh pr list"),
+        ),
+        (
+            _sh("gh pr list", "zsh: command not found: gh", False),
+            _sh("/opt/homebrew/bin/gh pr view 12"),
+        ),
+    ),
+    ShellChange(
+        "program",
+        "the program is not found; another program did the job on the same operands",
+        (_sh("rg TODO src", "bash: rg: command not found", False), _sh("grep -rn TODO src")),
+        (_sh("rg TODO src", "bash: rg: command not found", False), _sh("grep -rn FIXME lib")),
+    ),
+    ShellChange(
+        "prerequisite",
+        "the very same command worked after exactly one other command that is not a read "
+        "(in a call between, or before it in the retry's own call, acting on what the "
+        "diagnostic names)",
+        (
+            _sh("touch out/a.txt", f"touch: cannot touch 'out/a.txt': {_NO_FILE}", False),
+            _sh("mkdir -p out"),
+            _sh("touch out/a.txt"),
+        ),
+        (
+            _sh("touch out/a.txt", f"touch: cannot touch 'out/a.txt': {_NO_FILE}", False),
+            _sh("mkdir -p out"),
+            _sh("git init"),
+            _sh("touch out/a.txt"),
+        ),
+    ),
+    ShellChange(
+        "suggested",
+        "the failed output quoted the command that then worked as advice (use / run / try "
+        "/ did you mean ...), and it differs from the failed one",
+        (_sh("git push", _UPSTREAM, False), _sh("git push --set-upstream origin feat")),
+        (_sh("ls src/x", f"ls: src/x: {_NO_FILE}", False), _sh("ls src")),
+    ),
+    ShellChange(
+        "location",
+        "'No such file' naming the path; the same program on a path with the same file name",
+        (_sh("cat notes.txt", f"cat: notes.txt: {_NO_FILE}", False), _sh("cat docs/notes.txt")),
+        (_sh("cat notes.txt", f"cat: notes.txt: {_NO_FILE}", False), _sh("cat docs/todo.md")),
+    ),
+    ShellChange(
+        "operand",
+        "one operand changed, the failed output naming the wrong one",
+        (
+            _sh("git checkout mian", "error: pathspec 'mian' did not match any file(s)", False),
+            _sh("git checkout main"),
+        ),
+        (
+            _sh("git checkout dev", "error: Your local changes would be overwritten", False),
+            _sh("git checkout main"),
+        ),
+    ),
+    ShellChange(
+        "dropped",
+        "the same command without one path operand that the failed output named",
+        (
+            _sh(
+                "git add a.py dist/app.js",
+                "The following paths are ignored by one of your .gitignore files:\ndist/app.js",
+                False,
+            ),
+            _sh("git add a.py"),
+        ),
+        (_sh("cat a.txt b/c.txt", f"cat: b/c.txt: {_NO_FILE}", False), _sh("cat a.txt")),
+    ),
+    ShellChange(
+        "flag",
+        "one flag changed, the failed output naming it (an unknown option)",
+        (
+            _sh("git show --no-stat abc1234", "error: unrecognized argument: --no-stat", False),
+            _sh("git show abc1234"),
+        ),
+        (
+            _sh("git log --oneline main..x", "fatal: bad revision 'main..x'", False),
+            _sh("git log --stat main..x"),
+        ),
+    ),
+    ShellChange(
+        "advised",
+        "the output advised a command in so many words ('Run X to fix'), the next shell call "
+        "was exactly X and worked, and the failure did not come back",
+        (
+            _sh("git commit -m wip", "Code is not formatted. Run 'mix format' to fix.", False),
+            _sh("mix format"),
+        ),
+        (
+            _sh("git commit -m wip", "Code is not formatted. Run 'mix format' to fix.", False),
+            _sh("mix compile"),
+        ),
+    ),
+    ShellChange(
+        "hidden",
+        "rg --files -g G listed nothing; the next call, find . -name G, found the files in "
+        "one hidden folder",
+        (
+            _sh("rg --files -g '*.spec.yaml'", "", False),
+            _sh(
+                "find . -name '*.spec.yaml'",
+                "./.config/specs/a.spec.yaml\n./.config/specs/b.spec.yaml",
+            ),
+        ),
+        (
+            _sh("rg --files -g '*.spec.yaml'", "", False),
+            _sh("find . -name '*.spec.yaml'", "./specs/a.spec.yaml\n./other/b.spec.yaml"),
+        ),
+    ),
+    ShellChange(
+        "escalation",
+        "the same command refused by the sandbox or a permission, then run with an "
+        "escalation parameter: a risky correction, held for a person",
+        (
+            _sh(
+                "docker ps", "permission denied while trying to connect to the Docker daemon", False
+            ),
+            _sh("docker ps", "CONTAINER ID", dangerouslyDisableSandbox=True),
+        ),
+        (
+            _sh("pytest -x", "E   assert 1 == 2\n1 failed", False),
+            _sh("pytest -x", "1 passed", dangerouslyDisableSandbox=True),
+        ),
+    ),
+)

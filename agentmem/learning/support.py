@@ -45,6 +45,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 import attrs
 
+from ..agents import RunView
 from ..records import Experience, Operation, Step, Trajectory
 from ..rewards import is_negative, is_positive
 from .digest import Digest
@@ -113,7 +114,8 @@ class Tally:
 
 def group_runs(trajs: Sequence[Trajectory], digests: Sequence[Digest]) -> list[GroupRun]:
     """The runs of one learned group, as :func:`group_tally` reads them."""
-    return [GroupRun(t.task, t.steps, d.advantage, d.accepted) for t, d in zip(trajs, digests)]
+    views = [RunView.of(t) for t in trajs]  # the runs as learning reads them
+    return [GroupRun(v.task, v.steps, d.advantage, d.accepted) for v, d in zip(views, digests)]
 
 
 def group_tally(rule: Rule, runs: Sequence[GroupRun]) -> tuple[Tally, float | None]:

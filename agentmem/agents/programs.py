@@ -1,0 +1,429 @@
+"""What each program a shell call runs is: one table, read by every step.
+
+The shell reader (:mod:`.shell`: which words wrap a program, which take a subcommand,
+which options take a value), the outcomes (:mod:`.outcomes`: which exit status answers
+a question, which programs probe, filter, or check the code), the shell corrections
+(:mod:`agentmem.learning.shell_fixes`: which programs only read, which install) and the
+domains (:mod:`agentmem.domains`: a step's domain by its command) all read
+:data:`PROGRAMS`. Adding a program, or saying more about one, changes this file only;
+``tests/test_programs.py`` checks that no other module keeps a table of programs and
+that this one is consistent.
+
+A :class:`Program` has :class:`Role` s (a program may have several: ``grep`` searches,
+reads and answers with its exit status), a domain, the subcommands that say what a call
+does (``cargo test`` is a test run, ``git status`` a read), the options that take the
+next word as their value (``git -C dir``), and for a runner the word after which it runs
+another program (``uv run pytest`` is a ``pytest`` call).
+"""
+
+from __future__ import annotations
+
+import enum
+import functools
+import re
+from collections.abc import Iterable, Mapping
+
+import attrs
+
+__all__ = [
+    "GENERIC_SUBCOMMANDS",
+    "PROGRAMS",
+    "Program",
+    "Role",
+    "domain_names",
+    "family",
+    "get",
+    "has",
+    "is_interpreter",
+    "is_python",
+    "listing",
+    "named",
+    "project_commands",
+    "sub_roles",
+]
+
+
+class Role(str, enum.Enum):
+    """What a program (or one of its subcommands) is, for learning."""
+
+    SHELL = "shell"  #: runs a script (bash -c '...': read through to the script)
+    WRAPPER = "wrapper"  #: starts the command after it (sudo, env, time, xargs)
+    RUNNER = "runner"  #: runs the program named after its run word (uv run, bundle exec)
+    LAUNCHER = "launcher"  #: fetches and runs the program named after it (npx, uvx)
+    INTERPRETER = "interpreter"  #: runs a script or inline code (python, node)
+    HOST = "host"  #: a package manager or build tool whose subcommand says what it does
+    TARGETS = "targets"  #: a build tool that takes targets (make test)
+    TEST = "test"  #: runs tests: its failure is usually the code's
+    BUILD = "build"  #: builds: its failure is usually the code's
+    LINT = "lint"  #: lints, formats or type-checks: its failure is usually the code's
+    PACKAGES = "packages"  #: installs, adds or removes packages
+    INSTALLER = "installer"  #: installs for the whole machine (apt, brew)
+    MACHINE = "machine"  #: a wrapper that provides a program from the machine (nix-shell)
+    VCS = "vcs"
+    READER = "reader"  #: only reads or looks around: exploration, never a prerequisite
+    ANSWERS = "answers"  #: exit status 1 answers a question (no match, files differ)
+    PROBE = "probe"  #: asks whether something is there: "not there" is its answer
+    FILTER = "filter"  #: passes its input on, trimmed, sorted or counted (| head)
+    SCENE = "scene"  #: sets the scene (cd, export, echo): says nothing of the job
+    RUN = "run"  #: a host's run of a script or program (cargo run, npm run x)
+    TASKS = "tasks"  #: runs the project's own named tasks (make X, just X, cargo xtask)
+    LISTS = "lists"  #: lists a folder (ls, find, tree)
+    EDITS = "edits"  #: changes a file's content (apply_patch, patch): a fix no step names
+
+
+#: The roles whose failure is usually the code's, not the call's.
+CHECKS = frozenset({Role.TEST, Role.BUILD, Role.LINT})
+
+
+@attrs.frozen
+class Program:
+    """One program (see the module doc)."""
+
+    name: str
+    roles: frozenset[Role] = frozenset()
+    domain: str | None = None
+    #: Subcommands by their roles, beyond :data:`GENERIC_SUBCOMMANDS` for a host.
+    subcommands: Mapping[str, frozenset[Role]] = attrs.field(factory=dict)
+    #: Its first operand is a subcommand (``git push``): the shell reader splits it off.
+    takes_subcommand: bool = False
+    #: Options that take the next word as their value.
+    value_options: frozenset[str] = frozenset()
+    #: For a runner: the word after which it runs another program (``uv run``).
+    runs: str | None = None
+    #: For a wrapper: how many words after its options are its own (``timeout 10 cmd``).
+    own_words: int = 0
+    #: ``run NAME`` runs the project's script NAME (``npm run build``): one subcommand.
+    scripts: bool = False
+    #: Options whose value names one of the project's own setups (``tox -e py312``).
+    project_options: frozenset[str] = frozenset()
+
+
+def _roles(*roles: Role) -> frozenset[Role]:
+    return frozenset(roles)
+
+
+#: What a host's subcommand does (``cargo test``, ``npm install``, ``go vet``).
+GENERIC_SUBCOMMANDS: Mapping[str, frozenset[Role]] = {
+    **dict.fromkeys("test t tests nextest".split(), _roles(Role.TEST)),
+    **dict.fromkeys("build check compile".split(), _roles(Role.BUILD)),
+    **dict.fromkeys(
+        "lint clippy fmt format vet typecheck type-check credo dialyzer".split(), _roles(Role.LINT)
+    ),
+    **dict.fromkeys(
+        "install i ci add remove rm uninstall update upgrade sync lock get mod restore".split(),
+        _roles(Role.PACKAGES),
+    ),
+    "run": _roles(Role.RUN),
+}
+
+_GIT_SUBCOMMANDS: Mapping[str, frozenset[Role]] = {
+    **dict.fromkeys("status log diff show branch remote config".split(), _roles(Role.READER)),
+    "rev-parse": _roles(Role.READER, Role.ANSWERS, Role.PROBE),
+    "ls-files": _roles(Role.READER, Role.ANSWERS),
+    **dict.fromkeys("grep merge-base check-ignore".split(), _roles(Role.ANSWERS)),
+    **dict.fromkeys("show-ref cat-file ls-remote".split(), _roles(Role.PROBE)),
+}
+
+
+def _many(
+    names: str,
+    *roles: Role,
+    domain: str | None = None,
+    takes_subcommand: bool = False,
+    runs: str | None = None,
+) -> list[Program]:
+    return [
+        Program(n, frozenset(roles), domain, takes_subcommand=takes_subcommand, runs=runs)
+        for n in names.split()
+    ]
+
+
+_TABLE: list[Program] = [
+    # shells and the words that start a command without being it
+    *_many("bash sh zsh dash fish", Role.SHELL),
+    Program(
+        "sudo",
+        _roles(Role.WRAPPER, Role.MACHINE),
+        value_options=frozenset("-u -g -h -p -C -D".split()),
+    ),
+    *_many("doas", Role.WRAPPER, Role.MACHINE),
+    Program(
+        "env",
+        _roles(Role.WRAPPER, Role.READER),
+        value_options=frozenset("-u -C --chdir --unset".split()),
+    ),
+    Program("nice", _roles(Role.WRAPPER), value_options=frozenset({"-n"})),
+    Program(
+        "timeout",
+        _roles(Role.WRAPPER),
+        value_options=frozenset("-s -k --signal --kill-after".split()),
+        own_words=1,
+    ),
+    *_many("time nohup exec builtin stdbuf xargs", Role.WRAPPER),
+    Program("command", _roles(Role.WRAPPER)),  # command -v x: a probe (see outcomes)
+    Program("nix-shell", _roles(Role.MACHINE)),
+    *_many("npx bunx pnpx uvx", Role.LAUNCHER),
+    # version control
+    Program(
+        "git",
+        _roles(Role.VCS),
+        "git",
+        _GIT_SUBCOMMANDS,
+        True,
+        frozenset("-C -c --git-dir --work-tree".split()),
+    ),
+    *_many("gh hub", Role.VCS, domain="git", takes_subcommand=True),
+    *_many("git-lfs tig", Role.VCS, domain="git"),
+    # containers and clusters
+    Program(
+        "kubectl",
+        domain="k8s",
+        takes_subcommand=True,
+        value_options=frozenset("-n --namespace --context".split()),
+    ),
+    Program("helm", domain="k8s", takes_subcommand=True),
+    *_many("kustomize minikube kind k3d k9s oc skaffold", domain="k8s"),
+    Program(
+        "docker",
+        domain="docker",
+        takes_subcommand=True,
+        value_options=frozenset("-H --context -c".split()),
+    ),
+    Program("podman", domain="docker", takes_subcommand=True),
+    *_many("docker-compose buildah nerdctl", domain="docker"),
+    # package managers and build tools that take a subcommand
+    Program(
+        "npm",
+        _roles(Role.HOST),
+        "packages",
+        {"run-script": _roles(Role.TEST)},
+        True,
+        frozenset("--prefix -w --workspace".split()),
+        runs="exec",
+        scripts=True,
+    ),
+    *(
+        Program(n, _roles(Role.HOST), "packages", takes_subcommand=True, runs="exec", scripts=True)
+        for n in ("yarn", "pnpm")
+    ),
+    Program(
+        "bun",
+        _roles(Role.HOST, Role.INTERPRETER),
+        "packages",
+        takes_subcommand=True,
+        scripts=True,
+    ),
+    *_many("deno", Role.HOST, Role.INTERPRETER, takes_subcommand=True),
+    *_many("pip pip3 mamba gem composer", Role.HOST, domain="packages", takes_subcommand=True),
+    Program("pipx", _roles(Role.HOST, Role.LAUNCHER), "packages", takes_subcommand=True),
+    *_many("uv poetry conda", Role.HOST, domain="packages", takes_subcommand=True, runs="run"),
+    *_many("pdm hatch", Role.HOST, takes_subcommand=True, runs="run"),
+    Program("pipenv", _roles(Role.HOST), runs="run"),
+    Program("bundle", _roles(Role.HOST), "packages", takes_subcommand=True, runs="exec"),
+    *_many(
+        "brew apt apt-get dnf yum",
+        Role.HOST,
+        Role.INSTALLER,
+        domain="packages",
+        takes_subcommand=True,
+    ),
+    *_many("apk pacman", Role.HOST, Role.INSTALLER, domain="packages"),
+    *_many("nix-env port choco winget", Role.INSTALLER),
+    Program(
+        "cargo",
+        _roles(Role.HOST),
+        "build",
+        {"xtask": _roles(Role.TASKS), "make": _roles(Role.TASKS)},
+        takes_subcommand=True,
+        value_options=frozenset("-C --manifest-path".split()),
+    ),
+    *_many("go mix dotnet swift", Role.HOST, domain="build", takes_subcommand=True),
+    *_many("rustup nix rails rake django-admin flask", takes_subcommand=True),
+    # build tools that take targets, and bundlers
+    Program(
+        "make",
+        _roles(Role.BUILD, Role.TARGETS, Role.TASKS),
+        "build",
+        value_options=frozenset("-C -f -j".split()),
+    ),
+    *_many("ninja", Role.BUILD, Role.TARGETS, Role.TASKS, domain="build"),
+    *_many(
+        "cmake bazel gradle gradlew mvn mvnw ant meson", Role.BUILD, Role.TARGETS, domain="build"
+    ),
+    *_many("just task", Role.TASKS),
+    *_many("tsc webpack vite msbuild", Role.BUILD, domain="build"),
+    *_many("esbuild rollup", Role.BUILD),
+    *_many("apply_patch", Role.BUILD, Role.EDITS),
+    # modules that python -m runs as programs
+    *_many("unittest nose2", Role.TEST, domain="test"),
+    *_many("venv ensurepip", Role.PACKAGES, domain="packages"),
+    # tests and linters
+    *_many(
+        "pytest py.test jest vitest mocha ava rspec phpunit ctest playwright cypress",
+        Role.TEST,
+        domain="test",
+    ),
+    Program("tox", _roles(Role.TEST), "test", project_options=frozenset({"-e"})),
+    Program("nox", _roles(Role.TEST), "test", project_options=frozenset({"-s"})),
+    *_many(
+        "ruff flake8 pylint mypy pyright eslint prettier black isort shellcheck golangci-lint "
+        "rubocop credo clippy",
+        Role.LINT,
+        domain="lint",
+    ),
+    # interpreters (python, python3, python3.12 and py: see is_interpreter)
+    *_many("node ruby perl php elixir Rscript", Role.INTERPRETER),
+    # files: readers, probes, filters
+    *_many("ls", Role.READER, Role.PROBE, Role.LISTS, domain="fs"),
+    *_many("stat", Role.READER, Role.PROBE, domain="fs"),
+    *_many("realpath readlink", Role.READER, Role.PROBE, domain="fs"),
+    *_many("which type", Role.READER, Role.PROBE, Role.ANSWERS),
+    *_many("where whereis", Role.PROBE),
+    *_many("test [[", Role.READER, Role.PROBE, Role.ANSWERS),
+    *_many("[", Role.PROBE, Role.ANSWERS),
+    *_many("head tail wc less more cat", Role.READER, Role.FILTER, domain="fs"),
+    *_many("sort uniq cut nl", Role.READER, Role.FILTER),
+    *_many("tr tee column fold fmt", Role.FILTER),
+    *_many("find tree", Role.READER, Role.LISTS, domain="fs"),
+    *_many("du df file", Role.READER, domain="fs"),
+    *_many("sed awk", Role.READER, domain="fs"),
+    *_many("cmp", Role.READER, Role.ANSWERS),
+    Program("diff", _roles(Role.READER, Role.ANSWERS), "fs"),
+    *_many("cp mv rm mkdir rmdir touch chmod chown ln tar zip unzip", domain="fs"),
+    *_many("patch", Role.EDITS, domain="fs"),
+    *_many("pwd basename dirname printenv id whoami uname date jq yq od xxd", Role.READER),
+    *_many("grep egrep fgrep rg ag ack", Role.READER, Role.ANSWERS, domain="search"),
+    *_many("fd", Role.READER, Role.ANSWERS, Role.LISTS, domain="search"),
+    *_many("pgrep pidof", Role.ANSWERS),
+    *_many("echo printf true false", Role.READER, Role.SCENE),
+    *_many(
+        "cd pushd popd export set unset source . sleep : alias clear wait exit read", Role.SCENE
+    ),
+    # the world beyond the files
+    *_many("curl wget http httpie", domain="web"),
+    *_many("psql mysql sqlite3 redis-cli mongosh mongo", domain="db"),
+    *_many("aws gcloud az terraform", domain="cloud", takes_subcommand=True),
+    *_many("gsutil tofu pulumi", domain="cloud"),
+    *_many("ssh scp rsync", domain="remote"),
+    Program("systemctl", domain="system", takes_subcommand=True),
+    *_many("journalctl service", domain="system"),
+]
+
+
+def _build(table: Iterable[Program]) -> dict[str, Program]:
+    out: dict[str, Program] = {}
+    for p in table:
+        if p.name in out and out[p.name] != p:
+            raise AssertionError(f"program {p.name!r} is listed twice, differently")
+        out[p.name] = p
+    return out
+
+
+#: Every program agentmem knows, by name.
+PROGRAMS: Mapping[str, Program] = _build(_TABLE)
+
+_PYTHON = re.compile(r"python[0-9.]*|py")
+#: Families of programs that stand in for each other (``python`` / ``python3``).
+_FAMILY = re.compile(r"^(python|pip|node|ruby|perl|php|gcc|g\+\+|clang|java)([0-9.]*)$")
+
+
+def get(name: str) -> Program | None:
+    """The program called ``name``, or None (a python of any version is ``python``'s)."""
+    found = PROGRAMS.get(name)
+    if found is None and _PYTHON.fullmatch(name):
+        return Program(name, _roles(Role.INTERPRETER))
+    return found
+
+
+def has(name: str, role: Role) -> bool:
+    """Whether program ``name`` has ``role``."""
+    p = get(name)
+    return p is not None and role in p.roles
+
+
+def named(role: Role) -> frozenset[str]:
+    """The names of the programs that have ``role``."""
+    return frozenset(n for n, p in PROGRAMS.items() if role in p.roles)
+
+
+def sub_roles(name: str, subcommand: str | None) -> frozenset[Role]:
+    """The roles of ``name``'s subcommand (its own table's, else a host's generic ones)."""
+    p = get(name)
+    if p is None or not subcommand:
+        return frozenset()
+    own = p.subcommands.get(subcommand)
+    if own is not None:
+        return own
+    if Role.HOST in p.roles:
+        if subcommand.startswith("run "):  # npm run test:unit: the script's name says
+            script = subcommand[len("run ") :].split(":")[0]
+            return GENERIC_SUBCOMMANDS.get(script, frozenset()) - {Role.RUN}
+        return GENERIC_SUBCOMMANDS.get(subcommand, frozenset())
+    return frozenset()
+
+
+def is_python(name: str) -> bool:
+    """Whether ``name`` is a python of any version (``python -m x`` runs module x)."""
+    return bool(_PYTHON.fullmatch(name))
+
+
+def is_interpreter(name: str) -> bool:
+    """Whether ``name`` runs scripts (``python3.12``, ``node``, ``deno``)."""
+    return bool(_PYTHON.fullmatch(name)) or has(name, Role.INTERPRETER)
+
+
+def family(name: str) -> str | None:
+    """The family of a versioned program (``python3`` -> ``python``), or None."""
+    m = _FAMILY.match(name)
+    return m.group(1) if m else None
+
+
+@functools.lru_cache(maxsize=1)
+def project_commands() -> re.Pattern[str]:
+    """The commands that name a project's own tasks, scripts or setups in a lesson's text:
+    ``make X`` / ``just X`` (:attr:`Role.TASKS`), ``npm run X`` (a program's scripts),
+    ``uv run X`` (a runner), ``tox -e X`` (:attr:`Program.project_options`), ``cargo
+    xtask`` (a subcommand of the project's), ``python -m X`` for a module that is no
+    known program."""
+    ps = PROGRAMS.values()
+
+    def alt(names: Iterable[str]) -> str:
+        return "|".join(re.escape(n) for n in sorted(names, key=lambda n: (-len(n), n)))
+
+    tasks = [p.name for p in ps if Role.TASKS in p.roles]
+    scripts = [p.name for p in ps if p.scripts]
+    runners = [p.name for p in ps if p.runs == "run"]
+    options = [
+        rf"\b{re.escape(p.name)}\s+{re.escape(o)}\s*\S+" for p in ps for o in p.project_options
+    ]
+    subs = []
+    for p in ps:
+        own = [k for k, r in p.subcommands.items() if Role.TASKS in r]
+        if own:
+            subs.append(rf"\b{re.escape(p.name)}\s+(?:{alt(own)})\b")
+    # python -m of a tool (pytest, pip, venv, mypy) is no project's command
+    tools = [p.name for p in ps if p.domain in ("test", "packages", "lint")]
+    modules = alt([*(n for n in tools if re.fullmatch(r"[\w.]+", n)), "http.server", "json.tool"])
+    return re.compile(
+        "|".join(
+            [
+                rf"\b(?:{alt(tasks)})\s+[A-Za-z][\w:.-]*",
+                rf"\b(?:{alt(scripts)})\s+run\s+[\w:.-]+",
+                *options,
+                rf"\b(?:{alt(runners)})\s+run\s+\S+",
+                *subs,
+                rf"\bpython[0-9.]*\s+-m\s+(?!(?:{modules})\b)[\w.]+",
+            ]
+        ),
+        re.IGNORECASE,
+    )
+
+
+def listing(name: str) -> bool:
+    """Whether ``name`` lists a folder (``ls``, ``find``, ``tree``, ``fd``)."""
+    return has(name, Role.LISTS)
+
+
+def domain_names() -> frozenset[str]:
+    """The programs that have a domain (known words: never a project's identifier)."""
+    return frozenset(n for n, p in PROGRAMS.items() if p.domain)
