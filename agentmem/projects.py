@@ -144,8 +144,12 @@ def project_of(cwd: str | os.PathLike[str] | None) -> str | None:
         return _CACHE[start]
     found = start
     d = start
-    if not os.path.isdir(start):  # a transcript from elsewhere: its own project, as recorded
-        own = start if os.path.isabs(os.path.expanduser(raw)) else raw
+    if not os.path.isdir(start):
+        # a folder that is gone, inside a repository here (a deleted subfolder, a client's
+        # root below a git root): that repository; else a transcript from elsewhere: its
+        # own project, as recorded
+        here = _repository_above(start)
+        own = here or (start if os.path.isabs(os.path.expanduser(raw)) else raw)
         _CACHE[start] = own
         return own
     while True:
@@ -158,6 +162,24 @@ def project_of(cwd: str | os.PathLike[str] | None) -> str | None:
         d = parent
     _CACHE[start] = found
     return found
+
+
+def _repository_above(path: str) -> str | None:
+    """The git root of the nearest existing folder above ``path``, if it has one."""
+    d = os.path.dirname(path)
+    while d and not os.path.isdir(d):
+        parent = os.path.dirname(d)
+        if parent == d:
+            return None
+        d = parent
+    while d:
+        if os.path.exists(os.path.join(d, ".git")):
+            return _main_worktree(d) or d
+        parent = os.path.dirname(d)
+        if parent == d:
+            return None
+        d = parent
+    return None
 
 
 #: A Windows folder: ``C:\\Users\\...``, ``C:/Users/...``, ``\\\\server\\share\\...``.

@@ -307,6 +307,7 @@ def test_a_model_phrasing_with_a_one_task_literal_gets_the_data_pattern(tmp_path
         _lookup_group(mem, "cancel", "mia_1", "ABC123", "ZZZ999")
         r = mem.learn()
         (op,) = [o for o in r.applied if "reservation_id" in (o.op.text or "")]
-    assert "ABC123" not in op.op.text and op.op.origin == "data"
+    # the model dropped a fact of the finding (issue 31) or kept the literal: the data text
+    assert "ABC123" not in op.op.text and op.op.origin in ("data", "fallback")
     assert "look up reservation_id with get_user_details" in op.op.text
     assert "rephrased as a pattern" in op.op.note

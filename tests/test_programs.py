@@ -27,6 +27,10 @@ ALLOWED = {
     "sanitize.py",
     # redaction patterns for secrets passed on a container's command line
     "redact/base.py",
+    # what makes a command risky (a subcommand, flag or config key per program, issue 30):
+    # keyed by the same program names; built in parallel with programs.py, to become a
+    # column of it
+    "agents/risk.py",
 }
 
 

@@ -88,7 +88,7 @@ def test_the_holdout_withholds_a_lesson_from_the_real_client(tmp_path: Path, cli
         s = box.session(prompt, Scenario((Turn(prompt, _fix_the_path(), "The notes.", follow),)))
         assert s.returncode == 0, s.stderr[-2000:]
         assert (lesson["text"] in s.context.replace("\\", "")) == (prompt == shown[0])
-    records = [json.loads(x) for x in Path(f"{box.library}.served.jsonl").read_text().split()]
+    records = [json.loads(x) for x in Path(f"{box.library}.served.jsonl").read_text().splitlines()]
     assert [(r["served"], r["held"]) for r in records] == [
         ([], [lesson["id"]]),
         ([lesson["id"]], []),
