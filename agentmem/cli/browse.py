@@ -43,11 +43,11 @@ def browse(db_path: str | None, port: int, host: str) -> None:
       agentmem browse                       # http://127.0.0.1:8001/agentmem?token=...
       agentmem browse --db agentmem-demo.db --port 8002
     """
-    from ..browse.app import is_loopback, serve
-
     path = library_path(db_path)
     with errors_as_click():
-        ds = make_datasette(path)
+        ds = make_datasette(path)  # says how to install Datasette when it is missing
+    from ..browse.app import is_loopback, serve
+
     if ds._agentmem_note:
         click.echo(f"note: {ds._agentmem_note}", err=True)
     if not is_loopback(host):
