@@ -98,8 +98,13 @@ def forget(mem: Memory, folder: str, yes: bool, as_json: bool) -> None:
     Example:
       agentmem projects forget ~/src/old-app --yes
     """
-    if not yes and not click.confirm(f"forget every run and lesson of {folder}?", default=False):
-        raise click.Abort()
+    if not yes:
+        import sys
+
+        if not sys.stdin.isatty():
+            raise click.UsageError("say --yes: there is no terminal to confirm on")
+        if not click.confirm(f"forget every run and lesson of {folder}?", default=False):
+            raise click.Abort()
     done = mem.forget_project(folder)
     if as_json:
         print_json(done)
