@@ -131,6 +131,11 @@ def build(path: Path, n: int) -> None:
             rows.append((eid, dom, v))
         vector_index.put_many(mem.db, rows)
         keyword_index.rebuild(mem.db)
+        # as every write through the journal does: each lesson checked for risky commands
+        # (a row never checked is read again on every serve, with tree-sitter)
+        from agentmem.storage.reviews import check_unchecked
+
+        check_unchecked(mem.db)
     mem.close()
 
 
