@@ -351,8 +351,10 @@ def _scope(mem: Memory, experience_id: int, project: str) -> None:
 
 # -- a hook that never slows the agent ------------------------------------------------------------
 
-#: The prompt hook's budget at 10k lessons, as the client itself times it.
-PROMPT_HOOK_BUDGET_MS = 100
+#: The prompt hook's budget at 10k lessons, as the client itself times it, in cold starts of
+#: ``python -c pass`` measured in the same run (about 4 on the 2-core machine: the client's
+#: own spawning is in the figure).
+PROMPT_HOOK_STARTS = 6.0
 _CLAUDE_HOOK_TIME = re.compile(
     r"Hooks: UserPromptSubmit \[[^\]]*agentmem hooks run[^\]]*\] finished with status 0 \((\d+)ms\)"
 )
@@ -376,10 +378,26 @@ def _hook_ms(box: Sandbox, n: int, prompt: str) -> tuple[float, Session]:
     return (end - start).total_seconds() * 1000, s
 
 
-def test_prompt_hook_answers_within_100_ms_at_10k_lessons(tmp_path: Path, client: str):
+def _python_start_ms(box: Sandbox) -> float:
+    """The floor: a cold ``python -c pass`` of the same Python in the same environment,
+    best of five, measured in the same run as the hook."""
+    import subprocess
+    import time
+
+    best = float("inf")
+    for _ in range(5):
+        t0 = time.perf_counter()
+        subprocess.run([sys.executable, "-c", "pass"], env=box.env, check=True)
+        best = min(best, (time.perf_counter() - t0) * 1000)
+    return best
+
+
+def test_prompt_hook_at_10k_lessons_costs_a_few_python_starts(tmp_path: Path, client: str):
     """Cold ``agentmem hooks run`` for UserPromptSubmit, as the real client times it, with
-    10,000 lessons in the library: the best of three sessions is under 100 ms on a quiet
-    machine (on a busy one the budget grows with the load average over the core count)."""
+    10,000 lessons in the library, against a cold ``python -c pass`` measured in the same
+    run (no absolute time: machines differ): the best of three sessions is at most
+    :data:`PROMPT_HOOK_STARTS` Python starts. (A regression such as compiling the
+    redaction rules or importing the shell parser on this path costs several.)"""
     from benchmarks.bench_context import build
 
     box = Sandbox.create(tmp_path, client)
@@ -391,11 +409,14 @@ def test_prompt_hook_answers_within_100_ms_at_10k_lessons(tmp_path: Path, client
         assert s.returncode == 0, s.stderr[-2000:]
         assert "Before calling book_reservation" in s.context  # the lessons reached the model
         times.append(ms)
-    load = os.getloadavg()[0] / (os.cpu_count() or 1)
-    budget = PROMPT_HOOK_BUDGET_MS * max(1.0, load)
+    floor = _python_start_ms(box)
     shown = ", ".join(f"{t:.0f}" for t in times)
-    print(f"{client} UserPromptSubmit at 10k lessons: {shown} ms (budget {budget:.0f} ms)")
-    assert min(times) < budget, times
+    ratio = min(times) / floor
+    print(
+        f"{client} UserPromptSubmit at 10k lessons: {shown} ms; python -c pass {floor:.0f} ms; "
+        f"ratio {ratio:.2f} (at most {PROMPT_HOOK_STARTS})"
+    )
+    assert ratio <= PROMPT_HOOK_STARTS, (times, floor)
 
 
 def test_stop_imports_a_long_session_within_its_timeout(tmp_path: Path):
