@@ -567,7 +567,9 @@ def test_members_sync_and_push_through_caddy_with_tls(
                 )
             fs_group(m, key="over-tls")
             assert membership.sync(m).inserted == 4
-            assert learning.learn(a, use_model=False).applied  # takes the runs in, learns
+            # takes the runs in and learns; one member's runs make a team-wide lesson only
+            # with the learner's approval (issue 30)
+            assert learning.learn(a, use_model=False, approve_single_member=True).applied
             membership.sync(m)
             assert "(team) Before calling cat" in m.context(TASK, tools=["cat"])
         finally:
