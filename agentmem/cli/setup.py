@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import os
-import re
 import shutil
-import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -30,25 +28,13 @@ class Client:
     files: int  # transcript files there
 
     @property
+    def release(self) -> tuple[int, ...] | None:
+        """The version as numbers, for comparing."""
+        return None if self.version is None else tuple(int(x) for x in self.version.split("."))
+
+    @property
     def found(self) -> bool:
         return self.program is not None or self.files > 0
-
-
-def _version(program: str | None) -> str | None:
-    if program is None:
-        return None
-    try:
-        out = subprocess.run(
-            [program, "--version"],
-            capture_output=True,
-            text=True,
-            timeout=20,
-            stdin=subprocess.DEVNULL,
-        ).stdout
-    except (OSError, subprocess.SubprocessError):
-        return None
-    m = re.search(r"\d+\.\d+(?:\.\d+)?", out)
-    return m.group(0) if m else None
 
 
 def _count(folder: Path) -> int:
@@ -64,13 +50,16 @@ def _count(folder: Path) -> int:
 
 def find_clients() -> list[Client]:
     """Claude Code and Codex: their program on PATH, its version, and their history."""
+    from ..hooks.install import program_version
     from ..importers.run import default_path
 
     out = []
     for name, program in (("claude-code", "claude"), ("codex", "codex")):
         exe = shutil.which(program)
+        release = program_version(exe)
+        version = None if release is None else ".".join(map(str, release))
         history = Path(default_path(name))
-        out.append(Client(name, exe, _version(exe), str(history), _count(history)))
+        out.append(Client(name, exe, version, str(history), _count(history)))
     return out
 
 
@@ -101,8 +90,7 @@ def _install(client: Client, db: str | None, dry_run: bool) -> list[str]:
     if client.name == "claude-code":
         changes = [install_claude_code(target, command)]
     else:
-        version = tuple(int(x) for x in (client.version or "0").split("."))
-        if client.version is None or version >= CODEX_HOOKS_SINCE:
+        if client.release is None or client.release >= CODEX_HOOKS_SINCE:
             changes = install_codex_hooks(target, codex_config_path(), command)
         else:
             changes = [install_codex(codex_config_path(), hook_argv("codex", db=db, learn=True))]

@@ -59,6 +59,7 @@ __all__ = [
     "install_claude_code",
     "install_codex",
     "install_codex_hooks",
+    "program_version",
     "uninstall_claude_code",
     "uninstall_codex",
 ]
@@ -116,7 +117,13 @@ def codex_hooks_path() -> Path:
 def codex_version(program: str = "codex") -> tuple[int, ...] | None:
     """The version ``codex --version`` reports (``codex-cli 0.171.0``), or None when
     there is no such program or it says nothing readable."""
-    exe = shutil.which(program)
+    return program_version(shutil.which(program))
+
+
+def program_version(exe: str | None) -> tuple[int, ...] | None:
+    """The first ``N.N[.N]`` that ``EXE --version`` prints (Claude Code's ``2.1.332 (Claude
+    Code)``, Codex's ``codex-cli 0.171.0``), or None when there is no program or nothing
+    readable."""
     if exe is None:
         return None
     try:
