@@ -8,7 +8,6 @@ reads: the library, the agents' settings files, the hooks' log and the served lo
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import re
 import time
@@ -88,18 +87,25 @@ def _site(agent: str, path: Path, commands: list[tuple[str, str]]) -> HookSite:
     )
 
 
+_MAX_SETTINGS = 4_000_000
+
+
 def _json_file(path: Path) -> Any:
+    """A settings file's JSON, read as every reader of outside files does (a plain file,
+    bounded size and depth); None when it is missing, special, too large or not JSON."""
+    from .files import read_regular
+    from .jsonsafe import loads
+
     try:
-        if not path.is_file() or path.stat().st_size > 4_000_000:
-            return None
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError, RecursionError):
+        return loads(read_regular(path, _MAX_SETTINGS + 1), max_bytes=_MAX_SETTINGS)
+    except (OSError, ValueError):
         return None
 
 
 def hook_sites(directory: str | os.PathLike[str] | None = None) -> list[HookSite]:
     """Where Claude Code and Codex read hooks (user settings, this project's settings,
     Codex's hooks.json and its config.toml ``notify``), each with agentmem's entries."""
+    from .files import read_text_regular
     from .hooks.install import claude_settings_path, codex_config_path, codex_hooks_path
 
     sites: list[HookSite] = []
@@ -118,8 +124,8 @@ def hook_sites(directory: str | os.PathLike[str] | None = None) -> list[HookSite
     sites.append(_site("codex", hooks_json, _commands(_json_file(hooks_json) or {})))
     config = codex_config_path()
     try:
-        text = config.read_text(encoding="utf-8") if config.is_file() else ""
-    except OSError:
+        text = read_text_regular(config)
+    except (OSError, ValueError):
         text = ""
     notify = [("notify", line) for line in text.splitlines() if line.strip().startswith("notify")]
     sites.append(_site("codex", config, notify))
