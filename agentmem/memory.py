@@ -696,10 +696,10 @@ class Memory:
         )
         return self.get_experience(experience_id)
 
-    def remove(self, experience_id: int) -> None:
-        """Delete an experience; journaled and undoable."""
+    def remove(self, experience_id: int, *, note: str = "") -> None:
+        """Delete an experience; journaled (with ``note``: why) and undoable."""
         self.get_experience(experience_id)
-        self._curate([Operation("DELETE", targets=(experience_id,), origin="user")])
+        self._curate([Operation("DELETE", targets=(experience_id,), origin="user", note=note)])
 
     # -- review (issue 30: risky lessons wait for a person) -----------------------------
 
