@@ -9,7 +9,7 @@ import pytest
 
 from agentmem import Memory
 from agentmem.errors import InvalidRecordError
-from agentmem.practice.evaluate import evaluate, guidance_for, harmful, render
+from agentmem.practice.evaluate import confounded, evaluate, guidance_for, harmful, render
 from agentmem.practice.types import Outcome, Task
 
 from .conftest import run_cli
@@ -140,6 +140,9 @@ def test_a_lesson_served_beside_a_harmful_one_is_not_blamed_for_its_losses() -> 
     # where lesson 1 loses on its own too, both are retired, the worse first
     pairs += [pair(f"v{i}", s, (1,), False, True) for i in range(3) for s in range(2)]
     assert harmful(pairs) == [2, 1]
+    # served always together, two harmful lessons cannot be told apart: neither is retired
+    pairs = [pair(f"t{i}", s, (1, 2), False, True) for i in range(4) for s in range(2)]
+    assert harmful(pairs) == [] and confounded(pairs) == {1: (2,), 2: (1,)}
 
 
 def test_too_few_pairs_is_not_enough_data_and_retires_nothing(mem: Memory) -> None:

@@ -17,7 +17,9 @@ at least 3 tasks, more losses than wins with McNemar's p < 0.05, and a Newcombe 
 below 0. Lessons served together share their pairs, so a loss is not blamed on each of
 them: the candidates are taken worst first (the largest drop in success rate, then the
 smallest p-value), and each next one is judged again on its pairs without a lesson
-already retired; one whose harm was the other's is kept. A harmful lesson is retired as
+already retired; one whose harm was the other's is kept. Two lessons served in exactly
+the same pairs cannot be told apart: neither is retired, and the report says so (an
+evaluation with other tasks, or a smaller ``k``, separates them). A harmful lesson is retired as
 ``agentmem rm`` removes one: a curation session in the journal (the reason in its
 note), undone by ``agentmem undo SESSION``.
 
@@ -51,6 +53,7 @@ __all__ = [
     "LessonCredit",
     "PairResult",
     "Rollout",
+    "confounded",
     "evaluate",
     "guidance_for",
     "harmful",
@@ -90,6 +93,8 @@ class LessonCredit:
     harmful: bool = False
     #: The curation session that retired it (None: kept, or not retired on request).
     retired_session: int | None = None
+    #: Lessons served in exactly the same pairs: its effect is theirs too.
+    confounded_with: tuple[int, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -102,6 +107,7 @@ class LessonCredit:
             "effect": self.effect.to_dict(),
             "harmful": self.harmful,
             "retired_session": self.retired_session,
+            "confounded_with": list(self.confounded_with),
         }
 
 
@@ -257,7 +263,9 @@ def harmful(
     pairs: Sequence[PairResult], *, min_discordant: int = 6, min_tasks: int = 3
 ) -> list[int]:
     """The lessons whose held-out effect is harmful, in the order they would be retired
-    (see the module doc). Pure."""
+    (see the module doc). A lesson served in exactly the same pairs as another harmful
+    one is never retired: the pairs cannot tell which of them did the harm
+    (:func:`confounded` names them). Pure."""
     ids = sorted({i for p in pairs for i in p.lessons})
     out: list[int] = []
     while True:
@@ -266,13 +274,32 @@ def harmful(
         for eid in ids:
             if eid in gone:
                 continue
-            own = [p.pair for p in pairs if eid in p.lessons and not gone & set(p.lessons)]
-            e = paired_effect(own, min_discordant=min_discordant, min_tasks=min_tasks)
+            own = [p for p in pairs if eid in p.lessons and not gone & set(p.lessons)]
+            e = paired_effect(
+                (p.pair for p in own), min_discordant=min_discordant, min_tasks=min_tasks
+            )
             if e.verdict == "hurts":  # the worst harm per serving first, then the surest
-                candidates.append((e.difference or 0.0, e.p_value, eid))
-        if not candidates:
+                keys = frozenset((p.task_id, p.seed) for p in own)
+                candidates.append((e.difference or 0.0, e.p_value, eid, keys))
+        seen: dict[frozenset[tuple[str, int]], int] = {}
+        for c in candidates:
+            seen[c[3]] = seen.get(c[3], 0) + 1
+        clear = [c for c in candidates if seen[c[3]] == 1]
+        if not clear:
             return out
-        out.append(min(candidates)[2])
+        out.append(min(clear, key=lambda c: (c[0], c[1], c[2]))[2])
+
+
+def confounded(pairs: Sequence[PairResult]) -> dict[int, tuple[int, ...]]:
+    """For each lesson served in exactly the same pairs as others: those others."""
+    served: dict[int, frozenset[tuple[str, int]]] = {}
+    for eid in sorted({i for p in pairs for i in p.lessons}):
+        served[eid] = frozenset((p.task_id, p.seed) for p in pairs if eid in p.lessons)
+    return {
+        eid: others
+        for eid, keys in served.items()
+        if (others := tuple(o for o, k in served.items() if o != eid and k == keys))
+    }
 
 
 def retire(mem: Memory, ids: Iterable[int], why: dict[int, str]) -> dict[int, int]:
@@ -341,6 +368,7 @@ def evaluate(
         for eid in bad
     }
     sessions = retire(mem, bad, why) if retire_harmful and bad else {}
+    together = confounded(results)
     credits = tuple(
         LessonCredit(
             eid,
@@ -349,6 +377,7 @@ def evaluate(
             _lesson_effect(results, eid),
             eid in bad,
             sessions.get(eid),
+            together.get(eid, ()),
         )
         for eid in sorted({i for p in results for i in p.lessons})
     )
@@ -455,6 +484,9 @@ def render(report: EvalReport) -> str:
             )
         elif cr.harmful:
             state = " -> harmful (not retired: --no-retire)"
+        elif cr.confounded_with and cr.effect.verdict == "hurts":
+            with_ = ", ".join(map(str, cr.confounded_with))
+            state = f" -> kept: always served with {with_}, the pairs cannot tell which hurts"
         lines.append(
             f"  [{cr.id}] {len(cr.pairs)} pair(s) from {cr.effect.tasks} task(s): wins {lt.wins}, "
             f"losses {lt.losses}, both {lt.both}, neither {lt.neither}: {cr.effect.verdict}{state}"
