@@ -51,7 +51,8 @@ def test_gold_calls_pass_bfcls_checker_and_are_recorded(tmp_path: Path) -> None:
         assert len(t.steps) == len(gold) and t.steps[0].tool == gold[0].split("(")[0]
         assert t.group == f"practice:{TASKS[-1]}" and t.state_ok is True
         assert t.essential_actions is not None and len(t.essential_actions) == len(gold)
-        assert t.meta["bfcl"] == TASKS[-1] and t.meta["seed"] == 3 and t.meta["guided"] is False
+        facts = t.meta["practice"]
+        assert facts["bfcl"] == TASKS[-1] and facts["seed"] == 3 and facts["guided"] is False
         assert t.task == to_task(TASKS[-1]).prompt
 
 
@@ -68,7 +69,7 @@ def test_the_scripted_policy_follows_a_lesson_and_fails_without_it(tmp_path: Pat
         runs = mem.trajectories()
         assert [r.state_ok for r in runs] == [False, True] * 3
         assert all(r.steps[0].tool != "cd" for r in runs[::2])
-        assert not runs[0].meta["guided"] and runs[1].meta["guided"]
+        assert not runs[0].meta["practice"]["guided"] and runs[1].meta["practice"]["guided"]
 
 
 def test_a_lesson_can_also_cause_the_slip() -> None:
@@ -209,6 +210,10 @@ def test_the_held_out_effect_of_a_cd_lesson_on_bfcl(tmp_path: Path) -> None:
             ["Call cd to enter the directory before file commands like mv or cat"]
         )
         report = evaluate(mem, tasks, lambda t, g, s: agent.run(t, None, g, s, db), seeds=[0], k=3)
+        groups = [r.group for r in mem.trajectories()]
+    # held-out runs are never a learning group: each is a group of its own
+    assert len(groups) == 12 == len(set(groups))
+    assert all(g.startswith("practice-heldout:multi_turn_base_") for g in groups)
     served = [p for p in report.pairs if p.lessons]
     assert len(served) >= 4, [p.task_id for p in report.pairs]
     assert all(p.with_lessons.success and not p.without.success for p in served)

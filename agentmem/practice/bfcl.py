@@ -19,9 +19,11 @@ costs tokens). Nothing is ``eval``-ed: calls go to the simulators' public method
 name, and gold calls are parsed with :mod:`ast`.
 
 Each rollout is recorded in the library (:meth:`Memory.record`): its calls as steps, the
-task's prompt, group ``practice:<task id>``, ``state_ok`` from the checker,
+task's prompt, group ``practice:<task id>`` (a held-out run: a group of its own, never
+learned from as a group), ``state_ok`` and the verdict from the checker,
 ``essential_actions`` from the gold calls (the paper's R_state * R_action), and in
-``meta`` the split, the BFCL id, the seed, whether it had guidance, and why it failed.
+``meta.practice`` the task, split, BFCL id, seed, whether it had guidance, and why it
+failed.
 
 ``bfcl_eval`` is installed without its dependencies (``pip install --no-deps
 'bfcl-eval==2026.3.23'``); only its data, its simulators and its checker are used.
@@ -360,13 +362,13 @@ class ScriptedPolicy:
 
     def act(self, moment: Moment) -> tuple[Sequence[Call], int | None]:
         if moment.step > 0:
-            return (), 0
+            return (), None
         sims = _parser(moment.task_id)
         calls = [sims.parse(c) for c in gold_turns(moment.task_id)[moment.turn]]
         dropped = {
             s.tool for s in self.slips if s.applies(moment.task_id, moment.guidance, moment.seed)
         }
-        return [c for c in calls if c.name not in dropped], 0
+        return [c for c in calls if c.name not in dropped], None
 
 
 @functools.lru_cache(maxsize=64)
@@ -430,6 +432,15 @@ def _read_call(tc: Any) -> Call:
 
 
 # -- the agent ----------------------------------------------------------------------
+
+
+def _group(task: Task, seed: int, guided: bool) -> str:
+    """The run's group: ``practice:<id>`` for a training task (its G rollouts are one
+    exact group); a held-out run is a group of its own, so learning never compares
+    held-out runs (the key :func:`agentmem.practice.record.group_key` gives)."""
+    if task.split == "heldout":
+        return f"practice-heldout:{task.id}:{seed}:{'g' if guided else 'n'}"
+    return f"practice:{task.id}"
 
 
 @attrs.frozen
@@ -594,21 +605,22 @@ class BfclAgent:
             {"name": c.name, "kwargs": dict(c.args)}
             for c in (parser.parse(s) for turn in gold for s in turn)
         ]
-        meta = {
-            "practice": task.split,
+        facts: dict[str, Any] = {
+            "task": task.id,
+            "split": task.split,
             "bfcl": str(entry["id"]),
             "seed": seed,
             "guided": bool(guidance),
             "agent": self.name,
         }
         if failure:
-            meta["failure"] = failure[:500]
+            facts["failure"] = failure[:500]
         t = Trajectory(
             task=task.prompt,
             steps=[Step(s["tool"], s["params"], s["output"], s["success"]) for s in steps],
-            group=f"practice:{task.id}",
+            group=_group(task, seed, bool(guidance)),
             accepted=ok,
-            meta=meta,
+            meta={"practice": facts},
             state_ok=ok,
             essential_actions=actions,
             source="practice",
