@@ -105,8 +105,9 @@ class _Server:
     """An OpenAI-compatible /v1/chat/completions that answers each turn with its gold calls
     (or what ``mode`` says), keeping every request."""
 
-    def __init__(self, mode: str = "gold"):
+    def __init__(self, mode: str = "gold", task_id: str = TASKS[0]):
         self.mode = mode
+        self.task_id = task_id
         self.requests: list[dict[str, Any]] = []
         outer = self
 
@@ -134,8 +135,10 @@ class _Server:
         if msgs[-1]["role"] == "tool":  # the turn's calls were made: answer in words
             message: dict[str, Any] = {"role": "assistant", "content": "Done."}
         else:
-            sims = bfcl._parser(TASKS[0])
-            calls = [sims.parse(c) for c in gold_turns(TASKS[0])[turn]]
+            sims = bfcl._parser(self.task_id)
+            calls = [sims.parse(c) for c in gold_turns(self.task_id)[turn]]
+            if self.mode == "cd-if-told" and "cd" not in msgs[0]["content"]:
+                calls = [c for c in calls if c.name != "cd"]  # a model that needs the lesson
             args = [json.dumps(dict(c.args)) for c in calls]
             if self.mode == "bad-json":
                 args = ["{not json" for _ in calls]

@@ -321,7 +321,10 @@ class Moment:
 class Policy(Protocol):
     """Chooses the next calls; none ends the turn."""
 
-    name: str
+    @property
+    def name(self) -> str:
+        """What the policy is called in the agent's name (``bfcl-<name>``)."""
+        ...
 
     def act(self, moment: Moment) -> tuple[Sequence[Call], int | None]:
         """The calls to make now (empty: the turn is answered), and the tokens spent
