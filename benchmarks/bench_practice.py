@@ -15,15 +15,18 @@
    interval and p-value, each lesson's credit, and what the rollouts cost.
 
 ``--harmful`` also adds by hand a lesson the scripted agent misapplies (shown "leave
-the old files alone", it leaves out its ``mv`` calls): the evaluation should retire it
-through the journal and keep the learned one.
+the old files alone", it leaves out its ``mv`` calls). Served beside the learned
+lessons on the same tasks, the with/without pairs cannot say which lesson hurts (the
+report says so and retires none); ``--ablate`` runs each pair once more without each
+lesson, which finds the harmful one, retires it through the journal and keeps the
+learned ones.
 
 ``--model-url URL --model NAME`` drives the rollouts with an OpenAI-compatible chat
 server instead (llama-server, Ollama: URL ends in ``/v1``), the downstream measurement
 on a real 7B to 8B model (then ``--rate`` and ``--harmful`` do not apply).
 
     python benchmarks/bench_practice.py [--train 8] [--heldout 16] [--size 4] [--seeds 3]
-        [--rate 0.5] [--split-seed 0] [--embedder NAME] [--harmful] [--json]
+        [--rate 0.5] [--split-seed 0] [--embedder NAME] [--harmful] [--ablate] [--json]
         [--model-url http://127.0.0.1:8080/v1 --model qwen3-8b]
 """
 
@@ -98,6 +101,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             lambda t, g, s: agent.run(t, None, g, s, db),
             seeds=range(args.seeds),
             k=args.k,
+            ablate=args.ablate,
             progress=say,
         )
         t_eval = time.monotonic() - t0
@@ -133,6 +137,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--k", type=int, default=5, help="lessons a prompt gets (default 5)")
     ap.add_argument("--embedder", default=None, help="the library's embedder (default: its own)")
     ap.add_argument("--harmful", action="store_true", help="add a lesson the agent misapplies")
+    ap.add_argument("--ablate", action="store_true", help="each lesson's own effect (more runs)")
     ap.add_argument("--model-url", help="an OpenAI-compatible server (.../v1) instead")
     ap.add_argument("--model", default="default", help="the server's model name")
     ap.add_argument("--temperature", type=float, default=0.7, help="sampling (default 0.7)")

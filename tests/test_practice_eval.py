@@ -10,6 +10,7 @@ import pytest
 from agentmem import Memory
 from agentmem.errors import InvalidRecordError
 from agentmem.practice.evaluate import confounded, evaluate, guidance_for, harmful, render
+from agentmem.practice.stats import Pair
 from agentmem.practice.types import Outcome, Task
 
 from .conftest import run_cli
@@ -90,7 +91,10 @@ def test_a_lesson_that_helps_is_measured_and_credited(mem: Memory) -> None:
         "without": True,
     }
     text = render(report)
-    assert "verdict:       helps" in text and f"[{cd}] 12 pair(s) from 4 task(s): wins 8" in text
+    assert (
+        "verdict:       helps" in text
+        and f"[{cd}] 12 pair(s) from 4 task(s), 12 judging it alone: wins 8" in text
+    )
 
 
 def test_a_harmful_lesson_is_retired_through_the_journal_and_undo_brings_it_back(
@@ -192,3 +196,56 @@ def test_bad_input_is_refused_plainly_and_changes_nothing(mem: Memory) -> None:
     with pytest.raises(InvalidRecordError, match="at least one seed"):
         evaluate(mem, heldout(FILES, "f"), rollout, seeds=[])
     assert rollout.calls == [] and len(mem.experiences()) == 1
+
+
+ASK = "Ask the user before you read a file in a folder with cat"
+
+
+def _cd_and_ask(t: Task, g: str, s: int) -> bool:
+    """Fails whenever told to ask first; the cd lesson changes nothing."""
+    return "Ask the user" not in g
+
+
+def test_lessons_always_served_together_are_not_retired_without_an_ablation(
+    mem: Memory,
+) -> None:
+    cd, ask = mem.add_many([CD, ASK])
+    report = evaluate(mem, heldout(FILES, "f"), fake_rollout(_cd_and_ask), seeds=[1, 2])
+    by_id = {c.id: c for c in report.lessons}
+    assert by_id[ask].effect.verdict == by_id[cd].effect.verdict == "hurts"
+    assert by_id[ask].confounded_with == (cd,) and not by_id[ask].harmful
+    assert len(mem.experiences()) == 2
+    assert "the pairs cannot tell which hurts" in render(report)
+
+
+def test_an_ablation_finds_which_of_two_lessons_served_together_hurts(mem: Memory) -> None:
+    cd, ask = mem.add_many([CD, ASK])
+    rollout = fake_rollout(_cd_and_ask)
+    report = evaluate(mem, heldout(FILES, "f"), rollout, seeds=[1, 2], ablate=True)
+    by_id = {c.id: c for c in report.lessons}
+    # without ASK the rollout works: ASK loses every pair; without cd it fails anyway
+    assert by_id[ask].effect.table.losses == 8 and by_id[ask].isolated == 8
+    assert by_id[ask].harmful and by_id[ask].retired_session is not None
+    assert by_id[cd].effect.table.neither == 8 and not by_id[cd].harmful
+    assert [e.id for e in mem.experiences()] == [cd]
+    # one more rollout per lesson served, each without exactly that lesson
+    assert report.cost()["rollouts"] == 8 * 2 + 8 * 2
+    left_out = [g for _, g, _ in rollout.calls if g and (CD in g) != (ASK in g)]
+    assert len(left_out) == 16
+    assert report.to_dict()["results"][0]["ablations"].keys() == {str(cd), str(ask)}
+
+
+def test_ablations_are_unit_judged_on_their_own_pairs() -> None:
+    from agentmem.practice.evaluate import PairResult
+
+    def o(ok: bool) -> Outcome:
+        return Outcome("t", 0, float(ok), ok, 0.0)
+
+    pairs = [
+        PairResult(f"t{i}", s, (1, 2), o(False), o(True), {1: o(False), 2: o(True)})
+        for i in range(3)
+        for s in range(2)
+    ]
+    assert harmful(pairs) == [2] and confounded(pairs) == {}
+    assert pairs[0].own(2) == (Pair("t0", 0, False, True), True)
+    assert pairs[0].own(1)[0].without is False

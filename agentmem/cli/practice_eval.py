@@ -65,6 +65,12 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--seeds", type=int, default=3, help="seeds per task (default 3)")
     p.add_argument("--k", type=int, default=5, help="the most lessons a prompt gets (5)")
     p.add_argument("--no-retire", action="store_true", help="report harmful lessons only")
+    p.add_argument(
+        "--ablate",
+        action="store_true",
+        help="also run each pair without each lesson served (one rollout more per lesson): "
+        "every lesson's own effect",
+    )
     p.add_argument("--checkpoint", help="a JSON-lines file: finished pairs, for resuming")
     p.add_argument("--db", help="the library (default: $AGENTMEM_DB or the default)")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
@@ -157,6 +163,7 @@ def run(args: argparse.Namespace) -> int:
                 list(range(args.seeds)),
                 k=args.k,
                 retire_harmful=not args.no_retire,
+                ablate=args.ablate,
                 checkpoint=args.checkpoint,
                 progress=lambda m: print(f"practice eval: {m}", file=sys.stderr),
             )

@@ -23,6 +23,12 @@ evaluation with other tasks, or a smaller ``k``, separates them). A harmful less
 ``agentmem rm`` removes one: a curation session in the journal (the reason in its
 note), undone by ``agentmem undo SESSION``.
 
+**Ablation** (``ablate``): a lesson served beside others shares their pairs. Run once
+more without each of the lessons served (the same seed, the rest of the guidance as it
+was), a pair judges each lesson on its own: with all of them against all but that one
+(:meth:`PairResult.own`). It costs one rollout per lesson served per pair, and it is
+what tells a harmful lesson from the good ones it is served with.
+
 Hostile input never stops the rest: a rollout that raises is reported, and its pair is
 left out (counted in ``skipped``), as is a task that is not held out. ``checkpoint``
 (a JSON-lines file) keeps every finished pair, so an evaluation killed half-way resumes
@@ -35,7 +41,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -76,10 +82,21 @@ class PairResult:
     lessons: tuple[int, ...]
     with_lessons: Outcome
     without: Outcome
+    #: With ``ablate``: lesson id -> the rollout with every served lesson but that one.
+    ablations: Mapping[int, Outcome] = attrs.field(factory=dict)
 
     @property
     def pair(self) -> Pair:
         return Pair(self.task_id, self.seed, self.with_lessons.success, self.without.success)
+
+    def own(self, eid: int) -> tuple[Pair, bool]:
+        """The pair that judges lesson ``eid`` here, and whether it isolates it: with
+        all the lessons against all but ``eid`` when that arm was run, else with against
+        without (isolating only when ``eid`` was served alone)."""
+        if eid in self.ablations:
+            w, wo = self.with_lessons.success, self.ablations[eid].success
+            return Pair(self.task_id, self.seed, w, wo), True
+        return self.pair, self.lessons == (eid,)
 
 
 @attrs.frozen
@@ -95,6 +112,8 @@ class LessonCredit:
     retired_session: int | None = None
     #: Lessons served in exactly the same pairs: its effect is theirs too.
     confounded_with: tuple[int, ...] = ()
+    #: How many of its pairs judge it alone (served alone, or an ablation arm).
+    isolated: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -108,6 +127,7 @@ class LessonCredit:
             "harmful": self.harmful,
             "retired_session": self.retired_session,
             "confounded_with": list(self.confounded_with),
+            "isolated": self.isolated,
         }
 
 
@@ -130,7 +150,7 @@ class EvalReport:
         return sum(1 for p in self.pairs if p.lessons)
 
     def cost(self) -> dict[str, Any]:
-        outs = [o for p in self.pairs for o in (p.with_lessons, p.without)]
+        outs = [o for p in self.pairs for o in (p.with_lessons, p.without, *p.ablations.values())]
         tokens = [o.tokens for o in outs if o.tokens is not None]
         usd = [o.cost_usd for o in outs if o.cost_usd is not None]
         return {
@@ -165,6 +185,7 @@ class EvalReport:
                     "lessons": list(p.lessons),
                     "with": _outcome_dict(p.with_lessons),
                     "without": _outcome_dict(p.without),
+                    "ablations": {str(i): _outcome_dict(o) for i, o in p.ablations.items()},
                 }
                 for p in self.pairs
             ],
@@ -175,17 +196,29 @@ def guidance_for(mem: Memory, task: Task, *, k: int = 5) -> tuple[str, tuple[int
     """The lessons the library serves for ``task``'s prompt, as the text put before it,
     and their experience ids (team lessons have none); ``("", ())`` when nothing fits or
     the project is paused. The same path as :meth:`Memory.context`."""
-    from ..retrieval import format_context
+    served = _served(mem, task, k)
+    return _text(served), tuple(i for i, _ in served if i is not None)
+
+
+def _served(mem: Memory, task: Task, k: int) -> list[tuple[int | None, str]]:
+    """The lessons served for ``task``, in order: (experience id or None, text as shown)."""
     from ..team.reads import mark
 
     project = task.project or (str(task.repo) if task.repo is not None else None)
     if mem.project_state(project) is not None:
-        return "", ()
+        return []
     hits = mem.retrieve(task.prompt, k=k, project=project)
     hits = mem.serve_hits(task.prompt, hits, route=ROUTE, project=project)
-    text = format_context([mark(h.experience.text, h.source) for h in hits])
-    ids = tuple(h.experience.id for h in hits if h.source == "private" and h.experience.id)
-    return text, ids
+    return [
+        (h.experience.id if h.source == "private" else None, mark(h.experience.text, h.source))
+        for h in hits
+    ]
+
+
+def _text(served: Sequence[tuple[int | None, str]], *, leave_out: int | None = None) -> str:
+    from ..retrieval import format_context
+
+    return format_context([t for i, t in served if leave_out is None or i != leave_out])
 
 
 def _outcome_dict(o: Outcome) -> dict[str, Any]:
@@ -224,6 +257,7 @@ def _read_checkpoint(path: Path | None) -> dict[str, PairResult]:
                     tuple(int(i) for i in d["lessons"]),
                     _outcome(d["with"]),
                     _outcome(d["without"]),
+                    {int(i): _outcome(o) for i, o in (d.get("ablations") or {}).items()},
                 )
                 out[str(d["key"])] = p
             except (ValueError, KeyError, TypeError):
@@ -241,6 +275,7 @@ def _append_checkpoint(path: Path | None, key: str, p: PairResult) -> None:
         "lessons": list(p.lessons),
         "with": _outcome_dict(p.with_lessons),
         "without": _outcome_dict(p.without),
+        "ablations": {str(i): _outcome_dict(o) for i, o in p.ablations.items()},
     }
     with path.open("a", encoding="utf-8") as f:
         f.write(json.dumps(line, default=str) + "\n")
@@ -263,8 +298,9 @@ def harmful(
     pairs: Sequence[PairResult], *, min_discordant: int = 6, min_tasks: int = 3
 ) -> list[int]:
     """The lessons whose held-out effect is harmful, in the order they would be retired
-    (see the module doc). A lesson served in exactly the same pairs as another harmful
-    one is never retired: the pairs cannot tell which of them did the harm
+    (see the module doc). Each lesson is judged on its own pairs
+    (:meth:`PairResult.own`). A lesson served in exactly the same pairs as another
+    harmful one, with no ablation to tell them apart, is never retired
     (:func:`confounded` names them). Pure."""
     ids = sorted({i for p in pairs for i in p.lessons})
     out: list[int] = []
@@ -274,27 +310,40 @@ def harmful(
         for eid in ids:
             if eid in gone:
                 continue
-            own = [p for p in pairs if eid in p.lessons and not gone & set(p.lessons)]
+            judged = [
+                (pair, alone)
+                for p in pairs
+                if eid in p.lessons
+                for pair, alone in [p.own(eid)]
+                if alone or not gone & set(p.lessons)
+            ]
             e = paired_effect(
-                (p.pair for p in own), min_discordant=min_discordant, min_tasks=min_tasks
+                (pair for pair, _ in judged), min_discordant=min_discordant, min_tasks=min_tasks
             )
             if e.verdict == "hurts":  # the worst harm per serving first, then the surest
-                keys = frozenset((p.task_id, p.seed) for p in own)
+                keys = frozenset(
+                    ()
+                    if all(alone for _, alone in judged)  # judged alone: nothing confounds
+                    else ((pr.task_id, pr.seed) for pr, _ in judged)
+                )
                 candidates.append((e.difference or 0.0, e.p_value, eid, keys))
         seen: dict[frozenset[tuple[str, int]], int] = {}
         for c in candidates:
             seen[c[3]] = seen.get(c[3], 0) + 1
-        clear = [c for c in candidates if seen[c[3]] == 1]
+        clear = [c for c in candidates if not c[3] or seen[c[3]] == 1]
         if not clear:
             return out
         out.append(min(clear, key=lambda c: (c[0], c[1], c[2]))[2])
 
 
 def confounded(pairs: Sequence[PairResult]) -> dict[int, tuple[int, ...]]:
-    """For each lesson served in exactly the same pairs as others: those others."""
+    """For each lesson served in exactly the same pairs as others (and not judged alone
+    in all of them, :meth:`PairResult.own`): those others."""
     served: dict[int, frozenset[tuple[str, int]]] = {}
     for eid in sorted({i for p in pairs for i in p.lessons}):
-        served[eid] = frozenset((p.task_id, p.seed) for p in pairs if eid in p.lessons)
+        mine = [p for p in pairs if eid in p.lessons]
+        if not all(p.own(eid)[1] for p in mine):
+            served[eid] = frozenset((p.task_id, p.seed) for p in mine)
     return {
         eid: others
         for eid, keys in served.items()
@@ -336,13 +385,16 @@ def evaluate(
     *,
     k: int = 5,
     retire_harmful: bool = True,
+    ablate: bool = False,
     checkpoint: str | os.PathLike[str] | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> EvalReport:
     """Run each held-out task of ``tasks`` with and without the lessons for every seed
     of ``seeds`` and report the effect (see the module doc). ``k``: the most lessons a
     prompt gets. With ``retire_harmful``, harmful lessons are retired through the
-    journal; without, they are only reported."""
+    journal; without, they are only reported. With ``ablate``, a pair that served
+    several lessons is also run once without each of them, so each lesson's own effect
+    is measured (one more rollout per lesson served)."""
     from ..errors import InvalidRecordError
 
     seeds = tuple(int(s) for s in seeds)
@@ -357,7 +409,8 @@ def evaluate(
         )
     skipped = [f"{t.id}: not a held-out task (split {t.split})" for t in tasks if t not in held]
     path = Path(checkpoint) if checkpoint is not None else None
-    run = _Run(mem, rollout, k, path, _read_checkpoint(path), progress or (lambda _m: None))
+    say = progress or (lambda _m: None)
+    run = _Run(mem, rollout, k, ablate, path, _read_checkpoint(path), say)
     for ti, task in enumerate(held):
         run.task(task, ti, seeds, len(held) * len(seeds))
     results = run.results
@@ -373,11 +426,12 @@ def evaluate(
         LessonCredit(
             eid,
             run.texts.get(eid, ""),
-            tuple(p.pair for p in results if eid in p.lessons),
+            tuple(p.own(eid)[0] for p in results if eid in p.lessons),
             _lesson_effect(results, eid),
             eid in bad,
             sessions.get(eid),
             together.get(eid, ()),
+            sum(1 for p in results if eid in p.lessons and p.own(eid)[1]),
         )
         for eid in sorted({i for p in results for i in p.lessons})
     )
@@ -400,6 +454,7 @@ class _Run:
     mem: Memory
     rollout: Rollout
     k: int
+    ablate: bool
     path: Path | None
     done: dict[str, PairResult]
     say: Callable[[str], None]
@@ -409,35 +464,69 @@ class _Run:
     reused: int = 0
 
     def task(self, task: Task, ti: int, seeds: Sequence[int], total: int) -> None:
-        """Every seed of ``task``, with the lessons served for it now and without."""
-        guidance, ids = guidance_for(self.mem, task, k=self.k)
+        """Every seed of ``task``, with the lessons served for it now and without (and,
+        with ``ablate``, without each one of them in turn)."""
+        served = _served(self.mem, task, self.k)
+        guidance = _text(served)
+        ids = tuple(i for i, _ in served if i is not None)
         for eid in ids:
             self.texts.setdefault(eid, self.mem.get_experience(eid).text)
         for seed in seeds:
             key = _key(task.id, seed, guidance)
-            if key in self.done:
-                self.results.append(self.done[key])
-                self.reused += 1
-                continue
+            p = self.done.get(key)
             n = len(self.results) + 1
-            try:
-                w, wo = _run_pair(self.rollout, task, guidance, seed, (ti + seed) % 2 == 0)
-            except Exception as e:  # a broken rollout never stops the rest
-                self.skipped.append(f"{task.id}/{seed}: the rollout raised {type(e).__name__}: {e}")
-                self.say(f"pair {n}/{total}: {task.id} seed {seed} raised: {e}")
+            if p is not None:
+                self.reused += 1
+            else:
+                try:
+                    w, wo = _run_pair(self.rollout, task, guidance, seed, (ti + seed) % 2 == 0)
+                except Exception as e:  # a broken rollout never stops the rest
+                    self._skip(task, seed, e, f"pair {n}/{total}")
+                    continue
+                p = PairResult(task.id, seed, ids, w, wo)
+                self.say(
+                    f"pair {n}/{total}: {task.id} seed {seed}: with "
+                    f"{'ok' if w.success else 'fail'}, without {'ok' if wo.success else 'fail'}"
+                    f" ({len(ids)} lesson(s))"
+                )
+            missing = [i for i in ids if i not in p.ablations] if self.ablate else []
+            if len(ids) > 1 and missing:
+                p = self._ablate(task, seed, served, p, missing)
+            elif key in self.done:
+                self.results.append(p)
                 continue
-            p = PairResult(task.id, seed, ids, w, wo)
             self.results.append(p)
             _append_checkpoint(self.path, key, p)
+
+    def _ablate(
+        self,
+        task: Task,
+        seed: int,
+        served: Sequence[tuple[int | None, str]],
+        p: PairResult,
+        ids: Sequence[int],
+    ) -> PairResult:
+        """``p`` with a rollout for each of ``ids`` left out of the guidance."""
+        more = dict(p.ablations)
+        for eid in ids:
+            try:
+                more[eid] = self.rollout(task, _text(served, leave_out=eid), seed)
+            except Exception as e:  # the pair stands without this arm
+                self._skip(task, seed, e, f"ablation of lesson {eid}")
+                continue
             self.say(
-                f"pair {n}/{total}: {task.id} seed {seed}: "
-                f"with {'ok' if w.success else 'fail'}, without {'ok' if wo.success else 'fail'}"
-                f" ({len(ids)} lesson(s))"
+                f"  {task.id} seed {seed} without lesson {eid}: "
+                f"{'ok' if more[eid].success else 'fail'}"
             )
+        return attrs.evolve(p, ablations=more)
+
+    def _skip(self, task: Task, seed: int, e: Exception, what: str) -> None:
+        self.skipped.append(f"{task.id}/{seed}: the rollout raised {type(e).__name__}: {e}")
+        self.say(f"{what}: {task.id} seed {seed} raised: {e}")
 
 
 def _lesson_effect(results: Sequence[PairResult], eid: int) -> Effect:
-    return paired_effect(p.pair for p in results if eid in p.lessons)
+    return paired_effect(p.own(eid)[0] for p in results if eid in p.lessons)
 
 
 def _pct(x: float | None) -> str:
@@ -487,9 +576,11 @@ def render(report: EvalReport) -> str:
         elif cr.confounded_with and cr.effect.verdict == "hurts":
             with_ = ", ".join(map(str, cr.confounded_with))
             state = f" -> kept: always served with {with_}, the pairs cannot tell which hurts"
+        alone = f", {cr.isolated} judging it alone" if cr.isolated else ""
         lines.append(
-            f"  [{cr.id}] {len(cr.pairs)} pair(s) from {cr.effect.tasks} task(s): wins {lt.wins}, "
-            f"losses {lt.losses}, both {lt.both}, neither {lt.neither}: {cr.effect.verdict}{state}"
+            f"  [{cr.id}] {len(cr.pairs)} pair(s) from {cr.effect.tasks} task(s){alone}: "
+            f"wins {lt.wins}, losses {lt.losses}, both {lt.both}, neither {lt.neither}: "
+            f"{cr.effect.verdict}{state}"
         )
         lines.append(f"       {cr.text}")
     for s in report.skipped:
