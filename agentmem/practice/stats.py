@@ -206,7 +206,7 @@ def paired_effect(
     p = mcnemar_exact(t.wins, t.losses)
     if t.discordant < min_discordant or tasks < min_tasks:
         why = (
-            f"not enough data: {t.discordant} discordant pairs (wins {t.wins}, losses "
+            f"{t.discordant} discordant pairs (wins {t.wins}, losses "
             f"{t.losses}) from {tasks} task(s); a verdict needs {min_discordant} discordant "
             f"pairs from {min_tasks} tasks"
         )
@@ -218,7 +218,7 @@ def paired_effect(
     else:
         verdict = "no effect"
         why = (
-            f"no measurable effect: wins {t.wins}, losses {t.losses}, p = {p:.3g}, "
+            f"wins {t.wins}, losses {t.losses}, p = {p:.3g}, "
             f"interval [{ci[0]:.3f}, {ci[1]:.3f}] spans 0"
         )
     return Effect(t, tasks, t.difference, ci, p, verdict, why)
