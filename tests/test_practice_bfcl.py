@@ -129,7 +129,18 @@ class _Server:
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
         threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
 
-    def answer(self, body: dict[str, Any]) -> dict[str, Any]:
+    def answer(self, body: dict[str, Any]) -> Any:
+        if self.mode == "a-list":
+            return [1, 2, 3]
+        if self.mode == "no-choices":
+            return {"choices": []}
+        if self.mode == "deep":
+            return json.loads("[" * 500 + "]" * 500)
+        if self.mode in ("many-calls", "array-args"):
+            args = "[1, 2]" if self.mode == "array-args" else '{"folder": "document"}'
+            n = 100 if self.mode == "many-calls" else 1
+            call = {"id": "c", "type": "function", "function": {"name": "cd", "arguments": args}}
+            return {"choices": [{"message": {"role": "assistant", "tool_calls": [call] * n}}]}
         msgs = body["messages"]
         turn = sum(1 for m in msgs if m["role"] == "user") - 1
         if msgs[-1]["role"] == "tool":  # the turn's calls were made: answer in words
@@ -222,3 +233,30 @@ def test_the_held_out_effect_of_a_cd_lesson_on_bfcl(tmp_path: Path) -> None:
     assert all(p.with_lessons.success and not p.without.success for p in served)
     assert report.overall.table.wins == len(served)
     assert report.lessons[0].id == lesson and len(report.lessons[0].pairs) == len(served)
+
+
+@pytest.mark.parametrize(
+    ("mode", "said"),
+    [
+        ("a-list", "not a JSON object"),
+        ("no-choices", "no choices[0].message"),
+        ("deep", "nests too deeply"),
+        ("many-calls", "more than 64 calls in one step"),
+        ("array-args", "arguments are not an object"),
+    ],
+)
+def test_hostile_server_answers_fail_the_rollout_plainly(
+    mode: str, said: str, tmp_path: Path
+) -> None:
+    s = _Server(mode)
+    try:
+        out = BfclAgent(ChatPolicy(s.url, "m")).run(
+            to_task(TASKS[0]), None, "", 0, tmp_path / "l.db"
+        )
+    finally:
+        s.httpd.shutdown()
+    assert not out.success and out.run_id is not None  # recorded, as a failure
+    with Memory.open(tmp_path / "l.db", embedder="hash") as mem:
+        run = mem.get_trajectory(out.run_id)
+    told = (out.error or "") + out.meta.get("failure", "") + "".join(x.output for x in run.steps)
+    assert said in told

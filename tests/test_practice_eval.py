@@ -184,6 +184,7 @@ def test_a_killed_evaluation_resumes_from_its_checkpoint(mem: Memory, tmp_path: 
     again = fake_rollout(lambda t, g, s: "cd into" in g)
     report = evaluate(mem, heldout(FILES[:3], "f"), again, seeds=[0, 1], checkpoint=ck)
     assert report.reused == 4 and len(again.calls) == 4  # only the new task ran
+    assert report.skipped == (f"{ck}: 1 line(s) that are not a finished pair",)
     assert report.overall.table.wins == 6
 
 

@@ -52,6 +52,7 @@ from typing import Any, Protocol
 import attrs
 
 from ..errors import AgentMemError
+from ..jsonsafe import JSONInputError, loads
 from ..records import MAX_TOOL_NAME
 from .types import Outcome, Split, Task
 
@@ -80,6 +81,10 @@ CATEGORIES = ("multi_turn_base", "multi_turn_long_context")
 MAX_STEPS = 20
 #: The longest tool output kept in a recorded step and sent back to the model.
 MAX_OUTPUT = 4000
+#: The most calls one step may make; more and the turn fails.
+MAX_CALLS = 64
+#: The largest answer read from a chat server.
+MAX_ANSWER = 16 * 2**20
 
 
 class BfclUnavailable(AgentMemError, RuntimeError):
@@ -410,22 +415,37 @@ class ChatPolicy:
         req = urllib.request.Request(url, json.dumps(body).encode(), headers, method="POST")
         try:
             with urllib.request.urlopen(req, timeout=self.timeout_s) as r:
-                answer = json.loads(r.read(16 * 2**20))
+                raw = r.read(MAX_ANSWER + 1)
         except (urllib.error.URLError, OSError, ValueError) as e:
             raise ConnectionError(f"the chat server at {url} failed: {e}") from e
+        try:
+            answer = loads(raw, what="the chat server's answer", max_bytes=MAX_ANSWER)
+        except JSONInputError as e:
+            raise ConnectionError(str(e)) from e
+        if not isinstance(answer, dict):
+            raise ConnectionError("the chat server's answer is not a JSON object")
         usage = answer.get("usage") or {}
         tokens = usage.get("total_tokens") if isinstance(usage, dict) else None
-        message = ((answer.get("choices") or [{}])[0] or {}).get("message") or {}
-        return [_read_call(tc) for tc in message.get("tool_calls") or ()], tokens
+        choices = answer.get("choices")
+        first = choices[0] if isinstance(choices, list) and choices else None
+        message = first.get("message") if isinstance(first, dict) else None
+        if not isinstance(message, dict):
+            raise ConnectionError("the chat server's answer has no choices[0].message")
+        wanted = message.get("tool_calls") or []
+        if not isinstance(wanted, list):
+            raise ConnectionError("the chat server's tool_calls is not a list")
+        calls = [_read_call(tc) for tc in wanted[: MAX_CALLS + 1]]
+        return calls, tokens if isinstance(tokens, int) and not isinstance(tokens, bool) else None
 
 
 def _read_call(tc: Any) -> Call:
-    fn = (tc or {}).get("function") or {}
-    name = str(fn.get("name") or "")
+    fn = tc.get("function") if isinstance(tc, dict) else None
+    fn = fn if isinstance(fn, dict) else {}
+    name = str(fn.get("name") or "")[:MAX_TOOL_NAME]
     raw = fn.get("arguments")
     try:
-        args = json.loads(raw) if isinstance(raw, str) else raw
-    except ValueError:
+        args = loads(raw, what="the arguments") if isinstance(raw, str) else raw
+    except JSONInputError:
         return Call(name, {}, problem=f"the arguments are not JSON: {str(raw)[:200]}")
     if args is None:
         args = {}
@@ -561,6 +581,8 @@ class BfclAgent:
                 return _Turn(steps, None, spent)
             if step == self.max_steps:
                 return _Turn(steps, f"turn {turn}: more than {self.max_steps} steps", spent)
+            if len(calls) > MAX_CALLS:
+                return _Turn(steps, f"turn {turn}: more than {MAX_CALLS} calls in one step", spent)
             ids = [f"call_{turn}_{step}_{i}" for i in range(len(calls))]
             messages.append(
                 {

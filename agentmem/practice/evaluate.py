@@ -47,6 +47,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from ..jsonsafe import loads
 from .stats import Effect, Pair, paired_effect
 from .types import Outcome, Task
 
@@ -241,16 +242,17 @@ def _key(task_id: str, seed: int, guidance: str) -> str:
     return f"{task_id}\x00{seed}\x00{g}"
 
 
-def _read_checkpoint(path: Path | None) -> dict[str, PairResult]:
-    """The finished pairs of an earlier run of the same evaluation; a line that is not
-    one is skipped."""
+def _read_checkpoint(path: Path | None) -> tuple[dict[str, PairResult], int]:
+    """The finished pairs of an earlier run of the same evaluation, and how many lines
+    were not one (skipped: a torn last line, an edit)."""
     if path is None or not path.is_file():
-        return {}
+        return {}, 0
     out: dict[str, PairResult] = {}
+    bad = 0
     with path.open(encoding="utf-8", errors="replace") as f:
         for line in f:
             try:
-                d = json.loads(line)
+                d = loads(line, what="a checkpoint line")
                 p = PairResult(
                     str(d["task"]),
                     int(d["seed"]),
@@ -260,9 +262,9 @@ def _read_checkpoint(path: Path | None) -> dict[str, PairResult]:
                     {int(i): _outcome(o) for i, o in (d.get("ablations") or {}).items()},
                 )
                 out[str(d["key"])] = p
-            except (ValueError, KeyError, TypeError):
-                continue
-    return out
+            except (ValueError, KeyError, TypeError, AttributeError):
+                bad += 1
+    return out, bad
 
 
 def _append_checkpoint(path: Path | None, key: str, p: PairResult) -> None:
@@ -410,7 +412,10 @@ def evaluate(
     skipped = [f"{t.id}: not a held-out task (split {t.split})" for t in tasks if t not in held]
     path = Path(checkpoint) if checkpoint is not None else None
     say = progress or (lambda _m: None)
-    run = _Run(mem, rollout, k, ablate, path, _read_checkpoint(path), say)
+    done, torn = _read_checkpoint(path)
+    if torn:
+        skipped.append(f"{path}: {torn} line(s) that are not a finished pair")
+    run = _Run(mem, rollout, k, ablate, path, done, say)
     for ti, task in enumerate(held):
         run.task(task, ti, seeds, len(held) * len(seeds))
     results = run.results
