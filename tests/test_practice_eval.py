@@ -89,6 +89,7 @@ def test_a_lesson_that_helps_is_measured_and_credited(mem: Memory) -> None:
         "seed": 0,
         "with": True,
         "without": True,
+        "other_arm": "none",
     }
     text = render(report)
     assert (
@@ -233,7 +234,9 @@ def test_an_ablation_finds_which_of_two_lessons_served_together_hurts(mem: Memor
     assert report.cost()["rollouts"] == 8 * 2 + 8 * 2
     left_out = [g for _, g, _ in rollout.calls if g and (CD in g) != (ASK in g)]
     assert len(left_out) == 16
-    assert report.to_dict()["results"][0]["ablations"].keys() == {str(cd), str(ask)}
+    d = report.to_dict()
+    assert d["results"][0]["ablations"].keys() == {str(cd), str(ask)}
+    assert {x["other_arm"] for c in d["lessons"] for x in c["served_in"]} == {"the others"}
 
 
 def test_ablations_are_unit_judged_on_their_own_pairs() -> None:

@@ -115,14 +115,25 @@ class LessonCredit:
     confounded_with: tuple[int, ...] = ()
     #: How many of its pairs judge it alone (served alone, or an ablation arm).
     isolated: int = 0
+    #: For each pair, what its other arm had: ``none`` (no lesson) or ``the others``
+    #: (every lesson served but this one: an ablation).
+    against: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "id": self.id,
             "text": self.text,
             "served_in": [
-                {"task": p.task_id, "seed": p.seed, "with": p.with_lessons, "without": p.without}
-                for p in self.pairs
+                {
+                    "task": p.task_id,
+                    "seed": p.seed,
+                    "with": p.with_lessons,
+                    "without": p.without,
+                    "other_arm": other,
+                }
+                for p, other in zip(
+                    self.pairs, self.against or ["none"] * len(self.pairs), strict=True
+                )
             ],
             "effect": self.effect.to_dict(),
             "harmful": self.harmful,
@@ -437,6 +448,9 @@ def evaluate(
             sessions.get(eid),
             together.get(eid, ()),
             sum(1 for p in results if eid in p.lessons and p.own(eid)[1]),
+            tuple(
+                "the others" if eid in p.ablations else "none" for p in results if eid in p.lessons
+            ),
         )
         for eid in sorted({i for p in results for i in p.lessons})
     )
