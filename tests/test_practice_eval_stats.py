@@ -11,6 +11,7 @@ from agentmem.practice.stats import (
     MIN_DISCORDANT,
     Pair,
     Table,
+    by_task,
     mcnemar_exact,
     newcombe_paired,
     paired_effect,
@@ -97,3 +98,25 @@ def test_not_enough_data_is_said_plainly() -> None:
     one_task = paired_effect(_pairs(10, 0, 0, 1))  # many pairs, one task
     assert one_task.verdict == "not enough data" and "from 1 task(s)" in one_task.why
     assert paired_effect([]).verdict == "not enough data"
+
+
+def test_the_effect_task_by_task() -> None:
+    pairs = [
+        Pair("a", 0, True, False),
+        Pair("a", 1, True, False),
+        Pair("b", 0, True, True),
+        Pair("b", 1, False, True),
+        Pair("c", 0, True, False),
+        Pair("c", 1, False, True),  # even
+    ]
+    signs = by_task(pairs)
+    assert (signs.better, signs.worse, signs.same) == (1, 1, 1) and signs.p_value == 1.0
+    # one task with many seeds cannot make a task-level case: one of one
+    one = by_task([Pair("a", s, True, False) for s in range(20)])
+    assert one.better == 1 and one.p_value == 1.0
+    assert paired_effect(pairs).to_dict()["by_task"] == {
+        "better": 1,
+        "worse": 1,
+        "same": 1,
+        "p_value": 1.0,
+    }

@@ -568,6 +568,8 @@ def render(report: EvalReport) -> str:
         f"  difference:    {_pts(o.difference)} points, 95% CI [{_pts(o.ci[0])}, {_pts(o.ci[1])}]"
         " (Newcombe, paired)",
         f"  McNemar exact: p = {o.p_value:.4g} (wins {t.wins}, losses {t.losses})",
+        f"  by task:       ahead on {o.signs.better}, behind on {o.signs.worse}, even on "
+        f"{o.signs.same} (sign test p = {o.signs.p_value:.4g})",
         f"  verdict:       {o.verdict}: {o.why}",
     ]
     c = d["cost"]

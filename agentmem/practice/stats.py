@@ -21,7 +21,9 @@ the outcomes come in pairs: a 2x2 table of ``both`` (success in both arms), ``wi
   rollout and acts on the verdict, so it is conservative.
 
 The pairs of several seeds of one task are not independent; the test treats them as
-if they were, which is why the number of tasks is a threshold of its own.
+if they were, which is why the number of tasks is a threshold of its own, and why
+:func:`by_task` also reports the effect task by task (on how many tasks the lessons came
+out ahead or behind, with the exact sign test), which needs no such assumption.
 """
 
 from __future__ import annotations
@@ -41,6 +43,8 @@ __all__ = [
     "Effect",
     "Pair",
     "Table",
+    "TaskSigns",
+    "by_task",
     "mcnemar_exact",
     "newcombe_paired",
     "paired_effect",
@@ -154,6 +158,36 @@ def newcombe_paired(t: Table, z: float = Z) -> tuple[float, float]:
 
 
 @attrs.frozen
+class TaskSigns:
+    """The effect task by task: on how many tasks the lessons' pairs came out ahead
+    (more wins than losses), behind, or even, and the exact sign test of ahead against
+    behind. Robust to the seeds of one task being alike, which McNemar's test is not."""
+
+    better: int
+    worse: int
+    same: int
+    p_value: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "better": self.better,
+            "worse": self.worse,
+            "same": self.same,
+            "p_value": _r(self.p_value, 6),
+        }
+
+
+def by_task(pairs: Iterable[Pair]) -> TaskSigns:
+    """:class:`TaskSigns` of ``pairs``."""
+    net: dict[str, int] = {}
+    for p in pairs:
+        net[p.task_id] = net.get(p.task_id, 0) + int(p.with_lessons) - int(p.without)
+    better = sum(1 for v in net.values() if v > 0)
+    worse = sum(1 for v in net.values() if v < 0)
+    return TaskSigns(better, worse, len(net) - better - worse, mcnemar_exact(better, worse))
+
+
+@attrs.frozen
 class Effect:
     """What a set of pairs says: the table, the difference with its interval, the
     exact test, and the verdict (``helps``, ``hurts``, ``no effect`` or
@@ -166,6 +200,8 @@ class Effect:
     p_value: float
     verdict: str
     why: str
+    #: The same pairs task by task (see :func:`by_task`).
+    signs: TaskSigns = TaskSigns(0, 0, 0, 1.0)
 
     @property
     def enough(self) -> bool:
@@ -184,6 +220,7 @@ class Effect:
             "p_value": _r(self.p_value, 6),
             "verdict": self.verdict,
             "why": self.why,
+            "by_task": self.signs.to_dict(),
         }
 
 
@@ -204,13 +241,14 @@ def paired_effect(
     tasks = len({p.task_id for p in pairs})
     ci = newcombe_paired(t)
     p = mcnemar_exact(t.wins, t.losses)
+    signs = by_task(pairs)
     if t.discordant < min_discordant or tasks < min_tasks:
         why = (
             f"{t.discordant} discordant pairs (wins {t.wins}, losses "
             f"{t.losses}) from {tasks} task(s); a verdict needs {min_discordant} discordant "
             f"pairs from {min_tasks} tasks"
         )
-        return Effect(t, tasks, t.difference, ci, p, "not enough data", why)
+        return Effect(t, tasks, t.difference, ci, p, "not enough data", why, signs)
     if p < alpha and ci[0] > 0:
         verdict, why = "helps", f"more wins than losses ({t.wins} to {t.losses}), p = {p:.3g}"
     elif p < alpha and ci[1] < 0:
@@ -221,4 +259,4 @@ def paired_effect(
             f"wins {t.wins}, losses {t.losses}, p = {p:.3g}, "
             f"interval [{ci[0]:.3f}, {ci[1]:.3f}] spans 0"
         )
-    return Effect(t, tasks, t.difference, ci, p, verdict, why)
+    return Effect(t, tasks, t.difference, ci, p, verdict, why, signs)
