@@ -253,3 +253,21 @@ def test_ablations_are_unit_judged_on_their_own_pairs() -> None:
     assert harmful(pairs) == [2] and confounded(pairs) == {}
     assert pairs[0].own(2) == (Pair("t0", 0, False, True), True)
     assert pairs[0].own(1)[0].without is False
+
+
+def test_a_budget_stops_the_evaluation_and_the_report_says_so(mem: Memory, tmp_path: Path) -> None:
+    mem.add_many([CD])
+    ck = tmp_path / "eval.jsonl"
+    rollout = fake_rollout(lambda t, g, s: "cd into" in g)
+    report = evaluate(
+        mem, heldout(FILES, "f"), rollout, seeds=[0, 1], max_rollouts=5, checkpoint=ck
+    )
+    assert len(rollout.calls) == 4 and len(report.pairs) == 2
+    assert report.stopped == "the budget of 5 rollouts was spent after 4: 2 of 8 pairs ran"
+    assert "stopped:" in render(report) and report.to_dict()["stopped"] == report.stopped
+    # the next run pays only for what is new: the two pairs come from the checkpoint
+    again = fake_rollout(lambda t, g, s: "cd into" in g)
+    more = evaluate(mem, heldout(FILES, "f"), again, seeds=[0, 1], max_rollouts=4, checkpoint=ck)
+    assert more.reused == 2 and len(again.calls) == 4 and len(more.pairs) == 4
+    with pytest.raises(InvalidRecordError, match="at least 2"):
+        evaluate(mem, heldout(FILES, "f"), again, seeds=[0], max_rollouts=1)

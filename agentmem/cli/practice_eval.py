@@ -71,6 +71,7 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
         help="also run each pair without each lesson served (one rollout more per lesson): "
         "every lesson's own effect",
     )
+    p.add_argument("--max-rollouts", type=int, help="the most new rollouts to pay for")
     p.add_argument("--checkpoint", help="a JSON-lines file: finished pairs, for resuming")
     p.add_argument("--db", help="the library (default: $AGENTMEM_DB or the default)")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
@@ -164,6 +165,7 @@ def run(args: argparse.Namespace) -> int:
                 k=args.k,
                 retire_harmful=not args.no_retire,
                 ablate=args.ablate,
+                max_rollouts=args.max_rollouts,
                 checkpoint=args.checkpoint,
                 progress=lambda m: print(f"practice eval: {m}", file=sys.stderr),
             )

@@ -156,6 +156,8 @@ class EvalReport:
     #: Whether harmful lessons were retired (False: reported only).
     retire: bool = True
     reused: int = 0
+    #: Why the evaluation stopped before every pair ran (None: it ran them all).
+    stopped: str | None = None
 
     @property
     def served_pairs(self) -> int:
@@ -190,6 +192,7 @@ class EvalReport:
             "retire": self.retire,
             "skipped": list(self.skipped),
             "reused": self.reused,
+            "stopped": self.stopped,
             "results": [
                 {
                     "task": p.task_id,
@@ -399,6 +402,7 @@ def evaluate(
     k: int = 5,
     retire_harmful: bool = True,
     ablate: bool = False,
+    max_rollouts: int | None = None,
     checkpoint: str | os.PathLike[str] | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> EvalReport:
@@ -407,7 +411,9 @@ def evaluate(
     prompt gets. With ``retire_harmful``, harmful lessons are retired through the
     journal; without, they are only reported. With ``ablate``, a pair that served
     several lessons is also run once without each of them, so each lesson's own effect
-    is measured (one more rollout per lesson served)."""
+    is measured (one more rollout per lesson served). ``max_rollouts``: the most new
+    rollouts to pay for (pairs reused from ``checkpoint`` are free); when it is spent the
+    evaluation stops and reports on the pairs that ran (``stopped``)."""
     from ..errors import InvalidRecordError
 
     seeds = tuple(int(s) for s in seeds)
@@ -426,9 +432,15 @@ def evaluate(
     done, torn = _read_checkpoint(path)
     if torn:
         skipped.append(f"{path}: {torn} line(s) that are not a finished pair")
-    run = _Run(mem, rollout, k, ablate, path, done, say)
+    if max_rollouts is not None and max_rollouts < 2:
+        raise InvalidRecordError(f"max_rollouts must be at least 2 (one pair), not {max_rollouts}")
+    run = _Run(mem, rollout, k, ablate, path, done, say, max_rollouts)
     for ti, task in enumerate(held):
+        if run.stopped:
+            break
         run.task(task, ti, seeds, len(held) * len(seeds))
+    if run.stopped:
+        say(f"the budget of {max_rollouts} rollouts is spent: the report covers what ran")
     results = run.results
     bad = harmful(results)
     why = {
@@ -463,6 +475,10 @@ def evaluate(
         (*skipped, *run.skipped),
         retire_harmful,
         run.reused,
+        f"the budget of {max_rollouts} rollouts was spent after {run.spent}: "
+        f"{len(results)} of {len(held) * len(seeds)} pairs ran"
+        if run.stopped
+        else None,
     )
 
 
@@ -477,10 +493,19 @@ class _Run:
     path: Path | None
     done: dict[str, PairResult]
     say: Callable[[str], None]
+    budget: int | None = None
     results: list[PairResult] = attrs.field(factory=list)
     skipped: list[str] = attrs.field(factory=list)
     texts: dict[int, str] = attrs.field(factory=dict)
     reused: int = 0
+    spent: int = 0
+    stopped: bool = False
+
+    def _affords(self, n: int) -> bool:
+        """Whether ``n`` more rollouts fit the budget (else the evaluation stops)."""
+        if self.budget is not None and self.spent + n > self.budget:
+            self.stopped = True
+        return not self.stopped
 
     def task(self, task: Task, ti: int, seeds: Sequence[int], total: int) -> None:
         """Every seed of ``task``, with the lessons served for it now and without (and,
@@ -496,7 +521,10 @@ class _Run:
             n = len(self.results) + 1
             if p is not None:
                 self.reused += 1
+            elif not self._affords(2):
+                return
             else:
+                self.spent += 2
                 try:
                     w, wo = _run_pair(self.rollout, task, guidance, seed, (ti + seed) % 2 == 0)
                 except Exception as e:  # a broken rollout never stops the rest
@@ -528,6 +556,9 @@ class _Run:
         """``p`` with a rollout for each of ``ids`` left out of the guidance."""
         more = dict(p.ablations)
         for eid in ids:
+            if not self._affords(1):
+                break
+            self.spent += 1
             try:
                 more[eid] = self.rollout(task, _text(served, leave_out=eid), seed)
             except Exception as e:  # the pair stands without this arm
@@ -583,6 +614,8 @@ def render(report: EvalReport) -> str:
     if report.reused:
         spent += f"; {report.reused} pair(s) reused from the checkpoint"
     lines.append(spent)
+    if report.stopped:
+        lines.append(f"  stopped:       {report.stopped}")
     if report.lessons:
         lines.append("lessons (the held-out pairs each was served in):")
     for cr in report.lessons:
