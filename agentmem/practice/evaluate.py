@@ -442,6 +442,25 @@ def evaluate(
     if run.stopped:
         say(f"the budget of {max_rollouts} rollouts is spent: the report covers what ran")
     results = run.results
+    return EvalReport(
+        tuple(results),
+        paired_effect(p.pair for p in results),
+        _credit(mem, results, run.texts, retire_harmful),
+        seeds,
+        (*skipped, *run.skipped),
+        retire_harmful,
+        run.reused,
+        f"the budget of {max_rollouts} rollouts was spent after {run.spent}: "
+        f"{len(results)} of {len(held) * len(seeds)} pairs ran"
+        if run.stopped
+        else None,
+    )
+
+
+def _credit(
+    mem: Memory, results: Sequence[PairResult], texts: Mapping[int, str], retire_harmful: bool
+) -> tuple[LessonCredit, ...]:
+    """Each lesson's credit; the harmful ones retired first when ``retire_harmful``."""
     bad = harmful(results)
     why = {
         eid: "retired by practice eval: harmful held-out effect "
@@ -450,10 +469,10 @@ def evaluate(
     }
     sessions = retire(mem, bad, why) if retire_harmful and bad else {}
     together = confounded(results)
-    credits = tuple(
+    return tuple(
         LessonCredit(
             eid,
-            run.texts.get(eid, ""),
+            texts.get(eid, ""),
             tuple(p.own(eid)[0] for p in results if eid in p.lessons),
             _lesson_effect(results, eid),
             eid in bad,
@@ -465,20 +484,6 @@ def evaluate(
             ),
         )
         for eid in sorted({i for p in results for i in p.lessons})
-    )
-    overall = paired_effect(p.pair for p in results)
-    return EvalReport(
-        tuple(results),
-        overall,
-        credits,
-        seeds,
-        (*skipped, *run.skipped),
-        retire_harmful,
-        run.reused,
-        f"the budget of {max_rollouts} rollouts was spent after {run.spent}: "
-        f"{len(results)} of {len(held) * len(seeds)} pairs ran"
-        if run.stopped
-        else None,
     )
 
 
