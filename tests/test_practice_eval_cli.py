@@ -40,6 +40,8 @@ def test_register_adds_the_eval_subcommand() -> None:
     assert args.no_retire and args.seeds == 3 and args.k == 5 and not args.json
     text = p.format_help()
     assert "agentmem practice eval --bfcl" in text and "--checkpoint" in text
+    more = parser.parse_args(["eval", "t.toml", "--ablate", "--max-rollouts", "40", "--json"])
+    assert more.tasks_file == "t.toml" and more.ablate and more.max_rollouts == 40 and more.json
 
 
 @needs_bfcl
