@@ -58,7 +58,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     # the façade
     ("memory",),
     # features on the façade
-    ("context", "export", "team", "doctor", "mcp_server", "hooks", "browse", "status"),
+    ("context", "export", "team", "doctor", "mcp_server", "hooks", "browse", "status", "practice"),
     # entry points
     ("cli", "_entry", "__main__", "__init__"),
 )

@@ -1,0 +1,248 @@
+"""``agentmem practice``: G rollouts of each task by your agent, then one learning session
+over those exact groups (issue 32); ``status`` lists the practices; ``eval`` measures the
+lessons on the held-out tasks. See ``docs/practice.md``."""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+from typing import Any
+
+import click
+
+from .main import cli, db_option, errors_as_click, json_option, open_memory, print_json
+from .main import require_library as _require_library
+from .terminal import echo
+
+_CLIENTS = ("claude-code", "codex")
+
+
+def _agent_options(f: Any) -> Any:
+    for opt in reversed(
+        [
+            click.argument("tasks_file", metavar="TASKS", type=click.Path(dir_okay=False)),
+            click.option(
+                "--agent",
+                "template",
+                required=True,
+                help="The agent's command line: {prompt} is the prompt (one argument, never "
+                "read by a shell), {workspace} the rollout's folder.",
+            ),
+            click.option(
+                "--client",
+                type=click.Choice(_CLIENTS),
+                default=None,
+                help="Whose transcripts to import (default: from the template's program).",
+            ),
+            click.option(
+                "--heldout",
+                type=click.FloatRange(0, 1, max_open=True),
+                default=None,
+                help="Hold out this share of the tasks without a split (a stable hash of "
+                "their ids).",
+            ),
+            click.option("--keep", is_flag=True, help="Keep each rollout's workspace."),
+        ]
+    ):
+        f = opt(f)
+    return f
+
+
+def _library(db_path: str | None) -> Path:
+    with open_memory(db_path) as mem:
+        if mem.path is None:
+            raise click.ClickException("practice needs a library file, not an in-memory one")
+        return Path(mem.path)
+
+
+def _load(tasks_file: str, heldout: float | None) -> Any:
+    from ..practice.tasks import load_tasks
+
+    with errors_as_click():
+        return load_tasks(tasks_file, heldout=heldout)
+
+
+def _agent(template: str, client: str | None) -> Any:
+    from ..practice.cli_agent import CliAgent
+
+    with errors_as_click():
+        return CliAgent(template, client=client)
+
+
+@cli.group()
+def practice() -> None:
+    """Practise tasks with your agent: G rollouts each, then learn from the groups.
+
+    \b
+    Examples:
+      agentmem practice run tasks.toml --agent 'claude -p {prompt} --output-format json'
+      agentmem practice run tasks.toml --agent 'codex exec --json {prompt}' --size 6
+      agentmem practice status
+      agentmem practice eval tasks.toml --agent 'claude -p {prompt}'
+    """
+
+
+@practice.command("run")
+@_agent_options
+@click.option("--size", "-G", type=int, default=4, show_default=True, help="Rollouts per group.")
+@click.option(
+    "--rc",
+    type=click.Choice(("auto", "always", "never")),
+    default="auto",
+    show_default=True,
+    help="RC-GRPO conditioning: auto (a second, conditioned group where the first was "
+    "all pass or all fail), always, never.",
+)
+@click.option("--max-rollouts", type=click.IntRange(1), default=None, help="Stop after N.")
+@click.option("--max-minutes", type=click.FloatRange(0, min_open=True), default=None)
+@click.option(
+    "--max-tokens", type=click.IntRange(1), default=None, help="Tokens the client reports."
+)
+@click.option("--no-learn", is_flag=True, help="Only the rollouts; learn on a later run.")
+@db_option
+@json_option
+def run(
+    tasks_file: str,
+    template: str,
+    client: str | None,
+    heldout: float | None,
+    keep: bool,
+    size: int,
+    rc: str,
+    max_rollouts: int | None,
+    max_minutes: float | None,
+    max_tokens: int | None,
+    no_learn: bool,
+    db_path: str | None,
+    as_json: bool,
+) -> None:
+    """Run G rollouts of each training task, then one learning session over those groups.
+
+    Each rollout starts in a fresh workspace (a git worktree at the task's commit, or a
+    copy of its folder), runs the agent there, and the task's check says pass or fail.
+    Where a task's group is all pass or all fail, a second group conditioned with RC-GRPO
+    instructions follows (--rc auto). Running the same command again continues a killed
+    or budget-stopped practice; finished rollouts are never run again. Progress goes to
+    stderr, the summary to stdout.
+
+    \b
+    Examples:
+      agentmem practice run tasks.toml --agent 'claude -p {prompt} --output-format json'
+      agentmem practice run tasks.toml --agent 'codex exec --json {prompt}' --max-rollouts 20
+    """
+    from ..practice.runner import Budget, practice
+
+    tasks = _load(tasks_file, heldout)
+    agent = _agent(template, client)
+    db = _library(db_path)
+    with errors_as_click():
+        report = practice(
+            tasks,
+            agent,
+            db,
+            template=template,
+            tasks_path=str(Path(tasks_file).absolute()),
+            size=size,
+            rc=rc,
+            budget=Budget(max_rollouts, max_minutes, max_tokens),
+            keep=keep,
+            learn=not no_learn,
+            progress=lambda m: echo(f"practice: {m}", err=True),
+        )
+    if as_json:
+        print_json(report.as_dict())
+        return
+    for line in report.lines():
+        echo(line)
+
+
+@practice.command("status")
+@db_option
+@json_option
+def status(db_path: str | None, as_json: bool) -> None:
+    """List the practices in the library: rollouts, passes, tokens, learning session.
+
+    \b
+    Examples:
+      agentmem practice status
+      agentmem practice status --json
+    """
+    from ..storage import practice as store
+
+    _require_library(db_path)
+    with open_memory(db_path) as mem:
+        rows = store.practices(mem.db)
+    if as_json:
+        print_json(rows)
+        return
+    if not rows:
+        echo("No practice yet: agentmem practice run TASKS --agent TEMPLATE")
+        return
+    for r in rows:
+        learned = (
+            f"learned in session {r['learned_session']}"
+            if r["learned_session"]
+            else "not learned yet"
+        )
+        echo(
+            f"practice {r['id']} ({r['created_at'][:19]}): {r['tasks_path']}, G={r['size']}, "
+            f"rc {r['rc']}: {r['n_rollouts']} rollouts, {r['n_successes']} passed"
+            + (f", {r['tokens']} tokens" if r["tokens"] else "")
+            + f"; {learned}"
+        )
+        echo(f"    agent: {r['agent']}")
+
+
+@practice.command("eval")
+@_agent_options
+@click.option("--seeds", type=click.IntRange(1, 100), default=3, show_default=True)
+@click.option("--k", "k", type=click.IntRange(1, 20), default=5, show_default=True)
+@click.option("--no-retire", is_flag=True, help="Report harmful lessons, do not retire them.")
+@db_option
+@json_option
+def eval_(
+    tasks_file: str,
+    template: str,
+    client: str | None,
+    heldout: float | None,
+    keep: bool,
+    seeds: int,
+    k: int,
+    no_retire: bool,
+    db_path: str | None,
+    as_json: bool,
+) -> None:
+    """Run the held-out tasks with and without the lessons (paired, same seeds) and
+    report the effect with its interval.
+
+    \b
+    Examples:
+      agentmem practice eval tasks.toml --agent 'claude -p {prompt}' --heldout 0.3
+    """
+    try:
+        evaluate = importlib.import_module("agentmem.practice.evaluate")
+    except ImportError:
+        raise click.ClickException(
+            "practice eval is not available in this agentmem (agentmem.practice.evaluate "
+            "is missing)"
+        ) from None
+    from ..practice.runner import rollout_fn, stable_seed
+
+    tasks = _load(tasks_file, heldout)
+    agent = _agent(template, client)
+    db = _library(db_path)
+    rollout = rollout_fn(agent, db, keep=keep)
+    with open_memory(str(db)) as mem:
+        report = evaluate.evaluate(
+            mem,
+            tasks,
+            rollout,
+            [stable_seed("eval", i) for i in range(seeds)],
+            k=k,
+            retire_harmful=not no_retire,
+            progress=lambda m: echo(f"practice eval: {m}", err=True),
+        )
+    if as_json:
+        print_json(report.to_dict())
+        return
+    echo(evaluate.render(report))
