@@ -451,3 +451,52 @@ def test_group_keys():
     assert group_key(Task("a", "p")) == "practice:a"
     held = Task("a", "p", split="heldout")
     assert group_key(held, 3, True) != group_key(held, 3, False) != group_key(held, 4, False)
+
+
+def test_a_killed_practice_reruns_only_the_unfinished_rollout(
+    tmp_path: Path, repo: Path, hashed: None, monkeypatch: pytest.MonkeyPatch
+):
+    """Ctrl-C (or a kill) in the third rollout: its workspace is removed, nothing of it is
+    stored; the same command then runs that rollout and the rest, and no other."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    tasks = load_tasks(_tasks_file(tmp_path, repo))
+
+    class Killed(FakeAgent):
+        def run(self, task: Task, ws: Path | None, guidance: str, seed: int, db: Path) -> Outcome:
+            if len(self.calls) == 2:
+                self.calls.append((task.id, guidance, seed))
+                raise KeyboardInterrupt
+            return super().run(task, ws, guidance, seed, db)
+
+    agent = Killed()
+    kw = {"template": "fake", "tasks_path": "t", "size": 4}
+    with pytest.raises(KeyboardInterrupt):
+        practice(tasks, agent, tmp_path / "lib.db", **kw)
+    assert not list(tmp_path.glob("agentmem-practice-*"))  # its workspace is gone
+    killed_seed = agent.calls[2][2]
+    agent.calls.clear()
+    report = practice(tasks, FakeAgent(), tmp_path / "lib.db", **kw)
+    assert report.new_rollouts == 6 and report.rollouts == 8
+    with Memory.open(tmp_path / "lib.db") as mem:
+        rows = mem.db.execute("SELECT seed FROM practice_rollouts").fetchall()
+    assert sorted(s for (s,) in rows).count(killed_seed) == 1
+
+
+def test_an_agent_past_its_timeout_is_killed_and_counted_a_failure(tmp_path: Path, repo: Path):
+    f = _tasks_file(tmp_path, repo).read_text().replace("timeout = 60", "timeout = 1")
+    (tmp_path / "tasks.toml").write_text(f)
+    (task,) = load_tasks(tmp_path / "tasks.toml")
+    script = tmp_path / "slow.sh"
+    script.write_text(
+        "#!/bin/sh\ncp docs/notes.txt SUMMARY.txt\n(sleep 30; touch late) &\nsleep 30\n"
+    )
+    script.chmod(0o755)
+    out = rollout_fn(CliAgent(f"{script} {{prompt}}"), tmp_path / "lib.db")(task, "", 1)
+    assert not out.success and "ran past 1 s" in (out.error or "") and out.wall_s < 20
+    assert out.run_id is not None  # counted in its group, as a failure
+
+
+def test_the_minutes_budget():
+    b = Budget(minutes=0.5)
+    assert b.exhausted(0, 0, 29.0) is None and "--max-minutes 0.5" in (b.exhausted(0, 0, 30) or "")
+    assert Budget().exhausted(10**6, 10**9, 10**6) is None
