@@ -366,9 +366,13 @@ def test_practice_resumes_and_never_redoes_a_finished_rollout(
     assert third.new_rollouts == 2 and third.rollouts == 8 and third.learned is not None
     seeds = [s for _i, _g, s in agent.calls]
     assert len(seeds) == len(set(seeds)) == 8  # every rollout ran once
+    with Memory.open(db) as mem:
+        sessions = len(mem.sessions())
     again = practice(tasks, agent, db, **kw)
     assert again.new_rollouts == 0 and len(agent.calls) == 8
-    assert again.learned is not None and again.learned["lessons"] == []  # learned before
+    assert again.learned is None  # learned before: no empty session
+    with Memory.open(db) as mem:
+        assert len(mem.sessions()) == sessions
     other = practice(tasks, agent, db, **{**kw, "size": 2})  # another practice
     assert other.practice_id != first.practice_id
 

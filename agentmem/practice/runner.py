@@ -168,6 +168,8 @@ class PracticeReport:
     stopped: str | None
     heldout: tuple[str, ...]
     learned: dict[str, Any] | None
+    #: Why no learning session ran (None when one did).
+    not_learned: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return attrs.asdict(self)
@@ -190,7 +192,7 @@ class PracticeReport:
         if self.stopped:
             out.append(f"stopped: {self.stopped}; run the same command again to continue")
         if self.learned is None:
-            out.append("learning: not run (no mixed group yet)")
+            out.append(f"learning: not run ({self.not_learned or 'nothing to learn'})")
         else:
             lessons = self.learned["lessons"]
             out.append(
@@ -222,8 +224,11 @@ def practice(
     from ..memory import Memory
 
     say = progress or (lambda _m: None)
-    if not isinstance(size, int) or isinstance(size, bool) or not 1 <= size <= 64:
-        raise InvalidRecordError(f"--size must be a whole number from 1 to 64, not {size!r}")
+    if not isinstance(size, int) or isinstance(size, bool) or not 2 <= size <= 64:
+        raise InvalidRecordError(
+            f"--size must be a whole number from 2 to 64, not {size!r}: a group compares at "
+            "least two rollouts of a task (the paper's G is 4 to 8)"
+        )
     if rc not in RC_POLICIES:
         raise InvalidRecordError(f"--rc must be one of {', '.join(RC_POLICIES)}, not {rc!r}")
     train = [t for t in tasks if t.split == "train"]
@@ -245,9 +250,20 @@ def practice(
         summary = [_task_summary(t, rows, size) for t in train]
         learned = None
         mixed = [group_key(t) for t, s in zip(train, summary, strict=True) if s["group"] == "mixed"]
-        if learn and mixed:
-            say(f"learning from {len(mixed)} group(s): {', '.join(mixed)}")
-            learned = _learn(mem, pid, mixed)
+        grouping = mem.learning_groups("exact")
+        fresh = [g.key for g in grouping.groups if g.key in mixed and not g.learned]
+        not_learned = (
+            "no mixed group yet"
+            if not mixed
+            else "--no-learn"
+            if not learn
+            else "every mixed group was learned before with these runs"
+            if not fresh
+            else None
+        )
+        if not_learned is None:
+            say(f"learning from {len(fresh)} group(s): {', '.join(fresh)}")
+            learned = _learn(mem, pid, fresh)
     tokens = [int(r["tokens"]) for r in rows if r["tokens"] is not None]
     costs = [float(r["cost_usd"]) for r in rows if r["cost_usd"] is not None]
     return PracticeReport(
@@ -262,6 +278,7 @@ def practice(
         stopped=stopped,
         heldout=heldout,
         learned=learned,
+        not_learned=not_learned,
     )
 
 
