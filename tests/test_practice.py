@@ -5,6 +5,7 @@ the CLI as a subprocess. The real Claude Code and Codex runs are in
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import subprocess
@@ -504,3 +505,34 @@ def test_the_minutes_budget():
     b = Budget(minutes=0.5)
     assert b.exhausted(0, 0, 29.0) is None and "--max-minutes 0.5" in (b.exhausted(0, 0, 30) or "")
     assert Budget().exhausted(10**6, 10**9, 10**6) is None
+
+
+def test_no_secret_of_a_rollout_is_stored(tmp_path: Path, repo: Path):
+    """A secret in the task's prompt, in the agent's error output and in the check's: the
+    library file (runs, practice rows) holds none of them."""
+    a, b, c, d = ("ghp_" + hashlib.sha256(x.encode()).hexdigest()[:36] for x in "abcd")
+    f = tmp_path / "tasks.toml"
+    f.write_text(
+        f'[[task]]\nid = "s"\nprompt = "use token {a} to copy"\nrepo = "{repo}"\n'
+        f'check = "echo {c} >&2; false"\n'
+    )
+    script = tmp_path / "agent.sh"
+    script.write_text(f"#!/bin/sh\necho 'leaked {b}' >&2\nexit 3\n")
+    script.chmod(0o755)
+    db = tmp_path / "lib.db"
+    p = _cli(
+        "run",
+        str(f),
+        "--agent",
+        f"{script} {{prompt}} --token {d}",
+        "-G",
+        "2",
+        "--json",
+        db=db,
+        cwd=tmp_path,
+    )
+    doc = json.loads(p.stdout)
+    assert doc["rollouts"] == 4 and "exited with status 3" in doc["tasks"][0]["errors"][0]
+    raw = b"".join(x.read_bytes() for x in tmp_path.glob("lib.db*"))
+    assert raw and not any(s.encode() in raw for s in (a, b, c, d))
+    assert b"[REDACTED" in raw

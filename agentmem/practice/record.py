@@ -23,7 +23,7 @@ from .types import Task
 if TYPE_CHECKING:
     from ..memory import Memory
 
-__all__ = ["GROUP_PREFIX", "attach", "group_key", "project", "stub"]
+__all__ = ["GROUP_PREFIX", "attach", "group_key", "project", "redacted", "stub"]
 
 #: A practice group's key is this and the task's id.
 GROUP_PREFIX = "practice:"
@@ -65,7 +65,11 @@ def attach(
         before = json.loads(old) if isinstance(old, str) else {}
     except ValueError:
         before = {}
-    facts = {**(before if isinstance(before, dict) else {}), "task": task.id, **dict(facts or {})}
+    facts = {
+        **(before if isinstance(before, dict) else {}),
+        "task": task.id,
+        **redacted(mem, facts or {}),
+    }
     meta: dict[str, Any] = {"practice": facts}
     where = project(task)
     if where:
@@ -74,7 +78,12 @@ def attach(
     key = group_key(task, seed, bool(facts.get("guided")))
     with write(mem.db):
         _trajectories.regroup(
-            mem.db, run_id, task=task.prompt, group=key, condition=condition, meta=meta
+            mem.db,
+            run_id,
+            task=mem.redactor.text(task.prompt),
+            group=key,
+            condition=condition,
+            meta=meta,
         )
         _trajectories.set_state(mem.db, run_id, success)
     if verdict:
@@ -86,6 +95,7 @@ def stub(mem: Memory, task: Task, *, why: str, facts: Mapping[str, Any] | None =
     """Record a run without steps for a rollout whose run could not be read (no tool call,
     no transcript): the group still counts it, with its reward."""
     meta: dict[str, Any] = {"practice": {"task": task.id, "stub": why, **dict(facts or {})}}
+    meta = redacted(mem, meta)
     where = project(task)
     if where:
         meta["project"] = where
@@ -94,3 +104,19 @@ def stub(mem: Memory, task: Task, *, why: str, facts: Mapping[str, Any] | None =
         task, seed if isinstance(seed, int) else None, bool(meta["practice"].get("guided"))
     )
     return mem.record(task.prompt, [], group=key, meta=meta)
+
+
+def redacted(mem: Memory, facts: Mapping[str, Any]) -> dict[str, Any]:
+    """``facts`` with every text in it (nested too) redacted by the library's redactor: a
+    check's or an agent's output may hold a secret, and nothing is stored unredacted."""
+
+    def clean(value: Any) -> Any:
+        if isinstance(value, str):
+            return mem.redactor.text(value)
+        if isinstance(value, Mapping):
+            return {str(k): clean(v) for k, v in value.items()}
+        if isinstance(value, (list, tuple)):
+            return [clean(v) for v in value]
+        return value
+
+    return {str(k): clean(v) for k, v in facts.items()}

@@ -39,7 +39,7 @@ from ..db import write
 from ..errors import InvalidRecordError
 from ..rc import plan_group
 from ..storage import practice as store
-from .record import attach, group_key, stub
+from .record import attach, group_key, redacted, stub
 from .types import Agent, Outcome, Task
 from .workspace import workspace
 
@@ -238,8 +238,8 @@ def practice(
         pid = store.start(
             mem.db,
             key,
-            tasks_path=tasks_path,
-            agent=template,
+            tasks_path=mem.redactor.text(tasks_path),
+            agent=mem.redactor.text(template),
             size=size,
             rc=rc,
             options={"heldout": list(heldout)},
@@ -380,8 +380,8 @@ def _store(db: Path, pid: int, p: Planned, outcome: Outcome) -> None:
             "tokens": outcome.tokens,
             "cost_usd": outcome.cost_usd,
             "trajectory_id": run_id,
-            "error": outcome.error,
-            "meta": dict(outcome.meta),
+            "error": None if outcome.error is None else mem.redactor.text(outcome.error),
+            "meta": redacted(mem, outcome.meta),
         }
         with write(mem.db):
             store.add_rollout(mem.db, pid, row)
