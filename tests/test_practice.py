@@ -438,6 +438,16 @@ def test_the_cli_runs_reports_resumes_and_refuses_bad_input(tmp_path: Path, repo
     assert (row["n_rollouts"], row["n_successes"], row["size"]) == (4, 1, 2)
     p = _cli("status", db=db, cwd=tmp_path)
     assert "4 rollouts, 1 passed" in p.stdout
+    p = _cli("status", str(row["id"]), db=db, cwd=tmp_path)
+    lines = p.stdout.splitlines()
+    assert len(lines) == 4 and lines[0].startswith("notes round 0 #1 (plain): failed")
+    assert sum("round 1" in x and "passed" in x and "high reward" in x for x in lines) == 1
+    p = _cli("status", "99", db=db, cwd=tmp_path)
+    assert p.returncode == 1 and "no practice has id 99" in p.stderr
+    bfcl = tmp_path / "bfcl.toml"
+    bfcl.write_text('[[task]]\nid = "b"\nprompt = "p"\nbfcl = "multi_turn_base_1"\n')
+    p = _cli("run", str(bfcl), "--agent", f"{script} {{prompt}}", db=db, cwd=tmp_path)
+    assert p.returncode == 1 and "have no repo and check" in p.stderr
     p = _cli("run", str(f), "--agent", "claude -p", db=db, cwd=tmp_path)
     assert p.returncode == 1 and "no {prompt} placeholder" in p.stderr
 

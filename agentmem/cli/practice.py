@@ -62,6 +62,16 @@ def _load(tasks_file: str, heldout: float | None) -> Any:
         return load_tasks(tasks_file, heldout=heldout)
 
 
+def _runnable(tasks: Any) -> None:
+    """Refuse, before anything runs, tasks a command-line agent cannot practise."""
+    bad = [t.id for t in tasks if t.split == "train" and (t.repo is None or t.check is None)]
+    if bad:
+        raise click.ClickException(
+            f"task(s) {', '.join(bad[:5])} have no repo and check (BFCL tasks): a "
+            "command-line agent needs a workspace and a check command"
+        )
+
+
 def _agent(template: str, client: str | None) -> Any:
     from ..practice.cli_agent import CliAgent
 
@@ -134,6 +144,7 @@ def run(
 
     tasks = _load(tasks_file, heldout)
     agent = _agent(template, client)
+    _runnable(tasks)
     db = _library(db_path)
     with errors_as_click():
         report = practice(
@@ -157,14 +168,17 @@ def run(
 
 
 @practice.command("status")
+@click.argument("practice_id", metavar="[ID]", type=int, required=False)
 @db_option
 @json_option
-def status(db_path: str | None, as_json: bool) -> None:
-    """List the practices in the library: rollouts, passes, tokens, learning session.
+def status(practice_id: int | None, db_path: str | None, as_json: bool) -> None:
+    """List the practices in the library: rollouts, passes, tokens, learning session;
+    with an ID, that practice's rollouts one by one.
 
     \b
     Examples:
       agentmem practice status
+      agentmem practice status 1
       agentmem practice status --json
     """
     from ..storage import practice as store
@@ -172,6 +186,11 @@ def status(db_path: str | None, as_json: bool) -> None:
     _require_library(db_path)
     with open_memory(db_path) as mem:
         rows = store.practices(mem.db)
+        if practice_id is not None:
+            if practice_id not in {r["id"] for r in rows}:
+                raise click.ClickException(f"no practice has id {practice_id}")
+            _rollouts(store.rollouts(mem.db, practice_id), as_json)
+            return
     if as_json:
         print_json(rows)
         return
@@ -246,3 +265,18 @@ def eval_(
         print_json(report.to_dict())
         return
     echo(evaluate.render(report))
+
+
+def _rollouts(rows: list[dict[str, Any]], as_json: bool) -> None:
+    if as_json:
+        print_json(rows)
+        return
+    for r in rows:
+        token = (r["condition"] or "").strip("<|>") or "plain"
+        echo(
+            f"{r['task_id']} round {r['round']} #{r['idx'] + 1} ({token}): "
+            f"{'passed' if r['success'] else 'failed'} in {r['wall_s']:.1f} s, "
+            f"run {r['trajectory_id']}"
+            + (f", {r['tokens']} tokens" if r["tokens"] else "")
+            + (f"  [{r['error']}]" if r["error"] else "")
+        )
