@@ -546,3 +546,73 @@ def test_no_secret_of_a_rollout_is_stored(tmp_path: Path, repo: Path):
     raw = b"".join(x.read_bytes() for x in tmp_path.glob("lib.db*"))
     assert raw and not any(s.encode() in raw for s in (a, b, c, d))
     assert b"[REDACTED" in raw
+
+
+FAKE_CLAUDE = """\
+import json, os, shutil, subprocess, sys, uuid
+sys.path.insert(0, {root!r})
+from tests.transcripts import ClaudeSession
+prompt = sys.argv[sys.argv.index("-p") + 1]
+cwd = os.getcwd()
+careful = "docs/notes.txt" in prompt or "Aim for the best outcome" in prompt
+cmd = "cp docs/notes.txt SUMMARY.txt" if careful else "cp notes.txt SUMMARY.txt"
+p = subprocess.run(cmd, shell=True, capture_output=True, text=True)
+sid = str(uuid.uuid4())
+s = ClaudeSession(session_id=sid, cwd=cwd)
+s.prompt(prompt)
+out = p.stdout + p.stderr
+failed = p.returncode != 0
+s.tool("Bash", {{"command": cmd}}, f"Exit code 1\\n{{out}}" if failed else out, failed)
+s.say("Done.")
+home = os.environ["CLAUDE_CONFIG_DIR"]
+s.write(__import__("pathlib").Path(home, "projects", cwd.replace("/", "-"), sid + ".jsonl"))
+if os.environ.get("FAKE_HOOK"):  # as the client's Stop hook would: import it now
+    subprocess.run([sys.executable, "-m", "agentmem", "import", "--format", "claude-code",
+                    str(next(__import__("pathlib").Path(home).rglob(sid + ".jsonl")))],
+                   check=True, capture_output=True)
+print(json.dumps({{"type": "result", "session_id": sid, "total_cost_usd": 0.01,
+                  "usage": {{"input_tokens": 30, "output_tokens": 7}}}}))
+"""
+
+
+@pytest.mark.parametrize("hooked", [False, True], ids=["imported", "hook-imported"])
+def test_the_cli_agent_imports_the_transcript_its_client_wrote(
+    tmp_path: Path, repo: Path, hashed: None, hooked: bool
+):
+    """A stand-in ``claude`` writes a Claude Code transcript for its working folder (as
+    the real one does: tests/test_practice_clients.py): practice finds it among others,
+    imports it (or, where the client's hook imported it already, finds that run by its
+    session), and the group's runs carry the client's steps, session and usage."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    fake = bin_dir / "claude"
+    fake.write_text(f"#!{sys.executable}\n" + FAKE_CLAUDE.format(root=str(ROOT)))
+    fake.chmod(0o755)
+    home = tmp_path / "claude-home"
+    other = home / "projects" / "-elsewhere" / "x.jsonl"  # another session, now: not ours
+    other.parent.mkdir(parents=True)
+    other.write_text(json.dumps({"type": "user", "cwd": "/elsewhere", "sessionId": "x"}) + "\n")
+    db = tmp_path / "lib.db"
+    env = {"CLAUDE_CONFIG_DIR": str(home), "AGENTMEM_DB": str(db), "PYTHONPATH": str(ROOT)}
+    agent = CliAgent(f"{fake} -p {{prompt}}", env={**env, **({"FAKE_HOOK": "1"} if hooked else {})})
+    assert agent.client == "claude-code"
+    tasks = load_tasks(_tasks_file(tmp_path, repo))
+    report = practice(tasks, agent, db, template=agent.template, tasks_path="t", size=2)
+    assert report.rollouts == 4 and report.tokens == 4 * 37 and report.cost_usd == 0.04
+    assert report.tasks[0]["group"] == "mixed" and report.learned is not None
+    assert "docs/notes.txt" in report.learned["lessons"][0]["text"]
+    with Memory.open(db) as mem:
+        runs = mem.trajectories(groups=["practice:notes"])
+        assert len(runs) == 4 and len(mem.trajectories()) == 4
+        assert all(r.source == "claude-code" and r.meta["session_id"] for r in runs)
+        assert [len(r.steps) for r in runs] == [1, 1, 1, 1]
+        assert [r.steps[0].success for r in runs] == [r.accepted for r in runs]
+        assert all(r.task == tasks[0].prompt and r.meta["project"] == str(repo) for r in runs)
+        rows = mem.db.execute("SELECT trajectory_id, meta FROM practice_rollouts").fetchall()
+        imports = mem.db.execute("SELECT count(*) FROM imported_turns").fetchone()[0]
+    assert imports == 4  # each turn imported once, by the hook or by practice
+    assert {t for t, _m in rows} == {r.id for r in runs}
+    assert all(
+        json.loads(m)["session_id"] == r.meta["session_id"]
+        for (_t, m), r in zip(sorted(rows), runs)
+    )
