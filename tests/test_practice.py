@@ -616,3 +616,41 @@ def test_the_cli_agent_imports_the_transcript_its_client_wrote(
         json.loads(m)["session_id"] == r.meta["session_id"]
         for (_t, m), r in zip(sorted(rows), runs)
     )
+
+
+def test_ctrl_c_stops_the_agent_and_says_how_to_continue(tmp_path: Path, repo: Path):
+    import signal
+    import time
+
+    f = _tasks_file(tmp_path, repo)
+    script = tmp_path / "slow.sh"
+    pidfile = tmp_path / "agent.pid"
+    script.write_text(f"#!/bin/sh\necho $$ > {pidfile}\nsleep 60\n")
+    script.chmod(0o755)
+    env = {**os.environ, "AGENTMEM_DB": str(tmp_path / "lib.db"), "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "agentmem",
+            "practice",
+            "run",
+            str(f),
+            "--agent",
+            f"{script} {{prompt}}",
+        ],
+        env={**env, "AGENTMEM_EMBEDDER": "hash"},
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 60
+    while not pidfile.exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    agent_pid = int(pidfile.read_text())
+    proc.send_signal(signal.SIGINT)
+    _out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130 and "run the same command again to continue" in err
+    time.sleep(0.2)
+    with pytest.raises(ProcessLookupError):
+        os.kill(agent_pid, 0)
+    assert _git(repo, "worktree", "list").count("\n") == 0  # its worktree removed

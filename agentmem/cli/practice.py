@@ -4,7 +4,10 @@ lessons on the held-out tasks. See ``docs/practice.md``."""
 
 from __future__ import annotations
 
+import contextlib
 import importlib
+import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -60,6 +63,20 @@ def _load(tasks_file: str, heldout: float | None) -> Any:
 
     with errors_as_click():
         return load_tasks(tasks_file, heldout=heldout)
+
+
+@contextlib.contextmanager
+def _interrupted() -> Iterator[None]:
+    """Ctrl-C: say what is kept and how to go on, exit 130."""
+    try:
+        yield
+    except KeyboardInterrupt:
+        echo(
+            "practice: interrupted; the finished rollouts are kept, the one under way is not: "
+            "run the same command again to continue",
+            err=True,
+        )
+        sys.exit(130)
 
 
 def _runnable(tasks: Any) -> None:
@@ -146,7 +163,7 @@ def run(
     agent = _agent(template, client)
     _runnable(tasks)
     db = _library(db_path)
-    with errors_as_click():
+    with errors_as_click(), _interrupted():
         report = practice(
             tasks,
             agent,

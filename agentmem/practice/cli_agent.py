@@ -342,12 +342,21 @@ def _run(
         out, err = proc.communicate(timeout=timeout)
         return proc.returncode, out, err
     except subprocess.TimeoutExpired:
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except OSError:
-            proc.kill()
+        _kill(proc)
         out, err = proc.communicate()
         return -9, out, err
+    except BaseException:  # Ctrl-C, a kill: the agent does not outlive the practice
+        _kill(proc)
+        proc.wait()
+        raise
+
+
+def _kill(proc: subprocess.Popen[str]) -> None:
+    """Kill ``proc``'s whole process group (it leads one of its own)."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except OSError:
+        proc.kill()
 
 
 def _check(task: Task, workspace: Path, env: Mapping[str, str]) -> tuple[bool, str]:

@@ -41,7 +41,7 @@ from ..rc import plan_group
 from ..storage import practice as store
 from .record import attach, group_key, redacted, stub
 from .types import Agent, Outcome, Task
-from .workspace import workspace
+from .workspace import prune, workspace
 
 __all__ = [
     "RC_POLICIES",
@@ -299,6 +299,8 @@ def _roll_out_all(
 
     started = time.monotonic()
     new = 0
+    for repo in {t.repo: t for t in train if t.commit}.values():
+        prune(repo)
     for task in train:
         while True:
             with Memory.open(db) as mem:

@@ -18,7 +18,7 @@ from pathlib import Path
 from ..errors import AgentMemError
 from .types import Task
 
-__all__ = ["WorkspaceError", "workspace"]
+__all__ = ["WorkspaceError", "prune", "workspace"]
 
 #: The prefix of every rollout's temporary folder.
 PREFIX = "agentmem-practice-"
@@ -77,3 +77,11 @@ def _remove(repo: Path, ws: Path, tmp: Path, git: bool) -> None:
 
 def _safe(text: str) -> str:
     return "".join(c if c.isalnum() or c in "._-" else "-" for c in text)[:40]
+
+
+def prune(task: Task) -> None:
+    """Forget the worktrees of ``task``'s repository whose folders are gone (a killed
+    practice's, once the system cleaned its temporary folder): ``git worktree prune``,
+    which never touches a worktree that still exists."""
+    if task.repo is not None and task.commit is not None:
+        _git(task.repo, "worktree", "prune")
