@@ -654,10 +654,11 @@ def m017_held_lessons(db: Database) -> None:
 @migrations()
 def m019_practice(db: Database) -> None:
     """Practice (issue 32): ``practices`` holds one practice of a task file with an agent
-    (its ``key``, a hash of the tasks, the agent's template, the group size and the
-    RC-GRPO policy: running the same command again continues it), and
-    ``practice_rollouts`` one row per finished rollout (the task, the round: 0 plain,
-    1 reward-conditioned, its index and seed, the reward token it was conditioned on, its
+    (its ``key``, a hash of the task file's path, the agent's template, the group size and
+    the RC-GRPO policy: running the same command again continues it), and
+    ``practice_rollouts`` one row per finished rollout (the task and ``task_key``, a hash
+    of the task as read: a changed task is practised anew; the round: 0 plain, 1
+    reward-conditioned, its index and seed, the reward token it was conditioned on, its
     reward, what it cost, the trajectory it was recorded as). A rollout is written once,
     when it is over: a killed one is run again, a finished one never."""
     for sql in (
@@ -680,6 +681,7 @@ def m019_practice(db: Database) -> None:
             id INTEGER PRIMARY KEY,
             practice_id INTEGER NOT NULL REFERENCES practices (id) ON DELETE CASCADE,
             task_id TEXT NOT NULL,
+            task_key TEXT NOT NULL,
             round INTEGER NOT NULL CHECK (round >= 0),
             idx INTEGER NOT NULL CHECK (idx >= 0),
             seed INTEGER NOT NULL,
@@ -693,7 +695,7 @@ def m019_practice(db: Database) -> None:
             error TEXT,
             meta TEXT NOT NULL DEFAULT '{}',
             created_at TEXT NOT NULL,
-            UNIQUE (practice_id, task_id, round, idx)
+            UNIQUE (practice_id, task_id, task_key, round, idx)
         )
         """,
         "CREATE INDEX practice_rollouts_trajectory_id ON practice_rollouts (trajectory_id)",

@@ -654,3 +654,24 @@ def test_ctrl_c_stops_the_agent_and_says_how_to_continue(tmp_path: Path, repo: P
     with pytest.raises(ProcessLookupError):
         os.kill(agent_pid, 0)
     assert _git(repo, "worktree", "list").count("\n") == 0  # its worktree removed
+
+
+def test_a_new_task_joins_the_practice_and_a_changed_one_is_practised_anew(
+    tmp_path: Path, repo: Path, hashed: None
+):
+    f = _tasks_file(tmp_path, repo)
+    agent = FakeAgent()
+    db = tmp_path / "lib.db"
+    kw = {"template": "fake", "tasks_path": str(f), "size": 2, "rc": "never"}
+    first = practice(load_tasks(f), agent, db, **kw)
+    assert first.rollouts == 2 and len(agent.calls) == 2
+    changed = f.read_text().replace(CHECK, CHECK + " && true")
+    f.write_text(changed + changed.replace('"notes"', '"notes2"'))
+    second = practice(load_tasks(f), agent, db, **kw)
+    assert second.practice_id == first.practice_id and second.new_rollouts == 4
+    assert [t["rollouts"] for t in second.tasks] == [2, 2] and second.rollouts == 6
+    with Memory.open(db) as mem:
+        groups = sorted({t.group for t in mem.trajectories()})
+    assert groups[:2] == ["practice:notes", "practice:notes2"]
+    assert len(groups) == 3 and groups[2].startswith("practice:notes@")
+    assert practice(load_tasks(f), agent, db, **kw).new_rollouts == 0

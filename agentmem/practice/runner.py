@@ -53,6 +53,7 @@ __all__ = [
     "practice_key",
     "rollout_fn",
     "stable_seed",
+    "task_key",
 ]
 
 #: The values of ``--rc``.
@@ -108,16 +109,19 @@ def stable_seed(*parts: object) -> int:
     return int.from_bytes(hashlib.sha256(text.encode("utf-8")).digest()[:4], "big") >> 1
 
 
-def practice_key(tasks: Sequence[Task], agent: str, size: int, rc: str) -> str:
-    """The key of a practice: the same tasks (as read: a moved ``HEAD`` is another
-    practice), agent template, G and policy give the same key."""
-    doc = {
-        "tasks": [attrs.asdict(t, value_serializer=lambda _i, _a, v: _plain(v)) for t in tasks],
-        "agent": agent,
-        "size": size,
-        "rc": rc,
-    }
+def practice_key(tasks_path: str, agent: str, size: int, rc: str) -> str:
+    """The key of a practice: the same task file, agent template, G and policy give the
+    same practice (a task added to the file joins it; a changed one is practised anew,
+    see :func:`task_key`)."""
+    doc = {"tasks": tasks_path, "agent": agent, "size": size, "rc": rc}
     return hashlib.sha256(json.dumps(doc, sort_keys=True).encode("utf-8")).hexdigest()[:32]
+
+
+def task_key(task: Task) -> str:
+    """A hash of ``task`` as read (prompt, commit resolved, check, timeout, ...): the
+    rollouts of a task whose key changed are not counted for it any more."""
+    doc = attrs.asdict(task, value_serializer=lambda _i, _a, v: _plain(v))
+    return hashlib.sha256(json.dumps(doc, sort_keys=True).encode("utf-8")).hexdigest()[:16]
 
 
 def _plain(value: Any) -> Any:
@@ -233,7 +237,7 @@ def practice(
         raise InvalidRecordError(f"--rc must be one of {', '.join(RC_POLICIES)}, not {rc!r}")
     train = [t for t in tasks if t.split == "train"]
     heldout = tuple(t.id for t in tasks if t.split == "heldout")
-    key = practice_key(tasks, template, size, rc)
+    key = practice_key(tasks_path, template, size, rc)
     with Memory.open(db) as mem, write(mem.db):
         pid = store.start(
             mem.db,
@@ -244,6 +248,7 @@ def practice(
             rc=rc,
             options={"heldout": list(heldout)},
         )
+        _set_aside_changed(mem, pid, train)
     new, stopped = _roll_out_all(train, agent, db, pid, size, rc, budget, keep, say)
     with Memory.open(db) as mem:
         rows = store.rollouts(mem.db, pid)
@@ -282,6 +287,27 @@ def practice(
     )
 
 
+def _of(task: Task, rows: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """The rollouts of ``task`` as it reads now."""
+    key = task_key(task)
+    return [r for r in rows if r["task_id"] == task.id and r["task_key"] == key]
+
+
+def _set_aside_changed(mem: Any, pid: int, train: Sequence[Task]) -> None:
+    """Move the runs of a task that changed since they ran (its prompt, commit, check) out
+    of its group, to ``practice:<id>@<old key>``: a group compares runs of one task."""
+    from ..storage.trajectories import set_group
+
+    current = {t.id: task_key(t) for t in train}
+    stale: dict[str, list[int]] = {}
+    for r in store.rollouts(mem.db, pid):
+        now = current.get(r["task_id"])
+        if now is not None and r["task_key"] != now and r["trajectory_id"] is not None:
+            stale.setdefault(f"{r['task_id']}@{r['task_key'][:8]}", []).append(r["trajectory_id"])
+    for label, ids in stale.items():
+        set_group(mem.db, ids, f"practice:{label}")
+
+
 def _roll_out_all(
     train: Sequence[Task],
     agent: Agent,
@@ -305,7 +331,7 @@ def _roll_out_all(
         while True:
             with Memory.open(db) as mem:
                 rows = store.rollouts(mem.db, pid)
-            todo = next_rollouts(task, size, rc, [r for r in rows if r["task_id"] == task.id])
+            todo = next_rollouts(task, size, rc, _of(task, rows))
             if not todo:
                 break
             tokens = sum(int(r["tokens"] or 0) for r in rows)
@@ -372,6 +398,7 @@ def _store(db: Path, pid: int, p: Planned, outcome: Outcome) -> None:
             )
         row = {
             "task_id": p.task.id,
+            "task_key": task_key(p.task),
             "round": p.round,
             "idx": p.idx,
             "seed": p.seed,
@@ -390,7 +417,7 @@ def _store(db: Path, pid: int, p: Planned, outcome: Outcome) -> None:
 
 
 def _task_summary(task: Task, rows: Sequence[Mapping[str, Any]], size: int) -> dict[str, Any]:
-    mine = [r for r in rows if r["task_id"] == task.id]
+    mine = _of(task, rows)
     wins = sum(1 for r in mine if r["success"])
     rounds = {int(r["round"]) for r in mine}
     if len(mine) < 2:

@@ -57,11 +57,13 @@ def start(
 
 
 def add_rollout(db: Any, practice_id: int, row: Mapping[str, Any]) -> int:
-    """Record one finished rollout (``row``: task_id, round, idx, seed, condition, reward,
-    success, wall_s, tokens, cost_usd, trajectory_id, error, meta). A rollout recorded
-    before (same task, round and index) is left as it was: its id is returned."""
+    """Record one finished rollout (``row``: task_id, task_key, round, idx, seed, condition,
+    reward, success, wall_s, tokens, cost_usd, trajectory_id, error, meta). A rollout
+    recorded before (same task as read, round and index) is left as it was: its id is
+    returned."""
     cols = (
         "task_id",
+        "task_key",
         "round",
         "idx",
         "seed",
@@ -82,9 +84,9 @@ def add_rollout(db: Any, practice_id: int, row: Mapping[str, Any]) -> int:
         [practice_id, *values, meta, now_iso()],
     )
     got = db.execute(
-        "SELECT id FROM practice_rollouts WHERE practice_id = ? AND task_id = ? AND round = ? "
-        "AND idx = ?",
-        [practice_id, row["task_id"], row["round"], row["idx"]],
+        "SELECT id FROM practice_rollouts WHERE practice_id = ? AND task_id = ? AND task_key = ? "
+        "AND round = ? AND idx = ?",
+        [practice_id, row["task_id"], row["task_key"], row["round"], row["idx"]],
     ).fetchone()
     return int(got[0])
 

@@ -57,6 +57,7 @@ __all__ = [
     "regroup",
     "require",
     "run_tools",
+    "set_group",
     "set_state",
     "set_uuid",
     "shared_rows",
@@ -283,6 +284,16 @@ def regroup(
         "UPDATE trajectories SET task = ?, group_key = ?, condition = ?, meta = ? WHERE id = ?",
         [task, group, condition, json.dumps(merged, ensure_ascii=False), trajectory_id],
     )
+
+
+def set_group(db: Database, ids: Sequence[int], group: str) -> None:
+    """Move the runs ``ids`` to the group ``group`` (nothing else of them changes)."""
+    for start in range(0, len(ids), 500):
+        chunk = list(ids[start : start + 500])
+        db.execute(
+            f"UPDATE trajectories SET group_key = ? WHERE id IN ({','.join('?' * len(chunk))})",
+            [group, *chunk],
+        )
 
 
 def count(db: Any) -> int:
