@@ -229,59 +229,37 @@ def status(practice_id: int | None, db_path: str | None, as_json: bool) -> None:
         echo(f"    agent: {r['agent']}")
 
 
-@practice.command("eval")
-@_agent_options
-@click.option("--seeds", type=click.IntRange(1, 100), default=3, show_default=True)
-@click.option("--k", "k", type=click.IntRange(1, 20), default=5, show_default=True)
-@click.option("--no-retire", is_flag=True, help="Report harmful lessons, do not retire them.")
-@db_option
-@json_option
-def eval_(
-    tasks_file: str,
-    template: str,
-    client: str | None,
-    heldout: float | None,
-    keep: bool,
-    seeds: int,
-    k: int,
-    no_retire: bool,
-    db_path: str | None,
-    as_json: bool,
-) -> None:
+@practice.command(
+    "eval",
+    add_help_option=False,
+    context_settings={"ignore_unknown_options": True, "allow_extra_args": True},
+)
+@click.argument("args", nargs=-1, type=click.UNPROCESSED)
+@click.pass_context
+def eval_(ctx: click.Context, args: tuple[str, ...]) -> None:
     """Run the held-out tasks with and without the lessons (paired, same seeds) and
-    report the effect with its interval.
+    report the effect with its interval; harmful lessons are retired.
+
+    The held-out comparison is agentmem.practice.evaluate's, through the same rollouts as
+    'practice run' (agentmem.practice.runner.rollout_fn); where it is not installed, this
+    says so. Its options: agentmem practice eval --help.
 
     \b
     Examples:
       agentmem practice eval tasks.toml --agent 'claude -p {prompt}' --heldout 0.3
+      agentmem practice eval tasks.toml --agent 'codex exec {prompt}' --seeds 5 --json
     """
     try:
-        evaluate = importlib.import_module("agentmem.practice.evaluate")
+        front = importlib.import_module("agentmem.cli.practice_eval")
     except ImportError:
+        if any(a in ("-h", "--help") for a in args):
+            echo(ctx.get_help())
+            return
         raise click.ClickException(
             "practice eval is not available in this agentmem (agentmem.practice.evaluate "
             "is missing)"
         ) from None
-    from ..practice.runner import rollout_fn, stable_seed
-
-    tasks = _load(tasks_file, heldout)
-    agent = _agent(template, client)
-    db = _library(db_path)
-    rollout = rollout_fn(agent, db, keep=keep)
-    with open_memory(str(db)) as mem:
-        report = evaluate.evaluate(
-            mem,
-            tasks,
-            rollout,
-            [stable_seed("eval", i) for i in range(seeds)],
-            k=k,
-            retire_harmful=not no_retire,
-            progress=lambda m: echo(f"practice eval: {m}", err=True),
-        )
-    if as_json:
-        print_json(report.to_dict())
-        return
-    echo(evaluate.render(report))
+    sys.exit(front.main(["eval", *args]))
 
 
 def _rollouts(rows: list[dict[str, Any]], as_json: bool) -> None:
