@@ -508,7 +508,7 @@ def test_an_agent_past_its_timeout_is_killed_and_counted_a_failure(tmp_path: Pat
     script.chmod(0o755)
     out = rollout_fn(CliAgent(f"{script} {{prompt}}"), tmp_path / "lib.db")(task, "", 1)
     assert not out.success and "ran past 1 s" in (out.error or "") and out.wall_s < 20
-    assert out.run_id is not None  # counted in its group, as a failure
+    assert out.run_id is None  # it left no run: practice does not count it (see below)
 
 
 def test_the_minutes_budget():
@@ -527,7 +527,7 @@ def test_no_secret_of_a_rollout_is_stored(tmp_path: Path, repo: Path):
         f'check = "echo {c} >&2; false"\n'
     )
     script = tmp_path / "agent.sh"
-    script.write_text(f"#!/bin/sh\necho 'leaked {b}' >&2\nexit 3\n")
+    script.write_text(f"#!/bin/sh\necho 'leaked {b}' >&2\n")
     script.chmod(0o755)
     db = tmp_path / "lib.db"
     p = _cli(
@@ -542,7 +542,7 @@ def test_no_secret_of_a_rollout_is_stored(tmp_path: Path, repo: Path):
         cwd=tmp_path,
     )
     doc = json.loads(p.stdout)
-    assert doc["rollouts"] == 4 and "exited with status 3" in doc["tasks"][0]["errors"][0]
+    assert doc["rollouts"] == 4 and doc["tasks"][0]["successes"] == 0
     raw = b"".join(x.read_bytes() for x in tmp_path.glob("lib.db*"))
     assert raw and not any(s.encode() in raw for s in (a, b, c, d))
     assert b"[REDACTED" in raw
@@ -675,3 +675,24 @@ def test_a_new_task_joins_the_practice_and_a_changed_one_is_practised_anew(
     assert groups[:2] == ["practice:notes", "practice:notes2"]
     assert len(groups) == 3 and groups[2].startswith("practice:notes@")
     assert practice(load_tasks(f), agent, db, **kw).new_rollouts == 0
+
+
+def test_an_agent_that_fails_without_a_run_is_retried_then_stops_the_practice(
+    tmp_path: Path, repo: Path
+):
+    """A wrong API key, a client that will not start: the agent exits non-zero and leaves
+    no run. Such a rollout is no data point: it is tried again, and after three in a row
+    the practice stops (exit status 1) with the agent's error; nothing is stored."""
+    f = _tasks_file(tmp_path, repo)
+    script = tmp_path / "broken.sh"
+    script.write_text("#!/bin/sh\necho 'Invalid API key' >&2\nexit 2\n")
+    script.chmod(0o755)
+    db = tmp_path / "lib.db"
+    p = _cli("run", str(f), "--agent", f"{script} {{prompt}}", db=db, cwd=tmp_path)
+    assert p.returncode == 1, p.stderr
+    assert p.stderr.count("the agent failed without a run, not counted") == 3
+    assert "the agent failed 3 times in a row without a run" in p.stdout
+    assert "Invalid API key" in p.stdout and "0 rollouts" in p.stdout
+    with Memory.open(db) as mem:
+        assert mem.trajectories() == []
+        assert mem.db.execute("SELECT count(*) FROM practice_rollouts").fetchone()[0] == 0

@@ -179,9 +179,11 @@ def run(
         )
     if as_json:
         print_json(report.as_dict())
-        return
-    for line in report.lines():
-        echo(line)
+    else:
+        for line in report.lines():
+            echo(line)
+    if report.agent_broken:
+        sys.exit(1)
 
 
 @practice.command("status")

@@ -196,7 +196,7 @@ class CliAgent:
         wall = time.perf_counter() - t0
         usage = parse_usage(stdout)
         facts = {"seed": seed, "agent": self.name, "check": check_note, "guided": bool(guidance)}
-        run_id = self._record(task, workspace, db, env, started, usage, success, facts)
+        run_id = self._record(task, workspace, db, env, started, usage, success, facts, error)
         meta = {"agent": self.name, "check": check_note}
         if usage.session_id:
             meta["session_id"] = usage.session_id
@@ -223,7 +223,11 @@ class CliAgent:
         usage: Usage,
         success: bool,
         facts: Mapping[str, Any],
+        error: str | None,
     ) -> int | None:
+        """The rollout's run, in its group with its reward: the turn imported from the
+        client's transcript, else (when the agent ran without error) a run without steps;
+        None when the agent failed and left no run (it did not get to work)."""
         from ..memory import Memory
 
         with Memory.open(db) as mem:
@@ -239,6 +243,8 @@ class CliAgent:
                     from ..storage.trajectories import of_session
 
                     ids = of_session(mem.db, sid, str(workspace))
+            if not ids and error is not None:
+                return None
             run_id = ids[0] if ids else stub(mem, task, why=_why(found, self.client), facts=facts)
             attach(mem, run_id, task, success=success, facts=facts)
             return run_id

@@ -44,6 +44,7 @@ from .types import Agent, Outcome, Task
 from .workspace import prune, workspace
 
 __all__ = [
+    "MAX_BROKEN",
     "RC_POLICIES",
     "Budget",
     "Planned",
@@ -56,6 +57,10 @@ __all__ = [
     "task_key",
 ]
 
+#: A practice stops after this many rollouts in a row whose agent failed without leaving a
+#: run (a wrong API key, a client that will not start): retried, never counted.
+MAX_BROKEN = 3
+BROKEN = "the agent failed"
 #: The values of ``--rc``.
 RC_POLICIES = ("auto", "always", "never")
 
@@ -174,6 +179,8 @@ class PracticeReport:
     learned: dict[str, Any] | None
     #: Why no learning session ran (None when one did).
     not_learned: str | None = None
+    #: The practice stopped because the agent kept failing without a run (exit status 1).
+    agent_broken: bool = False
 
     def as_dict(self) -> dict[str, Any]:
         return attrs.asdict(self)
@@ -194,7 +201,7 @@ class PracticeReport:
         if self.heldout:
             out.append(f"  held out for eval: {', '.join(self.heldout)}")
         if self.stopped:
-            out.append(f"stopped: {self.stopped}; run the same command again to continue")
+            out.append(f"stopped: {self.stopped}; then run the same command again to continue")
         if self.learned is None:
             out.append(f"learning: not run ({self.not_learned or 'nothing to learn'})")
         else:
@@ -284,6 +291,7 @@ def practice(
         heldout=heldout,
         learned=learned,
         not_learned=not_learned,
+        agent_broken=bool(stopped and stopped.startswith(BROKEN)),
     )
 
 
@@ -324,7 +332,7 @@ def _roll_out_all(
     from ..memory import Memory
 
     started = time.monotonic()
-    new = 0
+    new = broken = 0
     for repo in {t.repo: t for t in train if t.commit}.values():
         prune(repo)
     for task in train:
@@ -342,6 +350,16 @@ def _roll_out_all(
             label = f"{task.id} round {p.round} #{p.idx + 1}/{size}"
             say(f"{label}: running" + (f" ({_token_name(p.condition)})" if p.condition else ""))
             outcome = _roll_out(agent, p, db, keep)
+            if outcome.run_id is None and outcome.error:
+                broken += 1  # the agent did not run (no run recorded): not the task's failure
+                say(f"{label}: the agent failed without a run, not counted ({outcome.error})")
+                if broken >= MAX_BROKEN:
+                    return new, (
+                        f"{BROKEN} {broken} times in a row without a run (last: "
+                        f"{outcome.error[:300]}); fix it"
+                    )
+                continue
+            broken = 0
             _store(db, pid, p, outcome)
             new += 1
             say(
@@ -356,21 +374,12 @@ def _token_name(condition: str | None) -> str:
 
 
 def _roll_out(agent: Agent, p: Planned, db: Path, keep: bool) -> Outcome:
-    t0 = time.perf_counter()
-    try:
-        with workspace(p.task, keep=keep) as ws:
-            return agent.run(p.task, ws, p.guidance, p.seed, db)
-    except InvalidRecordError:
-        raise  # a misconfigured agent or task: stop, nothing counted
-    except Exception as e:  # the workspace could not be made, the agent broke: a failure
-        return Outcome(
-            task_id=p.task.id,
-            seed=p.seed,
-            reward=0.0,
-            success=False,
-            wall_s=time.perf_counter() - t0,
-            error=f"{type(e).__name__}: {e}"[:500],
-        )
+    """One rollout in a workspace of its own. A workspace that cannot be made, or an agent
+    that raises (a misconfigured one: the protocol's agents never raise for a rollout that
+    merely failed), stops the practice: nothing of that rollout is stored, and the same
+    command runs it again once the cause is fixed."""
+    with workspace(p.task, keep=keep) as ws:
+        return agent.run(p.task, ws, p.guidance, p.seed, db)
 
 
 def _store(db: Path, pid: int, p: Planned, outcome: Outcome) -> None:
