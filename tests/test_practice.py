@@ -216,6 +216,7 @@ def test_a_script_agent_runs_in_its_workspace_and_is_checked(
     argv = [json.loads((k / "ws" / "argv.json").read_text()) for k in kept]
     assert [f"The notes are at docs/notes.txt. {hostile}\n\n{task.prompt}"] in argv
     assert [task.prompt] in argv and len(kept) == 2
+    assert good.meta["workspace"] in {str(k / "ws") for k in kept}
 
 
 def test_a_missing_agent_program_stops_with_a_clear_message(tmp_path: Path, repo: Path):

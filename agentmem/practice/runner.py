@@ -365,6 +365,7 @@ def _roll_out_all(
             say(
                 f"{label}: {'passed' if outcome.success else 'failed'} in {outcome.wall_s:.1f} s"
                 + (f" ({outcome.error})" if outcome.error else "")
+                + (f", kept in {outcome.meta['workspace']}" if "workspace" in outcome.meta else "")
             )
     return new, None
 
@@ -379,7 +380,10 @@ def _roll_out(agent: Agent, p: Planned, db: Path, keep: bool) -> Outcome:
     merely failed), stops the practice: nothing of that rollout is stored, and the same
     command runs it again once the cause is fixed."""
     with workspace(p.task, keep=keep) as ws:
-        return agent.run(p.task, ws, p.guidance, p.seed, db)
+        outcome = agent.run(p.task, ws, p.guidance, p.seed, db)
+    if keep and ws is not None:
+        outcome = attrs.evolve(outcome, meta={**outcome.meta, "workspace": str(ws)})
+    return outcome
 
 
 def _store(db: Path, pid: int, p: Planned, outcome: Outcome) -> None:
