@@ -120,8 +120,9 @@ def test_practice_learns_a_lesson_that_a_later_rollout_follows(tmp_path: Path, c
     assert learned["groups"] == ["practice:notes"], report
     (lesson,) = learned["lessons"]
     assert "docs/notes.txt" in lesson["text"], lesson
-    if client == "claude-code":  # its -p --output-format json reports usage and cost
-        assert report["tokens"] and report["tokens"] > 0, report
+    # usage, as the clients print it: claude -p --output-format json, codex exec --json
+    assert report["tokens"] and report["tokens"] > 0, report
+    assert (report["cost_usd"] is not None) == (client == "claude-code"), report
     with Memory.open(box.library) as mem:
         runs = mem.trajectories(groups=["practice:notes"])
         assert len(runs) == 4 and all(r.task == PROMPT for r in runs), runs
