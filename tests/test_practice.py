@@ -425,6 +425,19 @@ def test_the_cli_runs_reports_resumes_and_refuses_bad_input(tmp_path: Path, repo
     bad.write_text('[[task]]\nid = "x"\nprompt = "p"\n')
     p = _cli("run", str(bad), "--agent", f"{script} {{prompt}}", db=db, cwd=tmp_path)
     assert p.returncode == 1 and "needs repo" in p.stderr and not db.exists()
+    p = _cli(
+        "run",
+        str(f),
+        "--agent",
+        f"{script} {{prompt}}",
+        "-G",
+        "2",
+        "--dry-run",
+        db=db,
+        cwd=tmp_path,
+    )
+    assert p.returncode == 0 and "2 would run now, at most 4 in all" in p.stdout, p.stderr
+    assert "at most 0.1 h" in p.stdout  # 4 x 60 s
     p = _cli("run", str(f), "--agent", f"{script} {{prompt}}", "-G", "2", db=db, cwd=tmp_path)
     assert p.returncode == 0, p.stderr
     assert "notes round 0 #1/2: running" in p.stderr and "notes round 1" in p.stderr
@@ -434,6 +447,26 @@ def test_the_cli_runs_reports_resumes_and_refuses_bad_input(tmp_path: Path, repo
     )
     doc = json.loads(p.stdout)
     assert doc["new_rollouts"] == 0 and doc["rollouts"] == 4 and doc["tasks"][0]["group"] == "mixed"
+    p = _cli(
+        "run",
+        str(f),
+        "--agent",
+        f"{script} {{prompt}}",
+        "-G",
+        "2",
+        "--dry-run",
+        "--json",
+        db=db,
+        cwd=tmp_path,
+    )
+    assert json.loads(p.stdout) == {
+        "practice_id": 1,
+        "tasks": 1,
+        "done": 4,
+        "next": 0,
+        "at_most": 0,
+        "at_most_s": 0.0,
+    }
     p = _cli("status", "--json", db=db, cwd=tmp_path)
     (row,) = json.loads(p.stdout)
     assert (row["n_rollouts"], row["n_successes"], row["size"]) == (4, 1, 2)

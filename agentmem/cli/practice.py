@@ -65,6 +65,30 @@ def _load(tasks_file: str, heldout: float | None) -> Any:
         return load_tasks(tasks_file, heldout=heldout)
 
 
+def _estimate(
+    tasks: Any, db: Path, template: str, tasks_file: str, size: int, rc: str, as_json: bool
+) -> None:
+    from ..practice.runner import estimate
+
+    with errors_as_click():
+        est = estimate(
+            tasks,
+            db,
+            template=template,
+            tasks_path=str(Path(tasks_file).absolute()),
+            size=size,
+            rc=rc,
+        )
+    if as_json:
+        print_json(est)
+        return
+    echo(
+        f"{est['tasks']} training task(s), {est['done']} rollout(s) done: {est['next']} would "
+        f"run now, at most {est['at_most']} in all (with conditioned groups where a first "
+        f"one is degenerate), at most {est['at_most_s'] / 3600:.1f} h by the tasks' timeouts"
+    )
+
+
 @contextlib.contextmanager
 def _interrupted() -> Iterator[None]:
     """Ctrl-C: say what is kept and how to go on, exit 130."""
@@ -126,6 +150,9 @@ def practice() -> None:
     "--max-tokens", type=click.IntRange(1), default=None, help="Tokens the client reports."
 )
 @click.option("--no-learn", is_flag=True, help="Only the rollouts; learn on a later run.")
+@click.option(
+    "--dry-run", is_flag=True, help="Say how many rollouts would run (at most), run none."
+)
 @db_option
 @json_option
 def run(
@@ -140,6 +167,7 @@ def run(
     max_minutes: float | None,
     max_tokens: int | None,
     no_learn: bool,
+    dry_run: bool,
     db_path: str | None,
     as_json: bool,
 ) -> None:
@@ -163,6 +191,9 @@ def run(
     agent = _agent(template, client)
     _runnable(tasks)
     db = _library(db_path)
+    if dry_run:
+        _estimate(tasks, db, template, tasks_file, size, rc, as_json)
+        return
     with errors_as_click(), _interrupted():
         report = practice(
             tasks,

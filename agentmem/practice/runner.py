@@ -49,6 +49,7 @@ __all__ = [
     "Budget",
     "Planned",
     "PracticeReport",
+    "estimate",
     "next_rollouts",
     "practice",
     "practice_key",
@@ -293,6 +294,34 @@ def practice(
         not_learned=not_learned,
         agent_broken=bool(stopped and stopped.startswith(BROKEN)),
     )
+
+
+def estimate(
+    tasks: Sequence[Task], db: Path, *, template: str, tasks_path: str, size: int, rc: str
+) -> dict[str, Any]:
+    """What ``practice`` with these arguments would still run, without running anything:
+    ``next`` rollouts planned now, ``at_most`` in all (with a conditioned group for every
+    task whose first group is not finished yet, under ``auto``), ``at_most_s`` their
+    timeouts added up, and ``done`` (rollouts finished before that still count)."""
+    from ..memory import Memory
+
+    train = [t for t in tasks if t.split == "train"]
+    with Memory.open(db) as mem:
+        found = store.find(mem.db, practice_key(tasks_path, template, size, rc))
+        rows = store.rollouts(mem.db, int(found["id"])) if found else []
+    done = now_n = at_most = 0
+    at_most_s = 0.0
+    for task in train:
+        mine = _of(task, rows)
+        now = next_rollouts(task, size, rc, mine)
+        more = size if rc == "auto" and now and all(p.round == 0 for p in now) else 0
+        done += len(mine)
+        now_n += len(now)
+        at_most += len(now) + more
+        at_most_s += (len(now) + more) * task.timeout_s
+    out = {"practice_id": found["id"] if found else None, "tasks": len(train), "done": done}
+    out.update(next=now_n, at_most=at_most, at_most_s=at_most_s)
+    return out
 
 
 def _of(task: Task, rows: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
