@@ -650,7 +650,6 @@ def m017_held_lessons(db: Database) -> None:
     )
 
 
-
 @migrations()
 def m019_practice(db: Database) -> None:
     """Practice (issue 32): ``practices`` holds one practice of a task file with an agent
@@ -701,6 +700,7 @@ def m019_practice(db: Database) -> None:
         "CREATE INDEX practice_rollouts_trajectory_id ON practice_rollouts (trajectory_id)",
     ):
         db.execute(sql)
+
 
 #: The migrations this version of agentmem knows, in order.
 KNOWN_MIGRATIONS: tuple[str, ...] = tuple(m.name for m in migrations._migrations)

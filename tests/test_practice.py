@@ -680,11 +680,12 @@ def test_ctrl_c_stops_the_agent_and_says_how_to_continue(tmp_path: Path, repo: P
     deadline = time.monotonic() + 60
     while not pidfile.exists() and time.monotonic() < deadline:
         time.sleep(0.1)
+    time.sleep(0.5)  # the agent is under way
     agent_pid = int(pidfile.read_text())
     proc.send_signal(signal.SIGINT)
     _out, err = proc.communicate(timeout=60)
-    assert proc.returncode == 130 and "run the same command again to continue" in err
-    time.sleep(0.2)
+    assert proc.returncode == 130 and "run the same command again to continue" in err, err
+    time.sleep(0.5)
     with pytest.raises(ProcessLookupError):
         os.kill(agent_pid, 0)
     assert _git(repo, "worktree", "list").count("\n") == 0  # its worktree removed

@@ -333,27 +333,30 @@ def _run(
     argv: list[str], cwd: Path, env: Mapping[str, str], timeout: float
 ) -> tuple[int, str, str]:
     """Run ``argv`` in its own process group; on timeout kill the group (status -9)."""
-    proc = subprocess.Popen(
-        argv,
-        cwd=cwd,
-        env=dict(env),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        errors="replace",
-        start_new_session=True,
-    )
+    proc: subprocess.Popen[str] | None = None
     try:
+        proc = subprocess.Popen(
+            argv,
+            cwd=cwd,
+            env=dict(env),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            errors="replace",
+            start_new_session=True,
+        )
         out, err = proc.communicate(timeout=timeout)
         return proc.returncode, out, err
     except subprocess.TimeoutExpired:
+        assert proc is not None
         _kill(proc)
         out, err = proc.communicate()
         return -9, out, err
     except BaseException:  # Ctrl-C, a kill: the agent does not outlive the practice
-        _kill(proc)
-        proc.wait()
+        if proc is not None:
+            _kill(proc)
+            proc.wait()
         raise
 
 
