@@ -650,6 +650,58 @@ def m017_held_lessons(db: Database) -> None:
     )
 
 
+@migrations()
+def m019_practice(db: Database) -> None:
+    """Practice (issue 32): ``practices`` holds one practice of a task file with an agent
+    (its ``key``, a hash of the task file's path, the agent's template, the group size and
+    the RC-GRPO policy: running the same command again continues it), and
+    ``practice_rollouts`` one row per finished rollout (the task and ``task_key``, a hash
+    of the task as read: a changed task is practised anew; the round: 0 plain, 1
+    reward-conditioned, its index and seed, the reward token it was conditioned on, its
+    reward, what it cost, the trajectory it was recorded as). A rollout is written once,
+    when it is over: a killed one is run again, a finished one never."""
+    for sql in (
+        """
+        CREATE TABLE practices (
+            id INTEGER PRIMARY KEY,
+            key TEXT NOT NULL UNIQUE,
+            tasks_path TEXT NOT NULL,
+            agent TEXT NOT NULL,
+            size INTEGER NOT NULL CHECK (size >= 1),
+            rc TEXT NOT NULL CHECK (rc IN ('auto', 'always', 'never')),
+            options TEXT NOT NULL DEFAULT '{}',
+            created_at TEXT NOT NULL,
+            learned_session INTEGER REFERENCES sessions (id) ON DELETE SET NULL,
+            learned_at TEXT
+        )
+        """,
+        """
+        CREATE TABLE practice_rollouts (
+            id INTEGER PRIMARY KEY,
+            practice_id INTEGER NOT NULL REFERENCES practices (id) ON DELETE CASCADE,
+            task_id TEXT NOT NULL,
+            task_key TEXT NOT NULL,
+            round INTEGER NOT NULL CHECK (round >= 0),
+            idx INTEGER NOT NULL CHECK (idx >= 0),
+            seed INTEGER NOT NULL,
+            condition TEXT,
+            reward REAL NOT NULL,
+            success INTEGER NOT NULL CHECK (success IN (0, 1)),
+            wall_s REAL NOT NULL,
+            tokens INTEGER,
+            cost_usd REAL,
+            trajectory_id INTEGER REFERENCES trajectories (id) ON DELETE SET NULL,
+            error TEXT,
+            meta TEXT NOT NULL DEFAULT '{}',
+            created_at TEXT NOT NULL,
+            UNIQUE (practice_id, task_id, task_key, round, idx)
+        )
+        """,
+        "CREATE INDEX practice_rollouts_trajectory_id ON practice_rollouts (trajectory_id)",
+    ):
+        db.execute(sql)
+
+
 #: The migrations this version of agentmem knows, in order.
 KNOWN_MIGRATIONS: tuple[str, ...] = tuple(m.name for m in migrations._migrations)
 #: The number of migrations this version of agentmem knows.

@@ -71,18 +71,24 @@ class Turn:
     """A task: the prompt it answers (a substring), the calls in order, the final text.
 
     ``if_served``: ``(needle, calls)``, the calls the model makes instead when ``needle``
-    is in what the client put around the prompt (a lesson a hook or MCP served): a model
-    that follows the lesson. Tool calls and their results are not searched.
+    is in what the client put around the prompt (a lesson a hook or MCP served) or in the
+    prompt itself (a lesson or an instruction put before it): a model that follows the
+    lesson. Tool calls and their results are not searched. ``branches``: more such pairs,
+    tried in order after ``if_served`` (a model that follows a lesson, else an RC-GRPO
+    reward instruction, else does what ``calls`` say).
     """
 
     prompt: str
     calls: tuple[Call, ...] = ()
     text: str = "Done."
     if_served: tuple[str, tuple[Call, ...]] | None = None
+    branches: tuple[tuple[str, tuple[Call, ...]], ...] = ()
 
     def calls_for(self, served: str) -> tuple[Call, ...]:
-        if self.if_served is not None and self.if_served[0] in served:
-            return self.if_served[1]
+        options = ((self.if_served,) if self.if_served is not None else ()) + self.branches
+        for needle, calls in options:
+            if needle in served:
+                return calls
         return self.calls
 
 
@@ -101,6 +107,7 @@ class Scenario:
                     "text": t.text,
                     "calls": calls(t.calls),
                     "if_served": [t.if_served[0], calls(t.if_served[1])] if t.if_served else None,
+                    "branches": [[n, calls(cs)] for n, cs in t.branches],
                 }
                 for t in self.turns
             ]
@@ -118,6 +125,7 @@ class Scenario:
                     calls(t["calls"]),
                     t["text"],
                     (t["if_served"][0], calls(t["if_served"][1])) if t.get("if_served") else None,
+                    tuple((n, calls(cs)) for n, cs in t.get("branches") or ()),
                 )
                 for t in json.loads(text)
             )

@@ -21,6 +21,7 @@ from . import (  # noqa: F401
     effect,
     hooks,
     learning,
+    practice,
     projects,
     rc,
     recording,

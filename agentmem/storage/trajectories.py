@@ -51,10 +51,13 @@ __all__ = [
     "insert_trajectories",
     "load_trajectories",
     "meta_values",
+    "of_session",
     "output_cap",
     "projects_and_vocabulary",
+    "regroup",
     "require",
     "run_tools",
+    "set_group",
     "set_state",
     "set_uuid",
     "shared_rows",
@@ -243,6 +246,54 @@ def set_state(db: Database, trajectory_id: int, ok: bool) -> None:
     """Record a run's state-consistency verdict R_state (the run must exist)."""
     require(db, trajectory_id)
     db.execute("UPDATE trajectories SET state_ok = ? WHERE id = ?", [int(ok), trajectory_id])
+
+
+def of_session(db: Database, session_id: str, cwd: str | None = None) -> list[int]:
+    """The runs imported from a client's session ``session_id`` (``meta.session_id``),
+    oldest first; with ``cwd``, only those that ran there (``meta.cwd``)."""
+    sql = "SELECT id FROM trajectories WHERE json_extract(meta, '$.session_id') = ?"
+    params: list[Any] = [session_id]
+    if cwd is not None:
+        sql += " AND json_extract(meta, '$.cwd') = ?"
+        params.append(cwd)
+    return [int(r[0]) for r in db.execute(sql + " ORDER BY id", params)]
+
+
+def regroup(
+    db: Database,
+    trajectory_id: int,
+    *,
+    task: str,
+    group: str,
+    condition: str | None,
+    meta: Mapping[str, Any],
+) -> None:
+    """Put a recorded run in ``group`` (a practice's group key) with ``task`` (the task's
+    prompt, without the guidance the run was given), its reward token ``condition``, and
+    ``meta`` merged into its own (the run must exist)."""
+    require(db, trajectory_id)
+    (old,) = db.execute("SELECT meta FROM trajectories WHERE id = ?", [trajectory_id]).fetchone()
+    try:
+        merged = json.loads(old or "{}")
+    except ValueError:
+        merged = {}
+    if not isinstance(merged, dict):
+        merged = {}
+    merged.update(meta)
+    db.execute(
+        "UPDATE trajectories SET task = ?, group_key = ?, condition = ?, meta = ? WHERE id = ?",
+        [task, group, condition, json.dumps(merged, ensure_ascii=False), trajectory_id],
+    )
+
+
+def set_group(db: Database, ids: Sequence[int], group: str) -> None:
+    """Move the runs ``ids`` to the group ``group`` (nothing else of them changes)."""
+    for start in range(0, len(ids), 500):
+        chunk = list(ids[start : start + 500])
+        db.execute(
+            f"UPDATE trajectories SET group_key = ? WHERE id IN ({','.join('?' * len(chunk))})",
+            [group, *chunk],
+        )
 
 
 def count(db: Any) -> int:
