@@ -1,9 +1,9 @@
 """The served log: which lessons went into which prompt, beside the library. Standard library only.
 
 Every route that puts lessons into a prompt (the Claude Code and Codex
-``UserPromptSubmit`` hooks, ``agentmem context``, MCP ``agentmem_context``,
-:meth:`agentmem.Memory.context`) ends in :func:`agentmem.context.fast_context` or
-:meth:`agentmem.Memory.context`, and both call :func:`record` with what they served.
+``UserPromptSubmit`` hooks, ``agentmem context``, MCP ``agentmem_context`` and
+``agentmem_retrieve``, :meth:`agentmem.Memory.context`) ends in
+:func:`agentmem.serving.serve`, which calls :func:`record` once with what it served.
 The prompt hook must stay a reader of the library, so the record is not a row:
 it is one line appended (``O_APPEND``, one ``write``) to ``<library>.served.jsonl``:
 
@@ -11,12 +11,15 @@ it is one line appended (``O_APPEND``, one ``write``) to ``<library>.served.json
 
     {"v": 1, "at": "2026-12-01T17:00:00.000000+00:00", "route": "hook", "session": "1fa2...",
      "project": "/home/me/app", "prompt": "9c1f...", "served": [12, 40], "held": [7],
-     "holdout": 0.1}
+     "holdout": 0.1, "why": {"12": "names edit, read", "40": "fused score 0.833 >= 0.550"},
+     "withheld": {"9": "names a program not on PATH"}}
 
 ``prompt`` is :func:`prompt_hash` of the prompt, never its text. ``held`` lists the
-lessons the holdout withheld (:func:`split`). A line is written only when a lesson
-was served or held. Writing it never fails the caller: an ``OSError`` is swallowed
-and counted in :data:`FAILURES`. The next learning session reads the log from where
+lessons the holdout withheld (:func:`split`); ``why``, why retrieval chose each served
+lesson; ``withheld`` (only when there is one), the lessons a serving filter kept from
+the prompt (:data:`agentmem.serving.FILTERS`) and why. A line is written only when a
+lesson was served, held or withheld: a prompt given nothing leaves no line. Writing it
+never fails the caller: an ``OSError`` is swallowed and counted in :data:`FAILURES`. The next learning session reads the log from where
 the last one stopped (:mod:`agentmem.storage.served`); :func:`read` parses it and
 skips (and counts) any line that is not a record.
 """
@@ -56,7 +59,6 @@ __all__ = [
     "read",
     "record",
     "scrubbed",
-    "serve",
     "split",
 ]
 
@@ -176,12 +178,14 @@ def record(
     project: str | None = None,
     share: float = 0.0,
     why: dict[int, str] | None = None,
+    withheld: dict[int, str] | None = None,
 ) -> bool:
     """Append one line to the served log (see the module doc); False when there was
     nothing to record or the write failed (counted in :data:`FAILURES`). ``why``: for a
-    served lesson, why retrieval chose it (``agentmem log`` shows it)."""
+    served lesson, why retrieval chose it (``agentmem log`` shows it); ``withheld``: a
+    lesson a serving filter kept from the prompt, and the filter's reason."""
     served, held = [int(i) for i in served], [int(i) for i in held]
-    if not served and not held:
+    if not served and not held and not withheld:
         return False
     line = {
         "v": 1,
@@ -196,6 +200,8 @@ def record(
     }
     if why:
         line["why"] = {str(i): str(w)[:200] for i, w in why.items() if i in served}
+    if withheld:
+        line["withheld"] = {str(int(i)): str(w)[:200] for i, w in withheld.items()}
     data = (json.dumps(line, separators=(",", ":"), ensure_ascii=True) + "\n").encode()
     try:
         # O_NONBLOCK: a FIFO where the log goes fails at once, or is refused here
@@ -213,50 +219,19 @@ def record(
     return True
 
 
-def serve(
-    db_path: str | os.PathLike[str],
-    items: Sequence[T],
-    ids: Sequence[int | None],
-    prompt: str,
-    stored: dict[str, Any],
-    *,
-    route: str,
-    session: str | None = None,
-    project: str | None = None,
-    why: Sequence[str | None] | None = None,
-) -> list[T]:
-    """The lessons a prompt gets: ``items`` (with their experience ids, None for a team
-    lesson) less those the holdout withholds (``stored``: the library's raw settings),
-    recorded in the served log of the library file ``db_path`` (none for a library in
-    memory)."""
-    phash = prompt_hash(prompt)
-    share = holdout_share(stored)
-    kept, held = split(items, ids, phash, share)
-    if os.path.isfile(db_path):
-        gone = set(held)
-        served = [i for i in ids if i is not None and i not in gone]
-        record(
-            db_path,
-            route=route,
-            phash=phash,
-            served=served,
-            held=held,
-            session=session,
-            project=project,
-            share=share,
-            why=None
-            if why is None
-            else {i: w for i, w in zip(ids, why) if i is not None and w},
-        )
-    return kept
-
-
 def _ids(v: Any) -> list[int] | None:
     if not isinstance(v, list) or len(v) > 1000:
         return None
     if not all(isinstance(i, int) and not isinstance(i, bool) and i > 0 for i in v):
         return None
     return list(v)
+
+
+def _reasons(v: Any) -> dict[str, str]:
+    """A line's ``why`` or ``withheld``: lesson id -> reason, bounded; {} when not one."""
+    if not isinstance(v, dict):
+        return {}
+    return {str(k)[:20]: str(r)[:200] for k, r in list(v.items())[:1000]}
 
 
 def _parse(raw: bytes) -> Line | None:
@@ -272,14 +247,10 @@ def _parse(raw: bytes) -> Line | None:
     if served is None or held is None or not isinstance(at, str) or not isinstance(phash, str):
         return None
     session, project = d.get("session"), d.get("project")
-    why = d.get("why")
-    why = (
-        {str(k)[:20]: str(v)[:200] for k, v in list(why.items())[:1000]}
-        if isinstance(why, dict)
-        else {}
-    )
+    why, withheld = _reasons(d.get("why")), _reasons(d.get("withheld"))
     return {
         "why": why,
+        "withheld": withheld,
         "at": at[:40],
         "route": str(d.get("route") or "")[:40],
         "session": session[:200] if isinstance(session, str) else None,

@@ -344,18 +344,19 @@ def context(
     """
     import os
 
-    if global_only:
-        project = None
-    elif project is None:
-        project = os.getcwd()
-    block = mem.context(
+    from ..serving import Query
+
+    query = Query(
         text,
         tools=tools or None,
         domains=domains or None,
         k=k,
         min_score=min_score,
-        project=project,
+        project=os.getcwd() if project is None else project,
+        global_only=global_only,
+        route="context",
     )
+    block = mem.serve(query).text
     if block:
         echo(block)
 
