@@ -19,9 +19,10 @@ lessons the holdout withheld (:func:`split`); ``why``, why retrieval chose each 
 lesson; ``withheld`` (only when there is one), the lessons a serving filter kept from
 the prompt (:data:`agentmem.serving.FILTERS`) and why. A line is written only when a
 lesson was served, held or withheld: a prompt given nothing leaves no line. Writing it
-never fails the caller: an ``OSError`` is swallowed and counted in :data:`FAILURES`. The next learning session reads the log from where
-the last one stopped (:mod:`agentmem.storage.served`); :func:`read` parses it and
-skips (and counts) any line that is not a record.
+never fails the caller: an ``OSError`` is swallowed and counted in :data:`FAILURES`.
+The next learning session reads the log from where the last one stopped
+(:mod:`agentmem.storage.served`); :func:`read` parses it and skips (and counts) any
+line that is not a record.
 """
 
 from __future__ import annotations
