@@ -12,17 +12,18 @@ it is one line appended (``O_APPEND``, one ``write``) to ``<library>.served.json
     {"v": 1, "at": "2026-12-01T17:00:00.000000+00:00", "route": "hook", "session": "1fa2...",
      "project": "/home/me/app", "prompt": "9c1f...", "served": [12, 40], "held": [7],
      "holdout": 0.1, "why": {"12": "names edit, read", "40": "fused score 0.833 >= 0.550"},
-     "withheld": {"9": "names a program not on PATH"}}
+     "withheld": {"9": "names a program not on PATH"}, "team": ["Before git push, ..."]}
 
 ``prompt`` is :func:`prompt_hash` of the prompt, never its text. ``held`` lists the
 lessons the holdout withheld (:func:`split`); ``why``, why retrieval chose each served
 lesson; ``withheld`` (only when there is one), the lessons a serving filter kept from
-the prompt (:data:`agentmem.serving.FILTERS`) and why. A line is written only when a
-lesson was served, held or withheld: a prompt given nothing leaves no line. Writing it
-never fails the caller: an ``OSError`` is swallowed and counted in :data:`FAILURES`.
-The next learning session reads the log from where the last one stopped
-(:mod:`agentmem.storage.served`); :func:`read` parses it and skips (and counts) any
-line that is not a record.
+the prompt (:data:`agentmem.serving.FILTERS`) and why; ``team`` (only when there is
+one), the texts of the team lessons served, which have no id here. A line is written
+only when a lesson was served (a team lesson too), held or withheld: a prompt given
+nothing leaves no line. Writing it never fails the caller: an ``OSError`` is swallowed
+and counted in :data:`FAILURES`. The next learning session reads the log from where
+the last one stopped (:mod:`agentmem.storage.served`); :func:`read` parses it and
+skips (and counts) any line that is not a record.
 """
 
 from __future__ import annotations
@@ -72,6 +73,8 @@ HOLDOUT = "holdout"
 HASH_CHARS = 4000
 #: The most bytes of the log one read takes (a learning session reads the rest next time).
 MAX_READ = 32 * 2**20
+#: The most characters of a team lesson's text a line keeps.
+MAX_TEAM_CHARS = 400
 #: Log writes that failed in this process (the caller never sees the error).
 FAILURES = [0]
 
@@ -180,13 +183,15 @@ def record(
     share: float = 0.0,
     why: dict[int, str] | None = None,
     withheld: dict[int, str] | None = None,
+    team: Sequence[str] = (),
 ) -> bool:
     """Append one line to the served log (see the module doc); False when there was
     nothing to record or the write failed (counted in :data:`FAILURES`). ``why``: for a
     served lesson, why retrieval chose it (``agentmem log`` shows it); ``withheld``: a
-    lesson a serving filter kept from the prompt, and the filter's reason."""
+    lesson a serving filter kept from the prompt, and the filter's reason; ``team``: the
+    texts of the team lessons served (they have no id in this library)."""
     served, held = [int(i) for i in served], [int(i) for i in held]
-    if not served and not held and not withheld:
+    if not served and not held and not withheld and not team:
         return False
     line = {
         "v": 1,
@@ -203,6 +208,8 @@ def record(
         line["why"] = {str(i): str(w)[:200] for i, w in why.items() if i in served}
     if withheld:
         line["withheld"] = {str(int(i)): str(w)[:200] for i, w in withheld.items()}
+    if team:
+        line["team"] = [str(t)[:MAX_TEAM_CHARS] for t in team]
     data = (json.dumps(line, separators=(",", ":"), ensure_ascii=True) + "\n").encode()
     try:
         # O_NONBLOCK: a FIFO where the log goes fails at once, or is refused here
@@ -249,9 +256,16 @@ def _parse(raw: bytes) -> Line | None:
         return None
     session, project = d.get("session"), d.get("project")
     why, withheld = _reasons(d.get("why")), _reasons(d.get("withheld"))
+    team = d.get("team")
+    team = (
+        [str(t)[:MAX_TEAM_CHARS] for t in team[:1000] if isinstance(t, str)]
+        if isinstance(team, list)
+        else []
+    )
     return {
         "why": why,
         "withheld": withheld,
+        "team": team,
         "at": at[:40],
         "route": str(d.get("route") or "")[:40],
         "session": session[:200] if isinstance(session, str) else None,

@@ -15,11 +15,14 @@ with :class:`agentmem.Memory` when it must), the MCP tools ``agentmem_context`` 
 3. **merge**: both lists by score, a private lesson first on a tie, a team lesson with
    a private one's text left out (:func:`agentmem.team.reads.merge_hits`);
 4. **filter**: each lesson, best first, passes every filter of :data:`FILTERS` or is
-   withheld with the first filter's reason, until ``k`` lessons pass;
+   withheld with the first filter's reason, until ``k`` lessons pass (with filters, the
+   searches look :data:`FILTER_MARGIN` lessons deeper, so the next takes a withheld
+   lesson's place);
 5. **holdout**: the lessons :func:`agentmem.served.split` withholds for the effect
    measurement;
 6. **log**: one line in the served log (:func:`agentmem.served.record`), only when a
-   lesson was served, held out or withheld: ids, why each fitted, what was held;
+   lesson was served, held out or withheld: ids, why each fitted, what was held, the
+   team lessons' texts; a prompt given nothing leaves no line;
 7. **format**: the block (:func:`agentmem.retrieval.format_context`), each private
    lesson marked with its id (``[L12]``, :func:`marker`; ``agentmem show L12``) and
    each team lesson with ``(team)``.
@@ -55,6 +58,7 @@ from .team.reads import (
 
 __all__ = [
     "FILTERS",
+    "FILTER_MARGIN",
     "MARKER",
     "Filter",
     "Lesson",
@@ -234,6 +238,10 @@ class Lesson(NamedTuple):
         return mark(self.text, self.source)
 
 
+#: How many lessons past ``k`` a search finds when there are filters, to take the places
+#: of the lessons they withhold (none without filters: the search is exactly ``k`` deep).
+FILTER_MARGIN = 5
+
 #: A filter says why a lesson must be withheld from this prompt, or None to let it pass.
 Filter = Callable[[Lesson], "str | None"]
 
@@ -280,6 +288,8 @@ def serve(
     memory, nothing logged), in the order the module doc gives. ``embed``: the query
     embedding of ``model`` (``(model_id, dims)``), the embedder that built the index.
     ``filters``: instead of :data:`FILTERS`."""
+    checks = FILTERS if filters is None else filters
+    depth = query.k + (FILTER_MARGIN if checks else 0)  # room for the lessons withheld
     stored = settings.raw(db)
     where = query.where()
     paused = project_states.state_of(stored, where)
@@ -291,15 +301,15 @@ def serve(
         embed,
         tools=query.tools,
         domains=query.domains,
-        k=query.k,
+        k=depth,
         min_score=query.min_score,
         project=where,
     )
     private = [Lesson.of(f) for f in found]
     team: list[Lesson] = []
     if query.team and library is not None and settings.TEAM in stored:
-        team = team_lessons(os.fspath(library), stored, query, embed, model, where)
-    return finish(library, query, private, team, stored, where=where, filters=filters)
+        team = team_lessons(os.fspath(library), stored, query, embed, model, where, k=depth)
+    return finish(library, query, private, team, stored, where=where, filters=checks)
 
 
 def finish(
@@ -349,6 +359,7 @@ def finish(
             share=share,
             why={x.id: x.reason for x in kept if x.id is not None and x.reason},
             withheld={x.id: r for x, r in withheld if x.id is not None},
+            team=[x.text for x in kept if x.source == "team"],
         )
     return Served(query, tuple(kept), tuple(held), tuple(withheld), logged)
 
@@ -360,6 +371,8 @@ def team_lessons(
     embed: Callable[[str], Vector],
     model: tuple[str, int],
     where: str | None,
+    *,
+    k: int | None = None,
 ) -> list[Lesson]:
     """The team replica's lessons for ``query``, searched read-only as the private library
     is; none outside a team, or when the replica is missing or cannot be read yet. A
@@ -394,7 +407,7 @@ def team_lessons(
             embed,
             tools=query.tools,
             domains=query.domains,
-            k=query.k,
+            k=query.k if k is None else k,
             min_score=query.min_score,
             project=where,
         )

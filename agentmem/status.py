@@ -320,6 +320,7 @@ def prompt_log(
                 "withheld": [
                     {"id": i, "text": texts.get(i), "why": r} for i, r in withheld.items()
                 ],
+                "team": list(ln.get("team") or []),
             }
         )
     return out

@@ -478,7 +478,7 @@ def show(mem: Memory, what: str, full: bool, as_json: bool) -> None:
 
         show_lesson(mem, LESSON_ID.convert(what, ctx.command.params[0], ctx), as_json=as_json)
         return
-    trajectory_id = ID.convert(what, ctx.command.params[0], ctx)
+    trajectory_id = int(ID.convert(what, ctx.command.params[0], ctx))  # type: ignore[arg-type]
     t = mem.get_trajectory(trajectory_id)
     if as_json:
         print_json(_trajectory_dict(t))

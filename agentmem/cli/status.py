@@ -169,6 +169,8 @@ def log_(
             click.echo(f"  {marker(s['id'])} {shown(text, newlines=False)}")
             if s["why"]:
                 click.echo(f"        why: {shown(s['why'], newlines=False)}")
+        for t in r["team"]:
+            click.echo(f"  (team) {shown(t, newlines=False)}")
         for h in r["held_out"]:
             text = shown(h["text"] or "", newlines=False)
             click.echo(f"  held out by the holdout: {marker(h['id'])} {text}")
