@@ -48,13 +48,6 @@ from .retrieval import format_context
 from .retrieval.pipeline import Found, search
 from .retrieval.ranking import Evidence
 from .storage import project_states, settings, vector_index
-from .team.reads import (
-    config_of,
-    lesson_text_ok,
-    mark,
-    merge_hits,
-    start_background_sync,
-)
 
 __all__ = [
     "FILTERS",
@@ -235,6 +228,8 @@ class Lesson(NamedTuple):
         """The lesson as the injected block shows it: ``[L12] text`` or ``(team) text``."""
         if self.source == "private" and self.id is not None:
             return f"{marker(self.id)} {self.text}"
+        from .team.reads import mark  # a team lesson: the team's module is loaded already
+
         return mark(self.text, self.source)
 
 
@@ -323,17 +318,22 @@ def finish(
     filters: Sequence[Filter] | None = None,
 ) -> Served:
     """Steps 3 to 6 of :func:`serve` on lessons already found: merge, filter, holdout, log."""
-    merged = merge_hits(
-        private,
-        team,
-        k=len(private) + len(team),
-        score=lambda x: x.score,
-        text=lambda x: x.text,
-    )
+    merged: list[Lesson] = list(private)
+    if team:  # the team's module is imported only in a team (the prompt hook stays lean)
+        from .team.reads import merge_hits
+
+        pairs = merge_hits(
+            private,
+            team,
+            k=len(private) + len(team),
+            score=lambda x: x.score,
+            text=lambda x: x.text,
+        )
+        merged = [x for _, x in pairs]
     checks = FILTERS if filters is None else filters
     passed: list[Lesson] = []
     withheld: list[tuple[Lesson, str]] = []
-    for _, lesson in merged:
+    for lesson in merged:
         if len(passed) == query.k:
             break
         reason = next((r for r in (check(lesson) for check in checks) if r), None)
@@ -379,6 +379,8 @@ def team_lessons(
     replica whose index is not ``model``'s raises :class:`~agentmem.errors.TeamError`. A
     lesson whose text breaks the rules of :func:`agentmem.team.reads.lesson_text_ok` is
     left out: another machine's file never reaches a prompt unchecked."""
+    from .team.reads import config_of, lesson_text_ok, start_background_sync
+
     team = config_of(stored)
     if team is None:
         return []
