@@ -354,3 +354,21 @@ def test_serving_imports_nothing_heavy():
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, env=env, text=True)
     assert p.returncode == 0, p.stderr
     assert p.stdout.strip() == "[]"
+
+
+def test_the_public_names_and_the_old_entry_points_still_work(library):
+    """``agentmem.Query``; ``Memory.serve_hits`` (deprecated) and ``fast_context`` delegate."""
+    import agentmem
+
+    db, app = library["db"], library["app"]
+    assert agentmem.Query is Query and agentmem.Served is serving.Served
+    with Memory.open(db) as mem:
+        hits = mem.retrieve(PROMPT, project=app)
+        mem.set_holdout(0.5)
+        kept = mem.serve_hits(PROMPT, hits, route="api", project=str(app))
+        served = mem.serve(Query(PROMPT, project=app))
+    assert [h.experience.id for h in kept] == served.ids  # the same holdout, the same order
+    assert fast_context(db, PROMPT, project=app) == served.text
+    assert fast_context(db, "  ") is None  # a query the lean path cannot take: the full path's
+    lines = _lines(db)
+    assert len(lines) == 3 and lines[0]["served"] == lines[1]["served"] == served.ids
