@@ -51,6 +51,7 @@ from .storage import project_states, settings, vector_index
 
 __all__ = [
     "FILTERS",
+    "FILTER_FAILURES",
     "FILTER_MARGIN",
     "MARKER",
     "Filter",
@@ -244,6 +245,8 @@ Filter = Callable[[Lesson], "str | None"]
 #: the first reason given withholds it (logged as withheld, never served). A new check
 #: (``agentmem.learning.claims.withheld``, say) is one entry here.
 FILTERS: list[Filter] = []
+#: Filter calls that raised in this process (the lesson was withheld; see :func:`finish`).
+FILTER_FAILURES = [0]
 
 
 class Served(NamedTuple):
@@ -336,9 +339,9 @@ def finish(
     for lesson in merged:
         if len(passed) == query.k:
             break
-        reason = next((r for r in (check(lesson) for check in checks) if r), None)
+        reason = _withheld_by(checks, lesson)
         if reason:
-            withheld.append((lesson, str(reason)))
+            withheld.append((lesson, reason))
         else:
             passed.append(lesson)
     phash = served_log.prompt_hash(query.text)
@@ -362,6 +365,22 @@ def finish(
             team=[x.text for x in kept if x.source == "team"],
         )
     return Served(query, tuple(kept), tuple(held), tuple(withheld), logged)
+
+
+def _withheld_by(checks: Sequence[Filter], lesson: Lesson) -> str | None:
+    """The first reason one of ``checks`` gives to withhold ``lesson``, or None. A check that
+    raises withholds the lesson (precision first) and is counted in :data:`FILTER_FAILURES`:
+    one broken check never stops a prompt from being served."""
+    for check in checks:
+        try:
+            reason = check(lesson)
+        except Exception as e:
+            FILTER_FAILURES[0] += 1
+            name = getattr(check, "__qualname__", type(check).__name__)
+            return f"the check {name} failed ({type(e).__name__})"
+        if reason:
+            return str(reason)
+    return None
 
 
 def team_lessons(

@@ -372,3 +372,23 @@ def test_the_public_names_and_the_old_entry_points_still_work(library):
     assert fast_context(db, "  ") is None  # a query the lean path cannot take: the full path's
     lines = _lines(db)
     assert len(lines) == 3 and lines[0]["served"] == lines[1]["served"] == served.ids
+
+
+def test_a_filter_that_raises_withholds_its_lesson_and_serving_goes_on(library, monkeypatch):
+    db, app = library["db"], library["app"]
+    with Memory.open(db) as mem:
+        every = mem.serve(Query(PROMPT, project=app))
+    broken = every.ids[0]
+
+    def claims(lesson: serving.Lesson) -> str | None:
+        if lesson.id == broken:
+            raise RuntimeError("boom")
+        return None
+
+    before = serving.FILTER_FAILURES[0]
+    monkeypatch.setattr(serving, "FILTERS", [claims])
+    got = lean_serve(db, Query(PROMPT, project=app))  # the lean path: no fallback needed
+    assert got is not None and broken not in got.ids and got.ids == every.ids[1:]
+    ((lesson, why),) = got.withheld
+    assert lesson.id == broken and "claims" in why and "RuntimeError" in why
+    assert serving.FILTER_FAILURES[0] == before + 1
