@@ -15,9 +15,9 @@ with :class:`agentmem.Memory` when it must), the MCP tools ``agentmem_context`` 
 3. **merge**: both lists by score, a private lesson first on a tie, a team lesson with
    a private one's text left out (:func:`agentmem.team.reads.merge_hits`);
 4. **filter**: each lesson, best first, passes every filter of :data:`FILTERS` or is
-   withheld with the first filter's reason, until ``k`` lessons pass (with filters, the
-   searches look :data:`FILTER_MARGIN` lessons deeper, so the next takes a withheld
-   lesson's place);
+   withheld with the first filter's reason, until ``k`` lessons pass (when a filter
+   withheld some and the search may hold more, it runs once more :data:`FILTER_MARGIN`
+   lessons deeper, so the next take the withheld lessons' places);
 5. **holdout**: the lessons :func:`agentmem.served.split` withholds for the effect
    measurement;
 6. **log**: one line in the served log (:func:`agentmem.served.record`), only when a
@@ -234,8 +234,8 @@ class Lesson(NamedTuple):
         return mark(self.text, self.source)
 
 
-#: How many lessons past ``k`` a search finds when there are filters, to take the places
-#: of the lessons they withhold (none without filters: the search is exactly ``k`` deep).
+#: How many lessons past ``k`` the search is run again for when filters withheld lessons
+#: and the first search (exactly ``k`` deep) may have more: the next take their places.
 FILTER_MARGIN = 5
 
 #: A filter says why a lesson must be withheld from this prompt, or None to let it pass.
@@ -287,27 +287,40 @@ def serve(
     embedding of ``model`` (``(model_id, dims)``), the embedder that built the index.
     ``filters``: instead of :data:`FILTERS`."""
     checks = FILTERS if filters is None else filters
-    depth = query.k + (FILTER_MARGIN if checks else 0)  # room for the lessons withheld
     stored = settings.raw(db)
     where = query.where()
     paused = project_states.state_of(stored, where)
     if paused is not None:
         return Served(query, paused=paused)  # a paused or excluded project: nothing at all
-    found = search(
-        db,
-        query.text,
-        embed,
-        tools=query.tools,
-        domains=query.domains,
-        k=depth,
-        min_score=query.min_score,
-        project=where,
-    )
-    private = [Lesson.of(f) for f in found]
-    team: list[Lesson] = []
-    if query.team and library is not None and settings.TEAM in stored:
-        team = team_lessons(os.fspath(library), stored, query, embed, model, where, k=depth)
-    return finish(library, query, private, team, stored, where=where, filters=checks)
+    in_team = query.team and library is not None and settings.TEAM in stored
+
+    def found(depth: int) -> tuple[list[Lesson], list[Lesson]]:
+        hits = search(
+            db,
+            query.text,
+            embed,
+            tools=query.tools,
+            domains=query.domains,
+            k=depth,
+            min_score=query.min_score,
+            project=where,
+        )
+        private = [Lesson.of(f) for f in hits]
+        if not in_team:
+            return private, []
+        return private, team_lessons(
+            os.fspath(library or ""), stored, query, embed, model, where, k=depth
+        )
+
+    private, team = found(query.k)
+    verdicts: dict[tuple[str, int | None, str], str | None] = {}
+    passed, withheld = _pick(query.k, private, team, checks, verdicts)
+    if withheld and len(passed) < query.k and query.k in (len(private), len(team)):
+        # a filter took places the search could fill: once more, deeper (only then: a
+        # deeper search weighs more candidates, so it is not the default)
+        private, team = found(query.k + FILTER_MARGIN)
+        passed, withheld = _pick(query.k, private, team, checks, verdicts)
+    return _hold_and_log(library, query, passed, withheld, stored, where)
 
 
 def finish(
@@ -321,6 +334,22 @@ def finish(
     filters: Sequence[Filter] | None = None,
 ) -> Served:
     """Steps 3 to 6 of :func:`serve` on lessons already found: merge, filter, holdout, log."""
+    checks = FILTERS if filters is None else filters
+    passed, withheld = _pick(query.k, private, team, checks)
+    return _hold_and_log(library, query, passed, withheld, stored, where)
+
+
+def _pick(
+    k: int,
+    private: Sequence[Lesson],
+    team: Sequence[Lesson],
+    checks: Sequence[Filter],
+    verdicts: dict[tuple[str, int | None, str], str | None] | None = None,
+) -> tuple[list[Lesson], list[tuple[Lesson, str]]]:
+    """Steps 3 and 4: the private and team lessons merged, then filtered best first until
+    ``k`` pass: (the lessons that pass, the lessons withheld with their reasons).
+    ``verdicts``: the filters' answers so far (a lesson is checked once a prompt)."""
+    memo = {} if verdicts is None else verdicts
     merged: list[Lesson] = list(private)
     if team:  # the team's module is imported only in a team (the prompt hook stays lean)
         from .team.reads import merge_hits
@@ -333,17 +362,33 @@ def finish(
             text=lambda x: x.text,
         )
         merged = [x for _, x in pairs]
-    checks = FILTERS if filters is None else filters
     passed: list[Lesson] = []
     withheld: list[tuple[Lesson, str]] = []
     for lesson in merged:
-        if len(passed) == query.k:
+        if len(passed) == k:
             break
-        reason = _withheld_by(checks, lesson)
+        # -- THE FILTER STEP: each lesson passes every check of FILTERS or is withheld
+        key = (lesson.source, lesson.id, lesson.text)
+        if key not in memo:
+            memo[key] = _withheld_by(checks, lesson)
+        reason = memo[key]
         if reason:
             withheld.append((lesson, reason))
         else:
             passed.append(lesson)
+    return passed, withheld
+
+
+def _hold_and_log(
+    library: str | os.PathLike[str] | None,
+    query: Query,
+    passed: list[Lesson],
+    withheld: list[tuple[Lesson, str]],
+    stored: dict[str, Any],
+    where: str | None,
+) -> Served:
+    """Steps 5 and 6: the holdout, and the served log's one line (when there is anything
+    to say: a lesson served, held out or withheld)."""
     phash = served_log.prompt_hash(query.text)
     share = served_log.holdout_share(stored)
     kept, held_ids = served_log.split(passed, [x.id for x in passed], phash, share)

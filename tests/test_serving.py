@@ -392,3 +392,27 @@ def test_a_filter_that_raises_withholds_its_lesson_and_serving_goes_on(library, 
     ((lesson, why),) = got.withheld
     assert lesson.id == broken and "claims" in why and "RuntimeError" in why
     assert serving.FILTER_FAILURES[0] == before + 1
+
+
+def test_the_search_goes_deeper_only_when_a_filter_withheld_a_place_it_could_fill(
+    library, monkeypatch
+):
+    db, app = library["db"], library["app"]
+    depths: list[int] = []
+    real = serving.search
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        depths.append(kwargs["k"])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(serving, "search", spy)
+    with Memory.open(db) as mem:
+        plain = mem.serve(Query(PROMPT, project=app, k=2))
+        monkeypatch.setattr(serving, "FILTERS", [lambda x: None])
+        same = mem.serve(Query(PROMPT, project=app, k=2))
+        assert depths == [2, 2] and same.ids == plain.ids  # a filter that passes all: as none
+        top = plain.ids[0]
+        monkeypatch.setattr(serving, "FILTERS", [lambda x: "no" if x.id == top else None])
+        got = mem.serve(Query(PROMPT, project=app, k=2))
+    assert depths == [2, 2, 2, 2 + serving.FILTER_MARGIN]
+    assert got.ids[0] == plain.ids[1] and len(got.ids) == 2 and top not in got.ids
