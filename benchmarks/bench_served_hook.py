@@ -102,9 +102,7 @@ def main() -> None:
         for i in range(n):
             finish(path, Query(f"{task} {i}", route="bench"), found, [], {}, where=None)
         each = (time.perf_counter() - t0) / n * 1e6
-        print(
-            f"  serving.finish in process (hash, split, one O_APPEND write): {each:.0f} us"
-        )
+        print(f"  serving.finish in process (hash, split, one O_APPEND write): {each:.0f} us")
         print(
             f"  ratio with/without: p50 {after[0] / before[0]:.3f}, "
             f"p95 {after[1] / before[1]:.3f}, "
