@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from .paths import default_db_path
     from .records import Experience, Feedback, Step, Trajectory
     from .rewards import GroupStats, RewardWeights, group_stats
+    from .serving import Query, Served
 
 __all__ = [
     "AgentMemError",
@@ -47,7 +48,9 @@ __all__ = [
     "LiveTrajectory",
     "Memory",
     "ModelError",
+    "Query",
     "RewardWeights",
+    "Served",
     "Step",
     "TeamError",
     "TeamUnavailableError",
@@ -67,6 +70,7 @@ _HOME = {
     "default_db_path": "paths",
     **dict.fromkeys(["Experience", "Feedback", "Step", "Trajectory"], "records"),
     **dict.fromkeys(["GroupStats", "RewardWeights", "group_stats"], "rewards"),
+    **dict.fromkeys(["Query", "Served"], "serving"),
 }
 
 

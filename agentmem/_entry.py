@@ -2,10 +2,10 @@
 
 ``agentmem context`` runs before every prompt in prompt hooks, so it skips the
 click command tree: its arguments are read here and handed to
-:func:`agentmem.context.fast_context`, the same retrieval ``Memory.context``
-runs. Anything else (``--help``, an argument this reader does not know, a file
-that needs the full path) goes to the click CLI, which gives the proper
-messages. ``agentmem hooks run`` goes to :mod:`agentmem.hooks.run`.
+:func:`agentmem.context.lean_serve` as a :class:`agentmem.serving.Query`, the same
+serving path ``Memory.context`` runs. Anything else (``--help``, an argument this
+reader does not know, a file that needs the full path) goes to the click CLI, which
+gives the proper messages. ``agentmem hooks run`` goes to :mod:`agentmem.hooks.run`.
 """
 
 from __future__ import annotations
@@ -72,18 +72,25 @@ def context_main(argv: Sequence[str]) -> int | None:
     args = _parse(argv)
     if args is None:
         return None
-    from .context import fast_context
+    from .context import lean_serve
+    from .errors import InvalidRecordError
     from .paths import default_db_path
+    from .serving import Query
 
-    block = fast_context(
-        args["db"] or default_db_path(),
-        args["text"],
-        tools=args["tools"] or None,
-        domains=args["domains"] or None,
-        k=args["k"],
-        min_score=args["min_score"],
-        project=args["project"],
-    )
+    try:
+        query = Query(
+            args["text"],
+            tools=args["tools"] or None,
+            domains=args["domains"] or None,
+            k=args["k"],
+            min_score=args["min_score"],
+            project=args["project"],
+            route="context",
+        )
+    except InvalidRecordError:
+        return None  # the CLI explains
+    served = lean_serve(args["db"] or default_db_path(), query)
+    block = None if served is None else served.text
     if block is None:
         return None
     if block:

@@ -1,18 +1,20 @@
-"""The lessons block for a prompt, as prompt hooks ask for it before every prompt.
+"""The lessons for a prompt from a library file, as prompt hooks ask for them before every prompt.
 
-:func:`context_text` is :meth:`agentmem.Memory.context` for a hook: cheap to import
-and to call. :func:`fast_context` opens the file read-only with the standard
-library, resolves the library's embedder by name
-(:func:`agentmem.embeddings.get_embedder`, which loads nothing), embeds the
-prompt with :func:`agentmem.embeddings.wordllama.query_vector` when that embedder
-is WordLlama (no numpy, no ``tokenizers``), and runs the one retrieval pipeline
-(:func:`agentmem.retrieval.pipeline.search`), the team replica's too. When the
-file needs anything a reader cannot do (it does not exist yet, it needs a
-migration, its index was built by another model) it answers None and
-:func:`context_text` opens the file with :class:`agentmem.Memory` instead, so the
-answer is always the full path's. Importing this module imports neither click,
+:func:`serve_file` is :meth:`agentmem.Memory.serve` for a file: cheap to import and
+to call. It opens the file read-only with the standard library, resolves the
+library's embedder by name (:func:`agentmem.embeddings.get_embedder`, which loads
+nothing), embeds the prompt with :func:`agentmem.embeddings.wordllama.query_vector`
+when that embedder is WordLlama (no numpy, no ``tokenizers``), and runs the one
+serving path (:func:`agentmem.serving.serve`). When the file needs anything a reader
+cannot do (it does not exist yet, it needs a migration, its index was built by
+another model, the team replica is refused) it opens the file with
+:class:`agentmem.Memory` instead, so the answer is always the full path's; nothing is
+logged before that choice is made. Importing this module imports neither click,
 sqlite-utils, numpy, attrs nor llama.cpp; ``agentmem context`` comes here from
 :mod:`agentmem._entry` without loading the CLI.
+
+:func:`context_text` and :func:`fast_context`, the block as text, are kept for
+callers of their old names.
 """
 
 from __future__ import annotations
@@ -20,16 +22,14 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Sequence
 
-from . import served
 from ._sqlite import open_reader
 from .embeddings import get_embedder, wordllama
-from .projects import project_of
-from .retrieval import format_context
-from .retrieval.pipeline import search
-from .storage import keyword_index, project_states, settings, vector_index
+from .errors import InvalidRecordError
+from .serving import Query, Served, serve
+from .storage import keyword_index, settings, vector_index
 from .terms import TERMS_VERSION
 
-__all__ = ["context_text", "fast_context"]
+__all__ = ["context_text", "fast_context", "lean_serve", "serve_file"]
 
 Vector = Sequence[float]
 
@@ -42,6 +42,47 @@ def _embedder(name: str | None) -> tuple[tuple[str, int], Callable[[str], Vector
         dims = emb.dims
         return (emb.model_id, dims), lambda text: wordllama.query_vector(text, dims)
     return (emb.model_id, emb.dims), lambda text: emb.embed_batch([text])[0]
+
+
+def lean_serve(path: str | os.PathLike[str], query: Query) -> Served | None:
+    """:func:`serve_file` through a read-only connection, or None when the file needs
+    the full path (missing, not migrated, another embedder, a refused replica)."""
+    if not os.path.isfile(path):
+        return None
+    try:
+        conn = open_reader(path)
+    except Exception:
+        return None
+    try:
+        if keyword_index.version(conn) != TERMS_VERSION:
+            return None  # an older file: opening it with Memory upgrades it
+        info = vector_index.index_info(conn)
+        mine, embed_once = _embedder(settings.get(conn, settings.EMBEDDER))
+        if info is not None and info != mine:
+            return None  # the full path explains the mismatch
+        vectors: dict[str, Vector] = {}
+
+        def embed(text: str) -> Vector:  # the prompt is embedded once, for the team's too
+            if text not in vectors:
+                vectors[text] = embed_once(text)
+            return vectors[text]
+
+        return serve(conn, path, query, embed=embed, model=mine)
+    except Exception:  # anything odd (a replica of another embedder...): the full path reports it
+        return None
+    finally:
+        conn.close()
+
+
+def serve_file(path: str | os.PathLike[str], query: Query) -> Served:
+    """The lessons ``query`` gets from the library file ``path`` (see the module doc)."""
+    fast = lean_serve(path, query)
+    if fast is not None:
+        return fast
+    from .memory import Memory
+
+    with Memory.open(path) as mem:
+        return mem.serve(query)
 
 
 def fast_context(
@@ -58,68 +99,21 @@ def fast_context(
 ) -> str | None:
     """:func:`context_text` through a read-only connection, or None when the file needs
     the full path (missing, not migrated, another embedder, bad arguments)."""
-    if not prompt.strip() or not 1 <= k <= 1000 or not os.path.isfile(path):
-        return None
     try:
-        conn = open_reader(path)
-    except Exception:
-        return None
-    try:
-        stored = settings.raw(conn)
-        if keyword_index.version(conn) != TERMS_VERSION:
-            return None  # an older file: opening it with Memory upgrades it
-        info = vector_index.index_info(conn)
-        mine, embed_once = _embedder(settings.get(conn, settings.EMBEDDER))
-        if info is not None and info != mine:
-            return None  # the full path explains the mismatch
-        vectors: dict[str, Vector] = {}
-
-        def embed(text: str) -> Vector:  # the prompt is embedded once, for the team's too
-            if text not in vectors:
-                vectors[text] = embed_once(text)
-            return vectors[text]
-
-        where = project_of(project) if project is not None else None
-        if project_states.state_of(stored, where) is not None:
-            return ""  # a paused or excluded project is served nothing
-        found = search(
-            conn,
+        query = Query(
             prompt,
-            embed,
             tools=tools,
             domains=domains,
             k=k,
             min_score=min_score,
-            project=where,
-        )
-        found = served.serve(  # the holdout, and the served log (agentmem.served)
-            path,
-            found,
-            [f.id for f in found],
-            prompt,
-            stored,
-            route=route,
+            project=project,
             session=session,
-            project=where,
-            why=[f.reason for f in found],
+            route=route,
         )
-        texts = [f.text for f in found]
-        if settings.TEAM in stored:  # -- team touch point: the replica's lessons, merged
-            from .team.reads import config_of, fast_team_hits, mark, merge_hits
-
-            if config_of(stored) is None:
-                return format_context(texts)
-            private = [(f.score, f.text) for f in found]
-            shared = fast_team_hits(
-                str(path), stored, prompt, embed, mine, tools, domains, k, min_score, where
-            )
-            merged = merge_hits(private, shared, k=k, score=lambda h: h[0], text=lambda h: h[1])
-            texts = [mark(h[1], source) for source, h in merged]
-        return format_context(texts)
-    except Exception:  # anything odd (a replica of another embedder...): the full path reports it
+    except InvalidRecordError:
         return None
-    finally:
-        conn.close()
+    got = lean_serve(path, query)
+    return None if got is None else got.text
 
 
 def context_text(
@@ -143,8 +137,7 @@ def context_text(
     overrides the relevance floor. ``session`` (the client's session id) and ``route``
     go into the served log (:mod:`agentmem.served`).
     """
-    fast = fast_context(
-        db_path,
+    query = Query(
         prompt,
         tools=tools,
         domains=domains,
@@ -154,18 +147,4 @@ def context_text(
         session=session,
         route=route,
     )
-    if fast is not None:
-        return fast
-    from .memory import Memory
-
-    with Memory.open(db_path) as mem:
-        return mem.context(
-            prompt,
-            tools=tools,
-            domains=domains,
-            k=k,
-            min_score=min_score,
-            project=project,
-            session=session,
-            route=route,
-        )
+    return serve_file(db_path, query).text

@@ -135,6 +135,20 @@ class McpUnavailableError(AgentMemError):
     """The MCP Python SDK (2.x) is not installed."""
 
 
+def _scored(lesson: Any) -> Any:
+    """A served :class:`agentmem.serving.Lesson` as the :class:`Scored` the tools answer
+    with, or None when its row is no valid experience."""
+    from .errors import InvalidRecordError
+    from .records import Experience
+    from .retrieval.retriever import Scored
+
+    try:
+        experience = Experience.from_row(lesson.row)
+    except (InvalidRecordError, ValueError, TypeError, KeyError):
+        return None
+    return Scored(experience, lesson.score, lesson.evidence, lesson.reason, source=lesson.source)
+
+
 class AgentMemTools:
     """What the MCP tools do, without MCP: one :class:`Memory`, one lock, the open handles.
 
@@ -175,13 +189,11 @@ class AgentMemTools:
         project: str | None = None,
     ) -> str:
         """The lessons block; ``project``: a folder, whose project's lessons are served too."""
-        from .projects import project_of
+        from .serving import Query
 
-        where = project_of(project) if project else None
+        query = Query(task, tools=tools, domains=domains, k=k, project=project, route="mcp")
         with self._locked():
-            return self.mem.context(
-                task, tools=tools, domains=domains, k=k, project=where, route="mcp"
-            )
+            return self.mem.serve(query).text
 
     def retrieve(
         self,
@@ -191,18 +203,22 @@ class AgentMemTools:
         domains: Sequence[str] | None = None,
         k: int = 5,
     ) -> list[dict[str, Any]]:
+        """The lessons served for ``task`` (as :meth:`context` serves them: the holdout,
+        the filters, the served log), as data."""
+        from .serving import Query
+
+        query = Query(task, tools=tools, domains=domains, k=k, route="mcp")
         with self._locked():
-            hits = self.mem.retrieve(task, tools=tools, domains=domains, k=k)
-            hits = self.mem.serve_hits(task, hits, route="mcp")  # the holdout, the served log
-            mine = [h.experience.id for h in hits if h.experience.id and h.source == "private"]
+            served = self.mem.serve(query)
+            mine = [x.id for x in served.lessons if x.id is not None]
             uses = self.mem.served_counts(mine)  # what the runs it was served to did
-        return [
-            {
-                **h.as_dict(),
-                "use": uses.get(h.experience.id or 0) if h.source == "private" else None,
-            }
-            for h in hits
-        ]
+        out = []
+        for x in served.lessons:
+            hit = _scored(x)
+            if hit is None:
+                continue  # a row no experience can be read from (another machine's file)
+            out.append({**hit.as_dict(), "use": uses.get(x.id) if x.id is not None else None})
+        return out
 
     # -- recording ---------------------------------------------------------------------
 

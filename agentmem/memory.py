@@ -49,6 +49,7 @@ if TYPE_CHECKING:
     from .redact import Redactor
     from .redact.runs import Redacted
     from .retrieval.retriever import Retriever, Scored
+    from .serving import Query, Served
     from .storage.retention import PruneResult
 
 __all__ = ["DEFAULT_DB_ENV", "LiveTrajectory", "Memory", "default_db_path"]
@@ -787,6 +788,19 @@ class Memory:
             project=where,
         )
 
+    def serve(self, query: Query) -> Served:
+        """The lessons ``query`` gets, as every route into a prompt serves them: searched,
+        merged with the team's, filtered, less the holdout, logged once, ready to format
+        (``.text``); see :mod:`agentmem.serving` for the order."""
+        from .serving import serve
+
+        retriever = self._retriever(remember=False)
+        mine = (self.embedder.model_id, self.embedder.dims)
+        info = vector_index.index_info(self.db)
+        if info is not None and info != mine:
+            retriever.ensure_index()  # raises: the index holds another model's vectors
+        return serve(self.db, self.path, query, embed=retriever.vector, model=mine)
+
     def context(
         self,
         task: str,
@@ -800,20 +814,23 @@ class Memory:
         route: str = "api",
     ) -> str:
         """A block of text to put in an agent's system prompt (empty when nothing fits),
-        with the lessons served in ``project`` (see :meth:`retrieve`); the holdout and the
-        served log (``session``: the client's session id) as :mod:`agentmem.served` says."""
-        from .projects import project_of
-        from .retrieval import format_context
-        from .team.reads import mark
+        with the lessons served in ``project`` (see :meth:`retrieve`), each marked with its
+        id (``[L12]``); the holdout and the served log (``session``: the client's session
+        id) as :mod:`agentmem.served` says. :meth:`serve` with a
+        :class:`~agentmem.serving.Query`, as text."""
+        from .serving import Query
 
-        if self.project_state(project) is not None:
-            return ""  # a paused or excluded project is served nothing
-        hits = self.retrieve(
-            task, tools=tools, domains=domains, k=k, min_score=min_score, project=project
+        query = Query(
+            task,
+            tools=tools,
+            domains=domains,
+            k=k,
+            min_score=min_score,
+            project=project,
+            session=session,
+            route=route,
         )
-        where = None if project is None else project_of(project)
-        hits = self.serve_hits(task, hits, route=route, session=session, project=where)
-        return format_context([mark(h.experience.text, h.source) for h in hits])
+        return self.serve(query).text
 
     def serve_hits(
         self,
@@ -824,24 +841,32 @@ class Memory:
         session: str | None = None,
         project: str | None = None,
     ) -> list[Scored]:
-        """``hits`` as a prompt gets them: less the lessons the holdout withholds, and
-        recorded in the served log (:mod:`agentmem.served`). For every route that puts
-        retrieved lessons into an agent's prompt."""
-        from .served import HOLDOUT, serve
+        """Deprecated: :meth:`serve` searches, filters, holds out and logs in one call.
 
-        ids = [h.experience.id if h.source == "private" else None for h in hits]
-        stored = settings.raw(self.db, [HOLDOUT])
-        return serve(
-            self.path or "",
-            hits,
-            ids,
-            task,
-            stored,
-            route=route,
-            session=session,
-            project=project,
-            why=[getattr(h, "reason", None) for h in hits],
-        )
+        ``hits`` as a prompt gets them: through the serving filters, less the lessons the
+        holdout withholds, recorded in the served log (:func:`agentmem.serving.finish`)."""
+        from .retrieval.ranking import Evidence
+        from .serving import Lesson, Query, finish
+
+        if not hits:
+            return []
+        lessons = [
+            Lesson(
+                h.experience.id if h.source == "private" else None,
+                h.experience.text,
+                h.source,
+                h.score,
+                h.reason,
+                h.why or Evidence(h.experience.id or 0),
+                {},
+            )
+            for h in hits
+        ]
+        by_lesson = {id(x): h for x, h in zip(lessons, hits, strict=True)}
+        query = Query(task, k=len(hits), route=route, session=session)
+        stored = settings.raw(self.db)
+        done = finish(self.path, query, lessons, [], stored, where=project)
+        return [by_lesson[id(x)] for x in done.lessons]
 
     def reindex(self, embedder: Embedder | str | None = None) -> int:
         """Rebuild the vector index with ``embedder`` (for a new embedding model) and

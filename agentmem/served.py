@@ -1,9 +1,9 @@
 """The served log: which lessons went into which prompt, beside the library. Standard library only.
 
 Every route that puts lessons into a prompt (the Claude Code and Codex
-``UserPromptSubmit`` hooks, ``agentmem context``, MCP ``agentmem_context``,
-:meth:`agentmem.Memory.context`) ends in :func:`agentmem.context.fast_context` or
-:meth:`agentmem.Memory.context`, and both call :func:`record` with what they served.
+``UserPromptSubmit`` hooks, ``agentmem context``, MCP ``agentmem_context`` and
+``agentmem_retrieve``, :meth:`agentmem.Memory.context`) ends in
+:func:`agentmem.serving.serve`, which calls :func:`record` once with what it served.
 The prompt hook must stay a reader of the library, so the record is not a row:
 it is one line appended (``O_APPEND``, one ``write``) to ``<library>.served.jsonl``:
 
@@ -11,11 +11,16 @@ it is one line appended (``O_APPEND``, one ``write``) to ``<library>.served.json
 
     {"v": 1, "at": "2026-12-01T17:00:00.000000+00:00", "route": "hook", "session": "1fa2...",
      "project": "/home/me/app", "prompt": "9c1f...", "served": [12, 40], "held": [7],
-     "holdout": 0.1}
+     "holdout": 0.1, "why": {"12": "names edit, read", "40": "fused score 0.833 >= 0.550"},
+     "withheld": {"9": "names a program not on PATH"}, "team": ["Before git push, ..."]}
 
 ``prompt`` is :func:`prompt_hash` of the prompt, never its text. ``held`` lists the
-lessons the holdout withheld (:func:`split`). A line is written only when a lesson
-was served or held. Writing it never fails the caller: an ``OSError`` is swallowed
+lessons the holdout withheld (:func:`split`); ``why``, why retrieval chose each served
+lesson; ``withheld`` (only when there is one), the lessons a serving filter kept from
+the prompt (:data:`agentmem.serving.FILTERS`) and why; ``team`` (only when there is
+one), the texts of the team lessons served, which have no id here. A line is written
+only when a lesson was served (a team lesson too), held or withheld: a prompt given
+nothing leaves no line. Writing it never fails the caller: an ``OSError`` is swallowed
 and counted in :data:`FAILURES`. The next learning session reads the log from where
 the last one stopped (:mod:`agentmem.storage.served`); :func:`read` parses it and
 skips (and counts) any line that is not a record.
@@ -56,7 +61,6 @@ __all__ = [
     "read",
     "record",
     "scrubbed",
-    "serve",
     "split",
 ]
 
@@ -69,6 +73,8 @@ HOLDOUT = "holdout"
 HASH_CHARS = 4000
 #: The most bytes of the log one read takes (a learning session reads the rest next time).
 MAX_READ = 32 * 2**20
+#: The most characters of a team lesson's text a line keeps.
+MAX_TEAM_CHARS = 400
 #: Log writes that failed in this process (the caller never sees the error).
 FAILURES = [0]
 
@@ -176,12 +182,16 @@ def record(
     project: str | None = None,
     share: float = 0.0,
     why: dict[int, str] | None = None,
+    withheld: dict[int, str] | None = None,
+    team: Sequence[str] = (),
 ) -> bool:
     """Append one line to the served log (see the module doc); False when there was
     nothing to record or the write failed (counted in :data:`FAILURES`). ``why``: for a
-    served lesson, why retrieval chose it (``agentmem log`` shows it)."""
+    served lesson, why retrieval chose it (``agentmem log`` shows it); ``withheld``: a
+    lesson a serving filter kept from the prompt, and the filter's reason; ``team``: the
+    texts of the team lessons served (they have no id in this library)."""
     served, held = [int(i) for i in served], [int(i) for i in held]
-    if not served and not held:
+    if not served and not held and not withheld and not team:
         return False
     line = {
         "v": 1,
@@ -196,6 +206,10 @@ def record(
     }
     if why:
         line["why"] = {str(i): str(w)[:200] for i, w in why.items() if i in served}
+    if withheld:
+        line["withheld"] = {str(int(i)): str(w)[:200] for i, w in withheld.items()}
+    if team:
+        line["team"] = [str(t)[:MAX_TEAM_CHARS] for t in team]
     data = (json.dumps(line, separators=(",", ":"), ensure_ascii=True) + "\n").encode()
     try:
         # O_NONBLOCK: a FIFO where the log goes fails at once, or is refused here
@@ -213,50 +227,19 @@ def record(
     return True
 
 
-def serve(
-    db_path: str | os.PathLike[str],
-    items: Sequence[T],
-    ids: Sequence[int | None],
-    prompt: str,
-    stored: dict[str, Any],
-    *,
-    route: str,
-    session: str | None = None,
-    project: str | None = None,
-    why: Sequence[str | None] | None = None,
-) -> list[T]:
-    """The lessons a prompt gets: ``items`` (with their experience ids, None for a team
-    lesson) less those the holdout withholds (``stored``: the library's raw settings),
-    recorded in the served log of the library file ``db_path`` (none for a library in
-    memory)."""
-    phash = prompt_hash(prompt)
-    share = holdout_share(stored)
-    kept, held = split(items, ids, phash, share)
-    if os.path.isfile(db_path):
-        gone = set(held)
-        served = [i for i in ids if i is not None and i not in gone]
-        record(
-            db_path,
-            route=route,
-            phash=phash,
-            served=served,
-            held=held,
-            session=session,
-            project=project,
-            share=share,
-            why=None
-            if why is None
-            else {i: w for i, w in zip(ids, why) if i is not None and w},
-        )
-    return kept
-
-
 def _ids(v: Any) -> list[int] | None:
     if not isinstance(v, list) or len(v) > 1000:
         return None
     if not all(isinstance(i, int) and not isinstance(i, bool) and i > 0 for i in v):
         return None
     return list(v)
+
+
+def _reasons(v: Any) -> dict[str, str]:
+    """A line's ``why`` or ``withheld``: lesson id -> reason, bounded; {} when not one."""
+    if not isinstance(v, dict):
+        return {}
+    return {str(k)[:20]: str(r)[:200] for k, r in list(v.items())[:1000]}
 
 
 def _parse(raw: bytes) -> Line | None:
@@ -272,14 +255,17 @@ def _parse(raw: bytes) -> Line | None:
     if served is None or held is None or not isinstance(at, str) or not isinstance(phash, str):
         return None
     session, project = d.get("session"), d.get("project")
-    why = d.get("why")
-    why = (
-        {str(k)[:20]: str(v)[:200] for k, v in list(why.items())[:1000]}
-        if isinstance(why, dict)
-        else {}
+    why, withheld = _reasons(d.get("why")), _reasons(d.get("withheld"))
+    team = d.get("team")
+    team = (
+        [str(t)[:MAX_TEAM_CHARS] for t in team[:1000] if isinstance(t, str)]
+        if isinstance(team, list)
+        else []
     )
     return {
         "why": why,
+        "withheld": withheld,
+        "team": team,
         "at": at[:40],
         "route": str(d.get("route") or "")[:40],
         "session": session[:200] if isinstance(session, str) else None,

@@ -261,9 +261,27 @@ def status(mem: Memory, directory: str | os.PathLike[str] | None = None) -> dict
     }
 
 
-def prompt_log(mem: Memory, *, limit: int = 20, project: str | None = None) -> list[dict[str, Any]]:
-    """The last ``limit`` prompts that were given lessons (or had some held out), newest
-    last, each with the lessons' ids and texts and why each fitted."""
+def _withheld(line: dict[str, Any]) -> dict[int, str]:
+    """A served-log line's withheld lessons: id -> the filter's reason."""
+    out = {}
+    for k, reason in (line.get("withheld") or {}).items():
+        if k.isdigit() and 0 < int(k) < 2**63:
+            out[int(k)] = reason
+    return out
+
+
+def _ids_of(line: dict[str, Any]) -> set[int]:
+    """Every lesson a served-log line names: served, held out or withheld."""
+    return {*line["served"], *line["held"], *_withheld(line)}
+
+
+def prompt_log(
+    mem: Memory, *, limit: int = 20, project: str | None = None, lesson: int | None = None
+) -> list[dict[str, Any]]:
+    """The last ``limit`` prompts that were given lessons (or had some held out or
+    withheld), newest last, each with the lessons' ids and texts, why each fitted, what
+    the holdout kept back and what a serving filter withheld and why; with ``lesson``,
+    only the prompts that lesson was served to, held out of or withheld from."""
     path = served_log.log_path(mem.path or "")
     try:
         size = os.path.getsize(path)
@@ -271,9 +289,14 @@ def prompt_log(mem: Memory, *, limit: int = 20, project: str | None = None) -> l
         return []
     start = max(0, size - 4_000_000)
     lines, _end, _bad = served_log.read(path, start, limit=size - start)
-    rows = [ln for ln in lines if project is None or ln["project"] == project]
+    rows = [
+        ln
+        for ln in lines
+        if (project is None or ln["project"] == project)
+        and (lesson is None or lesson in _ids_of(ln))
+    ]
     rows = rows[-limit:]
-    ids = {i for ln in rows for i in (*ln["served"], *ln["held"])}
+    ids = {i for ln in rows for i in _ids_of(ln)}
     texts: dict[int, str | None] = {}
     for i in ids:
         try:
@@ -283,6 +306,7 @@ def prompt_log(mem: Memory, *, limit: int = 20, project: str | None = None) -> l
     out = []
     for ln in rows:
         why = ln.get("why") or {}
+        withheld = _withheld(ln)
         out.append(
             {
                 "at": ln["at"],
@@ -293,6 +317,10 @@ def prompt_log(mem: Memory, *, limit: int = 20, project: str | None = None) -> l
                     {"id": i, "text": texts.get(i), "why": why.get(str(i))} for i in ln["served"]
                 ],
                 "held_out": [{"id": i, "text": texts.get(i)} for i in ln["held"]],
+                "withheld": [
+                    {"id": i, "text": texts.get(i), "why": r} for i, r in withheld.items()
+                ],
+                "team": list(ln.get("team") or []),
             }
         )
     return out

@@ -93,14 +93,16 @@ def main() -> None:
             ("with the served log", after),
         ):
             print(f"  {label:32s} p50 {c[0]:6.1f} ms  p95 {c[1]:6.1f} ms  peak {c[2]:6.1f} MB")
-        from agentmem import served
+        from agentmem.retrieval.ranking import Evidence
+        from agentmem.serving import Lesson, Query, finish
 
+        found = [Lesson(i, "t", "private", 1.0, "r", Evidence(i), {}) for i in (1, 2, 3)]
         n = 2000
         t0 = time.perf_counter()
         for i in range(n):
-            served.serve(path, [1, 2, 3], [1, 2, 3], f"{task} {i}", {}, route="bench")
+            finish(path, Query(f"{task} {i}", route="bench"), found, [], {}, where=None)
         each = (time.perf_counter() - t0) / n * 1e6
-        print(f"  served.serve in process (hash, split, one O_APPEND write): {each:.0f} us")
+        print(f"  serving.finish in process (hash, split, one O_APPEND write): {each:.0f} us")
         print(
             f"  ratio with/without: p50 {after[0] / before[0]:.3f}, "
             f"p95 {after[1] / before[1]:.3f}, "

@@ -52,7 +52,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     # one owning module per table
     ("storage",),
     # reading the library; the team replica's storage side (outbox, replica, reads)
-    ("retrieval", "team.config", "team.replica", "team.outbox", "team.reads"),
+    ("retrieval", "team.config", "team.replica", "team.outbox", "team.reads", "serving"),
     # learning, importing, checking: what the façade calls
     ("learning", "importers", "ingest", "check", "backup"),
     # the façade

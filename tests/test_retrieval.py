@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 import subprocess
 import sys
 
@@ -46,7 +47,10 @@ def library(tmp_path_factory):
 
 
 def _texts(block: str) -> list[str]:
-    return [line[2:] for line in block.splitlines() if line.startswith("- ")]
+    """The lessons' texts in a block, without their id marks (``- [L12] text``)."""
+    lines = [line[2:] for line in block.splitlines() if line.startswith("- ")]
+    assert all(re.match(r"\[L\d+\] ", line) for line in lines), lines
+    return [line.partition("] ")[2] for line in lines]
 
 
 # -- the numpy-free WordLlama query vector -------------------------------------------------

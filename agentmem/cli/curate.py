@@ -11,7 +11,7 @@ import click
 from ..memory import Memory
 from ..records import Experience
 from ..retrieval.ranking import DEFAULT
-from .main import ID, cli, json_option, print_json, print_table, with_memory
+from .main import LESSON_ID, cli, json_option, print_json, print_table, with_memory
 from .terminal import echo
 
 if TYPE_CHECKING:
@@ -129,6 +129,50 @@ def experiences(mem: Memory, domains: tuple[str, ...], project: str | None, as_j
     )
 
 
+def lesson_dict(mem: Memory, experience_id: int) -> dict[str, Any]:
+    """One live lesson as ``experiences --json`` gives it (``agentmem show L12``)."""
+    e = mem.get_experience(experience_id)
+    use = mem.served_counts([experience_id]).get(experience_id)
+    return {
+        "id": e.id,
+        "text": e.text,
+        "domain": e.domain,
+        **_scope_fields(mem.lesson_scopes().get(experience_id)),
+        "created_at": e.created_at,
+        "updated_at": e.updated_at,
+        **e.evidence(),
+        "rule": json.loads(e.rule) if e.rule else None,
+        "use": use,
+        "review": mem.review_states().get(experience_id),
+    }
+
+
+def show_lesson(mem: Memory, experience_id: int, *, as_json: bool) -> None:
+    """``agentmem show L12``: one lesson, its scope, evidence and use."""
+    from ..serving import marker
+
+    d = lesson_dict(mem, experience_id)
+    if as_json:
+        print_json(d)
+        return
+    echo(f"lesson {d['id']} {marker(experience_id)}  domain {d['domain'] or '-'}  {d['scope']}")
+    echo(f"text: {d['text']}")
+    e = mem.get_experience(experience_id)
+    support, against = _evidence_cells(e)
+    echo(f"support (groups/runs): {support}  against: {against}")
+    use = d["use"]
+    if use:
+        echo(
+            f"served to {use['served']['prompts']} prompt(s), held out of "
+            f"{use['held']['prompts']}; mistakes when served: {_use_cell(use)}"
+        )
+    else:
+        echo("never served yet")
+    if d["review"]:
+        echo(f"review: {d['review']}")
+    echo(f"created {d['created_at']}, updated {d['updated_at']}")
+
+
 def _scope_fields(s: Scope | None) -> dict[str, Any]:
     """A lesson's scope as ``experiences --json`` and ``retrieve --json`` give it."""
     if s is None:
@@ -176,7 +220,7 @@ def add(mem: Memory, text: str, domain: str, project: str | None) -> None:
 
 
 @cli.command()
-@click.argument("experience_id", type=ID)
+@click.argument("experience_id", type=LESSON_ID)
 @click.argument("text")
 @click.option("--domain", "-d", default=None, help="New domain (default: unchanged).")
 @with_memory
@@ -202,14 +246,16 @@ def _say_if_held(mem: Memory, experience_id: int | None) -> None:
 
 
 @cli.command()
-@click.argument("experience_id", type=ID)
+@click.argument("experience_id", type=LESSON_ID)
 @with_memory
 def remove(mem: Memory, experience_id: int) -> None:
-    """Delete experience EXPERIENCE_ID. Journaled; undo with 'agentmem undo'.
+    """Delete experience EXPERIENCE_ID (12, or L12 as the injected text marks it).
+    Journaled; undo with 'agentmem undo'.
 
     \b
-    Example:
+    Examples:
       agentmem remove 12
+      agentmem remove L12
     """
     mem.remove(experience_id)
     click.echo(f"removed experience {experience_id}")
@@ -344,18 +390,19 @@ def context(
     """
     import os
 
-    if global_only:
-        project = None
-    elif project is None:
-        project = os.getcwd()
-    block = mem.context(
+    from ..serving import Query
+
+    query = Query(
         text,
         tools=tools or None,
         domains=domains or None,
         k=k,
         min_score=min_score,
-        project=project,
+        project=os.getcwd() if project is None else project,
+        global_only=global_only,
+        route="context",
     )
+    block = mem.serve(query).text
     if block:
         echo(block)
 

@@ -20,6 +20,29 @@ F = TypeVar("F", bound=Callable[..., Any])
 #: Ids are SQLite integers: positive and below 2**63.
 ID = click.IntRange(1, 2**63 - 1)
 
+
+class LessonId(click.ParamType):
+    """An experience id as a user writes it: ``12``, or as the injected text marks it,
+    ``L12`` or ``[L12]`` (:func:`agentmem.serving.lesson_id`)."""
+
+    name = "ID"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
+        if isinstance(value, int) and not isinstance(value, bool):
+            if 1 <= value < 2**63:
+                return value
+            self.fail(f"{value} is not a lesson id (12, L12 or [L12])", param, ctx)
+        from ..serving import lesson_id
+
+        try:
+            return lesson_id(str(value))
+        except ValueError as e:
+            self.fail(str(e), param, ctx)
+
+
+#: A lesson's id: ``12``, ``L12`` or ``[L12]``.
+LESSON_ID = LessonId()
+
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
 

@@ -456,19 +456,29 @@ def _short(v: float | None, signed: bool = False) -> str:
 
 
 @cli.command()
-@click.argument("trajectory_id", type=ID)
+@click.argument("what", metavar="ID")
 @click.option(
     "--full", is_flag=True, help="Print whole tool outputs, not the first 300 characters."
 )
 @json_option
 @with_memory
-def show(mem: Memory, trajectory_id: int, full: bool, as_json: bool) -> None:
-    """Show one trajectory: task, group, steps and outcome.
+def show(mem: Memory, what: str, full: bool, as_json: bool) -> None:
+    """Show one trajectory (ID 17: task, group, steps and outcome) or one lesson (ID L12,
+    as the injected text marks it: its text, scope, evidence and use).
 
     \b
-    Example:
+    Examples:
       agentmem show 17 --full
+      agentmem show L12
     """
+    ctx = click.get_current_context()
+    if what.strip()[:1] in ("L", "l", "["):
+        from .curate import show_lesson
+        from .main import LESSON_ID
+
+        show_lesson(mem, LESSON_ID.convert(what, ctx.command.params[0], ctx), as_json=as_json)
+        return
+    trajectory_id = int(ID.convert(what, ctx.command.params[0], ctx))  # type: ignore[arg-type]
     t = mem.get_trajectory(trajectory_id)
     if as_json:
         print_json(_trajectory_dict(t))

@@ -13,7 +13,7 @@ from typing import Any
 import click
 
 from ..memory import Memory
-from .main import ID, cli, db_option, json_option, open_memory, print_json
+from .main import LESSON_ID, cli, db_option, json_option, open_memory, print_json
 from .terminal import echo
 
 _by_opt = click.option(
@@ -100,7 +100,7 @@ def _call(params: Any) -> str:
 
 
 @review.command()
-@click.argument("experience_id", type=ID)
+@click.argument("experience_id", type=LESSON_ID)
 @_by_opt
 @db_option
 @json_option
@@ -118,7 +118,7 @@ def approve(
 
 
 @review.command()
-@click.argument("experience_id", type=ID)
+@click.argument("experience_id", type=LESSON_ID)
 @_by_opt
 @db_option
 @json_option

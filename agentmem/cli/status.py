@@ -7,7 +7,15 @@ import os
 import click
 
 from ..memory import default_db_path
-from .main import cli, db_option, errors_as_click, json_option, open_memory, print_json
+from .main import (
+    LESSON_ID,
+    cli,
+    db_option,
+    errors_as_click,
+    json_option,
+    open_memory,
+    print_json,
+)
 from .terminal import shown
 
 
@@ -113,21 +121,33 @@ def _print_hooks(sites: list[dict]) -> None:
     help="The last N prompts.",
 )
 @click.option("--project", help="Only prompts in this project (its folder).")
+@click.option(
+    "--lesson",
+    type=LESSON_ID,
+    help="Only prompts this lesson was served to, held out of or withheld from "
+    "(12, or L12 as the injected text marks it).",
+)
 @json_option
-def log_(db_path: str | None, limit: int, project: str | None, as_json: bool) -> None:
-    """What each recent prompt was given: lesson ids and texts, why each fitted, and
-    what the holdout kept back.
+def log_(
+    db_path: str | None, limit: int, project: str | None, lesson: int | None, as_json: bool
+) -> None:
+    """What each recent prompt was given: lesson ids ([L12], as the injected text marks
+    them) and texts, why each fitted, what the holdout kept back and what a serving
+    filter withheld.
 
     Reads the served log beside the library (<library>.served.jsonl); prompts
-    themselves are never stored there, only a hash.
+    themselves are never stored there, only a hash. A prompt given nothing leaves
+    no line.
 
     \b
     Examples:
       agentmem log
       agentmem log -n 50 --project ~/src/app
+      agentmem log --lesson L12
       agentmem log --json
     """
     from ..projects import project_of
+    from ..serving import marker
     from ..status import prompt_log
 
     path = _library(db_path)
@@ -135,7 +155,7 @@ def log_(db_path: str | None, limit: int, project: str | None, as_json: bool) ->
         raise click.ClickException(f"no library at {path}")
     where = project_of(project) if project else None
     with open_memory(path) as mem, errors_as_click():
-        rows = prompt_log(mem, limit=limit, project=where)
+        rows = prompt_log(mem, limit=limit, project=where, lesson=lesson)
     if as_json:
         print_json(rows)
         return
@@ -146,10 +166,15 @@ def log_(db_path: str | None, limit: int, project: str | None, as_json: bool) ->
         click.echo(f"{r['at']}  {r['route']}  {shown(r['project'] or '(no project)')}")
         for s in r["served"]:
             text = s["text"] if s["text"] is not None else "(removed since)"
-            click.echo(f"  [{s['id']}] {shown(text, newlines=False)}")
+            click.echo(f"  {marker(s['id'])} {shown(text, newlines=False)}")
             if s["why"]:
                 click.echo(f"        why: {shown(s['why'], newlines=False)}")
+        for t in r["team"]:
+            click.echo(f"  (team) {shown(t, newlines=False)}")
         for h in r["held_out"]:
-            click.echo(
-                f"  held out by the holdout: [{h['id']}] {shown(h['text'] or '', newlines=False)}"
-            )
+            text = shown(h["text"] or "", newlines=False)
+            click.echo(f"  held out by the holdout: {marker(h['id'])} {text}")
+        for w in r["withheld"]:
+            text = shown(w["text"] or "", newlines=False)
+            click.echo(f"  withheld: {marker(w['id'])} {text}")
+            click.echo(f"        why: {shown(w['why'], newlines=False)}")

@@ -183,20 +183,19 @@ def _prompt_context(args: argparse.Namespace, payload: dict[str, Any]) -> str:
     """The ``UserPromptSubmit`` answer: lessons for the prompt, in the hook's project."""
     prompt = _text(payload, "prompt")
     db = _db_path(args)
-    if prompt is None or not os.path.isfile(db):
+    if prompt is None or not prompt[:MAX_PROMPT_CHARS].strip() or not os.path.isfile(db):
         return ""  # nothing to search with, or no library yet
-    from ..context import context_text  # the lean path; Memory when the file needs it
-    from ..projects import project_of
+    from ..context import serve_file  # the lean path; Memory when the file needs it
+    from ..serving import Query
 
-    project = project_of(_text(payload, "cwd") or os.getcwd())
     session = payload.get("session_id")  # for the served log (agentmem.served)
-    block = context_text(
-        db,
+    query = Query(
         prompt[:MAX_PROMPT_CHARS],
-        project=project,
+        project=_text(payload, "cwd") or os.getcwd(),
         session=session if isinstance(session, str) else None,
         route="hook",
     )
+    block = serve_file(db, query).text
     if not block:
         return ""
     answer = {

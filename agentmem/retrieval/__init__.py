@@ -2,10 +2,10 @@
 
 One implementation serves every caller: :mod:`~agentmem.retrieval.pipeline`
 (scope, search both indexes, rank, read the lessons) with the ranking of
-:mod:`~agentmem.retrieval.ranking`. ``Memory.retrieve`` and ``Memory.context`` (and
-through them the CLI and the MCP server), Stage 2 of learning and the team's
-replica search through :class:`~agentmem.retrieval.retriever.Retriever`; the
-prompt-hook shortcut (:mod:`agentmem.context`) calls the pipeline itself. Importing
+:mod:`~agentmem.retrieval.ranking`. ``Memory.retrieve``, Stage 2 of learning and the
+team's replica search through :class:`~agentmem.retrieval.retriever.Retriever`; every
+route into a prompt (the hooks, ``agentmem context``, MCP, ``Memory.context``) searches
+through :func:`agentmem.serving.serve`, which calls the pipeline itself. Importing
 this package imports neither click, sqlite-utils, numpy, attrs nor llama.cpp
 (:class:`Retriever` and :class:`Scored`, which need them, load on first use).
 

@@ -1,9 +1,9 @@
 """The one retrieval path: scope, search both indexes, rank, read the lessons.
 
-Every caller comes through :func:`search`: ``Memory.retrieve`` and
-``Memory.context`` (hence the MCP server and the CLI), Stage 2 of a learning
-session (:class:`agentmem.retrieval.retriever.Retriever`), and the prompt-hook shortcut
-(:func:`agentmem.retrieval.context_text`). It takes any connection (a raw
+Every caller comes through :func:`search`: ``Memory.retrieve``, Stage 2 of a learning
+session (:class:`agentmem.retrieval.retriever.Retriever`), and the one serving path
+(:func:`agentmem.serving.serve`: the prompt hooks, ``agentmem context``, MCP and
+``Memory.context``). It takes any connection (a raw
 ``sqlite3`` one or a sqlite-utils ``Database``) and imports neither
 sqlite-utils nor numpy.
 """

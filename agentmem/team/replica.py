@@ -323,21 +323,28 @@ class RemoteDb:
         self.conn._conn.close()
 
 
+def embedder_problem(info: tuple[str, int] | None, mine: tuple[str, int]) -> str | None:
+    """Why a team replica whose vector index is ``info`` (None: none) cannot be searched
+    with the embedder ``mine`` (``(model_id, dims)``), or None when it can."""
+    if info is None:
+        return (
+            "the team library has no pinned embedder: its primary was not set up by "
+            "`agentmem team serve`"
+        )
+    if tuple(info) != tuple(mine):
+        return (
+            f"this team's lessons are embedded with {info[0]!r} ({info[1]} dimensions) and "
+            f"this laptop uses {mine[0]!r} ({mine[1]} dimensions): one embedder per team, so "
+            "this laptop is refused. Use the team's embedder here (AGENTMEM_EMBEDDER, or "
+            "`agentmem reindex --embedder NAME` for the private library), then join again"
+        )
+    return None
+
+
 def check_embedder(db: Any, embedder: Embedder) -> None:
     """Refuse a laptop whose embedder is not the team's pinned one."""
     from ..storage import vector_index
 
-    info = vector_index.index_info(db)
-    if info is None:
-        raise TeamError(
-            "the team library has no pinned embedder: its primary was not set up by "
-            "`agentmem team serve`"
-        )
-    mine = (embedder.model_id, embedder.dims)
-    if info != mine:
-        raise TeamError(
-            f"this team's lessons are embedded with {info[0]!r} ({info[1]} dimensions) and this "
-            f"laptop uses {mine[0]!r} ({mine[1]} dimensions): one embedder per team, so this "
-            "laptop is refused. Use the team's embedder here (AGENTMEM_EMBEDDER, or "
-            "`agentmem reindex --embedder NAME` for the private library), then join again"
-        )
+    problem = embedder_problem(vector_index.index_info(db), (embedder.model_id, embedder.dims))
+    if problem is not None:
+        raise TeamError(problem)
