@@ -650,6 +650,20 @@ def m017_held_lessons(db: Database) -> None:
     )
 
 
+@migrations()
+def m018_redact_stored(db: Database) -> None:
+    """No secret left from an older agentmem (issue 30): every text a library stored
+    before redaction covered it (group keys, conditions, sources, tool names, meta,
+    essential actions, notes, the import bookkeeping, lessons and the journal's copies,
+    learned groups, scopes, served rows, the team outbox, the served log beside the
+    file) is redacted again with today's rules, groups kept together, and runs no
+    agentmem reads are pruned (:mod:`agentmem.scrub`; what changed: the setting
+    ``stored_redaction``). Changes no row that holds no secret."""
+    from .scrub import redact_stored
+
+    redact_stored(db)
+
+
 #: The migrations this version of agentmem knows, in order.
 KNOWN_MIGRATIONS: tuple[str, ...] = tuple(m.name for m in migrations._migrations)
 #: The number of migrations this version of agentmem knows.

@@ -1,0 +1,485 @@
+"""A library written by an older agentmem, its stored texts redacted again (migration
+``m018_redact_stored``).
+
+Since issue 30, every text a run holds is redacted where the run enters storage
+(:mod:`agentmem.redact.runs`). A library written before then still holds what the
+older code stored as it was: the group key (the raw task, lower-cased), a run's
+condition, source, tool names, essential actions and meta keys, feedback notes,
+the import bookkeeping's ids, notes and paths, lessons written by hand or by a
+model, the journal's copies of them, the served rows and log, and the team outbox's
+payloads. :func:`redact_stored` rewrites each of those columns through the same
+redaction functions that guard the entry today, in the caller's transaction (the
+migration's), and changes nothing that holds no secret, so running it twice
+changes nothing the second time.
+
+* **Groups stay groups.** Each distinct stored group key is given one new key, the
+  same in every table (runs, pruned runs, the journal, the learned groups, the team's
+  claims): the key that today's entry would give its runs
+  (:func:`agentmem.redact.runs.redact_group`, from each run's redacted task). Two runs
+  that shared a key share the new one; two keys that differed only in a secret become
+  one (as two such runs recorded today would).
+* **The journal still replays.** A lesson's text, rule and capabilities are redacted
+  the same way in ``experiences`` and in every ``before``/``after`` copy the journal
+  keeps, so ``agentmem check`` still finds the library equal to its replayed journal;
+  the keyword index and the tools' task profiles are rebuilt when a lesson's text, a
+  task or a tool name changed (the setting
+  ``keyword_index_version`` is removed: :meth:`agentmem.Memory.open` rebuilds it in
+  the same transaction).
+* **Runs that no agentmem can read are quarantined**: a run whose ``meta`` or a step's
+  ``params`` is not a JSON object, or whose ``essential_actions`` is not a JSON list
+  (rows an older team learner took in before items were validated), is pruned as
+  ``agentmem prune`` prunes (its id kept in ``pruned_trajectories``), so no learning
+  session stops on it.
+* **The served log** beside the library is rewritten with its session ids and
+  project paths scrubbed as :func:`agentmem.served.record` writes them today, and the
+  read offset moved to the same line.
+
+What was done is counted in the setting ``stored_redaction`` (:data:`SETTING`); a
+redaction is never journaled as an operation, since undoing it would bring the
+secret back.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import tempfile
+from collections import Counter
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
+
+import attrs
+
+from .files import open_regular
+from .records import MAX_TOOL_NAME, Step, Trajectory
+from .redact import DEFAULT_REDACTOR, Redactor
+from .redact.runs import redact_group, redact_meta, redact_path
+from .served import SUFFIX, scrubbed
+from .timestamps import now_iso
+
+__all__ = ["SETTING", "ScrubReport", "redact_stored"]
+
+#: The setting that records what :func:`redact_stored` did (JSON, see :class:`ScrubReport`).
+SETTING = "stored_redaction"
+#: The served log's read offset (:data:`agentmem.storage.served.OFFSET`).
+_OFFSET = "served_log_offset"
+_KEYWORD_VERSION = "keyword_index_version"
+
+
+@attrs.frozen
+class ScrubReport:
+    """What :func:`redact_stored` changed: rows per ``table.column``, the runs it
+    quarantined (pruned: no agentmem reads them), the served log's lines rewritten."""
+
+    changed: dict[str, int] = attrs.field(factory=dict)
+    quarantined: tuple[int, ...] = ()
+    log_lines: int = 0
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "changed": dict(sorted(self.changed.items())),
+            "quarantined": list(self.quarantined),
+            "served_log_lines": self.log_lines,
+        }
+
+
+class _Count:
+    def __init__(self) -> None:
+        self.n: Counter[str] = Counter()
+
+    def add(self, what: str, k: int = 1) -> None:
+        if k:
+            self.n[what] += k
+
+
+def _rows(db: Any, sql: str, params: list[Any] | None = None) -> Iterator[tuple[Any, ...]]:
+    # fetchall: the loop below writes to the same tables
+    yield from db.execute(sql, params or []).fetchall()
+
+
+def _strings(value: Any, r: Redactor) -> Any:
+    """``value`` (JSON) with every string redacted as text; keys and other values kept.
+    For agentmem's own documents (a lesson's rule, the journal's rows, a session's
+    report), whose keys are agentmem's names, never a secret's."""
+    if isinstance(value, str):
+        return r.text(value)
+    if isinstance(value, list):
+        return [_strings(v, r) for v in value]
+    if isinstance(value, dict):
+        return {k: _strings(v, r) for k, v in value.items()}
+    return value
+
+
+def _json(text: Any, fix: Callable[[Any], Any], r: Redactor) -> Any:
+    """A JSON column's text redacted through ``fix``; text that is no JSON as text."""
+    if not isinstance(text, str):
+        return text
+    if not text or not r.needs(text):
+        return text
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return r.text(text)
+    new = fix(value)
+    return text if new == value else json.dumps(new, ensure_ascii=False)
+
+
+def _text(value: Any, r: Redactor) -> Any:
+    return r.text(value) if isinstance(value, str) else value
+
+
+def _meta(value: Any, r: Redactor) -> Any:
+    return redact_meta(r, value) if isinstance(value, dict) else r.value(value)
+
+
+def _update(db: Any, table: str, key: str, kid: Any, new: dict[str, Any], count: _Count) -> None:
+    sets = ", ".join(f"[{c}] = ?" for c in new)
+    db.execute(f"UPDATE [{table}] SET {sets} WHERE [{key}] = ?", [*new.values(), kid])
+    for c in new:
+        count.add(f"{table}.{c}")
+
+
+def _changed(row: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
+    return {c: v for c, v in new.items() if v != row[c]}
+
+
+# -- group keys ------------------------------------------------------------------------
+
+
+def _group_keys(db: Any, r: Redactor) -> dict[str, str]:
+    """Each stored group key of a run that must change, and the one key it becomes (the
+    key most of its runs' redacted tasks give it; ties by the key itself)."""
+    votes: dict[str, Counter[str]] = {}
+    for task, key in _rows(db, "SELECT task, group_key FROM trajectories"):
+        if not isinstance(key, str) or not isinstance(task, str):
+            continue
+        votes.setdefault(key, Counter())[redact_group(key, r.text(task), r)] += 1
+    out = {}
+    for key, c in votes.items():
+        new = min(c, key=lambda k: (-c[k], k))
+        if new != key:
+            out[key] = new
+    return out
+
+
+def _key(key: Any, keys: dict[str, str], r: Redactor) -> Any:
+    """A group key as it is stored from now on: a run's key by :func:`_group_keys`, any
+    other (a pruned run's, a correction's or a similar-task group's) as text."""
+    if not isinstance(key, str):
+        return key
+    return keys[key] if key in keys else r.text(key)
+
+
+# -- runs ------------------------------------------------------------------------------
+
+
+def _readable(row: dict[str, Any], steps: list[dict[str, Any]]) -> bool:
+    """Whether agentmem reads the run back (as learning does: :class:`Trajectory`)."""
+    try:
+        built = [Step.from_row(s) for s in steps]
+        if not all(isinstance(s.params, dict) for s in built):
+            return False
+        t = Trajectory.from_row(row, built)
+        acts = row["essential_actions"]
+        return isinstance(t.meta, dict) and (acts is None or isinstance(json.loads(acts), list))
+    except Exception:  # whatever an older learner let in: not a run agentmem reads
+        return False
+
+
+def _quarantine(db: Any, ids: list[int], keys: dict[str, str], r: Redactor) -> None:
+    """Prune runs no agentmem can read, as ``agentmem prune`` does (their ids kept in
+    ``pruned_trajectories``, so the sessions that name them still check)."""
+    at = now_iso()
+    for tid in ids:
+        row = db.execute("SELECT group_key, created_at FROM trajectories WHERE id = ?", [tid])
+        key, created = row.fetchone()
+        db.execute(
+            "INSERT OR IGNORE INTO pruned_trajectories (id, group_key, created_at, pruned_at) "
+            "VALUES (?, ?, ?, ?)",
+            [tid, _key(key, keys, r), created, at],
+        )
+        for table, col in (("feedback", "trajectory_id"), ("steps", "trajectory_id")):
+            db.execute(f"DELETE FROM {table} WHERE {col} = ?", [tid])
+        db.execute("DELETE FROM trajectories WHERE id = ?", [tid])
+
+
+def _runs(db: Any, r: Redactor, keys: dict[str, str], count: _Count) -> list[int]:
+    """Redact every run's texts; the ids of the runs no agentmem reads (not changed)."""
+    bad = []
+    cur = db.execute("SELECT * FROM trajectories ORDER BY id")
+    cols = [c[0] for c in cur.description]
+    for values in cur.fetchall():
+        row = dict(zip(cols, values, strict=True))
+        steps = [
+            dict(zip(("id", "tool", "domain", "params", "output", "success"), s, strict=True))
+            for s in _rows(
+                db,
+                "SELECT id, tool, domain, params, output, success FROM steps "
+                "WHERE trajectory_id = ? ORDER BY position",
+                [row["id"]],
+            )
+        ]
+        if not _readable(row, steps):
+            bad.append(int(row["id"]))
+            continue
+        new = _changed(
+            row,
+            {
+                "task": _text(row["task"], r),
+                "group_key": keys.get(row["group_key"], row["group_key"]),
+                "condition": _text(row["condition"], r),
+                "source": _text(row["source"], r),
+                "meta": _json(row["meta"], lambda v: _meta(v, r), r),
+                "essential_actions": _json(row["essential_actions"], r.value, r),
+            },
+        )
+        if new:
+            _update(db, "trajectories", "id", row["id"], new, count)
+        for s in steps:
+            tool = r.text(s["tool"])[:MAX_TOOL_NAME] if isinstance(s["tool"], str) else s["tool"]
+            snew = _changed(
+                s,
+                {
+                    "tool": tool,
+                    "params": _json(s["params"], r.value, r),
+                    "output": _text(s["output"], r),
+                },
+            )
+            if snew:
+                _update(db, "steps", "id", s["id"], snew, count)
+    return bad
+
+
+def _column(
+    db: Any,
+    table: str,
+    key: str,
+    fixes: Mapping[str, Callable[[Any], Any]],
+    count: _Count,
+    *,
+    unique: bool = False,
+) -> None:
+    """Rewrite ``fixes``' columns of every row of ``table`` (``key``: its rowid or primary
+    key). With ``unique``, a row whose new value another row holds already (the two
+    differed only in a secret) is deleted: the other stands for both."""
+    cols = ", ".join(f"[{c}]" for c in fixes)
+    for kid, *values in _rows(db, f"SELECT {key}, {cols} FROM [{table}]"):
+        row = dict(zip(fixes, values, strict=True))
+        new = _changed(row, {c: f(row[c]) for c, f in fixes.items()})
+        if not new:
+            continue
+        sets = ", ".join(f"[{c}] = ?" for c in new)
+        try:
+            db.execute(f"UPDATE [{table}] SET {sets} WHERE {key} = ?", [*new.values(), kid])
+        except Exception as e:  # sqlite3.IntegrityError: a key another row holds
+            if not unique or "UNIQUE" not in str(e):
+                raise
+            db.execute(f"DELETE FROM [{table}] WHERE {key} = ?", [kid])
+            count.add(f"{table}.merged")
+            continue
+        for c in new:
+            count.add(f"{table}.{c}")
+
+
+# -- the whole library -----------------------------------------------------------------
+
+
+def redact_stored(
+    db: Any, r: Redactor = DEFAULT_REDACTOR, *, log: str | None = None
+) -> ScrubReport:
+    """Redact every stored text of the library ``db`` (inside the caller's transaction),
+    and the served log at ``log`` (default: the one beside ``db``'s file); what changed.
+    See the module doc."""
+    count = _Count()
+    # What a rewrite frees is overwritten, not left in the file's free pages (for this
+    # connection's life: the keyword index that opening rebuilds after this too).
+    db.execute("PRAGMA secure_delete = ON")
+    keys = _group_keys(db, r)
+    bad = _runs(db, r, keys, count)
+    _quarantine(db, bad, keys, r)
+
+    def t(v: Any) -> Any:
+        return _text(v, r)
+
+    def k(v: Any) -> Any:
+        return _key(v, keys, r)
+
+    def doc(v: Any) -> Any:
+        return _json(v, lambda x: _strings(x, r), r)
+
+    def path(v: Any) -> Any:
+        return redact_path(r, v) if isinstance(v, str) else v
+
+    def paths(v: Any) -> Any:  # a scope's support: a list of project paths
+        return [path(p) for p in v] if isinstance(v, list) else _strings(v, r)
+
+    _column(db, "feedback", "id", {"note": t}, count)
+    _column(db, "pruned_trajectories", "id", {"group_key": k}, count)
+    _column(db, "experiences", "id", {"text": t, "rule": doc, "capabilities": doc}, count)
+    if {"experiences.text", "trajectories.task", "steps.tool"} & set(count.n):
+        db.execute("DELETE FROM settings WHERE key = ?", [_KEYWORD_VERSION])
+    _column(
+        db,
+        "operations",
+        "id",
+        {"group_key": k, "text": t, "before": doc, "after": doc, "reason": t},
+        count,
+    )
+    _column(db, "sessions", "id", {"report": doc, "params": doc}, count)
+    groups = {"group_key": k, "summaries": doc, "reason": t}
+    _column(db, "session_groups", "rowid", groups, count, unique=True)
+    _column(db, "imported_turns", "rowid", {"session_id": t, "turn_id": t, "note": t}, count,
+            unique=True)  # fmt: skip
+    _column(db, "imported_files", "rowid", {"path": path}, count, unique=True)
+    _column(
+        db,
+        "experience_scopes",
+        "rowid",
+        {"project": path, "reason": t, "support": lambda v: _json(v, paths, r)},
+        count,
+    )
+    _column(db, "team_outbox", "uuid", {"payload": lambda v: _payload(v, r)}, count)
+    _column(db, "team_claims", "group_key", {"group_key": k}, count, unique=True)
+    _column(
+        db,
+        "served",
+        "id",
+        {
+            "client_session": lambda v: scrubbed(v) if isinstance(v, str) else v,
+            "project": lambda v: scrubbed(v, path=True) if isinstance(v, str) else v,
+        },
+        count,
+    )
+    lines = _served_log(db, log)
+    report = ScrubReport(dict(count.n), tuple(bad), lines)
+    if report.changed or bad or lines:
+        db.execute(
+            "INSERT INTO settings (key, value) VALUES (?, ?) "
+            "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+            [SETTING, json.dumps({"at": now_iso(), **report.as_dict()})],
+        )
+    return report
+
+
+def _payload(text: Any, r: Redactor) -> Any:
+    """A team outbox item redacted as :func:`agentmem.team.outbox.redact_shared_run`
+    redacts a run (a verdict: its note)."""
+    if not isinstance(text, str) or not r.needs(text):
+        return text
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return r.text(text)
+    if not isinstance(value, dict):
+        return json.dumps(r.value(value), ensure_ascii=False)
+    out = dict(value)
+    run = value.get("trajectory")
+    if isinstance(run, dict):
+        run = dict(run)
+        task = _text(run.get("task"), r)
+        run["task"] = task
+        group = run.get("group_key")
+        if isinstance(group, str) and isinstance(task, str):
+            run["group_key"] = redact_group(group, task, r)
+        for c in ("condition", "source"):
+            run[c] = _text(run.get(c), r)
+        run["meta"] = _json(run.get("meta"), lambda v: _meta(v, r), r)
+        run["essential_actions"] = _json(run.get("essential_actions"), r.value, r)
+        out["trajectory"] = run
+    if isinstance(value.get("steps"), list):
+        out["steps"] = [
+            {
+                **s,
+                **{c: _text(s.get(c), r) for c in ("tool", "domain", "output")},
+                "params": _json(s.get("params"), r.value, r),
+            }
+            if isinstance(s, dict)
+            else r.value(s)
+            for s in value["steps"]
+        ]
+    if isinstance(value.get("feedback"), list):
+        out["feedback"] = [
+            {**f, "note": _text(f.get("note"), r)} if isinstance(f, dict) else r.value(f)
+            for f in value["feedback"]
+        ]
+    if "note" in value:
+        out["note"] = _text(value["note"], r)
+    return text if out == value else json.dumps(out, ensure_ascii=False)
+
+
+# -- the served log --------------------------------------------------------------------
+
+
+def _db_file(db: Any) -> str | None:
+    for _seq, name, file in db.execute("PRAGMA database_list").fetchall():
+        if name == "main":
+            return str(file) or None
+    return None
+
+
+def _served_line(raw: bytes) -> bytes:
+    """One line of the served log as :func:`agentmem.served.record` writes it today."""
+    try:
+        line = json.loads(raw)
+    except ValueError:
+        return DEFAULT_REDACTOR.text(raw.decode("utf-8", "replace")).encode()
+    if not isinstance(line, dict):
+        return raw
+    new = dict(line)
+    if isinstance(line.get("session"), str):
+        new["session"] = scrubbed(line["session"])
+    if isinstance(line.get("project"), str):
+        new["project"] = scrubbed(line["project"], path=True)
+    if new == line:
+        return raw
+    return json.dumps(new, separators=(",", ":"), ensure_ascii=True).encode()
+
+
+def _served_log(db: Any, log: str | None) -> int:
+    """Rewrite the served log (a plain file only) with its ids and paths scrubbed, and move
+    the read offset to the same line; the lines changed. The new file replaces the old
+    one (rename); a line a prompt hook appends meanwhile may be lost."""
+    if log is None:
+        base = _db_file(db)
+        if base is None:
+            return 0
+        log = base + SUFFIX
+    try:
+        with open_regular(log) as f:
+            data = f.read()
+    except (OSError, ValueError):
+        return 0  # none, or not a plain file: nothing agentmem wrote
+    row = db.execute("SELECT value FROM settings WHERE key = ?", [_OFFSET]).fetchone()
+    offset = int(json.loads(row[0])) if row is not None else 0
+    out: list[bytes] = []
+    changed = pos = new_pos = 0
+    new_offset = None
+    for raw in data.splitlines(keepends=True):
+        if new_offset is None and offset <= pos:
+            new_offset = new_pos  # the offset is where a line starts (the last one read)
+        body = raw.rstrip(b"\n")
+        new = _served_line(body) if body.strip() else body
+        changed += new != body
+        out.append(new + raw[len(body) :])
+        pos += len(raw)
+        new_pos += len(out[-1])
+    if new_offset is None:
+        new_offset = new_pos
+    if not changed:
+        return 0
+    text = b"".join(out)
+    folder = os.path.dirname(os.path.abspath(log))
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".served-", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(text)
+        os.chmod(tmp, 0o600)
+        os.replace(tmp, log)
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    if row is not None:
+        db.execute("UPDATE settings SET value = ? WHERE key = ?", [json.dumps(new_offset), _OFFSET])
+    return changed
