@@ -58,7 +58,7 @@ from .redact.runs import redact_group, redact_meta, redact_path
 from .served import SUFFIX, scrubbed
 from .timestamps import now_iso
 
-__all__ = ["SETTING", "ScrubReport", "redact_stored"]
+__all__ = ["SETTING", "ScrubReport", "quarantine", "readable", "redact_stored", "unreadable_runs"]
 
 #: The setting that records what :func:`redact_stored` did (JSON, see :class:`ScrubReport`).
 SETTING = "stored_redaction"
@@ -174,7 +174,7 @@ def _key(key: Any, keys: dict[str, str], r: Redactor) -> Any:
 # -- runs ------------------------------------------------------------------------------
 
 
-def _readable(row: dict[str, Any], steps: list[dict[str, Any]]) -> bool:
+def readable(row: dict[str, Any], steps: list[dict[str, Any]]) -> bool:
     """Whether agentmem reads the run back (as learning does: :class:`Trajectory`)."""
     try:
         built = [Step.from_row(s) for s in steps]
@@ -187,9 +187,13 @@ def _readable(row: dict[str, Any], steps: list[dict[str, Any]]) -> bool:
         return False
 
 
-def _quarantine(db: Any, ids: list[int], keys: dict[str, str], r: Redactor) -> None:
+def quarantine(
+    db: Any, ids: list[int], keys: dict[str, str] | None = None, r: Redactor = DEFAULT_REDACTOR
+) -> None:
     """Prune runs no agentmem can read, as ``agentmem prune`` does (their ids kept in
-    ``pruned_trajectories``, so the sessions that name them still check)."""
+    ``pruned_trajectories``, so the sessions that name them still check). Any connection
+    with ``execute`` will do (the team's primary too)."""
+    keys = keys or {}
     at = now_iso()
     for tid in ids:
         row = db.execute("SELECT group_key, created_at FROM trajectories WHERE id = ?", [tid])
@@ -204,6 +208,30 @@ def _quarantine(db: Any, ids: list[int], keys: dict[str, str], r: Redactor) -> N
         db.execute("DELETE FROM trajectories WHERE id = ?", [tid])
 
 
+_STEP_COLUMNS = ("id", "tool", "domain", "params", "output", "success")
+
+
+def unreadable_runs(db: Any, after: int = 0, limit: int = 500) -> tuple[list[int], int]:
+    """The runs with an id above ``after`` (at most ``limit`` of them read) that no agentmem
+    reads (:func:`readable`), and the last id read (``after`` when there was none)."""
+    cur = db.execute("SELECT * FROM trajectories WHERE id > ? ORDER BY id LIMIT ?", [after, limit])
+    cols = [c[0] for c in cur.description]
+    rows = [dict(zip(cols, v, strict=True)) for v in cur.fetchall()]
+    if not rows:
+        return [], after
+    steps: dict[int, list[dict[str, Any]]] = {int(r["id"]): [] for r in rows}
+    marks = ", ".join("?" * len(rows))
+    read = ", ".join("'' AS output" if c == "output" else c for c in _STEP_COLUMNS)
+    for tid, *values in db.execute(  # (not the outputs: no output makes a run unreadable)
+        f"SELECT trajectory_id, {read} FROM steps "
+        f"WHERE trajectory_id IN ({marks}) ORDER BY trajectory_id, position",
+        list(steps),
+    ).fetchall():
+        steps[int(tid)].append(dict(zip(_STEP_COLUMNS, values, strict=True)))
+    bad = [int(r["id"]) for r in rows if not readable(r, steps[int(r["id"])])]
+    return bad, int(rows[-1]["id"])
+
+
 def _runs(db: Any, r: Redactor, keys: dict[str, str], count: _Count) -> list[int]:
     """Redact every run's texts; the ids of the runs no agentmem reads (not changed)."""
     bad = []
@@ -212,15 +240,15 @@ def _runs(db: Any, r: Redactor, keys: dict[str, str], count: _Count) -> list[int
     for values in cur.fetchall():
         row = dict(zip(cols, values, strict=True))
         steps = [
-            dict(zip(("id", "tool", "domain", "params", "output", "success"), s, strict=True))
+            dict(zip(_STEP_COLUMNS, s, strict=True))
             for s in _rows(
                 db,
-                "SELECT id, tool, domain, params, output, success FROM steps "
+                f"SELECT {', '.join(_STEP_COLUMNS)} FROM steps "
                 "WHERE trajectory_id = ? ORDER BY position",
                 [row["id"]],
             )
         ]
-        if not _readable(row, steps):
+        if not readable(row, steps):
             bad.append(int(row["id"]))
             continue
         new = _changed(
@@ -297,7 +325,7 @@ def redact_stored(
     db.execute("PRAGMA secure_delete = ON")
     keys = _group_keys(db, r)
     bad = _runs(db, r, keys, count)
-    _quarantine(db, bad, keys, r)
+    quarantine(db, bad, keys, r)
 
     def t(v: Any) -> Any:
         return _text(v, r)

@@ -82,6 +82,11 @@ def learn(
                     on_collect(taken)
                 if taken.taken or taken.refused:
                     say(f"took {taken.taken} shared item(s) in, refused {taken.refused_count}")
+                if taken.quarantined:
+                    say(
+                        f"pruned {len(taken.quarantined)} run(s) of the team library that "
+                        "agentmem cannot read (taken in before items were validated)"
+                    )
                 conn.sync()
             db = open_readonly(cfg.replica)
             try:
