@@ -104,24 +104,28 @@ def _rows(db: Any, sql: str, params: list[Any] | None = None) -> Iterator[tuple[
     yield from db.execute(sql, params or []).fetchall()
 
 
-def _strings(value: Any, r: Redactor) -> Any:
-    """``value`` (JSON) with every string redacted as text; keys and other values kept.
-    For agentmem's own documents (a lesson's rule, the journal's rows, a session's
-    report), whose keys are agentmem's names, never a secret's."""
+def _strings(value: Any, r: Redactor, keys: Mapping[str, str] | None = None) -> Any:
+    """``value`` (JSON) with every string redacted as text (a run's old group key becomes
+    its new one: :func:`_group_keys`); keys and other values kept. For agentmem's own
+    documents (a lesson's rule, the journal's rows, a session's report), whose keys are
+    agentmem's names, never a secret's."""
     if isinstance(value, str):
-        return r.text(value)
+        return keys[value] if keys and value in keys else r.text(value)
     if isinstance(value, list):
-        return [_strings(v, r) for v in value]
+        return [_strings(v, r, keys) for v in value]
     if isinstance(value, dict):
-        return {k: _strings(v, r) for k, v in value.items()}
+        return {k: _strings(v, r, keys) for k, v in value.items()}
     return value
 
 
-def _json(text: Any, fix: Callable[[Any], Any], r: Redactor) -> Any:
-    """A JSON column's text redacted through ``fix``; text that is no JSON as text."""
+def _json(
+    text: Any, fix: Callable[[Any], Any], r: Redactor, keys: Mapping[str, str] | None = None
+) -> Any:
+    """A JSON column's text redacted through ``fix``; text that is no JSON as text. Text
+    the rules would leave be, and that holds none of ``keys``, is returned as it is."""
     if not isinstance(text, str):
         return text
-    if not text or not r.needs(text):
+    if not text or not (r.needs(text) or (keys and any(k in text for k in keys))):
         return text
     try:
         value = json.loads(text)
@@ -332,7 +336,7 @@ def redact_stored(
         return _key(v, keys, r)
 
     def doc(v: Any) -> Any:
-        return _json(v, lambda x: _strings(x, r), r)
+        return _json(v, lambda x: _strings(x, r, keys), r, keys)
 
     def path(v: Any) -> Any:
         return redact_path(r, v) if isinstance(v, str) else v

@@ -22,6 +22,7 @@ from agentmem.check import check_path
 from agentmem.db import connect, write
 from agentmem.scrub import SETTING, redact_stored
 
+from .conftest import run_cli
 from .test_secrets_everywhere import Planted, _dump, _files_of, leaks
 
 M018 = "m018_redact_stored"
@@ -72,6 +73,7 @@ def _old_library(tmp_path: Path) -> tuple[Path, Planted, dict[str, Any]]:
     db = tmp_path / "old.db"
     plant = Planted(str(db))
     m = Markers(plant)
+    cond = f"cond {m('condition')}"  # (the task's secret is then an AWS key id: upper-case)
     task = f"deploy the app with {m('task')} to prod"
     with Memory.open(db, embedder="hash") as mem:
         ids = [
@@ -80,12 +82,12 @@ def _old_library(tmp_path: Path) -> tuple[Path, Planted, dict[str, Any]]:
                     task=task,
                     steps=[
                         # (outputs and parameters: every version redacted them on entry)
-                        Step(f"bash_{m('tool')}", {"command": "deploy"}, "out", ok)
+                        Step(m("tool"), {"command": "deploy"}, "out", ok)
                     ],
                     meta={"note": m("meta value"), m("meta key"): 1},
                     essential_actions=[{"name": "deploy", "kwargs": {"t": m("actions")}}],
                     source=f"src {m('source')}",
-                    condition=f"cond {m('condition')}",
+                    condition=cond,
                 )
             )
             for ok in (True, False)
@@ -106,7 +108,7 @@ def _old_library(tmp_path: Path) -> tuple[Path, Planted, dict[str, Any]]:
                     at,
                     at,
                     json.dumps({"note": m("session params")}),
-                    json.dumps({"operations": [], "why": m("session report")}),
+                    json.dumps({"operations": [], "why": m("session report"), "groups": [group]}),
                 ],
             ),
             (
@@ -230,6 +232,8 @@ def test_opening_an_old_library_redacts_every_stored_text(old):
         assert indexed.fetchone()[0].startswith(lesson.text)  # the keyword index rebuilt
     assert _secrets_in(db, plant) == []
     assert check_path(db).problems == ()
+    checked = run_cli("check", db=db)  # the real command
+    assert checked.returncode == 0, checked.stdout.decode() + checked.stderr.decode()
     conn = connect(db)  # the file's free pages may keep old bytes until VACUUM (docs)
     conn.execute("VACUUM")
     conn.close()
