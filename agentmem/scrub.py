@@ -334,15 +334,21 @@ def _column(
 
 
 def redact_stored(
-    db: Any, r: Redactor = DEFAULT_REDACTOR, *, log: str | None = None
+    db: Any,
+    r: Redactor = DEFAULT_REDACTOR,
+    *,
+    log: str | None = None,
+    local: bool = True,
 ) -> ScrubReport:
     """Redact every stored text of the library ``db`` (inside the caller's transaction),
     and the served log at ``log`` (default: the one beside ``db``'s file); what changed.
-    See the module doc."""
+    See the module doc. Not ``local``: a team's primary (any connection with ``execute``),
+    which has no served log and whose file this process does not hold."""
     count = _Count()
-    # What a rewrite frees is overwritten, not left in the file's free pages (for this
-    # connection's life: the keyword index that opening rebuilds after this too).
-    db.execute("PRAGMA secure_delete = ON")
+    if local:
+        # What a rewrite frees is overwritten, not left in the file's free pages (for this
+        # connection's life: the keyword index that opening rebuilds after this too).
+        db.execute("PRAGMA secure_delete = ON")
     keys = _group_keys(db, r)
     bad = _runs(db, r, keys, count)
     quarantine(db, bad, keys, r)
@@ -399,7 +405,7 @@ def redact_stored(
         },
         count,
     )
-    lines = _served_log(db, log)
+    lines = _served_log(db, log) if local else 0
     report = ScrubReport(dict(count.n), tuple(bad), lines)
     if report.changed or bad or lines:
         db.execute(
