@@ -77,17 +77,20 @@ _KEYWORD_VERSION = "keyword_index_version"
 @attrs.frozen
 class ScrubReport:
     """What :func:`redact_stored` changed: rows per ``table.column``, the runs it
-    quarantined (pruned: no agentmem reads them), the served log's lines rewritten."""
+    quarantined (pruned: no agentmem reads them), the served log's lines rewritten (or why
+    it could not be)."""
 
     changed: dict[str, int] = attrs.field(factory=dict)
     quarantined: tuple[int, ...] = ()
     log_lines: int = 0
+    log_error: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {
             "changed": dict(sorted(self.changed.items())),
             "quarantined": list(self.quarantined),
             "served_log_lines": self.log_lines,
+            "served_log_error": self.log_error,
         }
 
 
@@ -405,9 +408,9 @@ def redact_stored(
         },
         count,
     )
-    lines = _served_log(db, log) if local else 0
-    report = ScrubReport(dict(count.n), tuple(bad), lines)
-    if report.changed or bad or lines:
+    lines, log_error = _served_log(db, log) if local else (0, None)
+    report = ScrubReport(dict(count.n), tuple(bad), lines, log_error)
+    if report.changed or bad or lines or log_error:
         db.execute(
             "INSERT INTO settings (key, value) VALUES (?, ?) "
             "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
@@ -490,50 +493,56 @@ def _served_line(raw: bytes) -> bytes:
     return json.dumps(new, separators=(",", ":"), ensure_ascii=True).encode()
 
 
-def _served_log(db: Any, log: str | None) -> int:
+def _served_log(db: Any, log: str | None) -> tuple[int, str | None]:
     """Rewrite the served log (a plain file only) with its ids and paths scrubbed, and move
-    the read offset to the same line; the lines changed. The new file replaces the old
-    one (rename); a line a prompt hook appends meanwhile may be lost."""
+    the read offset to the same line: (the lines changed, why it could not be rewritten).
+    The new file replaces the old one (rename); a line a prompt hook appends meanwhile
+    may be lost. A log that cannot be rewritten never stops the migration: it is named
+    in the report (:data:`SETTING`)."""
     if log is None:
         base = _db_file(db)
         if base is None:
-            return 0
+            return 0, None
         log = base + SUFFIX
-    try:
-        with open_regular(log) as f:
-            data = f.read()
-    except (OSError, ValueError):
-        return 0  # none, or not a plain file: nothing agentmem wrote
     row = db.execute("SELECT value FROM settings WHERE key = ?", [_OFFSET]).fetchone()
-    offset = int(json.loads(row[0])) if row is not None else 0
-    out: list[bytes] = []
-    changed = pos = new_pos = 0
-    new_offset = None
-    for raw in data.splitlines(keepends=True):
-        if new_offset is None and offset <= pos:
-            new_offset = new_pos  # the offset is where a line starts (the last one read)
-        body = raw.rstrip(b"\n")
-        new = _served_line(body) if body.strip() else body
-        changed += new != body
-        out.append(new + raw[len(body) :])
-        pos += len(raw)
-        new_pos += len(out[-1])
-    if new_offset is None:
-        new_offset = new_pos
-    if not changed:
-        return 0
-    text = b"".join(out)
-    folder = os.path.dirname(os.path.abspath(log))
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".served-", suffix=".tmp")
     try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(text)
+        offset = json.loads(row[0]) if row is not None else 0
+    except ValueError:
+        offset = None
+    if type(offset) is not int:
+        row, offset = None, 0  # not an offset agentmem wrote: left as it is
+    try:
+        f = open_regular(log)
+    except (OSError, ValueError):
+        return 0, None  # none, or not a plain file: nothing agentmem wrote
+    folder = os.path.dirname(os.path.abspath(log))
+    tmp = None
+    try:
+        with f:
+            fd, tmp = tempfile.mkstemp(dir=folder, prefix=".served-", suffix=".tmp")
+            changed = pos = new_pos = 0
+            new_offset = None
+            with os.fdopen(fd, "wb") as out:
+                for raw in f:  # lines as the log's reader splits them (at b"\n")
+                    if new_offset is None and offset <= pos:
+                        new_offset = new_pos  # where the line after the last one read starts
+                    body = raw.rstrip(b"\n")
+                    new = _served_line(body) if body.strip() else body
+                    changed += new != body
+                    out.write(new + raw[len(body) :])
+                    pos += len(raw)
+                    new_pos += len(new) + len(raw) - len(body)
+        if not changed:
+            os.unlink(tmp)
+            return 0, None
         os.chmod(tmp, 0o600)
         os.replace(tmp, log)
-    except OSError:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-    if row is not None:
-        db.execute("UPDATE settings SET value = ? WHERE key = ?", [json.dumps(new_offset), _OFFSET])
-    return changed
+    except OSError as e:
+        if tmp is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+        return 0, f"the served log {log} could not be rewritten: {e.strerror or e}"
+    if row is not None and offset <= pos:  # (an offset past the end is the reader's to mend)
+        moved = new_pos if new_offset is None else new_offset
+        db.execute("UPDATE settings SET value = ? WHERE key = ?", [json.dumps(moved), _OFFSET])
+    return changed, None

@@ -323,3 +323,25 @@ def test_runs_no_agentmem_reads_are_quarantined_counted_and_learning_goes_on(tmp
         assert pruned == ids[:4]
         mem.learn(use_model=False)  # reads every run: none stops it
     assert check_path(db).problems == ()
+
+
+@pytest.mark.parametrize("offset", ['"oops"', "99999"])
+def test_a_served_log_offset_agentmem_did_not_write_is_left_as_it_is(tmp_path: Path, offset):
+    db = tmp_path / "lib.db"
+    secret = Planted("offset")("session")
+    Memory.open(db, embedder="hash").close()
+    log = Path(str(db) + ".served.jsonl")
+    log.write_text(json.dumps({"v": 1, "session": secret, "served": [1]}) + "\n")
+    conn = connect(db)
+    with conn:
+        conn.execute("INSERT INTO settings (key, value) VALUES ('served_log_offset', ?)", [offset])
+        conn.execute("DELETE FROM _sqlite_migrations WHERE name = ?", [M018])
+    conn.close()
+    with Memory.open(db, embedder="hash") as mem:  # opens whatever the offset holds
+        report = mem.get_setting(SETTING)
+    assert report["served_log_lines"] == 1 and report["served_log_error"] is None
+    assert secret not in log.read_text()
+    conn = connect(db)
+    value = conn.execute("SELECT value FROM settings WHERE key = 'served_log_offset'").fetchone()
+    conn.close()
+    assert value[0] == offset
