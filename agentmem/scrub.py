@@ -336,6 +336,60 @@ def _column(
 # -- the whole library -----------------------------------------------------------------
 
 
+def _other_columns(
+    r: Redactor, keys: dict[str, str]
+) -> list[tuple[str, str, dict[str, Callable[[Any], Any]], bool]]:
+    """Every other stored text, one entry a table: (table, its key, what each column goes
+    through, whether a rewritten key may meet another row's: see :func:`_column`)."""
+
+    def t(v: Any) -> Any:
+        return _text(v, r)
+
+    def k(v: Any) -> Any:
+        return _key(v, keys, r)
+
+    def doc(v: Any) -> Any:
+        return _json(v, lambda x: _strings(x, r, keys), r, keys)
+
+    def path(v: Any) -> Any:
+        return redact_path(r, v) if isinstance(v, str) else v
+
+    def paths(v: Any) -> Any:  # a scope's support: a list of project paths
+        return [path(p) for p in v] if isinstance(v, list) else _strings(v, r)
+
+    def session(v: Any) -> Any:  # as the served log holds it (agentmem.served.record)
+        return scrubbed(v) if isinstance(v, str) else v
+
+    def project(v: Any) -> Any:
+        return scrubbed(v, path=True) if isinstance(v, str) else v
+
+    def support(v: Any) -> Any:
+        return _json(v, paths, r)
+
+    def payload(v: Any) -> Any:
+        return _payload(v, r)
+
+    return [
+        ("feedback", "id", {"note": t}, False),
+        ("pruned_trajectories", "id", {"group_key": k}, False),
+        ("experiences", "id", {"text": t, "rule": doc, "capabilities": doc}, False),
+        (
+            "operations",
+            "id",
+            {"group_key": k, "text": t, "before": doc, "after": doc, "reason": t},
+            False,
+        ),
+        ("sessions", "id", {"report": doc, "params": doc}, False),
+        ("session_groups", "rowid", {"group_key": k, "summaries": doc, "reason": t}, True),
+        ("imported_turns", "rowid", {"session_id": t, "turn_id": t, "note": t}, True),
+        ("imported_files", "rowid", {"path": path}, True),
+        ("experience_scopes", "rowid", {"project": path, "reason": t, "support": support}, False),
+        ("team_outbox", "uuid", {"payload": payload}, False),
+        ("team_claims", "group_key", {"group_key": k}, True),
+        ("served", "id", {"client_session": session, "project": project}, False),
+    ]
+
+
 def redact_stored(
     db: Any,
     r: Redactor = DEFAULT_REDACTOR,
@@ -355,59 +409,10 @@ def redact_stored(
     keys = _group_keys(db, r)
     bad = _runs(db, r, keys, count)
     quarantine(db, bad, keys, r)
-
-    def t(v: Any) -> Any:
-        return _text(v, r)
-
-    def k(v: Any) -> Any:
-        return _key(v, keys, r)
-
-    def doc(v: Any) -> Any:
-        return _json(v, lambda x: _strings(x, r, keys), r, keys)
-
-    def path(v: Any) -> Any:
-        return redact_path(r, v) if isinstance(v, str) else v
-
-    def paths(v: Any) -> Any:  # a scope's support: a list of project paths
-        return [path(p) for p in v] if isinstance(v, list) else _strings(v, r)
-
-    _column(db, "feedback", "id", {"note": t}, count)
-    _column(db, "pruned_trajectories", "id", {"group_key": k}, count)
-    _column(db, "experiences", "id", {"text": t, "rule": doc, "capabilities": doc}, count)
+    for table, key, fixes, unique in _other_columns(r, keys):
+        _column(db, table, key, fixes, count, unique=unique)
     if {"experiences.text", "trajectories.task", "steps.tool"} & set(count.n):
-        db.execute("DELETE FROM settings WHERE key = ?", [_KEYWORD_VERSION])
-    _column(
-        db,
-        "operations",
-        "id",
-        {"group_key": k, "text": t, "before": doc, "after": doc, "reason": t},
-        count,
-    )
-    _column(db, "sessions", "id", {"report": doc, "params": doc}, count)
-    groups = {"group_key": k, "summaries": doc, "reason": t}
-    _column(db, "session_groups", "rowid", groups, count, unique=True)
-    _column(db, "imported_turns", "rowid", {"session_id": t, "turn_id": t, "note": t}, count,
-            unique=True)  # fmt: skip
-    _column(db, "imported_files", "rowid", {"path": path}, count, unique=True)
-    _column(
-        db,
-        "experience_scopes",
-        "rowid",
-        {"project": path, "reason": t, "support": lambda v: _json(v, paths, r)},
-        count,
-    )
-    _column(db, "team_outbox", "uuid", {"payload": lambda v: _payload(v, r)}, count)
-    _column(db, "team_claims", "group_key", {"group_key": k}, count, unique=True)
-    _column(
-        db,
-        "served",
-        "id",
-        {
-            "client_session": lambda v: scrubbed(v) if isinstance(v, str) else v,
-            "project": lambda v: scrubbed(v, path=True) if isinstance(v, str) else v,
-        },
-        count,
-    )
+        db.execute("DELETE FROM settings WHERE key = ?", [_KEYWORD_VERSION])  # rebuilt on open
     lines, log_error = _served_log(db, log) if local else (0, None)
     report = ScrubReport(dict(count.n), tuple(bad), lines, log_error)
     if report.changed or bad or lines or log_error:
