@@ -657,20 +657,17 @@ class Memory:
     ) -> Experience:
         """Add an experience by hand (at most 32 words); journaled and undoable.
         ``project`` (a folder): the lesson is served only in that project."""
-        if project is None:
-            return self.get_experience(self.add_many([(text, domain)])[0])
-        from .projects import project_of
+        return self.get_experience(self.add_many([(text, domain)], project=project)[0])
 
-        where = project_of(project) or os.path.abspath(os.path.expanduser(str(project)))
-        e = Experience(text=_servable(text), domain=domain)
-        (eid,) = self._curate(
-            [Operation("ADD", text=e.text, domain=e.domain, origin="user")], project=where
-        )
-        return self.get_experience(eid or 0)
-
-    def add_many(self, lessons: Iterable[str | tuple[str, str]]) -> list[int]:
+    def add_many(
+        self,
+        lessons: Iterable[str | tuple[str, str]],
+        *,
+        project: str | os.PathLike[str] | None = None,
+    ) -> list[int]:
         """Add experiences by hand, each a text or a ``(text, domain)`` pair, in one
         curation session (journaled; one ``undo`` takes them all back). Returns their ids.
+        ``project`` (a folder): they are served only in that project.
 
         Every text is validated (at most 32 words, a valid domain) before anything is
         written: one bad lesson and none is added.
@@ -682,7 +679,12 @@ class Memory:
             ops.append(Operation("ADD", text=e.text, domain=e.domain, origin="user"))
         if not ops:
             return []
-        return [eid or 0 for eid in self._curate(ops)]
+        where = None
+        if project is not None:
+            from .projects import project_of
+
+            where = project_of(project) or os.path.abspath(os.path.expanduser(str(project)))
+        return [eid or 0 for eid in self._curate(ops, project=where)]
 
     def edit(self, experience_id: int, text: str, *, domain: str | None = None) -> Experience:
         """Replace an experience's text (and optionally domain); journaled and undoable."""

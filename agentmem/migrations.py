@@ -651,6 +651,20 @@ def m017_held_lessons(db: Database) -> None:
 
 
 @migrations()
+def m018_redact_stored(db: Database) -> None:
+    """No secret left from an older agentmem (issue 30): every text a library stored
+    before redaction covered it (group keys, conditions, sources, tool names, meta,
+    essential actions, notes, the import bookkeeping, lessons and the journal's copies,
+    learned groups, scopes, served rows, the team outbox, the served log beside the
+    file) is redacted again with today's rules, groups kept together, and runs no
+    agentmem reads are pruned (:mod:`agentmem.scrub`; what changed: the setting
+    ``stored_redaction``). Changes no row that holds no secret."""
+    from .scrub import redact_stored
+
+    redact_stored(db)
+
+
+@migrations()
 def m019_practice(db: Database) -> None:
     """Practice (issue 32): ``practices`` holds one practice of a task file with an agent
     (its ``key``, a hash of the task file's path, the agent's template, the group size and

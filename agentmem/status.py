@@ -18,6 +18,7 @@ from typing import Any
 import attrs
 
 from . import served as served_log
+from .hooks.install import is_ours
 from .hooks.log import fired_path, mark_fired
 from .hooks.log import log_path as hooks_log_path
 from .memory import Memory
@@ -34,7 +35,6 @@ __all__ = [
     "status",
 ]
 
-_MARK = "hooks run "
 #: The plugin's name in this repository's marketplaces (plugins/agentmem).
 PLUGIN = "agentmem"
 
@@ -71,7 +71,7 @@ def _commands(obj: Any) -> list[tuple[str, str]]:
 
 
 def _site(agent: str, path: Path, commands: list[tuple[str, str]]) -> HookSite:
-    ours = [(ev, c) for ev, c in commands if "agentmem" in c and _MARK + agent in c]
+    ours = [(ev, c) for ev, c in commands if is_ours(c, agent)]
     lib = None
     for _ev, c in ours:
         m = re.search(r"--db\s+(?:'([^']+)'|(\S+))", c)

@@ -436,3 +436,27 @@ def test_a_tools_rule_is_served_for_any_prompt_of_its_project(mem: Memory):
     assert mem.retrieve("continue until all are done") == []
     assert "Read" in mem.context("continue until all are done", project=A)
     assert fact in {h.experience.id for h in mem.retrieve("run the unit tests", project=A)}
+
+
+def test_add_and_add_many_scope_lessons_to_a_project_through_one_path(tmp_path):
+    """``add(project=...)`` is ``add_many`` of one lesson (issue 31's review): the same
+    validation (nothing written when one text is bad) and the same project scope."""
+    import pytest
+
+    from agentmem import Memory
+    from agentmem.errors import InvalidRecordError
+
+    app = tmp_path / "app"
+    app.mkdir()
+    with Memory.open(tmp_path / "lib.db", embedder="hash") as mem:
+        ids = mem.add_many(["Run make check first.", ("Use uv run pytest.", "test")], project=app)
+        one = mem.add("Build with make.", project=app)
+        rows = mem.db.execute(
+            "SELECT experience_id, project FROM experience_scopes ORDER BY experience_id"
+        ).fetchall()
+        assert rows == [(i, str(app)) for i in [*ids, one.id]]
+        with pytest.raises(InvalidRecordError):
+            mem.add_many(["fine", "word " * 40], project=app)
+        with pytest.raises(InvalidRecordError):
+            mem.add("word " * 40, project=app)
+        assert len(mem.experiences()) == 3

@@ -192,3 +192,58 @@ def test_cli_shows_the_evidence(tmp_path):
             "SELECT support_groups, contradict_groups FROM live_experiences"
         ).fetchone()
         assert tuple(row) == (1, 0)
+
+
+# -- a run counts once (issue 31: "--relearn counts support twice from the same runs") ----
+
+
+def _counts(mem: Memory) -> dict[int, tuple[int, int, int, int]]:
+    return {
+        e.id or 0: (e.support_groups, e.support_runs, e.contradict_groups, e.contradict_runs)
+        for e in mem.experiences()
+    }
+
+
+def test_relearning_the_same_runs_counts_them_once(mem: Memory):
+    from agentmem.learning import LearnOptions
+    from agentmem.storage.journal import counted_runs
+
+    read_group(mem, "read-a", "a.txt")
+    read_group(mem, "read-b", "b.txt")
+    mem.learn(use_model=False)
+    first = _counts(mem)
+    e = the_lesson(mem)
+    assert first[e.id or 0][:2] == (2, 8)  # two groups, each with four runs that agree
+    for _ in range(2):
+        mem.learn(use_model=False, options=LearnOptions(relearn=True))
+        assert _counts(mem) == first
+    behind = counted_runs(mem.db)
+    for eid, (_sg, sr, _cg, cr) in _counts(mem).items():
+        assert sr + cr <= len(behind.get(eid, ())), eid  # never more runs than are behind it
+    assert check_library(mem.db) == []
+
+    read_group(mem, "read-c", "c.txt")  # new runs still count
+    mem.learn(use_model=False, options=LearnOptions(relearn=True))
+    assert the_lesson(mem).support_groups == 3
+
+
+def test_relearn_on_the_real_repro_library_counts_nothing_twice(tmp_path):
+    import shutil
+
+    import pytest
+
+    from .conftest import SHARED
+
+    repro = SHARED / "data" / "repro" / "model-corrupts-lesson.db"
+    if not repro.exists():
+        pytest.skip(f"{repro} is not there")
+    db = tmp_path / "repro.db"
+    shutil.copyfile(repro, db)
+    with Memory.open(db) as mem:
+        before = _counts(mem)
+    for _ in range(2):
+        out = run_cli("learn", "--relearn", "--no-model", db=db)
+        assert out.returncode == 0, out.stderr.decode()
+    with Memory.open(db) as mem:
+        assert _counts(mem) == before  # before the fix: lesson 10 went 6/8 -> 9/12 -> 12/16
+        assert check_library(mem.db) == []

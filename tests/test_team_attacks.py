@@ -919,3 +919,77 @@ def test_one_members_support_is_held_only_where_it_would_reach_the_whole_team(tm
         assert check(Operation("DELETE", targets=(lesson.id,), group="m")).held
         assert check(Operation("MODIFY", text=text, targets=(lesson.id,), group="m")).held
         assert check(Operation("DELETE", targets=(lesson.id,), group="mn")).apply
+
+
+def test_runs_an_older_learner_took_in_unvalidated_are_pruned_counted_and_learning_goes_on(
+    team: Team,
+):
+    """Rows already in the team library from before items were validated (issue 30): a
+    step's params a JSON list or null, meta a list, essential_actions not JSON."""
+    a, n = team.laptop("a"), team.laptop("n")
+    bad = []
+    for meta, acts, params in (
+        ("{}", None, "[1, 2]"),
+        ("{}", None, "null"),
+        ("[]", None, "{}"),
+        ("{}", "{oops", "{}"),
+    ):
+        team.primary(
+            "INSERT INTO trajectories (task, group_key, source, step_count, success_rate, "
+            "essential_actions, meta, created_at) VALUES ('t', 'old', 'api', 1, 1.0, ?, ?, "
+            "'2026-11-01T00:00:00+00:00')",
+            [acts, meta],
+        )
+        (tid,) = team.primary("SELECT max(id) FROM trajectories")[0]
+        team.primary(
+            "INSERT INTO steps (trajectory_id, position, tool, domain, params, output, success) "
+            "VALUES (?, 0, 'cat', 'fs', ?, 'ok', 1)",
+            [tid, params],
+        )
+        bad.append(tid)
+    fs_group(n, key="honest")
+    membership.sync(n, collect=False)
+    p = run_cli("team", "learn", "--no-model", "--json", db=Path(a.path))
+    assert p.returncode == 0, p.stderr
+    report = json.loads(p.stdout)
+    assert report["inbox"]["quarantined"] == bad and report["inbox"]["taken"] == 4
+    assert "Traceback" not in p.stderr.decode()
+    assert team.primary("SELECT count(*) FROM trajectories WHERE group_key = 'old'") == [(0,)]
+    pruned = team.primary("SELECT id FROM pruned_trajectories ORDER BY id")
+    assert [r[0] for r in pruned] == bad
+    again = run_cli("team", "learn", "--no-model", "--json", db=Path(a.path))
+    assert again.returncode == 0, again.stderr
+    assert json.loads(again.stdout)["inbox"]["quarantined"] == []  # each run checked once
+
+
+def test_a_primary_that_lacks_only_m018_serves_its_members_and_the_learner_cleans_it(
+    team: Team,
+):
+    """A team library from before m018_redact_stored: its group keys as the old code
+    stored them (the raw task, lower-cased). Members still sync; the learner's next `team
+    learn` applies the migration there, in one transaction with its record."""
+    a, n = team.laptop("a"), team.laptop("n")
+    secret = "ghp_" + "0a1b2c3d4e5f" * 3
+    fs_group(n, key="honest")
+    membership.sync(n, collect=False)
+    assert run_cli("team", "learn", "--no-model", db=Path(a.path)).returncode == 0
+    key_id = "AKIAZ7Q4RT2LMN8XPV3W"  # an old key: the raw task, lower-cased
+    task = f"push with {key_id} to origin"
+    team.primary(
+        "INSERT INTO trajectories (task, group_key, source, step_count, success_rate, meta, "
+        "created_at) VALUES (?, ?, 'api', 0, 1.0, ?, '2026-11-01T00:00:00+00:00')",
+        [task, task.lower(), json.dumps({"note": secret})],
+    )
+    team.primary("DELETE FROM _sqlite_migrations WHERE name = 'm018_redact_stored'")
+    membership.sync(n, collect=False)  # a member of the older primary goes on
+    p = run_cli("team", "learn", "--no-model", db=Path(a.path))
+    assert p.returncode == 0, p.stderr
+    assert team.primary("SELECT count(*) FROM _sqlite_migrations WHERE name = ?",
+                        ["m018_redact_stored"]) == [(1,)]  # fmt: skip
+    rows = team.primary("SELECT task, group_key, meta FROM trajectories WHERE source = 'api'")
+    text = json.dumps(rows)
+    assert secret not in text and key_id.lower() not in text.lower() and "[REDACTED:" in text
+    again = run_cli("team", "learn", "--no-model", db=Path(a.path))
+    assert again.returncode == 0, again.stderr
+    assert team.primary("SELECT count(*) FROM _sqlite_migrations WHERE name = ?",
+                        ["m018_redact_stored"]) == [(1,)]  # fmt: skip

@@ -59,6 +59,7 @@ __all__ = [
     "install_claude_code",
     "install_codex",
     "install_codex_hooks",
+    "is_ours",
     "program_version",
     "uninstall_claude_code",
     "uninstall_codex",
@@ -164,12 +165,17 @@ def hook_command(agent: str, **kw: Any) -> str:
     return shlex.join(hook_argv(agent, **kw))
 
 
+def is_ours(command: str, agent: str) -> bool:
+    """Whether a hook's ``command`` is agentmem's hook for ``agent`` (what ``hooks install``
+    writes and ``uninstall`` removes; ``agentmem status`` reports it)."""
+    return f"{_MARK}{agent}" in command and "agentmem" in command
+
+
 def _is_ours(hook: Any, agent: str) -> bool:
     return (
         isinstance(hook, Mapping)
         and isinstance(hook.get("command"), str)
-        and f"{_MARK}{agent}" in hook["command"]
-        and "agentmem" in hook["command"]
+        and is_ours(hook["command"], agent)
     )
 
 

@@ -173,6 +173,7 @@ class _Found:
     proven: list[Finding] = attrs.Factory(list)  # what exact groups and corrections showed
     notes: dict[str, GroupNotes] = attrs.Factory(dict)  # what each group's runs show
     runs: dict[str, list[GroupRun]] = attrs.Factory(dict)
+    run_ids: dict[str, frozenset[int]] = attrs.Factory(dict)  # the runs behind ``runs``
     # run id -> (group key, its findings) for each group of runs learned so far
     grouped: dict[int, list[tuple[str, list[Finding]]]] = attrs.Factory(dict)
     # run id -> the calls it got wrong and then put right (its corrections this session)
@@ -357,6 +358,7 @@ def _run_group(
     elif g.trajectory_ids[0] not in found.grouped:
         # a run in another group of this session counts once in the evidence tallies
         found.runs[g.key] = group_runs(trajs, digests)
+    found.run_ids[g.key] = frozenset(g.trajectory_ids)
     lib = run.lib
     dups = [
         (a.id or 0, b.id or 0)
@@ -474,7 +476,16 @@ def _consolidate(run: _Run, found: _Found) -> tuple[Consolidated, list[tuple[Ope
     compressions = usage.calls - calls_before
     run.laps.lap("stage3")
     rejected += list(final.rejected)
-    evidenced, held = evidence_operations(final.apply, experiences.live(db), found.runs)
+    behind = journal.counted_runs(db)
+
+    def counted(eid: int | None, key: str) -> bool:  # a run counts once for a lesson
+        return (
+            eid is not None
+            and bool(found.run_ids.get(key, ()))
+            and found.run_ids[key] <= behind.get(eid, set())
+        )
+
+    evidenced, held = evidence_operations(final.apply, experiences.live(db), found.runs, counted)
     evidenced, again = _not_removed_again(run, found, evidenced)
     return attrs.evolve(final, apply=tuple(evidenced)), rejected + held + again, compressions
 

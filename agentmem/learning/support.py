@@ -41,7 +41,7 @@ new lesson and every live experience that has one (:func:`group_tally`):
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 import attrs
 
@@ -204,6 +204,15 @@ def _why(t: Tally) -> str:
     )
 
 
+#: Whether the runs of a group (by key) already count in an experience's evidence (by
+#: id): then the group gives it no verdict again (``learn --relearn``, issue 31).
+Counted = Callable[[int | None, str], bool]
+
+
+def _never(_eid: int | None, _key: str) -> bool:
+    return False
+
+
 @attrs.frozen
 class _Session:
     """The session's learned groups, as the tallies read them."""
@@ -222,18 +231,24 @@ class _Session:
     def tally(self, rule: Rule, keys: Iterable[str]) -> Tally:
         return _sum(rule, self.runs, keys)
 
-    def others(self, rule: Rule, own: Sequence[str]) -> Tally:
-        """The tally of the groups ``rule`` could apply to, ``own`` aside."""
-        return self.tally(rule, [k for k in self.near(rule) if k not in own])
+    def others(
+        self, rule: Rule, own: Sequence[str], skip: Counted = _never, eid: int | None = None
+    ) -> Tally:
+        """The tally of the groups ``rule`` could apply to, ``own`` and those whose runs
+        already count for experience ``eid`` aside."""
+        return self.tally(rule, [k for k in self.near(rule) if k not in own and not skip(eid, k)])
 
 
 def evidence_operations(
     ops: Sequence[Operation],
     live: Sequence[Experience],
     groups: Mapping[str, Sequence[GroupRun]],
+    counted: Counted = _never,
 ) -> tuple[list[Operation], list[tuple[Operation, str]]]:
     """The session's operations with their tallies, plus CONFIRM, CONTRADICT and retiring
-    DELETE operations for live experiences (see the module doc): (operations, held)."""
+    DELETE operations for live experiences (see the module doc): (operations, held).
+    A group whose runs all count already for an experience (``counted``) is no evidence
+    on it again: a run counts once."""
     out: list[Operation] = []
     held: list[tuple[Operation, str]] = []
     session = _Session.of(groups)
@@ -244,26 +259,32 @@ def evidence_operations(
         if op.kind not in ("ADD", "MODIFY") or not isinstance(rule, Rule):
             out.append(op)
             continue
-        kept, why = _weigh_lesson(op, rule, session, by_id)
+        kept, why = _weigh_lesson(op, rule, session, by_id, counted)
         if kept is None:
             held.append((op, why))
-        else:
-            out.append(kept)
+        elif kept.kind != "CONFIRM" or not kept.detail["tally"].empty:
+            out.append(kept)  # (a confirmation by runs counted before confirms nothing)
     for e in live:
-        out.extend(_live_verdicts(e, session, touched))
+        out.extend(_live_verdicts(e, session, touched, counted))
     return out, held
 
 
 def _weigh_lesson(
-    op: Operation, rule: Rule, session: _Session, by_id: Mapping[int | None, Experience]
+    op: Operation,
+    rule: Rule,
+    session: _Session,
+    by_id: Mapping[int | None, Experience],
+    counted: Counted = _never,
 ) -> tuple[Operation | None, str]:
     """A new (ADD) or found-again (MODIFY) lesson with its tally, or (None, why it is held)."""
     own = [g for g in (op.detail.get("merged_groups") or [op.group or ""]) if g]
-    mine = session.tally(rule, own)
-    others = session.others(rule, own)
+    target = op.targets[0] if op.kind == "MODIFY" and op.targets else None
+    fresh = [g for g in own if not counted(target, g)]  # runs not yet behind the target
+    mine = session.tally(rule, fresh)
+    others = session.others(rule, own, counted, target)
     if mine.contradict_groups and not mine.support_groups:
         return None, f"held: its own group's runs go against it ({_why(mine)})"
-    if mine.empty:  # the rule cannot test its own groups: they count as they proved it
+    if mine.empty and (fresh or not own):  # its own groups count as they proved it
         f = op.detail.get("evidence")
         mine = Tally(len(own) or 1, int(getattr(f, "support", 1) or 1))
     total = mine + others
@@ -303,15 +324,20 @@ def _failure_only(
     )
 
 
-def _live_verdicts(e: Experience, session: _Session, touched: set[int]) -> list[Operation]:
+def _live_verdicts(
+    e: Experience, session: _Session, touched: set[int], counted: Counted = _never
+) -> list[Operation]:
     """CONFIRM and CONTRADICT operations for a live experience the session's operations do
-    not touch, one per group that gives a verdict, and the DELETE that retires it."""
+    not touch, one per group that gives a verdict (and whose runs do not count for it
+    already), and the DELETE that retires it."""
     rule = Rule.from_json(e.rule)
     if rule is None or e.id is None or e.id in touched:
         return []
     out: list[Operation] = []
     now = Tally.of(e)
     for k in session.near(rule):
+        if counted(e.id, k):
+            continue
         t, lift = group_tally(rule, session.runs[k])
         if t.empty:
             continue

@@ -562,6 +562,26 @@ def learned_groups(db: Database) -> set[tuple[str, str]]:
     }
 
 
+def counted_runs(db: Database) -> dict[int, set[int]]:
+    """Each experience's runs that already count in its evidence: those of every group of
+    each applied learning session that created, rewrote, confirmed or contradicted it (such
+    a session weighed the lesson against all its groups: those near the lesson's rule gave
+    their verdict then). A run counts once (``learn --relearn``, issue 31)."""
+    out: dict[int, set[int]] = {}
+    for eid, targets, ids in db.execute(
+        "SELECT o.result_id, o.target_ids, g.trajectory_ids FROM operations o "
+        "JOIN sessions s ON s.id = o.session_id "
+        "JOIN session_groups g ON g.session_id = o.session_id "
+        "WHERE s.status = 'applied' AND s.kind = 'learn' AND o.status = 'applied' "
+        "AND o.kind IN ('ADD', 'MODIFY', 'CONFIRM', 'CONTRADICT')"
+    ):
+        runs = {int(i) for i in json.loads(ids)}
+        for e in {eid, *(json.loads(targets or "[]") if eid is None else ())}:
+            if isinstance(e, int):
+                out.setdefault(e, set()).update(runs)
+    return out
+
+
 def learned_by(db: Database, group_key: str, trajectory_ids: Sequence[int]) -> int | None:
     """The applied session that learned this group with these trajectories, if any."""
     row = db.execute(

@@ -352,6 +352,9 @@ class CollectReport:
     repeated: int = 0
     refused: dict[str, int] = attrs.field(factory=dict)
     repaired: tuple[str, ...] = ()
+    #: runs already in the team library that no agentmem reads (taken in before items
+    #: were validated), pruned there (:func:`sweep`)
+    quarantined: tuple[int, ...] = ()
 
     @property
     def refused_count(self) -> int:
@@ -364,6 +367,7 @@ class CollectReport:
             "refused": self.refused_count,
             "refused_by_reason": dict(sorted(self.refused.items())),
             "repaired": list(self.repaired),
+            "quarantined": list(self.quarantined),
         }
 
 
@@ -534,4 +538,28 @@ def collect(remote: Any, runs_url: str, *, token: str, batch: int = 200) -> Coll
             if len(rows) < batch or not seqs:
                 break
             after = max(seqs)
-    return CollectReport(taken, repeated, refused, tuple(repaired))
+    return CollectReport(taken, repeated, refused, tuple(repaired), sweep(remote))
+
+
+#: The setting on the lessons primary: the newest run :func:`sweep` has checked.
+CHECKED = "team_runs_checked"
+
+
+def sweep(remote: Any, batch: int = 500) -> tuple[int, ...]:
+    """Prune from the team library the runs no agentmem reads (a step's ``params`` or the
+    ``meta`` not a JSON object, ``essential_actions`` not a JSON list: rows an older learner
+    took in before items were validated), which would stop every learning session; their
+    ids. Each run is checked once (the setting :data:`CHECKED`), a batch a transaction."""
+    from ..scrub import quarantine, unreadable_runs
+
+    out: list[int] = []
+    while True:
+        with write(remote):
+            after = settings.get(remote, CHECKED, 0)
+            bad, last = unreadable_runs(remote, int(after) if type(after) is int else 0, batch)
+            if last == after:
+                break
+            quarantine(remote, bad)
+            settings.put(remote, CHECKED, last)
+        out += bad
+    return tuple(out)

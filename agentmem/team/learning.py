@@ -20,11 +20,12 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from ..db import write
 from ..errors import AgentMemError, AlreadyClaimedError, TeamError, TeamRefusedError
 from ..storage import experiences, journal
 from . import claims, inbox, tokens
 from .config import TeamConfig, mark_synced
-from .membership import check_schema, config
+from .membership import check_schema, config, data_migrations_due
 from .replica import RemoteDb, check_embedder, open_readonly, open_remote, replica_lock
 
 if TYPE_CHECKING:
@@ -77,11 +78,17 @@ def learn(
         try:
             remote = RemoteDb(conn, cfg.url)
             if not dry_run:
+                _upgrade(remote, say)
                 taken = inbox.collect(remote, cfg.runs_http_url(), token=cfg.credential().runs)
                 if on_collect is not None:
                     on_collect(taken)
                 if taken.taken or taken.refused:
                     say(f"took {taken.taken} shared item(s) in, refused {taken.refused_count}")
+                if taken.quarantined:
+                    say(
+                        f"pruned {len(taken.quarantined)} run(s) of the team library that "
+                        "agentmem cannot read (taken in before items were validated)"
+                    )
                 conn.sync()
             db = open_readonly(cfg.replica)
             try:
@@ -108,6 +115,28 @@ def learn(
             conn.close()
     mark_synced(cfg.replica)
     return report
+
+
+def _upgrade(remote: Any, say: Callable[[str], None]) -> None:
+    """Apply on the primary the data migrations it lacks (:data:`~agentmem.team.membership.
+    DATA_ONLY`: ``m018_redact_stored``, every stored text redacted again), each in one
+    transaction with its record, as opening a private library does."""
+    from ..migrations import applied_names
+    from ..scrub import redact_stored
+    from ..timestamps import now_iso
+
+    with write(remote):
+        for name in data_migrations_due(applied_names(remote)):
+            report = redact_stored(remote, local=False)
+            remote.execute(
+                "INSERT INTO _sqlite_migrations (migration_set, name, applied_at) "
+                "VALUES ('agentmem', ?, ?)",
+                [name, now_iso()],
+            )
+            say(
+                f"applied {name} to the team library: {sum(report.changed.values())} "
+                f"text(s) redacted, {len(report.quarantined)} unreadable run(s) pruned"
+            )
 
 
 def _learner_only(cfg: TeamConfig, what: str) -> None:

@@ -42,11 +42,13 @@ if TYPE_CHECKING:
     from ..memory import Memory
 
 __all__ = [
+    "DATA_ONLY",
     "SyncReport",
     "check_embedder",
     "check_schema",
     "check_transport",
     "config",
+    "data_migrations_due",
     "is_learner",
     "join",
     "leave",
@@ -63,14 +65,32 @@ def config(mem: Memory) -> TeamConfig:
     return TeamConfig.from_setting(value)
 
 
+#: Migrations a team primary may lack: they change rows only (m018) or add tables a team
+#: library never uses (m019, practice). A primary that lacks only these (the last ones)
+#: still serves this agentmem, and the team's learner applies them there
+#: (:func:`agentmem.team.learning.learn`).
+DATA_ONLY = ("m018_redact_stored", "m019_practice")
+
+
+def data_migrations_due(applied: Any) -> list[str]:
+    """The :data:`DATA_ONLY` migrations a primary with these ``applied`` ones lacks, when
+    it lacks nothing else (else [])."""
+    have = tuple(applied or ())
+    due = [m for m in KNOWN_MIGRATIONS if m not in have]
+    if due and all(m in DATA_ONLY for m in due) and have == KNOWN_MIGRATIONS[: len(have)]:
+        return due
+    return []
+
+
 def check_schema(db: Any) -> None:
-    """Refuse a primary that is not an agentmem library of this schema."""
+    """Refuse a primary that is not an agentmem library of this schema (one that lacks
+    only data migrations is of this schema: its learner applies them)."""
     applied = applied_names(db)
     if applied is None:
         raise TeamError(
             "the primary holds no agentmem library: start it with `agentmem team serve`"
         )
-    if tuple(applied) != KNOWN_MIGRATIONS:
+    if tuple(applied) != KNOWN_MIGRATIONS and not data_migrations_due(applied):
         newer = [m for m in applied if m not in KNOWN_MIGRATIONS]
         older = [m for m in KNOWN_MIGRATIONS if m not in applied]
         what = (
