@@ -980,12 +980,18 @@ def test_a_primary_that_lacks_only_m018_serves_its_members_and_the_learner_clean
         "created_at) VALUES (?, ?, 'api', 0, 1.0, ?, '2026-11-01T00:00:00+00:00')",
         [task, task.lower(), json.dumps({"note": secret})],
     )
-    team.primary("DELETE FROM _sqlite_migrations WHERE name = 'm018_redact_stored'")
+    # the primary as the version before m018 and m019 left it
+    team.primary(
+        "DELETE FROM _sqlite_migrations WHERE name IN ('m018_redact_stored', 'm019_practice')"
+    )
+    team.primary("DROP TABLE practice_rollouts")
+    team.primary("DROP TABLE practices")
     membership.sync(n, collect=False)  # a member of the older primary goes on
     p = run_cli("team", "learn", "--no-model", db=Path(a.path))
     assert p.returncode == 0, p.stderr
     assert team.primary("SELECT count(*) FROM _sqlite_migrations WHERE name = ?",
                         ["m018_redact_stored"]) == [(1,)]  # fmt: skip
+    assert team.primary("SELECT count(*) FROM practices") == [(0,)]  # m019 applied too
     rows = team.primary("SELECT task, group_key, meta FROM trajectories WHERE source = 'api'")
     text = json.dumps(rows)
     assert secret not in text and key_id.lower() not in text.lower() and "[REDACTED:" in text

@@ -118,24 +118,29 @@ def learn(
 
 
 def _upgrade(remote: Any, say: Callable[[str], None]) -> None:
-    """Apply on the primary the data migrations it lacks (:data:`~agentmem.team.membership.
-    DATA_ONLY`: ``m018_redact_stored``, every stored text redacted again), each in one
-    transaction with its record, as opening a private library does."""
-    from ..migrations import applied_names
+    """Apply on the primary the migrations it may lack (:data:`~agentmem.team.membership.
+    DATA_ONLY`: ``m018_redact_stored``, every stored text redacted again; ``m019_practice``,
+    the practice tables), each in one transaction with its record, as opening a private
+    library does."""
+    from ..migrations import applied_names, m019_practice
     from ..scrub import redact_stored
     from ..timestamps import now_iso
 
     with write(remote):
         for name in data_migrations_due(applied_names(remote)):
-            report = redact_stored(remote, local=False)
+            if name == "m019_practice":
+                m019_practice(remote)
+                say(f"applied {name} to the team library (tables practices, practice_rollouts)")
+            else:
+                report = redact_stored(remote, local=False)
+                say(
+                    f"applied {name} to the team library: {sum(report.changed.values())} "
+                    f"text(s) redacted, {len(report.quarantined)} unreadable run(s) pruned"
+                )
             remote.execute(
                 "INSERT INTO _sqlite_migrations (migration_set, name, applied_at) "
                 "VALUES ('agentmem', ?, ?)",
                 [name, now_iso()],
-            )
-            say(
-                f"applied {name} to the team library: {sum(report.changed.values())} "
-                f"text(s) redacted, {len(report.quarantined)} unreadable run(s) pruned"
             )
 
 
