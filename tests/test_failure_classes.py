@@ -19,6 +19,7 @@ import pytest
 from agentmem import Memory
 from agentmem.agents import CLIENTS, Failure, learning_view, outcome, strip_headers
 from agentmem.agents.outcomes import escalations, status_command
+from agentmem.agents.risk import review_columns
 from agentmem.agents.shell import parse
 from agentmem.learning.corrections import find_corrections
 from agentmem.learning.shell_fixes import advises, find_shell_fixes
@@ -464,7 +465,7 @@ def test_a_script_passed_as_one_word_and_a_content_edit_teach_nothing():
     assert _fixes(bad, patch, _bash("pixi install", "ok", True)) == []
 
 
-def test_an_escalation_is_shown_but_never_learned_as_a_lesson_by_itself():
+def test_an_escalation_is_a_correction_whose_lesson_is_held_for_a_person():
     refused = _exec(
         "git fetch --all",
         "Exit code: 1\nOutput:\nerror: cannot open .git/FETCH_HEAD: Operation not permitted",
@@ -472,4 +473,7 @@ def test_an_escalation_is_shown_but_never_learned_as_a_lesson_by_itself():
     again = _exec("git fetch --all", "ok", True, sandbox_permissions="require_escalated")
     (fix,) = find_shell_fixes(learning_view(_run(refused, again)))
     assert fix.finding.detail["risk"] == "escalation"
-    assert find_corrections(_run(refused, again)) == []  # held for a person (issue 30)
+    (c,) = find_corrections(_run(refused, again))
+    assert "sandbox_permissions: require_escalated" in c.finding.text
+    # issue 30: its lesson would have the agent escalate, so it is written held
+    assert review_columns(c.finding.text, dict(c.finding.detail))["review"] == "held"

@@ -385,10 +385,10 @@ def find_corrections(t: Trajectory) -> list[Correction]:
     out += needs
     out += [
         Correction(Kind.SHELL, x.failed, x.fixed, x.between, x.finding, x.why)
+        # a risky correction (an escalation past the sandbox) is learned like any other:
+        # its lesson names the escalation, so it is written held for a person (issue 30,
+        # agents/risk.py) and never served until one approves it
         for x in find_shell_fixes(t)
-        # a risky correction (an escalation past the sandbox) is held for a person (issue
-        # 30), never learned as a lesson by itself: find_shell_fixes shows it, tagged
-        if not x.finding.detail.get("risk")
     ]
     return sorted((_scoped(c) for c in out), key=lambda c: c.failed)
 

@@ -509,6 +509,7 @@ def clusters(findings: Sequence[Finding]) -> list[tuple[str, list[int]]]:
     _shell_location_clusters(fs, out, taken)
     _shell_program_clusters(fs, out, taken)
     _shell_action_clusters(fs, out, taken)
+    _shell_escalation_clusters(fs, out, taken)
     return sorted(out, key=lambda c: min(c[1]))
 
 
@@ -570,6 +571,42 @@ def _shell_action_clusters(fs: Sequence[Finding], out: list[_Cluster], taken: se
         if len({fs[i].tool for i in idx}) > 1:
             out.append(("shell_action", idx))
             taken.update(idx)
+
+
+def _shell_escalation_clusters(fs: Sequence[Finding], out: list[_Cluster], taken: set[int]) -> None:
+    """Several commands of one project refused by the sandbox and run with one escalation
+    setting (``git fetch``, ``git commit``): one lesson, held for a person like each."""
+    by: dict[tuple[str, ...], list[int]] = defaultdict(list)
+    for i, f in enumerate(fs):
+        key = _shell_key(f, "escalation")
+        setting = f.detail.get("setting")
+        if key is not None and i not in taken and isinstance(setting, list):
+            by[(*key, *(str(x) for x in setting))].append(i)
+    for idx in by.values():
+        if len({str(fs[i].detail.get("intent") or fs[i].tool) for i in idx}) > 1:
+            out.append(("shell_escalation", idx))
+            taken.update(idx)
+
+
+def _merge_shell_escalations(group: list[Finding]) -> Finding:
+    f = group[0]
+    intents = list(dict.fromkeys(str(g.detail.get("intent") or g.tool) for g in group))
+    param, value = (str(x) for x in f.detail["setting"])
+    q = quote_error(str(f.detail.get("error") or "refused"), 6)
+    text = _fit(
+        f"In this project {_and(intents)} are refused in the sandbox ('{q}'); they ran with "
+        f"{param}: {value}.",
+        f"In this project {_and(intents)} are refused in the sandbox; they ran with "
+        f"{param}: {value}.",
+    )
+    programs = list(dict.fromkeys(g.tool for g in group))
+    return attrs.evolve(
+        f,
+        text=text,
+        facts=(*programs, param),
+        support=sum(g.support for g in group),
+        detail={**f.detail, "intents": intents, "merged": len(group)},
+    )
 
 
 def _merge_shell_actions(group: list[Finding]) -> Finding:
@@ -967,6 +1004,7 @@ def merge_cluster(kind: str, group: list[Finding]) -> Finding:
         "shell_location": _merge_shell_locations,
         "shell_program": _merge_shell_programs,
         "shell_action": _merge_shell_actions,
+        "shell_escalation": _merge_shell_escalations,
     }[kind](group)
 
 

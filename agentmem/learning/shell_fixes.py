@@ -64,7 +64,7 @@ import attrs
 
 from ..agents import command_line, is_shell, outcome, parse, programs, spec_for
 from ..agents.base import Failure
-from ..agents.outcomes import escalates, failing_command
+from ..agents.outcomes import TTY, escalates, failing_command
 from ..agents.programs import Role
 from ..agents.shell import Command
 from ..records import Step, Trajectory
@@ -310,11 +310,31 @@ def _escalation(f: Command, diag: str, param: str, value: object) -> Finding:
     parameter: a correction, and a risky one (it widens what the agent may do), tagged
     ``risk: escalation`` so that it is held for a person, never served as advice alone."""
     q = quote_error(diag or "refused", 8)
-    setting = f"{param}: {str(value).lower() if isinstance(value, bool) else value}"
-    text = f"In this project {short(f, 40)} is refused in the sandbox ('{q}'); it ran with "
+    shown = str(value).lower() if isinstance(value, bool) else str(value)
+    setting = f"{param}: {shown}"
+    # the program and its subcommand, never its operands (a commit message, a branch name)
+    text = f"In this project {_intent(f)} is refused in the sandbox ('{q}'); it ran with "
     text += f"{setting}."
     return _finding(
-        "escalation", f, "project", text, (f.program, param), diag, risk="escalation", avoid=[]
+        "escalation",
+        f,
+        "project",
+        text,
+        (f.program, param),
+        diag,
+        risk="escalation",
+        setting=[param, shown],
+        intent=_intent(f),
+        avoid=[],
+    )
+
+
+def _terminal(f: Command, diag: str) -> Finding:
+    """The same command failed for want of a terminal, then ran with ``tty: true``."""
+    q = quote_error(diag or "not a terminal", 8)
+    text = f"{_intent(f)} needs a terminal ('{q}'): start it with tty: true."
+    return _finding(
+        "terminal", f, "tool", text, (f.program, TTY), diag, setting=[TTY, "true"], avoid=[]
     )
 
 
@@ -633,6 +653,9 @@ def find_shell_fixes(t: Trajectory) -> list[ShellFix]:
             esc = escalates(later.params)
             if esc is not None and escalates(step.params) is None and c.words == f.words:
                 fnd: Finding | None = _escalation(f, diag, esc, later.params[esc])
+            elif later.params.get(TTY) is True and step.params.get(TTY) is not True:
+                # kept in the view only after a failure that asked for a terminal
+                fnd = _terminal(f, diag) if c.words == f.words else None
             else:
                 fnd = compare(
                     f, c, diag, step.output, [*between, *_before(cmds, c, step, diag)], t.task
@@ -726,6 +749,17 @@ def _sh(command: str, output: str = "", ok: bool = True, **more: object) -> Step
         tool="Bash",
         params={"command": command, **more},
         output=output if ok else f"{code}\n{output}",
+        success=ok,
+    )
+
+
+def _exec(command: str, output: str = "", ok: bool = True, **more: object) -> Step:
+    """An example call as Codex records it (``exec_command`` with its output framing)."""
+    code = 0 if ok else 1
+    return Step(
+        tool="exec_command",
+        params={"cmd": command, **more},
+        output=f"Chunk ID: 1a2b\nProcess exited with code {code}\nOutput:\n{output}",
         success=ok,
     )
 
@@ -886,6 +920,19 @@ SHELL_CHANGES: tuple[ShellChange, ...] = (
         (
             _sh("rg --files -g '*.spec.yaml'", "", False),
             _sh("find . -name '*.spec.yaml'", "./specs/a.spec.yaml\n./other/b.spec.yaml"),
+        ),
+    ),
+    ShellChange(
+        "terminal",
+        "the command failed for want of a terminal (stdin is not a terminal, stdin closed, "
+        "raw mode not supported), then the same command ran with tty: true",
+        (
+            _exec("codex resume 019c", "Error: stdin is not a terminal", False),
+            _exec("codex resume 019c", "Resuming session", tty=True),
+        ),
+        (
+            _exec("codex resume 019c", "Error: no session 019c found", False),
+            _exec("codex resume 019c", "Resuming session", tty=True),
         ),
     ),
     ShellChange(
