@@ -68,6 +68,7 @@ from ..agents.outcomes import TTY, escalates, failing_command
 from ..agents.programs import Role
 from ..agents.shell import Command
 from ..records import Step, Trajectory
+from .claims import EXISTS, NOT_ON_PATH, ON_PATH
 from .findings import Finding, lesson_text, quote_error
 from .kinds import Kind
 
@@ -76,6 +77,7 @@ __all__ = [
     "ShellChange",
     "ShellFix",
     "across",
+    "claims_of",
     "compare",
     "find_shell_fixes",
     "gave_up",
@@ -336,6 +338,29 @@ def _terminal(f: Command, diag: str) -> Finding:
     return _finding(
         "terminal", f, "tool", text, (f.program, TTY), diag, setting=[TTY, "true"], avoid=[]
     )
+
+
+def claims_of(f: Finding) -> tuple[tuple[str, str], ...]:
+    """What a shell correction's lesson claims of the machine or the project that can be
+    checked where it is served (:mod:`.claims`), read from its evidence (a merged
+    finding's too): a program missing or used instead, a full path, a wrapper's program,
+    the path a file was found at, the hidden folder the files are in."""
+    d = f.detail
+    change = d.get("change")
+    facts = [str(x) for x in f.facts]
+    out: list[tuple[str, str]] = []
+    if change in ("interpreter", "program") and len(facts) >= 2:
+        out += [(NOT_ON_PATH, facts[1]), (ON_PATH, facts[0])]
+    elif change == "fullpath" and len(facts) >= 2:
+        out += [(NOT_ON_PATH, facts[0]), (ON_PATH, facts[1])]
+    elif change == "wrapper" and len(facts) >= 2 and facts[1].split():
+        out.append((ON_PATH, facts[1].split()[0]))
+    elif change == "location":
+        goods = d.get("goods") or [d.get("good")]
+        out += [(EXISTS, str(g)) for g in goods if isinstance(g, str) and g]
+    elif change == "hidden" and len(facts) >= 3:
+        out.append((EXISTS, facts[2]))
+    return tuple(dict.fromkeys((k, v) for k, v in out if v and not v.startswith("$")))
 
 
 def _program_word(c: Command) -> str:
