@@ -157,3 +157,69 @@ def test_an_escalation_learned_from_a_real_import_is_held_and_never_served(tmp_p
         assert eid is not None
         mem.review(eid, "approved", by="a person")
         assert [s.experience.text for s in mem.retrieve(text, project=str(tmp_path))] == [text]
+
+
+# --------------------------------------------------------------------------- literal paths
+
+
+def test_powershell_call_reads_the_first_cmdlet_and_its_words():
+    from agentmem.agents.shell import powershell_call
+
+    c = powershell_call(
+        "Get-Content -LiteralPath 'src/app/(d)/[id]/p.tsx' | Select-Object -First 3"
+    )
+    assert c is not None and c.cmdlet == "Get-Content"
+    assert c.option("literalpath") == "src/app/(d)/[id]/p.tsx"
+    assert c.written_after("LiteralPath") == "'src/app/(d)/[id]/p.tsx'"
+    assert powershell_call("Get-Content -Path 'it''s [x].txt'; ls").option("Path") == "it's [x].txt"
+    assert powershell_call("git status") is None
+
+
+def test_an_unquoted_glob_the_shell_refused_teaches_quoting_and_nothing_else():
+    refused = _exec(
+        "rg -n id /Users/me/app/src/[id]/route.ts",
+        "zsh:1: no matches found: /Users/me/app/src/[id]/route.ts",
+    )
+    assert outcome(refused).failure is Failure.MISUSE  # the shell refused: rg never ran
+    quoted = _exec("cat '/Users/me/app/src/[id]/route.ts'", "export {}", True)
+    (fix,) = find_shell_fixes(learning_view(_run(refused, quoted)))
+    assert fix.finding.detail["change"] == "glob"
+    assert fix.finding.text == (
+        "In zsh an unquoted path with [ ], * or ? is a glob pattern "
+        "('no matches found: .../src/[id]/route.ts'): quote the path."
+    )
+    # the path given again unquoted, or another path: no lesson (and no operand lesson)
+    other = _exec("ls /Users/me/app/src", "[id]", True)
+    assert find_shell_fixes(learning_view(_run(refused, other))) == []
+
+
+def test_a_powershell_wildcard_path_read_literally_is_one_lesson_per_cmdlet():
+    missing = (
+        "Exit code: 1\nOutput:\nGet-Content: An object at the specified path "
+        "src/app/api/items/[id]/route.ts does not exist, or has been filtered."
+    )
+    code = (
+        "Exit code: 1\nOutput:\ndashboard: The term 'dashboard' is not recognized as a name "
+        "of a cmdlet, function, script file, or executable program."
+    )
+
+    def ps(cmd: str, out: str, ok: bool = False) -> Step:
+        return Step(tool="shell_command", params={"command": cmd}, output=out, success=ok)
+
+    run = _run(
+        ps("Get-Content -Path src/app/(dashboard)/items/[id]/page.tsx", code),
+        ps(
+            'Get-Content -Path "src/app/(dashboard)/items/[id]/page.tsx"',
+            missing.replace("api/items/[id]/route.ts", "(dashboard)/items/[id]/page.tsx"),
+        ),
+        ps('Get-Content -LiteralPath "src/app/(dashboard)/items/[id]/page.tsx"', "x", True),
+    )
+    found = find_shell_fixes(learning_view(run))
+    assert [f.finding.detail["change"] for f in found] == ["literal", "literal"]
+    assert len({f.finding.text for f in found}) == 1  # one lesson, whichever failure
+    assert "-LiteralPath" in found[0].finding.text and "Get-Content" in found[0].finding.text
+    # a path without [ ] or ( ), or another cmdlet after it: nothing
+    plain = _run(
+        ps("Get-Content -Path a.txt", missing), ps("Get-Content -LiteralPath a.txt", "x", True)
+    )
+    assert find_shell_fixes(learning_view(plain)) == []

@@ -74,7 +74,8 @@ _INVOCATION = re.compile(
     r"is not a \S+ command|[Uu]sage: |no such (file|directory|command)|"
     r"ModuleNotFoundError|No module named|Permission denied|cannot find module|"
     r"would be overwritten|ambiguous argument|unknown revision|pathspec .* did not match|"
-    r"has no upstream branch|ignored by one of your .gitignore",
+    r"has no upstream branch|ignored by one of your .gitignore|"
+    r"(?:zsh|bash)(?::\d+)?: no match(?:es found)?: ",  # the shell refused a glob: nothing ran
     re.IGNORECASE,
 )
 #: A line worth quoting, by what it says (the first one wins; a traceback's last line).

@@ -152,7 +152,7 @@ def withheld(
                 if "/" not in value and which(value) is not None:
                     return f"{value} is on PATH now"
             elif kind == EXISTS:
-                places = [_inside(r, value) for r in (_roots(root) or [None])]
+                places = [_inside(r, value) for r in _roots(root)] or [_inside(None, value)]
                 looked = [p for p in places if p is not None]
                 if looked and not any(exists(p) for p in looked):
                     return f"{value} does not exist in this project"

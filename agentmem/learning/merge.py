@@ -581,7 +581,8 @@ def _shell_escalation_clusters(fs: Sequence[Finding], out: list[_Cluster], taken
         key = _shell_key(f, "escalation")
         setting = f.detail.get("setting")
         if key is not None and i not in taken and isinstance(setting, list):
-            by[(*key, *(str(x) for x in setting))].append(i)
+            k = (*key, *[str(x) for x in setting])
+            by[k].append(i)
     for idx in by.values():
         if len({str(fs[i].detail.get("intent") or fs[i].tool) for i in idx}) > 1:
             out.append(("shell_escalation", idx))

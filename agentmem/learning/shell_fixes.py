@@ -66,7 +66,7 @@ from ..agents import command_line, is_shell, outcome, parse, programs, spec_for
 from ..agents.base import Failure
 from ..agents.outcomes import TTY, escalates, failing_command
 from ..agents.programs import Role
-from ..agents.shell import Command
+from ..agents.shell import Command, powershell_call
 from ..records import Step, Trajectory
 from .claims import EXISTS, NOT_ON_PATH, ON_PATH
 from .findings import Finding, lesson_text, quote_error
@@ -171,21 +171,24 @@ def _installer(c: Command) -> bool:
 
 def _finding(
     change: str,
-    c: Command,
+    c: Command | str,
     scope: str,
     text: str,
     facts: tuple[str, ...],
     diag: str,
     **more: object,
 ) -> Finding:
+    """A shell finding of ``change`` about command ``c`` (or a program named outright: a
+    shell, a cmdlet)."""
+    program = c if isinstance(c, str) else c.program
     detail: dict[str, object] = {
         "change": change,
         "scope": scope,
         "error": diag,
-        "program": c.program,
+        "program": program,
     }
     detail.update(more)
-    return Finding(Kind.SHELL, c.program, "", lesson_text(text), facts, detail=detail)
+    return Finding(Kind.SHELL, program, "", lesson_text(text), facts, detail=detail)
 
 
 def compare(
@@ -500,6 +503,8 @@ def _failed_command(step: Step) -> tuple[Command, str] | None:
     script = parse(command_line(found[1], step.params)) if found else None
     if script is None or not script.parsed:
         return None
+    if _NO_MATCH.search(step.output[:2000]):
+        return None  # the shell refused a glob, nothing ran: only the glob rule reads it
     c = failing_command(script, step.output)
     return (c, o.diagnostic) if c is not None else None
 
@@ -644,6 +649,97 @@ def _hidden(t: Trajectory, i: int) -> ShellFix | None:
     return ShellFix(i, nxt, (), fnd, why)
 
 
+#: The shell refused a word it read as a pattern that matched no file: zsh's "no matches
+#: found: W", bash's (failglob) "no match: W".
+_NO_MATCH = re.compile(r"(?:^|\n)(?:(\w+)(?::\d+)?: )?no match(?:es found)?: ([^\n]+)")
+_GLOB_CHARS = frozenset("[]*?")
+
+
+def _line(step: Step) -> str:
+    found = spec_for(step.tool)
+    return command_line(found[1], step.params) if found else ""
+
+
+def _quoted_in(word: str, line: str) -> bool:
+    return f"'{word}'" in line or f'"{word}"' in line
+
+
+def _tail(path: str, parts: int = 3) -> str:
+    """The last ``parts`` parts of a path (``.../trips/[id]/route.ts``): its shape, without
+    the user's folders."""
+    bits = path.rstrip("/").split("/")
+    return path if len(bits) <= parts else ".../" + "/".join(bits[-parts:])
+
+
+def _literal_glob(t: Trajectory, i: int) -> ShellFix | None:
+    """``glob``: the shell read an unquoted path holding ``[ ]``, ``*`` or ``?`` as a pattern
+    that matched no file (zsh's "no matches found: W"), and a later successful call of the
+    run passed the same path quoted: quote such paths in this shell."""
+    step = t.steps[i]
+    m = _NO_MATCH.search(step.output[:2000])
+    if m is None or step.success or not is_shell(step.tool):
+        return None
+    word = m.group(2).strip()
+    line = _line(step)
+    if not _GLOB_CHARS & set(word) or word not in line or _quoted_in(word, line):
+        return None
+    shell = m.group(1) if m.group(1) and programs.has(m.group(1), Role.SHELL) else "zsh"
+    for j in range(i + 1, min(len(t.steps), i + 1 + WINDOW)):
+        later = t.steps[j]
+        if later.success and is_shell(later.tool) and _quoted_in(word, _line(later)):
+            q = quote_error(f"no matches found: {_tail(word)}", 8)
+            text = (
+                f"In {shell} an unquoted path with [ ], * or ? is a glob pattern ('{q}'): "
+                "quote the path."
+            )
+            fnd = _finding("glob", shell, "machine", text, (shell, "quote"), q)
+            fnd = attrs.evolve(fnd, domain=step.domain or "")
+            why = f"call {i + 1} failed ('{q}'); call {j + 1} passed the path quoted"
+            return ShellFix(i, j, (), fnd, why)
+    return None
+
+
+#: Characters PowerShell's -Path reads as a wildcard ([ ]) or, unquoted, as code (( )).
+_PS_SPECIAL = frozenset("[]()")
+
+
+def _literal_path(t: Trajectory, i: int) -> ShellFix | None:
+    """``literal``: a PowerShell cmdlet given a path holding ``[ ]`` (a wildcard to -Path)
+    or unquoted ``( )`` (code) failed, the failure naming the path or a part of it, and a
+    later successful call of the same cmdlet passed that path as ``-LiteralPath``."""
+    step = t.steps[i]
+    call = powershell_call(_line(step)) if is_shell(step.tool) and not step.success else None
+    if call is None:
+        return None
+    path = call.option("Path")
+    if path is None:
+        rest = [v for v in call.values[1:] if not v.startswith("-")]
+        path = rest[0] if rest else None
+    if not path or not _PS_SPECIAL & set(path):
+        return None
+    said = step.output[:2000]
+    pieces = re.findall(r"\(([^()]+)\)", path)
+    if path not in said and not any(f"'{x}'" in said for x in pieces):
+        return None  # the failure is not about this path
+    for j in range(i + 1, min(len(t.steps), i + 1 + WINDOW)):
+        later = t.steps[j]
+        fix = powershell_call(_line(later)) if later.success and is_shell(later.tool) else None
+        if fix is None or fix.cmdlet.lower() != call.cmdlet.lower():
+            continue
+        if fix.option("LiteralPath") != path:
+            continue
+        text = (
+            f"In PowerShell, {call.cmdlet} -Path reads [ ] in a path as a wildcard and "
+            "unquoted ( ) as code: quote such a path and pass it as -LiteralPath."
+        )
+        q = quote_error(outcome(step).diagnostic or "does not exist", 8)
+        fnd = _finding("literal", call.cmdlet, "tool", text, (call.cmdlet, "-LiteralPath"), q)
+        fnd = attrs.evolve(fnd, domain=step.domain or "")
+        why = f"call {i + 1} {call.cmdlet} failed ('{q}'); call {j + 1} passed -LiteralPath"
+        return ShellFix(i, j, (), fnd, why)
+    return None
+
+
 def find_shell_fixes(t: Trajectory) -> list[ShellFix]:
     """The shell corrections of one run (its steps as learning sees them: see
     :func:`agentmem.agents.learning_view`), in the order of their failed calls."""
@@ -704,7 +800,9 @@ def find_shell_fixes(t: Trajectory) -> list[ShellFix]:
             if advised is not None:
                 out.append(advised)
     taken = {x.failed for x in out}
-    out += [h for h in (_hidden(t, i) for i in range(len(steps)) if i not in taken) if h]
+    for read in (_hidden, _literal_glob, _literal_path):
+        out += [h for h in (read(t, i) for i in range(len(steps)) if i not in taken) if h]
+        taken = {x.failed for x in out}
     project = t.meta.get("project")
     if isinstance(project, str) and project:  # Stage 3 merges findings of one project only
         out = [
@@ -802,6 +900,10 @@ class ShellChange:
 
 
 _NO_FILE = "No such file or directory"
+_PS_MISSING = (
+    "Get-Content: An object at the specified path src/app/[id]/page.tsx does not exist, or "
+    "has been filtered by the -Include or -Exclude parameter."
+)
 _UPSTREAM = (
     "fatal: The current branch feat has no upstream branch.\n"
     "To push the current branch and set the remote as upstream, use\n\n"
@@ -945,6 +1047,36 @@ SHELL_CHANGES: tuple[ShellChange, ...] = (
         (
             _sh("rg --files -g '*.spec.yaml'", "", False),
             _sh("find . -name '*.spec.yaml'", "./specs/a.spec.yaml\n./other/b.spec.yaml"),
+        ),
+    ),
+    ShellChange(
+        "glob",
+        "zsh refused an unquoted path holding [ ], * or ? as a glob that matched nothing "
+        "('no matches found: W'), and a later call passed the same path quoted",
+        (
+            _exec(
+                "rg -n id src/app/[id]/page.tsx",
+                "zsh:1: no matches found: src/app/[id]/page.tsx",
+                False,
+            ),
+            _exec("cat 'src/app/[id]/page.tsx'", "export default function Page() {}"),
+        ),
+        (
+            _exec("ls src/*.tsx", "zsh:1: no matches found: src/*.tsx", False),
+            _exec("ls src", "app"),
+        ),
+    ),
+    ShellChange(
+        "literal",
+        "a PowerShell cmdlet given a path holding [ ] (a wildcard to -Path) or unquoted ( ) "
+        "failed naming it; the same cmdlet then read that path as -LiteralPath",
+        (
+            _exec("Get-Content -Path 'src/app/[id]/page.tsx'", _PS_MISSING, False),
+            _exec("Get-Content -LiteralPath 'src/app/[id]/page.tsx'", "export default 1"),
+        ),
+        (
+            _exec("Get-Content -Path 'src/app/[id]/page.tsx'", _PS_MISSING, False),
+            _exec("Get-ChildItem -LiteralPath 'src/app/[id]'", "page.tsx"),
         ),
     ),
     ShellChange(
