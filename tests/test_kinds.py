@@ -171,3 +171,37 @@ def test_each_shell_change_learns_from_its_positive_example_only(change):
 def test_every_kind_declares_its_evidence():
     for k, spec in KINDS.items():
         assert len(spec.evidence.split()) >= 6, k
+
+
+# --------------------------------------------------------------------------- repeated slips
+
+
+def _learned_from(tmp_path, runs) -> list[str]:
+    from agentmem import Memory
+
+    from .conftest import FakeEmbedder, FakeModel
+
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    with Memory.open(tmp_path / "slip.db", embedder=FakeEmbedder(), model=FakeModel()) as mem:
+        for n, steps in enumerate(runs):
+            tid = mem.record(f"look at the project, part {n}", list(steps))
+            mem.feedback(tid, "accept")
+        mem.learn(use_model=False)
+        return [e.text for e in mem.experiences()]
+
+
+def test_a_slip_teaches_only_when_it_repeats(tmp_path):
+    from agentmem.learning.corrections import REPEATED_SLIP
+
+    assert _learned_from(tmp_path / "pos", REPEATED_SLIP["positive"]) == [
+        "If Read fails with 'EISDIR', it takes a file: list a folder with Glob or ls."
+    ]
+    assert _learned_from(tmp_path / "neg", REPEATED_SLIP["negative"]) == []
+    # twice in one run repeats too
+    globbed = REPEATED_SLIP["positive"][1]
+    other = tuple(
+        attrs.evolve(s, params={k: v.replace("fish", "nvim") for k, v in s.params.items()})
+        for s in globbed
+    )
+    assert len(_learned_from(tmp_path / "twice", [globbed + other])) == 1
+    assert _learned_from(tmp_path / "once", [globbed]) == []

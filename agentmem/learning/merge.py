@@ -510,6 +510,7 @@ def clusters(findings: Sequence[Finding]) -> list[tuple[str, list[int]]]:
     _shell_program_clusters(fs, out, taken)
     _shell_action_clusters(fs, out, taken)
     _shell_escalation_clusters(fs, out, taken)
+    _tool_instead_clusters(fs, out, taken)
     return sorted(out, key=lambda c: min(c[1]))
 
 
@@ -681,6 +682,29 @@ def _tool_rule_clusters(fs: Sequence[Finding], out: list[_Cluster], taken: set[i
         if len({fs[i].tool for i in idx}) > 1 or len(idx) > 1:
             out.append(("tool_rule", idx))
             taken.update(idx)
+
+
+def _tool_instead_clusters(fs: Sequence[Finding], out: list[_Cluster], taken: set[int]) -> None:
+    """One rule of a tool (Read refuses a folder) slipped on in several runs: one lesson,
+    its slips summed (a slip that repeats teaches; a one-off one does not)."""
+    rules: dict[tuple[str, str], list[int]] = defaultdict(list)
+    for i, f in enumerate(fs):
+        if f.kind == Kind.TOOL_RULE and i not in taken and f.detail.get("repeats"):
+            rules[(f.tool, str(f.detail.get("rule_error")))].append(i)
+    for idx in rules.values():
+        if len(idx) > 1:
+            out.append(("tool_instead", idx))
+            taken.update(idx)
+
+
+def _merge_tool_instead(group: list[Finding]) -> Finding:
+    f = group[0]
+    slips = sum(int(g.detail.get("slips") or 1) for g in group)
+    return attrs.evolve(
+        f,
+        support=sum(g.support for g in group),
+        detail={**f.detail, "slips": slips, "merged": len(group)},
+    )
 
 
 def _merge_tool_rules(group: list[Finding]) -> Finding:
@@ -1006,6 +1030,7 @@ def merge_cluster(kind: str, group: list[Finding]) -> Finding:
         "shell_program": _merge_shell_programs,
         "shell_action": _merge_shell_actions,
         "shell_escalation": _merge_shell_escalations,
+        "tool_instead": _merge_tool_instead,
     }[kind](group)
 
 

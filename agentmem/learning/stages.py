@@ -624,4 +624,15 @@ def generalize(ops: Sequence[Operation]) -> list[Operation]:
                 out.append(replace[k])  # type: ignore[arg-type]
         else:
             out.append(op)
-    return out
+    return [op for op in out if repeated(op)]
+
+
+def repeated(op: Operation) -> bool:
+    """Whether an operation may stand as far as its slips go: a finding that teaches only
+    when its slip repeats (``detail["repeats"]``: a tool's self-explaining error) needs
+    two slips or more, in one run or in the session's runs merged (issue 29: a one-off
+    slip teaches nothing)."""
+    f = op.detail.get("evidence") if op.kind == "ADD" else None
+    if not isinstance(f, Finding) or not f.detail.get("repeats"):
+        return True
+    return int(f.detail.get("slips") or 1) >= 2
