@@ -366,12 +366,29 @@ def test_one_program_missing_under_several_commands_makes_one_lesson():
     (one,) = merge_findings(found)
     assert one.text.startswith("cargo is not on PATH here") and "nix-shell -p cargo" in one.text
     assert one.support == sum(f.support for f in found)
-    # two projects: each keeps its own lesson (a merged lesson is served where its runs were)
-    apart = [
+    # two projects: a fact of the machine (cargo provided by nix-shell) is one lesson, for a
+    # library is one machine's; a project's own runner (uv run) stays each project's
+    both = [
         f.finding
         for cmd, project in (("cargo build", "/w/app"), ("cargo test --all", "/w/other"))
         for f in find_shell_fixes(learning_view(run(cmd, project)))
     ]
+    assert {f.detail["scope"] for f in both} == {"machine"}
+    assert len(merge_findings(both)) == 1
+
+    def uv(cmd: str, project: str) -> Trajectory:
+        steps = (
+            _bash(cmd, "Exit code 127\nbash: pytest: command not found"),
+            _bash(f"uv run {cmd}", "ok", True),
+        )
+        return Trajectory(task=f"do {cmd}", steps=steps, meta={"project": project})
+
+    apart = [
+        f.finding
+        for cmd, project in (("pytest -x", "/w/app"), ("pytest tests", "/w/other"))
+        for f in find_shell_fixes(learning_view(uv(cmd, project)))
+    ]
+    assert {f.detail["scope"] for f in apart} == {"project"}
     assert len(merge_findings(apart)) == 2
 
 

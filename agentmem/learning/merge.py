@@ -549,11 +549,16 @@ def _shell_program_clusters(fs: Sequence[Finding], out: list[_Cluster], taken: s
     for i, f in enumerate(fs):
         for change in ("wrapper", "interpreter"):
             key = _shell_key(f, change)
+            if key is not None and key[1] == "machine":
+                # a fact of the machine holds in every project of it (a library is one
+                # machine's): python missing in two projects is one lesson
+                key = ("", "machine")
             if key is not None and i not in taken and len(f.facts) >= 2:
                 k = (*key, change, *f.facts[:2])
                 by[k].append(i)
     for idx in by.values():
-        if len({fs[i].text for i in idx}) > 1:
+        projects = {fs[i].detail.get("project") for i in idx}
+        if len({fs[i].text for i in idx}) > 1 or len(projects) > 1:
             out.append(("shell_program", idx))
             taken.update(idx)
 
