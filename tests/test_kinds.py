@@ -225,3 +225,19 @@ def test_a_slip_teaches_only_when_it_repeats(tmp_path):
     (c,) = find_corrections(Trajectory(task="look", steps=globbed))
     assert c.finding.detail["repeats"] and c.finding.detail["slips"] == 1
     _walk(c.finding, Kind.TOOL_RULE)
+
+
+def test_a_slip_repeated_in_a_later_session_teaches_then(tmp_path):
+    from agentmem import Memory
+    from agentmem.learning.corrections import REPEATED_SLIP
+
+    from .conftest import FakeEmbedder, FakeModel
+
+    first, second = REPEATED_SLIP["positive"]
+    with Memory.open(tmp_path / "later.db", embedder=FakeEmbedder(), model=FakeModel()) as mem:
+        for n, steps in enumerate((second, first)):  # one session each, learned in between
+            tid = mem.record(f"look at the project, part {n}", list(steps))
+            mem.feedback(tid, "accept")
+            mem.learn(use_model=False)
+            texts = [e.text for e in mem.experiences()]
+            assert len(texts) == n  # nothing after the first slip; the lesson after the second

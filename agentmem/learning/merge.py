@@ -511,6 +511,7 @@ def clusters(findings: Sequence[Finding]) -> list[tuple[str, list[int]]]:
     _shell_action_clusters(fs, out, taken)
     _shell_escalation_clusters(fs, out, taken)
     _tool_instead_clusters(fs, out, taken)
+    _same_lesson_clusters(fs, out, taken)
     return sorted(out, key=lambda c: min(c[1]))
 
 
@@ -700,6 +701,34 @@ def _tool_instead_clusters(fs: Sequence[Finding], out: list[_Cluster], taken: se
         if len(idx) > 1:
             out.append(("tool_instead", idx))
             taken.update(idx)
+
+
+def _same_lesson_clusters(fs: Sequence[Finding], out: list[_Cluster], taken: set[int]) -> None:
+    """The very same lesson found in several groups (git's own advice in three sessions):
+    one lesson with their support summed and all their runs, where it holds the same: a
+    rule of a tool or a fact of the machine anywhere, a project's fact in that project."""
+    by: dict[tuple[str, ...], list[int]] = defaultdict(list)
+    for i, f in enumerate(fs):
+        scope = f.detail.get("scope")
+        if i in taken or scope not in ("tool", "machine", "project"):
+            continue
+        where = str(f.detail.get("project") or "") if scope == "project" else ""
+        if scope == "project" and not where:
+            continue  # a project's fact of no known project: merged with nothing
+        by[(str(f.kind), f.text, str(scope), where)].append(i)
+    for idx in by.values():
+        if len(idx) > 1:
+            out.append(("same_lesson", idx))
+            taken.update(idx)
+
+
+def _merge_same_lesson(group: list[Finding]) -> Finding:
+    f = group[0]
+    return attrs.evolve(
+        f,
+        support=sum(g.support for g in group),
+        detail={**f.detail, "merged": len(group)},
+    )
 
 
 def _merge_tool_instead(group: list[Finding]) -> Finding:
@@ -1036,6 +1065,7 @@ def merge_cluster(kind: str, group: list[Finding]) -> Finding:
         "shell_action": _merge_shell_actions,
         "shell_escalation": _merge_shell_escalations,
         "tool_instead": _merge_tool_instead,
+        "same_lesson": _merge_same_lesson,
     }[kind](group)
 
 
