@@ -223,3 +223,22 @@ def test_a_powershell_wildcard_path_read_literally_is_one_lesson_per_cmdlet():
         ps("Get-Content -Path a.txt", missing), ps("Get-Content -LiteralPath a.txt", "x", True)
     )
     assert find_shell_fixes(learning_view(plain)) == []
+
+
+def test_a_windows_path_whose_backslashes_git_bash_ate_teaches_forward_slashes():
+    def bash(cmd: str, out: str, ok: bool = False) -> Step:
+        return Step(tool="Bash", params={"command": cmd}, output=out, success=ok)
+
+    eaten = bash(
+        "type C:\\Users\\joshl\\AppData\\Local\\Temp\\t.output",
+        "Exit code 1\n/usr/bin/bash: line 1: type: C:UsersjoshlAppDataLocalTempt.output: not found",
+    )
+    fixed = bash("cat /c/Users/joshl/AppData/Local/Temp/t.output", "ok", True)
+    (fix,) = find_shell_fixes(learning_view(_run(eaten, fixed)))
+    assert fix.finding.detail["change"] == "backslash"
+    assert "forward slashes (/c/...); cat worked" in fix.finding.text
+    # no sign that bash ate them (the file is simply not there): nothing
+    missing = bash(
+        "type C:\\Users\\joshl\\t.output", "Exit code 1\nThe system cannot find the file"
+    )
+    assert find_shell_fixes(learning_view(_run(missing, fixed))) == []

@@ -740,6 +740,57 @@ def _literal_path(t: Trajectory, i: int) -> ShellFix | None:
     return None
 
 
+#: A Windows drive path written with backslashes, as a command line holds it.
+_DRIVE_PATH = re.compile(r"(?<![\w/])([A-Za-z]):((?:\\[^\s\\\"'<>|;&]+)+)")
+
+
+def _slashed(drive: str, rest: str) -> tuple[str, ...]:
+    """A Windows path's forward-slash forms: ``C:/Users/x``, ``/c/Users/x``."""
+    tail = rest.replace("\\", "/")
+    return (f"{drive}:{tail}", f"/{drive.lower()}{tail}")
+
+
+def _backslashes(t: Trajectory, i: int) -> ShellFix | None:
+    """``backslash``: a bash shell (Git Bash on Windows) took the backslashes out of a
+    Windows path (``C:\\Users\\x`` ran as ``C:Usersx``, and the output says so), and a later
+    successful call passed the same path with forward slashes (``/c/Users/x``)."""
+    step = t.steps[i]
+    if step.success or not is_shell(step.tool):
+        return None
+    line = _line(step)
+    for m in _DRIVE_PATH.finditer(line):
+        drive, rest = m.group(1), m.group(2)
+        eaten = f"{drive}:{rest.replace(chr(92), '')}"
+        if eaten not in step.output[:2000]:
+            continue  # no sign that bash ate them
+        forms = _slashed(drive, rest)
+        for j in range(i + 1, min(len(t.steps), i + 1 + WINDOW)):
+            later = t.steps[j]
+            if not (later.success and is_shell(later.tool)):
+                continue
+            good = _line(later)
+            used = next((x for x in forms if x in good), None)
+            if used is None:
+                continue
+            words = line[: m.start()].split()
+            program = next((w for w in reversed(words) if w.isidentifier()), "bash")
+            fixed = parse(good)
+            other = fixed.commands[0].program if fixed.parsed and fixed.commands else ""
+            via = f"; {other} worked" if other and other != program else ""
+            shown = eaten if len(eaten) <= 20 else eaten[:17] + "..."
+            text = (
+                f"The Bash tool runs Git Bash here: it takes the backslashes out of a Windows "
+                f"path ({program} C:\\... fails: '{shown}'); write it with "
+                f"forward slashes (/{drive.lower()}/...){via}."
+            )
+            facts = (program, other or program, "forward slashes")
+            fnd = _finding("backslash", program, "machine", text, facts, eaten)
+            fnd = attrs.evolve(fnd, domain=step.domain or "")
+            why = f"call {i + 1} lost a path's backslashes; call {j + 1} used {used}"
+            return ShellFix(i, j, (), fnd, why)
+    return None
+
+
 def find_shell_fixes(t: Trajectory) -> list[ShellFix]:
     """The shell corrections of one run (its steps as learning sees them: see
     :func:`agentmem.agents.learning_view`), in the order of their failed calls."""
@@ -800,7 +851,7 @@ def find_shell_fixes(t: Trajectory) -> list[ShellFix]:
             if advised is not None:
                 out.append(advised)
     taken = {x.failed for x in out}
-    for read in (_hidden, _literal_glob, _literal_path):
+    for read in (_hidden, _literal_glob, _literal_path, _backslashes):
         out += [h for h in (read(t, i) for i in range(len(steps)) if i not in taken) if h]
         taken = {x.failed for x in out}
     project = t.meta.get("project")
@@ -1077,6 +1128,19 @@ SHELL_CHANGES: tuple[ShellChange, ...] = (
         (
             _exec("Get-Content -Path 'src/app/[id]/page.tsx'", _PS_MISSING, False),
             _exec("Get-ChildItem -LiteralPath 'src/app/[id]'", "page.tsx"),
+        ),
+    ),
+    ShellChange(
+        "backslash",
+        "Git Bash took the backslashes out of a Windows path (the output names it without "
+        "them), and a later call passed the same path with forward slashes",
+        (
+            _sh("type C:\\Users\\me\\out.log", "bash: type: C:Usersmeout.log: not found", False),
+            _sh("cat /c/Users/me/out.log", "done"),
+        ),
+        (
+            _sh("type C:\\Users\\me\\out.log", "bash: type: out.log: not found", False),
+            _sh("cat /c/Users/me/out.log", "done"),
         ),
     ),
     ShellChange(
