@@ -165,7 +165,8 @@ _EXIT_IN_LINE = re.compile(r"exit[ _]code:?\s*(-?\d+)", re.I)
 # "exec_command failed[ for `cmd`]: CreateProcess { message: "Codex(Sandbox(Denied { output:
 # ExecToolCallOutput { exit_code: 128, ..., stderr: StreamOutput { text: \"fatal: ...\"".
 _EXEC_FAILED = re.compile(r"\A\s*exec_command failed\b[^\n]*?\bSandbox\(Denied\b")
-_STDERR = re.compile(r'stderr: StreamOutput \{ text: \\"((?:[^"\\]|\\\\.|\\[^"])*)\\"')
+# the value's text: up to its closing \" (alternatives disjoint: no backtracking blow-up)
+_STDERR = re.compile(r'stderr: StreamOutput \{ text: \\"((?:[^"\\]|\\\\|\\[^"\\])*)\\"')
 
 
 def sandbox_denial(text: str) -> str | None:
@@ -175,7 +176,7 @@ def sandbox_denial(text: str) -> str | None:
         return None
     found = _EXIT_IN_LINE.search(text)
     head = "sandbox denied" + (f" (exit code {found.group(1)})" if found else "")
-    err = _STDERR.search(text)
+    err = _STDERR.search(text[:20_000])
     if err is None:
         return head
     said = err.group(1)
