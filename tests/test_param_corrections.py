@@ -242,3 +242,12 @@ def test_a_windows_path_whose_backslashes_git_bash_ate_teaches_forward_slashes()
         "type C:\\Users\\joshl\\t.output", "Exit code 1\nThe system cannot find the file"
     )
     assert find_shell_fixes(learning_view(_run(missing, fixed))) == []
+
+
+def test_a_hostile_sandbox_refusal_is_read_quickly():
+    head = 'exec_command failed: CreateProcess { message: "Codex(Sandbox(Denied { stderr: '
+    for tail in ("\\" * 20_000, "\\n" * 20_000, "\\\\" * 20_000 + '"'):
+        t0 = time.perf_counter()
+        said = sandbox_denial(head + 'StreamOutput { text: \\"' + tail)
+        assert said is not None and said.startswith("sandbox denied")
+        assert time.perf_counter() - t0 < 1.0
