@@ -251,3 +251,23 @@ def test_a_hostile_sandbox_refusal_is_read_quickly():
         said = sandbox_denial(head + 'StreamOutput { text: \\"' + tail)
         assert said is not None and said.startswith("sandbox denied")
         assert time.perf_counter() - t0 < 1.0
+
+
+def test_a_hidden_folder_rg_files_skipped_and_find_found_is_where_the_project_keeps_it():
+    def sh(cmd: str, out: str, code: int = 0) -> Step:
+        body = f"Exit code: {code}\nWall time: 0 seconds\nOutput:\n{out}"
+        return Step(tool="shell_command", params={"command": cmd}, output=body, success=code == 0)
+
+    listed = sh("rg --files -g '.specify' -g '.specify/**'", "", 1)
+    search = sh('rg -n "constitution" -S', "features/x/SPEC.md:7:## Constitution")
+    found = sh("find . -maxdepth 4 -type d -name '.specify'", "./feature/fix/.specify")
+    (fix,) = find_shell_fixes(learning_view(_run(listed, search, found)))
+    assert fix.finding.text == (
+        "In this project .specify is at feature/fix/.specify, a hidden folder rg --files skips: "
+        "find it with find . -name .specify or rg --files --hidden."
+    )
+    # found in two places, or another name: nothing
+    two = sh("find . -type d -name '.specify'", "./a/.specify\n./b/.specify")
+    assert find_shell_fixes(learning_view(_run(listed, two))) == []
+    other = sh("find . -type d -name '.config'", "./a/.config")
+    assert find_shell_fixes(learning_view(_run(listed, other))) == []

@@ -628,6 +628,45 @@ def _found_by_find(t: Trajectory, i: int, glob: str) -> tuple[int, str] | None:
     return (nxt, folders.pop()) if len(folders) == 1 else None
 
 
+def _globs_of(c: Command) -> list[str]:
+    """Every file pattern of ``rg --files -g A -g B`` (none for another command)."""
+    if c.program != "rg" or "--files" not in c.words or "--hidden" in c.words:
+        return []
+    words = list(c.words)
+    out = [words[k + 1] for k, w in enumerate(words[:-1]) if w in ("-g", "--glob")]
+    out += [w[len("--glob=") :] for w in words if w.startswith("--glob=")]
+    return out
+
+
+def _hidden_folder(t: Trajectory, i: int, globs: list[str]) -> ShellFix | None:
+    """``rg --files -g .x -g '.x/**'`` listed nothing, and one of the run's next three shell
+    calls, ``find . -name .x`` (a depth or type allowed), found that hidden folder at one
+    place: where the project keeps it, which rg --files skips."""
+    nxt = [j for j in range(i + 1, min(len(t.steps), i + 6)) if is_shell(t.steps[j].tool)][:3]
+    for j in nxt:
+        found = _commands(t.steps[j]) or ()
+        if not t.steps[j].success or len(found) != 1 or found[0].program != "find":
+            continue
+        words = list(found[0].words)
+        name = words[words.index("-name") + 1] if "-name" in words[:-1] else ""
+        if not name.startswith(".") or name.startswith("..") or name not in globs:
+            return None
+        listed = [x.removeprefix("./") for x in _paths(t.steps[j].output)]
+        if len(listed) != 1 or os.path.basename(listed[0]) != name:
+            return None
+        where = listed[0]
+        text = (
+            f"In this project {name} is at {where}, a hidden folder rg --files skips: "
+            f"find it with find . -name {name} or rg --files --hidden."
+        )
+        cmd = (_commands(t.steps[i]) or ())[0]
+        fnd = _finding("hidden", cmd, "project", text, ("rg", "find", where), "no files found")
+        fnd = attrs.evolve(fnd, domain=t.steps[i].domain or "", detail={**fnd.detail, "avoid": []})
+        why = f"call {i + 1} rg --files listed nothing; call {j + 1} found {where}"
+        return ShellFix(i, j, (), fnd, why)
+    return None
+
+
 def _hidden(t: Trajectory, i: int) -> ShellFix | None:
     """The ``hidden`` finding of call ``i`` (see the module doc), or None."""
     cmds = (_commands(t.steps[i]) if is_shell(t.steps[i].tool) else None) or ()
@@ -635,7 +674,9 @@ def _hidden(t: Trajectory, i: int) -> ShellFix | None:
     if glob is None or _paths(t.steps[i].output):
         return None
     found = _found_by_find(t, i, glob)
-    if found is None or not found[1].startswith(".") or found[1].startswith(".."):
+    if found is None:
+        return _hidden_folder(t, i, _globs_of(cmds[0]))
+    if not found[1].startswith(".") or found[1].startswith(".."):
         return None
     nxt, folder = found
     text = (
