@@ -271,3 +271,20 @@ def test_a_hidden_folder_rg_files_skipped_and_find_found_is_where_the_project_ke
     assert find_shell_fixes(learning_view(_run(listed, two))) == []
     other = sh("find . -type d -name '.config'", "./a/.config")
     assert find_shell_fixes(learning_view(_run(listed, other))) == []
+
+
+def test_one_element_of_a_list_operand_named_unknown_is_the_programs_rule():
+    def bash(cmd: str, out: str, ok: bool = False) -> Step:
+        return Step(tool="Bash", params={"command": cmd}, output=out, success=ok)
+
+    bad = bash("gh pr view 1 --repo o/r --json state,merged", 'Unknown JSON field: "merged"\nx')
+    good = bash("gh pr view 1 --repo o/r --json state,mergedAt,mergedBy", "{}", True)
+    (fix,) = find_shell_fixes(learning_view(_run(bad, good)))
+    assert fix.finding.detail["change"] == "element"
+    assert fix.finding.text == (
+        "gh pr view --json has no merged ('Unknown JSON field: merged'): "
+        "ask for mergedAt,mergedBy instead."
+    )
+    # the output names no element (or names one still asked for): nothing
+    vague = bash("gh pr view 1 --json state,merged", "unknown error\nx")
+    assert find_shell_fixes(learning_view(_run(vague, good))) == []

@@ -56,6 +56,7 @@ not installed here) or ``tool`` (a program's own rule).
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 from collections.abc import Sequence
@@ -420,7 +421,7 @@ def _operand(f: Command, s: Command, q: str, diag: str, body: str, task: str) ->
         return None  # a script passed as one word (powershell -Command "..."): code, no operand
     said = f"{diag}\n{body[:1000]}"
     if bad not in said and bad.rstrip("/") not in said:
-        return None  # the failure does not name the operand that changed
+        return _element(f, bad, good, q, diag)  # one element of a list, named alone?
     if _MISSING_PATH.search(diag) and os.path.basename(bad.rstrip("/")) == os.path.basename(
         good.rstrip("/")
     ):
@@ -436,6 +437,29 @@ def _operand(f: Command, s: Command, q: str, diag: str, body: str, task: str) ->
     text = f"In this project run {_intent(f)} with {good}, not {bad}, which fails with '{q}'."
     return _finding(
         "operand", f, "project", text, (f.program, good), diag, bad=bad, good=good, avoid=[bad]
+    )
+
+
+def _element(f: Command, bad: str, good: str, q: str, diag: str) -> Finding | None:
+    """``element``: the operand is a comma list (``--json state,merged``) and the diagnostic
+    names, quoted, the one element the retry left out or replaced (``Unknown JSON field:
+    "merged"``): the program has no such element, and the retry's list is what worked."""
+    if "," not in bad or "/" in bad + good or not _OPTION_RULE.search(diag):
+        return None
+    old, new = bad.split(","), good.split(",")
+    gone = [x for x in old if x not in new]
+    named = [x for x in gone if re.search(rf"[\"'`]{re.escape(x)}[\"'`]", diag)]
+    if len(gone) != 1 or named != gone or not gone[0]:
+        return None
+    words = list(f.words)
+    head = " ".join(itertools.takewhile(lambda w: w.isalpha(), words)) or f.program
+    at = words.index(bad) if bad in words else 0
+    flag = words[at - 1] if at and words[at - 1].startswith("-") else ""
+    added = ",".join(x for x in new if x not in old) or good
+    text = f"{head} {flag} has no {gone[0]} ('{q}'): ask for {added} instead."
+    text = re.sub(r"\s+", " ", text)
+    return _finding(
+        "element", f, "tool", text, (f.program, added), diag, bad=gone[0], good=good, avoid=gone
     )
 
 
@@ -1085,6 +1109,19 @@ SHELL_CHANGES: tuple[ShellChange, ...] = (
         (
             _sh("git checkout dev", "error: Your local changes would be overwritten", False),
             _sh("git checkout main"),
+        ),
+    ),
+    ShellChange(
+        "element",
+        "one element of a comma-list operand changed, the failed output naming that "
+        "element, quoted, as unknown or invalid",
+        (
+            _sh("gh pr view 1 --json state,merged", 'Unknown JSON field: "merged"', False),
+            _sh("gh pr view 1 --json state,mergedAt,mergedBy", '{"state":"MERGED"}'),
+        ),
+        (
+            _sh("gh pr view 1 --json state,merged", 'Unknown JSON field: "merged"', False),
+            _sh("gh pr view 2 --json state,mergedAt", '{"state":"OPEN"}'),
         ),
     ),
     ShellChange(
