@@ -69,7 +69,7 @@ def _roles(c: Command) -> frozenset[Role]:
 #: Lines that say the command itself was wrong (how it was called, what is missing).
 _INVOCATION = re.compile(
     r"command not found|not found: |No such file or directory|cannot access|"
-    r"not a git repository|unknown option|unrecognized option|invalid option|"
+    r"not a git repository|unknown option|unrecogni[sz]ed (?:option|flag)|invalid option|"
     r"illegal option|unrecognized arguments?|unknown (flag|command|subcommand)|"
     r"is not a \S+ command|[Uu]sage: |no such (file|directory|command)|"
     r"ModuleNotFoundError|No module named|Permission denied|cannot find module|"

@@ -220,6 +220,9 @@ def compare(
         return _prerequisite(f, s, q, diag, between)
     if s.words != f.words and advises(body, s):
         return _suggested(f, s, diag)
+    found = _pattern(f, s, diag)
+    if found is not None:
+        return found
     if f.flags == s.flags:
         return _operand(f, s, q, diag, body, task)
     if f.operands == s.operands and _targets(f) == _targets(s):
@@ -438,6 +441,40 @@ def _operand(f: Command, s: Command, q: str, diag: str, body: str, task: str) ->
     return _finding(
         "operand", f, "project", text, (f.program, good), diag, bad=bad, good=good, avoid=[bad]
     )
+
+
+#: A program's complaint about an option it does not know (ripgrep, grep, clap's words).
+_UNKNOWN_OPTION = re.compile(
+    r"unrecogni[sz]ed (?:flag|option)|unknown (?:flag|option)|invalid option|"
+    r"Found argument .{0,40} which wasn't expected|unexpected argument",
+    re.I,
+)
+
+
+def _pattern(f: Command, s: Command, diag: str) -> Finding | None:
+    """``pattern``: a search program (grep, rg: its exit status answers a question) read a
+    pattern that starts with ``-`` as an option and said so, and the retry passed the very
+    same word as a pattern, after ``-e`` (``--regexp``) or after ``--``."""
+    if f.program != s.program or not programs.has(f.program, Role.ANSWERS):
+        return None
+    if not _UNKNOWN_OPTION.search(diag):
+        return None
+    words, retry = list(f.words), list(s.words)
+    for w in words[1:]:
+        if not w.startswith("-") or w in ("-", "--") or w not in retry:
+            continue
+        k = retry.index(w)
+        marked = k > 0 and retry[k - 1] in ("-e", "--regexp", "--")
+        head = w.split()[0]
+        if marked and (w in diag or head in diag or head.lstrip("-") in diag):
+            q = quote_error(diag, 8)
+            how = "-e PATTERN" if retry[k - 1] != "--" else "-- PATTERN"
+            text = (
+                f"{f.program} reads a search pattern that starts with - as an option ('{q}'): "
+                f"pass it as {how}."
+            )
+            return _finding("pattern", f, "tool", text, (f.program, how.split()[0]), diag, avoid=[])
+    return None
 
 
 def _element(f: Command, bad: str, good: str, q: str, diag: str) -> Finding | None:
@@ -1109,6 +1146,19 @@ SHELL_CHANGES: tuple[ShellChange, ...] = (
         (
             _sh("git checkout dev", "error: Your local changes would be overwritten", False),
             _sh("git checkout main"),
+        ),
+    ),
+    ShellChange(
+        "pattern",
+        "a search program read a pattern that starts with - as an option and said so; the "
+        "retry passed the same word after -e or --",
+        (
+            _sh('rg -n "-> Result" src', "rg: unrecognized flag -> Result", False),
+            _sh('rg -n -e "-> Result" src', "src/a.rs:3: fn f() -> Result<()>"),
+        ),
+        (
+            _sh('rg -n "-> Result" src', "rg: unrecognized flag -> Result", False),
+            _sh('rg -n "Result" src', "src/a.rs:3: fn f() -> Result<()>"),
         ),
     ),
     ShellChange(
