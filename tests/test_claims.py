@@ -133,6 +133,10 @@ def test_a_learned_lesson_carries_its_claims_and_is_withheld_where_they_fail(tmp
         (lesson,) = mem.experiences()
     assert lesson.text.startswith("In this project notes.txt is at docs/notes.txt")
     assert withheld(lesson, tmp_path) == "docs/notes.txt does not exist in this project"
+    # as retrieval returns it (a Scored hit), the same
+    with Memory.open(tmp_path / "m.db", embedder=FakeEmbedder(), model=FakeModel()) as mem:
+        (hit,) = mem.retrieve(lesson.text, project=str(tmp_path))
+    assert withheld(hit, tmp_path) == "docs/notes.txt does not exist in this project"
     os.makedirs(tmp_path / "docs")
     (tmp_path / "docs" / "notes.txt").write_text("buy milk")
     assert withheld(lesson, tmp_path) is None

@@ -52,13 +52,17 @@ MAX_CLAIMS = 12
 
 def _rule_of(lesson: object) -> Any:
     """The rule of ``lesson``: an object with a ``rule`` attribute (an
-    :class:`~agentmem.records.Experience`, a :class:`~agentmem.learning.rules.Rule`'s
-    ``claims``), a mapping with a ``rule`` key (a row), or the rule itself (JSON text
-    or a mapping)."""
+    :class:`~agentmem.records.Experience`), a retrieval hit with an ``experience``
+    (:class:`~agentmem.retrieval.retriever.Scored`), a
+    :class:`~agentmem.learning.rules.Rule` (its ``claims``), a mapping with a ``rule``
+    key (a row), or the rule itself (JSON text or a mapping)."""
     if isinstance(lesson, (str, bytes)):
         return lesson
     if isinstance(lesson, Mapping):
         return lesson.get("rule", lesson) if "claims" not in lesson else lesson
+    inner = getattr(lesson, "experience", None)  # a retrieval hit (Scored): its experience
+    if inner is not None:
+        return _rule_of(inner)
     found = getattr(lesson, "claims", None)
     if found is not None:
         return {"claims": found}
