@@ -19,6 +19,7 @@ import pytest
 from agentmem import Memory
 from agentmem.agents import CLIENTS, Failure, learning_view, outcome, strip_headers
 from agentmem.agents.outcomes import escalations, status_command
+from agentmem.agents.risk import review_columns
 from agentmem.agents.shell import parse
 from agentmem.learning.corrections import find_corrections
 from agentmem.learning.shell_fixes import advises, find_shell_fixes
@@ -365,12 +366,29 @@ def test_one_program_missing_under_several_commands_makes_one_lesson():
     (one,) = merge_findings(found)
     assert one.text.startswith("cargo is not on PATH here") and "nix-shell -p cargo" in one.text
     assert one.support == sum(f.support for f in found)
-    # two projects: each keeps its own lesson (a merged lesson is served where its runs were)
-    apart = [
+    # two projects: a fact of the machine (cargo provided by nix-shell) is one lesson, for a
+    # library is one machine's; a project's own runner (uv run) stays each project's
+    both = [
         f.finding
         for cmd, project in (("cargo build", "/w/app"), ("cargo test --all", "/w/other"))
         for f in find_shell_fixes(learning_view(run(cmd, project)))
     ]
+    assert {f.detail["scope"] for f in both} == {"machine"}
+    assert len(merge_findings(both)) == 1
+
+    def uv(cmd: str, project: str) -> Trajectory:
+        steps = (
+            _bash(cmd, "Exit code 127\nbash: pytest: command not found"),
+            _bash(f"uv run {cmd}", "ok", True),
+        )
+        return Trajectory(task=f"do {cmd}", steps=steps, meta={"project": project})
+
+    apart = [
+        f.finding
+        for cmd, project in (("pytest -x", "/w/app"), ("pytest tests", "/w/other"))
+        for f in find_shell_fixes(learning_view(uv(cmd, project)))
+    ]
+    assert {f.detail["scope"] for f in apart} == {"project"}
     assert len(merge_findings(apart)) == 2
 
 
@@ -464,7 +482,7 @@ def test_a_script_passed_as_one_word_and_a_content_edit_teach_nothing():
     assert _fixes(bad, patch, _bash("pixi install", "ok", True)) == []
 
 
-def test_an_escalation_is_shown_but_never_learned_as_a_lesson_by_itself():
+def test_an_escalation_is_a_correction_whose_lesson_is_held_for_a_person():
     refused = _exec(
         "git fetch --all",
         "Exit code: 1\nOutput:\nerror: cannot open .git/FETCH_HEAD: Operation not permitted",
@@ -472,4 +490,7 @@ def test_an_escalation_is_shown_but_never_learned_as_a_lesson_by_itself():
     again = _exec("git fetch --all", "ok", True, sandbox_permissions="require_escalated")
     (fix,) = find_shell_fixes(learning_view(_run(refused, again)))
     assert fix.finding.detail["risk"] == "escalation"
-    assert find_corrections(_run(refused, again)) == []  # held for a person (issue 30)
+    (c,) = find_corrections(_run(refused, again))
+    assert "sandbox_permissions: require_escalated" in c.finding.text
+    # issue 30: its lesson would have the agent escalate, so it is written held
+    assert review_columns(c.finding.text, dict(c.finding.detail))["review"] == "held"

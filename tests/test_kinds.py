@@ -101,7 +101,11 @@ def test_a_kind_is_stored_as_the_string_the_journal_holds():
 
 @pytest.mark.parametrize("kind", list(Kind))
 def test_each_kind_walks_through_every_step(kind: Kind):
-    f = FINDINGS[kind]
+    _walk(FINDINGS[kind], kind)
+
+
+def _walk(f: Finding, kind: Kind) -> None:
+    """A finding through every step of learning: merge, generality, rules, Stage 3."""
     # stage 2: merging keeps it (alone, or with a twin of another group), ranked
     assert merge.merge_findings([f]) == [f]
     assert len(merge.merge_findings([f, f])) >= 1
@@ -162,6 +166,16 @@ def test_every_shell_change_is_registered_once_with_its_evidence():
 
 
 @pytest.mark.parametrize("change", SHELL_CHANGES, ids=lambda c: c.name)
+def test_each_shell_change_walks_from_its_real_example_through_every_step(change):
+    run = learning_view(Trajectory(task="do the job", steps=tuple(change.positive)))
+    (fix,) = [x for x in find_shell_fixes(run) if x.finding.detail["change"] == change.name]
+    _walk(fix.finding, Kind.SHELL)
+    # its stored rule round-trips, claims and all
+    rule = generality.rule_for(fix.finding, fix.finding.text)
+    assert Rule.from_json(rule.to_json()) == rule
+
+
+@pytest.mark.parametrize("change", SHELL_CHANGES, ids=lambda c: c.name)
 def test_each_shell_change_learns_from_its_positive_example_only(change):
     assert change.name in _changes(change.positive)
     assert change.name not in _changes(change.negative)
@@ -171,3 +185,59 @@ def test_each_shell_change_learns_from_its_positive_example_only(change):
 def test_every_kind_declares_its_evidence():
     for k, spec in KINDS.items():
         assert len(spec.evidence.split()) >= 6, k
+
+
+# --------------------------------------------------------------------------- repeated slips
+
+
+def _learned_from(tmp_path, runs) -> list[str]:
+    from agentmem import Memory
+
+    from .conftest import FakeEmbedder, FakeModel
+
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    with Memory.open(tmp_path / "slip.db", embedder=FakeEmbedder(), model=FakeModel()) as mem:
+        for n, steps in enumerate(runs):
+            tid = mem.record(f"look at the project, part {n}", list(steps))
+            mem.feedback(tid, "accept")
+        mem.learn(use_model=False)
+        return [e.text for e in mem.experiences()]
+
+
+def test_a_slip_teaches_only_when_it_repeats(tmp_path):
+    from agentmem.learning.corrections import REPEATED_SLIP
+
+    assert _learned_from(tmp_path / "pos", REPEATED_SLIP["positive"]) == [
+        "If Read fails with 'EISDIR', it takes a file: list a folder with Glob or ls."
+    ]
+    assert _learned_from(tmp_path / "neg", REPEATED_SLIP["negative"]) == []
+    # twice in one run repeats too
+    globbed = REPEATED_SLIP["positive"][1]
+    other = tuple(
+        attrs.evolve(s, params={k: v.replace("fish", "nvim") for k, v in s.params.items()})
+        for s in globbed
+    )
+    assert len(_learned_from(tmp_path / "twice", [globbed + other])) == 1
+    assert _learned_from(tmp_path / "once", [globbed]) == []
+    # its finding walks through every step like any other tool rule
+    from agentmem.learning.corrections import find_corrections
+
+    (c,) = find_corrections(Trajectory(task="look", steps=globbed))
+    assert c.finding.detail["repeats"] and c.finding.detail["slips"] == 1
+    _walk(c.finding, Kind.TOOL_RULE)
+
+
+def test_a_slip_repeated_in_a_later_session_teaches_then(tmp_path):
+    from agentmem import Memory
+    from agentmem.learning.corrections import REPEATED_SLIP
+
+    from .conftest import FakeEmbedder, FakeModel
+
+    first, second = REPEATED_SLIP["positive"]
+    with Memory.open(tmp_path / "later.db", embedder=FakeEmbedder(), model=FakeModel()) as mem:
+        for n, steps in enumerate((second, first)):  # one session each, learned in between
+            tid = mem.record(f"look at the project, part {n}", list(steps))
+            mem.feedback(tid, "accept")
+            mem.learn(use_model=False)
+            texts = [e.text for e in mem.experiences()]
+            assert len(texts) == n  # nothing after the first slip; the lesson after the second

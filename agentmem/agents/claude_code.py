@@ -52,7 +52,13 @@ _TOOLS = (
         "Read",
         ToolKind.READ,
         path="file_path",
-        instead=(("EISDIR", "it takes a file: list a folder with Glob or ls"),),
+        instead=(
+            ("EISDIR", "it takes a file: list a folder with Glob or ls"),
+            (
+                "exceeds maximum allowed tokens",
+                "read the file in parts: pass offset and limit, or Grep it",
+            ),
+        ),
     ),
     ToolSpec("NotebookRead", ToolKind.READ),
     ToolSpec("LS", ToolKind.READ),

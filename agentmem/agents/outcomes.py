@@ -56,6 +56,7 @@ __all__ = [
     "outcome",
     "status_command",
     "strip_headers",
+    "tty_retries",
 ]
 
 
@@ -68,12 +69,13 @@ def _roles(c: Command) -> frozenset[Role]:
 #: Lines that say the command itself was wrong (how it was called, what is missing).
 _INVOCATION = re.compile(
     r"command not found|not found: |No such file or directory|cannot access|"
-    r"not a git repository|unknown option|unrecognized option|invalid option|"
+    r"not a git repository|unknown option|unrecogni[sz]ed (?:option|flag)|invalid option|"
     r"illegal option|unrecognized arguments?|unknown (flag|command|subcommand)|"
     r"is not a \S+ command|[Uu]sage: |no such (file|directory|command)|"
     r"ModuleNotFoundError|No module named|Permission denied|cannot find module|"
     r"would be overwritten|ambiguous argument|unknown revision|pathspec .* did not match|"
-    r"has no upstream branch|ignored by one of your .gitignore",
+    r"has no upstream branch|ignored by one of your .gitignore|"
+    r"(?:zsh|bash)(?::\d+)?: no match(?:es found)?: ",  # the shell refused a glob: nothing ran
     re.IGNORECASE,
 )
 #: A line worth quoting, by what it says (the first one wins; a traceback's last line).
@@ -466,7 +468,48 @@ def escalations(steps: tuple[Step, ...]) -> dict[int, int]:
     return out
 
 
-def _view_step(step: Step, *, refused: bool = False, escalated: bool = False) -> Step | None:
+#: A failure that a terminal answers: the program wanted one (``stdin is not a terminal``,
+#: ``the input device is not a TTY``, Ink's ``Raw mode is not supported``) or the session's
+#: stdin was closed because it was started without one. ``tty: true`` on the same
+#: command's retry is then the correction, not a parameter that changes nothing.
+_NO_TTY = re.compile(
+    r"\bnot a (?:terminal|tty)\b|\bno tty\b|input device is not a TTY|"
+    r"[Rr]aw mode is not supported|stdin is closed\b[^\n]{0,60}\btty\b|"
+    r"[Ii]nappropriate ioctl for device|must be run (?:in|from) a terminal",
+    re.IGNORECASE,
+)
+#: The parameter that gives a command a terminal.
+TTY = "tty"
+
+
+def tty_retries(steps: tuple[Step, ...]) -> dict[int, int]:
+    """{failed call: the call that ran it with a terminal}: a successful shell call that
+    sets ``tty: true``, after a call of the same command without it, among the three
+    calls before it, whose failure says it wanted a terminal (:data:`_NO_TTY`)."""
+    out: dict[int, int] = {}
+    for i, step in enumerate(steps):
+        found = spec_for(step.tool)
+        if found is None or found[1].kind is not ToolKind.SHELL or not step.success:
+            continue
+        if step.params.get(TTY) is not True:
+            continue
+        cmd = command_line(found[1], step.params)
+        for k in range(i - 1, max(-1, i - 4), -1):
+            prev = steps[k]
+            pf = spec_for(prev.tool)
+            if pf is None or pf[1].kind is not ToolKind.SHELL or prev.success:
+                continue
+            if command_line(pf[1], prev.params) != cmd or prev.params.get(TTY) is True:
+                continue
+            if _NO_TTY.search(strip_headers(prev.output, pf[0])[0][:2000]):
+                out[k] = i
+            break
+    return out
+
+
+def _view_step(
+    step: Step, *, refused: bool = False, escalated: bool = False, tty: bool = False
+) -> Step | None:
     found = spec_for(step.tool)
     if found is None:
         return step
@@ -474,7 +517,7 @@ def _view_step(step: Step, *, refused: bool = False, escalated: bool = False) ->
     o = outcome(step)
     if not o.ran and not refused:
         return None
-    keep = ESCALATION if escalated else frozenset()
+    keep = (ESCALATION if escalated else frozenset()) | ({TTY} if tty else frozenset())
     params = {k: v for k, v in step.params.items() if k not in spec.inert or k in keep}
     body, _ = strip_headers(step.output, table)
     body = _TAGS.sub("", body)
@@ -513,15 +556,18 @@ def learning_view(t: Trajectory) -> Trajectory:
 
     A call refused by the sandbox or a permission and then run again with an escalation
     parameter stays in the view as a failed call, and its retry keeps that parameter
-    (:func:`escalations`): the pair is a correction, an escalation."""
+    (:func:`escalations`): the pair is a correction, an escalation. A retry that gave a
+    command the terminal its failure asked for keeps ``tty`` (:func:`tty_retries`)."""
     if not any(spec_for(s.tool) is not None for s in t.steps):
         return t
     esc = escalations(t.steps)
     retries = set(esc.values())
+    tty = set(tty_retries(t.steps).values())
     steps = [
         v
         for v in (
-            _view_step(s, refused=i in esc, escalated=i in retries) for i, s in enumerate(t.steps)
+            _view_step(s, refused=i in esc, escalated=i in retries, tty=i in tty)
+            for i, s in enumerate(t.steps)
         )
         if v is not None
     ]

@@ -37,6 +37,7 @@ __all__ = [
     "is_shell",
     "loose_commands",
     "parse",
+    "powershell_call",
     "unwrap_argv",
 ]
 
@@ -389,6 +390,61 @@ _WINDOWS = re.compile(
 def _windows_shell(command: str) -> bool:
     """Whether a command line is PowerShell's or cmd's, not bash's: then it is not read."""
     return _WINDOWS.search(command) is not None
+
+
+#: A PowerShell word: a quoted string ('...' with '' inside, "..." with `" inside) or a
+#: run of characters up to a blank or one of ; | (a pipeline, a statement's end).
+_PS_WORD = re.compile(r"'(?:[^']|'')*'|\"(?:[^\"`]|`.)*\"|[^\s;|'\"]+")
+#: A cmdlet's name: Verb-Noun.
+_CMDLET = re.compile(r"[A-Za-z]+-[A-Za-z][A-Za-z0-9]*")
+
+
+@attrs.frozen
+class PowerShellCall:
+    """The first command of a PowerShell line, read no further than a lesson needs: its
+    cmdlet, its words as written (quotes kept) and as values (quotes taken off)."""
+
+    cmdlet: str
+    written: tuple[str, ...]
+    values: tuple[str, ...]
+
+    def option(self, name: str) -> str | None:
+        """The value written after ``-name`` (case-insensitive), or None."""
+        for k, w in enumerate(self.values[:-1]):
+            if w.lower() == f"-{name.lower()}":
+                return self.values[k + 1]
+        return None
+
+    def written_after(self, name: str) -> str | None:
+        """The word after ``-name`` as written (its quotes kept), or None."""
+        for k, w in enumerate(self.values[:-1]):
+            if w.lower() == f"-{name.lower()}":
+                return self.written[k + 1]
+        return None
+
+
+def powershell_call(command: str) -> PowerShellCall | None:
+    """The first command of a PowerShell line when it is a cmdlet (``Get-Content -Path
+    'a/[id]/b.ts' | Select-Object -First 20``: Get-Content and its words), else None."""
+    line = command.strip().split("\n", 1)[0]
+    written: list[str] = []
+    end = 0
+    for m in _PS_WORD.finditer(line):
+        if any(c in ";|" for c in line[end : m.start()]):
+            break  # the first command's words end at a pipe or a statement's end
+        written.append(m.group(0))
+        end = m.end()
+    if not written or not _CMDLET.fullmatch(written[0]):
+        return None
+
+    def value(w: str) -> str:
+        if len(w) >= 2 and w[0] == w[-1] == "'":
+            return w[1:-1].replace("''", "'")
+        if len(w) >= 2 and w[0] == w[-1] == '"':
+            return re.sub(r"`(.)", r"\1", w[1:-1])
+        return w
+
+    return PowerShellCall(written[0], tuple(written), tuple(value(w) for w in written))
 
 
 def loose_commands(command: str) -> tuple[Command, ...]:

@@ -160,7 +160,29 @@ _COULD_NOT_RUN = re.compile(
     r"\A\s*(?:failed in sandbox|execution error|sandbox error|apply_patch verification failed)\b",
     re.I,
 )
-_EXIT_IN_LINE = re.compile(r"exit code:?\s*(-?\d+)", re.I)
+_EXIT_IN_LINE = re.compile(r"exit[ _]code:?\s*(-?\d+)", re.I)
+# Codex 0.110+ reports a command the sandbox refused as a Rust value printed whole:
+# "exec_command failed[ for `cmd`]: CreateProcess { message: "Codex(Sandbox(Denied { output:
+# ExecToolCallOutput { exit_code: 128, ..., stderr: StreamOutput { text: \"fatal: ...\"".
+_EXEC_FAILED = re.compile(r"\A\s*exec_command failed\b[^\n]*?\bSandbox\(Denied\b")
+# the value's text: up to its closing \" (alternatives disjoint: no backtracking blow-up)
+_STDERR = re.compile(r'stderr: StreamOutput \{ text: \\"((?:[^"\\]|\\\\|\\[^"\\])*)\\"')
+
+
+def sandbox_denial(text: str) -> str | None:
+    """An ``exec_command failed ... Sandbox(Denied ...)`` output read by its structure:
+    ``sandbox denied (exit code N)`` and the command's own stderr, a line each; else None."""
+    if not _EXEC_FAILED.match(text):
+        return None
+    found = _EXIT_IN_LINE.search(text)
+    head = "sandbox denied" + (f" (exit code {found.group(1)})" if found else "")
+    err = _STDERR.search(text[:20_000])
+    if err is None:
+        return head
+    said = err.group(1)
+    for _ in range(2):  # the stderr was escaped twice: once in the value, once in its message
+        said = re.sub(r"\\(.)", lambda m: {"n": "\n", "t": "\t"}.get(m.group(1), m.group(1)), said)
+    return f"{head}\n{said.strip()}"
 
 
 def session_id_of(path: str) -> str:
@@ -229,6 +251,11 @@ def _output(payload: Mapping[str, Any]) -> Output:
         m = re.search(r"^Process exited with code (-?\d+)", text[:500], re.M)
         if m:
             return attrs.evolve(head, success=int(m.group(1)) == 0, exit_code=int(m.group(1)))
+        denial = sandbox_denial(text)
+        if denial is not None:
+            found = _EXIT_IN_LINE.search(text)
+            code = int(found.group(1)) if found else None
+            return attrs.evolve(head, text=denial, success=False, exit_code=code)
         if _COULD_NOT_RUN.match(text):  # the sandbox refused, or the call could not start
             found = _EXIT_IN_LINE.search(text.split("\n", 1)[0])
             code = int(found.group(1)) if found else None

@@ -77,7 +77,7 @@ from .kinds import Kind
 from .merge import tool_rule_text
 from .shell_fixes import find_shell_fixes
 
-__all__ = ["KINDS", "Correction", "find_corrections"]
+__all__ = ["KINDS", "REPEATED_SLIP", "Correction", "find_corrections"]
 
 #: The kinds of change a correction can show (the finding kinds they become).
 KINDS = tuple(k for k, spec in KIND_SPECS.items() if spec.correction)
@@ -377,18 +377,19 @@ def find_corrections(t: Trajectory) -> list[Correction]:
     a shell tool.
     """
     t = learning_view(t)
-    needs = _tool_needs(t) + _tool_instead(t)
+    needs = _tool_needs(t)
     taken = {c.failed for c in needs}
     out = [
         c for c in _generic_corrections(t) if not _names_shell(c.finding) and c.failed not in taken
     ]
     out += needs
+    out += _tool_instead(t, {c.failed for c in out})
     out += [
         Correction(Kind.SHELL, x.failed, x.fixed, x.between, x.finding, x.why)
+        # a risky correction (an escalation past the sandbox) is learned like any other:
+        # its lesson names the escalation, so it is written held for a person (issue 30,
+        # agents/risk.py) and never served until one approves it
         for x in find_shell_fixes(t)
-        # a risky correction (an escalation past the sandbox) is held for a person (issue
-        # 30), never learned as a lesson by itself: find_shell_fixes shows it, tagged
-        if not x.finding.detail.get("risk")
     ]
     return sorted((_scoped(c) for c in out), key=lambda c: c.failed)
 
@@ -400,56 +401,78 @@ def _file_of(s: Step) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
-def _lists(s: Step, path: str) -> bool:
-    """Whether successful call ``s`` lists folder ``path`` (Glob, LS, or ls / find / tree)."""
-    folder = path.rstrip("/")
-    if s.tool == "Glob":
-        where = str(s.params.get("path") or "")
-        pattern = str(s.params.get("pattern") or "")
-        return where.rstrip("/") == folder or pattern.startswith(folder + "/")
-    if s.tool == "LS":
-        return str(s.params.get("path") or "").rstrip("/") == folder
-    found = spec_for(s.tool)
-    if found is None or not is_shell(s.tool):
-        return False
-    from ..agents import command_line, parse
-    from ..agents.programs import listing
+def _tool_instead(t: Trajectory, corrected: set[int]) -> list[Correction]:
+    """A coding agent's tool refused what it was given by one of its own rules
+    (:attr:`agentmem.agents.ToolSpec.instead`: Read on a folder, "EISDIR"; a file too
+    large to read whole): the tool's rule, stated by the client table, not the output.
 
-    script = parse(command_line(found[1], s.params))
-    return any(
-        listing(c.program) and any(o.rstrip("/") == folder for o in c.operands)
-        for c in script.commands
-    )
-
-
-def _tool_instead(t: Trajectory) -> list[Correction]:
-    """A coding agent's tool refused what it was given, by its own rule
-    (:attr:`agentmem.agents.ToolSpec.instead`: Read on a folder, "EISDIR"), and the run's
-    next call did the job another way (listed the folder): the tool's rule."""
+    Its error explains itself, so a one-off slip teaches nothing: the finding counts the
+    run's slips of that rule (``detail["slips"]``) and is a lesson only once the slip
+    repeats, in this run or, merged in Stage 3, in the session's other runs
+    (``detail["repeats"]``: :func:`agentmem.learning.stages.repeated`). A failed call that
+    the run corrected otherwise (``corrected``: a retry with ``limit``) is left to that
+    correction."""
     out: list[Correction] = []
     steps = t.steps
+    hits: dict[tuple[str, str], list[int]] = {}
     for i, w in enumerate(steps):
         found = spec_for(w.tool)
-        path = _file_of(w)
-        if w.success or found is None or path is None:
+        if w.success or found is None or _file_of(w) is None or i in corrected:
             continue
-        rule = next(((k, how) for k, how in found[1].instead if k in w.output), None)
-        nxt = next((k for k in range(i + 1, min(len(steps), i + 4)) if steps[k].success), None)
-        if rule is None or nxt is None or not _lists(steps[nxt], path):
-            continue
+        rule = next((k for k, _ in found[1].instead if k in w.output), None)
+        if rule is not None:
+            hits.setdefault((w.tool, rule), []).append(i)
+    for (tool, rule), idx in hits.items():
+        i = idx[0]
+        w = steps[i]
+        spec = spec_for(tool)
+        how = dict(spec[1].instead)[rule] if spec else ""
         e = _error(w)
-        text = lesson_text(f"If {w.tool} fails with '{quote_error(e, 7)}', {rule[1]}.")
+        text = lesson_text(f"If {tool} fails with '{rule}', {how}.")
         f = Finding(
             Kind.TOOL_RULE,
-            w.tool,
+            tool,
             _domain(w),
             text,
-            (w.tool,),
-            detail={"error": e, "helper": None, "rule_error": rule[0], "scope": "tool"},
+            (tool,),
+            detail={
+                "error": e,
+                "helper": None,
+                "rule_error": rule,
+                "how": how,
+                "scope": "tool",
+                "slips": len(idx),
+                "repeats": True,
+            },
         )
-        why = f"{_step_word(i)} {w.tool} failed ('{quote_error(e, 8)}'); {steps[nxt].tool} did it"
-        out.append(Correction(Kind.TOOL_RULE, i, nxt, (), f, why))
+        why = f"{_step_word(i)} {tool} failed ('{quote_error(e, 8)}'), {len(idx)} such slip(s)"
+        out.append(Correction(Kind.TOOL_RULE, i, i, tuple(idx[1:]), f, why))
     return out
+
+
+def _read(path: str, output: str, ok: bool = False) -> Step:
+    return Step(tool="Read", params={"file_path": path}, output=output, success=ok)
+
+
+_EISDIR = "<tool_use_error>EISDIR: illegal operation on a directory, read</tool_use_error>"
+
+#: The repeated slip's real examples (paraphrased from the development half: Read given a
+#: folder, in several sessions of several projects), each a list of runs' steps: the
+#: positive one teaches "If Read fails with 'EISDIR', it takes a file: list a folder with
+#: Glob or ls"; the negative one, a single slip whose error explained itself, teaches
+#: nothing (``tests/test_kinds.py`` learns both through a library).
+REPEATED_SLIP: dict[str, tuple[tuple[Step, ...], ...]] = {
+    "positive": (
+        (_read("/w/app/test/support", _EISDIR), _read("/w/app/test/support/a.ex", "1 x", True)),
+        (
+            _read("/u/dots/.config/fish", _EISDIR),
+            Step(tool="Glob", params={"pattern": "/u/dots/.config/fish/*"}, output="c.fish"),
+        ),
+    ),
+    "negative": (
+        (_read("/w/app/test/support", _EISDIR), _read("/w/app/test/support/a.ex", "1 x", True)),
+    ),
+}
 
 
 def _tool_needs(t: Trajectory) -> list[Correction]:

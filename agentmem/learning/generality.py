@@ -75,6 +75,7 @@ from .digest import Digest, error_phrase, value_text
 from .findings import Finding, quote_error
 from .kinds import Kind, check_table
 from .rules import Rule, applies, follows, needed_tools, val
+from .shell_fixes import claims_of
 
 __all__ = [
     "Corpus",
@@ -1020,6 +1021,12 @@ def _untested_rule(f: Finding, text: str) -> Rule:
     return Rule(f.kind, [f.tool], testable=False)
 
 
+def _shell_rule(f: Finding, text: str) -> Rule:
+    """A shell correction's rule: untested (the run's own calls prove it), with the claims
+    it makes of the machine or the project, checked where it is served."""
+    return Rule(f.kind, [f.tool], testable=False, claims=claims_of(f))
+
+
 #: The rule of a finding whose lesson states no value, by kind (value and prerequisite
 #: lessons get theirs from their review; a shell lesson's own calls prove it).
 _RULE_FOR = {
@@ -1029,7 +1036,7 @@ _RULE_FOR = {
     Kind.MISSING_STEP: _missing_step_rule,
     Kind.PARAM_VALUE: _untested_rule,
     Kind.PREREQUISITE: _untested_rule,
-    Kind.SHELL: _untested_rule,
+    Kind.SHELL: _shell_rule,
     Kind.TOOL_RULE: _tool_rule,
 }
 check_table("generality.rule_for", _RULE_FOR)

@@ -509,6 +509,9 @@ def clusters(findings: Sequence[Finding]) -> list[tuple[str, list[int]]]:
     _shell_location_clusters(fs, out, taken)
     _shell_program_clusters(fs, out, taken)
     _shell_action_clusters(fs, out, taken)
+    _shell_escalation_clusters(fs, out, taken)
+    _tool_instead_clusters(fs, out, taken)
+    _same_lesson_clusters(fs, out, taken)
     return sorted(out, key=lambda c: min(c[1]))
 
 
@@ -547,11 +550,16 @@ def _shell_program_clusters(fs: Sequence[Finding], out: list[_Cluster], taken: s
     for i, f in enumerate(fs):
         for change in ("wrapper", "interpreter"):
             key = _shell_key(f, change)
+            if key is not None and key[1] == "machine":
+                # a fact of the machine holds in every project of it (a library is one
+                # machine's): python missing in two projects is one lesson
+                key = ("", "machine")
             if key is not None and i not in taken and len(f.facts) >= 2:
                 k = (*key, change, *f.facts[:2])
                 by[k].append(i)
     for idx in by.values():
-        if len({fs[i].text for i in idx}) > 1:
+        projects = {fs[i].detail.get("project") for i in idx}
+        if len({fs[i].text for i in idx}) > 1 or len(projects) > 1:
             out.append(("shell_program", idx))
             taken.update(idx)
 
@@ -570,6 +578,43 @@ def _shell_action_clusters(fs: Sequence[Finding], out: list[_Cluster], taken: se
         if len({fs[i].tool for i in idx}) > 1:
             out.append(("shell_action", idx))
             taken.update(idx)
+
+
+def _shell_escalation_clusters(fs: Sequence[Finding], out: list[_Cluster], taken: set[int]) -> None:
+    """Several commands of one project refused by the sandbox and run with one escalation
+    setting (``git fetch``, ``git commit``): one lesson, held for a person like each."""
+    by: dict[tuple[str, ...], list[int]] = defaultdict(list)
+    for i, f in enumerate(fs):
+        key = _shell_key(f, "escalation")
+        setting = f.detail.get("setting")
+        if key is not None and i not in taken and isinstance(setting, list):
+            k = (*key, *[str(x) for x in setting])
+            by[k].append(i)
+    for idx in by.values():
+        if len({str(fs[i].detail.get("intent") or fs[i].tool) for i in idx}) > 1:
+            out.append(("shell_escalation", idx))
+            taken.update(idx)
+
+
+def _merge_shell_escalations(group: list[Finding]) -> Finding:
+    f = group[0]
+    intents = list(dict.fromkeys(str(g.detail.get("intent") or g.tool) for g in group))
+    param, value = (str(x) for x in f.detail["setting"])
+    q = quote_error(str(f.detail.get("error") or "refused"), 6)
+    text = _fit(
+        f"In this project {_and(intents)} are refused in the sandbox ('{q}'); they ran with "
+        f"{param}: {value}.",
+        f"In this project {_and(intents)} are refused in the sandbox; they ran with "
+        f"{param}: {value}.",
+    )
+    programs = list(dict.fromkeys(g.tool for g in group))
+    return attrs.evolve(
+        f,
+        text=text,
+        facts=(*programs, param),
+        support=sum(g.support for g in group),
+        detail={**f.detail, "intents": intents, "merged": len(group)},
+    )
 
 
 def _merge_shell_actions(group: list[Finding]) -> Finding:
@@ -643,6 +688,57 @@ def _tool_rule_clusters(fs: Sequence[Finding], out: list[_Cluster], taken: set[i
         if len({fs[i].tool for i in idx}) > 1 or len(idx) > 1:
             out.append(("tool_rule", idx))
             taken.update(idx)
+
+
+def _tool_instead_clusters(fs: Sequence[Finding], out: list[_Cluster], taken: set[int]) -> None:
+    """One rule of a tool (Read refuses a folder) slipped on in several runs: one lesson,
+    its slips summed (a slip that repeats teaches; a one-off one does not)."""
+    rules: dict[tuple[str, str], list[int]] = defaultdict(list)
+    for i, f in enumerate(fs):
+        if f.kind == Kind.TOOL_RULE and i not in taken and f.detail.get("repeats"):
+            rules[(f.tool, str(f.detail.get("rule_error")))].append(i)
+    for idx in rules.values():
+        if len(idx) > 1:
+            out.append(("tool_instead", idx))
+            taken.update(idx)
+
+
+def _same_lesson_clusters(fs: Sequence[Finding], out: list[_Cluster], taken: set[int]) -> None:
+    """The very same lesson found in several groups (git's own advice in three sessions):
+    one lesson with their support summed and all their runs, where it holds the same: a
+    rule of a tool or a fact of the machine anywhere, a project's fact in that project."""
+    by: dict[tuple[str, ...], list[int]] = defaultdict(list)
+    for i, f in enumerate(fs):
+        scope = f.detail.get("scope")
+        if i in taken or scope not in ("tool", "machine", "project"):
+            continue
+        where = str(f.detail.get("project") or "") if scope == "project" else ""
+        if scope == "project" and not where:
+            continue  # a project's fact of no known project: merged with nothing
+        by[(str(f.kind), f.text, str(scope), where)].append(i)
+    for idx in by.values():
+        if len(idx) > 1:
+            out.append(("same_lesson", idx))
+            taken.update(idx)
+
+
+def _merge_same_lesson(group: list[Finding]) -> Finding:
+    f = group[0]
+    return attrs.evolve(
+        f,
+        support=sum(g.support for g in group),
+        detail={**f.detail, "merged": len(group)},
+    )
+
+
+def _merge_tool_instead(group: list[Finding]) -> Finding:
+    f = group[0]
+    slips = sum(int(g.detail.get("slips") or 1) for g in group)
+    return attrs.evolve(
+        f,
+        support=sum(g.support for g in group),
+        detail={**f.detail, "slips": slips, "merged": len(group)},
+    )
 
 
 def _merge_tool_rules(group: list[Finding]) -> Finding:
@@ -967,6 +1063,9 @@ def merge_cluster(kind: str, group: list[Finding]) -> Finding:
         "shell_location": _merge_shell_locations,
         "shell_program": _merge_shell_programs,
         "shell_action": _merge_shell_actions,
+        "shell_escalation": _merge_shell_escalations,
+        "tool_instead": _merge_tool_instead,
+        "same_lesson": _merge_same_lesson,
     }[kind](group)
 
 

@@ -100,6 +100,14 @@ class Rule:
     ask: str | None = None
     error: str | None = None
     testable: bool = True
+    #: What the lesson claims of the machine or the project that can be checked where it
+    #: is served, ``(kind, value)`` each (:mod:`agentmem.learning.claims`).
+    claims: tuple[tuple[str, str], ...] = attrs.field(
+        default=(),
+        converter=lambda v: tuple(
+            (str(c[0]), str(c[1])) for c in v or () if isinstance(c, (list, tuple)) and len(c) == 2
+        ),
+    )
 
     def as_dict(self) -> dict[str, Any]:
         """The rule as JSON-ready data, without empty fields."""

@@ -41,7 +41,12 @@ from ..storage import experiences, journal
 from ..storage.journal import AppliedOp, apply_operations, begin_session, fail_session
 from ..storage.scopes import promotion_notes, record_scopes
 from ..storage.task_vectors import save as save_task_vectors
-from ..storage.trajectories import group_reports, load_trajectories, verdict_runs
+from ..storage.trajectories import (
+    failed_calls_saying,
+    group_reports,
+    load_trajectories,
+    verdict_runs,
+)
 from .consolidate import Consolidated, consolidate, same_facts
 from .corrections import correction_findings
 from .crosstask import find_crosstask_evidence, overruled
@@ -457,7 +462,13 @@ def _consolidate(run: _Run, found: _Found) -> tuple[Consolidated, list[tuple[Ope
     calls_before = usage.calls
     run.say("stage 3: consolidating")
     rejected = list(found.rejected)
-    general, held = generalise(generalize(found.ops), found.notes, build_corpus(verdict_runs(db)))
+
+    def earlier(f: Finding) -> int:  # a tool's rule slipped on in the library's runs
+        return failed_calls_saying(db, f.tool, str(f.detail.get("rule_error") or "\0"))
+
+    general, held = generalise(
+        generalize(found.ops, earlier), found.notes, build_corpus(verdict_runs(db))
+    )
     rejected += held
     # Every ADD's nearest live experiences, searched together (see _with_relevant).
     adds = list(dict.fromkeys(op.text for op in general if op.kind == "ADD" and op.text))

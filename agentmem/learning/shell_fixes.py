@@ -56,6 +56,7 @@ not installed here) or ``tool`` (a program's own rule).
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 from collections.abc import Sequence
@@ -64,10 +65,11 @@ import attrs
 
 from ..agents import command_line, is_shell, outcome, parse, programs, spec_for
 from ..agents.base import Failure
-from ..agents.outcomes import escalates, failing_command
+from ..agents.outcomes import TTY, escalates, failing_command
 from ..agents.programs import Role
-from ..agents.shell import Command
+from ..agents.shell import Command, powershell_call
 from ..records import Step, Trajectory
+from .claims import EXISTS, NOT_ON_PATH, ON_PATH
 from .findings import Finding, lesson_text, quote_error
 from .kinds import Kind
 
@@ -76,6 +78,7 @@ __all__ = [
     "ShellChange",
     "ShellFix",
     "across",
+    "claims_of",
     "compare",
     "find_shell_fixes",
     "gave_up",
@@ -169,21 +172,24 @@ def _installer(c: Command) -> bool:
 
 def _finding(
     change: str,
-    c: Command,
+    c: Command | str,
     scope: str,
     text: str,
     facts: tuple[str, ...],
     diag: str,
     **more: object,
 ) -> Finding:
+    """A shell finding of ``change`` about command ``c`` (or a program named outright: a
+    shell, a cmdlet)."""
+    program = c if isinstance(c, str) else c.program
     detail: dict[str, object] = {
         "change": change,
         "scope": scope,
         "error": diag,
-        "program": c.program,
+        "program": program,
     }
     detail.update(more)
-    return Finding(Kind.SHELL, c.program, "", lesson_text(text), facts, detail=detail)
+    return Finding(Kind.SHELL, program, "", lesson_text(text), facts, detail=detail)
 
 
 def compare(
@@ -214,6 +220,9 @@ def compare(
         return _prerequisite(f, s, q, diag, between)
     if s.words != f.words and advises(body, s):
         return _suggested(f, s, diag)
+    found = _pattern(f, s, diag)
+    if found is not None:
+        return found
     if f.flags == s.flags:
         return _operand(f, s, q, diag, body, task)
     if f.operands == s.operands and _targets(f) == _targets(s):
@@ -310,12 +319,55 @@ def _escalation(f: Command, diag: str, param: str, value: object) -> Finding:
     parameter: a correction, and a risky one (it widens what the agent may do), tagged
     ``risk: escalation`` so that it is held for a person, never served as advice alone."""
     q = quote_error(diag or "refused", 8)
-    setting = f"{param}: {str(value).lower() if isinstance(value, bool) else value}"
-    text = f"In this project {short(f, 40)} is refused in the sandbox ('{q}'); it ran with "
+    shown = str(value).lower() if isinstance(value, bool) else str(value)
+    setting = f"{param}: {shown}"
+    # the program and its subcommand, never its operands (a commit message, a branch name)
+    text = f"In this project {_intent(f)} is refused in the sandbox ('{q}'); it ran with "
     text += f"{setting}."
     return _finding(
-        "escalation", f, "project", text, (f.program, param), diag, risk="escalation", avoid=[]
+        "escalation",
+        f,
+        "project",
+        text,
+        (f.program, param),
+        diag,
+        risk="escalation",
+        setting=[param, shown],
+        intent=_intent(f),
+        avoid=[],
     )
+
+
+def _terminal(f: Command, diag: str) -> Finding:
+    """The same command failed for want of a terminal, then ran with ``tty: true``."""
+    q = quote_error(diag or "not a terminal", 8)
+    text = f"{_intent(f)} needs a terminal ('{q}'): start it with tty: true."
+    return _finding(
+        "terminal", f, "tool", text, (f.program, TTY), diag, setting=[TTY, "true"], avoid=[]
+    )
+
+
+def claims_of(f: Finding) -> tuple[tuple[str, str], ...]:
+    """What a shell correction's lesson claims of the machine or the project that can be
+    checked where it is served (:mod:`.claims`), read from its evidence (a merged
+    finding's too): a program missing or used instead, a full path, a wrapper's program,
+    the path a file was found at, the hidden folder the files are in."""
+    d = f.detail
+    change = d.get("change")
+    facts = [str(x) for x in f.facts]
+    out: list[tuple[str, str]] = []
+    if change in ("interpreter", "program") and len(facts) >= 2:
+        out += [(NOT_ON_PATH, facts[1]), (ON_PATH, facts[0])]
+    elif change == "fullpath" and len(facts) >= 2:
+        out += [(NOT_ON_PATH, facts[0]), (ON_PATH, facts[1])]
+    elif change == "wrapper" and len(facts) >= 2 and facts[1].split():
+        out.append((ON_PATH, facts[1].split()[0]))
+    elif change == "location":
+        goods = d.get("goods") or [d.get("good")]
+        out += [(EXISTS, str(g)) for g in goods if isinstance(g, str) and g]
+    elif change == "hidden" and len(facts) >= 3:
+        out.append((EXISTS, facts[2]))
+    return tuple(dict.fromkeys((k, v) for k, v in out if v and not v.startswith("$")))
 
 
 def _program_word(c: Command) -> str:
@@ -372,7 +424,7 @@ def _operand(f: Command, s: Command, q: str, diag: str, body: str, task: str) ->
         return None  # a script passed as one word (powershell -Command "..."): code, no operand
     said = f"{diag}\n{body[:1000]}"
     if bad not in said and bad.rstrip("/") not in said:
-        return None  # the failure does not name the operand that changed
+        return _element(f, bad, good, q, diag)  # one element of a list, named alone?
     if _MISSING_PATH.search(diag) and os.path.basename(bad.rstrip("/")) == os.path.basename(
         good.rstrip("/")
     ):
@@ -388,6 +440,63 @@ def _operand(f: Command, s: Command, q: str, diag: str, body: str, task: str) ->
     text = f"In this project run {_intent(f)} with {good}, not {bad}, which fails with '{q}'."
     return _finding(
         "operand", f, "project", text, (f.program, good), diag, bad=bad, good=good, avoid=[bad]
+    )
+
+
+#: A program's complaint about an option it does not know (ripgrep, grep, clap's words).
+_UNKNOWN_OPTION = re.compile(
+    r"unrecogni[sz]ed (?:flag|option)|unknown (?:flag|option)|invalid option|"
+    r"Found argument .{0,40} which wasn't expected|unexpected argument",
+    re.I,
+)
+
+
+def _pattern(f: Command, s: Command, diag: str) -> Finding | None:
+    """``pattern``: a search program (grep, rg: its exit status answers a question) read a
+    pattern that starts with ``-`` as an option and said so, and the retry passed the very
+    same word as a pattern, after ``-e`` (``--regexp``) or after ``--``."""
+    if f.program != s.program or not programs.has(f.program, Role.ANSWERS):
+        return None
+    if not _UNKNOWN_OPTION.search(diag):
+        return None
+    words, retry = list(f.words), list(s.words)
+    for w in words[1:]:
+        if not w.startswith("-") or w in ("-", "--") or w not in retry:
+            continue
+        k = retry.index(w)
+        marked = k > 0 and retry[k - 1] in ("-e", "--regexp", "--")
+        head = w.split()[0]
+        if marked and (w in diag or head in diag or head.lstrip("-") in diag):
+            q = quote_error(diag, 8)
+            how = "-e PATTERN" if retry[k - 1] != "--" else "-- PATTERN"
+            text = (
+                f"{f.program} reads a search pattern that starts with - as an option ('{q}'): "
+                f"pass it as {how}."
+            )
+            return _finding("pattern", f, "tool", text, (f.program, how.split()[0]), diag, avoid=[])
+    return None
+
+
+def _element(f: Command, bad: str, good: str, q: str, diag: str) -> Finding | None:
+    """``element``: the operand is a comma list (``--json state,merged``) and the diagnostic
+    names, quoted, the one element the retry left out or replaced (``Unknown JSON field:
+    "merged"``): the program has no such element, and the retry's list is what worked."""
+    if "," not in bad or "/" in bad + good or not _OPTION_RULE.search(diag):
+        return None
+    old, new = bad.split(","), good.split(",")
+    gone = [x for x in old if x not in new]
+    named = [x for x in gone if re.search(rf"[\"'`]{re.escape(x)}[\"'`]", diag)]
+    if len(gone) != 1 or named != gone or not gone[0]:
+        return None
+    words = list(f.words)
+    head = " ".join(itertools.takewhile(lambda w: w.isalpha(), words)) or f.program
+    at = words.index(bad) if bad in words else 0
+    flag = words[at - 1] if at and words[at - 1].startswith("-") else ""
+    added = ",".join(x for x in new if x not in old) or good
+    text = f"{head} {flag} has no {gone[0]} ('{q}'): ask for {added} instead."
+    text = re.sub(r"\s+", " ", text)
+    return _finding(
+        "element", f, "tool", text, (f.program, added), diag, bad=gone[0], good=good, avoid=gone
     )
 
 
@@ -455,6 +564,8 @@ def _failed_command(step: Step) -> tuple[Command, str] | None:
     script = parse(command_line(found[1], step.params)) if found else None
     if script is None or not script.parsed:
         return None
+    if _NO_MATCH.search(step.output[:2000]):
+        return None  # the shell refused a glob, nothing ran: only the glob rule reads it
     c = failing_command(script, step.output)
     return (c, o.diagnostic) if c is not None else None
 
@@ -578,6 +689,45 @@ def _found_by_find(t: Trajectory, i: int, glob: str) -> tuple[int, str] | None:
     return (nxt, folders.pop()) if len(folders) == 1 else None
 
 
+def _globs_of(c: Command) -> list[str]:
+    """Every file pattern of ``rg --files -g A -g B`` (none for another command)."""
+    if c.program != "rg" or "--files" not in c.words or "--hidden" in c.words:
+        return []
+    words = list(c.words)
+    out = [words[k + 1] for k, w in enumerate(words[:-1]) if w in ("-g", "--glob")]
+    out += [w[len("--glob=") :] for w in words if w.startswith("--glob=")]
+    return out
+
+
+def _hidden_folder(t: Trajectory, i: int, globs: list[str]) -> ShellFix | None:
+    """``rg --files -g .x -g '.x/**'`` listed nothing, and one of the run's next three shell
+    calls, ``find . -name .x`` (a depth or type allowed), found that hidden folder at one
+    place: where the project keeps it, which rg --files skips."""
+    nxt = [j for j in range(i + 1, min(len(t.steps), i + 6)) if is_shell(t.steps[j].tool)][:3]
+    for j in nxt:
+        found = _commands(t.steps[j]) or ()
+        if not t.steps[j].success or len(found) != 1 or found[0].program != "find":
+            continue
+        words = list(found[0].words)
+        name = words[words.index("-name") + 1] if "-name" in words[:-1] else ""
+        if not name.startswith(".") or name.startswith("..") or name not in globs:
+            return None
+        listed = [x.removeprefix("./") for x in _paths(t.steps[j].output)]
+        if len(listed) != 1 or os.path.basename(listed[0]) != name:
+            return None
+        where = listed[0]
+        text = (
+            f"In this project {name} is at {where}, a hidden folder rg --files skips: "
+            f"find it with find . -name {name} or rg --files --hidden."
+        )
+        cmd = (_commands(t.steps[i]) or ())[0]
+        fnd = _finding("hidden", cmd, "project", text, ("rg", "find", where), "no files found")
+        fnd = attrs.evolve(fnd, domain=t.steps[i].domain or "", detail={**fnd.detail, "avoid": []})
+        why = f"call {i + 1} rg --files listed nothing; call {j + 1} found {where}"
+        return ShellFix(i, j, (), fnd, why)
+    return None
+
+
 def _hidden(t: Trajectory, i: int) -> ShellFix | None:
     """The ``hidden`` finding of call ``i`` (see the module doc), or None."""
     cmds = (_commands(t.steps[i]) if is_shell(t.steps[i].tool) else None) or ()
@@ -585,7 +735,9 @@ def _hidden(t: Trajectory, i: int) -> ShellFix | None:
     if glob is None or _paths(t.steps[i].output):
         return None
     found = _found_by_find(t, i, glob)
-    if found is None or not found[1].startswith(".") or found[1].startswith(".."):
+    if found is None:
+        return _hidden_folder(t, i, _globs_of(cmds[0]))
+    if not found[1].startswith(".") or found[1].startswith(".."):
         return None
     nxt, folder = found
     text = (
@@ -597,6 +749,148 @@ def _hidden(t: Trajectory, i: int) -> ShellFix | None:
     fnd = attrs.evolve(fnd, domain=t.steps[i].domain or "")
     why = f"call {i + 1} {short(cmds[0])} listed nothing; call {nxt + 1} found them in {folder}/"
     return ShellFix(i, nxt, (), fnd, why)
+
+
+#: The shell refused a word it read as a pattern that matched no file: zsh's "no matches
+#: found: W", bash's (failglob) "no match: W".
+_NO_MATCH = re.compile(r"(?:^|\n)(?:(\w+)(?::\d+)?: )?no match(?:es found)?: ([^\n]+)")
+_GLOB_CHARS = frozenset("[]*?")
+
+
+def _line(step: Step) -> str:
+    found = spec_for(step.tool)
+    return command_line(found[1], step.params) if found else ""
+
+
+def _quoted_in(word: str, line: str) -> bool:
+    return f"'{word}'" in line or f'"{word}"' in line
+
+
+def _tail(path: str, parts: int = 3) -> str:
+    """The last ``parts`` parts of a path (``.../trips/[id]/route.ts``): its shape, without
+    the user's folders."""
+    bits = path.rstrip("/").split("/")
+    return path if len(bits) <= parts else ".../" + "/".join(bits[-parts:])
+
+
+def _literal_glob(t: Trajectory, i: int) -> ShellFix | None:
+    """``glob``: the shell read an unquoted path holding ``[ ]``, ``*`` or ``?`` as a pattern
+    that matched no file (zsh's "no matches found: W"), and a later successful call of the
+    run passed the same path quoted: quote such paths in this shell."""
+    step = t.steps[i]
+    m = _NO_MATCH.search(step.output[:2000])
+    if m is None or step.success or not is_shell(step.tool):
+        return None
+    word = m.group(2).strip()
+    line = _line(step)
+    if not _GLOB_CHARS & set(word) or word not in line or _quoted_in(word, line):
+        return None
+    shell = m.group(1) if m.group(1) and programs.has(m.group(1), Role.SHELL) else "zsh"
+    for j in range(i + 1, min(len(t.steps), i + 1 + WINDOW)):
+        later = t.steps[j]
+        if later.success and is_shell(later.tool) and _quoted_in(word, _line(later)):
+            q = quote_error(f"no matches found: {_tail(word)}", 8)
+            text = (
+                f"In {shell} an unquoted path with [ ], * or ? is a glob pattern ('{q}'): "
+                "quote the path."
+            )
+            fnd = _finding("glob", shell, "machine", text, (shell, "quote"), q)
+            fnd = attrs.evolve(fnd, domain=step.domain or "")
+            why = f"call {i + 1} failed ('{q}'); call {j + 1} passed the path quoted"
+            return ShellFix(i, j, (), fnd, why)
+    return None
+
+
+#: Characters PowerShell's -Path reads as a wildcard ([ ]) or, unquoted, as code (( )).
+_PS_SPECIAL = frozenset("[]()")
+
+
+def _literal_path(t: Trajectory, i: int) -> ShellFix | None:
+    """``literal``: a PowerShell cmdlet given a path holding ``[ ]`` (a wildcard to -Path)
+    or unquoted ``( )`` (code) failed, the failure naming the path or a part of it, and a
+    later successful call of the same cmdlet passed that path as ``-LiteralPath``."""
+    step = t.steps[i]
+    call = powershell_call(_line(step)) if is_shell(step.tool) and not step.success else None
+    if call is None:
+        return None
+    path = call.option("Path")
+    if path is None:
+        rest = [v for v in call.values[1:] if not v.startswith("-")]
+        path = rest[0] if rest else None
+    if not path or not _PS_SPECIAL & set(path):
+        return None
+    said = step.output[:2000]
+    pieces = re.findall(r"\(([^()]+)\)", path)
+    if path not in said and not any(f"'{x}'" in said for x in pieces):
+        return None  # the failure is not about this path
+    for j in range(i + 1, min(len(t.steps), i + 1 + WINDOW)):
+        later = t.steps[j]
+        fix = powershell_call(_line(later)) if later.success and is_shell(later.tool) else None
+        if fix is None or fix.cmdlet.lower() != call.cmdlet.lower():
+            continue
+        if fix.option("LiteralPath") != path:
+            continue
+        text = (
+            f"In PowerShell, {call.cmdlet} -Path reads [ ] in a path as a wildcard and "
+            "unquoted ( ) as code: quote such a path and pass it as -LiteralPath."
+        )
+        q = quote_error(outcome(step).diagnostic or "does not exist", 8)
+        fnd = _finding("literal", call.cmdlet, "tool", text, (call.cmdlet, "-LiteralPath"), q)
+        fnd = attrs.evolve(fnd, domain=step.domain or "")
+        why = f"call {i + 1} {call.cmdlet} failed ('{q}'); call {j + 1} passed -LiteralPath"
+        return ShellFix(i, j, (), fnd, why)
+    return None
+
+
+#: A Windows drive path written with backslashes, as a command line holds it.
+_DRIVE_PATH = re.compile(r"(?<![\w/])([A-Za-z]):((?:\\[^\s\\\"'<>|;&]+)+)")
+
+
+def _slashed(drive: str, rest: str) -> tuple[str, ...]:
+    """A Windows path's forward-slash forms: ``C:/Users/x``, ``/c/Users/x``."""
+    tail = rest.replace("\\", "/")
+    return (f"{drive}:{tail}", f"/{drive.lower()}{tail}")
+
+
+def _backslashes(t: Trajectory, i: int) -> ShellFix | None:
+    """``backslash``: a bash shell (Git Bash on Windows) took the backslashes out of a
+    Windows path (``C:\\Users\\x`` ran as ``C:Usersx``, and the output says so), and a later
+    successful call passed the same path with forward slashes (``/c/Users/x``)."""
+    step = t.steps[i]
+    if step.success or not is_shell(step.tool):
+        return None
+    line = _line(step)
+    for m in _DRIVE_PATH.finditer(line):
+        drive, rest = m.group(1), m.group(2)
+        eaten = f"{drive}:{rest.replace(chr(92), '')}"
+        if eaten not in step.output[:2000]:
+            continue  # no sign that bash ate them
+        forms = _slashed(drive, rest)
+        for j in range(i + 1, min(len(t.steps), i + 1 + WINDOW)):
+            later = t.steps[j]
+            if not (later.success and is_shell(later.tool)):
+                continue
+            good = _line(later)
+            used = next((x for x in forms if x in good), None)
+            if used is None:
+                continue
+            words = line[: m.start()].split()
+            program = next((w for w in reversed(words) if w.isidentifier()), "bash")
+            fixed = parse(good)
+            other = fixed.commands[0].program if fixed.parsed and fixed.commands else ""
+            via = f"; {other} worked" if other and other != program else ""
+            shown = eaten if len(eaten) <= 20 else eaten[:17] + "..."
+            text = (
+                f"The Bash tool runs Git Bash here: it takes the backslashes out of a Windows "
+                f"path ({program} C:\\... fails: '{shown}'); write it with "
+                f"forward slashes (/{drive.lower()}/...){via}."
+            )
+            facts = (program, other or program, "forward slashes")
+            fnd = _finding("backslash", program, "machine", text, facts, eaten)
+            fnd = attrs.evolve(fnd, domain=step.domain or "")
+            why = f"call {i + 1} lost a path's backslashes; call {j + 1} used {used}"
+            return ShellFix(i, j, (), fnd, why)
+    return None
 
 
 def find_shell_fixes(t: Trajectory) -> list[ShellFix]:
@@ -633,6 +927,9 @@ def find_shell_fixes(t: Trajectory) -> list[ShellFix]:
             esc = escalates(later.params)
             if esc is not None and escalates(step.params) is None and c.words == f.words:
                 fnd: Finding | None = _escalation(f, diag, esc, later.params[esc])
+            elif later.params.get(TTY) is True and step.params.get(TTY) is not True:
+                # kept in the view only after a failure that asked for a terminal
+                fnd = _terminal(f, diag) if c.words == f.words else None
             else:
                 fnd = compare(
                     f, c, diag, step.output, [*between, *_before(cmds, c, step, diag)], t.task
@@ -656,7 +953,9 @@ def find_shell_fixes(t: Trajectory) -> list[ShellFix]:
             if advised is not None:
                 out.append(advised)
     taken = {x.failed for x in out}
-    out += [h for h in (_hidden(t, i) for i in range(len(steps)) if i not in taken) if h]
+    for read in (_hidden, _literal_glob, _literal_path, _backslashes):
+        out += [h for h in (read(t, i) for i in range(len(steps)) if i not in taken) if h]
+        taken = {x.failed for x in out}
     project = t.meta.get("project")
     if isinstance(project, str) and project:  # Stage 3 merges findings of one project only
         out = [
@@ -730,6 +1029,17 @@ def _sh(command: str, output: str = "", ok: bool = True, **more: object) -> Step
     )
 
 
+def _exec(command: str, output: str = "", ok: bool = True, **more: object) -> Step:
+    """An example call as Codex records it (``exec_command`` with its output framing)."""
+    code = 0 if ok else 1
+    return Step(
+        tool="exec_command",
+        params={"cmd": command, **more},
+        output=f"Chunk ID: 1a2b\nProcess exited with code {code}\nOutput:\n{output}",
+        success=ok,
+    )
+
+
 @attrs.frozen
 class ShellChange:
     """One kind of shell correction: its name (``detail["change"]``), the evidence it
@@ -743,6 +1053,10 @@ class ShellChange:
 
 
 _NO_FILE = "No such file or directory"
+_PS_MISSING = (
+    "Get-Content: An object at the specified path src/app/[id]/page.tsx does not exist, or "
+    "has been filtered by the -Include or -Exclude parameter."
+)
 _UPSTREAM = (
     "fatal: The current branch feat has no upstream branch.\n"
     "To push the current branch and set the remote as upstream, use\n\n"
@@ -835,6 +1149,32 @@ SHELL_CHANGES: tuple[ShellChange, ...] = (
         ),
     ),
     ShellChange(
+        "pattern",
+        "a search program read a pattern that starts with - as an option and said so; the "
+        "retry passed the same word after -e or --",
+        (
+            _sh('rg -n "-> Result" src', "rg: unrecognized flag -> Result", False),
+            _sh('rg -n -e "-> Result" src', "src/a.rs:3: fn f() -> Result<()>"),
+        ),
+        (
+            _sh('rg -n "-> Result" src', "rg: unrecognized flag -> Result", False),
+            _sh('rg -n "Result" src', "src/a.rs:3: fn f() -> Result<()>"),
+        ),
+    ),
+    ShellChange(
+        "element",
+        "one element of a comma-list operand changed, the failed output naming that "
+        "element, quoted, as unknown or invalid",
+        (
+            _sh("gh pr view 1 --json state,merged", 'Unknown JSON field: "merged"', False),
+            _sh("gh pr view 1 --json state,mergedAt,mergedBy", '{"state":"MERGED"}'),
+        ),
+        (
+            _sh("gh pr view 1 --json state,merged", 'Unknown JSON field: "merged"', False),
+            _sh("gh pr view 2 --json state,mergedAt", '{"state":"OPEN"}'),
+        ),
+    ),
+    ShellChange(
         "dropped",
         "the same command without one path operand that the failed output named",
         (
@@ -886,6 +1226,62 @@ SHELL_CHANGES: tuple[ShellChange, ...] = (
         (
             _sh("rg --files -g '*.spec.yaml'", "", False),
             _sh("find . -name '*.spec.yaml'", "./specs/a.spec.yaml\n./other/b.spec.yaml"),
+        ),
+    ),
+    ShellChange(
+        "glob",
+        "zsh refused an unquoted path holding [ ], * or ? as a glob that matched nothing "
+        "('no matches found: W'), and a later call passed the same path quoted",
+        (
+            _exec(
+                "rg -n id src/app/[id]/page.tsx",
+                "zsh:1: no matches found: src/app/[id]/page.tsx",
+                False,
+            ),
+            _exec("cat 'src/app/[id]/page.tsx'", "export default function Page() {}"),
+        ),
+        (
+            _exec("ls src/*.tsx", "zsh:1: no matches found: src/*.tsx", False),
+            _exec("ls src", "app"),
+        ),
+    ),
+    ShellChange(
+        "literal",
+        "a PowerShell cmdlet given a path holding [ ] (a wildcard to -Path) or unquoted ( ) "
+        "failed naming it; the same cmdlet then read that path as -LiteralPath",
+        (
+            _exec("Get-Content -Path 'src/app/[id]/page.tsx'", _PS_MISSING, False),
+            _exec("Get-Content -LiteralPath 'src/app/[id]/page.tsx'", "export default 1"),
+        ),
+        (
+            _exec("Get-Content -Path 'src/app/[id]/page.tsx'", _PS_MISSING, False),
+            _exec("Get-ChildItem -LiteralPath 'src/app/[id]'", "page.tsx"),
+        ),
+    ),
+    ShellChange(
+        "backslash",
+        "Git Bash took the backslashes out of a Windows path (the output names it without "
+        "them), and a later call passed the same path with forward slashes",
+        (
+            _sh("type C:\\Users\\me\\out.log", "bash: type: C:Usersmeout.log: not found", False),
+            _sh("cat /c/Users/me/out.log", "done"),
+        ),
+        (
+            _sh("type C:\\Users\\me\\out.log", "bash: type: out.log: not found", False),
+            _sh("cat /c/Users/me/out.log", "done"),
+        ),
+    ),
+    ShellChange(
+        "terminal",
+        "the command failed for want of a terminal (stdin is not a terminal, stdin closed, "
+        "raw mode not supported), then the same command ran with tty: true",
+        (
+            _exec("codex resume 019c", "Error: stdin is not a terminal", False),
+            _exec("codex resume 019c", "Resuming session", tty=True),
+        ),
+        (
+            _exec("codex resume 019c", "Error: no session 019c found", False),
+            _exec("codex resume 019c", "Resuming session", tty=True),
         ),
     ),
     ShellChange(

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 import attrs
@@ -566,7 +566,9 @@ def _join(a: str, b: str) -> str:
     return "; ".join(x for x in (a, b) if x)
 
 
-def generalize(ops: Sequence[Operation]) -> list[Operation]:
+def generalize(
+    ops: Sequence[Operation], earlier: Callable[[Finding], int] | None = None
+) -> list[Operation]:
     """Stage 3's first step: ADDs of one session that teach one lesson become one ADD.
 
     Groups often prove the same lesson for different tools (``cd`` before ``cat``,
@@ -624,4 +626,17 @@ def generalize(ops: Sequence[Operation]) -> list[Operation]:
                 out.append(replace[k])  # type: ignore[arg-type]
         else:
             out.append(op)
-    return out
+    return [op for op in out if repeated(op, earlier)]
+
+
+def repeated(op: Operation, earlier: Callable[[Finding], int] | None = None) -> bool:
+    """Whether an operation may stand as far as its slips go: a finding that teaches only
+    when its slip repeats (``detail["repeats"]``: a tool's self-explaining error) needs
+    two slips or more: in one run, in the session's runs merged, or in the library's
+    runs (``earlier``: how many of its calls made that slip, earlier sessions' included).
+    A one-off slip teaches nothing (issue 29)."""
+    f = op.detail.get("evidence") if op.kind == "ADD" else None
+    if not isinstance(f, Finding) or not f.detail.get("repeats"):
+        return True
+    slips = int(f.detail.get("slips") or 1)
+    return slips >= 2 or (earlier is not None and earlier(f) >= 2)

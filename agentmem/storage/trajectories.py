@@ -45,6 +45,7 @@ __all__ = [
     "count",
     "counts",
     "delete_pruned",
+    "failed_calls_saying",
     "group_reports",
     "insert_feedback",
     "insert_shared",
@@ -299,6 +300,16 @@ def set_group(db: Database, ids: Sequence[int], group: str) -> None:
 def count(db: Any) -> int:
     """How many trajectories the library holds."""
     return int(db.execute("SELECT count(*) FROM trajectories").fetchone()[0])
+
+
+def failed_calls_saying(db: Any, tool: str, words: str) -> int:
+    """How many failed calls of ``tool`` in the library's runs say ``words`` in their
+    output (a slip of a tool's own rule, counted across sessions)."""
+    row = db.execute(
+        "SELECT count(*) FROM steps WHERE tool = ? AND success = 0 AND instr(output, ?) > 0",
+        [tool, words],
+    ).fetchone()
+    return int(row[0]) if row else 0
 
 
 def counts(db: Database) -> dict[str, int]:

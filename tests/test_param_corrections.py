@@ -1,0 +1,290 @@
+"""Parameters judged against the failure they follow (issue 29, item 2, finding 6): an
+escalation after a sandbox denial and ``tty: true`` after a failure that wanted a terminal
+are corrections; the escalation's lesson is held for a person (issue 30), never served."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+from agentmem import Memory
+from agentmem.agents import learning_view, outcome
+from agentmem.agents.base import Failure
+from agentmem.agents.outcomes import tty_retries
+from agentmem.importers.codex import parse_codex, sandbox_denial
+from agentmem.learning import merge
+from agentmem.learning.corrections import find_corrections
+from agentmem.learning.shell_fixes import find_shell_fixes
+from agentmem.records import Step, Trajectory
+
+from .conftest import FakeEmbedder, FakeModel
+from .transcripts import CodexRollout
+
+#: Codex 0.114's words for a command its sandbox refused (the shape of a real session's
+#: output: a Rust value printed whole, the command's stderr escaped twice inside it).
+DENIED = (
+    'exec_command failed: CreateProcess { message: "Codex(Sandbox(Denied { output: '
+    'ExecToolCallOutput { exit_code: 128, stdout: StreamOutput { text: \\"\\", '
+    'truncated_after_lines: None }, stderr: StreamOutput { text: \\"fatal: Unable to create '
+    "'/Users/u/ui/.git/index.lock': Operation not permitted\\\\n\\\", truncated_after_lines: "
+    'None }, duration: 0ns, timed_out: false }, network_policy_decision: None }))" }'
+)
+
+
+def _exec(cmd: str, output: str, ok: bool = False, **more: object) -> Step:
+    code = 0 if ok else 1
+    body = f"Chunk ID: 1\nProcess exited with code {code}\nOutput:\n{output}"
+    return Step(tool="exec_command", params={"cmd": cmd, **more}, output=body, success=ok)
+
+
+def _run(*steps: Step) -> Trajectory:
+    return Trajectory(task="do the thing", steps=steps, meta={"project": "/w/ui"})
+
+
+def test_a_sandbox_denial_is_read_by_its_structure():
+    said = sandbox_denial(DENIED)
+    assert said == (
+        "sandbox denied (exit code 128)\n"
+        "fatal: Unable to create '/Users/u/ui/.git/index.lock': Operation not permitted"
+    )
+    assert sandbox_denial('exec_command failed: CreateProcess { message: "Io(...)" }') is None
+    assert sandbox_denial("Process exited with code 1\nOutput:\nSandbox(Denied") is None
+
+
+def test_an_imported_sandbox_denial_is_a_failed_call_denied():
+    r = CodexRollout()
+    r.prompt("commit it")
+    r.add(
+        "response_item",
+        {
+            "type": "function_call",
+            "name": "exec_command",
+            "arguments": json.dumps({"cmd": "git commit -m x"}),
+            "call_id": "c1",
+        },
+    )
+    r.add("response_item", {"type": "function_call_output", "call_id": "c1", "output": DENIED})
+    r.done()
+    ((call,),) = [t.calls for t in parse_codex(r.data()).turns]
+    assert call.success is False
+    step = Step(tool="exec_command", params={"cmd": "git commit -m x"}, output=call.output)
+    step = Step(tool=step.tool, params=step.params, output=step.output, success=False)
+    assert outcome(step).failure is Failure.DENIED
+
+
+def test_an_escalation_of_two_commands_of_a_project_is_one_held_lesson():
+    refused = "Operation not permitted"
+    run = _run(
+        _exec("git fetch --all", f"error: cannot open .git/FETCH_HEAD: {refused}"),
+        _exec("git fetch --all", "", True, sandbox_permissions="require_escalated"),
+        _exec("git commit -m wip", f"fatal: Unable to create .git/index.lock: {refused}"),
+        _exec(
+            "git commit -m wip", "[main 1a2b] wip", True, sandbox_permissions="require_escalated"
+        ),
+    )
+    found = [c.finding for c in find_corrections(run)]
+    assert [f.detail["change"] for f in found] == ["escalation", "escalation"]
+    assert "wip" not in found[1].text  # the program and subcommand, never a commit message
+    (one,) = merge.merge_findings(found)
+    assert one.text.startswith("In this project git fetch and git commit are refused")
+    assert "sandbox_permissions: require_escalated" in one.text
+
+
+def test_a_plain_retry_that_merely_sets_an_escalation_teaches_nothing():
+    run = _run(
+        _exec("pytest -x", "E   assert 1 == 2\n1 failed"),
+        _exec("pytest -x", "1 passed", True, sandbox_permissions="require_escalated"),
+    )
+    assert find_corrections(run) == []
+
+
+def test_tty_is_a_correction_only_after_a_failure_that_wanted_a_terminal():
+    wanted = _exec("codex resume 019c", "Error: stdin is not a terminal")
+    again = _exec("codex resume 019c", "Resuming", True, tty=True)
+    assert tty_retries((wanted, again)) == {0: 1}
+    (fix,) = find_shell_fixes(learning_view(_run(wanted, again)))
+    assert fix.finding.detail["change"] == "terminal"
+    assert fix.finding.text == (
+        "codex needs a terminal ('Error: stdin is not a terminal'): start it with tty: true."
+    )
+    other = _exec("codex resume 019c", "Error: no session 019c")
+    assert tty_retries((other, again)) == {}
+    assert find_shell_fixes(learning_view(_run(other, again))) == []
+    # tty stays inert elsewhere: the view drops it from a call it did not correct
+    (view,) = [s for s in learning_view(_run(other, again)).steps if s.success]
+    assert "tty" not in view.params
+
+
+def test_an_escalation_learned_from_a_real_import_is_held_and_never_served(tmp_path: Path):
+    r = CodexRollout(cwd=str(tmp_path))
+    r.prompt("commit the docs")
+    for cid, args, out in (
+        ("c1", {"cmd": "git commit -m docs"}, DENIED),
+        (
+            "c2",
+            {"cmd": "git commit -m docs", "sandbox_permissions": "require_escalated"},
+            "Chunk ID: 2\nProcess exited with code 0\nOutput:\n[main 1a2b] docs\n",
+        ),
+    ):
+        r.add(
+            "response_item",
+            {
+                "type": "function_call",
+                "name": "exec_command",
+                "arguments": json.dumps(args),
+                "call_id": cid,
+            },
+        )
+        r.add("response_item", {"type": "function_call_output", "call_id": cid, "output": out})
+    r.done()
+    path = r.write(tmp_path / "rollout-2026-01-05-x.jsonl")
+    old = time.time() - 3 * 86400
+    os.utime(path, (old, old))
+    with Memory.open(tmp_path / "m.db", embedder=FakeEmbedder(), model=FakeModel()) as mem:
+        mem.import_transcripts("codex", [path])
+        mem.learn(use_model=False)
+        rows = mem.db.execute(
+            "SELECT text, review FROM experiences WHERE status = 'live'"
+        ).fetchall()
+        (eid,) = [e.id for e in mem.experiences()]
+        assert [(t.split(" (")[0], rv) for t, rv in rows] == [
+            ("In this project git commit is refused in the sandbox", "held")
+        ]
+        (text,) = [t for t, _ in rows]
+        assert mem.retrieve(text, project=str(tmp_path)) == []  # held: never served
+        assert eid is not None
+        mem.review(eid, "approved", by="a person")
+        assert [s.experience.text for s in mem.retrieve(text, project=str(tmp_path))] == [text]
+
+
+# --------------------------------------------------------------------------- literal paths
+
+
+def test_powershell_call_reads_the_first_cmdlet_and_its_words():
+    from agentmem.agents.shell import powershell_call
+
+    c = powershell_call(
+        "Get-Content -LiteralPath 'src/app/(d)/[id]/p.tsx' | Select-Object -First 3"
+    )
+    assert c is not None and c.cmdlet == "Get-Content"
+    assert c.option("literalpath") == "src/app/(d)/[id]/p.tsx"
+    assert c.written_after("LiteralPath") == "'src/app/(d)/[id]/p.tsx'"
+    assert powershell_call("Get-Content -Path 'it''s [x].txt'; ls").option("Path") == "it's [x].txt"
+    assert powershell_call("git status") is None
+
+
+def test_an_unquoted_glob_the_shell_refused_teaches_quoting_and_nothing_else():
+    refused = _exec(
+        "rg -n id /Users/me/app/src/[id]/route.ts",
+        "zsh:1: no matches found: /Users/me/app/src/[id]/route.ts",
+    )
+    assert outcome(refused).failure is Failure.MISUSE  # the shell refused: rg never ran
+    quoted = _exec("cat '/Users/me/app/src/[id]/route.ts'", "export {}", True)
+    (fix,) = find_shell_fixes(learning_view(_run(refused, quoted)))
+    assert fix.finding.detail["change"] == "glob"
+    assert fix.finding.text == (
+        "In zsh an unquoted path with [ ], * or ? is a glob pattern "
+        "('no matches found: .../src/[id]/route.ts'): quote the path."
+    )
+    # the path given again unquoted, or another path: no lesson (and no operand lesson)
+    other = _exec("ls /Users/me/app/src", "[id]", True)
+    assert find_shell_fixes(learning_view(_run(refused, other))) == []
+
+
+def test_a_powershell_wildcard_path_read_literally_is_one_lesson_per_cmdlet():
+    missing = (
+        "Exit code: 1\nOutput:\nGet-Content: An object at the specified path "
+        "src/app/api/items/[id]/route.ts does not exist, or has been filtered."
+    )
+    code = (
+        "Exit code: 1\nOutput:\ndashboard: The term 'dashboard' is not recognized as a name "
+        "of a cmdlet, function, script file, or executable program."
+    )
+
+    def ps(cmd: str, out: str, ok: bool = False) -> Step:
+        return Step(tool="shell_command", params={"command": cmd}, output=out, success=ok)
+
+    run = _run(
+        ps("Get-Content -Path src/app/(dashboard)/items/[id]/page.tsx", code),
+        ps(
+            'Get-Content -Path "src/app/(dashboard)/items/[id]/page.tsx"',
+            missing.replace("api/items/[id]/route.ts", "(dashboard)/items/[id]/page.tsx"),
+        ),
+        ps('Get-Content -LiteralPath "src/app/(dashboard)/items/[id]/page.tsx"', "x", True),
+    )
+    found = find_shell_fixes(learning_view(run))
+    assert [f.finding.detail["change"] for f in found] == ["literal", "literal"]
+    assert len({f.finding.text for f in found}) == 1  # one lesson, whichever failure
+    assert "-LiteralPath" in found[0].finding.text and "Get-Content" in found[0].finding.text
+    # a path without [ ] or ( ), or another cmdlet after it: nothing
+    plain = _run(
+        ps("Get-Content -Path a.txt", missing), ps("Get-Content -LiteralPath a.txt", "x", True)
+    )
+    assert find_shell_fixes(learning_view(plain)) == []
+
+
+def test_a_windows_path_whose_backslashes_git_bash_ate_teaches_forward_slashes():
+    def bash(cmd: str, out: str, ok: bool = False) -> Step:
+        return Step(tool="Bash", params={"command": cmd}, output=out, success=ok)
+
+    eaten = bash(
+        "type C:\\Users\\joshl\\AppData\\Local\\Temp\\t.output",
+        "Exit code 1\n/usr/bin/bash: line 1: type: C:UsersjoshlAppDataLocalTempt.output: not found",
+    )
+    fixed = bash("cat /c/Users/joshl/AppData/Local/Temp/t.output", "ok", True)
+    (fix,) = find_shell_fixes(learning_view(_run(eaten, fixed)))
+    assert fix.finding.detail["change"] == "backslash"
+    assert "forward slashes (/c/...); cat worked" in fix.finding.text
+    # no sign that bash ate them (the file is simply not there): nothing
+    missing = bash(
+        "type C:\\Users\\joshl\\t.output", "Exit code 1\nThe system cannot find the file"
+    )
+    assert find_shell_fixes(learning_view(_run(missing, fixed))) == []
+
+
+def test_a_hostile_sandbox_refusal_is_read_quickly():
+    head = 'exec_command failed: CreateProcess { message: "Codex(Sandbox(Denied { stderr: '
+    for tail in ("\\" * 20_000, "\\n" * 20_000, "\\\\" * 20_000 + '"'):
+        t0 = time.perf_counter()
+        said = sandbox_denial(head + 'StreamOutput { text: \\"' + tail)
+        assert said is not None and said.startswith("sandbox denied")
+        assert time.perf_counter() - t0 < 1.0
+
+
+def test_a_hidden_folder_rg_files_skipped_and_find_found_is_where_the_project_keeps_it():
+    def sh(cmd: str, out: str, code: int = 0) -> Step:
+        body = f"Exit code: {code}\nWall time: 0 seconds\nOutput:\n{out}"
+        return Step(tool="shell_command", params={"command": cmd}, output=body, success=code == 0)
+
+    listed = sh("rg --files -g '.specify' -g '.specify/**'", "", 1)
+    search = sh('rg -n "constitution" -S', "features/x/SPEC.md:7:## Constitution")
+    found = sh("find . -maxdepth 4 -type d -name '.specify'", "./feature/fix/.specify")
+    (fix,) = find_shell_fixes(learning_view(_run(listed, search, found)))
+    assert fix.finding.text == (
+        "In this project .specify is at feature/fix/.specify, a hidden folder rg --files skips: "
+        "find it with find . -name .specify or rg --files --hidden."
+    )
+    # found in two places, or another name: nothing
+    two = sh("find . -type d -name '.specify'", "./a/.specify\n./b/.specify")
+    assert find_shell_fixes(learning_view(_run(listed, two))) == []
+    other = sh("find . -type d -name '.config'", "./a/.config")
+    assert find_shell_fixes(learning_view(_run(listed, other))) == []
+
+
+def test_one_element_of_a_list_operand_named_unknown_is_the_programs_rule():
+    def bash(cmd: str, out: str, ok: bool = False) -> Step:
+        return Step(tool="Bash", params={"command": cmd}, output=out, success=ok)
+
+    bad = bash("gh pr view 1 --repo o/r --json state,merged", 'Unknown JSON field: "merged"\nx')
+    good = bash("gh pr view 1 --repo o/r --json state,mergedAt,mergedBy", "{}", True)
+    (fix,) = find_shell_fixes(learning_view(_run(bad, good)))
+    assert fix.finding.detail["change"] == "element"
+    assert fix.finding.text == (
+        "gh pr view --json has no merged ('Unknown JSON field: merged'): "
+        "ask for mergedAt,mergedBy instead."
+    )
+    # the output names no element (or names one still asked for): nothing
+    vague = bash("gh pr view 1 --json state,merged", "unknown error\nx")
+    assert find_shell_fixes(learning_view(_run(vague, good))) == []
