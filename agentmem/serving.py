@@ -242,9 +242,33 @@ FILTER_MARGIN = 5
 Filter = Callable[[Lesson], "str | None"]
 
 #: -- THE FILTERS: every lesson passes each of these, in order, before it is formatted;
-#: the first reason given withholds it (logged as withheld, never served). A new check
-#: (``agentmem.learning.claims.withheld``, say) is one entry here.
+#: the first reason given withholds it (logged as withheld, never served). The claim
+#: check (:func:`claims_filter`: a program a lesson says is there or missing, a path it
+#: says exists) always runs first; these come after it.
 FILTERS: list[Filter] = []
+
+
+def claims_filter(query: Query) -> Filter:
+    """The claim check for ``query``: a private lesson whose stored claims no longer hold
+    here (:func:`agentmem.claims.withheld`; relative paths are checked under the query's
+    project when it is a folder of this machine) is withheld with the reason. A team
+    lesson's claims were made on another machine: the check is for this library's own."""
+    from .claims import withheld
+
+    project = query.project
+    root = project if project and os.path.isabs(project) and os.path.isdir(project) else None
+
+    def check(lesson: Lesson) -> str | None:
+        if lesson.source != "private":
+            return None
+        return withheld(lesson.row, root)
+
+    return check
+
+
+def _checks(query: Query, filters: Sequence[Filter] | None) -> Sequence[Filter]:
+    """``filters`` when given (a caller's own), else the claim check and :data:`FILTERS`."""
+    return [claims_filter(query), *FILTERS] if filters is None else filters
 #: Filter calls that raised in this process (the lesson was withheld; see :func:`finish`).
 FILTER_FAILURES = [0]
 
@@ -286,7 +310,7 @@ def serve(
     memory, nothing logged), in the order the module doc gives. ``embed``: the query
     embedding of ``model`` (``(model_id, dims)``), the embedder that built the index.
     ``filters``: instead of :data:`FILTERS`."""
-    checks = FILTERS if filters is None else filters
+    checks = _checks(query, filters)
     stored = settings.raw(db)
     where = query.where()
     paused = project_states.state_of(stored, where)
@@ -334,7 +358,7 @@ def finish(
     filters: Sequence[Filter] | None = None,
 ) -> Served:
     """Steps 3 to 6 of :func:`serve` on lessons already found: merge, filter, holdout, log."""
-    checks = FILTERS if filters is None else filters
+    checks = _checks(query, filters)
     passed, withheld = _pick(query.k, private, team, checks)
     return _hold_and_log(library, query, passed, withheld, stored, where)
 

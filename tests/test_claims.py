@@ -11,7 +11,7 @@ from pathlib import Path
 
 from agentmem import Memory
 from agentmem.agents import learning_view
-from agentmem.learning.claims import EXISTS, NOT_ON_PATH, ON_PATH, claims, withheld
+from agentmem.claims import EXISTS, NOT_ON_PATH, ON_PATH, claims, withheld
 from agentmem.learning.generality import rule_for
 from agentmem.learning.rules import Rule
 from agentmem.learning.shell_fixes import SHELL_CHANGES, claims_of, find_shell_fixes

@@ -43,6 +43,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "conversation",
         "served",
         "effect",
+        "claims",
     ),
     # the SQLite file: connections, transactions, schema
     ("_tx", "_sqlite", "db", "migrations", "scrub"),

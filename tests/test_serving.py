@@ -416,3 +416,31 @@ def test_the_search_goes_deeper_only_when_a_filter_withheld_a_place_it_could_fil
         got = mem.serve(Query(PROMPT, project=app, k=2))
     assert depths == [2, 2, 2, 2 + serving.FILTER_MARGIN]
     assert got.ids[0] == plain.ids[1] and len(got.ids) == 2 and top not in got.ids
+
+
+def test_a_lesson_whose_claim_fails_here_is_withheld_on_every_route(library):
+    """The claim check (issue 29) runs inside serve(): a lesson whose stored rule claims a
+    path exists in the project is served while it exists and withheld, with the reason in
+    the served log, once it is gone; the real prompt hook (a subprocess) does the same."""
+    db, app = library["db"], library["app"]
+    sid = library["scoped"]
+    rule = {"kind": "shell", "tools": ["Bash"], "testable": False,
+            "claims": [["exists", "docs/notes.txt"]]}  # fmt: skip
+    with Memory.open(db) as mem:
+        mem.db.execute("UPDATE experiences SET rule = ? WHERE id = ?", [json.dumps(rule), sid])
+    prompt = "run the tests with make check in this project"
+    (app / "docs").mkdir()
+    (app / "docs" / "notes.txt").write_text("x")
+    with Memory.open(db) as mem:
+        there = mem.serve(Query(prompt, project=app))
+    assert sid in there.ids and not there.withheld
+    assert marker(sid) in _hook(db, prompt, app)
+    (app / "docs" / "notes.txt").unlink()
+    with Memory.open(db) as mem:
+        gone = mem.serve(Query(prompt, project=app))
+    assert sid not in gone.ids
+    assert [(x.id, why) for x, why in gone.withheld] == [
+        (sid, "docs/notes.txt does not exist in this project")
+    ]
+    assert marker(sid) not in _hook(db, prompt, app)
+    assert _lines(db)[-1]["withheld"] == {str(sid): "docs/notes.txt does not exist in this project"}

@@ -101,7 +101,7 @@ class Rule:
     error: str | None = None
     testable: bool = True
     #: What the lesson claims of the machine or the project that can be checked where it
-    #: is served, ``(kind, value)`` each (:mod:`agentmem.learning.claims`).
+    #: is served, ``(kind, value)`` each (:mod:`agentmem.claims`).
     claims: tuple[tuple[str, str], ...] = attrs.field(
         default=(),
         converter=lambda v: tuple(

@@ -69,7 +69,7 @@ from ..agents.outcomes import TTY, escalates, failing_command
 from ..agents.programs import Role
 from ..agents.shell import Command, powershell_call
 from ..records import Step, Trajectory
-from .claims import EXISTS, NOT_ON_PATH, ON_PATH
+from ..claims import EXISTS, NOT_ON_PATH, ON_PATH
 from .findings import Finding, lesson_text, quote_error
 from .kinds import Kind
 
