@@ -103,6 +103,25 @@ def test_whole_and_excerpt_are_placed_exactly(
     )
 
 
+def test_a_dual_licence_file_is_placed(tmp_path: Path) -> None:
+    """A repository licensed "MIT OR Apache-2.0" ships LICENSE-APACHE and LICENSE-MIT
+    (no plain LICENSE): one of them is its licence file."""
+    work = tmp_path / "mirrors" / "bob+dots" / "repo"
+    (work / "s").mkdir(parents=True)
+    (work / "s" / "a.jsonl").write_bytes(SESSION)
+    (work / "LICENSE-APACHE").write_text("Apache License\n")
+    (work / "LICENSE-MIT").write_text("MIT License\n")
+    (work / "LICENSE-NOTES.txt").write_text("not a licence\n")
+    _git(work, "init", "-q")
+    _git(work, "add", ".")
+    _git(work, "commit", "-qm", "sessions")
+    commit, blob = _git(work, "rev-parse", "HEAD"), _git(work, "rev-parse", "HEAD:s/a.jsonl")
+    src = _sources(tmp_path, _row("dots/a.jsonl", commit, blob, "whole", 10, repo="bob/dots"))
+    out, mirrors = tmp_path / "corpus", tmp_path / "mirrors"
+    assert pc.main(["--sources", str(src), "--mirrors", str(mirrors), "--out", str(out)]) == 0
+    assert (out / "LICENSES" / "bob__dots.txt").read_text() == "Apache License\n"
+
+
 def test_check_finds_an_edited_file_and_a_wrong_line_count(
     tmp_path: Path, mirror: tuple[Path, str, str]
 ) -> None:

@@ -273,7 +273,7 @@ def place(rows: Iterable[Row], mirrors: Path, out: Path) -> Iterator[Outcome]:
             yield Outcome(row.file, "failed", str(e))
 
 
-_LICENCE_NAMES = re.compile(r"^(licen[cs]e|copying)(\.(md|txt|rst))?$", re.I)
+_LICENCE_NAMES = re.compile(r"^(licen[cs]e|copying)(-(mit|apache))?(\.(md|txt|rst))?$", re.I)
 
 
 def place_licences(rows: Iterable[Row], mirrors: Path, out: Path) -> Iterator[Outcome]:
