@@ -98,7 +98,8 @@ def main() -> None:
     ap.add_argument("--peaks", type=int, default=5, help="runs under GNU time for the peak RSS")
     ap.add_argument("--base", help="also time the hook of this commit's tree")
     args = ap.parse_args()
-    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; {sys.version.split()[0]}")
+    load = os.getloadavg()[0]
+    print(f"load average {load:.1f} on {os.cpu_count()} cores, Python {sys.version.split()[0]}")
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     env["HF_HUB_OFFLINE"] = "1"
     with tempfile.TemporaryDirectory() as d:

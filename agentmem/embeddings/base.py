@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import importlib.util
 import math
-import threading
+from _thread import allocate_lock  # threading.Lock, without importing threading
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
@@ -138,7 +138,7 @@ def missing_modules(*modules: str) -> list[str]:
 
 # Loaded models, shared by every embedder instance of this process.
 MODELS: dict[tuple[Any, ...], Any] = {}
-MODELS_LOCK = threading.Lock()
+MODELS_LOCK = allocate_lock()
 
 
 def cached_model(key: tuple[Any, ...], load: Callable[[], Any]) -> Any:

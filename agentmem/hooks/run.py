@@ -31,7 +31,7 @@ import sys
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 from ..jsonsafe import JSONInputError, loads
 from .log import LOG_NAME, log, log_path, mark_fired
@@ -45,14 +45,30 @@ MAX_PROMPT_CHARS = 4000
 AGENTS = ("claude-code", "codex")
 
 
-class _Args(NamedTuple):
-    """The hook's arguments: ``AGENT [--db PATH] [--learn] [--no-model] [PAYLOAD]``."""
+class _Args:
+    """The hook's arguments: ``AGENT [--db PATH] [--learn] [--no-model] [PAYLOAD]``.
+    (A plain class: a NamedTuple's creation costs the prompt hook more than its use.)"""
 
-    agent: str
-    db: str | None = None
-    learn: bool = False
-    no_model: bool = False
-    payload: str | None = None  # Codex's notify passes the JSON as an argument
+    __slots__ = ("agent", "db", "learn", "no_model", "payload")
+
+    def __init__(
+        self,
+        agent: str,
+        db: str | None = None,
+        learn: bool = False,
+        no_model: bool = False,
+        payload: str | None = None,  # Codex's notify passes the JSON as an argument
+    ) -> None:
+        self.agent, self.db, self.learn, self.no_model = agent, db, learn, no_model
+        self.payload = payload
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Args) and all(
+            getattr(self, k) == getattr(other, k) for k in self.__slots__
+        )
+
+    def __repr__(self) -> str:
+        return "_Args(" + ", ".join(f"{k}={getattr(self, k)!r}" for k in self.__slots__) + ")"
 
 
 def _parse(argv: Sequence[str]) -> _Args:
@@ -228,18 +244,26 @@ def _prompt_context(args: _Args, payload: dict[str, Any]) -> str:
     db = _db_path(args)
     if prompt is None or not os.path.isfile(db):
         return ""  # nothing to search with, or no library yet
-    from ..context import context_text  # the lean path; Memory when the file needs it
-    from ..projects import project_of
+    import gc
 
-    project = project_of(_text(payload, "cwd") or os.getcwd())
-    session = payload.get("session_id")  # for the served log (agentmem.served)
-    block = context_text(
-        db,
-        prompt[:MAX_PROMPT_CHARS],
-        project=project,
-        session=session if isinstance(session, str) else None,
-        route="hook",
-    )
+    collecting = gc.isenabled()
+    gc.disable()  # a short process: what the imports and the search make is freed at exit
+    try:
+        from ..context import context_text  # the lean path; Memory when the file needs it
+        from ..projects import project_of
+
+        project = project_of(_text(payload, "cwd") or os.getcwd())
+        session = payload.get("session_id")  # for the served log (agentmem.served)
+        block = context_text(
+            db,
+            prompt[:MAX_PROMPT_CHARS],
+            project=project,
+            session=session if isinstance(session, str) else None,
+            route="hook",
+        )
+    finally:
+        if collecting:
+            gc.enable()
     if not block:
         return ""
     answer = {
