@@ -94,6 +94,9 @@ def context_main(argv: Sequence[str]) -> int | None:
 def main() -> None:
     argv = sys.argv[1:]
     if argv[:2] == ["hooks", "run"] and not {"-h", "--help"} & set(argv):
+        import gc
+
+        gc.disable()  # a short process (run_main turns it on again for what is not a prompt)
         from .hooks.run import run_main  # an agent's hook: never click, never an error
 
         _leave(run_main(argv[2:]))

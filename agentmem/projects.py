@@ -40,8 +40,9 @@ pure but for :func:`project_of` and :func:`machine_id` (cached), and imports no
 heavy modules, so the fast ``context`` path can use it.
 """
 
-from __future__ import annotations
-
+# No ``from __future__ import annotations``: the NamedTuple fields of Scope are then
+# types, not strings that typing compiles (the first compile() of a process costs the
+# prompt hook, which imports this module, about 2 ms).
 import os
 import re
 from collections.abc import Callable, Collection, Mapping, Sequence

@@ -21,8 +21,9 @@ Learned lessons name only tools the library recorded, so for them this is exact;
 for a lesson added by hand it is the best guess the text allows.
 """
 
-from __future__ import annotations
-
+# No ``from __future__ import annotations``: the NamedTuple fields of LessonTerms
+# are then types, not strings that typing compiles (the first compile() of a process
+# costs the prompt hook, which imports this module, about 2 ms).
 import re
 from collections.abc import Collection
 from typing import NamedTuple

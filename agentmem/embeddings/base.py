@@ -6,8 +6,9 @@ Importing this module imports the standard library alone (numpy is imported by t
 functions that need it).
 """
 
-from __future__ import annotations
-
+# No ``from __future__ import annotations``: the NamedTuple fields of EmbedderBackend are
+# then types, not strings that typing compiles (the first compile() of a process costs the
+# prompt hook, which imports this module, about 2 ms).
 import importlib.util
 import math
 from _thread import allocate_lock  # threading.Lock, without importing threading
@@ -90,7 +91,7 @@ def blank_vector(dims: int) -> list[float]:
     return [v] * dims
 
 
-def rows_to_unit_lists(matrix: npt.NDArray[np.float32], dims: int) -> list[list[float]]:
+def rows_to_unit_lists(matrix: "npt.NDArray[np.float32]", dims: int) -> list[list[float]]:
     """L2-normalise the rows of ``matrix`` (zero rows become the blank vector)."""
     import numpy as np
 

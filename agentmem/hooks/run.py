@@ -221,6 +221,9 @@ def _hook_event(args: _Args, fmt: str, payload: dict[str, Any]) -> str:
         mark_fired(fmt, event)
     if event == "UserPromptSubmit":
         return _prompt_context(args, payload)
+    import gc
+
+    gc.enable()  # an import may be long: collect as usual (the entry turned it off)
     if event in ("Stop", "SubagentStop", "SessionEnd"):
         transcript = _text(payload, "transcript_path")
         if transcript is None:
@@ -317,6 +320,9 @@ def find_rollout(thread_id: str, sessions: Path) -> Path | None:
 
 
 def _codex_notify(args: _Args, payload: dict[str, Any]) -> None:
+    import gc
+
+    gc.enable()  # an import may be long: collect as usual (the entry turned it off)
     if payload.get("type") != "agent-turn-complete":
         return
     thread = _text(payload, "thread-id")
