@@ -3,7 +3,9 @@
 Kept apart from :mod:`agentmem.db` (which wraps connections in sqlite-utils) so
 that the prompt-hook path of ``agentmem context`` can open a library with the
 standard library alone. :func:`agentmem.db.connect` and :func:`open_reader` both
-set their pragmas and load sqlite-vec here.
+set their pragmas and load sqlite-vec here. :func:`open_reader` connects through the
+sqlite module's C part alone (:func:`_driver`); :data:`sqlite3`, the whole module, is
+imported when first asked for.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import importlib.machinery
 import os
 import sys
+from _thread import allocate_lock  # threading.Lock, without importing threading
 from typing import TYPE_CHECKING, Any
 
 from .errors import AgentMemError
@@ -32,6 +35,9 @@ def _module() -> Any:
         return sqlite3
 
 
+_DRIVER_LOCK = allocate_lock()
+
+
 def _driver() -> Any:
     """The C part of :func:`_module` (``connect``, the connection and error classes: the
     same objects), without its Python part, whose ``dbapi2`` imports :mod:`datetime` for
@@ -43,6 +49,14 @@ def _driver() -> Any:
         loaded = sys.modules.get(name)
         if loaded is not None:
             return loaded
+    with _DRIVER_LOCK:  # one module object, whatever the threads: its classes are the ones
+        loaded = sys.modules.get(c_name)
+        return loaded if loaded is not None else _load_driver(c_name)
+
+
+def _load_driver(c_name: str) -> Any:
+    """pysqlite3's C extension ``c_name`` loaded from its file and registered under its
+    name, without its package's ``__init__``; :func:`_module` when it is not installed."""
     package = importlib.machinery.PathFinder.find_spec("pysqlite3")
     spec = None
     if package is not None and package.submodule_search_locations:

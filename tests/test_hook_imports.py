@@ -228,3 +228,32 @@ def test_the_readers_connection_is_the_sqlite_module_s(library: Path):
             conn.execute("SELECT no_such_column FROM experiences")
     finally:
         conn.close()
+
+
+def test_the_readers_c_module_is_the_one_the_whole_module_imports_later(library: Path):
+    """In a fresh process the reader loads sqlite's C part alone; the whole module,
+    imported after it, uses that same C part (one set of classes, so its errors catch the
+    reader's)."""
+    code = (
+        "import sys\n"
+        "from agentmem._sqlite import open_reader\n"
+        "conn = open_reader(sys.argv[1])\n"
+        "alone = 'pysqlite3.dbapi2' not in sys.modules\n"
+        "from agentmem._sqlite import sqlite3\n"
+        "try:\n"
+        "    conn.execute('SELECT no_such_column FROM experiences')\n"
+        "except sqlite3.OperationalError:\n"
+        "    print(alone, isinstance(conn, sqlite3.Connection), sqlite3.__name__)\n"
+    )
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+    }
+    p = subprocess.run(
+        [sys.executable, "-c", code, str(library)], capture_output=True, text=True, env=env
+    )
+    assert p.returncode == 0, p.stderr
+    alone, same, name = p.stdout.split()
+    assert same == "True"
+    if name == "pysqlite3":  # installed (Linux): its C part came first, alone
+        assert alone == "True"
