@@ -247,26 +247,18 @@ def _prompt_context(args: _Args, payload: dict[str, Any]) -> str:
     db = _db_path(args)
     if prompt is None or not os.path.isfile(db):
         return ""  # nothing to search with, or no library yet
-    import gc
+    from ..context import context_text  # the lean path; Memory when the file needs it
+    from ..projects import project_of
 
-    collecting = gc.isenabled()
-    gc.disable()  # a short process: what the imports and the search make is freed at exit
-    try:
-        from ..context import context_text  # the lean path; Memory when the file needs it
-        from ..projects import project_of
-
-        project = project_of(_text(payload, "cwd") or os.getcwd())
-        session = payload.get("session_id")  # for the served log (agentmem.served)
-        block = context_text(
-            db,
-            prompt[:MAX_PROMPT_CHARS],
-            project=project,
-            session=session if isinstance(session, str) else None,
-            route="hook",
-        )
-    finally:
-        if collecting:
-            gc.enable()
+    project = project_of(_text(payload, "cwd") or os.getcwd())
+    session = payload.get("session_id")  # for the served log (agentmem.served)
+    block = context_text(
+        db,
+        prompt[:MAX_PROMPT_CHARS],
+        project=project,
+        session=session if isinstance(session, str) else None,
+        route="hook",
+    )
     if not block:
         return ""
     answer = {
