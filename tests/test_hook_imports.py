@@ -144,7 +144,7 @@ def test_the_prompt_hook_answers_without_heavy_imports(library: Path, tmp_path: 
     assert LESSONS[0][0] in context  # the fast path answered, with the lesson
     assert report["code"] == 0
     assert _heavy(report["modules"]) == []
-    assert "agentmem.context" in report["modules"]  # the probe saw the path it guards
+    assert "agentmem.retrieval.pipeline" in report["modules"]  # the probe saw the search
     assert report["compiled"] == []  # no string annotation evaluated by typing
 
 
