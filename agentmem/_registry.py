@@ -7,7 +7,7 @@ prompt-hook path resolves its embedder through one of these.
 
 from __future__ import annotations
 
-import threading
+from _thread import allocate_lock  # threading.Lock, without importing threading
 from collections.abc import Callable
 from typing import Generic, Protocol, TypeVar
 
@@ -30,7 +30,7 @@ class Registry(Generic[B]):
         self._what = what
         self._builtins = builtins
         self._backends: list[B] = []
-        self._lock = threading.Lock()
+        self._lock = allocate_lock()
         self._loaded = False
 
     def _load(self) -> None:

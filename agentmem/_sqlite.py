@@ -3,24 +3,83 @@
 Kept apart from :mod:`agentmem.db` (which wraps connections in sqlite-utils) so
 that the prompt-hook path of ``agentmem context`` can open a library with the
 standard library alone. :func:`agentmem.db.connect` and :func:`open_reader` both
-set their pragmas and load sqlite-vec here.
+set their pragmas and load sqlite-vec here. :func:`open_reader` connects through the
+sqlite module's C part alone (:func:`_driver`); :data:`sqlite3`, the whole module, is
+imported when first asked for.
 """
 
 from __future__ import annotations
 
 import importlib.machinery
 import os
+import sys
+from _thread import allocate_lock  # threading.Lock, without importing threading
 from typing import TYPE_CHECKING, Any
 
 from .errors import AgentMemError
 
 if TYPE_CHECKING:
     import sqlite3
-else:
-    try:  # the module sqlite-utils uses when it is installed (agentmem depends on it on Linux)
-        import pysqlite3 as sqlite3
+
+
+def _module() -> Any:
+    """The sqlite3 module: pysqlite3, the one sqlite-utils uses when it is installed
+    (agentmem depends on it on Linux), else the standard library's."""
+    try:
+        import pysqlite3
+
+        return pysqlite3
     except ImportError:
         import sqlite3
+
+        return sqlite3
+
+
+_DRIVER_LOCK = allocate_lock()
+
+
+def _driver() -> Any:
+    """The C part of :func:`_module` (``connect``, the connection and error classes: the
+    same objects), without its Python part, whose ``dbapi2`` imports :mod:`datetime` for
+    adapters a reader never uses (a tenth of the prompt hook's imports). Loaded once, as
+    ``pysqlite3._sqlite3``, where pysqlite3 finds it when it is imported later; the whole
+    module when it is imported already, or when pysqlite3 is not installed."""
+    c_name = "pysqlite3._sqlite3"
+    for name in ("pysqlite3", c_name):
+        loaded = sys.modules.get(name)
+        if loaded is not None:
+            return loaded
+    with _DRIVER_LOCK:  # one module object, whatever the threads: its classes are the ones
+        loaded = sys.modules.get(c_name)
+        return loaded if loaded is not None else _load_driver(c_name)
+
+
+def _load_driver(c_name: str) -> Any:
+    """pysqlite3's C extension ``c_name`` loaded from its file and registered under its
+    name, without its package's ``__init__``; :func:`_module` when it is not installed."""
+    package = importlib.machinery.PathFinder.find_spec("pysqlite3")
+    spec = None
+    if package is not None and package.submodule_search_locations:
+        spec = importlib.machinery.PathFinder.find_spec(
+            c_name, list(package.submodule_search_locations)
+        )
+    if spec is None or spec.loader is None:
+        return _module()
+    from importlib.util import module_from_spec
+
+    module = module_from_spec(spec)
+    spec.loader.exec_module(module)
+    sys.modules[c_name] = module
+    return module
+
+
+def __getattr__(name: str) -> Any:
+    if name == "sqlite3":  # imported when asked for: the prompt hook needs only _driver()
+        module = _module()
+        globals()["sqlite3"] = module
+        return module
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "BUSY_TIMEOUT_MS",
@@ -83,7 +142,7 @@ def open_reader(path: str | os.PathLike[str]) -> sqlite3.Connection:
     """A read-only connection to the library at ``path`` (which must exist), with
     sqlite-vec loaded, in autocommit mode: reads that must agree run in ``BEGIN``."""
     quoted = os.fspath(path).replace("%", "%25").replace("?", "%3f").replace("#", "%23")
-    conn = sqlite3.connect(
+    conn = _driver().connect(
         f"file:{quoted}?mode=ro",
         uri=True,
         isolation_level=None,

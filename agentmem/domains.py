@@ -14,6 +14,7 @@ a lesson about ``git push`` reaches git tasks and not every shell task.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -85,25 +86,30 @@ BUILTIN_TOOLS: Mapping[str, str] = {
 }
 
 # (pattern on the lower-cased tool name, domain), tried in order.
-_RULES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
-    (re.compile(p), d)
-    for p, d in (
-        (r"^(kubectl|k8s|kube|helm)[_\-.]|kubernetes|_k8s\b", "k8s"),
-        (r"^git[_\-.]|^github[_\-.]|^gh[_\-.]", "git"),
-        (r"^(mcp__)?(filesystem|fs)[_\-.]|file|directory|folder", "fs"),
-        (r"search|grep|query", "search"),
-        (r"^(shell|bash|terminal|exec|run)[_\-.]|command", "shell"),
-        (r"http|fetch|browser|url|web", "web"),
-        (r"reservation|flight|airport", "airline"),
-    )
+_RULE_PATTERNS = (
+    (r"^(kubectl|k8s|kube|helm)[_\-.]|kubernetes|_k8s\b", "k8s"),
+    (r"^git[_\-.]|^github[_\-.]|^gh[_\-.]", "git"),
+    (r"^(mcp__)?(filesystem|fs)[_\-.]|file|directory|folder", "fs"),
+    (r"search|grep|query", "search"),
+    (r"^(shell|bash|terminal|exec|run)[_\-.]|command", "shell"),
+    (r"http|fetch|browser|url|web", "web"),
+    (r"reservation|flight|airport", "airline"),
 )
 
-_DOMAIN_RE = re.compile(r"[a-z0-9][a-z0-9_.-]{0,63}")
+
+@functools.cache
+def _rules() -> tuple[tuple[re.Pattern[str], str], ...]:
+    """:data:`_RULE_PATTERNS` compiled, on first use (the prompt hook imports this module
+    and seldom needs them: each compile costs it about 0.1 ms)."""
+    return tuple((re.compile(p), d) for p, d in _RULE_PATTERNS)
+
+
+_DOMAIN = r"[a-z0-9][a-z0-9_.-]{0,63}"  # compiled on first use, and kept, by re's cache
 
 
 def valid_domain(name: str) -> bool:
     """A domain name is short, lower-case letters, digits, ``_``, ``.`` and ``-``."""
-    return bool(_DOMAIN_RE.fullmatch(name))
+    return bool(re.fullmatch(_DOMAIN, name))
 
 
 #: MCP servers whose tools belong to an existing domain; any other server is its own domain.
@@ -141,7 +147,7 @@ def domain_for(tool: str, overrides: Mapping[str, str] | None = None) -> str:
         by_server = _mcp_domain(key)
         if by_server is not None:
             return by_server
-    for pattern, domain in _RULES:
+    for pattern, domain in _rules():
         if pattern.search(key):
             return domain
     return DEFAULT_DOMAIN

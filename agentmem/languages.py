@@ -334,7 +334,7 @@ _SCRIPTS: list[tuple[frozenset[str], str]] = [
 ]
 #: "AI" (or KI, IA, ИИ, ШІ) as a word, in capitals, in a text beyond ASCII: a diagnostic in
 #: another language never names the AI; a message to it does ("Ghi chú cho AI: ...").
-_AI_TOKEN = re.compile(r"(?<![^\W\d_])(?:AI|KI|IA|ИИ|ШІ)(?![^\W\d_])")
+_AI_TOKEN = r"(?<![^\W\d_])(?:AI|KI|IA|ИИ|ШІ)(?![^\W\d_])"  # compiled on first use (re's cache)
 #: :data:`_ROWS` with their needles split once.
 _PARSED = [(lang, tier, tuple(n.split("|")) if n else (), p) for lang, tier, n, p in _ROWS]
 _LATIN_LANGS = frozenset({"latin", "en", "de", "fr", "es", "pt", "it", "pl", "es/pt/it"})
@@ -350,7 +350,7 @@ def instruction(text: str, *, strict: bool = False) -> str | None:
         langs.update(*(names for names, cls in _SCRIPTS if _re(cls).search(text)))
     low = text.lower()
     if not strict and not text.isascii():
-        m = _AI_TOKEN.search(text)
+        m = re.search(_AI_TOKEN, text)
         if m:
             return f"any: {m.group(0)}"
     for lang, tier, needles, pattern in _PARSED:

@@ -40,8 +40,9 @@ pure but for :func:`project_of` and :func:`machine_id` (cached), and imports no
 heavy modules, so the fast ``context`` path can use it.
 """
 
-from __future__ import annotations
-
+# No ``from __future__ import annotations``: the NamedTuple fields of Scope are then
+# types, not strings that typing compiles (the first compile() of a process costs the
+# prompt hook, which imports this module, about 2 ms).
 import os
 import re
 from collections.abc import Callable, Collection, Mapping, Sequence
@@ -231,7 +232,7 @@ _EXTENSIONS = frozenset(
 _SLASH_WORDS = frozenset(
     "and/or either/or input/output read/write true/false yes/no on/off i/o".split()
 )
-_TOKEN = re.compile(r"[^\s,;()\[\]{}\"'`=<>]+")
+_TOKEN = r"[^\s,;()\[\]{}\"'`=<>]+"  # compiled on first use (re's cache)
 _NOT_IDENTIFIERS = frozenset({"e.g", "i.e", "etc", "vs"})
 
 
@@ -256,7 +257,7 @@ def specific_markers(
 
     for m in project_commands().finditer(text):
         found.append(m.group(0))
-    for raw in _TOKEN.findall(text):
+    for raw in re.findall(_TOKEN, text):
         t = raw.rstrip(".:!?…")
         low = t.lower()
         if not t or t.startswith("-") or low in known or low in _NOT_IDENTIFIERS:

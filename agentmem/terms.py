@@ -21,8 +21,9 @@ Learned lessons name only tools the library recorded, so for them this is exact;
 for a lesson added by hand it is the best guess the text allows.
 """
 
-from __future__ import annotations
-
+# No ``from __future__ import annotations``: the NamedTuple fields of LessonTerms
+# are then types, not strings that typing compiles (the first compile() of a process
+# costs the prompt hook, which imports this module, about 2 ms).
 import re
 from collections.abc import Collection
 from typing import NamedTuple
@@ -54,10 +55,9 @@ STOPWORDS = frozenset(
     what when where which while who whom why will with would you your yours""".split()
 )
 
-_WORD = re.compile(r"[^\W_]+|_")  # for splitting only
 _TOKEN = re.compile(r"\w+(?:\.\w+)*")  # words, snake_case, camelCase, dotted names
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
-_QUOTED = re.compile(r"(?<!\w)['`]([^'`\n]{3,}?)['`](?!\w)")
+_QUOTED = r"(?<!\w)['`]([^'`\n]{3,}?)['`](?!\w)"  # compiled on first use (re's cache)
 
 _CALL_VERBS = frozenset(
     "call calling calls called use using uses used run running runs invoke invoking "
@@ -133,7 +133,7 @@ def lesson_terms(text: str, known_tools: Collection[str] = ()) -> LessonTerms:
 def error_phrases(text: str) -> list[str]:
     """The strings a lesson quotes (``'Invalid access token'``), without a trailing ``...``."""
     out = []
-    for m in _QUOTED.finditer(text):
+    for m in re.finditer(_QUOTED, text):
         s = m.group(1).strip().rstrip(".").strip()
         if len(_words(s)) >= 2:
             out.append(s)

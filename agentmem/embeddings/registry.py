@@ -11,7 +11,7 @@ prompt-hook path resolves its embedder here.
 from __future__ import annotations
 
 import os
-import threading
+from _thread import allocate_lock  # threading.Lock, without importing threading
 from collections.abc import Callable
 
 from .._registry import Registry
@@ -47,7 +47,7 @@ def _builtins(add: Callable[[EmbedderBackend], None]) -> None:
 _REGISTRY: Registry[EmbedderBackend] = Registry("an embedder backend", _builtins)
 
 _INSTANCES: dict[str, Embedder] = {}
-_INSTANCES_LOCK = threading.Lock()
+_INSTANCES_LOCK = allocate_lock()
 
 
 def register(backend: EmbedderBackend) -> None:

@@ -24,7 +24,6 @@ only ever carries the context.
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import json
 import os
@@ -32,7 +31,7 @@ import sys
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
 from ..jsonsafe import JSONInputError, loads
 from .log import LOG_NAME, log, log_path, mark_fired
@@ -43,22 +42,82 @@ __all__ = ["LOG_NAME", "MAX_PROMPT_CHARS", "log_path", "run_main"]
 MAX_PROMPT_CHARS = 4000
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> NoReturn:  # one line in the log, not a usage on stderr
-        raise ValueError(f"bad arguments: {message}")
+AGENTS = ("claude-code", "codex")
 
 
-def _parse(argv: Sequence[str]) -> argparse.Namespace:
-    p = _Parser(prog="agentmem hooks run", add_help=False, allow_abbrev=False)
-    p.add_argument("agent", choices=["claude-code", "codex"])
+class _Args:
+    """The hook's arguments: ``AGENT [--db PATH] [--learn] [--no-model] [PAYLOAD]``.
+    (A plain class: a NamedTuple's creation costs the prompt hook more than its use.)"""
+
+    __slots__ = ("agent", "db", "learn", "no_model", "payload")
+
+    def __init__(
+        self,
+        agent: str,
+        db: str | None = None,
+        learn: bool = False,
+        no_model: bool = False,
+        payload: str | None = None,  # Codex's notify passes the JSON as an argument
+    ) -> None:
+        self.agent, self.db, self.learn, self.no_model = agent, db, learn, no_model
+        self.payload = payload
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Args) and all(
+            getattr(self, k) == getattr(other, k) for k in self.__slots__
+        )
+
+    def __repr__(self) -> str:
+        return "_Args(" + ", ".join(f"{k}={getattr(self, k)!r}" for k in self.__slots__) + ")"
+
+
+def _parse(argv: Sequence[str]) -> _Args:
+    """The arguments as the hooks ``hooks install`` writes give them, read by hand (argparse
+    costs the prompt hook a tenth of its time); anything else goes to :func:`_parse_full`,
+    which accepts the same and explains the rest."""
+    words: list[str] = []
+    db: str | None = None
+    flags: set[str] = set()
+    args = list(argv)
+    while args:
+        a = args.pop(0)
+        if a in ("--learn", "--no-model"):
+            flags.add(a)
+        elif a == "--db" and args and not args[0].startswith("-"):
+            db = args.pop(0)
+        elif a.startswith("--db=") and len(a) > 5:
+            db = a[5:]
+        elif a.startswith("-"):
+            return _parse_full(argv)
+        else:
+            words.append(a)
+    if not 1 <= len(words) <= 2 or words[0] not in AGENTS:
+        return _parse_full(argv)
+    return _Args(
+        words[0], db, "--learn" in flags, "--no-model" in flags, words[1] if words[1:] else None
+    )
+
+
+def _parse_full(argv: Sequence[str]) -> _Args:
+    """:func:`_parse` with argparse: the same arguments, and one line for a bad one."""
+    import argparse
+    from typing import NoReturn
+
+    class Parser(argparse.ArgumentParser):
+        def error(self, message: str) -> NoReturn:  # a line in the log, not a usage on stderr
+            raise ValueError(f"bad arguments: {message}")
+
+    p = Parser(prog="agentmem hooks run", add_help=False, allow_abbrev=False)
+    p.add_argument("agent", choices=AGENTS)
     p.add_argument("--db")
     p.add_argument("--learn", action="store_true")
     p.add_argument("--no-model", action="store_true")
-    p.add_argument("payload", nargs="?")  # Codex's notify passes the JSON as an argument
-    return p.parse_intermixed_args(list(argv))
+    p.add_argument("payload", nargs="?")
+    ns = p.parse_intermixed_args(list(argv))
+    return _Args(ns.agent, ns.db, ns.learn, ns.no_model, ns.payload)
 
 
-def _db_path(args: argparse.Namespace) -> str:
+def _db_path(args: _Args) -> str:
     from ..paths import default_db_path
 
     return args.db or str(default_db_path())
@@ -155,13 +214,16 @@ def _text(payload: dict[str, Any], key: str) -> str | None:
 # -- hook events (Claude Code, Codex 0.124 and later) ---------------------------------------------
 
 
-def _hook_event(args: argparse.Namespace, fmt: str, payload: dict[str, Any]) -> str:
+def _hook_event(args: _Args, fmt: str, payload: dict[str, Any]) -> str:
     """Answer one hook event of ``fmt``'s client: the context, or an import."""
     event = payload.get("hook_event_name")
     if isinstance(event, str):
         mark_fired(fmt, event)
     if event == "UserPromptSubmit":
         return _prompt_context(args, payload)
+    import gc
+
+    gc.enable()  # an import may be long: collect as usual (the entry turned it off)
     if event in ("Stop", "SubagentStop", "SessionEnd"):
         transcript = _text(payload, "transcript_path")
         if transcript is None:
@@ -179,7 +241,7 @@ def _hook_event(args: argparse.Namespace, fmt: str, payload: dict[str, Any]) -> 
     return ""
 
 
-def _prompt_context(args: argparse.Namespace, payload: dict[str, Any]) -> str:
+def _prompt_context(args: _Args, payload: dict[str, Any]) -> str:
     """The ``UserPromptSubmit`` answer: lessons for the prompt, in the hook's project."""
     prompt = _text(payload, "prompt")
     db = _db_path(args)
@@ -205,7 +267,7 @@ def _prompt_context(args: argparse.Namespace, payload: dict[str, Any]) -> str:
 
 
 def _import(
-    args: argparse.Namespace,
+    args: _Args,
     fmt: str,
     transcript: str,
     session: Any,
@@ -248,7 +310,10 @@ def find_rollout(thread_id: str, sessions: Path) -> Path | None:
     return found[-1] if found else None
 
 
-def _codex_notify(args: argparse.Namespace, payload: dict[str, Any]) -> None:
+def _codex_notify(args: _Args, payload: dict[str, Any]) -> None:
+    import gc
+
+    gc.enable()  # an import may be long: collect as usual (the entry turned it off)
     if payload.get("type") != "agent-turn-complete":
         return
     thread = _text(payload, "thread-id")

@@ -8,8 +8,9 @@ session (:class:`agentmem.retrieval.retriever.Retriever`), and the one serving p
 sqlite-utils nor numpy.
 """
 
-from __future__ import annotations
-
+# No ``from __future__ import annotations``: the NamedTuple fields of Found are then
+# types, not strings that typing compiles (the first compile() of a process costs the
+# prompt hook, which imports this module, about 2 ms).
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple
 

@@ -286,13 +286,14 @@ def drop_index(db: Database) -> None:
 # -- quantisation ---------------------------------------------------------------------
 
 
-class _Coded(NamedTuple):
-    """A vector ready to store: float32 bytes, its norm, int8 code and its error bound."""
-
-    vector: bytes  # float32, as given
-    norm: float  # |vector|, in float64
-    codes: bytes  # int8: round(x / scale), x the vector divided by its norm
-    delta: float  # >= |x - codes / |codes||  (bound for the sql path)
+#: A vector ready to store: ``vector`` (float32, as given), ``norm`` (its length, in
+#: float64), ``codes`` (int8: round(x / scale), x the vector divided by its norm) and
+#: ``delta`` (>= |x - codes / |codes||, the bound of the sql path). Made from types, not
+#: from annotations, which this module's ``from __future__ import annotations`` turns into
+#: strings that typing compiles (the first compile() costs the prompt hook about 2 ms).
+_Coded = NamedTuple(  # noqa: UP014
+    "_Coded", [("vector", bytes), ("norm", float), ("codes", bytes), ("delta", float)]
+)
 
 
 def _round_up(x: float) -> float:
