@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -95,6 +94,14 @@ def claims(lesson: object) -> tuple[tuple[str, str], ...]:
     return tuple(out)
 
 
+def _which(name: str) -> str | None:
+    """:func:`shutil.which`, imported only when a lesson claims a program (the prompt hook
+    imports no shutil otherwise)."""
+    import shutil
+
+    return shutil.which(name)
+
+
 def _executable(path: str) -> bool:
     p = os.path.expanduser(path)
     return os.path.isfile(p) and os.access(p, os.X_OK)
@@ -130,7 +137,7 @@ def withheld(
     lesson: object,
     root: Root = None,
     *,
-    which: Callable[[str], str | None] = shutil.which,
+    which: Callable[[str], str | None] | None = None,
     exists: Callable[[str], bool] = os.path.exists,
     executable: Callable[[str], bool] = _executable,
 ) -> str | None:
@@ -144,16 +151,17 @@ def withheld(
     The first claim that fails decides; a claim that cannot be checked (a relative
     path with no root) passes. Never raises for a lesson from elsewhere: an odd claim
     is skipped."""
+    look = _which if which is None else which
     for kind, value in claims(lesson):
         try:
             if kind == ON_PATH:
                 if "/" in value:
                     if not executable(value):
                         return f"{value} is not an executable file here"
-                elif which(value) is None:
+                elif look(value) is None:
                     return f"{value} is not on PATH here"
             elif kind == NOT_ON_PATH:
-                if "/" not in value and which(value) is not None:
+                if "/" not in value and look(value) is not None:
                     return f"{value} is on PATH now"
             elif kind == EXISTS:
                 places = [_inside(r, value) for r in _roots(root)] or [_inside(None, value)]

@@ -35,8 +35,6 @@ The prompt hook imports this module: it imports neither attrs, click, sqlite-uti
 nor numpy (:class:`Query` is a small frozen class written out for that reason).
 """
 
-from __future__ import annotations
-
 import os
 import re
 from collections.abc import Callable, Sequence
@@ -191,7 +189,7 @@ class Query:
         fields = ", ".join(f"{n}={getattr(self, n)!r}" for n in self.__slots__)
         return f"Query({fields})"
 
-    def replace(self, **changes: Any) -> Query:
+    def replace(self, **changes: Any) -> "Query":
         """This query with ``changes``, validated again."""
         values = {n: getattr(self, n) for n in self.__slots__}
         values.update(changes)
@@ -220,7 +218,7 @@ class Lesson(NamedTuple):
     row: dict[str, Any]
 
     @classmethod
-    def of(cls, found: Found, source: str = "private") -> Lesson:
+    def of(cls, found: Found, source: str = "private") -> "Lesson":
         eid = found.id if source == "private" else None
         return cls(eid, found.text, source, found.score, found.reason, found.evidence, found.row)
 
@@ -269,6 +267,8 @@ def claims_filter(query: Query) -> Filter:
 def _checks(query: Query, filters: Sequence[Filter] | None) -> Sequence[Filter]:
     """``filters`` when given (a caller's own), else the claim check and :data:`FILTERS`."""
     return [claims_filter(query), *FILTERS] if filters is None else filters
+
+
 #: Filter calls that raised in this process (the lesson was withheld; see :func:`finish`).
 FILTER_FAILURES = [0]
 
