@@ -35,6 +35,9 @@ The prompt hook imports this module: it imports neither attrs, click, sqlite-uti
 nor numpy (:class:`Query` is a small frozen class written out for that reason).
 """
 
+# No ``from __future__ import annotations``: the NamedTuple fields of Lesson and Served are
+# then types, not strings that typing compiles (the first compile() of a process costs the
+# prompt hook, which imports this module, about 2 ms).
 import os
 import re
 from collections.abc import Callable, Sequence
