@@ -863,3 +863,70 @@ def test_skipping_rules_changes_no_result_on_the_sets() -> None:
 @given(_MIXED)
 def test_skipping_rules_changes_no_result(text: str) -> None:
     assert redact(text) == _every_rule(text)
+
+
+# --------------------------------------------------------------------------- the automaton
+
+
+def _all_set_texts() -> list[str]:
+    texts = [r["text"] for r in SET_SECRETS + SET_NEAR]
+    texts += [r["text"] for s, n in HELD_OUT.values() for r in s + n]
+    return texts + [r["text"] for r in CORPUS]
+
+
+def _regex_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Redaction as it runs where ``ahocorasick_rs`` is not installed: the prefilter regex."""
+    monkeypatch.setattr(redact_module.engine, "_automaton", lambda: None)
+
+
+def test_the_automaton_finds_the_needles_that_occur_and_no_other() -> None:
+    """Each needle the automaton reports occurs in the text (a narrow one with its shape),
+    and each that the prefilter regex says may occur and that does occur is reported."""
+    pytest.importorskip("ahocorasick_rs")
+    engine = redact_module.engine
+    automaton = engine._automaton()
+    assert automaton is not None
+    minimal = engine._presence().minimal
+    shapes = dict(automaton.shapes)
+    for text in _all_set_texts():
+        folded = redact_module.base._fold(text)
+        found = automaton.needles(folded)
+        assert all(minimal[k] in folded for k in found), text
+        assert all(shapes[k].search(folded) for k in found if k in shapes), text
+        matches = engine._prefilter().findall(folded)
+        maybe = engine._presence().needles(set(matches)) if matches else set()
+        occur = {k for k in maybe if minimal[k] in folded and (k not in shapes or shapes[k].search(folded))}
+        assert found == occur, text
+
+
+def test_the_automaton_and_the_regex_redact_alike(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every text of the sets comes out the same with the automaton and without it."""
+    pytest.importorskip("ahocorasick_rs")
+    texts = _all_set_texts()
+    with_automaton = [(redact(t), DEFAULT_REDACTOR.needs(t)) for t in texts]
+    _regex_only(monkeypatch)
+    assert [(redact(t), DEFAULT_REDACTOR.needs(t)) for t in texts] == with_automaton
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_MIXED)
+def test_the_automaton_and_the_regex_redact_alike_on_any_text(text: str) -> None:
+    pytest.importorskip("ahocorasick_rs")
+    engine = redact_module.engine
+    with_automaton = (redact(text), DEFAULT_REDACTOR.needs(text))
+    saved = engine._automaton
+    engine._automaton = lambda: None  # type: ignore[assignment]
+    try:
+        assert (redact(text), DEFAULT_REDACTOR.needs(text)) == with_automaton
+    finally:
+        engine._automaton = saved  # type: ignore[assignment]
+
+
+def test_without_the_automaton_the_sets_give_the_same_figures(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The pure-Python path (no ``ahocorasick_rs``) is the one the rules were measured
+    with: it still redacts as every rule would."""
+    _regex_only(monkeypatch)
+    for text in _all_set_texts():
+        assert redact(text) == _every_rule(text), text

@@ -128,6 +128,9 @@ class _Presence:
     by_anchor: dict[str, frozenset[int]]
     #: each rule and the number of the needle that must occur for it to match
     rules: tuple[tuple[_Rule, int], ...]
+    #: the needles by number: the narrow ones (:data:`_NARROW`'s keys), then the literal
+    #: ones that contain no other
+    minimal: tuple[str, ...] = ()
 
     def needles(self, matches: Iterable[str]) -> set[int]:
         out: set[int] = set()
@@ -184,7 +187,62 @@ def _presence() -> _Presence:
         {k: frozenset(v) for k, v in maybe.items()},
         {k: frozenset(v) for k, v in by_anchor.items()},
         tuple(rules),
+        tuple(minimal),
     )
+
+
+@attrs.frozen
+class _Automaton:
+    """The needles that occur in a text, exactly, in one pass of an Aho-Corasick automaton
+    (``ahocorasick_rs``, a compiled extension) instead of the prefilter regex.
+
+    Python's ``re`` tries the prefilter's alternatives at every position whose character
+    is some needle's anchor (a third of a tool output's characters); the automaton reads
+    each character once, about eight times as fast on real sessions. It finds every
+    occurrence of every needle (overlapping matches), so no needle hides behind another
+    and :class:`_Presence`'s table is not needed. A narrow needle (``sk``, ``gh``, ...)
+    counts only where its shape (:data:`_NARROW`) occurs too, as in the regex.
+    """
+
+    automaton: Any
+    #: a narrow needle's number -> its shape, which must occur for the needle to count
+    shapes: tuple[tuple[int, re.Pattern[str]], ...]
+
+    def needles(self, folded: str) -> set[int]:
+        """The numbers (:attr:`_Presence.minimal`) of the needles that occur in ``folded``."""
+        found = {m[0] for m in self.automaton.find_matches_as_indexes(folded, overlapping=True)}
+        for number, shape in self.shapes:
+            if number in found and shape.search(folded) is None:
+                found.discard(number)
+        return found
+
+
+@functools.cache
+def _automaton() -> _Automaton | None:
+    """The :class:`_Automaton` of the built-in needles; None when ``ahocorasick_rs`` is
+    not installed (the prefilter regex then does its work, with the same results)."""
+    try:
+        import ahocorasick_rs
+    except ImportError:
+        return None
+    minimal = _presence().minimal
+    shapes = tuple(
+        (k, re.compile(re.escape(_NARROW[n][0]) + _NARROW[n][1]))
+        for k, n in enumerate(minimal)
+        if n in _NARROW
+    )
+    return _Automaton(ahocorasick_rs.AhoCorasick(minimal), shapes)
+
+
+def _present(folded: str) -> set[int]:
+    """The numbers of the needles (:attr:`_Presence.minimal`) that may occur in ``folded``
+    (a lower-cased text): exactly those that do with the automaton, and a superset of
+    them with the prefilter regex."""
+    automaton = _automaton()
+    if automaton is not None:
+        return automaton.needles(folded)
+    matches = _prefilter().findall(folded)
+    return _presence().needles(set(matches)) if matches else set()
 
 
 # --------------------------------------------------------------------------- JSON keys
@@ -290,13 +348,11 @@ class Redactor:
             for rx in _compile_custom(self.extra_patterns):
                 out = _custom_apply(rx, out)
         folded = _fold(out)
-        matches = _prefilter().findall(folded)
-        if not matches:
+        present = _present(folded)
+        if not present:
             return out  # no rule's needle occurs: the common case, one quick scan
-        presence = _presence()
-        present = presence.needles(set(matches))
         lowered: str | None = folded  # _fold(out), while out is unchanged
-        for rule, needle in presence.rules:
+        for rule, needle in _presence().rules:
             if needle not in present:
                 continue  # its needle does not occur (a placeholder never adds one)
             if rule.fold:
@@ -326,6 +382,8 @@ class Redactor:
             return False
         if self.extra_patterns:
             return True
+        if _automaton() is not None:
+            return bool(_present(_fold(text)))
         return _prefilter().search(_fold(text)) is not None
 
     def value(self, value: Any) -> Any:
