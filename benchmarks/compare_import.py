@@ -10,13 +10,13 @@ lessons and the journal. Prints the tables that differ (nothing else differs) an
 
     python benchmarks/compare_import.py [FOLDER ...] --baseline-rev main
 
-Columns left out: ``id``, any ``*_id`` or ``*_at`` column, ``seq``, ``pid``, the columns that
-hold another row's id, and the file's ``mtime_ns``; inside every text, times and
-durations (``"wall_seconds": ...``, ``"timings": {...}``) are blanked; tables left out: the indexes' own (FTS5 and
-sqlite-vec shadow tables, whose rows are the other tables' in another form), the
-library's settings and migrations. The runs are recorded an hour back (as
-``bench_real_transcripts.py`` does), so their acceptance windows are closed and
-learning reads them.
+Columns left out: ``id``, any ``*_id`` or ``*_at`` column, ``seq``, ``pid``, the
+columns that hold another row's id, and the file's ``mtime_ns``; inside every text,
+times and durations (``"wall_seconds": ...``, ``"timings": {...}``) are blanked. Tables
+left out: FTS5's own and sqlite-vec's virtual tables, the library's settings and
+migrations (sqlite-vec's shadow tables are compared: the lessons' vectors). The runs
+are recorded an hour back (as ``bench_real_transcripts.py`` does), so their acceptance
+windows are closed and learning reads them.
 """
 
 from __future__ import annotations

@@ -895,7 +895,11 @@ def test_the_automaton_finds_the_needles_that_occur_and_no_other() -> None:
         assert all(shapes[k].search(folded) for k in found if k in shapes), text
         matches = engine._prefilter().findall(folded)
         maybe = engine._presence().needles(set(matches)) if matches else set()
-        occur = {k for k in maybe if minimal[k] in folded and (k not in shapes or shapes[k].search(folded))}
+        occur = {
+            k
+            for k in maybe
+            if minimal[k] in folded and (k not in shapes or shapes[k].search(folded))
+        }
         assert found == occur, text
 
 
@@ -930,3 +934,35 @@ def test_without_the_automaton_the_sets_give_the_same_figures(
     _regex_only(monkeypatch)
     for text in _all_set_texts():
         assert redact(text) == _every_rule(text), text
+
+
+def test_needing_is_needs_of_each_text(monkeypatch: pytest.MonkeyPatch) -> None:
+    """One scan of many texts says of each what a scan of it alone says, with the
+    automaton and with the regex."""
+    texts = [*_all_set_texts()[:400], "", "task", "the sk-x", "İstanbul", "HASŁO: x", ":"]
+    assert DEFAULT_REDACTOR.needing(texts) == [DEFAULT_REDACTOR.needs(t) for t in texts]
+    _regex_only(monkeypatch)
+    assert DEFAULT_REDACTOR.needing(texts) == [DEFAULT_REDACTOR.needs(t) for t in texts]
+    assert Redactor(enabled=False).needing(texts) == [False] * len(texts)
+    assert Redactor(extra_patterns=["x"]).needing(["", "a"]) == [False, True]
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(_MIXED, max_size=6))
+def test_needing_is_needs_of_each_text_on_any_texts(texts: list[str]) -> None:
+    assert DEFAULT_REDACTOR.needing(texts) == [DEFAULT_REDACTOR.needs(t) for t in texts]
+
+
+def test_a_run_part_is_redacted_whatever_the_other_parts_hold() -> None:
+    """A run's scan lower-cases each part on its own: an ``İ`` in the task (which
+    ``str.lower`` makes two characters) once made the whole run's scan fold ASCII only,
+    and a password named in Polish capitals in an output was kept."""
+    from agentmem.records import Step, Trajectory
+    from agentmem.redact.runs import redact_run
+
+    out = "HASŁO: Xk82mq9Lz7Qw"
+    assert "Xk82mq9Lz7Qw" not in redact(out)
+    run = Trajectory(
+        task="deploy the İstanbul app", steps=[Step(tool="Bash", params={}, output=out)]
+    )
+    assert "Xk82mq9Lz7Qw" not in redact_run(run, DEFAULT_REDACTOR, 0).trajectory.steps[0].output

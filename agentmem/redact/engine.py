@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import bisect
 import functools
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -207,6 +208,8 @@ class _Automaton:
     automaton: Any
     #: a narrow needle's number -> its shape, which must occur for the needle to count
     shapes: tuple[tuple[int, re.Pattern[str]], ...]
+    #: an automaton of the literal needles alone (not the narrow ones), for :meth:`starts`
+    literals: Any
 
     def needles(self, folded: str) -> set[int]:
         """The numbers (:attr:`_Presence.minimal`) of the needles that occur in ``folded``."""
@@ -215,6 +218,16 @@ class _Automaton:
             if number in found and shape.search(folded) is None:
                 found.discard(number)
         return found
+
+    def starts(self, folded: str) -> Iterator[int]:
+        """Where needles occur in ``folded``: at least one place inside every stretch of
+        it that holds one (the literal needles by a second automaton without the narrow
+        ones, whose literals, ``:`` and ``sk``, are everywhere; their shapes by regex)."""
+        for _, start, _ in self.literals.find_matches_as_indexes(folded):
+            yield start
+        for _, shape in self.shapes:
+            for m in shape.finditer(folded):
+                yield m.start()
 
 
 @functools.cache
@@ -231,7 +244,10 @@ def _automaton() -> _Automaton | None:
         for k, n in enumerate(minimal)
         if n in _NARROW
     )
-    return _Automaton(ahocorasick_rs.AhoCorasick(minimal), shapes)
+    literals = [n for n in minimal if n not in _NARROW]
+    return _Automaton(
+        ahocorasick_rs.AhoCorasick(minimal), shapes, ahocorasick_rs.AhoCorasick(literals)
+    )
 
 
 def _present(folded: str) -> set[int]:
@@ -378,13 +394,41 @@ class Redactor:
         and the words of every secret-naming key (:func:`is_secret_key`); True with
         custom patterns, which can match anything.
         """
-        if not self.enabled or not text:
-            return False
+        return self.needing([text])[0]
+
+    def needing(self, texts: Sequence[str]) -> list[bool]:
+        """:meth:`needs` of each of ``texts``, in one scan of them all.
+
+        The texts are lower-cased each on its own (``str.lower``, which may lengthen a
+        text: ``İ`` becomes two characters; no index into the text is kept, so nothing
+        is lost), which finds every needle that :meth:`text`'s own scan of any one of
+        them finds, and joined by a NUL, which no needle holds.
+        """
+        if not self.enabled:
+            return [False] * len(texts)
         if self.extra_patterns:
-            return True
-        if _automaton() is not None:
-            return bool(_present(_fold(text)))
-        return _prefilter().search(_fold(text)) is not None
+            return [bool(t) for t in texts]
+        lowered = [t.lower() for t in texts]
+        starts, at = [], 0
+        for t in lowered:
+            starts.append(at)
+            at += len(t) + 1
+        joined = "\x00".join(lowered)
+        flags = [False] * len(texts)
+        automaton = _automaton()
+        found = (
+            (m.start() for m in _prefilter().finditer(joined))
+            if automaton is None
+            else automaton.starts(joined)
+        )
+        lo = hi = 0  # the part the last needle fell in: [lo, hi) of joined
+        for where in found:
+            if lo <= where < hi:
+                continue
+            part = bisect.bisect_right(starts, where) - 1
+            flags[part] = True
+            lo, hi = starts[part], starts[part] + len(lowered[part])
+        return flags
 
     def value(self, value: Any) -> Any:
         """A copy of a JSON-like ``value`` with secrets redacted.
