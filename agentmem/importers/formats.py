@@ -182,7 +182,7 @@ def looks_like(objects: Sequence[Mapping[str, Any]], *, besides: str) -> Transcr
 def sniff(path: Path, limit: int = SNIFF_LINES) -> list[Mapping[str, Any]]:
     """The first JSON objects of a JSON-lines file (bad lines skipped), for the detectors."""
     from ..files import open_regular
-    from ._json import loads
+    from ._json import loads_line
 
     out: list[Mapping[str, Any]] = []
     try:
@@ -193,7 +193,7 @@ def sniff(path: Path, limit: int = SNIFF_LINES) -> list[Mapping[str, Any]]:
                 if len(raw) > 1_000_000:  # a huge line: read no more of it than needed
                     continue
                 try:
-                    obj = loads(raw.decode("utf-8"))
+                    obj = loads_line(raw.decode("utf-8").rstrip("\r\n"))
                 except (UnicodeDecodeError, ValueError):
                     continue
                 if isinstance(obj, dict):

@@ -33,7 +33,7 @@ import attrs
 from ..conversation import classify, conversation_tasks
 from ..errors import InvalidRecordError
 from ..records import Step, Trajectory, TurnRecord, check_json_value
-from ._json import is_error_output, loads
+from ._json import is_error_output, loads_line
 
 __all__ = [
     "MAX_OUTPUT_CHARS",
@@ -97,7 +97,7 @@ def read_json_lines(data: bytes) -> tuple[list[JsonLine], list[tuple[int, str]],
                 bad.append((n, f"not valid UTF-8 (byte {e.start})"))
             continue
         try:
-            obj = loads(text)
+            obj = loads_line(text)
         except ValueError as e:
             if i == last:
                 truncated = True
@@ -403,6 +403,8 @@ class _Repairs:
         if "\x00" in value:
             self.kinds["NUL characters"] += 1
             value = value.replace("\x00", "\ufffd")
+        if value.isascii():  # (a flag of the string: no lone surrogate in it)
+            return value
         try:
             value.encode("utf-8")
         except UnicodeEncodeError:
@@ -415,6 +417,11 @@ def _clean_value(value: Any, repairs: _Repairs, depth: int = 0, *, cap: bool = T
     """A transcript's value made storable: long strings clipped (``cap``), bad text repaired,
     nesting deeper than :data:`MAX_PARAM_DEPTH` replaced by a note. Never recurses further
     than that, whatever the input."""
+    kind = type(value)  # the plain JSON types first, without the ABC's isinstance
+    if kind is str:
+        return repairs.text(clip(value) if cap else value)
+    if kind is int or kind is bool or value is None:
+        return value
     if isinstance(value, str):
         return repairs.text(clip(value) if cap else value)
     if isinstance(value, (Mapping, list)) and depth >= MAX_PARAM_DEPTH:
