@@ -966,3 +966,21 @@ def test_a_run_part_is_redacted_whatever_the_other_parts_hold() -> None:
         task="deploy the İstanbul app", steps=[Step(tool="Bash", params={}, output=out)]
     )
     assert "Xk82mq9Lz7Qw" not in redact_run(run, DEFAULT_REDACTOR, 0).trajectory.steps[0].output
+
+
+def test_a_run_s_default_group_is_derived_again_when_any_part_holds_a_needle() -> None:
+    """As before parts were redacted one by one: when anything in the run holds a rule's
+    word, a default group key is derived again from the (redacted) task, placeholders kept
+    upper-case, even when only an output holds the word and nothing is redacted."""
+    from agentmem.records import Step, Trajectory
+    from agentmem.redact.runs import redact_run
+
+    task = "fix [REDACTED:custom] handling"
+    for output, group in (
+        ("the token expired", "fix [REDACTED:custom] handling"),
+        ("all good", "fix [redacted:custom] handling"),
+    ):
+        run = Trajectory(task=task, steps=[Step(tool="Bash", params={}, output=output)])
+        assert run.group == "fix [redacted:custom] handling"
+        got = redact_run(run, DEFAULT_REDACTOR, 0).trajectory
+        assert (got.group, got.steps[0].output) == (group, output)

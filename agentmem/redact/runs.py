@@ -164,9 +164,10 @@ def redact_run(t: Trajectory, r: Redactor, cap: int) -> Redacted:
     if not any(len(s.output) * 4 > MIN_OUTPUT_CAP for s in t.steps):
         cap = 0
     long = [not fits_cap(s.output, cap) for s in t.steps]
-    # One scan of the whole run says which of its parts hold a needle (Redactor.needing):
-    # most hold none, and only those that do are redacted. Every key and string of the
-    # parameters, meta and essential actions occurs in their repr.
+    # Each output is redacted on its own (Redactor.text: one scan when it holds nothing);
+    # one scan of the rest of the run says which of its parts hold a needle
+    # (Redactor.needing): most hold none, and only those that do are redacted. Every key
+    # and string of the parameters, meta and essential actions occurs in their repr.
     acts = t.essential_actions
     n = len(t.steps)
     parts = [
@@ -176,25 +177,29 @@ def redact_run(t: Trajectory, r: Redactor, cap: int) -> Redacted:
         t.source,
         repr(t.meta),
         repr(acts) if acts else "",
-        *("" if cut else s.output for s, cut in zip(t.steps, long, strict=True)),
         *(s.tool for s in t.steps),
         *(repr(s.params) for s in t.steps),
     ]
     flags = r.needing(parts)
-    need = any(flags)
-    if not need and not any(long):
-        return Redacted(t)
     steps = []
     for i, (s, cut) in enumerate(zip(t.steps, long, strict=True)):
-        if cut:
-            output = cap_and_redact(s.output, cap, r.text)
-        else:
-            output = r.text(s.output) if flags[6 + i] else s.output
-        tool = r.text(s.tool)[:MAX_TOOL_NAME] if flags[6 + n + i] else s.tool
-        params = r.value(s.params) if flags[6 + 2 * n + i] else s.params
+        output = cap_and_redact(s.output, cap, r.text) if cut else r.text(s.output)
+        tool = r.text(s.tool)[:MAX_TOOL_NAME] if flags[6 + i] else s.tool
+        params = r.value(s.params) if flags[6 + n + i] else s.params
         if output is not s.output or tool is not s.tool or params is not s.params:
             s = attrs.evolve(s, tool=tool, params=params, output=output)
         steps.append(s)
+    # Whether anything in the run (long outputs aside) holds a needle: then a default group
+    # key is derived from the task again (group_of), which differs from the stored one
+    # only where the task holds a placeholder already; only then are the outputs asked.
+    kept = [(s.output, x.output) for s, x, cut in zip(t.steps, steps, long, strict=True) if not cut]
+    need = (
+        any(flags)
+        or any(a is not b for a, b in kept)
+        or (default_group and group_of(t.task) != t.group and any(r.needing([a for a, _ in kept])))
+    )
+    if not need and not any(long):
+        return Redacted(t)
     if not need:
         return Redacted(attrs.evolve(t, steps=tuple(steps)))
     task = r.text(t.task) if flags[0] else t.task
