@@ -887,7 +887,7 @@ def test_the_automaton_finds_the_needles_that_occur_and_no_other() -> None:
     automaton = engine._automaton()
     assert automaton is not None
     minimal = engine._presence().minimal
-    shapes = dict(automaton.shapes)
+    shapes = {k: shape for k, _, shape in automaton.shapes}
     for text in _all_set_texts():
         folded = redact_module.base._fold(text)
         found = automaton.needles(folded)

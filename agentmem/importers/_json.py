@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import attrs
@@ -28,7 +28,7 @@ _PARSER_LIMIT = 1 << 30
 
 
 #: The scanner of the strict decoder that :func:`loads` runs (NaN and Infinity refused).
-_scan = _STRICT.scan_once
+_scan: Callable[[str, int], tuple[Any, int]] = _STRICT.scan_once  # type: ignore[attr-defined]
 
 
 def loads(text: str | bytes) -> Any:

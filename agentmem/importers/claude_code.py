@@ -433,13 +433,17 @@ def bundles(root: Path) -> list[Bundle]:
     ]
 
 
-def detect(objects: Sequence[Mapping[str, Any]]) -> bool:
-    """Claude Code lines: ``user``/``assistant`` lines with a ``sessionId`` or ``parentUuid``."""
-    return any(
-        o.get("type") in ("user", "assistant", "summary", "file-history-snapshot")
-        and ("sessionId" in o or "parentUuid" in o or "leafUuid" in o or "snapshot" in o)
-        for o in objects
+def detect_line(o: Mapping[str, Any]) -> bool:
+    """A Claude Code line: a ``user``/``assistant`` line with a ``sessionId`` or
+    ``parentUuid`` (or a summary or snapshot line)."""
+    return o.get("type") in ("user", "assistant", "summary", "file-history-snapshot") and (
+        "sessionId" in o or "parentUuid" in o or "leafUuid" in o or "snapshot" in o
     )
+
+
+def detect(objects: Sequence[Mapping[str, Any]]) -> bool:
+    """Claude Code lines: one of ``objects`` is (:func:`detect_line`)."""
+    return any(detect_line(o) for o in objects)
 
 
 @attrs.frozen
@@ -504,6 +508,7 @@ FORMAT = TranscriptFormat(
     description="Claude Code session transcripts (~/.claude/projects)",
     parse=_parse,
     detect=detect,
+    detect_line=detect_line,
     home=lambda: home_of("CLAUDE_CONFIG_DIR", ".claude", "projects"),
     bundles=bundles,
     noun="a Claude Code transcript",

@@ -132,6 +132,13 @@ class _Presence:
     #: the needles by number: the narrow ones (:data:`_NARROW`'s keys), then the literal
     #: ones that contain no other
     minimal: tuple[str, ...] = ()
+    #: a needle's number -> the positions in :attr:`rules` of the rules that need it
+    by_needle: dict[int, tuple[int, ...]] = attrs.Factory(dict)
+
+    def to_run(self, present: Iterable[int]) -> list[tuple[_Rule, int]]:
+        """The rules whose needle is in ``present``, in their order."""
+        at = sorted(i for n in present for i in self.by_needle.get(n, ()))
+        return [self.rules[i] for i in at]
 
     def needles(self, matches: Iterable[str]) -> set[int]:
         out: set[int] = set()
@@ -184,11 +191,15 @@ def _presence() -> _Presence:
     for r in _builtin_rules():
         n = r.needle.lower()
         rules.append((r, number[n if n in _NARROW else inner[n]]))
+    by_needle: dict[int, list[int]] = {}
+    for at, (_, needle) in enumerate(rules):
+        by_needle.setdefault(needle, []).append(at)
     return _Presence(
         {k: frozenset(v) for k, v in maybe.items()},
         {k: frozenset(v) for k, v in by_anchor.items()},
         tuple(rules),
         tuple(minimal),
+        {k: tuple(v) for k, v in by_needle.items()},
     )
 
 
@@ -200,34 +211,40 @@ class _Automaton:
     Python's ``re`` tries the prefilter's alternatives at every position whose character
     is some needle's anchor (a third of a tool output's characters); the automaton reads
     each character once, about eight times as fast on real sessions. It finds every
-    occurrence of every needle (overlapping matches), so no needle hides behind another
-    and :class:`_Presence`'s table is not needed. A narrow needle (``sk``, ``gh``, ...)
-    counts only where its shape (:data:`_NARROW`) occurs too, as in the regex.
+    occurrence of every literal needle (overlapping matches), so no needle hides behind
+    another and :class:`_Presence`'s table is not needed. A narrow needle (``sk``,
+    ``gh``, ...) is no literal of the automaton (``:`` and ``sk`` are everywhere): it
+    occurs where its shape (:data:`_NARROW`) does, as in the regex.
     """
 
-    automaton: Any
-    #: a narrow needle's number -> its shape, which must occur for the needle to count
-    shapes: tuple[tuple[int, re.Pattern[str]], ...]
-    #: an automaton of the literal needles alone (not the narrow ones), for :meth:`starts`
+    #: the automaton of the literal needles (every needle but the narrow ones)
     literals: Any
+    #: the automaton's pattern number -> the needle's number (:attr:`_Presence.minimal`)
+    numbers: tuple[int, ...]
+    #: each narrow needle: its number, its literal and its shape (found where both occur)
+    shapes: tuple[tuple[int, str, re.Pattern[str]], ...]
 
     def needles(self, folded: str) -> set[int]:
         """The numbers (:attr:`_Presence.minimal`) of the needles that occur in ``folded``."""
-        found = {m[0] for m in self.automaton.find_matches_as_indexes(folded, overlapping=True)}
-        for number, shape in self.shapes:
-            if number in found and shape.search(folded) is None:
-                found.discard(number)
+        numbers = self.numbers
+        found = {
+            numbers[m[0]] for m in self.literals.find_matches_as_indexes(folded, overlapping=True)
+        }
+        for number, literal, shape in self.shapes:
+            if literal in folded and shape.search(folded) is not None:
+                found.add(number)
         return found
 
     def starts(self, folded: str) -> Iterator[int]:
         """Where needles occur in ``folded``: at least one place inside every stretch of
-        it that holds one (the literal needles by a second automaton without the narrow
-        ones, whose literals, ``:`` and ``sk``, are everywhere; their shapes by regex)."""
+        it that holds one (where a needle starts, the automaton reports one that starts
+        there or before it, in the same stretch)."""
         for _, start, _ in self.literals.find_matches_as_indexes(folded):
             yield start
-        for _, shape in self.shapes:
-            for m in shape.finditer(folded):
-                yield m.start()
+        for _, literal, shape in self.shapes:
+            if literal in folded:
+                for m in shape.finditer(folded):
+                    yield m.start()
 
 
 @functools.cache
@@ -239,15 +256,13 @@ def _automaton() -> _Automaton | None:
     except ImportError:
         return None
     minimal = _presence().minimal
+    numbers = tuple(k for k, n in enumerate(minimal) if n not in _NARROW)
     shapes = tuple(
-        (k, re.compile(re.escape(_NARROW[n][0]) + _NARROW[n][1]))
+        (k, n, re.compile(re.escape(_NARROW[n][0]) + _NARROW[n][1]))
         for k, n in enumerate(minimal)
         if n in _NARROW
     )
-    literals = [n for n in minimal if n not in _NARROW]
-    return _Automaton(
-        ahocorasick_rs.AhoCorasick(minimal), shapes, ahocorasick_rs.AhoCorasick(literals)
-    )
+    return _Automaton(ahocorasick_rs.AhoCorasick([minimal[k] for k in numbers]), numbers, shapes)
 
 
 def _present(folded: str) -> set[int]:
@@ -368,9 +383,8 @@ class Redactor:
         if not present:
             return out  # no rule's needle occurs: the common case, one quick scan
         lowered: str | None = folded  # _fold(out), while out is unchanged
-        for rule, needle in _presence().rules:
-            if needle not in present:
-                continue  # its needle does not occur (a placeholder never adds one)
+        # the rules whose needle occurs, in order (a placeholder never adds a needle)
+        for rule, _ in _presence().to_run(present):
             if rule.fold:
                 if lowered is None:
                     lowered = _fold(out)
