@@ -879,28 +879,28 @@ def _regex_only(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(redact_module.engine, "_automaton", lambda: None)
 
 
-def test_the_automaton_finds_the_needles_that_occur_and_no_other() -> None:
-    """Each needle the automaton reports occurs in the text (a narrow one with its shape),
-    and each that the prefilter regex says may occur and that does occur is reported."""
+def test_the_automaton_runs_the_rules_whose_needle_occurs_and_no_other() -> None:
+    """The automaton picks exactly the rules whose own needle occurs (a narrow needle's
+    where its shape does), each of them one the prefilter regex would run too."""
     pytest.importorskip("ahocorasick_rs")
     engine = redact_module.engine
     automaton = engine._automaton()
     assert automaton is not None
-    minimal = engine._presence().minimal
-    shapes = {k: shape for k, _, shape in automaton.shapes}
+    presence = engine._presence()
+    shapes = {n: shape for n, shape, _ in automaton.shapes}
     for text in _all_set_texts():
         folded = redact_module.base._fold(text)
-        found = automaton.needles(folded)
-        assert all(minimal[k] in folded for k in found), text
-        assert all(shapes[k].search(folded) for k in found if k in shapes), text
+        chosen = automaton.rules_for(folded)
+        needles = [rule.needle.lower() for rule, _ in presence.rules]
+        occur = [
+            i
+            for i, n in enumerate(needles)
+            if n in folded and (n not in shapes or shapes[n].search(folded))
+        ]
+        assert chosen == occur, text
         matches = engine._prefilter().findall(folded)
-        maybe = engine._presence().needles(set(matches)) if matches else set()
-        occur = {
-            k
-            for k in maybe
-            if minimal[k] in folded and (k not in shapes or shapes[k].search(folded))
-        }
-        assert found == occur, text
+        by_regex = presence.to_run(presence.needles(set(matches))) if matches else []
+        assert {id(r) for r, _ in by_regex} >= {id(presence.rules[i][0]) for i in chosen}, text
 
 
 def test_the_automaton_and_the_regex_redact_alike(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -129,9 +129,6 @@ class _Presence:
     by_anchor: dict[str, frozenset[int]]
     #: each rule and the number of the needle that must occur for it to match
     rules: tuple[tuple[_Rule, int], ...]
-    #: the needles by number: the narrow ones (:data:`_NARROW`'s keys), then the literal
-    #: ones that contain no other
-    minimal: tuple[str, ...] = ()
     #: a needle's number -> the positions in :attr:`rules` of the rules that need it
     by_needle: dict[int, tuple[int, ...]] = attrs.Factory(dict)
 
@@ -198,50 +195,52 @@ def _presence() -> _Presence:
         {k: frozenset(v) for k, v in maybe.items()},
         {k: frozenset(v) for k, v in by_anchor.items()},
         tuple(rules),
-        tuple(minimal),
         {k: tuple(v) for k, v in by_needle.items()},
     )
 
 
 @attrs.frozen
 class _Automaton:
-    """The needles that occur in a text, exactly, in one pass of an Aho-Corasick automaton
-    (``ahocorasick_rs``, a compiled extension) instead of the prefilter regex.
+    """The rules whose needle occurs in a text, exactly, from one pass of an Aho-Corasick
+    automaton (``ahocorasick_rs``, a compiled extension) instead of the prefilter regex.
 
     Python's ``re`` tries the prefilter's alternatives at every position whose character
     is some needle's anchor (a third of a tool output's characters); the automaton reads
-    each character once, about eight times as fast on real sessions. It finds every
-    occurrence of every literal needle (overlapping matches), so no needle hides behind
-    another and :class:`_Presence`'s table is not needed. A narrow needle (``sk``,
-    ``gh``, ...) is no literal of the automaton (``:`` and ``sk`` are everywhere): it
-    occurs where its shape (:data:`_NARROW`) does, as in the regex.
+    each character once, about eight times as fast on real sessions. Its patterns are
+    every rule's own needle (and every secret-key word), not only the shortest ones, and
+    it reports every occurrence (overlapping matches), so no needle hides behind another
+    and a rule runs only where its own needle occurs (``api_key`` is not searched for
+    wherever ``key`` occurs). A narrow needle (``sk``, ``gh``, ...) is no pattern
+    (``:`` and ``sk`` are everywhere): its rules run where its shape (:data:`_NARROW`)
+    occurs, as with the regex.
     """
 
-    #: the automaton of the literal needles (every needle but the narrow ones)
-    literals: Any
-    #: the automaton's pattern number -> the needle's number (:attr:`_Presence.minimal`)
-    numbers: tuple[int, ...]
-    #: each narrow needle: its number, its literal and its shape (found where both occur)
-    shapes: tuple[tuple[int, str, re.Pattern[str]], ...]
+    #: the automaton of every needle but the narrow ones
+    automaton: Any
+    #: the automaton's pattern number -> the positions in ``_Presence.rules`` of its rules
+    rules_of: tuple[tuple[int, ...], ...]
+    #: each narrow needle: its literal, its shape, and the positions of its rules
+    shapes: tuple[tuple[str, re.Pattern[str], tuple[int, ...]], ...]
 
-    def needles(self, folded: str) -> set[int]:
-        """The numbers (:attr:`_Presence.minimal`) of the needles that occur in ``folded``."""
-        numbers = self.numbers
-        found = {
-            numbers[m[0]] for m in self.literals.find_matches_as_indexes(folded, overlapping=True)
-        }
-        for number, literal, shape in self.shapes:
+    def rules_for(self, folded: str) -> list[int]:
+        """The positions in ``_Presence.rules`` of the rules whose needle occurs in
+        ``folded`` (a lower-cased text), in order."""
+        rules_of = self.rules_of
+        found = {m[0] for m in self.automaton.find_matches_as_indexes(folded, overlapping=True)}
+        at = [i for k in found for i in rules_of[k]]
+        for literal, shape, rules in self.shapes:
             if literal in folded and shape.search(folded) is not None:
-                found.add(number)
-        return found
+                at += rules
+        at.sort()
+        return at
 
     def starts(self, folded: str) -> Iterator[int]:
         """Where needles occur in ``folded``: at least one place inside every stretch of
         it that holds one (where a needle starts, the automaton reports one that starts
         there or before it, in the same stretch)."""
-        for _, start, _ in self.literals.find_matches_as_indexes(folded):
+        for _, start, _ in self.automaton.find_matches_as_indexes(folded):
             yield start
-        for _, literal, shape in self.shapes:
+        for literal, shape, _ in self.shapes:
             if literal in folded:
                 for m in shape.finditer(folded):
                     yield m.start()
@@ -249,31 +248,38 @@ class _Automaton:
 
 @functools.cache
 def _automaton() -> _Automaton | None:
-    """The :class:`_Automaton` of the built-in needles; None when ``ahocorasick_rs`` is
-    not installed (the prefilter regex then does its work, with the same results)."""
+    """The :class:`_Automaton` of the built-in rules; None when ``ahocorasick_rs`` is not
+    installed (the prefilter regex then does its work, with the same results)."""
     try:
         import ahocorasick_rs
     except ImportError:
         return None
-    minimal = _presence().minimal
-    numbers = tuple(k for k, n in enumerate(minimal) if n not in _NARROW)
+    rules = _presence().rules
+    patterns = sorted({n for n in _needles() if n not in _NARROW})
+    number = {n: k for k, n in enumerate(patterns)}
+    rules_of: list[list[int]] = [[] for _ in patterns]
+    narrow: dict[str, list[int]] = {n: [] for n in _NARROW}
+    for at, (rule, _) in enumerate(rules):
+        n = rule.needle.lower()
+        (narrow[n] if n in _NARROW else rules_of[number[n]]).append(at)
     shapes = tuple(
-        (k, n, re.compile(re.escape(_NARROW[n][0]) + _NARROW[n][1]))
-        for k, n in enumerate(minimal)
-        if n in _NARROW
+        (n, re.compile(re.escape(c) + rest), tuple(narrow[n]))
+        for n, (c, rest) in sorted(_NARROW.items())
     )
-    return _Automaton(ahocorasick_rs.AhoCorasick([minimal[k] for k in numbers]), numbers, shapes)
+    return _Automaton(ahocorasick_rs.AhoCorasick(patterns), tuple(map(tuple, rules_of)), shapes)
 
 
-def _present(folded: str) -> set[int]:
-    """The numbers of the needles (:attr:`_Presence.minimal`) that may occur in ``folded``
-    (a lower-cased text): exactly those that do with the automaton, and a superset of
-    them with the prefilter regex."""
+def _to_run(folded: str) -> list[tuple[_Rule, int]]:
+    """The rules that may match in ``folded`` (a lower-cased text), in their order: those
+    whose own needle occurs with the automaton; without it, those whose shortest needle
+    the prefilter regex finds (more, never fewer)."""
+    presence = _presence()
     automaton = _automaton()
     if automaton is not None:
-        return automaton.needles(folded)
+        rules = presence.rules
+        return [rules[i] for i in automaton.rules_for(folded)]
     matches = _prefilter().findall(folded)
-    return _presence().needles(set(matches)) if matches else set()
+    return presence.to_run(presence.needles(set(matches))) if matches else []
 
 
 # --------------------------------------------------------------------------- JSON keys
@@ -379,12 +385,12 @@ class Redactor:
             for rx in _compile_custom(self.extra_patterns):
                 out = _custom_apply(rx, out)
         folded = _fold(out)
-        present = _present(folded)
-        if not present:
+        to_run = _to_run(folded)
+        if not to_run:
             return out  # no rule's needle occurs: the common case, one quick scan
         lowered: str | None = folded  # _fold(out), while out is unchanged
         # the rules whose needle occurs, in order (a placeholder never adds a needle)
-        for rule, _ in _presence().to_run(present):
+        for rule, _ in to_run:
             if rule.fold:
                 if lowered is None:
                     lowered = _fold(out)
