@@ -86,7 +86,7 @@ def read_json_lines(data: bytes) -> tuple[list[JsonLine], list[tuple[int, str]],
     last = len(pieces) - 1  # pieces[last] is b"" when the file ends with a newline
     for i, raw in enumerate(pieces):
         n = i + 1
-        if not raw.strip():
+        if not raw or raw.isspace():  # blank (strip() would copy every line to ask)
             continue
         try:
             text = raw.decode("utf-8")
