@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import bisect
 import functools
+import operator
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
@@ -199,6 +200,9 @@ def _presence() -> _Presence:
     )
 
 
+_FIRST = operator.itemgetter(0)
+
+
 @attrs.frozen
 class _Automaton:
     """The rules whose needle occurs in a text, exactly, from one pass of an Aho-Corasick
@@ -226,7 +230,7 @@ class _Automaton:
         """The positions in ``_Presence.rules`` of the rules whose needle occurs in
         ``folded`` (a lower-cased text), in order."""
         rules_of = self.rules_of
-        found = {m[0] for m in self.automaton.find_matches_as_indexes(folded, overlapping=True)}
+        found = set(map(_FIRST, self.automaton.find_matches_as_indexes(folded, overlapping=True)))
         at = [i for k in found for i in rules_of[k]]
         for literal, shape, rules in self.shapes:
             if literal in folded and shape.search(folded) is not None:
