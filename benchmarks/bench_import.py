@@ -132,13 +132,21 @@ def _best_open(rounds: int) -> float:
 
 @contextlib.contextmanager
 def _regex_scan() -> Iterator[None]:
-    """Redaction as it runs without ``ahocorasick_rs``: the prefilter regex."""
-    saved = engine._automaton
+    """Redaction as it runs without ``ahocorasick_rs``: the prefilter regex (the only
+    scan of an agentmem older than the automaton, run with ``PYTHONPATH``)."""
+    saved = getattr(engine, "_automaton", None)
     engine._automaton = lambda: None  # type: ignore[assignment]
     try:
         yield
     finally:
         engine._automaton = saved  # type: ignore[assignment]
+
+
+def _automaton_name() -> str:
+    automaton = getattr(engine, "_automaton", None)
+    if automaton is None:
+        return "none in this agentmem"
+    return "ahocorasick_rs" if automaton() is not None else "not installed"
 
 
 def main() -> None:
@@ -160,7 +168,7 @@ def main() -> None:
             regex_s = _best_import(files, None, args.rounds)
         open_s = _best_open(args.rounds)
     mb = size / 1e6
-    automaton = "ahocorasick_rs" if engine._automaton() is not None else "not installed"
+    automaton = _automaton_name()
     print(
         f"{len(files)} Claude Code sessions ({len(read)} files with their sub-agents'), "
         f"{mb:.1f} MB, {lines} lines, {runs} runs imported; "

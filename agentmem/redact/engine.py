@@ -201,6 +201,9 @@ def _presence() -> _Presence:
 
 
 _FIRST = operator.itemgetter(0)
+#: A narrow needle -> a literal that every match of its shape holds, rarer than the needle
+#: (``:`` is in most outputs; an escaped URL's ``:\/\/`` holds ``\/``).
+_MUST_HOLD = {":": "\\/"}
 
 
 @attrs.frozen
@@ -223,7 +226,8 @@ class _Automaton:
     automaton: Any
     #: the automaton's pattern number -> the positions in ``_Presence.rules`` of its rules
     rules_of: tuple[tuple[int, ...], ...]
-    #: each narrow needle: its literal, its shape, and the positions of its rules
+    #: each narrow needle: a literal its shape's matches hold (the needle, or one of
+    #: :data:`_MUST_HOLD`), its shape, and the positions of its rules
     shapes: tuple[tuple[str, re.Pattern[str], tuple[int, ...]], ...]
 
     def rules_for(self, folded: str) -> list[int]:
@@ -267,7 +271,7 @@ def _automaton() -> _Automaton | None:
         n = rule.needle.lower()
         (narrow[n] if n in _NARROW else rules_of[number[n]]).append(at)
     shapes = tuple(
-        (n, re.compile(re.escape(c) + rest), tuple(narrow[n]))
+        (_MUST_HOLD.get(n, n), re.compile(re.escape(c) + rest), tuple(narrow[n]))
         for n, (c, rest) in sorted(_NARROW.items())
     )
     # a DFA: built once (a few milliseconds for these 240 short patterns), and the fastest
