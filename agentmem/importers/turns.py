@@ -25,7 +25,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, NamedTuple
 
 import attrs
@@ -42,6 +42,7 @@ __all__ = [
     "FileReport",
     "ImportReport",
     "JsonLine",
+    "JsonLines",
     "Turn",
     "TurnBuilder",
     "TurnRecord",
@@ -79,36 +80,56 @@ def read_json_lines(data: bytes) -> tuple[list[JsonLine], list[tuple[int, str]],
     A last line without its newline that does not parse is taken as still being
     written: it is not a bad line, and the caller leaves it for the next import.
     """
-    good: list[JsonLine] = []
-    bad: list[tuple[int, str]] = []
-    truncated = False
-    pieces = data.split(b"\n")
-    last = len(pieces) - 1  # pieces[last] is b"" when the file ends with a newline
-    for i, raw in enumerate(pieces):
-        n = i + 1
-        if not raw or raw.isspace():  # blank (strip() would copy every line to ask)
-            continue
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError as e:
-            if i == last:
-                truncated = True  # a multi-byte character cut in two
+    lines = JsonLines(data)
+    good = [JsonLine(n, obj) for n, obj, _ in lines if obj is not None]
+    return good, lines.bad, lines.truncated
+
+
+class JsonLines:
+    """A JSON-lines file's lines, read one at a time, in file order: ``(number, object,
+    None)`` for a line that is a JSON object, ``(number, None, why)`` for a bad one (also
+    in :attr:`bad`); blank lines and a last line still being written (:attr:`truncated`,
+    see :func:`read_json_lines`) are not given. A reader that takes what it needs of each
+    line as it comes lets the rest of the line go at once, instead of holding every
+    line's objects until the file is read.
+    """
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+        self.bad: list[tuple[int, str]] = []
+        self.truncated = False
+
+    def __iter__(self) -> Iterator[tuple[int, dict[str, Any] | None, str | None]]:
+        pieces = self.data.split(b"\n")
+        last = len(pieces) - 1  # pieces[last] is b"" when the file ends with a newline
+        for i, raw in enumerate(pieces):
+            n = i + 1
+            if not raw or raw.isspace():  # blank (strip() would copy every line to ask)
+                continue
+            pieces[i] = b""  # (the line's bytes are not needed once it is read)
+            why = None
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError as e:
+                if i == last:
+                    self.truncated = True  # a multi-byte character cut in two
+                    continue
+                why = f"not valid UTF-8 (byte {e.start})"
             else:
-                bad.append((n, f"not valid UTF-8 (byte {e.start})"))
-            continue
-        try:
-            obj = loads_line(text)
-        except ValueError as e:
-            if i == last:
-                truncated = True
-            else:
-                bad.append((n, f"not valid JSON ({str(e)[:80]})"))
-            continue
-        if not isinstance(obj, dict):
-            bad.append((n, f"not a JSON object (a {type(obj).__name__})"))
-            continue
-        good.append(JsonLine(n, obj))
-    return good, bad, truncated
+                try:
+                    obj = loads_line(text)
+                except ValueError as e:
+                    if i == last:
+                        self.truncated = True
+                        continue
+                    why = f"not valid JSON ({str(e)[:80]})"
+                else:
+                    if isinstance(obj, dict):
+                        yield n, obj, None
+                        continue
+                    why = f"not a JSON object (a {type(obj).__name__})"
+            self.bad.append((n, why))
+            yield n, None, why
 
 
 def in_order(
