@@ -15,8 +15,10 @@ files, which the import reads with it, count too), then, in the same run:
 
 Each is the fastest of ``--rounds`` rounds of this process's CPU time (so a busy
 machine's other work stays out), after one warm-up import (modules loaded, rules
-compiled). Prints MB/s of transcript bytes for each and the ratio of its time to the
-JSON parse's. Issue 30's target: at least 50 MB/s with redaction, 3.6 times the parse.
+compiled; the process's caches of shell commands read and secret-key names stay warm,
+about 8% of an import that a one-off ``agentmem import`` pays). Prints MB/s of
+transcript bytes for each and the ratio of its time to the JSON parse's. Issue 30's
+target: at least 50 MB/s with redaction, 3.6 times the parse.
 
     python benchmarks/bench_import.py [FOLDER ...] [--rounds 3] [--times 1]
 
