@@ -84,6 +84,12 @@ def check_json_value(value: Any, field: str, _depth: int = 0) -> None:
     """
     if _depth > MAX_JSON_DEPTH:
         raise InvalidRecordError(f"{field} nests deeper than {MAX_JSON_DEPTH} levels")
+    kind = type(value)  # the plain JSON types first: the checks below, without the ABC's
+    if kind is str:
+        _check_text(value, field)
+        return
+    if kind is int or kind is bool or value is None:
+        return
     if isinstance(value, float):
         if not math.isfinite(value):
             raise InvalidRecordError(f"{field} contains {value!r}, which JSON cannot hold")
@@ -105,6 +111,8 @@ def check_json_value(value: Any, field: str, _depth: int = 0) -> None:
 def _check_text(value: str, field: str) -> None:
     if "\x00" in value:
         raise InvalidRecordError(f"{field} contains a NUL character")
+    if value.isascii():  # (a flag of the string: no lone surrogate, nothing to encode)
+        return
     try:
         value.encode("utf-8")
     except UnicodeEncodeError as e:

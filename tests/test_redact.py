@@ -863,3 +863,124 @@ def test_skipping_rules_changes_no_result_on_the_sets() -> None:
 @given(_MIXED)
 def test_skipping_rules_changes_no_result(text: str) -> None:
     assert redact(text) == _every_rule(text)
+
+
+# --------------------------------------------------------------------------- the automaton
+
+
+def _all_set_texts() -> list[str]:
+    texts = [r["text"] for r in SET_SECRETS + SET_NEAR]
+    texts += [r["text"] for s, n in HELD_OUT.values() for r in s + n]
+    return texts + [r["text"] for r in CORPUS]
+
+
+def _regex_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Redaction as it runs where ``ahocorasick_rs`` is not installed: the prefilter regex."""
+    monkeypatch.setattr(redact_module.engine, "_automaton", lambda: None)
+
+
+def test_the_automaton_runs_the_rules_whose_needle_occurs_and_no_other() -> None:
+    """The automaton picks exactly the rules whose own needle occurs (a narrow needle's
+    where its shape does), each of them one the prefilter regex would run too."""
+    pytest.importorskip("ahocorasick_rs")
+    engine = redact_module.engine
+    automaton = engine._automaton()
+    assert automaton is not None
+    presence = engine._presence()
+    shapes = {n: re.compile(re.escape(c) + rest) for n, (c, rest) in engine._NARROW.items()}
+    for text in _all_set_texts():
+        folded = redact_module.base._fold(text)
+        chosen = automaton.rules_for(folded)
+        needles = [rule.needle.lower() for rule, _ in presence.rules]
+        occur = [
+            i
+            for i, n in enumerate(needles)
+            if n in folded and (n not in shapes or shapes[n].search(folded))
+        ]
+        assert chosen == occur, text
+        matches = engine._prefilter().findall(folded)
+        by_regex = presence.to_run(presence.needles(set(matches))) if matches else []
+        assert {id(r) for r, _ in by_regex} >= {id(presence.rules[i][0]) for i in chosen}, text
+
+
+def test_the_automaton_and_the_regex_redact_alike(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every text of the sets comes out the same with the automaton and without it."""
+    pytest.importorskip("ahocorasick_rs")
+    texts = _all_set_texts()
+    with_automaton = [(redact(t), DEFAULT_REDACTOR.needs(t)) for t in texts]
+    _regex_only(monkeypatch)
+    assert [(redact(t), DEFAULT_REDACTOR.needs(t)) for t in texts] == with_automaton
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_MIXED)
+def test_the_automaton_and_the_regex_redact_alike_on_any_text(text: str) -> None:
+    pytest.importorskip("ahocorasick_rs")
+    engine = redact_module.engine
+    with_automaton = (redact(text), DEFAULT_REDACTOR.needs(text))
+    saved = engine._automaton
+    engine._automaton = lambda: None  # type: ignore[assignment]
+    try:
+        assert (redact(text), DEFAULT_REDACTOR.needs(text)) == with_automaton
+    finally:
+        engine._automaton = saved  # type: ignore[assignment]
+
+
+def test_without_the_automaton_the_sets_give_the_same_figures(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The pure-Python path (no ``ahocorasick_rs``) is the one the rules were measured
+    with: it still redacts as every rule would."""
+    _regex_only(monkeypatch)
+    for text in _all_set_texts():
+        assert redact(text) == _every_rule(text), text
+
+
+def test_needing_is_needs_of_each_text(monkeypatch: pytest.MonkeyPatch) -> None:
+    """One scan of many texts says of each what a scan of it alone says, with the
+    automaton and with the regex."""
+    texts = [*_all_set_texts()[:400], "", "task", "the sk-x", "İstanbul", "HASŁO: x", ":"]
+    assert DEFAULT_REDACTOR.needing(texts) == [DEFAULT_REDACTOR.needs(t) for t in texts]
+    _regex_only(monkeypatch)
+    assert DEFAULT_REDACTOR.needing(texts) == [DEFAULT_REDACTOR.needs(t) for t in texts]
+    assert Redactor(enabled=False).needing(texts) == [False] * len(texts)
+    assert Redactor(extra_patterns=["x"]).needing(["", "a"]) == [False, True]
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(_MIXED, max_size=6))
+def test_needing_is_needs_of_each_text_on_any_texts(texts: list[str]) -> None:
+    assert DEFAULT_REDACTOR.needing(texts) == [DEFAULT_REDACTOR.needs(t) for t in texts]
+
+
+def test_a_run_part_is_redacted_whatever_the_other_parts_hold() -> None:
+    """A run's scan lower-cases each part on its own: an ``İ`` in the task (which
+    ``str.lower`` makes two characters) once made the whole run's scan fold ASCII only,
+    and a password named in Polish capitals in an output was kept."""
+    from agentmem.records import Step, Trajectory
+    from agentmem.redact.runs import redact_run
+
+    out = "HASŁO: Xk82mq9Lz7Qw"
+    assert "Xk82mq9Lz7Qw" not in redact(out)
+    run = Trajectory(
+        task="deploy the İstanbul app", steps=[Step(tool="Bash", params={}, output=out)]
+    )
+    assert "Xk82mq9Lz7Qw" not in redact_run(run, DEFAULT_REDACTOR, 0).trajectory.steps[0].output
+
+
+def test_a_run_s_default_group_is_derived_again_when_any_part_holds_a_needle() -> None:
+    """As before parts were redacted one by one: when anything in the run holds a rule's
+    word, a default group key is derived again from the (redacted) task, placeholders kept
+    upper-case, even when only an output holds the word and nothing is redacted."""
+    from agentmem.records import Step, Trajectory
+    from agentmem.redact.runs import redact_run
+
+    task = "fix [REDACTED:custom] handling"
+    for output, group in (
+        ("the token expired", "fix [REDACTED:custom] handling"),
+        ("all good", "fix [redacted:custom] handling"),
+    ):
+        run = Trajectory(task=task, steps=[Step(tool="Bash", params={}, output=output)])
+        assert run.group == "fix [redacted:custom] handling"
+        got = redact_run(run, DEFAULT_REDACTOR, 0).trajectory
+        assert (got.group, got.steps[0].output) == (group, output)

@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import attrs
 
+from ..jsonsafe import _STRICT
 from ..jsonsafe import loads as _bounded_loads
 from ..records import Trajectory
 
-__all__ = ["ParseResult", "is_error_output", "json_lines", "loads"]
+__all__ = ["ParseResult", "is_error_output", "json_lines", "loads", "loads_line"]
 
 
 @attrs.frozen
@@ -26,12 +27,36 @@ class ParseResult:
 _PARSER_LIMIT = 1 << 30
 
 
+#: The scanner of the strict decoder that :func:`loads` runs (NaN and Infinity refused).
+_scan: Callable[[str, int], tuple[Any, int]] = _STRICT.scan_once  # type: ignore[attr-defined]
+
+
 def loads(text: str | bytes) -> Any:
     """``json.loads`` that refuses NaN and Infinity, and nesting deeper than the parser
     reads, with a ValueError (:class:`agentmem.jsonsafe.JSONInputError`)."""
     # Deep values that the parser can read are cut by the turn builder (MAX_PARAM_DEPTH,
     # counted as repaired), so only the parser's own limit applies here.
     return _bounded_loads(text, what="the JSON", strict_constants=True, max_depth=_PARSER_LIMIT)
+
+
+def loads_line(text: str) -> Any:
+    """:func:`loads` of one line of a JSON-lines file, the same value or the same error,
+    faster for the usual line: an object with no space around it.
+
+    Such a line is scanned by the strict decoder's scanner directly (what ``json.loads``
+    runs after two regex matches for the white space around the value, and a wrapper);
+    any other line, and any line the scanner refuses, goes through :func:`loads`, which
+    gives the value or the error message it always gave.
+    """
+    if text[:1] == "{" and text[-1:] == "}":
+        try:
+            value, end = _scan(text, 0)
+        except (ValueError, StopIteration, RecursionError):
+            pass
+        else:
+            if end == len(text):
+                return value
+    return loads(text)
 
 
 def json_lines(source: Iterable[bytes | str]) -> Iterator[tuple[int, str | None, str | None]]:

@@ -30,7 +30,7 @@ import attrs
 
 from ..conversation import NOTIFICATION_TAGS
 from .formats import Bundle, ParsedFile, TranscriptFormat, agent_id_of, home_of
-from .turns import FileReport, Turn, TurnBuilder, exit_code, in_order, read_json_lines, text_of
+from .turns import FileReport, JsonLines, Turn, TurnBuilder, exit_code, text_of
 
 __all__ = [
     "DENIAL_PREFIXES",
@@ -147,14 +147,15 @@ def parse_claude_code(
     their own, as a separate sub-agent file would.
     """
     report = FileReport(path)
-    lines, bad, truncated = read_json_lines(data)
-    report.bad_lines, report.truncated = bad, truncated
+    lines = JsonLines(data)  # each line read as it comes, and let go once it is
+    report.bad_lines = lines.bad
     reader = _Reader(report, path, subagent)
-    for n, obj, why in in_order(lines, bad):
+    for n, obj, why in lines:
         if obj is None:
             reader.b.damage(n, why or "is unreadable")
         else:
             reader.line(n, obj)
+    report.truncated = lines.truncated
     turns = reader.b.finish(final=final, quiet=quiet)
     for chain in reader.inline:
         # an inline sub-agent is over once its Task call has its result
@@ -433,13 +434,17 @@ def bundles(root: Path) -> list[Bundle]:
     ]
 
 
-def detect(objects: Sequence[Mapping[str, Any]]) -> bool:
-    """Claude Code lines: ``user``/``assistant`` lines with a ``sessionId`` or ``parentUuid``."""
-    return any(
-        o.get("type") in ("user", "assistant", "summary", "file-history-snapshot")
-        and ("sessionId" in o or "parentUuid" in o or "leafUuid" in o or "snapshot" in o)
-        for o in objects
+def detect_line(o: Mapping[str, Any]) -> bool:
+    """A Claude Code line: a ``user``/``assistant`` line with a ``sessionId`` or
+    ``parentUuid`` (or a summary or snapshot line)."""
+    return o.get("type") in ("user", "assistant", "summary", "file-history-snapshot") and (
+        "sessionId" in o or "parentUuid" in o or "leafUuid" in o or "snapshot" in o
     )
+
+
+def detect(objects: Sequence[Mapping[str, Any]]) -> bool:
+    """Claude Code lines: one of ``objects`` is (:func:`detect_line`)."""
+    return any(detect_line(o) for o in objects)
 
 
 @attrs.frozen
@@ -504,6 +509,7 @@ FORMAT = TranscriptFormat(
     description="Claude Code session transcripts (~/.claude/projects)",
     parse=_parse,
     detect=detect,
+    detect_line=detect_line,
     home=lambda: home_of("CLAUDE_CONFIG_DIR", ".claude", "projects"),
     bundles=bundles,
     noun="a Claude Code transcript",

@@ -596,13 +596,19 @@ def _completed_call(b: TurnBuilder, item: Mapping[str, Any], kind: str) -> None:
         b.outcome(cid, ok and not denied, denied=denied)
 
 
+def detect_line(o: Mapping[str, Any]) -> bool:
+    """A Codex rollout line: ``{timestamp, type, payload}`` of Codex's record types."""
+    return o.get("type") in (
+        "session_meta",
+        "response_item",
+        "event_msg",
+        "turn_context",
+    ) and isinstance(o.get("payload"), Mapping)
+
+
 def detect(objects: Sequence[Mapping[str, Any]]) -> bool:
-    """Codex rollout lines: ``{timestamp, type, payload}`` of Codex's record types."""
-    return any(
-        o.get("type") in ("session_meta", "response_item", "event_msg", "turn_context")
-        and isinstance(o.get("payload"), Mapping)
-        for o in objects
-    )
+    """Codex rollout lines: one of ``objects`` is (:func:`detect_line`)."""
+    return any(detect_line(o) for o in objects)
 
 
 def _parse(
@@ -621,6 +627,7 @@ FORMAT = TranscriptFormat(
     description="Codex CLI rollouts (~/.codex/sessions)",
     parse=_parse,
     detect=detect,
+    detect_line=detect_line,
     home=lambda: home_of("CODEX_HOME", ".codex", "sessions"),
     pattern="rollout-*.jsonl",
     noun="a Codex rollout",

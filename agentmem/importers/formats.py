@@ -12,7 +12,7 @@ format is one module and one line in :data:`BUILTIN`.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from importlib import import_module
 from pathlib import Path
 from typing import Any, Protocol
@@ -32,10 +32,12 @@ __all__ = [
     "by_name",
     "formats",
     "home_of",
+    "is_format",
     "looks_like",
     "names",
     "register",
     "sniff",
+    "sniffed",
     "unregister",
 ]
 
@@ -117,6 +119,10 @@ class TranscriptFormat:
     bundles: Callable[[Path], list[Bundle]] | None = None
     #: What a file of this format is called in messages ("a Codex rollout").
     noun: str = ""
+    #: Optional: whether one JSON object is a line of this format, where ``detect(objects)``
+    #: is ``any(detect_line(o) for o in objects)``; a reader that only asks whether a file
+    #: is of this format then stops at the first line that says so.
+    detect_line: Callable[[Mapping[str, Any]], bool] | None = None
 
     def default_path(self) -> Path:
         """Where the agent keeps its transcripts, or an error saying to give the file."""
@@ -181,26 +187,47 @@ def looks_like(objects: Sequence[Mapping[str, Any]], *, besides: str) -> Transcr
 
 def sniff(path: Path, limit: int = SNIFF_LINES) -> list[Mapping[str, Any]]:
     """The first JSON objects of a JSON-lines file (bad lines skipped), for the detectors."""
-    from ..files import open_regular
-    from ._json import loads
+    return list(sniffed(path, limit))
 
-    out: list[Mapping[str, Any]] = []
+
+def sniffed(path: Path, limit: int = SNIFF_LINES) -> Iterator[Mapping[str, Any]]:
+    """:func:`sniff`'s objects one by one, each read when asked for (none when the file
+    cannot be read)."""
+    from ..files import open_regular
+    from ._json import loads_line
+
+    count = 0
     try:
         with open_regular(path, "rb") as fh:
             for n, raw in enumerate(fh):
-                if n >= limit * 2 or len(out) >= limit:
+                if n >= limit * 2 or count >= limit:
                     break
                 if len(raw) > 1_000_000:  # a huge line: read no more of it than needed
                     continue
                 try:
-                    obj = loads(raw.decode("utf-8"))
+                    obj = loads_line(raw.decode("utf-8").rstrip("\r\n"))
                 except (UnicodeDecodeError, ValueError):
                     continue
                 if isinstance(obj, dict):
-                    out.append(obj)
+                    count += 1
+                    yield obj
     except OSError:
-        return []
-    return out
+        return
+
+
+def is_format(fmt: TranscriptFormat, path: Path) -> tuple[bool, list[Mapping[str, Any]]]:
+    """Whether :func:`sniff` of ``path`` is not False for ``fmt.detect`` (True: it is of
+    ``fmt``, or it cannot tell), and the objects read when it is not: the file's first
+    line of ``fmt`` ends the reading for a format with ``detect_line``."""
+    if fmt.detect_line is None:
+        objects = sniff(path)
+        return not objects or fmt.detect(objects) is not False, objects
+    objects = []
+    for o in sniffed(path):
+        if fmt.detect_line(o):
+            return True, []  # fmt.detect(sniff(path)) is True: any(...) of them
+        objects.append(o)
+    return not objects or fmt.detect(objects) is not False, objects
 
 
 def home_of(variable: str, default: str, sub: str) -> Path:

@@ -35,9 +35,9 @@ from .formats import (
     TranscriptFormat,
     agent_id_of,
     by_name,
+    is_format,
     looks_like,
     names,
-    sniff,
 )
 from .turns import FileReport, ImportReport, Turn, settle, turn_record
 
@@ -73,8 +73,8 @@ def discover(fmt: str, path: str | os.PathLike[str]) -> list[Bundle]:
 
 def _other_format(fmt: TranscriptFormat, path: Path) -> TranscriptFormat | None:
     """The format ``path`` clearly is instead of ``fmt`` (None: it is ``fmt``, or unclear)."""
-    objects = sniff(path)
-    if not objects or fmt.detect(objects) is not False:
+    ours, objects = is_format(fmt, path)
+    if ours:
         return None
     return looks_like(objects, besides=fmt.name)
 

@@ -25,15 +25,15 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any, NamedTuple
 
 import attrs
 
 from ..conversation import classify, conversation_tasks
 from ..errors import InvalidRecordError
 from ..records import Step, Trajectory, TurnRecord, check_json_value
-from ._json import is_error_output, loads
+from ._json import is_error_output, loads_line
 
 __all__ = [
     "MAX_OUTPUT_CHARS",
@@ -42,6 +42,7 @@ __all__ = [
     "FileReport",
     "ImportReport",
     "JsonLine",
+    "JsonLines",
     "Turn",
     "TurnBuilder",
     "TurnRecord",
@@ -65,9 +66,9 @@ VERDICT_SIGNALS: Mapping[str, tuple[str, str]] = {
 _NO_RESULT = "(no result recorded)"
 
 
-@attrs.frozen
-class JsonLine:
-    """One line of a JSON-lines transcript: its number and its object."""
+class JsonLine(NamedTuple):
+    """One line of a JSON-lines transcript: its number and its object (a named tuple: a
+    transcript has thousands, and a tuple is made in a fraction of a frozen class's time)."""
 
     number: int
     data: dict[str, Any]
@@ -79,36 +80,56 @@ def read_json_lines(data: bytes) -> tuple[list[JsonLine], list[tuple[int, str]],
     A last line without its newline that does not parse is taken as still being
     written: it is not a bad line, and the caller leaves it for the next import.
     """
-    good: list[JsonLine] = []
-    bad: list[tuple[int, str]] = []
-    truncated = False
-    pieces = data.split(b"\n")
-    last = len(pieces) - 1  # pieces[last] is b"" when the file ends with a newline
-    for i, raw in enumerate(pieces):
-        n = i + 1
-        if not raw.strip():
-            continue
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError as e:
-            if i == last:
-                truncated = True  # a multi-byte character cut in two
+    lines = JsonLines(data)
+    good = [JsonLine(n, obj) for n, obj, _ in lines if obj is not None]
+    return good, lines.bad, lines.truncated
+
+
+class JsonLines:
+    """A JSON-lines file's lines, read one at a time, in file order: ``(number, object,
+    None)`` for a line that is a JSON object, ``(number, None, why)`` for a bad one (also
+    in :attr:`bad`); blank lines and a last line still being written (:attr:`truncated`,
+    see :func:`read_json_lines`) are not given. A reader that takes what it needs of each
+    line as it comes lets the rest of the line go at once, instead of holding every
+    line's objects until the file is read.
+    """
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+        self.bad: list[tuple[int, str]] = []
+        self.truncated = False
+
+    def __iter__(self) -> Iterator[tuple[int, dict[str, Any] | None, str | None]]:
+        pieces = self.data.split(b"\n")
+        last = len(pieces) - 1  # pieces[last] is b"" when the file ends with a newline
+        for i, raw in enumerate(pieces):
+            n = i + 1
+            if not raw or raw.isspace():  # blank (strip() would copy every line to ask)
+                continue
+            pieces[i] = b""  # (the line's bytes are not needed once it is read)
+            why = None
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError as e:
+                if i == last:
+                    self.truncated = True  # a multi-byte character cut in two
+                    continue
+                why = f"not valid UTF-8 (byte {e.start})"
             else:
-                bad.append((n, f"not valid UTF-8 (byte {e.start})"))
-            continue
-        try:
-            obj = loads(text)
-        except ValueError as e:
-            if i == last:
-                truncated = True
-            else:
-                bad.append((n, f"not valid JSON ({str(e)[:80]})"))
-            continue
-        if not isinstance(obj, dict):
-            bad.append((n, f"not a JSON object (a {type(obj).__name__})"))
-            continue
-        good.append(JsonLine(n, obj))
-    return good, bad, truncated
+                try:
+                    obj = loads_line(text)
+                except ValueError as e:
+                    if i == last:
+                        self.truncated = True
+                        continue
+                    why = f"not valid JSON ({str(e)[:80]})"
+                else:
+                    if isinstance(obj, dict):
+                        yield n, obj, None
+                        continue
+                    why = f"not a JSON object (a {type(obj).__name__})"
+            self.bad.append((n, why))
+            yield n, None, why
 
 
 def in_order(
@@ -116,10 +137,11 @@ def in_order(
 ) -> list[tuple[int, dict[str, Any] | None, str | None]]:
     """Good and bad lines merged in file order: (number, object or None, why it is bad)."""
     merged: list[tuple[int, dict[str, Any] | None, str | None]] = [
-        (x.number, x.data, None) for x in lines
+        (n, data, None) for n, data in lines
     ]
-    merged += [(n, None, why) for n, why in bad]
-    merged.sort(key=lambda item: item[0])
+    if bad:  # (the good lines alone are in order already)
+        merged += [(n, None, why) for n, why in bad]
+        merged.sort(key=lambda item: item[0])
     return merged
 
 
@@ -403,6 +425,8 @@ class _Repairs:
         if "\x00" in value:
             self.kinds["NUL characters"] += 1
             value = value.replace("\x00", "\ufffd")
+        if value.isascii():  # (a flag of the string: no lone surrogate in it)
+            return value
         try:
             value.encode("utf-8")
         except UnicodeEncodeError:
@@ -415,6 +439,11 @@ def _clean_value(value: Any, repairs: _Repairs, depth: int = 0, *, cap: bool = T
     """A transcript's value made storable: long strings clipped (``cap``), bad text repaired,
     nesting deeper than :data:`MAX_PARAM_DEPTH` replaced by a note. Never recurses further
     than that, whatever the input."""
+    kind = type(value)  # the plain JSON types first, without the ABC's isinstance
+    if kind is str:
+        return repairs.text(clip(value) if cap else value)
+    if kind is int or kind is bool or value is None:
+        return value
     if isinstance(value, str):
         return repairs.text(clip(value) if cap else value)
     if isinstance(value, (Mapping, list)) and depth >= MAX_PARAM_DEPTH:

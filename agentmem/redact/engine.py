@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import bisect
 import functools
+import operator
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -128,6 +130,13 @@ class _Presence:
     by_anchor: dict[str, frozenset[int]]
     #: each rule and the number of the needle that must occur for it to match
     rules: tuple[tuple[_Rule, int], ...]
+    #: a needle's number -> the positions in :attr:`rules` of the rules that need it
+    by_needle: dict[int, tuple[int, ...]] = attrs.Factory(dict)
+
+    def to_run(self, present: Iterable[int]) -> list[tuple[_Rule, int]]:
+        """The rules whose needle is in ``present``, in their order."""
+        at = sorted(i for n in present for i in self.by_needle.get(n, ()))
+        return [self.rules[i] for i in at]
 
     def needles(self, matches: Iterable[str]) -> set[int]:
         out: set[int] = set()
@@ -180,11 +189,110 @@ def _presence() -> _Presence:
     for r in _builtin_rules():
         n = r.needle.lower()
         rules.append((r, number[n if n in _NARROW else inner[n]]))
+    by_needle: dict[int, list[int]] = {}
+    for at, (_, needle) in enumerate(rules):
+        by_needle.setdefault(needle, []).append(at)
     return _Presence(
         {k: frozenset(v) for k, v in maybe.items()},
         {k: frozenset(v) for k, v in by_anchor.items()},
         tuple(rules),
+        {k: tuple(v) for k, v in by_needle.items()},
     )
+
+
+_FIRST = operator.itemgetter(0)
+#: A narrow needle -> a literal that every match of its shape holds, rarer than the needle
+#: (``:`` is in most outputs; an escaped URL's ``:\/\/`` holds ``\/``).
+_MUST_HOLD = {":": "\\/"}
+
+
+@attrs.frozen
+class _Automaton:
+    """The rules whose needle occurs in a text, exactly, from one pass of an Aho-Corasick
+    automaton (``ahocorasick_rs``, a compiled extension) instead of the prefilter regex.
+
+    Python's ``re`` tries the prefilter's alternatives at every position whose character
+    is some needle's anchor (a third of a tool output's characters); the automaton reads
+    each character once, about ten times as fast on real sessions. Its patterns are
+    every rule's own needle (and every secret-key word), not only the shortest ones, and
+    it reports every occurrence (overlapping matches), so no needle hides behind another
+    and a rule runs only where its own needle occurs (``api_key`` is not searched for
+    wherever ``key`` occurs). A narrow needle (``sk``, ``gh``, ...) is no pattern
+    (``:`` and ``sk`` are everywhere): its rules run where its shape (:data:`_NARROW`)
+    occurs, as with the regex.
+    """
+
+    #: the automaton of every needle but the narrow ones
+    automaton: Any
+    #: the automaton's pattern number -> the positions in ``_Presence.rules`` of its rules
+    rules_of: tuple[tuple[int, ...], ...]
+    #: each narrow needle: a literal its shape's matches hold (the needle, or one of
+    #: :data:`_MUST_HOLD`), its shape, and the positions of its rules
+    shapes: tuple[tuple[str, re.Pattern[str], tuple[int, ...]], ...]
+
+    def rules_for(self, folded: str) -> list[int]:
+        """The positions in ``_Presence.rules`` of the rules whose needle occurs in
+        ``folded`` (a lower-cased text), in order."""
+        rules_of = self.rules_of
+        found = set(map(_FIRST, self.automaton.find_matches_as_indexes(folded, overlapping=True)))
+        at = [i for k in found for i in rules_of[k]]
+        for literal, shape, rules in self.shapes:
+            if literal in folded and shape.search(folded) is not None:
+                at += rules
+        at.sort()
+        return at
+
+    def starts(self, folded: str) -> Iterator[int]:
+        """Where needles occur in ``folded``: at least one place inside every stretch of
+        it that holds one (where a needle starts, the automaton reports one that starts
+        there or before it, in the same stretch)."""
+        for _, start, _ in self.automaton.find_matches_as_indexes(folded):
+            yield start
+        for literal, shape, _ in self.shapes:
+            if literal in folded:
+                for m in shape.finditer(folded):
+                    yield m.start()
+
+
+@functools.cache
+def _automaton() -> _Automaton | None:
+    """The :class:`_Automaton` of the built-in rules; None when ``ahocorasick_rs`` is not
+    installed (the prefilter regex then does its work, with the same results)."""
+    try:
+        import ahocorasick_rs
+    except ImportError:
+        return None
+    rules = _presence().rules
+    patterns = sorted({n for n in _needles() if n not in _NARROW})
+    number = {n: k for k, n in enumerate(patterns)}
+    rules_of: list[list[int]] = [[] for _ in patterns]
+    narrow: dict[str, list[int]] = {n: [] for n in _NARROW}
+    for at, (rule, _) in enumerate(rules):
+        n = rule.needle.lower()
+        (narrow[n] if n in _NARROW else rules_of[number[n]]).append(at)
+    shapes = tuple(
+        (_MUST_HOLD.get(n, n), re.compile(re.escape(c) + rest), tuple(narrow[n]))
+        for n, (c, rest) in sorted(_NARROW.items())
+    )
+    # a DFA: built once (a few milliseconds for these 240 short patterns), and the fastest
+    # to run (about 1.7 times the default's speed on real outputs)
+    automaton = ahocorasick_rs.AhoCorasick(
+        patterns, implementation=ahocorasick_rs.Implementation.DFA
+    )
+    return _Automaton(automaton, tuple(map(tuple, rules_of)), shapes)
+
+
+def _to_run(folded: str) -> list[tuple[_Rule, int]]:
+    """The rules that may match in ``folded`` (a lower-cased text), in their order: those
+    whose own needle occurs with the automaton; without it, those whose shortest needle
+    the prefilter regex finds (more, never fewer)."""
+    presence = _presence()
+    automaton = _automaton()
+    if automaton is not None:
+        rules = presence.rules
+        return [rules[i] for i in automaton.rules_for(folded)]
+    matches = _prefilter().findall(folded)
+    return presence.to_run(presence.needles(set(matches))) if matches else []
 
 
 # --------------------------------------------------------------------------- JSON keys
@@ -290,15 +398,12 @@ class Redactor:
             for rx in _compile_custom(self.extra_patterns):
                 out = _custom_apply(rx, out)
         folded = _fold(out)
-        matches = _prefilter().findall(folded)
-        if not matches:
+        to_run = _to_run(folded)
+        if not to_run:
             return out  # no rule's needle occurs: the common case, one quick scan
-        presence = _presence()
-        present = presence.needles(set(matches))
         lowered: str | None = folded  # _fold(out), while out is unchanged
-        for rule, needle in presence.rules:
-            if needle not in present:
-                continue  # its needle does not occur (a placeholder never adds one)
+        # the rules whose needle occurs, in order (a placeholder never adds a needle)
+        for rule, _ in to_run:
             if rule.fold:
                 if lowered is None:
                     lowered = _fold(out)
@@ -322,11 +427,41 @@ class Redactor:
         and the words of every secret-naming key (:func:`is_secret_key`); True with
         custom patterns, which can match anything.
         """
-        if not self.enabled or not text:
-            return False
+        return self.needing([text])[0]
+
+    def needing(self, texts: Sequence[str]) -> list[bool]:
+        """:meth:`needs` of each of ``texts``, in one scan of them all.
+
+        The texts are lower-cased each on its own (``str.lower``, which may lengthen a
+        text: ``İ`` becomes two characters; no index into the text is kept, so nothing
+        is lost), which finds every needle that :meth:`text`'s own scan of any one of
+        them finds, and joined by a NUL, which no needle holds.
+        """
+        if not self.enabled:
+            return [False] * len(texts)
         if self.extra_patterns:
-            return True
-        return _prefilter().search(_fold(text)) is not None
+            return [bool(t) for t in texts]
+        lowered = [t.lower() for t in texts]
+        starts, at = [], 0
+        for t in lowered:
+            starts.append(at)
+            at += len(t) + 1
+        joined = "\x00".join(lowered)
+        flags = [False] * len(texts)
+        automaton = _automaton()
+        found = (
+            (m.start() for m in _prefilter().finditer(joined))
+            if automaton is None
+            else automaton.starts(joined)
+        )
+        lo = hi = 0  # the part the last needle fell in: [lo, hi) of joined
+        for where in found:
+            if lo <= where < hi:
+                continue
+            part = bisect.bisect_right(starts, where) - 1
+            flags[part] = True
+            lo, hi = starts[part], starts[part] + len(lowered[part])
+        return flags
 
     def value(self, value: Any) -> Any:
         """A copy of a JSON-like ``value`` with secrets redacted.

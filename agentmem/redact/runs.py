@@ -22,9 +22,9 @@ What a run holds, and how each part is redacted:
 * each output: cut to the library's cap first, and only what is kept redacted
   (:func:`agentmem.outputs.cap_and_redact`).
 
-One quick scan of the whole run (:meth:`~agentmem.redact.Redactor.needs`) decides
-whether any rule could apply; most runs hold nothing any rule looks for and are
-returned as they are.
+One scan of the whole run (:meth:`~agentmem.redact.Redactor.needing`) says which of
+its parts (the task, each output, each step's parameters, ...) hold anything a rule
+looks for; only those are redacted, and a run that holds nothing is returned as it is.
 """
 
 from __future__ import annotations
@@ -160,53 +160,60 @@ def redact_run(t: Trajectory, r: Redactor, cap: int) -> Redacted:
         return Redacted(t)  # the owner's choice: stored as given
     default_group = t.group == normalise_group(t.task)
     # Long outputs are cut first and only what is kept is redacted (agentmem.outputs);
-    # they stay out of the probe below, which would cost a scan of all of each.
+    # they stay out of the scan below, which would cost a scan of all of each.
     if not any(len(s.output) * 4 > MIN_OUTPUT_CAP for s in t.steps):
         cap = 0
     long = [not fits_cap(s.output, cap) for s in t.steps]
-    # One scan of the rest of the run: most hold nothing any rule looks for. Every key
+    # Each output is redacted on its own (Redactor.text: one scan when it holds nothing);
+    # one scan of the rest of the run says which of its parts hold a needle
+    # (Redactor.needing): most hold none, and only those that do are redacted. Every key
     # and string of the parameters, meta and essential actions occurs in their repr.
-    probe = "\x00".join(
-        [
-            t.task,
-            "" if default_group else t.group,
-            t.condition or "",
-            t.source,
-            repr(t.meta),
-            repr(t.essential_actions) if t.essential_actions else "",
-            *(s.output for s, cut in zip(t.steps, long, strict=True) if not cut),
-            *(s.tool for s in t.steps),
-            *(repr(s.params) for s in t.steps),
-        ]
+    acts = t.essential_actions
+    n = len(t.steps)
+    parts = [
+        t.task,
+        "" if default_group else t.group,
+        t.condition or "",
+        t.source,
+        repr(t.meta),
+        repr(acts) if acts else "",
+        *(s.tool for s in t.steps),
+        *(repr(s.params) for s in t.steps),
+    ]
+    flags = r.needing(parts)
+    steps = []
+    for i, (s, cut) in enumerate(zip(t.steps, long, strict=True)):
+        output = cap_and_redact(s.output, cap, r.text) if cut else r.text(s.output)
+        tool = r.text(s.tool)[:MAX_TOOL_NAME] if flags[6 + i] else s.tool
+        params = r.value(s.params) if flags[6 + n + i] else s.params
+        if output is not s.output or tool is not s.tool or params is not s.params:
+            s = attrs.evolve(s, tool=tool, params=params, output=output)
+        steps.append(s)
+    # Whether anything in the run (long outputs aside) holds a needle: then a default group
+    # key is derived from the task again (group_of), which differs from the stored one
+    # only where the task holds a placeholder already; only then are the outputs asked.
+    kept = [(s.output, x.output) for s, x, cut in zip(t.steps, steps, long, strict=True) if not cut]
+    need = (
+        any(flags)
+        or any(a is not b for a, b in kept)
+        or (default_group and group_of(t.task) != t.group and any(r.needing([a for a, _ in kept])))
     )
-    need = r.needs(probe)
     if not need and not any(long):
         return Redacted(t)
-    steps = []
-    for s, cut in zip(t.steps, long, strict=True):
-        if cut:
-            output = cap_and_redact(s.output, cap, r.text)
-        else:
-            output = r.text(s.output) if need else s.output
-        if need:
-            tool = r.text(s.tool)[:MAX_TOOL_NAME]
-            s = attrs.evolve(s, tool=tool, params=r.value(s.params), output=output)
-        elif output is not s.output:
-            s = attrs.evolve(s, output=output)
-        steps.append(s)
     if not need:
         return Redacted(attrs.evolve(t, steps=tuple(steps)))
-    task = r.text(t.task)
-    acts = t.essential_actions
+    task = r.text(t.task) if flags[0] else t.task
+    group = t.group if not flags[1] else r.text(t.group)
+    condition = t.condition if not flags[2] or t.condition is None else r.text(t.condition)
     return Redacted(
         attrs.evolve(
             t,
             task=task,
-            group=group_of(task) if default_group else r.text(t.group),
-            condition=None if t.condition is None else r.text(t.condition),
-            source=r.text(t.source),
-            meta=redact_meta(r, t.meta),
-            essential_actions=None if acts is None else tuple(r.value(a) for a in acts),
+            group=group_of(task) if default_group else group,
+            condition=condition,
+            source=r.text(t.source) if flags[3] else t.source,
+            meta=redact_meta(r, t.meta) if flags[4] else t.meta,
+            essential_actions=tuple(r.value(a) for a in acts) if acts and flags[5] else acts,
             steps=tuple(steps),
         )
     )
