@@ -112,9 +112,7 @@ class _Server:
     system message mentions the word cd: a model that a lesson about cd helps, whose G
     rollouts of a task are a mixed group."""
 
-    def __init__(
-        self, mode: str = "gold", task_id: str = TASKS[0], tasks: tuple[str, ...] = ()
-    ):
+    def __init__(self, mode: str = "gold", task_id: str = TASKS[0], tasks: tuple[str, ...] = ()):
         self.mode = mode
         self.task_id = task_id
         self.tasks = tasks or (task_id,)
