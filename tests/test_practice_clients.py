@@ -169,9 +169,7 @@ def test_without_hooks_practice_imports_the_transcripts_itself(tmp_path: Path, c
     assert not box.hooks_log.exists()
 
 
-def test_eval_without_arm_gets_no_lesson_from_the_clients_prompt_hook(
-    tmp_path: Path, client: str
-):
+def test_eval_without_arm_gets_no_lesson_from_the_clients_prompt_hook(tmp_path: Path, client: str):
     """``practice eval`` with the real client and its agentmem hooks installed: the arm
     without lessons gets none (the eval sets AGENTMEM_SERVE=off for its rollouts, so the
     client's own prompt hook serves nothing) and fails; the arm with them gets the lesson

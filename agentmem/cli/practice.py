@@ -329,8 +329,40 @@ def status(practice_id: int | None, db_path: str | None, as_json: bool) -> None:
         echo(f"    agent: {r['agent']}")
 
 
+def _eval_options() -> str:
+    """``eval``'s own options, as its argparse front end prints them (without the
+    description and examples, which the click help holds); empty when it is missing."""
+    import argparse
+    import functools
+
+    try:
+        front = importlib.import_module("agentmem.cli.practice_eval")
+    except ImportError:
+        return ""
+    parser = argparse.ArgumentParser(prog="agentmem practice", add_help=False)
+    p = front.register(parser.add_subparsers())
+    p.description = p.epilog = None
+    p.usage = argparse.SUPPRESS  # click's usage line stands; the options follow
+    p.formatter_class = functools.partial(  # type: ignore[assignment]
+        argparse.HelpFormatter, width=100
+    )
+    return str(p.format_help()).rstrip()
+
+
+class _EvalCommand(click.Command):
+    """``practice eval``: the click help, then the argparse front end's options (``eval``
+    hands its arguments to :mod:`agentmem.cli.practice_eval` as they are)."""
+
+    def format_help(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        super().format_help(ctx, formatter)
+        options = _eval_options()
+        if options:
+            formatter.write("\n" + options + "\n")
+
+
 @practice.command(
     "eval",
+    cls=_EvalCommand,
     add_help_option=False,
     context_settings={"ignore_unknown_options": True, "allow_extra_args": True},
 )
@@ -340,21 +372,24 @@ def eval_(ctx: click.Context, args: tuple[str, ...]) -> None:
     """Run the held-out tasks with and without the lessons (paired, same seeds) and
     report the effect with its interval; harmful lessons are retired.
 
-    The held-out comparison is agentmem.practice.evaluate's, through the same rollouts as
-    'practice run' (agentmem.practice.runner.rollout_fn); where it is not installed, this
-    says so. Its options: agentmem practice eval --help.
+    The held-out comparison is agentmem.practice.evaluate's, through the same agents and
+    rollouts as 'practice run' (--agent for tasks with a repository, --model-url for
+    BFCL tasks); a CLI agent's client runs with AGENTMEM_SERVE=off, so its own prompt
+    hook serves nothing and lessons reach a rollout only in the arm that has them.
 
     \b
     Examples:
       agentmem practice eval tasks.toml --agent 'claude -p {prompt}' --heldout 0.3
       agentmem practice eval tasks.toml --agent 'codex exec {prompt}' --seeds 5 --json
+      agentmem practice eval --bfcl multi_turn_base_3,multi_turn_base_5 \\
+          --model-url http://127.0.0.1:8080/v1 --model qwen3-8b --seeds 3
     """
+    if any(a in ("-h", "--help") for a in args):
+        echo(ctx.get_help())
+        return
     try:
         front = importlib.import_module("agentmem.cli.practice_eval")
     except ImportError:
-        if any(a in ("-h", "--help") for a in args):
-            echo(ctx.get_help())
-            return
         raise click.ClickException(
             "practice eval is not available in this agentmem (agentmem.practice.evaluate "
             "is missing)"
