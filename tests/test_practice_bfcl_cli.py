@@ -113,6 +113,10 @@ def test_run_refuses_bfcl_tasks_without_a_server_and_unknown_ids(tmp_path: Path)
     assert p.returncode == 1 and "multi_turn_base_99999" in p.stderr
     p = _cli("run", "--bfcl", " , ", "--model-url", "http://x/v1", db=db, cwd=tmp_path)
     assert p.returncode == 1 and "--bfcl needs task ids" in p.stderr
+    f = tmp_path / "tasks.toml"
+    f.write_text('[[task]]\nid = "t"\nprompt = "p"\nbfcl = "multi_turn_base_99999"\n')
+    p = _cli("run", str(f), "--model-url", "http://127.0.0.1:9/v1", db=db, cwd=tmp_path)
+    assert p.returncode == 1 and "task t: BFCL has no task 'multi_turn_base_99999'" in p.stderr
     assert not db.exists()
 
 

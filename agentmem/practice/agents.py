@@ -89,12 +89,18 @@ def agent_for(
         cli = CliAgent(template, client=client, env={} if serve else dict(SERVE_OFF))
     bfcl: Agent | None = None
     if bfcl_ids and model_url:
-        from .bfcl import BfclAgent, ChatPolicy, available
+        from .bfcl import BfclAgent, BfclUnavailable, ChatPolicy, available, load_entry
 
         if not available():
             raise InvalidRecordError(
                 "BFCL tasks need bfcl_eval: pip install --no-deps 'bfcl-eval==2026.3.23'"
             )
+        for t in tasks:  # every id known before the first rollout runs
+            if t.bfcl:
+                try:
+                    load_entry(t.bfcl)
+                except BfclUnavailable as e:
+                    raise InvalidRecordError(f"task {t.id}: {e}") from None
         bfcl = BfclAgent(ChatPolicy(model_url, model, temperature=temperature))
     return ByTask(cli, bfcl)
 
