@@ -137,3 +137,15 @@ def test_a_task_file_can_name_bfcl_tasks(server: _Server, tmp_path: Path) -> Non
         runs = mem.trajectories()
     assert len(runs) == 4 and {r.group for r in runs} == {"practice:t0", "practice:t1"}
     assert {r.meta["practice"]["bfcl"] for r in runs} == set(TRAIN[:2])
+
+
+def test_a_bfcl_task_without_a_prompt_takes_its_user_turns(tmp_path: Path) -> None:
+    from agentmem.practice.tasks import TaskFileError, load_tasks
+
+    f = tmp_path / "tasks.toml"
+    f.write_text('[[task]]\nid = "t"\nbfcl = "multi_turn_base_1"\n')
+    (task,) = load_tasks(f)
+    assert task.prompt == bfcl.to_task("multi_turn_base_1").prompt and task.bfcl
+    f.write_text('[[task]]\nid = "t"\nbfcl = "multi_turn_base_99999"\n')
+    with pytest.raises(TaskFileError, match=r"task 1 \(t\): no prompt, and BFCL has no task"):
+        load_tasks(f)
