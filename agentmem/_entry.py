@@ -72,6 +72,10 @@ def context_main(argv: Sequence[str]) -> int | None:
     args = _parse(argv)
     if args is None:
         return None
+    from .paths import serving_off
+
+    if serving_off():  # AGENTMEM_SERVE=off: a prompt hook that serves nothing
+        return 0
     from .context import lean_serve
     from .errors import InvalidRecordError
     from .paths import default_db_path

@@ -135,8 +135,13 @@ def context_text(
     them come first. ``project``: the folder the agent works in (its git root
     counts); lessons scoped to another project are left out. ``min_score``
     overrides the relevance floor. ``session`` (the client's session id) and ``route``
-    go into the served log (:mod:`agentmem.served`).
+    go into the served log (:mod:`agentmem.served`). Empty, and nothing logged, under
+    ``AGENTMEM_SERVE=off`` (:func:`agentmem.paths.serving_off`).
     """
+    from .paths import serving_off
+
+    if serving_off():
+        return ""
     query = Query(
         prompt,
         tools=tools,

@@ -5,10 +5,27 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-__all__ = ["DEFAULT_DB_ENV", "default_db_path", "default_state_dir"]
+__all__ = [
+    "DEFAULT_DB_ENV",
+    "SERVE_ENV",
+    "default_db_path",
+    "default_state_dir",
+    "serving_off",
+]
 
 #: The environment variable that names the library file.
 DEFAULT_DB_ENV = "AGENTMEM_DB"
+#: ``AGENTMEM_SERVE=off`` (or ``0``, ``no``, ``false``): the prompt hooks of every client
+#: (``agentmem hooks run``'s ``UserPromptSubmit``, ``agentmem context``,
+#: :func:`agentmem.context.context_text`) serve nothing and log nothing; the recording
+#: hooks still record. ``practice eval`` sets it for its CLI agent's rollouts.
+SERVE_ENV = "AGENTMEM_SERVE"
+_OFF = frozenset({"off", "0", "no", "false"})
+
+
+def serving_off() -> bool:
+    """Whether :data:`SERVE_ENV` turns the prompt hooks off (an environment lookup only)."""
+    return os.environ.get(SERVE_ENV, "").strip().lower() in _OFF
 
 
 def default_db_path() -> Path:

@@ -507,3 +507,54 @@ def test_codex_hooks_answer_the_prompt_and_import_the_rollout_at_stop(
     assert p.returncode == 0 and p.stdout == b"" and p.stderr == b"", p.stderr
     with Memory.open(library, embedder="hash") as mem:
         assert [t.source for t in mem.trajectories()] == ["codex"] * 3
+
+
+def test_agentmem_serve_off_serves_and_logs_nothing_but_still_records(
+    home: Path, tmp_path: Path, library: Path
+):
+    """AGENTMEM_SERVE=off (practice eval's clean 'without' arm): Claude Code's and Codex's
+    prompt hooks and `agentmem context` serve nothing and log nothing; Stop still records."""
+    cmd = _installed_command(home, tmp_path / "alpha", library)
+    base = {
+        "session_id": "0a1b2c3d-0000-4000-8000-000000000009",
+        "transcript_path": str(tmp_path / "none.jsonl"),
+        "cwd": str(tmp_path / "alpha" / "src"),
+        "hook_event_name": "UserPromptSubmit",
+        "prompt": "run the tests and push",
+    }
+
+    log = Path(f"{library}.served.jsonl")  # agentmem.served: one line a serving
+
+    def served() -> int:
+        return len(log.read_text().splitlines()) if log.exists() else 0
+
+    on = _hook(cmd, base, _env(home))
+    assert "git pull --rebase" in json.loads(on.stdout)["hookSpecificOutput"]["additionalContext"]
+    logged = served()
+    assert logged >= 1  # the switch's absence serves and logs
+    off = _env(home, AGENTMEM_SERVE="off")
+    p = _hook(cmd, base, off)
+    assert p.returncode == 0 and p.stdout == b"" and p.stderr == b"", p.stderr
+    codex = [sys.executable, "-m", "agentmem", "hooks", "run", "codex", "--db", str(library)]
+    p = subprocess.run(codex, input=json.dumps(base).encode(), capture_output=True, env=off)
+    assert p.returncode == 0 and p.stdout == b"" and p.stderr == b"", p.stderr
+    ctx = [sys.executable, "-m", "agentmem", "context", "--db", str(library)]
+    p = subprocess.run([*ctx, "--", "run the tests and push"], capture_output=True, env=off)
+    assert p.returncode == 0 and p.stdout == b"", p.stderr
+    p = subprocess.run(  # the full CLI (an option the lean entry leaves to click)
+        [*ctx, "--global", "run the tests and push"], capture_output=True, env=off
+    )
+    assert p.returncode == 0 and p.stdout == b"", p.stderr
+    p = subprocess.run(
+        [*ctx, "--global", "run the tests and push"], capture_output=True, env=_env(home)
+    )
+    assert b"git pull --rebase" in p.stdout  # the same command without the switch serves
+    assert served() == logged + 1  # only that last one was logged
+    # the recording hook still records under the switch
+    s = claude_fixture(str(tmp_path / "alpha" / "src"))
+    transcript = s.write(home / ".claude" / "projects" / "-alpha" / f"{s.session_id}.jsonl")
+    stop = {**base, "session_id": s.session_id, "transcript_path": str(transcript)}
+    p = _hook(cmd, {**stop, "hook_event_name": "Stop", "stop_hook_active": False}, off)
+    assert p.returncode == 0 and p.stdout == b"", p.stderr
+    with Memory.open(library, embedder="hash") as mem:
+        assert len(mem.trajectories()) >= 2

@@ -481,7 +481,11 @@ def test_the_cli_runs_reports_resumes_and_refuses_bad_input(tmp_path: Path, repo
     bfcl = tmp_path / "bfcl.toml"
     bfcl.write_text('[[task]]\nid = "b"\nprompt = "p"\nbfcl = "multi_turn_base_1"\n')
     p = _cli("run", str(bfcl), "--agent", f"{script} {{prompt}}", db=db, cwd=tmp_path)
-    assert p.returncode == 1 and "have no repo and check" in p.stderr
+    assert p.returncode == 1 and "need a model server: --model-url" in p.stderr
+    p = _cli("run", str(f), db=db, cwd=tmp_path)
+    assert p.returncode == 1 and "need a command-line agent: --agent" in p.stderr
+    p = _cli("run", str(f), "--bfcl", "multi_turn_base_1", db=db, cwd=tmp_path)
+    assert p.returncode == 2 and "a task file or --bfcl" in p.stderr
     p = _cli("run", str(f), "--agent", "claude -p", db=db, cwd=tmp_path)
     assert p.returncode == 1 and "no {prompt} placeholder" in p.stderr
 

@@ -4,6 +4,7 @@ its own checker, with a scripted policy and with a chat server over real HTTP.""
 from __future__ import annotations
 
 import json
+import re
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -103,11 +104,18 @@ def test_unknown_tasks_are_refused_plainly() -> None:
 
 class _Server:
     """An OpenAI-compatible /v1/chat/completions that answers each turn with its gold calls
-    (or what ``mode`` says), keeping every request."""
+    (or what ``mode`` says), keeping every request. ``tasks``: the BFCL tasks it may be
+    asked (told apart by their first user message; default ``task_id`` alone).
 
-    def __init__(self, mode: str = "gold", task_id: str = TASKS[0]):
+    ``cd-if-told``: leaves out cd unless the first message mentions it; ``cd-if-told-or-
+    lucky``: leaves out cd on about half the seeds (a hash of task and seed) unless a
+    system message mentions the word cd: a model that a lesson about cd helps, whose G
+    rollouts of a task are a mixed group."""
+
+    def __init__(self, mode: str = "gold", task_id: str = TASKS[0], tasks: tuple[str, ...] = ()):
         self.mode = mode
         self.task_id = task_id
+        self.tasks = tasks or (task_id,)
         self.requests: list[dict[str, Any]] = []
         outer = self
 
@@ -146,10 +154,17 @@ class _Server:
         if msgs[-1]["role"] == "tool":  # the turn's calls were made: answer in words
             message: dict[str, Any] = {"role": "assistant", "content": "Done."}
         else:
-            sims = bfcl._parser(self.task_id)
-            calls = [sims.parse(c) for c in gold_turns(self.task_id)[turn]]
+            task_id = self._task_of(msgs)
+            sims = bfcl._parser(task_id)
+            calls = [sims.parse(c) for c in gold_turns(task_id)[turn]]
             if self.mode == "cd-if-told" and "cd" not in msgs[0]["content"]:
                 calls = [c for c in calls if c.name != "cd"]  # a model that needs the lesson
+            if self.mode == "cd-if-told-or-lucky":
+                told = any(
+                    m["role"] == "system" and re.search(r"\bcd\b", m["content"]) for m in msgs
+                )
+                if not told and Slip("cd", rate=0.5).applies(task_id, "", body["seed"]):
+                    calls = [c for c in calls if c.name != "cd"]
             args = [json.dumps(dict(c.args)) for c in calls]
             if self.mode == "bad-json":
                 args = ["{not json" for _ in calls]
@@ -166,6 +181,13 @@ class _Server:
                 ],
             }
         return {"choices": [{"message": message}], "usage": {"total_tokens": 100}}
+
+    def _task_of(self, msgs: list[dict[str, Any]]) -> str:
+        first = next(m["content"] for m in msgs if m["role"] == "user")
+        for tid in self.tasks:
+            if bfcl._user_turns(bfcl.load_entry(tid))[0][0]["content"] == first:
+                return tid
+        raise AssertionError(f"no task of {self.tasks} starts with {first[:80]!r}")
 
 
 @pytest.fixture

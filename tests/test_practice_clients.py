@@ -167,3 +167,49 @@ def test_without_hooks_practice_imports_the_transcripts_itself(tmp_path: Path, c
         assert all(r.source == client and r.steps and r.meta.get("session_id") for r in runs)
         assert len(mem.trajectories()) == 2  # nothing recorded twice
     assert not box.hooks_log.exists()
+
+
+def test_eval_without_arm_gets_no_lesson_from_the_clients_prompt_hook(tmp_path: Path, client: str):
+    """``practice eval`` with the real client and its agentmem hooks installed: the arm
+    without lessons gets none (the eval sets AGENTMEM_SERVE=off for its rollouts, so the
+    client's own prompt hook serves nothing) and fails; the arm with them gets the lesson
+    as its guidance only (once, not doubled by the hook) and passes."""
+    box = Sandbox.create(tmp_path, client, {"docs/notes.txt": "the notes\n"})
+    _commit(box)
+    box.install_hooks()
+    tasks = tmp_path / "tasks.toml"
+    one = (
+        f'prompt = "{PROMPT}"\nrepo = "{box.project}"\n'
+        f'check = "cmp -s SUMMARY.txt docs/notes.txt"\ntimeout = {SESSION_TIMEOUT_S + 30}\n'
+    )
+    tasks.write_text(
+        f'[[task]]\nid = "notes"\n{one}[[task]]\nid = "notes-again"\nsplit = "heldout"\n{one}'
+    )
+    template = _template(box)
+    p = box.agentmem("practice", "run", str(tasks), "--agent", template, "-G", "2", "--json")
+    (lesson,) = json.loads(p.stdout)["learned"]["lessons"]
+    served_log = Path(f"{box.library}.served.jsonl")
+
+    def by_hook() -> int:
+        lines = served_log.read_text().splitlines() if served_log.exists() else []
+        return sum(json.loads(x)["route"] == "hook" for x in lines)
+
+    hook_lines = by_hook()
+    requests = box.root / "requests.jsonl"
+    asked_before = len(requests.read_text().splitlines())
+    p = box.agentmem(
+        "practice", "eval", str(tasks), "--agent", template, "--seeds", "1", "--no-retire",
+        "--json",
+    )  # fmt: skip
+    report = json.loads(p.stdout)
+    assert report["pairs"] == 1, (report, p.stderr[-3000:])
+    table = report["overall"]["table"]
+    assert table["wins"] == 1 and table["both"] == 0, (report, p.stderr[-3000:])
+    assert report["lessons"][0]["id"] == lesson["id"]
+    # the client's prompt hook served nothing during the eval (neither arm)
+    assert by_hook() == hook_lines
+    # the model's requests: the lesson's text in the with arm's only, once each
+    asked = [x for x in requests.read_text().splitlines()[asked_before:] if PROMPT in x]
+    key = lesson["text"][:40]
+    assert asked and any(key in x for x in asked) and any(key not in x for x in asked), asked
+    assert all(x.count(key) <= 1 for x in asked), "the lesson came twice"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -81,3 +82,23 @@ def test_bad_input_is_a_plain_message_and_changes_nothing(tmp_path: Path) -> Non
         assert unknown.returncode == 1 and "no task 'multi_turn_base_99999'" in unknown.stderr
     seeds = _eval("--bfcl", "multi_turn_base_0", "--seeds", "0", db=db)
     assert seeds.returncode == 1 and "at least 1" in seeds.stderr
+
+
+def test_the_help_shows_evals_own_options_and_a_plain_percent(tmp_path: Path) -> None:
+    env = {**os.environ, "AGENTMEM_DB": str(tmp_path / "lib.db")}
+    p = subprocess.run(
+        [sys.executable, "-m", "agentmem", "practice", "eval", "--help"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert p.returncode == 0, p.stderr
+    for option in ("--bfcl IDS", "--model-url", "--seeds SEEDS", "--checkpoint", "--ablate"):
+        assert option in p.stdout, option
+    assert "AGENTMEM_SERVE=off" in p.stdout and not (tmp_path / "lib.db").exists()
+    direct = _eval("--help", db=tmp_path / "lib.db")
+    assert "95% interval" in direct.stdout and "%%" not in direct.stdout
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "cli.md").read_text()
+    section = doc.split("## agentmem practice eval", 1)[1].split("\n## ", 1)[0]
+    assert "--bfcl IDS" in section and "--checkpoint" in section

@@ -381,6 +381,7 @@ def context(
     floor). Fast enough to run before every prompt (no language model is
     loaded). The lessons of the current folder's project are served beside the
     global ones (--project: another project's; --global: global ones only).
+    With AGENTMEM_SERVE=off in the environment it prints nothing.
 
     \b
     Examples:
@@ -390,8 +391,11 @@ def context(
     """
     import os
 
+    from ..paths import serving_off
     from ..serving import Query
 
+    if serving_off():  # AGENTMEM_SERVE=off: prompt hooks serve nothing
+        return
     query = Query(
         text,
         tools=tools or None,

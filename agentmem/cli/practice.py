@@ -23,19 +23,47 @@ _CLIENTS = ("claude-code", "codex")
 def _agent_options(f: Any) -> Any:
     for opt in reversed(
         [
-            click.argument("tasks_file", metavar="TASKS", type=click.Path(dir_okay=False)),
+            click.argument(
+                "tasks_file", metavar="[TASKS]", type=click.Path(dir_okay=False), required=False
+            ),
+            click.option(
+                "--bfcl",
+                "bfcl_ids",
+                metavar="IDS",
+                default=None,
+                help="BFCL v4 multi-turn task ids, comma-separated (multi_turn_base_12,...), "
+                "instead of a task file; run with --model-url.",
+            ),
             click.option(
                 "--agent",
                 "template",
-                required=True,
-                help="The agent's command line: {prompt} is the prompt (one argument, never "
-                "read by a shell), {workspace} the rollout's folder.",
+                default=None,
+                help="The agent's command line for tasks with a repository: {prompt} is the "
+                "prompt (one argument, never read by a shell), {workspace} the rollout's "
+                "folder.",
             ),
             click.option(
                 "--client",
                 type=click.Choice(_CLIENTS),
                 default=None,
                 help="Whose transcripts to import (default: from the template's program).",
+            ),
+            click.option(
+                "--model-url",
+                default=None,
+                metavar="URL",
+                help="An OpenAI-compatible chat server (llama-server, Ollama: .../v1) that "
+                "drives BFCL's tool simulators for BFCL tasks.",
+            ),
+            click.option(
+                "--model", default="default", show_default=True, help="The server's model."
+            ),
+            click.option(
+                "--temperature",
+                type=click.FloatRange(0, 2),
+                default=0.7,
+                show_default=True,
+                help="The model's sampling temperature (BFCL tasks).",
             ),
             click.option(
                 "--heldout",
@@ -58,15 +86,35 @@ def _library(db_path: str | None) -> Path:
         return Path(mem.path)
 
 
-def _load(tasks_file: str, heldout: float | None) -> Any:
-    from ..practice.tasks import load_tasks
+def _load(tasks_file: str | None, bfcl_ids: str | None, heldout: float | None) -> Any:
+    """The tasks of the task file, or of ``--bfcl`` (training tasks, less the share
+    ``--heldout`` holds out by the same hash as a task file's)."""
+    from ..practice.tasks import heldout_by_hash, load_tasks
 
+    if bool(tasks_file) == bool(bfcl_ids):
+        raise click.UsageError("give a task file or --bfcl IDS (one of them)")
     with errors_as_click():
-        return load_tasks(tasks_file, heldout=heldout)
+        if tasks_file:
+            return load_tasks(tasks_file, heldout=heldout)
+        from ..practice import bfcl
+
+        return [
+            bfcl.to_task(i, "heldout" if heldout and heldout_by_hash(i, heldout) else "train")
+            for i in bfcl.parse_ids(bfcl_ids or "")
+        ]
+
+
+def _where(tasks_file: str | None, bfcl_ids: str | None) -> str:
+    """The tasks' source as named in the practice's key."""
+    if tasks_file:
+        return str(Path(tasks_file).absolute())
+    from ..practice import bfcl
+
+    return "bfcl:" + ",".join(bfcl.parse_ids(bfcl_ids or ""))
 
 
 def _estimate(
-    tasks: Any, db: Path, template: str, tasks_file: str, size: int, rc: str, as_json: bool
+    tasks: Any, db: Path, template: str, where: str, size: int, rc: str, as_json: bool
 ) -> None:
     from ..practice.runner import estimate
 
@@ -75,7 +123,7 @@ def _estimate(
             tasks,
             db,
             template=template,
-            tasks_path=str(Path(tasks_file).absolute()),
+            tasks_path=where,
             size=size,
             rc=rc,
         )
@@ -103,21 +151,29 @@ def _interrupted() -> Iterator[None]:
         sys.exit(130)
 
 
-def _runnable(tasks: Any) -> None:
-    """Refuse, before anything runs, tasks a command-line agent cannot practise."""
-    bad = [t.id for t in tasks if t.split == "train" and (t.repo is None or t.check is None)]
-    if bad:
-        raise click.ClickException(
-            f"task(s) {', '.join(bad[:5])} have no repo and check (BFCL tasks): a "
-            "command-line agent needs a workspace and a check command"
-        )
+def _agent(
+    tasks: Any,
+    template: str | None,
+    client: str | None,
+    model_url: str | None,
+    model: str,
+    temperature: float,
+) -> tuple[Any, str]:
+    """The agent for the training tasks and its name in the practice's key; refused,
+    before anything runs, when a task has no agent that can run it."""
+    from ..practice.agents import agent_for, agent_label
 
-
-def _agent(template: str, client: str | None) -> Any:
-    from ..practice.cli_agent import CliAgent
-
+    train = [t for t in tasks if t.split == "train"]
     with errors_as_click():
-        return CliAgent(template, client=client)
+        agent = agent_for(
+            train or tasks,
+            template=template,
+            client=client,
+            model_url=model_url,
+            model=model,
+            temperature=temperature,
+        )
+    return agent, agent_label(train or tasks, template, model_url, model, temperature)
 
 
 @cli.group()
@@ -128,6 +184,8 @@ def practice() -> None:
     Examples:
       agentmem practice run tasks.toml --agent 'claude -p {prompt} --output-format json'
       agentmem practice run tasks.toml --agent 'codex exec --json {prompt}' --size 6
+      agentmem practice run --bfcl multi_turn_base_3,multi_turn_base_5 \\
+          --model-url http://127.0.0.1:8080/v1 --model qwen3-8b
       agentmem practice status
       agentmem practice eval tasks.toml --agent 'claude -p {prompt}'
     """
@@ -156,9 +214,13 @@ def practice() -> None:
 @db_option
 @json_option
 def run(
-    tasks_file: str,
-    template: str,
+    tasks_file: str | None,
+    bfcl_ids: str | None,
+    template: str | None,
     client: str | None,
+    model_url: str | None,
+    model: str,
+    temperature: float,
     heldout: float | None,
     keep: bool,
     size: int,
@@ -175,6 +237,9 @@ def run(
 
     Each rollout starts in a fresh workspace (a git worktree at the task's commit, or a
     copy of its folder), runs the agent there, and the task's check says pass or fail.
+    A BFCL task (--bfcl, or 'bfcl = ID' in the task file) runs in fresh instances of
+    BFCL's tool simulators, driven by the model at --model-url, and BFCL's checker
+    judges it.
     Where a task's group is all pass or all fail, a second group conditioned with RC-GRPO
     instructions follows (--rc auto). Running the same command again continues a killed
     or budget-stopped practice; finished rollouts are never run again. Progress goes to
@@ -184,23 +249,25 @@ def run(
     Examples:
       agentmem practice run tasks.toml --agent 'claude -p {prompt} --output-format json'
       agentmem practice run tasks.toml --agent 'codex exec --json {prompt}' --max-rollouts 20
+      agentmem practice run --bfcl multi_turn_base_3,multi_turn_base_5 -G 4 \\
+          --model-url http://127.0.0.1:8080/v1 --model qwen3-8b
     """
     from ..practice.runner import Budget, practice
 
-    tasks = _load(tasks_file, heldout)
-    agent = _agent(template, client)
-    _runnable(tasks)
+    tasks = _load(tasks_file, bfcl_ids, heldout)
+    agent, label = _agent(tasks, template, client, model_url, model, temperature)
+    where = _where(tasks_file, bfcl_ids)
     db = _library(db_path)
     if dry_run:
-        _estimate(tasks, db, template, tasks_file, size, rc, as_json)
+        _estimate(tasks, db, label, where, size, rc, as_json)
         return
     with errors_as_click(), _interrupted():
         report = practice(
             tasks,
             agent,
             db,
-            template=template,
-            tasks_path=str(Path(tasks_file).absolute()),
+            template=label,
+            tasks_path=where,
             size=size,
             rc=rc,
             budget=Budget(max_rollouts, max_minutes, max_tokens),
@@ -262,8 +329,40 @@ def status(practice_id: int | None, db_path: str | None, as_json: bool) -> None:
         echo(f"    agent: {r['agent']}")
 
 
+def _eval_options() -> str:
+    """``eval``'s own options, as its argparse front end prints them (without the
+    description and examples, which the click help holds); empty when it is missing."""
+    import argparse
+    import functools
+
+    try:
+        front = importlib.import_module("agentmem.cli.practice_eval")
+    except ImportError:
+        return ""
+    parser = argparse.ArgumentParser(prog="agentmem practice", add_help=False)
+    p = front.register(parser.add_subparsers())
+    p.description = p.epilog = None
+    p.usage = argparse.SUPPRESS  # click's usage line stands; the options follow
+    p.formatter_class = functools.partial(  # type: ignore[assignment]
+        argparse.HelpFormatter, width=100
+    )
+    return str(p.format_help()).rstrip()
+
+
+class _EvalCommand(click.Command):
+    """``practice eval``: the click help, then the argparse front end's options (``eval``
+    hands its arguments to :mod:`agentmem.cli.practice_eval` as they are)."""
+
+    def format_help(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        super().format_help(ctx, formatter)
+        options = _eval_options()
+        if options:
+            formatter.write("\n" + options + "\n")
+
+
 @practice.command(
     "eval",
+    cls=_EvalCommand,
     add_help_option=False,
     context_settings={"ignore_unknown_options": True, "allow_extra_args": True},
 )
@@ -273,21 +372,24 @@ def eval_(ctx: click.Context, args: tuple[str, ...]) -> None:
     """Run the held-out tasks with and without the lessons (paired, same seeds) and
     report the effect with its interval; harmful lessons are retired.
 
-    The held-out comparison is agentmem.practice.evaluate's, through the same rollouts as
-    'practice run' (agentmem.practice.runner.rollout_fn); where it is not installed, this
-    says so. Its options: agentmem practice eval --help.
+    The held-out comparison is agentmem.practice.evaluate's, through the same agents and
+    rollouts as 'practice run' (--agent for tasks with a repository, --model-url for
+    BFCL tasks); a CLI agent's client runs with AGENTMEM_SERVE=off, so its own prompt
+    hook serves nothing and lessons reach a rollout only in the arm that has them.
 
     \b
     Examples:
       agentmem practice eval tasks.toml --agent 'claude -p {prompt}' --heldout 0.3
       agentmem practice eval tasks.toml --agent 'codex exec {prompt}' --seeds 5 --json
+      agentmem practice eval --bfcl multi_turn_base_3,multi_turn_base_5 \\
+          --model-url http://127.0.0.1:8080/v1 --model qwen3-8b --seeds 3
     """
+    if any(a in ("-h", "--help") for a in args):
+        echo(ctx.get_help())
+        return
     try:
         front = importlib.import_module("agentmem.cli.practice_eval")
     except ImportError:
-        if any(a in ("-h", "--help") for a in args):
-            echo(ctx.get_help())
-            return
         raise click.ClickException(
             "practice eval is not available in this agentmem (agentmem.practice.evaluate "
             "is missing)"

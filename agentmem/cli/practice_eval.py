@@ -24,7 +24,7 @@ from typing import Any
 
 from ..errors import AgentMemError
 from ..practice.evaluate import Rollout
-from ..practice.types import Outcome, Task
+from ..practice.types import Task
 
 __all__ = ["main", "register", "rollout_for", "run"]
 
@@ -44,7 +44,7 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
         help="the held-out effect of the lessons (paired, with its interval)",
         description=(
             "Run the held-out tasks with and without the lessons the library serves for "
-            "them (the same seeds), report the effect with its 95%% interval and McNemar's "
+            "them (the same seeds), report the effect with its 95% interval and McNemar's "
             "exact test, credit each lesson with the pairs it was served in, and retire "
             "a lesson whose held-out effect is harmful (undo with 'agentmem undo')."
         ),
@@ -85,10 +85,7 @@ def _tasks(args: argparse.Namespace) -> list[Task]:
     if args.bfcl:
         from ..practice import bfcl
 
-        ids = [i.strip() for i in args.bfcl.split(",") if i.strip()]
-        if not ids:
-            raise AgentMemError("--bfcl needs task ids, such as multi_turn_base_3")
-        return [bfcl.to_task(i, "heldout") for i in ids]
+        return [bfcl.to_task(i, "heldout") for i in bfcl.parse_ids(args.bfcl)]
     if not args.tasks_file:
         raise AgentMemError("give a practice task file, or BFCL task ids with --bfcl")
     from ..practice.tasks import load_tasks  # type: ignore[import-not-found,unused-ignore]
@@ -107,33 +104,23 @@ def rollout_for(
     temperature: float = 0.7,
 ) -> Rollout:
     """The rollout of each task: a BFCL task with the chat server at ``model_url``, any
-    other with the CLI agent ``agent`` (a template); a clear error when a task has no
-    agent that can run it."""
-    need_bfcl = any(t.bfcl for t in tasks)
-    need_cli = any(not t.bfcl for t in tasks)
-    if need_bfcl and not model_url:
-        raise AgentMemError("BFCL tasks need a model server: --model-url URL --model NAME")
-    if need_cli and not agent:
-        raise AgentMemError("tasks with a repository need a CLI agent: --agent TEMPLATE")
-    bfcl_agent = None
-    if need_bfcl and model_url:
-        from ..practice.bfcl import BfclAgent, ChatPolicy
+    other with the CLI agent ``agent`` (a template) whose client's prompt hook serves
+    nothing (``AGENTMEM_SERVE=off``: lessons reach a rollout only as the guidance the
+    comparison gives it, so the arm without lessons has none); a clear error when a task
+    has no agent that can run it (:func:`agentmem.practice.agents.agent_for`)."""
+    from ..practice.agents import agent_for
+    from ..practice.runner import rollout_fn
 
-        bfcl_agent = BfclAgent(ChatPolicy(model_url, model, temperature=temperature))
-    cli_rollout: Rollout | None = None
-    if need_cli and agent:
-        from ..practice.cli_agent import CliAgent  # type: ignore[import-not-found,unused-ignore]
-        from ..practice.runner import rollout_fn  # type: ignore[import-not-found,unused-ignore]
-
-        cli_rollout = rollout_fn(CliAgent(agent), db)
-
-    def rollout(task: Task, guidance: str, seed: int) -> Outcome:
-        if task.bfcl and bfcl_agent is not None:
-            return bfcl_agent.run(task, None, guidance, seed, db)
-        assert cli_rollout is not None
-        return cli_rollout(task, guidance, seed)
-
-    return rollout
+    held = [t for t in tasks if t.split == "heldout"]
+    chosen = agent_for(
+        held or tasks,  # only the held-out tasks are run
+        template=agent,
+        model_url=model_url,
+        model=model,
+        temperature=temperature,
+        serve=False,
+    )
+    return rollout_fn(chosen, db)
 
 
 def run(args: argparse.Namespace) -> int:

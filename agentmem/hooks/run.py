@@ -6,7 +6,8 @@ Claude Code passes a JSON object on standard input (``session_id``,
 
 - ``UserPromptSubmit``: prints the lessons for the prompt, served in the project
   of the hook's ``cwd``, as ``hookSpecificOutput.additionalContext`` (nothing when
-  none fits). This is the fast path: it imports neither click nor sqlite-utils.
+  none fits, or when ``AGENTMEM_SERVE=off``). This is the fast path: it imports
+  neither click nor sqlite-utils.
 - ``Stop``: imports the new turns of ``transcript_path`` (the turn just finished
   counts as complete); with ``--learn``, when something new was recorded, starts
   a detached learner that waits out the acceptance window and runs a session.
@@ -242,7 +243,12 @@ def _hook_event(args: _Args, fmt: str, payload: dict[str, Any]) -> str:
 
 
 def _prompt_context(args: _Args, payload: dict[str, Any]) -> str:
-    """The ``UserPromptSubmit`` answer: lessons for the prompt, in the hook's project."""
+    """The ``UserPromptSubmit`` answer: lessons for the prompt, in the hook's project
+    (nothing, and nothing logged as served, under ``AGENTMEM_SERVE=off``)."""
+    from ..paths import serving_off
+
+    if serving_off():
+        return ""
     prompt = _text(payload, "prompt")
     db = _db_path(args)
     if prompt is None or not prompt[:MAX_PROMPT_CHARS].strip() or not os.path.isfile(db):

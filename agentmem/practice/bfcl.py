@@ -19,8 +19,9 @@ costs tokens). Nothing is ``eval``-ed: calls go to the simulators' public method
 name, and gold calls are parsed with :mod:`ast`.
 
 Each rollout is recorded in the library (:meth:`Memory.record`): its calls as steps, the
-task's prompt, group ``practice:<task id>`` (a held-out run: a group of its own, never
-learned from as a group), ``state_ok`` and the verdict from the checker,
+task's prompt, group :func:`agentmem.practice.record.group_key` (``practice:<task
+id>``; a held-out run: a group of its own, never learned from as a group), ``state_ok``
+and the verdict from the checker,
 ``essential_actions`` from the gold calls (the paper's R_state * R_action), and in
 ``meta.practice`` the task, split, BFCL id, seed, whether it had guidance, and why it
 failed.
@@ -54,6 +55,7 @@ import attrs
 from ..errors import AgentMemError
 from ..jsonsafe import JSONInputError, loads
 from ..records import MAX_TOOL_NAME
+from .record import group_key
 from .types import Outcome, Split, Task
 
 __all__ = [
@@ -70,6 +72,7 @@ __all__ = [
     "available",
     "gold_turns",
     "load_entry",
+    "parse_ids",
     "task_ids",
     "to_task",
     "tools_for",
@@ -162,6 +165,17 @@ def task_ids(category: str = "multi_turn_base") -> list[str]:
 
 def _user_turns(entry: Mapping[str, Any]) -> list[list[dict[str, str]]]:
     return [[m for m in turn if m.get("role") == "user"] for turn in entry["question"]]
+
+
+def parse_ids(text: str) -> list[str]:
+    """The task ids of ``--bfcl``'s comma-separated ``text`` (each checked: an unknown id
+    raises :class:`BfclUnavailable`), in order, each once."""
+    ids = list(dict.fromkeys(i.strip() for i in text.split(",") if i.strip()))
+    if not ids:
+        raise BfclUnavailable("--bfcl needs task ids, such as multi_turn_base_3")
+    for i in ids:
+        load_entry(i)
+    return ids
 
 
 def to_task(task_id: str, split: Split = "train") -> Task:
@@ -457,15 +471,6 @@ def _read_call(tc: Any) -> Call:
 # -- the agent ----------------------------------------------------------------------
 
 
-def _group(task: Task, seed: int, guided: bool) -> str:
-    """The run's group: ``practice:<id>`` for a training task (its G rollouts are one
-    exact group); a held-out run is a group of its own, so learning never compares
-    held-out runs (the key :func:`agentmem.practice.record.group_key` gives)."""
-    if task.split == "heldout":
-        return f"practice-heldout:{task.id}:{seed}:{'g' if guided else 'n'}"
-    return f"practice:{task.id}"
-
-
 @attrs.frozen
 class _Turn:
     """How one turn went: the calls, and why it failed (None: it passed the checks)."""
@@ -643,7 +648,7 @@ class BfclAgent:
         t = Trajectory(
             task=task.prompt,
             steps=[Step(s["tool"], s["params"], s["output"], s["success"]) for s in steps],
-            group=_group(task, seed, bool(guidance)),
+            group=group_key(task, seed, bool(guidance)),
             accepted=ok,
             meta={"practice": facts},
             state_ok=ok,

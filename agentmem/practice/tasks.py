@@ -12,7 +12,9 @@
     timeout = 300                             # seconds per rollout (default 600)
 
 A BFCL v4 multi-turn task has ``bfcl = "multi_turn_base_12"`` and needs no ``repo`` or
-``check``. The whole file is checked before anything runs: any mistake (an unknown key, a
+``check``; without a ``prompt`` its prompt is its BFCL user turns.
+
+The whole file is checked before anything runs: any mistake (an unknown key, a
 missing prompt, two tasks with one id, a repository that is not there, a commit git does
 not know) is reported with the task's position and nothing is run.
 """
@@ -114,6 +116,8 @@ def _task(item: Any, n: int, base: Path, heldout: float | None) -> Task:
         )
     label = f"task {n} ({tid})"
     prompt = item.get("prompt")
+    if prompt is None and isinstance(item.get("bfcl"), str):
+        prompt = _bfcl_prompt(item["bfcl"], label)
     if not isinstance(prompt, str) or not prompt.strip():
         raise TaskFileError(f"{label}: prompt must be non-empty text")
     if "\x00" in prompt:
@@ -152,6 +156,17 @@ def _task(item: Any, n: int, base: Path, heldout: float | None) -> Task:
         timeout_s=float(timeout),
         project=texts["project"],
     )
+
+
+def _bfcl_prompt(bfcl_id: str, label: str) -> str:
+    """A BFCL task's own user turns, the prompt of a BFCL task given without one (what
+    its lessons are learned and served for)."""
+    from .bfcl import BfclUnavailable, to_task
+
+    try:
+        return to_task(bfcl_id.strip()).prompt
+    except BfclUnavailable as e:
+        raise TaskFileError(f"{label}: no prompt, and {e}") from None
 
 
 def _split(item: Mapping[str, Any], label: str, tid: str, heldout: float | None) -> Split:

@@ -86,7 +86,10 @@ class Agent(Protocol):
     raises for a rollout that failed, only for a misconfigured agent.
     """
 
-    name: str
+    @property
+    def name(self) -> str:
+        """What the agent is called (its program, ``bfcl-chat``...)."""
+        ...
 
     def run(
         self, task: Task, workspace: Path | None, guidance: str, seed: int, db: Path
