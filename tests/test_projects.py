@@ -421,6 +421,25 @@ def test_a_linked_worktree_is_its_repositorys_project(tmp_path: Path):
     assert project_of(tmp_path / "main" / "dep") == str(tmp_path / "main" / "dep")
 
 
+def test_worktrees_that_are_gone_are_one_project(tmp_path: Path):
+    """Sessions in a repository's linked worktrees whose folders no longer exist here (removed
+    once merged, or a transcript from another machine) are one project, by the layouts the
+    tools write; the worktree's subfolders too. A folder that merely holds other folders, or
+    one named ``worktrees`` outside a repository, groups nothing."""
+    home = tmp_path / "gone"  # never created
+    beside = home / "spotter-worktrees"
+    assert project_of(beside / "spotter-fum") == str(beside)
+    assert project_of(beside / "spotter-gqc" / "assets") == str(beside)
+    repo = home / "repo"
+    assert project_of(repo / ".claude" / "worktrees" / "feat" / "src") == str(repo)
+    assert project_of(home / "repo" / ".worktrees" / "feat") == str(home / "repo")
+    assert project_of(home / "worktrees" / "repo") == str(home / "worktrees" / "repo")
+    assert project_of(home / "projects" / "a") != project_of(home / "projects" / "b")
+    # an existing folder keeps its own answer (its git root, else itself)
+    (tmp_path / "x-worktrees" / "feat").mkdir(parents=True)
+    assert project_of(tmp_path / "x-worktrees" / "feat") == str(tmp_path / "x-worktrees" / "feat")
+
+
 def test_a_tools_rule_is_served_for_any_prompt_of_its_project(mem: Memory):
     """The Edit rule is about a tool the agent has in every turn: a prompt that names
     no tool ("continue") gets it in its project, never elsewhere; a project's fact still
