@@ -504,6 +504,29 @@ def test_read_on_a_folder_and_a_missing_option_teach_the_tools_rules():
     assert find_corrections(task) == []
 
 
+def test_a_look_beside_a_failed_read_does_not_hide_its_retry():
+    """Real (aistrad/work, Claude Code): Read of a large file issued in one message with two
+    Globs; the Globs' results came before the Read with a limit that worked. A look changes
+    nothing the retry needs: the way out is learned as when nothing is between. A call that
+    changes something (a shell command) between still hides it, as does a look between a
+    retry of a tool no client table knows."""
+    big = "File content (44332 tokens) exceeds maximum allowed tokens (25000)."
+    glob = _tool("Glob", {"pattern": "src/**/*.tsx"}, "/w/src/a.tsx", True)
+    grep = _tool("Grep", {"pattern": "x", "path": "/w"}, "a.tsx:1:x", True)
+    read = _tool("Read", {"file_path": "/w/spec.md"}, big)
+    retry = _tool("Read", {"file_path": "/w/spec.md", "limit": 500}, "1 # spec", True)
+    (c,) = find_corrections(_run(read, glob, grep, retry))
+    assert (c.kind, c.fixed) == ("recovery", 3) and "limit" in c.finding.text
+    moved = _bash("split -l 500 /w/spec.md /w/part-", "3 parts", True, description="split")
+    assert [x.kind for x in find_corrections(_run(read, glob, moved, retry))] != ["recovery"]
+    api = _run(
+        _tool("get_rows", {"table": "t"}, "Error: too many rows"),
+        glob,
+        _tool("get_rows", {"table": "t", "limit": 5}, "3 rows", True),
+    )
+    assert find_corrections(api) == []
+
+
 def test_a_write_to_another_file_after_a_refusal_is_no_value_lesson():
     run = _run(
         _tool("Write", {"file_path": "/w/a.ts", "content": "x"}, READ_FIRST),
