@@ -457,6 +457,35 @@ def test_a_tools_rule_is_served_for_any_prompt_of_its_project(mem: Memory):
     assert fact in {h.experience.id for h in mem.retrieve("run the unit tests", project=A)}
 
 
+_HOOK = "Pre-commit validation failed:\n\n[FORMAT] Code is not formatted.\nRun 'mix format' to fix."
+COMMIT_OK = [
+    Step("Bash", {"command": "git add -A && git commit -m wip"}, _HOOK, False),
+    Step("Bash", {"command": "mix format"}, "", True),
+    Step("Bash", {"command": "git add -A && git commit -m wip"}, "[main 1a2b3c4] wip", True),
+]
+COMMIT_BAD = [Step("Bash", {"command": "git add -A && git commit -m wip"}, _HOOK, False)]
+
+
+def test_a_projects_version_control_fact_is_served_for_any_prompt_of_its_project(mem: Memory):
+    """Real (spotter, Claude Code): a pre-commit check refuses git commit until mix format
+    ran. Every task there ends in a commit, so the fact is standing: a prompt that names
+    no commit ("continue until all are done") gets it in its project, never elsewhere,
+    before the project's tool rules; a fact about another program still needs the prompt."""
+    _group(mem, "commit the telemetry work", COMMIT_OK, COMMIT_BAD, [A] * 4)
+    _group(mem, "run the unit tests", GOOD, BAD, [A] * 4)
+    _group(mem, "change the greeting", EDIT_OK, EDIT_BAD, [A] * 4)
+    mem.learn(use_model=False)
+    texts = {e.id: e.text for e in mem.experiences()}
+    [fmt] = [i for i, t in texts.items() if "mix format" in t]
+    [tests] = [i for i, t in texts.items() if "test/unit" in t]
+    assert scopes_of(mem.db)[fmt].kind == "project"
+    here = [h.experience.id for h in mem.retrieve("continue until all are done", project=A)]
+    assert here[0] == fmt and tests not in here
+    assert fmt not in {h.experience.id for h in mem.retrieve("continue", project=B)}
+    assert "mix format" in mem.context("continue until all are done", project=A)
+    assert "mix format" not in mem.context("continue until all are done")
+
+
 def test_add_and_add_many_scope_lessons_to_a_project_through_one_path(tmp_path):
     """``add(project=...)`` is ``add_many`` of one lesson (issue 31's review): the same
     validation (nothing written when one text is bad) and the same project scope."""
