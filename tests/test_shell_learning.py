@@ -684,3 +684,42 @@ def test_files_rg_skipped_in_a_hidden_folder_are_a_project_fact() -> None:
 )
 def test_no_hidden_folder_no_lesson(steps: tuple[Step, ...]) -> None:
     assert [c for c in _fix(*steps) if c[0] == "hidden"] == []
+
+
+def test_one_fact_written_absolute_and_relative_is_one_lesson(tmp_path):
+    """A file found in the project's docs/ by one session that wrote paths relative and by
+    another that wrote them absolute (under its working directory) is one fact: one lesson,
+    learned in one session or in two; a path outside the project stays as written."""
+    from agentmem import Memory
+
+    root = "/w/proj"
+    rel = [
+        _bash("cat notes.txt", "Exit code 1\ncat: notes.txt: No such file or directory"),
+        _bash("ls", "docs\nsrc", True),
+        _bash("cat docs/notes.txt", "hello", True),
+    ]
+    absolute = [
+        _bash(
+            f"cat {root}/notes.txt",
+            f"Exit code 1\ncat: {root}/notes.txt: No such file or directory",
+        ),
+        _bash(f"ls {root}", "docs\nsrc", True),
+        _bash(f"cat {root}/docs/notes.txt", "hello", True),
+    ]
+    meta = {"project": root, "cwd": root}
+    (c,) = [x for x in find_corrections(_run(*absolute)) if x.finding.detail.get("scope")]
+    assert root in c.finding.text  # no folder known: as written
+    for sessions in ([rel, absolute], [rel + absolute]):
+        with Memory.open(tmp_path / f"{len(sessions)}.db", embedder="hash") as mem:
+            for steps in sessions:
+                mem.record("read the notes", steps, accepted=True, meta=meta)
+                if len(sessions) == 2:
+                    mem.learn(use_model=False)
+            mem.learn(use_model=False)
+            texts = [e.text for e in mem.experiences()]
+            assert len(texts) == 1 and "notes.txt is at docs/notes.txt" in texts[0], texts
+            assert root not in texts[0]
+    from agentmem.learning.shell_fixes import relative_to
+
+    out = relative_to(c.finding, ["/w/proj2"])
+    assert out.text == c.finding.text

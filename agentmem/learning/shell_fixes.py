@@ -956,6 +956,8 @@ def find_shell_fixes(t: Trajectory) -> list[ShellFix]:
     for read in (_hidden, _literal_glob, _literal_path, _backslashes):
         out += [h for h in (read(t, i) for i in range(len(steps)) if i not in taken) if h]
         taken = {x.failed for x in out}
+    roots = [r for r in (t.meta.get("cwd"), t.meta.get("project")) if isinstance(r, str) and r]
+    out = [attrs.evolve(x, finding=relative_to(x.finding, roots)) for x in out]
     project = t.meta.get("project")
     if isinstance(project, str) and project:  # Stage 3 merges findings of one project only
         out = [
@@ -965,6 +967,35 @@ def find_shell_fixes(t: Trajectory) -> list[ShellFix]:
             for x in out
         ]
     return sorted(out, key=lambda x: x.failed)
+
+
+def relative_to(f: Finding, roots: Sequence[str]) -> Finding:
+    """A project's fact with the paths under the run's folder or project (``roots``)
+    written relative to it, as a session that wrote them relative does: one fact, one
+    text ("notes.txt is at docs/notes.txt", whether the agent wrote ``/w/app/docs/notes.txt``
+    or ``docs/notes.txt``), so that Stage 3 and the library merge them. A fact of the
+    machine or a tool's rule keeps its paths."""
+    if f.detail.get("scope") != "project":
+        return f
+    heads = sorted({r.rstrip("/") + "/" for r in roots if r.rstrip("/")}, key=len, reverse=True)
+    if not heads:
+        return f
+
+    def rel(v: object) -> object:
+        if isinstance(v, str):
+            for h in heads:
+                v = re.sub(rf"(?<![\w./-]){re.escape(h)}(?=[^\s/])", "", v)
+            return v
+        if isinstance(v, (list, tuple)):
+            return type(v)(rel(x) for x in v)
+        return v
+
+    text = str(rel(f.text))
+    if text == f.text:
+        return f
+    detail = {k: rel(v) for k, v in f.detail.items()}
+    facts = tuple(str(rel(x)) for x in f.facts)
+    return attrs.evolve(f, text=text, facts=facts, detail=detail)
 
 
 def across(neg: Trajectory, pos: Sequence[Trajectory]) -> Finding | None:
