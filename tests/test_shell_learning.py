@@ -723,3 +723,30 @@ def test_one_fact_written_absolute_and_relative_is_one_lesson(tmp_path):
 
     out = relative_to(c.finding, ["/w/proj2"])
     assert out.text == c.finding.text
+
+
+def test_an_ignored_path_added_alone_with_the_advised_flag_is_learned():
+    """Real (spotter, Claude Code): ``git add`` of three files, one under a git-ignored
+    folder, then a commit whose message is a ``$(cat <<'EOF' ...)`` substitution; after
+    seven looks, ``git add -f`` of that one file and ``git add`` of the others, joined by
+    ``&&`` to the same commit. The substitution runs inside the commit: the retry proves
+    the forced add. Without the advice to use -f, or with a flag the output never named,
+    nothing."""
+    ignored = (
+        "Exit code 1\nThe following paths are ignored by one of your .gitignore files:\n"
+        "priv/static/assets\nhint: Use -f if you really want to add them.\n"
+    )
+    msg = "\"$(cat <<'EOF'\nfeat: panel\nEOF\n)\""
+    failed = _bash(f"git add lib/a.ex priv/static/assets/app.css && git commit -m {msg}", ignored)
+    looks = [_tool("Grep", {"pattern": "assets", "path": "/w/.gitignore"}, "17:x", True)] * 6
+    listed = _bash("git ls-files priv/static/assets/", "priv/static/assets/xterm.css", True)
+    fixed = _bash(
+        f"git add -f priv/static/assets/app.css && git add lib/a.ex && git commit -m {msg}",
+        "[main 1a2b3c4] feat: panel",
+        True,
+    )
+    found = _fix(failed, *looks, listed, fixed)
+    assert [(c, s) for c, s, _ in found] == [("forced", "project")]
+    assert "priv/static/assets/app.css" in found[0][2] and "-f" in found[0][2]
+    quiet = ignored.replace("hint: Use -f if you really want to add them.\n", "")
+    assert _fix(_bash(failed.params["command"], quiet), *looks, listed, fixed) == []

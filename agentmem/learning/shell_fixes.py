@@ -227,7 +227,7 @@ def compare(
         return _operand(f, s, q, diag, body, task)
     if f.operands == s.operands and _targets(f) == _targets(s):
         return _flag(f, s, q, diag, body)
-    return None
+    return _forced(f, s, q, diag, body)
 
 
 #: Words that quote a command as advice: "use git push ...", "Run `x`", "did you mean x".
@@ -523,6 +523,37 @@ def _dropped(f: Command, s: Command, q: str, diag: str, body: str) -> Finding | 
         return None
     text = f"In this project {_intent(f)} fails on {bad} ('{q}'): leave it out."
     return _finding("dropped", f, "project", text, (f.program, bad), diag, bad=bad, avoid=[])
+
+
+def _forced(f: Command, s: Command, q: str, diag: str, body: str) -> Finding | None:
+    """The paths the failed output named, run again on their own with the one flag it
+    advised ("The following paths are ignored ...: Use -f if you really want to add
+    them"; ``git add -f priv/static/assets/app.css``, the other files added apart): the
+    project takes those paths only that way."""
+    new = [x for x in s.flags if x not in f.flags]
+    if len(new) != 1 or any(x not in s.flags for x in f.flags):
+        return None
+    flag = new[0]
+    said = f"{diag}\n{body[:1500]}"
+    if not re.search(rf"\b(?:use|pass|with|add)\s+['`\"]?{re.escape(flag)}(?![\w-])", said, re.I):
+        return None  # the output does not advise that flag
+    a, kept = list(_targets(f)), list(_targets(s))
+    if not kept or len(kept) >= len(a) or any(x not in a for x in kept):
+        return None
+    folders = re.findall(r"[\w.][\w./-]*/[\w./-]*", said)
+    named = all(
+        x in said or any(x.startswith(p.rstrip("/") + "/") for p in folders) for x in kept
+    )
+    if not named or any("/" not in x for x in kept):
+        return None
+    paths, which = ", ".join(kept), "that path" if len(kept) == 1 else "those paths"
+    text = (
+        f"In this project {_intent(f)} fails on {paths} ('{q}'): "
+        f"run {_intent(f)} {flag} on {which} alone."
+    )
+    return _finding(
+        "forced", f, "project", text, (f.program, *kept, flag), diag, good=flag, avoid=[]
+    )
 
 
 def _flag(f: Command, s: Command, q: str, diag: str, body: str) -> Finding | None:
@@ -1217,6 +1248,24 @@ SHELL_CHANGES: tuple[ShellChange, ...] = (
             _sh("git add a.py"),
         ),
         (_sh("cat a.txt b/c.txt", f"cat: b/c.txt: {_NO_FILE}", False), _sh("cat a.txt")),
+    ),
+    ShellChange(
+        "forced",
+        "the paths the failed output named, run again alone with the one flag the output "
+        "advised (the other operands run apart)",
+        (
+            _sh(
+                "git add a.py web/dist/app.css",
+                "The following paths are ignored by one of your .gitignore files:\nweb/dist\n"
+                "hint: Use -f if you really want to add them.",
+                False,
+            ),
+            _sh("git add -f web/dist/app.css"),
+        ),
+        (
+            _sh("rm a.txt build/out", "rm: build/out: is a directory", False),
+            _sh("rm -r build/out"),
+        ),
     ),
     ShellChange(
         "flag",
