@@ -205,7 +205,12 @@ def _foreign_path(raw: str) -> str | None:
 #: ``<repo>/.worktrees/<name>`` inside the repository (the repository is the project), and
 #: ``<repo>-worktrees/<name>`` (also ``.worktrees``, ``_worktrees``) beside it (that folder is).
 _INSIDE_WORKTREES = ((".claude", "worktrees"), (".worktrees",))
-_BESIDE_WORKTREES = re.compile(r".+[-_.]worktrees")
+_BESIDE_WORKTREES = re.compile(r"(.+)[-_.]worktrees")
+#: Names of a folder of many repositories' worktrees (``~/git-worktrees/<repo>/<branch>``,
+#: an agent's ``claude-worktrees``): no one repository's.
+_SHARED_WORKTREES = frozenset(
+    "git my all our shared tmp temp agent agents claude codex cursor conductor".split()
+)
 
 
 def _worktree_home(path: str) -> str | None:
@@ -215,14 +220,16 @@ def _worktree_home(path: str) -> str | None:
     repository's worktrees (each removed once merged, or on another machine) are one
     project, as :func:`_main_worktree` makes them where they exist; None otherwise. The
     worktree's own subfolders are the same project. A folder merely named ``worktrees``
-    elsewhere (``~/worktrees/<repo>``: many repositories' worktrees) is none."""
+    elsewhere (``~/worktrees/<repo>``), or one named for many repositories
+    (:data:`_SHARED_WORKTREES`: ``~/git-worktrees/<repo>``), is none."""
     parts = path.split("/")
     for i in range(len(parts) - 2, 0, -1):
         for layout in _INSIDE_WORKTREES:
             n = len(layout)
             if tuple(parts[i - n + 1 : i + 1]) == layout and i - n >= 1:
                 return "/".join(parts[: i - n + 1])
-        if _BESIDE_WORKTREES.fullmatch(parts[i]):
+        beside = _BESIDE_WORKTREES.fullmatch(parts[i])
+        if beside and beside.group(1).lower().lstrip(".") not in _SHARED_WORKTREES:
             return "/".join(parts[: i + 1])
     return None
 

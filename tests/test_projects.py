@@ -434,6 +434,8 @@ def test_worktrees_that_are_gone_are_one_project(tmp_path: Path):
     assert project_of(repo / ".claude" / "worktrees" / "feat" / "src") == str(repo)
     assert project_of(home / "repo" / ".worktrees" / "feat") == str(home / "repo")
     assert project_of(home / "worktrees" / "repo") == str(home / "worktrees" / "repo")
+    shared = home / "git-worktrees"  # many repositories' worktrees: each its own project
+    assert project_of(shared / "a" / "main") != project_of(shared / "b" / "main")
     assert project_of(home / "projects" / "a") != project_of(home / "projects" / "b")
     # an existing folder keeps its own answer (its git root, else itself)
     (tmp_path / "x-worktrees" / "feat").mkdir(parents=True)
