@@ -150,7 +150,9 @@ def project_of(cwd: str | os.PathLike[str] | None) -> str | None:
         # root below a git root): that repository; else a transcript from elsewhere: its
         # own project, as recorded
         here = _repository_above(start)
-        own = here or (start if os.path.isabs(os.path.expanduser(raw)) else raw)
+        own = here or _worktree_home(start) or (
+            start if os.path.isabs(os.path.expanduser(raw)) else raw
+        )
         _CACHE[start] = own
         return own
     while True:
@@ -197,6 +199,40 @@ def _foreign_path(raw: str) -> str | None:
     if re.fullmatch(r"[A-Za-z]:", path):
         path += "\\"
     return path[0].upper() + path[1:] if path[1:2] == ":" else path
+
+
+#: A folder that holds a repository's linked worktrees, one folder each, by the layouts
+#: the tools write: ``<repo>/.claude/worktrees/<name>`` (Claude Code) and
+#: ``<repo>/.worktrees/<name>`` inside the repository (the repository is the project), and
+#: ``<repo>-worktrees/<name>`` (also ``.worktrees``, ``_worktrees``) beside it (that folder is).
+_INSIDE_WORKTREES = ((".claude", "worktrees"), (".worktrees",))
+_BESIDE_WORKTREES = re.compile(r"(.+)[-_.]worktrees")
+#: Names of a folder of many repositories' worktrees (``~/git-worktrees/<repo>/<branch>``,
+#: an agent's ``claude-worktrees``): no one repository's.
+_SHARED_WORKTREES = frozenset(
+    "git my all our shared tmp temp agent agents claude codex cursor conductor".split()
+)
+
+
+def _worktree_home(path: str) -> str | None:
+    """The project of a folder that does not exist here and lies in a folder of linked
+    worktrees (:data:`_INSIDE_WORKTREES`, :data:`_BESIDE_WORKTREES`): the repository the
+    worktrees belong to, or the folder holding them, so that the sessions of one
+    repository's worktrees (each removed once merged, or on another machine) are one
+    project, as :func:`_main_worktree` makes them where they exist; None otherwise. The
+    worktree's own subfolders are the same project. A folder merely named ``worktrees``
+    elsewhere (``~/worktrees/<repo>``), or one named for many repositories
+    (:data:`_SHARED_WORKTREES`: ``~/git-worktrees/<repo>``), is none."""
+    parts = path.split("/")
+    for i in range(len(parts) - 2, 0, -1):
+        for layout in _INSIDE_WORKTREES:
+            n = len(layout)
+            if tuple(parts[i - n + 1 : i + 1]) == layout and i - n >= 1:
+                return "/".join(parts[: i - n + 1])
+        beside = _BESIDE_WORKTREES.fullmatch(parts[i])
+        if beside and beside.group(1).lower().lstrip(".") not in _SHARED_WORKTREES:
+            return "/".join(parts[: i + 1])
+    return None
 
 
 def _main_worktree(root: str) -> str | None:

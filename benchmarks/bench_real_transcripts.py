@@ -1,7 +1,7 @@
 """What agentmem learns from real Claude Code and Codex sessions, against a hand-written key.
 
     python benchmarks/bench_real_transcripts.py [--data DIR] [--json] [--no-replay]
-        [--only transcripts/] [--half validation] [--failures] [--check-targets]
+        [--only transcripts/] [--half validation] [--failures] [--present] [--check-targets]
 
 The corpus is real transcripts committed to public repositories by their authors
 (``transcripts/`` and ``corpus/`` under ``../shared/data/``, or ``--data`` /
@@ -966,6 +966,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="only this half of the split (repeatable; default: both)",
     )
     ap.add_argument(
+        "--present",
+        action="store_true",
+        help="only the keyed transcripts found under --data (a copy of part of the corpus)",
+    )
+    ap.add_argument(
         "--check-targets",
         action="store_true",
         help="on the transcripts present, exit 1 when the validation half misses a target",
@@ -987,7 +992,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         root,
         do_replay=not args.no_replay,
         only=args.only,
-        present_only=args.check_targets,
+        present_only=args.check_targets or args.present,
         halves=halves,
     )
     print(json.dumps(res, indent=1) if args.json else report(res))

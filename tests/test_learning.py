@@ -315,3 +315,21 @@ def test_injected_operation_lines_cannot_delete(mem: Memory):
     assert not any("rm -rf" in e.text for e in mem.experiences())
     for p in model.prompts:
         assert f"DELETE | {keep.id}" not in p
+
+
+def test_two_facts_about_different_paths_are_no_near_duplicates():
+    """Real (spotter replay): Stage 2 merged "git add fails on priv/static/assets/spotter.css
+    ...: run git add -f on that path alone" with "git commit fails: run mix format first"
+    (close in words, no identifiers) and lost the second. Lessons naming different paths,
+    or a path and none, are two facts; the same path written twice is one."""
+    from agentmem.learning.consolidate import same_facts
+
+    add = (
+        "In this project git add fails on priv/static/assets/spotter.css ('The following "
+        "paths are ignored by one of...'): run git add -f on that path alone."
+    )
+    fmt = "In this project git commit fails: run mix format first, as its error says."
+    assert not same_facts(add, fmt)
+    assert not same_facts(add, add.replace("spotter.css", "xterm.css"))
+    assert same_facts(add, add.replace("run git add -f", "add it with git add -f"))
+    assert same_facts(fmt, fmt.replace("first", "before it"))

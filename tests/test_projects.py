@@ -421,6 +421,27 @@ def test_a_linked_worktree_is_its_repositorys_project(tmp_path: Path):
     assert project_of(tmp_path / "main" / "dep") == str(tmp_path / "main" / "dep")
 
 
+def test_worktrees_that_are_gone_are_one_project(tmp_path: Path):
+    """Sessions in a repository's linked worktrees whose folders no longer exist here (removed
+    once merged, or a transcript from another machine) are one project, by the layouts the
+    tools write; the worktree's subfolders too. A folder that merely holds other folders, or
+    one named ``worktrees`` outside a repository, groups nothing."""
+    home = tmp_path / "gone"  # never created
+    beside = home / "spotter-worktrees"
+    assert project_of(beside / "spotter-fum") == str(beside)
+    assert project_of(beside / "spotter-gqc" / "assets") == str(beside)
+    repo = home / "repo"
+    assert project_of(repo / ".claude" / "worktrees" / "feat" / "src") == str(repo)
+    assert project_of(home / "repo" / ".worktrees" / "feat") == str(home / "repo")
+    assert project_of(home / "worktrees" / "repo") == str(home / "worktrees" / "repo")
+    shared = home / "git-worktrees"  # many repositories' worktrees: each its own project
+    assert project_of(shared / "a" / "main") != project_of(shared / "b" / "main")
+    assert project_of(home / "projects" / "a") != project_of(home / "projects" / "b")
+    # an existing folder keeps its own answer (its git root, else itself)
+    (tmp_path / "x-worktrees" / "feat").mkdir(parents=True)
+    assert project_of(tmp_path / "x-worktrees" / "feat") == str(tmp_path / "x-worktrees" / "feat")
+
+
 def test_a_tools_rule_is_served_for_any_prompt_of_its_project(mem: Memory):
     """The Edit rule is about a tool the agent has in every turn: a prompt that names
     no tool ("continue") gets it in its project, never elsewhere; a project's fact still
@@ -436,6 +457,35 @@ def test_a_tools_rule_is_served_for_any_prompt_of_its_project(mem: Memory):
     assert mem.retrieve("continue until all are done") == []
     assert "Read" in mem.context("continue until all are done", project=A)
     assert fact in {h.experience.id for h in mem.retrieve("run the unit tests", project=A)}
+
+
+_HOOK = "Pre-commit validation failed:\n\n[FORMAT] Code is not formatted.\nRun 'mix format' to fix."
+COMMIT_OK = [
+    Step("Bash", {"command": "git add -A && git commit -m wip"}, _HOOK, False),
+    Step("Bash", {"command": "mix format"}, "", True),
+    Step("Bash", {"command": "git add -A && git commit -m wip"}, "[main 1a2b3c4] wip", True),
+]
+COMMIT_BAD = [Step("Bash", {"command": "git add -A && git commit -m wip"}, _HOOK, False)]
+
+
+def test_a_projects_version_control_fact_is_served_for_any_prompt_of_its_project(mem: Memory):
+    """Real (spotter, Claude Code): a pre-commit check refuses git commit until mix format
+    ran. Every task there ends in a commit, so the fact is standing: a prompt that names
+    no commit ("continue until all are done") gets it in its project, never elsewhere,
+    before the project's tool rules; a fact about another program still needs the prompt."""
+    _group(mem, "commit the telemetry work", COMMIT_OK, COMMIT_BAD, [A] * 4)
+    _group(mem, "run the unit tests", GOOD, BAD, [A] * 4)
+    _group(mem, "change the greeting", EDIT_OK, EDIT_BAD, [A] * 4)
+    mem.learn(use_model=False)
+    texts = {e.id: e.text for e in mem.experiences()}
+    [fmt] = [i for i, t in texts.items() if "mix format" in t]
+    [tests] = [i for i, t in texts.items() if "test/unit" in t]
+    assert scopes_of(mem.db)[fmt].kind == "project"
+    here = [h.experience.id for h in mem.retrieve("continue until all are done", project=A)]
+    assert here[0] == fmt and tests not in here
+    assert fmt not in {h.experience.id for h in mem.retrieve("continue", project=B)}
+    assert "mix format" in mem.context("continue until all are done", project=A)
+    assert "mix format" not in mem.context("continue until all are done")
 
 
 def test_add_and_add_many_scope_lessons_to_a_project_through_one_path(tmp_path):

@@ -504,6 +504,29 @@ def test_read_on_a_folder_and_a_missing_option_teach_the_tools_rules():
     assert find_corrections(task) == []
 
 
+def test_a_look_beside_a_failed_read_does_not_hide_its_retry():
+    """Real (aistrad/work, Claude Code): Read of a large file issued in one message with two
+    Globs; the Globs' results came before the Read with a limit that worked. A look changes
+    nothing the retry needs: the way out is learned as when nothing is between. A call that
+    changes something (a shell command) between still hides it, as does a look between a
+    retry of a tool no client table knows."""
+    big = "File content (44332 tokens) exceeds maximum allowed tokens (25000)."
+    glob = _tool("Glob", {"pattern": "src/**/*.tsx"}, "/w/src/a.tsx", True)
+    grep = _tool("Grep", {"pattern": "x", "path": "/w"}, "a.tsx:1:x", True)
+    read = _tool("Read", {"file_path": "/w/spec.md"}, big)
+    retry = _tool("Read", {"file_path": "/w/spec.md", "limit": 500}, "1 # spec", True)
+    (c,) = find_corrections(_run(read, glob, grep, retry))
+    assert (c.kind, c.fixed) == ("recovery", 3) and "limit" in c.finding.text
+    moved = _bash("split -l 500 /w/spec.md /w/part-", "3 parts", True, description="split")
+    assert [x.kind for x in find_corrections(_run(read, glob, moved, retry))] != ["recovery"]
+    api = _run(
+        _tool("get_rows", {"table": "t"}, "Error: too many rows"),
+        glob,
+        _tool("get_rows", {"table": "t", "limit": 5}, "3 rows", True),
+    )
+    assert find_corrections(api) == []
+
+
 def test_a_write_to_another_file_after_a_refusal_is_no_value_lesson():
     run = _run(
         _tool("Write", {"file_path": "/w/a.ts", "content": "x"}, READ_FIRST),
@@ -661,3 +684,69 @@ def test_files_rg_skipped_in_a_hidden_folder_are_a_project_fact() -> None:
 )
 def test_no_hidden_folder_no_lesson(steps: tuple[Step, ...]) -> None:
     assert [c for c in _fix(*steps) if c[0] == "hidden"] == []
+
+
+def test_one_fact_written_absolute_and_relative_is_one_lesson(tmp_path):
+    """A file found in the project's docs/ by one session that wrote paths relative and by
+    another that wrote them absolute (under its working directory) is one fact: one lesson,
+    learned in one session or in two; a path outside the project stays as written."""
+    from agentmem import Memory
+
+    root = "/w/proj"
+    rel = [
+        _bash("cat notes.txt", "Exit code 1\ncat: notes.txt: No such file or directory"),
+        _bash("ls", "docs\nsrc", True),
+        _bash("cat docs/notes.txt", "hello", True),
+    ]
+    absolute = [
+        _bash(
+            f"cat {root}/notes.txt",
+            f"Exit code 1\ncat: {root}/notes.txt: No such file or directory",
+        ),
+        _bash(f"ls {root}", "docs\nsrc", True),
+        _bash(f"cat {root}/docs/notes.txt", "hello", True),
+    ]
+    meta = {"project": root, "cwd": root}
+    (c,) = [x for x in find_corrections(_run(*absolute)) if x.finding.detail.get("scope")]
+    assert root in c.finding.text  # no folder known: as written
+    for sessions in ([rel, absolute], [rel + absolute]):
+        with Memory.open(tmp_path / f"{len(sessions)}.db", embedder="hash") as mem:
+            for steps in sessions:
+                mem.record("read the notes", steps, accepted=True, meta=meta)
+                if len(sessions) == 2:
+                    mem.learn(use_model=False)
+            mem.learn(use_model=False)
+            texts = [e.text for e in mem.experiences()]
+            assert len(texts) == 1 and "notes.txt is at docs/notes.txt" in texts[0], texts
+            assert root not in texts[0]
+    from agentmem.learning.shell_fixes import relative_to
+
+    out = relative_to(c.finding, ["/w/proj2"])
+    assert out.text == c.finding.text
+
+
+def test_an_ignored_path_added_alone_with_the_advised_flag_is_learned():
+    """Real (spotter, Claude Code): ``git add`` of three files, one under a git-ignored
+    folder, then a commit whose message is a ``$(cat <<'EOF' ...)`` substitution; after
+    seven looks, ``git add -f`` of that one file and ``git add`` of the others, joined by
+    ``&&`` to the same commit. The substitution runs inside the commit: the retry proves
+    the forced add. Without the advice to use -f, or with a flag the output never named,
+    nothing."""
+    ignored = (
+        "Exit code 1\nThe following paths are ignored by one of your .gitignore files:\n"
+        "priv/static/assets\nhint: Use -f if you really want to add them.\n"
+    )
+    msg = "\"$(cat <<'EOF'\nfeat: panel\nEOF\n)\""
+    failed = _bash(f"git add lib/a.ex priv/static/assets/app.css && git commit -m {msg}", ignored)
+    looks = [_tool("Grep", {"pattern": "assets", "path": "/w/.gitignore"}, "17:x", True)] * 6
+    listed = _bash("git ls-files priv/static/assets/", "priv/static/assets/xterm.css", True)
+    fixed = _bash(
+        f"git add -f priv/static/assets/app.css && git add lib/a.ex && git commit -m {msg}",
+        "[main 1a2b3c4] feat: panel",
+        True,
+    )
+    found = _fix(failed, *looks, listed, fixed)
+    assert [(c, s) for c, s, _ in found] == [("forced", "project")]
+    assert "priv/static/assets/app.css" in found[0][2] and "-f" in found[0][2]
+    quiet = ignored.replace("hint: Use -f if you really want to add them.\n", "")
+    assert _fix(_bash(failed.params["command"], quiet), *looks, listed, fixed) == []

@@ -246,12 +246,16 @@ class _Reader:
         return [cmd] if cmd is not None else []
 
     def nested(self, node: Any) -> None:
-        """Command substitutions inside a word run too: read their commands."""
+        """Command substitutions inside a word run too: read their commands. They run as
+        part of the command around them: joined to what came before as it is, and that
+        command keeps its own connector (``a && git commit -m "$(cat ...)"``: both ``&&``)."""
         for c in node.children:
             if c.type in ("command_substitution", "process_substitution"):
                 for s in c.children:
                     if s.is_named:
+                        outer = self.connector
                         self.statement(s)
+                        self.connector = outer
             elif c.children:
                 self.nested(c)
 

@@ -23,6 +23,7 @@ Three passes, as in the paper:
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 
@@ -46,14 +47,27 @@ def same_facts(a: Operation | str, b: Operation | str) -> bool:
 
     An operation's facts (the tool and parameter names its finding proved)
     must all be named by the other text, and the identifiers (snake_case
-    names, ``name(`` calls) of each text must be named by the other.
+    names, ``name(`` calls) and the paths (``priv/static/assets/app.css``) of each
+    text must be named by the other: two facts of one project about two of its
+    files, or about a file and none, are two lessons however alike their words.
     """
     ta = a if isinstance(a, str) else a.text or ""
     tb = b if isinstance(b, str) else b.text or ""
     for op, other in ((a, tb), (b, ta)):
         if isinstance(op, Operation) and not all(names_tool(other, [f]) for f in op.facts):
             return False
-    return _names(ta) == _names(tb)
+    return _names(ta) == _names(tb) and _paths(ta) == _paths(tb)
+
+
+#: A path in a lesson: words joined by ``/`` (``docs/notes.txt``, ``/usr/bin/env``), not a
+#: quoted error's ``<placeholder>`` nor an ``and/or``.
+_PATH = re.compile(r"(?<![\w<./-])(?:/?[\w.-]+/)+[\w.-]*")
+
+
+def _paths(text: str) -> frozenset[str]:
+    """The paths a text names (:data:`_PATH`), without a trailing ``/``."""
+    out = {m.group(0).rstrip("/") for m in _PATH.finditer(text)}
+    return frozenset(x for x in out if x.lower() not in {"and/or", "either/or", "i/o"})
 
 
 def _names(text: str) -> frozenset[str]:

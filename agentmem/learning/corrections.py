@@ -56,7 +56,7 @@ from typing import Any
 
 import attrs
 
-from ..agents import is_shell, learning_view, same_job, spec_for
+from ..agents import ToolKind, is_shell, learning_view, same_job, spec_for
 from ..records import Step, Trajectory
 from .digest import Recovery, digest, error_phrase, is_retry_of, value_text
 from .evidence import (
@@ -110,6 +110,18 @@ class Correction:
 
 def _inert(s: Step) -> bool:
     return s.success and not s.output.strip()
+
+
+#: The kinds of a coding agent's tools that look and change nothing (a read, a search, a
+#: plan's bookkeeping, a web page).
+_LOOKS = frozenset({ToolKind.READ, ToolKind.SEARCH, ToolKind.PLAN, ToolKind.WEB})
+
+
+def _observes(s: Step) -> bool:
+    """A call of a client's tool that only looks (:data:`_LOOKS`): it cannot be what made a
+    retry work."""
+    found = spec_for(s.tool)
+    return found is not None and found[1].kind in _LOOKS
 
 
 def _error(s: Step) -> str:
@@ -211,14 +223,20 @@ def _same_call(
 def _renamed(
     t: Trajectory, i: int, j: int, between: list[int], e: str, head: str, dom: str
 ) -> Correction | None:
-    """The retry renamed, added or dropped one parameter, nothing in between: its name."""
+    """The retry renamed, added or dropped one parameter, nothing in between: its name.
+
+    A coding agent's tool retried with one option more may have looked only in between
+    (:func:`_observes`: a Glob issued beside the failed Read, in the same message, before
+    its error was read): a look changes nothing the retry needs."""
     w, r = t.steps[i], t.steps[j]
-    if between or not _one_name_change(dict(w.params), dict(r.params)):
+    if not _one_name_change(dict(w.params), dict(r.params)):
         return None
     added = sorted(set(r.params) - set(w.params))
     if spec_for(w.tool) is not None and added and set(w.params) <= set(r.params):
         # a coding agent's tool retried with one option more (Read with a limit): a way out
         # of that error, not a parameter every call needs
+        if any(not _observes(t.steps[b]) for b in between):
+            return None
         x = added[0]
         text = lesson_text(f"If {w.tool} fails with '{quote_error(e, 6)}', retry it with {x} set.")
         way_out = Finding(
@@ -237,6 +255,8 @@ def _renamed(
             way_out,
             f"{head}; retried with {x} added ({_step_word(j)}): it worked",
         )
+    if between:
+        return None
     f = param_name_finding(w.tool, dom, e, dict(w.params), dict(r.params))
     if f is None:
         return None

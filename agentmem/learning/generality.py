@@ -69,7 +69,8 @@ from typing import Any
 
 import attrs
 
-from ..agents import learning_view
+from ..agents import learning_view, programs
+from ..agents.programs import Role
 from ..records import Operation, Step, Trajectory
 from .digest import Digest, error_phrase, value_text
 from .findings import Finding, quote_error
@@ -1023,8 +1024,10 @@ def _untested_rule(f: Finding, text: str) -> Rule:
 
 def _shell_rule(f: Finding, text: str) -> Rule:
     """A shell correction's rule: untested (the run's own calls prove it), with the claims
-    it makes of the machine or the project, checked where it is served."""
-    return Rule(f.kind, [f.tool], testable=False, claims=claims_of(f))
+    it makes of the machine or the project, checked where it is served; standing when its
+    program is the version control (a step of most tasks: commit, push)."""
+    standing = programs.has(f.tool, Role.VCS)
+    return Rule(f.kind, [f.tool], testable=False, claims=claims_of(f), standing=standing)
 
 
 #: The rule of a finding whose lesson states no value, by kind (value and prerequisite

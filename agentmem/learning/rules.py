@@ -102,6 +102,10 @@ class Rule:
     testable: bool = True
     #: What the lesson claims of the machine or the project that can be checked where it
     #: is served, ``(kind, value)`` each (:mod:`agentmem.claims`).
+    #: The lesson is about a step of most tasks in its project (its version control: "In
+    #: this project git commit fails: run mix format first"): served there for any prompt,
+    #: in the standing slots (:func:`agentmem.retrieval.pipeline._standing`).
+    standing: bool = False
     claims: tuple[tuple[str, str], ...] = attrs.field(
         default=(),
         converter=lambda v: tuple(

@@ -227,7 +227,7 @@ def compare(
         return _operand(f, s, q, diag, body, task)
     if f.operands == s.operands and _targets(f) == _targets(s):
         return _flag(f, s, q, diag, body)
-    return None
+    return _forced(f, s, q, diag, body)
 
 
 #: Words that quote a command as advice: "use git push ...", "Run `x`", "did you mean x".
@@ -523,6 +523,37 @@ def _dropped(f: Command, s: Command, q: str, diag: str, body: str) -> Finding | 
         return None
     text = f"In this project {_intent(f)} fails on {bad} ('{q}'): leave it out."
     return _finding("dropped", f, "project", text, (f.program, bad), diag, bad=bad, avoid=[])
+
+
+def _forced(f: Command, s: Command, q: str, diag: str, body: str) -> Finding | None:
+    """The paths the failed output named, run again on their own with the one flag it
+    advised ("The following paths are ignored ...: Use -f if you really want to add
+    them"; ``git add -f priv/static/assets/app.css``, the other files added apart): the
+    project takes those paths only that way."""
+    new = [x for x in s.flags if x not in f.flags]
+    if len(new) != 1 or any(x not in s.flags for x in f.flags):
+        return None
+    flag = new[0]
+    said = f"{diag}\n{body[:1500]}"
+    if not re.search(rf"\b(?:use|pass|with|add)\s+['`\"]?{re.escape(flag)}(?![\w-])", said, re.I):
+        return None  # the output does not advise that flag
+    a, kept = list(_targets(f)), list(_targets(s))
+    if not kept or len(kept) >= len(a) or any(x not in a for x in kept):
+        return None
+    folders = re.findall(r"[\w.][\w./-]*/[\w./-]*", said)
+    named = all(
+        x in said or any(x.startswith(p.rstrip("/") + "/") for p in folders) for x in kept
+    )
+    if not named or any("/" not in x for x in kept):
+        return None
+    paths, which = ", ".join(kept), "that path" if len(kept) == 1 else "those paths"
+    text = (
+        f"In this project {_intent(f)} fails on {paths} ('{q}'): "
+        f"run {_intent(f)} {flag} on {which} alone."
+    )
+    return _finding(
+        "forced", f, "project", text, (f.program, *kept, flag), diag, good=flag, avoid=[]
+    )
 
 
 def _flag(f: Command, s: Command, q: str, diag: str, body: str) -> Finding | None:
@@ -956,6 +987,8 @@ def find_shell_fixes(t: Trajectory) -> list[ShellFix]:
     for read in (_hidden, _literal_glob, _literal_path, _backslashes):
         out += [h for h in (read(t, i) for i in range(len(steps)) if i not in taken) if h]
         taken = {x.failed for x in out}
+    roots = [r for r in (t.meta.get("cwd"), t.meta.get("project")) if isinstance(r, str) and r]
+    out = [attrs.evolve(x, finding=relative_to(x.finding, roots)) for x in out]
     project = t.meta.get("project")
     if isinstance(project, str) and project:  # Stage 3 merges findings of one project only
         out = [
@@ -965,6 +998,35 @@ def find_shell_fixes(t: Trajectory) -> list[ShellFix]:
             for x in out
         ]
     return sorted(out, key=lambda x: x.failed)
+
+
+def relative_to(f: Finding, roots: Sequence[str]) -> Finding:
+    """A project's fact with the paths under the run's folder or project (``roots``)
+    written relative to it, as a session that wrote them relative does: one fact, one
+    text ("notes.txt is at docs/notes.txt", whether the agent wrote ``/w/app/docs/notes.txt``
+    or ``docs/notes.txt``), so that Stage 3 and the library merge them. A fact of the
+    machine or a tool's rule keeps its paths."""
+    if f.detail.get("scope") != "project":
+        return f
+    heads = sorted({r.rstrip("/") + "/" for r in roots if r.rstrip("/")}, key=len, reverse=True)
+    if not heads:
+        return f
+
+    def rel(v: object) -> object:
+        if isinstance(v, str):
+            for h in heads:
+                v = re.sub(rf"(?<![\w./-]){re.escape(h)}(?=[^\s/])", "", v)
+            return v
+        if isinstance(v, (list, tuple)):
+            return type(v)(rel(x) for x in v)
+        return v
+
+    text = str(rel(f.text))
+    if text == f.text:
+        return f
+    detail = {k: rel(v) for k, v in f.detail.items()}
+    facts = tuple(str(rel(x)) for x in f.facts)
+    return attrs.evolve(f, text=text, facts=facts, detail=detail)
 
 
 def across(neg: Trajectory, pos: Sequence[Trajectory]) -> Finding | None:
@@ -1186,6 +1248,24 @@ SHELL_CHANGES: tuple[ShellChange, ...] = (
             _sh("git add a.py"),
         ),
         (_sh("cat a.txt b/c.txt", f"cat: b/c.txt: {_NO_FILE}", False), _sh("cat a.txt")),
+    ),
+    ShellChange(
+        "forced",
+        "the paths the failed output named, run again alone with the one flag the output "
+        "advised (the other operands run apart)",
+        (
+            _sh(
+                "git add a.py web/dist/app.css",
+                "The following paths are ignored by one of your .gitignore files:\nweb/dist\n"
+                "hint: Use -f if you really want to add them.",
+                False,
+            ),
+            _sh("git add -f web/dist/app.css"),
+        ),
+        (
+            _sh("rm a.txt build/out", "rm: build/out: is a directory", False),
+            _sh("rm -r build/out"),
+        ),
     ),
     ShellChange(
         "flag",

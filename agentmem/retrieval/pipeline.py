@@ -18,7 +18,7 @@ from .. import sanitize, terms
 from .._tx import begin, raw
 from ..domains import domain_for
 from ..storage import experiences, keyword_index, tool_domains, tool_usage, vector_index
-from ..storage.scopes import hidden_ids, tool_rule_ids
+from ..storage.scopes import hidden_ids, standing_fact_ids, tool_rule_ids
 from .ranking import DEFAULT, Evidence, Ranked, Ranking, rank
 
 __all__ = [
@@ -168,13 +168,17 @@ def _standing(
     has not been read yet', Read the file first") is about tools the agent has in every
     turn, so in its project it passes the relevance floor for any prompt, after the
     lessons the prompt found and in at most :data:`STANDING` slots of ``k``. Project and
-    machine facts still need the prompt; a search in some domains (``where``) takes only
-    those domains' rules."""
+    machine facts still need the prompt, but a standing one (its rule's ``standing``: about
+    the project's version control, a step of most tasks there, "In this project git commit
+    fails: run mix format first") comes first in those slots; a search in some domains
+    (``where``) takes only those domains' rules."""
     room = min(STANDING, k - len(found))
     if room < 1:
         return []
     have = {f.id for f in found}
-    ids = [i for i in tool_rule_ids(conn, project, 4 * room + len(have)) if i not in have]
+    n = 4 * room + len(have)
+    facts = standing_fact_ids(conn, project, n)
+    ids = [i for i in dict.fromkeys([*facts, *tool_rule_ids(conn, project, n)]) if i not in have]
     rows = {r["id"]: r for r in experiences.live_rows(conn, ids)}
     inside = None if where is None else {*where, ""}
     out: list[Found] = []
@@ -183,7 +187,8 @@ def _standing(
         if row is None or (inside is not None and (row["domain"] or "") not in inside):
             continue
         if may_serve(row) and len(out) < room:
-            out.append(Found(row, 0.0, Evidence(i), "a tool's rule, served in its project"))
+            why = "a standing fact" if i in facts else "a tool's rule"
+            out.append(Found(row, 0.0, Evidence(i), f"{why}, served in its project"))
     return out
 
 

@@ -22,6 +22,7 @@ __all__ = [
     "record_scopes",
     "scope_labels",
     "scopes_of",
+    "standing_fact_ids",
     "tool_rule_ids",
 ]
 
@@ -81,6 +82,24 @@ def tool_rule_ids(db: Any, project: str, limit: int) -> list[int]:
         "WHERE c.kind = 'tool' AND c.machine IS NULL "
         "AND (c.project IS NULL OR c.project = ?) "
         "ORDER BY json_array_length(c.support) DESC, c.experience_id LIMIT ?",
+        (project, limit),
+    ).fetchall()
+    return [int(r[0]) for r in rows]
+
+
+def standing_fact_ids(db: Any, project: str, limit: int) -> list[int]:
+    """Up to ``limit`` live facts of ``project`` (kind ``project``, no machine's) whose rule
+    says they are standing (``experiences.rule``'s ``standing``: a step of most tasks there,
+    its version control), the newest first."""
+    cols = _columns(db)
+    if "kind" not in cols or limit < 1:
+        return []
+    rows = db.execute(
+        f"SELECT c.experience_id FROM ({_current(db, cols)}) c "
+        "CROSS JOIN experiences e ON e.id = c.experience_id AND e.status = 'live' "
+        "WHERE c.kind = 'project' AND c.machine IS NULL AND c.project = ? "
+        "AND json_valid(e.rule) AND json_extract(e.rule, '$.standing') = 1 "
+        "ORDER BY c.experience_id DESC LIMIT ?",
         (project, limit),
     ).fetchall()
     return [int(r[0]) for r in rows]
