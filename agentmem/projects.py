@@ -150,8 +150,10 @@ def project_of(cwd: str | os.PathLike[str] | None) -> str | None:
         # root below a git root): that repository; else a transcript from elsewhere: its
         # own project, as recorded
         here = _repository_above(start)
-        own = here or _worktree_home(start) or (
-            start if os.path.isabs(os.path.expanduser(raw)) else raw
+        own = (
+            here
+            or _worktree_home(start)
+            or (start if os.path.isabs(os.path.expanduser(raw)) else raw)
         )
         _CACHE[start] = own
         return own

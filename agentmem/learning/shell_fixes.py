@@ -68,8 +68,8 @@ from ..agents.base import Failure
 from ..agents.outcomes import TTY, escalates, failing_command
 from ..agents.programs import Role
 from ..agents.shell import Command, powershell_call
-from ..records import Step, Trajectory
 from ..claims import EXISTS, NOT_ON_PATH, ON_PATH
+from ..records import Step, Trajectory
 from .findings import Finding, lesson_text, quote_error
 from .kinds import Kind
 
@@ -541,9 +541,7 @@ def _forced(f: Command, s: Command, q: str, diag: str, body: str) -> Finding | N
     if not kept or len(kept) >= len(a) or any(x not in a for x in kept):
         return None
     folders = re.findall(r"[\w.][\w./-]*/[\w./-]*", said)
-    named = all(
-        x in said or any(x.startswith(p.rstrip("/") + "/") for p in folders) for x in kept
-    )
+    named = all(x in said or any(x.startswith(p.rstrip("/") + "/") for p in folders) for x in kept)
     if not named or any("/" not in x for x in kept):
         return None
     paths, which = ", ".join(kept), "that path" if len(kept) == 1 else "those paths"
