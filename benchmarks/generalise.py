@@ -221,7 +221,9 @@ def _stated(ops: Sequence[Any], notes: Any, corpus: Any) -> tuple[list[Any], lis
     return out, []
 
 
-def _no_holds(ops: Sequence[Any], live: Any, groups: Any) -> tuple[list[Any], list[Any]]:
+def _no_holds(
+    ops: Sequence[Any], live: Any, groups: Any, counted: Any = None
+) -> tuple[list[Any], list[Any]]:
     return list(ops), []
 
 

@@ -522,9 +522,11 @@ def test_tallies_and_refutations_read_the_runs_of_a_lessons_tools_only(
     seen: dict[str, object] = {}
     real_ops, real_corpus = session.evidence_operations, session.build_corpus
 
-    def spy_ops(ops, live, groups):
+    def spy_ops(ops, live, groups, counted=None):
         seen.update(ops=ops, live=live, groups=groups)
-        return real_ops(ops, live, groups)
+        return (
+            real_ops(ops, live, groups) if counted is None else real_ops(ops, live, groups, counted)
+        )
 
     def spy_corpus(runs):
         seen["corpus"] = real_corpus(runs)

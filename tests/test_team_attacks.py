@@ -414,6 +414,8 @@ def test_revoked_and_expired_tokens_are_refused_and_the_others_go_on(team: Team)
     assert tokens.parse_duration("30d") == 30 * 86400 and tokens.parse_duration("90") == 90
     with pytest.raises(TeamError, match="positive duration"):
         tokens.parse_duration("soon")
+    with pytest.raises(TeamError, match="at most 100 years"):  # not an OverflowError later
+        tokens.parse_duration("99999999999999999999")
     states = {t["name"]: t["state"] for t in tokens.list_tokens(team.data)}
     assert states["m"] == "revoked" and states["n"] == "live"
 

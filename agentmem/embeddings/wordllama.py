@@ -296,11 +296,12 @@ def _save_cache(path: Path, bpe: _Bpe) -> None:
             sorted(bpe.special.items()),
         )
     )
-    import tempfile
-
     with contextlib.suppress(OSError):  # no cache: every process reads the JSON
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
+        # a name of this process's own (not tempfile, which would bring shutil into the
+        # prompt hook's first run)
+        tmp = f"{path}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
         try:
             with os.fdopen(fd, "wb") as fh:
                 fh.write(blob)

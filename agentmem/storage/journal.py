@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -301,8 +301,11 @@ class _Apply:
 
     def _rewrite(self, op: Operation, before: list[dict[str, Any]]) -> tuple[int, Operation]:
         """A MODIFY or MERGE: the first target takes the text and every target's counts,
-        the others are deleted."""
+        the others are deleted. Targets whose evidence came from runs they share (one
+        lesson learned twice from the same runs) take the larger counts, not their sum: a
+        run counts once."""
         delta = _delta(op)
+        combine = _sum_or_max(self.db, op, before)
         result = op.targets[0]
         domain = op.domain or before[0]["domain"]
         rule = _rule_json(op)
@@ -318,7 +321,7 @@ class _Apply:
             domain,
             at=self.at,
             session_id=self.session_id,
-            counts=[sum(b[k] or 0 for b in before) + delta[k] for k in COUNTS],
+            counts=[combine(b[k] or 0 for b in before) + delta[k] for k in COUNTS],
             confirmed_at=self.at if delta["support_groups"] else None,
             rule=rule,
             review=review,
@@ -560,6 +563,20 @@ def learned_groups(db: Database) -> set[tuple[str, str]]:
             "JOIN sessions s ON s.id = g.session_id WHERE s.status = 'applied'"
         )
     }
+
+
+def _sum_or_max(
+    db: Database, op: Operation, before: list[dict[str, Any]]
+) -> Callable[[Iterable[int]], int]:
+    """How a MERGE combines its targets' counts: their sum when their evidence came from
+    different runs, the largest when any two share a run (precision first: a shared run
+    is never counted twice, at the cost of undercounting a partial overlap)."""
+    if op.kind != "MERGE" or len(before) < 2:
+        return sum
+    behind = counted_runs(db)
+    sets = [behind.get(int(b["id"]), set()) for b in before]
+    shared = any(a & b for i, a in enumerate(sets) for b in sets[i + 1 :])
+    return max if shared else sum
 
 
 def counted_runs(db: Database) -> dict[int, set[int]]:

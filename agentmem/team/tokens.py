@@ -68,12 +68,20 @@ _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 
 
+#: The longest life a token may be given: 100 years (beyond it, time_t overflows on some
+#: platforms and nothing is gained).
+MAX_EXPIRY = 100 * 365 * 86400.0
+
+
 def parse_duration(text: str) -> float:
     """``30d``, ``12h``, ``2w``, ``90m``, ``3600s`` (or plain seconds) -> seconds."""
     m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([smhdw]?)\s*", text or "")
     if not m or float(m.group(1)) <= 0:
         raise TeamError(f"an expiry is a positive duration such as 30d, 12h or 2w, not {text!r}")
-    return float(m.group(1)) * _UNITS[m.group(2) or "s"]
+    seconds = float(m.group(1)) * _UNITS[m.group(2) or "s"]
+    if seconds > MAX_EXPIRY:
+        raise TeamError(f"an expiry is at most 100 years (36500d), not {text!r}")
+    return seconds
 
 
 def _crypto() -> Any:
