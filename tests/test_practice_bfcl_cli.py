@@ -7,9 +7,6 @@ measures it on held-out tasks."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,6 +15,7 @@ import pytest
 from agentmem import Memory
 from agentmem.practice import bfcl
 
+from .test_practice import _cli
 from .test_practice_bfcl import _Server
 
 pytestmark = pytest.mark.skipif(not bfcl.available(), reason="bfcl_eval is not installed")
@@ -25,23 +23,6 @@ pytestmark = pytest.mark.skipif(not bfcl.available(), reason="bfcl_eval is not i
 ROOT = Path(__file__).resolve().parents[1]
 TRAIN = ("multi_turn_base_0", "multi_turn_base_1", "multi_turn_base_2")
 HELDOUT = ("multi_turn_base_3", "multi_turn_base_5", "multi_turn_base_6")
-
-
-def _cli(*args: str, db: Path, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {
-        **os.environ,
-        "AGENTMEM_DB": str(db),
-        "AGENTMEM_EMBEDDER": "hash",
-        "PYTHONPATH": str(ROOT),
-    }
-    return subprocess.run(
-        [sys.executable, "-m", "agentmem", "practice", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=cwd,
-        timeout=300,
-    )
 
 
 @pytest.fixture

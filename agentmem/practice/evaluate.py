@@ -90,6 +90,17 @@ class PairResult:
     def pair(self) -> Pair:
         return Pair(self.task_id, self.seed, self.with_lessons.success, self.without.success)
 
+    def to_dict(self) -> dict[str, Any]:
+        """The pair as the report's ``results`` and the checkpoint's lines write it."""
+        return {
+            "task": self.task_id,
+            "seed": self.seed,
+            "lessons": list(self.lessons),
+            "with": _outcome_dict(self.with_lessons),
+            "without": _outcome_dict(self.without),
+            "ablations": {str(i): _outcome_dict(o) for i, o in self.ablations.items()},
+        }
+
     def own(self, eid: int) -> tuple[Pair, bool]:
         """The pair that judges lesson ``eid`` here, and whether it isolates it: with
         all the lessons against all but ``eid`` when that arm was run, else with against
@@ -193,17 +204,7 @@ class EvalReport:
             "skipped": list(self.skipped),
             "reused": self.reused,
             "stopped": self.stopped,
-            "results": [
-                {
-                    "task": p.task_id,
-                    "seed": p.seed,
-                    "lessons": list(p.lessons),
-                    "with": _outcome_dict(p.with_lessons),
-                    "without": _outcome_dict(p.without),
-                    "ablations": {str(i): _outcome_dict(o) for i, o in p.ablations.items()},
-                }
-                for p in self.pairs
-            ],
+            "results": [p.to_dict() for p in self.pairs],
         }
 
 
@@ -284,15 +285,7 @@ def _read_checkpoint(path: Path | None) -> tuple[dict[str, PairResult], int]:
 def _append_checkpoint(path: Path | None, key: str, p: PairResult) -> None:
     if path is None:
         return
-    line = {
-        "key": key,
-        "task": p.task_id,
-        "seed": p.seed,
-        "lessons": list(p.lessons),
-        "with": _outcome_dict(p.with_lessons),
-        "without": _outcome_dict(p.without),
-        "ablations": {str(i): _outcome_dict(o) for i, o in p.ablations.items()},
-    }
+    line = {"key": key, **p.to_dict()}
     with path.open("a", encoding="utf-8") as f:
         f.write(json.dumps(line, default=str) + "\n")
         f.flush()

@@ -134,52 +134,6 @@ def start_background_sync(library: str, team: dict[str, Any]) -> bool:
     return True
 
 
-def fast_team_hits(
-    library: str,
-    settings: dict[str, Any],
-    prompt: str,
-    embed: Callable[[str], Sequence[float]],
-    info: tuple[str, int],
-    tools: Sequence[str] | None,
-    domains: Sequence[str] | None,
-    k: int,
-    min_score: float | None = None,
-    project: str | None = None,
-) -> list[tuple[float, str]]:
-    """The prompt-hook shortcut's team search: (score, text) from the replica, or nothing.
-
-    ``project`` (a project root): team lessons scoped to another project, or to
-    another machine, are left out, as the private library's are.
-
-    Nothing when the library is not in a team or the replica is missing; a
-    replica whose index is another embedder's raises LookupError (the full path
-    explains it). The replica is searched by :func:`agentmem.retrieval.pipeline.search`,
-    as the private library is.
-    """
-    team = config_of(settings)
-    if team is None:
-        return []
-    start_background_sync(library, team)
-    replica = str(team["replica"])
-    if not os.path.isfile(replica):
-        return []
-    from .._sqlite import open_reader
-    from ..retrieval.pipeline import search
-    from ..storage import vector_index
-
-    conn = open_reader(replica)
-    try:
-        if vector_index.index_info(conn) not in (None, info):
-            raise LookupError("the team's index is another embedder's")
-        found = search(
-            conn, prompt, embed, tools=tools, domains=domains, k=k, min_score=min_score,
-            project=project,
-        )  # fmt: skip
-    finally:
-        conn.close()
-    return [(f.score, f.text) for f in found if lesson_text_ok(f.text)]
-
-
 def _checked_hits(
     db: Any,
     embed: Callable[[str], Sequence[float]],
