@@ -138,15 +138,9 @@ class McpUnavailableError(AgentMemError):
 def _scored(lesson: Any) -> Any:
     """A served :class:`agentmem.serving.Lesson` as the :class:`Scored` the tools answer
     with, or None when its row is no valid experience."""
-    from .errors import InvalidRecordError
-    from .records import Experience
-    from .retrieval.retriever import Scored
+    from .retrieval.retriever import scored
 
-    try:
-        experience = Experience.from_row(lesson.row)
-    except (InvalidRecordError, ValueError, TypeError, KeyError):
-        return None
-    return Scored(experience, lesson.score, lesson.evidence, lesson.reason, source=lesson.source)
+    return scored(lesson)
 
 
 class AgentMemTools:

@@ -751,7 +751,8 @@ class Memory:
         project: str | os.PathLike[str] | None = None,
     ) -> list[Scored]:
         """The lessons that fit ``task`` best, at most ``k``, best first (see
-        :mod:`agentmem.retrieval`).
+        :mod:`agentmem.retrieval`): exactly the lessons a prompt is served for the same
+        query (:meth:`serve`, :mod:`agentmem.serving`), in the same order, as data.
 
         Keyword (BM25) and vector search are fused; lessons naming one of ``tools``
         come first (with no tools, tool names and error strings in ``task`` count
@@ -761,47 +762,46 @@ class Memory:
         ``min_score`` (default :data:`agentmem.retrieval.DEFAULT`'s): nothing is
         returned rather than unrelated lessons. Lessons scoped to one project (see
         :mod:`agentmem.projects`) are served only when ``project`` (a folder: its git
-        root counts) is that project.
-        """
-        if k < 1:
-            raise InvalidRecordError(f"k must be at least 1, not {k}")
-        if not task.strip():
-            raise InvalidRecordError("the task text must not be empty")
-        if min_score is not None and not 0.0 <= min_score <= 1.0:
-            raise InvalidRecordError(f"min_score must be between 0 and 1, not {min_score}")
-        from .projects import project_of
-        from .team.reads import add_team_hits
+        root counts) is that project. In a team, the replica's lessons are merged in
+        (``source='team'``).
 
-        where = project_of(project) if project is not None else None
-        private = self._retriever(remember=False).search(
-            task, tools=tools, domains=domains, k=k, min_score=min_score, project=where
-        )
-        # -- team touch point: the team replica's lessons, merged and marked
-        return add_team_hits(
-            self.db,
-            self.path,
-            self.embedder,
-            task,
-            private,
-            tools=tools,
-            domains=domains,
-            k=k,
-            min_score=min_score,
-            project=where,
-        )
+        It is :func:`agentmem.serving.select`, steps 1 to 4 of what a prompt gets (search,
+        team merge, filters): nothing for a paused or excluded ``project``; a lesson
+        the serving filters withhold (one whose claim fails here, e.g. a path it says
+        exists in the project and that does not) is not returned, and the next one takes
+        its place. Unlike :meth:`serve` it writes nothing to the served log and applies
+        no holdout: with a holdout share set, a prompt is served this list less the
+        lessons held out for it (``Served.held``), in this order.
+        """
+        from .retrieval.retriever import scored
+        from .serving import Query
+
+        query = Query(task, tools=tools, domains=domains, k=k, min_score=min_score, project=project)
+        out = []
+        for lesson in self._serving("select", query).lessons:
+            hit = scored(lesson)
+            if hit is not None:  # (never None: the team's rows are checked where read)
+                out.append(hit)
+        return out
 
     def serve(self, query: Query) -> Served:
         """The lessons ``query`` gets, as every route into a prompt serves them: searched,
         merged with the team's, filtered, less the holdout, logged once, ready to format
         (``.text``); see :mod:`agentmem.serving` for the order."""
-        from .serving import serve
+        return self._serving("serve", query)
+
+    def _serving(self, step: str, query: Query) -> Served:
+        """:func:`agentmem.serving.serve` (``step='serve'``) or :func:`~agentmem.serving.select`
+        on this library, with its embedder."""
+        from . import serving
 
         retriever = self._retriever(remember=False)
         mine = (self.embedder.model_id, self.embedder.dims)
         info = vector_index.index_info(self.db)
         if info is not None and info != mine:
             retriever.ensure_index()  # raises: the index holds another model's vectors
-        return serve(self.db, self.path, query, embed=retriever.vector, model=mine)
+        run = serving.serve if step == "serve" else serving.select
+        return run(self.db, self.path, query, embed=retriever.vector, model=mine)
 
     def context(
         self,

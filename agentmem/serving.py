@@ -27,6 +27,10 @@ with :class:`agentmem.Memory` when it must), the MCP tools ``agentmem_context`` 
    lesson marked with its id (``[L12]``, :func:`marker`; ``agentmem show L12``) and
    each team lesson with ``(team)``.
 
+:func:`select` is steps 1 to 4 alone (no holdout, no log, no text):
+:meth:`agentmem.Memory.retrieve` is a view of it, so what the API retrieves for a query
+is what a prompt is served for it, in the same order.
+
 Everything that can fail (an index of another embedder, an unreadable replica) fails
 in steps 1 to 3, before anything is written, so a caller that falls back to another
 connection never logs a prompt twice.
@@ -62,6 +66,7 @@ __all__ = [
     "finish",
     "lesson_id",
     "marker",
+    "select",
     "serve",
     "team_lessons",
 ]
@@ -313,12 +318,52 @@ def serve(
     memory, nothing logged), in the order the module doc gives. ``embed``: the query
     embedding of ``model`` (``(model_id, dims)``), the embedder that built the index.
     ``filters``: instead of :data:`FILTERS`."""
-    checks = _checks(query, filters)
+    stored, where, picked = _select(db, library, query, embed, model, filters)
+    if picked is None:  # a paused or excluded project: nothing at all
+        return Served(query, paused=project_states.state_of(stored, where))
+    return _hold_and_log(library, query, *picked, stored, where)
+
+
+def select(
+    db: Any,
+    library: str | os.PathLike[str] | None,
+    query: Query,
+    *,
+    embed: Callable[[str], Vector],
+    model: tuple[str, int],
+    filters: Sequence[Filter] | None = None,
+) -> Served:
+    """Steps 1 to 4 of :func:`serve` alone: the lessons that pass the filters, in the order
+    :func:`serve` would serve them, and those withheld with their reasons; no holdout
+    (``held`` is empty), nothing logged, nothing formatted. What
+    :meth:`agentmem.Memory.retrieve` returns: the lessons of :func:`serve`'s answer for the
+    same query are these, less the ones the holdout keeps back (in the same order)."""
+    stored, where, picked = _select(db, library, query, embed, model, filters)
+    if picked is None:
+        return Served(query, paused=project_states.state_of(stored, where))
+    passed, withheld = picked
+    return Served(query, tuple(passed), (), tuple(withheld), False)
+
+
+_Picked = tuple[list[Lesson], list[tuple[Lesson, str]]]
+
+
+def _select(
+    db: Any,
+    library: str | os.PathLike[str] | None,
+    query: Query,
+    embed: Callable[[str], Vector],
+    model: tuple[str, int],
+    filters: Sequence[Filter] | None,
+) -> tuple[dict[str, Any], str | None, _Picked | None]:
+    """Steps 1 to 4, shared by :func:`serve` and :func:`select`: the library's raw
+    settings, the project's root, and (the lessons that pass, those withheld with their
+    reasons), or None for a paused or excluded project."""
     stored = settings.raw(db)
     where = query.where()
-    paused = project_states.state_of(stored, where)
-    if paused is not None:
-        return Served(query, paused=paused)  # a paused or excluded project: nothing at all
+    if project_states.state_of(stored, where) is not None:
+        return stored, where, None
+    checks = _checks(query, filters)
     in_team = query.team and library is not None and settings.TEAM in stored
 
     def found(depth: int) -> tuple[list[Lesson], list[Lesson]]:
@@ -347,7 +392,7 @@ def serve(
         # deeper search weighs more candidates, so it is not the default)
         private, team = found(query.k + FILTER_MARGIN)
         passed, withheld = _pick(query.k, private, team, checks, verdicts)
-    return _hold_and_log(library, query, passed, withheld, stored, where)
+    return stored, where, (passed, withheld)
 
 
 def finish(
@@ -468,9 +513,10 @@ def team_lessons(
     """The team replica's lessons for ``query``, searched read-only as the private library
     is; none outside a team, or when the replica is missing or cannot be read yet. A
     replica whose index is not ``model``'s raises :class:`~agentmem.errors.TeamError`. A
-    lesson whose text breaks the rules of :func:`agentmem.team.reads.lesson_text_ok` is
-    left out: another machine's file never reaches a prompt unchecked."""
-    from .team.reads import config_of, lesson_text_ok, start_background_sync
+    lesson whose text breaks the rules of :func:`agentmem.team.reads.lesson_text_ok`, or
+    whose row is no valid experience (:func:`agentmem.team.reads.row_ok`), is left out:
+    another machine's file never reaches a prompt unchecked."""
+    from .team.reads import config_of, lesson_text_ok, row_ok, start_background_sync
 
     team = config_of(stored)
     if team is None:
@@ -506,4 +552,4 @@ def team_lessons(
         )
     finally:
         conn.close()
-    return [Lesson.of(f, "team") for f in found if lesson_text_ok(f.text)]
+    return [Lesson.of(f, "team") for f in found if lesson_text_ok(f.text) and row_ok(f.row)]

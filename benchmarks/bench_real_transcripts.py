@@ -21,10 +21,12 @@ program and the terms a matching lesson must name) or a *trap* that must teach n
    with its scope and its match.
 2. **Replay**, per project, in the order the sessions were written: a fresh library
    learns from each session after it ends; at every prompt of the next session, the
-   lessons retrieval serves for that prompt in that project (what the
-   UserPromptSubmit hook answers) are checked: at each failure that repeats a key
-   correction of an earlier session, is a lesson matching it served, and how many
-   prompts are served a lesson that matches no key correction.
+   lessons the UserPromptSubmit hook serves for that prompt in the session's working
+   directory (:func:`agentmem.hooks.run.prompt_served`, what the hook calls: the claim
+   checks, the holdout and the served log included) are checked: at each failure that
+   repeats a key correction of an earlier session, is a lesson matching it served, and
+   how many prompts are served a lesson that matches no key correction (and how many
+   had a lesson withheld because its claim fails on this machine).
 
 Matching is mechanical (see :func:`matches`): a lesson matches a key correction when
 (a) one of the runs it was learned from (the runs of every group its applied operations
@@ -72,9 +74,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from agentmem import Memory  # noqa: E402
 from agentmem.browse.queries import LESSON_RUNS  # noqa: E402
-from agentmem.context import context_text  # noqa: E402
-from agentmem.hooks.run import MAX_PROMPT_CHARS  # noqa: E402
-from agentmem.projects import project_of  # noqa: E402
+from agentmem.hooks.run import prompt_served  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "tools"))
 import place_corpus  # noqa: E402
@@ -682,7 +682,13 @@ def replay(items: Sequence[Transcript], workdir: Path) -> dict[str, Any]:
     """Per project: learn after each session, then check what every prompt of the next
     session is served."""
     keyed = corrections(items)
-    stats: dict[str, Any] = {"turns": 0, "wrong_turns": 0, "repeated": 0, "right": 0}
+    stats: dict[str, Any] = {
+        "turns": 0,
+        "wrong_turns": 0,
+        "withheld_turns": 0,  # prompts where the hook's filters withheld a lesson
+        "repeated": 0,
+        "right": 0,
+    }
     stats["cases"] = []
     for name, seq in projects(items).items():
         with Memory.open(workdir / f"replay-{name}.db") as mem:
@@ -706,10 +712,11 @@ def _replay_session(
     found = lessons(mem)
     assign(found, keyed)
     rep = repeats(t)
-    where = project_of(cwd_of(t.path))
+    cwd = cwd_of(t.path)
     for turn in turns(t.path):
-        served = _served(mem, turn.prompt, where, found)
+        served, withheld = _served(mem, turn.prompt, cwd, found)
         stats["turns"] += 1
+        stats["withheld_turns"] += bool(withheld)
         stats["wrong_turns"] += any(x.match is None for x in served)
         for cid in turn.failures:
             if cid not in rep:
@@ -721,14 +728,31 @@ def _replay_session(
             stats["cases"].append({"failure": f"{t.file}#{cid}", "repeats": rep[cid], "served": ok})
 
 
-def _served(mem: Memory, prompt: str, project: str | None, found: Sequence[Lesson]) -> list[Lesson]:
-    """The lessons of the block the UserPromptSubmit hook answers for ``prompt`` in
-    ``project`` (:func:`agentmem.context.context_text`, as ``agentmem.hooks.run`` calls it),
-    found in the block by their text."""
-    block = " ".join(
-        context_text(str(mem.path), prompt[:MAX_PROMPT_CHARS], project=project).split()
-    )
-    return [x for x in found if " ".join(x.text.split())[:80] in block]
+def hook_payload(prompt: str, cwd: str | None) -> dict[str, Any]:
+    """The UserPromptSubmit payload Claude Code gives the hook for ``prompt`` typed in a
+    session working in ``cwd`` (the fields the hook reads)."""
+    return {
+        "session_id": "replay",
+        "cwd": cwd or "",
+        "hook_event_name": "UserPromptSubmit",
+        "prompt": prompt,
+    }
+
+
+def _served(
+    mem: Memory, prompt: str, cwd: str | None, found: Sequence[Lesson]
+) -> tuple[list[Lesson], list[int]]:
+    """The lessons the UserPromptSubmit hook serves for ``prompt`` in the session's working
+    directory ``cwd`` (found by their ids), and the ids of those its filters withheld (a
+    claim that fails here): :func:`agentmem.hooks.run.prompt_served`, what the hook calls,
+    with the payload Claude Code gives it (the prompt, its cwd, the session), so the claim
+    checks, the team merge, the holdout and the served log are the hook's."""
+    got = prompt_served(str(mem.path), hook_payload(prompt, cwd))
+    if got is None:
+        return [], []
+    by_id = {x.id: x for x in found}
+    withheld = [x.id for x, _ in got.withheld if x.id is not None]
+    return [by_id[i] for i in got.ids if i in by_id], withheld
 
 
 # -- the report --------------------------------------------------------------------------
@@ -938,6 +962,8 @@ def _half_lines(part: Mapping[str, Any]) -> list[str]:
             f" = {_fmt(r['right_share'])} (target >= {TARGETS['replay_right']})",
             f"  replay: prompts served a lesson not in the key: {r['wrong_turns']}/{r['turns']}"
             f" = {_fmt(r['wrong_turn_share'])} (target <= {TARGETS['replay_wrong_turns']})",
+            f"  replay: prompts where the hook withheld a lesson (a claim that fails here):"
+            f" {r.get('withheld_turns', 0)}/{r['turns']}",
         ]
     return lines
 

@@ -133,10 +133,18 @@ def test_a_learned_lesson_carries_its_claims_and_is_withheld_where_they_fail(tmp
         (lesson,) = mem.experiences()
     assert lesson.text.startswith("In this project notes.txt is at docs/notes.txt")
     assert withheld(lesson, tmp_path) == "docs/notes.txt does not exist in this project"
-    # as retrieval returns it (a Scored hit), the same
+    # retrieval is what a prompt is served: the lesson is withheld there too, with the reason
+    from agentmem.serving import Query
+
     with Memory.open(tmp_path / "m.db", embedder=FakeEmbedder(), model=FakeModel()) as mem:
-        (hit,) = mem.retrieve(lesson.text, project=str(tmp_path))
-    assert withheld(hit, tmp_path) == "docs/notes.txt does not exist in this project"
+        assert mem.retrieve(lesson.text, project=str(tmp_path)) == []
+        got = mem.serve(Query(lesson.text, project=tmp_path))
+    ((held, why),) = got.withheld
+    assert held.id == lesson.id and why == "docs/notes.txt does not exist in this project"
     os.makedirs(tmp_path / "docs")
     (tmp_path / "docs" / "notes.txt").write_text("buy milk")
     assert withheld(lesson, tmp_path) is None
+    # once the path exists, retrieval returns it (a Scored hit), and its claim holds
+    with Memory.open(tmp_path / "m.db", embedder=FakeEmbedder(), model=FakeModel()) as mem:
+        (hit,) = mem.retrieve(lesson.text, project=str(tmp_path))
+    assert hit.experience.id == lesson.id and withheld(hit, tmp_path) is None

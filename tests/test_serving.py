@@ -444,3 +444,109 @@ def test_a_lesson_whose_claim_fails_here_is_withheld_on_every_route(library):
     ]
     assert marker(sid) not in _hook(db, prompt, app)
     assert _lines(db)[-1]["withheld"] == {str(sid): "docs/notes.txt does not exist in this project"}
+
+
+# -- Memory.retrieve is a view of the same pipeline ------------------------------------------
+
+TEAM_LESSONS = [
+    ("Run pytest with -x -q to stop at the first failure, then rerun the tests.", "test"),
+    ("Run pytest with -x -q to stop at the first failure.", "test"),  # a private one's text
+    ("When the tests fail, rerun only the failed ones with pytest --lf.", "test"),
+    ("Before git push, fetch first when the remote has new commits.", "git"),
+]
+#: A team row no experience can be read from (a domain Experience refuses).
+BAD_TEAM = "When the tests fail again, rerun pytest with -x to see the first failure."
+
+
+def _as_hits(got: serving.Served) -> list[tuple[str, int | None, str, float]]:
+    return [(x.source, x.id, x.text, round(x.score, 9)) for x in got.lessons]
+
+
+def _as_retrieved(hits: list[Any]) -> list[tuple[str, int | None, str, float]]:
+    return [
+        (h.source, h.experience.id if h.source == "private" else None, h.experience.text,
+         round(h.score, 9))
+        for h in hits
+    ]  # fmt: skip
+
+
+def test_retrieve_returns_what_serve_serves_for_the_same_query(library, tmp_path: Path):
+    """Private and team lessons, a project paused, a lesson whose claim fails here, one
+    whose claim is checked in the project, a team row no experience can be read from:
+    for every query, ``Memory.retrieve`` returns exactly the lessons ``Memory.serve``
+    serves (same ids, same order, same scores), and with a holdout, serve's lessons are
+    retrieve's less the held ones, in retrieve's order."""
+    import sqlite3
+
+    db, app = library["db"], library["app"]
+    other = tmp_path / "other"
+    (other / ".git").mkdir(parents=True)
+    replica = tmp_path / "replica.db"
+    with Memory.open(replica) as team:
+        for text, domain in TEAM_LESSONS:
+            team.add(text, domain=domain)
+        bad = team.add(BAD_TEAM, domain="test").id
+    conn = sqlite3.connect(replica)
+    conn.execute("UPDATE experiences SET domain = 'Not A Domain' WHERE id = ?", [bad])
+    conn.commit()
+    conn.close()
+    missing = {"kind": "shell", "tools": ["Bash"], "testable": False,
+               "claims": [["on_path", "agentmem-no-such-program-x9"]]}  # fmt: skip
+    in_project = {"kind": "shell", "tools": ["Bash"], "testable": False,
+                  "claims": [["exists", "docs/notes.txt"]]}  # fmt: skip
+    with Memory.open(db) as mem:
+        gone = mem.add("When pytest fails, rerun the failing tests with pytest -x.").id
+        mem.db.execute("UPDATE experiences SET rule = ? WHERE id = ?", [json.dumps(missing), gone])
+        sid = library["scoped"]
+        mem.db.execute(
+            "UPDATE experiences SET rule = ? WHERE id = ?", [json.dumps(in_project), sid]
+        )
+        paused = tmp_path / "paused"
+        (paused / ".git").mkdir(parents=True)
+        mem.add("In this project run the tests with tox, not pytest directly.", project=paused)
+        mem.set_project_state(paused, "paused")
+        mem.set_setting("team", {"replica": str(replica)})
+        prompts = [PROMPT, "git push was rejected", "run the tests with make check", NOTHING]
+        queries = [
+            Query(p, project=where, k=k, min_score=floor)
+            for p in prompts
+            for where in (app, other, paused, None)
+            for k in (1, 5)
+            for floor in (None, 0.0)
+        ]
+        seen_team = seen_withheld = 0
+        for q in queries:
+            served = mem.serve(q)
+            hits = mem.retrieve(q.text, k=q.k, min_score=q.min_score, project=q.project)
+            assert _as_retrieved(hits) == _as_hits(served), q
+            # the same view through the pipeline's own select()
+            assert _as_hits(mem._serving("select", q)) == _as_hits(served), q
+            seen_team += any(h.source == "team" for h in hits)
+            seen_withheld += bool(served.withheld)
+            if q.project == paused:
+                assert hits == [] and served.paused == "paused"
+            assert gone not in [h.experience.id for h in hits if h.source == "private"]
+            assert BAD_TEAM not in [h.experience.text for h in hits]
+            assert sid not in [h.experience.id for h in hits]  # docs/notes.txt is missing
+        assert seen_team and seen_withheld  # the team merge and the filters were exercised
+        # without the failing claims, the same queries return the withheld lessons
+        (app / "docs").mkdir()
+        (app / "docs" / "notes.txt").write_text("x")
+        mem.db.execute("UPDATE experiences SET rule = NULL WHERE id = ?", [gone])
+        back = mem.retrieve(PROMPT, k=10, min_score=0.0, project=app)
+        assert {gone, sid} <= {h.experience.id for h in back}
+        again = mem.serve(Query(PROMPT, k=10, min_score=0.0, project=app))
+        assert _as_retrieved(back) == _as_hits(again) and not again.withheld
+        # with a holdout: serve serves retrieve's list less the lessons it holds back
+        mem.set_holdout(0.5)
+        held_any = 0
+        for i in range(12):
+            q = Query(f"{PROMPT} ({i})", project=app, k=5, min_score=0.0)
+            hits = mem.retrieve(q.text, k=5, min_score=0.0, project=app)
+            got = mem.serve(q)
+            held = {x.id for x in got.held}
+            held_any += bool(held)
+            kept = [h for h in hits if h.source != "private" or h.experience.id not in held]
+            assert _as_retrieved(kept) == _as_hits(got)
+            assert held <= {h.experience.id for h in hits}
+        assert held_any

@@ -32,12 +32,15 @@ import sys
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..jsonsafe import JSONInputError, loads
 from .log import LOG_NAME, log, log_path, mark_fired
 
-__all__ = ["LOG_NAME", "MAX_PROMPT_CHARS", "log_path", "run_main"]
+if TYPE_CHECKING:
+    from ..serving import Served
+
+__all__ = ["LOG_NAME", "MAX_PROMPT_CHARS", "log_path", "prompt_served", "run_main"]
 
 #: The part of a prompt that the context search reads.
 MAX_PROMPT_CHARS = 4000
@@ -245,14 +248,29 @@ def _hook_event(args: _Args, fmt: str, payload: dict[str, Any]) -> str:
 def _prompt_context(args: _Args, payload: dict[str, Any]) -> str:
     """The ``UserPromptSubmit`` answer: lessons for the prompt, in the hook's project
     (nothing, and nothing logged as served, under ``AGENTMEM_SERVE=off``)."""
+    served = prompt_served(_db_path(args), payload)
+    block = "" if served is None else served.text
+    if not block:
+        return ""
+    answer = {
+        "hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": block}
+    }
+    return json.dumps(answer, ensure_ascii=False)
+
+
+def prompt_served(db: str, payload: dict[str, Any]) -> Served | None:
+    """What the ``UserPromptSubmit`` hook serves for ``payload`` (its ``prompt``, ``cwd``
+    and ``session_id``) from the library file ``db``: :func:`agentmem.context.serve_file`
+    with the hook's :class:`~agentmem.serving.Query` (served log included). None when
+    nothing is searched: ``AGENTMEM_SERVE=off``, no prompt, or no library yet. The
+    benchmarks' replay calls it to stand for the hook."""
     from ..paths import serving_off
 
     if serving_off():
-        return ""
+        return None
     prompt = _text(payload, "prompt")
-    db = _db_path(args)
     if prompt is None or not prompt[:MAX_PROMPT_CHARS].strip() or not os.path.isfile(db):
-        return ""  # nothing to search with, or no library yet
+        return None  # nothing to search with, or no library yet
     from ..context import serve_file  # the lean path; Memory when the file needs it
     from ..serving import Query
 
@@ -263,13 +281,7 @@ def _prompt_context(args: _Args, payload: dict[str, Any]) -> str:
         session=session if isinstance(session, str) else None,
         route="hook",
     )
-    block = serve_file(db, query).text
-    if not block:
-        return ""
-    answer = {
-        "hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": block}
-    }
-    return json.dumps(answer, ensure_ascii=False)
+    return serve_file(db, query)
 
 
 def _import(

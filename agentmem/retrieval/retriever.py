@@ -3,8 +3,9 @@
 :class:`Retriever` binds a database to an embedder. It embeds texts (with a
 per-instance cache), keeps the vector index's model in check, and answers
 "which live experiences fit this text" through :func:`agentmem.retrieval.pipeline.search`,
-as :class:`Scored` experiences. ``Memory.retrieve``, Stage 2 of a learning session
-and the team's replica all search through it.
+as :class:`Scored` experiences. Stage 2 of a learning session searches through it, and
+``Memory.retrieve`` and ``Memory.serve`` embed with it (their search is
+:mod:`agentmem.serving`'s; :func:`scored` turns a served lesson into a hit).
 """
 
 from __future__ import annotations
@@ -13,12 +14,13 @@ import itertools
 import operator
 from array import array
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import attrs
 from sqlite_utils import Database
 
 from ..db import write
+from ..errors import InvalidRecordError
 from ..records import Experience
 from ..storage import vector_index
 from . import pipeline
@@ -28,7 +30,7 @@ from .ranking import Evidence
 if TYPE_CHECKING:
     from ..embeddings import Embedder
 
-__all__ = ["EMBED_CACHE_SIZE", "Retriever", "Scored"]
+__all__ = ["EMBED_CACHE_SIZE", "Retriever", "Scored", "scored"]
 
 #: How many texts' vectors a :class:`Retriever` keeps.
 EMBED_CACHE_SIZE = 8192
@@ -79,6 +81,16 @@ class Scored:
                 passed=self.reason,
             )
         return out
+
+
+def scored(lesson: Any) -> Scored | None:
+    """A served lesson (:class:`agentmem.serving.Lesson`) as a :class:`Scored` hit, or None
+    when its row is no valid experience (a team replica is another machine's file)."""
+    try:
+        experience = Experience.from_row(lesson.row)
+    except (InvalidRecordError, ValueError, TypeError, KeyError):
+        return None
+    return Scored(experience, lesson.score, lesson.evidence, lesson.reason, source=lesson.source)
 
 
 class Retriever:

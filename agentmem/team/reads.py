@@ -1,7 +1,9 @@
-"""Reading the team library next to the private one: search the replica, merge, mark.
+"""Reading the team library next to the private one: which replica rows may be served,
+the merge, the mark.
 
 Reads never touch the network: the replica is a local SQLite file, searched
-read-only with the same index code as the private library. A read whose replica
+read-only with the same index code as the private library
+(:func:`agentmem.serving.team_lessons`, the one place that searches it). A read whose replica
 is older than the team's ``sync_interval`` starts ``agentmem team sync`` in the
 background and answers at once from what the replica holds.
 
@@ -13,23 +15,19 @@ can use it.
 from __future__ import annotations
 
 import json
-import os
+import re
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
-
-if TYPE_CHECKING:
-    from ..embeddings import Embedder
-    from ..retrieval.retriever import Scored
+from typing import Any, TypeVar
 
 __all__ = [
     "TEAM_MARK",
-    "add_team_hits",
     "lesson_text_ok",
     "mark",
     "merge_hits",
+    "row_ok",
     "start_background_sync",
 ]
 
@@ -59,6 +57,22 @@ def lesson_text_ok(text: object) -> bool:
     from ..sanitize import servable
 
     return servable(text) is not None
+
+
+#: A domain as :class:`agentmem.records.Experience` accepts it (not imported: the fast path).
+_DOMAIN = re.compile(r"[a-z0-9][a-z0-9_.-]{0,63}")
+
+
+def row_ok(row: Mapping[str, Any]) -> bool:
+    """Whether a replica's row is an experience :class:`agentmem.records.Experience` can
+    read (its text checked by :func:`lesson_text_ok`): an integer id and a domain that is
+    empty or a short lower-case name. A row that is not is left out of every answer, the
+    prompt's and the API's alike."""
+    domain = row.get("domain")
+    if not isinstance(domain, str) or (domain and not _DOMAIN.fullmatch(domain)):
+        return False
+    eid = row.get("id")
+    return isinstance(eid, int) and not isinstance(eid, bool)
 
 
 def mark(text: str, source: str) -> str:
@@ -132,99 +146,3 @@ def start_background_sync(library: str, team: dict[str, Any]) -> bool:
     except OSError:
         return False
     return True
-
-
-def _checked_hits(
-    db: Any,
-    embed: Callable[[str], Sequence[float]],
-    task: str,
-    tools: Sequence[str] | None,
-    domains: Sequence[str] | None,
-    k: int,
-    min_score: float | None,
-    project: str | None = None,
-) -> list[Scored]:
-    """The replica's hits for ``task`` as team hits, leaving out every row whose lesson
-    breaks the text rules (:func:`lesson_text_ok`) or is no valid experience at all: one
-    bad row in another machine's file never stops the read."""
-    from ..errors import InvalidRecordError
-    from ..records import Experience
-    from ..retrieval.pipeline import search
-    from ..retrieval.retriever import Scored
-
-    out = []
-    found = search(
-        db, task, embed, tools=tools, domains=domains, k=k, min_score=min_score, project=project
-    )
-    for f in found:
-        if not lesson_text_ok(f.text):
-            continue
-        try:
-            experience = Experience.from_row(f.row)
-        except (InvalidRecordError, ValueError, TypeError):
-            continue
-        out.append(Scored(experience, f.score, f.evidence, f.reason, source="team"))
-    return out
-
-
-def add_team_hits(
-    db: Any,
-    library: str | None,
-    embedder: Embedder,
-    task: str,
-    private: list[Scored],
-    *,
-    tools: Sequence[str] | None = None,
-    domains: Sequence[str] | None = None,
-    k: int,
-    min_score: float | None = None,
-    project: str | None = None,
-) -> list[Scored]:
-    """``private`` merged with the team replica's hits for ``task`` (unchanged outside a team).
-
-    ``project`` (a project root): team lessons scoped to another project or machine are
-    left out, as the private ones are.
-
-    ``db`` is the private library (its file ``library``), searched with ``embedder``.
-    Team hits carry ``source='team'``. A replica built with another embedder is
-    refused with :class:`~agentmem.errors.TeamError`.
-    """
-    from ..storage import settings
-
-    team = config_of(settings.raw(db, [settings.TEAM]))
-    if team is None or library is None:
-        return private
-    start_background_sync(library, team)
-    replica = str(team["replica"])
-    if not os.path.isfile(replica):
-        return private
-    from ..db import sqlite3
-    from ..retrieval.retriever import Retriever
-    from .replica import check_embedder, open_readonly
-
-    try:
-        replica_db = open_readonly(replica)
-    except sqlite3.Error:
-        return private  # a replica still being created: the private lessons alone
-    try:
-        try:
-            settings.raw(replica_db)
-        except sqlite3.Error:
-            return private
-        check_embedder(replica_db, embedder)
-        team_hits = _checked_hits(
-            replica_db,
-            Retriever(replica_db, embedder).vector,
-            task,
-            tools,
-            domains,
-            k,
-            min_score,
-            project,
-        )
-    finally:
-        replica_db.close()
-    merged = merge_hits(
-        private, team_hits, k=k, score=lambda h: h.score, text=lambda h: h.experience.text
-    )
-    return [h for _, h in merged]
