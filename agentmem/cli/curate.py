@@ -293,7 +293,9 @@ def retrieve(
     Keyword (BM25) and vector search are fused; lessons naming a --tool come
     first. Scoped to the domains of --tool and --domain plus domain-free
     experiences; all domains when neither is given. Lessons below the
-    relevance floor (--min-score) are left out.
+    relevance floor (--min-score) are left out. These are the lessons a
+    prompt is served (team lessons included): nothing in a paused project,
+    and a lesson whose claim fails here is withheld (agentmem log shows why).
 
     \b
     Examples:
