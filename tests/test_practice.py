@@ -12,6 +12,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -735,3 +736,179 @@ def test_an_agent_that_fails_without_a_run_is_retried_then_stops_the_practice(
     with Memory.open(db) as mem:
         assert mem.trajectories() == []
         assert mem.db.execute("SELECT count(*) FROM practice_rollouts").fetchone()[0] == 0
+
+
+# -- rollouts at once (--jobs) ---------------------------------------------------------------
+
+
+class TogetherAgent(FakeAgent):
+    """:class:`FakeAgent` whose rollouts of one batch must run at the same time (each
+    waits at a barrier for the others) and finish in the order of their seeds, largest
+    first (not the plan's order)."""
+
+    def __init__(self, together: int) -> None:
+        super().__init__()
+        import threading
+
+        self.barrier = threading.Barrier(together, timeout=60)
+        self.workspaces: list[Path] = []
+        self.started: list[int] = []
+        self.finished: list[int] = []
+        self.cond = threading.Condition()
+
+    def run(self, task: Task, ws: Path | None, guidance: str, seed: int, db: Path) -> Outcome:
+        assert ws is not None
+        self.barrier.wait()  # raises BrokenBarrierError unless all run at once
+        with self.cond:
+            self.started.append(seed)
+            self.workspaces.append(ws)
+        self.barrier.wait()  # every seed of the batch is known
+        with self.cond:
+            bigger = [s for s in self.started if s > seed]
+            assert self.cond.wait_for(lambda: set(bigger) <= set(self.finished), timeout=60)
+        out = super().run(task, ws, guidance, seed, db)
+        with self.cond:
+            self.finished.append(seed)
+            self.cond.notify_all()
+        return out
+
+
+def _stored_rows(db: Path) -> list[tuple[Any, ...]]:
+    with Memory.open(db) as mem:
+        return [
+            tuple(r)
+            for r in mem.db.execute(
+                "SELECT task_id, round, idx, seed, condition, success FROM practice_rollouts"
+                " ORDER BY id"
+            ).fetchall()
+        ]
+
+
+def test_jobs_run_a_round_at_once_in_workspaces_of_their_own_recorded_in_order(
+    tmp_path: Path, repo: Path, hashed: None, monkeypatch: pytest.MonkeyPatch
+):
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    tasks = load_tasks(_tasks_file(tmp_path, repo))
+    kw = {"template": "fake", "tasks_path": "t", "size": 4}
+    one = practice(tasks, FakeAgent(), tmp_path / "one.db", **kw)
+    agent = TogetherAgent(4)
+    said: list[str] = []
+    four = practice(tasks, agent, tmp_path / "four.db", jobs=4, progress=said.append, **kw)
+    # the same practice as one by one: rounds, seeds, conditions, verdicts, in the same order
+    assert four.rollouts == one.rollouts == 8 and four.tasks == one.tasks
+    assert _stored_rows(tmp_path / "four.db") == _stored_rows(tmp_path / "one.db")
+    assert [r[1:3] for r in _stored_rows(tmp_path / "four.db")] == [(0, i) for i in range(4)] + [
+        (1, i) for i in range(4)
+    ]
+    # they ran together (the barrier), finished in another order than the plan's
+    seeds = [r[3] for r in _stored_rows(tmp_path / "four.db")]
+    assert sorted(agent.finished) == sorted(seeds) and agent.finished != seeds
+    assert len(set(agent.workspaces)) == 8  # a workspace each
+    assert not list(tmp_path.glob("agentmem-practice-*"))  # every one removed
+    assert _git(repo, "worktree", "list").count("\n") == 0
+    ends = [m for m in said if " in " in m and ("passed" in m or "failed" in m)]
+    assert [m.split(":")[0] for m in ends] == [
+        f"notes round {r} #{i}/4" for r in (0, 1) for i in range(1, 5)
+    ]  # reported in the plan's order too
+    assert four.learned is not None and [x["text"] for x in four.learned["lessons"]] == [
+        x["text"] for x in (one.learned or {})["lessons"]
+    ]
+
+
+def test_jobs_keep_to_the_rollout_budget_and_refuse_a_bad_value(
+    tmp_path: Path, repo: Path, hashed: None
+):
+    tasks = load_tasks(_tasks_file(tmp_path, repo))
+    kw = {"template": "fake", "tasks_path": "t", "size": 4}
+    agent = TogetherAgent(3)
+    r = practice(tasks, agent, tmp_path / "lib.db", jobs=4, budget=Budget(rollouts=3), **kw)
+    assert r.rollouts == 3 and len(agent.calls) == 3 and r.stopped == "--max-rollouts 3 reached"
+    for bad in (0, 33, True, 1.5):
+        with pytest.raises(Exception, match="--jobs must be a whole number from 1 to 32"):
+            practice(tasks, FakeAgent(), tmp_path / "lib.db", jobs=bad, **kw)  # type: ignore[arg-type]
+    p = _cli("run", str(_tasks_file(tmp_path, repo)), "--agent", "true {prompt}", "--jobs", "0",
+             db=tmp_path / "lib.db", cwd=tmp_path)  # fmt: skip
+    assert p.returncode == 2 and "--jobs" in p.stderr and "0 is not in the range" in p.stderr
+
+
+def test_ctrl_c_with_jobs_records_the_finished_rollouts_and_stops_the_others(
+    tmp_path: Path, repo: Path, hashed: None, monkeypatch: pytest.MonkeyPatch
+):
+    """One rollout of a batch is interrupted: the rollouts that finished are recorded (in
+    order), the agent is told to stop, nothing of the interrupted one is stored, and the
+    same command then runs it alone."""
+    import threading
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    tasks = load_tasks(_tasks_file(tmp_path, repo))
+    done = threading.Event()
+
+    class Interrupted(FakeAgent):
+        stopped = 0
+
+        def stop(self) -> None:
+            self.stopped += 1
+
+        def run(self, task: Task, ws: Path | None, guidance: str, seed: int, db: Path) -> Outcome:
+            if seed == first_seeds[1]:
+                done.wait(30)  # the others finished: then Ctrl-C here
+                raise KeyboardInterrupt
+            out = super().run(task, ws, guidance, seed, db)
+            if len(self.calls) == 3:
+                done.set()
+            return out
+
+    first_seeds = [p.seed for p in next_rollouts(tasks[0], 4, "auto", [])]
+    agent = Interrupted()
+    kw = {"template": "fake", "tasks_path": "t", "size": 4}
+    with pytest.raises(KeyboardInterrupt):
+        practice(tasks, agent, tmp_path / "lib.db", jobs=4, **kw)
+    assert agent.stopped == 1
+    rows = _stored_rows(tmp_path / "lib.db")
+    assert [r[2] for r in rows] == [0, 2, 3] and first_seeds[1] not in [r[3] for r in rows]
+    assert not list(tmp_path.glob("agentmem-practice-*"))
+    with Memory.open(tmp_path / "lib.db") as mem:
+        assert len(mem.trajectories(groups=["practice:notes"])) == 3  # no run of the killed one
+    again = FakeAgent()
+    report = practice(tasks, again, tmp_path / "lib.db", jobs=4, **kw)
+    assert again.calls[0][2] == first_seeds[1] and report.rollouts == 8
+    assert sorted(r[3] for r in _stored_rows(tmp_path / "lib.db")).count(first_seeds[1]) == 1
+
+
+def test_ctrl_c_with_jobs_kills_every_agent_under_way(tmp_path: Path, repo: Path):
+    """The real CLI with a real script agent, two rollouts at once: SIGINT kills both
+    agents' process groups, removes both worktrees and says how to continue."""
+    import signal
+    import time
+
+    f = _tasks_file(tmp_path, repo)
+    script = tmp_path / "slow.sh"
+    pids = tmp_path / "pids"
+    pids.mkdir()
+    script.write_text(f"#!/bin/sh\necho $$ > {pids}/$$\nsleep 60\n")
+    script.chmod(0o755)
+    env = {**os.environ, "AGENTMEM_DB": str(tmp_path / "lib.db"), "PYTHONPATH": str(ROOT)}
+    argv = [sys.executable, "-m", "agentmem", "practice", "run", str(f), "--agent",
+            f"{script} {{prompt}}", "--jobs", "2"]  # fmt: skip
+    proc = subprocess.Popen(
+        argv, env={**env, "AGENTMEM_EMBEDDER": "hash"}, stderr=subprocess.PIPE, text=True
+    )
+    deadline = time.monotonic() + 60
+    while len(list(pids.iterdir())) < 2 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    time.sleep(0.5)  # both agents under way
+    agents = [int(p.name) for p in pids.iterdir()]
+    assert len(agents) == 2
+    t0 = time.monotonic()
+    proc.send_signal(signal.SIGINT)
+    _out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130 and "run the same command again to continue" in err, err
+    assert time.monotonic() - t0 < 30  # not the agents' 60 s
+    time.sleep(0.5)
+    for pid in agents:
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)
+    assert _git(repo, "worktree", "list").count("\n") == 0
+    with Memory.open(tmp_path / "lib.db") as mem:
+        assert mem.db.execute("SELECT count(*) FROM practice_rollouts").fetchone()[0] == 0
+        assert mem.trajectories() == []

@@ -209,6 +209,15 @@ def practice() -> None:
 )
 @click.option("--no-learn", is_flag=True, help="Only the rollouts; learn on a later run.")
 @click.option(
+    "--jobs",
+    "-j",
+    type=click.IntRange(1, 32),
+    default=1,
+    show_default=True,
+    help="Rollouts of one task run at once, each in its own workspace (BFCL tasks: one at "
+    "a time); recorded in order.",
+)
+@click.option(
     "--dry-run", is_flag=True, help="Say how many rollouts would run (at most), run none."
 )
 @db_option
@@ -229,6 +238,7 @@ def run(
     max_minutes: float | None,
     max_tokens: int | None,
     no_learn: bool,
+    jobs: int,
     dry_run: bool,
     db_path: str | None,
     as_json: bool,
@@ -249,6 +259,7 @@ def run(
     Examples:
       agentmem practice run tasks.toml --agent 'claude -p {prompt} --output-format json'
       agentmem practice run tasks.toml --agent 'codex exec --json {prompt}' --max-rollouts 20
+      agentmem practice run tasks.toml --agent 'claude -p {prompt}' --jobs 4
       agentmem practice run --bfcl multi_turn_base_3,multi_turn_base_5 -G 4 \\
           --model-url http://127.0.0.1:8080/v1 --model qwen3-8b
     """
@@ -274,6 +285,7 @@ def run(
             keep=keep,
             learn=not no_learn,
             progress=lambda m: echo(f"practice: {m}", err=True),
+            jobs=jobs,
         )
     if as_json:
         print_json(report.as_dict())

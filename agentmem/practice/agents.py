@@ -38,6 +38,13 @@ class ByTask:
         names = [a.name for a in (self.cli, self.bfcl) if a is not None]
         object.__setattr__(self, "name", "+".join(names) or "none")
 
+    def stop(self) -> None:
+        """Stop the agents that can be stopped (the CLI agent's processes under way)."""
+        for agent in (self.cli, self.bfcl):
+            stop = getattr(agent, "stop", None)
+            if callable(stop):
+                stop()
+
     def run(
         self, task: Task, workspace: Path | None, guidance: str, seed: int, db: Path
     ) -> Outcome:

@@ -24,6 +24,7 @@ import re
 import shlex
 import signal
 import subprocess
+import threading
 import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -138,6 +139,39 @@ def parse_usage(stdout: str) -> Usage:
     return Usage(tokens, cost, sid)
 
 
+class _Running:
+    """The processes an agent has under way (one per rollout running at once), so that a
+    practice stopped by Ctrl-C kills them all: after :meth:`stop`, every process of the
+    agent is killed, none is started any more, and each rollout under way raises
+    KeyboardInterrupt (nothing of it is recorded, as with one rollout at a time)."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.procs: set[subprocess.Popen[str]] = set()
+        self.stopped = False
+
+    def start(self, argv: list[str], **kwargs: Any) -> subprocess.Popen[str]:
+        with self.lock:  # a process is started and known as one step, never after stop()
+            if self.stopped:
+                raise KeyboardInterrupt("the practice was stopped")
+            proc: subprocess.Popen[str] = subprocess.Popen(argv, **kwargs)
+            self.procs.add(proc)
+            return proc
+
+    def done(self, proc: subprocess.Popen[str]) -> None:
+        with self.lock:
+            self.procs.discard(proc)
+        if self.stopped:
+            raise KeyboardInterrupt("the practice was stopped")
+
+    def stop(self) -> None:
+        with self.lock:
+            self.stopped = True
+            procs = list(self.procs)
+        for proc in procs:
+            _kill(proc)
+
+
 @attrs.frozen
 class CliAgent:
     """A client run from a command-line template (see the module's docstring).
@@ -151,6 +185,7 @@ class CliAgent:
     client: str | None = None
     env: Mapping[str, str] = attrs.field(factory=dict)
     name: str = attrs.field(init=False)
+    _running: _Running = attrs.field(factory=_Running, init=False, eq=False, repr=False)
 
     def __attrs_post_init__(self) -> None:
         argv = _split(self.template)
@@ -161,6 +196,12 @@ class CliAgent:
             )
         object.__setattr__(self, "client", client)
         object.__setattr__(self, "name", client or Path(argv[0]).name)
+
+    def stop(self) -> None:
+        """Kill every process of this agent under way (its rollouts then raise
+        KeyboardInterrupt) and start none any more: a practice stopped by Ctrl-C while
+        rollouts run at once (``--jobs``). The agent is spent afterwards."""
+        self._running.stop()
 
     # -- one rollout -----------------------------------------------------------------------
 
@@ -180,7 +221,7 @@ class CliAgent:
         error: str | None = None
         stdout = ""
         try:
-            code, stdout, stderr = _run(argv, workspace, env, task.timeout_s)
+            code, stdout, stderr = _run(argv, workspace, env, task.timeout_s, self._running)
             if code == -9:
                 error = f"the agent ran past {task.timeout_s:g} s and was stopped"
             elif code != 0:
@@ -192,7 +233,7 @@ class CliAgent:
         success = False
         check_note = ""
         if error is None or "exited with status" in error:
-            success, check_note = _check(task, workspace, env)
+            success, check_note = _check(task, workspace, env, self._running)
         wall = time.perf_counter() - t0
         usage = parse_usage(stdout)
         facts = {"seed": seed, "agent": self.name, "check": check_note, "guided": bool(guidance)}
@@ -330,12 +371,18 @@ def _names_cwd(path: Path, wanted: set[str]) -> str | None:
 
 
 def _run(
-    argv: list[str], cwd: Path, env: Mapping[str, str], timeout: float
+    argv: list[str],
+    cwd: Path,
+    env: Mapping[str, str],
+    timeout: float,
+    running: _Running | None = None,
 ) -> tuple[int, str, str]:
-    """Run ``argv`` in its own process group; on timeout kill the group (status -9)."""
+    """Run ``argv`` in its own process group; on timeout kill the group (status -9).
+    ``running``: the agent's processes under way (:meth:`CliAgent.stop` kills them)."""
     proc: subprocess.Popen[str] | None = None
+    runs = running or _Running()
     try:
-        proc = subprocess.Popen(
+        proc = runs.start(
             argv,
             cwd=cwd,
             env=dict(env),
@@ -346,17 +393,20 @@ def _run(
             errors="replace",
             start_new_session=True,
         )
-        out, err = proc.communicate(timeout=timeout)
-        return proc.returncode, out, err
-    except subprocess.TimeoutExpired:
-        assert proc is not None
-        _kill(proc)
-        out, err = proc.communicate()
-        return -9, out, err
+        try:
+            out, err = proc.communicate(timeout=timeout)
+            code = proc.returncode
+        except subprocess.TimeoutExpired:
+            _kill(proc)
+            out, err = proc.communicate()
+            code = -9
+        runs.done(proc)  # raises when the practice was stopped meanwhile
+        return code, out, err
     except BaseException:  # Ctrl-C, a kill: the agent does not outlive the practice
         if proc is not None:
             _kill(proc)
             proc.wait()
+            runs.procs.discard(proc)
         raise
 
 
@@ -368,11 +418,13 @@ def _kill(proc: subprocess.Popen[str]) -> None:
         proc.kill()
 
 
-def _check(task: Task, workspace: Path, env: Mapping[str, str]) -> tuple[bool, str]:
+def _check(
+    task: Task, workspace: Path, env: Mapping[str, str], running: _Running | None = None
+) -> tuple[bool, str]:
     """Run the task's check in ``workspace``: (passed, a short note)."""
     try:
         code, _out, err = _run(
-            ["/bin/sh", "-c", task.check or "false"], workspace, env, task.timeout_s
+            ["/bin/sh", "-c", task.check or "false"], workspace, env, task.timeout_s, running
         )
     except OSError as e:
         return False, f"check could not run: {e}"[:300]

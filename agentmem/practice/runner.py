@@ -30,6 +30,7 @@ import hashlib
 import json
 import time
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +46,7 @@ from .workspace import prune, workspace
 
 __all__ = [
     "MAX_BROKEN",
+    "MAX_JOBS",
     "RC_POLICIES",
     "Budget",
     "Planned",
@@ -62,6 +64,8 @@ __all__ = [
 #: run (a wrong API key, a client that will not start): retried, never counted.
 MAX_BROKEN = 3
 BROKEN = "the agent failed"
+#: The most rollouts ``--jobs`` runs at once.
+MAX_JOBS = 32
 #: The values of ``--rc``.
 RC_POLICIES = ("auto", "always", "never")
 
@@ -228,14 +232,21 @@ def practice(
     keep: bool = False,
     learn: bool = True,
     progress: Progress | None = None,
+    jobs: int = 1,
 ) -> PracticeReport:
     """Practise ``tasks``' training half with ``agent``: see the module's docstring.
 
     ``template`` names the agent in the practice's key; ``learn=False`` stops after
-    the rollouts (a later run of the same command learns)."""
+    the rollouts (a later run of the same command learns). ``jobs``: how many rollouts of
+    one task's round run at once, each in its workspace (:func:`_roll_out_all`); the
+    practice's key, plan and records are the same whatever it is."""
     from ..memory import Memory
 
     say = progress or (lambda _m: None)
+    if not isinstance(jobs, int) or isinstance(jobs, bool) or not 1 <= jobs <= MAX_JOBS:
+        raise InvalidRecordError(
+            f"--jobs must be a whole number from 1 to {MAX_JOBS}, not {jobs!r}"
+        )
     if not isinstance(size, int) or isinstance(size, bool) or not 2 <= size <= 64:
         raise InvalidRecordError(
             f"--size must be a whole number from 2 to 64, not {size!r}: a group compares at "
@@ -257,7 +268,7 @@ def practice(
             options={"heldout": list(heldout)},
         )
         _set_aside_changed(mem, pid, train)
-    new, stopped = _roll_out_all(train, agent, db, pid, size, rc, budget, keep, say)
+    new, stopped = _roll_out_all(train, agent, db, pid, size, rc, budget, keep, say, jobs)
     with Memory.open(db) as mem:
         rows = store.rollouts(mem.db, pid)
         summary = [_task_summary(t, rows, size) for t in train]
@@ -355,48 +366,115 @@ def _roll_out_all(
     budget: Budget,
     keep: bool,
     say: Progress,
+    jobs: int = 1,
 ) -> tuple[int, str | None]:
     """Run every training task's planned rollouts, task by task (a complete group is worth
-    more than many partial ones), until the budget says stop: (rollouts run, why stopped)."""
+    more than many partial ones), until the budget says stop: (rollouts run, why stopped).
+
+    With ``jobs`` above 1, up to that many rollouts of a task's round run at once, each in
+    its own workspace and thread (a BFCL task's run one at a time), as many as the
+    rollout budget leaves; their results are recorded in the plan's order (round, index),
+    whichever finished first, so a practice's rows, runs and seeds are the ones it would
+    have had one by one. A rollout that finished is recorded even when another of its
+    batch stops the practice (Ctrl-C, a misconfigured agent); on Ctrl-C the others'
+    agents are killed first (:meth:`~agentmem.practice.cli_agent.CliAgent.stop`)."""
     from ..memory import Memory
 
     started = time.monotonic()
     new = broken = 0
     for repo in {t.repo: t for t in train if t.commit}.values():
         prune(repo)
-    for task in train:
-        while True:
-            with Memory.open(db) as mem:
-                rows = store.rollouts(mem.db, pid)
-            todo = next_rollouts(task, size, rc, _of(task, rows))
-            if not todo:
-                break
-            tokens = sum(int(r["tokens"] or 0) for r in rows)
-            stopped = budget.exhausted(len(rows), tokens, time.monotonic() - started)
-            if stopped is not None:
-                return new, stopped
-            p = todo[0]
-            label = f"{task.id} round {p.round} #{p.idx + 1}/{size}"
-            say(f"{label}: running" + (f" ({_token_name(p.condition)})" if p.condition else ""))
-            outcome = _roll_out(agent, p, db, keep)
-            if outcome.run_id is None and outcome.error:
-                broken += 1  # the agent did not run (no run recorded): not the task's failure
-                say(f"{label}: the agent failed without a run, not counted ({outcome.error})")
-                if broken >= MAX_BROKEN:
-                    return new, (
-                        f"{BROKEN} {broken} times in a row without a run (last: "
-                        f"{outcome.error[:300]}); fix it"
+    pool = ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="rollout") if jobs > 1 else None
+
+    def record(p: Planned, outcome: Outcome) -> None:
+        nonlocal new
+        _store(db, pid, p, outcome)
+        new += 1
+        say(
+            f"{_label(p, size)}: {'passed' if outcome.success else 'failed'} in "
+            f"{outcome.wall_s:.1f} s"
+            + (f" ({outcome.error})" if outcome.error else "")
+            + (f", kept in {outcome.meta['workspace']}" if "workspace" in outcome.meta else "")
+        )
+
+    try:
+        for task in train:
+            while True:
+                with Memory.open(db) as mem:
+                    rows = store.rollouts(mem.db, pid)
+                todo = next_rollouts(task, size, rc, _of(task, rows))
+                if not todo:
+                    break
+                tokens = sum(int(r["tokens"] or 0) for r in rows)
+                stopped = budget.exhausted(len(rows), tokens, time.monotonic() - started)
+                if stopped is not None:
+                    return new, stopped
+                room = 1 if pool is None or task.bfcl else jobs
+                if budget.rollouts is not None:
+                    room = min(room, budget.rollouts - len(rows))
+                batch = todo[:room]
+                for p in batch:
+                    say(
+                        f"{_label(p, size)}: running"
+                        + (f" ({_token_name(p.condition)})" if p.condition else "")
                     )
-                continue
-            broken = 0
-            _store(db, pid, p, outcome)
-            new += 1
-            say(
-                f"{label}: {'passed' if outcome.success else 'failed'} in {outcome.wall_s:.1f} s"
-                + (f" ({outcome.error})" if outcome.error else "")
-                + (f", kept in {outcome.meta['workspace']}" if "workspace" in outcome.meta else "")
-            )
+                why = None
+                for p, outcome in _run_batch(pool, agent, batch, db, keep, record):
+                    if outcome.run_id is None and outcome.error:
+                        broken += 1  # the agent did not run (no run): not the task's failure
+                        say(
+                            f"{_label(p, size)}: the agent failed without a run, not counted "
+                            f"({outcome.error})"
+                        )
+                        if broken >= MAX_BROKEN and why is None:
+                            why = (
+                                f"{BROKEN} {broken} times in a row without a run (last: "
+                                f"{outcome.error[:300]}); fix it"
+                            )
+                        continue
+                    broken = 0
+                    record(p, outcome)
+                if why is not None:
+                    return new, why
+    finally:
+        if pool is not None:
+            pool.shutdown(wait=True)
     return new, None
+
+
+def _label(p: Planned, size: int) -> str:
+    return f"{p.task.id} round {p.round} #{p.idx + 1}/{size}"
+
+
+def _run_batch(
+    pool: ThreadPoolExecutor | None,
+    agent: Agent,
+    batch: Sequence[Planned],
+    db: Path,
+    keep: bool,
+    record: Callable[[Planned, Outcome], None],
+) -> list[tuple[Planned, Outcome]]:
+    """The rollouts of ``batch``, run at once on ``pool`` (one by one without one), with
+    their outcomes in ``batch``'s order. When one raises (Ctrl-C, a misconfigured agent),
+    the others are stopped (Ctrl-C: their agents killed) or waited for, those that
+    finished with a run are recorded with ``record``, and the exception goes on."""
+    if pool is None or len(batch) == 1:
+        return [(p, _roll_out(agent, p, db, keep)) for p in batch]
+    futures = [pool.submit(_roll_out, agent, p, db, keep) for p in batch]
+    try:
+        return [(p, f.result()) for p, f in zip(batch, futures, strict=True)]
+    except BaseException as e:
+        if not isinstance(e, Exception):  # Ctrl-C or a kill: the agents do not outlive it
+            stop = getattr(agent, "stop", None)
+            if callable(stop):
+                stop()
+        wait(futures)
+        for p, f in zip(batch, futures, strict=True):
+            if not f.cancelled() and f.exception() is None:
+                outcome = f.result()
+                if outcome.run_id is not None or not outcome.error:
+                    record(p, outcome)
+        raise
 
 
 def _token_name(condition: str | None) -> str:

@@ -12,6 +12,7 @@ import contextlib
 import shutil
 import subprocess
 import tempfile
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -28,10 +29,16 @@ class WorkspaceError(AgentMemError):
     """A rollout's workspace could not be made (git refused, the copy failed)."""
 
 
+#: One git worktree command at a time in this process: rollouts run at once (``--jobs``)
+#: add and remove worktrees of one repository, and git's own locks refuse a second writer.
+_GIT = threading.Lock()
+
+
 def _git(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        ["git", "-C", str(repo), *args], capture_output=True, text=True, timeout=300
-    )
+    with _GIT:
+        return subprocess.run(
+            ["git", "-C", str(repo), *args], capture_output=True, text=True, timeout=300
+        )
 
 
 @contextlib.contextmanager
