@@ -7,9 +7,9 @@ difference with Newcombe's interval and McNemar's exact test
 (:mod:`agentmem.practice.stats`), what the rollouts cost, and, for each lesson, the
 pairs it was served in (its credit) and their outcome.
 
-The lessons come through the public serving path (:meth:`Memory.retrieve` then
-:meth:`Memory.serve_hits`, which is :meth:`Memory.context` with the ids kept): the
-holdout and the served log apply as in everyday use (route ``practice-eval``).
+The lessons come through the public serving path (:meth:`Memory.serve`, which
+:meth:`Memory.context` formats): the filters (the claim check), the holdout and the
+served log apply as in everyday use (route ``practice-eval``).
 
 **A harmful lesson** is one whose own pairs (those it was served in) say "hurts" by the
 rules of :func:`~agentmem.practice.stats.paired_effect`: at least 6 discordant pairs from
@@ -217,18 +217,15 @@ def guidance_for(mem: Memory, task: Task, *, k: int = 5) -> tuple[str, tuple[int
 
 
 def _served(mem: Memory, task: Task, k: int) -> list[tuple[int | None, str]]:
-    """The lessons served for ``task``, in order: (experience id or None, text as shown)."""
+    """The lessons served for ``task``, in order: (experience id or None, text as shown):
+    :meth:`Memory.serve` (a paused project's nothing, the filters, the holdout, the served
+    log under the route ``practice-eval``)."""
+    from ..serving import Query
     from ..team.reads import mark
 
     project = task.project or (str(task.repo) if task.repo is not None else None)
-    if mem.project_state(project) is not None:
-        return []
-    hits = mem.retrieve(task.prompt, k=k, project=project)
-    hits = mem.serve_hits(task.prompt, hits, route=ROUTE, project=project)
-    return [
-        (h.experience.id if h.source == "private" else None, mark(h.experience.text, h.source))
-        for h in hits
-    ]
+    served = mem.serve(Query(task.prompt, k=k, project=project, route=ROUTE))
+    return [(x.id, mark(x.text, x.source)) for x in served.lessons]
 
 
 def _text(served: Sequence[tuple[int | None, str]], *, leave_out: int | None = None) -> str:
