@@ -243,17 +243,7 @@ def practice(
     from ..memory import Memory
 
     say = progress or (lambda _m: None)
-    if not isinstance(jobs, int) or isinstance(jobs, bool) or not 1 <= jobs <= MAX_JOBS:
-        raise InvalidRecordError(
-            f"--jobs must be a whole number from 1 to {MAX_JOBS}, not {jobs!r}"
-        )
-    if not isinstance(size, int) or isinstance(size, bool) or not 2 <= size <= 64:
-        raise InvalidRecordError(
-            f"--size must be a whole number from 2 to 64, not {size!r}: a group compares at "
-            "least two rollouts of a task (the paper's G is 4 to 8)"
-        )
-    if rc not in RC_POLICIES:
-        raise InvalidRecordError(f"--rc must be one of {', '.join(RC_POLICIES)}, not {rc!r}")
+    _check_options(size, rc, jobs)
     train = [t for t in tasks if t.split == "train"]
     heldout = tuple(t.id for t in tasks if t.split == "heldout")
     key = practice_key(tasks_path, template, size, rc)
@@ -305,6 +295,21 @@ def practice(
         not_learned=not_learned,
         agent_broken=bool(stopped and stopped.startswith(BROKEN)),
     )
+
+
+def _check_options(size: int, rc: str, jobs: int) -> None:
+    """Refuse a G, an RC-GRPO policy or a ``--jobs`` that is out of range, saying why."""
+    if not isinstance(jobs, int) or isinstance(jobs, bool) or not 1 <= jobs <= MAX_JOBS:
+        raise InvalidRecordError(
+            f"--jobs must be a whole number from 1 to {MAX_JOBS}, not {jobs!r}"
+        )
+    if not isinstance(size, int) or isinstance(size, bool) or not 2 <= size <= 64:
+        raise InvalidRecordError(
+            f"--size must be a whole number from 2 to 64, not {size!r}: a group compares at "
+            "least two rollouts of a task (the paper's G is 4 to 8)"
+        )
+    if rc not in RC_POLICIES:
+        raise InvalidRecordError(f"--rc must be one of {', '.join(RC_POLICIES)}, not {rc!r}")
 
 
 def estimate(
@@ -418,28 +423,40 @@ def _roll_out_all(
                         f"{_label(p, size)}: running"
                         + (f" ({_token_name(p.condition)})" if p.condition else "")
                     )
-                why = None
-                for p, outcome in _run_batch(pool, agent, batch, db, keep, record):
-                    if outcome.run_id is None and outcome.error:
-                        broken += 1  # the agent did not run (no run): not the task's failure
-                        say(
-                            f"{_label(p, size)}: the agent failed without a run, not counted "
-                            f"({outcome.error})"
-                        )
-                        if broken >= MAX_BROKEN and why is None:
-                            why = (
-                                f"{BROKEN} {broken} times in a row without a run (last: "
-                                f"{outcome.error[:300]}); fix it"
-                            )
-                        continue
-                    broken = 0
-                    record(p, outcome)
+                done = _run_batch(pool, agent, batch, db, keep, record)
+                broken, why = _take(done, broken, size, record, say)
                 if why is not None:
                     return new, why
     finally:
         if pool is not None:
             pool.shutdown(wait=True)
     return new, None
+
+
+def _take(
+    done: Sequence[tuple[Planned, Outcome]],
+    broken: int,
+    size: int,
+    record: Callable[[Planned, Outcome], None],
+    say: Progress,
+) -> tuple[int, str | None]:
+    """Record a batch's outcomes in order, but not those whose agent failed without a run
+    (no data point: tried again); with ``broken`` such rollouts in a row before, (how many
+    in a row now, why the practice stops or None): after :data:`MAX_BROKEN` in a row."""
+    why = None
+    for p, outcome in done:
+        if outcome.run_id is None and outcome.error:
+            broken += 1  # the agent did not run (no run): not the task's failure
+            say(f"{_label(p, size)}: the agent failed without a run, not counted ({outcome.error})")
+            if broken >= MAX_BROKEN and why is None:
+                why = (
+                    f"{BROKEN} {broken} times in a row without a run (last: "
+                    f"{outcome.error[:300]}); fix it"
+                )
+            continue
+        broken = 0
+        record(p, outcome)
+    return broken, why
 
 
 def _label(p: Planned, size: int) -> str:
