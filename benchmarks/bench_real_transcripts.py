@@ -690,6 +690,7 @@ def replay(items: Sequence[Transcript], workdir: Path) -> dict[str, Any]:
         "right": 0,
     }
     stats["cases"] = []
+    stats["withheld"] = []
     for name, seq in projects(items).items():
         with Memory.open(workdir / f"replay-{name}.db") as mem:
             for i, session in enumerate(seq):
@@ -717,6 +718,10 @@ def _replay_session(
         served, withheld = _served(mem, turn.prompt, cwd, found)
         stats["turns"] += 1
         stats["withheld_turns"] += bool(withheld)
+        text = {x.id: x.text for x in found}
+        stats["withheld"] += [
+            {"session": t.file, "lesson": text.get(i, str(i)), "why": why} for i, why in withheld
+        ]
         stats["wrong_turns"] += any(x.match is None for x in served)
         for cid in turn.failures:
             if cid not in rep:
@@ -741,17 +746,19 @@ def hook_payload(prompt: str, cwd: str | None) -> dict[str, Any]:
 
 def _served(
     mem: Memory, prompt: str, cwd: str | None, found: Sequence[Lesson]
-) -> tuple[list[Lesson], list[int]]:
+) -> tuple[list[Lesson], list[tuple[int, str]]]:
     """The lessons the UserPromptSubmit hook serves for ``prompt`` in the session's working
     directory ``cwd`` (found by their ids), and the ids of those its filters withheld (a
-    claim that fails here): :func:`agentmem.hooks.run.prompt_served`, what the hook calls,
-    with the payload Claude Code gives it (the prompt, its cwd, the session), so the claim
-    checks, the team merge, the holdout and the served log are the hook's."""
+    claim that fails here) with the reason: :func:`agentmem.hooks.run.prompt_served`, what
+    the hook calls, with the payload Claude Code gives it (the prompt, its cwd, the
+    session), so the claim checks, the team merge, the holdout and the served log are the
+    hook's. A claim about PATH is checked on this machine, not the session's: a replay on
+    another machine may withhold other lessons."""
     got = prompt_served(str(mem.path), hook_payload(prompt, cwd))
     if got is None:
         return [], []
     by_id = {x.id: x for x in found}
-    withheld = [x.id for x, _ in got.withheld if x.id is not None]
+    withheld = [(x.id, why) for x, why in got.withheld if x.id is not None]
     return [by_id[i] for i in got.ids if i in by_id], withheld
 
 

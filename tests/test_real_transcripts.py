@@ -359,7 +359,8 @@ def test_the_replay_serves_exactly_what_the_prompt_hook_serves(tmp_path: Path) -
         found = bench.lessons(mem)
         served, withheld = bench._served(mem, prompt, str(app), found)
     ids = [x.id for x in served]
-    assert kept in ids and scoped.id in ids and gone not in ids and withheld == [gone]
+    assert kept in ids and scoped.id in ids and gone not in ids
+    assert withheld == [(gone, "agentmem-no-such-program-x9 is not on PATH here")]
     payload = {**bench.hook_payload(prompt, str(app)), "transcript_path": str(tmp_path / "t.jsonl")}
     p = run_cli("hooks", "run", "claude-code", db=db, input=json.dumps(payload).encode())
     assert p.returncode == 0 and p.stdout.strip(), (p.stderr, list(tmp_path.iterdir()))
