@@ -26,7 +26,8 @@ program and the terms a matching lesson must name) or a *trap* that must teach n
    checks, the holdout and the served log included) are checked: at each failure that
    repeats a key correction of an earlier session, is a lesson matching it served, and
    how many prompts are served a lesson that matches no key correction (and how many
-   had a lesson withheld because its claim fails on this machine).
+   had a lesson withheld because its claim fails; claims about PATH are not checked in a
+   replay, since the session's machine is not this one).
 
 Matching is mechanical (see :func:`matches`): a lesson matches a key correction when
 (a) one of the runs it was learned from (the runs of every group its applied operations
@@ -752,9 +753,20 @@ def _served(
     claim that fails here) with the reason: :func:`agentmem.hooks.run.prompt_served`, what
     the hook calls, with the payload Claude Code gives it (the prompt, its cwd, the
     session), so the claim checks, the team merge, the holdout and the served log are the
-    hook's. A claim about PATH is checked on this machine, not the session's: a replay on
-    another machine may withhold other lessons."""
-    got = prompt_served(str(mem.path), hook_payload(prompt, cwd))
+    hook's. The session's machine cannot be consulted: a claim about PATH is left
+    unchecked (this machine's PATH would make the figures depend on where the benchmark
+    runs), and a path claim is checked only where the session's folder exists here."""
+    import agentmem.claims as claims_module
+
+    def unknown(name: str) -> str | None:
+        raise ValueError(f"{name}: the session's PATH is not known in a replay")
+
+    looked_up = claims_module._which
+    claims_module._which = unknown
+    try:
+        got = prompt_served(str(mem.path), hook_payload(prompt, cwd))
+    finally:
+        claims_module._which = looked_up
     if got is None:
         return [], []
     by_id = {x.id: x for x in found}
