@@ -241,3 +241,29 @@ def test_a_slip_repeated_in_a_later_session_teaches_then(tmp_path):
             mem.learn(use_model=False)
             texts = [e.text for e in mem.experiences()]
             assert len(texts) == n  # nothing after the first slip; the lesson after the second
+
+
+def test_a_read_over_the_size_limit_and_one_over_the_token_limit_are_one_slip(tmp_path):
+    """Real (development half): Read refused a 906 KB file ('exceeds maximum allowed size
+    (256KB)', ahpou9512, then Grepped it) and, in another project, a file of 28483 tokens
+    ('exceeds maximum allowed tokens (25000)', aistrad). One rule of the tool, so the two
+    slips repeat it; either alone teaches nothing."""
+    size = (
+        "File content (906KB) exceeds maximum allowed size (256KB). Use offset and limit "
+        "parameters to read specific portions of the file, or search for specific content."
+    )
+    tokens = (
+        "File content (28483 tokens) exceeds maximum allowed tokens (25000). Please use "
+        "offset and limit parameters to read specific portions of the file."
+    )
+    by_size = (
+        Step(tool="Read", params={"file_path": "/w/a/global.js"}, output=size, success=False),
+        Step(tool="Grep", params={"pattern": "banner", "path": "/w/a/global.js"}, output="3:x"),
+    )
+    by_tokens = (
+        Step(tool="Read", params={"file_path": "/v/docs/SPEC.md"}, output=tokens, success=False),
+        Step(tool="Grep", params={"pattern": "quota", "path": "/v/docs/SPEC.md"}, output="9:y"),
+    )
+    (text,) = _learned_from(tmp_path / "both", [by_size, by_tokens])
+    assert "exceeds maximum allowed" in text and "offset and limit" in text
+    assert _learned_from(tmp_path / "one", [by_size]) == []

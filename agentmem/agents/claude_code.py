@@ -54,8 +54,10 @@ _TOOLS = (
         path="file_path",
         instead=(
             ("EISDIR", "it takes a file: list a folder with Glob or ls"),
+            # "File content (28483 tokens) exceeds maximum allowed tokens (25000)" and
+            # "File content (906KB) exceeds maximum allowed size (256KB)": one rule
             (
-                "exceeds maximum allowed tokens",
+                "exceeds maximum allowed",
                 "read the file in parts: pass offset and limit, or Grep it",
             ),
         ),
