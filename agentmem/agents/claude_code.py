@@ -34,6 +34,10 @@ _READ_FIRST = (
     ("has been modified since read", ToolKind.READ),
 )
 
+#: Claude Code checks its own settings file after an edit and refuses a key its schema
+#: does not know ("Unrecognized field: hasCompletedOnboarding").
+_SETTINGS = (("settings.json validation failed", "field"),)
+
 _TOOLS = (
     ToolSpec(
         "Bash",
@@ -61,12 +65,18 @@ _TOOLS = (
                 "read the file in parts: pass offset and limit, or Grep it",
             ),
         ),
+        refuses=(("cannot read binary files", "binary"),),
     ),
     ToolSpec("NotebookRead", ToolKind.READ),
     ToolSpec("LS", ToolKind.READ),
-    ToolSpec("Write", ToolKind.WRITE, needs=_READ_FIRST, path="file_path"),
+    ToolSpec("Write", ToolKind.WRITE, needs=_READ_FIRST, path="file_path", refuses=_SETTINGS),
     ToolSpec(
-        "Edit", ToolKind.EDIT, content_errors=_EDIT_CONTENT, needs=_READ_FIRST, path="file_path"
+        "Edit",
+        ToolKind.EDIT,
+        content_errors=_EDIT_CONTENT,
+        needs=_READ_FIRST,
+        path="file_path",
+        refuses=_SETTINGS,
     ),
     ToolSpec(
         "MultiEdit",
@@ -74,6 +84,7 @@ _TOOLS = (
         content_errors=_EDIT_CONTENT,
         needs=_READ_FIRST,
         path="file_path",
+        refuses=_SETTINGS,
     ),
     ToolSpec("NotebookEdit", ToolKind.EDIT, needs=_READ_FIRST, path="notebook_path"),
     ToolSpec("Glob", ToolKind.SEARCH),
@@ -86,7 +97,8 @@ _TOOLS = (
     ToolSpec("EnterPlanMode", ToolKind.PLAN),
     ToolSpec("ExitPlanMode", ToolKind.PLAN),
     ToolSpec("AskUserQuestion", ToolKind.PLAN),
-    ToolSpec("WebFetch", ToolKind.WEB),
+    # "Invalid URL": WebFetch will not fetch a local address (http://localhost:3001)
+    ToolSpec("WebFetch", ToolKind.WEB, path="url", refuses=(("Invalid URL", "local"),)),
     ToolSpec("WebSearch", ToolKind.WEB),
 )
 
