@@ -281,3 +281,32 @@ def test_other_schema_errors_after_a_one_off_slip_teach_nothing() -> None:
         ),
     ):
         assert find_corrections(Trajectory(task="ask", steps=steps)) == []
+
+
+def test_a_tool_switch_after_a_url_or_a_pattern_given_as_a_path_is_no_wrong_tool() -> None:
+    """Structural (the development half has no example of this trap): a file tool given a
+    URL (or a glob) as its path failed; another tool then took the same value and worked.
+    The argument was no path: no "use fetch_url, not read_file". The same switch after a
+    real path failed is still a wrong tool (the guard looks at the argument only)."""
+    from agentmem.learning.corrections import malformed_target
+
+    url = "https://docs.example.com/api/reference"
+    gone = "ENOENT: no such file or directory"
+
+    def switch(value: str) -> Trajectory:
+        return Trajectory(
+            task="summarise the reference",
+            steps=(
+                Step("read_file", {"path": value}, gone, False),
+                Step("fetch_url", {"url": value}, "The API has 3 calls", True),
+            ),
+            accepted=True,
+        )
+
+    assert [c for c in find_corrections(switch(url)) if c.kind == Kind.WRONG_TOOL] == []
+    real = [c for c in find_corrections(switch("docs/api.md")) if c.kind == Kind.WRONG_TOOL]
+    assert len(real) == 1  # the guard is what keeps the URL case out
+    assert malformed_target(Step("Read", {"file_path": url}, gone, False))
+    assert malformed_target(Step("Read", {"file_path": "src/**/*.ts"}, gone, False))
+    assert not malformed_target(Step("Read", {"file_path": "app/[id]/page.tsx"}, gone, False))
+    assert not malformed_target(Step("WebFetch", {"url": url}, "Invalid URL", False))

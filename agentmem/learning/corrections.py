@@ -365,10 +365,32 @@ def _setting(
     )
 
 
+#: A URL, or a search pattern (``*``, ``?``, ``|``, ``^``), where a file's path goes.
+_NO_PATH = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://|[*?|^]")
+
+
+def malformed_target(s: Step) -> bool:
+    """Whether a call's path parameter held no path: a URL given to Read, a glob or a
+    regular expression given as a file. The call failed on its argument; another tool that
+    then took the same value (a fetch of the URL, a search for the pattern) shows no rule
+    of "use B instead of A", only that the argument was not a path. The path parameter is
+    the client table's (:attr:`ToolSpec.path`), or for a tool no table knows any parameter
+    whose name says path or file; a web tool's URL is its own."""
+    found = spec_for(s.tool)
+    if found is not None and found[1].kind is ToolKind.WEB:
+        return False
+    if found is not None and found[1].path:
+        keys = [found[1].path]
+    else:
+        keys = [k for k in s.params if re.search(r"(?i)path|file|dir", k)]
+    return any(isinstance(s.params.get(k), str) and _NO_PATH.search(s.params[k]) for k in keys)
+
+
 def _other_tool(t: Trajectory, i: int, used: set[int]) -> Correction | None:
-    """A different tool that did the step of failed call ``i`` (see the module doc)."""
+    """A different tool that did the step of failed call ``i`` (see the module doc); none
+    after a malformed argument (:func:`malformed_target`)."""
     w = t.steps[i]
-    if t.accepted is not True:
+    if t.accepted is not True or malformed_target(w):
         return None
     later_ok = [k for k in range(i + 1, len(t.steps)) if t.steps[k].success]
     if any(t.steps[k].tool == w.tool and _same_values(w, t.steps[k]) for k in later_ok):
