@@ -310,3 +310,57 @@ def test_a_tool_switch_after_a_url_or_a_pattern_given_as_a_path_is_no_wrong_tool
     assert malformed_target(Step("Read", {"file_path": "src/**/*.ts"}, gone, False))
     assert not malformed_target(Step("Read", {"file_path": "app/[id]/page.tsx"}, gone, False))
     assert not malformed_target(Step("WebFetch", {"url": url}, "Invalid URL", False))
+
+
+def test_a_second_cd_into_the_folder_the_shell_stands_in() -> None:
+    """Real positive (uumk0n, development half): `cd apps/api && pnpm exec tsc` worked, so
+    Claude Code's Bash stood in apps/api; `cd apps/api && npx tsc --noEmit` then failed
+    ('no such file or directory: apps/api') and `npx tsc --noEmit` alone worked. The lesson
+    is the client's shell (it keeps its folder), not where the project keeps apps/api."""
+    first = _sh("cd apps/api && pnpm exec tsc --noEmit 2>&1 | head -50", "tsc output")
+    again = _sh(
+        "cd apps/api && npx tsc --noEmit 2>&1 | head -60",
+        "Exit code 1\n(eval):cd:1: no such file or directory: apps/api",
+        False,
+    )
+    alone = _sh("npx tsc --noEmit 2>&1 | head -60", "tsc output")
+    (c,) = find_corrections(Trajectory(task="add google sign-in", steps=(first, again, alone)))
+    assert c.kind == Kind.TOOL_RULE and (c.failed, c.fixed) == (1, 2)
+    assert c.finding.text.startswith(
+        "Bash keeps the working directory between calls: after cd apps/api, cd apps/api again"
+    )
+    assert "pwd" in c.finding.text
+
+
+def test_a_cd_that_failed_for_another_reason_teaches_no_kept_folder() -> None:
+    """Negatives: no earlier cd into that folder (the folder is really missing); a cd
+    elsewhere in between (the shell left it); a client whose shell starts afresh each call
+    (Codex: a workdir per call); and the real trap shape of trollz1004 (development half),
+    where `cd "C:/Users/.../admin" && npx vite build` failed on vite, not on the folder."""
+    again = _sh(
+        "cd apps/api && npx tsc --noEmit",
+        "Exit code 1\n(eval):cd:1: no such file or directory: apps/api",
+        False,
+    )
+    alone = _sh("npx tsc --noEmit", "ok")
+    first = _sh("cd apps/api && ls", "src")
+    back = _sh("cd .. && ls", "apps")
+    for steps in ((again, alone), (first, back, again, alone)):
+        assert find_corrections(Trajectory(task="check types", steps=steps)) == []
+    codex = tuple(
+        Step("shell_command", {"command": s.params["command"]}, s.output, s.success)
+        for s in (first, again, alone)
+    )
+    assert [
+        c for c in find_corrections(Trajectory(task="t", steps=codex)) if c.kind == Kind.TOOL_RULE
+    ] == []
+    win = "C:/Users/j/dating-platform/admin"
+    vite = _sh(
+        f'cd "{win}" && npx vite build',
+        "Exit code 127\n/usr/bin/bash: line 1: vite: command not found",
+        False,
+    )
+    steps = (_sh(f'cd "{win}" && ls', "src"), vite, _sh("npx vite build", "built"))
+    assert [
+        c for c in find_corrections(Trajectory(task="b", steps=steps)) if c.kind == Kind.TOOL_RULE
+    ] == []

@@ -108,7 +108,9 @@ class ToolSpec:
     instead: tuple[tuple[str, str], ...] = ()
     #: (words of the tool's own refusal, the class of target): Read of a binary file.
     refuses: tuple[tuple[str, str], ...] = ()
-
+    #: A shell tool whose working directory persists from one call to the next (Claude
+    #: Code's Bash): a ``cd`` in one call holds for the next.
+    keeps_cwd: bool = False
 
 
 @attrs.frozen

@@ -46,6 +46,7 @@ _TOOLS = (
         inert=frozenset(
             {"description", "timeout", "run_in_background", "dangerouslyDisableSandbox"}
         ),
+        keeps_cwd=True,  # "the working directory persists between commands"
     ),
     ToolSpec("BashOutput", ToolKind.SHELL_INPUT, inert=frozenset({"filter"})),
     ToolSpec("KillBash", ToolKind.SHELL_INPUT),

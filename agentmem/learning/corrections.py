@@ -426,7 +426,7 @@ def find_corrections(t: Trajectory) -> list[Correction]:
     """
     recorded = t
     t = learning_view(t)
-    needs = _tool_needs(t) + _tool_refusals(recorded) + _unquoted(t)
+    needs = _tool_needs(t) + _tool_refusals(recorded) + _unquoted(t) + _cwd_kept(t)
     taken = {c.failed for c in needs}
     out = [
         c for c in _generic_corrections(t) if not _names_shell(c.finding) and c.failed not in taken
@@ -685,6 +685,98 @@ def _tool_refusals(t: Trajectory) -> list[Correction]:
             f"{how} worked ({_step_word(b)})"
         )
         out.append(Correction(Kind.TOOL_RULE, a, b, (), f, why))
+    return out
+
+
+def _leading_cd(s: Step) -> tuple[str, str] | None:
+    """(the folder, the rest of the line) of a shell call that starts ``cd D && ...`` with a
+    relative folder D, else None."""
+    found = spec_for(s.tool)
+    if found is None or found[1].command is None:
+        return None
+    line = command_line(found[1], s.params)
+    m = re.match(r"\s*cd\s+(['\"]?)([\w.][\w./-]*)\1\s*&&\s*(.+)", line, re.S)
+    if m is None or m.group(2) in (".", "..", "-") or m.group(2).startswith("../"):
+        return None
+    return m.group(2).rstrip("/"), m.group(3).strip()
+
+
+def _chdirs(s: Step) -> bool:
+    found = spec_for(s.tool)
+    if found is None or found[1].command is None:
+        return False
+    script = parse(command_line(found[1], s.params))
+    return any(_programs.has(c.program, _programs.Role.CHDIR) for c in script.commands)
+
+
+def _cwd_kept(t: Trajectory) -> list[Correction]:
+    """A shell tool that keeps its working directory between calls (Claude Code's Bash:
+    :attr:`agentmem.agents.ToolSpec.keeps_cwd`) ran ``cd D && ...`` and worked; a later
+    call ran ``cd D && X`` again, with no other change of folder between, and failed
+    naming D as missing (the shell stood in D already); the same X without the ``cd`` then
+    worked. The lesson is the client's: its shell keeps the folder. It is never a fact of
+    where the project keeps D (a working directory's slip: ``shell_fixes.cwd_slip``)."""
+    out: list[Correction] = []
+    steps = t.steps
+    for i, w in enumerate(steps):
+        found = spec_for(w.tool)
+        if w.success or found is None or not found[1].keeps_cwd:
+            continue
+        lead = _leading_cd(w)
+        if lead is None:
+            continue
+        folder, rest = lead
+        if folder not in w.output or not re.search(r"(?i)no such file|not found", w.output):
+            continue
+        went = None
+        for k in range(i - 1, -1, -1):
+            s = steps[k]
+            if s.tool != w.tool or not _chdirs(s):
+                continue
+            went = k if s.success and (_leading_cd(s) or ("", ""))[0] == folder else None
+            break  # the last change of folder before the failure decides
+        if went is None:
+            continue
+        line = found[1].command
+        fixed = next(
+            (
+                j
+                for j in range(i + 1, min(len(steps), i + 4))
+                if steps[j].tool == w.tool
+                and steps[j].success
+                and line is not None
+                and str(steps[j].params.get(line, "")).strip() == rest
+            ),
+            None,
+        )
+        if fixed is None:
+            continue
+        e = _error(w)
+        q = quote_error(e, 8)
+        text = lesson_text(
+            f"{w.tool} keeps the working directory between calls: after cd {folder}, cd "
+            f"{folder} again fails ('{q}'); use absolute paths, or check pwd first."
+        )
+        f = Finding(
+            Kind.TOOL_RULE,
+            w.tool,
+            _domain(w),
+            text,
+            (w.tool, "cd"),
+            detail={
+                "error": e,
+                "helper": None,
+                "rule_error": q,
+                "refused": "cwd",
+                "how": "the same command without the cd",
+                "scope": "tool",
+            },
+        )
+        why = (
+            f"{_step_word(went)} ran cd {folder}; {_step_word(i)} ran cd {folder} again and "
+            f"failed ('{q}'); the same command without the cd worked ({_step_word(fixed)})"
+        )
+        out.append(Correction(Kind.TOOL_RULE, i, fixed, (), f, why))
     return out
 
 
