@@ -127,6 +127,14 @@ def test_read_of_a_binary_file_that_the_run_only_looked_at_teaches_nothing() -> 
         ),
     )
     assert [c for c in find_corrections(looked) if c.kind == Kind.TOOL_RULE] == []
+    typed = Trajectory(
+        task="summarise the report",
+        steps=(
+            Step("Read", {"file_path": path}, BINARY, False),
+            _sh(f"file {path}", "report.pdf: PDF document, version 1.4"),
+        ),
+    )
+    assert [c for c in find_corrections(typed) if c.kind == Kind.TOOL_RULE] == []
     again = Trajectory(
         task="summarise the report",
         steps=(

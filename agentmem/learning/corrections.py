@@ -545,12 +545,23 @@ def _own_success(script_pipelines: Sequence[Any], k: int) -> bool:
     return all(p.connector == "&&" for p in script_pipelines[k + 1 :])
 
 
+def _looks_only(program: str) -> bool:
+    """A program that only looks at a file (``ls``, ``stat``, ``file``, ``cat``, ``head``:
+    a probe, a lister or a plain reader of files): no way to what a tool refused."""
+    p = _programs.get(program)
+    if p is None:
+        return False
+    roles = p.roles
+    return bool(roles & {_programs.Role.PROBE, _programs.Role.LISTS}) or (
+        _programs.Role.READER in roles and p.domain == "fs"
+    )
+
+
 def _other_way(t: Trajectory, i: int, target: str) -> tuple[int, str, str] | None:
     """(index, the program or tool, the shell tool or "") of the first later successful
     call that reached ``target`` another way than refused call ``i``'s tool; None when
     that tool itself later took the same target (the refusal did not hold) or no call did.
-    A look at the target (``ls``, ``stat``: :attr:`Role.PROBE`, :attr:`Role.LISTS`) is no
-    way to it."""
+    A look at the target (:func:`_looks_only`) is no way to it."""
     w = t.steps[i]
     for k in range(i + 1, min(len(t.steps), i + 1 + _REFUSAL_WINDOW)):
         s = t.steps[k]
@@ -571,9 +582,7 @@ def _other_way(t: Trajectory, i: int, target: str) -> tuple[int, str, str] | Non
                 for c in pl.commands:
                     if not any(_names_target(x, target) for x in c.args):
                         continue
-                    if _programs.has(c.program, _programs.Role.PROBE) or _programs.has(
-                        c.program, _programs.Role.LISTS
-                    ):
+                    if _looks_only(c.program):
                         continue
                     if _own_success(script.pipelines, n):
                         return k, c.program, s.tool
