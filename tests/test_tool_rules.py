@@ -132,6 +132,7 @@ def test_read_of_a_binary_file_that_the_run_only_looked_at_teaches_nothing() -> 
         steps=(
             Step("Read", {"file_path": path}, BINARY, False),
             _sh(f"file {path}", "report.pdf: PDF document, version 1.4"),
+            _sh(f"cp {path} /tmp/report.pdf && echo copied", "copied"),
         ),
     )
     assert [c for c in find_corrections(typed) if c.kind == Kind.TOOL_RULE] == []

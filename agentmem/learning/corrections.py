@@ -546,15 +546,21 @@ def _own_success(script_pipelines: Sequence[Any], k: int) -> bool:
 
 
 def _looks_only(program: str) -> bool:
-    """A program that only looks at a file (``ls``, ``stat``, ``file``, ``cat``, ``head``:
-    a probe, a lister or a plain reader of files): no way to what a tool refused."""
+    """A program that is no way to what a tool refused: one that only looks at a file or
+    handles it as a file (``ls``, ``stat``, ``file``, ``cat``, ``cp``, ``mv``, ``rm``,
+    ``unzip``: a probe, a lister, a mover or any program of the file system), sets the
+    scene (``echo``) or changes a file's content (``patch``)."""
     p = _programs.get(program)
     if p is None:
         return False
-    roles = p.roles
-    return bool(roles & {_programs.Role.PROBE, _programs.Role.LISTS}) or (
-        _programs.Role.READER in roles and p.domain == "fs"
-    )
+    no_way = {
+        _programs.Role.PROBE,
+        _programs.Role.LISTS,
+        _programs.Role.MOVES,
+        _programs.Role.EDITS,
+        _programs.Role.SCENE,
+    }
+    return bool(p.roles & no_way) or p.domain == "fs"
 
 
 def _other_way(t: Trajectory, i: int, target: str) -> tuple[int, str, str] | None:
