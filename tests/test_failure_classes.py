@@ -494,3 +494,16 @@ def test_an_escalation_is_a_correction_whose_lesson_is_held_for_a_person():
     assert "sandbox_permissions: require_escalated" in c.finding.text
     # issue 30: its lesson would have the agent escalate, so it is written held
     assert review_columns(c.finding.text, dict(c.finding.detail))["review"] == "held"
+
+
+def test_a_cd_that_failed_in_zsh_is_the_calls_misuse_not_the_checkers():
+    """Real (uumk0n, development half): `cd apps/api && npx tsc` failed with zsh's
+    '(eval):cd:1: no such file or directory: apps/api'; tsc never ran, so the failure is the
+    cd's (a misuse), not a type check's (code). bash's 'cd: x: No such file' was read so
+    already; a failure of tsc itself after a cd that worked stays the code's."""
+    zsh = "Exit code 1\n(eval):cd:1: no such file or directory: apps/api"
+    bash = "Exit code 1\n/usr/bin/bash: line 1: cd: apps/api: No such file or directory"
+    for out in (zsh, bash):
+        assert outcome(_bash("cd apps/api && npx tsc", out)).failure is Failure.MISUSE
+    typed = "Exit code 2\nsrc/a.ts(3,1): error TS2304: Cannot find name 'x'."
+    assert outcome(_bash("cd apps/api && npx tsc", typed)).failure is Failure.CODE

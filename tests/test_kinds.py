@@ -241,3 +241,78 @@ def test_a_slip_repeated_in_a_later_session_teaches_then(tmp_path):
             mem.learn(use_model=False)
             texts = [e.text for e in mem.experiences()]
             assert len(texts) == n  # nothing after the first slip; the lesson after the second
+
+
+def test_a_read_over_the_size_limit_and_one_over_the_token_limit_are_one_slip(tmp_path):
+    """Real (development half): Read refused a 906 KB file ('exceeds maximum allowed size
+    (256KB)', ahpou9512, then Grepped it) and, in another project, a file of 28483 tokens
+    ('exceeds maximum allowed tokens (25000)', aistrad). One rule of the tool, so the two
+    slips repeat it; either alone teaches nothing."""
+    size = (
+        "File content (906KB) exceeds maximum allowed size (256KB). Use offset and limit "
+        "parameters to read specific portions of the file, or search for specific content."
+    )
+    tokens = (
+        "File content (28483 tokens) exceeds maximum allowed tokens (25000). Please use "
+        "offset and limit parameters to read specific portions of the file."
+    )
+    by_size = (
+        Step(tool="Read", params={"file_path": "/w/a/global.js"}, output=size, success=False),
+        Step(tool="Grep", params={"pattern": "banner", "path": "/w/a/global.js"}, output="3:x"),
+    )
+    by_tokens = (
+        Step(tool="Read", params={"file_path": "/v/docs/SPEC.md"}, output=tokens, success=False),
+        Step(tool="Grep", params={"pattern": "quota", "path": "/v/docs/SPEC.md"}, output="9:y"),
+    )
+    (text,) = _learned_from(tmp_path / "both", [by_size, by_tokens])
+    assert "exceeds maximum allowed" in text and "offset and limit" in text
+    assert _learned_from(tmp_path / "one", [by_size]) == []
+
+
+def test_the_tool_rules_of_a_refusal_walk_every_step():
+    """The tool_rule findings of issue 29's first item (a refusal then another way, a
+    parameter passed as its JSON text, a cd the shell had made already) walk every step of
+    learning like any other tool rule, each from its real positive example's shape."""
+    from agentmem.learning.corrections import find_corrections
+
+    binary = (
+        "<tool_use_error>This tool cannot read binary files. The file appears to be a "
+        "binary .xlsx file.</tool_use_error>"
+    )
+    path = "/w/finance/consolidated.xlsx"
+    runs = [
+        (
+            Step("Read", {"file_path": path}, binary, False),
+            Step("Bash", {"command": f"python3 -c \"print(open('{path}','rb'))\""}, "ok"),
+        ),
+        (
+            Step("WebFetch", {"url": "http://localhost:3001", "prompt": "x"}, "Invalid URL", False),
+            Step("Bash", {"command": "curl -s http://localhost:3001"}, "<html>"),
+        ),
+        (
+            Step(
+                "AskUserQuestion",
+                {"questions": '[{"question": "Go?"'},
+                "<tool_use_error>InputValidationError: The parameter `questions` type is "
+                "expected as `array` but provided as `string`</tool_use_error>",
+                False,
+            ),
+            Step("AskUserQuestion", {"questions": [{"question": "Go?"}]}, "answered"),
+        ),
+        (
+            Step("Bash", {"command": "cd apps/api && ls"}, "src"),
+            Step(
+                "Bash",
+                {"command": "cd apps/api && npx tsc"},
+                "Exit code 1\n(eval):cd:1: no such file or directory: apps/api",
+                False,
+            ),
+            Step("Bash", {"command": "npx tsc"}, "ok"),
+        ),
+    ]
+    for steps in runs:
+        found = find_corrections(Trajectory(task="t", steps=steps))
+        assert len(found) == 1, (steps[0].tool, found)
+        (c,) = found
+        assert c.kind == Kind.TOOL_RULE and c.finding.detail["scope"] == "tool"
+        _walk(c.finding, Kind.TOOL_RULE)

@@ -333,3 +333,41 @@ def test_two_facts_about_different_paths_are_no_near_duplicates():
     assert not same_facts(add, add.replace("spotter.css", "xterm.css"))
     assert same_facts(add, add.replace("run git add -f", "add it with git add -f"))
     assert same_facts(fmt, fmt.replace("first", "before it"))
+
+
+def test_a_lesson_that_differs_only_in_its_quote_or_a_clipped_path_is_the_same_lesson():
+    """Dedupe at ADD (issue 29): the development half's lessons quote an error cut at some
+    length and clip long paths with "..." (MoonMind: "Run git checkout 005-orchestrator-
+    archite... before .specify/scripts/bash/check-prerequis..."; boost-act: "sed -n 1,200p
+    .specify/templ..."). Learned again from a later session with the error quoted further,
+    or the path cut elsewhere, it is one lesson (an ADD turned MODIFY of the live one);
+    another file of the project, outside the quote or at a clipped path's head, is still
+    another lesson."""
+    from agentmem.learning.consolidate import same_facts
+
+    where = (
+        "In this project constitution-template.md is at feature/x/.specify/templates/"
+        "constitution-template.md; sed -n 1,200p .specify/templates/cons... fails with "
+        "'sed: cant read .specify/templates/constitution-template.md: No such file or...'."
+    )
+    longer_quote = where.replace("No such file or...'", "No such file or directory'")
+    assert same_facts(where, longer_quote)
+    cut_elsewhere = where.replace(".specify/templates/cons...", ".specify/templa...")
+    shorter_quote = where.replace(
+        "'sed: cant read .specify/templates/constitution-template.md: No such file or...'",
+        "'sed: cant read .specify/templat...'",
+    )
+    assert same_facts(where, cut_elsewhere)
+    assert same_facts(where, shorter_quote)
+    other_file = where.replace("templates/constitution-template.md;", "memory/constitution.md;")
+    assert not same_facts(where, other_file)
+    other_head = where.replace(".specify/templates/cons...", "docs/cons...")
+    assert not same_facts(where, other_head)
+    # two errors naming two paths stay two lessons (the development half's sandbox
+    # refusals of git in two projects: only their quoted index.lock paths differ)
+    lock = (
+        "In this project git add is refused in the sandbox ('fatal: Unable to create "
+        "{}/.git/index.lock: Permission denied'); it ran with sandbox_permissions: "
+        "require_escalated."
+    )
+    assert not same_facts(lock.format("C:/Users/leo/dotfiles"), lock.format("/Users/d/ui"))

@@ -750,3 +750,67 @@ def test_an_ignored_path_added_alone_with_the_advised_flag_is_learned():
     assert "priv/static/assets/app.css" in found[0][2] and "-f" in found[0][2]
     quiet = ignored.replace("hint: Use -f if you really want to add them.\n", "")
     assert _fix(_bash(failed.params["command"], quiet), *looks, listed, fixed) == []
+
+
+# ------------------------------------------------ path facts the run itself made
+
+
+def _where(*steps: Step) -> list[str]:
+    return [c.finding.text for c in find_corrections(_run(*steps)) if c.kind == "shell"]
+
+
+NO_NOTES = "Exit code 1\ncat: notes.txt: No such file or directory"
+
+
+def test_a_file_the_run_moved_itself_is_no_location_fact():
+    """The failure was the run's own doing: it had moved notes.txt into docs/ itself, so
+    "notes.txt is at docs/notes.txt" says where the agent put it, not where the project
+    keeps it. (Structural: the development half's traps of this kind, natori's `mv
+    README.md README.md.bak` then `rm README.md`, buiviethoang's `mv .claude/erd.md
+    docs/erd.md` failing because erd.md was there already, teach nothing before this guard
+    either: none of its 36 shell findings is one.) Without the earlier move, the same
+    calls teach the location."""
+    moved = _bash("mkdir -p docs && mv notes.txt docs/notes.txt", "", True)
+    cat = _bash("cat notes.txt", NO_NOTES)
+    found = _bash("cat docs/notes.txt", "hello", True)
+    assert _where(moved, cat, found) == []
+    removed = _bash("git rm -q notes.txt", "rm 'notes.txt'", True)
+    assert _where(removed, cat, found) == []
+    (text,) = _where(cat, found)
+    assert "notes.txt is at docs/notes.txt" in text
+    # a move of another file is not this one's
+    other = _bash("mv todo.md docs/todo.md", "", True)
+    assert len(_where(other, cat, found)) == 1
+
+
+def test_a_relative_path_that_failed_in_another_folder_is_a_cwd_slip():
+    """After `cd apps/api` (Claude Code's shell keeps it, uumk0n in the development half),
+    `cat apps/api/src/main.ts` fails and `cat src/main.ts` works: the path found is the
+    failed one with the folder the shell stood in taken off, a slip of the working
+    directory, not "main.ts is at src/main.ts". So too with another Codex workdir. Real
+    negative (boost-act, development half): the same workdir in both calls, and the file
+    found under a folder the project keeps it in, stays a location fact."""
+    cd = _bash("cd apps/api && ls", "src", True)
+    bad = _bash(
+        "cat apps/api/src/main.ts",
+        "Exit code 1\ncat: apps/api/src/main.ts: No such file or directory",
+    )
+    good = _bash("cat src/main.ts", "export {}", True)
+    (alone,) = _where(bad, good)  # without the cd: a location (the shape alone)
+    assert "main.ts is at src/main.ts" in alone
+    assert _where(cd, bad, good) == []
+    root, sub = "/home/z/act", "/home/z/act/feature/x"
+    sed = "sed -n 1,200p .specify/templates/constitution-template.md"
+    missing = (
+        "Exit code: 2\nOutput:\nsed: can't read .specify/templates/constitution-template.md: "
+        "No such file or directory\n"
+    )
+    found = "sed -n 1,200p feature/x/.specify/templates/constitution-template.md"
+
+    def codex(cmd: str, out: str, ok: bool, workdir: str) -> Step:
+        return Step("shell_command", {"command": cmd, "workdir": workdir}, out, ok)
+
+    kept = _where(codex(sed, missing, False, root), codex(found, "# C", True, root))
+    assert len(kept) == 1 and "feature/x/.specify/templates" in kept[0]
+    moved = _where(codex(sed, missing, False, sub), codex(found, "# C", True, root))
+    assert moved == []

@@ -76,3 +76,300 @@ def test_modified_since_read_is_a_tool_rule() -> None:
     assert c.kind == Kind.TOOL_RULE
     assert c.finding.detail["rule_error"] == "has been modified since read"
     assert "Read the file first, then retry" in c.finding.text
+
+
+# ------------------------------------------------ a tool's own refusal, then another way
+
+
+BINARY = (
+    "<tool_use_error>This tool cannot read binary files. The file appears to be a binary "
+    ".xlsx file. Please use appropriate tools for binary file analysis.</tool_use_error>"
+)
+
+
+def _sh(command: str, out: str, ok: bool = True) -> Step:
+    return Step("Bash", {"command": command, "description": "x"}, out, ok)
+
+
+def test_read_of_a_binary_file_then_a_program_that_read_it() -> None:
+    """Real positive (deder01, development half): Read refused consolidated.xlsx; python3
+    without openpyxl failed, then `pip install openpyxl && python3 -c ...` on the same file
+    worked: what the tool refuses, and what worked."""
+    path = "/home/u/finance/consolidated.xlsx"
+    script = f"python3 -c \"import openpyxl; print(openpyxl.load_workbook('{path}'))\""
+    run = Trajectory(
+        task="why are AF39 and AA50 off by 2 cents in consolidated.xlsx",
+        steps=(
+            Step("Read", {"file_path": path}, BINARY, False),
+            _sh(script, "Exit code 1\nModuleNotFoundError: No module named 'openpyxl'", False),
+            _sh(f"pip install openpyxl --quiet && {script}", "Sheets: ['Spending']"),
+        ),
+    )
+    (c,) = [c for c in find_corrections(run) if c.kind == Kind.TOOL_RULE]
+    assert (c.failed, c.fixed) == (0, 2)
+    assert c.finding.text == (
+        "Read refuses a binary .xlsx file ('This tool cannot read binary files'): python3 in "
+        "Bash did it instead."
+    )
+    assert c.finding.detail["scope"] == "tool" and not c.finding.detail.get("repeats")
+
+
+def test_read_of_a_binary_file_that_the_run_only_looked_at_teaches_nothing() -> None:
+    """Negative (from the structural definition; the development half has no second binary
+    Read): after the refusal the run only listed the file (ls: a look, not a way to read
+    it), or Read later took the very same file (the refusal did not hold)."""
+    path = "/w/data/report.pdf"
+    looked = Trajectory(
+        task="summarise the report",
+        steps=(
+            Step("Read", {"file_path": path}, BINARY, False),
+            _sh(f"ls -la {path}", "-rw-r--r-- 1 u u 9 report.pdf"),
+        ),
+    )
+    assert [c for c in find_corrections(looked) if c.kind == Kind.TOOL_RULE] == []
+    typed = Trajectory(
+        task="summarise the report",
+        steps=(
+            Step("Read", {"file_path": path}, BINARY, False),
+            _sh(f"file {path}", "report.pdf: PDF document, version 1.4"),
+            _sh(f"cp {path} /tmp/report.pdf && echo copied", "copied"),
+        ),
+    )
+    assert [c for c in find_corrections(typed) if c.kind == Kind.TOOL_RULE] == []
+    again = Trajectory(
+        task="summarise the report",
+        steps=(
+            Step("Read", {"file_path": path}, BINARY, False),
+            Step("Read", {"file_path": path}, "1\t%PDF", True),
+            _sh(f"pdftotext {path} -", "Report"),
+        ),
+    )
+    assert [c for c in find_corrections(again) if c.kind == Kind.TOOL_RULE] == []
+
+
+def test_webfetch_of_a_local_address_then_curl() -> None:
+    """Real positive (captainrandom00, development half): WebFetch of http://localhost:3001
+    said 'Invalid URL'; eight calls later `curl -s http://localhost:3001 | head -200`
+    fetched it."""
+    url = "http://localhost:3001"
+    glob = Step("Glob", {"pattern": "agents/*.md"}, "/u/.claude/agents/a.md", True)
+    run = Trajectory(
+        task=f"access my site on {url} and assess our agents",
+        steps=(
+            Step("WebFetch", {"url": url, "prompt": "list the services"}, "Invalid URL", False),
+            glob,
+            _sh("which npx", "/usr/local/bin/npx"),
+            _sh(f"curl -s {url} | head -200", "<html><title>Services</title>"),
+        ),
+    )
+    (c,) = [c for c in find_corrections(run) if c.kind == Kind.TOOL_RULE]
+    assert c.fixed == 3
+    assert c.finding.text == (
+        "WebFetch refuses a local address such as http://localhost:3001 ('Invalid URL'): curl "
+        "in Bash did it instead."
+    )
+
+
+def test_webfetch_failures_of_the_world_or_of_a_remote_url_teach_nothing() -> None:
+    """Real negative (ariffazil, development half, a trap of kind environment): WebFetch of a
+    host that does not resolve ('getaddrinfo ENOTFOUND') is the world's; and 'Invalid URL'
+    for a remote address names no class of target a lesson may state."""
+    for url, out in (
+        ("https://wiki.example.com/", "getaddrinfo ENOTFOUND wiki.example.com"),
+        ("https://wiki.example.com/", "Invalid URL"),
+    ):
+        run = Trajectory(
+            task="check the wiki",
+            steps=(
+                Step("WebFetch", {"url": url, "prompt": "list"}, out, False),
+                _sh(f"curl -s {url}", "<html>"),
+            ),
+        )
+        assert [c for c in find_corrections(run) if c.kind == Kind.TOOL_RULE] == []
+
+
+SETTINGS = (
+    "<tool_use_error>Claude Code settings.json validation failed after edit:\nSettings "
+    "validation failed:\n- : Unrecognized field: {}. Check for typos or refer to the "
+    "documentation for valid fields\n\nFull schema:\n{{}}</tool_use_error>"
+)
+
+
+def _settings_edit(new: str, out: str, ok: bool) -> Step:
+    params = {"file_path": "/home/u/.claude/settings.json", "old_string": "{", "new_string": new}
+    return Step("Edit", params, out, ok)
+
+
+def test_a_settings_key_the_client_refuses_then_left_out() -> None:
+    """Real positive (buiviethoang, development half): Edit of ~/.claude/settings.json adding
+    hasCompletedOnboarding was refused by Claude Code's own settings check; the same Edit
+    without that key worked."""
+    run = Trajectory(
+        task="upsert this .claude into ~/.claude",
+        steps=(
+            _settings_edit(
+                '{"env": {}, "hasCompletedOnboarding": true',
+                SETTINGS.format("hasCompletedOnboarding"),
+                False,
+            ),
+            _settings_edit('{"env": {}', "The file has been updated successfully.", True),
+        ),
+    )
+    (c,) = [c for c in find_corrections(run) if c.kind == Kind.TOOL_RULE]
+    assert c.finding.text == (
+        "Edit is refused when the file gets a key its schema does not know ('settings.json "
+        "validation failed ... Unrecognized field: hasCompletedOnboarding'): leave that key out "
+        "of the file."
+    )
+    assert c.finding.facts == ("Edit", "settings.json", "hasCompletedOnboarding")
+
+
+def test_a_settings_key_never_left_out_teaches_nothing() -> None:
+    """Real negative (christianromney, development half, a trap: no fix in the run): the
+    refused key (installationMethod) was already in the file, not the edit's, and no edit
+    without it followed."""
+    run = Trajectory(
+        task="tidy my settings",
+        steps=(
+            _settings_edit('{"model": "opus"', SETTINGS.format("installationMethod"), False),
+            _read("/home/u/.claude/settings.json"),
+        ),
+    )
+    assert [c for c in find_corrections(run) if c.kind == Kind.TOOL_RULE] == []
+
+
+ARRAY_AS_STRING = (
+    "<tool_use_error>InputValidationError: AskUserQuestion failed due to the following "
+    "issue:\nThe parameter `questions` type is expected as `array` but provided as "
+    "`string`</tool_use_error>"
+)
+
+
+def test_an_array_passed_as_its_json_text_then_as_an_array() -> None:
+    """Real positive (huzhongyin, development half): AskUserQuestion's questions written as a
+    string holding JSON (cut short, as it was) was refused by the tool's schema; the same
+    call with questions as an array worked."""
+    q = [{"header": "UC1", "question": "How?", "options": [{"label": "a"}, {"label": "b"}]}]
+    text = '[{"header": "UC1", "multiSelect": false, "options": [{"label": "a"}'
+    run = Trajectory(
+        task="ask me which way",
+        steps=(
+            Step("AskUserQuestion", {"questions": text}, ARRAY_AS_STRING, False),
+            Step("AskUserQuestion", {"questions": q}, 'User has answered: "How?"="a"', True),
+        ),
+    )
+    (c,) = find_corrections(run)
+    assert c.kind == Kind.TOOL_RULE and (c.failed, c.fixed) == (0, 1)
+    assert c.finding.text.startswith(
+        "Pass the questions parameter of AskUserQuestion as a JSON array itself, not a string"
+    )
+
+
+def test_other_schema_errors_after_a_one_off_slip_teach_nothing() -> None:
+    """Real negatives (development half): AskUserQuestion given one option where two are
+    the minimum (886caigudong: 'too_small'), and Task called without its prompt
+    (a trap, tool-internal): the error said what was wrong, the slip does not recur."""
+    small = (
+        '<tool_use_error>InputValidationError: [{"origin": "array", "code": "too_small", '
+        '"minimum": 2, "path": ["questions", 0, "options"]}]</tool_use_error>'
+    )
+    one = [{"question": "Go?", "options": [{"label": "yes"}]}]
+    two = [{"question": "Go?", "options": [{"label": "yes"}, {"label": "no"}]}]
+    missing = (
+        "<tool_use_error>InputValidationError: Task failed due to the following issue:\n"
+        "The required parameter `prompt` is missing</tool_use_error>"
+    )
+    for steps in (
+        (
+            Step("AskUserQuestion", {"questions": one}, small, False),
+            Step("AskUserQuestion", {"questions": two}, "answered", True),
+        ),
+        (
+            Step("Task", {"description": "x"}, missing, False),
+            Step("Task", {"description": "x", "prompt": "look"}, "done", True),
+        ),
+    ):
+        assert find_corrections(Trajectory(task="ask", steps=steps)) == []
+
+
+def test_a_tool_switch_after_a_url_or_a_pattern_given_as_a_path_is_no_wrong_tool() -> None:
+    """Structural (the development half has no example of this trap): a file tool given a
+    URL (or a glob) as its path failed; another tool then took the same value and worked.
+    The argument was no path: no "use fetch_url, not read_file". The same switch after a
+    real path failed is still a wrong tool (the guard looks at the argument only)."""
+    from agentmem.learning.corrections import malformed_target
+
+    url = "https://docs.example.com/api/reference"
+    gone = "ENOENT: no such file or directory"
+
+    def switch(value: str) -> Trajectory:
+        return Trajectory(
+            task="summarise the reference",
+            steps=(
+                Step("read_file", {"path": value}, gone, False),
+                Step("fetch_url", {"url": value}, "The API has 3 calls", True),
+            ),
+            accepted=True,
+        )
+
+    assert [c for c in find_corrections(switch(url)) if c.kind == Kind.WRONG_TOOL] == []
+    real = [c for c in find_corrections(switch("docs/api.md")) if c.kind == Kind.WRONG_TOOL]
+    assert len(real) == 1  # the guard is what keeps the URL case out
+    assert malformed_target(Step("Read", {"file_path": url}, gone, False))
+    assert malformed_target(Step("Read", {"file_path": "src/**/*.ts"}, gone, False))
+    assert not malformed_target(Step("Read", {"file_path": "app/[id]/page.tsx"}, gone, False))
+    assert not malformed_target(Step("WebFetch", {"url": url}, "Invalid URL", False))
+
+
+def test_a_second_cd_into_the_folder_the_shell_stands_in() -> None:
+    """Real positive (uumk0n, development half): `cd apps/api && pnpm exec tsc` worked, so
+    Claude Code's Bash stood in apps/api; `cd apps/api && npx tsc --noEmit` then failed
+    ('no such file or directory: apps/api') and `npx tsc --noEmit` alone worked. The lesson
+    is the client's shell (it keeps its folder), not where the project keeps apps/api."""
+    first = _sh("cd apps/api && pnpm exec tsc --noEmit 2>&1 | head -50", "tsc output")
+    again = _sh(
+        "cd apps/api && npx tsc --noEmit 2>&1 | head -60",
+        "Exit code 1\n(eval):cd:1: no such file or directory: apps/api",
+        False,
+    )
+    alone = _sh("npx tsc --noEmit 2>&1 | head -60", "tsc output")
+    (c,) = find_corrections(Trajectory(task="add google sign-in", steps=(first, again, alone)))
+    assert c.kind == Kind.TOOL_RULE and (c.failed, c.fixed) == (1, 2)
+    assert c.finding.text.startswith(
+        "Bash keeps the working directory between calls: after cd apps/api, cd apps/api again"
+    )
+    assert "pwd" in c.finding.text
+
+
+def test_a_cd_that_failed_for_another_reason_teaches_no_kept_folder() -> None:
+    """Negatives: no earlier cd into that folder (the folder is really missing); a cd
+    elsewhere in between (the shell left it); a client whose shell starts afresh each call
+    (Codex: a workdir per call); and the real trap shape of trollz1004 (development half),
+    where `cd "C:/Users/.../admin" && npx vite build` failed on vite, not on the folder."""
+    again = _sh(
+        "cd apps/api && npx tsc --noEmit",
+        "Exit code 1\n(eval):cd:1: no such file or directory: apps/api",
+        False,
+    )
+    alone = _sh("npx tsc --noEmit", "ok")
+    first = _sh("cd apps/api && ls", "src")
+    back = _sh("cd .. && ls", "apps")
+    for steps in ((again, alone), (first, back, again, alone)):
+        assert find_corrections(Trajectory(task="check types", steps=steps)) == []
+    codex = tuple(
+        Step("shell_command", {"command": s.params["command"]}, s.output, s.success)
+        for s in (first, again, alone)
+    )
+    assert [
+        c for c in find_corrections(Trajectory(task="t", steps=codex)) if c.kind == Kind.TOOL_RULE
+    ] == []
+    win = "C:/Users/j/dating-platform/admin"
+    vite = _sh(
+        f'cd "{win}" && npx vite build',
+        "Exit code 127\n/usr/bin/bash: line 1: vite: command not found",
+        False,
+    )
+    steps = (_sh(f'cd "{win}" && ls', "src"), vite, _sh("npx vite build", "built"))
+    assert [
+        c for c in find_corrections(Trajectory(task="b", steps=steps)) if c.kind == Kind.TOOL_RULE
+    ] == []

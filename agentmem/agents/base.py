@@ -90,6 +90,11 @@ class ToolSpec:
     ``path``: the parameter naming the file the call is about.
     ``instead``: (words of an error, what to do instead) where another call on the same
     path does the job (a folder given to Read is listed, not read).
+    ``refuses``: (words of the tool's own refusal, the class of target it refuses) where
+    the error does not say what works instead: Read "cannot read binary files"
+    (``binary``: a file of that kind), WebFetch's "Invalid URL" (``local``: a local
+    address), Claude Code's own settings check (``field``: a key the file may not hold).
+    What worked is the run's to show (:mod:`agentmem.learning.corrections`).
     """
 
     name: str
@@ -101,6 +106,11 @@ class ToolSpec:
     path: str | None = None
     #: (words of an error, what to do instead): Read refuses a folder ("EISDIR"), list it.
     instead: tuple[tuple[str, str], ...] = ()
+    #: (words of the tool's own refusal, the class of target): Read of a binary file.
+    refuses: tuple[tuple[str, str], ...] = ()
+    #: A shell tool whose working directory persists from one call to the next (Claude
+    #: Code's Bash): a ``cd`` in one call holds for the next.
+    keeps_cwd: bool = False
 
 
 @attrs.frozen

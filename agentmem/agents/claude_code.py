@@ -34,6 +34,10 @@ _READ_FIRST = (
     ("has been modified since read", ToolKind.READ),
 )
 
+#: Claude Code checks its own settings file after an edit and refuses a key its schema
+#: does not know ("Unrecognized field: hasCompletedOnboarding").
+_SETTINGS = (("settings.json validation failed", "field"),)
+
 _TOOLS = (
     ToolSpec(
         "Bash",
@@ -42,6 +46,7 @@ _TOOLS = (
         inert=frozenset(
             {"description", "timeout", "run_in_background", "dangerouslyDisableSandbox"}
         ),
+        keeps_cwd=True,  # "the working directory persists between commands"
     ),
     ToolSpec("BashOutput", ToolKind.SHELL_INPUT, inert=frozenset({"filter"})),
     ToolSpec("KillBash", ToolKind.SHELL_INPUT),
@@ -54,17 +59,25 @@ _TOOLS = (
         path="file_path",
         instead=(
             ("EISDIR", "it takes a file: list a folder with Glob or ls"),
+            # "File content (28483 tokens) exceeds maximum allowed tokens (25000)" and
+            # "File content (906KB) exceeds maximum allowed size (256KB)": one rule
             (
-                "exceeds maximum allowed tokens",
+                "exceeds maximum allowed",
                 "read the file in parts: pass offset and limit, or Grep it",
             ),
         ),
+        refuses=(("cannot read binary files", "binary"),),
     ),
     ToolSpec("NotebookRead", ToolKind.READ),
     ToolSpec("LS", ToolKind.READ),
-    ToolSpec("Write", ToolKind.WRITE, needs=_READ_FIRST, path="file_path"),
+    ToolSpec("Write", ToolKind.WRITE, needs=_READ_FIRST, path="file_path", refuses=_SETTINGS),
     ToolSpec(
-        "Edit", ToolKind.EDIT, content_errors=_EDIT_CONTENT, needs=_READ_FIRST, path="file_path"
+        "Edit",
+        ToolKind.EDIT,
+        content_errors=_EDIT_CONTENT,
+        needs=_READ_FIRST,
+        path="file_path",
+        refuses=_SETTINGS,
     ),
     ToolSpec(
         "MultiEdit",
@@ -72,6 +85,7 @@ _TOOLS = (
         content_errors=_EDIT_CONTENT,
         needs=_READ_FIRST,
         path="file_path",
+        refuses=_SETTINGS,
     ),
     ToolSpec("NotebookEdit", ToolKind.EDIT, needs=_READ_FIRST, path="notebook_path"),
     ToolSpec("Glob", ToolKind.SEARCH),
@@ -84,7 +98,8 @@ _TOOLS = (
     ToolSpec("EnterPlanMode", ToolKind.PLAN),
     ToolSpec("ExitPlanMode", ToolKind.PLAN),
     ToolSpec("AskUserQuestion", ToolKind.PLAN),
-    ToolSpec("WebFetch", ToolKind.WEB),
+    # "Invalid URL": WebFetch will not fetch a local address (http://localhost:3001)
+    ToolSpec("WebFetch", ToolKind.WEB, path="url", refuses=(("Invalid URL", "local"),)),
     ToolSpec("WebSearch", ToolKind.WEB),
 )
 

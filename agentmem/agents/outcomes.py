@@ -57,6 +57,8 @@ __all__ = [
     "status_command",
     "strip_headers",
     "tty_retries",
+    "unquoted_retries",
+    "view_indices",
 ]
 
 
@@ -187,7 +189,10 @@ def failing_command(script: Script, body: str) -> Command | None:
     text = body[:2000]
     for c in script.commands:
         name = re.escape(c.program)
-        if re.search(rf"(^|\n|: ){name}: |command not found: {name}\b", text):
+        # bash's "cd: x: No such file", zsh's "(eval):cd:1: no such file or directory: x"
+        if re.search(
+            rf"(^|\n|: ){name}: |(^|[\s:)]){name}:\d+: |command not found: {name}\b", text
+        ):
             return c
     paths = {t.rstrip("/") for t in re.findall(r"[\w.][\w./-]*/[\w./-]*", text)}
     for c in cmds:  # the command whose path operand the output names (or a folder of it)
@@ -363,6 +368,8 @@ def _tool_failure(spec: ToolSpec, body: str) -> tuple[Failure, str]:
     diag = diagnostic(body)
     if any(e in body for e in spec.content_errors):
         return Failure.CODE, diag
+    if any(words in body for words, _ in spec.refuses):
+        return Failure.MISUSE, diag  # the tool's own refusal of what it was given
     if spec.kind in (ToolKind.AGENT, ToolKind.WEB, ToolKind.SHELL_INPUT):
         return Failure.CODE, diag  # the world's (a URL, a sub-agent's work), not the call
     if spec.kind is ToolKind.PATCH and not re.search(r"(?i)invalid patch|unknown|usage", body):
@@ -507,6 +514,48 @@ def tty_retries(steps: tuple[Step, ...]) -> dict[int, int]:
     return out
 
 
+def _json_kind(value: Any) -> type | None:
+    """The kind of JSON value (list or dict) a string's text opens, else None. The text
+    need not parse: a model that writes an array as a string often cuts it short too."""
+    if not isinstance(value, str):
+        return None
+    head = value.lstrip()[:1]
+    return list if head == "[" else dict if head == "{" else None
+
+
+def unquoted_retries(steps: tuple[Step, ...]) -> dict[int, int]:
+    """{refused call: its retry}: a client tool's own argument check refused a call
+    (:attr:`~.base.Failure.SCHEMA`) in which one parameter was a string holding JSON's
+    text (an array or object written as a string, opening with ``[`` or ``{``), and the
+    next call of that tool, among the three after it, passed that parameter as an array
+    (or object), every other parameter alike, and worked. A one-off slip whose error says
+    what was wrong teaches nothing; passing a structured parameter as its JSON text is the
+    one such slip the retry names exactly."""
+    out: dict[int, int] = {}
+    for i, step in enumerate(steps):
+        if step.success or spec_for(step.tool) is None:
+            continue
+        if outcome(step).failure is not Failure.SCHEMA:
+            continue
+        nxt = next(
+            (k for k in range(i + 1, min(len(steps), i + 4)) if steps[k].tool == step.tool),
+            None,
+        )
+        if nxt is None or not steps[nxt].success:
+            continue
+        p, q = dict(step.params), dict(steps[nxt].params)
+        if set(p) != set(q):
+            continue
+        changed = [k for k in p if p[k] != q[k]]
+        if len(changed) != 1:
+            continue
+        x = changed[0]
+        kind = _json_kind(p[x])
+        if kind is not None and isinstance(q[x], kind):
+            out[i] = nxt
+    return out
+
+
 def _view_step(
     step: Step, *, refused: bool = False, escalated: bool = False, tty: bool = False
 ) -> Step | None:
@@ -550,6 +599,33 @@ class RunView:
         return cls(v.task, v.steps)
 
 
+def _viewed(steps: tuple[Step, ...]) -> list[Step | None]:
+    """Each recorded call as learning reads it, None for one left out."""
+    esc = escalations(steps)
+    retries = set(esc.values())
+    kept = set(esc) | set(unquoted_retries(steps))  # a JSON text retried as its value
+    tty = set(tty_retries(steps).values())
+    return [
+        _view_step(s, refused=i in kept, escalated=i in retries, tty=i in tty)
+        for i, s in enumerate(steps)
+    ]
+
+
+def view_indices(t: Trajectory) -> list[int | None]:
+    """For each recorded call of ``t``, its index in :func:`learning_view` ``(t)``, or None
+    for a call the view leaves out: a step that must know how a call really ended (a
+    failed inline script counts as done in the view) reads the recorded run and reports
+    indices of the view."""
+    if not any(spec_for(s.tool) is not None for s in t.steps):
+        return list(range(len(t.steps)))
+    out: list[int | None] = []
+    n = 0
+    for v in _viewed(t.steps):
+        out.append(None if v is None else n)
+        n += v is not None
+    return out
+
+
 def learning_view(t: Trajectory) -> Trajectory:
     """The run as learning reads it (see the module doc); a run of tools no client table
     knows is returned as it is. Applying it twice changes nothing more.
@@ -557,20 +633,12 @@ def learning_view(t: Trajectory) -> Trajectory:
     A call refused by the sandbox or a permission and then run again with an escalation
     parameter stays in the view as a failed call, and its retry keeps that parameter
     (:func:`escalations`): the pair is a correction, an escalation. A retry that gave a
-    command the terminal its failure asked for keeps ``tty`` (:func:`tty_retries`)."""
+    command the terminal its failure asked for keeps ``tty`` (:func:`tty_retries`). A
+    schema refusal of a parameter passed as its JSON text, retried with the value itself,
+    stays as failed too (:func:`unquoted_retries`)."""
     if not any(spec_for(s.tool) is not None for s in t.steps):
         return t
-    esc = escalations(t.steps)
-    retries = set(esc.values())
-    tty = set(tty_retries(t.steps).values())
-    steps = [
-        v
-        for v in (
-            _view_step(s, refused=i in esc, escalated=i in retries, tty=i in tty)
-            for i, s in enumerate(t.steps)
-        )
-        if v is not None
-    ]
+    steps = [v for v in _viewed(t.steps) if v is not None]
     if len(steps) == len(t.steps) and all(a is b for a, b in zip(steps, t.steps)):
         return t
     return attrs.evolve(t, steps=tuple(steps))

@@ -69,6 +69,10 @@ class Role(str, enum.Enum):
     TASKS = "tasks"  #: runs the project's own named tasks (make X, just X, cargo xtask)
     LISTS = "lists"  #: lists a folder (ls, find, tree)
     EDITS = "edits"  #: changes a file's content (apply_patch, patch): a fix no step names
+    #: moves, renames or removes files (mv, rm, git mv): a path it acted on earlier in a run
+    #: is the run's own doing, never a fact of the project
+    MOVES = "moves"
+    CHDIR = "chdir"  #: changes the shell's working directory (cd, pushd, popd)
 
 
 #: The roles whose failure is usually the code's, not the call's.
@@ -122,6 +126,7 @@ _GIT_SUBCOMMANDS: Mapping[str, frozenset[Role]] = {
     "ls-files": _roles(Role.READER, Role.ANSWERS),
     **dict.fromkeys("grep merge-base check-ignore".split(), _roles(Role.ANSWERS)),
     **dict.fromkeys("show-ref cat-file ls-remote".split(), _roles(Role.PROBE)),
+    **dict.fromkeys("mv rm".split(), _roles(Role.MOVES)),
 }
 
 
@@ -289,16 +294,16 @@ _TABLE: list[Program] = [
     *_many("sed awk", Role.READER, domain="fs"),
     *_many("cmp", Role.READER, Role.ANSWERS),
     Program("diff", _roles(Role.READER, Role.ANSWERS), "fs"),
-    *_many("cp mv rm mkdir rmdir touch chmod chown ln tar zip unzip", domain="fs"),
+    *_many("mv rm rmdir", Role.MOVES, domain="fs"),
+    *_many("cp mkdir touch chmod chown ln tar zip unzip", domain="fs"),
     *_many("patch", Role.EDITS, domain="fs"),
     *_many("pwd basename dirname printenv id whoami uname date jq yq od xxd", Role.READER),
     *_many("grep egrep fgrep rg ag ack", Role.READER, Role.ANSWERS, domain="search"),
     *_many("fd", Role.READER, Role.ANSWERS, Role.LISTS, domain="search"),
     *_many("pgrep pidof", Role.ANSWERS),
     *_many("echo printf true false", Role.READER, Role.SCENE),
-    *_many(
-        "cd pushd popd export set unset source . sleep : alias clear wait exit read", Role.SCENE
-    ),
+    *_many("cd pushd popd", Role.SCENE, Role.CHDIR),
+    *_many("export set unset source . sleep : alias clear wait exit read", Role.SCENE),
     # the world beyond the files
     *_many("curl wget http httpie", domain="web"),
     *_many("psql mysql sqlite3 redis-cli mongosh mongo", domain="db"),

@@ -56,18 +56,49 @@ def same_facts(a: Operation | str, b: Operation | str) -> bool:
     for op, other in ((a, tb), (b, ta)):
         if isinstance(op, Operation) and not all(names_tool(other, [f]) for f in op.facts):
             return False
-    return _names(ta) == _names(tb) and _paths(ta) == _paths(tb)
+    return _names(ta) == _names(tb) and _same_paths(ta, tb)
+
+
+def _lesson_paths(text: str) -> tuple[frozenset[str], frozenset[str]]:
+    """The paths a lesson names: (whole ones, clipped ones' heads). A path clipped with
+    ``...`` (``.specify/scripts/bash/check-prerequis...``, or at the end of a quoted error
+    cut short) is known by its head only."""
+    whole, heads = set(), set()
+    for m in _PATH.finditer(text):
+        x = m.group(0).rstrip("/")
+        if x.lower() in {"and/or", "either/or", "i/o"}:
+            continue
+        if x.endswith("..."):
+            heads.add(x[:-3])
+        else:
+            whole.add(x)
+    return frozenset(whole), frozenset(heads)
+
+
+def _same_paths(a: str, b: str) -> bool:
+    """Whether two lessons name the same paths: the same whole paths, but for those of one
+    that a clipped path of the other starts; each clipped path the head of a path of the
+    other (or of a clipped one). Two texts that differ only in where a long path or a
+    quoted error was cut are one lesson; two files of one project are two, and so are two
+    errors naming two paths (``.git/index.lock`` of two projects)."""
+    (wa, ha), (wb, hb) = _lesson_paths(a), _lesson_paths(b)
+    if not (ha or hb):
+        return wa == wb
+
+    def covered(heads: frozenset[str], paths: frozenset[str]) -> bool:
+        return all(any(p.startswith(h) or h.startswith(p) for p in paths) for h in heads)
+
+    return (
+        wa - wb <= {p for p in wa if any(p.startswith(h) for h in hb)}
+        and wb - wa <= {p for p in wb if any(p.startswith(h) for h in ha)}
+        and covered(ha, wb | hb)
+        and covered(hb, wa | ha)
+    )
 
 
 #: A path in a lesson: words joined by ``/`` (``docs/notes.txt``, ``/usr/bin/env``), not a
 #: quoted error's ``<placeholder>`` nor an ``and/or``.
 _PATH = re.compile(r"(?<![\w<./-])(?:/?[\w.-]+/)+[\w.-]*")
-
-
-def _paths(text: str) -> frozenset[str]:
-    """The paths a text names (:data:`_PATH`), without a trailing ``/``."""
-    out = {m.group(0).rstrip("/") for m in _PATH.finditer(text)}
-    return frozenset(x for x in out if x.lower() not in {"and/or", "either/or", "i/o"})
 
 
 def _names(text: str) -> frozenset[str]:

@@ -51,12 +51,18 @@ or more changes at once (which of them fixed it?), a failure never fixed.
 
 from __future__ import annotations
 
+import ntpath
+import re
 from collections.abc import Sequence
 from typing import Any
+from urllib.parse import urlsplit
 
 import attrs
 
 from ..agents import ToolKind, is_shell, learning_view, same_job, spec_for
+from ..agents import programs as _programs
+from ..agents.outcomes import command_line, unquoted_retries, view_indices
+from ..agents.shell import parse
 from ..records import Step, Trajectory
 from .digest import Recovery, digest, error_phrase, is_retry_of, value_text
 from .evidence import (
@@ -359,10 +365,32 @@ def _setting(
     )
 
 
+#: A URL, or a search pattern (``*``, ``?``, ``|``, ``^``), where a file's path goes.
+_NO_PATH = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://|[*?|^]")
+
+
+def malformed_target(s: Step) -> bool:
+    """Whether a call's path parameter held no path: a URL given to Read, a glob or a
+    regular expression given as a file. The call failed on its argument; another tool that
+    then took the same value (a fetch of the URL, a search for the pattern) shows no rule
+    of "use B instead of A", only that the argument was not a path. The path parameter is
+    the client table's (:attr:`ToolSpec.path`), or for a tool no table knows any parameter
+    whose name says path or file; a web tool's URL is its own."""
+    found = spec_for(s.tool)
+    if found is not None and found[1].kind is ToolKind.WEB:
+        return False
+    if found is not None and found[1].path:
+        keys = [found[1].path]
+    else:
+        keys = [k for k in s.params if re.search(r"(?i)path|file|dir", k)]
+    return any(isinstance(s.params.get(k), str) and _NO_PATH.search(s.params[k]) for k in keys)
+
+
 def _other_tool(t: Trajectory, i: int, used: set[int]) -> Correction | None:
-    """A different tool that did the step of failed call ``i`` (see the module doc)."""
+    """A different tool that did the step of failed call ``i`` (see the module doc); none
+    after a malformed argument (:func:`malformed_target`)."""
     w = t.steps[i]
-    if t.accepted is not True:
+    if t.accepted is not True or malformed_target(w):
         return None
     later_ok = [k for k in range(i + 1, len(t.steps)) if t.steps[k].success]
     if any(t.steps[k].tool == w.tool and _same_values(w, t.steps[k]) for k in later_ok):
@@ -396,8 +424,9 @@ def find_corrections(t: Trajectory) -> list[Correction]:
     (:mod:`.shell_fixes`), never by the generic rules, and a generic lesson never names
     a shell tool.
     """
+    recorded = t
     t = learning_view(t)
-    needs = _tool_needs(t)
+    needs = _tool_needs(t) + _tool_refusals(recorded) + _unquoted(t) + _cwd_kept(t)
     taken = {c.failed for c in needs}
     out = [
         c for c in _generic_corrections(t) if not _names_shell(c.finding) and c.failed not in taken
@@ -467,6 +496,342 @@ def _tool_instead(t: Trajectory, corrected: set[int]) -> list[Correction]:
         )
         why = f"{_step_word(i)} {tool} failed ('{quote_error(e, 8)}'), {len(idx)} such slip(s)"
         out.append(Correction(Kind.TOOL_RULE, i, i, tuple(idx[1:]), f, why))
+    return out
+
+
+#: A host that names this machine or its local network: WebFetch refuses it ("Invalid URL").
+_LOCAL_HOST = re.compile(
+    r"^(localhost|127(\.\d{1,3}){3}|0\.0\.0\.0|::1|[\w.-]+\.(local|localhost))$", re.I
+)
+#: A key a validator refused, as its error names it ("Unrecognized field: hasCompletedOnboarding").
+_FIELD = re.compile(
+    r"(?:Unrecognized|Unknown|Unexpected) (?:field|key|property)s?:?\s*['\"`]?"
+    r"([A-Za-z_$][\w$.-]{1,60})"
+)
+#: How many calls after a refusal the way that worked may come.
+_REFUSAL_WINDOW = 12
+
+
+def _target(s: Step) -> str | None:
+    """The path or URL a client tool's call is about (:attr:`ToolSpec.path`)."""
+    return _file_of(s)
+
+
+def _refused_what(cls: str, target: str) -> str | None:
+    """What the tool refused, as a lesson names it: a class of target, never one value
+    (None when the target is of no class a lesson may name: a remote URL)."""
+    if cls == "binary":
+        ext = ntpath.splitext(target)[1].lower()
+        return f"a binary {ext} file" if re.fullmatch(r"\.[a-z0-9]{1,6}", ext) else None
+    if cls == "local":
+        try:
+            host = urlsplit(target).hostname or ""
+        except ValueError:
+            return None
+        return f"a local address such as {target}" if _LOCAL_HOST.match(host) else None
+    return None
+
+
+def _names_target(word: str, target: str) -> bool:
+    if target in word:
+        return True
+    name = ntpath.basename(target.rstrip("/\\"))
+    return "." in name and len(name) >= 5 and name in word
+
+
+def _own_success(script_pipelines: Sequence[Any], k: int) -> bool:
+    """Whether pipeline ``k``'s success is proven by the call's: every pipeline after it
+    joined by ``&&`` (after ``a || b`` or ``a; b`` the success may be another's)."""
+    return all(p.connector == "&&" for p in script_pipelines[k + 1 :])
+
+
+def _looks_only(program: str) -> bool:
+    """A program that is no way to what a tool refused: one that only looks at a file or
+    handles it as a file (``ls``, ``stat``, ``file``, ``cat``, ``cp``, ``mv``, ``rm``,
+    ``unzip``: a probe, a lister, a mover or any program of the file system), sets the
+    scene (``echo``) or changes a file's content (``patch``)."""
+    p = _programs.get(program)
+    if p is None:
+        return False
+    no_way = {
+        _programs.Role.PROBE,
+        _programs.Role.LISTS,
+        _programs.Role.MOVES,
+        _programs.Role.EDITS,
+        _programs.Role.SCENE,
+    }
+    return bool(p.roles & no_way) or p.domain == "fs"
+
+
+def _other_way(t: Trajectory, i: int, target: str) -> tuple[int, str, str] | None:
+    """(index, the program or tool, the shell tool or "") of the first later successful
+    call that reached ``target`` another way than refused call ``i``'s tool; None when
+    that tool itself later took the same target (the refusal did not hold) or no call did.
+    A look at the target (:func:`_looks_only`) is no way to it."""
+    w = t.steps[i]
+    for k in range(i + 1, min(len(t.steps), i + 1 + _REFUSAL_WINDOW)):
+        s = t.steps[k]
+        if not s.success:
+            continue
+        if s.tool == w.tool:
+            if _target(s) == target:
+                return None
+            continue
+        found = spec_for(s.tool)
+        if found is not None and found[1].command is not None:
+            if not s.output.strip():
+                continue  # nothing came back: no proof it reached the target
+            script = parse(command_line(found[1], s.params))
+            if not script.parsed:
+                continue
+            for n, pl in enumerate(script.pipelines):
+                for c in pl.commands:
+                    if not any(_names_target(x, target) for x in c.args):
+                        continue
+                    if _looks_only(c.program):
+                        continue
+                    if _own_success(script.pipelines, n):
+                        return k, c.program, s.tool
+            continue
+        if found is not None and found[1].kind in (ToolKind.PLAN, ToolKind.SEARCH):
+            continue
+        if any(isinstance(v, str) and v == target for v in s.params.values()):
+            return k, s.tool, ""
+    return None
+
+
+def _content(s: Step, path_key: str | None) -> str:
+    return "\n".join(
+        v if isinstance(v, str) else repr(v) for k, v in s.params.items() if k != path_key
+    )
+
+
+def _dropped_field(t: Trajectory, i: int, path: str, name: str) -> int | None:
+    """The later call of the same job on ``path`` (an Edit after an Edit or a Write) that
+    worked without the key ``name`` that refused call ``i`` held."""
+    w = t.steps[i]
+    found = spec_for(w.tool)
+    key = found[1].path if found else None
+    if name not in _content(w, key):
+        return None  # the refused key was not the call's: it was in the file already
+    for k in range(i + 1, min(len(t.steps), i + 7)):
+        s = t.steps[k]
+        if _file_of(s) != path or not same_job(s.tool, w.tool):
+            continue
+        if not s.success:
+            return None
+        other = spec_for(s.tool)
+        return k if name not in _content(s, other[1].path if other else None) else None
+    return None
+
+
+def _tool_refusals(t: Trajectory) -> list[Correction]:
+    """A client tool refused its target by one of its own rules whose error does not say
+    what works (:attr:`agentmem.agents.ToolSpec.refuses`: Read of a binary file, WebFetch of
+    a local address, Claude Code's own settings check), and the run then reached that
+    target another way: the lesson says what the tool refuses and what worked. One run
+    shows it (the error named no way out); a refusal of one value that no class names (a
+    remote URL "Invalid"), or one the run never got past, teaches nothing.
+
+    ``t`` is the run as recorded: the way that worked must have worked (an inline script
+    that failed counts as done in :func:`learning_view`); the corrections' indices are the
+    view's (:func:`agentmem.agents.outcomes.view_indices`)."""
+    out: list[Correction] = []
+    at = view_indices(t)
+    view = learning_view(t)
+    for i, w in enumerate(t.steps):
+        found = spec_for(w.tool)
+        target = _target(w)
+        seen = at[i]
+        if w.success or found is None or target is None or seen is None:
+            continue
+        rule = next(((x, c) for x, c in found[1].refuses if x in w.output), None)
+        if rule is None:
+            continue
+        words, cls = rule
+        e = _error(view.steps[seen])
+        if cls == "field":
+            m = _FIELD.search(w.output)
+            name = m.group(1).rstrip(".-") if m else ""
+            k = _dropped_field(t, i, target, name) if m else None
+            if m is None or k is None:
+                continue
+            file = ntpath.basename(target)
+            said = f"{words} ... {m.group(0).rstrip('.-')}"
+            quote = quote_error(said, 10)
+            # the file and the key stand in the quoted error: the client's own words
+            text = lesson_text(
+                f"{w.tool} is refused when the file gets a key its schema does not know "
+                f"('{quote}'): leave that key out of the file."
+            )
+            facts: tuple[str, ...] = (w.tool, file, name)
+            how = f"the same {file} without {name}"
+        else:
+            what = _refused_what(cls, target)
+            way = _other_way(t, i, target) if what else None
+            if what is None or way is None:
+                continue
+            k, program, shell = way
+            quote = quote_error(e.split(". ")[0], 6)
+            by = f"{program} in {shell}" if shell else program
+            text = lesson_text(f"{w.tool} refuses {what} ('{quote}'): {by} did it instead.")
+            facts = (w.tool, program)
+            how = by
+        f = Finding(
+            Kind.TOOL_RULE,
+            w.tool,
+            _domain(w),
+            text,
+            facts,
+            detail={
+                "error": e,
+                "helper": None,
+                "rule_error": words,
+                "refused": cls,
+                "how": how,
+                "scope": "tool",
+            },
+        )
+        a, b = at[i], at[k]
+        if a is None or b is None:
+            continue
+        why = (
+            f"{_step_word(a)} {w.tool} refused its target ('{quote_error(e, 8)}'); "
+            f"{how} worked ({_step_word(b)})"
+        )
+        out.append(Correction(Kind.TOOL_RULE, a, b, (), f, why))
+    return out
+
+
+def _leading_cd(s: Step) -> tuple[str, str] | None:
+    """(the folder, the rest of the line) of a shell call that starts ``cd D && ...`` with a
+    relative folder D, else None."""
+    found = spec_for(s.tool)
+    if found is None or found[1].command is None:
+        return None
+    line = command_line(found[1], s.params)
+    m = re.match(r"\s*cd\s+(['\"]?)([\w.][\w./-]*)\1\s*&&\s*(.+)", line, re.S)
+    if m is None or m.group(2) in (".", "..", "-") or m.group(2).startswith("../"):
+        return None
+    return m.group(2).rstrip("/"), m.group(3).strip()
+
+
+def _chdirs(s: Step) -> bool:
+    found = spec_for(s.tool)
+    if found is None or found[1].command is None:
+        return False
+    script = parse(command_line(found[1], s.params))
+    return any(_programs.has(c.program, _programs.Role.CHDIR) for c in script.commands)
+
+
+def _cwd_kept(t: Trajectory) -> list[Correction]:
+    """A shell tool that keeps its working directory between calls (Claude Code's Bash:
+    :attr:`agentmem.agents.ToolSpec.keeps_cwd`) ran ``cd D && ...`` and worked; a later
+    call ran ``cd D && X`` again, with no other change of folder between, and failed
+    naming D as missing (the shell stood in D already); the same X without the ``cd`` then
+    worked. The lesson is the client's: its shell keeps the folder. It is never a fact of
+    where the project keeps D (a working directory's slip: ``shell_fixes.cwd_slip``)."""
+    out: list[Correction] = []
+    steps = t.steps
+    for i, w in enumerate(steps):
+        found = spec_for(w.tool)
+        if w.success or found is None or not found[1].keeps_cwd:
+            continue
+        lead = _leading_cd(w)
+        if lead is None:
+            continue
+        folder, rest = lead
+        if folder not in w.output or not re.search(r"(?i)no such file|not found", w.output):
+            continue
+        went = None
+        for k in range(i - 1, -1, -1):
+            s = steps[k]
+            if s.tool != w.tool or not _chdirs(s):
+                continue
+            went = k if s.success and (_leading_cd(s) or ("", ""))[0] == folder else None
+            break  # the last change of folder before the failure decides
+        if went is None:
+            continue
+        line = found[1].command
+        fixed = next(
+            (
+                j
+                for j in range(i + 1, min(len(steps), i + 4))
+                if steps[j].tool == w.tool
+                and steps[j].success
+                and line is not None
+                and str(steps[j].params.get(line, "")).strip() == rest
+            ),
+            None,
+        )
+        if fixed is None:
+            continue
+        e = _error(w)
+        q = quote_error(e, 8)
+        text = lesson_text(
+            f"{w.tool} keeps the working directory between calls: after cd {folder}, cd "
+            f"{folder} again fails ('{q}'); use absolute paths, or check pwd first."
+        )
+        f = Finding(
+            Kind.TOOL_RULE,
+            w.tool,
+            _domain(w),
+            text,
+            (w.tool, "cd"),
+            detail={
+                "error": e,
+                "helper": None,
+                "rule_error": q,
+                "refused": "cwd",
+                "how": "the same command without the cd",
+                "scope": "tool",
+            },
+        )
+        why = (
+            f"{_step_word(went)} ran cd {folder}; {_step_word(i)} ran cd {folder} again and "
+            f"failed ('{q}'); the same command without the cd worked ({_step_word(fixed)})"
+        )
+        out.append(Correction(Kind.TOOL_RULE, i, fixed, (), f, why))
+    return out
+
+
+def _unquoted(t: Trajectory) -> list[Correction]:
+    """A client tool's argument check refused a parameter passed as its JSON text (an array
+    written as a string), and the same call with the value itself worked
+    (:func:`agentmem.agents.outcomes.unquoted_retries`): "pass X as a JSON array itself,
+    not a string holding JSON". Any other schema error after a one-off slip teaches
+    nothing (the error said what was wrong)."""
+    out: list[Correction] = []
+    for i, k in unquoted_retries(t.steps).items():
+        w, r = t.steps[i], t.steps[k]
+        x = next(p for p in w.params if w.params[p] != r.params[p])
+        kind = "array" if isinstance(r.params[x], list) else "object"
+        said = next((ln for ln in w.output.splitlines() if x in ln), "") or _error(w)
+        quote = quote_error(said, 12)
+        text = lesson_text(
+            f"Pass the {x} parameter of {w.tool} as a JSON {kind} itself, not a string "
+            f"holding JSON ('{quote}')."
+        )
+        f = Finding(
+            Kind.TOOL_RULE,
+            w.tool,
+            _domain(w),
+            text,
+            (w.tool, x),
+            detail={
+                "error": said,
+                "helper": None,
+                "rule_error": quote,
+                "refused": "encoded",
+                "how": f"{x} as a JSON {kind}",
+                "scope": "tool",
+            },
+        )
+        why = (
+            f"{_step_word(i)} {w.tool} refused {x} given as JSON text ('{quote}'); the same "
+            f"call with {x} as a JSON {kind} worked ({_step_word(k)})"
+        )
+        out.append(Correction(Kind.TOOL_RULE, i, k, (), f, why))
     return out
 
 

@@ -985,6 +985,7 @@ def find_shell_fixes(t: Trajectory) -> list[ShellFix]:
     for read in (_hidden, _literal_glob, _literal_path, _backslashes):
         out += [h for h in (read(t, i) for i in range(len(steps)) if i not in taken) if h]
         taken = {x.failed for x in out}
+    out = [x for x in out if not own_doing(t, x) and not cwd_slip(t, x)]
     roots = [r for r in (t.meta.get("cwd"), t.meta.get("project")) if isinstance(r, str) and r]
     out = [attrs.evolve(x, finding=relative_to(x.finding, roots)) for x in out]
     project = t.meta.get("project")
@@ -996,6 +997,77 @@ def find_shell_fixes(t: Trajectory) -> list[ShellFix]:
             for x in out
         ]
     return sorted(out, key=lambda x: x.failed)
+
+
+#: The changes whose lesson states a fact of the project's paths ("X is at P", "git add
+#: fails on P"): a fact the run's own calls may have made.
+_PATH_FACTS = frozenset({"location", "dropped", "forced", "hidden", "operand"})
+
+
+def _lesson_paths(f: Finding) -> set[str]:
+    """The file names a path fact's lesson rests on (its failed and found paths)."""
+    d = f.detail
+    words = [d.get("bad"), d.get("good"), *f.facts[1:]]
+    return {
+        os.path.basename(w.rstrip("/"))
+        for w in words
+        if isinstance(w, str) and not w.startswith("-") and ("/" in w or "." in w)
+    } - {"", ".", ".."}
+
+
+def _moves(c: Command) -> bool:
+    return programs.has(c.program, Role.MOVES) or Role.MOVES in programs.sub_roles(
+        c.program, c.subcommand
+    )
+
+
+def own_doing(t: Trajectory, x: ShellFix) -> bool:
+    """Whether a path fact's failure was the run's own doing: a file its lesson names was
+    moved, renamed or removed by the run itself (:attr:`Role.MOVES`: ``mv``, ``rm``, ``git
+    mv``) in an earlier call or in the failed call itself (``mv a docs/a`` failing because a
+    was moved there already). "In this project erd.md is at docs/erd.md" would then state
+    where the agent put it, not where the project keeps it."""
+    if x.finding.detail.get("change") not in _PATH_FACTS:
+        return False
+    names = _lesson_paths(x.finding)
+    if not names:
+        return False
+    for step in t.steps[: x.failed + 1]:
+        if not is_shell(step.tool):
+            continue
+        for c in _commands(step) or ():
+            if _moves(c) and names & {os.path.basename(o.rstrip("/")) for o in c.operands}:
+                return True
+    return False
+
+
+def cwd_slip(t: Trajectory, x: ShellFix) -> bool:
+    """Whether a relative path failed only because the shell stood in another folder: the
+    path found (a ``location``, or the ``operand`` that worked) is the failed one under a
+    folder (or the failed one is the found one under a folder), and the run changed its
+    working directory on the way (``cd``, ``pushd``:
+    :attr:`Role.CHDIR`, or another ``workdir``). A slip of the working directory, not
+    where the project keeps the file."""
+    d = x.finding.detail
+    if d.get("change") not in ("location", "operand"):
+        return False
+    bad, good = d.get("bad"), d.get("good")
+    if not isinstance(bad, str) or not isinstance(good, str):
+        return False
+    b, g = bad.rstrip("/"), good.rstrip("/")
+    if os.path.isabs(b) or b.startswith("~"):
+        return False
+    if not (g.endswith("/" + b) or b.endswith("/" + g)):
+        return False
+    seen = t.steps[: x.fixed + 1]
+    dirs = {s.params.get("workdir") for s in (t.steps[x.failed], t.steps[x.fixed])}
+    if len(dirs) > 1:
+        return True
+    return any(
+        any(programs.has(c.program, Role.CHDIR) for c in _commands(s) or ())
+        for s in seen
+        if is_shell(s.tool)
+    )
 
 
 def relative_to(f: Finding, roots: Sequence[str]) -> Finding:
