@@ -750,3 +750,86 @@ def test_an_ignored_path_added_alone_with_the_advised_flag_is_learned():
     assert "priv/static/assets/app.css" in found[0][2] and "-f" in found[0][2]
     quiet = ignored.replace("hint: Use -f if you really want to add them.\n", "")
     assert _fix(_bash(failed.params["command"], quiet), *looks, listed, fixed) == []
+
+
+#: Windows' status for a program it could not start, as Git Bash reports it (9009 mod 256).
+STUB = "Exit code 49"
+_PY312 = "C:/Users/Admin/AppData/Local/Programs/Python/Python312/python.exe"
+
+
+def test_a_silent_exit_49_is_a_program_windows_could_not_start():
+    """Real (886caigudong, Claude Code on Windows): ``python main.py`` exits 49 and writes
+    nothing (the Microsoft Store's stub): the program never ran, a misuse, never the code's.
+    With output, or with another status, it stays what it was."""
+    assert outcome(_bash('cd "C:/w" && python main.py 2>&1', STUB)).failure is Failure.MISUSE
+    said = outcome(_bash("python main.py", STUB)).diagnostic
+    assert said == "exit code 49 and no output"
+    assert outcome(_bash("python main.py", "Exit code 1")).failure is Failure.CODE
+    # python3 (the stub too) after a `where` that printed: still not started, never a success
+    where = _bash(
+        "where python3 2>&1; echo ---; python3 -c \"print('hello')\" 2>&1",
+        "Exit code 49\nC:\\Users\\Admin\\AppData\\Local\\Microsoft\\WindowsApps\\python3.exe\n---",
+    )
+    assert outcome(where).failure is Failure.MISUSE
+    view = learning_view(_run(_bash("python main.py", STUB)))
+    assert outcome(view.steps[0]).failure is Failure.MISUSE  # the view read again: the same
+
+
+def test_a_program_windows_could_not_start_teaches_what_ran_instead():
+    """Real (886caigudong, a331468564: Claude Code's Git Bash on Windows). ``python`` exits 49
+    silently four times, the ``python3`` stub too; the interpreter called by its full path
+    printed hello: where it is, whatever the arguments. ``python3 -c`` silent, then ``python
+    -c`` of the same code worked: run python. Neither lesson claims the stub is off PATH."""
+    from agentmem.learning.shell_fixes import claims_of, find_shell_fixes
+
+    where = _bash(
+        "where python3 2>&1; echo ---; python3 -c \"print('hello')\" 2>&1",
+        "Exit code 49\nC:\\Users\\Admin\\AppData\\Local\\Microsoft\\WindowsApps\\python3.exe\n---",
+    )
+    steps = (
+        _bash('cd "C:/w" && python main.py 2>&1', STUB),
+        _bash('cd "C:/w" && python -u main.py 2>&1', STUB),
+        _bash("python -c \"print('hello world')\"", STUB),
+        where,
+        _bash(f'"{_PY312}" -c "print(\'hello\')" 2>&1', "hello", True),
+    )
+    found = _fix(*steps)
+    assert [(c, s) for c, s, _ in found] == [("fullpath", "machine")]
+    assert "python does not start here" in found[0][2] and f"call it as {_PY312}" in found[0][2]
+    fix = find_shell_fixes(learning_view(_run(*steps)))[0]
+    assert claims_of(fix.finding) == (("on_path", _PY312),)
+    # the full path failing as well, and nothing else: nothing
+    assert _fix(*steps[:4], _bash(f'"{_PY312}" -V', STUB)) == []
+
+    code = 'from core.config_loader import load_rules; print("OK")'
+    found = _fix(
+        _bash(f'cd "E:/CC-test" && PYTHONPATH="E:/x" python3 -c \'{code}\' 2>&1', STUB),
+        _bash(f'cd "E:/CC-test" && PYTHONPATH="E:/x" python -c \'{code}\' 2>&1', "OK", True),
+    )
+    assert [(c, s) for c, s, _ in found] == [("interpreter", "machine")]
+    assert (
+        found[0][2].startswith("python3 does not start here")
+        and "run python instead" in (found[0][2])
+    )
+
+
+def test_an_inline_script_run_by_another_interpreter_teaches_the_missing_one():
+    """Real (travelplan, Codex): ``python - <<'PY'`` not found; ``node -e`` failed on a quote,
+    then ran: python is missing, node ran the inline code. A file's script given to another
+    interpreter, or inline code one family member of which ran, is no such lesson."""
+    heredoc = "python - <<'PY'\nprint(open('story.md').read().count('- [ ]'))\nPY"
+    missing = _bash(heredoc, "Exit code 127\nzsh:1: command not found: python")
+    node_bad = _bash('node -e "const fs=require("fs")"', 'Exit code 1\nzsh:1: unmatched "')
+    node = _bash(
+        'node -e \'const fs=require("fs");console.log(fs.readFileSync("story.md","utf8"))\'',
+        "story_files=11",
+        True,
+    )
+    found = _fix(missing, node_bad, node)
+    assert [(c, s) for c, s, _ in found] == [("program", "machine")]
+    assert (
+        "python is not on PATH here" in found[0][2]
+        and "node -e ran the inline code" in (found[0][2])
+    )
+    file_script = _bash("python tools/count.py", "Exit code 127\nzsh:1: command not found: python")
+    assert _fix(file_script, _bash("node tools/count.js", "11", True)) == []

@@ -19,8 +19,17 @@ same thing with exactly one recognisable change:
 ``program``
     The program not found, then another program on the same operands (``rg`` -> ``grep``).
 ``fullpath``
-    The program not found on PATH, then the same command with the program's full path
-    (``/opt/homebrew/bin/gh``): where this machine keeps it.
+    The program not found on PATH, then the program called by its full path
+    (``/opt/homebrew/bin/gh``), whatever its arguments: where this machine keeps it.
+
+A program is not found when the shell says so, or when Windows could not start it: exit
+status 9009 (49 in Git Bash) and no output at all, as the Microsoft Store's ``python``
+stub does (:func:`agentmem.agents.outcomes.silent_not_found`); its lesson says it "does
+not start here" and claims nothing of PATH (the stub is on it). While the program is not
+found, a retry that fails too is passed over: the first one that works decides. An
+interpreter running inline code (``python - <<'PY'``, ``python3 -c``) is retried by one
+of its family with other inline code (the code never ran), or by another interpreter
+running inline code (``node -e``: kind ``program``).
 ``prerequisite``
     The very same command worked after exactly one other command that is not mere
     reading (``mkdir -p dir`` before ``cat > dir/file``, an install).
@@ -65,7 +74,7 @@ import attrs
 
 from ..agents import command_line, is_shell, outcome, parse, programs, spec_for
 from ..agents.base import Failure
-from ..agents.outcomes import TTY, escalates, failing_command
+from ..agents.outcomes import TTY, escalates, failing_command, silent_not_found
 from ..agents.programs import Role
 from ..agents.shell import Command, powershell_call
 from ..claims import EXISTS, NOT_ON_PATH, ON_PATH
@@ -138,12 +147,24 @@ def _reader(c: Command) -> bool:
 
 def _targets(c: Command) -> tuple[str, ...]:
     """A command's operands and the files it writes (``> file``)."""
-    return (*c.operands, *(t for op, t in c.redirects if op in (">", ">>", "<") and t))
+    return (
+        *c.operands,
+        *(t for op, t in c.redirects if op in (">", ">>", "<") and t and t != "/dev/null"),
+    )
+
+
+def _bare(name: str) -> str:
+    """A program's name without Windows' ``.exe`` (``python.exe`` is ``python``)."""
+    return name[:-4] if name.lower().endswith(".exe") else name
 
 
 def _missing_program(c: Command, diag: str, body: str) -> str | None:
     """The word of ``c`` the shell did not find (its program, or a wrapper's program such as
-    the ``python`` of ``python -m py_compile``), or None."""
+    the ``python`` of ``python -m py_compile``), or None. A call that Windows could not
+    start (exit 9009, 49 in Git Bash, and no output: :func:`silent_not_found`) did not
+    find its program either."""
+    if silent_not_found(diag):
+        return c.wrappers[0].split()[0] if c.wrappers else c.program
     text = f"{diag}\n{body[:600]}"
     for name in (c.program, *(w.split()[0] for w in c.wrappers)):
         n = re.escape(name)
@@ -156,6 +177,29 @@ def _missing_program(c: Command, diag: str, body: str) -> str | None:
 
 def _same_args(a: Command, b: Command) -> bool:
     return a.args == b.args and _targets(a) == _targets(b)
+
+
+#: Options by which an interpreter runs code given on its command line.
+_CODE_FLAGS = frozenset({"-c", "-e", "--eval", "-Command"})
+
+
+def _inline(c: Command) -> bool:
+    """Whether ``c`` is an interpreter running code written into the call (``python -c``,
+    ``node -e``, ``python - <<'PY'``) rather than a file of the project."""
+    if not programs.is_interpreter(_bare(c.program)):
+        return False
+    return bool(_CODE_FLAGS & set(c.flags)) or (
+        any(op in ("<<", "<<-", "<<<") for op, _ in c.redirects)
+        and all(o == "-" for o in c.operands)
+    )
+
+
+def _same_job(f: Command, s: Command) -> bool:
+    """Whether ``s`` runs what ``f`` ran: the same arguments, or both the same kind of inline
+    code (its text may differ: a program that never started ran none of it)."""
+    if f.args == s.args or f.operands == s.operands:
+        return True
+    return _inline(f) and _inline(s) and set(f.flags) & _CODE_FLAGS == set(s.flags) & _CODE_FLAGS
 
 
 def _scope_for_wrapper(w: str) -> str:
@@ -283,20 +327,32 @@ def _provided(
         w = next(x for x in s.wrappers if x not in f.wrappers)
         text = f"{f.program} is not on PATH here ('{q}'): run it through {w} ({short(s, 40)})."
         return _finding("wrapper", f, _scope_for_wrapper(w), text, (f.program, w), diag, avoid=[])
-    if f.program == s.program and _same_args(f, s):
+    silent = {"silent": True} if silent_not_found(diag) else {}
+    if _bare(f.program) == _bare(s.program) and not s.wrappers:
         fw, sw = _program_word(f), _program_word(s)
         if fw != sw and "/" in sw and "/" not in fw:  # gh not found; /opt/homebrew/bin/gh ran
-            text = f"{f.program} is not on PATH here ('{q}'): call it as {sw}."
-            scope = "machine" if sw.startswith(("/", "~")) else "project"
-            return _finding("fullpath", f, scope, text, (f.program, sw), diag, avoid=[])
-    fam = _family(f.program)
-    if fam and fam == _family(s.program) and f.program != s.program:
-        if f.args == s.args or f.operands == s.operands:
-            text = f"{f.program} is not on PATH here ('{q}'): run {s.program} instead."
+            # where the program is, whatever the call: its arguments may differ
+            text = f"{_absent(f.program, q, diag)}: call it as {sw}."
+            machine = sw.startswith(("/", "~")) or re.match(r"[A-Za-z]:/", sw)
+            scope = "machine" if machine else "project"
+            facts = (f.program, sw)
+            return _finding("fullpath", f, scope, text, facts, diag, avoid=[], **silent)
+    fam = _family(_bare(f.program))
+    if fam and fam == _family(_bare(s.program)) and f.program != s.program:
+        if _same_job(f, s):
+            text = f"{_absent(f.program, q, diag)}: run {s.program} instead."
+            facts = (s.program, f.program)
             return _finding(
-                "interpreter", f, "machine", text, (s.program, f.program), diag, avoid=[f.program]
+                "interpreter", f, "machine", text, facts, diag, avoid=[f.program], **silent
             )
         return None
+    if _inline(f) and _inline(s) and _bare(f.program) != _bare(s.program):
+        # python - <<'PY' not found; node -e '...' did the job: another interpreter
+        how = next((x for x in s.flags if x in _CODE_FLAGS), "")
+        text = f"{_absent(f.program, q, diag)}; {s.program} {how} ran the inline code instead."
+        text = re.sub(r"\s+", " ", text)
+        facts = (s.program, f.program)
+        return _finding("program", f, "machine", text, facts, diag, avoid=[f.program], **silent)
     if f.program == s.program and _same_args(f, s):
         installs = [b for b in between if not _reader(b) and b.program != f.program]
         if len(installs) == 1:
@@ -312,6 +368,13 @@ def _provided(
         facts = (s.program, f.program)
         return _finding("program", f, "machine", text, facts, diag, avoid=[f.program])
     return None
+
+
+def _absent(program: str, q: str, diag: str) -> str:
+    """How a lesson says that ``program`` was not found (``q`` its quoted diagnostic)."""
+    if silent_not_found(diag):
+        return f"{program} does not start here ('{q}': Windows could not run it)"
+    return f"{program} is not on PATH here ('{q}')"
 
 
 def _escalation(f: Command, diag: str, param: str, value: object) -> Finding:
@@ -356,10 +419,12 @@ def claims_of(f: Finding) -> tuple[tuple[str, str], ...]:
     change = d.get("change")
     facts = [str(x) for x in f.facts]
     out: list[tuple[str, str]] = []
+    # a program Windows could not start may be on PATH (the Store's stub): no such claim
+    absent = [] if d.get("silent") else [NOT_ON_PATH]
     if change in ("interpreter", "program") and len(facts) >= 2:
-        out += [(NOT_ON_PATH, facts[1]), (ON_PATH, facts[0])]
+        out += [*((k, facts[1]) for k in absent), (ON_PATH, facts[0])]
     elif change == "fullpath" and len(facts) >= 2:
-        out += [(NOT_ON_PATH, facts[0]), (ON_PATH, facts[1])]
+        out += [*((k, facts[0]) for k in absent), (ON_PATH, facts[1])]
     elif change == "wrapper" and len(facts) >= 2 and facts[1].split():
         out.append((ON_PATH, facts[1].split()[0]))
     elif change == "location":
@@ -641,10 +706,17 @@ def _retry(f: Command, cmds: Sequence[Command], missing: bool) -> Command | None
         if c.program == f.program and (c.subcommand == f.subcommand or f.subcommand is None):
             return c
     if missing:
-        fam = _family(f.program)
         for c in cmds:
-            if fam and fam == _family(c.program):
+            if _bare(c.program) == _bare(f.program):
                 return c
+        fam = _family(_bare(f.program))
+        for c in cmds:
+            if fam and fam == _family(_bare(c.program)):
+                return c
+        if _inline(f):
+            for c in cmds:
+                if _inline(c):
+                    return c
         ops = {o for o in f.operands if len(o) > 1}
         for c in cmds:
             if ops & set(c.operands) and c.program != f.program:
@@ -950,6 +1022,8 @@ def find_shell_fixes(t: Trajectory) -> list[ShellFix]:
                     idx.append(j)
                 continue
             if not later.success:
+                if missing:
+                    continue  # still not found, or found and failing: where it is found decides
                 break  # the retry failed too: a later pair may teach it
             if j in used or not _proven(later, c):
                 break
@@ -1149,15 +1223,17 @@ SHELL_CHANGES: tuple[ShellChange, ...] = (
     ),
     ShellChange(
         "fullpath",
-        "the program is not found on PATH; the same command with the program's full path "
-        "worked: where this machine keeps it",
-        (
-            _sh("gh pr list", "zsh: command not found: gh", False),
-            _sh("/opt/homebrew/bin/gh pr list"),
-        ),
+        "the program is not found on PATH (or Windows could not start it: exit 9009, 49 in "
+        "Git Bash, and no output); a later call of that program by its full path worked, "
+        "whatever its arguments: where this machine keeps it",
         (
             _sh("gh pr list", "zsh: command not found: gh", False),
             _sh("/opt/homebrew/bin/gh pr view 12"),
+        ),
+        (
+            _sh("gh pr list", "zsh: command not found: gh", False),
+            _sh("/opt/homebrew/bin/gh pr list", "zsh: no such file: /opt/homebrew/bin/gh", False),
+            _sh("ls /opt/homebrew/bin"),
         ),
     ),
     ShellChange(
