@@ -833,3 +833,81 @@ def test_an_inline_script_run_by_another_interpreter_teaches_the_missing_one():
     )
     file_script = _bash("python tools/count.py", "Exit code 127\nzsh:1: command not found: python")
     assert _fix(file_script, _bash("node tools/count.js", "11", True)) == []
+
+
+def _codex_exec(cmd: str, output: str, code: int = 0) -> Step:
+    body = f"Chunk ID: 1\nProcess exited with code {code}\nOutput:\n{output}"
+    return Step(tool="exec_command", params={"cmd": cmd}, output=body, success=code == 0)
+
+
+def test_a_module_the_projects_environment_has_is_learned():
+    """Real (dimicheck4, Codex; deder01, Claude Code): the interpreter that ran could not
+    import a module, and the same job ran with the project's environment: ``./.venv/bin/
+    python`` with the same here-document, or ``source venv/bin/activate && python3 -c`` of
+    code that imports it, after a ``pip install`` into the system python in between."""
+    script = "<<'PY'\nfrom app import app\nclient = app.test_client()\nprint(client.get('/12'))\nPY"
+    tb = 'Traceback (most recent call last):\n  File "app.py", line 9\n'
+    failed = _codex_exec(
+        f"python - {script}", tb + "ModuleNotFoundError: No module named 'dotenv'", 1
+    )
+    fixed = _codex_exec(f"./.venv/bin/python - {script}", "/12 302 /board/1/2")
+    found = _fix(failed, fixed)
+    assert [(c, s) for c, s, _ in found] == [("environment", "project")]
+    assert "python lacks dotenv" in found[0][2] and "run it as ./.venv/bin/python" in found[0][2]
+
+    code = "import openpyxl\nwb = openpyxl.load_workbook('/w/finance/c.xlsx')\nprint(wb.sheetnames)"
+    missing = _bash(
+        f'python3 -c "{code}"', f"Exit code 1\n{tb}ModuleNotFoundError: No module named 'openpyxl'"
+    )
+    pip = _bash(f'pip install openpyxl --quiet && python3 -c "{code}"', "['Spending']", True)
+    look = _bash('ls -la /w/finance/ | grep -E "venv"', "drwxr-xr-x 5 u u 4096 venv", True)
+    venv = _bash(
+        f'source /w/finance/venv/bin/activate && python3 -c "{code}"', "['Spending']", True
+    )
+    found = _fix(missing, pip, look, venv)
+    assert [(c, s) for c, s, _ in found] == [("environment", "project")]
+    assert "source /w/finance/venv/bin/activate first" in found[0][2]
+    from agentmem.learning.shell_fixes import claims_of, find_shell_fixes
+
+    fix = find_shell_fixes(learning_view(_run(missing, pip, look, venv)))[0]
+    assert claims_of(fix.finding) == (("exists", "/w/finance/venv"),)
+
+
+@pytest.mark.parametrize(
+    "steps",
+    [
+        # real (luisuma92): a probe that only imports the module: its failure is the answer
+        (
+            _bash(
+                'which python && python -c "import sqlalchemy; print(sqlalchemy.__version__)"',
+                "Exit code 1\n/usr/bin/python\nModuleNotFoundError: No module named 'sqlalchemy'",
+            ),
+            _bash(
+                '.venv/bin/python -c "import sqlalchemy; print(sqlalchemy.__version__)"',
+                "2.0.48",
+                True,
+            ),
+        ),
+        # real (luisuma92): pytest's own import failure is no interpreter's: the venv's python
+        # then had no pytest at all
+        (
+            _bash(
+                "uv run pytest tests/test_database.py -v 2>&1",
+                "Exit code 1\nE   ModuleNotFoundError: No module named 'sqlalchemy'",
+            ),
+            _bash('.venv/bin/python -c "import sqlalchemy, sys; sys.exit(0)"', "", True),
+        ),
+        # another job in the environment: a script file of another name
+        (
+            _bash("python app.py", "Exit code 1\nModuleNotFoundError: No module named 'dotenv'"),
+            _bash(".venv/bin/python manage.py check", "ok", True),
+        ),
+        # the environment's run failed on the module as well
+        (
+            _bash("python app.py", "Exit code 1\nModuleNotFoundError: No module named 'dotenv'"),
+            _bash(".venv/bin/python app.py", "ModuleNotFoundError: No module named 'dotenv'", True),
+        ),
+    ],
+)
+def test_no_environment_lesson_without_the_same_job_done_there(steps: tuple[Step, ...]) -> None:
+    assert [c for c, _, _ in _fix(*steps)] == []

@@ -50,6 +50,13 @@ running inline code (``node -e``: kind ``program``).
     remedy ("In this project git commit fails with 'Code is not formatted...': run mix
     format first, as its error says").
 
+``environment``
+    An interpreter could not import a module (``No module named X``; inline code that
+    only imports it is a probe, its failure the answer), and a later successful call ran
+    the same job (the same arguments, or inline code that imports X) with the
+    interpreter of an environment (``./.venv/bin/python``, ``source venv/bin/activate &&
+    python3``): the project's environment has what the interpreter that ran lacks.
+
 ``hidden``
     ``rg --files -g G`` listed no file (exit 1: no match), and the run's next shell call,
     ``find . -name G``, found them all inside one hidden folder, which rg skips unless
@@ -432,6 +439,8 @@ def claims_of(f: Finding) -> tuple[tuple[str, str], ...]:
         out += [(EXISTS, str(g)) for g in goods if isinstance(g, str) and g]
     elif change == "hidden" and len(facts) >= 3:
         out.append((EXISTS, facts[2]))
+    elif change == "environment" and len(facts) >= 2:
+        out.append((EXISTS, facts[1]))
     return tuple(dict.fromkeys((k, v) for k, v in out if v and not v.startswith("$")))
 
 
@@ -994,6 +1003,105 @@ def _backslashes(t: Trajectory, i: int) -> ShellFix | None:
     return None
 
 
+#: An interpreter's report of a module it could not import: a traceback's last line, or
+#: ``python -m x``'s own words (``/usr/bin/python3: No module named pytest``). A script that
+#: prints a caught ImportError says neither.
+_NO_MODULE = re.compile(
+    r"(?:ModuleNotFoundError|ImportError|python[\w.]*(?:\.exe)?): No module named "
+    r"'?([A-Za-z_][\w]*)(?:\.[\w.]+)?'?"
+)
+#: An environment's interpreter: ``.venv/bin/python``, ``venv\Scripts\python.exe``.
+_ENV_PYTHON = re.compile(r"^(.*?)[/\\](?:bin|Scripts)[/\\]python[\d.]*(?:\.exe)?$")
+
+
+def _env_of(c: Command, cmds: Sequence[Command]) -> tuple[str, str] | None:
+    """The environment that command ``c`` of a call (``cmds``) ran in, and how: its
+    interpreter written by its path in an environment (``./.venv/bin/python``), or the
+    call's ``source ENV/bin/activate`` before it; else None."""
+    m = _ENV_PYTHON.match(_program_word(c))
+    if m and m.group(1):
+        return m.group(1), f"run it as {_program_word(c)}"
+    k = next((n for n, x in enumerate(cmds) if x is c), 0)
+    for x in cmds[:k]:
+        if x.program in ("source", ".") and x.operands:
+            a = re.match(r"^(.*?)[/\\](?:bin|Scripts)[/\\]activate(?:\.\w+)?$", x.operands[0])
+            if a and a.group(1):
+                return a.group(1), f"source {x.operands[0]} first"
+    return None
+
+
+def _code_of(c: Command, line: str) -> str:
+    """The inline code an interpreter command runs: its ``-c`` / ``-e`` operand, or the body
+    of the call's here-document; "" for a script file."""
+    words = list(c.words)
+    for k, w in enumerate(words[:-1]):
+        if w in _CODE_FLAGS:
+            return words[k + 1]
+    if any(op in ("<<", "<<-") for op, _ in c.redirects):
+        return "\n".join(line.split("\n")[1:-1])
+    return ""
+
+
+#: A statement of an import probe: an import, or a print of what it imported.
+_PROBE_STATEMENT = re.compile(
+    r"(?:import\s+[\w., ]+|from\s+[\w.]+\s+import\s+[\w., *]+|"
+    r"print\((?:[\w.]+|'[^']*'|\"[^\"]*\")(?:\s*,\s*(?:[\w.]+|'[^']*'|\"[^\"]*\"))*\))"
+)
+
+
+def _import_probe(code: str) -> bool:
+    """Whether inline code only asks whether a module is there (``import x;
+    print(x.__version__)``): an existence probe, whose "No module named x" is its answer."""
+    parts = [x.strip() for x in re.split(r"[;\n]", code) if x.strip()]
+    return bool(parts) and all(_PROBE_STATEMENT.fullmatch(x) for x in parts)
+
+
+def _environment(t: Trajectory, i: int) -> ShellFix | None:
+    """``environment``: an interpreter could not import a module (``No module named X``),
+    and a later successful call ran the same job (the same arguments, or code that imports
+    X) with the interpreter of an environment (``./.venv/bin/python``, ``source
+    venv/bin/activate && python3``): the project's environment has what the interpreter
+    that ran lacks. A failing check of the code counts as done in the learning view, so the
+    failure is read from its output, whatever the view says."""
+    step = t.steps[i]
+    if not is_shell(step.tool):
+        return None
+    m = _NO_MODULE.search(step.output[-2000:])
+    cmds = _commands(step) or ()
+    runs = [c for c in cmds if programs.is_interpreter(_bare(c.program))]
+    if m is None or not runs or _import_probe(_code_of(runs[-1], _line(step))):
+        return None  # not an interpreter's own failure (pytest's), or a probe answered
+    module, f = m.group(1), runs[-1]
+    before = _env_of(f, cmds)
+    job = re.compile(rf"\b(?:import|from)\s+{re.escape(module)}\b")
+    for j in range(i + 1, min(len(t.steps), i + 1 + WINDOW)):
+        later = t.steps[j]
+        if not (later.success and is_shell(later.tool)) or _NO_MODULE.search(later.output):
+            continue
+        got = _commands(later) or ()
+        for c in got:
+            if not programs.is_interpreter(_bare(c.program)):
+                continue
+            env = _env_of(c, got)
+            if env is None or env == before or not _proven(later, c):
+                continue
+            if not (_same_args(f, c) or (_inline(f) and job.search(_code_of(c, _line(later))))):
+                continue
+            where, how = env
+            q = quote_error(f"No module named {module}", 6)
+            text = (
+                f"In this project {f.program} lacks {module} ('{q}'); the project's "
+                f"environment {where.rstrip('/')}/ has it: {how}."
+            )
+            fnd = _finding(
+                "environment", f, "project", text, (f.program, where, module), q, avoid=[]
+            )
+            fnd = attrs.evolve(fnd, domain=step.domain or "")
+            why = f"call {i + 1} {short(f)} lacked {module}; call {j + 1} ran in {where}"
+            return ShellFix(i, j, (), fnd, why)
+    return None
+
+
 def find_shell_fixes(t: Trajectory) -> list[ShellFix]:
     """The shell corrections of one run (its steps as learning sees them: see
     :func:`agentmem.agents.learning_view`), in the order of their failed calls."""
@@ -1056,7 +1164,7 @@ def find_shell_fixes(t: Trajectory) -> list[ShellFix]:
             if advised is not None:
                 out.append(advised)
     taken = {x.failed for x in out}
-    for read in (_hidden, _literal_glob, _literal_path, _backslashes):
+    for read in (_hidden, _literal_glob, _literal_path, _backslashes, _environment):
         out += [h for h in (read(t, i) for i in range(len(steps)) if i not in taken) if h]
         taken = {x.failed for x in out}
     roots = [r for r in (t.meta.get("cwd"), t.meta.get("project")) if isinstance(r, str) and r]
@@ -1423,6 +1531,30 @@ SHELL_CHANGES: tuple[ShellChange, ...] = (
         (
             _sh("type C:\\Users\\me\\out.log", "bash: type: out.log: not found", False),
             _sh("cat /c/Users/me/out.log", "done"),
+        ),
+    ),
+    ShellChange(
+        "environment",
+        "an interpreter could not import a module (No module named X, not a probe that only "
+        "imports it); a later call ran the same job with an environment's interpreter "
+        "(.venv/bin/python, source venv/bin/activate) and worked",
+        (
+            _exec(
+                "python - <<'PY'\nfrom app import app\nclient = app.test_client()\nPY",
+                "Traceback (most recent call last):\nModuleNotFoundError: No module named 'dotenv'",
+                False,
+            ),
+            _exec(
+                "./.venv/bin/python - <<'PY'\nfrom app import app\nclient = app.test_client()\nPY"
+            ),
+        ),
+        (
+            _exec(
+                'python -c "import sqlalchemy; print(sqlalchemy.__version__)"',
+                "ModuleNotFoundError: No module named 'sqlalchemy'",
+                False,
+            ),
+            _exec('.venv/bin/python -c "import sqlalchemy; print(sqlalchemy.__version__)"', "2.0"),
         ),
     ),
     ShellChange(
