@@ -911,3 +911,30 @@ def test_a_module_the_projects_environment_has_is_learned():
 )
 def test_no_environment_lesson_without_the_same_job_done_there(steps: tuple[Step, ...]) -> None:
     assert [c for c, _, _ in _fix(*steps)] == []
+
+
+def test_windows_commands_in_git_bash_teach_what_did_the_job():
+    """Real (ahpou9512, Claude Code on Windows, whose Bash is Git Bash): ``Start-Sleep;
+    Get-Content FILE`` and ``del FILE`` were not found; Read of that file and the
+    PowerShell tool's ``Remove-Item`` of that file did the job: one lesson of the run. A
+    program bash does not know that is no Windows command, or a later call on another
+    path, teaches nothing of the kind."""
+    out_file = "C:\\Users\\me\\AppData\\Local\\Temp\\claude\\tasks\\b1.output"
+    mock = "C:\\Users\\me\\Desktop\\demo\\lib\\mockData.ts"
+    sleep = _bash(
+        f'Start-Sleep -Seconds 5; Get-Content "{out_file}"',
+        "Exit code 127\n/usr/bin/bash: line 1: Start-Sleep: command not found\n"
+        "/usr/bin/bash: line 1: Get-Content: command not found",
+    )
+    read = _tool("Read", {"file_path": out_file}, "1\t> next dev", True)
+    delete = _bash(f'del "{mock}"', "Exit code 127\n/usr/bin/bash: line 1: del: command not found")
+    removed = Step(tool="PowerShell", params={"command": f'Remove-Item "{mock}"'}, output="")
+    found = _fix(sleep, read, delete, removed)
+    assert [(c, s) for c, s, _ in found] == [("windows", "machine")]
+    text = found[0][2]
+    assert "Git Bash" in text and "Start-Sleep, Get-Content, del" in text
+    assert "Read and the PowerShell tool (Remove-Item)" in text
+    elsewhere = Step(tool="PowerShell", params={"command": 'Get-ChildItem "C:\\Users\\me"'})
+    assert _fix(delete, elsewhere) == []
+    rg = _bash(f'rg TODO "{mock}"', "Exit code 127\n/usr/bin/bash: line 1: rg: command not found")
+    assert [c for c, _, _ in _fix(rg, removed)] == []

@@ -57,6 +57,13 @@ running inline code (``node -e``: kind ``program``).
     interpreter of an environment (``./.venv/bin/python``, ``source venv/bin/activate &&
     python3``): the project's environment has what the interpreter that ran lacks.
 
+``windows``
+    cmd's or PowerShell's commands (``del``, ``Start-Sleep``, :func:`~agentmem.agents.
+    programs.is_windows_command`) run in the Bash tool, which is Git Bash on Windows, and
+    bash found no such program; a later call did the job on the same path: the PowerShell
+    tool, a client tool (Read), or bash's own command. The run's first such failure
+    teaches it, naming every such command of the run and what worked instead.
+
 ``hidden``
     ``rg --files -g G`` listed no file (exit 1: no match), and the run's next shell call,
     ``find . -name G``, found them all inside one hidden folder, which rg skips unless
@@ -1102,6 +1109,85 @@ def _environment(t: Trajectory, i: int) -> ShellFix | None:
     return None
 
 
+#: bash's words for a command it found no program for: ``bash: line 1: del: command not found``.
+_BASH_NOT_FOUND = re.compile(r"(?:^|\n)[^\n]*?\b([\w.-]+): command not found")
+#: A path in a command line that bash could not read: quoted, or a word with a slash.
+_LINE_PATH = re.compile(r"\"([^\"]+)\"|'([^']+)'|(\S*[\\/]\S*)")
+
+
+def _norm_path(p: str) -> str:
+    return re.sub(r"[\\/]+", "/", p).strip().lower()
+
+
+def _line_paths(line: str) -> list[str]:
+    """The paths a command line names (quoted, or written with a slash), normalised."""
+    out = [next(g for g in m.groups() if g) for m in _LINE_PATH.finditer(line)]
+    return [_norm_path(x) for x in out if re.search(r"[\\/]", x) and len(x) > 3]
+
+
+def _windows_fix(t: Trajectory, i: int) -> tuple[int, str] | None:
+    """The call after failed call ``i`` (its Windows commands not found in bash) that did
+    the same job on the same path: the PowerShell tool, a client tool (Read), or bash."""
+    paths = _line_paths(_line(t.steps[i]))
+    if not paths:
+        return None
+    for j in range(i + 1, min(len(t.steps), i + 1 + WINDOW)):
+        later = t.steps[j]
+        if not later.success:
+            continue
+        said = _norm_path(" ".join(str(v) for v in later.params.values()))
+        if any(p in said for p in paths):
+            if "powershell" in later.tool.lower():
+                cmd = str(later.params.get("command") or "").split()
+                return j, f"the PowerShell tool ({cmd[0]})" if cmd else "the PowerShell tool"
+            if is_shell(later.tool):
+                found = parse(_line(later))
+                first = found.commands[0].program if found.parsed and found.commands else ""
+                return (j, f"bash's own {first}") if first else None
+            return j, later.tool
+    return None
+
+
+def _windows_commands(t: Trajectory, i: int) -> ShellFix | None:
+    """``windows``: a shell call whose commands are cmd's or PowerShell's (``del``,
+    ``Start-Sleep``) failed because bash (Claude Code's Bash is Git Bash on Windows) found
+    no such program, and a later call did the same job on the same path: the PowerShell
+    tool, a client tool, or bash's own command. The run's first such failure teaches it,
+    naming every Windows command the run tried in bash and what worked instead."""
+
+    def failures(k: int) -> list[str]:
+        s = t.steps[k]
+        if s.success or not is_shell(s.tool) or "powershell" in s.tool.lower():
+            return []
+        names = _BASH_NOT_FOUND.findall(s.output[:2000])
+        return [n for n in names if programs.is_windows_command(n)]
+
+    first = failures(i)
+    if not first or any(failures(k) for k in range(i)):
+        return None  # not such a failure, or not the run's first
+    fixed = _windows_fix(t, i)
+    if fixed is None:
+        return None
+    names, ways = list(dict.fromkeys(first)), [fixed[1]]
+    for k in range(i + 1, len(t.steps)):
+        more = failures(k)
+        again = _windows_fix(t, k) if more else None
+        if again is not None:
+            names += [n for n in more if n not in names]
+            ways += [w for w in [again[1]] if w not in ways]
+    shown = ", ".join(names[:4])
+    q = quote_error(f"{first[0]}: command not found", 6)
+    text = (
+        f"The Bash tool runs Git Bash here: cmd's and PowerShell's commands ({shown}) are not "
+        f"found there ('{q}'); {' and '.join(ways)} did the job instead."
+    )
+    fnd = _finding("windows", first[0], "machine", text, (first[0], "Git Bash", *names[1:]), q)
+    fnd = attrs.evolve(fnd, domain=t.steps[i].domain or "", detail={**fnd.detail, "avoid": names})
+    ran = ", ".join(dict.fromkeys(first))
+    why = f"call {i + 1} ran {ran} in Git Bash; call {fixed[0] + 1} did the job ({fixed[1]})"
+    return ShellFix(i, fixed[0], (), fnd, why)
+
+
 def find_shell_fixes(t: Trajectory) -> list[ShellFix]:
     """The shell corrections of one run (its steps as learning sees them: see
     :func:`agentmem.agents.learning_view`), in the order of their failed calls."""
@@ -1164,7 +1250,8 @@ def find_shell_fixes(t: Trajectory) -> list[ShellFix]:
             if advised is not None:
                 out.append(advised)
     taken = {x.failed for x in out}
-    for read in (_hidden, _literal_glob, _literal_path, _backslashes, _environment):
+    readers = (_hidden, _literal_glob, _literal_path, _backslashes, _environment, _windows_commands)
+    for read in readers:
         out += [h for h in (read(t, i) for i in range(len(steps)) if i not in taken) if h]
         taken = {x.failed for x in out}
     roots = [r for r in (t.meta.get("cwd"), t.meta.get("project")) if isinstance(r, str) and r]
@@ -1555,6 +1642,20 @@ SHELL_CHANGES: tuple[ShellChange, ...] = (
                 False,
             ),
             _exec('.venv/bin/python -c "import sqlalchemy; print(sqlalchemy.__version__)"', "2.0"),
+        ),
+    ),
+    ShellChange(
+        "windows",
+        "cmd's or PowerShell's commands (del, Start-Sleep) run in the Bash tool, which is "
+        "Git Bash, were not found; a later call did the job on the same path (the "
+        "PowerShell tool, Read, bash's own command)",
+        (
+            _sh('del "C:\\w\\lib\\mock.ts"', "bash: line 1: del: command not found", False),
+            Step(tool="PowerShell", params={"command": 'Remove-Item "C:\\w\\lib\\mock.ts"'}),
+        ),
+        (
+            _sh('del "C:\\w\\lib\\mock.ts"', "bash: line 1: del: command not found", False),
+            Step(tool="PowerShell", params={"command": 'Get-ChildItem "C:\\w\\src"'}),
         ),
     ),
     ShellChange(
