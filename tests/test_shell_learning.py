@@ -938,3 +938,38 @@ def test_windows_commands_in_git_bash_teach_what_did_the_job():
     assert _fix(delete, elsewhere) == []
     rg = _bash(f'rg TODO "{mock}"', "Exit code 127\n/usr/bin/bash: line 1: rg: command not found")
     assert [c for c, _, _ in _fix(rg, removed)] == []
+
+
+def test_a_script_that_runs_only_from_its_folder_is_learned():
+    """Real (spotter, Claude Code; smartagent-so-pai): ``node assets/build.js`` could not
+    resolve ``js/app.js``; ``cd assets && node build.js`` worked. ``cd ~/.claude && bun
+    hooks/self-test.ts`` failed scanning a folder; from ~/Projects/PAI it worked. Another
+    script, the same folder, or the same failure again teaches nothing."""
+    meta = {"cwd": "/w/spotter"}
+    failed = _bash(
+        "node assets/build.js 2>&1", 'Exit code 1\n✘ [ERROR] Could not resolve "js/app.js"'
+    )
+    read = _tool("Read", {"file_path": "/w/spotter/assets/build.js"}, "1\tconst esbuild", True)
+    fixed = _bash("cd /w/spotter/assets && node build.js 2>&1", "", True)
+    from agentmem.learning.shell_fixes import find_shell_fixes
+
+    run = learning_view(Trajectory(task="build", steps=(failed, read, fixed), meta=meta))
+    found = [x.finding for x in find_shell_fixes(run)]
+    assert [f.detail["change"] for f in found] == ["workdir"]
+    assert found[0].text.startswith("In this project run build.js from assets (cd assets && node")
+    pai = _fix(
+        _bash(
+            "cd ~/.claude && bun hooks/self-test.ts 2>&1",
+            "Exit code 1\nENOENT: no such file or directory, scandir '/u/.claude/.claude/agents'",
+        ),
+        _bash("cd ~/Projects/PAI && bun .claude/hooks/self-test.ts 2>&1", "✅ PAI_DIR", True),
+    )
+    assert [(c, s) for c, s, _ in pai] == [("workdir", "project")]
+    assert "from ~/Projects/PAI (cd ~/Projects/PAI && bun .claude/hooks/self-test.ts)" in pai[0][2]
+    # the same folder again, another script, the error again: nothing
+    assert _fix(failed, _bash("cd /w/spotter && node assets/build.js 2>&1", "", True)) == []
+    assert _fix(failed, _bash("cd /w/spotter/assets && node other.js 2>&1", "", True)) == []
+    again = _bash(
+        "cd /w/spotter/assets && node build.js 2>&1", 'Could not resolve "js/app.js"', True
+    )
+    assert _fix(failed, again) == []

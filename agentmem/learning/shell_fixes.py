@@ -64,6 +64,12 @@ running inline code (``node -e``: kind ``program``).
     tool, a client tool (Read), or bash's own command. The run's first such failure
     teaches it, naming every such command of the run and what worked instead.
 
+``workdir``
+    A script run (``node assets/build.js``, ``cd ~/.claude && bun hooks/self-test.ts``)
+    failed on a path it could not find or resolve, its output naming that path, and a
+    later successful call ran the same script by the same interpreter from another folder
+    (``cd assets && node build.js``): the project's script runs from there.
+
 ``hidden``
     ``rg --files -g G`` listed no file (exit 1: no match), and the run's next shell call,
     ``find . -name G``, found them all inside one hidden folder, which rg skips unless
@@ -1188,6 +1194,84 @@ def _windows_commands(t: Trajectory, i: int) -> ShellFix | None:
     return ShellFix(i, fixed[0], (), fnd, why)
 
 
+#: A script's report of a path it could not find or resolve (node's ENOENT, esbuild's
+#: "Could not resolve", python's "can't open file", a module not found by its path).
+_NO_PATH = re.compile(
+    r"ENOENT[^\n]*|[^\n]*No such file or directory[^\n]*|Could not resolve [^\n]+|"
+    r"Cannot find module [^\n]+|can't open file [^\n]+"
+)
+_SCRIPT = re.compile(r"\.(?:js|mjs|cjs|ts|tsx|py|rb|sh|php|pl|exs)$")
+
+
+def _script_run(cmds: Sequence[Command]) -> tuple[str, Command, str] | None:
+    """The folder a call ran its script from (its last ``cd``'s, or "" for the session's),
+    the interpreter command, and the script it ran (``node assets/build.js``)."""
+    where = ""
+    for c in cmds:
+        if c.program == "cd" and len(c.operands) == 1:
+            where = c.operands[0]
+        elif programs.is_interpreter(_bare(c.program)) and c.operands:
+            script = c.operands[0]
+            if _SCRIPT.search(script) and not c.subcommand:
+                return where, c, script
+        elif programs.has(c.program, Role.HOST) and c.subcommand and _SCRIPT.search(c.subcommand):
+            return where, c, c.subcommand  # bun hooks/x.ts: a host running a file
+    return None
+
+
+def _resolved(cwd: str, where: str, script: str) -> str:
+    base = where if where.startswith(("/", "~")) else os.path.join(cwd or ".", where)
+    return os.path.normpath(os.path.join(base, script))
+
+
+def _workdir(t: Trajectory, i: int) -> ShellFix | None:
+    """``workdir``: a script run failed on a path it could not find or resolve (its output
+    says so, naming it), and a later successful call ran the same script, by the same
+    interpreter, from another folder (``cd assets && node build.js`` after ``node
+    assets/build.js``): the project's script must run from there. A failing script counts
+    as done in the learning view, so the failure is read from its output."""
+    step = t.steps[i]
+    if not is_shell(step.tool):
+        return None
+    m = _NO_PATH.search(step.output[:3000])
+    run = _script_run(_commands(step) or ())
+    if m is None or run is None or not re.search(r"[\w.~-]/[\w.-]", m.group(0)):
+        return None
+    cwd = str(t.meta.get("cwd") or "")
+    where, f, script = run
+    at = _resolved(cwd, where, script)
+    for j in range(i + 1, min(len(t.steps), i + 1 + WINDOW)):
+        later = t.steps[j]
+        if not (later.success and is_shell(later.tool)) or _NO_PATH.search(later.output[:3000]):
+            continue
+        cmds = _commands(later) or ()
+        again = _script_run(cmds)
+        if again is None or again[1].program != f.program or not again[0]:
+            continue
+        there, c, other = again
+        if os.path.basename(other) != os.path.basename(script) or not _proven(later, c):
+            continue
+        same = _resolved(cwd, there, other) == at or (
+            not script.startswith(("/", "~"))
+            and _resolved(cwd, there, other).endswith("/" + os.path.normpath(script))
+        )
+        moved = os.path.normpath(_resolved(cwd, there, ".")) != os.path.normpath(
+            _resolved(cwd, where, ".")
+        )
+        if not (same and moved) or other == script:  # the path as written moves with it
+            continue
+        q = quote_error(m.group(0).strip(), 8)
+        name = os.path.basename(script)
+        how = f"cd {there} && {short(c, 50)}"
+        before = f"from {where}" if where else "from the session's folder"
+        text = f"In this project run {name} from {there} ({how}); {before} it fails with '{q}'."
+        fnd = _finding("workdir", f, "project", text, (name, there), q, avoid=[])
+        fnd = attrs.evolve(fnd, domain=step.domain or "")
+        why = f"call {i + 1} ran {script} ({q}); call {j + 1} ran it from {there}"
+        return ShellFix(i, j, (), fnd, why)
+    return None
+
+
 def find_shell_fixes(t: Trajectory) -> list[ShellFix]:
     """The shell corrections of one run (its steps as learning sees them: see
     :func:`agentmem.agents.learning_view`), in the order of their failed calls."""
@@ -1250,7 +1334,15 @@ def find_shell_fixes(t: Trajectory) -> list[ShellFix]:
             if advised is not None:
                 out.append(advised)
     taken = {x.failed for x in out}
-    readers = (_hidden, _literal_glob, _literal_path, _backslashes, _environment, _windows_commands)
+    readers = (
+        _hidden,
+        _literal_glob,
+        _literal_path,
+        _backslashes,
+        _environment,
+        _windows_commands,
+        _workdir,
+    )
     for read in readers:
         out += [h for h in (read(t, i) for i in range(len(steps)) if i not in taken) if h]
         taken = {x.failed for x in out}
@@ -1656,6 +1748,19 @@ SHELL_CHANGES: tuple[ShellChange, ...] = (
         (
             _sh('del "C:\\w\\lib\\mock.ts"', "bash: line 1: del: command not found", False),
             Step(tool="PowerShell", params={"command": 'Get-ChildItem "C:\\w\\src"'}),
+        ),
+    ),
+    ShellChange(
+        "workdir",
+        "a script run failed on a path it could not find or resolve, its output naming it; "
+        "a later call ran the same script from another folder (cd D && ...) and worked",
+        (
+            _sh("node assets/build.js 2>&1", '[ERROR] Could not resolve "js/app.js"', False),
+            _sh("cd assets && node build.js 2>&1", "built in 120ms"),
+        ),
+        (
+            _sh("node assets/build.js 2>&1", '[ERROR] Could not resolve "js/app.js"', False),
+            _sh("cd assets && node bundle.js 2>&1", "built in 120ms"),
         ),
     ),
     ShellChange(
