@@ -973,3 +973,25 @@ def test_a_script_that_runs_only_from_its_folder_is_learned():
         "cd /w/spotter/assets && node build.js 2>&1", 'Could not resolve "js/app.js"', True
     )
     assert _fix(failed, again) == []
+
+
+def test_scripts_with_crlf_line_endings_are_learned():
+    """Real (MoonMind, Codex under WSL on a Windows drive): ``check-prerequisites.sh`` failed
+    on ``bash\\r`` and ``$'\\r'``; a python3 script replaced ``\\r\\n`` in the folder's
+    scripts, and the script then ran past it (to another error of its own). Without a
+    conversion in between, or with the carriage return still read, nothing."""
+    script = ".specify/scripts/bash/check-prerequisites.sh"
+    cr = _codex_exec(f"{script} --json", "/usr/bin/env: ‘bash\r’: No such file or directory", 1)
+    again = _codex_exec(f"bash {script} --json", f"{script}: line 2: $'\\r': command not found", 1)
+    fix = (
+        "python3 - <<'PY'\nfrom pathlib import Path\nfor p in Path('.specify/scripts/bash')"
+        ".rglob('*'):\n    p.write_bytes(p.read_bytes().replace(b'\\r\\n', b'\\n'))\nPY"
+    )
+    converted = _codex_exec(fix, "")
+    ran = _codex_exec(f"{script} --json", "ERROR: Not on a feature branch. Current branch: main", 1)
+    found = [x for x in _fix(cr, again, converted, ran) if x[0] == "crlf"]
+    assert [(c, s) for c, s, _ in found] == [("crlf", "project")]
+    assert "check-prerequisites.sh" in found[0][2] and "CRLF line endings" in found[0][2]
+    assert [x for x in _fix(cr, again, ran) if x[0] == "crlf"] == []
+    still = _codex_exec(f"{script} --json", f"{script}: line 3: $'\\r': command not found", 1)
+    assert [x for x in _fix(cr, converted, still) if x[0] == "crlf"] == []

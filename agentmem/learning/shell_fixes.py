@@ -70,6 +70,12 @@ running inline code (``node -e``: kind ``program``).
     later successful call ran the same script by the same interpreter from another folder
     (``cd assets && node build.js``): the project's script runs from there.
 
+``crlf``
+    A shell script failed because bash read its carriage returns (``$'\\r': command not
+    found``, a shebang's ``bash\\r``: CRLF line endings), a later call converted line
+    endings (``dos2unix``, ``sed -i 's/\\r$//'``, a replace of ``\\r\\n``), and the script
+    then ran without that failure: the project's scripts need converting before they run.
+
 ``hidden``
     ``rg --files -g G`` listed no file (exit 1: no match), and the run's next shell call,
     ``find . -name G``, found them all inside one hidden folder, which rg skips unless
@@ -1272,6 +1278,67 @@ def _workdir(t: Trajectory, i: int) -> ShellFix | None:
     return None
 
 
+#: bash reading a script saved with CRLF line endings: the carriage return is read as part
+#: of a word (``$'\r': command not found``, a shebang's ``bash\r``, ``set: -\r``).
+_CR = re.compile(r"\$'\\r'|\w\\r['’\"]|[\w-]\r['’\"]|: -\r")
+#: A command that converts line endings: dos2unix, or one that removes ``\r`` (sed, tr,
+#: perl, a script's replace).
+_TO_LF = re.compile(r"dos2unix|\\r(?:\\n)?.{0,40}|.{0,40}\\r\$")
+
+
+def _script_of(c: Command) -> str | None:
+    """The script a command runs: the program written as a path (``./x.sh``), or a shell's
+    script operand (``bash x.sh``)."""
+    word = _program_word(c)
+    if "/" in word or word.endswith(".sh"):
+        return word
+    if programs.has(c.program, Role.SHELL) and c.operands and c.operands[0].endswith(".sh"):
+        return c.operands[0]
+    return None
+
+
+def _line_endings(t: Trajectory, i: int) -> ShellFix | None:
+    """``crlf``: a shell script failed because bash read its carriage returns (``$'\r':
+    command not found``: CRLF line endings, a checkout on a Windows drive), a later call
+    converted line endings (dos2unix, ``sed -i 's/\r$//'``, a replace of ``\r\n``), and
+    the script ran again without that failure. The run's first such failure teaches it."""
+    step = t.steps[i]
+    if step.success or not is_shell(step.tool) or not _CR.search(step.output[:2000]):
+        return None
+    if any(not s.success and is_shell(s.tool) and _CR.search(s.output[:2000]) for s in t.steps[:i]):
+        return None
+    scripts = [x for x in (_script_of(c) for c in _commands(step) or ()) if x]
+    if not scripts:
+        return None
+    script = scripts[0]
+    name = os.path.basename(script)
+    converted = None
+    for j in range(i + 1, min(len(t.steps), i + 1 + WINDOW)):
+        later = t.steps[j]
+        if not is_shell(later.tool):
+            continue
+        line = _line(later)
+        ran = any(_script_of(c) in (script, name) for c in _commands(later) or ())
+        if later.success and not ran and _TO_LF.search(line):
+            converted = j
+        elif converted is not None and ran and not _CR.search(later.output[:2000]):
+            q = quote_error(_CR_LINE.search(step.output).group(0).strip(), 6)
+            folder = os.path.dirname(script)
+            where = f"in {folder}/ " if folder else ""
+            text = (
+                f"In this project the scripts {where}({name}) have CRLF line endings "
+                f"('{q}'): convert them to LF (dos2unix, or sed -i 's/\\r$//') before running them."
+            )
+            fnd = _finding("crlf", name, "project", text, (name, "CRLF"), q, avoid=[])
+            fnd = attrs.evolve(fnd, domain=step.domain or "")
+            why = f"call {i + 1} {name} read a carriage return; call {j + 1} ran after the fix"
+            return ShellFix(i, j, (converted,), fnd, why)
+    return None
+
+
+_CR_LINE = re.compile(r"[^\n]*(?:\$'\\r'|\\r['’\"]|\r['’\"]|: -\r)[^\n]*")
+
+
 def find_shell_fixes(t: Trajectory) -> list[ShellFix]:
     """The shell corrections of one run (its steps as learning sees them: see
     :func:`agentmem.agents.learning_view`), in the order of their failed calls."""
@@ -1342,6 +1409,7 @@ def find_shell_fixes(t: Trajectory) -> list[ShellFix]:
         _environment,
         _windows_commands,
         _workdir,
+        _line_endings,
     )
     for read in readers:
         out += [h for h in (read(t, i) for i in range(len(steps)) if i not in taken) if h]
@@ -1761,6 +1829,25 @@ SHELL_CHANGES: tuple[ShellChange, ...] = (
         (
             _sh("node assets/build.js 2>&1", '[ERROR] Could not resolve "js/app.js"', False),
             _sh("cd assets && node bundle.js 2>&1", "built in 120ms"),
+        ),
+    ),
+    ShellChange(
+        "crlf",
+        "a shell script failed because bash read its carriage returns ($'\\r': command not "
+        "found); a later call converted line endings, and the script then ran past it",
+        (
+            _sh(
+                "./scripts/setup.sh", "./scripts/setup.sh: line 2: $'\\r': command not found", False
+            ),
+            _sh("sed -i 's/\\r$//' scripts/*.sh"),
+            _sh("./scripts/setup.sh", "setup done"),
+        ),
+        (
+            _sh(
+                "./scripts/setup.sh", "./scripts/setup.sh: line 2: $'\\r': command not found", False
+            ),
+            _sh("git status"),
+            _sh("./scripts/setup.sh", "setup done"),
         ),
     ),
     ShellChange(
