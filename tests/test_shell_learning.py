@@ -995,3 +995,33 @@ def test_scripts_with_crlf_line_endings_are_learned():
     assert [x for x in _fix(cr, again, ran) if x[0] == "crlf"] == []
     still = _codex_exec(f"{script} --json", f"{script}: line 3: $'\\r': command not found", 1)
     assert [x for x in _fix(cr, converted, still) if x[0] == "crlf"] == []
+
+
+def test_a_working_directory_kept_between_calls_is_learned():
+    """Real (uumk0n, Claude Code): ``cd apps/api && pnpm exec tsc`` ran, then ``cd apps/api &&
+    npx tsc`` failed ('no such file or directory: apps/api'): the Bash tool had kept the
+    folder; ``npx tsc`` alone ran. A cd elsewhere in between, or no earlier cd, teaches
+    nothing of the kind."""
+    went = _bash("cd apps/api && pnpm exec tsc --noEmit 2>&1 | head -50", "error TS2304", True)
+    failed = _bash(
+        "cd apps/api && npx tsc --noEmit 2>&1 | head -60",
+        "Exit code 1\n(eval):cd:1: no such file or directory: apps/api",
+    )
+    fixed = _bash("npx tsc --noEmit 2>&1 | head -60", "error TS2304", True)
+    found = _fix(went, failed, fixed)
+    assert [c for c, _, _ in found] == ["cwd"]
+    assert "keeps its working directory" in found[0][2] and "absolute paths" in found[0][2]
+    back = _bash("cd /w/luxflow && git status", "On branch main", True)
+    assert [c for c, _, _ in _fix(went, back, failed, fixed)] == []
+    assert [c for c, _, _ in _fix(failed, fixed)] == []
+
+
+def test_zsh_naming_the_failed_cd_makes_it_the_failing_command():
+    """zsh writes a builtin's failure as ``(eval):cd:1: no such file or directory: D``: the
+    cd failed and nothing after it ran, so a checker after it (``npx tsc``) never failed on
+    the code: a misuse, never the code's."""
+    step = _bash(
+        "cd apps/api && npx tsc --noEmit",
+        "Exit code 1\n(eval):cd:1: no such file or directory: apps/api",
+    )
+    assert outcome(step).failure is Failure.MISUSE

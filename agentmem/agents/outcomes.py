@@ -192,7 +192,8 @@ def failing_command(script: Script, body: str) -> Command | None:
     text = body[:2000]
     for c in script.commands:
         name = re.escape(c.program)
-        if re.search(rf"(^|\n|: ){name}: |command not found: {name}\b", text):
+        # bash's "cd: x: No such file", zsh's "(eval):cd:1: no such file or directory: x"
+        if re.search(rf"(^|\n|: ){name}: |command not found: {name}\b|:{name}:\d+: ", text):
             return c
     paths = {t.rstrip("/") for t in re.findall(r"[\w.][\w./-]*/[\w./-]*", text)}
     for c in cmds:  # the command whose path operand the output names (or a folder of it)

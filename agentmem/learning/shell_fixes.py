@@ -76,6 +76,12 @@ running inline code (``node -e``: kind ``program``).
     endings (``dos2unix``, ``sed -i 's/\\r$//'``, a replace of ``\\r\\n``), and the script
     then ran without that failure: the project's scripts need converting before they run.
 
+``cwd``
+    ``cd D`` (a relative D) failed naming D although an earlier successful call of the
+    run went to D and none went elsewhere since: the shell kept its working directory
+    between calls (Claude Code's Bash does); the same commands without the ``cd`` then
+    worked. Leave it out, or use absolute paths.
+
 ``hidden``
     ``rg --files -g G`` listed no file (exit 1: no match), and the run's next shell call,
     ``find . -name G``, found them all inside one hidden folder, which rg skips unless
@@ -1339,6 +1345,65 @@ def _line_endings(t: Trajectory, i: int) -> ShellFix | None:
 _CR_LINE = re.compile(r"[^\n]*(?:\$'\\r'|\\r['’\"]|\r['’\"]|: -\r)[^\n]*")
 
 
+def _last_cd(cmds: Sequence[Command]) -> str | None:
+    """The folder a call's last ``cd`` went to ("" for a ``cd`` with none), or None."""
+    cds = [c for c in cmds if c.program in ("cd", "pushd", "popd")]
+    if not cds:
+        return None
+    last = cds[-1]
+    return last.operands[0] if last.program == "cd" and len(last.operands) == 1 else ""
+
+
+def _kept_cwd(t: Trajectory, i: int) -> ShellFix | None:
+    """``cwd``: ``cd D`` (a relative D) failed naming D although an earlier successful call
+    of the run went to D and no call went elsewhere since: the shell kept that working
+    directory between calls (Claude Code's Bash does). The retry ran the same commands
+    without the ``cd`` and worked: leave it out, or use absolute paths."""
+    step = t.steps[i]
+    if step.success or not is_shell(step.tool):
+        return None
+    cmds = _commands(step) or ()
+    cd = next((c for c in cmds if c.program == "cd" and len(c.operands) == 1), None)
+    if cd is None or cd is not cmds[0] or cd.operands[0].startswith(("/", "~", "$", "-")):
+        return None
+    d = cd.operands[0]
+    said = step.output[:1000]
+    if not re.search(
+        rf"(?:no such file or directory: {re.escape(d)}\b|cd: {re.escape(d)}: No such)", said
+    ):
+        return None
+    went = None
+    for k in range(i - 1, -1, -1):
+        s = t.steps[k]
+        last = _last_cd(_commands(s) or ()) if is_shell(s.tool) else None
+        if last is None:
+            continue
+        went = k if (s.success and last == d) else None
+        break
+    if went is None:
+        return None
+    rest = [c.words for c in cmds[1:]]
+    for j in range(i + 1, min(len(t.steps), i + 1 + WINDOW)):
+        later = t.steps[j]
+        if not (later.success and is_shell(later.tool)):
+            continue
+        got = _commands(later) or ()
+        if [c.words for c in got] != rest or not rest:
+            continue
+        q = quote_error(f"no such file or directory: {d}", 6)
+        text = (
+            f"The Bash tool keeps its working directory between calls: after cd {d}, a second "
+            f"cd {d} fails ('{q}'); leave it out, or use absolute paths."
+        )
+        fnd = _finding("cwd", "cd", "tool", text, ("cd", "working directory"), q, avoid=[])
+        fnd = attrs.evolve(fnd, domain=step.domain or "")
+        why = (
+            f"call {went + 1} went to {d}; call {i + 1} cd {d} failed; call {j + 1} ran without it"
+        )
+        return ShellFix(i, j, (), fnd, why)
+    return None
+
+
 def find_shell_fixes(t: Trajectory) -> list[ShellFix]:
     """The shell corrections of one run (its steps as learning sees them: see
     :func:`agentmem.agents.learning_view`), in the order of their failed calls."""
@@ -1410,6 +1475,7 @@ def find_shell_fixes(t: Trajectory) -> list[ShellFix]:
         _windows_commands,
         _workdir,
         _line_endings,
+        _kept_cwd,
     )
     for read in readers:
         out += [h for h in (read(t, i) for i in range(len(steps)) if i not in taken) if h]
@@ -1848,6 +1914,26 @@ SHELL_CHANGES: tuple[ShellChange, ...] = (
             ),
             _sh("git status"),
             _sh("./scripts/setup.sh", "setup done"),
+        ),
+    ),
+    ShellChange(
+        "cwd",
+        "cd D failed naming D after an earlier call of the run went to D (the shell kept "
+        "its working directory); the same commands without the cd then worked",
+        (
+            _sh("cd apps/api && pnpm exec tsc --noEmit", "src/a.ts(3,1): error TS2304"),
+            _sh(
+                "cd apps/api && npx tsc --noEmit",
+                "(eval):cd:1: no such file or directory: apps/api",
+                False,
+            ),
+            _sh("npx tsc --noEmit", "src/a.ts(3,1): error TS2304"),
+        ),
+        (
+            _sh(
+                "cd apps/api && npx tsc --noEmit", "cd: no such file or directory: apps/api", False
+            ),
+            _sh("npx tsc --noEmit", "src/a.ts(3,1): error TS2304"),
         ),
     ),
     ShellChange(
