@@ -555,7 +555,8 @@ def _shell_program_clusters(fs: Sequence[Finding], out: list[_Cluster], taken: s
                 # machine's): python missing in two projects is one lesson
                 key = ("", "machine")
             if key is not None and i not in taken and len(f.facts) >= 2:
-                k = (*key, change, bool(f.detail.get("silent")), *f.facts[:2])
+                silent = "silent" if f.detail.get("silent") else ""
+                k = (*key, change, silent, *f.facts[:2])
                 by[k].append(i)
     for idx in by.values():
         projects = {fs[i].detail.get("project") for i in idx}

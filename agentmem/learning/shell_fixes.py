@@ -1328,7 +1328,8 @@ def _line_endings(t: Trajectory, i: int) -> ShellFix | None:
         if later.success and not ran and _TO_LF.search(line):
             converted = j
         elif converted is not None and ran and not _CR.search(later.output[:2000]):
-            q = quote_error(_CR_LINE.search(step.output).group(0).strip(), 6)
+            said = _CR_LINE.search(step.output)
+            q = quote_error(said.group(0).strip() if said else "$'\\r': command not found", 6)
             folder = os.path.dirname(script)
             where = f"in {folder}/ " if folder else ""
             text = (
