@@ -1025,3 +1025,22 @@ def test_zsh_naming_the_failed_cd_makes_it_the_failing_command():
         "Exit code 1\n(eval):cd:1: no such file or directory: apps/api",
     )
     assert outcome(step).failure is Failure.MISUSE
+
+
+def test_git_bash_paths_a_windows_program_cannot_open_are_learned():
+    """Real (a331468564, Claude Code's Git Bash): python -c read '/e/CC-test/...' inside its
+    code and failed ('FileNotFoundError: [WinError 3] ... /e/CC-test/...'); the same code
+    with 'E:/CC-test/...' ran. Another program, or the MSYS path kept, teaches nothing."""
+    code = "import os\nprint(os.path.getsize('{}'))"
+    path = "/e/CC-test/.claude/projects/E--CC-test/360b428a.jsonl"
+    failed = _bash(
+        f'python -c "{code.format(path)}"',
+        "Exit code 1\nTraceback (most recent call last):\n"
+        f"FileNotFoundError: [WinError 3] The system cannot find the path: '{path}'",
+    )
+    fixed = _bash(f'python -c "{code.format("E:" + path[2:])}"', "3217", True)
+    found = _fix(failed, fixed)
+    assert [(c, s) for c, s, _ in found] == [("drive", "machine")]
+    assert "Git Bash's /e/... paths" in found[0][2] and "E:/..." in found[0][2]
+    assert _fix(failed, _bash(f"ls -la E:{path[2:]}", "x.jsonl", True)) == []
+    assert _fix(failed, _bash(f'python -c "{code.format(path)}"', "3217", True)) == []

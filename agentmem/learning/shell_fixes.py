@@ -82,6 +82,12 @@ running inline code (``node -e``: kind ``program``).
     between calls (Claude Code's Bash does); the same commands without the ``cd`` then
     worked. Leave it out, or use absolute paths.
 
+``drive``
+    A Windows program run from Git Bash could not open a path written the MSYS way
+    (``/e/CC-test/x``: Git Bash converts a program's arguments, never a path inside code),
+    its error naming it, and a later successful call of the same program wrote it as
+    ``E:/CC-test/x``.
+
 ``hidden``
     ``rg --files -g G`` listed no file (exit 1: no match), and the run's next shell call,
     ``find . -name G``, found them all inside one hidden folder, which rg skips unless
@@ -1405,6 +1411,52 @@ def _kept_cwd(t: Trajectory, i: int) -> ShellFix | None:
     return None
 
 
+#: A Git Bash (MSYS) path: ``/e/CC-test/x.jsonl`` is drive E:'s ``CC-test/x.jsonl``.
+_MSYS_PATH = re.compile(r"(?<![\w.:/~-])/([a-zA-Z])/([\w.-][^\s'\"\\<>|;&)]*)")
+_NOT_OPENED = re.compile(r"FileNotFoundError|No such file|cannot find|WinError [23]\b", re.I)
+
+
+def _drive_paths(t: Trajectory, i: int) -> ShellFix | None:
+    """``drive``: a Windows program run from Git Bash could not open a path written the
+    MSYS way (``/e/CC-test/x``; Git Bash converts a program's arguments, never a path
+    inside code or a file), the error naming it, and a later successful call of the same
+    program passed it as ``E:/CC-test/x``."""
+    step = t.steps[i]
+    if not is_shell(step.tool) or not _NOT_OPENED.search(step.output[-3000:]):
+        return None
+    line = _line(step)
+    cmds = _commands(step) or ()
+    if not cmds:
+        return None
+    named = [m for m in _MSYS_PATH.finditer(step.output[-3000:]) if m.group(0) in line]
+    if not named:
+        return None
+    m = named[0]
+    drive, rest = m.group(1), m.group(2)
+    forms = (f"{drive.upper()}:/{rest}", f"{drive.lower()}:/{rest}")
+    program = cmds[-1].program
+    for j in range(i + 1, min(len(t.steps), i + 1 + WINDOW)):
+        later = t.steps[j]
+        if not (later.success and is_shell(later.tool)) or _NOT_OPENED.search(later.output[-3000:]):
+            continue
+        good = _line(later)
+        got = _commands(later) or ()
+        if not any(x in good for x in forms) or m.group(0) in good:
+            continue
+        if not got or _bare(got[-1].program) != _bare(program):
+            continue
+        q = quote_error(f"{_tail(m.group(0), 2)}: not found", 6)
+        text = (
+            f"Windows programs here ({program}) do not read Git Bash's /{drive.lower()}/... "
+            f"paths ('{q}'): write them as {drive.upper()}:/... with forward slashes."
+        )
+        fnd = _finding("drive", program, "machine", text, (program, f"{drive.upper()}:/"), q)
+        fnd = attrs.evolve(fnd, domain=step.domain or "", detail={**fnd.detail, "avoid": []})
+        why = f"call {i + 1} {program} could not open {m.group(0)}; call {j + 1} wrote {forms[0]}"
+        return ShellFix(i, j, (), fnd, why)
+    return None
+
+
 def find_shell_fixes(t: Trajectory) -> list[ShellFix]:
     """The shell corrections of one run (its steps as learning sees them: see
     :func:`agentmem.agents.learning_view`), in the order of their failed calls."""
@@ -1477,6 +1529,7 @@ def find_shell_fixes(t: Trajectory) -> list[ShellFix]:
         _workdir,
         _line_endings,
         _kept_cwd,
+        _drive_paths,
     )
     for read in readers:
         out += [h for h in (read(t, i) for i in range(len(steps)) if i not in taken) if h]
@@ -1935,6 +1988,27 @@ SHELL_CHANGES: tuple[ShellChange, ...] = (
                 "cd apps/api && npx tsc --noEmit", "cd: no such file or directory: apps/api", False
             ),
             _sh("npx tsc --noEmit", "src/a.ts(3,1): error TS2304"),
+        ),
+    ),
+    ShellChange(
+        "drive",
+        "a Windows program run from Git Bash could not open a path written the MSYS way "
+        "(/e/x), naming it; the same program then read it as E:/x",
+        (
+            _sh(
+                "python -c \"print(open('/e/w/a.jsonl').read())\"",
+                "FileNotFoundError: [WinError 3] '/e/w/a.jsonl'",
+                False,
+            ),
+            _sh("python -c \"print(open('E:/w/a.jsonl').read())\"", "{}"),
+        ),
+        (
+            _sh(
+                "python -c \"print(open('/e/w/a.jsonl').read())\"",
+                "FileNotFoundError: [WinError 3] '/e/w/a.jsonl'",
+                False,
+            ),
+            _sh("cat E:/w/a.jsonl", "{}"),
         ),
     ),
     ShellChange(
