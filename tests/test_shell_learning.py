@@ -1044,3 +1044,25 @@ def test_git_bash_paths_a_windows_program_cannot_open_are_learned():
     assert "Git Bash's /e/... paths" in found[0][2] and "E:/..." in found[0][2]
     assert _fix(failed, _bash(f"ls -la E:{path[2:]}", "x.jsonl", True)) == []
     assert _fix(failed, _bash(f'python -c "{code.format(path)}"', "3217", True)) == []
+
+
+def test_a_console_encoding_made_utf8_is_learned():
+    """Real (a331468564): python -c printed an emoji and failed ('gbk' codec can't encode);
+    the same code with sys.stdout.reconfigure(encoding='utf-8') ran. Real (886caigudong): the
+    same error, and the agent went on without changing the encoding: nothing."""
+    code = "import json\nfor line in open('E:/w/s.jsonl'):\n    print(json.loads(line)['text'])"
+    failed = _bash(
+        f'python -c "{code}"',
+        'Exit code 1\nTraceback (most recent call last):\n  File "<string>", line 3\n'
+        "UnicodeEncodeError: 'gbk' codec can't encode character '\\U0001f3af' in position 44",
+    )
+    fixed = _bash(
+        f"python -c \"import sys\nsys.stdout.reconfigure(encoding='utf-8')\n{code}\"", "Done", True
+    )
+    found = _fix(failed, fixed)
+    assert [(c, s) for c, s, _ in found] == [("encoding", "machine")]
+    assert "console encoding here is gbk" in found[0][2] and "reconfigure" in found[0][2]
+    env = _bash(f'PYTHONIOENCODING=utf-8 python -c "{code}"', "Done", True)
+    assert "PYTHONIOENCODING=utf-8" in _fix(failed, env)[0][2]
+    assert _fix(failed, _bash(f'python -c "{code[:40]}"', "Done", True)) == []
+    assert _fix(failed, _bash("git status", "clean", True)) == []

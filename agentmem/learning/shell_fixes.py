@@ -88,6 +88,12 @@ running inline code (``node -e``: kind ``program``).
     its error naming it, and a later successful call of the same program wrote it as
     ``E:/CC-test/x``.
 
+``encoding``
+    Python could not print a character its console's encoding lacks (``UnicodeEncodeError:
+    'gbk' codec can't encode``), and a later successful call of the same interpreter made
+    its output UTF-8 (``sys.stdout.reconfigure(encoding='utf-8')``, ``PYTHONIOENCODING``,
+    ``-X utf8``), which the failed call did not: a fact of this machine's console.
+
 ``hidden``
     ``rg --files -g G`` listed no file (exit 1: no match), and the run's next shell call,
     ``find . -name G``, found them all inside one hidden folder, which rg skips unless
@@ -1457,6 +1463,53 @@ def _drive_paths(t: Trajectory, i: int) -> ShellFix | None:
     return None
 
 
+#: Python printing a character its console's encoding lacks (a Windows console's GBK).
+_CANT_ENCODE = re.compile(r"UnicodeEncodeError: '([\w-]+)' codec can't encode")
+#: What makes Python's console UTF-8: in its code, its environment, or its options.
+_UTF8 = (
+    ("sys.stdout.reconfigure(encoding='utf-8')", re.compile(r"reconfigure\(\s*encoding")),
+    ("PYTHONIOENCODING=utf-8", re.compile(r"\bPYTHONIOENCODING=")),
+    ("PYTHONUTF8=1", re.compile(r"\bPYTHONUTF8=1")),
+    ("python -X utf8", re.compile(r"-X\s*utf8")),
+)
+
+
+def _console_encoding(t: Trajectory, i: int) -> ShellFix | None:
+    """``encoding``: Python could not print a character its console's encoding lacks
+    (``UnicodeEncodeError: 'gbk' codec can't encode``), and a later successful call of the
+    same interpreter made its output UTF-8 (``sys.stdout.reconfigure(encoding='utf-8')``,
+    ``PYTHONIOENCODING=utf-8``, ``-X utf8``), which the failed call did not."""
+    step = t.steps[i]
+    if not is_shell(step.tool):
+        return None
+    m = _CANT_ENCODE.search(step.output[-3000:])
+    cmds = [c for c in _commands(step) or () if programs.is_python(_bare(c.program))]
+    if m is None or not cmds or m.group(1).lower().replace("-", "") in ("utf8", "utf16"):
+        return None
+    line = _line(step)
+    for j in range(i + 1, min(len(t.steps), i + 1 + WINDOW)):
+        later = t.steps[j]
+        if not (later.success and is_shell(later.tool)) or _CANT_ENCODE.search(later.output):
+            continue
+        if not any(programs.is_python(_bare(c.program)) for c in _commands(later) or ()):
+            continue
+        good = _line(later)
+        how = next((h for h, r in _UTF8 if r.search(good) and not r.search(line)), None)
+        if how is None:
+            continue
+        codec, program = m.group(1), cmds[-1].program
+        q = quote_error(f"'{codec}' codec can't encode character", 6)
+        text = (
+            f"{program}'s console encoding here is {codec}: printing a character outside it "
+            f"fails with UnicodeEncodeError ('{q}'); make its output utf-8 first ({how})."
+        )
+        fnd = _finding("encoding", program, "machine", text, (program, "utf-8"), q, avoid=[])
+        fnd = attrs.evolve(fnd, domain=step.domain or "")
+        why = f"call {i + 1} {program} could not print in {codec}; call {j + 1} used {how}"
+        return ShellFix(i, j, (), fnd, why)
+    return None
+
+
 def find_shell_fixes(t: Trajectory) -> list[ShellFix]:
     """The shell corrections of one run (its steps as learning sees them: see
     :func:`agentmem.agents.learning_view`), in the order of their failed calls."""
@@ -1530,6 +1583,7 @@ def find_shell_fixes(t: Trajectory) -> list[ShellFix]:
         _line_endings,
         _kept_cwd,
         _drive_paths,
+        _console_encoding,
     )
     for read in readers:
         out += [h for h in (read(t, i) for i in range(len(steps)) if i not in taken) if h]
@@ -2009,6 +2063,30 @@ SHELL_CHANGES: tuple[ShellChange, ...] = (
                 False,
             ),
             _sh("cat E:/w/a.jsonl", "{}"),
+        ),
+    ),
+    ShellChange(
+        "encoding",
+        "Python could not print a character its console's encoding lacks (UnicodeEncodeError: "
+        "'gbk' codec); the same interpreter then made its output utf-8 and ran",
+        (
+            _sh(
+                "python -c \"print('\U0001f3af')\"",
+                "UnicodeEncodeError: 'gbk' codec can't encode",
+                False,
+            ),
+            _sh(
+                "python -c \"import sys; sys.stdout.reconfigure(encoding='utf-8'); print('x')\"",
+                "x",
+            ),
+        ),
+        (
+            _sh(
+                "python -c \"print('\U0001f3af')\"",
+                "UnicodeEncodeError: 'gbk' codec can't encode",
+                False,
+            ),
+            _sh("python -c \"print('target')\"", "target"),
         ),
     ),
     ShellChange(
