@@ -1066,3 +1066,24 @@ def test_a_console_encoding_made_utf8_is_learned():
     assert "PYTHONIOENCODING=utf-8" in _fix(failed, env)[0][2]
     assert _fix(failed, _bash(f'python -c "{code[:40]}"', "Done", True)) == []
     assert _fix(failed, _bash("git status", "clean", True)) == []
+
+
+def test_acting_on_what_already_exists_is_learned():
+    """Real (jason-liu-0219, Claude Code): ``gh pr create`` refused, a pull request for the
+    branch already existed (its URL ending /pull/6689); ``gh pr edit 6689`` with the same
+    title and body worked. Another number than the output's, an option changed too, or a
+    failure that is not "already exists": nothing of the kind."""
+    body = '--title "fix(vsaas): re-select role" --body "## Summary"'
+    failed = _bash(
+        f"gh pr create {body}",
+        'Exit code 1\na pull request for branch "me:fix-access" into branch "main" already '
+        "exists:\nhttps://github.com/o/webtech-monorepo/pull/6689",
+    )
+    found = _fix(failed, _bash(f"gh pr edit 6689 {body}", "https://github.com/o/r/pull/6689", True))
+    assert [(c, s) for c, s, _ in found] == [("existing", "tool")]
+    assert found[0][2].startswith("gh pr create fails when that already exists")
+    assert "run gh pr edit <id> on it" in found[0][2]
+    assert _fix(failed, _bash(f"gh pr edit 12 {body}", "ok", True)) == []
+    assert _fix(failed, _bash(f"gh pr edit 6689 {body} --draft", "ok", True)) == []
+    other = _bash(f"gh pr create {body}", "Exit code 1\nGraphQL: Head sha can't be blank")
+    assert _fix(other, _bash(f"gh pr edit 6689 {body}", "ok", True)) == []

@@ -94,6 +94,12 @@ running inline code (``node -e``: kind ``program``).
     its output UTF-8 (``sys.stdout.reconfigure(encoding='utf-8')``, ``PYTHONIOENCODING``,
     ``-X utf8``), which the failed call did not: a fact of this machine's console.
 
+``existing``
+    The command refused to create what already exists ("a pull request for branch ...
+    already exists: .../pull/6689"), and the retry kept every option and operand but
+    changed the action and named the existing thing as the output did (``gh pr create``
+    -> ``gh pr edit 6689``): the program's rule, act on the existing one.
+
 ``hidden``
     ``rg --files -g G`` listed no file (exit 1: no match), and the run's next shell call,
     ``find . -name G``, found them all inside one hidden folder, which rg skips unless
@@ -308,7 +314,7 @@ def compare(
         return _prerequisite(f, s, q, diag, between)
     if s.words != f.words and advises(body, s):
         return _suggested(f, s, diag)
-    found = _pattern(f, s, diag)
+    found = _pattern(f, s, diag) or _existing(f, s, diag, body)
     if found is not None:
         return found
     if f.flags == s.flags:
@@ -586,6 +592,40 @@ def _pattern(f: Command, s: Command, diag: str) -> Finding | None:
             )
             return _finding("pattern", f, "tool", text, (f.program, how.split()[0]), diag, avoid=[])
     return None
+
+
+def _existing(f: Command, s: Command, diag: str, body: str) -> Finding | None:
+    """``existing``: the command refused to create what already exists ("a pull request
+    for branch ... already exists: .../pull/6689"), and the retry kept every option and
+    operand but changed the action (``gh pr create`` -> ``gh pr edit``) and named the
+    existing thing, as the failed output did (``6689``): act on the existing one."""
+    if not re.search(r"\balready exists?\b", diag) or not f.operands or not s.operands:
+        return None
+    verb, other = f.operands[0], s.operands[0]
+    if verb == other or not (verb.isalpha() and other.isalpha()) or set(f.flags) != set(s.flags):
+        return None
+    rest, more = list(f.operands[1:]), list(s.operands[1:])
+    extra = [x for x in more if x not in rest]
+    if len(extra) != 1 or [x for x in more if x != extra[0]] != rest:
+        return None
+    said = f"{diag}\n{body[:1500]}"
+    if not re.search(rf"(?<![\w-]){re.escape(extra[0])}(?![\w-])", said) or extra[0] in f.words:
+        return None  # the output did not name what the retry acted on
+    head = f"{f.program} {f.subcommand}" if f.subcommand else f.program
+    said_q = re.sub(r"\s+\S*://\S+", "", diag).rstrip(": ")
+    q = quote_error(re.sub(r'"[^"]*"', "<name>", said_q), 12)
+    text = f"{head} {verb} fails when that already exists ('{q}'): run {head} {other} <id> on it."
+    return _finding(
+        "existing",
+        f,
+        "tool",
+        text,
+        (f.program, f"{head} {other}"),
+        diag,
+        bad=verb,
+        good=other,
+        avoid=[],
+    )
 
 
 def _element(f: Command, bad: str, good: str, q: str, diag: str) -> Finding | None:
@@ -2087,6 +2127,29 @@ SHELL_CHANGES: tuple[ShellChange, ...] = (
                 False,
             ),
             _sh("python -c \"print('target')\"", "target"),
+        ),
+    ),
+    ShellChange(
+        "existing",
+        "the command refused to create what already exists, its output naming it; the retry "
+        "kept every option and operand, changed the action and named the existing thing",
+        (
+            _sh(
+                'gh pr create --title "Fix" --body "x"',
+                'a pull request for branch "me:fix" into branch "main" already exists:\n'
+                "https://github.com/o/r/pull/6689",
+                False,
+            ),
+            _sh('gh pr edit 6689 --title "Fix" --body "x"', "https://github.com/o/r/pull/6689"),
+        ),
+        (
+            _sh(
+                'gh pr create --title "Fix" --body "x"',
+                'a pull request for branch "me:fix" into branch "main" already exists:\n'
+                "https://github.com/o/r/pull/6689",
+                False,
+            ),
+            _sh('gh pr edit 12 --title "Fix" --body "x"', "https://github.com/o/r/pull/12"),
         ),
     ),
     ShellChange(
