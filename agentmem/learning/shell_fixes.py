@@ -2069,7 +2069,7 @@ SHELL_CHANGES: tuple[ShellChange, ...] = (
         "cd D failed naming D after an earlier call of the run went to D (the shell kept "
         "its working directory); the same commands without the cd then worked",
         (
-            _sh("cd apps/api && pnpm exec tsc --noEmit", "src/a.ts(3,1): error TS2304"),
+            _sh("cd apps/api && npx tsc --noEmit --pretty", "src/a.ts(3,1): error TS2304"),
             _sh(
                 "cd apps/api && npx tsc --noEmit",
                 "(eval):cd:1: no such file or directory: apps/api",
