@@ -420,13 +420,26 @@ def _an_hour_ago() -> str:
     return (datetime.now(timezone.utc) - timedelta(hours=1)).isoformat(timespec="microseconds")
 
 
+class _Later:
+    """The import's clock two days on: a corpus file was placed minutes ago, but its
+    session is long over, as a user's old transcript is (unchanged for a day: a call that
+    never got its result is left out and the turn recorded, ``importers.turns.settle``).
+    Without it an excerpt cut inside a turn was not imported at all."""
+
+    @staticmethod
+    def time() -> float:
+        return time.time() + 2 * 86400
+
+
 def import_all(mem: Memory, items: Sequence[Transcript]) -> None:
     """Import finished sessions. Their runs are recorded an hour back: the sessions ended
     long ago, so their 120 s acceptance window is closed (agentmem dates an imported run
-    by the import, not by the session's end; reported, not fixed here)."""
+    by the import, not by the session's end; reported, not fixed here); and their files
+    are read as a user's old transcripts are (:class:`_Later`)."""
     with (
         mock.patch("agentmem.storage.trajectories.now_iso", _an_hour_ago),
         mock.patch("agentmem.importers.run.now_iso", _an_hour_ago),
+        mock.patch("agentmem.importers.run.time", _Later),
     ):
         for fmt in ("claude-code", "codex"):
             paths = sorted({str(t.import_path) for t in items if t.client == fmt})

@@ -288,3 +288,37 @@ def test_one_element_of_a_list_operand_named_unknown_is_the_programs_rule():
     # the output names no element (or names one still asked for): nothing
     vague = bash("gh pr view 1 --json state,merged", "unknown error\nx")
     assert find_shell_fixes(learning_view(_run(vague, good))) == []
+
+
+def test_a_files_content_changed_after_a_refused_edit_is_no_value_lesson():
+    """A real session (buiviethoang-ai-learning): Claude Code refused an Edit of
+    ~/.claude/settings.json ('Unrecognized field: hasCompletedOnboarding'); the retry wrote
+    other content. The fix is in the file's content: no parameter value a lesson can name
+    ("Call Edit with new_string like {...}" was learned before)."""
+    path = "/home/u/.claude/settings.json"
+    old = '{\n  "permissions": {}\n}'
+    bad = Step(
+        tool="Edit",
+        params={
+            "file_path": path,
+            "old_string": old,
+            "new_string": '{"hasCompletedOnboarding": true}',
+        },
+        output="- : Unrecognized field: hasCompletedOnboarding",
+        success=False,
+    )
+    good = Step(
+        tool="Edit",
+        params={"file_path": path, "old_string": old, "new_string": '{"env": {}}'},
+        output=f"The file {path} has been updated successfully.",
+    )
+    assert [c.kind for c in find_corrections(_run(bad, good))] == []
+    # a scalar value of another tool changed the same way is still a correction
+    q1 = Step(
+        tool="Grep",
+        params={"pattern": "x", "output_mode": "lines"},
+        output="Invalid output_mode: lines",
+        success=False,
+    )
+    q2 = Step(tool="Grep", params={"pattern": "x", "output_mode": "content"}, output="a.py:1:x")
+    assert [c.kind for c in find_corrections(_run(q1, q2))] == ["param_value"]

@@ -814,3 +814,321 @@ def test_a_relative_path_that_failed_in_another_folder_is_a_cwd_slip():
     assert len(kept) == 1 and "feature/x/.specify/templates" in kept[0]
     moved = _where(codex(sed, missing, False, sub), codex(found, "# C", True, root))
     assert moved == []
+
+
+#: Windows' status for a program it could not start, as Git Bash reports it (9009 mod 256).
+STUB = "Exit code 49"
+_PY312 = "C:/Users/Admin/AppData/Local/Programs/Python/Python312/python.exe"
+
+
+def test_a_silent_exit_49_is_a_program_windows_could_not_start():
+    """Real (886caigudong, Claude Code on Windows): ``python main.py`` exits 49 and writes
+    nothing (the Microsoft Store's stub): the program never ran, a misuse, never the code's.
+    With output, or with another status, it stays what it was."""
+    assert outcome(_bash('cd "C:/w" && python main.py 2>&1', STUB)).failure is Failure.MISUSE
+    said = outcome(_bash("python main.py", STUB)).diagnostic
+    assert said == "exit code 49 and no output"
+    assert outcome(_bash("python main.py", "Exit code 1")).failure is Failure.CODE
+    # python3 (the stub too) after a `where` that printed: still not started, never a success
+    where = _bash(
+        "where python3 2>&1; echo ---; python3 -c \"print('hello')\" 2>&1",
+        "Exit code 49\nC:\\Users\\Admin\\AppData\\Local\\Microsoft\\WindowsApps\\python3.exe\n---",
+    )
+    assert outcome(where).failure is Failure.MISUSE
+    view = learning_view(_run(_bash("python main.py", STUB)))
+    assert outcome(view.steps[0]).failure is Failure.MISUSE  # the view read again: the same
+
+
+def test_a_program_windows_could_not_start_teaches_what_ran_instead():
+    """Real (886caigudong, a331468564: Claude Code's Git Bash on Windows). ``python`` exits 49
+    silently four times, the ``python3`` stub too; the interpreter called by its full path
+    printed hello: where it is, whatever the arguments. ``python3 -c`` silent, then ``python
+    -c`` of the same code worked: run python. Neither lesson claims the stub is off PATH."""
+    from agentmem.learning.shell_fixes import claims_of, find_shell_fixes
+
+    where = _bash(
+        "where python3 2>&1; echo ---; python3 -c \"print('hello')\" 2>&1",
+        "Exit code 49\nC:\\Users\\Admin\\AppData\\Local\\Microsoft\\WindowsApps\\python3.exe\n---",
+    )
+    steps = (
+        _bash('cd "C:/w" && python main.py 2>&1', STUB),
+        _bash('cd "C:/w" && python -u main.py 2>&1', STUB),
+        _bash("python -c \"print('hello world')\"", STUB),
+        where,
+        _bash(f'"{_PY312}" -c "print(\'hello\')" 2>&1', "hello", True),
+    )
+    found = _fix(*steps)
+    assert [(c, s) for c, s, _ in found] == [("fullpath", "machine")]
+    assert "python does not start here" in found[0][2] and f"call it as {_PY312}" in found[0][2]
+    fix = find_shell_fixes(learning_view(_run(*steps)))[0]
+    assert claims_of(fix.finding) == (("on_path", _PY312),)
+    # the full path failing as well, and nothing else: nothing
+    assert _fix(*steps[:4], _bash(f'"{_PY312}" -V', STUB)) == []
+
+    code = 'from core.config_loader import load_rules; print("OK")'
+    found = _fix(
+        _bash(f'cd "E:/CC-test" && PYTHONPATH="E:/x" python3 -c \'{code}\' 2>&1', STUB),
+        _bash(f'cd "E:/CC-test" && PYTHONPATH="E:/x" python -c \'{code}\' 2>&1', "OK", True),
+    )
+    assert [(c, s) for c, s, _ in found] == [("interpreter", "machine")]
+    assert (
+        found[0][2].startswith("python3 does not start here")
+        and "run python instead" in (found[0][2])
+    )
+
+
+def test_an_inline_script_run_by_another_interpreter_teaches_the_missing_one():
+    """Real (travelplan, Codex): ``python - <<'PY'`` not found; ``node -e`` failed on a quote,
+    then ran: python is missing, node ran the inline code. A file's script given to another
+    interpreter, or inline code one family member of which ran, is no such lesson."""
+    heredoc = "python - <<'PY'\nprint(open('story.md').read().count('- [ ]'))\nPY"
+    missing = _bash(heredoc, "Exit code 127\nzsh:1: command not found: python")
+    node_bad = _bash('node -e "const fs=require("fs")"', 'Exit code 1\nzsh:1: unmatched "')
+    node = _bash(
+        'node -e \'const fs=require("fs");console.log(fs.readFileSync("story.md","utf8"))\'',
+        "story_files=11",
+        True,
+    )
+    found = _fix(missing, node_bad, node)
+    assert [(c, s) for c, s, _ in found] == [("program", "machine")]
+    assert (
+        "python is not on PATH here" in found[0][2]
+        and "node -e ran the inline code" in (found[0][2])
+    )
+    file_script = _bash("python tools/count.py", "Exit code 127\nzsh:1: command not found: python")
+    assert _fix(file_script, _bash("node tools/count.js", "11", True)) == []
+
+
+def _codex_exec(cmd: str, output: str, code: int = 0) -> Step:
+    body = f"Chunk ID: 1\nProcess exited with code {code}\nOutput:\n{output}"
+    return Step(tool="exec_command", params={"cmd": cmd}, output=body, success=code == 0)
+
+
+def test_a_module_the_projects_environment_has_is_learned():
+    """Real (dimicheck4, Codex; deder01, Claude Code): the interpreter that ran could not
+    import a module, and the same job ran with the project's environment: ``./.venv/bin/
+    python`` with the same here-document, or ``source venv/bin/activate && python3 -c`` of
+    code that imports it, after a ``pip install`` into the system python in between."""
+    script = "<<'PY'\nfrom app import app\nclient = app.test_client()\nprint(client.get('/12'))\nPY"
+    tb = 'Traceback (most recent call last):\n  File "app.py", line 9\n'
+    failed = _codex_exec(
+        f"python - {script}", tb + "ModuleNotFoundError: No module named 'dotenv'", 1
+    )
+    fixed = _codex_exec(f"./.venv/bin/python - {script}", "/12 302 /board/1/2")
+    found = _fix(failed, fixed)
+    assert [(c, s) for c, s, _ in found] == [("environment", "project")]
+    assert "python lacks dotenv" in found[0][2] and "run it as ./.venv/bin/python" in found[0][2]
+
+    code = "import openpyxl\nwb = openpyxl.load_workbook('/w/finance/c.xlsx')\nprint(wb.sheetnames)"
+    missing = _bash(
+        f'python3 -c "{code}"', f"Exit code 1\n{tb}ModuleNotFoundError: No module named 'openpyxl'"
+    )
+    pip = _bash(f'pip install openpyxl --quiet && python3 -c "{code}"', "['Spending']", True)
+    look = _bash('ls -la /w/finance/ | grep -E "venv"', "drwxr-xr-x 5 u u 4096 venv", True)
+    venv = _bash(
+        f'source /w/finance/venv/bin/activate && python3 -c "{code}"', "['Spending']", True
+    )
+    found = _fix(missing, pip, look, venv)
+    assert [(c, s) for c, s, _ in found] == [("environment", "project")]
+    assert "source /w/finance/venv/bin/activate first" in found[0][2]
+    from agentmem.learning.shell_fixes import claims_of, find_shell_fixes
+
+    fix = find_shell_fixes(learning_view(_run(missing, pip, look, venv)))[0]
+    assert claims_of(fix.finding) == (("exists", "/w/finance/venv"),)
+
+
+@pytest.mark.parametrize(
+    "steps",
+    [
+        # real (luisuma92): a probe that only imports the module: its failure is the answer
+        (
+            _bash(
+                'which python && python -c "import sqlalchemy; print(sqlalchemy.__version__)"',
+                "Exit code 1\n/usr/bin/python\nModuleNotFoundError: No module named 'sqlalchemy'",
+            ),
+            _bash(
+                '.venv/bin/python -c "import sqlalchemy; print(sqlalchemy.__version__)"',
+                "2.0.48",
+                True,
+            ),
+        ),
+        # real (luisuma92): pytest's own import failure is no interpreter's: the venv's python
+        # then had no pytest at all
+        (
+            _bash(
+                "uv run pytest tests/test_database.py -v 2>&1",
+                "Exit code 1\nE   ModuleNotFoundError: No module named 'sqlalchemy'",
+            ),
+            _bash('.venv/bin/python -c "import sqlalchemy, sys; sys.exit(0)"', "", True),
+        ),
+        # another job in the environment: a script file of another name
+        (
+            _bash("python app.py", "Exit code 1\nModuleNotFoundError: No module named 'dotenv'"),
+            _bash(".venv/bin/python manage.py check", "ok", True),
+        ),
+        # the environment's run failed on the module as well
+        (
+            _bash("python app.py", "Exit code 1\nModuleNotFoundError: No module named 'dotenv'"),
+            _bash(".venv/bin/python app.py", "ModuleNotFoundError: No module named 'dotenv'", True),
+        ),
+    ],
+)
+def test_no_environment_lesson_without_the_same_job_done_there(steps: tuple[Step, ...]) -> None:
+    assert [c for c, _, _ in _fix(*steps)] == []
+
+
+def test_windows_commands_in_git_bash_teach_what_did_the_job():
+    """Real (ahpou9512, Claude Code on Windows, whose Bash is Git Bash): ``Start-Sleep;
+    Get-Content FILE`` and ``del FILE`` were not found; Read of that file and the
+    PowerShell tool's ``Remove-Item`` of that file did the job: one lesson of the run. A
+    program bash does not know that is no Windows command, or a later call on another
+    path, teaches nothing of the kind."""
+    out_file = "C:\\Users\\me\\AppData\\Local\\Temp\\claude\\tasks\\b1.output"
+    mock = "C:\\Users\\me\\Desktop\\demo\\lib\\mockData.ts"
+    sleep = _bash(
+        f'Start-Sleep -Seconds 5; Get-Content "{out_file}"',
+        "Exit code 127\n/usr/bin/bash: line 1: Start-Sleep: command not found\n"
+        "/usr/bin/bash: line 1: Get-Content: command not found",
+    )
+    read = _tool("Read", {"file_path": out_file}, "1\t> next dev", True)
+    delete = _bash(f'del "{mock}"', "Exit code 127\n/usr/bin/bash: line 1: del: command not found")
+    removed = Step(tool="PowerShell", params={"command": f'Remove-Item "{mock}"'}, output="")
+    found = _fix(sleep, read, delete, removed)
+    assert [(c, s) for c, s, _ in found] == [("windows", "machine")]
+    text = found[0][2]
+    assert "Git Bash" in text and "Start-Sleep, Get-Content, del" in text
+    assert "Read and the PowerShell tool (Remove-Item)" in text
+    elsewhere = Step(tool="PowerShell", params={"command": 'Get-ChildItem "C:\\Users\\me"'})
+    assert _fix(delete, elsewhere) == []
+    rg = _bash(f'rg TODO "{mock}"', "Exit code 127\n/usr/bin/bash: line 1: rg: command not found")
+    assert [c for c, _, _ in _fix(rg, removed)] == []
+
+
+def test_a_script_that_runs_only_from_its_folder_is_learned():
+    """Real (spotter, Claude Code; smartagent-so-pai): ``node assets/build.js`` could not
+    resolve ``js/app.js``; ``cd assets && node build.js`` worked. ``cd ~/.claude && bun
+    hooks/self-test.ts`` failed scanning a folder; from ~/Projects/PAI it worked. Another
+    script, the same folder, or the same failure again teaches nothing."""
+    meta = {"cwd": "/w/spotter"}
+    failed = _bash(
+        "node assets/build.js 2>&1", 'Exit code 1\n✘ [ERROR] Could not resolve "js/app.js"'
+    )
+    read = _tool("Read", {"file_path": "/w/spotter/assets/build.js"}, "1\tconst esbuild", True)
+    fixed = _bash("cd /w/spotter/assets && node build.js 2>&1", "", True)
+    from agentmem.learning.shell_fixes import find_shell_fixes
+
+    run = learning_view(Trajectory(task="build", steps=(failed, read, fixed), meta=meta))
+    found = [x.finding for x in find_shell_fixes(run)]
+    assert [f.detail["change"] for f in found] == ["workdir"]
+    assert found[0].text.startswith("In this project run build.js from assets (cd assets && node")
+    pai = _fix(
+        _bash(
+            "cd ~/.claude && bun hooks/self-test.ts 2>&1",
+            "Exit code 1\nENOENT: no such file or directory, scandir '/u/.claude/.claude/agents'",
+        ),
+        _bash("cd ~/Projects/PAI && bun .claude/hooks/self-test.ts 2>&1", "✅ PAI_DIR", True),
+    )
+    assert [(c, s) for c, s, _ in pai] == [("workdir", "project")]
+    assert "from ~/Projects/PAI (cd ~/Projects/PAI && bun .claude/hooks/self-test.ts)" in pai[0][2]
+    # the same folder again, another script, the error again: nothing
+    assert _fix(failed, _bash("cd /w/spotter && node assets/build.js 2>&1", "", True)) == []
+    assert _fix(failed, _bash("cd /w/spotter/assets && node other.js 2>&1", "", True)) == []
+    again = _bash(
+        "cd /w/spotter/assets && node build.js 2>&1", 'Could not resolve "js/app.js"', True
+    )
+    assert _fix(failed, again) == []
+
+
+def test_scripts_with_crlf_line_endings_are_learned():
+    """Real (MoonMind, Codex under WSL on a Windows drive): ``check-prerequisites.sh`` failed
+    on ``bash\\r`` and ``$'\\r'``; a python3 script replaced ``\\r\\n`` in the folder's
+    scripts, and the script then ran past it (to another error of its own). Without a
+    conversion in between, or with the carriage return still read, nothing."""
+    script = ".specify/scripts/bash/check-prerequisites.sh"
+    cr = _codex_exec(f"{script} --json", "/usr/bin/env: ‘bash\r’: No such file or directory", 1)
+    again = _codex_exec(f"bash {script} --json", f"{script}: line 2: $'\\r': command not found", 1)
+    fix = (
+        "python3 - <<'PY'\nfrom pathlib import Path\nfor p in Path('.specify/scripts/bash')"
+        ".rglob('*'):\n    p.write_bytes(p.read_bytes().replace(b'\\r\\n', b'\\n'))\nPY"
+    )
+    converted = _codex_exec(fix, "")
+    ran = _codex_exec(f"{script} --json", "ERROR: Not on a feature branch. Current branch: main", 1)
+    found = [x for x in _fix(cr, again, converted, ran) if x[0] == "crlf"]
+    assert [(c, s) for c, s, _ in found] == [("crlf", "project")]
+    assert "check-prerequisites.sh" in found[0][2] and "CRLF line endings" in found[0][2]
+    assert [x for x in _fix(cr, again, ran) if x[0] == "crlf"] == []
+    still = _codex_exec(f"{script} --json", f"{script}: line 3: $'\\r': command not found", 1)
+    assert [x for x in _fix(cr, converted, still) if x[0] == "crlf"] == []
+
+
+def test_zsh_naming_the_failed_cd_makes_it_the_failing_command():
+    """zsh writes a builtin's failure as ``(eval):cd:1: no such file or directory: D``: the
+    cd failed and nothing after it ran, so a checker after it (``npx tsc``) never failed on
+    the code: a misuse, never the code's."""
+    step = _bash(
+        "cd apps/api && npx tsc --noEmit",
+        "Exit code 1\n(eval):cd:1: no such file or directory: apps/api",
+    )
+    assert outcome(step).failure is Failure.MISUSE
+
+
+def test_git_bash_paths_a_windows_program_cannot_open_are_learned():
+    """Real (a331468564, Claude Code's Git Bash): python -c read '/e/CC-test/...' inside its
+    code and failed ('FileNotFoundError: [WinError 3] ... /e/CC-test/...'); the same code
+    with 'E:/CC-test/...' ran. Another program, or the MSYS path kept, teaches nothing."""
+    code = "import os\nprint(os.path.getsize('{}'))"
+    path = "/e/CC-test/.claude/projects/E--CC-test/360b428a.jsonl"
+    failed = _bash(
+        f'python -c "{code.format(path)}"',
+        "Exit code 1\nTraceback (most recent call last):\n"
+        f"FileNotFoundError: [WinError 3] The system cannot find the path: '{path}'",
+    )
+    fixed = _bash(f'python -c "{code.format("E:" + path[2:])}"', "3217", True)
+    found = _fix(failed, fixed)
+    assert [(c, s) for c, s, _ in found] == [("drive", "machine")]
+    assert "Git Bash's /e/... paths" in found[0][2] and "E:/..." in found[0][2]
+    assert _fix(failed, _bash(f"ls -la E:{path[2:]}", "x.jsonl", True)) == []
+    assert _fix(failed, _bash(f'python -c "{code.format(path)}"', "3217", True)) == []
+
+
+def test_a_console_encoding_made_utf8_is_learned():
+    """Real (a331468564): python -c printed an emoji and failed ('gbk' codec can't encode);
+    the same code with sys.stdout.reconfigure(encoding='utf-8') ran. Real (886caigudong): the
+    same error, and the agent went on without changing the encoding: nothing."""
+    code = "import json\nfor line in open('E:/w/s.jsonl'):\n    print(json.loads(line)['text'])"
+    failed = _bash(
+        f'python -c "{code}"',
+        'Exit code 1\nTraceback (most recent call last):\n  File "<string>", line 3\n'
+        "UnicodeEncodeError: 'gbk' codec can't encode character '\\U0001f3af' in position 44",
+    )
+    fixed = _bash(
+        f"python -c \"import sys\nsys.stdout.reconfigure(encoding='utf-8')\n{code}\"", "Done", True
+    )
+    found = _fix(failed, fixed)
+    assert [(c, s) for c, s, _ in found] == [("encoding", "machine")]
+    assert "console encoding here is gbk" in found[0][2] and "reconfigure" in found[0][2]
+    env = _bash(f'PYTHONIOENCODING=utf-8 python -c "{code}"', "Done", True)
+    assert "PYTHONIOENCODING=utf-8" in _fix(failed, env)[0][2]
+    assert _fix(failed, _bash(f'python -c "{code[:40]}"', "Done", True)) == []
+    assert _fix(failed, _bash("git status", "clean", True)) == []
+
+
+def test_acting_on_what_already_exists_is_learned():
+    """Real (jason-liu-0219, Claude Code): ``gh pr create`` refused, a pull request for the
+    branch already existed (its URL ending /pull/6689); ``gh pr edit 6689`` with the same
+    title and body worked. Another number than the output's, an option changed too, or a
+    failure that is not "already exists": nothing of the kind."""
+    body = '--title "fix(vsaas): re-select role" --body "## Summary"'
+    failed = _bash(
+        f"gh pr create {body}",
+        'Exit code 1\na pull request for branch "me:fix-access" into branch "main" already '
+        "exists:\nhttps://github.com/o/webtech-monorepo/pull/6689",
+    )
+    found = _fix(failed, _bash(f"gh pr edit 6689 {body}", "https://github.com/o/r/pull/6689", True))
+    assert [(c, s) for c, s, _ in found] == [("existing", "tool")]
+    assert found[0][2].startswith("gh pr create fails when that already exists")
+    assert "run gh pr edit <id> on it" in found[0][2]
+    assert _fix(failed, _bash(f"gh pr edit 12 {body}", "ok", True)) == []
+    assert _fix(failed, _bash(f"gh pr edit 6689 {body} --draft", "ok", True)) == []
+    other = _bash(f"gh pr create {body}", "Exit code 1\nGraphQL: Head sha can't be blank")
+    assert _fix(other, _bash(f"gh pr edit 6689 {body}", "ok", True)) == []

@@ -22,6 +22,10 @@ the line, do not decide it):
 * tests, builds, linters and inline scripts that failed on the code are
   :attr:`~.base.Failure.CODE`, unless the output says the command itself was wrong
   (``command not found``, an operand of the command not found, an unknown option);
+* a call that exited with Windows' status for a program it could not start (9009, "is
+  not recognized"; Git Bash reports it modulo 256, as 49) and wrote nothing is a misuse:
+  the program never ran (the Microsoft Store's ``python`` / ``python3`` stub exits so),
+  its diagnostic :func:`silent_not_found`'s words;
 * everything else that failed is a misuse.
 
 :func:`learning_view` is the run with those outcomes applied: calls that never ran
@@ -54,6 +58,7 @@ __all__ = [
     "failing_command",
     "learning_view",
     "outcome",
+    "silent_not_found",
     "status_command",
     "strip_headers",
     "tty_retries",
@@ -312,9 +317,28 @@ def _informational(c: Command, body: str, diag: str, code: int | None) -> bool:
     return not _INVOCATION.search(body) and (code == 1 or not diag or diag == "Error")
 
 
+#: Windows' exit status for a program it could not start (9009: "is not recognized as an
+#: internal or external command"), whole and as Git Bash reports it (9009 mod 256 = 49).
+WINDOWS_NOT_FOUND = frozenset({9009, 9009 % 256})
+#: The diagnostic of such a call, which wrote nothing: what a lesson may quote.
+_SILENT = "exit code {} and no output"
+_SILENT_RE = re.compile(r"exit code (\d+) and no output")
+
+
+def silent_not_found(diag: str) -> bool:
+    """Whether a diagnostic is that of a call whose program never started on Windows: exit
+    status 9009 (49 in Git Bash) and no output at all (see the module doc)."""
+    m = _SILENT_RE.fullmatch(diag.strip())
+    return m is not None and int(m.group(1)) in WINDOWS_NOT_FOUND
+
+
 def _shell_failure(
     spec: ToolSpec, params: Mapping[str, Any], body: str, code: int | None
 ) -> tuple[Failure, str]:
+    if code in WINDOWS_NOT_FOUND and not body.strip():
+        return Failure.MISUSE, _SILENT.format(code)  # the program never started
+    if silent_not_found(body):
+        return Failure.MISUSE, body.strip()  # such a call as the learning view writes it
     diag = diagnostic(body)
     script = parse(command_line(spec, params))
     if not script.parsed:
@@ -330,8 +354,8 @@ def _shell_failure(
     if _probe_answer(c, body, diag, code):
         return Failure.INFORMATIONAL, diag
     if _is_checker(c):
-        if code in (126, 127) or _NOT_STARTED.search(body[:400]):
-            return Failure.MISUSE, diag
+        if code in (126, 127, *WINDOWS_NOT_FOUND) or _NOT_STARTED.search(body[:400]):
+            return Failure.MISUSE, diag  # 9009 / 49: Windows did not start it (others wrote)
         if re.search(rf"No module named '?{re.escape(c.program)}\b", body[:2000]):
             return Failure.MISUSE, diag  # python -m pytest without pytest: the environment
         first = diag or ""

@@ -36,6 +36,7 @@ __all__ = [
     "has",
     "is_interpreter",
     "is_python",
+    "is_windows_command",
     "listing",
     "named",
     "project_commands",
@@ -73,6 +74,7 @@ class Role(str, enum.Enum):
     #: is the run's own doing, never a fact of the project
     MOVES = "moves"
     CHDIR = "chdir"  #: changes the shell's working directory (cd, pushd, popd)
+    WINDOWS = "windows"  #: a command of cmd or PowerShell, not a program bash can find (del)
 
 
 #: The roles whose failure is usually the code's, not the call's.
@@ -304,6 +306,8 @@ _TABLE: list[Program] = [
     *_many("echo printf true false", Role.READER, Role.SCENE),
     *_many("cd pushd popd", Role.SCENE, Role.CHDIR),
     *_many("export set unset source . sleep : alias clear wait exit read", Role.SCENE),
+    # cmd's own commands (PowerShell's cmdlets: see is_windows_command): no program bash finds
+    *_many("del erase copy move ren cls md rd", Role.WINDOWS),
     # the world beyond the files
     *_many("curl wget http httpie", domain="web"),
     *_many("psql mysql sqlite3 redis-cli mongosh mongo", domain="db"),
@@ -375,6 +379,16 @@ def is_python(name: str) -> bool:
 def is_interpreter(name: str) -> bool:
     """Whether ``name`` runs scripts (``python3.12``, ``node``, ``deno``)."""
     return bool(_PYTHON.fullmatch(name)) or has(name, Role.INTERPRETER)
+
+
+#: A PowerShell cmdlet's name: Verb-Noun (``Start-Sleep``, ``Get-ChildItem``).
+_CMDLET = re.compile(r"[A-Z][a-z]+-[A-Z][A-Za-z]+")
+
+
+def is_windows_command(name: str) -> bool:
+    """Whether ``name`` is a command of Windows' shells, cmd's (``del``) or a PowerShell
+    cmdlet (``Start-Sleep``), that a bash (Git Bash) finds no program for."""
+    return bool(_CMDLET.fullmatch(name)) or has(name, Role.WINDOWS)
 
 
 def family(name: str) -> str | None:

@@ -53,6 +53,9 @@ def same_facts(a: Operation | str, b: Operation | str) -> bool:
     """
     ta = a if isinstance(a, str) else a.text or ""
     tb = b if isinstance(b, str) else b.text or ""
+    avoid = [_avoided(x) for x in (a, b)]
+    if None not in avoid and avoid[0] != avoid[1]:
+        return False  # "python missing: run python3" and "python3 missing: run python"
     for op, other in ((a, tb), (b, ta)):
         if isinstance(op, Operation) and not all(names_tool(other, [f]) for f in op.facts):
             return False
@@ -94,6 +97,16 @@ def _same_paths(a: str, b: str) -> bool:
         and covered(ha, wb | hb)
         and covered(hb, wa | ha)
     )
+
+
+def _avoided(x: Operation | str) -> frozenset[str] | None:
+    """What an operation's evidence says to avoid (``detail["avoid"]`` of its finding), or
+    None when it says nothing of it (a text, a model's operation)."""
+    if isinstance(x, str):
+        return None
+    f = x.detail.get("evidence")
+    said = getattr(f, "detail", {}).get("avoid") if f is not None else None
+    return frozenset(str(v) for v in said) if isinstance(said, (list, tuple)) and said else None
 
 
 #: A path in a lesson: words joined by ``/`` (``docs/notes.txt``, ``/usr/bin/env``), not a

@@ -301,6 +301,8 @@ def _changed_value(
     found = spec_for(w.tool)
     if found is not None and (x == found[1].path or any(k in w.output for k, _ in found[1].needs)):
         return None  # a coding agent's tool on another file, or refused by its own rule: no value
+    if found is not None and found[1].kind in (ToolKind.WRITE, ToolKind.EDIT, ToolKind.PATCH):
+        return None  # a file's content changed: no value a lesson can name
     change = f"{x}={value_text(good, 30)} instead of {value_text(bad, 30)}"
     if not between:
         if _asked(t.task, bad) and _asked(t.task, good):

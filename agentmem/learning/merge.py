@@ -555,7 +555,8 @@ def _shell_program_clusters(fs: Sequence[Finding], out: list[_Cluster], taken: s
                 # machine's): python missing in two projects is one lesson
                 key = ("", "machine")
             if key is not None and i not in taken and len(f.facts) >= 2:
-                k = (*key, change, *f.facts[:2])
+                silent = "silent" if f.detail.get("silent") else ""
+                k = (*key, change, silent, *f.facts[:2])
                 by[k].append(i)
     for idx in by.values():
         projects = {fs[i].detail.get("project") for i in idx}
@@ -666,7 +667,11 @@ def _merge_shell_programs(group: list[Finding]) -> Finding:
     f = group[0]
     program, how = f.facts[0], f.facts[1]
     q = quote_error(str(f.detail.get("error") or ""), 8)
-    if f.detail.get("change") == "interpreter":
+    if f.detail.get("change") == "interpreter" and f.detail.get("silent"):
+        text = (
+            f"{how} does not start here ('{q}': Windows could not run it): run {program} instead."
+        )
+    elif f.detail.get("change") == "interpreter":
         text = f"{how} is not on PATH here ('{q}'): run {program} instead."
     else:
         text = f"{program} is not on PATH here ('{q}'): run it through {how}."

@@ -19,8 +19,17 @@ same thing with exactly one recognisable change:
 ``program``
     The program not found, then another program on the same operands (``rg`` -> ``grep``).
 ``fullpath``
-    The program not found on PATH, then the same command with the program's full path
-    (``/opt/homebrew/bin/gh``): where this machine keeps it.
+    The program not found on PATH, then the program called by its full path
+    (``/opt/homebrew/bin/gh``), whatever its arguments: where this machine keeps it.
+
+A program is not found when the shell says so, or when Windows could not start it: exit
+status 9009 (49 in Git Bash) and no output at all, as the Microsoft Store's ``python``
+stub does (:func:`agentmem.agents.outcomes.silent_not_found`); its lesson says it "does
+not start here" and claims nothing of PATH (the stub is on it). While the program is not
+found, a retry that fails too is passed over: the first one that works decides. An
+interpreter running inline code (``python - <<'PY'``, ``python3 -c``) is retried by one
+of its family with other inline code (the code never ran), or by another interpreter
+running inline code (``node -e``: kind ``program``).
 ``prerequisite``
     The very same command worked after exactly one other command that is not mere
     reading (``mkdir -p dir`` before ``cat > dir/file``, an install).
@@ -40,6 +49,56 @@ same thing with exactly one recognisable change:
     no later call of the failed intent failed so again: the project's check and its
     remedy ("In this project git commit fails with 'Code is not formatted...': run mix
     format first, as its error says").
+
+``environment``
+    An interpreter could not import a module (``No module named X``; inline code that
+    only imports it is a probe, its failure the answer), and a later successful call ran
+    the same job (the same arguments, or inline code that imports X) with the
+    interpreter of an environment (``./.venv/bin/python``, ``source venv/bin/activate &&
+    python3``): the project's environment has what the interpreter that ran lacks.
+
+``windows``
+    cmd's or PowerShell's commands (``del``, ``Start-Sleep``, :func:`~agentmem.agents.
+    programs.is_windows_command`) run in the Bash tool, which is Git Bash on Windows, and
+    bash found no such program; a later call did the job on the same path: the PowerShell
+    tool, a client tool (Read), or bash's own command. The run's first such failure
+    teaches it, naming every such command of the run and what worked instead.
+
+``workdir``
+    A script run (``node assets/build.js``, ``cd ~/.claude && bun hooks/self-test.ts``)
+    failed on a path it could not find or resolve, its output naming that path, and a
+    later successful call ran the same script by the same interpreter from another folder
+    (``cd assets && node build.js``): the project's script runs from there.
+
+``crlf``
+    A shell script failed because bash read its carriage returns (``$'\\r': command not
+    found``, a shebang's ``bash\\r``: CRLF line endings), a later call converted line
+    endings (``dos2unix``, ``sed -i 's/\\r$//'``, a replace of ``\\r\\n``), and the script
+    then ran without that failure: the project's scripts need converting before they run.
+
+``cwd``
+    ``cd D`` (a relative D) failed naming D although an earlier successful call of the
+    run went to D and none went elsewhere since: the shell kept its working directory
+    between calls (Claude Code's Bash does); the same commands without the ``cd`` then
+    worked. Leave it out, or use absolute paths.
+
+``drive``
+    A Windows program run from Git Bash could not open a path written the MSYS way
+    (``/e/CC-test/x``: Git Bash converts a program's arguments, never a path inside code),
+    its error naming it, and a later successful call of the same program wrote it as
+    ``E:/CC-test/x``.
+
+``encoding``
+    Python could not print a character its console's encoding lacks (``UnicodeEncodeError:
+    'gbk' codec can't encode``), and a later successful call of the same interpreter made
+    its output UTF-8 (``sys.stdout.reconfigure(encoding='utf-8')``, ``PYTHONIOENCODING``,
+    ``-X utf8``), which the failed call did not: a fact of this machine's console.
+
+``existing``
+    The command refused to create what already exists ("a pull request for branch ...
+    already exists: .../pull/6689"), and the retry kept every option and operand but
+    changed the action and named the existing thing as the output did (``gh pr create``
+    -> ``gh pr edit 6689``): the program's rule, act on the existing one.
 
 ``hidden``
     ``rg --files -g G`` listed no file (exit 1: no match), and the run's next shell call,
@@ -65,7 +124,7 @@ import attrs
 
 from ..agents import command_line, is_shell, outcome, parse, programs, spec_for
 from ..agents.base import Failure
-from ..agents.outcomes import TTY, escalates, failing_command
+from ..agents.outcomes import TTY, escalates, failing_command, silent_not_found
 from ..agents.programs import Role
 from ..agents.shell import Command, powershell_call
 from ..claims import EXISTS, NOT_ON_PATH, ON_PATH
@@ -138,12 +197,24 @@ def _reader(c: Command) -> bool:
 
 def _targets(c: Command) -> tuple[str, ...]:
     """A command's operands and the files it writes (``> file``)."""
-    return (*c.operands, *(t for op, t in c.redirects if op in (">", ">>", "<") and t))
+    return (
+        *c.operands,
+        *(t for op, t in c.redirects if op in (">", ">>", "<") and t and t != "/dev/null"),
+    )
+
+
+def _bare(name: str) -> str:
+    """A program's name without Windows' ``.exe`` (``python.exe`` is ``python``)."""
+    return name[:-4] if name.lower().endswith(".exe") else name
 
 
 def _missing_program(c: Command, diag: str, body: str) -> str | None:
     """The word of ``c`` the shell did not find (its program, or a wrapper's program such as
-    the ``python`` of ``python -m py_compile``), or None."""
+    the ``python`` of ``python -m py_compile``), or None. A call that Windows could not
+    start (exit 9009, 49 in Git Bash, and no output: :func:`silent_not_found`) did not
+    find its program either."""
+    if silent_not_found(diag):
+        return c.wrappers[0].split()[0] if c.wrappers else c.program
     text = f"{diag}\n{body[:600]}"
     for name in (c.program, *(w.split()[0] for w in c.wrappers)):
         n = re.escape(name)
@@ -156,6 +227,29 @@ def _missing_program(c: Command, diag: str, body: str) -> str | None:
 
 def _same_args(a: Command, b: Command) -> bool:
     return a.args == b.args and _targets(a) == _targets(b)
+
+
+#: Options by which an interpreter runs code given on its command line.
+_CODE_FLAGS = frozenset({"-c", "-e", "--eval", "-Command"})
+
+
+def _inline(c: Command) -> bool:
+    """Whether ``c`` is an interpreter running code written into the call (``python -c``,
+    ``node -e``, ``python - <<'PY'``) rather than a file of the project."""
+    if not programs.is_interpreter(_bare(c.program)):
+        return False
+    return bool(_CODE_FLAGS & set(c.flags)) or (
+        any(op in ("<<", "<<-", "<<<") for op, _ in c.redirects)
+        and all(o == "-" for o in c.operands)
+    )
+
+
+def _same_job(f: Command, s: Command) -> bool:
+    """Whether ``s`` runs what ``f`` ran: the same arguments, or both the same kind of inline
+    code (its text may differ: a program that never started ran none of it)."""
+    if f.args == s.args or f.operands == s.operands:
+        return True
+    return _inline(f) and _inline(s) and set(f.flags) & _CODE_FLAGS == set(s.flags) & _CODE_FLAGS
 
 
 def _scope_for_wrapper(w: str) -> str:
@@ -220,7 +314,7 @@ def compare(
         return _prerequisite(f, s, q, diag, between)
     if s.words != f.words and advises(body, s):
         return _suggested(f, s, diag)
-    found = _pattern(f, s, diag)
+    found = _pattern(f, s, diag) or _existing(f, s, diag, body)
     if found is not None:
         return found
     if f.flags == s.flags:
@@ -283,20 +377,32 @@ def _provided(
         w = next(x for x in s.wrappers if x not in f.wrappers)
         text = f"{f.program} is not on PATH here ('{q}'): run it through {w} ({short(s, 40)})."
         return _finding("wrapper", f, _scope_for_wrapper(w), text, (f.program, w), diag, avoid=[])
-    if f.program == s.program and _same_args(f, s):
+    silent = {"silent": True} if silent_not_found(diag) else {}
+    if _bare(f.program) == _bare(s.program) and not s.wrappers:
         fw, sw = _program_word(f), _program_word(s)
         if fw != sw and "/" in sw and "/" not in fw:  # gh not found; /opt/homebrew/bin/gh ran
-            text = f"{f.program} is not on PATH here ('{q}'): call it as {sw}."
-            scope = "machine" if sw.startswith(("/", "~")) else "project"
-            return _finding("fullpath", f, scope, text, (f.program, sw), diag, avoid=[])
-    fam = _family(f.program)
-    if fam and fam == _family(s.program) and f.program != s.program:
-        if f.args == s.args or f.operands == s.operands:
-            text = f"{f.program} is not on PATH here ('{q}'): run {s.program} instead."
+            # where the program is, whatever the call: its arguments may differ
+            text = f"{_absent(f.program, q, diag)}: call it as {sw}."
+            machine = sw.startswith(("/", "~")) or re.match(r"[A-Za-z]:/", sw)
+            scope = "machine" if machine else "project"
+            facts = (f.program, sw)
+            return _finding("fullpath", f, scope, text, facts, diag, avoid=[], **silent)
+    fam = _family(_bare(f.program))
+    if fam and fam == _family(_bare(s.program)) and f.program != s.program:
+        if _same_job(f, s):
+            text = f"{_absent(f.program, q, diag)}: run {s.program} instead."
+            facts = (s.program, f.program)
             return _finding(
-                "interpreter", f, "machine", text, (s.program, f.program), diag, avoid=[f.program]
+                "interpreter", f, "machine", text, facts, diag, avoid=[f.program], **silent
             )
         return None
+    if _inline(f) and _inline(s) and _bare(f.program) != _bare(s.program):
+        # python - <<'PY' not found; node -e '...' did the job: another interpreter
+        how = next((x for x in s.flags if x in _CODE_FLAGS), "")
+        text = f"{_absent(f.program, q, diag)}; {s.program} {how} ran the inline code instead."
+        text = re.sub(r"\s+", " ", text)
+        facts = (s.program, f.program)
+        return _finding("program", f, "machine", text, facts, diag, avoid=[f.program], **silent)
     if f.program == s.program and _same_args(f, s):
         installs = [b for b in between if not _reader(b) and b.program != f.program]
         if len(installs) == 1:
@@ -312,6 +418,13 @@ def _provided(
         facts = (s.program, f.program)
         return _finding("program", f, "machine", text, facts, diag, avoid=[f.program])
     return None
+
+
+def _absent(program: str, q: str, diag: str) -> str:
+    """How a lesson says that ``program`` was not found (``q`` its quoted diagnostic)."""
+    if silent_not_found(diag):
+        return f"{program} does not start here ('{q}': Windows could not run it)"
+    return f"{program} is not on PATH here ('{q}')"
 
 
 def _escalation(f: Command, diag: str, param: str, value: object) -> Finding:
@@ -356,10 +469,12 @@ def claims_of(f: Finding) -> tuple[tuple[str, str], ...]:
     change = d.get("change")
     facts = [str(x) for x in f.facts]
     out: list[tuple[str, str]] = []
+    # a program Windows could not start may be on PATH (the Store's stub): no such claim
+    absent = [] if d.get("silent") else [NOT_ON_PATH]
     if change in ("interpreter", "program") and len(facts) >= 2:
-        out += [(NOT_ON_PATH, facts[1]), (ON_PATH, facts[0])]
+        out += [*((k, facts[1]) for k in absent), (ON_PATH, facts[0])]
     elif change == "fullpath" and len(facts) >= 2:
-        out += [(NOT_ON_PATH, facts[0]), (ON_PATH, facts[1])]
+        out += [*((k, facts[0]) for k in absent), (ON_PATH, facts[1])]
     elif change == "wrapper" and len(facts) >= 2 and facts[1].split():
         out.append((ON_PATH, facts[1].split()[0]))
     elif change == "location":
@@ -367,6 +482,8 @@ def claims_of(f: Finding) -> tuple[tuple[str, str], ...]:
         out += [(EXISTS, str(g)) for g in goods if isinstance(g, str) and g]
     elif change == "hidden" and len(facts) >= 3:
         out.append((EXISTS, facts[2]))
+    elif change == "environment" and len(facts) >= 2:
+        out.append((EXISTS, facts[1]))
     return tuple(dict.fromkeys((k, v) for k, v in out if v and not v.startswith("$")))
 
 
@@ -475,6 +592,40 @@ def _pattern(f: Command, s: Command, diag: str) -> Finding | None:
             )
             return _finding("pattern", f, "tool", text, (f.program, how.split()[0]), diag, avoid=[])
     return None
+
+
+def _existing(f: Command, s: Command, diag: str, body: str) -> Finding | None:
+    """``existing``: the command refused to create what already exists ("a pull request
+    for branch ... already exists: .../pull/6689"), and the retry kept every option and
+    operand but changed the action (``gh pr create`` -> ``gh pr edit``) and named the
+    existing thing, as the failed output did (``6689``): act on the existing one."""
+    if not re.search(r"\balready exists?\b", diag) or not f.operands or not s.operands:
+        return None
+    verb, other = f.operands[0], s.operands[0]
+    if verb == other or not (verb.isalpha() and other.isalpha()) or set(f.flags) != set(s.flags):
+        return None
+    rest, more = list(f.operands[1:]), list(s.operands[1:])
+    extra = [x for x in more if x not in rest]
+    if len(extra) != 1 or [x for x in more if x != extra[0]] != rest:
+        return None
+    said = f"{diag}\n{body[:1500]}"
+    if not re.search(rf"(?<![\w-]){re.escape(extra[0])}(?![\w-])", said) or extra[0] in f.words:
+        return None  # the output did not name what the retry acted on
+    head = f"{f.program} {f.subcommand}" if f.subcommand else f.program
+    said_q = re.sub(r"\s+\S*://\S+", "", diag).rstrip(": ")
+    q = quote_error(re.sub(r'"[^"]*"', "<name>", said_q), 12)
+    text = f"{head} {verb} fails when that already exists ('{q}'): run {head} {other} <id> on it."
+    return _finding(
+        "existing",
+        f,
+        "tool",
+        text,
+        (f.program, f"{head} {other}"),
+        diag,
+        bad=verb,
+        good=other,
+        avoid=[],
+    )
 
 
 def _element(f: Command, bad: str, good: str, q: str, diag: str) -> Finding | None:
@@ -641,10 +792,17 @@ def _retry(f: Command, cmds: Sequence[Command], missing: bool) -> Command | None
         if c.program == f.program and (c.subcommand == f.subcommand or f.subcommand is None):
             return c
     if missing:
-        fam = _family(f.program)
         for c in cmds:
-            if fam and fam == _family(c.program):
+            if _bare(c.program) == _bare(f.program):
                 return c
+        fam = _family(_bare(f.program))
+        for c in cmds:
+            if fam and fam == _family(_bare(c.program)):
+                return c
+        if _inline(f):
+            for c in cmds:
+                if _inline(c):
+                    return c
         ops = {o for o in f.operands if len(o) > 1}
         for c in cmds:
             if ops & set(c.operands) and c.program != f.program:
@@ -922,6 +1080,433 @@ def _backslashes(t: Trajectory, i: int) -> ShellFix | None:
     return None
 
 
+#: An interpreter's report of a module it could not import: a traceback's last line, or
+#: ``python -m x``'s own words (``/usr/bin/python3: No module named pytest``). A script that
+#: prints a caught ImportError says neither.
+_NO_MODULE = re.compile(
+    r"(?:ModuleNotFoundError|ImportError|python[\w.]*(?:\.exe)?): No module named "
+    r"'?([A-Za-z_][\w]*)(?:\.[\w.]+)?'?"
+)
+#: An environment's interpreter: ``.venv/bin/python``, ``venv\Scripts\python.exe``.
+_ENV_PYTHON = re.compile(r"^(.*?)[/\\](?:bin|Scripts)[/\\]python[\d.]*(?:\.exe)?$")
+
+
+def _env_of(c: Command, cmds: Sequence[Command]) -> tuple[str, str] | None:
+    """The environment that command ``c`` of a call (``cmds``) ran in, and how: its
+    interpreter written by its path in an environment (``./.venv/bin/python``), or the
+    call's ``source ENV/bin/activate`` before it; else None."""
+    m = _ENV_PYTHON.match(_program_word(c))
+    if m and m.group(1):
+        return m.group(1), f"run it as {_program_word(c)}"
+    k = next((n for n, x in enumerate(cmds) if x is c), 0)
+    for x in cmds[:k]:
+        if x.program in ("source", ".") and x.operands:
+            a = re.match(r"^(.*?)[/\\](?:bin|Scripts)[/\\]activate(?:\.\w+)?$", x.operands[0])
+            if a and a.group(1):
+                return a.group(1), f"source {x.operands[0]} first"
+    return None
+
+
+def _code_of(c: Command, line: str) -> str:
+    """The inline code an interpreter command runs: its ``-c`` / ``-e`` operand, or the body
+    of the call's here-document; "" for a script file."""
+    words = list(c.words)
+    for k, w in enumerate(words[:-1]):
+        if w in _CODE_FLAGS:
+            return words[k + 1]
+    if any(op in ("<<", "<<-") for op, _ in c.redirects):
+        return "\n".join(line.split("\n")[1:-1])
+    return ""
+
+
+#: A statement of an import probe: an import, or a print of what it imported.
+_PROBE_STATEMENT = re.compile(
+    r"(?:import\s+[\w., ]+|from\s+[\w.]+\s+import\s+[\w., *]+|"
+    r"print\((?:[\w.]+|'[^']*'|\"[^\"]*\")(?:\s*,\s*(?:[\w.]+|'[^']*'|\"[^\"]*\"))*\))"
+)
+
+
+def _import_probe(code: str) -> bool:
+    """Whether inline code only asks whether a module is there (``import x;
+    print(x.__version__)``): an existence probe, whose "No module named x" is its answer."""
+    parts = [x.strip() for x in re.split(r"[;\n]", code) if x.strip()]
+    return bool(parts) and all(_PROBE_STATEMENT.fullmatch(x) for x in parts)
+
+
+def _environment(t: Trajectory, i: int) -> ShellFix | None:
+    """``environment``: an interpreter could not import a module (``No module named X``),
+    and a later successful call ran the same job (the same arguments, or code that imports
+    X) with the interpreter of an environment (``./.venv/bin/python``, ``source
+    venv/bin/activate && python3``): the project's environment has what the interpreter
+    that ran lacks. A failing check of the code counts as done in the learning view, so the
+    failure is read from its output, whatever the view says."""
+    step = t.steps[i]
+    if not is_shell(step.tool):
+        return None
+    m = _NO_MODULE.search(step.output[-2000:])
+    cmds = _commands(step) or ()
+    runs = [c for c in cmds if programs.is_interpreter(_bare(c.program))]
+    if m is None or not runs or _import_probe(_code_of(runs[-1], _line(step))):
+        return None  # not an interpreter's own failure (pytest's), or a probe answered
+    module, f = m.group(1), runs[-1]
+    before = _env_of(f, cmds)
+    job = re.compile(rf"\b(?:import|from)\s+{re.escape(module)}\b")
+    for j in range(i + 1, min(len(t.steps), i + 1 + WINDOW)):
+        later = t.steps[j]
+        if not (later.success and is_shell(later.tool)) or _NO_MODULE.search(later.output):
+            continue
+        got = _commands(later) or ()
+        for c in got:
+            if not programs.is_interpreter(_bare(c.program)):
+                continue
+            env = _env_of(c, got)
+            if env is None or env == before or not _proven(later, c):
+                continue
+            if not (_same_args(f, c) or (_inline(f) and job.search(_code_of(c, _line(later))))):
+                continue
+            where, how = env
+            q = quote_error(f"No module named {module}", 6)
+            text = (
+                f"In this project {f.program} lacks {module} ('{q}'); the project's "
+                f"environment {where.rstrip('/')}/ has it: {how}."
+            )
+            fnd = _finding(
+                "environment", f, "project", text, (f.program, where, module), q, avoid=[]
+            )
+            fnd = attrs.evolve(fnd, domain=step.domain or "")
+            why = f"call {i + 1} {short(f)} lacked {module}; call {j + 1} ran in {where}"
+            return ShellFix(i, j, (), fnd, why)
+    return None
+
+
+#: bash's words for a command it found no program for: ``bash: line 1: del: command not found``.
+_BASH_NOT_FOUND = re.compile(r"(?:^|\n)[^\n]*?\b([\w.-]+): command not found")
+#: A path in a command line that bash could not read: quoted, or a word with a slash.
+_LINE_PATH = re.compile(r"\"([^\"]+)\"|'([^']+)'|(\S*[\\/]\S*)")
+
+
+def _norm_path(p: str) -> str:
+    return re.sub(r"[\\/]+", "/", p).strip().lower()
+
+
+def _line_paths(line: str) -> list[str]:
+    """The paths a command line names (quoted, or written with a slash), normalised."""
+    out = [next(g for g in m.groups() if g) for m in _LINE_PATH.finditer(line)]
+    return [_norm_path(x) for x in out if re.search(r"[\\/]", x) and len(x) > 3]
+
+
+def _windows_fix(t: Trajectory, i: int) -> tuple[int, str] | None:
+    """The call after failed call ``i`` (its Windows commands not found in bash) that did
+    the same job on the same path: the PowerShell tool, a client tool (Read), or bash."""
+    paths = _line_paths(_line(t.steps[i]))
+    if not paths:
+        return None
+    for j in range(i + 1, min(len(t.steps), i + 1 + WINDOW)):
+        later = t.steps[j]
+        if not later.success:
+            continue
+        said = _norm_path(" ".join(str(v) for v in later.params.values()))
+        if any(p in said for p in paths):
+            if "powershell" in later.tool.lower():
+                cmd = str(later.params.get("command") or "").split()
+                return j, f"the PowerShell tool ({cmd[0]})" if cmd else "the PowerShell tool"
+            if is_shell(later.tool):
+                found = parse(_line(later))
+                first = found.commands[0].program if found.parsed and found.commands else ""
+                return (j, f"bash's own {first}") if first else None
+            return j, later.tool
+    return None
+
+
+def _windows_commands(t: Trajectory, i: int) -> ShellFix | None:
+    """``windows``: a shell call whose commands are cmd's or PowerShell's (``del``,
+    ``Start-Sleep``) failed because bash (Claude Code's Bash is Git Bash on Windows) found
+    no such program, and a later call did the same job on the same path: the PowerShell
+    tool, a client tool, or bash's own command. The run's first such failure teaches it,
+    naming every Windows command the run tried in bash and what worked instead."""
+
+    def failures(k: int) -> list[str]:
+        s = t.steps[k]
+        if s.success or not is_shell(s.tool) or "powershell" in s.tool.lower():
+            return []
+        names = _BASH_NOT_FOUND.findall(s.output[:2000])
+        return [n for n in names if programs.is_windows_command(n)]
+
+    first = failures(i)
+    if not first or any(failures(k) for k in range(i)):
+        return None  # not such a failure, or not the run's first
+    fixed = _windows_fix(t, i)
+    if fixed is None:
+        return None
+    names, ways = list(dict.fromkeys(first)), [fixed[1]]
+    for k in range(i + 1, len(t.steps)):
+        more = failures(k)
+        again = _windows_fix(t, k) if more else None
+        if again is not None:
+            names += [n for n in more if n not in names]
+            ways += [w for w in [again[1]] if w not in ways]
+    shown = ", ".join(names[:4])
+    q = quote_error(f"{first[0]}: command not found", 6)
+    text = (
+        f"The Bash tool runs Git Bash here: cmd's and PowerShell's commands ({shown}) are not "
+        f"found there ('{q}'); {' and '.join(ways)} did the job instead."
+    )
+    fnd = _finding("windows", first[0], "machine", text, (first[0], "Git Bash", *names[1:]), q)
+    fnd = attrs.evolve(fnd, domain=t.steps[i].domain or "", detail={**fnd.detail, "avoid": names})
+    ran = ", ".join(dict.fromkeys(first))
+    why = f"call {i + 1} ran {ran} in Git Bash; call {fixed[0] + 1} did the job ({fixed[1]})"
+    return ShellFix(i, fixed[0], (), fnd, why)
+
+
+#: A script's report of a path it could not find or resolve (node's ENOENT, esbuild's
+#: "Could not resolve", python's "can't open file", a module not found by its path).
+_NO_PATH = re.compile(
+    r"ENOENT[^\n]*|[^\n]*No such file or directory[^\n]*|Could not resolve [^\n]+|"
+    r"Cannot find module [^\n]+|can't open file [^\n]+"
+)
+_SCRIPT = re.compile(r"\.(?:js|mjs|cjs|ts|tsx|py|rb|sh|php|pl|exs)$")
+
+
+def _script_run(cmds: Sequence[Command]) -> tuple[str, Command, str] | None:
+    """The folder a call ran its script from (its last ``cd``'s, or "" for the session's),
+    the interpreter command, and the script it ran (``node assets/build.js``)."""
+    where = ""
+    for c in cmds:
+        if c.program == "cd" and len(c.operands) == 1:
+            where = c.operands[0]
+        elif programs.is_interpreter(_bare(c.program)) and c.operands:
+            script = c.operands[0]
+            if _SCRIPT.search(script) and not c.subcommand:
+                return where, c, script
+        elif programs.has(c.program, Role.HOST) and c.subcommand and _SCRIPT.search(c.subcommand):
+            return where, c, c.subcommand  # bun hooks/x.ts: a host running a file
+    return None
+
+
+def _resolved(cwd: str, where: str, script: str) -> str:
+    base = where if where.startswith(("/", "~")) else os.path.join(cwd or ".", where)
+    return os.path.normpath(os.path.join(base, script))
+
+
+def _workdir(t: Trajectory, i: int) -> ShellFix | None:
+    """``workdir``: a script run failed on a path it could not find or resolve (its output
+    says so, naming it), and a later successful call ran the same script, by the same
+    interpreter, from another folder (``cd assets && node build.js`` after ``node
+    assets/build.js``): the project's script must run from there. A failing script counts
+    as done in the learning view, so the failure is read from its output."""
+    step = t.steps[i]
+    if not is_shell(step.tool):
+        return None
+    m = _NO_PATH.search(step.output[:3000])
+    run = _script_run(_commands(step) or ())
+    if m is None or run is None or not re.search(r"[\w.~-]/[\w.-]", m.group(0)):
+        return None
+    cwd = str(t.meta.get("cwd") or "")
+    where, f, script = run
+    at = _resolved(cwd, where, script)
+    for j in range(i + 1, min(len(t.steps), i + 1 + WINDOW)):
+        later = t.steps[j]
+        if not (later.success and is_shell(later.tool)) or _NO_PATH.search(later.output[:3000]):
+            continue
+        cmds = _commands(later) or ()
+        again = _script_run(cmds)
+        if again is None or again[1].program != f.program or not again[0]:
+            continue
+        there, c, other = again
+        if os.path.basename(other) != os.path.basename(script) or not _proven(later, c):
+            continue
+        same = _resolved(cwd, there, other) == at or (
+            not script.startswith(("/", "~"))
+            and _resolved(cwd, there, other).endswith("/" + os.path.normpath(script))
+        )
+        moved = os.path.normpath(_resolved(cwd, there, ".")) != os.path.normpath(
+            _resolved(cwd, where, ".")
+        )
+        if not (same and moved) or other == script:  # the path as written moves with it
+            continue
+        q = quote_error(m.group(0).strip(), 8)
+        name = os.path.basename(script)
+        how = f"cd {there} && {short(c, 50)}"
+        before = f"from {where}" if where else "from the session's folder"
+        text = f"In this project run {name} from {there} ({how}); {before} it fails with '{q}'."
+        fnd = _finding("workdir", f, "project", text, (name, there), q, avoid=[])
+        fnd = attrs.evolve(fnd, domain=step.domain or "")
+        why = f"call {i + 1} ran {script} ({q}); call {j + 1} ran it from {there}"
+        return ShellFix(i, j, (), fnd, why)
+    return None
+
+
+#: bash reading a script saved with CRLF line endings: the carriage return is read as part
+#: of a word (``$'\r': command not found``, a shebang's ``bash\r``, ``set: -\r``).
+_CR = re.compile(r"\$'\\r'|\w\\r['’\"]|[\w-]\r['’\"]|: -\r")
+#: A command that converts line endings: dos2unix, or one that removes ``\r`` (sed, tr,
+#: perl, a script's replace).
+_TO_LF = re.compile(r"dos2unix|\\r(?:\\n)?.{0,40}|.{0,40}\\r\$")
+
+
+def _script_of(c: Command) -> str | None:
+    """The script a command runs: the program written as a path (``./x.sh``), or a shell's
+    script operand (``bash x.sh``)."""
+    word = _program_word(c)
+    if "/" in word or word.endswith(".sh"):
+        return word
+    if programs.has(c.program, Role.SHELL) and c.operands and c.operands[0].endswith(".sh"):
+        return c.operands[0]
+    return None
+
+
+def _line_endings(t: Trajectory, i: int) -> ShellFix | None:
+    """``crlf``: a shell script failed because bash read its carriage returns (``$'\r':
+    command not found``: CRLF line endings, a checkout on a Windows drive), a later call
+    converted line endings (dos2unix, ``sed -i 's/\r$//'``, a replace of ``\r\n``), and
+    the script ran again without that failure. The run's first such failure teaches it."""
+    step = t.steps[i]
+    if step.success or not is_shell(step.tool) or not _CR.search(step.output[:2000]):
+        return None
+    if any(not s.success and is_shell(s.tool) and _CR.search(s.output[:2000]) for s in t.steps[:i]):
+        return None
+    scripts = [x for x in (_script_of(c) for c in _commands(step) or ()) if x]
+    if not scripts:
+        return None
+    script = scripts[0]
+    name = os.path.basename(script)
+    converted = None
+    for j in range(i + 1, min(len(t.steps), i + 1 + WINDOW)):
+        later = t.steps[j]
+        if not is_shell(later.tool):
+            continue
+        line = _line(later)
+        ran = any(_script_of(c) in (script, name) for c in _commands(later) or ())
+        if later.success and not ran and _TO_LF.search(line):
+            converted = j
+        elif converted is not None and ran and not _CR.search(later.output[:2000]):
+            said = _CR_LINE.search(step.output)
+            q = quote_error(said.group(0).strip() if said else "$'\\r': command not found", 6)
+            folder = os.path.dirname(script)
+            where = f"in {folder}/ " if folder else ""
+            text = (
+                f"In this project the scripts {where}({name}) have CRLF line endings "
+                f"('{q}'): convert them to LF (dos2unix, or sed -i 's/\\r$//') before running them."
+            )
+            fnd = _finding("crlf", name, "project", text, (name, "CRLF"), q, avoid=[])
+            fnd = attrs.evolve(fnd, domain=step.domain or "")
+            why = f"call {i + 1} {name} read a carriage return; call {j + 1} ran after the fix"
+            return ShellFix(i, j, (converted,), fnd, why)
+    return None
+
+
+_CR_LINE = re.compile(r"[^\n]*(?:\$'\\r'|\\r['’\"]|\r['’\"]|: -\r)[^\n]*")
+
+
+#: A Git Bash (MSYS) path: ``/e/CC-test/x.jsonl`` is drive E:'s ``CC-test/x.jsonl``.
+_MSYS_PATH = re.compile(r"(?<![\w.:/~-])/([a-zA-Z])/([\w.-][^\s'\"\\<>|;&)]*)")
+_NOT_OPENED = re.compile(r"FileNotFoundError|No such file|cannot find|WinError [23]\b", re.I)
+
+
+def _drive_paths(t: Trajectory, i: int) -> ShellFix | None:
+    """``drive``: a Windows program run from Git Bash could not open a path written the
+    MSYS way (``/e/CC-test/x``; Git Bash converts a program's arguments, never a path
+    inside code or a file), the error naming it, and a later successful call of the same
+    program passed it as ``E:/CC-test/x``."""
+    step = t.steps[i]
+    if not is_shell(step.tool) or not _NOT_OPENED.search(step.output[-3000:]):
+        return None
+    line = _line(step)
+    cmds = _commands(step) or ()
+    if not cmds:
+        return None
+    named = [m for m in _MSYS_PATH.finditer(step.output[-3000:]) if m.group(0) in line]
+    if not named:
+        return None
+    m = named[0]
+    drive, rest = m.group(1), m.group(2)
+    forms = (f"{drive.upper()}:/{rest}", f"{drive.lower()}:/{rest}")
+    program = cmds[-1].program
+    for j in range(i + 1, min(len(t.steps), i + 1 + WINDOW)):
+        later = t.steps[j]
+        if not (later.success and is_shell(later.tool)) or _NOT_OPENED.search(later.output[-3000:]):
+            continue
+        good = _line(later)
+        got = _commands(later) or ()
+        if not any(x in good for x in forms) or m.group(0) in good:
+            continue
+        if not got or _bare(got[-1].program) != _bare(program):
+            continue
+        q = quote_error(f"{_tail(m.group(0), 2)}: not found", 6)
+        text = (
+            f"Windows programs here ({program}) do not read Git Bash's /{drive.lower()}/... "
+            f"paths ('{q}'): write them as {drive.upper()}:/... with forward slashes."
+        )
+        fnd = _finding("drive", program, "machine", text, (program, f"{drive.upper()}:/"), q)
+        fnd = attrs.evolve(fnd, domain=step.domain or "", detail={**fnd.detail, "avoid": []})
+        why = f"call {i + 1} {program} could not open {m.group(0)}; call {j + 1} wrote {forms[0]}"
+        return ShellFix(i, j, (), fnd, why)
+    return None
+
+
+#: Python printing a character its console's encoding lacks (a Windows console's GBK).
+_CANT_ENCODE = re.compile(r"UnicodeEncodeError: '([\w-]+)' codec can't encode")
+#: What makes Python's console UTF-8: in its code, its environment, or its options.
+_UTF8 = (
+    ("sys.stdout.reconfigure(encoding='utf-8')", re.compile(r"reconfigure\(\s*encoding")),
+    ("PYTHONIOENCODING=utf-8", re.compile(r"\bPYTHONIOENCODING=")),
+    ("PYTHONUTF8=1", re.compile(r"\bPYTHONUTF8=1")),
+    ("python -X utf8", re.compile(r"-X\s*utf8")),
+)
+
+
+def _console_encoding(t: Trajectory, i: int) -> ShellFix | None:
+    """``encoding``: Python could not print a character its console's encoding lacks
+    (``UnicodeEncodeError: 'gbk' codec can't encode``), and a later successful call of the
+    same interpreter made its output UTF-8 (``sys.stdout.reconfigure(encoding='utf-8')``,
+    ``PYTHONIOENCODING=utf-8``, ``-X utf8``), which the failed call did not."""
+    step = t.steps[i]
+    if not is_shell(step.tool):
+        return None
+    m = _CANT_ENCODE.search(step.output[-3000:])
+    cmds = [c for c in _commands(step) or () if programs.is_python(_bare(c.program))]
+    if m is None or not cmds or m.group(1).lower().replace("-", "") in ("utf8", "utf16"):
+        return None
+    line = _line(step)
+    for j in range(i + 1, min(len(t.steps), i + 1 + WINDOW)):
+        later = t.steps[j]
+        if not (later.success and is_shell(later.tool)) or _CANT_ENCODE.search(later.output):
+            continue
+        if not any(programs.is_python(_bare(c.program)) for c in _commands(later) or ()):
+            continue
+        good = _line(later)
+        how = next((h for h, r in _UTF8 if r.search(good) and not r.search(line)), None)
+        if how is None:
+            continue
+        codec, program = m.group(1), cmds[-1].program
+        q = quote_error(f"'{codec}' codec can't encode character", 6)
+        text = (
+            f"{program}'s console encoding here is {codec}: printing a character outside it "
+            f"fails with UnicodeEncodeError ('{q}'); make its output utf-8 first ({how})."
+        )
+        fnd = _finding("encoding", program, "machine", text, (program, "utf-8"), q, avoid=[])
+        fnd = attrs.evolve(fnd, domain=step.domain or "")
+        why = f"call {i + 1} {program} could not print in {codec}; call {j + 1} used {how}"
+        return ShellFix(i, j, (), fnd, why)
+    return None
+
+
+#: The readers of one failed call each (a kind that is no pair of a failed and a
+#: retried command), tried in order on the calls no earlier finding took.
+_READERS = (
+    _hidden,
+    _literal_glob,
+    _literal_path,
+    _backslashes,
+    _environment,
+    _windows_commands,
+    _workdir,
+    _line_endings,
+    _drive_paths,
+    _console_encoding,
+)
+
+
 def find_shell_fixes(t: Trajectory) -> list[ShellFix]:
     """The shell corrections of one run (its steps as learning sees them: see
     :func:`agentmem.agents.learning_view`), in the order of their failed calls."""
@@ -950,6 +1535,8 @@ def find_shell_fixes(t: Trajectory) -> list[ShellFix]:
                     idx.append(j)
                 continue
             if not later.success:
+                if missing:
+                    continue  # still not found, or found and failing: where it is found decides
                 break  # the retry failed too: a later pair may teach it
             if j in used or not _proven(later, c):
                 break
@@ -982,14 +1569,19 @@ def find_shell_fixes(t: Trajectory) -> list[ShellFix]:
             if advised is not None:
                 out.append(advised)
     taken = {x.failed for x in out}
-    for read in (_hidden, _literal_glob, _literal_path, _backslashes):
+    for read in _READERS:
         out += [h for h in (read(t, i) for i in range(len(steps)) if i not in taken) if h]
         taken = {x.failed for x in out}
-    out = [x for x in out if not own_doing(t, x) and not cwd_slip(t, x)]
+    return _placed(t, [x for x in out if not own_doing(t, x) and not cwd_slip(t, x)])
+
+
+def _placed(t: Trajectory, out: list[ShellFix]) -> list[ShellFix]:
+    """``out``'s findings with their paths relative to the run's folder and its project
+    recorded (Stage 3 merges findings of one project only), in failed-call order."""
     roots = [r for r in (t.meta.get("cwd"), t.meta.get("project")) if isinstance(r, str) and r]
     out = [attrs.evolve(x, finding=relative_to(x.finding, roots)) for x in out]
     project = t.meta.get("project")
-    if isinstance(project, str) and project:  # Stage 3 merges findings of one project only
+    if isinstance(project, str) and project:
         out = [
             attrs.evolve(
                 x, finding=attrs.evolve(x.finding, detail={**x.finding.detail, "project": project})
@@ -1221,15 +1813,17 @@ SHELL_CHANGES: tuple[ShellChange, ...] = (
     ),
     ShellChange(
         "fullpath",
-        "the program is not found on PATH; the same command with the program's full path "
-        "worked: where this machine keeps it",
-        (
-            _sh("gh pr list", "zsh: command not found: gh", False),
-            _sh("/opt/homebrew/bin/gh pr list"),
-        ),
+        "the program is not found on PATH (or Windows could not start it: exit 9009, 49 in "
+        "Git Bash, and no output); a later call of that program by its full path worked, "
+        "whatever its arguments: where this machine keeps it",
         (
             _sh("gh pr list", "zsh: command not found: gh", False),
             _sh("/opt/homebrew/bin/gh pr view 12"),
+        ),
+        (
+            _sh("gh pr list", "zsh: command not found: gh", False),
+            _sh("/opt/homebrew/bin/gh pr list", "zsh: no such file: /opt/homebrew/bin/gh", False),
+            _sh("ls /opt/homebrew/bin"),
         ),
     ),
     ShellChange(
@@ -1419,6 +2013,144 @@ SHELL_CHANGES: tuple[ShellChange, ...] = (
         (
             _sh("type C:\\Users\\me\\out.log", "bash: type: out.log: not found", False),
             _sh("cat /c/Users/me/out.log", "done"),
+        ),
+    ),
+    ShellChange(
+        "environment",
+        "an interpreter could not import a module (No module named X, not a probe that only "
+        "imports it); a later call ran the same job with an environment's interpreter "
+        "(.venv/bin/python, source venv/bin/activate) and worked",
+        (
+            _exec(
+                "python - <<'PY'\nfrom app import app\nclient = app.test_client()\nPY",
+                "Traceback (most recent call last):\nModuleNotFoundError: No module named 'dotenv'",
+                False,
+            ),
+            _exec(
+                "./.venv/bin/python - <<'PY'\nfrom app import app\nclient = app.test_client()\nPY"
+            ),
+        ),
+        (
+            _exec(
+                'python -c "import sqlalchemy; print(sqlalchemy.__version__)"',
+                "ModuleNotFoundError: No module named 'sqlalchemy'",
+                False,
+            ),
+            _exec('.venv/bin/python -c "import sqlalchemy; print(sqlalchemy.__version__)"', "2.0"),
+        ),
+    ),
+    ShellChange(
+        "windows",
+        "cmd's or PowerShell's commands (del, Start-Sleep) run in the Bash tool, which is "
+        "Git Bash, were not found; a later call did the job on the same path (the "
+        "PowerShell tool, Read, bash's own command)",
+        (
+            _sh('del "C:\\w\\lib\\mock.ts"', "bash: line 1: del: command not found", False),
+            Step(tool="PowerShell", params={"command": 'Remove-Item "C:\\w\\lib\\mock.ts"'}),
+        ),
+        (
+            _sh('del "C:\\w\\lib\\mock.ts"', "bash: line 1: del: command not found", False),
+            Step(tool="PowerShell", params={"command": 'Get-ChildItem "C:\\w\\src"'}),
+        ),
+    ),
+    ShellChange(
+        "workdir",
+        "a script run failed on a path it could not find or resolve, its output naming it; "
+        "a later call ran the same script from another folder (cd D && ...) and worked",
+        (
+            _sh("node assets/build.js 2>&1", '[ERROR] Could not resolve "js/app.js"', False),
+            _sh("cd assets && node build.js 2>&1", "built in 120ms"),
+        ),
+        (
+            _sh("node assets/build.js 2>&1", '[ERROR] Could not resolve "js/app.js"', False),
+            _sh("cd assets && node bundle.js 2>&1", "built in 120ms"),
+        ),
+    ),
+    ShellChange(
+        "crlf",
+        "a shell script failed because bash read its carriage returns ($'\\r': command not "
+        "found); a later call converted line endings, and the script then ran past it",
+        (
+            _sh(
+                "./scripts/setup.sh", "./scripts/setup.sh: line 2: $'\\r': command not found", False
+            ),
+            _sh("sed -i 's/\\r$//' scripts/*.sh"),
+            _sh("./scripts/setup.sh", "setup done"),
+        ),
+        (
+            _sh(
+                "./scripts/setup.sh", "./scripts/setup.sh: line 2: $'\\r': command not found", False
+            ),
+            _sh("git status"),
+            _sh("./scripts/setup.sh", "setup done"),
+        ),
+    ),
+    ShellChange(
+        "drive",
+        "a Windows program run from Git Bash could not open a path written the MSYS way "
+        "(/e/x), naming it; the same program then read it as E:/x",
+        (
+            _sh(
+                "python -c \"print(open('/e/w/a.jsonl').read())\"",
+                "FileNotFoundError: [WinError 3] '/e/w/a.jsonl'",
+                False,
+            ),
+            _sh("python -c \"print(open('E:/w/a.jsonl').read())\"", "{}"),
+        ),
+        (
+            _sh(
+                "python -c \"print(open('/e/w/a.jsonl').read())\"",
+                "FileNotFoundError: [WinError 3] '/e/w/a.jsonl'",
+                False,
+            ),
+            _sh("cat E:/w/a.jsonl", "{}"),
+        ),
+    ),
+    ShellChange(
+        "encoding",
+        "Python could not print a character its console's encoding lacks (UnicodeEncodeError: "
+        "'gbk' codec); the same interpreter then made its output utf-8 and ran",
+        (
+            _sh(
+                "python -c \"print('\U0001f3af')\"",
+                "UnicodeEncodeError: 'gbk' codec can't encode",
+                False,
+            ),
+            _sh(
+                "python -c \"import sys; sys.stdout.reconfigure(encoding='utf-8'); print('x')\"",
+                "x",
+            ),
+        ),
+        (
+            _sh(
+                "python -c \"print('\U0001f3af')\"",
+                "UnicodeEncodeError: 'gbk' codec can't encode",
+                False,
+            ),
+            _sh("python -c \"print('target')\"", "target"),
+        ),
+    ),
+    ShellChange(
+        "existing",
+        "the command refused to create what already exists, its output naming it; the retry "
+        "kept every option and operand, changed the action and named the existing thing",
+        (
+            _sh(
+                'gh pr create --title "Fix" --body "x"',
+                'a pull request for branch "me:fix" into branch "main" already exists:\n'
+                "https://github.com/o/r/pull/6689",
+                False,
+            ),
+            _sh('gh pr edit 6689 --title "Fix" --body "x"', "https://github.com/o/r/pull/6689"),
+        ),
+        (
+            _sh(
+                'gh pr create --title "Fix" --body "x"',
+                'a pull request for branch "me:fix" into branch "main" already exists:\n'
+                "https://github.com/o/r/pull/6689",
+                False,
+            ),
+            _sh('gh pr edit 12 --title "Fix" --body "x"', "https://github.com/o/r/pull/12"),
         ),
     ),
     ShellChange(
