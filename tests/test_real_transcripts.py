@@ -342,13 +342,16 @@ def test_programs_of_respect_quotes_and_heredocs() -> None:
 
 def test_the_replay_serves_exactly_what_the_prompt_hook_serves(tmp_path: Path) -> None:
     """The replay's prompt stands for the UserPromptSubmit hook: the lessons it counts are
-    the real hook's (a subprocess, the same payload), in its order, a lesson whose claim
-    fails here withheld, and its answers logged as the hook's."""
+    the real hook's (a subprocess, the same payload), in its order, a lesson whose path
+    claim fails in the session's folder withheld, and its answers logged as the hook's. A
+    claim about PATH is not checked in the replay (the session's machine is not this one)."""
     app = tmp_path / "app"
     (app / ".git").mkdir(parents=True)
     db = tmp_path / "replay.db"
     prompt = "the pytest tests fail: run the tests again and stop at the first failure"
     missing = {"kind": "shell", "tools": ["Bash"], "testable": False,
+               "claims": [["exists", "scripts/no-such-script.sh"]]}  # fmt: skip
+    on_path = {"kind": "shell", "tools": ["Bash"], "testable": False,
                "claims": [["on_path", "agentmem-no-such-program-x9"]]}  # fmt: skip
     with Memory.open(db) as mem:
         kept = mem.add("Run pytest with -x -q to stop at the first failure.", domain="test").id
@@ -356,17 +359,23 @@ def test_the_replay_serves_exactly_what_the_prompt_hook_serves(tmp_path: Path) -
         gone = mem.add("When pytest fails, rerun the failing tests with pytest -x.").id
         mem.db.execute("UPDATE experiences SET rule = ? WHERE id = ?", [json.dumps(missing), gone])
         mem.add("Before kubectl apply, run kubectl diff to see what changes.", domain="k8s")
+        unknown = mem.add("If pytest is missing, run the tests with tox instead.").id
+        mem.db.execute(
+            "UPDATE experiences SET rule = ? WHERE id = ?", [json.dumps(on_path), unknown]
+        )
         found = bench.lessons(mem)
         served, withheld = bench._served(mem, prompt, str(app), found)
     ids = [x.id for x in served]
-    assert kept in ids and scoped.id in ids and gone not in ids
-    assert withheld == [(gone, "agentmem-no-such-program-x9 is not on PATH here")]
+    assert kept in ids and scoped.id in ids and gone not in ids and unknown in ids
+    assert withheld == [(gone, "scripts/no-such-script.sh does not exist in this project")]
     payload = {**bench.hook_payload(prompt, str(app)), "transcript_path": str(tmp_path / "t.jsonl")}
     p = run_cli("hooks", "run", "claude-code", db=db, input=json.dumps(payload).encode())
     assert p.returncode == 0 and p.stdout.strip(), (p.stderr, list(tmp_path.iterdir()))
     block = json.loads(p.stdout)["hookSpecificOutput"]["additionalContext"]
-    assert [int(i) for i in re.findall(r"^- \[L(\d+)\] ", block, flags=re.M)] == ids
+    hook_ids = [int(i) for i in re.findall(r"^- \[L(\d+)\] ", block, flags=re.M)]
+    assert hook_ids == [i for i in ids if i != unknown]  # the hook checks this machine's PATH
     lines = [json.loads(x) for x in Path(served_log.log_path(db)).read_text().splitlines()]
-    assert [(x["route"], x["served"], list(x["withheld"])) for x in lines] == [
-        ("hook", ids, [str(gone)])
-    ] * 2
+    assert [(x["route"], x["served"], sorted(x["withheld"])) for x in lines] == [
+        ("hook", ids, [str(gone)]),
+        ("hook", hook_ids, sorted([str(gone), str(unknown)])),
+    ]
