@@ -14,6 +14,7 @@ from agentmem.agents import learning_view, outcome
 from agentmem.agents.base import Failure
 from agentmem.agents.outcomes import tty_retries
 from agentmem.importers.codex import parse_codex, sandbox_denial
+from agentmem.importers.turns import Call
 from agentmem.learning import merge
 from agentmem.learning.corrections import find_corrections
 from agentmem.learning.shell_fixes import find_shell_fixes
@@ -322,3 +323,61 @@ def test_a_files_content_changed_after_a_refused_edit_is_no_value_lesson():
     )
     q2 = Step(tool="Grep", params={"pattern": "x", "output_mode": "content"}, output="a.py:1:x")
     assert [c.kind for c in find_corrections(_run(q1, q2))] == ["param_value"]
+
+
+#: Codex's words for a call the user (or its approval policy) refused, and for one the user
+#: stopped: a Rust value printed whole (the shape of real sessions' outputs), no exit code.
+REJECTED = 'exec_command failed: CreateProcess { message: "Rejected(\\"rejected by user\\")" }'
+POLICY = (
+    "exec_command failed: CreateProcess { message: \"Rejected(\\\"`/bin/zsh -lc 'rm -rf x'` "
+    'rejected: blocked by policy\\")" }'
+)
+
+
+def _rollout_with(output: str) -> Call:
+    r = CodexRollout()
+    r.prompt("fetch it")
+    r.add(
+        "response_item",
+        {
+            "type": "function_call",
+            "name": "exec_command",
+            "arguments": json.dumps(
+                {"cmd": "git fetch", "sandbox_permissions": "require_escalated"}
+            ),
+            "call_id": "c1",
+        },
+    )
+    r.add("response_item", {"type": "function_call_output", "call_id": "c1", "output": output})
+    r.done()
+    ((call,),) = [t.calls for t in parse_codex(r.data()).turns]
+    return call
+
+
+def test_an_escalation_the_user_refused_or_stopped_never_ran():
+    """A refused escalation ("Rejected(...)") is a denied call and a stopped one ("aborted by
+    user after 8.1s") a failed one: neither is the retry that worked, so no escalation lesson
+    says "it ran with require_escalated" on their say-so (real Codex 0.9x-0.10x outputs)."""
+    for said in (REJECTED, POLICY):
+        call = _rollout_with(said)
+        assert call.success is False and call.denied is True, said
+    stopped = _rollout_with("aborted by user after 8.1s")
+    assert stopped.success is False and stopped.denied is False
+    ran = _rollout_with("Chunk ID: 1\nProcess exited with code 0\nOutput:\nok")
+    assert ran.success is True and ran.denied is False
+    refused = "fatal: unable to access 'https://x/': Could not resolve host: x"
+    run = _run(
+        _exec("git fetch", refused),
+        Step(
+            tool="exec_command",
+            params={"cmd": "git fetch", "sandbox_permissions": "require_escalated"},
+            output=REJECTED,
+            success=False,
+        ),
+    )
+    assert find_shell_fixes(learning_view(run)) == []
+
+
+def test_a_refused_call_is_classed_denied():
+    step = Step(tool="exec_command", params={"cmd": "git fetch"}, output=REJECTED, success=False)
+    assert outcome(step).failure is Failure.DENIED

@@ -75,6 +75,7 @@ CODEX = register(
         denied=_re(
             r"^exec command rejected by user",
             r"^patch rejected by user",
+            r"^\w+ failed\b[^\n]{0,200}?\bRejected\(",  # Codex 0.9x+: the user or the policy
             r"(?i)^(failed in sandbox|sandbox (error|denied))",
             r"(?i)^execution error: sandbox",
         ),

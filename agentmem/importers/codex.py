@@ -161,6 +161,11 @@ _COULD_NOT_RUN = re.compile(
     re.I,
 )
 _EXIT_IN_LINE = re.compile(r"exit[ _]code:?\s*(-?\d+)", re.I)
+# A call the user or the approval policy refused, printed as a Rust value:
+# "exec_command failed: CreateProcess { message: "Rejected(\"rejected by user\")" }" (the
+# policy's own reason may follow); and one the user stopped: "aborted by user after 8.1s".
+_REJECTED = re.compile(r"\A\s*\w+ failed\b[^\n]{0,200}?\bRejected\(")
+_STOPPED = re.compile(r"\A\s*aborted by user\b")
 # Codex 0.110+ reports a command the sandbox refused as a Rust value printed whole:
 # "exec_command failed[ for `cmd`]: CreateProcess { message: "Codex(Sandbox(Denied { output:
 # ExecToolCallOutput { exit_code: 128, ..., stderr: StreamOutput { text: \"fatal: ...\"".
@@ -256,6 +261,8 @@ def _output(payload: Mapping[str, Any]) -> Output:
             found = _EXIT_IN_LINE.search(text)
             code = int(found.group(1)) if found else None
             return attrs.evolve(head, text=denial, success=False, exit_code=code)
+        if _REJECTED.match(text) or _STOPPED.match(text):  # refused or stopped: never ran
+            return attrs.evolve(head, success=False)
         if _COULD_NOT_RUN.match(text):  # the sandbox refused, or the call could not start
             found = _EXIT_IN_LINE.search(text.split("\n", 1)[0])
             code = int(found.group(1)) if found else None
@@ -443,7 +450,7 @@ class _Reader:
                 owner.success = out.success and not owner.denied
             self._track(out, owner)
             return
-        denied = out.text.strip() in DENIALS
+        denied = out.text.strip() in DENIALS or _REJECTED.match(out.text) is not None
         self.b.result(cid, out.text, success=out.success, denied=denied)
         found = self.b.call_of(cid)
         if found is not None:
@@ -510,7 +517,7 @@ class _Reader:
         code = payload.get("exit_code")
         out = payload.get("aggregated_output", payload.get("stderr", ""))
         denied = payload.get("status") == "declined" or (
-            isinstance(out, str) and out.strip() in DENIALS
+            isinstance(out, str) and (out.strip() in DENIALS or _REJECTED.match(out) is not None)
         )
         cid = payload.get("call_id")
         owner = self.polls.get(cid) if isinstance(cid, str) else None
