@@ -903,6 +903,42 @@ def test_the_automaton_runs_the_rules_whose_needle_occurs_and_no_other() -> None
         assert {id(r) for r, _ in by_regex} >= {id(presence.rules[i][0]) for i in chosen}, text
 
 
+#: Pieces of the narrow needles' shapes (a GitHub or GitLab token's start, a Twilio key's
+#: ``sk`` and hex, an escaped URL's ``:\\/\\/``, a Replicate token) and what breaks them.
+_NARROW_PIECES = st.sampled_from(
+    [
+        *("sk", "gh", "gl", "p_", "o_", "s", "k", "pat-", "agent-", "soat", "-", ":", "\\"),
+        *("/", "r8", "_", "r8_", "0123456789abcdef", "abcdef0123456789", "a" * 37, "x", " "),
+        "\x00",
+    ]
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(_NARROW_PIECES, max_size=16).map("".join))
+def test_the_automaton_finds_a_narrow_needles_shape_wherever_it_occurs(text: str) -> None:
+    """The narrow needles' rules run where their shape occurs, found from the shape's
+    literals (engine._NARROW_LITERALS) and nowhere else, as a search of the shape finds."""
+    pytest.importorskip("ahocorasick_rs")
+    engine = redact_module.engine
+    automaton = engine._automaton()
+    assert automaton is not None
+    presence = engine._presence()
+    shapes = {n: re.compile(re.escape(c) + rest) for n, (c, rest) in engine._NARROW.items()}
+    folded = redact_module.base._fold(text)
+    needles = [rule.needle.lower() for rule, _ in presence.rules]
+    occur = [
+        i
+        for i, n in enumerate(needles)
+        if n in folded and (n not in shapes or shapes[n].search(folded))
+    ]
+    assert automaton.rules_for(folded) == occur
+    anywhere = any(
+        shapes[n].search(folded) if n in shapes else n in folded for n in engine._needles()
+    )
+    assert bool(list(automaton.starts(folded))) == anywhere
+
+
 def test_the_automaton_and_the_regex_redact_alike(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every text of the sets comes out the same with the automaton and without it."""
     pytest.importorskip("ahocorasick_rs")

@@ -201,9 +201,20 @@ def _presence() -> _Presence:
 
 
 _FIRST = operator.itemgetter(0)
-#: A narrow needle -> a literal that every match of its shape holds, rarer than the needle
-#: (``:`` is in most outputs; an escaped URL's ``:\/\/`` holds ``\/``).
-_MUST_HOLD = {":": "\\/"}
+#: Each narrow needle's literals, the automaton's patterns for its shape (:data:`_NARROW`):
+#: every match of the shape holds one of them, with the shape's anchor character where the
+#: match starts (``sk`` and a hex digit; ``ghp_``, ``gho_``, ...; ``:\`` of ``:\/\/``).
+#: A literal is no needle: the shape is matched where it occurs (rarely: ``sk`` alone is in
+#: every ``task``, ``sk`` and a hex digit seldom), so no regex reads a whole text for it.
+_NARROW_LITERALS = {
+    "sk": tuple(f"sk{c}" for c in "0123456789abcdef"),
+    "gh": tuple(f"gh{c}_" for c in "pousr"),
+    "gl": tuple(
+        f"gl{w}-" for w in ("pat", "dt", "rt", "ptt", "cbt", "oas", "ft", "imt", "soat", "agent")
+    ),
+    ":": (":\\",),
+    "r8_": ("r8_",),
+}
 
 
 @attrs.frozen
@@ -219,39 +230,55 @@ class _Automaton:
     and a rule runs only where its own needle occurs (``api_key`` is not searched for
     wherever ``key`` occurs). A narrow needle (``sk``, ``gh``, ...) is no pattern
     (``:`` and ``sk`` are everywhere): its rules run where its shape (:data:`_NARROW`)
-    occurs, as with the regex.
+    occurs, as with the regex; the automaton finds the shape's literals
+    (:data:`_NARROW_LITERALS`), and the shape is matched only where one occurs.
     """
 
-    #: the automaton of every needle but the narrow ones
+    #: the automaton of every needle but the narrow ones, and of the narrow ones' literals
     automaton: Any
     #: the automaton's pattern number -> the positions in ``_Presence.rules`` of its rules
     rules_of: tuple[tuple[int, ...], ...]
-    #: each narrow needle: a literal its shape's matches hold (the needle, or one of
-    #: :data:`_MUST_HOLD`), its shape, and the positions of its rules
-    shapes: tuple[tuple[str, re.Pattern[str], tuple[int, ...]], ...]
+    #: the pattern number -> whether it is a needle (else only a narrow needle's literal)
+    needle: tuple[bool, ...]
+    #: the pattern number -> the shapes it may start: (shape, where the shape's match
+    #: starts in the literal, the positions of the narrow needle's rules)
+    checks_of: tuple[tuple[tuple[re.Pattern[str], int, tuple[int, ...]], ...], ...]
+    #: the numbers of the narrow needles' literals
+    literals: frozenset[int]
 
     def rules_for(self, folded: str) -> list[int]:
         """The positions in ``_Presence.rules`` of the rules whose needle occurs in
         ``folded`` (a lower-cased text), in order."""
         rules_of = self.rules_of
-        found = set(map(_FIRST, self.automaton.find_matches_as_indexes(folded, overlapping=True)))
+        matches = self.automaton.find_matches_as_indexes(folded, overlapping=True)
+        found = set(map(_FIRST, matches))
         at = [i for k in found for i in rules_of[k]]
-        for literal, shape, rules in self.shapes:
-            if literal in folded and shape.search(folded) is not None:
-                at += rules
+        if not self.literals.isdisjoint(found):
+            at += self._shaped(folded, matches)
         at.sort()
         return at
 
+    def _shaped(self, folded: str, matches: list[tuple[int, int, int]]) -> list[int]:
+        """The rules of the narrow needles whose shape occurs at one of ``matches``."""
+        out: list[int] = []
+        done: set[int] = set()
+        checks_of = self.checks_of
+        for k, start, _ in matches:
+            for shape, offset, rules in checks_of[k]:
+                if id(shape) not in done and shape.match(folded, start + offset) is not None:
+                    done.add(id(shape))
+                    out += rules
+        return out
+
     def starts(self, folded: str) -> Iterator[int]:
-        """Where needles occur in ``folded``: at least one place inside every stretch of
-        it that holds one (where a needle starts, the automaton reports one that starts
-        there or before it, in the same stretch)."""
-        for _, start, _ in self.automaton.find_matches_as_indexes(folded):
-            yield start
-        for literal, shape, _ in self.shapes:
-            if literal in folded:
-                for m in shape.finditer(folded):
-                    yield m.start()
+        """Where needles occur in ``folded`` (every occurrence, a narrow needle's where its
+        shape does)."""
+        needle, checks_of = self.needle, self.checks_of
+        for k, start, _ in self.automaton.find_matches_as_indexes(folded, overlapping=True):
+            if needle[k] or any(
+                shape.match(folded, start + offset) is not None for shape, offset, _ in checks_of[k]
+            ):
+                yield start
 
 
 @functools.cache
@@ -263,23 +290,38 @@ def _automaton() -> _Automaton | None:
     except ImportError:
         return None
     rules = _presence().rules
-    patterns = sorted({n for n in _needles() if n not in _NARROW})
+    needles = {n for n in _needles() if n not in _NARROW}
+    literal_of: dict[str, list[str]] = {}
+    for n, literals in _NARROW_LITERALS.items():
+        for lit in literals:
+            literal_of.setdefault(lit, []).append(n)
+    patterns = sorted(needles | set(literal_of))
     number = {n: k for k, n in enumerate(patterns)}
     rules_of: list[list[int]] = [[] for _ in patterns]
     narrow: dict[str, list[int]] = {n: [] for n in _NARROW}
     for at, (rule, _) in enumerate(rules):
         n = rule.needle.lower()
         (narrow[n] if n in _NARROW else rules_of[number[n]]).append(at)
-    shapes = tuple(
-        (_MUST_HOLD.get(n, n), re.compile(re.escape(c) + rest), tuple(narrow[n]))
-        for n, (c, rest) in sorted(_NARROW.items())
+    shape = {n: re.compile(re.escape(c) + rest) for n, (c, rest) in _NARROW.items()}
+    checks_of = tuple(
+        tuple(
+            (shape[n], p.index(_NARROW[n][0]), tuple(narrow[n]))
+            for n in sorted(literal_of.get(p, ()))
+        )
+        for p in patterns
     )
     # a DFA: built once (a few milliseconds for these 240 short patterns), and the fastest
     # to run (about 1.7 times the default's speed on real outputs)
     automaton = ahocorasick_rs.AhoCorasick(
         patterns, implementation=ahocorasick_rs.Implementation.DFA
     )
-    return _Automaton(automaton, tuple(map(tuple, rules_of)), shapes)
+    return _Automaton(
+        automaton,
+        tuple(map(tuple, rules_of)),
+        tuple(p in needles for p in patterns),
+        checks_of,
+        frozenset(number[p] for p in literal_of),
+    )
 
 
 def _to_run(folded: str) -> list[tuple[_Rule, int]]:
