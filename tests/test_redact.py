@@ -989,6 +989,38 @@ def test_needing_is_needs_of_each_text_on_any_texts(texts: list[str]) -> None:
     assert DEFAULT_REDACTOR.needing(texts) == [DEFAULT_REDACTOR.needs(t) for t in texts]
 
 
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | _MIXED,
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.dictionaries(st.sampled_from(["a", "token", "api_key", "cmd", "kind"]), inner)
+    ),
+    max_leaves=8,
+)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_JSON)
+def test_value_with_keep_is_value_and_keeps_what_does_not_change(value: Any) -> None:
+    """``keep``: the same result, and the value itself where nothing in it changed."""
+    plain = DEFAULT_REDACTOR.value(value)
+    kept = DEFAULT_REDACTOR.value(value, keep=True)
+    assert kept == plain
+    if kept is value:
+        assert plain == value
+
+
+def test_value_with_keep_returns_the_parts_that_do_not_change() -> None:
+    clean = {"path": "/w/app", "args": ["-v", 1, None], "deep": {"n": [True]}}
+    assert DEFAULT_REDACTOR.value(clean, keep=True) is clean
+    assert DEFAULT_REDACTOR.value(clean) is not clean
+    mixed = {"ok": clean, "env": {"GITHUB_TOKEN": "ghp_" + "A1b2" * 9}}
+    out = DEFAULT_REDACTOR.value(mixed, keep=True)
+    assert out is not mixed and out["ok"] is clean
+    assert out["env"] == {"GITHUB_TOKEN": "[REDACTED:token]"}
+    assert Redactor(enabled=False).value(mixed, keep=True) is mixed
+
+
 def test_a_run_part_is_redacted_whatever_the_other_parts_hold() -> None:
     """A run's scan lower-cases each part on its own: an ``İ`` in the task (which
     ``str.lower`` makes two characters) once made the whole run's scan fold ASCII only,

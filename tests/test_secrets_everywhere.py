@@ -335,6 +335,47 @@ def test_a_redacted_run_holds_no_planted_secret_anywhere(case):
     assert redact_run(out, DEFAULT_REDACTOR, 0).trajectory == out  # idempotent
 
 
+def _part_by_part(t: Trajectory) -> Trajectory:
+    """What redact_run gives, part by part: every text, value and output redacted on its
+    own (no scan that says which parts to leave, no part kept because nothing changed)."""
+    r = DEFAULT_REDACTOR
+    from agentmem.records import normalise_group
+    from agentmem.redact.runs import redact_meta
+
+    task = r.text(t.task)
+    texts = [t.task, t.group, t.condition or "", t.source, repr(t.meta)]
+    texts += [repr(a) for a in t.essential_actions or ()]
+    texts += [x for s in t.steps for x in (s.tool, repr(s.params), s.output)]
+    if t.group != normalise_group(t.task):
+        group = r.text(t.group)  # a key of the caller's own
+    else:
+        group = group_of(task) if any(map(r.needs, texts)) else t.group
+    steps = [
+        Step(r.text(s.tool)[:200], r.value(s.params), r.text(s.output), s.success) for s in t.steps
+    ]
+    acts = t.essential_actions
+    return attrs.evolve(
+        t,
+        task=task,
+        group=group,
+        condition=None if t.condition is None else r.text(t.condition),
+        source=r.text(t.source),
+        meta=redact_meta(r, t.meta),
+        essential_actions=None if acts is None else [r.value(a) for a in acts],
+        steps=steps,
+    )
+
+
+@settings(max_examples=200, deadline=None)
+@given(_runs_with_secrets())
+def test_a_run_comes_out_as_redacted_part_by_part(case):
+    """One scan of the run picks the parts to redact, and a part (a step, the meta, the
+    run) whose redaction changes nothing is kept as it is: the same run as redacting every
+    part on its own gives."""
+    t, _ = case
+    assert redact_run(t, DEFAULT_REDACTOR, 0).trajectory == _part_by_part(t)
+
+
 def test_redact_run_leaves_a_clean_run_as_it_is():
     t = Trajectory(task="list files", steps=[Step("ls", {"path": "."}, "a.txt")])
     assert redact_run(t, DEFAULT_REDACTOR, 0).trajectory is t

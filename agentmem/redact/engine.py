@@ -505,7 +505,7 @@ class Redactor:
             lo, hi = starts[part], starts[part] + len(lowered[part])
         return flags
 
-    def value(self, value: Any) -> Any:
+    def value(self, value: Any, *, keep: bool = False) -> Any:
         """A copy of a JSON-like ``value`` with secrets redacted.
 
         Strings are redacted with :meth:`text`, dict keys included; lists, tuples
@@ -515,12 +515,16 @@ class Redactor:
         no secret: ``None``, booleans, empty strings, ``null``, references such as
         ``$DB_PASSWORD`` or ``{{ token }}``, and file paths. Other values (numbers
         elsewhere, ``None``, other objects) are returned as they are.
+
+        ``keep``: a list, tuple or dict in which nothing changes is returned itself, not
+        a copy (what a caller that stores the value, and never changes it, can use to
+        tell that redaction changed nothing: ``result is value``).
         """
         if not self.enabled:
             return value
-        return self._walk(value, None)
+        return self._walk(value, None, "", keep)
 
-    def _walk(self, value: Any, secret_kind: str | None, name: str = "") -> Any:
+    def _walk(self, value: Any, secret_kind: str | None, name: str, keep: bool) -> Any:
         # The concrete types first: isinstance(x, Mapping) is an ABC check, and tool
         # parameters are mostly strings, numbers and plain dicts. ``name``: the key
         # that named the secret.
@@ -537,22 +541,28 @@ class Redactor:
                 return placeholder(secret_kind)
             return value
         if isinstance(value, list):
-            return [self._walk(v, secret_kind, name) for v in value]
+            items = [self._walk(v, secret_kind, name, keep) for v in value]
+            return value if keep and all(map(operator.is_, items, value)) else items
         if isinstance(value, tuple):
-            return tuple(self._walk(v, secret_kind, name) for v in value)
+            got = tuple(self._walk(v, secret_kind, name, keep) for v in value)
+            return value if keep and all(map(operator.is_, got, value)) else got
         if type(value) is dict or isinstance(value, Mapping):
             out: dict[Any, Any] = {}
+            same = keep and type(value) is dict  # (another mapping becomes a dict)
             k8s_secret = value.get("kind") == "Secret"  # every value of its data is secret
             for k, v in value.items():
-                kind, key_name = secret_kind, name
+                kind, key_name, key = secret_kind, name, k
                 if isinstance(k, str):
                     if kind is None and is_secret_key(k):
                         kind, key_name = _kind_for_key(k), k
                     elif kind is None and k8s_secret and k in ("data", "stringData"):
                         kind, key_name = "secret", k
-                    k = _key_text(self, k)
-                out[k] = self._walk(v, kind, key_name)
-            return out
+                    key = _key_text(self, k)
+                new = self._walk(v, kind, key_name, keep)
+                if same and (new is not v or key != k):
+                    same = False
+                out[key] = new
+            return value if same else out
         return value
 
 
