@@ -77,7 +77,11 @@ def group_of(redacted_task: str) -> str:
     """The default group key of a task that is redacted already: its
     :func:`~agentmem.records.normalise_group`, placeholders kept upper-case
     (``the password is [REDACTED:password]``) so they read as placeholders."""
-    key = normalise_group(redacted_task)
+    return _placeholders_upper(normalise_group(redacted_task))
+
+
+def _placeholders_upper(key: str) -> str:
+    """A group key with its (lower-cased) placeholders upper-case again."""
     if PLACEHOLDER_PREFIX.lower() not in key:
         return key
     return _LOWER_PLACEHOLDER.sub(lambda m: f"{PLACEHOLDER_PREFIX}{m.group(1)}]", key)
@@ -220,7 +224,8 @@ def redact_run(t: Trajectory, r: Redactor, cap: int) -> Redacted:
         return Redacted(attrs.evolve(t, steps=tuple(steps)))
     task = r.text(t.task) if flags[0] else t.task
     group = t.group if not flags[1] else r.text(t.group)
-    group = group_of(task) if default_group else group
+    if default_group:  # (an unchanged task's key is the one it has: no need to derive it)
+        group = _placeholders_upper(t.group) if task is t.task else group_of(task)
     condition = t.condition if not flags[2] or t.condition is None else r.text(t.condition)
     source = r.text(t.source) if flags[3] else t.source
     meta = redact_meta(r, t.meta, keep=True) if flags[4] else t.meta
