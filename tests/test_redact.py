@@ -1021,6 +1021,42 @@ def test_value_with_keep_returns_the_parts_that_do_not_change() -> None:
     assert Redactor(enabled=False).value(mixed, keep=True) is mixed
 
 
+_PAIR_PIECES = st.sampled_from(
+    [
+        *("auth", "authenticate", "login", "credentials", "algoliasearch.client", "new pdo"),
+        *("searchclient.create", "connect", "getconnection", "pass", "pwd", "(", "(", ","),
+        *('"', "'", "\\", " ", "\t", "\n", "=", ":", "admin", "hunter2x!", "abcd", " ", "x"),
+        *("$dsn", "url", "_word", "0", "."),
+    ]
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(_PAIR_PIECES, max_size=24).map("".join), st.integers(0, 8))
+def test_the_pair_rules_find_what_their_regex_finds(text: str, pos: int) -> None:
+    """The code rules try their regexes where a literal they start with occurs: the
+    same matches as the regex's own search from every position."""
+    from agentmem.redact import code
+
+    hay = text.lower()
+    for rx in code._STARTS:
+        got = [m.span() for m in code._matches(rx, hay, pos)]
+        assert got == [m.span() for m in rx.finditer(hay, pos)]
+    examples = [
+        'requests.get(u, auth=("api", "Xk82mq9Lz7Qw"))',
+        'server.login("me@x.io", "Pa55word!") ; authenticate(login("a", "b9!x"), "c")',
+        'DriverManager.getConnection(url, "user", "S3cret!x"); new  PDO($dsn, "u", "S3c!")',
+        "SMTP_PASS=abcd efgh ijkl mnop and pwd: wxyz abcd efgh ijkl",
+    ]
+    for t in [*examples, *_all_set_texts()[:300]] if pos == 0 else ():
+        low = t.lower()
+        for rx in code._STARTS:
+            got = [m.span() for m in code._matches(rx, low, 0)]
+            assert got == [m.span() for m in rx.finditer(low, 0)]
+    if pos == 0:  # (the examples hold matches of every regex)
+        assert all(list(code._matches(rx, "\n".join(examples).lower(), 0)) for rx in code._STARTS)
+
+
 def test_a_run_part_is_redacted_whatever_the_other_parts_hold() -> None:
     """A run's scan lower-cases each part on its own: an ``İ`` in the task (which
     ``str.lower`` makes two characters) once made the whole run's scan fold ASCII only,
