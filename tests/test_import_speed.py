@@ -121,6 +121,45 @@ def test_streamed_lines_of_any_file(lines: list[bytes], newline_at_end: bool) ->
     stream = JsonLines(data)
     assert list(stream) == in_order(good, bad)
     assert (stream.bad, stream.truncated) == (bad, truncated)
+    again = JsonLines(data)
+    assert (list(again), again.bad, again.truncated) == _split_lines(data)
+
+
+def _split_lines(data: bytes) -> tuple[list[Any], list[tuple[int, str]], bool]:
+    """The lines as the reader read them before it found each line's end with
+    ``bytes.find``: ``bytes.split`` at every newline, a blank piece skipped, the last
+    piece (after the last newline) the one that may still be being written."""
+    out: list[Any] = []
+    bad: list[tuple[int, str]] = []
+    truncated = False
+    pieces = data.split(b"\n")
+    for i, raw in enumerate(pieces):
+        last = i == len(pieces) - 1
+        if not raw or raw.isspace():
+            continue
+        try:
+            obj = loads(raw.decode("utf-8"))
+        except UnicodeDecodeError as e:
+            why = f"not valid UTF-8 (byte {e.start})"
+        except ValueError as e:
+            why = f"not valid JSON ({str(e)[:80]})"
+        else:
+            if isinstance(obj, dict):
+                out.append((i + 1, obj, None))
+                continue
+            why = f"not a JSON object (a {type(obj).__name__})"
+        if last and why.startswith("not valid"):
+            truncated = True
+            continue
+        bad.append((i + 1, why))
+        out.append((i + 1, None, why))
+    return out, bad, truncated
+
+
+@pytest.mark.parametrize("data", [*_FILES, b"{}", b"\n{}", b" \n\t\n{}\n\n", b"\xff"])
+def test_lines_are_found_as_a_split_at_every_newline_finds_them(data: bytes) -> None:
+    stream = JsonLines(data)
+    assert (list(stream), stream.bad, stream.truncated) == _split_lines(data)
 
 
 def _old_check(fmt_name: str, path: Path) -> bool:
