@@ -148,18 +148,33 @@ def redact_meta(r: Redactor, meta: Mapping[str, Any], *, keep: bool = False) -> 
     """``meta`` redacted, keys included; the identifiers in :data:`OWN_IDS` (when
     strings) as text only, the paths of :data:`PATH_KEYS` by :func:`redact_path`.
     ``keep``: ``meta`` itself (a dict) when nothing in it changes (see
-    :meth:`~agentmem.redact.Redactor.value`)."""
+    :meth:`~agentmem.redact.Redactor.value`).
+
+    One scan of every key and value (a value that is no string by its repr, which holds
+    every key and string in it) says which need redacting: a key and value that hold no
+    needle (and a key that holds none names no secret) stay as they are.
+    """
+    items = list(meta.items())
+    texts = [
+        x
+        for k, v in items
+        for x in (k if isinstance(k, str) else repr(k), v if isinstance(v, str) else repr(v))
+    ]
+    flags = r.needing(texts)
     out: dict[str, Any] = {}
     same = keep and type(meta) is dict
-    for k, v in meta.items():
+    for n, (k, v) in enumerate(items):
+        key_needs, value_needs = flags[2 * n], flags[2 * n + 1]
         if k in OWN_IDS and isinstance(v, str):
-            new = r.text(v)
+            new = r.text(v) if value_needs else v
             out[k] = new
             same = same and new is v
         elif k in PATH_KEYS and isinstance(v, str):
-            new = redact_path(r, v)
+            new = redact_path(r, v) if value_needs else v
             out[k] = new
             same = same and new == v
+        elif not (key_needs or value_needs):
+            out[k] = v  # (what redacting it would give)
         else:  # a key that is a secret becomes its placeholder
             one = {k: v}
             got = r.value(one, keep=same)
