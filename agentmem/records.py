@@ -184,6 +184,24 @@ class Step:
     domain: str | None = attrs.field(default=None, validator=_optional_text)
 
     @classmethod
+    def of_plain_json(cls, tool: str, params: dict[str, Any], output: str, success: bool) -> Step:
+        """A step whose ``params`` (a dict) and ``output`` are plain JSON and valid text
+        already, as an importer's repairs leave them (every string without NUL characters
+        or lone surrogates, every number finite, every key a string, at most
+        :data:`MAX_JSON_DEPTH` deep; see ``agentmem.importers.turns``): made without
+        walking the parameters and encoding the output again. The tool and ``success``
+        are checked as :class:`Step` checks them."""
+        fields = attrs.fields(cls)
+        _tool_name(None, fields.tool, tool)
+        _strict_bool(None, fields.success, success)
+        step = object.__new__(cls)
+        for name, value in (("tool", tool), ("params", params), ("output", output)):
+            object.__setattr__(step, name, value)
+        object.__setattr__(step, "success", success)
+        object.__setattr__(step, "domain", None)
+        return step
+
+    @classmethod
     def from_row(cls, row: Mapping[str, Any]) -> Step:
         return cls(
             tool=row["tool"],
