@@ -183,11 +183,20 @@ def shell_command(params: Mapping[str, Any]) -> str:
     return ""
 
 
+@functools.cache
+def _programs() -> Any:
+    """:mod:`agentmem.agents.programs`, imported on first use (the prompt hook imports this
+    module and seldom needs it), then at the cost of a call, not of an import statement."""
+    from .agents import programs
+
+    return programs
+
+
 def _domain(c: Command, depth: int) -> str | None:
     """The domain of one command, from the table of programs (:mod:`agentmem.agents.programs`):
     its program's, refined by what a host's subcommand or a build tool's target does."""
-    from .agents import programs
-    from .agents.programs import Role
+    programs = _programs()
+    Role = programs.Role
 
     p = programs.get(c.program)
     if p is None or Role.SCENE in p.roles:
@@ -205,6 +214,14 @@ def _domain(c: Command, depth: int) -> str | None:
     return p.domain
 
 
+@functools.cache
+def _shell() -> Any:
+    """:mod:`agentmem.agents.shell`, imported on first use (see :func:`_programs`)."""
+    from .agents import shell
+
+    return shell
+
+
 def command_domain(command: str, *, _depth: int = 0) -> str | None:
     """The domain of a shell command line, or None when nothing in it is known.
 
@@ -213,10 +230,9 @@ def command_domain(command: str, *, _depth: int = 0) -> str | None:
     ``cat log | grep ERROR`` is ``fs``, ``npm test`` is ``test``, ``npm install``
     is ``packages``, ``kubectl apply -f x.yaml`` is ``k8s``.
     """
-    from .agents.shell import loose_commands, parse
-
-    script = parse(command[:_MAX_COMMAND])
-    cmds = script.commands if script.parsed else loose_commands(command[:_MAX_COMMAND])
+    shell = _shell()
+    script = shell.parse(command[:_MAX_COMMAND])
+    cmds = script.commands if script.parsed else shell.loose_commands(command[:_MAX_COMMAND])
     found = [d for d in (_domain(c, _depth) for c in cmds) if d]
     if not found:
         return None

@@ -256,12 +256,15 @@ class Memory:
             self._redactor = DEFAULT_REDACTOR
         return self._redactor
 
-    def _clean(self, t: Trajectory) -> Redacted:
+    def _clean(self, t: Trajectory, cap: int | None = None) -> Redacted:
         """``t`` as it may be stored: every text redacted, long outputs cut first
-        (:func:`agentmem.redact.runs.redact_run`)."""
+        (:func:`agentmem.redact.runs.redact_run`); ``cap``: the output cap, when the
+        caller has read it (an import, once for all its runs)."""
         from .redact.runs import redact_run
 
-        cap = self.output_cap if any(len(s.output) * 4 > MIN_OUTPUT_CAP for s in t.steps) else 0
+        if cap is None:
+            long = any(len(s.output) * 4 > MIN_OUTPUT_CAP for s in t.steps)
+            cap = self.output_cap if long else 0
         return redact_run(t, self.redactor, cap)
 
     def record(
@@ -355,11 +358,12 @@ class Memory:
         from .importers.run import import_transcripts
         from .storage import project_states
 
+        cap = self.output_cap  # read once, not a query for each run
         report = import_transcripts(
             self.db,
             fmt,
             paths,
-            clean=self._clean,
+            clean=lambda t: self._clean(t, cap),
             final=final,
             project=None if project is None else str(project),
             force=force,

@@ -69,7 +69,9 @@ def normalise_group(task: str) -> str:
     Two trajectories of the same task text land in the same group even when
     they differ in case or spacing.
     """
-    return re.sub(r"\s+", " ", task.strip().lower())[:500]
+    # str.split() splits at runs of what \s matches (str.isspace) and drops them at both
+    # ends: re.sub(r"\s+", " ", task.strip().lower()), at twice the speed on long tasks
+    return " ".join(task.lower().split())[:500]
 
 
 #: How deeply JSON values may nest (parameters, outputs' metadata): deeper is refused.
@@ -180,6 +182,24 @@ class Step:
     output: str = attrs.field(default="", validator=_text)
     success: bool = attrs.field(default=True, validator=_strict_bool)
     domain: str | None = attrs.field(default=None, validator=_optional_text)
+
+    @classmethod
+    def of_plain_json(cls, tool: str, params: dict[str, Any], output: str, success: bool) -> Step:
+        """A step whose ``params`` (a dict) and ``output`` are plain JSON and valid text
+        already, as an importer's repairs leave them (every string without NUL characters
+        or lone surrogates, every number finite, every key a string, at most
+        :data:`MAX_JSON_DEPTH` deep; see ``agentmem.importers.turns``): made without
+        walking the parameters and encoding the output again. The tool and ``success``
+        are checked as :class:`Step` checks them."""
+        fields = attrs.fields(cls)
+        _tool_name(None, fields.tool, tool)
+        _strict_bool(None, fields.success, success)
+        step = object.__new__(cls)
+        for name, value in (("tool", tool), ("params", params), ("output", output)):
+            object.__setattr__(step, name, value)
+        object.__setattr__(step, "success", success)
+        object.__setattr__(step, "domain", None)
+        return step
 
     @classmethod
     def from_row(cls, row: Mapping[str, Any]) -> Step:

@@ -20,10 +20,12 @@ about 8% of an import that a one-off ``agentmem import`` pays). Prints MB/s of
 transcript bytes for each and the ratio of its time to the JSON parse's. Issue 30's
 target: at least 50 MB/s with redaction, 3.6 times the parse.
 
-    python benchmarks/bench_import.py [FOLDER ...] [--rounds 3] [--times 1]
+    python benchmarks/bench_import.py [FOLDER ...] [--rounds 3] [--times 1] [--format codex]
 
 ``--times N`` imports each file N times under N session names (its lines rewritten
-with a new ``sessionId``), for a bigger sample of the same sessions.
+with a new ``sessionId``), for a bigger sample of the same sessions. ``--format codex``
+imports Codex rollouts instead (``rollout-*.jsonl``; ``--times`` rewrites only Claude
+Code's ``sessionId``).
 """
 
 from __future__ import annotations
@@ -41,11 +43,13 @@ from agentmem.importers.formats import by_name, sniff
 from agentmem.redact import Redactor, engine
 
 DEFAULT_FOLDERS = ("/work/shared/data/corpus", "/work/shared/data/transcripts")
+_NAMES = {"claude-code": "Claude Code", "codex": "Codex"}
 
 
-def claude_code_files(folders: list[Path]) -> list[Path]:
-    """The Claude Code session files (not sub-agents': their session imports them)."""
-    form = by_name("claude-code")
+def claude_code_files(folders: list[Path], fmt: str = "claude-code") -> list[Path]:
+    """The Claude Code session files (not sub-agents': their session imports them), or
+    the session files of another format (``fmt``: ``codex``)."""
+    form = by_name(fmt)
     out = []
     for folder in folders:
         for path in sorted(folder.rglob("*.jsonl")):
@@ -57,9 +61,9 @@ def claude_code_files(folders: list[Path]) -> list[Path]:
     return out
 
 
-def read_files(files: list[Path]) -> list[Path]:
+def read_files(files: list[Path], fmt: str = "claude-code") -> list[Path]:
     """The files an import of ``files`` reads: each session's and its sub-agents'."""
-    form = by_name("claude-code")
+    form = by_name(fmt)
     return [f for p in files for bundle in form.discover(p) for f in bundle.files]
 
 
@@ -97,16 +101,18 @@ def parse_all(files: list[Path]) -> int:
     return n
 
 
-def import_all(files: list[Path], redactor: Redactor | None) -> int:
+def import_all(files: list[Path], redactor: Redactor | None, fmt: str = "claude-code") -> int:
     with (
         tempfile.TemporaryDirectory() as d,
         Memory.open(Path(d) / "i.db", redactor=redactor) as mem,
     ):
-        report = mem.import_transcripts("claude-code", files, final=True, force=True)
+        report = mem.import_transcripts(fmt, files, final=True, force=True)
         return len(report.ids)
 
 
-def _best_import(files: list[Path], redactor: Redactor | None, rounds: int) -> float:
+def _best_import(
+    files: list[Path], redactor: Redactor | None, rounds: int, fmt: str = "claude-code"
+) -> float:
     """The fastest of ``rounds`` imports into a fresh library that is open already: the
     import alone (``agentmem import`` into a library that exists), not the library's
     creation, timed on its own (:func:`_best_open`)."""
@@ -117,7 +123,7 @@ def _best_import(files: list[Path], redactor: Redactor | None, rounds: int) -> f
             Memory.open(Path(d) / "i.db", redactor=redactor) as mem,
         ):
             t0 = time.process_time()
-            mem.import_transcripts("claude-code", files, final=True, force=True)
+            mem.import_transcripts(fmt, files, final=True, force=True)
             best = min(best, time.process_time() - t0)
     return best
 
@@ -156,23 +162,29 @@ def main() -> None:
     ap.add_argument("folders", nargs="*", default=list(DEFAULT_FOLDERS))
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--times", type=int, default=1)
+    ap.add_argument(
+        "--format", default="claude-code", help="the sessions' format (codex: Codex rollouts)"
+    )
     args = ap.parse_args()
+    fmt = args.format
     with tempfile.TemporaryDirectory() as tmp:
-        files = copies(claude_code_files([Path(f) for f in args.folders]), args.times, Path(tmp))
-        read = read_files(files)
+        found = claude_code_files([Path(f) for f in args.folders], fmt)
+        files = copies(found, args.times, Path(tmp))
+        read = read_files(files, fmt)
         size = sum(p.stat().st_size for p in read)
         lines = parse_all(read)
-        runs = import_all(files, None)  # warm up: modules, compiled rules
+        runs = import_all(files, None, fmt)  # warm up: modules, compiled rules
         parse_s = _best(lambda: parse_all(read), args.rounds)
-        import_s = _best_import(files, None, args.rounds)
-        plain_s = _best_import(files, Redactor(enabled=False), args.rounds)
+        import_s = _best_import(files, None, args.rounds, fmt)
+        plain_s = _best_import(files, Redactor(enabled=False), args.rounds, fmt)
         with _regex_scan():
-            regex_s = _best_import(files, None, args.rounds)
+            regex_s = _best_import(files, None, args.rounds, fmt)
         open_s = _best_open(args.rounds)
     mb = size / 1e6
     automaton = _automaton_name()
     print(
-        f"{len(files)} Claude Code sessions ({len(read)} files with their sub-agents'), "
+        f"{len(files)} {_NAMES.get(fmt, fmt)} sessions ({len(read)} files with their "
+        "sub-agents'), "
         f"{mb:.1f} MB, {lines} lines, {runs} runs imported; "
         f"best of {args.rounds} (CPU time); the automaton: {automaton}"
     )

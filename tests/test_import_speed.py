@@ -121,6 +121,45 @@ def test_streamed_lines_of_any_file(lines: list[bytes], newline_at_end: bool) ->
     stream = JsonLines(data)
     assert list(stream) == in_order(good, bad)
     assert (stream.bad, stream.truncated) == (bad, truncated)
+    again = JsonLines(data)
+    assert (list(again), again.bad, again.truncated) == _split_lines(data)
+
+
+def _split_lines(data: bytes) -> tuple[list[Any], list[tuple[int, str]], bool]:
+    """The lines as the reader read them before it found each line's end with
+    ``bytes.find``: ``bytes.split`` at every newline, a blank piece skipped, the last
+    piece (after the last newline) the one that may still be being written."""
+    out: list[Any] = []
+    bad: list[tuple[int, str]] = []
+    truncated = False
+    pieces = data.split(b"\n")
+    for i, raw in enumerate(pieces):
+        last = i == len(pieces) - 1
+        if not raw or raw.isspace():
+            continue
+        try:
+            obj = loads(raw.decode("utf-8"))
+        except UnicodeDecodeError as e:
+            why = f"not valid UTF-8 (byte {e.start})"
+        except ValueError as e:
+            why = f"not valid JSON ({str(e)[:80]})"
+        else:
+            if isinstance(obj, dict):
+                out.append((i + 1, obj, None))
+                continue
+            why = f"not a JSON object (a {type(obj).__name__})"
+        if last and why.startswith("not valid"):
+            truncated = True
+            continue
+        bad.append((i + 1, why))
+        out.append((i + 1, None, why))
+    return out, bad, truncated
+
+
+@pytest.mark.parametrize("data", [*_FILES, b"{}", b"\n{}", b" \n\t\n{}\n\n", b"\xff"])
+def test_lines_are_found_as_a_split_at_every_newline_finds_them(data: bytes) -> None:
+    stream = JsonLines(data)
+    assert (list(stream), stream.bad, stream.truncated) == _split_lines(data)
 
 
 def _old_check(fmt_name: str, path: Path) -> bool:
@@ -175,3 +214,71 @@ def test_a_session_imports_into_the_same_rows_whatever_path_reads_it(tmp_path: P
                 ).fetchall()
             )
     assert rows[0] and rows[0] == rows[1]
+
+
+_HOSTILE_TEXT = st.sampled_from(
+    ["ok", "", " ", "a\x00b", "\ud800x", "é→", "x" * 300, "Exit code 1"]
+)
+_HOSTILE = st.recursive(
+    st.one_of(
+        _HOSTILE_TEXT,
+        st.sampled_from([0, -1, 2**70, 1.5, float("nan"), float("inf"), True, None]),
+        st.sampled_from([(1, "a\x00"), {1, 2}, b"bytes", object]),
+    ),
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.dictionaries(st.one_of(_HOSTILE_TEXT, st.integers(0, 3)), inner, max_size=3)
+    ),
+    max_leaves=10,
+)
+
+
+def _deep(n: int) -> Any:
+    value: Any = "bottom"
+    for _ in range(n):
+        value = {"k": [value]}
+    return value
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    _HOSTILE_TEXT,
+    st.one_of(
+        st.dictionaries(st.one_of(_HOSTILE_TEXT, st.integers(0, 3)), _HOSTILE, max_size=4),
+        st.sampled_from([_deep(40), _deep(70)]),
+    ),
+    st.one_of(st.none(), _HOSTILE_TEXT),
+    st.sampled_from([None, True, False, 1]),
+)
+def test_a_step_of_repaired_values_is_the_step_that_checks_them(
+    tool: str, params: Any, output: str | None, success: Any
+) -> None:
+    """A call's step is made without checking again what the repairs guarantee (plain
+    JSON, valid text): the same step, or the same refusal, as :class:`Step` gives."""
+    from agentmem.errors import InvalidRecordError
+    from agentmem.importers.turns import Call, _clean_value, _Repairs, _step, _success, clip
+    from agentmem.records import Step
+
+    call = Call("c1", tool, params if isinstance(params, dict) else {"input": params})
+    call.output, call.success = output, success
+
+    def checked() -> Step:
+        fix = _Repairs()
+        return Step(
+            tool=fix.text(call.tool[:200]),
+            params=_clean_value(call.params, fix),
+            output=fix.text(clip(call.output))
+            if call.output is not None
+            else "(no result recorded)",
+            success=_success(call),
+        )
+
+    try:
+        want: Step | str = checked()
+    except InvalidRecordError as e:
+        want = str(e)
+    try:
+        got: Step | str = _step(call, _Repairs())
+    except InvalidRecordError as e:
+        got = str(e)
+    assert got == want

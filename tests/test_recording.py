@@ -136,6 +136,28 @@ def test_unknown_trajectory_feedback(mem: Memory):
     assert dump(mem.db) == before
 
 
+@settings(max_examples=500, deadline=None)
+@given(
+    st.text(
+        st.sampled_from(
+            [" ", "\t", "\n", "\x1c", "\u2003", "\u3000", "a", "Σ", "İ", "K", ".", "\x85"]
+        )
+    )
+)
+def test_a_default_group_folds_case_and_every_white_space(task: str) -> None:
+    """The default group key: lower-cased, every run of white space (what ``\\s``
+    matches) one space, trimmed, at most 500 characters."""
+    import re
+
+    from agentmem.records import normalise_group
+
+    assert normalise_group(task) == re.sub(r"\s+", " ", task.strip().lower())[:500]
+    assert (
+        normalise_group("  Fix\u3000the\n\tBUG  " + "x " * 400)
+        == ("fix the bug " + "x " * 244)[:500]
+    )
+
+
 def test_feedback_changes_acceptance_and_group(mem: Memory):
     a = mem.record("t", [Step("ls", {}, "ok", True)])
     b = mem.record("t", [Step("ls", {}, "Error", False)])

@@ -903,6 +903,42 @@ def test_the_automaton_runs_the_rules_whose_needle_occurs_and_no_other() -> None
         assert {id(r) for r, _ in by_regex} >= {id(presence.rules[i][0]) for i in chosen}, text
 
 
+#: Pieces of the narrow needles' shapes (a GitHub or GitLab token's start, a Twilio key's
+#: ``sk`` and hex, an escaped URL's ``:\\/\\/``, a Replicate token) and what breaks them.
+_NARROW_PIECES = st.sampled_from(
+    [
+        *("sk", "gh", "gl", "p_", "o_", "s", "k", "pat-", "agent-", "soat", "-", ":", "\\"),
+        *("/", "r8", "_", "r8_", "0123456789abcdef", "abcdef0123456789", "a" * 37, "x", " "),
+        "\x00",
+    ]
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(_NARROW_PIECES, max_size=16).map("".join))
+def test_the_automaton_finds_a_narrow_needles_shape_wherever_it_occurs(text: str) -> None:
+    """The narrow needles' rules run where their shape occurs, found from the shape's
+    literals (engine._NARROW_LITERALS) and nowhere else, as a search of the shape finds."""
+    pytest.importorskip("ahocorasick_rs")
+    engine = redact_module.engine
+    automaton = engine._automaton()
+    assert automaton is not None
+    presence = engine._presence()
+    shapes = {n: re.compile(re.escape(c) + rest) for n, (c, rest) in engine._NARROW.items()}
+    folded = redact_module.base._fold(text)
+    needles = [rule.needle.lower() for rule, _ in presence.rules]
+    occur = [
+        i
+        for i, n in enumerate(needles)
+        if n in folded and (n not in shapes or shapes[n].search(folded))
+    ]
+    assert automaton.rules_for(folded) == occur
+    anywhere = any(
+        shapes[n].search(folded) if n in shapes else n in folded for n in engine._needles()
+    )
+    assert bool(list(automaton.starts(folded))) == anywhere
+
+
 def test_the_automaton_and_the_regex_redact_alike(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every text of the sets comes out the same with the automaton and without it."""
     pytest.importorskip("ahocorasick_rs")
@@ -951,6 +987,74 @@ def test_needing_is_needs_of_each_text(monkeypatch: pytest.MonkeyPatch) -> None:
 @given(st.lists(_MIXED, max_size=6))
 def test_needing_is_needs_of_each_text_on_any_texts(texts: list[str]) -> None:
     assert DEFAULT_REDACTOR.needing(texts) == [DEFAULT_REDACTOR.needs(t) for t in texts]
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | _MIXED,
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.dictionaries(st.sampled_from(["a", "token", "api_key", "cmd", "kind"]), inner)
+    ),
+    max_leaves=8,
+)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_JSON)
+def test_value_with_keep_is_value_and_keeps_what_does_not_change(value: Any) -> None:
+    """``keep``: the same result, and the value itself where nothing in it changed."""
+    plain = DEFAULT_REDACTOR.value(value)
+    kept = DEFAULT_REDACTOR.value(value, keep=True)
+    assert kept == plain
+    if kept is value:
+        assert plain == value
+
+
+def test_value_with_keep_returns_the_parts_that_do_not_change() -> None:
+    clean = {"path": "/w/app", "args": ["-v", 1, None], "deep": {"n": [True]}}
+    assert DEFAULT_REDACTOR.value(clean, keep=True) is clean
+    assert DEFAULT_REDACTOR.value(clean) is not clean
+    mixed = {"ok": clean, "env": {"GITHUB_TOKEN": "ghp_" + "A1b2" * 9}}
+    out = DEFAULT_REDACTOR.value(mixed, keep=True)
+    assert out is not mixed and out["ok"] is clean
+    assert out["env"] == {"GITHUB_TOKEN": "[REDACTED:token]"}
+    assert Redactor(enabled=False).value(mixed, keep=True) is mixed
+
+
+_PAIR_PIECES = st.sampled_from(
+    [
+        *("auth", "authenticate", "login", "credentials", "algoliasearch.client", "new pdo"),
+        *("searchclient.create", "connect", "getconnection", "pass", "pwd", "(", "(", ","),
+        *('"', "'", "\\", " ", "\t", "\n", "=", ":", "admin", "hunter2x!", "abcd", " ", "x"),
+        *("$dsn", "url", "_word", "0", "."),
+    ]
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(_PAIR_PIECES, max_size=24).map("".join), st.integers(0, 8))
+def test_the_pair_rules_find_what_their_regex_finds(text: str, pos: int) -> None:
+    """The code rules try their regexes where a literal they start with occurs: the
+    same matches as the regex's own search from every position."""
+    from agentmem.redact import code
+
+    hay = text.lower()
+    for rx in code._STARTS:
+        got = [m.span() for m in code._matches(rx, hay, pos)]
+        assert got == [m.span() for m in rx.finditer(hay, pos)]
+    examples = [
+        'requests.get(u, auth=("api", "Xk82mq9Lz7Qw"))',
+        'server.login("me@x.io", "Pa55word!") ; authenticate(login("a", "b9!x"), "c")',
+        'DriverManager.getConnection(url, "user", "S3cret!x"); new  PDO($dsn, "u", "S3c!")',
+        "SMTP_PASS=abcd efgh ijkl mnop and pwd: wxyz abcd efgh ijkl",
+    ]
+    for t in [*examples, *_all_set_texts()[:300]] if pos == 0 else ():
+        low = t.lower()
+        for rx in code._STARTS:
+            got = [m.span() for m in code._matches(rx, low, 0)]
+            assert got == [m.span() for m in rx.finditer(low, 0)]
+    if pos == 0:  # (the examples hold matches of every regex)
+        assert all(list(code._matches(rx, "\n".join(examples).lower(), 0)) for rx in code._STARTS)
 
 
 def test_a_run_part_is_redacted_whatever_the_other_parts_hold() -> None:

@@ -335,6 +335,96 @@ def test_a_redacted_run_holds_no_planted_secret_anywhere(case):
     assert redact_run(out, DEFAULT_REDACTOR, 0).trajectory == out  # idempotent
 
 
+def _meta_key_by_key(meta: dict[str, Any]) -> dict[str, Any]:
+    """A run's meta redacted key by key, as redact_meta did before one scan chose the keys:
+    agentmem's own ids as text, paths as paths, any other key and value as a value."""
+    from agentmem.redact.runs import OWN_IDS, PATH_KEYS, redact_path
+
+    r = DEFAULT_REDACTOR
+    out: dict[str, Any] = {}
+    for k, v in meta.items():
+        if k in OWN_IDS and isinstance(v, str):
+            out[k] = r.text(v)
+        elif k in PATH_KEYS and isinstance(v, str):
+            out[k] = redact_path(r, v)
+        else:
+            out.update(r.value({k: v}))
+    return out
+
+
+_META_KEYS = st.sampled_from(
+    ["session_id", "turn_id", "cwd", "project", "transcript", "token", "api_key", "model", "x"]
+)
+_META_VALUES = st.one_of(
+    st.sampled_from(["/w/app", "/w/-p-x/app", "abc-123", "ok", 3, None, ["-p", "x"]]),
+    st.builds(
+        lambda shape, body, words: " ".join([*words, shape(body)]),
+        st.sampled_from(SHAPES),
+        st.text("0123456789abcdef", min_size=48, max_size=48).filter(
+            lambda b: re.search(r"(.)\1{5}", b) is None
+        ),
+        st.lists(_WORDS, max_size=2),
+    ),
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.dictionaries(_META_KEYS, st.one_of(_META_VALUES, st.dictionaries(_META_KEYS, _META_VALUES)))
+)
+def test_meta_comes_out_as_redacted_key_by_key(meta: dict[str, Any]) -> None:
+    """One scan of meta's keys and values picks what to redact: the same as each key's."""
+    from agentmem.redact.runs import redact_meta
+
+    assert redact_meta(DEFAULT_REDACTOR, meta) == _meta_key_by_key(meta)
+    kept = redact_meta(DEFAULT_REDACTOR, meta, keep=True)
+    assert kept == _meta_key_by_key(meta)
+    if kept is meta:  # kept only where nothing changes
+        assert _meta_key_by_key(meta) == meta
+    clean = {"session_id": "abc-123", "cwd": "/w/app", "model": "x", "n": [1, None]}
+    assert redact_meta(DEFAULT_REDACTOR, clean, keep=True) is clean
+
+
+def _part_by_part(t: Trajectory) -> Trajectory:
+    """What redact_run gives, part by part: every text, value and output redacted on its
+    own (no scan that says which parts to leave, no part kept because nothing changed)."""
+    r = DEFAULT_REDACTOR
+    from agentmem.records import normalise_group
+
+    task = r.text(t.task)
+    texts = [t.task, t.group, t.condition or "", t.source, repr(t.meta)]
+    texts += [repr(a) for a in t.essential_actions or ()]
+    texts += [x for s in t.steps for x in (s.tool, repr(s.params), s.output)]
+    if t.group != normalise_group(t.task):
+        group = r.text(t.group)  # a key of the caller's own
+    else:
+        group = group_of(task) if any(map(r.needs, texts)) else t.group
+    steps = [
+        Step(r.text(s.tool)[:200], r.value(s.params), r.text(s.output), s.success) for s in t.steps
+    ]
+    acts = t.essential_actions
+    return attrs.evolve(
+        t,
+        task=task,
+        group=group,
+        condition=None if t.condition is None else r.text(t.condition),
+        source=r.text(t.source),
+        meta=_meta_key_by_key(t.meta),
+        essential_actions=None if acts is None else [r.value(a) for a in acts],
+        steps=steps,
+    )
+
+
+@settings(max_examples=200, deadline=None)
+@given(_runs_with_secrets())
+def test_a_run_comes_out_as_redacted_part_by_part(case):
+    """One scan of the run picks the parts to redact, and a part (a step, the meta, the
+    run) whose redaction changes nothing is kept as it is: the same run as redacting every
+    part on its own gives."""
+    t, _ = case
+    assert redact_run(t, DEFAULT_REDACTOR, 0).trajectory == _part_by_part(t)
+
+
 def test_redact_run_leaves_a_clean_run_as_it_is():
     t = Trajectory(task="list files", steps=[Step("ls", {"path": "."}, "a.txt")])
     assert redact_run(t, DEFAULT_REDACTOR, 0).trajectory is t

@@ -259,9 +259,15 @@ def _parse(
 def _turn_records(
     fmt: str, turns: Sequence[Turn], project: str | None
 ) -> Iterator[tuple[Turn, TurnRecord]]:
+    projects: dict[str | None, str | None] = {}  # a file's turns share their folder
     for t in turns:
         try:
-            yield t, turn_record(fmt, t, project=project or project_of(t.cwd))
+            where = project
+            if not where:
+                if t.cwd not in projects:
+                    projects[t.cwd] = project_of(t.cwd)
+                where = projects[t.cwd]
+            yield t, turn_record(fmt, t, project=where)
         except (RecursionError, ValueError, UnicodeError) as e:
             note = f"line {t.line}: {type(e).__name__}: {str(e)[:200]}"
             yield t, TurnRecord(fmt, t.session_id, t.turn_id, status="damaged", note=note)

@@ -32,7 +32,7 @@ import attrs
 
 from ..conversation import classify, conversation_tasks
 from ..errors import InvalidRecordError
-from ..records import Step, Trajectory, TurnRecord, check_json_value
+from ..records import Step, Trajectory, TurnRecord
 from ._json import is_error_output, loads_line
 
 __all__ = [
@@ -100,18 +100,26 @@ class JsonLines:
         self.truncated = False
 
     def __iter__(self) -> Iterator[tuple[int, dict[str, Any] | None, str | None]]:
-        pieces = self.data.split(b"\n")
-        last = len(pieces) - 1  # pieces[last] is b"" when the file ends with a newline
-        for i, raw in enumerate(pieces):
-            n = i + 1
+        # Each line is found with bytes.find (memchr), not bytes.split, which compares
+        # every byte in a loop of its own and holds every line's copy until the end.
+        data = self.data
+        size = len(data)
+        start, n = 0, 0
+        while start <= size:
+            end = data.find(b"\n", start)
+            last = end < 0  # the last line: after the last newline (b"" when it ends one)
+            if last:
+                end = size
+            raw = data[start:end]
+            start = end + 1
+            n += 1
             if not raw or raw.isspace():  # blank (strip() would copy every line to ask)
                 continue
-            pieces[i] = b""  # (the line's bytes are not needed once it is read)
             why = None
             try:
                 text = raw.decode("utf-8")
             except UnicodeDecodeError as e:
-                if i == last:
+                if last:
                     self.truncated = True  # a multi-byte character cut in two
                     continue
                 why = f"not valid UTF-8 (byte {e.start})"
@@ -119,7 +127,7 @@ class JsonLines:
                 try:
                     obj = loads_line(text)
                 except ValueError as e:
-                    if i == last:
+                    if last:
                         self.truncated = True
                         continue
                     why = f"not valid JSON ({str(e)[:80]})"
@@ -419,6 +427,8 @@ class _Repairs:
 
     def __init__(self) -> None:
         self.kinds: Counter[str] = Counter()
+        #: a value of no JSON type was met (left as it was, for the record's own checks)
+        self.foreign = False
 
     def text(self, value: str) -> str:
         """``value`` as storable text: NUL characters and lone surrogates become U+FFFD."""
@@ -459,6 +469,8 @@ def _clean_value(value: Any, repairs: _Repairs, depth: int = 0, *, cap: bool = T
     if isinstance(value, float) and not math.isfinite(value):
         repairs.kinds["non-finite numbers"] += 1
         return str(value)
+    if not isinstance(value, (int, float)):
+        repairs.foreign = True  # (JSON has none: the record's checks say what it is)
     return value
 
 
@@ -480,6 +492,18 @@ def _success(call: Call) -> bool:
     if code is not None:
         return code == 0
     return not is_error_output(call.output)
+
+
+def _step(c: Call, fix: _Repairs) -> Step:
+    """A call as a step, its parameters and output made storable (:func:`_clean_value`):
+    plain JSON and valid text, which :meth:`Step.of_plain_json` need not check again
+    (unless a value of no JSON type was met: then :class:`Step` checks it all)."""
+    tool = fix.text(c.tool[:200])
+    params = _clean_value(c.params, fix)
+    output = fix.text(clip(c.output)) if c.output is not None else _NO_RESULT
+    if fix.foreign or type(params) is not dict:
+        return Step(tool=tool, params=params, output=output, success=_success(c))
+    return Step.of_plain_json(tool, params, output, _success(c))
 
 
 def turn_record(source: str, turn: Turn, *, project: str | None) -> TurnRecord:
@@ -508,20 +532,11 @@ def turn_record(source: str, turn: Turn, *, project: str | None) -> TurnRecord:
     }
     fix = _Repairs()
     try:
-        steps = [
-            Step(
-                tool=fix.text(c.tool[:200]),
-                params=_clean_value(c.params, fix),
-                output=fix.text(clip(c.output)) if c.output is not None else _NO_RESULT,
-                success=_success(c),
-            )
-            for c in turn.calls
-        ]
+        steps = [_step(c, fix) for c in turn.calls]
         meta = _clean_value(meta, fix, cap=False)
         task = fix.text(clip(turn.prompt))
         if fix.kinds:
             meta["repaired"] = dict(fix.kinds)
-        check_json_value(meta, "meta")
         trajectory = Trajectory(task=task, steps=steps, meta=meta, source=source)
     except InvalidRecordError as e:
         return TurnRecord(*key, status="damaged", note=f"line {turn.line}: {e}")

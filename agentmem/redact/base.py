@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 
@@ -110,8 +111,12 @@ def _is_placeholder_value(value: str) -> bool:
     return PLACEHOLDER_PREFIX in value and _PLACEHOLDER_VALUE.fullmatch(value) is not None
 
 
+@functools.lru_cache(maxsize=4096)
 def _is_secret_name(name: str) -> bool:
-    """Whether a key or flag name says it holds a secret: it *ends* in a secret word."""
+    """Whether a key or flag name says it holds a secret: it *ends* in a secret word.
+
+    Cached: the rules ask it of every assignment their needle finds (``token = ...``,
+    ``password: ...``), and a session's names repeat (three regexes each, else)."""
     n = name.lower()
     return (
         _SECRET_NAME.search(n) is not None

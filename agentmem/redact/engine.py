@@ -201,9 +201,20 @@ def _presence() -> _Presence:
 
 
 _FIRST = operator.itemgetter(0)
-#: A narrow needle -> a literal that every match of its shape holds, rarer than the needle
-#: (``:`` is in most outputs; an escaped URL's ``:\/\/`` holds ``\/``).
-_MUST_HOLD = {":": "\\/"}
+#: Each narrow needle's literals, the automaton's patterns for its shape (:data:`_NARROW`):
+#: every match of the shape holds one of them, with the shape's anchor character where the
+#: match starts (``sk`` and a hex digit; ``ghp_``, ``gho_``, ...; ``:\`` of ``:\/\/``).
+#: A literal is no needle: the shape is matched where it occurs (rarely: ``sk`` alone is in
+#: every ``task``, ``sk`` and a hex digit seldom), so no regex reads a whole text for it.
+_NARROW_LITERALS = {
+    "sk": tuple(f"sk{c}" for c in "0123456789abcdef"),
+    "gh": tuple(f"gh{c}_" for c in "pousr"),
+    "gl": tuple(
+        f"gl{w}-" for w in ("pat", "dt", "rt", "ptt", "cbt", "oas", "ft", "imt", "soat", "agent")
+    ),
+    ":": (":\\",),
+    "r8_": ("r8_",),
+}
 
 
 @attrs.frozen
@@ -219,39 +230,55 @@ class _Automaton:
     and a rule runs only where its own needle occurs (``api_key`` is not searched for
     wherever ``key`` occurs). A narrow needle (``sk``, ``gh``, ...) is no pattern
     (``:`` and ``sk`` are everywhere): its rules run where its shape (:data:`_NARROW`)
-    occurs, as with the regex.
+    occurs, as with the regex; the automaton finds the shape's literals
+    (:data:`_NARROW_LITERALS`), and the shape is matched only where one occurs.
     """
 
-    #: the automaton of every needle but the narrow ones
+    #: the automaton of every needle but the narrow ones, and of the narrow ones' literals
     automaton: Any
     #: the automaton's pattern number -> the positions in ``_Presence.rules`` of its rules
     rules_of: tuple[tuple[int, ...], ...]
-    #: each narrow needle: a literal its shape's matches hold (the needle, or one of
-    #: :data:`_MUST_HOLD`), its shape, and the positions of its rules
-    shapes: tuple[tuple[str, re.Pattern[str], tuple[int, ...]], ...]
+    #: the pattern number -> whether it is a needle (else only a narrow needle's literal)
+    needle: tuple[bool, ...]
+    #: the pattern number -> the shapes it may start: (shape, where the shape's match
+    #: starts in the literal, the positions of the narrow needle's rules)
+    checks_of: tuple[tuple[tuple[re.Pattern[str], int, tuple[int, ...]], ...], ...]
+    #: the numbers of the narrow needles' literals
+    literals: frozenset[int]
 
     def rules_for(self, folded: str) -> list[int]:
         """The positions in ``_Presence.rules`` of the rules whose needle occurs in
         ``folded`` (a lower-cased text), in order."""
         rules_of = self.rules_of
-        found = set(map(_FIRST, self.automaton.find_matches_as_indexes(folded, overlapping=True)))
+        matches = self.automaton.find_matches_as_indexes(folded, overlapping=True)
+        found = set(map(_FIRST, matches))
         at = [i for k in found for i in rules_of[k]]
-        for literal, shape, rules in self.shapes:
-            if literal in folded and shape.search(folded) is not None:
-                at += rules
+        if not self.literals.isdisjoint(found):
+            at += self._shaped(folded, matches)
         at.sort()
         return at
 
+    def _shaped(self, folded: str, matches: list[tuple[int, int, int]]) -> list[int]:
+        """The rules of the narrow needles whose shape occurs at one of ``matches``."""
+        out: list[int] = []
+        done: set[int] = set()
+        checks_of = self.checks_of
+        for k, start, _ in matches:
+            for shape, offset, rules in checks_of[k]:
+                if id(shape) not in done and shape.match(folded, start + offset) is not None:
+                    done.add(id(shape))
+                    out += rules
+        return out
+
     def starts(self, folded: str) -> Iterator[int]:
-        """Where needles occur in ``folded``: at least one place inside every stretch of
-        it that holds one (where a needle starts, the automaton reports one that starts
-        there or before it, in the same stretch)."""
-        for _, start, _ in self.automaton.find_matches_as_indexes(folded):
-            yield start
-        for literal, shape, _ in self.shapes:
-            if literal in folded:
-                for m in shape.finditer(folded):
-                    yield m.start()
+        """Where needles occur in ``folded`` (every occurrence, a narrow needle's where its
+        shape does)."""
+        needle, checks_of = self.needle, self.checks_of
+        for k, start, _ in self.automaton.find_matches_as_indexes(folded, overlapping=True):
+            if needle[k] or any(
+                shape.match(folded, start + offset) is not None for shape, offset, _ in checks_of[k]
+            ):
+                yield start
 
 
 @functools.cache
@@ -263,23 +290,38 @@ def _automaton() -> _Automaton | None:
     except ImportError:
         return None
     rules = _presence().rules
-    patterns = sorted({n for n in _needles() if n not in _NARROW})
+    needles = {n for n in _needles() if n not in _NARROW}
+    literal_of: dict[str, list[str]] = {}
+    for n, literals in _NARROW_LITERALS.items():
+        for lit in literals:
+            literal_of.setdefault(lit, []).append(n)
+    patterns = sorted(needles | set(literal_of))
     number = {n: k for k, n in enumerate(patterns)}
     rules_of: list[list[int]] = [[] for _ in patterns]
     narrow: dict[str, list[int]] = {n: [] for n in _NARROW}
     for at, (rule, _) in enumerate(rules):
         n = rule.needle.lower()
         (narrow[n] if n in _NARROW else rules_of[number[n]]).append(at)
-    shapes = tuple(
-        (_MUST_HOLD.get(n, n), re.compile(re.escape(c) + rest), tuple(narrow[n]))
-        for n, (c, rest) in sorted(_NARROW.items())
+    shape = {n: re.compile(re.escape(c) + rest) for n, (c, rest) in _NARROW.items()}
+    checks_of = tuple(
+        tuple(
+            (shape[n], p.index(_NARROW[n][0]), tuple(narrow[n]))
+            for n in sorted(literal_of.get(p, ()))
+        )
+        for p in patterns
     )
     # a DFA: built once (a few milliseconds for these 240 short patterns), and the fastest
     # to run (about 1.7 times the default's speed on real outputs)
     automaton = ahocorasick_rs.AhoCorasick(
         patterns, implementation=ahocorasick_rs.Implementation.DFA
     )
-    return _Automaton(automaton, tuple(map(tuple, rules_of)), shapes)
+    return _Automaton(
+        automaton,
+        tuple(map(tuple, rules_of)),
+        tuple(p in needles for p in patterns),
+        checks_of,
+        frozenset(number[p] for p in literal_of),
+    )
 
 
 def _to_run(folded: str) -> list[tuple[_Rule, int]]:
@@ -463,7 +505,7 @@ class Redactor:
             lo, hi = starts[part], starts[part] + len(lowered[part])
         return flags
 
-    def value(self, value: Any) -> Any:
+    def value(self, value: Any, *, keep: bool = False) -> Any:
         """A copy of a JSON-like ``value`` with secrets redacted.
 
         Strings are redacted with :meth:`text`, dict keys included; lists, tuples
@@ -473,12 +515,16 @@ class Redactor:
         no secret: ``None``, booleans, empty strings, ``null``, references such as
         ``$DB_PASSWORD`` or ``{{ token }}``, and file paths. Other values (numbers
         elsewhere, ``None``, other objects) are returned as they are.
+
+        ``keep``: a list, tuple or dict in which nothing changes is returned itself, not
+        a copy (what a caller that stores the value, and never changes it, can use to
+        tell that redaction changed nothing: ``result is value``).
         """
         if not self.enabled:
             return value
-        return self._walk(value, None)
+        return self._walk(value, None, "", keep)
 
-    def _walk(self, value: Any, secret_kind: str | None, name: str = "") -> Any:
+    def _walk(self, value: Any, secret_kind: str | None, name: str, keep: bool) -> Any:
         # The concrete types first: isinstance(x, Mapping) is an ABC check, and tool
         # parameters are mostly strings, numbers and plain dicts. ``name``: the key
         # that named the secret.
@@ -495,22 +541,28 @@ class Redactor:
                 return placeholder(secret_kind)
             return value
         if isinstance(value, list):
-            return [self._walk(v, secret_kind, name) for v in value]
+            items = [self._walk(v, secret_kind, name, keep) for v in value]
+            return value if keep and all(map(operator.is_, items, value)) else items
         if isinstance(value, tuple):
-            return tuple(self._walk(v, secret_kind, name) for v in value)
+            got = tuple(self._walk(v, secret_kind, name, keep) for v in value)
+            return value if keep and all(map(operator.is_, got, value)) else got
         if type(value) is dict or isinstance(value, Mapping):
             out: dict[Any, Any] = {}
+            same = keep and type(value) is dict  # (another mapping becomes a dict)
             k8s_secret = value.get("kind") == "Secret"  # every value of its data is secret
             for k, v in value.items():
-                kind, key_name = secret_kind, name
+                kind, key_name, key = secret_kind, name, k
                 if isinstance(k, str):
                     if kind is None and is_secret_key(k):
                         kind, key_name = _kind_for_key(k), k
                     elif kind is None and k8s_secret and k in ("data", "stringData"):
                         kind, key_name = "secret", k
-                    k = _key_text(self, k)
-                out[k] = self._walk(v, kind, key_name)
-            return out
+                    key = _key_text(self, k)
+                new = self._walk(v, kind, key_name, keep)
+                if same and (new is not v or key != k):
+                    same = False
+                out[key] = new
+            return value if same else out
         return value
 
 

@@ -132,12 +132,18 @@ _MAILCHIMP = re.compile(r"(?<![0-9A-Za-z_])[0-9a-f]{32}-us[0-9]{1,2}(?![0-9A-Za-
 
 
 def _mailchimp_run(text: str, hay: str, start: int) -> str:
-    """A Mailchimp API key: 32 hex digits, ``-us`` and its data centre's number."""
-    edits = [
-        m.span()
-        for m in _MAILCHIMP.finditer(text, max(0, start - 32))
-        if not _is_example_token(m.group(0))
-    ]
+    """A Mailchimp API key: 32 hex digits, ``-us`` and its data centre's number.
+
+    Tried where each ``-us`` is, 32 characters before it (every match has its ``-us``
+    there; no two matches overlap), not at every position of the text: the regex has
+    no literal to search for, and ``-us`` (``--user``) is in many outputs."""
+    edits = []
+    at = start
+    while at >= 0:
+        m = _MAILCHIMP.match(text, at - 32) if at >= 32 else None
+        if m is not None and not _is_example_token(m.group(0)):
+            edits.append(m.span())
+        at = text.find("-us", at + 1)
     return _replace(text, edits, placeholder("mailchimp_api_key"))
 
 

@@ -29,6 +29,7 @@ looks for; only those are redacted, and a run that holds nothing is returned as 
 
 from __future__ import annotations
 
+import operator
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -76,7 +77,11 @@ def group_of(redacted_task: str) -> str:
     """The default group key of a task that is redacted already: its
     :func:`~agentmem.records.normalise_group`, placeholders kept upper-case
     (``the password is [REDACTED:password]``) so they read as placeholders."""
-    key = normalise_group(redacted_task)
+    return _placeholders_upper(normalise_group(redacted_task))
+
+
+def _placeholders_upper(key: str) -> str:
+    """A group key with its (lower-cased) placeholders upper-case again."""
     if PLACEHOLDER_PREFIX.lower() not in key:
         return key
     return _LOWER_PLACEHOLDER.sub(lambda m: f"{PLACEHOLDER_PREFIX}{m.group(1)}]", key)
@@ -139,18 +144,43 @@ _NAME_MAX = 255
 PATH_KEYS = frozenset({"cwd", "project", "transcript"})
 
 
-def redact_meta(r: Redactor, meta: Mapping[str, Any]) -> dict[str, Any]:
+def redact_meta(r: Redactor, meta: Mapping[str, Any], *, keep: bool = False) -> dict[str, Any]:
     """``meta`` redacted, keys included; the identifiers in :data:`OWN_IDS` (when
-    strings) as text only, the paths of :data:`PATH_KEYS` by :func:`redact_path`."""
+    strings) as text only, the paths of :data:`PATH_KEYS` by :func:`redact_path`.
+    ``keep``: ``meta`` itself (a dict) when nothing in it changes (see
+    :meth:`~agentmem.redact.Redactor.value`).
+
+    One scan of every key and value (a value that is no string by its repr, which holds
+    every key and string in it) says which need redacting: a key and value that hold no
+    needle (and a key that holds none names no secret) stay as they are.
+    """
+    items = list(meta.items())
+    texts = [
+        x
+        for k, v in items
+        for x in (k if isinstance(k, str) else repr(k), v if isinstance(v, str) else repr(v))
+    ]
+    flags = r.needing(texts)
     out: dict[str, Any] = {}
-    for k, v in meta.items():
+    same = keep and type(meta) is dict
+    for n, (k, v) in enumerate(items):
+        key_needs, value_needs = flags[2 * n], flags[2 * n + 1]
         if k in OWN_IDS and isinstance(v, str):
-            out[k] = r.text(v)
+            new = r.text(v) if value_needs else v
+            out[k] = new
+            same = same and new is v
         elif k in PATH_KEYS and isinstance(v, str):
-            out[k] = redact_path(r, v)
-        else:
-            out.update(r.value({k: v}))  # a key that is a secret becomes its placeholder
-    return out
+            new = redact_path(r, v) if value_needs else v
+            out[k] = new
+            same = same and new == v
+        elif not (key_needs or value_needs):
+            out[k] = v  # (what redacting it would give)
+        else:  # a key that is a secret becomes its placeholder
+            one = {k: v}
+            got = r.value(one, keep=same)
+            out.update(got)
+            same = same and got is one
+    return meta if same else out  # type: ignore[return-value]
 
 
 def redact_run(t: Trajectory, r: Redactor, cap: int) -> Redacted:
@@ -168,6 +198,9 @@ def redact_run(t: Trajectory, r: Redactor, cap: int) -> Redacted:
     # one scan of the rest of the run says which of its parts hold a needle
     # (Redactor.needing): most hold none, and only those that do are redacted. Every key
     # and string of the parameters, meta and essential actions occurs in their repr.
+    # A part whose redaction changes nothing is kept as it is (Redactor.value's
+    # ``keep``), so a step or a run is made again (and checked again) only where
+    # something changed.
     acts = t.essential_actions
     n = len(t.steps)
     parts = [
@@ -182,12 +215,14 @@ def redact_run(t: Trajectory, r: Redactor, cap: int) -> Redacted:
     ]
     flags = r.needing(parts)
     steps = []
+    changed = False
     for i, (s, cut) in enumerate(zip(t.steps, long, strict=True)):
         output = cap_and_redact(s.output, cap, r.text) if cut else r.text(s.output)
         tool = r.text(s.tool)[:MAX_TOOL_NAME] if flags[6 + i] else s.tool
-        params = r.value(s.params) if flags[6 + n + i] else s.params
+        params = r.value(s.params, keep=True) if flags[6 + n + i] else s.params
         if output is not s.output or tool is not s.tool or params is not s.params:
             s = attrs.evolve(s, tool=tool, params=params, output=output)
+            changed = True
         steps.append(s)
     # Whether anything in the run (long outputs aside) holds a needle: then a default group
     # key is derived from the task again (group_of), which differs from the stored one
@@ -204,16 +239,33 @@ def redact_run(t: Trajectory, r: Redactor, cap: int) -> Redacted:
         return Redacted(attrs.evolve(t, steps=tuple(steps)))
     task = r.text(t.task) if flags[0] else t.task
     group = t.group if not flags[1] else r.text(t.group)
+    if default_group:  # (an unchanged task's key is the one it has: no need to derive it)
+        group = _placeholders_upper(t.group) if task is t.task else group_of(task)
     condition = t.condition if not flags[2] or t.condition is None else r.text(t.condition)
+    source = r.text(t.source) if flags[3] else t.source
+    meta = redact_meta(r, t.meta, keep=True) if flags[4] else t.meta
+    if acts and flags[5]:
+        new_acts = tuple(r.value(a, keep=True) for a in acts)
+        if not all(map(operator.is_, new_acts, acts)):
+            acts = new_acts
+    if (
+        task is t.task
+        and group == t.group
+        and condition is t.condition
+        and source is t.source
+        and meta is t.meta
+        and acts is t.essential_actions
+    ):  # nothing but (maybe) the steps changed
+        return Redacted(attrs.evolve(t, steps=tuple(steps)) if changed else t)
     return Redacted(
         attrs.evolve(
             t,
             task=task,
-            group=group_of(task) if default_group else group,
+            group=group,
             condition=condition,
-            source=r.text(t.source) if flags[3] else t.source,
-            meta=redact_meta(r, t.meta) if flags[4] else t.meta,
-            essential_actions=tuple(r.value(a) for a in acts) if acts and flags[5] else acts,
+            source=source,
+            meta=meta,
+            essential_actions=acts,
             steps=tuple(steps),
         )
     )
