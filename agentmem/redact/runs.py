@@ -37,7 +37,7 @@ from typing import Any
 import attrs
 
 from ..outputs import MIN_OUTPUT_CAP, cap_and_redact, fits_cap
-from ..records import MAX_TOOL_NAME, Trajectory, normalise_group
+from ..records import MAX_TOOL_NAME, Step, Trajectory, normalise_group
 from .base import PLACEHOLDER_PREFIX
 from .engine import Redactor
 
@@ -183,6 +183,25 @@ def redact_meta(r: Redactor, meta: Mapping[str, Any], *, keep: bool = False) -> 
     return meta if same else out  # type: ignore[return-value]
 
 
+def _redacted_steps(
+    t: Trajectory, r: Redactor, cap: int, long: list[bool], tools: list[bool], params: list[bool]
+) -> tuple[list[Step], bool]:
+    """``t``'s steps with their outputs cut (where ``long``) and redacted, and the tools and
+    parameters the scan flagged redacted; whether any step changed. A step that did not
+    change is the same object."""
+    steps = []
+    changed = False
+    for s, cut, flag_tool, flag_params in zip(t.steps, long, tools, params, strict=True):
+        output = cap_and_redact(s.output, cap, r.text) if cut else r.text(s.output)
+        tool = r.text(s.tool)[:MAX_TOOL_NAME] if flag_tool else s.tool
+        args = r.value(s.params, keep=True) if flag_params else s.params
+        if output is not s.output or tool is not s.tool or args is not s.params:
+            s = attrs.evolve(s, tool=tool, params=args, output=output)
+            changed = True
+        steps.append(s)
+    return steps, changed
+
+
 def redact_run(t: Trajectory, r: Redactor, cap: int) -> Redacted:
     """``t`` with every text redacted by ``r`` (see the module doc) and every output over
     ``cap`` bytes (0: no cap) cut first; the same object inside when nothing changes."""
@@ -214,16 +233,7 @@ def redact_run(t: Trajectory, r: Redactor, cap: int) -> Redacted:
         *(repr(s.params) for s in t.steps),
     ]
     flags = r.needing(parts)
-    steps = []
-    changed = False
-    for i, (s, cut) in enumerate(zip(t.steps, long, strict=True)):
-        output = cap_and_redact(s.output, cap, r.text) if cut else r.text(s.output)
-        tool = r.text(s.tool)[:MAX_TOOL_NAME] if flags[6 + i] else s.tool
-        params = r.value(s.params, keep=True) if flags[6 + n + i] else s.params
-        if output is not s.output or tool is not s.tool or params is not s.params:
-            s = attrs.evolve(s, tool=tool, params=params, output=output)
-            changed = True
-        steps.append(s)
+    steps, changed = _redacted_steps(t, r, cap, long, flags[6 : 6 + n], flags[6 + n :])
     # Whether anything in the run (long outputs aside) holds a needle: then a default group
     # key is derived from the task again (group_of), which differs from the stored one
     # only where the task holds a placeholder already; only then are the outputs asked.
