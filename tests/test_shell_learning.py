@@ -1132,3 +1132,78 @@ def test_acting_on_what_already_exists_is_learned():
     assert _fix(failed, _bash(f"gh pr edit 6689 {body} --draft", "ok", True)) == []
     other = _bash(f"gh pr create {body}", "Exit code 1\nGraphQL: Head sha can't be blank")
     assert _fix(other, _bash(f"gh pr edit 6689 {body}", "ok", True)) == []
+
+
+_NF = "No such file or directory"
+_NO_REPO = 'expected the "[HOST/]OWNER/REPO" format, got "jwt-auth-pro"'
+
+
+@pytest.mark.parametrize(
+    ("failed", "retry", "says"),
+    [
+        # a count changed beside the path (head -50 -> -80), a display option added
+        (
+            _bash("head -50 notes.md", f"Exit code 1\nhead: cannot open 'notes.md': {_NF}"),
+            _bash("head -80 docs/notes.md", OK, True),
+            "notes.md is at docs/notes.md",
+        ),
+        (
+            _bash("cat notes.md", f"Exit code 1\ncat: notes.md: {_NF}"),
+            _bash("cat -n docs/notes.md 2>&1 | head -50", OK, True),
+            "notes.md is at docs/notes.md",
+        ),
+        (
+            _bash("sed -n 1,200p notes.md", f"Exit code 2\nsed: can't read notes.md: {_NF}"),
+            _bash("sed -n 1,80p docs/notes.md", OK, True),
+            "notes.md is at docs/notes.md",
+        ),
+        # real (tmeister-dotfiles, Claude Code): the repository named, the count changed too
+        (
+            _bash("gh pr list --repo jwt-auth-pro --state all --limit 10", f"Exit code 1\n{_NO_REPO}"),
+            _bash("gh pr list --repo Tmeister/jwt-auth-pro --state all --limit 20", OK, True),
+            "with Tmeister/jwt-auth-pro, not jwt-auth-pro",
+        ),
+        (
+            _bash("git log -n 5 mian", "Exit code 128\nfatal: ambiguous argument 'mian'"),
+            _bash("git log -n 10 main", OK, True),
+            "with main, not mian",
+        ),
+    ],
+)
+def test_a_retry_that_also_changed_how_much_output_shows_still_teaches(
+    failed: Step, retry: Step, says: str
+) -> None:
+    """A retry that fixed the element the diagnostic names and also changed an inert part
+    (a count, a sed line range, a display option of a reader, a filter stage, ``2>&1``)
+    is judged by that element alone."""
+    (found,) = _fix(failed, retry)
+    assert says in found[2]
+
+
+@pytest.mark.parametrize(
+    ("failed", "retry"),
+    [
+        # an option of a program that runs code is no display option
+        (
+            _bash("python x.py", f"Exit code 2\npython: can't open file 'x.py': [Errno 2] {_NF}"),
+            _bash("python -u scripts/x.py", OK, True),
+        ),
+        # another file, whatever the count
+        (
+            _bash("head -50 notes.md", f"Exit code 1\nhead: cannot open 'notes.md': {_NF}"),
+            _bash("head -80 docs/todo.md", OK, True),
+        ),
+        # the count changed, but also a word the diagnostic does not name
+        (
+            _bash("git log -n 5 mian src", "Exit code 128\nfatal: ambiguous argument 'mian'"),
+            _bash("git log -n 10 main lib", OK, True),
+        ),
+        # an option with a value (a folder) changed beside the path: not inert
+        (
+            _bash("grep -r foo notes.md", f"Exit code 2\ngrep: notes.md: {_NF}"),
+            _bash("grep --include=*.md -r foo docs/notes.md", OK, True),
+        ),
+    ],
+)
+def test_a_retry_that_changed_more_than_output_teaches_nothing(failed: Step, retry: Step) -> None:
+    assert _fix(failed, retry) == []

@@ -317,7 +317,7 @@ def compare(
     found = _pattern(f, s, diag) or _existing(f, s, diag, body)
     if found is not None:
         return found
-    if f.flags == s.flags:
+    if f.flags == s.flags or _inert_flags(f, s, diag):
         return _operand(f, s, q, diag, body, task)
     if f.operands == s.operands and _targets(f) == _targets(s):
         return _flag(f, s, q, diag, body)
@@ -521,6 +521,29 @@ def _prerequisite(
     )
 
 
+#: A word that only says how much output to show: a count (``50``, ``+20``) or a sed
+#: line range (``1,200p``, ``10,$p``).
+_RANGE_WORD = re.compile(r"[+-]?\d+|\d+(?:,(?:\d+|\$))?p")
+#: An option that only says how much output to show: ``-50`` (head, git log), ``-n 50``
+#: or ``--max-count=5`` (an option joined with a number).
+_RANGE_FLAG = re.compile(r"-\d+|--?[A-Za-z][\w-]*(?:=| )[+-]?\d+")
+
+
+def _inert_flags(f: Command, s: Command, diag: str) -> bool:
+    """Whether the options ``f`` and ``s`` differ in say only how the output looks, so a
+    retry may change them and still be judged by its one changed operand: each is a count
+    (:data:`_RANGE_FLAG`) or, for a program that only reads (:func:`_reader`) after a
+    missing path, an option without a value (``cat -n``, ``ls -la``): whether a file
+    exists does not depend on how it is shown."""
+    changed = set(f.flags) ^ set(s.flags)
+    if not changed or len(f.flags) != len(set(f.flags)) or len(s.flags) != len(set(s.flags)):
+        return False
+    shown = _reader(f) and _reader(s) and bool(_MISSING_PATH.search(diag))
+    return all(
+        _RANGE_FLAG.fullmatch(x) or (shown and " " not in x and "=" not in x) for x in changed
+    )
+
+
 def _operand(f: Command, s: Command, q: str, diag: str, body: str, task: str) -> Finding | None:
     a, b = _targets(f), _targets(s)
     if len(a) == len(b) + 1:
@@ -528,12 +551,10 @@ def _operand(f: Command, s: Command, q: str, diag: str, body: str, task: str) ->
     if len(a) != len(b):
         return None
     diff = [(x, y) for x, y in zip(a, b) if x != y]
-    if len(diff) > 1 and _MISSING_PATH.search(diag):
-        # a path found elsewhere, read with another line range (sed -n 1,200p -> 1,220p):
-        # the one path that changed decides; the other words are no paths
-        paths = [(x, y) for x, y in diff if "/" in x or "/" in y]
-        if len(paths) == 1 and all(_plain(x) and _plain(y) for x, y in diff if (x, y) != paths[0]):
-            diff = paths
+    if len(diff) > 1:
+        # the named element changed, and so did a line range or a count (sed -n 1,200p ->
+        # 1,80p, head -n 50 -> 80): the one element that is no range decides
+        diff = _named_change(diff, diag)
     if len(diff) != 1:
         return None
     bad, good = diff[0]
@@ -649,6 +670,21 @@ def _element(f: Command, bad: str, good: str, q: str, diag: str) -> Finding | No
     return _finding(
         "element", f, "tool", text, (f.program, added), diag, bad=gone[0], good=good, avoid=gone
     )
+
+
+def _named_change(diff: list[tuple[str, str]], diag: str) -> list[tuple[str, str]]:
+    """The pairs of ``diff`` (failed word, retry's word) left once the inert ones are set
+    aside: a path found elsewhere (after a missing path) beside words that name no file,
+    or one word the diagnostic names beside counts and line ranges
+    (:data:`_RANGE_WORD`). ``diff`` itself when neither holds."""
+    if _MISSING_PATH.search(diag):
+        paths = [(x, y) for x, y in diff if "/" in x or "/" in y]
+        if len(paths) == 1 and all(_plain(x) and _plain(y) for x, y in diff if (x, y) != paths[0]):
+            return paths
+    rest = [(x, y) for x, y in diff if not (_RANGE_WORD.fullmatch(x) and _RANGE_WORD.fullmatch(y))]
+    if len(rest) == 1 and rest[0][0] in diag:
+        return rest
+    return diff
 
 
 def _plain(word: str) -> bool:
