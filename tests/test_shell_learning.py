@@ -1159,7 +1159,9 @@ _NO_REPO = 'expected the "[HOST/]OWNER/REPO" format, got "jwt-auth-pro"'
         ),
         # real (tmeister-dotfiles, Claude Code): the repository named, the count changed too
         (
-            _bash("gh pr list --repo jwt-auth-pro --state all --limit 10", f"Exit code 1\n{_NO_REPO}"),
+            _bash(
+                "gh pr list --repo jwt-auth-pro --state all --limit 10", f"Exit code 1\n{_NO_REPO}"
+            ),
             _bash("gh pr list --repo Tmeister/jwt-auth-pro --state all --limit 20", OK, True),
             "with Tmeister/jwt-auth-pro, not jwt-auth-pro",
         ),
