@@ -1209,3 +1209,77 @@ def test_a_retry_that_also_changed_how_much_output_shows_still_teaches(
 )
 def test_a_retry_that_changed_more_than_output_teaches_nothing(failed: Step, retry: Step) -> None:
     assert _fix(failed, retry) == []
+
+
+_GONE = (
+    "<tool_use_error>File does not exist. Note: your current working directory is /w/app."
+    "</tool_use_error>"
+)
+
+
+def _in_app(*steps: Step) -> list[tuple[str, str, str]]:
+    t = Trajectory(task="do the thing", steps=steps, accepted=True, meta={"cwd": "/w/app"})
+    return [
+        (c.finding.detail.get("change", c.kind), c.finding.detail.get("scope", ""), c.finding.text)
+        for c in find_corrections(t)
+    ]
+
+
+def test_a_client_tools_path_found_elsewhere_is_where_the_project_keeps_it() -> None:
+    """Claude Code's Read (or Edit, Grep, Glob: ToolSpec.path / searches) of a path that
+    is not there, then the same tool on the same file name in another folder of the
+    project, worked: a location, as for a shell call; a Glob between is how it was found."""
+    failed = _tool("Read", {"file_path": "/w/app/notes.md"}, _GONE)
+    look = _tool("Glob", {"pattern": "**/notes.md"}, "/w/app/docs/notes.md", True)
+    found = _tool("Read", {"file_path": "/w/app/docs/notes.md", "limit": 80}, "1\thi", True)
+    (got,) = _in_app(failed, look, found)
+    assert got[:2] == ("location", "project")
+    assert got[2] == (
+        "In this project notes.md is at docs/notes.md; Read of notes.md fails with "
+        "'File does not exist'."
+    )
+    grep = _tool(
+        "Grep",
+        {"pattern": "Auth", "path": "/w/app/src/auth.ts"},
+        "<tool_use_error>Path does not exist: /w/app/src/auth.ts</tool_use_error>",
+    )
+    (got,) = _in_app(
+        grep, _tool("Grep", {"pattern": "Auth", "path": "/w/app/lib/auth.ts"}, "3:x", True)
+    )
+    assert got[:2] == ("location", "project") and "auth.ts is at lib/auth.ts" in got[2]
+
+
+@pytest.mark.parametrize(
+    "steps",
+    [
+        # real (sudarshanvk-dotfiles): the project's .claude/settings.json missing, the
+        # user's ~/.claude/settings.json read: another file of the same name
+        (
+            _tool("Read", {"file_path": "/w/app/.claude/settings.json"}, _GONE),
+            _tool("Read", {"file_path": "/home/u/.claude/settings.json"}, "{}", True),
+        ),
+        # another file: exploration
+        (
+            _tool("Read", {"file_path": "/w/app/notes.md"}, _GONE),
+            _tool("Read", {"file_path": "/w/app/docs/todo.md"}, "1\thi", True),
+        ),
+        # a search that found nothing there either: a probe, no retry that worked
+        (
+            _tool("Glob", {"pattern": "*.md", "path": "/w/app/docs"}, "Path does not exist"),
+            _tool("Glob", {"pattern": "*.md", "path": "/w/app/src/docs"}, "No files found", True),
+        ),
+        # the same name but another search: not the same call
+        (
+            _tool("Grep", {"pattern": "a", "path": "/w/app/src"}, "Path does not exist"),
+            _tool("Grep", {"pattern": "b", "path": "/w/app/lib/src"}, "1:b", True),
+        ),
+        # a relative path after the Bash tool changed folder: a slip of the working folder
+        (
+            _bash("cd apps/api && npx tsc --noEmit", OK, True),
+            _tool("Grep", {"pattern": "A", "path": "apps/api/src/a.ts"}, "Path does not exist"),
+            _tool("Grep", {"pattern": "A", "path": "src/a.ts"}, "1:A", True),
+        ),
+    ],
+)
+def test_a_client_tools_other_file_or_empty_search_is_no_location(steps: tuple[Step, ...]) -> None:
+    assert [c for c, _, _ in _in_app(*steps) if c == "location"] == []

@@ -122,7 +122,7 @@ from collections.abc import Sequence
 
 import attrs
 
-from ..agents import command_line, is_shell, outcome, parse, programs, spec_for
+from ..agents import ToolKind, command_line, is_shell, outcome, parse, programs, spec_for
 from ..agents.base import Failure
 from ..agents.outcomes import TTY, escalates, failing_command, silent_not_found
 from ..agents.programs import Role
@@ -1529,8 +1529,97 @@ def _console_encoding(t: Trajectory, i: int) -> ShellFix | None:
 
 #: The readers of one failed call each (a kind that is no pair of a failed and a
 #: retried command), tried in order on the calls no earlier finding took.
+def _tool_path(step: Step) -> tuple[str, str] | None:
+    """(parameter, path) of a client tool's call about a file or folder: the table's
+    :attr:`ToolSpec.path` (Read, Edit) or :attr:`ToolSpec.searches` (Grep, Glob); None
+    for a shell, a web tool or a call without one."""
+    found = None if is_shell(step.tool) else spec_for(step.tool)
+    if found is None or found[1].kind is ToolKind.WEB:
+        return None
+    for key in (found[1].path, found[1].searches):
+        value = step.params.get(key) if key else None
+        if isinstance(value, str) and value.strip():
+            return key, value
+    return None
+
+
+def _file_name(path: str) -> str:
+    return os.path.basename(path.replace("\\", "/").rstrip("/"))
+
+
+#: A search's answer that it found nothing: no retry that worked.
+_FOUND_NOTHING = re.compile(r"\s*(?:No files found|No matches found|Found 0\b)", re.I)
+
+
+def _same_but(a: Step, b: Step, key: str) -> bool:
+    """Whether two calls of one tool differ only in ``key`` and in counts (Read's offset
+    and limit: how much of the file to show)."""
+    keys = (set(a.params) | set(b.params)) - {key}
+    return all(
+        a.params.get(k) == b.params.get(k)
+        or all(isinstance(x, int) or x is None for x in (a.params.get(k), b.params.get(k)))
+        for k in keys
+    )
+
+
+def _in_project(t: Trajectory, path: str) -> bool:
+    """Whether ``path`` is the project's: relative (to the session's folder), or under
+    the session's folder or project root (any OS's separators). A run that records
+    neither has no project to place an absolute path in."""
+    p = path.replace("\\", "/")
+    if not (p.startswith(("/", "~")) or re.match(r"[A-Za-z]:/", p)):
+        return True
+    roots = [r for r in (t.meta.get("cwd"), t.meta.get("project")) if isinstance(r, str) and r]
+    return any(p.lower().startswith(r.replace("\\", "/").rstrip("/").lower() + "/") for r in roots)
+
+
+def _tool_location(t: Trajectory, i: int) -> ShellFix | None:
+    """``location`` of a client tool's call (Read, Edit, Grep, Glob): its path was not
+    there ("File does not exist", "Path does not exist"), and a later call of the same
+    tool, the rest of its parameters alike (a count aside), found something at a path
+    with the same file name in another folder. A search that found nothing there is no
+    retry that worked; a file of another name is exploration."""
+    step = t.steps[i]
+    at = None if step.success else _tool_path(step)
+    o = outcome(step)
+    if at is None or not o.teachable or not _MISSING_PATH.search(o.diagnostic):
+        return None
+    key, bad = at
+    name = _file_name(bad)
+    for j in range(i + 1, min(len(t.steps), i + 1 + WINDOW)):
+        later = t.steps[j]
+        got = _tool_path(later) if later.tool == step.tool else None
+        if got is None or got[0] != key or not _same_but(step, later, key):
+            continue
+        good = got[1]
+        if not later.success or _FOUND_NOTHING.match(later.output):
+            return None  # not there either: a probe that found nothing
+        if not name or _file_name(good) != name or good.rstrip("/\\") == bad.rstrip("/\\"):
+            return None  # another file: the agent moved on, or explored
+        if not (_in_project(t, bad) and _in_project(t, good)):
+            return None  # ~/.claude/settings.json is no project's .claude/settings.json
+        q = quote_error(re.split(r"\.\s+Note: ", o.diagnostic)[0], 8)  # not the client's note
+        text = f"In this project {name} is at {good}; {step.tool} of {bad} fails with '{q}'."
+        fnd = _finding(
+            "location",
+            step.tool,
+            "project",
+            text,
+            (step.tool, good),
+            o.diagnostic,
+            bad=bad,
+            good=good,
+            avoid=[bad],
+        )
+        fnd = attrs.evolve(fnd, domain=step.domain or "")
+        why = f"call {i + 1} {step.tool} {bad} failed ('{q}'); call {j + 1} read {good}"
+        return ShellFix(i, j, (), fnd, why)
+    return None
+
+
 _READERS = (
     _hidden,
+    _tool_location,
     _literal_glob,
     _literal_path,
     _backslashes,
