@@ -1283,3 +1283,90 @@ def test_a_client_tools_path_found_elsewhere_is_where_the_project_keeps_it() -> 
 )
 def test_a_client_tools_other_file_or_empty_search_is_no_location(steps: tuple[Step, ...]) -> None:
     assert [c for c, _, _ in _in_app(*steps) if c == "location"] == []
+
+
+from agentmem.learning.findings import Finding  # noqa: E402
+
+
+def _env_fix(*steps: Step) -> list[Finding]:
+    t = Trajectory(task="do the thing", steps=steps, accepted=True)
+    return [c.finding for c in find_corrections(t) if c.finding.detail.get("change") == "env"]
+
+
+def test_a_variable_the_error_asked_for_and_the_retry_set_is_a_correction() -> None:
+    """The error asks for an environment variable in plain words and the same command,
+    run with it set (``X=v cmd``, ``env X=v cmd``, ``export X=v; cmd``), worked. A
+    script that stops on the missing setting (the view counts it the code's) too."""
+    ci = _bash("npx expo export", "Exit code 1\nError: not interactive: set CI=true to continue")
+    (f,) = _env_fix(ci, _bash("CI=true npx expo export", "Exported", True))
+    assert f.text.startswith("In this project expo needs CI set (")
+    assert f.text.endswith("run it as CI=true npx expo export.")
+    token = _bash(
+        "wrangler deploy", "Exit code 1\nCLOUDFLARE_API_TOKEN environment variable is required"
+    )
+    (f,) = _env_fix(
+        token, _bash("export CLOUDFLARE_API_TOKEN=s3cr3tvalue; wrangler deploy", OK, True)
+    )
+    assert "CLOUDFLARE_API_TOKEN=<value> wrangler deploy" in f.text
+    assert "s3cr3t" not in f.text and "s3cr3t" not in str(f.detail)  # a secret never kept
+    django = _bash(
+        "python manage.py migrate",
+        "Exit code 1\nTraceback (most recent call last):\n"
+        "django.core.exceptions.ImproperlyConfigured: settings are not configured. "
+        "You must define the environment variable DJANGO_SETTINGS_MODULE",
+    )
+    fixed = _bash("env DJANGO_SETTINGS_MODULE=app.settings python manage.py migrate", OK, True)
+    (f,) = _env_fix(django, fixed)
+    assert f.text.endswith(
+        "run it as DJANGO_SETTINGS_MODULE=app.settings python manage.py migrate."
+    )
+
+
+def test_a_variable_that_weakens_security_is_held_for_a_person() -> None:
+    from agentmem.agents.risk import review_columns
+
+    failed = _bash(
+        "npm install",
+        "Exit code 1\nnpm ERR! self-signed certificate; set NODE_TLS_REJECT_UNAUTHORIZED=0",
+    )
+    (f,) = _env_fix(failed, _bash("NODE_TLS_REJECT_UNAUTHORIZED=0 npm install", OK, True))
+    assert review_columns(f.text, f.detail)["review"] == "held"
+    (safe,) = _env_fix(
+        _bash("npx expo export", "Exit code 1\nset CI=true"),
+        _bash("CI=1 npx expo export", OK, True),
+    )
+    assert review_columns(safe.text, safe.detail)["review"] is None
+
+
+@pytest.mark.parametrize(
+    "steps",
+    [
+        # another variable than the one asked for
+        (
+            _bash("npx expo export", "Exit code 1\nset CI=true to continue"),
+            _bash("NODE_ENV=production npx expo export", OK, True),
+        ),
+        # nothing asked: a variable set on a whim
+        (
+            _bash("make build", "Exit code 2\nmake: *** [build] Error 2"),
+            _bash("DEBUG=1 make build", OK, True),
+        ),
+        # another command
+        (
+            _bash("npx expo export", "Exit code 1\nset CI=true to continue"),
+            _bash("CI=true npx expo start", OK, True),
+        ),
+        # it failed again with the variable set
+        (
+            _bash("npx expo export", "Exit code 1\nset CI=true to continue"),
+            _bash("CI=true npx expo export", "Exit code 1\nError: no app.json"),
+        ),
+        # the failed call had set it already
+        (
+            _bash("CI=false npx expo export", "Exit code 1\nset CI=true to continue"),
+            _bash("CI=true npx expo export", OK, True),
+        ),
+    ],
+)
+def test_a_variable_not_asked_for_or_not_enough_teaches_nothing(steps: tuple[Step, ...]) -> None:
+    assert _env_fix(*steps) == []

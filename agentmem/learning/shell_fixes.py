@@ -124,7 +124,13 @@ import attrs
 
 from ..agents import ToolKind, command_line, is_shell, outcome, parse, programs, spec_for
 from ..agents.base import Failure
-from ..agents.outcomes import TTY, escalates, failing_command, silent_not_found
+from ..agents.outcomes import (
+    TTY,
+    asked_variables,
+    escalates,
+    failing_command,
+    silent_not_found,
+)
 from ..agents.programs import Role
 from ..agents.shell import Command, powershell_call
 from ..claims import EXISTS, NOT_ON_PATH, ON_PATH
@@ -458,6 +464,88 @@ def _terminal(f: Command, diag: str) -> Finding:
     return _finding(
         "terminal", f, "tool", text, (f.program, TTY), diag, setting=[TTY, "true"], avoid=[]
     )
+
+
+#: A variable whose value may be a secret: a lesson writes ``<value>``, never the value.
+_SECRET_NAME = re.compile(
+    r"(?:^|_)(?:\w*KEY|\w*TOKEN|SECRET|PASS\w*|CRED\w*|AUTH|COOKIE|SESSION|PRIVATE|DSN)(?:_|$)"
+)
+
+
+def _asked_vars(diag: str, body: str) -> frozenset[str]:
+    """The environment variables a failed output asks for in so many words."""
+    return asked_variables(f"{diag}\n{body}")
+
+
+def _set_in(c: Command, line: str, name: str) -> str | None:
+    """The value call ``line`` gives ``name`` for its command ``c``: ``X=v cmd``, ``env X=v
+    cmd``, ``export X=v; cmd`` (PowerShell's ``$env:X = v``, cmd's ``set X=v``); None."""
+    head = c.words[: c.words.index(c.program)] if c.program in c.words else ()
+    for w in (*c.assignments, *head):  # X=v cmd; env X=v cmd
+        if w.startswith(name + "="):
+            return w[len(name) + 1 :].strip("'\"")
+    m = re.search(
+        rf"(?:\bexport\s+|\bset\s+|\$env:){re.escape(name)}\s*=\s*(\"[^\"]*\"|'[^']*'|[^\s;&|]*)",
+        line,
+    )
+    return m.group(1).strip("'\"") if m else None
+
+
+def _env_asked(f: Command, c: Command, failed: Step, retry: Step, diag: str) -> Finding | None:
+    """``env``: the failed output asked for an environment variable in plain words, the
+    failed call did not set it, and the retry ran the same command with it set. The lesson
+    writes the command the retry ran, so that :mod:`agentmem.agents.risk` reads it: a
+    variable that weakens security (``NODE_TLS_REJECT_UNAUTHORIZED=0``) is held."""
+    if f.args != c.args:
+        return None
+    line, was = _line(retry), _line(failed)
+    for name in sorted(_asked_vars(diag, failed.output)):
+        value = _set_in(c, line, name)
+        if value is None or _set_in(f, was, name) is not None:
+            continue
+        plain = re.fullmatch(r"[\w.:/@-]{1,24}", value) and not _SECRET_NAME.search(name)
+        shown = value if plain else "<value>"
+        q = quote_error(diag, 10)
+        words = [w for w in c.words if not w.startswith(name + "=")]
+        if words and words[0] == "env" and (len(words) < 2 or "=" not in words[1]):
+            words = words[1:]  # env X=v cmd: the assignment says it all
+        run = f"{name}={shown} {' '.join(words)}"
+        text = f"In this project {_intent(f)} needs {name} set ('{q}'): run it as "
+        text += f"{name}={shown} {short(attrs.evolve(c, words=tuple(words)), 40)}."
+        return _finding(
+            "env", f, "project", text, (f.program, name), diag, good=run, var=name, avoid=[]
+        )
+    return None
+
+
+def _env(t: Trajectory, i: int) -> ShellFix | None:
+    """The ``env`` finding of shell call ``i`` (see :func:`_env_asked`): a misuse, or a
+    failure the view counts as the code's (a script that stops on a missing setting)."""
+    step = t.steps[i]
+    o = outcome(step)
+    diag = o.diagnostic or step.output.strip().split("\n", 1)[0]
+    if not is_shell(step.tool) or step.success or not _asked_vars(diag, step.output):
+        return None
+    found = spec_for(step.tool)
+    script = parse(command_line(found[1], step.params)) if found else None
+    f = failing_command(script, step.output) if script is not None and script.parsed else None
+    if f is None:
+        return None
+    for j in range(i + 1, min(len(t.steps), i + 1 + WINDOW)):
+        later = t.steps[j]
+        cmds = (_commands(later) if is_shell(later.tool) else None) or ()
+        c = next((x for x in cmds if x.program == f.program and x.args == f.args), None)
+        if c is None:
+            continue
+        if not later.success or not _proven(later, c):
+            return None  # it failed again: setting it was not enough
+        fnd = _env_asked(f, c, step, later, diag)
+        if fnd is None:
+            return None
+        fnd = attrs.evolve(fnd, domain=step.domain or "")
+        why = f"call {i + 1} {short(f)} asked for {fnd.detail['var']}; call {j + 1} set it"
+        return ShellFix(i, j, (), fnd, why)
+    return None
 
 
 def claims_of(f: Finding) -> tuple[tuple[str, str], ...]:
@@ -1618,6 +1706,7 @@ def _tool_location(t: Trajectory, i: int) -> ShellFix | None:
 
 
 _READERS = (
+    _env,
     _hidden,
     _tool_location,
     _literal_glob,
@@ -2289,6 +2378,20 @@ SHELL_CHANGES: tuple[ShellChange, ...] = (
         (
             _exec("codex resume 019c", "Error: no session 019c found", False),
             _exec("codex resume 019c", "Resuming session", tty=True),
+        ),
+    ),
+    ShellChange(
+        "env",
+        "the failed output asked for an environment variable in plain words (set X=..., X "
+        "is not set, requires X to be set); the same command then worked with X set, by "
+        "X=v cmd, env X=v cmd or export X=v; cmd (synthetic: no real example yet)",
+        (
+            _sh("npx expo export", "Error: stdin is not interactive: set CI=true", False),
+            _sh("CI=true npx expo export", "Exported: dist"),
+        ),
+        (
+            _sh("npx expo export", "Error: stdin is not interactive: set CI=true", False),
+            _sh("NODE_ENV=production npx expo export", "Exported: dist"),
         ),
     ),
     ShellChange(
