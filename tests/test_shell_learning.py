@@ -1370,3 +1370,74 @@ def test_a_variable_that_weakens_security_is_held_for_a_person() -> None:
 )
 def test_a_variable_not_asked_for_or_not_enough_teaches_nothing(steps: tuple[Step, ...]) -> None:
     assert _env_fix(*steps) == []
+
+
+_LS_LA = (
+    "total 8\ndrwxr-xr-x  4 u staff 128 Jan 1 .\ndrwxr-xr-x  4 u staff 128 Jan 1 ..\n"
+    "drwxr-xr-x  3 u staff  96 Jan 1 .ai-clean\n-rw-r--r--  1 u staff  10 Jan 1 README.md\n"
+)
+_NONE = _bash("rg --files -g '*.butler.yaml'", "Exit code 1")
+_HIDDEN_SAYS = "*.butler.yaml files are in .ai-clean/specs/, a hidden folder rg --files skips"
+
+
+@pytest.mark.parametrize(
+    "steps",
+    [
+        (
+            _NONE,
+            _bash("ls -la", _LS_LA, True),
+            _bash("cat .ai-clean/specs/a.butler.yaml", OK, True),
+        ),
+        (
+            _NONE,
+            _bash(
+                "find . -maxdepth 3 -type f", "./README.md\n./.ai-clean/specs/a.butler.yaml", True
+            ),
+            _tool("Read", {"file_path": ".ai-clean/specs/a.butler.yaml"}, "1\tname: a", True),
+        ),
+        (
+            _NONE,
+            _tool(
+                "Glob",
+                {"pattern": "**/*.butler.yaml"},
+                "/w/app/.ai-clean/specs/a.butler.yaml",
+                True,
+            ),
+            _tool(
+                "Read", {"file_path": "/w/app/.ai-clean/specs/a.butler.yaml"}, "1\tname: a", True
+            ),
+        ),
+    ],
+)
+def test_a_hidden_folder_found_by_any_discovery_then_used_is_learned(
+    steps: tuple[Step, ...],
+) -> None:
+    """``rg --files -g G`` listed nothing; a discovery that shows hidden entries (``ls
+    -la``, ``find . -maxdepth``, Glob) named the hidden folder, and a later call used a
+    file matching G under it and worked."""
+    found = [x for x in _in_app(*steps) if x[0] == "hidden"]
+    assert [(c, s) for c, s, _ in found] == [("hidden", "project")]
+    assert _HIDDEN_SAYS in found[0][2]
+
+
+@pytest.mark.parametrize(
+    "steps",
+    [
+        (_NONE, _bash("ls -la", _LS_LA, True)),  # found, never used
+        (_NONE, _bash("ls -la", _LS_LA, True), _bash("cat .ai-clean/notes.md", OK, True)),
+        (
+            _NONE,
+            _bash("ls -la", _LS_LA, True),
+            _bash("cat .ai-clean/specs/a.butler.yaml", "Exit code 1\ncat: No such file", False),
+        ),
+        # not under a hidden folder the discovery showed
+        (_NONE, _bash("ls -la", _LS_LA, True), _bash("cat specs/a.butler.yaml", OK, True)),
+        (
+            _NONE,
+            _bash("ls", "README.md", True),
+            _bash("cat .ai-clean/specs/a.butler.yaml", OK, True),
+        ),
+    ],
+)
+def test_a_hidden_folder_not_shown_or_not_used_teaches_nothing(steps: tuple[Step, ...]) -> None:
+    assert [x for x in _in_app(*steps) if x[0] == "hidden"] == []

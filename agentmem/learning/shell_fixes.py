@@ -115,6 +115,7 @@ not installed here) or ``tool`` (a program's own rule).
 
 from __future__ import annotations
 
+import fnmatch
 import itertools
 import os
 import re
@@ -1039,6 +1040,71 @@ def _hidden_folder(t: Trajectory, i: int, globs: list[str]) -> ShellFix | None:
     return None
 
 
+def _lists_hidden(step: Step) -> bool:
+    """Whether a successful call is a discovery: a listing program (:attr:`Role.LISTS`:
+    ``ls -la``, ``find . -maxdepth 2``) or a client search tool (Glob). What it shows
+    of hidden folders its output says (:func:`_hidden_in`)."""
+    if not step.success:
+        return False
+    if not is_shell(step.tool):
+        found = spec_for(step.tool)
+        return found is not None and found[1].searches is not None
+    cmds = _commands(step) or ()
+    return len(cmds) == 1 and programs.listing(cmds[0].program)
+
+
+def _hidden_in(text: str) -> set[str]:
+    """The hidden folders (``.x``, never ``.``/``..``) a listing's lines name."""
+    words = re.findall(r"[^\s'\"]+", text)
+    return {
+        part
+        for w in words
+        for part in w.rstrip("/").split("/")
+        if re.fullmatch(r"\.[\w][\w.-]*", part)
+    }
+
+
+def _used_under(t: Trajectory, step: Step, hidden: set[str], glob: str) -> str | None:
+    """The folder under a hidden one (``.x/specs``) of a file matching ``glob`` that a
+    successful call used (its command line or a client tool's path; an absolute path
+    under the session's folder read relative to it), or None."""
+    if not step.success:
+        return None
+    text = _line(step) if is_shell(step.tool) else " ".join(map(str, step.params.values()))
+    roots = [r for r in (t.meta.get("cwd"), t.meta.get("project")) if isinstance(r, str) and r]
+    for w in re.findall(r"[^\s'\"=]+", text):
+        for r in roots:
+            w = w.removeprefix(r.rstrip("/") + "/")
+        parts = w.removeprefix("./").split("/")
+        if len(parts) > 1 and parts[0] in hidden and fnmatch.fnmatch(parts[-1], glob):
+            return "/".join(parts[:-1])
+    return None
+
+
+def _hidden_discovered(t: Trajectory, i: int, glob: str) -> ShellFix | None:
+    """``rg --files -g G`` listed nothing; among the next five calls a discovery that
+    shows hidden entries (``ls -la``, ``find . -maxdepth 2``, Glob: :func:`_lists_hidden`)
+    named a hidden folder, and a later call among them used a file matching G under it
+    and worked: where the project keeps those files, which rg --files skips."""
+    hidden: set[str] = set()
+    for j in range(i + 1, min(len(t.steps), i + 6)):
+        step = t.steps[j]
+        folder = _used_under(t, step, hidden, glob) if hidden else None
+        if folder is not None:
+            text = (
+                f"In this project {glob} files are in {folder}/, a hidden folder rg --files "
+                f"skips: find them with find . -name {glob} or rg --files --hidden."
+            )
+            cmd = (_commands(t.steps[i]) or ())[0]
+            fnd = _finding("hidden", cmd, "project", text, ("rg", "find", folder), "no files")
+            fnd = attrs.evolve(fnd, domain=t.steps[i].domain or "")
+            why = f"call {i + 1} rg --files listed nothing; call {j + 1} used {folder}/"
+            return ShellFix(i, j, (), fnd, why)
+        if _lists_hidden(step):
+            hidden |= _hidden_in(step.output)
+    return None
+
+
 def _hidden(t: Trajectory, i: int) -> ShellFix | None:
     """The ``hidden`` finding of call ``i`` (see the module doc), or None."""
     cmds = (_commands(t.steps[i]) if is_shell(t.steps[i].tool) else None) or ()
@@ -1047,7 +1113,9 @@ def _hidden(t: Trajectory, i: int) -> ShellFix | None:
         return None
     found = _found_by_find(t, i, glob)
     if found is None:
-        return _hidden_folder(t, i, _globs_of(cmds[0]))
+        return _hidden_folder(t, i, _globs_of(cmds[0])) or (
+            _hidden_discovered(t, i, glob) if not glob.startswith(".") else None
+        )
     if not found[1].startswith(".") or found[1].startswith(".."):
         return None
     nxt, folder = found
