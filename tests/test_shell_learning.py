@@ -1441,3 +1441,13 @@ def test_a_hidden_folder_found_by_any_discovery_then_used_is_learned(
 )
 def test_a_hidden_folder_not_shown_or_not_used_teaches_nothing(steps: tuple[Step, ...]) -> None:
     assert [x for x in _in_app(*steps) if x[0] == "hidden"] == []
+
+
+def test_a_file_the_run_wrote_is_no_place_the_project_keeps_it() -> None:
+    failed = _tool("Read", {"file_path": "/w/app/notes.md"}, _GONE)
+    wrote = _tool(
+        "Write", {"file_path": "/w/app/docs/notes.md", "content": "hi"}, "File created", True
+    )
+    found = _tool("Read", {"file_path": "/w/app/docs/notes.md"}, "1\thi", True)
+    assert [c for c, _, _ in _in_app(failed, wrote, found) if c == "location"] == []
+    assert [c for c, _, _ in _in_app(failed, found) if c == "location"] == ["location"]

@@ -1694,7 +1694,7 @@ def _tool_path(step: Step) -> tuple[str, str] | None:
         return None
     for key in (found[1].path, found[1].searches):
         value = step.params.get(key) if key else None
-        if isinstance(value, str) and value.strip():
+        if key and isinstance(value, str) and value.strip():
             return key, value
     return None
 
@@ -1729,6 +1729,21 @@ def _in_project(t: Trajectory, path: str) -> bool:
     return any(p.lower().startswith(r.replace("\\", "/").rstrip("/").lower() + "/") for r in roots)
 
 
+def _writes(step: Step, path: str) -> bool:
+    """Whether a client tool's call wrote file ``path`` (Write: a file the run made, not
+    one the project kept)."""
+    found = None if is_shell(step.tool) else spec_for(step.tool)
+    return (
+        found is not None
+        and found[1].kind is ToolKind.WRITE
+        and _tool_path(step)
+        == (
+            found[1].path,
+            path,
+        )
+    )
+
+
 def _tool_location(t: Trajectory, i: int) -> ShellFix | None:
     """``location`` of a client tool's call (Read, Edit, Grep, Glob): its path was not
     there ("File does not exist", "Path does not exist"), and a later call of the same
@@ -1754,6 +1769,8 @@ def _tool_location(t: Trajectory, i: int) -> ShellFix | None:
             return None  # another file: the agent moved on, or explored
         if not (_in_project(t, bad) and _in_project(t, good)):
             return None  # ~/.claude/settings.json is no project's .claude/settings.json
+        if any(_writes(s, good) for s in t.steps[:j]):
+            return None  # the run wrote it there: where the agent put it
         q = quote_error(re.split(r"\.\s+Note: ", o.diagnostic)[0], 8)  # not the client's note
         text = f"In this project {name} is at {good}; {step.tool} of {bad} fails with '{q}'."
         fnd = _finding(
