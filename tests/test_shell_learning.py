@@ -1451,3 +1451,20 @@ def test_a_file_the_run_wrote_is_no_place_the_project_keeps_it() -> None:
     found = _tool("Read", {"file_path": "/w/app/docs/notes.md"}, "1\thi", True)
     assert [c for c, _, _ in _in_app(failed, wrote, found) if c == "location"] == []
     assert [c for c, _, _ in _in_app(failed, found) if c == "location"] == ["location"]
+
+
+def test_a_read_of_the_same_file_name_elsewhere_retries_a_failed_grep_or_edit() -> None:
+    grep = _tool(
+        "Grep",
+        {"pattern": "Auth", "path": "/w/app/src/auth.ts"},
+        "<tool_use_error>Path does not exist: /w/app/src/auth.ts</tool_use_error>",
+    )
+    other = _tool("Read", {"file_path": "/w/app/README.md"}, "1\thi", True)
+    read = _tool("Read", {"file_path": "/w/app/lib/auth.ts"}, "1\texport {}", True)
+    (got,) = _in_app(grep, other, read)
+    assert got[0] == "location" and "auth.ts is at lib/auth.ts; Grep of src/auth.ts" in got[2]
+    edit = _tool(
+        "Edit", {"file_path": "/w/app/notes.md", "old_string": "a", "new_string": "b"}, _GONE
+    )
+    (got,) = _in_app(edit, _tool("Read", {"file_path": "/w/app/docs/notes.md"}, "1\ta", True))
+    assert got[0] == "location" and "notes.md is at docs/notes.md" in got[2]

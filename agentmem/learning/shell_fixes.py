@@ -1744,12 +1744,27 @@ def _writes(step: Step, path: str) -> bool:
     )
 
 
+def _retry_path(step: Step, later: Step, key: str, name: str) -> str | None:
+    """The path of ``later`` when it retries client tool call ``step`` (whose parameter
+    ``key`` named a path that was not there): the same tool, the rest of its parameters
+    alike (a count aside), at any path; or a Read (:attr:`ToolKind.READ`) of a file named
+    ``name``. None for another call."""
+    got = _tool_path(later)
+    if got is None:
+        return None
+    if later.tool == step.tool:
+        return got[1] if got[0] == key and _same_but(step, later, key) else None
+    found = spec_for(later.tool)
+    read = found is not None and found[1].kind is ToolKind.READ
+    return got[1] if read and _file_name(got[1]) == name else None
+
+
 def _tool_location(t: Trajectory, i: int) -> ShellFix | None:
     """``location`` of a client tool's call (Read, Edit, Grep, Glob): its path was not
     there ("File does not exist", "Path does not exist"), and a later call of the same
-    tool, the rest of its parameters alike (a count aside), found something at a path
-    with the same file name in another folder. A search that found nothing there is no
-    retry that worked; a file of another name is exploration."""
+    tool, the rest of its parameters alike (a count aside), or a Read, found something
+    at a path with the same file name in another folder. A search that found nothing
+    there is no retry that worked; a file of another name is exploration."""
     step = t.steps[i]
     at = None if step.success else _tool_path(step)
     o = outcome(step)
@@ -1759,10 +1774,9 @@ def _tool_location(t: Trajectory, i: int) -> ShellFix | None:
     name = _file_name(bad)
     for j in range(i + 1, min(len(t.steps), i + 1 + WINDOW)):
         later = t.steps[j]
-        got = _tool_path(later) if later.tool == step.tool else None
-        if got is None or got[0] != key or not _same_but(step, later, key):
+        good = _retry_path(step, later, key, name)
+        if good is None:
             continue
-        good = got[1]
         if not later.success or _FOUND_NOTHING.match(later.output):
             return None  # not there either: a probe that found nothing
         if not name or _file_name(good) != name or good.rstrip("/\\") == bad.rstrip("/\\"):
