@@ -771,7 +771,7 @@ def _named_change(diff: list[tuple[str, str]], diag: str) -> list[tuple[str, str
         if len(paths) == 1 and all(_plain(x) and _plain(y) for x, y in diff if (x, y) != paths[0]):
             return paths
     rest = [(x, y) for x, y in diff if not (_RANGE_WORD.fullmatch(x) and _RANGE_WORD.fullmatch(y))]
-    if len(rest) == 1 and rest[0][0] in diag:
+    if len(rest) == 1 and re.search(rf"(?<![\w.-]){re.escape(rest[0][0])}(?![\w-])", diag):
         return rest
     return diff
 
