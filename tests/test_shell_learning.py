@@ -1468,3 +1468,35 @@ def test_a_read_of_the_same_file_name_elsewhere_retries_a_failed_grep_or_edit() 
     )
     (got,) = _in_app(edit, _tool("Read", {"file_path": "/w/app/docs/notes.md"}, "1\ta", True))
     assert got[0] == "location" and "notes.md is at docs/notes.md" in got[2]
+
+
+def test_a_tool_location_and_a_risky_variable_learned_from_a_real_import(tmp_path: Path) -> None:
+    """Through the whole path (import of a Claude Code file, learn, store): a Read of a
+    path that is not there then a Read of the same file name in docs/ is a location; a
+    TLS check turned off by the variable the error asked for is learned, and held."""
+    s = ClaudeSession(cwd="/w/app")
+    for task in TASKS:
+        s.prompt(task)
+        s.tool("Read", {"file_path": "/w/app/notes.txt"}, _GONE, is_error=True)
+        s.tool("Read", {"file_path": "/w/app/docs/notes.txt"}, "1\tbuy milk")
+        s.tool(
+            "Bash",
+            {"command": "npm install"},
+            "Exit code 1\nnpm ERR! self-signed certificate; set NODE_TLS_REJECT_UNAUTHORIZED=0",
+            is_error=True,
+        )
+        s.tool("Bash", {"command": "NODE_TLS_REJECT_UNAUTHORIZED=0 npm install"}, "added 3")
+        s.say("Done.")
+    path = s.write(tmp_path / "s.jsonl")
+    old = time.time() - 3 * 86400
+    os.utime(path, (old, old))
+    with Memory.open(tmp_path / "m.db", embedder=FakeEmbedder(), model=FakeModel()) as mem:
+        for tid in mem.import_transcripts("claude-code", [path]).ids:
+            mem.feedback(tid, "accept")
+        mem.learn(use_model=False)
+        texts = {e.id: e.text for e in mem.experiences()}
+        held = {h["id"] for h in mem.held()}
+    located = [k for k, x in texts.items() if "notes.txt is at docs/notes.txt" in x]
+    tls = [k for k, x in texts.items() if "NODE_TLS_REJECT_UNAUTHORIZED=0 npm install" in x]
+    assert located and not set(located) & held
+    assert tls and set(tls) <= held
