@@ -1132,3 +1132,371 @@ def test_acting_on_what_already_exists_is_learned():
     assert _fix(failed, _bash(f"gh pr edit 6689 {body} --draft", "ok", True)) == []
     other = _bash(f"gh pr create {body}", "Exit code 1\nGraphQL: Head sha can't be blank")
     assert _fix(other, _bash(f"gh pr edit 6689 {body}", "ok", True)) == []
+
+
+_NF = "No such file or directory"
+_NO_REPO = 'expected the "[HOST/]OWNER/REPO" format, got "jwt-auth-pro"'
+
+
+@pytest.mark.parametrize(
+    ("failed", "retry", "says"),
+    [
+        # a count changed beside the path (head -50 -> -80), a display option added
+        (
+            _bash("head -50 notes.md", f"Exit code 1\nhead: cannot open 'notes.md': {_NF}"),
+            _bash("head -80 docs/notes.md", OK, True),
+            "notes.md is at docs/notes.md",
+        ),
+        (
+            _bash("cat notes.md", f"Exit code 1\ncat: notes.md: {_NF}"),
+            _bash("cat -n docs/notes.md 2>&1 | head -50", OK, True),
+            "notes.md is at docs/notes.md",
+        ),
+        (
+            _bash("sed -n 1,200p notes.md", f"Exit code 2\nsed: can't read notes.md: {_NF}"),
+            _bash("sed -n 1,80p docs/notes.md", OK, True),
+            "notes.md is at docs/notes.md",
+        ),
+        # real (tmeister-dotfiles, Claude Code): the repository named, the count changed too
+        (
+            _bash(
+                "gh pr list --repo jwt-auth-pro --state all --limit 10", f"Exit code 1\n{_NO_REPO}"
+            ),
+            _bash("gh pr list --repo Tmeister/jwt-auth-pro --state all --limit 20", OK, True),
+            "with Tmeister/jwt-auth-pro, not jwt-auth-pro",
+        ),
+        (
+            _bash("git log -n 5 mian", "Exit code 128\nfatal: ambiguous argument 'mian'"),
+            _bash("git log -n 10 main", OK, True),
+            "with main, not mian",
+        ),
+    ],
+)
+def test_a_retry_that_also_changed_how_much_output_shows_still_teaches(
+    failed: Step, retry: Step, says: str
+) -> None:
+    """A retry that fixed the element the diagnostic names and also changed an inert part
+    (a count, a sed line range, a display option of a reader, a filter stage, ``2>&1``)
+    is judged by that element alone."""
+    (found,) = _fix(failed, retry)
+    assert says in found[2]
+
+
+@pytest.mark.parametrize(
+    ("failed", "retry"),
+    [
+        # an option of a program that runs code is no display option
+        (
+            _bash("python x.py", f"Exit code 2\npython: can't open file 'x.py': [Errno 2] {_NF}"),
+            _bash("python -u scripts/x.py", OK, True),
+        ),
+        # another file, whatever the count
+        (
+            _bash("head -50 notes.md", f"Exit code 1\nhead: cannot open 'notes.md': {_NF}"),
+            _bash("head -80 docs/todo.md", OK, True),
+        ),
+        # the count changed, but also a word the diagnostic does not name
+        (
+            _bash("git log -n 5 mian src", "Exit code 128\nfatal: ambiguous argument 'mian'"),
+            _bash("git log -n 10 main lib", OK, True),
+        ),
+        # an option with a value (a folder) changed beside the path: not inert
+        (
+            _bash("grep -r foo notes.md", f"Exit code 2\ngrep: notes.md: {_NF}"),
+            _bash("grep --include=*.md -r foo docs/notes.md", OK, True),
+        ),
+    ],
+)
+def test_a_retry_that_changed_more_than_output_teaches_nothing(failed: Step, retry: Step) -> None:
+    assert _fix(failed, retry) == []
+
+
+_GONE = (
+    "<tool_use_error>File does not exist. Note: your current working directory is /w/app."
+    "</tool_use_error>"
+)
+
+
+def _in_app(*steps: Step) -> list[tuple[str, str, str]]:
+    t = Trajectory(task="do the thing", steps=steps, accepted=True, meta={"cwd": "/w/app"})
+    return [
+        (c.finding.detail.get("change", c.kind), c.finding.detail.get("scope", ""), c.finding.text)
+        for c in find_corrections(t)
+    ]
+
+
+def test_a_client_tools_path_found_elsewhere_is_where_the_project_keeps_it() -> None:
+    """Claude Code's Read (or Edit, Grep, Glob: ToolSpec.path / searches) of a path that
+    is not there, then the same tool on the same file name in another folder of the
+    project, worked: a location, as for a shell call; a Glob between is how it was found."""
+    failed = _tool("Read", {"file_path": "/w/app/notes.md"}, _GONE)
+    look = _tool("Glob", {"pattern": "**/notes.md"}, "/w/app/docs/notes.md", True)
+    found = _tool("Read", {"file_path": "/w/app/docs/notes.md", "limit": 80}, "1\thi", True)
+    (got,) = _in_app(failed, look, found)
+    assert got[:2] == ("location", "project")
+    assert got[2] == (
+        "In this project notes.md is at docs/notes.md; Read of notes.md fails with "
+        "'File does not exist'."
+    )
+    grep = _tool(
+        "Grep",
+        {"pattern": "Auth", "path": "/w/app/src/auth.ts"},
+        "<tool_use_error>Path does not exist: /w/app/src/auth.ts</tool_use_error>",
+    )
+    (got,) = _in_app(
+        grep, _tool("Grep", {"pattern": "Auth", "path": "/w/app/lib/auth.ts"}, "3:x", True)
+    )
+    assert got[:2] == ("location", "project") and "auth.ts is at lib/auth.ts" in got[2]
+
+
+@pytest.mark.parametrize(
+    "steps",
+    [
+        # real (sudarshanvk-dotfiles): the project's .claude/settings.json missing, the
+        # user's ~/.claude/settings.json read: another file of the same name
+        (
+            _tool("Read", {"file_path": "/w/app/.claude/settings.json"}, _GONE),
+            _tool("Read", {"file_path": "/home/u/.claude/settings.json"}, "{}", True),
+        ),
+        # another file: exploration
+        (
+            _tool("Read", {"file_path": "/w/app/notes.md"}, _GONE),
+            _tool("Read", {"file_path": "/w/app/docs/todo.md"}, "1\thi", True),
+        ),
+        # a search that found nothing there either: a probe, no retry that worked
+        (
+            _tool("Glob", {"pattern": "*.md", "path": "/w/app/docs"}, "Path does not exist"),
+            _tool("Glob", {"pattern": "*.md", "path": "/w/app/src/docs"}, "No files found", True),
+        ),
+        # the same name but another search: not the same call
+        (
+            _tool("Grep", {"pattern": "a", "path": "/w/app/src"}, "Path does not exist"),
+            _tool("Grep", {"pattern": "b", "path": "/w/app/lib/src"}, "1:b", True),
+        ),
+        # a relative path after the Bash tool changed folder: a slip of the working folder
+        (
+            _bash("cd apps/api && npx tsc --noEmit", OK, True),
+            _tool("Grep", {"pattern": "A", "path": "apps/api/src/a.ts"}, "Path does not exist"),
+            _tool("Grep", {"pattern": "A", "path": "src/a.ts"}, "1:A", True),
+        ),
+    ],
+)
+def test_a_client_tools_other_file_or_empty_search_is_no_location(steps: tuple[Step, ...]) -> None:
+    assert [c for c, _, _ in _in_app(*steps) if c == "location"] == []
+
+
+from agentmem.learning.findings import Finding  # noqa: E402
+
+
+def _env_fix(*steps: Step) -> list[Finding]:
+    t = Trajectory(task="do the thing", steps=steps, accepted=True)
+    return [c.finding for c in find_corrections(t) if c.finding.detail.get("change") == "env"]
+
+
+def test_a_variable_the_error_asked_for_and_the_retry_set_is_a_correction() -> None:
+    """The error asks for an environment variable in plain words and the same command,
+    run with it set (``X=v cmd``, ``env X=v cmd``, ``export X=v; cmd``), worked. A
+    script that stops on the missing setting (the view counts it the code's) too."""
+    ci = _bash("npx expo export", "Exit code 1\nError: not interactive: set CI=true to continue")
+    (f,) = _env_fix(ci, _bash("CI=true npx expo export", "Exported", True))
+    assert f.text.startswith("In this project expo needs CI set (")
+    assert f.text.endswith("run it as CI=true npx expo export.")
+    token = _bash(
+        "wrangler deploy", "Exit code 1\nCLOUDFLARE_API_TOKEN environment variable is required"
+    )
+    (f,) = _env_fix(
+        token, _bash("export CLOUDFLARE_API_TOKEN=s3cr3tvalue; wrangler deploy", OK, True)
+    )
+    assert "CLOUDFLARE_API_TOKEN=<value> wrangler deploy" in f.text
+    assert "s3cr3t" not in f.text and "s3cr3t" not in str(f.detail)  # a secret never kept
+    django = _bash(
+        "python manage.py migrate",
+        "Exit code 1\nTraceback (most recent call last):\n"
+        "django.core.exceptions.ImproperlyConfigured: settings are not configured. "
+        "You must define the environment variable DJANGO_SETTINGS_MODULE",
+    )
+    fixed = _bash("env DJANGO_SETTINGS_MODULE=app.settings python manage.py migrate", OK, True)
+    (f,) = _env_fix(django, fixed)
+    assert f.text.endswith(
+        "run it as DJANGO_SETTINGS_MODULE=app.settings python manage.py migrate."
+    )
+
+
+def test_a_variable_that_weakens_security_is_held_for_a_person() -> None:
+    from agentmem.agents.risk import review_columns
+
+    failed = _bash(
+        "npm install",
+        "Exit code 1\nnpm ERR! self-signed certificate; set NODE_TLS_REJECT_UNAUTHORIZED=0",
+    )
+    (f,) = _env_fix(failed, _bash("NODE_TLS_REJECT_UNAUTHORIZED=0 npm install", OK, True))
+    assert review_columns(f.text, f.detail)["review"] == "held"
+    (safe,) = _env_fix(
+        _bash("npx expo export", "Exit code 1\nset CI=true"),
+        _bash("CI=1 npx expo export", OK, True),
+    )
+    assert review_columns(safe.text, safe.detail)["review"] is None
+
+
+@pytest.mark.parametrize(
+    "steps",
+    [
+        # another variable than the one asked for
+        (
+            _bash("npx expo export", "Exit code 1\nset CI=true to continue"),
+            _bash("NODE_ENV=production npx expo export", OK, True),
+        ),
+        # nothing asked: a variable set on a whim
+        (
+            _bash("make build", "Exit code 2\nmake: *** [build] Error 2"),
+            _bash("DEBUG=1 make build", OK, True),
+        ),
+        # another command
+        (
+            _bash("npx expo export", "Exit code 1\nset CI=true to continue"),
+            _bash("CI=true npx expo start", OK, True),
+        ),
+        # it failed again with the variable set
+        (
+            _bash("npx expo export", "Exit code 1\nset CI=true to continue"),
+            _bash("CI=true npx expo export", "Exit code 1\nError: no app.json"),
+        ),
+        # the failed call had set it already
+        (
+            _bash("CI=false npx expo export", "Exit code 1\nset CI=true to continue"),
+            _bash("CI=true npx expo export", OK, True),
+        ),
+    ],
+)
+def test_a_variable_not_asked_for_or_not_enough_teaches_nothing(steps: tuple[Step, ...]) -> None:
+    assert _env_fix(*steps) == []
+
+
+_LS_LA = (
+    "total 8\ndrwxr-xr-x  4 u staff 128 Jan 1 .\ndrwxr-xr-x  4 u staff 128 Jan 1 ..\n"
+    "drwxr-xr-x  3 u staff  96 Jan 1 .ai-clean\n-rw-r--r--  1 u staff  10 Jan 1 README.md\n"
+)
+_NONE = _bash("rg --files -g '*.butler.yaml'", "Exit code 1")
+_HIDDEN_SAYS = "*.butler.yaml files are in .ai-clean/specs/, a hidden folder rg --files skips"
+
+
+@pytest.mark.parametrize(
+    "steps",
+    [
+        (
+            _NONE,
+            _bash("ls -la", _LS_LA, True),
+            _bash("cat .ai-clean/specs/a.butler.yaml", OK, True),
+        ),
+        (
+            _NONE,
+            _bash(
+                "find . -maxdepth 3 -type f", "./README.md\n./.ai-clean/specs/a.butler.yaml", True
+            ),
+            _tool("Read", {"file_path": ".ai-clean/specs/a.butler.yaml"}, "1\tname: a", True),
+        ),
+        (
+            _NONE,
+            _tool(
+                "Glob",
+                {"pattern": "**/*.butler.yaml"},
+                "/w/app/.ai-clean/specs/a.butler.yaml",
+                True,
+            ),
+            _tool(
+                "Read", {"file_path": "/w/app/.ai-clean/specs/a.butler.yaml"}, "1\tname: a", True
+            ),
+        ),
+    ],
+)
+def test_a_hidden_folder_found_by_any_discovery_then_used_is_learned(
+    steps: tuple[Step, ...],
+) -> None:
+    """``rg --files -g G`` listed nothing; a discovery that shows hidden entries (``ls
+    -la``, ``find . -maxdepth``, Glob) named the hidden folder, and a later call used a
+    file matching G under it and worked."""
+    found = [x for x in _in_app(*steps) if x[0] == "hidden"]
+    assert [(c, s) for c, s, _ in found] == [("hidden", "project")]
+    assert _HIDDEN_SAYS in found[0][2]
+
+
+@pytest.mark.parametrize(
+    "steps",
+    [
+        (_NONE, _bash("ls -la", _LS_LA, True)),  # found, never used
+        (_NONE, _bash("ls -la", _LS_LA, True), _bash("cat .ai-clean/notes.md", OK, True)),
+        (
+            _NONE,
+            _bash("ls -la", _LS_LA, True),
+            _bash("cat .ai-clean/specs/a.butler.yaml", "Exit code 1\ncat: No such file", False),
+        ),
+        # not under a hidden folder the discovery showed
+        (_NONE, _bash("ls -la", _LS_LA, True), _bash("cat specs/a.butler.yaml", OK, True)),
+        (
+            _NONE,
+            _bash("ls", "README.md", True),
+            _bash("cat .ai-clean/specs/a.butler.yaml", OK, True),
+        ),
+    ],
+)
+def test_a_hidden_folder_not_shown_or_not_used_teaches_nothing(steps: tuple[Step, ...]) -> None:
+    assert [x for x in _in_app(*steps) if x[0] == "hidden"] == []
+
+
+def test_a_file_the_run_wrote_is_no_place_the_project_keeps_it() -> None:
+    failed = _tool("Read", {"file_path": "/w/app/notes.md"}, _GONE)
+    wrote = _tool(
+        "Write", {"file_path": "/w/app/docs/notes.md", "content": "hi"}, "File created", True
+    )
+    found = _tool("Read", {"file_path": "/w/app/docs/notes.md"}, "1\thi", True)
+    assert [c for c, _, _ in _in_app(failed, wrote, found) if c == "location"] == []
+    assert [c for c, _, _ in _in_app(failed, found) if c == "location"] == ["location"]
+
+
+def test_a_read_of_the_same_file_name_elsewhere_retries_a_failed_grep_or_edit() -> None:
+    grep = _tool(
+        "Grep",
+        {"pattern": "Auth", "path": "/w/app/src/auth.ts"},
+        "<tool_use_error>Path does not exist: /w/app/src/auth.ts</tool_use_error>",
+    )
+    other = _tool("Read", {"file_path": "/w/app/README.md"}, "1\thi", True)
+    read = _tool("Read", {"file_path": "/w/app/lib/auth.ts"}, "1\texport {}", True)
+    (got,) = _in_app(grep, other, read)
+    assert got[0] == "location" and "auth.ts is at lib/auth.ts; Grep of src/auth.ts" in got[2]
+    edit = _tool(
+        "Edit", {"file_path": "/w/app/notes.md", "old_string": "a", "new_string": "b"}, _GONE
+    )
+    (got,) = _in_app(edit, _tool("Read", {"file_path": "/w/app/docs/notes.md"}, "1\ta", True))
+    assert got[0] == "location" and "notes.md is at docs/notes.md" in got[2]
+
+
+def test_a_tool_location_and_a_risky_variable_learned_from_a_real_import(tmp_path: Path) -> None:
+    """Through the whole path (import of a Claude Code file, learn, store): a Read of a
+    path that is not there then a Read of the same file name in docs/ is a location; a
+    TLS check turned off by the variable the error asked for is learned, and held."""
+    s = ClaudeSession(cwd="/w/app")
+    for task in TASKS:
+        s.prompt(task)
+        s.tool("Read", {"file_path": "/w/app/notes.txt"}, _GONE, is_error=True)
+        s.tool("Read", {"file_path": "/w/app/docs/notes.txt"}, "1\tbuy milk")
+        s.tool(
+            "Bash",
+            {"command": "npm install"},
+            "Exit code 1\nnpm ERR! self-signed certificate; set NODE_TLS_REJECT_UNAUTHORIZED=0",
+            is_error=True,
+        )
+        s.tool("Bash", {"command": "NODE_TLS_REJECT_UNAUTHORIZED=0 npm install"}, "added 3")
+        s.say("Done.")
+    path = s.write(tmp_path / "s.jsonl")
+    old = time.time() - 3 * 86400
+    os.utime(path, (old, old))
+    with Memory.open(tmp_path / "m.db", embedder=FakeEmbedder(), model=FakeModel()) as mem:
+        for tid in mem.import_transcripts("claude-code", [path]).ids:
+            mem.feedback(tid, "accept")
+        mem.learn(use_model=False)
+        texts = {e.id: e.text for e in mem.experiences()}
+        held = {h["id"] for h in mem.held()}
+    located = [k for k, x in texts.items() if "notes.txt is at docs/notes.txt" in x]
+    tls = [k for k, x in texts.items() if "NODE_TLS_REJECT_UNAUTHORIZED=0 npm install" in x]
+    assert located and not set(located) & held
+    assert tls and set(tls) <= held

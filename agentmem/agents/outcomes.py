@@ -53,8 +53,10 @@ from .shell import Command, Script, parse, unwrap_argv
 
 __all__ = [
     "RunView",
+    "asked_variables",
     "command_line",
     "diagnostic",
+    "env_retries",
     "failing_command",
     "learning_view",
     "outcome",
@@ -538,6 +540,53 @@ def tty_retries(steps: tuple[Step, ...]) -> dict[int, int]:
     return out
 
 
+_VAR = r"[`'\"$]?([A-Z][A-Z0-9]*_?[A-Z0-9_]*)\b[`'\"]?"
+#: A failure that asks for an environment variable in plain words: "set CI=true", "export
+#: X=...", "X is not set", "requires X to be set", "missing environment variable: X".
+_ASKS_ENV = re.compile(
+    rf"\b(?:[Ss]et|[Ee]xport|[Dd]efine)\s+(?:the\s+)?(?:environment\s+variable\s+)?{_VAR}"
+    rf"|{_VAR}\s+(?:environment\s+variable\s+)?(?:is\s+)?"
+    r"(?:not set|unset|must be set|needs to be set|is required|required|missing)"
+    rf"|\brequires?\s+(?:the\s+)?(?:environment\s+variable\s+)?{_VAR}\s+(?:to be set|set)"
+    rf"|\b[Mm]issing\s+(?:required\s+)?environment\s+variables?:?\s+{_VAR}"
+)
+
+
+def asked_variables(text: str) -> frozenset[str]:
+    """The environment variables a failed output asks for in so many words (its first
+    1,500 characters)."""
+    found = (n for m in _ASKS_ENV.finditer(text[:1500]) for n in m.groups() if n)
+    return frozenset(n for n in found if len(n) > 1)
+
+
+def env_retries(steps: tuple[Step, ...]) -> dict[int, int]:
+    """{failed call: the call that set what it asked for}: a failed shell call whose output
+    asks for an environment variable (:func:`asked_variables`; a script that stops on a
+    missing setting fails as the code's, so the view would count it done), and among the
+    three calls after it a successful shell call whose command line assigns that variable
+    (``X=v cmd``, ``export X=v; cmd``) where the failed one did not. The pair stays in the
+    view for :mod:`agentmem.learning.shell_fixes` to judge."""
+    out: dict[int, int] = {}
+    for i, step in enumerate(steps):
+        found = spec_for(step.tool)
+        if found is None or found[1].kind is not ToolKind.SHELL or step.success:
+            continue
+        names = asked_variables(strip_headers(step.output, found[0])[0])
+        was = command_line(found[1], step.params)
+        for k in range(i + 1, min(len(steps), i + 4)):
+            nxt = steps[k]
+            nf = spec_for(nxt.tool)
+            if nf is None or nf[1].kind is not ToolKind.SHELL or not nxt.success:
+                continue
+            line = command_line(nf[1], nxt.params)
+            if any(re.search(rf"(?<![\w$]){n}=", line) for n in names) and not any(
+                re.search(rf"(?<![\w$]){n}=", was) for n in names
+            ):
+                out[i] = k
+            break
+    return out
+
+
 def _json_kind(value: Any) -> type | None:
     """The kind of JSON value (list or dict) a string's text opens, else None. The text
     need not parse: a model that writes an array as a string often cuts it short too."""
@@ -628,6 +677,7 @@ def _viewed(steps: tuple[Step, ...]) -> list[Step | None]:
     esc = escalations(steps)
     retries = set(esc.values())
     kept = set(esc) | set(unquoted_retries(steps))  # a JSON text retried as its value
+    kept |= set(env_retries(steps))  # a variable the failure asked for, then set
     tty = set(tty_retries(steps).values())
     return [
         _view_step(s, refused=i in kept, escalated=i in retries, tty=i in tty)

@@ -429,7 +429,10 @@ def find_corrections(t: Trajectory) -> list[Correction]:
     recorded = t
     t = learning_view(t)
     needs = _tool_needs(t) + _tool_refusals(recorded) + _unquoted(t) + _cwd_kept(t)
-    taken = {c.failed for c in needs}
+    shell = find_shell_fixes(t)
+    # a client tool's path found elsewhere (shell_fixes' location rule) is where the
+    # project keeps the file, not a value of the tool's parameter
+    taken = {c.failed for c in needs} | {x.failed for x in shell}
     out = [
         c for c in _generic_corrections(t) if not _names_shell(c.finding) and c.failed not in taken
     ]
@@ -440,7 +443,7 @@ def find_corrections(t: Trajectory) -> list[Correction]:
         # a risky correction (an escalation past the sandbox) is learned like any other:
         # its lesson names the escalation, so it is written held for a person (issue 30,
         # agents/risk.py) and never served until one approves it
-        for x in find_shell_fixes(t)
+        for x in shell
     ]
     return sorted((_scoped(c) for c in out), key=lambda c: c.failed)
 

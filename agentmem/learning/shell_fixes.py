@@ -115,6 +115,7 @@ not installed here) or ``tool`` (a program's own rule).
 
 from __future__ import annotations
 
+import fnmatch
 import itertools
 import os
 import re
@@ -122,9 +123,15 @@ from collections.abc import Sequence
 
 import attrs
 
-from ..agents import command_line, is_shell, outcome, parse, programs, spec_for
+from ..agents import ToolKind, command_line, is_shell, outcome, parse, programs, spec_for
 from ..agents.base import Failure
-from ..agents.outcomes import TTY, escalates, failing_command, silent_not_found
+from ..agents.outcomes import (
+    TTY,
+    asked_variables,
+    escalates,
+    failing_command,
+    silent_not_found,
+)
 from ..agents.programs import Role
 from ..agents.shell import Command, powershell_call
 from ..claims import EXISTS, NOT_ON_PATH, ON_PATH
@@ -317,7 +324,7 @@ def compare(
     found = _pattern(f, s, diag) or _existing(f, s, diag, body)
     if found is not None:
         return found
-    if f.flags == s.flags:
+    if f.flags == s.flags or _inert_flags(f, s, diag):
         return _operand(f, s, q, diag, body, task)
     if f.operands == s.operands and _targets(f) == _targets(s):
         return _flag(f, s, q, diag, body)
@@ -460,6 +467,88 @@ def _terminal(f: Command, diag: str) -> Finding:
     )
 
 
+#: A variable whose value may be a secret: a lesson writes ``<value>``, never the value.
+_SECRET_NAME = re.compile(
+    r"(?:^|_)(?:\w*KEY|\w*TOKEN|SECRET|PASS\w*|CRED\w*|AUTH|COOKIE|SESSION|PRIVATE|DSN)(?:_|$)"
+)
+
+
+def _asked_vars(diag: str, body: str) -> frozenset[str]:
+    """The environment variables a failed output asks for in so many words."""
+    return asked_variables(f"{diag}\n{body}")
+
+
+def _set_in(c: Command, line: str, name: str) -> str | None:
+    """The value call ``line`` gives ``name`` for its command ``c``: ``X=v cmd``, ``env X=v
+    cmd``, ``export X=v; cmd`` (PowerShell's ``$env:X = v``, cmd's ``set X=v``); None."""
+    head = c.words[: c.words.index(c.program)] if c.program in c.words else ()
+    for w in (*c.assignments, *head):  # X=v cmd; env X=v cmd
+        if w.startswith(name + "="):
+            return w[len(name) + 1 :].strip("'\"")
+    m = re.search(
+        rf"(?:\bexport\s+|\bset\s+|\$env:){re.escape(name)}\s*=\s*(\"[^\"]*\"|'[^']*'|[^\s;&|]*)",
+        line,
+    )
+    return m.group(1).strip("'\"") if m else None
+
+
+def _env_asked(f: Command, c: Command, failed: Step, retry: Step, diag: str) -> Finding | None:
+    """``env``: the failed output asked for an environment variable in plain words, the
+    failed call did not set it, and the retry ran the same command with it set. The lesson
+    writes the command the retry ran, so that :mod:`agentmem.agents.risk` reads it: a
+    variable that weakens security (``NODE_TLS_REJECT_UNAUTHORIZED=0``) is held."""
+    if f.args != c.args:
+        return None
+    line, was = _line(retry), _line(failed)
+    for name in sorted(_asked_vars(diag, failed.output)):
+        value = _set_in(c, line, name)
+        if value is None or _set_in(f, was, name) is not None:
+            continue
+        plain = re.fullmatch(r"[\w.:/@-]{1,24}", value) and not _SECRET_NAME.search(name)
+        shown = value if plain else "<value>"
+        q = quote_error(diag, 10)
+        words = [w for w in c.words if not w.startswith(name + "=")]
+        if words and words[0] == "env" and (len(words) < 2 or "=" not in words[1]):
+            words = words[1:]  # env X=v cmd: the assignment says it all
+        run = f"{name}={shown} {' '.join(words)}"
+        text = f"In this project {_intent(f)} needs {name} set ('{q}'): run it as "
+        text += f"{name}={shown} {short(attrs.evolve(c, words=tuple(words)), 40)}."
+        return _finding(
+            "env", f, "project", text, (f.program, name), diag, good=run, var=name, avoid=[]
+        )
+    return None
+
+
+def _env(t: Trajectory, i: int) -> ShellFix | None:
+    """The ``env`` finding of shell call ``i`` (see :func:`_env_asked`): a misuse, or a
+    failure the view counts as the code's (a script that stops on a missing setting)."""
+    step = t.steps[i]
+    o = outcome(step)
+    diag = o.diagnostic or step.output.strip().split("\n", 1)[0]
+    if not is_shell(step.tool) or step.success or not _asked_vars(diag, step.output):
+        return None
+    found = spec_for(step.tool)
+    script = parse(command_line(found[1], step.params)) if found else None
+    f = failing_command(script, step.output) if script is not None and script.parsed else None
+    if f is None:
+        return None
+    for j in range(i + 1, min(len(t.steps), i + 1 + WINDOW)):
+        later = t.steps[j]
+        cmds = (_commands(later) if is_shell(later.tool) else None) or ()
+        c = next((x for x in cmds if x.program == f.program and x.args == f.args), None)
+        if c is None:
+            continue
+        if not later.success or not _proven(later, c):
+            return None  # it failed again: setting it was not enough
+        fnd = _env_asked(f, c, step, later, diag)
+        if fnd is None:
+            return None
+        fnd = attrs.evolve(fnd, domain=step.domain or "")
+        why = f"call {i + 1} {short(f)} asked for {fnd.detail['var']}; call {j + 1} set it"
+        return ShellFix(i, j, (), fnd, why)
+    return None
+
+
 def claims_of(f: Finding) -> tuple[tuple[str, str], ...]:
     """What a shell correction's lesson claims of the machine or the project that can be
     checked where it is served (:mod:`.claims`), read from its evidence (a merged
@@ -521,6 +610,29 @@ def _prerequisite(
     )
 
 
+#: A word that only says how much output to show: a count (``50``, ``+20``) or a sed
+#: line range (``1,200p``, ``10,$p``).
+_RANGE_WORD = re.compile(r"[+-]?\d+|\d+(?:,(?:\d+|\$))?p")
+#: An option that only says how much output to show: ``-50`` (head, git log), ``-n 50``
+#: or ``--max-count=5`` (an option joined with a number).
+_RANGE_FLAG = re.compile(r"-\d+|--?[A-Za-z][\w-]*(?:=| )[+-]?\d+")
+
+
+def _inert_flags(f: Command, s: Command, diag: str) -> bool:
+    """Whether the options ``f`` and ``s`` differ in say only how the output looks, so a
+    retry may change them and still be judged by its one changed operand: each is a count
+    (:data:`_RANGE_FLAG`) or, for a program that only reads (:func:`_reader`) after a
+    missing path, an option without a value (``cat -n``, ``ls -la``): whether a file
+    exists does not depend on how it is shown."""
+    changed = set(f.flags) ^ set(s.flags)
+    if not changed or len(f.flags) != len(set(f.flags)) or len(s.flags) != len(set(s.flags)):
+        return False
+    shown = _reader(f) and _reader(s) and bool(_MISSING_PATH.search(diag))
+    return all(
+        _RANGE_FLAG.fullmatch(x) or (shown and " " not in x and "=" not in x) for x in changed
+    )
+
+
 def _operand(f: Command, s: Command, q: str, diag: str, body: str, task: str) -> Finding | None:
     a, b = _targets(f), _targets(s)
     if len(a) == len(b) + 1:
@@ -528,12 +640,10 @@ def _operand(f: Command, s: Command, q: str, diag: str, body: str, task: str) ->
     if len(a) != len(b):
         return None
     diff = [(x, y) for x, y in zip(a, b) if x != y]
-    if len(diff) > 1 and _MISSING_PATH.search(diag):
-        # a path found elsewhere, read with another line range (sed -n 1,200p -> 1,220p):
-        # the one path that changed decides; the other words are no paths
-        paths = [(x, y) for x, y in diff if "/" in x or "/" in y]
-        if len(paths) == 1 and all(_plain(x) and _plain(y) for x, y in diff if (x, y) != paths[0]):
-            diff = paths
+    if len(diff) > 1:
+        # the named element changed, and so did a line range or a count (sed -n 1,200p ->
+        # 1,80p, head -n 50 -> 80): the one element that is no range decides
+        diff = _named_change(diff, diag)
     if len(diff) != 1:
         return None
     bad, good = diff[0]
@@ -649,6 +759,21 @@ def _element(f: Command, bad: str, good: str, q: str, diag: str) -> Finding | No
     return _finding(
         "element", f, "tool", text, (f.program, added), diag, bad=gone[0], good=good, avoid=gone
     )
+
+
+def _named_change(diff: list[tuple[str, str]], diag: str) -> list[tuple[str, str]]:
+    """The pairs of ``diff`` (failed word, retry's word) left once the inert ones are set
+    aside: a path found elsewhere (after a missing path) beside words that name no file,
+    or one word the diagnostic names beside counts and line ranges
+    (:data:`_RANGE_WORD`). ``diff`` itself when neither holds."""
+    if _MISSING_PATH.search(diag):
+        paths = [(x, y) for x, y in diff if "/" in x or "/" in y]
+        if len(paths) == 1 and all(_plain(x) and _plain(y) for x, y in diff if (x, y) != paths[0]):
+            return paths
+    rest = [(x, y) for x, y in diff if not (_RANGE_WORD.fullmatch(x) and _RANGE_WORD.fullmatch(y))]
+    if len(rest) == 1 and re.search(rf"(?<![\w.-]){re.escape(rest[0][0])}(?![\w-])", diag):
+        return rest
+    return diff
 
 
 def _plain(word: str) -> bool:
@@ -915,6 +1040,71 @@ def _hidden_folder(t: Trajectory, i: int, globs: list[str]) -> ShellFix | None:
     return None
 
 
+def _lists_hidden(step: Step) -> bool:
+    """Whether a successful call is a discovery: a listing program (:attr:`Role.LISTS`:
+    ``ls -la``, ``find . -maxdepth 2``) or a client search tool (Glob). What it shows
+    of hidden folders its output says (:func:`_hidden_in`)."""
+    if not step.success:
+        return False
+    if not is_shell(step.tool):
+        found = spec_for(step.tool)
+        return found is not None and found[1].searches is not None
+    cmds = _commands(step) or ()
+    return len(cmds) == 1 and programs.listing(cmds[0].program)
+
+
+def _hidden_in(text: str) -> set[str]:
+    """The hidden folders (``.x``, never ``.``/``..``) a listing's lines name."""
+    words = re.findall(r"[^\s'\"]+", text)
+    return {
+        part
+        for w in words
+        for part in w.rstrip("/").split("/")
+        if re.fullmatch(r"\.[\w][\w.-]*", part)
+    }
+
+
+def _used_under(t: Trajectory, step: Step, hidden: set[str], glob: str) -> str | None:
+    """The folder under a hidden one (``.x/specs``) of a file matching ``glob`` that a
+    successful call used (its command line or a client tool's path; an absolute path
+    under the session's folder read relative to it), or None."""
+    if not step.success:
+        return None
+    text = _line(step) if is_shell(step.tool) else " ".join(map(str, step.params.values()))
+    roots = [r for r in (t.meta.get("cwd"), t.meta.get("project")) if isinstance(r, str) and r]
+    for w in re.findall(r"[^\s'\"=]+", text):
+        for r in roots:
+            w = w.removeprefix(r.rstrip("/") + "/")
+        parts = w.removeprefix("./").split("/")
+        if len(parts) > 1 and parts[0] in hidden and fnmatch.fnmatch(parts[-1], glob):
+            return "/".join(parts[:-1])
+    return None
+
+
+def _hidden_discovered(t: Trajectory, i: int, glob: str) -> ShellFix | None:
+    """``rg --files -g G`` listed nothing; among the next five calls a discovery that
+    shows hidden entries (``ls -la``, ``find . -maxdepth 2``, Glob: :func:`_lists_hidden`)
+    named a hidden folder, and a later call among them used a file matching G under it
+    and worked: where the project keeps those files, which rg --files skips."""
+    hidden: set[str] = set()
+    for j in range(i + 1, min(len(t.steps), i + 6)):
+        step = t.steps[j]
+        folder = _used_under(t, step, hidden, glob) if hidden else None
+        if folder is not None:
+            text = (
+                f"In this project {glob} files are in {folder}/, a hidden folder rg --files "
+                f"skips: find them with find . -name {glob} or rg --files --hidden."
+            )
+            cmd = (_commands(t.steps[i]) or ())[0]
+            fnd = _finding("hidden", cmd, "project", text, ("rg", "find", folder), "no files")
+            fnd = attrs.evolve(fnd, domain=t.steps[i].domain or "")
+            why = f"call {i + 1} rg --files listed nothing; call {j + 1} used {folder}/"
+            return ShellFix(i, j, (), fnd, why)
+        if _lists_hidden(step):
+            hidden |= _hidden_in(step.output)
+    return None
+
+
 def _hidden(t: Trajectory, i: int) -> ShellFix | None:
     """The ``hidden`` finding of call ``i`` (see the module doc), or None."""
     cmds = (_commands(t.steps[i]) if is_shell(t.steps[i].tool) else None) or ()
@@ -923,7 +1113,9 @@ def _hidden(t: Trajectory, i: int) -> ShellFix | None:
         return None
     found = _found_by_find(t, i, glob)
     if found is None:
-        return _hidden_folder(t, i, _globs_of(cmds[0]))
+        return _hidden_folder(t, i, _globs_of(cmds[0])) or (
+            _hidden_discovered(t, i, glob) if not glob.startswith(".") else None
+        )
     if not found[1].startswith(".") or found[1].startswith(".."):
         return None
     nxt, folder = found
@@ -1493,8 +1685,129 @@ def _console_encoding(t: Trajectory, i: int) -> ShellFix | None:
 
 #: The readers of one failed call each (a kind that is no pair of a failed and a
 #: retried command), tried in order on the calls no earlier finding took.
+def _tool_path(step: Step) -> tuple[str, str] | None:
+    """(parameter, path) of a client tool's call about a file or folder: the table's
+    :attr:`ToolSpec.path` (Read, Edit) or :attr:`ToolSpec.searches` (Grep, Glob); None
+    for a shell, a web tool or a call without one."""
+    found = None if is_shell(step.tool) else spec_for(step.tool)
+    if found is None or found[1].kind is ToolKind.WEB:
+        return None
+    for key in (found[1].path, found[1].searches):
+        value = step.params.get(key) if key else None
+        if key and isinstance(value, str) and value.strip():
+            return key, value
+    return None
+
+
+def _file_name(path: str) -> str:
+    return os.path.basename(path.replace("\\", "/").rstrip("/"))
+
+
+#: A search's answer that it found nothing: no retry that worked.
+_FOUND_NOTHING = re.compile(r"\s*(?:No files found|No matches found|Found 0\b)", re.I)
+
+
+def _same_but(a: Step, b: Step, key: str) -> bool:
+    """Whether two calls of one tool differ only in ``key`` and in counts (Read's offset
+    and limit: how much of the file to show)."""
+    keys = (set(a.params) | set(b.params)) - {key}
+    return all(
+        a.params.get(k) == b.params.get(k)
+        or all(isinstance(x, int) or x is None for x in (a.params.get(k), b.params.get(k)))
+        for k in keys
+    )
+
+
+def _in_project(t: Trajectory, path: str) -> bool:
+    """Whether ``path`` is the project's: relative (to the session's folder), or under
+    the session's folder or project root (any OS's separators). A run that records
+    neither has no project to place an absolute path in."""
+    p = path.replace("\\", "/")
+    if not (p.startswith(("/", "~")) or re.match(r"[A-Za-z]:/", p)):
+        return True
+    roots = [r for r in (t.meta.get("cwd"), t.meta.get("project")) if isinstance(r, str) and r]
+    return any(p.lower().startswith(r.replace("\\", "/").rstrip("/").lower() + "/") for r in roots)
+
+
+def _writes(step: Step, path: str) -> bool:
+    """Whether a client tool's call wrote file ``path`` (Write: a file the run made, not
+    one the project kept)."""
+    found = None if is_shell(step.tool) else spec_for(step.tool)
+    return (
+        found is not None
+        and found[1].kind is ToolKind.WRITE
+        and _tool_path(step)
+        == (
+            found[1].path,
+            path,
+        )
+    )
+
+
+def _retry_path(step: Step, later: Step, key: str, name: str) -> str | None:
+    """The path of ``later`` when it retries client tool call ``step`` (whose parameter
+    ``key`` named a path that was not there): the same tool, the rest of its parameters
+    alike (a count aside), at any path; or a Read (:attr:`ToolKind.READ`) of a file named
+    ``name``. None for another call."""
+    got = _tool_path(later)
+    if got is None:
+        return None
+    if later.tool == step.tool:
+        return got[1] if got[0] == key and _same_but(step, later, key) else None
+    found = spec_for(later.tool)
+    read = found is not None and found[1].kind is ToolKind.READ
+    return got[1] if read and _file_name(got[1]) == name else None
+
+
+def _tool_location(t: Trajectory, i: int) -> ShellFix | None:
+    """``location`` of a client tool's call (Read, Edit, Grep, Glob): its path was not
+    there ("File does not exist", "Path does not exist"), and a later call of the same
+    tool, the rest of its parameters alike (a count aside), or a Read, found something
+    at a path with the same file name in another folder. A search that found nothing
+    there is no retry that worked; a file of another name is exploration."""
+    step = t.steps[i]
+    at = None if step.success else _tool_path(step)
+    o = outcome(step)
+    if at is None or not o.teachable or not _MISSING_PATH.search(o.diagnostic):
+        return None
+    key, bad = at
+    name = _file_name(bad)
+    for j in range(i + 1, min(len(t.steps), i + 1 + WINDOW)):
+        later = t.steps[j]
+        good = _retry_path(step, later, key, name)
+        if good is None:
+            continue
+        if not later.success or _FOUND_NOTHING.match(later.output):
+            return None  # not there either: a probe that found nothing
+        if not name or _file_name(good) != name or good.rstrip("/\\") == bad.rstrip("/\\"):
+            return None  # another file: the agent moved on, or explored
+        if not (_in_project(t, bad) and _in_project(t, good)):
+            return None  # ~/.claude/settings.json is no project's .claude/settings.json
+        if any(_writes(s, good) for s in t.steps[:j]):
+            return None  # the run wrote it there: where the agent put it
+        q = quote_error(re.split(r"\.\s+Note: ", o.diagnostic)[0], 8)  # not the client's note
+        text = f"In this project {name} is at {good}; {step.tool} of {bad} fails with '{q}'."
+        fnd = _finding(
+            "location",
+            step.tool,
+            "project",
+            text,
+            (step.tool, good),
+            o.diagnostic,
+            bad=bad,
+            good=good,
+            avoid=[bad],
+        )
+        fnd = attrs.evolve(fnd, domain=step.domain or "")
+        why = f"call {i + 1} {step.tool} {bad} failed ('{q}'); call {j + 1} read {good}"
+        return ShellFix(i, j, (), fnd, why)
+    return None
+
+
 _READERS = (
+    _env,
     _hidden,
+    _tool_location,
     _literal_glob,
     _literal_path,
     _backslashes,
@@ -2164,6 +2477,20 @@ SHELL_CHANGES: tuple[ShellChange, ...] = (
         (
             _exec("codex resume 019c", "Error: no session 019c found", False),
             _exec("codex resume 019c", "Resuming session", tty=True),
+        ),
+    ),
+    ShellChange(
+        "env",
+        "the failed output asked for an environment variable in plain words (set X=..., X "
+        "is not set, requires X to be set); the same command then worked with X set, by "
+        "X=v cmd, env X=v cmd or export X=v; cmd (synthetic: no real example yet)",
+        (
+            _sh("npx expo export", "Error: stdin is not interactive: set CI=true", False),
+            _sh("CI=true npx expo export", "Exported: dist"),
+        ),
+        (
+            _sh("npx expo export", "Error: stdin is not interactive: set CI=true", False),
+            _sh("NODE_ENV=production npx expo export", "Exported: dist"),
         ),
     ),
     ShellChange(
