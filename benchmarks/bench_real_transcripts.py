@@ -131,9 +131,12 @@ class Transcript:
 
     @property
     def import_path(self) -> Path:
-        """The file to import: a sub-agent is imported through its parent session."""
+        """The file to import: a sub-agent is imported through its parent session, or on
+        its own when the corpus kept the sub-agent's file without its parent's."""
         if self.path.parent.name == "subagents":
-            return self.path.parent.parent.with_suffix(".jsonl")
+            parent = self.path.parent.parent.with_suffix(".jsonl")
+            if parent.exists():
+                return parent
         return self.path
 
 
