@@ -1225,66 +1225,6 @@ def _in_app(*steps: Step) -> list[tuple[str, str, str]]:
     ]
 
 
-def test_a_client_tools_path_found_elsewhere_is_where_the_project_keeps_it() -> None:
-    """Claude Code's Read (or Edit, Grep, Glob: ToolSpec.path / searches) of a path that
-    is not there, then the same tool on the same file name in another folder of the
-    project, worked: a location, as for a shell call; a Glob between is how it was found."""
-    failed = _tool("Read", {"file_path": "/w/app/notes.md"}, _GONE)
-    look = _tool("Glob", {"pattern": "**/notes.md"}, "/w/app/docs/notes.md", True)
-    found = _tool("Read", {"file_path": "/w/app/docs/notes.md", "limit": 80}, "1\thi", True)
-    (got,) = _in_app(failed, look, found)
-    assert got[:2] == ("location", "project")
-    assert got[2] == (
-        "In this project notes.md is at docs/notes.md; Read of notes.md fails with "
-        "'File does not exist'."
-    )
-    grep = _tool(
-        "Grep",
-        {"pattern": "Auth", "path": "/w/app/src/auth.ts"},
-        "<tool_use_error>Path does not exist: /w/app/src/auth.ts</tool_use_error>",
-    )
-    (got,) = _in_app(
-        grep, _tool("Grep", {"pattern": "Auth", "path": "/w/app/lib/auth.ts"}, "3:x", True)
-    )
-    assert got[:2] == ("location", "project") and "auth.ts is at lib/auth.ts" in got[2]
-
-
-@pytest.mark.parametrize(
-    "steps",
-    [
-        # real (sudarshanvk-dotfiles): the project's .claude/settings.json missing, the
-        # user's ~/.claude/settings.json read: another file of the same name
-        (
-            _tool("Read", {"file_path": "/w/app/.claude/settings.json"}, _GONE),
-            _tool("Read", {"file_path": "/home/u/.claude/settings.json"}, "{}", True),
-        ),
-        # another file: exploration
-        (
-            _tool("Read", {"file_path": "/w/app/notes.md"}, _GONE),
-            _tool("Read", {"file_path": "/w/app/docs/todo.md"}, "1\thi", True),
-        ),
-        # a search that found nothing there either: a probe, no retry that worked
-        (
-            _tool("Glob", {"pattern": "*.md", "path": "/w/app/docs"}, "Path does not exist"),
-            _tool("Glob", {"pattern": "*.md", "path": "/w/app/src/docs"}, "No files found", True),
-        ),
-        # the same name but another search: not the same call
-        (
-            _tool("Grep", {"pattern": "a", "path": "/w/app/src"}, "Path does not exist"),
-            _tool("Grep", {"pattern": "b", "path": "/w/app/lib/src"}, "1:b", True),
-        ),
-        # a relative path after the Bash tool changed folder: a slip of the working folder
-        (
-            _bash("cd apps/api && npx tsc --noEmit", OK, True),
-            _tool("Grep", {"pattern": "A", "path": "apps/api/src/a.ts"}, "Path does not exist"),
-            _tool("Grep", {"pattern": "A", "path": "src/a.ts"}, "1:A", True),
-        ),
-    ],
-)
-def test_a_client_tools_other_file_or_empty_search_is_no_location(steps: tuple[Step, ...]) -> None:
-    assert [c for c, _, _ in _in_app(*steps) if c == "location"] == []
-
-
 from agentmem.learning.findings import Finding  # noqa: E402
 
 
@@ -1443,37 +1383,11 @@ def test_a_hidden_folder_not_shown_or_not_used_teaches_nothing(steps: tuple[Step
     assert [x for x in _in_app(*steps) if x[0] == "hidden"] == []
 
 
-def test_a_file_the_run_wrote_is_no_place_the_project_keeps_it() -> None:
-    failed = _tool("Read", {"file_path": "/w/app/notes.md"}, _GONE)
-    wrote = _tool(
-        "Write", {"file_path": "/w/app/docs/notes.md", "content": "hi"}, "File created", True
-    )
-    found = _tool("Read", {"file_path": "/w/app/docs/notes.md"}, "1\thi", True)
-    assert [c for c, _, _ in _in_app(failed, wrote, found) if c == "location"] == []
-    assert [c for c, _, _ in _in_app(failed, found) if c == "location"] == ["location"]
-
-
-def test_a_read_of_the_same_file_name_elsewhere_retries_a_failed_grep_or_edit() -> None:
-    grep = _tool(
-        "Grep",
-        {"pattern": "Auth", "path": "/w/app/src/auth.ts"},
-        "<tool_use_error>Path does not exist: /w/app/src/auth.ts</tool_use_error>",
-    )
-    other = _tool("Read", {"file_path": "/w/app/README.md"}, "1\thi", True)
-    read = _tool("Read", {"file_path": "/w/app/lib/auth.ts"}, "1\texport {}", True)
-    (got,) = _in_app(grep, other, read)
-    assert got[0] == "location" and "auth.ts is at lib/auth.ts; Grep of src/auth.ts" in got[2]
-    edit = _tool(
-        "Edit", {"file_path": "/w/app/notes.md", "old_string": "a", "new_string": "b"}, _GONE
-    )
-    (got,) = _in_app(edit, _tool("Read", {"file_path": "/w/app/docs/notes.md"}, "1\ta", True))
-    assert got[0] == "location" and "notes.md is at docs/notes.md" in got[2]
-
-
-def test_a_tool_location_and_a_risky_variable_learned_from_a_real_import(tmp_path: Path) -> None:
-    """Through the whole path (import of a Claude Code file, learn, store): a Read of a
-    path that is not there then a Read of the same file name in docs/ is a location; a
-    TLS check turned off by the variable the error asked for is learned, and held."""
+def test_a_risky_variable_learned_from_a_real_import_is_held(tmp_path: Path) -> None:
+    """Through the whole path (import of a Claude Code file, learn, store): a TLS check
+    turned off by the variable the error asked for is learned, and held. (A Read of a path
+    that is not there, then the same file name in docs/, teaches nothing: the client tools'
+    location rule was taken out, with no real positive example and one false lesson.)"""
     s = ClaudeSession(cwd="/w/app")
     for task in TASKS:
         s.prompt(task)
@@ -1498,5 +1412,5 @@ def test_a_tool_location_and_a_risky_variable_learned_from_a_real_import(tmp_pat
         held = {h["id"] for h in mem.held()}
     located = [k for k, x in texts.items() if "notes.txt is at docs/notes.txt" in x]
     tls = [k for k, x in texts.items() if "NODE_TLS_REJECT_UNAUTHORIZED=0 npm install" in x]
-    assert located and not set(located) & held
+    assert not located
     assert tls and set(tls) <= held

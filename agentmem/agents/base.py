@@ -111,9 +111,6 @@ class ToolSpec:
     #: A shell tool whose working directory persists from one call to the next (Claude
     #: Code's Bash): a ``cd`` in one call holds for the next.
     keeps_cwd: bool = False
-    #: The parameter naming the file or folder a search tool looks in (Grep's and Glob's
-    #: ``path``): where a call is about, beside :attr:`path`, for a path found elsewhere.
-    searches: str | None = None
 
 
 @attrs.frozen

@@ -1048,7 +1048,7 @@ def _lists_hidden(step: Step) -> bool:
         return False
     if not is_shell(step.tool):
         found = spec_for(step.tool)
-        return found is not None and found[1].searches is not None
+        return found is not None and found[1].kind is ToolKind.SEARCH
     cmds = _commands(step) or ()
     return len(cmds) == 1 and programs.listing(cmds[0].program)
 
@@ -1685,129 +1685,9 @@ def _console_encoding(t: Trajectory, i: int) -> ShellFix | None:
 
 #: The readers of one failed call each (a kind that is no pair of a failed and a
 #: retried command), tried in order on the calls no earlier finding took.
-def _tool_path(step: Step) -> tuple[str, str] | None:
-    """(parameter, path) of a client tool's call about a file or folder: the table's
-    :attr:`ToolSpec.path` (Read, Edit) or :attr:`ToolSpec.searches` (Grep, Glob); None
-    for a shell, a web tool or a call without one."""
-    found = None if is_shell(step.tool) else spec_for(step.tool)
-    if found is None or found[1].kind is ToolKind.WEB:
-        return None
-    for key in (found[1].path, found[1].searches):
-        value = step.params.get(key) if key else None
-        if key and isinstance(value, str) and value.strip():
-            return key, value
-    return None
-
-
-def _file_name(path: str) -> str:
-    return os.path.basename(path.replace("\\", "/").rstrip("/"))
-
-
-#: A search's answer that it found nothing: no retry that worked.
-_FOUND_NOTHING = re.compile(r"\s*(?:No files found|No matches found|Found 0\b)", re.I)
-
-
-def _same_but(a: Step, b: Step, key: str) -> bool:
-    """Whether two calls of one tool differ only in ``key`` and in counts (Read's offset
-    and limit: how much of the file to show)."""
-    keys = (set(a.params) | set(b.params)) - {key}
-    return all(
-        a.params.get(k) == b.params.get(k)
-        or all(isinstance(x, int) or x is None for x in (a.params.get(k), b.params.get(k)))
-        for k in keys
-    )
-
-
-def _in_project(t: Trajectory, path: str) -> bool:
-    """Whether ``path`` is the project's: relative (to the session's folder), or under
-    the session's folder or project root (any OS's separators). A run that records
-    neither has no project to place an absolute path in."""
-    p = path.replace("\\", "/")
-    if not (p.startswith(("/", "~")) or re.match(r"[A-Za-z]:/", p)):
-        return True
-    roots = [r for r in (t.meta.get("cwd"), t.meta.get("project")) if isinstance(r, str) and r]
-    return any(p.lower().startswith(r.replace("\\", "/").rstrip("/").lower() + "/") for r in roots)
-
-
-def _writes(step: Step, path: str) -> bool:
-    """Whether a client tool's call wrote file ``path`` (Write: a file the run made, not
-    one the project kept)."""
-    found = None if is_shell(step.tool) else spec_for(step.tool)
-    return (
-        found is not None
-        and found[1].kind is ToolKind.WRITE
-        and _tool_path(step)
-        == (
-            found[1].path,
-            path,
-        )
-    )
-
-
-def _retry_path(step: Step, later: Step, key: str, name: str) -> str | None:
-    """The path of ``later`` when it retries client tool call ``step`` (whose parameter
-    ``key`` named a path that was not there): the same tool, the rest of its parameters
-    alike (a count aside), at any path; or a Read (:attr:`ToolKind.READ`) of a file named
-    ``name``. None for another call."""
-    got = _tool_path(later)
-    if got is None:
-        return None
-    if later.tool == step.tool:
-        return got[1] if got[0] == key and _same_but(step, later, key) else None
-    found = spec_for(later.tool)
-    read = found is not None and found[1].kind is ToolKind.READ
-    return got[1] if read and _file_name(got[1]) == name else None
-
-
-def _tool_location(t: Trajectory, i: int) -> ShellFix | None:
-    """``location`` of a client tool's call (Read, Edit, Grep, Glob): its path was not
-    there ("File does not exist", "Path does not exist"), and a later call of the same
-    tool, the rest of its parameters alike (a count aside), or a Read, found something
-    at a path with the same file name in another folder. A search that found nothing
-    there is no retry that worked; a file of another name is exploration."""
-    step = t.steps[i]
-    at = None if step.success else _tool_path(step)
-    o = outcome(step)
-    if at is None or not o.teachable or not _MISSING_PATH.search(o.diagnostic):
-        return None
-    key, bad = at
-    name = _file_name(bad)
-    for j in range(i + 1, min(len(t.steps), i + 1 + WINDOW)):
-        later = t.steps[j]
-        good = _retry_path(step, later, key, name)
-        if good is None:
-            continue
-        if not later.success or _FOUND_NOTHING.match(later.output):
-            return None  # not there either: a probe that found nothing
-        if not name or _file_name(good) != name or good.rstrip("/\\") == bad.rstrip("/\\"):
-            return None  # another file: the agent moved on, or explored
-        if not (_in_project(t, bad) and _in_project(t, good)):
-            return None  # ~/.claude/settings.json is no project's .claude/settings.json
-        if any(_writes(s, good) for s in t.steps[:j]):
-            return None  # the run wrote it there: where the agent put it
-        q = quote_error(re.split(r"\.\s+Note: ", o.diagnostic)[0], 8)  # not the client's note
-        text = f"In this project {name} is at {good}; {step.tool} of {bad} fails with '{q}'."
-        fnd = _finding(
-            "location",
-            step.tool,
-            "project",
-            text,
-            (step.tool, good),
-            o.diagnostic,
-            bad=bad,
-            good=good,
-            avoid=[bad],
-        )
-        fnd = attrs.evolve(fnd, domain=step.domain or "")
-        why = f"call {i + 1} {step.tool} {bad} failed ('{q}'); call {j + 1} read {good}"
-        return ShellFix(i, j, (), fnd, why)
-    return None
-
-
 _READERS = (
     _env,
     _hidden,
-    _tool_location,
     _literal_glob,
     _literal_path,
     _backslashes,
