@@ -61,7 +61,7 @@ import attrs
 
 from ..agents import ToolKind, is_shell, learning_view, same_job, spec_for
 from ..agents import programs as _programs
-from ..agents.outcomes import command_line, unquoted_retries, view_indices
+from ..agents.outcomes import command_line, own_timeout, unquoted_retries, view_indices
 from ..agents.shell import parse
 from ..records import Step, Trajectory
 from .digest import Recovery, digest, error_phrase, is_retry_of, value_text
@@ -77,7 +77,7 @@ from .evidence import (
     scoped,
     wrong_tool_finding,
 )
-from .findings import Finding, lesson_text, quote_error
+from .findings import Finding, lesson_text, quote_error, short_value
 from .kinds import KINDS as KIND_SPECS
 from .kinds import Kind
 from .merge import tool_rule_text
@@ -195,6 +195,8 @@ def _same_step(t: Trajectory, i: int, j: int) -> Correction | None:
     dom = _domain(w) or _domain(r)
     if w.params == r.params:
         return _same_call(t, i, j, between, e, head, dom)
+    if own_timeout(w.output):
+        return None  # the tool ran out of time: the retry's change is not shown to be a fix
     if set(w.params) != set(r.params):
         return _renamed(t, i, j, between, e, head, dom)
     return _changed_value(t, i, j, between, e, head, dom)
@@ -298,6 +300,8 @@ def _changed_value(
     bad, good = w.params[x], r.params[x]
     if not (is_scalar(bad) and is_scalar(good)):
         return None  # a list or object changed: which part of it was the fix?
+    if short_value(bad) == short_value(good):
+        return None  # the two values read the same once clipped: a lesson could not tell them apart
     found = spec_for(w.tool)
     if found is not None and (x == found[1].path or any(k in w.output for k, _ in found[1].needs)):
         return None  # a coding agent's tool on another file, or refused by its own rule: no value

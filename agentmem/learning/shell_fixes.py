@@ -130,6 +130,7 @@ from ..agents.outcomes import (
     asked_variables,
     escalates,
     failing_command,
+    own_timeout,
     silent_not_found,
 )
 from ..agents.programs import Role
@@ -1709,6 +1710,8 @@ def find_shell_fixes(t: Trajectory) -> list[ShellFix]:
     for i, step in enumerate(steps):
         if step.success or not is_shell(step.tool):
             continue
+        if own_timeout(step.output.lstrip().split("\n", 1)[0]):
+            continue  # the shell tool itself ran out of time: no argument was refused
         failed = _failed_command(step)
         if failed is None:
             continue

@@ -1,0 +1,82 @@
+"""Precision guards for the kinds of false lessons that strangers' sessions showed
+(issue 29): each guard is checked on a failure of its kind (a real one of the development
+half where it has one, named so) and on a control that still teaches, so the test fails if
+the guard stops the true lesson too."""
+
+from __future__ import annotations
+
+from agentmem.agents.outcomes import own_timeout
+from agentmem.learning.corrections import find_corrections
+from agentmem.records import Step, Trajectory
+
+
+def _run(*steps: Step) -> Trajectory:
+    return Trajectory(task="do the thing", steps=steps, meta={"project": "/w/p"}, accepted=True)
+
+
+def _kinds(t: Trajectory) -> list[str]:
+    return [str(c.kind) for c in find_corrections(t)]
+
+
+def test_a_tools_own_timeout_is_read_by_its_structure():
+    # real outputs of the development half: Claude Code's Grep, Codex's shell
+    assert own_timeout("Ripgrep search timed out after 20 seconds. The search may have matched")
+    assert own_timeout("command timed out after 10166 milliseconds\n")
+    # other clients' and MCP servers' framings
+    assert own_timeout("Error: Timeout 30000ms exceeded.")
+    assert own_timeout("MCP error -32001: Request timed out")
+    assert own_timeout("rpc error: code = DeadlineExceeded desc = context deadline exceeded")
+    assert own_timeout("connect ETIMEDOUT 10.0.0.1:443")
+    # a setting named timeout, a column, a word inside another: no report
+    assert not own_timeout("Error: invalid value for timeout: 30")
+    assert not own_timeout("column timeout_ms does not exist")
+    assert not own_timeout("error: unknown option --timeouts")
+
+
+def test_a_retry_after_an_mcp_tools_timeout_is_no_value_fix():
+    bad = Step(
+        tool="mcp__db__query",
+        params={"sql": "select * from a"},
+        output="MCP error -32001: Request timed out",
+        success=False,
+    )
+    good = Step(
+        tool="mcp__db__query", params={"sql": "select id from a"}, output="1 row", success=True
+    )
+    assert _kinds(_run(bad, good)) == []
+    # control: the same retry after the tool refused the value teaches the value
+    refused = Step(
+        tool="mcp__db__query",
+        params={"sql": "select * from a"},
+        output="Error: select * is not allowed, name the columns",
+        success=False,
+    )
+    assert _kinds(_run(refused, good)) == ["param_value"]
+
+
+def test_values_equal_once_clipped_make_no_lesson():
+    head = "cd /sessions/zealous-brave-euler/mnt/project-files && "
+    bad = Step(
+        tool="mcp__workspace__run",
+        params={"script": head + "python3 build.py --all"},
+        output="Error: build failed: no rule for target all",
+        success=False,
+    )
+    good = Step(
+        tool="mcp__workspace__run",
+        params={"script": head + "python3 build.py --only"},
+        output="built",
+        success=True,
+    )
+    assert _kinds(_run(bad, good)) == []
+    # control: values that differ within what a lesson shows are taught
+    short_bad = Step(
+        tool="mcp__workspace__run",
+        params={"script": "make all"},
+        output="Error: build failed: no rule for target all",
+        success=False,
+    )
+    short_good = Step(
+        tool="mcp__workspace__run", params={"script": "make only"}, output="built", success=True
+    )
+    assert _kinds(_run(short_bad, short_good)) == ["param_value"]
