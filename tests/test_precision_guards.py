@@ -80,3 +80,39 @@ def test_values_equal_once_clipped_make_no_lesson():
         tool="mcp__workspace__run", params={"script": "make only"}, output="built", success=True
     )
     assert _kinds(_run(short_bad, short_good)) == ["param_value"]
+
+
+_WRITE = "mcp__filesystem__write_file"
+_MKDIR = "mcp__filesystem__create_directory"
+
+
+def _write(content: str, ok: bool) -> Step:
+    out = (
+        "Successfully wrote to /w/p/notes/a.md" if ok else "Error: Parent directory does not exist"
+    )
+    return Step(
+        tool=_WRITE, params={"path": "/w/p/notes/a.md", "content": content}, output=out, success=ok
+    )
+
+
+def _mkdir() -> Step:
+    return Step(
+        tool=_MKDIR,
+        params={"path": "/w/p/notes"},
+        output="Successfully created directory /w/p/notes",
+        success=True,
+    )
+
+
+def test_a_call_that_worked_after_another_is_told_as_a_step_first():
+    # synthetic (the development half has no such MCP session): the same write worked once
+    # the folder was made: "call create_directory first", never "use it instead"
+    same = find_corrections(_run(_write("hello", False), _mkdir(), _write("hello", True)))
+    assert [str(c.kind) for c in same] == ["prerequisite"]
+    assert "first" in same[0].finding.text and "not " + _WRITE not in same[0].finding.text
+    # the write retried with its content changed as well: two changes, no switch of tool
+    changed = find_corrections(_run(_write("hello", False), _mkdir(), _write("hello!", True)))
+    assert [str(c.kind) for c in changed] == []
+    # control: the write never worked again: the switch rule still sees the step
+    alone = find_corrections(_run(_write("hello", False), _mkdir()))
+    assert [str(c.kind) for c in alone] == ["wrong_tool"]

@@ -392,6 +392,20 @@ def malformed_target(s: Step) -> bool:
     return any(isinstance(s.params.get(k), str) and _NO_PATH.search(s.params[k]) for k in keys)
 
 
+def _same_target(w: Step, s: Step) -> bool:
+    """Whether ``s`` is a call of ``w``'s tool on the same file, folder or URL: the
+    client table's path parameter, or for a tool no table knows every parameter whose name
+    says path, file, dir or url (at least one), each with the same value."""
+    if s.tool != w.tool:
+        return False
+    found = spec_for(w.tool)
+    if found is not None and found[1].path:
+        keys = [found[1].path]
+    else:
+        keys = [k for k in w.params if re.search(r"(?i)path|file|dir|url", k)]
+    return bool(keys) and all(k in s.params and s.params[k] == w.params.get(k) for k in keys)
+
+
 def _other_tool(t: Trajectory, i: int, used: set[int]) -> Correction | None:
     """A different tool that did the step of failed call ``i`` (see the module doc); none
     after a malformed argument (:func:`malformed_target`)."""
@@ -401,6 +415,11 @@ def _other_tool(t: Trajectory, i: int, used: set[int]) -> Correction | None:
     later_ok = [k for k in range(i + 1, len(t.steps)) if t.steps[k].success]
     if any(t.steps[k].tool == w.tool and _same_values(w, t.steps[k]) for k in later_ok):
         return None  # the tool itself worked on the same values later: not a substitution
+    if any(_same_target(w, t.steps[k]) for k in later_ok):
+        # the tool itself then worked on the same file: what ran in between was a step that
+        # must come first (a folder made before the write into it), never a tool to use
+        # instead; with the content changed too, which of the two was the fix is not shown
+        return None
     nxt = next((k for k in later_ok if not _inert(t.steps[k])), None)
     if nxt is None or nxt in used:
         return None
