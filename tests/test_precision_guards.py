@@ -116,3 +116,51 @@ def test_a_call_that_worked_after_another_is_told_as_a_step_first():
     # control: the write never worked again: the switch rule still sees the step
     alone = find_corrections(_run(_write("hello", False), _mkdir()))
     assert [str(c.kind) for c in alone] == ["wrong_tool"]
+
+
+def _bash(command: str, output: str, ok: bool = False) -> Step:
+    out = output if ok else "Exit code 127\n" + output
+    return Step(tool="Bash", params={"command": command}, output=out, success=ok)
+
+
+def _shell_lessons(*steps: Step) -> list[str]:
+    return [c.finding.text for c in find_corrections(_run(*steps))]
+
+
+_NO_UNZIP = "/bin/bash: line 1: unzip: command not found"
+
+
+def test_a_step_that_only_shows_the_result_never_stands_in():
+    # synthetic (no such session on the development half): the compound retry's listing
+    # step shares the operand, the inline python did the job: undecided, nothing learned
+    retry = (
+        "mkdir out && python3 -c \"import zipfile; zipfile.ZipFile('data.zip')"
+        ".extractall('out')\" && find out"
+    )
+    assert (
+        _shell_lessons(
+            _bash("unzip data.zip -d out", _NO_UNZIP), _bash(retry, "out\nout/a.txt", ok=True)
+        )
+        == []
+    )
+    # a listing alone on the operand shows the file, it does not unpack it
+    assert (
+        _shell_lessons(
+            _bash("unzip data.zip", _NO_UNZIP), _bash("ls -la data.zip", "data.zip", ok=True)
+        )
+        == []
+    )
+    # controls: a program that did the job on the operands, and a lister for a lister
+    did = _shell_lessons(
+        _bash("unzip data.zip -d out", _NO_UNZIP), _bash("bsdtar -xf data.zip -C out", "", ok=True)
+    )
+    assert did == [
+        "unzip is not installed here ('unzip: command not found'); bsdtar did the same job."
+    ]
+    tree = _shell_lessons(
+        _bash("tree src", "/bin/bash: line 1: tree: command not found"),
+        _bash("find src", "src\nsrc/a.py", ok=True),
+    )
+    assert tree == [
+        "tree is not installed here ('tree: command not found'); find did the same job."
+    ]

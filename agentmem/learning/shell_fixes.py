@@ -203,6 +203,21 @@ def _reader(c: Command) -> bool:
     )
 
 
+def _only_shows(s: Command, f: Command) -> bool:
+    """Whether ``s`` only lists, prints, asks or sets the scene (:attr:`Role.LISTS`,
+    :attr:`Role.READER`, :attr:`Role.PROBE`, :attr:`Role.SCENE`) where the failed
+    ``f`` did work. In a compound retry (``mkdir d && python3 -c '...' && find d``)
+    such a step shows the result of the step that did the job, and never stands in
+    for ``f``. A lister stands in for a lister (``tree`` missing, ``find`` ran)."""
+
+    def helper(c: Command) -> bool:
+        return _reader(c) or any(
+            programs.has(c.program, r) for r in (Role.LISTS, Role.SCENE, Role.PROBE)
+        )
+
+    return helper(s) and not helper(f)
+
+
 def _targets(c: Command) -> tuple[str, ...]:
     """A command's operands and the files it writes (``> file``)."""
     return (
@@ -421,7 +436,7 @@ def _provided(
             return _finding("prerequisite", f, scope, text, facts, diag, helper=short(b))
         return None
     shared = {o for o in f.operands if len(o) > 1} & set(s.operands)
-    if f.program != s.program and shared and not s.wrappers:
+    if f.program != s.program and shared and not s.wrappers and not _only_shows(s, f):
         text = f"{f.program} is not installed here ('{q}'); {_intent(s)} did the same job."
         facts = (s.program, f.program)
         return _finding("program", f, "machine", text, facts, diag, avoid=[f.program])
@@ -929,11 +944,24 @@ def _retry(f: Command, cmds: Sequence[Command], missing: bool) -> Command | None
             for c in cmds:
                 if _inline(c):
                     return c
-        ops = {o for o in f.operands if len(o) > 1}
-        for c in cmds:
-            if ops & set(c.operands) and c.program != f.program:
-                return c
+        return _doer(f, cmds)
     return None
+
+
+def _doer(f: Command, cmds: Sequence[Command]) -> Command | None:
+    """The one command of a retry that took the failed ``f``'s operands, as an operand
+    or inside inline code (``python3 -c '...zipfile...'``). None when no command or
+    several do (``mkdir d && python3 -c '...' && find d`` after the unzip): which one did
+    the job is not shown, and nothing is learned. A step that only shows the result is
+    never the one (:func:`_only_shows`, in the rule that names it)."""
+    ops = {o for o in f.operands if len(o) > 1}
+    took = [
+        c
+        for c in cmds
+        if c.program != f.program
+        and (ops & set(c.operands) or (_inline(c) and any(o in " ".join(c.words) for o in ops)))
+    ]
+    return took[0] if len(took) == 1 else None
 
 
 def _advised(t: Trajectory, i: int, f: Command, diag: str) -> ShellFix | None:
