@@ -5,9 +5,16 @@ the guard stops the true lesson too."""
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
+import pytest
+
+from agentmem import Memory
 from agentmem.agents.outcomes import own_timeout
 from agentmem.learning.corrections import find_corrections
 from agentmem.records import Step, Trajectory
+from benchmarks import bench_real_transcripts as bench
 
 
 def _run(*steps: Step) -> Trajectory:
@@ -164,3 +171,81 @@ def test_a_step_that_only_shows_the_result_never_stands_in():
     assert tree == [
         "tree is not installed here ('tree: command not found'); find did the same job."
     ]
+
+
+def test_the_diagnostic_is_the_line_that_names_the_failed_program():
+    # synthetic: an unquoted here-document's backticks ran as commands first (noise of
+    # another cause), then python was not found
+    script = "cat > docs/x.md <<EOF\n# Title `make`\nEOF\npython gen.py docs/x.md"
+    out = "docs/x.md: line 1: #: command not found\n/bin/bash: line 3: python: command not found"
+    said = _shell_lessons(
+        _bash(script, out), _bash(script.replace("python gen", "python3 gen"), "ok", ok=True)
+    )
+    assert said == [
+        "python is not on PATH here ('/bin/bash: line 3: python: command not found'): "
+        "run python3 instead."
+    ]
+    # control: a first line that names the program is kept
+    said = _shell_lessons(
+        _bash("python gen.py", "bash: python: command not found\nhint: try python3"),
+        _bash("python3 gen.py", "ok", ok=True),
+    )
+    assert said == [
+        "python is not on PATH here ('python: command not found'): run python3 instead."
+    ]
+
+
+#: A quoted diagnostic in a lesson: ``('...')``, ``('...':``, ``with '...'``.
+_LESSON_QUOTE = re.compile(r"\('([^']{3,})'[):]|\bwith '([^']{3,})'")
+
+
+def _folded(text: str) -> str:
+    """An output as a quote is compared with it: quote marks gone (a lesson's quote holds
+    none), escaped line breaks and white space folded."""
+    text = text.replace("\\n", " ").replace("\\r", " ")
+    return " ".join(re.sub(r"['\"`‘’]", "", text).split())
+
+
+def quotes_not_in_output(mem: Memory) -> list[tuple[str, str]]:
+    """(quote, lesson) for every quoted diagnostic of a live lesson that no output of the
+    runs it was learned from holds (after folding, each part between a ``...`` cut or a
+    ``<placeholder>`` found as it is; a project's folder may be left out, as a project's
+    fact writes its paths relative to it)."""
+    from agentmem.browse.queries import LESSON_RUNS
+
+    bad: list[tuple[str, str]] = []
+    sql = f"SELECT DISTINCT r.trajectory FROM ({LESSON_RUNS}) r"
+    for e in mem.experiences():
+        runs = [r[0] for r in mem.db.execute(sql, {"lesson": e.id}).fetchall()]
+        outs: list[str] = []
+        for r in runs:
+            t = mem.get_trajectory(r)
+            roots = [str(t.meta.get(k) or "").rstrip("/") for k in ("project", "cwd")]
+            for s in t.steps:
+                outs.append(_folded(s.output))
+                # a project's fact is told relative to its folder (shell_fixes.relative_to:
+                # one fact, one text), quotes included: the output as that rewrite reads it
+                outs += [_folded(s.output.replace(x + "/", "")) for x in roots if x]
+        for m in _LESSON_QUOTE.finditer(e.text):
+            q = _folded(m.group(1) or m.group(2)).removesuffix("...")
+            parts = [p.strip() for p in re.split(r"\.\.\.|<[a-z]+>", q) if p.strip()]
+            if not all(any(p in o for o in outs) for p in parts):
+                bad.append((q, e.text))
+    return bad
+
+
+_ROOT = bench.data_root()
+_DEV = [
+    t
+    for t in bench.load_keys(_ROOT)
+    if t.half == "development" and t.path.exists() and t.file not in bench.not_placed()
+]
+
+
+@pytest.mark.skipif(not _DEV, reason=f"no development transcripts under {_ROOT}")
+def test_every_quote_of_a_development_lesson_occurs_in_its_output(tmp_path: Path) -> None:
+    with Memory.open(tmp_path / "q.db") as mem:
+        bench.import_all(mem, _DEV)
+        mem.learn(use_model=False)
+        assert mem.experiences()
+        assert quotes_not_in_output(mem) == []

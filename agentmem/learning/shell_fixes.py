@@ -445,8 +445,8 @@ def _provided(
 
 def _absent(program: str, q: str, diag: str) -> str:
     """How a lesson says that ``program`` was not found (``q`` its quoted diagnostic)."""
-    if silent_not_found(diag):
-        return f"{program} does not start here ('{q}': Windows could not run it)"
+    if silent_not_found(diag):  # no output to quote: the exit code, told unquoted
+        return f"{program} does not start here ({q}: Windows could not run it)"
     return f"{program} is not on PATH here ('{q}')"
 
 
@@ -888,7 +888,20 @@ def _failed_command(step: Step) -> tuple[Command, str] | None:
     if _NO_MATCH.search(step.output[:2000]):
         return None  # the shell refused a glob, nothing ran: only the glob rule reads it
     c = failing_command(script, step.output)
-    return (c, o.diagnostic) if c is not None else None
+    return (c, _naming_line(c, o.diagnostic, step.output)) if c is not None else None
+
+
+def _naming_line(c: Command, diag: str, output: str) -> str:
+    """The diagnostic of failed command ``c``: ``diag``, unless it does not name ``c``'s
+    program and a later line of the output does, framed as its own (``python: command not
+    found`` after a heredoc's noise ``docs/x.md: line 1: #: command not found``): the
+    line that names the program that failed is the real diagnostic."""
+    name = re.escape(_bare(c.program))
+    names = re.compile(rf"(?<![\w.-]){name}:\s")
+    if not name or names.search(diag):
+        return diag
+    lines = [x.strip() for x in output.splitlines()]
+    return next((x for x in lines if names.search(x) and x not in diag), diag)
 
 
 def _before(cmds: Sequence[Command], c: Command, failed: Step, diag: str) -> list[Command]:
@@ -1653,10 +1666,10 @@ def _drive_paths(t: Trajectory, i: int) -> ShellFix | None:
             continue
         if not got or _bare(got[-1].program) != _bare(program):
             continue
-        q = quote_error(f"{_tail(m.group(0), 2)}: not found", 6)
+        q = quote_error(_tail(m.group(0), 2), 6)  # the path as the error names it, no more
         text = (
             f"Windows programs here ({program}) do not read Git Bash's /{drive.lower()}/... "
-            f"paths ('{q}'): write them as {drive.upper()}:/... with forward slashes."
+            f"paths (not found: '{q}'): write them as {drive.upper()}:/... with forward slashes."
         )
         fnd = _finding("drive", program, "machine", text, (program, f"{drive.upper()}:/"), q)
         fnd = attrs.evolve(fnd, domain=step.domain or "", detail={**fnd.detail, "avoid": []})
