@@ -249,3 +249,22 @@ def test_every_quote_of_a_development_lesson_occurs_in_its_output(tmp_path: Path
         mem.learn(use_model=False)
         assert mem.experiences()
         assert quotes_not_in_output(mem) == []
+
+
+def test_a_workspace_shell_that_timed_out_teaches_no_command():
+    # the shape (synthetic): an MCP workspace shell timed out, the next command
+    # was simply different, both clipped to the same "cd /sessions/..." prefix
+    cd = "cd /sessions/zealous-brave-euler/mnt/project && "
+    bad = Step(
+        tool="mcp__workspace__bash",
+        params={"command": cd + "npm test"},
+        output="Error: Command timed out after 45 seconds",
+        success=False,
+    )
+    good = Step(
+        tool="mcp__workspace__bash",
+        params={"command": cd + "npm test -- --runInBand"},
+        output="ok",
+        success=True,
+    )
+    assert _kinds(_run(bad, good)) == []
