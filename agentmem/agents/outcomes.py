@@ -390,6 +390,22 @@ def schema_error(body: str) -> bool:
     return bool(_SCHEMA.search(body[:400]))
 
 
+#: A tool's own report that it ran out of time, in any client's or MCP server's words:
+#: "timed out", "Timeout", "time-out", "deadline exceeded" (gRPC, Go), "ETIMEDOUT".
+_OWN_TIMEOUT = re.compile(
+    r"(?i)\btimed[ -]?out\b|\btime-?out\b(?!\s*[:=(])|deadline[ _]exceeded|\bETIMEDOUT\b"
+)
+
+
+def own_timeout(output: str) -> bool:
+    """Whether a failed call's output opens with the tool's own report that it timed out
+    (in its first 300 characters, before any content of its own). The call was cut off by
+    the tool, not refused for its arguments: whatever the next call changed, nothing shows
+    that the change was the fix. A parameter named ``timeout`` (``timeout: 30``) is a
+    setting, not a report."""
+    return bool(_OWN_TIMEOUT.search(output[:300]))
+
+
 def _tool_failure(spec: ToolSpec, body: str) -> tuple[Failure, str]:
     diag = diagnostic(body)
     if any(e in body for e in spec.content_errors):

@@ -61,7 +61,7 @@ import attrs
 
 from ..agents import ToolKind, is_shell, learning_view, same_job, spec_for
 from ..agents import programs as _programs
-from ..agents.outcomes import command_line, unquoted_retries, view_indices
+from ..agents.outcomes import command_line, own_timeout, unquoted_retries, view_indices
 from ..agents.shell import parse
 from ..records import Step, Trajectory
 from .digest import Recovery, digest, error_phrase, is_retry_of, value_text
@@ -77,7 +77,7 @@ from .evidence import (
     scoped,
     wrong_tool_finding,
 )
-from .findings import Finding, lesson_text, quote_error
+from .findings import Finding, lesson_text, quote_error, short_value
 from .kinds import KINDS as KIND_SPECS
 from .kinds import Kind
 from .merge import tool_rule_text
@@ -195,6 +195,8 @@ def _same_step(t: Trajectory, i: int, j: int) -> Correction | None:
     dom = _domain(w) or _domain(r)
     if w.params == r.params:
         return _same_call(t, i, j, between, e, head, dom)
+    if own_timeout(w.output):
+        return None  # the tool ran out of time: the retry's change is not shown to be a fix
     if set(w.params) != set(r.params):
         return _renamed(t, i, j, between, e, head, dom)
     return _changed_value(t, i, j, between, e, head, dom)
@@ -298,6 +300,8 @@ def _changed_value(
     bad, good = w.params[x], r.params[x]
     if not (is_scalar(bad) and is_scalar(good)):
         return None  # a list or object changed: which part of it was the fix?
+    if short_value(bad) == short_value(good):
+        return None  # the two values read the same once clipped: a lesson could not tell them apart
     found = spec_for(w.tool)
     if found is not None and (x == found[1].path or any(k in w.output for k, _ in found[1].needs)):
         return None  # a coding agent's tool on another file, or refused by its own rule: no value
@@ -388,6 +392,20 @@ def malformed_target(s: Step) -> bool:
     return any(isinstance(s.params.get(k), str) and _NO_PATH.search(s.params[k]) for k in keys)
 
 
+def _same_target(w: Step, s: Step) -> bool:
+    """Whether ``s`` is a call of ``w``'s tool on the same file, folder or URL: the
+    client table's path parameter, or for a tool no table knows every parameter whose name
+    says path, file, dir or url (at least one), each with the same value."""
+    if s.tool != w.tool:
+        return False
+    found = spec_for(w.tool)
+    if found is not None and found[1].path:
+        keys = [found[1].path]
+    else:
+        keys = [k for k in w.params if re.search(r"(?i)path|file|dir|url", k)]
+    return bool(keys) and all(k in s.params and s.params[k] == w.params.get(k) for k in keys)
+
+
 def _other_tool(t: Trajectory, i: int, used: set[int]) -> Correction | None:
     """A different tool that did the step of failed call ``i`` (see the module doc); none
     after a malformed argument (:func:`malformed_target`)."""
@@ -397,6 +415,11 @@ def _other_tool(t: Trajectory, i: int, used: set[int]) -> Correction | None:
     later_ok = [k for k in range(i + 1, len(t.steps)) if t.steps[k].success]
     if any(t.steps[k].tool == w.tool and _same_values(w, t.steps[k]) for k in later_ok):
         return None  # the tool itself worked on the same values later: not a substitution
+    if any(_same_target(w, t.steps[k]) for k in later_ok):
+        # the tool itself then worked on the same file: what ran in between was a step that
+        # must come first (a folder made before the write into it), never a tool to use
+        # instead; with the content changed too, which of the two was the fix is not shown
+        return None
     nxt = next((k for k in later_ok if not _inert(t.steps[k])), None)
     if nxt is None or nxt in used:
         return None

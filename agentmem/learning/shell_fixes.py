@@ -130,6 +130,7 @@ from ..agents.outcomes import (
     asked_variables,
     escalates,
     failing_command,
+    own_timeout,
     silent_not_found,
 )
 from ..agents.programs import Role
@@ -200,6 +201,21 @@ def _reader(c: Command) -> bool:
     return programs.has(c.program, Role.READER) and not any(
         op in (">", ">>") for op, _ in c.redirects
     )
+
+
+def _only_shows(s: Command, f: Command) -> bool:
+    """Whether ``s`` only lists, prints, asks or sets the scene (:attr:`Role.LISTS`,
+    :attr:`Role.READER`, :attr:`Role.PROBE`, :attr:`Role.SCENE`) where the failed
+    ``f`` did work. In a compound retry (``mkdir d && python3 -c '...' && find d``)
+    such a step shows the result of the step that did the job, and never stands in
+    for ``f``. A lister stands in for a lister (``tree`` missing, ``find`` ran)."""
+
+    def helper(c: Command) -> bool:
+        return _reader(c) or any(
+            programs.has(c.program, r) for r in (Role.LISTS, Role.SCENE, Role.PROBE)
+        )
+
+    return helper(s) and not helper(f)
 
 
 def _targets(c: Command) -> tuple[str, ...]:
@@ -420,7 +436,7 @@ def _provided(
             return _finding("prerequisite", f, scope, text, facts, diag, helper=short(b))
         return None
     shared = {o for o in f.operands if len(o) > 1} & set(s.operands)
-    if f.program != s.program and shared and not s.wrappers:
+    if f.program != s.program and shared and not s.wrappers and not _only_shows(s, f):
         text = f"{f.program} is not installed here ('{q}'); {_intent(s)} did the same job."
         facts = (s.program, f.program)
         return _finding("program", f, "machine", text, facts, diag, avoid=[f.program])
@@ -429,8 +445,8 @@ def _provided(
 
 def _absent(program: str, q: str, diag: str) -> str:
     """How a lesson says that ``program`` was not found (``q`` its quoted diagnostic)."""
-    if silent_not_found(diag):
-        return f"{program} does not start here ('{q}': Windows could not run it)"
+    if silent_not_found(diag):  # no output to quote: the exit code, told unquoted
+        return f"{program} does not start here ({q}: Windows could not run it)"
     return f"{program} is not on PATH here ('{q}')"
 
 
@@ -872,7 +888,20 @@ def _failed_command(step: Step) -> tuple[Command, str] | None:
     if _NO_MATCH.search(step.output[:2000]):
         return None  # the shell refused a glob, nothing ran: only the glob rule reads it
     c = failing_command(script, step.output)
-    return (c, o.diagnostic) if c is not None else None
+    return (c, _naming_line(c, o.diagnostic, step.output)) if c is not None else None
+
+
+def _naming_line(c: Command, diag: str, output: str) -> str:
+    """The diagnostic of failed command ``c``: ``diag``, unless it does not name ``c``'s
+    program and a later line of the output does, framed as its own (``python: command not
+    found`` after a heredoc's noise ``docs/x.md: line 1: #: command not found``): the
+    line that names the program that failed is the real diagnostic."""
+    name = re.escape(_bare(c.program))
+    names = re.compile(rf"(?<![\w.-]){name}:\s")
+    if not name or names.search(diag):
+        return diag
+    lines = [x.strip() for x in output.splitlines()]
+    return next((x for x in lines if names.search(x) and x not in diag), diag)
 
 
 def _before(cmds: Sequence[Command], c: Command, failed: Step, diag: str) -> list[Command]:
@@ -928,11 +957,24 @@ def _retry(f: Command, cmds: Sequence[Command], missing: bool) -> Command | None
             for c in cmds:
                 if _inline(c):
                     return c
-        ops = {o for o in f.operands if len(o) > 1}
-        for c in cmds:
-            if ops & set(c.operands) and c.program != f.program:
-                return c
+        return _doer(f, cmds)
     return None
+
+
+def _doer(f: Command, cmds: Sequence[Command]) -> Command | None:
+    """The one command of a retry that took the failed ``f``'s operands, as an operand
+    or inside inline code (``python3 -c '...zipfile...'``). None when no command or
+    several do (``mkdir d && python3 -c '...' && find d`` after the unzip): which one did
+    the job is not shown, and nothing is learned. A step that only shows the result is
+    never the one (:func:`_only_shows`, in the rule that names it)."""
+    ops = {o for o in f.operands if len(o) > 1}
+    took = [
+        c
+        for c in cmds
+        if c.program != f.program
+        and (ops & set(c.operands) or (_inline(c) and any(o in " ".join(c.words) for o in ops)))
+    ]
+    return took[0] if len(took) == 1 else None
 
 
 def _advised(t: Trajectory, i: int, f: Command, diag: str) -> ShellFix | None:
@@ -1624,10 +1666,10 @@ def _drive_paths(t: Trajectory, i: int) -> ShellFix | None:
             continue
         if not got or _bare(got[-1].program) != _bare(program):
             continue
-        q = quote_error(f"{_tail(m.group(0), 2)}: not found", 6)
+        q = quote_error(_tail(m.group(0), 2), 6)  # the path as the error names it, no more
         text = (
             f"Windows programs here ({program}) do not read Git Bash's /{drive.lower()}/... "
-            f"paths ('{q}'): write them as {drive.upper()}:/... with forward slashes."
+            f"paths (not found: '{q}'): write them as {drive.upper()}:/... with forward slashes."
         )
         fnd = _finding("drive", program, "machine", text, (program, f"{drive.upper()}:/"), q)
         fnd = attrs.evolve(fnd, domain=step.domain or "", detail={**fnd.detail, "avoid": []})
@@ -1709,6 +1751,8 @@ def find_shell_fixes(t: Trajectory) -> list[ShellFix]:
     for i, step in enumerate(steps):
         if step.success or not is_shell(step.tool):
             continue
+        if own_timeout(step.output.lstrip().split("\n", 1)[0]):
+            continue  # the shell tool itself ran out of time: no argument was refused
         failed = _failed_command(step)
         if failed is None:
             continue
