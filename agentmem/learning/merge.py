@@ -668,9 +668,7 @@ def _merge_shell_programs(group: list[Finding]) -> Finding:
     program, how = f.facts[0], f.facts[1]
     q = quote_error(str(f.detail.get("error") or ""), 8)
     if f.detail.get("change") == "interpreter" and f.detail.get("silent"):
-        text = (
-            f"{how} does not start here ({q}: Windows could not run it): run {program} instead."
-        )
+        text = f"{how} does not start here ({q}: Windows could not run it): run {program} instead."
     elif f.detail.get("change") == "interpreter":
         text = f"{how} is not on PATH here ('{q}'): run {program} instead."
     else:
