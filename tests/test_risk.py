@@ -123,6 +123,26 @@ RISKY: dict[C, list[str]] = {
         "git -c http.sslVerify=false clone https://x.example/r.git",
         "git config --global http.sslVerify false",
         "npm config set strict-ssl false",
+        # another trust store or a proxy between the agent and the network (wave 6: the
+        # `env` kind learns the variable an error asked for)
+        "REQUESTS_CA_BUNDLE=/tmp/ca.pem python fetch.py",
+        "NODE_EXTRA_CA_CERTS=./evil.pem npm install",
+        "export SSL_CERT_FILE=/tmp/ca.pem",
+        "HTTPS_PROXY=http://10.0.0.9:8080 npm install",
+        "https_proxy=http://10.0.0.9:8080 pip install x",
+        "GIT_SSH_COMMAND='ssh -o StrictHostKeyChecking=no' git push",
+    ],
+    C.CODE_INJECTION: [
+        "LD_PRELOAD=/tmp/x.so make",
+        "export DYLD_INSERT_LIBRARIES=/tmp/x.dylib",
+        "NODE_OPTIONS='--require /tmp/e.js' npm test",
+        "NODE_OPTIONS=--import=./hook.mjs node app.js",
+        "JAVA_TOOL_OPTIONS=-javaagent:/tmp/a.jar ./gradlew build",
+        "RUBYOPT=-r/tmp/x bundle exec rake",
+        "PERL5OPT=-MEvil prove",
+        "BASH_ENV=/tmp/rc bash build.sh",
+        "PYTHONSTARTUP=/tmp/s.py python",
+        "GIT_SSH_COMMAND='sh /tmp/x.sh' git fetch",
     ],
     C.ESCALATION: [
         "claude --dangerously-skip-permissions -p 'fix it'",
@@ -176,6 +196,11 @@ SAFE = [
     "pipx install black",
     "go env GOPATH",
     "HUSKY=1 git commit -m x",
+    "NODE_OPTIONS=--max-old-space-size=4096 npm run build",
+    "JAVA_TOOL_OPTIONS=-Xmx2g ./gradlew build",
+    "GIT_SSH_COMMAND='ssh -i ~/.ssh/deploy_key' git fetch",
+    "CI=true npm test",
+    "PYTHONPATH=src pytest",
 ]
 
 
@@ -303,6 +328,10 @@ def test_review_state_decides_serving() -> None:
 def test_the_table_is_data() -> None:
     """One declarative row per program (and subcommand) and what makes it risky."""
     assert all(isinstance(r, risk.Row) and r.programs for r in risk.TABLE)
-    assert {r.capability for r in risk.TABLE} >= set(C) - {C.PIPE_TO_SHELL}
+    assert {r.capability for r in risk.TABLE} >= set(C) - {C.PIPE_TO_SHELL, C.CODE_INJECTION}
+    # code injection is a variable's (LD_PRELOAD, NODE_OPTIONS --require), not a program's
+    by_variable = [c for c, _ in risk.ASSIGNMENTS.values()]
+    by_variable += [c for c, _ in risk.ASSIGNED_VALUES.values()]
+    assert C.CODE_INJECTION in by_variable
     rows = [r for r in risk.TABLE if "git" in r.programs and r.sub == ("push",)]
     assert rows and rows[0].capability is C.FORCE_PUSH and "--force" in rows[0].flags

@@ -65,6 +65,7 @@ class Capability(str, enum.Enum):
     RECURSIVE_DELETE = "recursive-delete"
     PERMISSIONS = "permissions"
     INSECURE_TLS = "insecure-tls"
+    CODE_INJECTION = "code-injection"
     ESCALATION = "escalation"
 
     @property
@@ -81,7 +82,12 @@ _DESCRIPTIONS = {
     Capability.SUPERUSER: "runs as the superuser (sudo, doas, su)",
     Capability.RECURSIVE_DELETE: "deletes recursively",
     Capability.PERMISSIONS: "changes file permissions or owners",
-    Capability.INSECURE_TLS: "turns off TLS certificate checks",
+    Capability.INSECURE_TLS: (
+        "turns off TLS or host-key checks, or trusts another CA bundle or proxy"
+    ),
+    Capability.CODE_INJECTION: (
+        "makes other programs load code from elsewhere (LD_PRELOAD, NODE_OPTIONS --require)"
+    ),
     Capability.ESCALATION: "escalates the agent's sandbox or approvals",
 }
 
@@ -237,7 +243,43 @@ ASSIGNMENTS: Mapping[str, tuple[Capability, frozenset[str]]] = {
     "GONOSUMDB": (C.PACKAGE_SOURCE, frozenset([""])),
     "GOINSECURE": (C.INSECURE_TLS, frozenset([""])),
     "CARGO_REGISTRIES_CRATES_IO_PROTOCOL": (C.PACKAGE_SOURCE, frozenset([""])),
+    # another trust store, or a proxy between the agent and the network
+    **{
+        name: (C.INSECURE_TLS, frozenset([""]))
+        for name in (
+            "REQUESTS_CA_BUNDLE CURL_CA_BUNDLE SSL_CERT_FILE SSL_CERT_DIR NODE_EXTRA_CA_CERTS "
+            "GIT_SSL_CAINFO GIT_SSL_CAPATH PIP_CERT HTTP_PROXY HTTPS_PROXY ALL_PROXY"
+        ).split()
+    },
+    # code loaded into every program started: any value
+    **{
+        name: (C.CODE_INJECTION, frozenset([""]))
+        for name in (
+            "LD_PRELOAD LD_AUDIT DYLD_INSERT_LIBRARIES BASH_ENV ENV PYTHONSTARTUP "
+            "GIT_EXEC_PATH GIT_ASKPASS SSH_ASKPASS GIT_SSH"
+        ).split()
+    },
 }
+
+#: Variables risky only for some values: name -> (capability, a pattern of the risky
+#: values). ``NODE_OPTIONS=--max-old-space-size=4096`` is a fix; ``--require x.js`` loads
+#: code into every node started; ``ssh -i key`` is a fix, ``StrictHostKeyChecking=no`` not.
+ASSIGNED_VALUES: Mapping[str, tuple[Capability, re.Pattern[str]]] = {
+    "NODE_OPTIONS": (
+        C.CODE_INJECTION,
+        re.compile(r"(?:^|\s)(?:--require|-r|--import|--loader|--experimental-loader)\b"),
+    ),
+    "JAVA_TOOL_OPTIONS": (C.CODE_INJECTION, re.compile(r"-javaagent|-agentpath|-agentlib")),
+    "_JAVA_OPTIONS": (C.CODE_INJECTION, re.compile(r"-javaagent|-agentpath|-agentlib")),
+    "RUBYOPT": (C.CODE_INJECTION, re.compile(r"(?:^|\s)-r")),
+    "PERL5OPT": (C.CODE_INJECTION, re.compile(r"(?:^|\s)-[mM]")),
+    "GIT_SSH_COMMAND": (
+        C.INSECURE_TLS,
+        re.compile(r"StrictHostKeyChecking\W*no|UserKnownHostsFile\W*/dev/null", re.I),
+    ),
+}
+#: ``GIT_SSH_COMMAND`` that runs anything but ssh loads code too.
+_NOT_SSH = re.compile(r"\A\s*(?!(?:\S*/)?ssh(?:\.exe)?(?:\s|\Z))")
 
 #: Files whose writing reaches beyond the project: path prefix -> capability.
 FILES: tuple[tuple[str, Capability], ...] = (
@@ -456,9 +498,15 @@ def _env_words(c: Command) -> list[str]:
 
 def _assigned(assignment: str, text: str) -> Iterator[tuple[Capability, str]]:
     name, _, value = assignment.partition("=")
+    value = value.strip().strip("'\"").strip()
     entry = ASSIGNMENTS.get(name.upper())
-    if entry is not None and value.strip().lower() not in entry[1]:
+    if entry is not None and value.lower() not in entry[1]:
         yield entry[0], text
+    pattern = ASSIGNED_VALUES.get(name.upper())
+    if pattern is not None and pattern[1].search(value):
+        yield pattern[0], text
+    if name.upper() == "GIT_SSH_COMMAND" and value and _NOT_SSH.match(value):
+        yield C.CODE_INJECTION, text
 
 
 def _launchers(c: Command, text: str) -> Iterator[tuple[Capability, str]]:
@@ -770,7 +818,7 @@ def _may_start(text: str) -> bool:
     for w in re.findall(r"[\w.+-]+|[|<>=$`]", text.lower()):
         if w in _STARTS or w in PARAMS or w in ("|", "<", ">", "=", "$", "`"):
             return True
-        if w.upper() in ASSIGNMENTS:
+        if w.upper() in ASSIGNMENTS or w.upper() in ASSIGNED_VALUES:
             return True
     return False
 
