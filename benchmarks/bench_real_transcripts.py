@@ -690,9 +690,16 @@ def projects(items: Sequence[Transcript]) -> dict[str, list[list[Transcript]]]:
     return out
 
 
-def repeats(t: Transcript) -> dict[str, str]:
-    """Call id -> the earlier key correction (``file#id``) it repeats, from ``same_as``."""
-    return {e["id"]: e["same_as"] for e in t.entries if e.get("same_as")}
+def repeats(t: Transcript, present: Mapping[str, Any] | None = None) -> dict[str, str]:
+    """Call id -> the earlier key correction (``file#id``) it repeats, from ``same_as``;
+    with ``present`` (the corrections of the transcripts measured), only the repeats of a
+    correction there: a session whose earlier one is not in the set measured (a blind set
+    of later sessions of a corpus project) repeats nothing the replay could have learned."""
+    return {
+        e["id"]: e["same_as"]
+        for e in t.entries
+        if e.get("same_as") and (present is None or e["same_as"] in present)
+    }
 
 
 def replay(items: Sequence[Transcript], workdir: Path) -> dict[str, Any]:
@@ -729,7 +736,7 @@ def _replay_session(
 ) -> None:
     found = lessons(mem)
     assign(found, keyed)
-    rep = repeats(t)
+    rep = repeats(t, keyed)
     cwd = cwd_of(t.path)
     for turn in turns(t.path):
         served, withheld = _served(mem, turn.prompt, cwd, found)

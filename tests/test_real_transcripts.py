@@ -379,3 +379,20 @@ def test_the_replay_serves_exactly_what_the_prompt_hook_serves(tmp_path: Path) -
         ("hook", ids, [str(gone)]),
         ("hook", hook_ids, sorted([str(gone), str(unknown)])),
     ]
+
+
+def test_a_repeat_of_a_correction_outside_the_set_is_no_repeat() -> None:
+    """A later session's ``same_as`` that points at a session not measured (a blind set of
+    later sessions of a corpus project) is left out of the replay's repeated mistakes."""
+    t = bench.Transcript(
+        "corpus/p/b.jsonl",
+        "claude-code",
+        "p",
+        [
+            {"id": "c1", "label": "correction", "same_as": "corpus/p/a.jsonl#x"},
+            {"id": "c2", "label": "correction", "same_as": "corpus/p/here.jsonl#y"},
+        ],
+    )
+    assert bench.repeats(t) == {"c1": "corpus/p/a.jsonl#x", "c2": "corpus/p/here.jsonl#y"}
+    present = {"corpus/p/here.jsonl#y": None}
+    assert bench.repeats(t, present) == {"c2": "corpus/p/here.jsonl#y"}
