@@ -252,6 +252,35 @@ def _same_args(a: Command, b: Command) -> bool:
     return a.args == b.args and _targets(a) == _targets(b)
 
 
+def _wrappers(c: Command) -> tuple[str, ...]:
+    """``c``'s wrappers that change what it does: without those that run it as it is
+    (:attr:`Role.TRANSPARENT`: ``time``, ``nice``, ``nohup``), which a retry may add or
+    drop and still run the same command."""
+    return tuple(w for w in c.wrappers if not programs.has(w.split()[0], Role.TRANSPARENT))
+
+
+def _own_words(c: Command) -> tuple[str, ...]:
+    """``c``'s words without the wrappers that run it as it is (``time git push x`` is
+    ``git push x``); its words as written when another wrapper starts it."""
+    if _wrappers(c) or not c.wrappers:
+        return c.words
+    at = next((k for k, w in enumerate(c.words) if os.path.basename(w) == c.program), 0)
+    return c.words[at:]
+
+
+def _privileged(w: str) -> bool:
+    return programs.has(w.split()[0], Role.PRIVILEGE)
+
+
+def _same_wrappers(f: Command, s: Command) -> bool:
+    """Whether retry ``s`` runs ``f``'s command the same way: the same wrappers, up to those
+    that run it as it is (:func:`_wrappers`), or ``f``'s without a privilege it dropped
+    (``sudo git show --no-stat x`` -> ``git show x``: less privilege made nothing work).
+    A retry that adds ``sudo`` is never the same: the privilege may be what worked."""
+    a, b = _wrappers(f), _wrappers(s)
+    return a == b or tuple(w for w in a if not _privileged(w)) == b
+
+
 #: Options by which an interpreter runs code given on its command line.
 _CODE_FLAGS = frozenset({"-c", "-e", "--eval", "-Command"})
 
@@ -318,15 +347,15 @@ def compare(
     missing = _missing_program(f, diag, body)
     if missing:
         return _provided(f, s, q, diag, between, missing)
-    if _intent(f) != _intent(s) or f.wrappers != s.wrappers:
-        added = set(s.wrappers) - set(f.wrappers)
+    if _intent(f) != _intent(s) or not _same_wrappers(f, s):
+        fw, sw = _wrappers(f), _wrappers(s)
         if (
             _intent(f) == _intent(s)
-            and set(f.wrappers) < set(s.wrappers)
+            and set(fw) < set(sw)
             and _same_args(f, s)
-            and not any(w.startswith(("sudo", "doas")) for w in added)  # a workaround, not a rule
+            and not any(_privileged(w) for w in set(sw) - set(fw))  # a workaround, not a rule
         ):
-            w = next(x for x in s.wrappers if x not in f.wrappers)
+            w = next(x for x in sw if x not in fw)
             how = short(s, 40)
             text = f"Run {f.program} through {w} here ({how}); bare {f.program} fails with '{q}'."
             return _finding(
@@ -335,7 +364,7 @@ def compare(
         return None
     if _same_args(f, s):
         return _prerequisite(f, s, q, diag, between)
-    if s.words != f.words and advises(body, s):
+    if _own_words(s) != _own_words(f) and advises(body, s):
         return _suggested(f, s, diag)
     found = _pattern(f, s, diag) or _existing(f, s, diag, body)
     if found is not None:
@@ -358,9 +387,10 @@ def advises(body: str, s: Command) -> bool:
     """Whether a failed output quotes command ``s`` as advice: after a word that advises
     ("Run `x`", "try x", "use\\n    x", "did you mean x") and whole, never a word of the
     output that merely begins with the program's name (``ls: x: No such file``)."""
-    if len(s.words) < 2:
+    words = _own_words(s)
+    if len(words) < 2:
         return False  # a bare program name is never advice enough
-    cmd = r"\s+".join(re.escape(w) for w in s.words)
+    cmd = r"\s+".join(re.escape(w) for w in words)
     pat = rf"(?i)\b{_ADVICE_VERBS}\b[^\n]{{0,30}}?(?:[\s:'\"`]|\\n)*{cmd}(?![\w./-])"
     return re.search(pat, body[:4000]) is not None
 
@@ -389,19 +419,19 @@ def _provided(
     """``missing`` (``f``'s program or a wrapper's) is not found here: renamed, wrapped,
     replaced or installed."""
     if missing != f.program:  # a wrapper's program: python of python -m x
-        heads = [w.split()[0] for w in s.wrappers]
+        heads = [w.split()[0] for w in _wrappers(s)]
         renamed = [h for h in heads if h != missing and _family(h) == _family(missing)]
         if f.program == s.program and renamed and _family(missing):
             text = f"{missing} is not on PATH here ('{q}'): run {renamed[0]} instead."
             facts = (renamed[0], missing)
             return _finding("interpreter", f, "machine", text, facts, diag, avoid=[missing])
         return None
-    if f.program == s.program and set(f.wrappers) < set(s.wrappers):
-        w = next(x for x in s.wrappers if x not in f.wrappers)
+    if f.program == s.program and set(_wrappers(f)) < set(_wrappers(s)):
+        w = next(x for x in _wrappers(s) if x not in _wrappers(f))
         text = f"{f.program} is not on PATH here ('{q}'): run it through {w} ({short(s, 40)})."
         return _finding("wrapper", f, _scope_for_wrapper(w), text, (f.program, w), diag, avoid=[])
     silent = {"silent": True} if silent_not_found(diag) else {}
-    if _bare(f.program) == _bare(s.program) and not s.wrappers:
+    if _bare(f.program) == _bare(s.program) and not _wrappers(s):
         fw, sw = _program_word(f), _program_word(s)
         if fw != sw and "/" in sw and "/" not in fw:  # gh not found; /opt/homebrew/bin/gh ran
             # where the program is, whatever the call: its arguments may differ
@@ -436,7 +466,7 @@ def _provided(
             return _finding("prerequisite", f, scope, text, facts, diag, helper=short(b))
         return None
     shared = {o for o in f.operands if len(o) > 1} & set(s.operands)
-    if f.program != s.program and shared and not s.wrappers and not _only_shows(s, f):
+    if f.program != s.program and shared and not _wrappers(s) and not _only_shows(s, f):
         text = f"{f.program} is not installed here ('{q}'); {_intent(s)} did the same job."
         facts = (s.program, f.program)
         return _finding("program", f, "machine", text, facts, diag, avoid=[f.program])
