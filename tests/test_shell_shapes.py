@@ -14,12 +14,12 @@ from agentmem.records import Step, Trajectory
 NO_STAT = "error: unrecognized argument: --no-stat"
 
 
-def _sh(command: str, output: str = "done", ok: bool = True) -> Step:
-    code = "Exit code 127" if "not found" in output else "Exit code 1"
+def _sh(command: str, output: str = "done", ok: bool = True, code: int = 0) -> Step:
+    code = code or (127 if "not found" in output else 1)
     return Step(
         tool="Bash",
         params={"command": command},
-        output=output if ok else f"{code}\n{output}",
+        output=output if ok else f"Exit code {code}\n{output}",
         success=ok,
     )
 
@@ -62,3 +62,60 @@ def test_advice_is_read_without_a_transparent_wrapper():
     assert [c for c, _ in got] == ["suggested"]
     other = _changes(_sh("git push", upstream, False), _sh("time git push --force origin feat"))
     assert [c for c, _ in other] != ["suggested"]
+
+
+# --------------------------------------------------------------------------- route
+
+NO_ZIP = (
+    "unzip:  cannot find zipfile directory in one of data.7z or\n"
+    "        data.7z.zip, and cannot find data.7z.ZIP, period."
+)
+
+
+def test_another_program_that_did_the_job_on_the_same_target_is_a_route():
+    got = _changes(_sh("unzip data.7z", NO_ZIP, False), _sh("7z x data.7z", "Everything is Ok"))
+    assert [c for c, _ in got] == ["route"]
+    assert got[0][1].startswith("In this project unzip data.7z fails with")
+    assert "7z did the job instead" in got[0][1]
+
+
+def test_a_client_tool_that_did_a_search_on_the_same_pattern_is_a_route():
+    parse = "rg: regex parse error:\n    fetch(\n         ^\nerror: unclosed group"
+    bad = _sh("rg -n 'fetch(' src", parse, False, code=2)
+    grep = Step(
+        tool="Grep", params={"pattern": "fetch(", "path": "src"}, output="src/a.ts:3", success=True
+    )
+    got = _changes(bad, grep)
+    assert [c for c, _ in got] == ["route"]
+    assert "Grep did the job instead" in got[0][1]
+    # a Read of a file is no search: not the same job
+    read = Step(tool="Read", params={"file_path": "/w/app/src"}, output="x", success=True)
+    assert _changes(bad, read) == []
+
+
+def test_no_route_after_a_transient_cause_a_missing_target_or_a_program_not_found():
+    net = "fatal: unable to access 'https://example.com/o/r.git/': Could not resolve host: example.com"
+    url = "https://example.com/o/r.git"
+    assert _changes(_sh(f"git clone {url}", net, False), _sh(f"curl -sLO {url}")) == []
+    gone = "tar: data.tgz: Cannot open: No such file or directory"
+    assert _changes(_sh("tar xzf data.tgz", gone, False), _sh("7z x data.tgz")) == []
+    lock = "E: Could not get lock /var/lib/dpkg/lock-frontend. It is held by process 4242"
+    assert _changes(_sh("apt-get install -y jq", lock, False), _sh("brew install jq")) == []
+    found = _changes(_sh("7z x data.7z", "bash: 7z: command not found", False), _sh("unzip data.7z"))
+    assert [c for c, _ in found] != ["route"]  # the program kind's, when anything
+
+
+def test_no_route_when_the_target_changed_between_or_the_program_then_worked():
+    fail = _sh("unzip data.7z", NO_ZIP, False)
+    copied = _changes(fail, _sh("cp backup/data.7z data.7z"), _sh("7z x data.7z"))
+    assert "route" not in [c for c, _ in copied]
+    again = _changes(fail, _sh("7z x data.7z"), _sh("unzip data.7z", "inflating: a.txt"))
+    assert "route" not in [c for c, _ in again]
+    shown = _changes(fail, _sh("ls -la data.7z", "-rw-r--r-- 1 me me 10 data.7z"))
+    assert shown == []
+
+
+def test_a_read_is_never_done_by_an_edit():
+    bad = _sh("sed -n '1,20{p' notes.md", "sed: -e expression #1, char 0: unmatched `{'", False)
+    patch = _sh("apply_patch <<'PATCH'\n*** Update File: notes.md\nPATCH", "Success. Updated notes.md")
+    assert [c for c, _ in _changes(bad, patch)] != ["route"]
