@@ -119,3 +119,48 @@ def test_a_read_is_never_done_by_an_edit():
     bad = _sh("sed -n '1,20{p' notes.md", "sed: -e expression #1, char 0: unmatched `{'", False)
     patch = _sh("apply_patch <<'PATCH'\n*** Update File: notes.md\nPATCH", "Success. Updated notes.md")
     assert [c for c, _ in _changes(bad, patch)] != ["route"]
+
+
+# --------------------------------------------------------------------------- a call's own command
+
+FORMAT = "** (Mix) Code is not formatted. Run 'mix format' to fix."
+
+
+def test_advice_run_inside_a_compound_that_proves_it_is_advised():
+    """The advised command anywhere in the next call, joined by ``&&`` to what follows."""
+    got = _changes(_sh("git commit -m wip", FORMAT, False), _sh("mix format && git commit -m wip"))
+    assert [c for c, _ in got] == ["advised"]
+    piped = _changes(_sh("git commit -m wip", FORMAT, False), _sh("cd /w/app && mix format 2>&1"))
+    assert [c for c, _ in piped] == ["advised"]
+
+
+def test_advice_whose_success_is_not_shown_is_not_advised():
+    """``mix format || true`` and ``mix format; git status`` may have failed: not learned."""
+    for line in ("mix format || true", "mix format; git status"):
+        got = _changes(_sh("git commit -m wip", FORMAT, False), _sh(line))
+        assert "advised" not in [c for c, _ in got], line
+
+
+def test_a_search_trimmed_by_a_filter_or_run_from_the_session_folder_is_the_same_search():
+    """``rg --files -g G | head`` and ``cd <session folder> && find . -name G``: the filter
+    passes the listing on, and a ``cd`` to where the session is moves nowhere."""
+    got = _changes(
+        _sh("rg --files -g '*.spec.yaml' | head -50", ""),  # head exits 0
+        _sh("cd /w/app && find . -name '*.spec.yaml'", "./.config/specs/a.spec.yaml"),
+    )
+    assert [c for c, _ in got] == ["hidden"]
+    assert ".config/specs/" in got[0][1]
+
+
+def test_a_search_run_from_another_folder_or_counted_is_not():
+    """From another folder the path found is that folder's; ``| wc -l`` prints a count."""
+    moved = _changes(
+        _sh("rg --files -g '*.spec.yaml'", "", False),
+        _sh("cd /w/other && find . -name '*.spec.yaml'", "./.config/specs/a.spec.yaml"),
+    )
+    assert moved == []
+    counted = _changes(
+        _sh("rg --files -g '*.spec.yaml'", "", False),
+        _sh("find . -name '*.spec.yaml' | wc -l", "1"),
+    )
+    assert counted == []

@@ -906,6 +906,28 @@ def _commands(step: Step) -> tuple[Command, ...] | None:
     return script.commands if script.parsed else None
 
 
+def _job_commands(t: Trajectory, step: Step) -> tuple[Command, ...]:
+    """A shell call's commands that do its job: without a ``cd`` to the session's own
+    folder (no move at all) and without the filters its output passed through after the
+    first command of a pipeline (``| head``, ``| sort``: :attr:`Role.FILTER`). ``rg --files
+    -g G | head -50`` is ``rg --files -g G``, as ``cd /w/app && find . -name G`` (in
+    ``/w/app``) is ``find . -name G``."""
+    here = str(t.meta.get("cwd") or "").rstrip("/")
+    found = spec_for(step.tool)
+    script = parse(command_line(found[1], step.params)) if found else None
+    if script is None or not script.parsed:
+        return ()
+    out: list[Command] = []
+    for p in script.pipelines:
+        for k, c in enumerate(p.commands):
+            if k and programs.has(c.program, Role.FILTER):
+                continue
+            if here and c.program == "cd" and c.operands in ((here,), (here + "/",)):
+                continue
+            out.append(c)
+    return tuple(out)
+
+
 def _failed_command(step: Step) -> tuple[Command, str] | None:
     """The command a misused shell call failed on, and its diagnostic."""
     o = outcome(step)
@@ -1017,8 +1039,12 @@ def _advised(t: Trajectory, i: int, f: Command, diag: str) -> ShellFix | None:
     if m is None or nxt is None or not t.steps[nxt].success:
         return None
     advice = " ".join(m.group(1).split())
-    cmds = _commands(t.steps[nxt]) or ()
-    if len(cmds) != 1 or " ".join(cmds[0].words) != advice or _intent(cmds[0]) == _intent(f):
+    # the advised command, wherever it sits in the call (``cd D && mix format``, ``mix format
+    # 2>&1 | tail``, ``mix format && git commit ...``), and shown to have worked
+    ran = next(
+        (c for c in _commands(t.steps[nxt]) or () if " ".join(_own_words(c)) == advice), None
+    )
+    if ran is None or _intent(ran) == _intent(f) or not _proven(t.steps[nxt], ran):
         return None
     for later in t.steps[nxt + 1 :]:
         again = None if later.success or not is_shell(later.tool) else _failed_command(later)
@@ -1030,7 +1056,7 @@ def _advised(t: Trajectory, i: int, f: Command, diag: str) -> ShellFix | None:
     said = re.sub(r"\[[A-Z_ -]+\]\s*", "", said)
     q = quote_error(said, 10)
     text = f"In this project {_intent(f)} fails with '{q}': run {advice} first, as its error says."
-    facts = (f.program, cmds[0].program)
+    facts = (f.program, ran.program)
     fnd = _finding("advised", f, "project", text, facts, diag, helper=advice, avoid=[])
     why = f"call {i + 1} {short(f)} failed ('{q}'); call {nxt + 1} {advice} worked, as it advised"
     return ShellFix(i, nxt, (nxt,), attrs.evolve(fnd, domain=t.steps[i].domain or ""), why)
@@ -1064,7 +1090,7 @@ def _found_by_find(t: Trajectory, i: int, glob: str) -> tuple[int, str] | None:
     )
     if nxt is None or not t.steps[nxt].success:
         return None
-    found = _commands(t.steps[nxt]) or ()
+    found = _job_commands(t, t.steps[nxt])
     words = list(found[0].words) if len(found) == 1 and found[0].program == "find" else []
     if "-name" not in words or words[words.index("-name") + 1 : words.index("-name") + 2] != [glob]:
         return None
@@ -1089,7 +1115,7 @@ def _hidden_folder(t: Trajectory, i: int, globs: list[str]) -> ShellFix | None:
     place: where the project keeps it, which rg --files skips."""
     nxt = [j for j in range(i + 1, min(len(t.steps), i + 6)) if is_shell(t.steps[j].tool)][:3]
     for j in nxt:
-        found = _commands(t.steps[j]) or ()
+        found = _job_commands(t, t.steps[j])
         if not t.steps[j].success or len(found) != 1 or found[0].program != "find":
             continue
         words = list(found[0].words)
@@ -1104,7 +1130,7 @@ def _hidden_folder(t: Trajectory, i: int, globs: list[str]) -> ShellFix | None:
             f"In this project {name} is at {where}, a hidden folder rg --files skips: "
             f"find it with find . -name {name} or rg --files --hidden."
         )
-        cmd = (_commands(t.steps[i]) or ())[0]
+        cmd = _job_commands(t, t.steps[i])[0]
         fnd = _finding("hidden", cmd, "project", text, ("rg", "find", where), "no files found")
         fnd = attrs.evolve(fnd, domain=t.steps[i].domain or "", detail={**fnd.detail, "avoid": []})
         why = f"call {i + 1} rg --files listed nothing; call {j + 1} found {where}"
@@ -1112,7 +1138,7 @@ def _hidden_folder(t: Trajectory, i: int, globs: list[str]) -> ShellFix | None:
     return None
 
 
-def _lists_hidden(step: Step) -> bool:
+def _lists_hidden(t: Trajectory, step: Step) -> bool:
     """Whether a successful call is a discovery: a listing program (:attr:`Role.LISTS`:
     ``ls -la``, ``find . -maxdepth 2``) or a client search tool (Glob). What it shows
     of hidden folders its output says (:func:`_hidden_in`)."""
@@ -1121,7 +1147,7 @@ def _lists_hidden(step: Step) -> bool:
     if not is_shell(step.tool):
         found = spec_for(step.tool)
         return found is not None and found[1].kind is ToolKind.SEARCH
-    cmds = _commands(step) or ()
+    cmds = _job_commands(t, step)
     return len(cmds) == 1 and programs.listing(cmds[0].program)
 
 
@@ -1167,19 +1193,19 @@ def _hidden_discovered(t: Trajectory, i: int, glob: str) -> ShellFix | None:
                 f"In this project {glob} files are in {folder}/, a hidden folder rg --files "
                 f"skips: find them with find . -name {glob} or rg --files --hidden."
             )
-            cmd = (_commands(t.steps[i]) or ())[0]
+            cmd = _job_commands(t, t.steps[i])[0]
             fnd = _finding("hidden", cmd, "project", text, ("rg", "find", folder), "no files")
             fnd = attrs.evolve(fnd, domain=t.steps[i].domain or "")
             why = f"call {i + 1} rg --files listed nothing; call {j + 1} used {folder}/"
             return ShellFix(i, j, (), fnd, why)
-        if _lists_hidden(step):
+        if _lists_hidden(t, step):
             hidden |= _hidden_in(step.output)
     return None
 
 
 def _hidden(t: Trajectory, i: int) -> ShellFix | None:
     """The ``hidden`` finding of call ``i`` (see the module doc), or None."""
-    cmds = (_commands(t.steps[i]) if is_shell(t.steps[i].tool) else None) or ()
+    cmds = _job_commands(t, t.steps[i]) if is_shell(t.steps[i].tool) else ()
     glob = _glob_of(cmds[0]) if len(cmds) == 1 else None
     if glob is None or _paths(t.steps[i].output):
         return None
