@@ -164,3 +164,29 @@ def test_a_search_run_from_another_folder_or_counted_is_not():
         _sh("find . -name '*.spec.yaml' | wc -l", "1"),
     )
     assert counted == []
+
+
+# --------------------------------------------------------------------------- the parser
+
+
+def test_a_redirect_before_a_pipe_keeps_the_pipe_in_the_chain_it_ends():
+    """``cd a && node b.js 2>&1 | head`` is ``cd a && (node b.js 2>&1 | head)`` in bash;
+    tree-sitter reads it as ``(cd a && node b.js) 2>&1 | head``, which made ``head`` a
+    pipeline of its own, joined by nothing, and the ``&&`` retry unproven."""
+    from agentmem.agents.shell import parse
+
+    def shape(line: str) -> list[tuple[str, list[str]]]:
+        return [(p.connector, [c.program for c in p.commands]) for p in parse(line).pipelines]
+
+    assert shape("cd a && node b.js 2>&1 | head -20") == [("", ["cd"]), ("&&", ["node", "head"])]
+    assert shape("a || b > x | c && d") == [("", ["a"]), ("||", ["b", "c"]), ("&&", ["d"])]
+    assert shape("a; b 2>&1 | c") == [("", ["a"]), ("", ["b", "c"])]
+    assert shape("x | y 2>&1 | z") == [("", ["x", "y", "z"])]
+
+
+def test_a_script_run_from_its_folder_with_its_output_trimmed_is_a_workdir_fix():
+    failed = _sh("node assets/build.js 2>&1", '[ERROR] Could not resolve "js/app.js"', False)
+    got = _changes(failed, _sh("cd assets && node build.js 2>&1 | head -20", "built in 120ms"))
+    assert [c for c, _ in got] == ["workdir"]
+    other = _changes(failed, _sh("cd assets && node bundle.js 2>&1 | head -20", "built"))
+    assert other == []
