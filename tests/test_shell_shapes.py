@@ -190,3 +190,16 @@ def test_a_script_run_from_its_folder_with_its_output_trimmed_is_a_workdir_fix()
     assert [c for c, _ in got] == ["workdir"]
     other = _changes(failed, _sh("cd assets && node bundle.js 2>&1 | head -20", "built"))
     assert other == []
+
+
+def test_a_windows_program_read_past_its_filters_and_scene_is_the_same_program():
+    """``drive``: the program of a call is its own command, not ``| head`` nor ``&& echo``."""
+    failed = _sh(
+        "python -c \"print(open('/e/w/a.jsonl').read())\" 2>&1 | head -5",
+        "FileNotFoundError: [WinError 3] '/e/w/a.jsonl'",
+        False,
+    )
+    got = _changes(failed, _sh("python -c \"print(open('E:/w/a.jsonl').read())\" && echo ok", "{}"))
+    assert [c for c, _ in got] == ["drive"]
+    cat = _changes(failed, _sh("cat E:/w/a.jsonl | head -5 && echo ok", "{}"))
+    assert cat == []

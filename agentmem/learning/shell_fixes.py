@@ -908,8 +908,10 @@ def _commands(step: Step) -> tuple[Command, ...] | None:
 
 def _job_commands(t: Trajectory, step: Step) -> tuple[Command, ...]:
     """A shell call's commands that do its job: without a ``cd`` to the session's own
-    folder (no move at all) and without the filters its output passed through after the
-    first command of a pipeline (``| head``, ``| sort``: :attr:`Role.FILTER`). ``rg --files
+    folder (no move at all), without what only sets the scene (``echo``, ``export``,
+    ``sleep``: :attr:`Role.SCENE`; another folder's ``cd`` stays) and without the filters
+    its output passed through after the first command of a pipeline (``| head``, ``|
+    sort``: :attr:`Role.FILTER`). ``rg --files
     -g G | head -50`` is ``rg --files -g G``, as ``cd /w/app && find . -name G`` (in
     ``/w/app``) is ``find . -name G``."""
     here = str(t.meta.get("cwd") or "").rstrip("/")
@@ -924,6 +926,8 @@ def _job_commands(t: Trajectory, step: Step) -> tuple[Command, ...]:
                 continue
             if here and c.program == "cd" and c.operands in ((here,), (here + "/",)):
                 continue
+            if programs.has(c.program, Role.SCENE) and not programs.has(c.program, Role.CHDIR):
+                continue  # echo done, export X=1, sleep 2: nothing of the job
             out.append(c)
     return tuple(out)
 
@@ -1702,7 +1706,7 @@ def _drive_paths(t: Trajectory, i: int) -> ShellFix | None:
     if not is_shell(step.tool) or not _NOT_OPENED.search(step.output[-3000:]):
         return None
     line = _line(step)
-    cmds = _commands(step) or ()
+    cmds = _job_commands(t, step)
     if not cmds:
         return None
     named = [m for m in _MSYS_PATH.finditer(step.output[-3000:]) if m.group(0) in line]
@@ -1717,7 +1721,7 @@ def _drive_paths(t: Trajectory, i: int) -> ShellFix | None:
         if not (later.success and is_shell(later.tool)) or _NOT_OPENED.search(later.output[-3000:]):
             continue
         good = _line(later)
-        got = _commands(later) or ()
+        got = _job_commands(t, later)
         if not any(x in good for x in forms) or m.group(0) in good:
             continue
         if not got or _bare(got[-1].program) != _bare(program):
