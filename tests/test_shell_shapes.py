@@ -203,3 +203,21 @@ def test_a_windows_program_read_past_its_filters_and_scene_is_the_same_program()
     assert [c for c, _ in got] == ["drive"]
     cat = _changes(failed, _sh("cat E:/w/a.jsonl | head -5 && echo ok", "{}"))
     assert cat == []
+
+
+# --------------------------------------------------------------------------- cd
+
+
+def test_a_cd_to_the_session_folder_moves_nowhere():
+    gone = "cat: notes.txt: No such file or directory"
+    got = _changes(
+        _sh("cd /w/app && cat notes.txt", gone, False), _sh("cd /w/app/ && cat docs/notes.txt")
+    )
+    assert [c for c, _ in got] == ["location"]
+    assert "notes.txt is at docs/notes.txt" in got[0][1]
+
+
+def test_a_cd_elsewhere_is_still_a_slip_of_the_working_folder():
+    gone = "cat: notes.txt: No such file or directory"
+    assert _changes(_sh("cd /w/app/docs && cat notes.txt", gone, False), _sh("cat docs/notes.txt")) == []
+    assert _changes(_sh("cd docs && cat notes.txt", gone, False), _sh("cat docs/notes.txt")) == []

@@ -2125,8 +2125,8 @@ def cwd_slip(t: Trajectory, x: ShellFix) -> bool:
     path found (a ``location``, or the ``operand`` that worked) is the failed one under a
     folder (or the failed one is the found one under a folder), and the run changed its
     working directory on the way (``cd``, ``pushd``:
-    :attr:`Role.CHDIR`, or another ``workdir``). A slip of the working directory, not
-    where the project keeps the file."""
+    :attr:`Role.CHDIR`, never a ``cd`` to the session's own folder, or another ``workdir``).
+    A slip of the working directory, not where the project keeps the file."""
     d = x.finding.detail
     if d.get("change") not in ("location", "operand"):
         return False
@@ -2142,11 +2142,13 @@ def cwd_slip(t: Trajectory, x: ShellFix) -> bool:
     dirs = {s.params.get("workdir") for s in (t.steps[x.failed], t.steps[x.fixed])}
     if len(dirs) > 1:
         return True
-    return any(
-        any(programs.has(c.program, Role.CHDIR) for c in _commands(s) or ())
-        for s in seen
-        if is_shell(s.tool)
-    )
+    here = str(t.meta.get("cwd") or "").rstrip("/")
+
+    def elsewhere(c: Command) -> bool:  # a cd to the session's own folder moves nowhere
+        home = bool(here) and c.program == "cd" and [o.rstrip("/") for o in c.operands] == [here]
+        return programs.has(c.program, Role.CHDIR) and not home
+
+    return any(any(elsewhere(c) for c in _commands(s) or ()) for s in seen if is_shell(s.tool))
 
 
 def relative_to(f: Finding, roots: Sequence[str]) -> Finding:
