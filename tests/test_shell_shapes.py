@@ -221,3 +221,28 @@ def test_a_cd_elsewhere_is_still_a_slip_of_the_working_folder():
     gone = "cat: notes.txt: No such file or directory"
     assert _changes(_sh("cd /w/app/docs && cat notes.txt", gone, False), _sh("cat docs/notes.txt")) == []
     assert _changes(_sh("cd docs && cat notes.txt", gone, False), _sh("cat docs/notes.txt")) == []
+
+
+# --------------------------------------------------------------------------- phrasings
+
+
+def test_a_program_not_found_in_another_shell_or_wrapper_words_is_not_found():
+    """fish's "Unknown command", a wrapper's "failed to run command 'rg'" or "env: 'rg': No
+    such file": the program was not found, so another one on the same operands teaches the
+    ``program`` kind (never ``route``, which is for a program that ran)."""
+    grep = _sh("grep -rn TODO src", "src/a.py:1: TODO")
+    for line, said in (
+        ("rg TODO src", "fish: Unknown command: rg"),
+        ("timeout 10 rg TODO src", "timeout: failed to run command ‘rg’: No such file or directory"),
+        ("env rg TODO src", "env: ‘rg’: No such file or directory"),
+    ):
+        got = _changes(_sh(line, said, False, code=127), grep)
+        assert [c for c, _ in got] == ["program"], (said, got)
+
+
+def test_a_missing_operand_named_by_the_program_is_no_program_not_found():
+    got = _changes(
+        _sh("rg TODO src", "rg: src: No such file or directory (os error 2)", False, code=2),
+        _sh("grep -rn TODO src", "src/a.py:1: TODO"),
+    )
+    assert got == []

@@ -154,7 +154,9 @@ __all__ = [
 
 #: How many later calls a failed call's retry is looked for in.
 WINDOW = 8
-_NOT_FOUND = re.compile(r"command not found|not found: |: not found\b|is not recognized as")
+_NOT_FOUND = re.compile(
+    r"command not found|not found: |: not found\b|is not recognized as|[Uu]nknown command"
+)
 _MISSING_PATH = re.compile(
     r"No such file or directory|cannot access|does not exist|not found", re.I
 )
@@ -239,11 +241,21 @@ def _missing_program(c: Command, diag: str, body: str) -> str | None:
     if silent_not_found(diag):
         return c.wrappers[0].split()[0] if c.wrappers else c.program
     text = f"{diag}\n{body[:600]}"
+    # a wrapper that could not start the program says so in its own words: "env: 'rg': No
+    # such file or directory", "timeout: failed to run command 'rg': No such file ..."
+    heads = "|".join(re.escape(w.split()[0]) for w in c.wrappers)
     for name in (c.program, *(w.split()[0] for w in c.wrappers)):
         n = re.escape(name)
-        if re.search(rf"\b{n}: (command )?not found|command not found: {n}\b", text) or re.search(
-            rf"\b{n}\b.{{0,40}}is not recognized", text
-        ):
+        said = [
+            rf"\b{n}: (command )?not found|command not found: {n}\b",
+            rf"\b{n}\b.{{0,40}}is not recognized",
+            rf"[Uu]nknown command:? ['\"‘`]?{n}\b",  # fish
+        ]
+        if heads and name == c.program:
+            said.append(
+                rf"\b(?:{heads}): (?:failed to run command )?['\"‘`]?{n}['\"’`]?: No such file"
+            )
+        if any(re.search(x, text) for x in said):
             return name
     return None
 
@@ -1929,6 +1941,7 @@ def _route(t: Trajectory, i: int) -> ShellFix | None:
     said = f"{diag}\n{step.output[:600]}"
     if (
         _missing_program(f, diag, step.output)
+        or _NOT_FOUND.search(said)
         or _TRANSIENT.search(said)
         or _MISSING_PATH.search(said)
         or any(programs.has(f.program, r) for r in _LOOKS_AROUND)
