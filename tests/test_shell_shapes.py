@@ -246,3 +246,60 @@ def test_a_missing_operand_named_by_the_program_is_no_program_not_found():
         _sh("grep -rn TODO src", "src/a.py:1: TODO"),
     )
     assert got == []
+
+
+# --------------------------------------------------------------------------- && chains
+
+IGNORED = (
+    "The following paths are ignored by one of your .gitignore files:\ndist/app.js\n"
+    "hint: Use -f if you really want to add them."
+)
+
+
+def test_the_command_of_a_chain_that_failed_is_the_one_whose_retry_changed_what_it_names():
+    """``git add a.py dist/app.js && git commit -m x`` failed in ``git add`` (the output
+    names no program): its retry without the ignored path shows which command failed."""
+    got = _changes(
+        _sh("git add a.py dist/app.js && git commit -m wip", IGNORED, False),
+        _sh("git add a.py && git commit -m wip", "[main 1a2b3c4] wip"),
+    )
+    assert [c for c, _ in got] == ["dropped"]
+    assert "git add fails on dist/app.js" in got[0][1]
+
+
+def test_a_chain_retried_unchanged_or_named_by_its_output_teaches_no_other_command():
+    # the same chain after a step in between: no named change, no lesson about git add
+    same = _changes(
+        _sh("git add a.py && git commit -m wip", "nothing added to commit", False),
+        _sh("git status"),
+        _sh("git add a.py && git commit -m wip"),
+    )
+    assert "dropped" not in [c for c, _ in same]
+    # the output names the last command: it is the one that failed
+    named = _changes(
+        _sh("mkdir -p out && cp a.txt b/c.txt out/", "cp: b/c.txt: No such file or directory", False),
+        _sh("mkdir -p out2 && cp a.txt out/"),
+    )
+    assert [c for c, _ in named] != ["flag"]
+
+
+def test_an_option_of_an_earlier_command_of_the_chain_named_without_its_dashes():
+    """git names an unknown option without its dashes ("unknown switch \u0060x'"): the
+    chain's ``git add -x`` failed, and its retry without ``-x`` is the flag correction."""
+    got = _changes(
+        _sh("git add -x a.py && git commit -m wip", "error: unknown switch `x'", False, code=129),
+        _sh("git add a.py && git commit -m wip", "[main 1a2b3c4] wip"),
+    )
+    assert [c for c, _ in got] == ["flag"]
+    assert "git add without -x" in got[0][1]
+    plain = _changes(
+        _sh("git show --no-stat abc1234", "error: unknown option `no-stat'", False, code=129),
+        _sh("git show abc1234"),
+    )
+    assert [c for c, _ in plain] == ["flag"]
+    # a quoted word that is no option complaint names nothing
+    other = _changes(
+        _sh("git show --stat abc1234", "fatal: bad object 'stat'", False, code=128),
+        _sh("git show abc1234"),
+    )
+    assert other == []
