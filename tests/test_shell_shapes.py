@@ -26,7 +26,9 @@ def _sh(command: str, output: str = "done", ok: bool = True, code: int = 0) -> S
 
 def _changes(*steps: Step, cwd: str = "/w/app") -> list[tuple[str, str]]:
     t = Trajectory(task="do the thing", steps=steps, meta={"cwd": cwd})
-    return [(x.finding.detail["change"], x.finding.text) for x in find_shell_fixes(learning_view(t))]
+    return [
+        (x.finding.detail["change"], x.finding.text) for x in find_shell_fixes(learning_view(t))
+    ]
 
 
 # --------------------------------------------------------------------------- wrappers
@@ -46,9 +48,13 @@ def test_a_wrapper_that_runs_the_command_as_it_is_is_no_change():
 def test_a_dropped_privilege_is_no_change_but_an_added_one_is():
     """A retry without ``sudo`` made nothing work by having less privilege: the named flag
     did. A retry that adds ``sudo`` may have worked by it: nothing is learned."""
-    dropped = _changes(_sh("sudo git show --no-stat abc1234", NO_STAT, False), _sh("git show abc1234"))
+    dropped = _changes(
+        _sh("sudo git show --no-stat abc1234", NO_STAT, False), _sh("git show abc1234")
+    )
     assert [c for c, _ in dropped] == ["flag"]
-    added = _changes(_sh("git show --no-stat abc1234", NO_STAT, False), _sh("sudo git show abc1234"))
+    added = _changes(
+        _sh("git show --no-stat abc1234", NO_STAT, False), _sh("sudo git show abc1234")
+    )
     assert added == []
 
 
@@ -58,7 +64,9 @@ def test_advice_is_read_without_a_transparent_wrapper():
         "To push the current branch and set the remote as upstream, use\n\n"
         "    git push --set-upstream origin feat\n"
     )
-    got = _changes(_sh("git push", upstream, False), _sh("time git push --set-upstream origin feat"))
+    got = _changes(
+        _sh("git push", upstream, False), _sh("time git push --set-upstream origin feat")
+    )
     assert [c for c, _ in got] == ["suggested"]
     other = _changes(_sh("git push", upstream, False), _sh("time git push --force origin feat"))
     assert [c for c, _ in other] != ["suggested"]
@@ -94,14 +102,16 @@ def test_a_client_tool_that_did_a_search_on_the_same_pattern_is_a_route():
 
 
 def test_no_route_after_a_transient_cause_a_missing_target_or_a_program_not_found():
-    net = "fatal: unable to access 'https://example.com/o/r.git/': Could not resolve host: example.com"
+    net = "fatal: unable to access 'https://example.com/o/r.git/': Could not resolve host: x.com"
     url = "https://example.com/o/r.git"
     assert _changes(_sh(f"git clone {url}", net, False), _sh(f"curl -sLO {url}")) == []
     gone = "tar: data.tgz: Cannot open: No such file or directory"
     assert _changes(_sh("tar xzf data.tgz", gone, False), _sh("7z x data.tgz")) == []
     lock = "E: Could not get lock /var/lib/dpkg/lock-frontend. It is held by process 4242"
     assert _changes(_sh("apt-get install -y jq", lock, False), _sh("brew install jq")) == []
-    found = _changes(_sh("7z x data.7z", "bash: 7z: command not found", False), _sh("unzip data.7z"))
+    found = _changes(
+        _sh("7z x data.7z", "bash: 7z: command not found", False), _sh("unzip data.7z")
+    )
     assert [c for c, _ in found] != ["route"]  # the program kind's, when anything
 
 
@@ -117,7 +127,9 @@ def test_no_route_when_the_target_changed_between_or_the_program_then_worked():
 
 def test_a_read_is_never_done_by_an_edit():
     bad = _sh("sed -n '1,20{p' notes.md", "sed: -e expression #1, char 0: unmatched `{'", False)
-    patch = _sh("apply_patch <<'PATCH'\n*** Update File: notes.md\nPATCH", "Success. Updated notes.md")
+    patch = _sh(
+        "apply_patch <<'PATCH'\n*** Update File: notes.md\nPATCH", "Success. Updated notes.md"
+    )
     assert [c for c, _ in _changes(bad, patch)] != ["route"]
 
 
@@ -219,7 +231,10 @@ def test_a_cd_to_the_session_folder_moves_nowhere():
 
 def test_a_cd_elsewhere_is_still_a_slip_of_the_working_folder():
     gone = "cat: notes.txt: No such file or directory"
-    assert _changes(_sh("cd /w/app/docs && cat notes.txt", gone, False), _sh("cat docs/notes.txt")) == []
+    assert (
+        _changes(_sh("cd /w/app/docs && cat notes.txt", gone, False), _sh("cat docs/notes.txt"))
+        == []
+    )
     assert _changes(_sh("cd docs && cat notes.txt", gone, False), _sh("cat docs/notes.txt")) == []
 
 
@@ -233,7 +248,10 @@ def test_a_program_not_found_in_another_shell_or_wrapper_words_is_not_found():
     grep = _sh("grep -rn TODO src", "src/a.py:1: TODO")
     for line, said in (
         ("rg TODO src", "fish: Unknown command: rg"),
-        ("timeout 10 rg TODO src", "timeout: failed to run command ‘rg’: No such file or directory"),
+        (
+            "timeout 10 rg TODO src",
+            "timeout: failed to run command ‘rg’: No such file or directory",
+        ),
         ("env rg TODO src", "env: ‘rg’: No such file or directory"),
     ):
         got = _changes(_sh(line, said, False, code=127), grep)
@@ -277,7 +295,9 @@ def test_a_chain_retried_unchanged_or_named_by_its_output_teaches_no_other_comma
     assert "dropped" not in [c for c, _ in same]
     # the output names the last command: it is the one that failed
     named = _changes(
-        _sh("mkdir -p out && cp a.txt b/c.txt out/", "cp: b/c.txt: No such file or directory", False),
+        _sh(
+            "mkdir -p out && cp a.txt b/c.txt out/", "cp: b/c.txt: No such file or directory", False
+        ),
         _sh("mkdir -p out2 && cp a.txt out/"),
     )
     assert [c for c, _ in named] != ["flag"]

@@ -177,7 +177,8 @@ _TABLE: list[Program] = [
     ),
     *_many("time nohup exec builtin stdbuf", Role.WRAPPER, Role.TRANSPARENT),
     *_many("xargs", Role.WRAPPER),
-    Program("command", _roles(Role.WRAPPER, Role.TRANSPARENT)),  # command -v x: a probe (see outcomes)
+    # command -v x: a probe (see outcomes)
+    Program("command", _roles(Role.WRAPPER, Role.TRANSPARENT)),
     Program("nix-shell", _roles(Role.MACHINE)),
     *_many("npx bunx pnpx uvx", Role.LAUNCHER),
     # version control

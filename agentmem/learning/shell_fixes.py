@@ -1910,9 +1910,7 @@ def _shell_did(step: Step, f: Command, target: str) -> Command | None:
     return took[0] if _proven(step, took[0]) else None
 
 
-def _same_target_after(
-    t: Trajectory, i: int, j: int, target: str, cwd: str, program: str
-) -> bool:
+def _same_target_after(t: Trajectory, i: int, j: int, target: str, cwd: str, program: str) -> bool:
     """Whether anything but a look touched ``target`` between calls ``i`` and ``j`` (an
     edit, a conversion, a move: the target changed), or a call after ``j`` naming it failed
     (the job was not done after all) or ran the failed ``program`` again (what ran
@@ -1983,7 +1981,8 @@ def _route_fix(
     else a fact of the machine."""
     roots = [r for r in (t.meta.get("cwd"), t.meta.get("project")) if isinstance(r, str) and r]
     local = "://" not in target and (
-        not target.startswith(("/", "~")) or any(target.startswith(r.rstrip("/") + "/") for r in roots)
+        not target.startswith(("/", "~"))
+        or any(target.startswith(r.rstrip("/") + "/") for r in roots)
     )
     q = quote_error(diag, 8)
     shown = target if "://" in target or len(target) <= 40 else _tail(target, 2)
@@ -2066,7 +2065,8 @@ def _chain_fix(t: Trajectory, i: int, f: Command, diag: str, used: set[int]) -> 
         return None
     g, j, c, fnd = found[0]
     q = quote_error(diag, 8)
-    why = f"call {i + 1} {short(g)} failed ('{q}'); call {j + 1} {short(c)} worked ({fnd.detail['change']})"
+    why = f"call {i + 1} {short(g)} failed ('{q}'); call {j + 1} {short(c)} worked "
+    why += f"({fnd.detail['change']})"
     return ShellFix(i, j, (), attrs.evolve(fnd, domain=step.domain or ""), why)
 
 
