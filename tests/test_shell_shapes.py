@@ -323,3 +323,40 @@ def test_an_option_of_an_earlier_command_of_the_chain_named_without_its_dashes()
         _sh("git show abc1234"),
     )
     assert other == []
+
+
+# --------------------------------------------------------------------------- another reader
+
+
+def test_a_path_read_elsewhere_by_another_reader_is_where_the_file_is():
+    gone = "cat: notes.txt: No such file or directory"
+    got = _changes(_sh("cat notes.txt", gone, False), _sh("head -50 docs/notes.txt", "buy milk"))
+    assert [c for c, _ in got] == ["location"]
+    assert "notes.txt is at docs/notes.txt" in got[0][1]
+    sed = _changes(_sh("cat notes.txt", gone, False), _sh("sed -n 1,80p docs/notes.txt", "x"))
+    assert [c for c, _ in sed] == ["location"]
+
+
+def test_another_file_or_a_program_that_is_no_reader_is_not():
+    gone = "cat: notes.txt: No such file or directory"
+    assert _changes(_sh("cat notes.txt", gone, False), _sh("head -50 docs/todo.md", "x")) == []
+    assert _changes(_sh("cat notes.txt", gone, False), _sh("cp docs/notes.txt .")) == []
+    assert _changes(_sh("cat notes.txt", gone, False), _sh("git show HEAD:docs/notes.txt")) == []
+
+
+def test_a_search_or_a_call_that_moved_to_another_folder_finds_no_location():
+    """From the development half (a Codex session): ``cat /w/app/specs/a/plan.md`` failed,
+    then ``cd /w/app/specs/b && rg -n X plan.md`` searched another feature's plan.md. A
+    search across files is no reading of that file, and a path read after a ``cd`` elsewhere
+    names that folder's file: neither is where the first file is."""
+    gone = "cat: /w/app/specs/a/plan.md: No such file or directory"
+    searched = _changes(
+        _sh("cat /w/app/specs/a/plan.md", gone, False),
+        _sh("cd /w/app/specs/b && rg -n TODO plan.md research.md", "plan.md:3: TODO"),
+    )
+    assert searched == []
+    moved = _changes(
+        _sh("cat /w/app/specs/a/plan.md", gone, False),
+        _sh("cd /w/app/specs/b && cat plan.md", "# Plan"),
+    )
+    assert moved == []

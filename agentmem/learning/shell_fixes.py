@@ -1998,6 +1998,47 @@ def _route_fix(
     return ShellFix(i, j, (), fnd, why)
 
 
+def _read_elsewhere(t: Trajectory, i: int) -> ShellFix | None:
+    """``location`` read by another reader: a program that only reads (``cat``, ``head``,
+    ``sed -n``: :func:`_reader`) failed on a path that is not there, its diagnostic naming
+    it, and a later successful call read a path with the same file name elsewhere with
+    another reader (``cat notes.txt``, then ``head -50 docs/notes.txt``): which reader read
+    it is incidental, the path is the change."""
+    step = t.steps[i]
+    failed = _failed_command(step) if is_shell(step.tool) and not step.success else None
+    if failed is None or not _reader(failed[0]) or not _MISSING_PATH.search(failed[1]):
+        return None
+    f, diag = failed
+    bad = next((x for x in _targets(f) if x in diag or x.rstrip("/") in diag), None)
+    name = os.path.basename(bad.rstrip("/")) if bad else ""
+    if bad is None or not name:
+        return None
+    for j in range(i + 1, min(len(t.steps), i + 1 + WINDOW)):
+        later = t.steps[j]
+        cmds = (_commands(later) if is_shell(later.tool) else None) or ()
+        took = [
+            c
+            for c in cmds
+            if _reader(c)
+            and c.program != f.program
+            and not any(programs.has(c.program, r) for r in (Role.VCS, Role.ANSWERS))
+            for x in _targets(c)
+            if os.path.basename(x.rstrip("/")) == name and x != bad
+        ]
+        if not later.success or len(took) != 1 or not _proven(later, took[0]):
+            continue
+        c = took[0]
+        good = next(x for x in _targets(c) if os.path.basename(x.rstrip("/")) == name)
+        q = quote_error(re.sub(r"^(fatal|error|Error|ERROR): ", "", diag), 8)
+        text = f"In this project {name} is at {good}; {short(f, 40)} fails with '{q}'."
+        fnd = _finding(
+            "location", f, "project", text, (f.program, good), diag, bad=bad, good=good, avoid=[bad]
+        )
+        why = f"call {i + 1} {short(f)} found no {bad}; call {j + 1} {short(c)} read {good}"
+        return ShellFix(i, j, (), attrs.evolve(fnd, domain=step.domain or ""), why)
+    return None
+
+
 #: The readers of one failed call each (a kind that is no pair of a failed and a
 #: retried command), tried in order on the calls no earlier finding took.
 _READERS = (
@@ -2012,6 +2053,7 @@ _READERS = (
     _line_endings,
     _drive_paths,
     _console_encoding,
+    _read_elsewhere,
     _route,
 )
 
@@ -2205,7 +2247,9 @@ def cwd_slip(t: Trajectory, x: ShellFix) -> bool:
     folder (or the failed one is the found one under a folder), and the run changed its
     working directory on the way (``cd``, ``pushd``:
     :attr:`Role.CHDIR`, never a ``cd`` to the session's own folder, or another ``workdir``).
-    A slip of the working directory, not where the project keeps the file."""
+    A slip of the working directory, not where the project keeps the file. So is a relative
+    path found by a call that moved to another folder itself (``cd specs/b && cat plan.md``
+    after ``cat /w/specs/a/plan.md``): it names that folder's file, perhaps another one."""
     d = x.finding.detail
     if d.get("change") not in ("location", "operand"):
         return False
@@ -2213,21 +2257,23 @@ def cwd_slip(t: Trajectory, x: ShellFix) -> bool:
     if not isinstance(bad, str) or not isinstance(good, str):
         return False
     b, g = bad.rstrip("/"), good.rstrip("/")
-    if os.path.isabs(b) or b.startswith("~"):
-        return False
-    if not (g.endswith("/" + b) or b.endswith("/" + g)):
-        return False
-    seen = t.steps[: x.fixed + 1]
-    dirs = {s.params.get("workdir") for s in (t.steps[x.failed], t.steps[x.fixed])}
-    if len(dirs) > 1:
-        return True
     here = str(t.meta.get("cwd") or "").rstrip("/")
 
     def elsewhere(c: Command) -> bool:  # a cd to the session's own folder moves nowhere
         home = bool(here) and c.program == "cd" and [o.rstrip("/") for o in c.operands] == [here]
         return programs.has(c.program, Role.CHDIR) and not home
 
-    return any(any(elsewhere(c) for c in _commands(s) or ()) for s in seen if is_shell(s.tool))
+    def moved(s: Step) -> bool:
+        return is_shell(s.tool) and any(elsewhere(c) for c in _commands(s) or ())
+
+    if not (os.path.isabs(g) or g.startswith("~")) and moved(t.steps[x.fixed]):
+        return True
+    if os.path.isabs(b) or b.startswith("~"):
+        return False
+    if not (g.endswith("/" + b) or b.endswith("/" + g)):
+        return False
+    dirs = {s.params.get("workdir") for s in (t.steps[x.failed], t.steps[x.fixed])}
+    return len(dirs) > 1 or any(moved(s) for s in t.steps[: x.fixed + 1])
 
 
 def relative_to(f: Finding, roots: Sequence[str]) -> Finding:
