@@ -360,3 +360,41 @@ def test_a_search_or_a_call_that_moved_to_another_folder_finds_no_location():
         _sh("cd /w/app/specs/b && cat plan.md", "# Plan"),
     )
     assert moved == []
+
+
+# --------------------------------------------------------------------------- escalation, tty
+
+
+def test_an_escalated_or_terminal_retry_in_another_shape_is_the_same_command():
+    """The view keeps a refused call failed when the same command was escalated past it:
+    ``git commit -m x 2>&1`` refused, then ``git commit -m x`` with the escalation."""
+    refused = "fatal: Unable to create '/w/app/.git/index.lock': Operation not permitted"
+    got = _changes(
+        _sh("git commit -m wip 2>&1 | tail -3", refused, False),
+        Step(
+            tool="Bash",
+            params={"command": "git commit -m wip", "dangerouslyDisableSandbox": True},
+            output="[main 1a2b3c4] wip",
+            success=True,
+        ),
+    )
+    assert [c for c, _ in got] == ["escalation"]
+    other = _changes(
+        _sh("git commit -m wip 2>&1 | tail -3", refused, False),
+        Step(
+            tool="Bash",
+            params={"command": "git commit -m other", "dangerouslyDisableSandbox": True},
+            output="[main 1a2b3c4] other",
+            success=True,
+        ),
+    )
+    assert "escalation" not in [c for c, _ in other]
+
+
+def test_same_command_reads_shapes_not_strings():
+    from agentmem.agents.outcomes import same_command
+
+    assert same_command("git push 2>&1 | tail -5", "time git push")
+    assert same_command("echo start && npm test", "npm test")
+    assert not same_command("git push origin a", "git push origin b")
+    assert not same_command("cd /w/a && npm test", "npm test")  # another folder's npm test

@@ -2148,11 +2148,12 @@ def find_shell_fixes(t: Trajectory) -> list[ShellFix]:
             if j in used or not _proven(later, c):
                 break
             esc = escalates(later.params)
-            if esc is not None and escalates(step.params) is None and c.words == f.words:
+            same = _own_words(c) == _own_words(f)
+            if esc is not None and escalates(step.params) is None and same:
                 fnd: Finding | None = _escalation(f, diag, esc, later.params[esc])
             elif later.params.get(TTY) is True and step.params.get(TTY) is not True:
                 # kept in the view only after a failure that asked for a terminal
-                fnd = _terminal(f, diag) if c.words == f.words else None
+                fnd = _terminal(f, diag) if same else None
             else:
                 fnd = compare(
                     f, c, diag, step.output, [*between, *_before(cmds, c, step, diag)], t.task
