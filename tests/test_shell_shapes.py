@@ -398,3 +398,18 @@ def test_same_command_reads_shapes_not_strings():
     assert same_command("echo start && npm test", "npm test")
     assert not same_command("git push origin a", "git push origin b")
     assert not same_command("cd /w/a && npm test", "npm test")  # another folder's npm test
+
+
+def test_a_route_is_never_a_file_written_or_passed_through():
+    """``python3 gen.py > out.json`` writes the file ``jq`` could not read (a change, not
+    the job), ``tee out.json`` passes its input on, and an error that names another
+    argument (jq's query) is that argument's slip."""
+    fail = _sh("unzip data.7z", NO_ZIP, False)
+    wrote = _changes(fail, _sh("python3 fetch.py > data.7z"))
+    assert "route" not in [c for c, _ in wrote]
+    teed = _changes(fail, _sh("curl -s https://x.org/d | tee data.7z"))
+    assert "route" not in [c for c, _ in teed]
+    bad = _sh("jq .name out.json", "jq: error (at out.json:3): Cannot index array with name", False)
+    # the error names jq's own query (.name): a slip of that argument, not jq on the file
+    code = "python3 -c \"import json; print(json.load(open('out.json')))\""
+    assert _changes(bad, _sh(code)) == []

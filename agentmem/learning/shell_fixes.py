@@ -1846,6 +1846,20 @@ def _route_targets(f: Command, diag: str) -> list[str]:
     return out if named else []
 
 
+def _names_other_argument(f: Command, target: str, said: str) -> bool:
+    """Whether a failed output names an argument of ``f`` other than ``target`` (an option
+    or an operand, with or without its leading ``-`` or ``.``): then the failure is that
+    argument's, and another program that did the job shows nothing of ``f`` on ``target``."""
+    for a in (*f.flags, *f.operands):
+        word = a.split()[0].split("=")[0]
+        bare = word.lstrip("-.")
+        if a == target or len(bare) < 2:
+            continue
+        if re.search(rf"(?<![\w-]){re.escape(bare)}(?![\w-])", said):
+            return True
+    return False
+
+
 def _norm_target(value: str, cwd: str) -> str:
     v = value.strip()
     if "://" in v or not cwd or v.startswith(("/", "~")) or re.match(r"[A-Za-z]:[\\/]", v):
@@ -1898,12 +1912,21 @@ def _shell_did(step: Step, f: Command, target: str) -> Command | None:
     (as an operand, or inside inline code), never a step that only shows what another did
     (:func:`_only_shows`), and proven by the call's success; else None."""
     line = _line(step)
+    as_operand = target in f.operands  # else f wrote it (> target): so must the other
+
+    def takes(c: Command) -> bool:
+        if _inline(c) and target in _code_of(c, line):
+            return as_operand
+        return (target in c.operands) if as_operand else (target in _targets(c))
+
     took = [
         c
         for c in _commands(step) or ()
         if _bare(c.program) != _bare(f.program)
         and not programs.has(c.program, Role.SCENE)
-        and (target in _targets(c) or (_inline(c) and target in _code_of(c, line)))
+        # a filter that is no reader (tee, tr) passes its input on: it does no job
+        and not (programs.has(c.program, Role.FILTER) and not programs.has(c.program, Role.READER))
+        and takes(c)
     ]
     if len(took) != 1 or not _same_kind_of_job(f, took[0]) or _wrappers(took[0]):
         return None
@@ -1960,6 +1983,8 @@ def _route(t: Trajectory, i: int) -> ShellFix | None:
         return None
     cwd = str(t.meta.get("cwd") or "")
     for target in _route_targets(f, diag):
+        if _names_other_argument(f, target, said):
+            continue  # a slip of another argument (jq's ".name"), not the program on the target
         for j in range(i + 1, min(len(t.steps), i + 1 + WINDOW)):
             later = t.steps[j]
             if not later.success:
