@@ -413,3 +413,15 @@ def test_a_route_is_never_a_file_written_or_passed_through():
     # the error names jq's own query (.name): a slip of that argument, not jq on the file
     code = "python3 -c \"import json; print(json.load(open('out.json')))\""
     assert _changes(bad, _sh(code)) == []
+
+
+def test_a_page_the_web_tool_fetched_after_a_fetch_program_failed_is_a_route():
+    url = "https://docs.example.org/guide/install"
+    bad = _sh(f"curl -fsSL {url}", "curl: (22) The requested URL returned error: 403", False, 22)
+    fetched = Step(tool="WebFetch", params={"url": url, "prompt": "the steps"}, output="1. pip")
+    got = _changes(bad, fetched)
+    assert [c for c, _ in got] == ["route"]
+    assert got[0][1].startswith(f"curl {url} fails here with")
+    # version control is a classed program: a web page is no clone
+    clone = _sh(f"git clone {url}", "fatal: repository not found", False, 128)
+    assert _changes(clone, fetched) == []

@@ -1878,9 +1878,9 @@ def _names_target(step: Step, target: str, cwd: str) -> bool:
 
 
 def _tool_did(step: Step, f: Command, target: str, cwd: str) -> str | None:
-    """The client tool ``step`` when it did ``f``'s job on ``target`` (Read for a reader,
-    Glob for a lister, Edit or Write for an editor; an MCP tool for a program that is none
-    of these), else None."""
+    """The client tool ``step`` when it did ``f``'s job on ``target`` (Grep for a search,
+    Read for a reader, Edit or Write for an editor; for a program the table does not class,
+    an MCP tool, or the web tool on a URL), else None."""
     found = spec_for(step.tool)
     if found is None or not _names_target(step, target, cwd):
         return None
@@ -1889,7 +1889,10 @@ def _tool_did(step: Step, f: Command, target: str, cwd: str) -> str | None:
     if role is not None:
         return step.tool if kind in _TOOL_JOBS[role] else None
     known = programs.get(f.program)
-    return step.tool if kind is ToolKind.MCP and not (known and known.roles) else None
+    if known is not None and known.roles:
+        return None  # a program the table classes does only its own job
+    web = kind is ToolKind.WEB and "://" in target  # a page fetched (curl URL, then WebFetch)
+    return step.tool if kind is ToolKind.MCP or web else None
 
 
 def _on_files(c: Command) -> bool:
