@@ -425,3 +425,42 @@ def test_a_page_the_web_tool_fetched_after_a_fetch_program_failed_is_a_route():
     # version control is a classed program: a web page is no clone
     clone = _sh(f"git clone {url}", "fatal: repository not found", False, 128)
     assert _changes(clone, fetched) == []
+
+
+# --------------------------------------------------------------------------- the whole path
+
+
+def test_a_route_is_learned_through_import_and_the_library(tmp_path):
+    """A Claude Code file imported, learned without a model, stored: the route lesson is a
+    project's fact of the session's folder, and a call with a transient cause beside it
+    teaches nothing."""
+    import os
+    import time
+
+    from agentmem import Memory
+
+    from .conftest import FakeEmbedder, FakeModel
+    from .transcripts import ClaudeSession
+
+    s = ClaudeSession(cwd="/w/app")
+    s.prompt("unpack data.7z and list what is in it")
+    s.tool("Bash", {"command": "unzip data.7z"}, f"Exit code 9\n{NO_ZIP}", is_error=True)
+    s.tool("Bash", {"command": "7z x data.7z"}, "Everything is Ok")
+    s.tool(
+        "Bash",
+        {"command": "git clone https://example.org/o/r.git"},
+        "Exit code 128\nfatal: unable to access: Could not resolve host: example.org",
+        is_error=True,
+    )
+    s.tool("Bash", {"command": "curl -sLO https://example.org/o/r.git"}, "")
+    s.say("Done.")
+    path = s.write(tmp_path / "s.jsonl")
+    old = time.time() - 3 * 86400
+    os.utime(path, (old, old))
+    with Memory.open(tmp_path / "m.db", embedder=FakeEmbedder(), model=FakeModel()) as mem:
+        for tid in mem.import_transcripts("claude-code", [path]).ids:
+            mem.feedback(tid, "accept")
+        mem.learn(use_model=False)
+        texts = [e.text for e in mem.experiences()]
+    assert any("unzip data.7z fails with" in x and "7z did the job" in x for x in texts), texts
+    assert not any("git clone" in x or "curl" in x for x in texts), texts
