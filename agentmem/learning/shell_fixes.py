@@ -106,6 +106,19 @@ running inline code (``node -e``: kind ``program``).
     given ``--hidden``: where the project keeps those files ("In this project *.spec.yaml
     files are in .config/specs/, a hidden folder rg --files skips").
 
+``route``
+    A program was misused on a target (not "not found": that is ``program``; no transient
+    cause, no missing target, no look around), its diagnostic naming it or the target, and
+    a later call of the run did the job on that target with another program or a client
+    tool of the same job (``unzip data.7z``, then ``7z x data.7z``; ``rg 'fetch('``, then
+    Grep): "unzip data.7z fails with '...'; 7z did the job instead". Nothing but a look
+    touched the target in between, and the job did not fail again after it.
+
+A retry is compared by structure, not by the shape its call was written in: wherever the
+command sits in a compound or a pipeline, with ``time`` before it or ``sudo`` dropped,
+after ``cd`` to the session's own folder (docs/learning-rules.md, "Shapes that do not
+matter").
+
 Anything else teaches nothing: another program (``git status`` then ``sed``), a failure
 that was not a misuse (no match, failing tests, a cancelled sibling), a command the
 parser cannot read, two changes at once. Every finding says its scope in
