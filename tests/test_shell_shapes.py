@@ -464,3 +464,24 @@ def test_a_route_is_learned_through_import_and_the_library(tmp_path):
         texts = [e.text for e in mem.experiences()]
     assert any("unzip data.7z fails with" in x and "7z did the job" in x for x in texts), texts
     assert not any("git clone" in x or "curl" in x for x in texts), texts
+
+
+# --------------------------------------------------------------------------- existing
+
+EXISTS = (
+    'a pull request for branch "me:fix" into branch "main" already exists:\n'
+    "https://github.com/o/r/pull/6689"
+)
+
+
+def test_acting_on_what_exists_may_leave_out_an_option_of_the_create():
+    got = _changes(
+        _sh('gh pr create --draft --title "Fix" --body "x"', EXISTS, False),
+        _sh('gh pr edit 6689 --title "Fix" --body "x"', "https://github.com/o/r/pull/6689"),
+    )
+    assert [c for c, _ in got] == ["existing"]
+    added = _changes(
+        _sh('gh pr create --title "Fix" --body "x"', EXISTS, False),
+        _sh('gh pr edit 6689 --title "Fix" --body "x" --add-label bug', "ok"),
+    )
+    assert added == []

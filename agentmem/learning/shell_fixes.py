@@ -777,13 +777,15 @@ def _pattern(f: Command, s: Command, diag: str) -> Finding | None:
 
 def _existing(f: Command, s: Command, diag: str, body: str) -> Finding | None:
     """``existing``: the command refused to create what already exists ("a pull request
-    for branch ... already exists: .../pull/6689"), and the retry kept every option and
-    operand but changed the action (``gh pr create`` -> ``gh pr edit``) and named the
-    existing thing, as the failed output did (``6689``): act on the existing one."""
+    for branch ... already exists: .../pull/6689"), and the retry kept every operand (and
+    added no option) but changed the action (``gh pr create`` -> ``gh pr edit``) and named
+    the existing thing, as the failed output did (``6689``): act on the existing one."""
     if not re.search(r"\balready exists?\b", diag) or not f.operands or not s.operands:
         return None
     verb, other = f.operands[0], s.operands[0]
-    if verb == other or not (verb.isalpha() and other.isalpha()) or set(f.flags) != set(s.flags):
+    # the retry may leave out an option the new action does not take (gh pr create's
+    # --draft), never add one: an added option may be what worked
+    if verb == other or not (verb.isalpha() and other.isalpha()) or set(s.flags) - set(f.flags):
         return None
     rest, more = list(f.operands[1:]), list(s.operands[1:])
     extra = [x for x in more if x not in rest]
