@@ -60,6 +60,7 @@ __all__ = [
     "failing_command",
     "learning_view",
     "outcome",
+    "same_command",
     "silent_not_found",
     "status_command",
     "strip_headers",
@@ -490,6 +491,36 @@ def escalates(params: Mapping[str, Any]) -> str | None:
     return None
 
 
+def _core(line: str) -> tuple[tuple[str, ...], ...] | None:
+    """A command line's commands as a retry is compared with it: each one's words (without
+    a wrapper that runs it as it is: ``time``, ``nice``), leaving out what only sets the
+    scene (``echo``, ``sleep``; a ``cd`` stays) and the filters its output passed through
+    (``| head``); None when bash cannot read it."""
+    script = parse(line)
+    if not script.parsed:
+        return None
+    out: list[tuple[str, ...]] = []
+    for p in script.pipelines:
+        for k, c in enumerate(p.commands):
+            if (k and programs.has(c.program, Role.FILTER)) or (
+                programs.has(c.program, Role.SCENE) and not programs.has(c.program, Role.CHDIR)
+            ):
+                continue
+            plain = all(programs.has(w.split()[0], Role.TRANSPARENT) for w in c.wrappers)
+            at = next((n for n, w in enumerate(c.words) if w.rsplit("/", 1)[-1] == c.program), 0)
+            out.append(c.words[at:] if c.wrappers and plain else c.words)
+    return tuple(out) or None
+
+
+def same_command(a: str, b: str) -> bool:
+    """Whether two command lines run the same commands, up to ``2>&1``, a filter on the
+    output, ``echo`` around them or ``time`` before them: a retry in another shape."""
+    if a == b:
+        return True
+    core = _core(a)
+    return core is not None and core == _core(b)
+
+
 def escalations(steps: tuple[Step, ...]) -> dict[int, int]:
     """{refused call: the call that escalated past it}: a successful shell call that sets an
     escalation parameter, after a call of the same command, without it, that failed with
@@ -508,7 +539,9 @@ def escalations(steps: tuple[Step, ...]) -> dict[int, int]:
             pf = spec_for(prev.tool)
             if pf is None or pf[1].kind is not ToolKind.SHELL or prev.success:
                 continue
-            if command_line(pf[1], prev.params) != cmd or escalates(prev.params) is not None:
+            if not same_command(command_line(pf[1], prev.params), cmd):
+                continue
+            if escalates(prev.params) is not None:
                 continue
             o = outcome(prev)
             if o.failure is Failure.DENIED or _REFUSED.search(prev.output[:2000]):
@@ -548,7 +581,9 @@ def tty_retries(steps: tuple[Step, ...]) -> dict[int, int]:
             pf = spec_for(prev.tool)
             if pf is None or pf[1].kind is not ToolKind.SHELL or prev.success:
                 continue
-            if command_line(pf[1], prev.params) != cmd or prev.params.get(TTY) is True:
+            if not same_command(command_line(pf[1], prev.params), cmd):
+                continue
+            if prev.params.get(TTY) is True:
                 continue
             if _NO_TTY.search(strip_headers(prev.output, pf[0])[0][:2000]):
                 out[k] = i

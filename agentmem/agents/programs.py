@@ -75,6 +75,15 @@ class Role(str, enum.Enum):
     MOVES = "moves"
     CHDIR = "chdir"  #: changes the shell's working directory (cd, pushd, popd)
     WINDOWS = "windows"  #: a command of cmd or PowerShell, not a program bash can find (del)
+    #: a wrapper that runs the command after it as it is (time, nice, nohup): a retry may
+    #: add or drop it and still be the same command
+    TRANSPARENT = "transparent"
+    #: a wrapper that runs the command after it with more privilege (sudo, doas): a retry
+    #: that drops it changed nothing that made it work; one that adds it may have
+    PRIVILEGE = "privilege"
+    #: creates, copies, links or changes the mode of files (cp, mkdir, chmod): a step on
+    #: files, never the job of another program on them
+    FILES = "files"
 
 
 #: The roles whose failure is usually the code's, not the call's.
@@ -150,24 +159,26 @@ _TABLE: list[Program] = [
     *_many("bash sh zsh dash fish", Role.SHELL),
     Program(
         "sudo",
-        _roles(Role.WRAPPER, Role.MACHINE),
+        _roles(Role.WRAPPER, Role.MACHINE, Role.PRIVILEGE),
         value_options=frozenset("-u -g -h -p -C -D".split()),
     ),
-    *_many("doas", Role.WRAPPER, Role.MACHINE),
+    *_many("doas", Role.WRAPPER, Role.MACHINE, Role.PRIVILEGE),
     Program(
         "env",
         _roles(Role.WRAPPER, Role.READER),
         value_options=frozenset("-u -C --chdir --unset".split()),
     ),
-    Program("nice", _roles(Role.WRAPPER), value_options=frozenset({"-n"})),
+    Program("nice", _roles(Role.WRAPPER, Role.TRANSPARENT), value_options=frozenset({"-n"})),
     Program(
         "timeout",
-        _roles(Role.WRAPPER),
+        _roles(Role.WRAPPER, Role.TRANSPARENT),
         value_options=frozenset("-s -k --signal --kill-after".split()),
         own_words=1,
     ),
-    *_many("time nohup exec builtin stdbuf xargs", Role.WRAPPER),
-    Program("command", _roles(Role.WRAPPER)),  # command -v x: a probe (see outcomes)
+    *_many("time nohup exec builtin stdbuf", Role.WRAPPER, Role.TRANSPARENT),
+    *_many("xargs", Role.WRAPPER),
+    # command -v x: a probe (see outcomes)
+    Program("command", _roles(Role.WRAPPER, Role.TRANSPARENT)),
     Program("nix-shell", _roles(Role.MACHINE)),
     *_many("npx bunx pnpx uvx", Role.LAUNCHER),
     # version control
@@ -297,7 +308,8 @@ _TABLE: list[Program] = [
     *_many("cmp", Role.READER, Role.ANSWERS),
     Program("diff", _roles(Role.READER, Role.ANSWERS), "fs"),
     *_many("mv rm rmdir", Role.MOVES, domain="fs"),
-    *_many("cp mkdir touch chmod chown ln tar zip unzip", domain="fs"),
+    *_many("cp mkdir touch chmod chown ln", Role.FILES, domain="fs"),
+    *_many("tar zip unzip", domain="fs"),
     *_many("patch", Role.EDITS, domain="fs"),
     *_many("pwd basename dirname printenv id whoami uname date jq yq od xxd", Role.READER),
     *_many("grep egrep fgrep rg ag ack", Role.READER, Role.ANSWERS, domain="search"),

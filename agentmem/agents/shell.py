@@ -187,7 +187,14 @@ class _Reader:
             cmds: list[Command] = []
             for c in node.children:
                 if c.type in ("command", "redirected_statement"):
-                    cmds += self.simple(c)
+                    before = len(self.pipelines)
+                    got = self.simple(c)
+                    if not got and not cmds and len(self.pipelines) > before:
+                        # tree-sitter reads `a && b 2>&1 | c` as `(a && b) 2>&1 | c`, bash as
+                        # `a && (b 2>&1 | c)`: the pipe goes on from the list's last pipeline
+                        last = self.pipelines.pop()
+                        cmds, self.connector = list(last.commands), last.connector
+                    cmds += got
                 elif c.is_named and c.type not in ("|", "|&"):
                     self.statement(c)
             self.add(cmds)

@@ -106,6 +106,19 @@ running inline code (``node -e``: kind ``program``).
     given ``--hidden``: where the project keeps those files ("In this project *.spec.yaml
     files are in .config/specs/, a hidden folder rg --files skips").
 
+``route``
+    A program was misused on a target (not "not found": that is ``program``; no transient
+    cause, no missing target, no look around), its diagnostic naming it or the target, and
+    a later call of the run did the job on that target with another program or a client
+    tool of the same job (``unzip data.7z``, then ``7z x data.7z``; ``rg 'fetch('``, then
+    Grep): "unzip data.7z fails with '...'; 7z did the job instead". Nothing but a look
+    touched the target in between, and the job did not fail again after it.
+
+A retry is compared by structure, not by the shape its call was written in: wherever the
+command sits in a compound or a pipeline, with ``time`` before it or ``sudo`` dropped,
+after ``cd`` to the session's own folder (docs/learning-rules.md, "Shapes that do not
+matter").
+
 Anything else teaches nothing: another program (``git status`` then ``sed``), a failure
 that was not a misuse (no match, failing tests, a cancelled sibling), a command the
 parser cannot read, two changes at once. Every finding says its scope in
@@ -154,7 +167,9 @@ __all__ = [
 
 #: How many later calls a failed call's retry is looked for in.
 WINDOW = 8
-_NOT_FOUND = re.compile(r"command not found|not found: |: not found\b|is not recognized as")
+_NOT_FOUND = re.compile(
+    r"command not found|not found: |: not found\b|is not recognized as|[Uu]nknown command"
+)
 _MISSING_PATH = re.compile(
     r"No such file or directory|cannot access|does not exist|not found", re.I
 )
@@ -239,17 +254,56 @@ def _missing_program(c: Command, diag: str, body: str) -> str | None:
     if silent_not_found(diag):
         return c.wrappers[0].split()[0] if c.wrappers else c.program
     text = f"{diag}\n{body[:600]}"
+    # a wrapper that could not start the program says so in its own words: "env: 'rg': No
+    # such file or directory", "timeout: failed to run command 'rg': No such file ..."
+    heads = "|".join(re.escape(w.split()[0]) for w in c.wrappers)
     for name in (c.program, *(w.split()[0] for w in c.wrappers)):
         n = re.escape(name)
-        if re.search(rf"\b{n}: (command )?not found|command not found: {n}\b", text) or re.search(
-            rf"\b{n}\b.{{0,40}}is not recognized", text
-        ):
+        said = [
+            rf"\b{n}: (command )?not found|command not found: {n}\b",
+            rf"\b{n}\b.{{0,40}}is not recognized",
+            rf"[Uu]nknown command:? ['\"‘`]?{n}\b",  # fish
+        ]
+        if heads and name == c.program:
+            said.append(
+                rf"\b(?:{heads}): (?:failed to run command )?['\"‘`]?{n}['\"’`]?: No such file"
+            )
+        if any(re.search(x, text) for x in said):
             return name
     return None
 
 
 def _same_args(a: Command, b: Command) -> bool:
     return a.args == b.args and _targets(a) == _targets(b)
+
+
+def _wrappers(c: Command) -> tuple[str, ...]:
+    """``c``'s wrappers that change what it does: without those that run it as it is
+    (:attr:`Role.TRANSPARENT`: ``time``, ``nice``, ``nohup``), which a retry may add or
+    drop and still run the same command."""
+    return tuple(w for w in c.wrappers if not programs.has(w.split()[0], Role.TRANSPARENT))
+
+
+def _own_words(c: Command) -> tuple[str, ...]:
+    """``c``'s words without the wrappers that run it as it is (``time git push x`` is
+    ``git push x``); its words as written when another wrapper starts it."""
+    if _wrappers(c) or not c.wrappers:
+        return c.words
+    at = next((k for k, w in enumerate(c.words) if os.path.basename(w) == c.program), 0)
+    return c.words[at:]
+
+
+def _privileged(w: str) -> bool:
+    return programs.has(w.split()[0], Role.PRIVILEGE)
+
+
+def _same_wrappers(f: Command, s: Command) -> bool:
+    """Whether retry ``s`` runs ``f``'s command the same way: the same wrappers, up to those
+    that run it as it is (:func:`_wrappers`), or ``f``'s without a privilege it dropped
+    (``sudo git show --no-stat x`` -> ``git show x``: less privilege made nothing work).
+    A retry that adds ``sudo`` is never the same: the privilege may be what worked."""
+    a, b = _wrappers(f), _wrappers(s)
+    return a == b or tuple(w for w in a if not _privileged(w)) == b
 
 
 #: Options by which an interpreter runs code given on its command line.
@@ -318,15 +372,15 @@ def compare(
     missing = _missing_program(f, diag, body)
     if missing:
         return _provided(f, s, q, diag, between, missing)
-    if _intent(f) != _intent(s) or f.wrappers != s.wrappers:
-        added = set(s.wrappers) - set(f.wrappers)
+    if _intent(f) != _intent(s) or not _same_wrappers(f, s):
+        fw, sw = _wrappers(f), _wrappers(s)
         if (
             _intent(f) == _intent(s)
-            and set(f.wrappers) < set(s.wrappers)
+            and set(fw) < set(sw)
             and _same_args(f, s)
-            and not any(w.startswith(("sudo", "doas")) for w in added)  # a workaround, not a rule
+            and not any(_privileged(w) for w in set(sw) - set(fw))  # a workaround, not a rule
         ):
-            w = next(x for x in s.wrappers if x not in f.wrappers)
+            w = next(x for x in sw if x not in fw)
             how = short(s, 40)
             text = f"Run {f.program} through {w} here ({how}); bare {f.program} fails with '{q}'."
             return _finding(
@@ -335,7 +389,7 @@ def compare(
         return None
     if _same_args(f, s):
         return _prerequisite(f, s, q, diag, between)
-    if s.words != f.words and advises(body, s):
+    if _own_words(s) != _own_words(f) and advises(body, s):
         return _suggested(f, s, diag)
     found = _pattern(f, s, diag) or _existing(f, s, diag, body)
     if found is not None:
@@ -358,9 +412,10 @@ def advises(body: str, s: Command) -> bool:
     """Whether a failed output quotes command ``s`` as advice: after a word that advises
     ("Run `x`", "try x", "use\\n    x", "did you mean x") and whole, never a word of the
     output that merely begins with the program's name (``ls: x: No such file``)."""
-    if len(s.words) < 2:
+    words = _own_words(s)
+    if len(words) < 2:
         return False  # a bare program name is never advice enough
-    cmd = r"\s+".join(re.escape(w) for w in s.words)
+    cmd = r"\s+".join(re.escape(w) for w in words)
     pat = rf"(?i)\b{_ADVICE_VERBS}\b[^\n]{{0,30}}?(?:[\s:'\"`]|\\n)*{cmd}(?![\w./-])"
     return re.search(pat, body[:4000]) is not None
 
@@ -389,19 +444,19 @@ def _provided(
     """``missing`` (``f``'s program or a wrapper's) is not found here: renamed, wrapped,
     replaced or installed."""
     if missing != f.program:  # a wrapper's program: python of python -m x
-        heads = [w.split()[0] for w in s.wrappers]
+        heads = [w.split()[0] for w in _wrappers(s)]
         renamed = [h for h in heads if h != missing and _family(h) == _family(missing)]
         if f.program == s.program and renamed and _family(missing):
             text = f"{missing} is not on PATH here ('{q}'): run {renamed[0]} instead."
             facts = (renamed[0], missing)
             return _finding("interpreter", f, "machine", text, facts, diag, avoid=[missing])
         return None
-    if f.program == s.program and set(f.wrappers) < set(s.wrappers):
-        w = next(x for x in s.wrappers if x not in f.wrappers)
+    if f.program == s.program and set(_wrappers(f)) < set(_wrappers(s)):
+        w = next(x for x in _wrappers(s) if x not in _wrappers(f))
         text = f"{f.program} is not on PATH here ('{q}'): run it through {w} ({short(s, 40)})."
         return _finding("wrapper", f, _scope_for_wrapper(w), text, (f.program, w), diag, avoid=[])
     silent = {"silent": True} if silent_not_found(diag) else {}
-    if _bare(f.program) == _bare(s.program) and not s.wrappers:
+    if _bare(f.program) == _bare(s.program) and not _wrappers(s):
         fw, sw = _program_word(f), _program_word(s)
         if fw != sw and "/" in sw and "/" not in fw:  # gh not found; /opt/homebrew/bin/gh ran
             # where the program is, whatever the call: its arguments may differ
@@ -436,7 +491,7 @@ def _provided(
             return _finding("prerequisite", f, scope, text, facts, diag, helper=short(b))
         return None
     shared = {o for o in f.operands if len(o) > 1} & set(s.operands)
-    if f.program != s.program and shared and not s.wrappers and not _only_shows(s, f):
+    if f.program != s.program and shared and not _wrappers(s) and not _only_shows(s, f):
         text = f"{f.program} is not installed here ('{q}'); {_intent(s)} did the same job."
         facts = (s.program, f.program)
         return _finding("program", f, "machine", text, facts, diag, avoid=[f.program])
@@ -688,7 +743,7 @@ def _operand(f: Command, s: Command, q: str, diag: str, body: str, task: str) ->
 
 #: A program's complaint about an option it does not know (ripgrep, grep, clap's words).
 _UNKNOWN_OPTION = re.compile(
-    r"unrecogni[sz]ed (?:flag|option)|unknown (?:flag|option)|invalid option|"
+    r"unrecogni[sz]ed (?:flag|option)|unknown (?:flag|option|switch)|invalid option|"
     r"Found argument .{0,40} which wasn't expected|unexpected argument",
     re.I,
 )
@@ -722,13 +777,15 @@ def _pattern(f: Command, s: Command, diag: str) -> Finding | None:
 
 def _existing(f: Command, s: Command, diag: str, body: str) -> Finding | None:
     """``existing``: the command refused to create what already exists ("a pull request
-    for branch ... already exists: .../pull/6689"), and the retry kept every option and
-    operand but changed the action (``gh pr create`` -> ``gh pr edit``) and named the
-    existing thing, as the failed output did (``6689``): act on the existing one."""
+    for branch ... already exists: .../pull/6689"), and the retry kept every operand (and
+    added no option) but changed the action (``gh pr create`` -> ``gh pr edit``) and named
+    the existing thing, as the failed output did (``6689``): act on the existing one."""
     if not re.search(r"\balready exists?\b", diag) or not f.operands or not s.operands:
         return None
     verb, other = f.operands[0], s.operands[0]
-    if verb == other or not (verb.isalpha() and other.isalpha()) or set(f.flags) != set(s.flags):
+    # the retry may leave out an option the new action does not take (gh pr create's
+    # --draft), never add one: an added option may be what worked
+    if verb == other or not (verb.isalpha() and other.isalpha()) or set(s.flags) - set(f.flags):
         return None
     rest, more = list(f.operands[1:]), list(s.operands[1:])
     extra = [x for x in more if x not in rest]
@@ -846,13 +903,25 @@ def _forced(f: Command, s: Command, q: str, diag: str, body: str) -> Finding | N
     )
 
 
+def _names_option(x: str, said: str) -> bool:
+    """Whether an output names option ``x``: as written (``--no-stat``), or, in a complaint
+    about an unknown option, quoted without its dashes (git's "unknown option
+    \u0060no-stat'", "unknown switch \u0060x'")."""
+    name = x.split()[0].split("=")[0]
+    if name in said:
+        return True
+    bare = re.escape(name.lstrip("-"))
+    quoted = rf"[`'\"‘]{bare}['\"’]"
+    return bool(bare) and bool(_UNKNOWN_OPTION.search(said)) and re.search(quoted, said) is not None
+
+
 def _flag(f: Command, s: Command, q: str, diag: str, body: str) -> Finding | None:
     gone = [x for x in f.flags if x not in s.flags]
     new = [x for x in s.flags if x not in f.flags]
     if len(gone) > 1 or len(new) > 1 or not (gone or new):
         return None
     said = f"{diag}\n{body[:1500]}"
-    named = [x for x in (*gone, *new) if x.split()[0].split("=")[0] in said]
+    named = [x for x in (*gone, *new) if _names_option(x, said)]
     if not named:
         return None  # the output does not say which option was wrong
     scope = "tool" if _OPTION_RULE.search(diag) else "project"
@@ -874,6 +943,32 @@ def _commands(step: Step) -> tuple[Command, ...] | None:
         return None
     script = parse(command_line(found[1], step.params))
     return script.commands if script.parsed else None
+
+
+def _job_commands(t: Trajectory, step: Step) -> tuple[Command, ...]:
+    """A shell call's commands that do its job: without a ``cd`` to the session's own
+    folder (no move at all), without what only sets the scene (``echo``, ``export``,
+    ``sleep``: :attr:`Role.SCENE`; another folder's ``cd`` stays) and without the filters
+    its output passed through after the first command of a pipeline (``| head``, ``|
+    sort``: :attr:`Role.FILTER`). ``rg --files
+    -g G | head -50`` is ``rg --files -g G``, as ``cd /w/app && find . -name G`` (in
+    ``/w/app``) is ``find . -name G``."""
+    here = str(t.meta.get("cwd") or "").rstrip("/")
+    found = spec_for(step.tool)
+    script = parse(command_line(found[1], step.params)) if found else None
+    if script is None or not script.parsed:
+        return ()
+    out: list[Command] = []
+    for p in script.pipelines:
+        for k, c in enumerate(p.commands):
+            if k and programs.has(c.program, Role.FILTER):
+                continue
+            if here and c.program == "cd" and c.operands in ((here,), (here + "/",)):
+                continue
+            if programs.has(c.program, Role.SCENE) and not programs.has(c.program, Role.CHDIR):
+                continue  # echo done, export X=1, sleep 2: nothing of the job
+            out.append(c)
+    return tuple(out)
 
 
 def _failed_command(step: Step) -> tuple[Command, str] | None:
@@ -987,8 +1082,12 @@ def _advised(t: Trajectory, i: int, f: Command, diag: str) -> ShellFix | None:
     if m is None or nxt is None or not t.steps[nxt].success:
         return None
     advice = " ".join(m.group(1).split())
-    cmds = _commands(t.steps[nxt]) or ()
-    if len(cmds) != 1 or " ".join(cmds[0].words) != advice or _intent(cmds[0]) == _intent(f):
+    # the advised command, wherever it sits in the call (``cd D && mix format``, ``mix format
+    # 2>&1 | tail``, ``mix format && git commit ...``), and shown to have worked
+    ran = next(
+        (c for c in _commands(t.steps[nxt]) or () if " ".join(_own_words(c)) == advice), None
+    )
+    if ran is None or _intent(ran) == _intent(f) or not _proven(t.steps[nxt], ran):
         return None
     for later in t.steps[nxt + 1 :]:
         again = None if later.success or not is_shell(later.tool) else _failed_command(later)
@@ -1000,7 +1099,7 @@ def _advised(t: Trajectory, i: int, f: Command, diag: str) -> ShellFix | None:
     said = re.sub(r"\[[A-Z_ -]+\]\s*", "", said)
     q = quote_error(said, 10)
     text = f"In this project {_intent(f)} fails with '{q}': run {advice} first, as its error says."
-    facts = (f.program, cmds[0].program)
+    facts = (f.program, ran.program)
     fnd = _finding("advised", f, "project", text, facts, diag, helper=advice, avoid=[])
     why = f"call {i + 1} {short(f)} failed ('{q}'); call {nxt + 1} {advice} worked, as it advised"
     return ShellFix(i, nxt, (nxt,), attrs.evolve(fnd, domain=t.steps[i].domain or ""), why)
@@ -1034,7 +1133,7 @@ def _found_by_find(t: Trajectory, i: int, glob: str) -> tuple[int, str] | None:
     )
     if nxt is None or not t.steps[nxt].success:
         return None
-    found = _commands(t.steps[nxt]) or ()
+    found = _job_commands(t, t.steps[nxt])
     words = list(found[0].words) if len(found) == 1 and found[0].program == "find" else []
     if "-name" not in words or words[words.index("-name") + 1 : words.index("-name") + 2] != [glob]:
         return None
@@ -1059,7 +1158,7 @@ def _hidden_folder(t: Trajectory, i: int, globs: list[str]) -> ShellFix | None:
     place: where the project keeps it, which rg --files skips."""
     nxt = [j for j in range(i + 1, min(len(t.steps), i + 6)) if is_shell(t.steps[j].tool)][:3]
     for j in nxt:
-        found = _commands(t.steps[j]) or ()
+        found = _job_commands(t, t.steps[j])
         if not t.steps[j].success or len(found) != 1 or found[0].program != "find":
             continue
         words = list(found[0].words)
@@ -1074,7 +1173,7 @@ def _hidden_folder(t: Trajectory, i: int, globs: list[str]) -> ShellFix | None:
             f"In this project {name} is at {where}, a hidden folder rg --files skips: "
             f"find it with find . -name {name} or rg --files --hidden."
         )
-        cmd = (_commands(t.steps[i]) or ())[0]
+        cmd = _job_commands(t, t.steps[i])[0]
         fnd = _finding("hidden", cmd, "project", text, ("rg", "find", where), "no files found")
         fnd = attrs.evolve(fnd, domain=t.steps[i].domain or "", detail={**fnd.detail, "avoid": []})
         why = f"call {i + 1} rg --files listed nothing; call {j + 1} found {where}"
@@ -1082,7 +1181,7 @@ def _hidden_folder(t: Trajectory, i: int, globs: list[str]) -> ShellFix | None:
     return None
 
 
-def _lists_hidden(step: Step) -> bool:
+def _lists_hidden(t: Trajectory, step: Step) -> bool:
     """Whether a successful call is a discovery: a listing program (:attr:`Role.LISTS`:
     ``ls -la``, ``find . -maxdepth 2``) or a client search tool (Glob). What it shows
     of hidden folders its output says (:func:`_hidden_in`)."""
@@ -1091,7 +1190,7 @@ def _lists_hidden(step: Step) -> bool:
     if not is_shell(step.tool):
         found = spec_for(step.tool)
         return found is not None and found[1].kind is ToolKind.SEARCH
-    cmds = _commands(step) or ()
+    cmds = _job_commands(t, step)
     return len(cmds) == 1 and programs.listing(cmds[0].program)
 
 
@@ -1137,19 +1236,19 @@ def _hidden_discovered(t: Trajectory, i: int, glob: str) -> ShellFix | None:
                 f"In this project {glob} files are in {folder}/, a hidden folder rg --files "
                 f"skips: find them with find . -name {glob} or rg --files --hidden."
             )
-            cmd = (_commands(t.steps[i]) or ())[0]
+            cmd = _job_commands(t, t.steps[i])[0]
             fnd = _finding("hidden", cmd, "project", text, ("rg", "find", folder), "no files")
             fnd = attrs.evolve(fnd, domain=t.steps[i].domain or "")
             why = f"call {i + 1} rg --files listed nothing; call {j + 1} used {folder}/"
             return ShellFix(i, j, (), fnd, why)
-        if _lists_hidden(step):
+        if _lists_hidden(t, step):
             hidden |= _hidden_in(step.output)
     return None
 
 
 def _hidden(t: Trajectory, i: int) -> ShellFix | None:
     """The ``hidden`` finding of call ``i`` (see the module doc), or None."""
-    cmds = (_commands(t.steps[i]) if is_shell(t.steps[i].tool) else None) or ()
+    cmds = _job_commands(t, t.steps[i]) if is_shell(t.steps[i].tool) else ()
     glob = _glob_of(cmds[0]) if len(cmds) == 1 else None
     if glob is None or _paths(t.steps[i].output):
         return None
@@ -1646,7 +1745,7 @@ def _drive_paths(t: Trajectory, i: int) -> ShellFix | None:
     if not is_shell(step.tool) or not _NOT_OPENED.search(step.output[-3000:]):
         return None
     line = _line(step)
-    cmds = _commands(step) or ()
+    cmds = _job_commands(t, step)
     if not cmds:
         return None
     named = [m for m in _MSYS_PATH.finditer(step.output[-3000:]) if m.group(0) in line]
@@ -1661,7 +1760,7 @@ def _drive_paths(t: Trajectory, i: int) -> ShellFix | None:
         if not (later.success and is_shell(later.tool)) or _NOT_OPENED.search(later.output[-3000:]):
             continue
         good = _line(later)
-        got = _commands(later) or ()
+        got = _job_commands(t, later)
         if not any(x in good for x in forms) or m.group(0) in good:
             continue
         if not got or _bare(got[-1].program) != _bare(program):
@@ -1725,6 +1824,264 @@ def _console_encoding(t: Trajectory, i: int) -> ShellFix | None:
     return None
 
 
+#: A failure whose cause passes or lies outside the call: the network, a lock, a busy
+#: resource, a clock; or a refusal of access (the sandbox, a permission). Another program
+#: that then worked proves nothing about the first.
+_TRANSIENT = re.compile(
+    r"resolve host|could not resolve|name resolution|network|connection (?:refused|reset|"
+    r"closed|timed out)|unreachable|ECONN\w+|ENOTFOUND|EAI_AGAIN|ETIMEDOUT|\btimed? ?out\b|"
+    r"timeout|\block(?:ed)?\b|\.lock\b|\bbusy\b|in use|try again|temporar|rate limit|"
+    r"\b5\d\d\b|permission denied|not permitted|access (?:is )?denied|EACCES|EPERM|sandbox",
+    re.I,
+)
+#: Programs that list, ask or set the scene: their failure is exploration, or an answer.
+_LOOKS_AROUND = (Role.LISTS, Role.PROBE, Role.SCENE)
+#: A client tool's kind for the job of a shell program that searches, reads, or changes a
+#: file's content: only such a tool does the same job on the same target (in this order:
+#: ``rg`` is a search before it is a reader).
+_TOOL_JOBS = {
+    Role.ANSWERS: frozenset({ToolKind.SEARCH}),
+    Role.EDITS: frozenset({ToolKind.EDIT, ToolKind.WRITE, ToolKind.PATCH}),
+    Role.READER: frozenset({ToolKind.READ}),
+}
+
+
+def _route_targets(f: Command, diag: str) -> list[str]:
+    """The targets of failed ``f`` another program or tool may take (a path, a URL, a
+    package's or a thing's name: operands of three characters or more, no number), when its
+    diagnostic names ``f``'s program or one of them; else none."""
+    out = [
+        x
+        for x in dict.fromkeys(_targets(f))
+        if len(x) > 2 and not x.startswith("-") and not x.isdigit() and " " not in x
+    ]
+    named = re.search(rf"(?<![\w.-]){re.escape(_bare(f.program))}\b", diag) or any(
+        x in diag or os.path.basename(x.rstrip("/")) in diag for x in out
+    )
+    return out if named else []
+
+
+def _names_other_argument(f: Command, target: str, said: str) -> bool:
+    """Whether a failed output names an argument of ``f`` other than ``target`` (an option
+    or an operand, with or without its leading ``-`` or ``.``): then the failure is that
+    argument's, and another program that did the job shows nothing of ``f`` on ``target``."""
+    for a in (*f.flags, *f.operands):
+        word = a.split()[0].split("=")[0]
+        bare = word.lstrip("-.")
+        if a == target or len(bare) < 2:
+            continue
+        if re.search(rf"(?<![\w-]){re.escape(bare)}(?![\w-])", said):
+            return True
+    return False
+
+
+def _norm_target(value: str, cwd: str) -> str:
+    v = value.strip()
+    if "://" in v or not cwd or v.startswith(("/", "~")) or re.match(r"[A-Za-z]:[\\/]", v):
+        return v.rstrip("/")
+    return os.path.normpath(os.path.join(cwd, v))
+
+
+def _names_target(step: Step, target: str, cwd: str) -> bool:
+    """Whether a call names ``target``: a word of its command line, or a client tool's
+    parameter (a path written absolute or relative to the session's folder)."""
+    want = _norm_target(target, cwd)
+    if is_shell(step.tool):
+        return target in re.findall(r"[^\s'\"=;&|<>()]+", _line(step))
+    values = [v for v in step.params.values() if isinstance(v, str)]
+    return any(v == target or _norm_target(v, cwd) == want for v in values)
+
+
+def _tool_did(step: Step, f: Command, target: str, cwd: str) -> str | None:
+    """The client tool ``step`` when it did ``f``'s job on ``target`` (Grep for a search,
+    Read for a reader, Edit or Write for an editor; for a program the table does not class,
+    an MCP tool, or the web tool on a URL), else None."""
+    found = spec_for(step.tool)
+    if found is None or not _names_target(step, target, cwd):
+        return None
+    kind = found[1].kind
+    role = next((r for r in _TOOL_JOBS if programs.has(f.program, r)), None)
+    if role is not None:
+        return step.tool if kind in _TOOL_JOBS[role] else None
+    known = programs.get(f.program)
+    if known is not None and known.roles:
+        return None  # a program the table classes does only its own job
+    web = kind is ToolKind.WEB and "://" in target  # a page fetched (curl URL, then WebFetch)
+    return step.tool if kind is ToolKind.MCP or web else None
+
+
+def _on_files(c: Command) -> bool:
+    """Whether ``c`` copies, moves, edits or makes files (:attr:`Role.FILES`, ``MOVES``,
+    ``EDITS``): a step on the files themselves."""
+    return _moves(c) or any(programs.has(c.program, r) for r in (Role.FILES, Role.EDITS))
+
+
+def _same_kind_of_job(f: Command, c: Command) -> bool:
+    """Whether ``c`` may do what failed ``f`` did: a step on the files themselves (a copy,
+    a move, an edit) does no other program's job, and work is never done by a step that
+    only shows (:func:`_only_shows`)."""
+    if _on_files(c) and not _on_files(f):
+        return False
+    return not _only_shows(c, f)
+
+
+def _shell_did(step: Step, f: Command, target: str) -> Command | None:
+    """The one command of shell call ``step`` that took ``target`` with another program
+    (as an operand, or inside inline code), never a step that only shows what another did
+    (:func:`_only_shows`), and proven by the call's success; else None."""
+    line = _line(step)
+    as_operand = target in f.operands  # else f wrote it (> target): so must the other
+
+    def takes(c: Command) -> bool:
+        if _inline(c) and target in _code_of(c, line):
+            return as_operand
+        return (target in c.operands) if as_operand else (target in _targets(c))
+
+    took = [
+        c
+        for c in _commands(step) or ()
+        if _bare(c.program) != _bare(f.program)
+        and not programs.has(c.program, Role.SCENE)
+        # a filter that is no reader (tee, tr) passes its input on: it does no job
+        and not (programs.has(c.program, Role.FILTER) and not programs.has(c.program, Role.READER))
+        and takes(c)
+    ]
+    if len(took) != 1 or not _same_kind_of_job(f, took[0]) or _wrappers(took[0]):
+        return None
+    return took[0] if _proven(step, took[0]) else None
+
+
+def _same_target_after(t: Trajectory, i: int, j: int, target: str, cwd: str, program: str) -> bool:
+    """Whether anything but a look touched ``target`` between calls ``i`` and ``j`` (an
+    edit, a conversion, a move: the target changed), or a call after ``j`` naming it failed
+    (the job was not done after all) or ran the failed ``program`` again (what ran
+    instead was a step before it, not a way around it)."""
+    for k in range(i + 1, len(t.steps)):
+        s = t.steps[k]
+        if k == j or not _names_target(s, target, cwd):
+            continue
+        if k > j:
+            again = is_shell(s.tool) and any(
+                _bare(c.program) == _bare(program) for c in _commands(s) or ()
+            )
+            if not s.success or again:
+                return True  # the job failed again, or f's program then did it: a step first
+            continue
+        found = spec_for(s.tool)
+        looks = found is not None and found[1].kind in (ToolKind.READ, ToolKind.SEARCH)
+        cmds = _commands(s) or () if is_shell(s.tool) else ()
+        shows = bool(cmds) and all(
+            any(programs.has(c.program, r) for r in _LOOKS_AROUND) for c in cmds
+        )
+        if s.success and not (looks or shows):
+            return True
+    return False
+
+
+def _route(t: Trajectory, i: int) -> ShellFix | None:
+    """``route``: a shell program P was misused on a target (its failure no program not
+    found, no transient cause, no look around, no missing target), its diagnostic naming P
+    or the target, and a later call of the run did the job on the same target with another
+    program or a client tool, nothing having touched the target in between and no call of
+    the job failing after it: "P on T fails here with 'D'; Q did the job instead"."""
+    step = t.steps[i]
+    failed = _failed_command(step) if is_shell(step.tool) and not step.success else None
+    if failed is None or outcome(step).failure is not Failure.MISUSE:
+        return None
+    f, diag = failed
+    said = f"{diag}\n{step.output[:600]}"
+    if (
+        _missing_program(f, diag, step.output)
+        or _NOT_FOUND.search(said)
+        or _TRANSIENT.search(said)
+        or _MISSING_PATH.search(said)
+        or any(programs.has(f.program, r) for r in _LOOKS_AROUND)
+        or f.wrappers != _wrappers(f)  # a wrapper of its own: which did what is not shown
+    ):
+        return None
+    cwd = str(t.meta.get("cwd") or "")
+    for target in _route_targets(f, diag):
+        if _names_other_argument(f, target, said):
+            continue  # a slip of another argument (jq's ".name"), not the program on the target
+        for j in range(i + 1, min(len(t.steps), i + 1 + WINDOW)):
+            later = t.steps[j]
+            if not later.success:
+                continue
+            c = _shell_did(later, f, target) if is_shell(later.tool) else None
+            how = _intent(c) if c is not None else None
+            if how is None and not is_shell(later.tool):
+                how = _tool_did(later, f, target, cwd)
+            if how is None or _same_target_after(t, i, j, target, cwd, f.program):
+                continue
+            return _route_fix(t, i, j, f, diag, target, how)
+    return None
+
+
+def _route_fix(
+    t: Trajectory, i: int, j: int, f: Command, diag: str, target: str, how: str
+) -> ShellFix:
+    """The ``route`` finding: a project's fact when the target is a path of the project,
+    else a fact of the machine."""
+    roots = [r for r in (t.meta.get("cwd"), t.meta.get("project")) if isinstance(r, str) and r]
+    local = "://" not in target and (
+        not target.startswith(("/", "~"))
+        or any(target.startswith(r.rstrip("/") + "/") for r in roots)
+    )
+    q = quote_error(diag, 8)
+    shown = target if "://" in target or len(target) <= 40 else _tail(target, 2)
+    if local and ("/" in target or "." in target):
+        text = f"In this project {_intent(f)} {shown} fails with '{q}'; {how} did the job instead."
+        scope = "project"
+    else:
+        text = f"{_intent(f)} {shown} fails here with '{q}'; {how} did the job instead."
+        scope = "machine"
+    fnd = _finding("route", f, scope, text, (f.program, how.split()[0]), diag, avoid=[])
+    fnd = attrs.evolve(fnd, domain=t.steps[i].domain or "")
+    why = f"call {i + 1} {short(f)} failed on {target} ('{q}'); call {j + 1} {how} did the job"
+    return ShellFix(i, j, (), fnd, why)
+
+
+def _read_elsewhere(t: Trajectory, i: int) -> ShellFix | None:
+    """``location`` read by another reader: a program that only reads (``cat``, ``head``,
+    ``sed -n``: :func:`_reader`) failed on a path that is not there, its diagnostic naming
+    it, and a later successful call read a path with the same file name elsewhere with
+    another reader (``cat notes.txt``, then ``head -50 docs/notes.txt``): which reader read
+    it is incidental, the path is the change."""
+    step = t.steps[i]
+    failed = _failed_command(step) if is_shell(step.tool) and not step.success else None
+    if failed is None or not _reader(failed[0]) or not _MISSING_PATH.search(failed[1]):
+        return None
+    f, diag = failed
+    bad = next((x for x in _targets(f) if x in diag or x.rstrip("/") in diag), None)
+    name = os.path.basename(bad.rstrip("/")) if bad else ""
+    if bad is None or not name:
+        return None
+    for j in range(i + 1, min(len(t.steps), i + 1 + WINDOW)):
+        later = t.steps[j]
+        cmds = (_commands(later) if is_shell(later.tool) else None) or ()
+        took = [
+            c
+            for c in cmds
+            if _reader(c)
+            and c.program != f.program
+            and not any(programs.has(c.program, r) for r in (Role.VCS, Role.ANSWERS))
+            for x in _targets(c)
+            if os.path.basename(x.rstrip("/")) == name and x != bad
+        ]
+        if not later.success or len(took) != 1 or not _proven(later, took[0]):
+            continue
+        c = took[0]
+        good = next(x for x in _targets(c) if os.path.basename(x.rstrip("/")) == name)
+        q = quote_error(re.sub(r"^(fatal|error|Error|ERROR): ", "", diag), 8)
+        text = f"In this project {name} is at {good}; {short(f, 40)} fails with '{q}'."
+        fnd = _finding(
+            "location", f, "project", text, (f.program, good), diag, bad=bad, good=good, avoid=[bad]
+        )
+        why = f"call {i + 1} {short(f)} found no {bad}; call {j + 1} {short(c)} read {good}"
+        return ShellFix(i, j, (), attrs.evolve(fnd, domain=step.domain or ""), why)
+    return None
+
+
 #: The readers of one failed call each (a kind that is no pair of a failed and a
 #: retried command), tried in order on the calls no earlier finding took.
 _READERS = (
@@ -1739,7 +2096,63 @@ _READERS = (
     _line_endings,
     _drive_paths,
     _console_encoding,
+    _read_elsewhere,
+    _route,
 )
+
+
+#: The changes proven by a diagnostic that names what changed: only these may show which
+#: command of an ``&&`` chain failed when the output names none.
+_NAMED_CHANGES = frozenset(
+    {"flag", "operand", "location", "element", "dropped", "forced", "pattern", "existing"}
+)
+
+
+def _chained(step: Step, f: Command) -> list[Command]:
+    """The commands before ``f`` in its ``&&`` chain that may be the one that failed: each
+    pipeline's own status command (not a filter after it), never what sets the scene."""
+    script = parse(_line(step))
+    at = next((k for k, p in enumerate(script.pipelines) if f in p.commands), None)
+    out: list[Command] = []
+    k = at or 0
+    while k > 0 and script.pipelines[k].connector == "&&":
+        k -= 1
+        cmds = script.pipelines[k].commands
+        status = next(
+            (c for c in reversed(cmds[1:]) if not programs.has(c.program, Role.FILTER)), cmds[0]
+        )
+        out.insert(0, status)
+    return [c for c in out if not programs.has(c.program, Role.SCENE) and _intent(c) != _intent(f)]
+
+
+def _chain_fix(t: Trajectory, i: int, f: Command, diag: str, used: set[int]) -> ShellFix | None:
+    """A failed ``a && f`` whose output names neither (``git add x && git commit``: "The
+    following paths are ignored ... x"): the command read as failed is ``f``, the chain's
+    last, but ``a`` stopped it. When exactly one earlier command of the chain has a later
+    retry that changed what the diagnostic names (:data:`_NAMED_CHANGES`), it is the one
+    that failed, and that correction is learned."""
+    step = t.steps[i]
+    if re.search(rf"(?<![\w.-]){re.escape(f.program)}:", f"{diag}\n{step.output[:2000]}"):
+        return None  # the output names f: it is the one that failed
+    found: list[tuple[Command, int, Command, Finding]] = []
+    for g in _chained(step, f):
+        for j in range(i + 1, min(len(t.steps), i + 1 + WINDOW)):
+            later = t.steps[j]
+            c = _retry(g, _commands(later) or (), False) if is_shell(later.tool) else None
+            if c is None:
+                continue
+            if later.success and j not in used and _proven(later, c):
+                fnd = compare(g, c, diag, step.output, (), t.task)
+                if fnd is not None and fnd.detail.get("change") in _NAMED_CHANGES:
+                    found.append((g, j, c, fnd))
+            break
+    if len(found) != 1:
+        return None
+    g, j, c, fnd = found[0]
+    q = quote_error(diag, 8)
+    why = f"call {i + 1} {short(g)} failed ('{q}'); call {j + 1} {short(c)} worked "
+    why += f"({fnd.detail['change']})"
+    return ShellFix(i, j, (), attrs.evolve(fnd, domain=step.domain or ""), why)
 
 
 def find_shell_fixes(t: Trajectory) -> list[ShellFix]:
@@ -1778,11 +2191,12 @@ def find_shell_fixes(t: Trajectory) -> list[ShellFix]:
             if j in used or not _proven(later, c):
                 break
             esc = escalates(later.params)
-            if esc is not None and escalates(step.params) is None and c.words == f.words:
+            same = _own_words(c) == _own_words(f)
+            if esc is not None and escalates(step.params) is None and same:
                 fnd: Finding | None = _escalation(f, diag, esc, later.params[esc])
             elif later.params.get(TTY) is True and step.params.get(TTY) is not True:
                 # kept in the view only after a failure that asked for a terminal
-                fnd = _terminal(f, diag) if c.words == f.words else None
+                fnd = _terminal(f, diag) if same else None
             else:
                 fnd = compare(
                     f, c, diag, step.output, [*between, *_before(cmds, c, step, diag)], t.task
@@ -1802,8 +2216,9 @@ def find_shell_fixes(t: Trajectory) -> list[ShellFix]:
                 )
             break
         if not out or out[-1].failed != i:
-            advised = _advised(t, i, f, diag)
+            advised = _chain_fix(t, i, f, diag, used) or _advised(t, i, f, diag)
             if advised is not None:
+                used.add(advised.fixed)
                 out.append(advised)
     taken = {x.failed for x in out}
     for read in _READERS:
@@ -1875,8 +2290,10 @@ def cwd_slip(t: Trajectory, x: ShellFix) -> bool:
     path found (a ``location``, or the ``operand`` that worked) is the failed one under a
     folder (or the failed one is the found one under a folder), and the run changed its
     working directory on the way (``cd``, ``pushd``:
-    :attr:`Role.CHDIR`, or another ``workdir``). A slip of the working directory, not
-    where the project keeps the file."""
+    :attr:`Role.CHDIR`, never a ``cd`` to the session's own folder, or another ``workdir``).
+    A slip of the working directory, not where the project keeps the file. So is a relative
+    path found by a call that moved to another folder itself (``cd specs/b && cat plan.md``
+    after ``cat /w/specs/a/plan.md``): it names that folder's file, perhaps another one."""
     d = x.finding.detail
     if d.get("change") not in ("location", "operand"):
         return False
@@ -1884,19 +2301,23 @@ def cwd_slip(t: Trajectory, x: ShellFix) -> bool:
     if not isinstance(bad, str) or not isinstance(good, str):
         return False
     b, g = bad.rstrip("/"), good.rstrip("/")
+    here = str(t.meta.get("cwd") or "").rstrip("/")
+
+    def elsewhere(c: Command) -> bool:  # a cd to the session's own folder moves nowhere
+        home = bool(here) and c.program == "cd" and [o.rstrip("/") for o in c.operands] == [here]
+        return programs.has(c.program, Role.CHDIR) and not home
+
+    def moved(s: Step) -> bool:
+        return is_shell(s.tool) and any(elsewhere(c) for c in _commands(s) or ())
+
+    if not (os.path.isabs(g) or g.startswith("~")) and moved(t.steps[x.fixed]):
+        return True
     if os.path.isabs(b) or b.startswith("~"):
         return False
     if not (g.endswith("/" + b) or b.endswith("/" + g)):
         return False
-    seen = t.steps[: x.fixed + 1]
     dirs = {s.params.get("workdir") for s in (t.steps[x.failed], t.steps[x.fixed])}
-    if len(dirs) > 1:
-        return True
-    return any(
-        any(programs.has(c.program, Role.CHDIR) for c in _commands(s) or ())
-        for s in seen
-        if is_shell(s.tool)
-    )
+    return len(dirs) > 1 or any(moved(s) for s in t.steps[: x.fixed + 1])
 
 
 def relative_to(f: Finding, roots: Sequence[str]) -> Finding:
@@ -2415,6 +2836,21 @@ SHELL_CHANGES: tuple[ShellChange, ...] = (
         (
             _sh("npx expo export", "Error: stdin is not interactive: set CI=true", False),
             _sh("NODE_ENV=production npx expo export", "Exported: dist"),
+        ),
+    ),
+    ShellChange(
+        "route",
+        "a program was misused on a target (no program not found, no transient cause, no "
+        "missing target), its diagnostic naming it or the target; another program or a "
+        "client tool then did the job on that target, nothing having changed it in between "
+        "(synthetic: no development example)",
+        (
+            _sh("unzip data.7z", "unzip:  cannot find zipfile directory in one of data.7z", False),
+            _sh("7z x data.7z", "Everything is Ok"),
+        ),
+        (
+            _sh("unzip data.7z", "unzip:  cannot find zipfile directory in one of data.7z", False),
+            _sh("ls -la data.7z", "-rw-r--r-- 1 me me 10 data.7z"),
         ),
     ),
     ShellChange(

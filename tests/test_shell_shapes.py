@@ -1,0 +1,487 @@
+"""Shell corrections judged by structure, not by the exact shape a rule's author saw.
+
+Each relaxation of :mod:`agentmem.learning.shell_fixes` is one general rule (see
+docs/learning-rules.md, "Shapes that do not matter"): a positive that now teaches and a
+negative that still teaches nothing, beside it.
+"""
+
+from __future__ import annotations
+
+from agentmem.agents import learning_view
+from agentmem.learning.shell_fixes import find_shell_fixes
+from agentmem.records import Step, Trajectory
+
+NO_STAT = "error: unrecognized argument: --no-stat"
+
+
+def _sh(command: str, output: str = "done", ok: bool = True, code: int = 0) -> Step:
+    code = code or (127 if "not found" in output else 1)
+    return Step(
+        tool="Bash",
+        params={"command": command},
+        output=output if ok else f"Exit code {code}\n{output}",
+        success=ok,
+    )
+
+
+def _changes(*steps: Step, cwd: str = "/w/app") -> list[tuple[str, str]]:
+    t = Trajectory(task="do the thing", steps=steps, meta={"cwd": cwd})
+    return [
+        (x.finding.detail["change"], x.finding.text) for x in find_shell_fixes(learning_view(t))
+    ]
+
+
+# --------------------------------------------------------------------------- wrappers
+
+
+def test_a_wrapper_that_runs_the_command_as_it_is_is_no_change():
+    """``time``, ``nice``, ``nohup`` (Role.TRANSPARENT) on either side: the same command."""
+    for failed, retry in (
+        ("time git show --no-stat abc1234", "git show abc1234"),
+        ("git show --no-stat abc1234", "nice -n 5 git show abc1234"),
+    ):
+        got = _changes(_sh(failed, NO_STAT, False), _sh(retry))
+        assert [c for c, _ in got] == ["flag"], (failed, retry, got)
+        assert "--no-stat" in got[0][1]
+
+
+def test_a_dropped_privilege_is_no_change_but_an_added_one_is():
+    """A retry without ``sudo`` made nothing work by having less privilege: the named flag
+    did. A retry that adds ``sudo`` may have worked by it: nothing is learned."""
+    dropped = _changes(
+        _sh("sudo git show --no-stat abc1234", NO_STAT, False), _sh("git show abc1234")
+    )
+    assert [c for c, _ in dropped] == ["flag"]
+    added = _changes(
+        _sh("git show --no-stat abc1234", NO_STAT, False), _sh("sudo git show abc1234")
+    )
+    assert added == []
+
+
+def test_advice_is_read_without_a_transparent_wrapper():
+    upstream = (
+        "fatal: The current branch feat has no upstream branch.\n"
+        "To push the current branch and set the remote as upstream, use\n\n"
+        "    git push --set-upstream origin feat\n"
+    )
+    got = _changes(
+        _sh("git push", upstream, False), _sh("time git push --set-upstream origin feat")
+    )
+    assert [c for c, _ in got] == ["suggested"]
+    other = _changes(_sh("git push", upstream, False), _sh("time git push --force origin feat"))
+    assert [c for c, _ in other] != ["suggested"]
+
+
+# --------------------------------------------------------------------------- route
+
+NO_ZIP = (
+    "unzip:  cannot find zipfile directory in one of data.7z or\n"
+    "        data.7z.zip, and cannot find data.7z.ZIP, period."
+)
+
+
+def test_another_program_that_did_the_job_on_the_same_target_is_a_route():
+    got = _changes(_sh("unzip data.7z", NO_ZIP, False), _sh("7z x data.7z", "Everything is Ok"))
+    assert [c for c, _ in got] == ["route"]
+    assert got[0][1].startswith("In this project unzip data.7z fails with")
+    assert "7z did the job instead" in got[0][1]
+
+
+def test_a_client_tool_that_did_a_search_on_the_same_pattern_is_a_route():
+    parse = "rg: regex parse error:\n    fetch(\n         ^\nerror: unclosed group"
+    bad = _sh("rg -n 'fetch(' src", parse, False, code=2)
+    grep = Step(
+        tool="Grep", params={"pattern": "fetch(", "path": "src"}, output="src/a.ts:3", success=True
+    )
+    got = _changes(bad, grep)
+    assert [c for c, _ in got] == ["route"]
+    assert "Grep did the job instead" in got[0][1]
+    # a Read of a file is no search: not the same job
+    read = Step(tool="Read", params={"file_path": "/w/app/src"}, output="x", success=True)
+    assert _changes(bad, read) == []
+
+
+def test_no_route_after_a_transient_cause_a_missing_target_or_a_program_not_found():
+    net = "fatal: unable to access 'https://example.com/o/r.git/': Could not resolve host: x.com"
+    url = "https://example.com/o/r.git"
+    assert _changes(_sh(f"git clone {url}", net, False), _sh(f"curl -sLO {url}")) == []
+    gone = "tar: data.tgz: Cannot open: No such file or directory"
+    assert _changes(_sh("tar xzf data.tgz", gone, False), _sh("7z x data.tgz")) == []
+    lock = "E: Could not get lock /var/lib/dpkg/lock-frontend. It is held by process 4242"
+    assert _changes(_sh("apt-get install -y jq", lock, False), _sh("brew install jq")) == []
+    found = _changes(
+        _sh("7z x data.7z", "bash: 7z: command not found", False), _sh("unzip data.7z")
+    )
+    assert [c for c, _ in found] != ["route"]  # the program kind's, when anything
+
+
+def test_no_route_when_the_target_changed_between_or_the_program_then_worked():
+    fail = _sh("unzip data.7z", NO_ZIP, False)
+    copied = _changes(fail, _sh("cp backup/data.7z data.7z"), _sh("7z x data.7z"))
+    assert "route" not in [c for c, _ in copied]
+    again = _changes(fail, _sh("7z x data.7z"), _sh("unzip data.7z", "inflating: a.txt"))
+    assert "route" not in [c for c, _ in again]
+    shown = _changes(fail, _sh("ls -la data.7z", "-rw-r--r-- 1 me me 10 data.7z"))
+    assert shown == []
+
+
+def test_a_read_is_never_done_by_an_edit():
+    bad = _sh("sed -n '1,20{p' notes.md", "sed: -e expression #1, char 0: unmatched `{'", False)
+    patch = _sh(
+        "apply_patch <<'PATCH'\n*** Update File: notes.md\nPATCH", "Success. Updated notes.md"
+    )
+    assert [c for c, _ in _changes(bad, patch)] != ["route"]
+
+
+# --------------------------------------------------------------------------- a call's own command
+
+FORMAT = "** (Mix) Code is not formatted. Run 'mix format' to fix."
+
+
+def test_advice_run_inside_a_compound_that_proves_it_is_advised():
+    """The advised command anywhere in the next call, joined by ``&&`` to what follows."""
+    got = _changes(_sh("git commit -m wip", FORMAT, False), _sh("mix format && git commit -m wip"))
+    assert [c for c, _ in got] == ["advised"]
+    piped = _changes(_sh("git commit -m wip", FORMAT, False), _sh("cd /w/app && mix format 2>&1"))
+    assert [c for c, _ in piped] == ["advised"]
+
+
+def test_advice_whose_success_is_not_shown_is_not_advised():
+    """``mix format || true`` and ``mix format; git status`` may have failed: not learned."""
+    for line in ("mix format || true", "mix format; git status"):
+        got = _changes(_sh("git commit -m wip", FORMAT, False), _sh(line))
+        assert "advised" not in [c for c, _ in got], line
+
+
+def test_a_search_trimmed_by_a_filter_or_run_from_the_session_folder_is_the_same_search():
+    """``rg --files -g G | head`` and ``cd <session folder> && find . -name G``: the filter
+    passes the listing on, and a ``cd`` to where the session is moves nowhere."""
+    got = _changes(
+        _sh("rg --files -g '*.spec.yaml' | head -50", ""),  # head exits 0
+        _sh("cd /w/app && find . -name '*.spec.yaml'", "./.config/specs/a.spec.yaml"),
+    )
+    assert [c for c, _ in got] == ["hidden"]
+    assert ".config/specs/" in got[0][1]
+
+
+def test_a_search_run_from_another_folder_or_counted_is_not():
+    """From another folder the path found is that folder's; ``| wc -l`` prints a count."""
+    moved = _changes(
+        _sh("rg --files -g '*.spec.yaml'", "", False),
+        _sh("cd /w/other && find . -name '*.spec.yaml'", "./.config/specs/a.spec.yaml"),
+    )
+    assert moved == []
+    counted = _changes(
+        _sh("rg --files -g '*.spec.yaml'", "", False),
+        _sh("find . -name '*.spec.yaml' | wc -l", "1"),
+    )
+    assert counted == []
+
+
+# --------------------------------------------------------------------------- the parser
+
+
+def test_a_redirect_before_a_pipe_keeps_the_pipe_in_the_chain_it_ends():
+    """``cd a && node b.js 2>&1 | head`` is ``cd a && (node b.js 2>&1 | head)`` in bash;
+    tree-sitter reads it as ``(cd a && node b.js) 2>&1 | head``, which made ``head`` a
+    pipeline of its own, joined by nothing, and the ``&&`` retry unproven."""
+    from agentmem.agents.shell import parse
+
+    def shape(line: str) -> list[tuple[str, list[str]]]:
+        return [(p.connector, [c.program for c in p.commands]) for p in parse(line).pipelines]
+
+    assert shape("cd a && node b.js 2>&1 | head -20") == [("", ["cd"]), ("&&", ["node", "head"])]
+    assert shape("a || b > x | c && d") == [("", ["a"]), ("||", ["b", "c"]), ("&&", ["d"])]
+    assert shape("a; b 2>&1 | c") == [("", ["a"]), ("", ["b", "c"])]
+    assert shape("x | y 2>&1 | z") == [("", ["x", "y", "z"])]
+
+
+def test_a_script_run_from_its_folder_with_its_output_trimmed_is_a_workdir_fix():
+    failed = _sh("node assets/build.js 2>&1", '[ERROR] Could not resolve "js/app.js"', False)
+    got = _changes(failed, _sh("cd assets && node build.js 2>&1 | head -20", "built in 120ms"))
+    assert [c for c, _ in got] == ["workdir"]
+    other = _changes(failed, _sh("cd assets && node bundle.js 2>&1 | head -20", "built"))
+    assert other == []
+
+
+def test_a_windows_program_read_past_its_filters_and_scene_is_the_same_program():
+    """``drive``: the program of a call is its own command, not ``| head`` nor ``&& echo``."""
+    failed = _sh(
+        "python -c \"print(open('/e/w/a.jsonl').read())\" 2>&1 | head -5",
+        "FileNotFoundError: [WinError 3] '/e/w/a.jsonl'",
+        False,
+    )
+    got = _changes(failed, _sh("python -c \"print(open('E:/w/a.jsonl').read())\" && echo ok", "{}"))
+    assert [c for c, _ in got] == ["drive"]
+    cat = _changes(failed, _sh("cat E:/w/a.jsonl | head -5 && echo ok", "{}"))
+    assert cat == []
+
+
+# --------------------------------------------------------------------------- cd
+
+
+def test_a_cd_to_the_session_folder_moves_nowhere():
+    gone = "cat: notes.txt: No such file or directory"
+    got = _changes(
+        _sh("cd /w/app && cat notes.txt", gone, False), _sh("cd /w/app/ && cat docs/notes.txt")
+    )
+    assert [c for c, _ in got] == ["location"]
+    assert "notes.txt is at docs/notes.txt" in got[0][1]
+
+
+def test_a_cd_elsewhere_is_still_a_slip_of_the_working_folder():
+    gone = "cat: notes.txt: No such file or directory"
+    assert (
+        _changes(_sh("cd /w/app/docs && cat notes.txt", gone, False), _sh("cat docs/notes.txt"))
+        == []
+    )
+    assert _changes(_sh("cd docs && cat notes.txt", gone, False), _sh("cat docs/notes.txt")) == []
+
+
+# --------------------------------------------------------------------------- phrasings
+
+
+def test_a_program_not_found_in_another_shell_or_wrapper_words_is_not_found():
+    """fish's "Unknown command", a wrapper's "failed to run command 'rg'" or "env: 'rg': No
+    such file": the program was not found, so another one on the same operands teaches the
+    ``program`` kind (never ``route``, which is for a program that ran)."""
+    grep = _sh("grep -rn TODO src", "src/a.py:1: TODO")
+    for line, said in (
+        ("rg TODO src", "fish: Unknown command: rg"),
+        (
+            "timeout 10 rg TODO src",
+            "timeout: failed to run command ‘rg’: No such file or directory",
+        ),
+        ("env rg TODO src", "env: ‘rg’: No such file or directory"),
+    ):
+        got = _changes(_sh(line, said, False, code=127), grep)
+        assert [c for c, _ in got] == ["program"], (said, got)
+
+
+def test_a_missing_operand_named_by_the_program_is_no_program_not_found():
+    got = _changes(
+        _sh("rg TODO src", "rg: src: No such file or directory (os error 2)", False, code=2),
+        _sh("grep -rn TODO src", "src/a.py:1: TODO"),
+    )
+    assert got == []
+
+
+# --------------------------------------------------------------------------- && chains
+
+IGNORED = (
+    "The following paths are ignored by one of your .gitignore files:\ndist/app.js\n"
+    "hint: Use -f if you really want to add them."
+)
+
+
+def test_the_command_of_a_chain_that_failed_is_the_one_whose_retry_changed_what_it_names():
+    """``git add a.py dist/app.js && git commit -m x`` failed in ``git add`` (the output
+    names no program): its retry without the ignored path shows which command failed."""
+    got = _changes(
+        _sh("git add a.py dist/app.js && git commit -m wip", IGNORED, False),
+        _sh("git add a.py && git commit -m wip", "[main 1a2b3c4] wip"),
+    )
+    assert [c for c, _ in got] == ["dropped"]
+    assert "git add fails on dist/app.js" in got[0][1]
+
+
+def test_a_chain_retried_unchanged_or_named_by_its_output_teaches_no_other_command():
+    # the same chain after a step in between: no named change, no lesson about git add
+    same = _changes(
+        _sh("git add a.py && git commit -m wip", "nothing added to commit", False),
+        _sh("git status"),
+        _sh("git add a.py && git commit -m wip"),
+    )
+    assert "dropped" not in [c for c, _ in same]
+    # the output names the last command: it is the one that failed
+    named = _changes(
+        _sh(
+            "mkdir -p out && cp a.txt b/c.txt out/", "cp: b/c.txt: No such file or directory", False
+        ),
+        _sh("mkdir -p out2 && cp a.txt out/"),
+    )
+    assert [c for c, _ in named] != ["flag"]
+
+
+def test_an_option_of_an_earlier_command_of_the_chain_named_without_its_dashes():
+    """git names an unknown option without its dashes ("unknown switch \u0060x'"): the
+    chain's ``git add -x`` failed, and its retry without ``-x`` is the flag correction."""
+    got = _changes(
+        _sh("git add -x a.py && git commit -m wip", "error: unknown switch `x'", False, code=129),
+        _sh("git add a.py && git commit -m wip", "[main 1a2b3c4] wip"),
+    )
+    assert [c for c, _ in got] == ["flag"]
+    assert "git add without -x" in got[0][1]
+    plain = _changes(
+        _sh("git show --no-stat abc1234", "error: unknown option `no-stat'", False, code=129),
+        _sh("git show abc1234"),
+    )
+    assert [c for c, _ in plain] == ["flag"]
+    # a quoted word that is no option complaint names nothing
+    other = _changes(
+        _sh("git show --stat abc1234", "fatal: bad object 'stat'", False, code=128),
+        _sh("git show abc1234"),
+    )
+    assert other == []
+
+
+# --------------------------------------------------------------------------- another reader
+
+
+def test_a_path_read_elsewhere_by_another_reader_is_where_the_file_is():
+    gone = "cat: notes.txt: No such file or directory"
+    got = _changes(_sh("cat notes.txt", gone, False), _sh("head -50 docs/notes.txt", "buy milk"))
+    assert [c for c, _ in got] == ["location"]
+    assert "notes.txt is at docs/notes.txt" in got[0][1]
+    sed = _changes(_sh("cat notes.txt", gone, False), _sh("sed -n 1,80p docs/notes.txt", "x"))
+    assert [c for c, _ in sed] == ["location"]
+
+
+def test_another_file_or_a_program_that_is_no_reader_is_not():
+    gone = "cat: notes.txt: No such file or directory"
+    assert _changes(_sh("cat notes.txt", gone, False), _sh("head -50 docs/todo.md", "x")) == []
+    assert _changes(_sh("cat notes.txt", gone, False), _sh("cp docs/notes.txt .")) == []
+    assert _changes(_sh("cat notes.txt", gone, False), _sh("git show HEAD:docs/notes.txt")) == []
+
+
+def test_a_search_or_a_call_that_moved_to_another_folder_finds_no_location():
+    """From the development half (a Codex session): ``cat /w/app/specs/a/plan.md`` failed,
+    then ``cd /w/app/specs/b && rg -n X plan.md`` searched another feature's plan.md. A
+    search across files is no reading of that file, and a path read after a ``cd`` elsewhere
+    names that folder's file: neither is where the first file is."""
+    gone = "cat: /w/app/specs/a/plan.md: No such file or directory"
+    searched = _changes(
+        _sh("cat /w/app/specs/a/plan.md", gone, False),
+        _sh("cd /w/app/specs/b && rg -n TODO plan.md research.md", "plan.md:3: TODO"),
+    )
+    assert searched == []
+    moved = _changes(
+        _sh("cat /w/app/specs/a/plan.md", gone, False),
+        _sh("cd /w/app/specs/b && cat plan.md", "# Plan"),
+    )
+    assert moved == []
+
+
+# --------------------------------------------------------------------------- escalation, tty
+
+
+def test_an_escalated_or_terminal_retry_in_another_shape_is_the_same_command():
+    """The view keeps a refused call failed when the same command was escalated past it:
+    ``git commit -m x 2>&1`` refused, then ``git commit -m x`` with the escalation."""
+    refused = "fatal: Unable to create '/w/app/.git/index.lock': Operation not permitted"
+    got = _changes(
+        _sh("git commit -m wip 2>&1 | tail -3", refused, False),
+        Step(
+            tool="Bash",
+            params={"command": "git commit -m wip", "dangerouslyDisableSandbox": True},
+            output="[main 1a2b3c4] wip",
+            success=True,
+        ),
+    )
+    assert [c for c, _ in got] == ["escalation"]
+    other = _changes(
+        _sh("git commit -m wip 2>&1 | tail -3", refused, False),
+        Step(
+            tool="Bash",
+            params={"command": "git commit -m other", "dangerouslyDisableSandbox": True},
+            output="[main 1a2b3c4] other",
+            success=True,
+        ),
+    )
+    assert "escalation" not in [c for c, _ in other]
+
+
+def test_same_command_reads_shapes_not_strings():
+    from agentmem.agents.outcomes import same_command
+
+    assert same_command("git push 2>&1 | tail -5", "time git push")
+    assert same_command("echo start && npm test", "npm test")
+    assert not same_command("git push origin a", "git push origin b")
+    assert not same_command("cd /w/a && npm test", "npm test")  # another folder's npm test
+
+
+def test_a_route_is_never_a_file_written_or_passed_through():
+    """``python3 gen.py > out.json`` writes the file ``jq`` could not read (a change, not
+    the job), ``tee out.json`` passes its input on, and an error that names another
+    argument (jq's query) is that argument's slip."""
+    fail = _sh("unzip data.7z", NO_ZIP, False)
+    wrote = _changes(fail, _sh("python3 fetch.py > data.7z"))
+    assert "route" not in [c for c, _ in wrote]
+    teed = _changes(fail, _sh("curl -s https://x.org/d | tee data.7z"))
+    assert "route" not in [c for c, _ in teed]
+    bad = _sh("jq .name out.json", "jq: error (at out.json:3): Cannot index array with name", False)
+    # the error names jq's own query (.name): a slip of that argument, not jq on the file
+    code = "python3 -c \"import json; print(json.load(open('out.json')))\""
+    assert _changes(bad, _sh(code)) == []
+
+
+def test_a_page_the_web_tool_fetched_after_a_fetch_program_failed_is_a_route():
+    url = "https://docs.example.org/guide/install"
+    bad = _sh(f"curl -fsSL {url}", "curl: (22) The requested URL returned error: 403", False, 22)
+    fetched = Step(tool="WebFetch", params={"url": url, "prompt": "the steps"}, output="1. pip")
+    got = _changes(bad, fetched)
+    assert [c for c, _ in got] == ["route"]
+    assert got[0][1].startswith(f"curl {url} fails here with")
+    # version control is a classed program: a web page is no clone
+    clone = _sh(f"git clone {url}", "fatal: repository not found", False, 128)
+    assert _changes(clone, fetched) == []
+
+
+# --------------------------------------------------------------------------- the whole path
+
+
+def test_a_route_is_learned_through_import_and_the_library(tmp_path):
+    """A Claude Code file imported, learned without a model, stored: the route lesson is a
+    project's fact of the session's folder, and a call with a transient cause beside it
+    teaches nothing."""
+    import os
+    import time
+
+    from agentmem import Memory
+
+    from .conftest import FakeEmbedder, FakeModel
+    from .transcripts import ClaudeSession
+
+    s = ClaudeSession(cwd="/w/app")
+    s.prompt("unpack data.7z and list what is in it")
+    s.tool("Bash", {"command": "unzip data.7z"}, f"Exit code 9\n{NO_ZIP}", is_error=True)
+    s.tool("Bash", {"command": "7z x data.7z"}, "Everything is Ok")
+    s.tool(
+        "Bash",
+        {"command": "git clone https://example.org/o/r.git"},
+        "Exit code 128\nfatal: unable to access: Could not resolve host: example.org",
+        is_error=True,
+    )
+    s.tool("Bash", {"command": "curl -sLO https://example.org/o/r.git"}, "")
+    s.say("Done.")
+    path = s.write(tmp_path / "s.jsonl")
+    old = time.time() - 3 * 86400
+    os.utime(path, (old, old))
+    with Memory.open(tmp_path / "m.db", embedder=FakeEmbedder(), model=FakeModel()) as mem:
+        for tid in mem.import_transcripts("claude-code", [path]).ids:
+            mem.feedback(tid, "accept")
+        mem.learn(use_model=False)
+        texts = [e.text for e in mem.experiences()]
+    assert any("unzip data.7z fails with" in x and "7z did the job" in x for x in texts), texts
+    assert not any("git clone" in x or "curl" in x for x in texts), texts
+
+
+# --------------------------------------------------------------------------- existing
+
+EXISTS = (
+    'a pull request for branch "me:fix" into branch "main" already exists:\n'
+    "https://github.com/o/r/pull/6689"
+)
+
+
+def test_acting_on_what_exists_may_leave_out_an_option_of_the_create():
+    got = _changes(
+        _sh('gh pr create --draft --title "Fix" --body "x"', EXISTS, False),
+        _sh('gh pr edit 6689 --title "Fix" --body "x"', "https://github.com/o/r/pull/6689"),
+    )
+    assert [c for c, _ in got] == ["existing"]
+    added = _changes(
+        _sh('gh pr create --title "Fix" --body "x"', EXISTS, False),
+        _sh('gh pr edit 6689 --title "Fix" --body "x" --add-label bug', "ok"),
+    )
+    assert added == []
