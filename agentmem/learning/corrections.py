@@ -61,7 +61,7 @@ import attrs
 
 from ..agents import ToolKind, is_shell, learning_view, same_job, spec_for
 from ..agents import programs as _programs
-from ..agents.outcomes import command_line, own_timeout, unquoted_retries, view_indices
+from ..agents.outcomes import command_line, timed_out, unquoted_retries, view_indices
 from ..agents.shell import parse
 from ..records import Step, Trajectory
 from .digest import Recovery, digest, error_phrase, is_retry_of, value_text
@@ -193,10 +193,10 @@ def _same_step(t: Trajectory, i: int, j: int) -> Correction | None:
     between = [b for b in range(i + 1, j) if t.steps[b].success and not _inert(t.steps[b])]
     head = f"{_step_word(i)} {w.tool} failed ('{q}')"
     dom = _domain(w) or _domain(r)
+    if timed_out(w):
+        return None  # the tool ran out of time: neither a change nor a step is shown a fix
     if w.params == r.params:
         return _same_call(t, i, j, between, e, head, dom)
-    if own_timeout(w.output):
-        return None  # the tool ran out of time: the retry's change is not shown to be a fix
     if set(w.params) != set(r.params):
         return _renamed(t, i, j, between, e, head, dom)
     return _changed_value(t, i, j, between, e, head, dom)

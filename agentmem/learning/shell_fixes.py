@@ -132,6 +132,7 @@ from ..agents.outcomes import (
     failing_command,
     own_timeout,
     silent_not_found,
+    timed_out,
 )
 from ..agents.programs import Role
 from ..agents.shell import Command, powershell_call
@@ -1751,8 +1752,8 @@ def find_shell_fixes(t: Trajectory) -> list[ShellFix]:
     for i, step in enumerate(steps):
         if step.success or not is_shell(step.tool):
             continue
-        if own_timeout(step.output.lstrip().split("\n", 1)[0]):
-            continue  # the shell tool itself ran out of time: no argument was refused
+        if timed_out(step) or own_timeout(step.output.lstrip().split("\n", 1)[0]):
+            continue  # the shell tool (or the program) ran out of time: nothing was refused
         failed = _failed_command(step)
         if failed is None:
             continue
