@@ -73,6 +73,9 @@ class Role(str, enum.Enum):
     #: moves, renames or removes files (mv, rm, git mv): a path it acted on earlier in a run
     #: is the run's own doing, never a fact of the project
     MOVES = "moves"
+    #: makes files or folders (touch, mkdir, cp, ln, tee): a path it made earlier in a run is
+    #: the run's own doing, never a fact of the project
+    CREATES = "creates"
     CHDIR = "chdir"  #: changes the shell's working directory (cd, pushd, popd)
     WINDOWS = "windows"  #: a command of cmd or PowerShell, not a program bash can find (del)
 
@@ -290,14 +293,16 @@ _TABLE: list[Program] = [
     *_many("[", Role.PROBE, Role.ANSWERS),
     *_many("head tail wc less more cat", Role.READER, Role.FILTER, domain="fs"),
     *_many("sort uniq cut nl", Role.READER, Role.FILTER),
-    *_many("tr tee column fold fmt", Role.FILTER),
+    *_many("tr column fold fmt", Role.FILTER),
+    *_many("tee", Role.FILTER, Role.CREATES),
     *_many("find tree", Role.READER, Role.LISTS, domain="fs"),
     *_many("du df file", Role.READER, domain="fs"),
     *_many("sed awk", Role.READER, domain="fs"),
     *_many("cmp", Role.READER, Role.ANSWERS),
     Program("diff", _roles(Role.READER, Role.ANSWERS), "fs"),
     *_many("mv rm rmdir", Role.MOVES, domain="fs"),
-    *_many("cp mkdir touch chmod chown ln tar zip unzip", domain="fs"),
+    *_many("cp mkdir touch ln", Role.CREATES, domain="fs"),
+    *_many("chmod chown tar zip unzip", domain="fs"),
     *_many("patch", Role.EDITS, domain="fs"),
     *_many("pwd basename dirname printenv id whoami uname date jq yq od xxd", Role.READER),
     *_many("grep egrep fgrep rg ag ack", Role.READER, Role.ANSWERS, domain="search"),

@@ -1851,23 +1851,106 @@ def _moves(c: Command) -> bool:
     )
 
 
+#: A patch's header naming a file it adds, changes or removes, or the file it moves one to
+#: (Codex's apply_patch, as a tool or in a command's here-document).
+_PATCH_FILE = re.compile(
+    r"^\*\*\* (Add File|Update File|Delete File|Move to): *(\S.*?)\s*$", re.MULTILINE
+)
+#: Redirections that write a file (``> out/x``, ``>> log``, ``&> all``).
+_WRITES = frozenset({">", ">>", ">|", "&>", "&>>"})
+#: The changes whose lesson says where a file is (a location, the operand that worked, a
+#: hidden folder): a file the run made there is the run's doing, not the project's.
+_WHERE_FACTS = frozenset({"location", "operand", "hidden"})
+
+
+def _base(path: str) -> str:
+    return os.path.basename(path.rstrip("/").replace("\\", "/"))
+
+
+def _patched(text: str) -> tuple[set[str], set[str]]:
+    """(removed, made) file names of a patch: ``Delete File`` removes, ``Add File`` and
+    ``Update File`` make, ``Update File`` then ``Move to`` removes the one and makes the
+    other."""
+    gone: set[str] = set()
+    made: set[str] = set()
+    last = ""
+    for head, path in _PATCH_FILE.findall(text):
+        name = _base(path)
+        if head == "Delete File":
+            gone.add(name)
+        elif head == "Move to":
+            gone.add(last)
+            made.add(name)
+        else:
+            made.add(name)
+        last = name
+    return gone - {""}, made
+
+
+def _acted_on(step: Step) -> tuple[set[str], set[str]]:
+    """The file names a call (removed or moved away, made or written), by any means: a
+    shell command that moves or removes (:attr:`Role.MOVES`: ``mv``, ``rm``, ``git mv``,
+    ``git rm``: all its operands) or makes (:attr:`Role.CREATES`: ``touch``, ``mkdir``,
+    ``cp``, ``ln``, ``tee``) files, and a redirection's target; a client tool that writes
+    or edits a file (Write, Edit, MultiEdit, NotebookEdit) and worked, its path; a patch
+    (Codex's ``apply_patch``, as a tool or in a command), each file its headers name."""
+    gone: set[str] = set()
+    made: set[str] = set()
+    found = spec_for(step.tool)
+    if found is None:
+        return gone, made
+    spec = found[1]
+    if spec.kind in (ToolKind.WRITE, ToolKind.EDIT) and step.success:
+        v = step.params.get(spec.path or "file_path")
+        if isinstance(v, str):
+            made.add(_base(v))
+    if spec.kind in (ToolKind.PATCH, ToolKind.SHELL):
+        for v in step.params.values():
+            for text in v if isinstance(v, list) else [v]:
+                if isinstance(text, str) and "*** " in text:
+                    g, m = _patched(text)
+                    gone |= g
+                    made |= m
+    if is_shell(step.tool):
+        for c in _commands(step) or ():
+            if _moves(c):
+                gone |= {_base(o) for o in c.operands}
+            if programs.has(c.program, Role.CREATES):
+                made |= {_base(o) for o in c.operands}
+            made |= {_base(t) for op, t in c.redirects if op in _WRITES and t != "/dev/null"}
+    return gone, made
+
+
+def _claimed(f: Finding) -> set[str]:
+    """The file names a "where is it" lesson says are somewhere (the path that worked, the
+    hidden folder found)."""
+    d = f.detail
+    words = [d.get("good"), *(f.facts[2:3] if d.get("change") == "hidden" else ())]
+    return {_base(w) for w in words if isinstance(w, str) and w} - {"", ".", ".."}
+
+
 def own_doing(t: Trajectory, x: ShellFix) -> bool:
-    """Whether a path fact's failure was the run's own doing: a file its lesson names was
-    moved, renamed or removed by the run itself (:attr:`Role.MOVES`: ``mv``, ``rm``, ``git
-    mv``) in an earlier call or in the failed call itself (``mv a docs/a`` failing because a
-    was moved there already). "In this project erd.md is at docs/erd.md" would then state
-    where the agent put it, not where the project keeps it."""
-    if x.finding.detail.get("change") not in _PATH_FACTS:
+    """Whether a path fact's failure was the run's own doing, by any means, in an earlier
+    call, in the failed call itself (``mv a docs/a`` failing because a was moved there
+    already) or between it and the call that worked (:func:`_acted_on`): a file its lesson
+    names was moved, renamed or removed by the run (``mv``, ``rm``, ``git mv``, ``git rm``,
+    a patch's ``Delete File`` or ``Move to``), or the file a "where is it" lesson says is
+    somewhere was made there by the run (``touch``, ``mkdir``, ``cp``, a redirection, a
+    client's Write or Edit, a patch that adds it or moves a file to it). "In this project
+    erd.md is at docs/erd.md" would then state where the agent put it, not where the
+    project keeps it. Making a file does not make git ignore it: "git add fails on X, an
+    ignored path" stands whoever wrote X."""
+    change = x.finding.detail.get("change")
+    if change not in _PATH_FACTS:
         return False
     names = _lesson_paths(x.finding)
-    if not names:
+    claimed = _claimed(x.finding) if change in _WHERE_FACTS else set()
+    if not names and not claimed:
         return False
-    for step in t.steps[: x.failed + 1]:
-        if not is_shell(step.tool):
-            continue
-        for c in _commands(step) or ():
-            if _moves(c) and names & {os.path.basename(o.rstrip("/")) for o in c.operands}:
-                return True
+    for step in t.steps[: max(x.fixed, x.failed + 1)]:
+        gone, made = _acted_on(step)
+        if names & gone or claimed & made:
+            return True
     return False
 
 
