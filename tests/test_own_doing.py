@@ -126,3 +126,50 @@ def test_a_file_the_run_wrote_is_still_ignored_by_git():
     assert _changes(*steps) == ["forced"]
     # removed by the run before: its own doing
     assert _changes(_bash(f"git rm --cached {css}"), *steps[1:]) == []
+
+
+# -- Codex's workdir: a path is read from the folder its call ran in ----------------------
+
+
+def _in(workdir: str, command: str, output: str = "", ok: bool = True) -> Step:
+    code = 0 if ok else 1
+    return Step(
+        tool="exec_command",
+        params={"cmd": command, "workdir": workdir},
+        output=f"Chunk ID: 1a2b\nProcess exited with code {code}\nOutput:\n{output}",
+        success=ok,
+    )
+
+
+def _sed(workdir: str, path: str, ok: bool) -> Step:
+    said = "1. buy milk" if ok else f"sed: can't read {path}: No such file or directory"
+    return _in(workdir, f"sed -n 1,5p {path}", said, ok)
+
+
+def test_a_path_written_from_the_top_in_a_deeper_workdir_is_no_location():
+    # synthetic: the call ran in docs/ with the path written from the project's top; the
+    # same file, read there by its own name, worked: the slip is the workdir, not where the
+    # project keeps the file (nothing is learned: no kind states the workdir itself)
+    bad, good = _sed("/w/app/docs", "docs/notes.txt", False), _sed("/w/app/docs", "notes.txt", True)
+    assert _changes(bad, good) == []
+    # control: in the project's top, the same two calls say the file is there, not in docs/
+    top_bad, top_good = _sed("/w/app", "docs/notes.txt", False), _sed("/w/app", "notes.txt", True)
+    assert _changes(top_bad, top_good) == ["location"]
+
+
+def test_an_absolute_and_a_relative_path_of_one_file_are_no_location():
+    bad = _sed("/w/app", "/w/app/docs/notes.txt", False)
+    assert _changes(bad, _sed("/w/app", "docs/notes.txt", True)) == []
+    # control: another file of that name elsewhere is a location
+    other = _sed("/w/app", "/w/app/notes.txt", False)
+    assert _changes(other, _sed("/w/app", "docs/notes.txt", True)) == ["location"]
+
+
+def test_the_development_halfs_location_in_one_workdir_stands():
+    # real negative (boost-act, Codex 0.113): both calls in the project's workdir, the
+    # template found under the feature folder: two files once resolved, the lesson stands
+    act = "/home/zak/work/hbc/boost/act"
+    path = ".specify/templates/constitution-template.md"
+    bad = _sed(act, path, False)
+    good = _sed(act, f"feature/session-signature-fix/{path}", True)
+    assert _changes(bad, good) == ["location"]

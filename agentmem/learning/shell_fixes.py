@@ -118,6 +118,7 @@ from __future__ import annotations
 import fnmatch
 import itertools
 import os
+import posixpath
 import re
 from collections.abc import Sequence
 
@@ -1954,31 +1955,72 @@ def own_doing(t: Trajectory, x: ShellFix) -> bool:
     return False
 
 
+#: A path that starts at a root: POSIX ``/x``, Windows ``C:/x`` or ``C:\\x``.
+_ROOTED = re.compile(r"^(?:/|[A-Za-z]:[/\\])")
+
+
+def _folder_of(step: Step, cwd: str | None) -> str | None:
+    """The folder a call's relative paths start in: its ``workdir`` (Codex's shell tools),
+    under the run's folder when relative, else the run's folder; None when unknown."""
+    w = step.params.get("workdir")
+    base = cwd.replace("\\", "/") if isinstance(cwd, str) and cwd else None
+    if isinstance(w, str) and w.strip():
+        w = w.strip().replace("\\", "/")
+        if _ROOTED.match(w):
+            return posixpath.normpath(w)
+        return posixpath.normpath(posixpath.join(base, w)) if base else None
+    return posixpath.normpath(base) if base else None
+
+
+def readings(path: str, step: Step, cwd: str | None) -> set[str]:
+    """The files a call's path may name: a rooted path itself; a relative one under the
+    call's folder (:func:`_folder_of`) and under the run's folder (an agent writes a path
+    from the project's top while its call runs in a ``workdir`` below it); none when it
+    cannot be known (``~``, ``$HOME``, no folder)."""
+    p = path.strip().replace("\\", "/")
+    if not p or p.startswith(("~", "$")):
+        return set()
+    if _ROOTED.match(p):
+        return {posixpath.normpath(p)}
+    base = cwd.replace("\\", "/") if isinstance(cwd, str) and cwd else None
+    folders = {f for f in (_folder_of(step, cwd), base) if f}
+    return {posixpath.normpath(posixpath.join(f, p)) for f in folders}
+
+
 def cwd_slip(t: Trajectory, x: ShellFix) -> bool:
-    """Whether a relative path failed only because the shell stood in another folder: the
-    path found (a ``location``, or the ``operand`` that worked) is the failed one under a
-    folder (or the failed one is the found one under a folder), and the run changed its
-    working directory on the way (``cd``, ``pushd``:
-    :attr:`Role.CHDIR`, or another ``workdir``). A slip of the working directory, not
-    where the project keeps the file."""
+    """Whether a path failed only because of the folder the call stood in, not where the
+    project keeps the file. Each path is resolved against its own call's ``workdir`` and
+    the run's folder (:func:`readings`): when the failed and the working path may be the
+    same file once resolved (``cat docs/notes.txt`` in ``workdir: /w/app/docs``, written
+    from the project's top, then ``cat notes.txt`` there; an absolute path and a relative
+    one), the difference is only the folder the command ran in: no location. Else, a relative path
+    whose found path is it under a folder (or the other way round) is a slip when the
+    calls ran in different folders (another ``workdir``) or the run changed its working
+    directory on the way (``cd``, ``pushd``: :attr:`Role.CHDIR`). (The lesson that would be
+    true, about the working directory itself, is not learned: no kind states it.)"""
     d = x.finding.detail
     if d.get("change") not in ("location", "operand"):
         return False
     bad, good = d.get("bad"), d.get("good")
     if not isinstance(bad, str) or not isinstance(good, str):
         return False
+    cwd = t.meta.get("cwd") or t.meta.get("project")
+    cwd = cwd if isinstance(cwd, str) else None
+    failed, fixed = t.steps[x.failed], t.steps[x.fixed]
+    if readings(bad, failed, cwd) & readings(good, fixed, cwd):
+        return True
     b, g = bad.rstrip("/"), good.rstrip("/")
-    if os.path.isabs(b) or b.startswith("~"):
+    if _ROOTED.match(b) or b.startswith("~"):
         return False
     if not (g.endswith("/" + b) or b.endswith("/" + g)):
         return False
-    seen = t.steps[: x.fixed + 1]
-    dirs = {s.params.get("workdir") for s in (t.steps[x.failed], t.steps[x.fixed])}
-    if len(dirs) > 1:
+    if _folder_of(failed, cwd) != _folder_of(fixed, cwd) or (
+        failed.params.get("workdir") != fixed.params.get("workdir") and cwd is None
+    ):
         return True
     return any(
         any(programs.has(c.program, Role.CHDIR) for c in _commands(s) or ())
-        for s in seen
+        for s in t.steps[: x.fixed + 1]
         if is_shell(s.tool)
     )
 
