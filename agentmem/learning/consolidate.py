@@ -242,11 +242,12 @@ def _against_live(
     of the lesson it would replace (its quoted error, its tools); failing that, a live
     lesson that says the same but for its instance (:func:`same_rule`) is one, and keeps
     its text."""
-    near = similar(op.text or "")
+    said = op.text or ""
+    near = similar(said)
     for e, c, text in near:
-        if c > threshold and same_facts(op, text) and not lost_facts(text, op.text, op.facts):
+        if c > threshold and same_facts(op, text) and not lost_facts(text, said, op.facts):
             note = f"ADD turned MODIFY: cosine {c:.3f} > {threshold:.3f}"
-            return e, op.text or "", note, f"cosine {c:.3f}"
+            return e, said, note, f"cosine {c:.3f}"
     for e, _c, text in near:
         if same_rule(op, e, text, about):
             note = "ADD turned MODIFY: the same lesson, learned from another instance"

@@ -536,7 +536,8 @@ def _shell_location_clusters(fs: Sequence[Finding], out: list[_Cluster], taken: 
         folder = good.rsplit("/", 1)[0] if "/" in good else ""
         if key is None or i in taken or not folder:
             continue
-        by[(*key, _folder(str(f.detail.get("bad") or "")), folder)].append(i)
+        moved = (*key, _folder(str(f.detail.get("bad") or "")), folder)
+        by[moved].append(i)
     for idx in by.values():
         names = {str(fs[i].detail.get("good")) for i in idx}
         if len(names) > 1:
