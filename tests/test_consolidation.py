@@ -100,6 +100,26 @@ def test_facts_of_two_projects_or_two_kinds_never_merge():
     assert len(merge_findings([here, _where("u.md", "docs/u.md", "src/u.md", "cat")])) == 2
 
 
+def test_a_fact_named_only_inside_the_quote_is_part_of_the_claim():
+    # the development half's settings lesson: the refused key is named only in the quoted
+    # error, so two keys are two lessons, in a session and against the library
+    said = (
+        "Edit is refused when the file gets a key its schema does not know ('settings.json "
+        "validation failed ... Unrecognized field: {}'): leave that key out of the file."
+    )
+
+    def refused(key: str) -> Finding:
+        d = {"scope": "tool", "refused": "settings", "error": "e", "rule_error": key}
+        facts = ("Edit", "settings.json", key)
+        return Finding(Kind.TOOL_RULE, "Edit", "", said.format(key), facts, detail=d)
+
+    one, two = refused("hasCompletedOnboarding"), refused("theme")
+    assert payload(one.text) == payload(two.text)
+    assert len(merge_findings([one, two])) == 2
+    assert len(merge_findings([one, refused("hasCompletedOnboarding")])) == 1
+    assert not same_rule(_add(two), 1, one.text, lambda eid: ("tool_rule", None))
+
+
 def test_several_files_of_one_folder_move_are_one_lesson():
     fs = [_where(n, f"docs/{n}", n, "cat") for n in ("notes.txt", "todo.txt", "plan.txt")]
     (merged,) = merge_findings(fs)

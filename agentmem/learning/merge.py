@@ -26,7 +26,7 @@ import attrs
 from .findings import Finding, lesson_text, quote_error, short_value
 from .kinds import Kind
 
-__all__ = ["MAX_TOOLS", "clusters", "merge_cluster", "merge_findings", "payload"]
+__all__ = ["MAX_TOOLS", "claim_facts", "clusters", "merge_cluster", "merge_findings", "payload"]
 
 
 def _join(names: Sequence[str]) -> str:
@@ -730,7 +730,8 @@ def _same_lesson_clusters(fs: Sequence[Finding], out: list[_Cluster], taken: set
         if scope == "project" and not where:
             continue  # a project's fact of no known project: merged with nothing
         change = str(f.detail.get("change") or "")
-        by[(str(f.kind), change, payload(f.text), str(scope), where)].append(i)
+        key = (str(f.kind), change, payload(f.text), str(scope), where, *claim_facts(f))
+        by[key].append(i)
     for idx in by.values():
         if len(idx) > 1:
             out.append(("same_lesson", idx))
@@ -757,6 +758,14 @@ _QUOTE = re.compile(r"(?<![A-Za-z0-9])'[^'\n]*'(?![A-Za-z0-9])")
 #: A clause that only tells how the instance failed ("; sed -n 1,200p x fails with '...'",
 #: "; from ~/.claude it fails with '...'"), once its quote is masked.
 _FAILED_CLAUSE = re.compile(r";[^;:]*?\bfails? with '…'")
+
+
+def claim_facts(f: Finding) -> tuple[str, ...]:
+    """The facts a lesson's claim rests on: all its facts, but for a shell correction the
+    first, the program of the failed command (``sed`` or ``cat`` before the file was
+    found), which is its instance. Two lessons of one payload merge only when these agree
+    (a settings key named only inside the quoted error is part of the claim)."""
+    return tuple(f.facts[1:]) if f.kind == Kind.SHELL else tuple(f.facts)
 
 
 def payload(text: str) -> str:
