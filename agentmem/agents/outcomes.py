@@ -509,14 +509,14 @@ def _outcome(tool: str, params_json: str, output: str, success: bool) -> Outcome
     body, code = strip_headers(output, table)
     if success:
         return Outcome(False, Failure.NONE, exit_code=code)
-    params = json.loads(params_json)
     stopped = _not_run(table, output, body)
-    if stopped is None and _timed_out(table, spec, params, body, code):
-        stopped = Failure.TIMEOUT
     if stopped is not None:
         return Outcome(True, stopped, diagnostic(body), code)
+    params = json.loads(params_json)
     if schema_error(body) and (spec.kind is not ToolKind.SHELL or _CALL_REFUSED.search(body[:400])):
         return Outcome(True, Failure.SCHEMA, diagnostic(body), code)
+    if _timed_out(table, spec, params, body, code):
+        return Outcome(True, Failure.TIMEOUT, diagnostic(body), code)
     if spec.kind is ToolKind.SHELL:
         failure, diag = _shell_failure(spec, params, body, code)
     else:
