@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import attrs
 import pytest
 
 from agentmem import Memory
@@ -268,3 +269,111 @@ def test_a_workspace_shell_that_timed_out_teaches_no_command():
         success=True,
     )
     assert _kinds(_run(bad, good)) == []
+
+
+# -- a tool's own time-out, read by its structure in one place (agents.outcomes) ------------
+
+#: A shell tool's own time-out in the framings of the clients and MCP servers: (tool, its
+#: command parameter, the output). The Grep one is real (the development half's
+#: claude-reliability / carollynn sessions: it was a misuse before, its lesson stopped only
+#: by the corrections' own check); the others are synthetic, one per framing.
+_TIMED_OUT = [
+    ("Grep", "pattern", "Ripgrep search timed out after 20 seconds. The search may have"),
+    ("mcp__workspace__bash", "command", "MCP error -32001: Request timed out"),
+    ("mcp__workspace__bash", "command", "Tool 'bash' timed out"),
+    ("mcp__workspace__bash", "command", "Error: context deadline exceeded"),
+    ("mcp__workspace__bash", "command", "<tool_use_error>Timeout</tool_use_error>"),
+    ("Bash", "command", "Command timed out after 2m 0.0s"),
+    (
+        "Bash",
+        "command",
+        "Compiling app v0.1.0\nBuilding [=====>  ] 61/94\nCommand timed out after 2m 0.0s",
+    ),
+    ("Bash", "command", "Exit code 124"),
+    (
+        "exec_command",
+        "cmd",
+        "Chunk ID: ab\nWall time: 10.0 seconds\nProcess exited with code 124\nOutput:\n",
+    ),
+    (
+        "exec_command",
+        "cmd",
+        "Chunk ID: ab\nProcess exited with code 1\nOutput:\nexecution timed out",
+    ),
+    ("shell", "command", "Exit code: 124\nWall time: 30 seconds\nOutput:\n"),
+]
+#: Failures that are no tool's time-out: a program's own words under its name, exit 124
+#: with output of the command's own, a parameter named timeout.
+_NOT_TIMED_OUT = [
+    ("Bash", "command", "Exit code 28\ncurl: (28) Operation timed out after 5000 milliseconds"),
+    ("Bash", "command", "Exit code 124\nerror: could not compile `app`"),
+    ("mcp__workspace__bash", "command", "Error: invalid value for timeout: 30"),
+]
+
+
+def _call(tool: str, key: str, value: str, output: str, ok: bool) -> Step:
+    v: object = ["bash", "-lc", value] if tool == "shell" else value
+    return Step(tool=tool, params={key: v}, output=output, success=ok)
+
+
+@pytest.mark.parametrize(("tool", "key", "output"), _TIMED_OUT)
+def test_a_tools_own_timeout_in_any_framing_is_a_timeout(tool: str, key: str, output: str):
+    from agentmem.agents import Failure, learning_view, outcome
+    from agentmem.agents.outcomes import timed_out
+
+    bad = _call(tool, key, "cargo build --release", output, False)
+    assert outcome(bad).failure is Failure.TIMEOUT and timed_out(bad)
+    # the call never finished: the view leaves it out, and no lesson of any kind follows,
+    # neither a changed value nor "call U first" for the same call after another one
+    good = _call(tool, key, "cargo build", "Finished", True)
+    other = Step(tool="Read", params={"file_path": "/w/p/Cargo.toml"}, output="[package]")
+    same = _call(tool, key, "cargo build --release", "Finished", True)
+    assert bad not in learning_view(_run(bad, good)).steps
+    assert _kinds(_run(bad, good)) == []
+    assert _kinds(_run(bad, other, same)) == []
+
+
+@pytest.mark.parametrize(("tool", "key", "output"), _NOT_TIMED_OUT)
+def test_a_programs_own_words_or_a_setting_are_no_tool_timeout(tool: str, key: str, output: str):
+    from agentmem.agents.outcomes import timed_out
+
+    assert not timed_out(_call(tool, key, "curl -sf https://x/api", output, False))
+
+
+def test_after_a_refusal_the_same_call_after_another_still_teaches():
+    # the control of the timeout cases above: an MCP shell that refused the call (no
+    # time-out) and ran it once a file was read teaches "Read first"
+    bad = _call("mcp__workspace__bash", "command", "make", "Error: Makefile not loaded", False)
+    other = Step(tool="mcp__workspace__load", params={"path": "Makefile"}, output="loaded")
+    same = _call("mcp__workspace__bash", "command", "make", "done", True)
+    assert _kinds(_run(bad, other, same)) == ["prerequisite"]
+    timeout = attrs.evolve(bad, output="MCP error -32001: Request timed out")
+    assert _kinds(_run(timeout, other, same)) == []
+
+
+_LOG = "".join(f"[{i:02d}] fetching shard {i} of 40 from the object store\n" for i in range(9))
+
+
+def test_a_timeout_reported_after_the_kept_output_teaches_nothing():
+    # synthetic: the shapes the first-line check (precision8) let through, each of which
+    # taught a false lesson before; beside each, the same calls without the time-out
+    find = "find: /proc/1/fd: Permission denied\n/etc/app/app.conf"
+    bad = Step(
+        tool="Bash",
+        params={"command": "find / -name app.conf"},
+        output=f"Exit code 1\n{find}\nCommand timed out after 2m 0.0s",
+        success=False,
+    )
+    good = Step(tool="Bash", params={"command": "find /etc -name app.conf"}, output="/etc/app")
+    assert _kinds(_run(bad, good)) == []
+    assert _kinds(_run(attrs.evolve(bad, output=f"Exit code 1\n{find}"), good)) == ["shell"]
+    run = Step(
+        tool="mcp__workspace__run",
+        params={"script": "sync", "shards": "all"},
+        output=_LOG + "Request timed out",
+        success=False,
+    )
+    ok = Step(tool="mcp__workspace__run", params={"script": "sync", "shards": "1"}, output="ok")
+    assert _kinds(_run(run, ok)) == []
+    refused = attrs.evolve(run, output=_LOG + "Error: shards=all is not allowed")
+    assert _kinds(_run(refused, ok)) == ["param_value"]

@@ -64,6 +64,7 @@ __all__ = [
     "silent_not_found",
     "status_command",
     "strip_headers",
+    "timed_out",
     "tty_retries",
     "unquoted_retries",
     "view_indices",
@@ -407,6 +408,56 @@ def own_timeout(output: str) -> bool:
     return bool(_OWN_TIMEOUT.search(output[:300]))
 
 
+#: The exit status of a command stopped for running past its limit: GNU ``timeout``'s, and
+#: the one Codex gives a command it stopped.
+TIMEOUT_EXIT = 124
+#: A line that a program of the command wrote under its own name (``curl: (28) ...``,
+#: ``zsh:1: ...``): the program's words, not the tool's.
+_PROGRAM_LINE = re.compile(r"^([\w.+-]+)(?::\d+)?: ")
+
+
+def _timed_out(
+    table: ClientTable, spec: ToolSpec, params: Mapping[str, Any], body: str, code: int | None
+) -> bool:
+    """Whether a failed call's output (its framing stripped) is its tool's own report that
+    the call ran past its time limit, read by its structure, for every client and tool:
+
+    * the client's own words for it (``table.timeout``: Claude Code's "Command timed out
+      after 2m", Codex's "command timed out after 10166 milliseconds") on the output's
+      first line or on its last, after the part of the output the tool kept;
+    * a shell call that exited with ``timeout``'s status, 124, and wrote nothing;
+    * a first line that reports a time-out in any tool's words (:func:`own_timeout`: an
+      MCP server's "Request timed out", "deadline exceeded", a search tool's "timed out
+      after 20 seconds", a result that says only "Timeout"), or, for a tool that is no
+      shell, a last line that does (after the part of its output it kept), unless, for a
+      shell, a program of the command wrote it under its own name (``curl: (28) Operation
+      timed out``): that is the program's answer, not the tool's limit.
+    """
+    lines = [x.strip() for x in _TAGS.sub("", body).split("\n") if x.strip()]
+    if not lines:
+        return spec.kind is ToolKind.SHELL and code == TIMEOUT_EXIT
+    first, last = lines[0], lines[-1]
+    if matches(table.timeout, first) or matches(table.timeout, last):
+        return True
+    if spec.kind is not ToolKind.SHELL:
+        return own_timeout(first) or own_timeout(last)
+    if not own_timeout(first):
+        return False
+    m = _PROGRAM_LINE.match(first)
+    if m is None:
+        return True
+    script = parse(command_line(spec, params))
+    return m.group(1) not in {c.program for c in script.commands} | {"sh", "bash", "zsh"}
+
+
+def timed_out(step: Step) -> bool:
+    """Whether a recorded call was cut off by its tool's own time limit, in any framing
+    (:func:`_timed_out`; for a tool no client's table knows, :func:`own_timeout`): the one
+    test every learning rule asks, so that no value, parameter, flag or operand lesson is
+    made from a time-out."""
+    return not step.success and outcome(step).failure is Failure.TIMEOUT
+
+
 def _tool_failure(spec: ToolSpec, body: str) -> tuple[Failure, str]:
     diag = diagnostic(body)
     if any(e in body for e in spec.content_errors):
@@ -451,6 +502,9 @@ def _outcome(tool: str, params_json: str, output: str, success: bool) -> Outcome
 
     found = spec_for(tool)
     if found is None:
+        last = output.strip().rsplit("\n", 1)[-1]
+        if not success and (own_timeout(output) or own_timeout(last)):
+            return Outcome(True, Failure.TIMEOUT, diagnostic(output))
         return Outcome(not success, Failure.NONE if success else Failure.MISUSE)
     table, spec = found
     body, code = strip_headers(output, table)
@@ -462,6 +516,8 @@ def _outcome(tool: str, params_json: str, output: str, success: bool) -> Outcome
     params = json.loads(params_json)
     if schema_error(body) and (spec.kind is not ToolKind.SHELL or _CALL_REFUSED.search(body[:400])):
         return Outcome(True, Failure.SCHEMA, diagnostic(body), code)
+    if _timed_out(table, spec, params, body, code):
+        return Outcome(True, Failure.TIMEOUT, diagnostic(body), code)
     if spec.kind is ToolKind.SHELL:
         failure, diag = _shell_failure(spec, params, body, code)
     else:

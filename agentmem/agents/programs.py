@@ -73,6 +73,9 @@ class Role(str, enum.Enum):
     #: moves, renames or removes files (mv, rm, git mv): a path it acted on earlier in a run
     #: is the run's own doing, never a fact of the project
     MOVES = "moves"
+    #: makes files or folders (touch, mkdir, cp, ln, tee): a path it made earlier in a run is
+    #: the run's own doing, never a fact of the project
+    CREATES = "creates"
     CHDIR = "chdir"  #: changes the shell's working directory (cd, pushd, popd)
     WINDOWS = "windows"  #: a command of cmd or PowerShell, not a program bash can find (del)
     #: a wrapper that runs the command after it as it is (time, nice, nohup): a retry may
@@ -301,14 +304,16 @@ _TABLE: list[Program] = [
     *_many("[", Role.PROBE, Role.ANSWERS),
     *_many("head tail wc less more cat", Role.READER, Role.FILTER, domain="fs"),
     *_many("sort uniq cut nl", Role.READER, Role.FILTER),
-    *_many("tr tee column fold fmt", Role.FILTER),
+    *_many("tr column fold fmt", Role.FILTER),
+    *_many("tee", Role.FILTER, Role.CREATES),
     *_many("find tree", Role.READER, Role.LISTS, domain="fs"),
     *_many("du df file", Role.READER, domain="fs"),
     *_many("sed awk", Role.READER, domain="fs"),
     *_many("cmp", Role.READER, Role.ANSWERS),
     Program("diff", _roles(Role.READER, Role.ANSWERS), "fs"),
     *_many("mv rm rmdir", Role.MOVES, domain="fs"),
-    *_many("cp mkdir touch chmod chown ln", Role.FILES, domain="fs"),
+    *_many("cp mkdir touch ln", Role.FILES, Role.CREATES, domain="fs"),
+    *_many("chmod chown", Role.FILES, domain="fs"),
     *_many("tar zip unzip", domain="fs"),
     *_many("patch", Role.EDITS, domain="fs"),
     *_many("pwd basename dirname printenv id whoami uname date jq yq od xxd", Role.READER),

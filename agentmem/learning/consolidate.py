@@ -17,7 +17,10 @@ Three passes, as in the paper:
    name a parameter in common, come from a common group, and fit in 32 words
    together become one lesson (:func:`join`): the paper's "merge
    near-duplicates", kept to what loses neither lesson and stays true of one
-   group's data.
+   group's data. An ADD that says what a live lesson of its kind says but for the
+   instance it was learned from (:func:`same_rule`: the same payload once quoted errors
+   are masked, and, for a project's fact, the live lesson served in that project)
+   becomes a MODIFY of it that keeps the live text: one lesson, its support summed.
 3. Length enforcement: a text over 32 words goes through ``compress``.
 """
 
@@ -30,9 +33,11 @@ from collections.abc import Callable, Sequence
 import attrs
 
 from ..records import MAX_EXPERIENCE_WORDS, Operation, word_count
+from .findings import Finding
+from .merge import claim_facts, payload
 from .validate import identifiers, lost_facts, names_tool
 
-__all__ = ["Consolidated", "consolidate", "join", "same_facts"]
+__all__ = ["Consolidated", "consolidate", "join", "same_facts", "same_rule"]
 
 #: (text) -> [(experience id, cosine, text)] of live experiences, best first.
 Similar = Callable[[str], Sequence[tuple[int, float, str]]]
@@ -40,6 +45,32 @@ Similar = Callable[[str], Sequence[tuple[int, float, str]]]
 Cosine = Callable[[str, str], float]
 #: (operation) -> (new text or None when compression failed, reason/origin note).
 Compress = Callable[[Operation], Operation]
+#: (experience id) -> (the kind of its rule, or "" when unknown; the project it is served
+#: in, or None when it is served anywhere).
+About = Callable[[int], tuple[str, str | None]]
+
+
+def same_rule(op: Operation, eid: int, text: str, about: About | None) -> bool:
+    """Whether ADD ``op`` says what live lesson ``eid`` (``text``) says but for the instance
+    it was learned from: the same :func:`~.merge.payload` (its quoted error masked, a clause
+    that only tells how the instance failed left out), naming every fact its claim rests
+    on (:func:`~.merge.claim_facts`) outside any quote, the same kind, and, for a project's
+    fact, the live lesson served in that project. A rule of a tool or a fact of the machine
+    holds anywhere; a project's fact never merges with another project's."""
+    f = op.detail.get("evidence")
+    d = getattr(f, "detail", None)
+    if about is None or not op.text or not isinstance(d, dict):
+        return False
+    scope = d.get("scope")
+    claim = payload(text)
+    if scope not in ("tool", "machine", "project") or payload(op.text) != claim:
+        return False
+    if isinstance(f, Finding) and not all(names_tool(claim, [x]) for x in claim_facts(f)):
+        return False  # a fact of the new lesson only its own quote names: another claim
+    kind, project = about(eid)
+    if kind != str(getattr(f, "kind", "")):
+        return False
+    return scope != "project" or (bool(d.get("project")) and project == d.get("project"))
 
 
 def same_facts(a: Operation | str, b: Operation | str) -> bool:
@@ -208,8 +239,33 @@ def _resolve_conflicts(
     return kept, rejected
 
 
+def _against_live(
+    op: Operation, similar: Similar, threshold: float, about: About | None
+) -> tuple[int, str, str, str] | None:
+    """The live experience an ADD duplicates: (its id, the text the MODIFY writes, the
+    note, how close), or None. A duplicate is close, names the same identifiers and keeps every fact
+    of the lesson it would replace (its quoted error, its tools); failing that, a live
+    lesson that says the same but for its instance (:func:`same_rule`) is one, and keeps
+    its text."""
+    said = op.text or ""
+    near = similar(said)
+    for e, c, text in near:
+        if c > threshold and same_facts(op, text) and not lost_facts(text, said, op.facts):
+            note = f"ADD turned MODIFY: cosine {c:.3f} > {threshold:.3f}"
+            return e, said, note, f"cosine {c:.3f}"
+    for e, _c, text in near:
+        if same_rule(op, e, text, about):
+            note = "ADD turned MODIFY: the same lesson, learned from another instance"
+            return e, text, note, "the same lesson but for its instance"
+    return None
+
+
 def _dedup(
-    ops: Sequence[Operation], similar: Similar, cosine: Cosine, threshold: float
+    ops: Sequence[Operation],
+    similar: Similar,
+    cosine: Cosine,
+    threshold: float,
+    about: About | None = None,
 ) -> tuple[list[Operation], list[tuple[Operation, str]]]:
     rejected: list[tuple[Operation, str]] = []
     touched = {t for op in ops if op.kind != "ADD" for t in op.targets}
@@ -218,33 +274,25 @@ def _dedup(
     for i, op in enumerate(ops):
         if op.kind != "ADD" or not op.text:
             continue
-        # A duplicate is close, names the same identifiers and keeps every fact of the
-        # lesson it would replace (its quoted error, its tools): else it is a lesson of its own.
-        hits = [
-            (e, c)
-            for e, c, text in similar(op.text)
-            if c > threshold and same_facts(op, text) and not lost_facts(text, op.text, op.facts)
-        ]
-        if not hits:
+        hit = _against_live(op, similar, threshold, about)
+        if hit is None:
             fresh.append(i)
             continue
-        target, cos = hits[0]
+        target, text, note, how = hit
         if target in touched:
             rejected.append(
                 (
                     op,
-                    f"duplicates experience {target} (cosine {cos:.3f}), "
+                    f"duplicates experience {target} ({how}), "
                     "which another operation already changes",
                 )
             )
             result[i] = None
             continue
         touched.add(target)
+        detail = {**op.detail, **({"instance": op.text} if text != op.text else {})}
         result[i] = attrs.evolve(
-            op,
-            kind="MODIFY",
-            targets=(target,),
-            note=f"ADD turned MODIFY: cosine {cos:.3f} > {threshold:.3f}",
+            op, kind="MODIFY", targets=(target,), text=text, note=note, detail=detail
         )
     # ADD against ADD within the session: keep the one from the heavier group, or join
     # two close ones that share a fact. A duplicate names the same identifiers
@@ -298,10 +346,13 @@ def consolidate(
     threshold: float,
     compress: Compress,
     max_words: int = MAX_EXPERIENCE_WORDS,
+    about: About | None = None,
 ) -> Consolidated:
-    """Omega* from the operations of every group of a session."""
+    """Omega* from the operations of every group of a session (``about``: each live
+    experience's kind and project, for :func:`same_rule`; without it, no ADD is merged
+    with a live lesson across instances)."""
     kept, rejected = _resolve_conflicts(ops)
-    kept, rej2 = _dedup(kept, similar, cosine, threshold)
+    kept, rej2 = _dedup(kept, similar, cosine, threshold, about)
     rejected += rej2
     final: list[Operation] = []
     for op in kept:

@@ -61,7 +61,7 @@ import attrs
 
 from ..agents import ToolKind, is_shell, learning_view, same_job, spec_for
 from ..agents import programs as _programs
-from ..agents.outcomes import command_line, own_timeout, unquoted_retries, view_indices
+from ..agents.outcomes import command_line, timed_out, unquoted_retries, view_indices
 from ..agents.shell import parse
 from ..records import Step, Trajectory
 from .digest import Recovery, digest, error_phrase, is_retry_of, value_text
@@ -193,10 +193,10 @@ def _same_step(t: Trajectory, i: int, j: int) -> Correction | None:
     between = [b for b in range(i + 1, j) if t.steps[b].success and not _inert(t.steps[b])]
     head = f"{_step_word(i)} {w.tool} failed ('{q}')"
     dom = _domain(w) or _domain(r)
+    if timed_out(w):
+        return None  # the tool ran out of time: neither a change nor a step is shown a fix
     if w.params == r.params:
         return _same_call(t, i, j, between, e, head, dom)
-    if own_timeout(w.output):
-        return None  # the tool ran out of time: the retry's change is not shown to be a fix
     if set(w.params) != set(r.params):
         return _renamed(t, i, j, between, e, head, dom)
     return _changed_value(t, i, j, between, e, head, dom)
@@ -506,22 +506,7 @@ def _tool_instead(t: Trajectory, corrected: set[int]) -> list[Correction]:
         how = dict(spec[1].instead)[rule] if spec else ""
         e = _error(w)
         text = lesson_text(f"If {tool} fails with '{rule}', {how}.")
-        f = Finding(
-            Kind.TOOL_RULE,
-            tool,
-            _domain(w),
-            text,
-            (tool,),
-            detail={
-                "error": e,
-                "helper": None,
-                "rule_error": rule,
-                "how": how,
-                "scope": "tool",
-                "slips": len(idx),
-                "repeats": True,
-            },
-        )
+        f = _tool_rule(w, text, (tool,), e, rule, how=how, slips=len(idx), repeats=True)
         why = f"{_step_word(i)} {tool} failed ('{quote_error(e, 8)}'), {len(idx)} such slip(s)"
         out.append(Correction(Kind.TOOL_RULE, i, i, tuple(idx[1:]), f, why))
     return out
@@ -705,21 +690,7 @@ def _tool_refusals(t: Trajectory) -> list[Correction]:
             text = lesson_text(f"{w.tool} refuses {what} ('{quote}'): {by} did it instead.")
             facts = (w.tool, program)
             how = by
-        f = Finding(
-            Kind.TOOL_RULE,
-            w.tool,
-            _domain(w),
-            text,
-            facts,
-            detail={
-                "error": e,
-                "helper": None,
-                "rule_error": words,
-                "refused": cls,
-                "how": how,
-                "scope": "tool",
-            },
-        )
+        f = _tool_rule(w, text, facts, e, words, refused=cls, how=how)
         a, b = at[i], at[k]
         if a is None or b is None:
             continue
@@ -800,21 +771,8 @@ def _cwd_kept(t: Trajectory) -> list[Correction]:
             f"{w.tool} keeps the working directory between calls: after cd {folder}, cd "
             f"{folder} again fails ('{q}'); use absolute paths, or check pwd first."
         )
-        f = Finding(
-            Kind.TOOL_RULE,
-            w.tool,
-            _domain(w),
-            text,
-            (w.tool, "cd"),
-            detail={
-                "error": e,
-                "helper": None,
-                "rule_error": q,
-                "refused": "cwd",
-                "how": "the same command without the cd",
-                "scope": "tool",
-            },
-        )
+        how = "the same command without the cd"
+        f = _tool_rule(w, text, (w.tool, "cd"), e, q, refused="cwd", how=how)
         why = (
             f"{_step_word(went)} ran cd {folder}; {_step_word(i)} ran cd {folder} again and "
             f"failed ('{q}'); the same command without the cd worked ({_step_word(fixed)})"
@@ -840,21 +798,8 @@ def _unquoted(t: Trajectory) -> list[Correction]:
             f"Pass the {x} parameter of {w.tool} as a JSON {kind} itself, not a string "
             f"holding JSON ('{quote}')."
         )
-        f = Finding(
-            Kind.TOOL_RULE,
-            w.tool,
-            _domain(w),
-            text,
-            (w.tool, x),
-            detail={
-                "error": said,
-                "helper": None,
-                "rule_error": quote,
-                "refused": "encoded",
-                "how": f"{x} as a JSON {kind}",
-                "scope": "tool",
-            },
-        )
+        how = f"{x} as a JSON {kind}"
+        f = _tool_rule(w, text, (w.tool, x), said, quote, refused="encoded", how=how)
         why = (
             f"{_step_word(i)} {w.tool} refused {x} given as JSON text ('{quote}'); the same "
             f"call with {x} as a JSON {kind} worked ({_step_word(k)})"
@@ -930,14 +875,7 @@ def _tool_needs(t: Trajectory) -> list[Correction]:
             continue
         u = steps[helper].tool
         words = next(words for words, _ in found[1].needs if words in w.output)
-        f = Finding(
-            Kind.TOOL_RULE,
-            w.tool,
-            _domain(w),
-            tool_rule_text([w.tool], u, e),
-            (w.tool, u),
-            detail={"error": e, "helper": u, "rule_error": words, "scope": "tool"},
-        )
+        f = _tool_rule(w, tool_rule_text([w.tool], u, e), (w.tool, u), e, words, helper=u)
         out.append(
             Correction(
                 Kind.TOOL_RULE,
@@ -950,6 +888,23 @@ def _tool_needs(t: Trajectory) -> list[Correction]:
             )
         )
     return out
+
+
+def _tool_rule(
+    w: Step,
+    text: str,
+    facts: tuple[str, ...],
+    error: str,
+    rule_error: str,
+    helper: str | None = None,
+    **more: object,
+) -> Finding:
+    """A client tool's own rule learned from failed call ``w``: its lesson ``text`` and
+    ``facts``, the ``error`` it failed with and the words of the rule (``rule_error``, what
+    Stage 3 merges several tools' rules by), the ``helper`` tool it needs first (if any),
+    scope ``tool``; ``more`` is the shape's own detail (``refused``, ``how``, ``slips``)."""
+    detail = {"error": error, "helper": helper, "rule_error": rule_error, **more, "scope": "tool"}
+    return Finding(Kind.TOOL_RULE, w.tool, _domain(w), text, facts, detail=detail)
 
 
 def _names_shell(f: Finding) -> bool:

@@ -26,7 +26,7 @@ import attrs
 from .findings import Finding, lesson_text, quote_error, short_value
 from .kinds import Kind
 
-__all__ = ["MAX_TOOLS", "clusters", "merge_cluster", "merge_findings"]
+__all__ = ["MAX_TOOLS", "claim_facts", "clusters", "merge_cluster", "merge_findings", "payload"]
 
 
 def _join(names: Sequence[str]) -> str:
@@ -525,22 +525,30 @@ def _shell_key(f: Finding, change: str) -> tuple[str, str] | None:
 
 
 def _shell_location_clusters(fs: Sequence[Finding], out: list[_Cluster], taken: set[int]) -> None:
-    """Several files of one project found in one folder ("notes.txt is at docs/notes.txt",
-    "todo.md is at docs/todo.md"): one lesson, where the project keeps them."""
-    by: dict[tuple[str, str, str], list[int]] = defaultdict(list)
+    """Several files of one project found in one folder, each looked for in one other
+    folder ("notes.txt is at docs/notes.txt", "todo.md is at docs/todo.md", both looked for
+    at the project's top): one lesson, where the project keeps them. Files that moved
+    differently (one looked for in src/, one at the top) are not one move: kept apart."""
+    by: dict[tuple[str, str, str, str], list[int]] = defaultdict(list)
     for i, f in enumerate(fs):
         key = _shell_key(f, "location")
         good = str(f.detail.get("good") or "").rstrip("/")
         folder = good.rsplit("/", 1)[0] if "/" in good else ""
         if key is None or i in taken or not folder:
             continue
-        k = (*key, folder)
-        by[k].append(i)
+        moved = (*key, _folder(str(f.detail.get("bad") or "")), folder)
+        by[moved].append(i)
     for idx in by.values():
         names = {str(fs[i].detail.get("good")) for i in idx}
         if len(names) > 1:
             out.append(("shell_location", idx))
             taken.update(idx)
+
+
+def _folder(path: str) -> str:
+    """The folder a path names its file in (``""`` for a bare file name)."""
+    p = path.rstrip("/")
+    return p.rsplit("/", 1)[0] if "/" in p else ""
 
 
 def _shell_program_clusters(fs: Sequence[Finding], out: list[_Cluster], taken: set[int]) -> None:
@@ -707,9 +715,12 @@ def _tool_instead_clusters(fs: Sequence[Finding], out: list[_Cluster], taken: se
 
 
 def _same_lesson_clusters(fs: Sequence[Finding], out: list[_Cluster], taken: set[int]) -> None:
-    """The very same lesson found in several groups (git's own advice in three sessions):
-    one lesson with their support summed and all their runs, where it holds the same: a
-    rule of a tool or a fact of the machine anywhere, a project's fact in that project."""
+    """The same lesson found in several groups (git's own advice in three sessions), or
+    the same lesson of one kind learned from two instances (:func:`payload`: a zsh glob
+    refused on two paths of a project, one file found at one place after two different
+    failed commands): one lesson with their support summed and all their runs, where it
+    holds the same: a rule of a tool or a fact of the machine anywhere, a project's fact in
+    that project. Lessons of two kinds, or two projects' facts, never merge."""
     by: dict[tuple[str, ...], list[int]] = defaultdict(list)
     for i, f in enumerate(fs):
         scope = f.detail.get("scope")
@@ -718,7 +729,9 @@ def _same_lesson_clusters(fs: Sequence[Finding], out: list[_Cluster], taken: set
         where = str(f.detail.get("project") or "") if scope == "project" else ""
         if scope == "project" and not where:
             continue  # a project's fact of no known project: merged with nothing
-        by[(str(f.kind), f.text, str(scope), where)].append(i)
+        change = str(f.detail.get("change") or "")
+        key = (str(f.kind), change, payload(f.text), str(scope), where, *claim_facts(f))
+        by[key].append(i)
     for idx in by.values():
         if len(idx) > 1:
             out.append(("same_lesson", idx))
@@ -726,12 +739,46 @@ def _same_lesson_clusters(fs: Sequence[Finding], out: list[_Cluster], taken: set
 
 
 def _merge_same_lesson(group: list[Finding]) -> Finding:
+    """The first lesson's text, for all of them (they differ at most in their instance),
+    with their support summed and every path they avoid."""
     f = group[0]
-    return attrs.evolve(
-        f,
-        support=sum(g.support for g in group),
-        detail={**f.detail, "merged": len(group)},
-    )
+    avoid = list(dict.fromkeys(str(a) for g in group for a in g.detail.get("avoid") or []))
+    detail = {**f.detail, "merged": len(group)}
+    if avoid or "avoid" in f.detail:
+        detail["avoid"] = avoid
+    instances = list(dict.fromkeys(g.text for g in group))
+    if len(instances) > 1:
+        detail["instances"] = instances
+    return attrs.evolve(f, support=sum(g.support for g in group), detail=detail)
+
+
+#: A quoted span of a lesson (the error it quotes, a value of its example): the instance it
+#: was learned from, not what it claims.
+_QUOTE = re.compile(r"(?<![A-Za-z0-9])'[^'\n]*'(?![A-Za-z0-9])")
+#: A clause that only tells how the instance failed ("; sed -n 1,200p x fails with '...'",
+#: "; from ~/.claude it fails with '...'"), once its quote is masked.
+_FAILED_CLAUSE = re.compile(r";[^;:]*?\bfails? with '…'")
+
+
+def claim_facts(f: Finding) -> tuple[str, ...]:
+    """The facts a lesson's claim rests on: all its facts, but for a shell correction the
+    first, the program of the failed command (``sed`` or ``cat`` before the file was
+    found), which is its instance. Two lessons of one payload merge only when these agree
+    (a settings key named only inside the quoted error is part of the claim)."""
+    return tuple(f.facts[1:]) if f.kind == Kind.SHELL else tuple(f.facts)
+
+
+def payload(text: str) -> str:
+    """What a lesson claims, without the instance it was learned from: its quoted spans
+    masked and a clause that only tells how the instance failed left out. Two lessons of
+    one kind and scope with the same payload are one lesson seen twice: "In zsh an
+    unquoted path with [ ] ... ('no matches found: app/[id]/a.ts'): quote the path" and the
+    same of ``app/[slug]/b.ts``; "In this project X is at docs/X; sed ... fails with '...'"
+    and the same after a ``cat`` that failed. A path or a tool outside the quote is part of
+    the claim: two files, two lessons."""
+    t = _QUOTE.sub("'…'", text)
+    t = _FAILED_CLAUSE.sub("", t)
+    return " ".join(t.split())
 
 
 def _merge_tool_instead(group: list[Finding]) -> Finding:

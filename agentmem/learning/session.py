@@ -39,7 +39,7 @@ from ..records import Experience, Operation, Trajectory
 from ..retrieval.retriever import Retriever
 from ..storage import experiences, journal
 from ..storage.journal import AppliedOp, apply_operations, begin_session, fail_session
-from ..storage.scopes import promotion_notes, record_scopes
+from ..storage.scopes import current_scopes, promotion_notes, record_scopes
 from ..storage.task_vectors import save as save_task_vectors
 from ..storage.trajectories import (
     failed_calls_saying,
@@ -483,6 +483,7 @@ def _consolidate(run: _Run, found: _Found) -> tuple[Consolidated, list[tuple[Ope
         cosine=lib.cosine,
         threshold=run.embedder.dup_threshold,
         compress=lambda op: compress(run.model, usage, op, found.tools, found.known),
+        about=_about_live(db),
     )
     compressions = usage.calls - calls_before
     run.laps.lap("stage3")
@@ -499,6 +500,23 @@ def _consolidate(run: _Run, found: _Found) -> tuple[Consolidated, list[tuple[Ope
     evidenced, held = evidence_operations(final.apply, experiences.live(db), found.runs, counted)
     evidenced, again = _not_removed_again(run, found, evidenced)
     return attrs.evolve(final, apply=tuple(evidenced)), rejected + held + again, compressions
+
+
+def _about_live(db: Database) -> Callable[[int], tuple[str, str | None]]:
+    """Each live experience's rule kind ("" when it has none) and the project it is served
+    in (None: anywhere), for Stage 3's merge of one lesson learned from two instances."""
+    projects = current_scopes(db)
+
+    def about(eid: int) -> tuple[str, str | None]:
+        row = db.execute("SELECT rule FROM experiences WHERE id = ?", [eid]).fetchone()
+        try:
+            rule = json.loads(row[0]) if row and row[0] else {}
+        except ValueError:
+            rule = {}
+        kind = rule.get("kind") if isinstance(rule, dict) else None
+        return (kind if isinstance(kind, str) else ""), projects.get(eid)
+
+    return about
 
 
 def _not_removed_again(

@@ -131,6 +131,7 @@ from __future__ import annotations
 import fnmatch
 import itertools
 import os
+import posixpath
 import re
 from collections.abc import Sequence
 
@@ -145,6 +146,7 @@ from ..agents.outcomes import (
     failing_command,
     own_timeout,
     silent_not_found,
+    timed_out,
 )
 from ..agents.programs import Role
 from ..agents.shell import Command, powershell_call
@@ -2164,8 +2166,8 @@ def find_shell_fixes(t: Trajectory) -> list[ShellFix]:
     for i, step in enumerate(steps):
         if step.success or not is_shell(step.tool):
             continue
-        if own_timeout(step.output.lstrip().split("\n", 1)[0]):
-            continue  # the shell tool itself ran out of time: no argument was refused
+        if timed_out(step) or own_timeout(step.output.lstrip().split("\n", 1)[0]):
+            continue  # the shell tool (or the program) ran out of time: nothing was refused
         failed = _failed_command(step)
         if failed is None:
             continue
@@ -2265,41 +2267,166 @@ def _moves(c: Command) -> bool:
     )
 
 
+#: A patch's header naming a file it adds, changes or removes, or the file it moves one to
+#: (Codex's apply_patch, as a tool or in a command's here-document).
+_PATCH_FILE = re.compile(
+    r"^\*\*\* (Add File|Update File|Delete File|Move to): *(\S.*?)\s*$", re.MULTILINE
+)
+#: Redirections that write a file (``> out/x``, ``>> log``, ``&> all``).
+_WRITES = frozenset({">", ">>", ">|", "&>", "&>>"})
+#: The changes whose lesson says where a file is (a location, the operand that worked, a
+#: hidden folder): a file the run made there is the run's doing, not the project's.
+_WHERE_FACTS = frozenset({"location", "operand", "hidden"})
+
+
+def _base(path: str) -> str:
+    return os.path.basename(path.rstrip("/").replace("\\", "/"))
+
+
+def _patched(text: str) -> tuple[set[str], set[str]]:
+    """(removed, made) file names of a patch: ``Delete File`` removes, ``Add File`` and
+    ``Update File`` make, ``Update File`` then ``Move to`` removes the one and makes the
+    other."""
+    gone: set[str] = set()
+    made: set[str] = set()
+    last = ""
+    for head, path in _PATCH_FILE.findall(text):
+        name = _base(path)
+        if head == "Delete File":
+            gone.add(name)
+        elif head == "Move to":
+            gone.add(last)
+            made.add(name)
+        else:
+            made.add(name)
+        last = name
+    return gone - {""}, made
+
+
+def _acted_on(step: Step) -> tuple[set[str], set[str]]:
+    """The file names a call (removed or moved away, made or written), by any means: a
+    shell command that moves or removes (:attr:`Role.MOVES`: ``mv``, ``rm``, ``git mv``,
+    ``git rm``: all its operands) or makes (:attr:`Role.CREATES`: ``touch``, ``mkdir``,
+    ``cp``, ``ln``, ``tee``) files, and a redirection's target; a client tool that writes
+    or edits a file (Write, Edit, MultiEdit, NotebookEdit) and worked, its path; a patch
+    (Codex's ``apply_patch``, as a tool or in a command), each file its headers name."""
+    gone: set[str] = set()
+    made: set[str] = set()
+    found = spec_for(step.tool)
+    if found is None:
+        return gone, made
+    spec = found[1]
+    if spec.kind in (ToolKind.WRITE, ToolKind.EDIT) and step.success:
+        v = step.params.get(spec.path or "file_path")
+        if isinstance(v, str):
+            made.add(_base(v))
+    if spec.kind in (ToolKind.PATCH, ToolKind.SHELL):
+        for v in step.params.values():
+            for text in v if isinstance(v, list) else [v]:
+                if isinstance(text, str) and "*** " in text:
+                    g, m = _patched(text)
+                    gone |= g
+                    made |= m
+    if is_shell(step.tool):
+        for c in _commands(step) or ():
+            if _moves(c):
+                gone |= {_base(o) for o in c.operands}
+            if programs.has(c.program, Role.CREATES):
+                made |= {_base(o) for o in c.operands}
+            made |= {_base(t) for op, t in c.redirects if op in _WRITES and t != "/dev/null"}
+    return gone, made
+
+
+def _claimed(f: Finding) -> set[str]:
+    """The file names a "where is it" lesson says are somewhere (the path that worked, the
+    hidden folder found)."""
+    d = f.detail
+    words = [d.get("good"), *(f.facts[2:3] if d.get("change") == "hidden" else ())]
+    return {_base(w) for w in words if isinstance(w, str) and w} - {"", ".", ".."}
+
+
 def own_doing(t: Trajectory, x: ShellFix) -> bool:
-    """Whether a path fact's failure was the run's own doing: a file its lesson names was
-    moved, renamed or removed by the run itself (:attr:`Role.MOVES`: ``mv``, ``rm``, ``git
-    mv``) in an earlier call or in the failed call itself (``mv a docs/a`` failing because a
-    was moved there already). "In this project erd.md is at docs/erd.md" would then state
-    where the agent put it, not where the project keeps it."""
-    if x.finding.detail.get("change") not in _PATH_FACTS:
+    """Whether a path fact's failure was the run's own doing, by any means, in an earlier
+    call, in the failed call itself (``mv a docs/a`` failing because a was moved there
+    already) or between it and the call that worked (:func:`_acted_on`): a file its lesson
+    names was moved, renamed or removed by the run (``mv``, ``rm``, ``git mv``, ``git rm``,
+    a patch's ``Delete File`` or ``Move to``), or the file a "where is it" lesson says is
+    somewhere was made there by the run (``touch``, ``mkdir``, ``cp``, a redirection, a
+    client's Write or Edit, a patch that adds it or moves a file to it). "In this project
+    erd.md is at docs/erd.md" would then state where the agent put it, not where the
+    project keeps it. Making a file does not make git ignore it: "git add fails on X, an
+    ignored path" stands whoever wrote X."""
+    change = x.finding.detail.get("change")
+    if change not in _PATH_FACTS:
         return False
     names = _lesson_paths(x.finding)
-    if not names:
+    claimed = _claimed(x.finding) if change in _WHERE_FACTS else set()
+    if not names and not claimed:
         return False
-    for step in t.steps[: x.failed + 1]:
-        if not is_shell(step.tool):
-            continue
-        for c in _commands(step) or ():
-            if _moves(c) and names & {os.path.basename(o.rstrip("/")) for o in c.operands}:
-                return True
+    for step in t.steps[: max(x.fixed, x.failed + 1)]:
+        gone, made = _acted_on(step)
+        if names & gone or claimed & made:
+            return True
     return False
 
 
+#: A path that starts at a root: POSIX ``/x``, Windows ``C:/x`` or ``C:\\x``.
+_ROOTED = re.compile(r"^(?:/|[A-Za-z]:[/\\])")
+
+
+def _folder_of(step: Step, cwd: str | None) -> str | None:
+    """The folder a call's relative paths start in: its ``workdir`` (Codex's shell tools),
+    under the run's folder when relative, else the run's folder; None when unknown."""
+    w = step.params.get("workdir")
+    base = cwd.replace("\\", "/") if isinstance(cwd, str) and cwd else None
+    if isinstance(w, str) and w.strip():
+        w = w.strip().replace("\\", "/")
+        if _ROOTED.match(w):
+            return posixpath.normpath(w)
+        return posixpath.normpath(posixpath.join(base, w)) if base else None
+    return posixpath.normpath(base) if base else None
+
+
+def readings(path: str, step: Step, cwd: str | None) -> set[str]:
+    """The files a call's path may name: a rooted path itself; a relative one under the
+    call's folder (:func:`_folder_of`) and under the run's folder (an agent writes a path
+    from the project's top while its call runs in a ``workdir`` below it); none when it
+    cannot be known (``~``, ``$HOME``, no folder)."""
+    p = path.strip().replace("\\", "/")
+    if not p or p.startswith(("~", "$")):
+        return set()
+    if _ROOTED.match(p):
+        return {posixpath.normpath(p)}
+    base = cwd.replace("\\", "/") if isinstance(cwd, str) and cwd else None
+    folders = {f for f in (_folder_of(step, cwd), base) if f}
+    return {posixpath.normpath(posixpath.join(f, p)) for f in folders}
+
+
 def cwd_slip(t: Trajectory, x: ShellFix) -> bool:
-    """Whether a relative path failed only because the shell stood in another folder: the
-    path found (a ``location``, or the ``operand`` that worked) is the failed one under a
-    folder (or the failed one is the found one under a folder), and the run changed its
-    working directory on the way (``cd``, ``pushd``:
-    :attr:`Role.CHDIR`, never a ``cd`` to the session's own folder, or another ``workdir``).
-    A slip of the working directory, not where the project keeps the file. So is a relative
+    """Whether a path failed only because of the folder the call stood in, not where the
+    project keeps the file. Each path is resolved against its own call's ``workdir`` and
+    the run's folder (:func:`readings`): when the failed and the working path may be the
+    same file once resolved (``cat docs/notes.txt`` in ``workdir: /w/app/docs``, written
+    from the project's top, then ``cat notes.txt`` there; an absolute path and a relative
+    one), the difference is only the folder the command ran in: no location. A relative
     path found by a call that moved to another folder itself (``cd specs/b && cat plan.md``
-    after ``cat /w/specs/a/plan.md``): it names that folder's file, perhaps another one."""
+    after ``cat /w/specs/a/plan.md``) names that folder's file, perhaps another one. Else,
+    a relative path whose found path is it under a folder (or the other way round) is a
+    slip when the calls ran in different folders (another ``workdir``) or the run changed
+    its working directory on the way (``cd``, ``pushd``: :attr:`Role.CHDIR`, never a ``cd``
+    to the session's own folder). (The lesson that would be true, about the working
+    directory itself, is not learned: no kind states it.)"""
     d = x.finding.detail
     if d.get("change") not in ("location", "operand"):
         return False
     bad, good = d.get("bad"), d.get("good")
     if not isinstance(bad, str) or not isinstance(good, str):
         return False
+    cwd = t.meta.get("cwd") or t.meta.get("project")
+    cwd = cwd if isinstance(cwd, str) else None
+    failed, fixed = t.steps[x.failed], t.steps[x.fixed]
+    if readings(bad, failed, cwd) & readings(good, fixed, cwd):
+        return True
     b, g = bad.rstrip("/"), good.rstrip("/")
     here = str(t.meta.get("cwd") or "").rstrip("/")
 
@@ -2310,14 +2437,17 @@ def cwd_slip(t: Trajectory, x: ShellFix) -> bool:
     def moved(s: Step) -> bool:
         return is_shell(s.tool) and any(elsewhere(c) for c in _commands(s) or ())
 
-    if not (os.path.isabs(g) or g.startswith("~")) and moved(t.steps[x.fixed]):
+    if not (_ROOTED.match(g) or g.startswith("~")) and moved(fixed):
         return True
-    if os.path.isabs(b) or b.startswith("~"):
+    if _ROOTED.match(b) or b.startswith("~"):
         return False
     if not (g.endswith("/" + b) or b.endswith("/" + g)):
         return False
-    dirs = {s.params.get("workdir") for s in (t.steps[x.failed], t.steps[x.fixed])}
-    return len(dirs) > 1 or any(moved(s) for s in t.steps[: x.fixed + 1])
+    if _folder_of(failed, cwd) != _folder_of(fixed, cwd) or (
+        failed.params.get("workdir") != fixed.params.get("workdir") and cwd is None
+    ):
+        return True
+    return any(moved(s) for s in t.steps[: x.fixed + 1])
 
 
 def relative_to(f: Finding, roots: Sequence[str]) -> Finding:
