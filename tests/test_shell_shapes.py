@@ -80,49 +80,23 @@ NO_ZIP = (
 )
 
 
-def test_another_program_that_did_the_job_on_the_same_target_is_a_route():
-    got = _changes(_sh("unzip data.7z", NO_ZIP, False), _sh("7z x data.7z", "Everything is Ok"))
-    assert [c for c, _ in got] == ["route"]
-    assert got[0][1].startswith("In this project unzip data.7z fails with")
-    assert "7z did the job instead" in got[0][1]
-
-
-def test_a_client_tool_that_did_a_search_on_the_same_pattern_is_a_route():
+def test_another_program_on_the_same_target_teaches_nothing():
+    """``route`` ("P on T fails here with D; Q did the job instead") was built on the
+    development half with synthetic positives only; on its first blind try (blind set 4,
+    74 sessions) it made 2 lessons, both false, and none true, so it was taken out: a
+    program that ran and failed on a target, then another program or a client tool that
+    did something with the same target, teaches nothing."""
+    assert (
+        _changes(_sh("unzip data.7z", NO_ZIP, False), _sh("7z x data.7z", "Everything is Ok")) == []
+    )
     parse = "rg: regex parse error:\n    fetch(\n         ^\nerror: unclosed group"
     bad = _sh("rg -n 'fetch(' src", parse, False, code=2)
     grep = Step(
         tool="Grep", params={"pattern": "fetch(", "path": "src"}, output="src/a.ts:3", success=True
     )
-    got = _changes(bad, grep)
-    assert [c for c, _ in got] == ["route"]
-    assert "Grep did the job instead" in got[0][1]
-    # a Read of a file is no search: not the same job
-    read = Step(tool="Read", params={"file_path": "/w/app/src"}, output="x", success=True)
-    assert _changes(bad, read) == []
-
-
-def test_no_route_after_a_transient_cause_a_missing_target_or_a_program_not_found():
-    net = "fatal: unable to access 'https://example.com/o/r.git/': Could not resolve host: x.com"
-    url = "https://example.com/o/r.git"
-    assert _changes(_sh(f"git clone {url}", net, False), _sh(f"curl -sLO {url}")) == []
-    gone = "tar: data.tgz: Cannot open: No such file or directory"
-    assert _changes(_sh("tar xzf data.tgz", gone, False), _sh("7z x data.tgz")) == []
-    lock = "E: Could not get lock /var/lib/dpkg/lock-frontend. It is held by process 4242"
-    assert _changes(_sh("apt-get install -y jq", lock, False), _sh("brew install jq")) == []
-    found = _changes(
-        _sh("7z x data.7z", "bash: 7z: command not found", False), _sh("unzip data.7z")
-    )
-    assert [c for c, _ in found] != ["route"]  # the program kind's, when anything
-
-
-def test_no_route_when_the_target_changed_between_or_the_program_then_worked():
-    fail = _sh("unzip data.7z", NO_ZIP, False)
-    copied = _changes(fail, _sh("cp backup/data.7z data.7z"), _sh("7z x data.7z"))
-    assert "route" not in [c for c, _ in copied]
-    again = _changes(fail, _sh("7z x data.7z"), _sh("unzip data.7z", "inflating: a.txt"))
-    assert "route" not in [c for c, _ in again]
-    shown = _changes(fail, _sh("ls -la data.7z", "-rw-r--r-- 1 me me 10 data.7z"))
-    assert shown == []
+    assert _changes(bad, grep) == []
+    usage = "usage: git diff --no-index [<options>] <path> <path> [<pathspec>...]"
+    assert _changes(_sh("git diff notes.txt", usage, False, code=129), _sh("nl notes.txt")) == []
 
 
 def test_a_read_is_never_done_by_an_edit():
@@ -130,7 +104,7 @@ def test_a_read_is_never_done_by_an_edit():
     patch = _sh(
         "apply_patch <<'PATCH'\n*** Update File: notes.md\nPATCH", "Success. Updated notes.md"
     )
-    assert [c for c, _ in _changes(bad, patch)] != ["route"]
+    assert _changes(bad, patch) == []
 
 
 # --------------------------------------------------------------------------- a call's own command
@@ -244,7 +218,7 @@ def test_a_cd_elsewhere_is_still_a_slip_of_the_working_folder():
 def test_a_program_not_found_in_another_shell_or_wrapper_words_is_not_found():
     """fish's "Unknown command", a wrapper's "failed to run command 'rg'" or "env: 'rg': No
     such file": the program was not found, so another one on the same operands teaches the
-    ``program`` kind (never ``route``, which is for a program that ran)."""
+    ``program`` kind."""
     grep = _sh("grep -rn TODO src", "src/a.py:1: TODO")
     for line, said in (
         ("rg TODO src", "fish: Unknown command: rg"),
@@ -398,72 +372,6 @@ def test_same_command_reads_shapes_not_strings():
     assert same_command("echo start && npm test", "npm test")
     assert not same_command("git push origin a", "git push origin b")
     assert not same_command("cd /w/a && npm test", "npm test")  # another folder's npm test
-
-
-def test_a_route_is_never_a_file_written_or_passed_through():
-    """``python3 gen.py > out.json`` writes the file ``jq`` could not read (a change, not
-    the job), ``tee out.json`` passes its input on, and an error that names another
-    argument (jq's query) is that argument's slip."""
-    fail = _sh("unzip data.7z", NO_ZIP, False)
-    wrote = _changes(fail, _sh("python3 fetch.py > data.7z"))
-    assert "route" not in [c for c, _ in wrote]
-    teed = _changes(fail, _sh("curl -s https://x.org/d | tee data.7z"))
-    assert "route" not in [c for c, _ in teed]
-    bad = _sh("jq .name out.json", "jq: error (at out.json:3): Cannot index array with name", False)
-    # the error names jq's own query (.name): a slip of that argument, not jq on the file
-    code = "python3 -c \"import json; print(json.load(open('out.json')))\""
-    assert _changes(bad, _sh(code)) == []
-
-
-def test_a_page_the_web_tool_fetched_after_a_fetch_program_failed_is_a_route():
-    url = "https://docs.example.org/guide/install"
-    bad = _sh(f"curl -fsSL {url}", "curl: (22) The requested URL returned error: 403", False, 22)
-    fetched = Step(tool="WebFetch", params={"url": url, "prompt": "the steps"}, output="1. pip")
-    got = _changes(bad, fetched)
-    assert [c for c, _ in got] == ["route"]
-    assert got[0][1].startswith(f"curl {url} fails here with")
-    # version control is a classed program: a web page is no clone
-    clone = _sh(f"git clone {url}", "fatal: repository not found", False, 128)
-    assert _changes(clone, fetched) == []
-
-
-# --------------------------------------------------------------------------- the whole path
-
-
-def test_a_route_is_learned_through_import_and_the_library(tmp_path):
-    """A Claude Code file imported, learned without a model, stored: the route lesson is a
-    project's fact of the session's folder, and a call with a transient cause beside it
-    teaches nothing."""
-    import os
-    import time
-
-    from agentmem import Memory
-
-    from .conftest import FakeEmbedder, FakeModel
-    from .transcripts import ClaudeSession
-
-    s = ClaudeSession(cwd="/w/app")
-    s.prompt("unpack data.7z and list what is in it")
-    s.tool("Bash", {"command": "unzip data.7z"}, f"Exit code 9\n{NO_ZIP}", is_error=True)
-    s.tool("Bash", {"command": "7z x data.7z"}, "Everything is Ok")
-    s.tool(
-        "Bash",
-        {"command": "git clone https://example.org/o/r.git"},
-        "Exit code 128\nfatal: unable to access: Could not resolve host: example.org",
-        is_error=True,
-    )
-    s.tool("Bash", {"command": "curl -sLO https://example.org/o/r.git"}, "")
-    s.say("Done.")
-    path = s.write(tmp_path / "s.jsonl")
-    old = time.time() - 3 * 86400
-    os.utime(path, (old, old))
-    with Memory.open(tmp_path / "m.db", embedder=FakeEmbedder(), model=FakeModel()) as mem:
-        for tid in mem.import_transcripts("claude-code", [path]).ids:
-            mem.feedback(tid, "accept")
-        mem.learn(use_model=False)
-        texts = [e.text for e in mem.experiences()]
-    assert any("unzip data.7z fails with" in x and "7z did the job" in x for x in texts), texts
-    assert not any("git clone" in x or "curl" in x for x in texts), texts
 
 
 # --------------------------------------------------------------------------- existing

@@ -84,9 +84,6 @@ class Role(str, enum.Enum):
     #: a wrapper that runs the command after it with more privilege (sudo, doas): a retry
     #: that drops it changed nothing that made it work; one that adds it may have
     PRIVILEGE = "privilege"
-    #: creates, copies, links or changes the mode of files (cp, mkdir, chmod): a step on
-    #: files, never the job of another program on them
-    FILES = "files"
 
 
 #: The roles whose failure is usually the code's, not the call's.
@@ -312,9 +309,8 @@ _TABLE: list[Program] = [
     *_many("cmp", Role.READER, Role.ANSWERS),
     Program("diff", _roles(Role.READER, Role.ANSWERS), "fs"),
     *_many("mv rm rmdir", Role.MOVES, domain="fs"),
-    *_many("cp mkdir touch ln", Role.FILES, Role.CREATES, domain="fs"),
-    *_many("chmod chown", Role.FILES, domain="fs"),
-    *_many("tar zip unzip", domain="fs"),
+    *_many("cp mkdir touch ln", Role.CREATES, domain="fs"),
+    *_many("chmod chown tar zip unzip", domain="fs"),
     *_many("patch", Role.EDITS, domain="fs"),
     *_many("pwd basename dirname printenv id whoami uname date jq yq od xxd", Role.READER),
     *_many("grep egrep fgrep rg ag ack", Role.READER, Role.ANSWERS, domain="search"),

@@ -106,14 +106,6 @@ running inline code (``node -e``: kind ``program``).
     given ``--hidden``: where the project keeps those files ("In this project *.spec.yaml
     files are in .config/specs/, a hidden folder rg --files skips").
 
-``route``
-    A program was misused on a target (not "not found": that is ``program``; no transient
-    cause, no missing target, no look around), its diagnostic naming it or the target, and
-    a later call of the run did the job on that target with another program or a client
-    tool of the same job (``unzip data.7z``, then ``7z x data.7z``; ``rg 'fetch('``, then
-    Grep): "unzip data.7z fails with '...'; 7z did the job instead". Nothing but a look
-    touched the target in between, and the job did not fail again after it.
-
 A retry is compared by structure, not by the shape its call was written in: wherever the
 command sits in a compound or a pipeline, with ``time`` before it or ``sudo`` dropped,
 after ``cd`` to the session's own folder (docs/learning-rules.md, "Shapes that do not
@@ -1826,223 +1818,6 @@ def _console_encoding(t: Trajectory, i: int) -> ShellFix | None:
     return None
 
 
-#: A failure whose cause passes or lies outside the call: the network, a lock, a busy
-#: resource, a clock; or a refusal of access (the sandbox, a permission). Another program
-#: that then worked proves nothing about the first.
-_TRANSIENT = re.compile(
-    r"resolve host|could not resolve|name resolution|network|connection (?:refused|reset|"
-    r"closed|timed out)|unreachable|ECONN\w+|ENOTFOUND|EAI_AGAIN|ETIMEDOUT|\btimed? ?out\b|"
-    r"timeout|\block(?:ed)?\b|\.lock\b|\bbusy\b|in use|try again|temporar|rate limit|"
-    r"\b5\d\d\b|permission denied|not permitted|access (?:is )?denied|EACCES|EPERM|sandbox",
-    re.I,
-)
-#: Programs that list, ask or set the scene: their failure is exploration, or an answer.
-_LOOKS_AROUND = (Role.LISTS, Role.PROBE, Role.SCENE)
-#: A client tool's kind for the job of a shell program that searches, reads, or changes a
-#: file's content: only such a tool does the same job on the same target (in this order:
-#: ``rg`` is a search before it is a reader).
-_TOOL_JOBS = {
-    Role.ANSWERS: frozenset({ToolKind.SEARCH}),
-    Role.EDITS: frozenset({ToolKind.EDIT, ToolKind.WRITE, ToolKind.PATCH}),
-    Role.READER: frozenset({ToolKind.READ}),
-}
-
-
-def _route_targets(f: Command, diag: str) -> list[str]:
-    """The targets of failed ``f`` another program or tool may take (a path, a URL, a
-    package's or a thing's name: operands of three characters or more, no number), when its
-    diagnostic names ``f``'s program or one of them; else none."""
-    out = [
-        x
-        for x in dict.fromkeys(_targets(f))
-        if len(x) > 2 and not x.startswith("-") and not x.isdigit() and " " not in x
-    ]
-    named = re.search(rf"(?<![\w.-]){re.escape(_bare(f.program))}\b", diag) or any(
-        x in diag or os.path.basename(x.rstrip("/")) in diag for x in out
-    )
-    return out if named else []
-
-
-def _names_other_argument(f: Command, target: str, said: str) -> bool:
-    """Whether a failed output names an argument of ``f`` other than ``target`` (an option
-    or an operand, with or without its leading ``-`` or ``.``): then the failure is that
-    argument's, and another program that did the job shows nothing of ``f`` on ``target``."""
-    for a in (*f.flags, *f.operands):
-        word = a.split()[0].split("=")[0]
-        bare = word.lstrip("-.")
-        if a == target or len(bare) < 2:
-            continue
-        if re.search(rf"(?<![\w-]){re.escape(bare)}(?![\w-])", said):
-            return True
-    return False
-
-
-def _norm_target(value: str, cwd: str) -> str:
-    v = value.strip()
-    if "://" in v or not cwd or v.startswith(("/", "~")) or re.match(r"[A-Za-z]:[\\/]", v):
-        return v.rstrip("/")
-    return os.path.normpath(os.path.join(cwd, v))
-
-
-def _names_target(step: Step, target: str, cwd: str) -> bool:
-    """Whether a call names ``target``: a word of its command line, or a client tool's
-    parameter (a path written absolute or relative to the session's folder)."""
-    want = _norm_target(target, cwd)
-    if is_shell(step.tool):
-        return target in re.findall(r"[^\s'\"=;&|<>()]+", _line(step))
-    values = [v for v in step.params.values() if isinstance(v, str)]
-    return any(v == target or _norm_target(v, cwd) == want for v in values)
-
-
-def _tool_did(step: Step, f: Command, target: str, cwd: str) -> str | None:
-    """The client tool ``step`` when it did ``f``'s job on ``target`` (Grep for a search,
-    Read for a reader, Edit or Write for an editor; for a program the table does not class,
-    an MCP tool, or the web tool on a URL), else None."""
-    found = spec_for(step.tool)
-    if found is None or not _names_target(step, target, cwd):
-        return None
-    kind = found[1].kind
-    role = next((r for r in _TOOL_JOBS if programs.has(f.program, r)), None)
-    if role is not None:
-        return step.tool if kind in _TOOL_JOBS[role] else None
-    known = programs.get(f.program)
-    if known is not None and known.roles:
-        return None  # a program the table classes does only its own job
-    web = kind is ToolKind.WEB and "://" in target  # a page fetched (curl URL, then WebFetch)
-    return step.tool if kind is ToolKind.MCP or web else None
-
-
-def _on_files(c: Command) -> bool:
-    """Whether ``c`` copies, moves, edits or makes files (:attr:`Role.FILES`, ``MOVES``,
-    ``EDITS``): a step on the files themselves."""
-    return _moves(c) or any(programs.has(c.program, r) for r in (Role.FILES, Role.EDITS))
-
-
-def _same_kind_of_job(f: Command, c: Command) -> bool:
-    """Whether ``c`` may do what failed ``f`` did: a step on the files themselves (a copy,
-    a move, an edit) does no other program's job, and work is never done by a step that
-    only shows (:func:`_only_shows`)."""
-    if _on_files(c) and not _on_files(f):
-        return False
-    return not _only_shows(c, f)
-
-
-def _shell_did(step: Step, f: Command, target: str) -> Command | None:
-    """The one command of shell call ``step`` that took ``target`` with another program
-    (as an operand, or inside inline code), never a step that only shows what another did
-    (:func:`_only_shows`), and proven by the call's success; else None."""
-    line = _line(step)
-    as_operand = target in f.operands  # else f wrote it (> target): so must the other
-
-    def takes(c: Command) -> bool:
-        if _inline(c) and target in _code_of(c, line):
-            return as_operand
-        return (target in c.operands) if as_operand else (target in _targets(c))
-
-    took = [
-        c
-        for c in _commands(step) or ()
-        if _bare(c.program) != _bare(f.program)
-        and not programs.has(c.program, Role.SCENE)
-        # a filter that is no reader (tee, tr) passes its input on: it does no job
-        and not (programs.has(c.program, Role.FILTER) and not programs.has(c.program, Role.READER))
-        and takes(c)
-    ]
-    if len(took) != 1 or not _same_kind_of_job(f, took[0]) or _wrappers(took[0]):
-        return None
-    return took[0] if _proven(step, took[0]) else None
-
-
-def _same_target_after(t: Trajectory, i: int, j: int, target: str, cwd: str, program: str) -> bool:
-    """Whether anything but a look touched ``target`` between calls ``i`` and ``j`` (an
-    edit, a conversion, a move: the target changed), or a call after ``j`` naming it failed
-    (the job was not done after all) or ran the failed ``program`` again (what ran
-    instead was a step before it, not a way around it)."""
-    for k in range(i + 1, len(t.steps)):
-        s = t.steps[k]
-        if k == j or not _names_target(s, target, cwd):
-            continue
-        if k > j:
-            again = is_shell(s.tool) and any(
-                _bare(c.program) == _bare(program) for c in _commands(s) or ()
-            )
-            if not s.success or again:
-                return True  # the job failed again, or f's program then did it: a step first
-            continue
-        found = spec_for(s.tool)
-        looks = found is not None and found[1].kind in (ToolKind.READ, ToolKind.SEARCH)
-        cmds = _commands(s) or () if is_shell(s.tool) else ()
-        shows = bool(cmds) and all(
-            any(programs.has(c.program, r) for r in _LOOKS_AROUND) for c in cmds
-        )
-        if s.success and not (looks or shows):
-            return True
-    return False
-
-
-def _route(t: Trajectory, i: int) -> ShellFix | None:
-    """``route``: a shell program P was misused on a target (its failure no program not
-    found, no transient cause, no look around, no missing target), its diagnostic naming P
-    or the target, and a later call of the run did the job on the same target with another
-    program or a client tool, nothing having touched the target in between and no call of
-    the job failing after it: "P on T fails here with 'D'; Q did the job instead"."""
-    step = t.steps[i]
-    failed = _failed_command(step) if is_shell(step.tool) and not step.success else None
-    if failed is None or outcome(step).failure is not Failure.MISUSE:
-        return None
-    f, diag = failed
-    said = f"{diag}\n{step.output[:600]}"
-    if (
-        _missing_program(f, diag, step.output)
-        or _NOT_FOUND.search(said)
-        or _TRANSIENT.search(said)
-        or _MISSING_PATH.search(said)
-        or any(programs.has(f.program, r) for r in _LOOKS_AROUND)
-        or f.wrappers != _wrappers(f)  # a wrapper of its own: which did what is not shown
-    ):
-        return None
-    cwd = str(t.meta.get("cwd") or "")
-    for target in _route_targets(f, diag):
-        if _names_other_argument(f, target, said):
-            continue  # a slip of another argument (jq's ".name"), not the program on the target
-        for j in range(i + 1, min(len(t.steps), i + 1 + WINDOW)):
-            later = t.steps[j]
-            if not later.success:
-                continue
-            c = _shell_did(later, f, target) if is_shell(later.tool) else None
-            how = _intent(c) if c is not None else None
-            if how is None and not is_shell(later.tool):
-                how = _tool_did(later, f, target, cwd)
-            if how is None or _same_target_after(t, i, j, target, cwd, f.program):
-                continue
-            return _route_fix(t, i, j, f, diag, target, how)
-    return None
-
-
-def _route_fix(
-    t: Trajectory, i: int, j: int, f: Command, diag: str, target: str, how: str
-) -> ShellFix:
-    """The ``route`` finding: a project's fact when the target is a path of the project,
-    else a fact of the machine."""
-    roots = [r for r in (t.meta.get("cwd"), t.meta.get("project")) if isinstance(r, str) and r]
-    local = "://" not in target and (
-        not target.startswith(("/", "~"))
-        or any(target.startswith(r.rstrip("/") + "/") for r in roots)
-    )
-    q = quote_error(diag, 8)
-    shown = target if "://" in target or len(target) <= 40 else _tail(target, 2)
-    if local and ("/" in target or "." in target):
-        text = f"In this project {_intent(f)} {shown} fails with '{q}'; {how} did the job instead."
-        scope = "project"
-    else:
-        text = f"{_intent(f)} {shown} fails here with '{q}'; {how} did the job instead."
-        scope = "machine"
-    fnd = _finding("route", f, scope, text, (f.program, how.split()[0]), diag, avoid=[])
-    fnd = attrs.evolve(fnd, domain=t.steps[i].domain or "")
-    why = f"call {i + 1} {short(f)} failed on {target} ('{q}'); call {j + 1} {how} did the job"
-    return ShellFix(i, j, (), fnd, why)
-
-
 def _read_elsewhere(t: Trajectory, i: int) -> ShellFix | None:
     """``location`` read by another reader: a program that only reads (``cat``, ``head``,
     ``sed -n``: :func:`_reader`) failed on a path that is not there, its diagnostic naming
@@ -2099,7 +1874,6 @@ _READERS = (
     _drive_paths,
     _console_encoding,
     _read_elsewhere,
-    _route,
 )
 
 
@@ -2966,21 +2740,6 @@ SHELL_CHANGES: tuple[ShellChange, ...] = (
         (
             _sh("npx expo export", "Error: stdin is not interactive: set CI=true", False),
             _sh("NODE_ENV=production npx expo export", "Exported: dist"),
-        ),
-    ),
-    ShellChange(
-        "route",
-        "a program was misused on a target (no program not found, no transient cause, no "
-        "missing target), its diagnostic naming it or the target; another program or a "
-        "client tool then did the job on that target, nothing having changed it in between "
-        "(synthetic: no development example)",
-        (
-            _sh("unzip data.7z", "unzip:  cannot find zipfile directory in one of data.7z", False),
-            _sh("7z x data.7z", "Everything is Ok"),
-        ),
-        (
-            _sh("unzip data.7z", "unzip:  cannot find zipfile directory in one of data.7z", False),
-            _sh("ls -la data.7z", "-rw-r--r-- 1 me me 10 data.7z"),
         ),
     ),
     ShellChange(
