@@ -396,3 +396,18 @@ def test_a_repeat_of_a_correction_outside_the_set_is_no_repeat() -> None:
     assert bench.repeats(t) == {"c1": "corpus/p/a.jsonl#x", "c2": "corpus/p/here.jsonl#y"}
     present = {"corpus/p/here.jsonl#y": None}
     assert bench.repeats(t, present) == {"c2": "corpus/p/here.jsonl#y"}
+
+
+def test_no_session_is_listed_under_two_repositories() -> None:
+    """A fork or a renamed repository escapes the name rule: its files can land in the
+    other half from their first copy (blind set 4 took three development files again,
+    under the repository's new name). So no blob id, and no session file name, is listed
+    under two repositories."""
+    rows = bench.place_corpus.load_rows(bench.SOURCES)
+    seen: dict[str, str] = {}
+    twice = []
+    for r in rows:
+        for what in (r.blob, r.file.split("/", 1)[1]):
+            if seen.setdefault(what, r.repo.lower()) != r.repo.lower():
+                twice.append(f"{r.file}: {what} is listed under {seen[what]} too")
+    assert twice == []
