@@ -277,15 +277,41 @@ def test_a_chain_retried_unchanged_or_named_by_its_output_teaches_no_other_comma
     assert [c for c, _ in named] != ["flag"]
 
 
-def test_an_option_of_an_earlier_command_of_the_chain_named_without_its_dashes():
-    """git names an unknown option without its dashes ("unknown switch \u0060x'"): the
-    chain's ``git add -x`` failed, and its retry without ``-x`` is the flag correction."""
-    got = _changes(
+def test_an_earlier_command_of_a_chain_is_never_read_as_the_one_that_failed():
+    """A failed ``a && f`` whose output names neither is not blamed on ``a`` because a
+    later call ran ``a`` with another operand (the removed ``_chain_fix``): the remote had
+    no ``main``, and checking out ``master`` next says nothing of ``git checkout``."""
+    pull = _changes(
+        _sh(
+            "git checkout main && git pull origin main",
+            "Switched to branch 'main'\nfatal: couldn't find remote ref main",
+            False,
+        ),
+        _sh("git checkout master", "Switched to branch 'master'"),
+        _sh("git pull", "Already up to date."),
+    )
+    assert pull == []
+    push = _changes(
+        _sh(
+            "git checkout -b feat && git push origin feat:main",
+            "Switched to a new branch 'feat'\nerror: src refspec feat does not match any\n"
+            "error: failed to push some refs",
+            False,
+        ),
+        _sh("git checkout -b feat2", "Switched to a new branch 'feat2'"),
+    )
+    assert push == []
+    # nor does git's dashless option complaint move the blame to the chain's first command
+    flag = _changes(
         _sh("git add -x a.py && git commit -m wip", "error: unknown switch `x'", False, code=129),
         _sh("git add a.py && git commit -m wip", "[main 1a2b3c4] wip"),
     )
-    assert [c for c, _ in got] == ["flag"]
-    assert "git add without -x" in got[0][1]
+    assert "git add without -x" not in " ".join(t for _, t in flag)
+
+
+def test_an_option_named_without_its_dashes():
+    """git names an unknown option without its dashes ("unknown option \u0060no-stat'"):
+    the retry without ``--no-stat`` is the flag correction."""
     plain = _changes(
         _sh("git show --no-stat abc1234", "error: unknown option `no-stat'", False, code=129),
         _sh("git show abc1234"),

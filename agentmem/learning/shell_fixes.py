@@ -1877,60 +1877,6 @@ _READERS = (
 )
 
 
-#: The changes proven by a diagnostic that names what changed: only these may show which
-#: command of an ``&&`` chain failed when the output names none.
-_NAMED_CHANGES = frozenset(
-    {"flag", "operand", "location", "element", "dropped", "forced", "pattern", "existing"}
-)
-
-
-def _chained(step: Step, f: Command) -> list[Command]:
-    """The commands before ``f`` in its ``&&`` chain that may be the one that failed: each
-    pipeline's own status command (not a filter after it), never what sets the scene."""
-    script = parse(_line(step))
-    at = next((k for k, p in enumerate(script.pipelines) if f in p.commands), None)
-    out: list[Command] = []
-    k = at or 0
-    while k > 0 and script.pipelines[k].connector == "&&":
-        k -= 1
-        cmds = script.pipelines[k].commands
-        status = next(
-            (c for c in reversed(cmds[1:]) if not programs.has(c.program, Role.FILTER)), cmds[0]
-        )
-        out.insert(0, status)
-    return [c for c in out if not programs.has(c.program, Role.SCENE) and _intent(c) != _intent(f)]
-
-
-def _chain_fix(t: Trajectory, i: int, f: Command, diag: str, used: set[int]) -> ShellFix | None:
-    """A failed ``a && f`` whose output names neither (``git add x && git commit``: "The
-    following paths are ignored ... x"): the command read as failed is ``f``, the chain's
-    last, but ``a`` stopped it. When exactly one earlier command of the chain has a later
-    retry that changed what the diagnostic names (:data:`_NAMED_CHANGES`), it is the one
-    that failed, and that correction is learned."""
-    step = t.steps[i]
-    if re.search(rf"(?<![\w.-]){re.escape(f.program)}:", f"{diag}\n{step.output[:2000]}"):
-        return None  # the output names f: it is the one that failed
-    found: list[tuple[Command, int, Command, Finding]] = []
-    for g in _chained(step, f):
-        for j in range(i + 1, min(len(t.steps), i + 1 + WINDOW)):
-            later = t.steps[j]
-            c = _retry(g, _commands(later) or (), False) if is_shell(later.tool) else None
-            if c is None:
-                continue
-            if later.success and j not in used and _proven(later, c):
-                fnd = compare(g, c, diag, step.output, (), t.task)
-                if fnd is not None and fnd.detail.get("change") in _NAMED_CHANGES:
-                    found.append((g, j, c, fnd))
-            break
-    if len(found) != 1:
-        return None
-    g, j, c, fnd = found[0]
-    q = quote_error(diag, 8)
-    why = f"call {i + 1} {short(g)} failed ('{q}'); call {j + 1} {short(c)} worked "
-    why += f"({fnd.detail['change']})"
-    return ShellFix(i, j, (), attrs.evolve(fnd, domain=step.domain or ""), why)
-
-
 def find_shell_fixes(t: Trajectory) -> list[ShellFix]:
     """The shell corrections of one run (its steps as learning sees them: see
     :func:`agentmem.agents.learning_view`), in the order of their failed calls."""
@@ -1992,7 +1938,7 @@ def find_shell_fixes(t: Trajectory) -> list[ShellFix]:
                 )
             break
         if not out or out[-1].failed != i:
-            advised = _chain_fix(t, i, f, diag, used) or _advised(t, i, f, diag)
+            advised = _advised(t, i, f, diag)
             if advised is not None:
                 used.add(advised.fixed)
                 out.append(advised)
