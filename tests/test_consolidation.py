@@ -16,9 +16,10 @@ import attrs
 
 from agentmem import Memory
 from agentmem.learning.consolidate import consolidate, same_rule
+from agentmem.learning.evidence import scoped
 from agentmem.learning.findings import Finding
 from agentmem.learning.kinds import Kind
-from agentmem.learning.merge import merge_findings, payload
+from agentmem.learning.merge import merge_findings, payload, tool_rule_text
 from agentmem.records import Operation, Step, Trajectory
 
 from .conftest import FakeEmbedder, FakeModel
@@ -137,6 +138,55 @@ def test_a_tool_rule_of_edit_and_write_is_one_lesson():
 
     (merged,) = merge_findings([f("Edit"), f("Write")])
     assert merged.text == rule.format("Edit or Write") and merged.support == 2
+
+
+def _edit_rule(error: str, words: str) -> Finding:
+    d = {"helper": "Read", "rule_error": words, "error": error, "scope": "tool"}
+    text = tool_rule_text(["Edit"], "Read", error)
+    return Finding(Kind.TOOL_RULE, "Edit", "", text, ("Edit", "Read"), detail=d)
+
+
+NOT_READ = _edit_rule(
+    "File has not been read yet. Read it first before writing to it.", "has not been read yet"
+)
+MODIFIED = _edit_rule(
+    "File has been modified since read, either by the user or by a linter. Read it again "
+    "before attempting to write it.",
+    "has been modified since read",
+)
+
+
+def _recovery(error: str) -> Finding:
+    text = f"If Read fails with '{error}', retry it with limit set."
+    return scoped(
+        Finding(Kind.RECOVERY, "Read", "", text, ("Read", "limit"), detail={"error": error})
+    )
+
+
+def test_lessons_whose_quote_is_their_trigger_stay_apart():
+    """A tool rule's error, a recovery's error, the "If T fails with 'E'" template's error
+    is what the lesson answers, not its instance: two errors, two lessons (the reviewer's
+    Edit rules and Read recoveries). Only their numbers are instance."""
+    rules = merge_findings([NOT_READ, MODIFIED])
+    assert sorted(str(f.detail["rule_error"]) for f in rules) == [
+        "has been modified since read",
+        "has not been read yet",
+    ]
+    assert [f.support for f in rules] == [1, 1]
+    big = _recovery("File content (28483 tokens) exceeds maximum allowed tokens")
+    folder = _recovery("EISDIR: illegal operation on a directory")
+    assert len(merge_findings([big, folder])) == 2
+    (one,) = merge_findings(
+        [big, _recovery("File content (30512 tokens) exceeds maximum allowed tokens")]
+    )
+    assert one.support == 2
+    # against a live lesson: the other error is another rule, the same error the same one
+    assert not same_rule(_add(MODIFIED), 1, NOT_READ.text, lambda eid: ("tool_rule", None))
+    assert same_rule(_add(NOT_READ), 1, NOT_READ.text, lambda eid: ("tool_rule", None))
+    assert not same_rule(_add(folder), 1, big.text, lambda eid: ("recovery", None))
+    # the glob's quote is its instance still: two paths, one lesson
+    assert len(merge_findings([_glob("src/app/[id]/page.tsx"), _glob("src/app/[slug]/a.tsx")])) == 1
+    assert payload(NOT_READ.text, True) != payload(MODIFIED.text, True)
 
 
 def _add(f: Finding) -> Operation:
