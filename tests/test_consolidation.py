@@ -15,6 +15,7 @@ from pathlib import Path
 import attrs
 
 from agentmem import Memory
+from agentmem.learning import LearnOptions
 from agentmem.learning.consolidate import consolidate, same_rule
 from agentmem.learning.evidence import scoped
 from agentmem.learning.findings import Finding
@@ -272,3 +273,45 @@ def test_two_sessions_of_one_glob_rule_leave_one_lesson_journaled(tmp_path: Path
         # counts grow, the text stays, the journal says why
         assert kinds[-1] == ("CONFIRM", [first.id])
         assert "another instance" in ops[-1][2]
+
+
+_COUNTS = "SELECT support_groups, support_runs, last_confirmed_at FROM experiences WHERE id = ?"
+
+
+def test_a_relearn_counts_each_run_of_a_merged_lesson_once(tmp_path: Path):
+    """``learn --relearn`` learns the first session's group again beside a new one; their
+    findings merge into one lesson that confirms the live one. Only the new group's run is
+    new evidence: (1, 1) becomes (2, 2), not (3, 3)."""
+    with Memory.open(tmp_path / "m.db", embedder=FakeEmbedder(), model=FakeModel()) as mem:
+        mem.record(_glob_run("src/app/[id]/page.tsx", "/w/app"))
+        mem.learn(use_model=False)
+        (first,) = mem.experiences()
+        assert mem.db.execute(_COUNTS, [first.id]).fetchone()[:2] == (1, 1)
+        mem.record(_glob_run("src/app/[slug]/edit.tsx", "/w/app"))
+        opts = attrs.evolve(LearnOptions.of_library(mem.db), relearn=True)
+        mem.learn(use_model=False, options=opts)
+        (after,) = mem.experiences()
+        assert after.id == first.id
+        assert mem.db.execute(_COUNTS, [first.id]).fetchone()[:2] == (2, 2)
+        kind, reason = mem.db.execute(
+            "SELECT kind, reason FROM operations WHERE status = 'applied' ORDER BY id DESC"
+        ).fetchone()
+        assert kind == "CONFIRM" and "ADD turned MODIFY" not in (reason or "")
+
+
+def test_undoing_a_session_whose_add_became_a_confirmation_restores_the_counts(tmp_path: Path):
+    with Memory.open(tmp_path / "m.db", embedder=FakeEmbedder(), model=FakeModel()) as mem:
+        mem.record(_glob_run("src/app/[id]/page.tsx", "/w/app"))
+        mem.learn(use_model=False)
+        (first,) = mem.experiences()
+        before = mem.db.execute(_COUNTS, [first.id]).fetchone()
+        mem.record(_glob_run("src/app/[slug]/edit.tsx", "/w/app"))
+        mem.learn(use_model=False)
+        assert mem.db.execute(_COUNTS, [first.id]).fetchone()[:2] == (2, 2)
+        sid, kind, reason = mem.db.execute(
+            "SELECT session_id, kind, reason FROM operations ORDER BY id DESC"
+        ).fetchone()
+        assert kind == "CONFIRM" and reason.startswith("ADD turned CONFIRM")
+        mem.undo(sid)
+        assert mem.db.execute(_COUNTS, [first.id]).fetchone() == before
+        assert [e.id for e in mem.experiences()] == [first.id]
