@@ -393,9 +393,13 @@ def schema_error(body: str) -> bool:
 
 
 #: A tool's own report that it ran out of time, in any client's or MCP server's words:
-#: "timed out", "Timeout", "time-out", "deadline exceeded" (gRPC, Go), "ETIMEDOUT".
+#: "timed out", "Timeout", "time-out", "deadline exceeded" (gRPC, Go), "ETIMEDOUT". A
+#: ``timeout`` that a setting's value or a constraint follows ("timeout: 30", "parameter
+#: 'timeout' must be at most 600", "timeout must be <= 120000", "timeout value out of
+#: range") names a parameter: an argument error, no report.
 _OWN_TIMEOUT = re.compile(
-    r"(?i)\btimed[ -]?out\b|\btime-?out\b(?!\s*[:=(])|deadline[ _]exceeded|\bETIMEDOUT\b"
+    r"(?i)\btimed[ -]?out\b|deadline[ _]exceeded|\bETIMEDOUT\b|\btime-?out\b"
+    r"(?![\s'\"`]*(?:[:=(]|<=|>=|must\b|should\b|value\b|(?:is\s+)?out\s+of\s+range\b))"
 )
 
 
@@ -403,8 +407,8 @@ def own_timeout(output: str) -> bool:
     """Whether a failed call's output opens with the tool's own report that it timed out
     (in its first 300 characters, before any content of its own). The call was cut off by
     the tool, not refused for its arguments: whatever the next call changed, nothing shows
-    that the change was the fix. A parameter named ``timeout`` (``timeout: 30``) is a
-    setting, not a report."""
+    that the change was the fix. A parameter named ``timeout`` (``timeout: 30``, or with a
+    constraint after it: "timeout must be a positive integer") is a setting, not a report."""
     return bool(_OWN_TIMEOUT.search(output[:300]))
 
 
