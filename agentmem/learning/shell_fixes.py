@@ -161,9 +161,6 @@ __all__ = [
 
 #: How many later calls a failed call's retry is looked for in.
 WINDOW = 8
-_NOT_FOUND = re.compile(
-    r"command not found|not found: |: not found\b|is not recognized as|[Uu]nknown command"
-)
 _MISSING_PATH = re.compile(
     r"No such file or directory|cannot access|does not exist|not found", re.I
 )
