@@ -168,6 +168,12 @@ def test_a_redirect_before_a_pipe_keeps_the_pipe_in_the_chain_it_ends():
     assert shape("a || b > x | c && d") == [("", ["a"]), ("||", ["b", "c"]), ("&&", ["d"])]
     assert shape("a; b 2>&1 | c") == [("", ["a"]), ("", ["b", "c"])]
     assert shape("x | y 2>&1 | z") == [("", ["x", "y", "z"])]
+    # a real group written as one, ( ... ) or { ...; }: its whole output goes down the pipe,
+    # so its last command is not joined to the filter as if it alone fed it
+    for grouped in ("(a && b) 2>&1 | c", "{ a && b; } 2>&1 | c"):
+        got = shape(grouped)
+        assert ["b", "c"] not in [cmds for _, cmds in got], grouped
+        assert [cmds for _, cmds in got] == [["a"], ["b"], ["c"]], grouped
 
 
 def test_a_script_run_from_its_folder_with_its_output_trimmed_is_a_workdir_fix():
