@@ -425,3 +425,24 @@ def test_acting_on_what_exists_may_leave_out_an_option_of_the_create():
         _sh('gh pr edit 6689 --title "Fix" --body "x" --add-label bug', "ok"),
     )
     assert added == []
+
+
+def test_the_commands_that_do_a_calls_job_are_read_in_one_place():
+    """``outcomes.job_commands`` (what ``same_command`` compares and the shell corrections
+    read) and ``outcomes.moves_nowhere`` (a ``cd`` to the session's own folder, which
+    ``cwd_slip`` does not count as a move either)."""
+    from agentmem.agents.outcomes import job_commands, moves_nowhere, same_command
+    from agentmem.agents.shell import parse
+
+    line = "cd /w/app/ && echo go && rg --files -g '*.md' | head -50"
+    assert [c.program for c in job_commands(parse(line), "/w/app")] == ["rg"]
+    assert [c.program for c in job_commands(parse(line))] == ["cd", "rg"]
+    assert [c.program for c in job_commands(parse("cd docs && cat a.md"), "/w/app")] == [
+        "cd",
+        "cat",
+    ]
+    home, other = parse("cd /w/app/").commands[0], parse("cd /w/app/docs").commands[0]
+    assert moves_nowhere(home, "/w/app") and moves_nowhere(home, "/w/app/")
+    assert not moves_nowhere(other, "/w/app") and not moves_nowhere(home, "")
+    assert same_command("time cargo test 2>&1 | tail -5", "cargo test")
+    assert not same_command("cargo test", "cargo build")

@@ -136,6 +136,8 @@ from ..agents.outcomes import (
     asked_variables,
     escalates,
     failing_command,
+    job_commands,
+    moves_nowhere,
     own_timeout,
     silent_not_found,
     timed_out,
@@ -944,22 +946,11 @@ def _job_commands(t: Trajectory, step: Step) -> tuple[Command, ...]:
     sort``: :attr:`Role.FILTER`). ``rg --files
     -g G | head -50`` is ``rg --files -g G``, as ``cd /w/app && find . -name G`` (in
     ``/w/app``) is ``find . -name G``."""
-    here = str(t.meta.get("cwd") or "").rstrip("/")
     found = spec_for(step.tool)
     script = parse(command_line(found[1], step.params)) if found else None
     if script is None or not script.parsed:
         return ()
-    out: list[Command] = []
-    for p in script.pipelines:
-        for k, c in enumerate(p.commands):
-            if k and programs.has(c.program, Role.FILTER):
-                continue
-            if here and c.program == "cd" and c.operands in ((here,), (here + "/",)):
-                continue
-            if programs.has(c.program, Role.SCENE) and not programs.has(c.program, Role.CHDIR):
-                continue  # echo done, export X=1, sleep 2: nothing of the job
-            out.append(c)
-    return tuple(out)
+    return job_commands(script, str(t.meta.get("cwd") or ""))
 
 
 def _failed_command(step: Step) -> tuple[Command, str] | None:
@@ -2193,11 +2184,10 @@ def cwd_slip(t: Trajectory, x: ShellFix) -> bool:
     if readings(bad, failed, cwd) & readings(good, fixed, cwd):
         return True
     b, g = bad.rstrip("/"), good.rstrip("/")
-    here = str(t.meta.get("cwd") or "").rstrip("/")
+    here = str(t.meta.get("cwd") or "")
 
     def elsewhere(c: Command) -> bool:  # a cd to the session's own folder moves nowhere
-        home = bool(here) and c.program == "cd" and [o.rstrip("/") for o in c.operands] == [here]
-        return programs.has(c.program, Role.CHDIR) and not home
+        return programs.has(c.program, Role.CHDIR) and not moves_nowhere(c, here)
 
     def moved(s: Step) -> bool:
         return is_shell(s.tool) and any(elsewhere(c) for c in _commands(s) or ())
