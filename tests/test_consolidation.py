@@ -15,10 +15,12 @@ from pathlib import Path
 import attrs
 
 from agentmem import Memory
+from agentmem.learning import LearnOptions
 from agentmem.learning.consolidate import consolidate, same_rule
+from agentmem.learning.evidence import scoped
 from agentmem.learning.findings import Finding
 from agentmem.learning.kinds import Kind
-from agentmem.learning.merge import merge_findings, payload
+from agentmem.learning.merge import merge_findings, payload, tool_rule_text
 from agentmem.records import Operation, Step, Trajectory
 
 from .conftest import FakeEmbedder, FakeModel
@@ -139,6 +141,55 @@ def test_a_tool_rule_of_edit_and_write_is_one_lesson():
     assert merged.text == rule.format("Edit or Write") and merged.support == 2
 
 
+def _edit_rule(error: str, words: str) -> Finding:
+    d = {"helper": "Read", "rule_error": words, "error": error, "scope": "tool"}
+    text = tool_rule_text(["Edit"], "Read", error)
+    return Finding(Kind.TOOL_RULE, "Edit", "", text, ("Edit", "Read"), detail=d)
+
+
+NOT_READ = _edit_rule(
+    "File has not been read yet. Read it first before writing to it.", "has not been read yet"
+)
+MODIFIED = _edit_rule(
+    "File has been modified since read, either by the user or by a linter. Read it again "
+    "before attempting to write it.",
+    "has been modified since read",
+)
+
+
+def _recovery(error: str) -> Finding:
+    text = f"If Read fails with '{error}', retry it with limit set."
+    return scoped(
+        Finding(Kind.RECOVERY, "Read", "", text, ("Read", "limit"), detail={"error": error})
+    )
+
+
+def test_lessons_whose_quote_is_their_trigger_stay_apart():
+    """A tool rule's error, a recovery's error, the "If T fails with 'E'" template's error
+    is what the lesson answers, not its instance: two errors, two lessons (the reviewer's
+    Edit rules and Read recoveries). Only their numbers are instance."""
+    rules = merge_findings([NOT_READ, MODIFIED])
+    assert sorted(str(f.detail["rule_error"]) for f in rules) == [
+        "has been modified since read",
+        "has not been read yet",
+    ]
+    assert [f.support for f in rules] == [1, 1]
+    big = _recovery("File content (28483 tokens) exceeds maximum allowed tokens")
+    folder = _recovery("EISDIR: illegal operation on a directory")
+    assert len(merge_findings([big, folder])) == 2
+    (one,) = merge_findings(
+        [big, _recovery("File content (30512 tokens) exceeds maximum allowed tokens")]
+    )
+    assert one.support == 2
+    # against a live lesson: the other error is another rule, the same error the same one
+    assert not same_rule(_add(MODIFIED), 1, NOT_READ.text, lambda eid: ("tool_rule", None))
+    assert same_rule(_add(NOT_READ), 1, NOT_READ.text, lambda eid: ("tool_rule", None))
+    assert not same_rule(_add(folder), 1, big.text, lambda eid: ("recovery", None))
+    # the glob's quote is its instance still: two paths, one lesson
+    assert len(merge_findings([_glob("src/app/[id]/page.tsx"), _glob("src/app/[slug]/a.tsx")])) == 1
+    assert payload(NOT_READ.text, True) != payload(MODIFIED.text, True)
+
+
 def _add(f: Finding) -> Operation:
     return Operation("ADD", text=f.text, group="g", facts=f.facts, detail={"evidence": f})
 
@@ -222,3 +273,45 @@ def test_two_sessions_of_one_glob_rule_leave_one_lesson_journaled(tmp_path: Path
         # counts grow, the text stays, the journal says why
         assert kinds[-1] == ("CONFIRM", [first.id])
         assert "another instance" in ops[-1][2]
+
+
+_COUNTS = "SELECT support_groups, support_runs, last_confirmed_at FROM experiences WHERE id = ?"
+
+
+def test_a_relearn_counts_each_run_of_a_merged_lesson_once(tmp_path: Path):
+    """``learn --relearn`` learns the first session's group again beside a new one; their
+    findings merge into one lesson that confirms the live one. Only the new group's run is
+    new evidence: (1, 1) becomes (2, 2), not (3, 3)."""
+    with Memory.open(tmp_path / "m.db", embedder=FakeEmbedder(), model=FakeModel()) as mem:
+        mem.record(_glob_run("src/app/[id]/page.tsx", "/w/app"))
+        mem.learn(use_model=False)
+        (first,) = mem.experiences()
+        assert mem.db.execute(_COUNTS, [first.id]).fetchone()[:2] == (1, 1)
+        mem.record(_glob_run("src/app/[slug]/edit.tsx", "/w/app"))
+        opts = attrs.evolve(LearnOptions.of_library(mem.db), relearn=True)
+        mem.learn(use_model=False, options=opts)
+        (after,) = mem.experiences()
+        assert after.id == first.id
+        assert mem.db.execute(_COUNTS, [first.id]).fetchone()[:2] == (2, 2)
+        kind, reason = mem.db.execute(
+            "SELECT kind, reason FROM operations WHERE status = 'applied' ORDER BY id DESC"
+        ).fetchone()
+        assert kind == "CONFIRM" and "ADD turned MODIFY" not in (reason or "")
+
+
+def test_undoing_a_session_whose_add_became_a_confirmation_restores_the_counts(tmp_path: Path):
+    with Memory.open(tmp_path / "m.db", embedder=FakeEmbedder(), model=FakeModel()) as mem:
+        mem.record(_glob_run("src/app/[id]/page.tsx", "/w/app"))
+        mem.learn(use_model=False)
+        (first,) = mem.experiences()
+        before = mem.db.execute(_COUNTS, [first.id]).fetchone()
+        mem.record(_glob_run("src/app/[slug]/edit.tsx", "/w/app"))
+        mem.learn(use_model=False)
+        assert mem.db.execute(_COUNTS, [first.id]).fetchone()[:2] == (2, 2)
+        sid, kind, reason = mem.db.execute(
+            "SELECT session_id, kind, reason FROM operations ORDER BY id DESC"
+        ).fetchone()
+        assert kind == "CONFIRM" and reason.startswith("ADD turned CONFIRM")
+        mem.undo(sid)
+        assert mem.db.execute(_COUNTS, [first.id]).fetchone() == before
+        assert [e.id for e in mem.experiences()] == [first.id]

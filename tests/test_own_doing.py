@@ -99,6 +99,34 @@ def test_a_file_made_between_the_failure_and_the_call_that_worked_is_the_runs_ow
     assert _changes(FAILED, other, WORKED) == ["location"]
 
 
+#: What the run did that made no file the lesson claims: a copy or link whose SOURCE is
+#: the file (it read it), a file of its name made in another folder.
+NOT_OWN = {
+    "cp of the source": _bash("cp docs/notes.txt /tmp/bak/"),
+    "ln -s of the source": _bash("ln -s /w/app/docs/notes.txt /tmp/n"),
+    "cp -t of the source": _bash("cp -t /tmp/bak docs/notes.txt"),
+    "mkdir elsewhere": _bash("mkdir -p build/notes.txt"),
+    "touch elsewhere": _bash("touch /tmp/notes.txt"),
+    "tee elsewhere": _bash("echo x | tee out/notes.txt"),
+}
+
+
+@pytest.mark.parametrize("how", sorted(NOT_OWN))
+def test_a_copys_source_or_a_namesake_elsewhere_is_not_the_runs_doing(how: str):
+    assert _changes(NOT_OWN[how], FAILED, WORKED) == ["location"]
+
+
+def test_a_copys_destination_is_the_runs_doing_however_it_is_named():
+    for made in (
+        "cp -t docs /tmp/notes.txt",
+        "cp --target-directory=docs /tmp/notes.txt",
+        "cp /tmp/notes.txt docs/",
+        "ln -s /tmp/draft.txt /w/app/docs/notes.txt",
+        "echo x | tee docs/notes.txt",
+    ):
+        assert _changes(_bash(made), FAILED, WORKED) == [], made
+
+
 def test_a_failed_write_made_nothing():
     write = Step(
         tool="Write",

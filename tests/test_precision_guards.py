@@ -39,6 +39,17 @@ def test_a_tools_own_timeout_is_read_by_its_structure():
     assert not own_timeout("Error: invalid value for timeout: 30")
     assert not own_timeout("column timeout_ms does not exist")
     assert not own_timeout("error: unknown option --timeouts")
+    # a parameter named timeout with a constraint after it: an argument error, no report
+    assert not own_timeout("Error: parameter 'timeout' must be at most 600")
+    assert not own_timeout("timeout must be a positive integer")
+    assert not own_timeout("Error: timeout must be <= 120000")
+    assert not own_timeout("`timeout` should be a number of milliseconds")
+    assert not own_timeout("timeout value out of range")
+    assert not own_timeout("timeout is out of range (max 600)")
+    assert not own_timeout("timeout >= 1 required")
+    # the word as a report still is one, whatever follows it
+    assert own_timeout("Timeout")
+    assert own_timeout("Error: Timeout exceeded while waiting for the page")
 
 
 def test_a_retry_after_an_mcp_tools_timeout_is_no_value_fix():
@@ -308,6 +319,9 @@ _NOT_TIMED_OUT = [
     ("Bash", "command", "Exit code 28\ncurl: (28) Operation timed out after 5000 milliseconds"),
     ("Bash", "command", "Exit code 124\nerror: could not compile `app`"),
     ("mcp__workspace__bash", "command", "Error: invalid value for timeout: 30"),
+    ("mcp__workspace__bash", "command", "Error: parameter 'timeout' must be at most 600"),
+    ("WebFetch", "url", "timeout must be <= 120000"),
+    ("mcp__db__query", "sql", "timeout must be a positive integer"),
 ]
 
 

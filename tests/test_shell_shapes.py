@@ -168,6 +168,12 @@ def test_a_redirect_before_a_pipe_keeps_the_pipe_in_the_chain_it_ends():
     assert shape("a || b > x | c && d") == [("", ["a"]), ("||", ["b", "c"]), ("&&", ["d"])]
     assert shape("a; b 2>&1 | c") == [("", ["a"]), ("", ["b", "c"])]
     assert shape("x | y 2>&1 | z") == [("", ["x", "y", "z"])]
+    # a real group written as one, ( ... ) or { ...; }: its whole output goes down the pipe,
+    # so its last command is not joined to the filter as if it alone fed it
+    for grouped in ("(a && b) 2>&1 | c", "{ a && b; } 2>&1 | c"):
+        got = shape(grouped)
+        assert ["b", "c"] not in [cmds for _, cmds in got], grouped
+        assert [cmds for _, cmds in got] == [["a"], ["b"], ["c"]], grouped
 
 
 def test_a_script_run_from_its_folder_with_its_output_trimmed_is_a_workdir_fix():
@@ -277,15 +283,41 @@ def test_a_chain_retried_unchanged_or_named_by_its_output_teaches_no_other_comma
     assert [c for c, _ in named] != ["flag"]
 
 
-def test_an_option_of_an_earlier_command_of_the_chain_named_without_its_dashes():
-    """git names an unknown option without its dashes ("unknown switch \u0060x'"): the
-    chain's ``git add -x`` failed, and its retry without ``-x`` is the flag correction."""
-    got = _changes(
+def test_an_earlier_command_of_a_chain_is_never_read_as_the_one_that_failed():
+    """A failed ``a && f`` whose output names neither is not blamed on ``a`` because a
+    later call ran ``a`` with another operand (the removed ``_chain_fix``): the remote had
+    no ``main``, and checking out ``master`` next says nothing of ``git checkout``."""
+    pull = _changes(
+        _sh(
+            "git checkout main && git pull origin main",
+            "Switched to branch 'main'\nfatal: couldn't find remote ref main",
+            False,
+        ),
+        _sh("git checkout master", "Switched to branch 'master'"),
+        _sh("git pull", "Already up to date."),
+    )
+    assert pull == []
+    push = _changes(
+        _sh(
+            "git checkout -b feat && git push origin feat:main",
+            "Switched to a new branch 'feat'\nerror: src refspec feat does not match any\n"
+            "error: failed to push some refs",
+            False,
+        ),
+        _sh("git checkout -b feat2", "Switched to a new branch 'feat2'"),
+    )
+    assert push == []
+    # nor does git's dashless option complaint move the blame to the chain's first command
+    flag = _changes(
         _sh("git add -x a.py && git commit -m wip", "error: unknown switch `x'", False, code=129),
         _sh("git add a.py && git commit -m wip", "[main 1a2b3c4] wip"),
     )
-    assert [c for c, _ in got] == ["flag"]
-    assert "git add without -x" in got[0][1]
+    assert "git add without -x" not in " ".join(t for _, t in flag)
+
+
+def test_an_option_named_without_its_dashes():
+    """git names an unknown option without its dashes ("unknown option \u0060no-stat'"):
+    the retry without ``--no-stat`` is the flag correction."""
     plain = _changes(
         _sh("git show --no-stat abc1234", "error: unknown option `no-stat'", False, code=129),
         _sh("git show abc1234"),
@@ -393,3 +425,24 @@ def test_acting_on_what_exists_may_leave_out_an_option_of_the_create():
         _sh('gh pr edit 6689 --title "Fix" --body "x" --add-label bug', "ok"),
     )
     assert added == []
+
+
+def test_the_commands_that_do_a_calls_job_are_read_in_one_place():
+    """``outcomes.job_commands`` (what ``same_command`` compares and the shell corrections
+    read) and ``outcomes.moves_nowhere`` (a ``cd`` to the session's own folder, which
+    ``cwd_slip`` does not count as a move either)."""
+    from agentmem.agents.outcomes import job_commands, moves_nowhere, same_command
+    from agentmem.agents.shell import parse
+
+    line = "cd /w/app/ && echo go && rg --files -g '*.md' | head -50"
+    assert [c.program for c in job_commands(parse(line), "/w/app")] == ["rg"]
+    assert [c.program for c in job_commands(parse(line))] == ["cd", "rg"]
+    assert [c.program for c in job_commands(parse("cd docs && cat a.md"), "/w/app")] == [
+        "cd",
+        "cat",
+    ]
+    home, other = parse("cd /w/app/").commands[0], parse("cd /w/app/docs").commands[0]
+    assert moves_nowhere(home, "/w/app") and moves_nowhere(home, "/w/app/")
+    assert not moves_nowhere(other, "/w/app") and not moves_nowhere(home, "")
+    assert same_command("time cargo test 2>&1 | tail -5", "cargo test")
+    assert not same_command("cargo test", "cargo build")

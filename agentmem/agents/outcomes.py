@@ -58,7 +58,9 @@ __all__ = [
     "diagnostic",
     "env_retries",
     "failing_command",
+    "job_commands",
     "learning_view",
+    "moves_nowhere",
     "outcome",
     "same_command",
     "silent_not_found",
@@ -393,9 +395,13 @@ def schema_error(body: str) -> bool:
 
 
 #: A tool's own report that it ran out of time, in any client's or MCP server's words:
-#: "timed out", "Timeout", "time-out", "deadline exceeded" (gRPC, Go), "ETIMEDOUT".
+#: "timed out", "Timeout", "time-out", "deadline exceeded" (gRPC, Go), "ETIMEDOUT". A
+#: ``timeout`` that a setting's value or a constraint follows ("timeout: 30", "parameter
+#: 'timeout' must be at most 600", "timeout must be <= 120000", "timeout value out of
+#: range") names a parameter: an argument error, no report.
 _OWN_TIMEOUT = re.compile(
-    r"(?i)\btimed[ -]?out\b|\btime-?out\b(?!\s*[:=(])|deadline[ _]exceeded|\bETIMEDOUT\b"
+    r"(?i)\btimed[ -]?out\b|deadline[ _]exceeded|\bETIMEDOUT\b|\btime-?out\b"
+    r"(?![\s'\"`]*(?:[:=(]|<=|>=|must\b|should\b|value\b|(?:is\s+)?out\s+of\s+range\b))"
 )
 
 
@@ -403,8 +409,8 @@ def own_timeout(output: str) -> bool:
     """Whether a failed call's output opens with the tool's own report that it timed out
     (in its first 300 characters, before any content of its own). The call was cut off by
     the tool, not refused for its arguments: whatever the next call changed, nothing shows
-    that the change was the fix. A parameter named ``timeout`` (``timeout: 30``) is a
-    setting, not a report."""
+    that the change was the fix. A parameter named ``timeout`` (``timeout: 30``, or with a
+    constraint after it: "timeout must be a positive integer") is a setting, not a report."""
     return bool(_OWN_TIMEOUT.search(output[:300]))
 
 
@@ -547,24 +553,44 @@ def escalates(params: Mapping[str, Any]) -> str | None:
     return None
 
 
+def moves_nowhere(c: Command, here: str) -> bool:
+    """Whether ``c`` is a ``cd`` to the session's own folder ``here`` (the run's cwd, with
+    or without a trailing ``/``): it moves nowhere."""
+    here = here.rstrip("/")
+    return bool(here) and c.program == "cd" and [o.rstrip("/") for o in c.operands] == [here]
+
+
+def job_commands(script: Script, here: str = "") -> tuple[Command, ...]:
+    """The commands of a script that do its job: without the filters its output passed
+    through after the first command of a pipeline (``| head``, ``| sort``:
+    :attr:`Role.FILTER`), without what only sets the scene (``echo``, ``export``,
+    ``sleep``: :attr:`Role.SCENE`; a ``cd`` stays) and, given the session's folder
+    ``here``, without a ``cd`` to it (:func:`moves_nowhere`)."""
+    out: list[Command] = []
+    for p in script.pipelines:
+        for k, c in enumerate(p.commands):
+            if k and programs.has(c.program, Role.FILTER):
+                continue
+            if programs.has(c.program, Role.SCENE) and not programs.has(c.program, Role.CHDIR):
+                continue  # echo done, export X=1, sleep 2: nothing of the job
+            if moves_nowhere(c, here):
+                continue
+            out.append(c)
+    return tuple(out)
+
+
 def _core(line: str) -> tuple[tuple[str, ...], ...] | None:
     """A command line's commands as a retry is compared with it: each one's words (without
-    a wrapper that runs it as it is: ``time``, ``nice``), leaving out what only sets the
-    scene (``echo``, ``sleep``; a ``cd`` stays) and the filters its output passed through
-    (``| head``); None when bash cannot read it."""
+    a wrapper that runs it as it is: ``time``, ``nice``) of the commands that do its job
+    (:func:`job_commands`); None when bash cannot read it."""
     script = parse(line)
     if not script.parsed:
         return None
     out: list[tuple[str, ...]] = []
-    for p in script.pipelines:
-        for k, c in enumerate(p.commands):
-            if (k and programs.has(c.program, Role.FILTER)) or (
-                programs.has(c.program, Role.SCENE) and not programs.has(c.program, Role.CHDIR)
-            ):
-                continue
-            plain = all(programs.has(w.split()[0], Role.TRANSPARENT) for w in c.wrappers)
-            at = next((n for n, w in enumerate(c.words) if w.rsplit("/", 1)[-1] == c.program), 0)
-            out.append(c.words[at:] if c.wrappers and plain else c.words)
+    for c in job_commands(script):
+        plain = all(programs.has(w.split()[0], Role.TRANSPARENT) for w in c.wrappers)
+        at = next((n for n, w in enumerate(c.words) if w.rsplit("/", 1)[-1] == c.program), 0)
+        out.append(c.words[at:] if c.wrappers and plain else c.words)
     return tuple(out) or None
 
 

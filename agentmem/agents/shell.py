@@ -189,9 +189,10 @@ class _Reader:
                 if c.type in ("command", "redirected_statement"):
                     before = len(self.pipelines)
                     got = self.simple(c)
-                    if not got and not cmds and len(self.pipelines) > before:
+                    if not got and not cmds and len(self.pipelines) > before and not _grouped(c):
                         # tree-sitter reads `a && b 2>&1 | c` as `(a && b) 2>&1 | c`, bash as
                         # `a && (b 2>&1 | c)`: the pipe goes on from the list's last pipeline
+                        # (not so for a real `( ... )` or `{ ...; }`: all its output goes on)
                         last = self.pipelines.pop()
                         cmds, self.connector = list(last.commands), last.connector
                     cmds += got
@@ -265,6 +266,13 @@ class _Reader:
                         self.connector = outer
             elif c.children:
                 self.nested(c)
+
+
+def _grouped(node: Any) -> bool:
+    """Whether a redirected statement redirects a group written as one, a subshell
+    ``( ... )`` or a ``{ ...; }``, whose whole output goes on down a pipe."""
+    body = node.child_by_field_name("body") if node.type == "redirected_statement" else None
+    return body is not None and body.type in ("subshell", "compound_statement")
 
 
 def _redirect(node: Any, src: bytes) -> tuple[str, str]:

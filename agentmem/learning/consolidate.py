@@ -34,7 +34,7 @@ import attrs
 
 from ..records import MAX_EXPERIENCE_WORDS, Operation, word_count
 from .findings import Finding
-from .merge import claim_facts, payload
+from .merge import claim_facts, keeps_trigger, payload
 from .validate import identifiers, lost_facts, names_tool
 
 __all__ = ["Consolidated", "consolidate", "join", "same_facts", "same_rule"]
@@ -53,7 +53,8 @@ About = Callable[[int], tuple[str, str | None]]
 def same_rule(op: Operation, eid: int, text: str, about: About | None) -> bool:
     """Whether ADD ``op`` says what live lesson ``eid`` (``text``) says but for the instance
     it was learned from: the same :func:`~.merge.payload` (its quoted error masked, a clause
-    that only tells how the instance failed left out), naming every fact its claim rests
+    that only tells how the instance failed left out; the error kept where it is the
+    lesson's trigger, :func:`~.merge.keeps_trigger`), naming every fact its claim rests
     on (:func:`~.merge.claim_facts`) outside any quote, the same kind, and, for a project's
     fact, the live lesson served in that project. A rule of a tool or a fact of the machine
     holds anywhere; a project's fact never merges with another project's."""
@@ -62,8 +63,10 @@ def same_rule(op: Operation, eid: int, text: str, about: About | None) -> bool:
     if about is None or not op.text or not isinstance(d, dict):
         return False
     scope = d.get("scope")
-    claim = payload(text)
-    if scope not in ("tool", "machine", "project") or payload(op.text) != claim:
+    own = str(getattr(f, "kind", ""))
+    trigger = keeps_trigger(own, op.text) or keeps_trigger(own, text)
+    claim = payload(text, trigger)
+    if scope not in ("tool", "machine", "project") or payload(op.text, trigger) != claim:
         return False
     if isinstance(f, Finding) and not all(names_tool(claim, [x]) for x in claim_facts(f)):
         return False  # a fact of the new lesson only its own quote names: another claim

@@ -26,7 +26,15 @@ import attrs
 from .findings import Finding, lesson_text, quote_error, short_value
 from .kinds import Kind
 
-__all__ = ["MAX_TOOLS", "claim_facts", "clusters", "merge_cluster", "merge_findings", "payload"]
+__all__ = [
+    "MAX_TOOLS",
+    "claim_facts",
+    "clusters",
+    "keeps_trigger",
+    "merge_cluster",
+    "merge_findings",
+    "payload",
+]
 
 
 def _join(names: Sequence[str]) -> str:
@@ -730,7 +738,9 @@ def _same_lesson_clusters(fs: Sequence[Finding], out: list[_Cluster], taken: set
         if scope == "project" and not where:
             continue  # a project's fact of no known project: merged with nothing
         change = str(f.detail.get("change") or "")
-        key = (str(f.kind), change, payload(f.text), str(scope), where, *claim_facts(f))
+        said = payload(f.text, keeps_trigger(f.kind, f.text))
+        rule = str(f.detail.get("rule_error") or "") if f.kind == Kind.TOOL_RULE else ""
+        key = (str(f.kind), change, said, rule, str(scope), where, *claim_facts(f))
         by[key].append(i)
     for idx in by.values():
         if len(idx) > 1:
@@ -768,17 +778,42 @@ def claim_facts(f: Finding) -> tuple[str, ...]:
     return tuple(f.facts[1:]) if f.kind == Kind.SHELL else tuple(f.facts)
 
 
-def payload(text: str) -> str:
+#: The template whose quote is the lesson's trigger, not its instance: "If Edit fails with
+#: 'File has not been read yet', ...", "If git push fails with '...', run ...".
+_TRIGGER = re.compile(r"If [^'\n]*? fails with ('[^'\n]*')")
+#: The kinds whose quoted error is what the lesson is about (the rule a tool enforces, the
+#: error a recovery answers), whatever the text's template.
+_TRIGGER_KINDS = frozenset({Kind.TOOL_RULE, Kind.RECOVERY})
+
+
+def keeps_trigger(kind: str, text: str) -> bool:
+    """Whether a lesson's first quote is its trigger (the error it answers), which
+    :func:`payload` keeps: a tool rule's or a recovery's quote, or that of any lesson of
+    the "If T fails with 'E', ..." template. Elsewhere (a zsh glob's path, a file's
+    location) the quote is the instance and is masked."""
+    return kind in _TRIGGER_KINDS or _TRIGGER.match(text) is not None
+
+
+def payload(text: str, trigger: bool = False) -> str:
     """What a lesson claims, without the instance it was learned from: its quoted spans
     masked and a clause that only tells how the instance failed left out. Two lessons of
     one kind and scope with the same payload are one lesson seen twice: "In zsh an
     unquoted path with [ ] ... ('no matches found: app/[id]/a.ts'): quote the path" and the
     same of ``app/[slug]/b.ts``; "In this project X is at docs/X; sed ... fails with '...'"
     and the same after a ``cat`` that failed. A path or a tool outside the quote is part of
-    the claim: two files, two lessons."""
+    the claim: two files, two lessons. With ``trigger`` (:func:`keeps_trigger`), the first
+    quote is the error the lesson answers and stays, but for its numbers: "If Edit fails
+    with 'has not been read yet'" and "... 'has been modified since read'" are two rules."""
+    head = ""
+    m = (_TRIGGER.match(text) or _QUOTE.search(text)) if trigger else None
+    if m is not None:
+        q = m.group(1) if m.re is _TRIGGER else m.group(0)
+        end = m.end(1) if m.re is _TRIGGER else m.end()
+        head = text[: end - len(q)] + re.sub(r"\d+", "N", q)
+        text = text[end:]
     t = _QUOTE.sub("'…'", text)
     t = _FAILED_CLAUSE.sub("", t)
-    return " ".join(t.split())
+    return " ".join((head + t).split())
 
 
 def _merge_tool_instead(group: list[Finding]) -> Finding:

@@ -136,6 +136,8 @@ from ..agents.outcomes import (
     asked_variables,
     escalates,
     failing_command,
+    job_commands,
+    moves_nowhere,
     own_timeout,
     silent_not_found,
     timed_out,
@@ -161,9 +163,6 @@ __all__ = [
 
 #: How many later calls a failed call's retry is looked for in.
 WINDOW = 8
-_NOT_FOUND = re.compile(
-    r"command not found|not found: |: not found\b|is not recognized as|[Uu]nknown command"
-)
 _MISSING_PATH = re.compile(
     r"No such file or directory|cannot access|does not exist|not found", re.I
 )
@@ -947,22 +946,11 @@ def _job_commands(t: Trajectory, step: Step) -> tuple[Command, ...]:
     sort``: :attr:`Role.FILTER`). ``rg --files
     -g G | head -50`` is ``rg --files -g G``, as ``cd /w/app && find . -name G`` (in
     ``/w/app``) is ``find . -name G``."""
-    here = str(t.meta.get("cwd") or "").rstrip("/")
     found = spec_for(step.tool)
     script = parse(command_line(found[1], step.params)) if found else None
     if script is None or not script.parsed:
         return ()
-    out: list[Command] = []
-    for p in script.pipelines:
-        for k, c in enumerate(p.commands):
-            if k and programs.has(c.program, Role.FILTER):
-                continue
-            if here and c.program == "cd" and c.operands in ((here,), (here + "/",)):
-                continue
-            if programs.has(c.program, Role.SCENE) and not programs.has(c.program, Role.CHDIR):
-                continue  # echo done, export X=1, sleep 2: nothing of the job
-            out.append(c)
-    return tuple(out)
+    return job_commands(script, str(t.meta.get("cwd") or ""))
 
 
 def _failed_command(step: Step) -> tuple[Command, str] | None:
@@ -1877,60 +1865,6 @@ _READERS = (
 )
 
 
-#: The changes proven by a diagnostic that names what changed: only these may show which
-#: command of an ``&&`` chain failed when the output names none.
-_NAMED_CHANGES = frozenset(
-    {"flag", "operand", "location", "element", "dropped", "forced", "pattern", "existing"}
-)
-
-
-def _chained(step: Step, f: Command) -> list[Command]:
-    """The commands before ``f`` in its ``&&`` chain that may be the one that failed: each
-    pipeline's own status command (not a filter after it), never what sets the scene."""
-    script = parse(_line(step))
-    at = next((k for k, p in enumerate(script.pipelines) if f in p.commands), None)
-    out: list[Command] = []
-    k = at or 0
-    while k > 0 and script.pipelines[k].connector == "&&":
-        k -= 1
-        cmds = script.pipelines[k].commands
-        status = next(
-            (c for c in reversed(cmds[1:]) if not programs.has(c.program, Role.FILTER)), cmds[0]
-        )
-        out.insert(0, status)
-    return [c for c in out if not programs.has(c.program, Role.SCENE) and _intent(c) != _intent(f)]
-
-
-def _chain_fix(t: Trajectory, i: int, f: Command, diag: str, used: set[int]) -> ShellFix | None:
-    """A failed ``a && f`` whose output names neither (``git add x && git commit``: "The
-    following paths are ignored ... x"): the command read as failed is ``f``, the chain's
-    last, but ``a`` stopped it. When exactly one earlier command of the chain has a later
-    retry that changed what the diagnostic names (:data:`_NAMED_CHANGES`), it is the one
-    that failed, and that correction is learned."""
-    step = t.steps[i]
-    if re.search(rf"(?<![\w.-]){re.escape(f.program)}:", f"{diag}\n{step.output[:2000]}"):
-        return None  # the output names f: it is the one that failed
-    found: list[tuple[Command, int, Command, Finding]] = []
-    for g in _chained(step, f):
-        for j in range(i + 1, min(len(t.steps), i + 1 + WINDOW)):
-            later = t.steps[j]
-            c = _retry(g, _commands(later) or (), False) if is_shell(later.tool) else None
-            if c is None:
-                continue
-            if later.success and j not in used and _proven(later, c):
-                fnd = compare(g, c, diag, step.output, (), t.task)
-                if fnd is not None and fnd.detail.get("change") in _NAMED_CHANGES:
-                    found.append((g, j, c, fnd))
-            break
-    if len(found) != 1:
-        return None
-    g, j, c, fnd = found[0]
-    q = quote_error(diag, 8)
-    why = f"call {i + 1} {short(g)} failed ('{q}'); call {j + 1} {short(c)} worked "
-    why += f"({fnd.detail['change']})"
-    return ShellFix(i, j, (), attrs.evolve(fnd, domain=step.domain or ""), why)
-
-
 def find_shell_fixes(t: Trajectory) -> list[ShellFix]:
     """The shell corrections of one run (its steps as learning sees them: see
     :func:`agentmem.agents.learning_view`), in the order of their failed calls."""
@@ -1992,7 +1926,7 @@ def find_shell_fixes(t: Trajectory) -> list[ShellFix]:
                 )
             break
         if not out or out[-1].failed != i:
-            advised = _chain_fix(t, i, f, diag, used) or _advised(t, i, f, diag)
+            advised = _advised(t, i, f, diag)
             if advised is not None:
                 used.add(advised.fixed)
                 out.append(advised)
@@ -2058,14 +1992,14 @@ def _base(path: str) -> str:
 
 
 def _patched(text: str) -> tuple[set[str], set[str]]:
-    """(removed, made) file names of a patch: ``Delete File`` removes, ``Add File`` and
-    ``Update File`` make, ``Update File`` then ``Move to`` removes the one and makes the
-    other."""
+    """(removed, made) file paths of a patch, as written: ``Delete File`` removes, ``Add
+    File`` and ``Update File`` make, ``Update File`` then ``Move to`` removes the one and
+    makes the other."""
     gone: set[str] = set()
     made: set[str] = set()
     last = ""
     for head, path in _PATCH_FILE.findall(text):
-        name = _base(path)
+        name = path.strip()
         if head == "Delete File":
             gone.add(name)
         elif head == "Move to":
@@ -2077,13 +2011,40 @@ def _patched(text: str) -> tuple[set[str], set[str]]:
     return gone - {""}, made
 
 
+#: The programs that make files at their destination only, their sources read: ``cp a b``
+#: and ``ln -s a b`` make ``b`` (or ``b/a`` when ``b`` is a folder), ``-t DIR`` makes ``DIR/a``.
+_COPIES = frozenset({"cp", "ln"})
+
+
+def _made_by(c: Command) -> list[str]:
+    """The paths a command that creates files (:attr:`Role.CREATES`) makes: each operand of
+    ``touch``, ``mkdir`` or ``tee``; only the destination of a copy or a link
+    (:data:`_COPIES`: the last operand, perhaps a folder the sources go into, or the folder
+    of ``-t DIR``/``--target-directory=DIR``; one operand alone: its name, here), never a
+    source it read."""
+    if c.program not in _COPIES:
+        return list(c.operands)
+    args = list(c.args)
+    target = next((a.split("=", 1)[1] for a in args if a.startswith("--target-directory=")), None)
+    if target is None and "-t" in args and args.index("-t") + 1 < len(args):
+        target = args[args.index("-t") + 1]
+    if target is not None:
+        return [posixpath.join(target, _base(o)) for o in c.operands if o != target]
+    if len(c.operands) == 1:
+        return [_base(c.operands[0])]
+    *sources, dest = c.operands
+    return [dest, *(posixpath.join(dest, _base(o)) for o in sources)]
+
+
 def _acted_on(step: Step) -> tuple[set[str], set[str]]:
-    """The file names a call (removed or moved away, made or written), by any means: a
-    shell command that moves or removes (:attr:`Role.MOVES`: ``mv``, ``rm``, ``git mv``,
-    ``git rm``: all its operands) or makes (:attr:`Role.CREATES`: ``touch``, ``mkdir``,
-    ``cp``, ``ln``, ``tee``) files, and a redirection's target; a client tool that writes
-    or edits a file (Write, Edit, MultiEdit, NotebookEdit) and worked, its path; a patch
-    (Codex's ``apply_patch``, as a tool or in a command), each file its headers name."""
+    """What a call did to files, by any means: (the names of those it removed or moved
+    away, the paths of those it made or wrote, as written). A shell command that moves or
+    removes (:attr:`Role.MOVES`: ``mv``, ``rm``, ``git mv``, ``git rm``: all its operands)
+    or makes (:attr:`Role.CREATES`: ``touch``, ``mkdir``, ``tee``, the destination of
+    ``cp`` and ``ln``: :func:`_made_by`) files, and a redirection's target; a client tool
+    that writes or edits a file (Write, Edit, MultiEdit, NotebookEdit) and worked, its
+    path; a patch (Codex's ``apply_patch``, as a tool or in a command), each file its
+    headers name."""
     gone: set[str] = set()
     made: set[str] = set()
     found = spec_for(step.tool)
@@ -2093,30 +2054,42 @@ def _acted_on(step: Step) -> tuple[set[str], set[str]]:
     if spec.kind in (ToolKind.WRITE, ToolKind.EDIT) and step.success:
         v = step.params.get(spec.path or "file_path")
         if isinstance(v, str):
-            made.add(_base(v))
+            made.add(v)
     if spec.kind in (ToolKind.PATCH, ToolKind.SHELL):
         for v in step.params.values():
             for text in v if isinstance(v, list) else [v]:
                 if isinstance(text, str) and "*** " in text:
                     g, m = _patched(text)
-                    gone |= g
+                    gone |= {_base(x) for x in g}
                     made |= m
     if is_shell(step.tool):
         for c in _commands(step) or ():
             if _moves(c):
                 gone |= {_base(o) for o in c.operands}
             if programs.has(c.program, Role.CREATES):
-                made |= {_base(o) for o in c.operands}
-            made |= {_base(t) for op, t in c.redirects if op in _WRITES and t != "/dev/null"}
-    return gone, made
+                made |= set(_made_by(c))
+            made |= {t for op, t in c.redirects if op in _WRITES and t != "/dev/null"}
+    return gone, made - {""}
 
 
-def _claimed(f: Finding) -> set[str]:
-    """The file names a "where is it" lesson says are somewhere (the path that worked, the
-    hidden folder found)."""
+def _claimed(f: Finding) -> tuple[list[str], set[str]]:
+    """What a "where is it" lesson says is somewhere: (the path that worked, as written;
+    the name of the hidden folder found, known by its name only)."""
     d = f.detail
-    words = [d.get("good"), *(f.facts[2:3] if d.get("change") == "hidden" else ())]
-    return {_base(w) for w in words if isinstance(w, str) and w} - {"", ".", ".."}
+    good = d.get("good")
+    hidden = f.facts[2:3] if d.get("change") == "hidden" else ()
+    paths = [good] if isinstance(good, str) and good else []
+    return paths, {_base(w) for w in hidden if isinstance(w, str) and w} - {"", ".", ".."}
+
+
+def _makes(made: str, step: Step, paths: set[str], name: str | None, cwd: str | None) -> bool:
+    """Whether the path ``made`` by ``step`` is a claimed file: its readings
+    (:func:`readings`) against the claimed ``paths``' readings; by file name (``name``)
+    when either cannot be resolved."""
+    where = readings(made, step, cwd)
+    if where and paths:
+        return bool(where & paths)
+    return name is not None and _base(made) == name
 
 
 def own_doing(t: Trajectory, x: ShellFix) -> bool:
@@ -2125,21 +2098,30 @@ def own_doing(t: Trajectory, x: ShellFix) -> bool:
     already) or between it and the call that worked (:func:`_acted_on`): a file its lesson
     names was moved, renamed or removed by the run (``mv``, ``rm``, ``git mv``, ``git rm``,
     a patch's ``Delete File`` or ``Move to``), or the file a "where is it" lesson says is
-    somewhere was made there by the run (``touch``, ``mkdir``, ``cp``, a redirection, a
-    client's Write or Edit, a patch that adds it or moves a file to it). "In this project
-    erd.md is at docs/erd.md" would then state where the agent put it, not where the
-    project keeps it. Making a file does not make git ignore it: "git add fails on X, an
-    ignored path" stands whoever wrote X."""
+    somewhere was made there by the run (``touch``, ``mkdir``, the destination of ``cp``,
+    a redirection, a client's Write or Edit, a patch that adds it or moves a file to it),
+    the paths compared once resolved (:func:`readings`: a copy of it elsewhere, or a made
+    file of its name in another folder, is not it). "In this project erd.md is at
+    docs/erd.md" would then state where the agent put it, not where the project keeps it.
+    Making a file does not make git ignore it: "git add fails on X, an ignored path"
+    stands whoever wrote X."""
     change = x.finding.detail.get("change")
     if change not in _PATH_FACTS:
         return False
     names = _lesson_paths(x.finding)
-    claimed = _claimed(x.finding) if change in _WHERE_FACTS else set()
-    if not names and not claimed:
+    good, hidden = _claimed(x.finding) if change in _WHERE_FACTS else ([], set())
+    if not names and not good and not hidden:
         return False
+    cwd = t.meta.get("cwd") or t.meta.get("project")
+    cwd = cwd if isinstance(cwd, str) else None
+    fixed = t.steps[x.fixed]
+    paths = {p for g in good for p in readings(g, fixed, cwd)}
+    name = _base(good[0]) if good else None
     for step in t.steps[: max(x.fixed, x.failed + 1)]:
         gone, made = _acted_on(step)
-        if names & gone or claimed & made:
+        if names & gone or any(_base(m) in hidden for m in made):
+            return True
+        if good and any(_makes(m, step, paths, name, cwd) for m in made):
             return True
     return False
 
@@ -2202,11 +2184,10 @@ def cwd_slip(t: Trajectory, x: ShellFix) -> bool:
     if readings(bad, failed, cwd) & readings(good, fixed, cwd):
         return True
     b, g = bad.rstrip("/"), good.rstrip("/")
-    here = str(t.meta.get("cwd") or "").rstrip("/")
+    here = str(t.meta.get("cwd") or "")
 
     def elsewhere(c: Command) -> bool:  # a cd to the session's own folder moves nowhere
-        home = bool(here) and c.program == "cd" and [o.rstrip("/") for o in c.operands] == [here]
-        return programs.has(c.program, Role.CHDIR) and not home
+        return programs.has(c.program, Role.CHDIR) and not moves_nowhere(c, here)
 
     def moved(s: Step) -> bool:
         return is_shell(s.tool) and any(elsewhere(c) for c in _commands(s) or ())

@@ -601,6 +601,10 @@ def generalize(
         merged = merge_cluster(kind, [found[m] for m in members])
         head = max(group, key=lambda op: op.weight)
         groups = sorted({op.group or "" for op in group} - {""})
+        runs: dict[str, int] = {}  # each group's own support, for a relearn's fresh groups
+        for m in members:
+            g = ops[idx[m]].group or ""
+            runs[g] = runs.get(g, 0) + int(found[m].support or 1)
         new = attrs.evolve(
             head,
             text=merged.text,
@@ -615,6 +619,7 @@ def generalize(
                 "kind": merged.kind,
                 "evidence": merged,
                 "merged_groups": groups,
+                "group_support": {g: runs[g] for g in groups},
             },
         )
         for n, m in enumerate(members):

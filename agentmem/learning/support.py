@@ -285,8 +285,7 @@ def _weigh_lesson(
     if mine.contradict_groups and not mine.support_groups:
         return None, f"held: its own group's runs go against it ({_why(mine)})"
     if mine.empty and (fresh or not own):  # its own groups count as they proved it
-        f = op.detail.get("evidence")
-        mine = Tally(len(own) or 1, int(getattr(f, "support", 1) or 1))
+        mine = _proved(op, own, fresh)
     total = mine + others
     if _contested(total):
         conditional = _failure_only(op, total, mine, own, session)
@@ -297,8 +296,23 @@ def _weigh_lesson(
         )
     old = by_id.get(op.targets[0]) if op.kind == "MODIFY" and op.targets else None
     if old is not None and old.text == op.text:  # found again, word for word: a confirmation
-        op = attrs.evolve(op, kind="CONFIRM", text=None, note=op.note or "found again")
+        note = op.note.replace("ADD turned MODIFY", "ADD turned CONFIRM") or "found again"
+        op = attrs.evolve(op, kind="CONFIRM", text=None, note=note)
     return attrs.evolve(op, detail={**op.detail, "tally": total}), ""
+
+
+def _proved(op: Operation, own: Sequence[str], fresh: Sequence[str]) -> Tally:
+    """What a lesson's own groups give it as they proved it (none of their runs tests its
+    rule): its groups and its finding's support; under ``learn --relearn``, the groups
+    whose runs do not yet count for its target only, with their own support
+    (``detail["group_support"]``), so that a run counts once."""
+    f = op.detail.get("evidence")
+    support = int(getattr(f, "support", 1) or 1)
+    if not own or list(fresh) == list(own):
+        return Tally(len(own) or 1, support)
+    per = op.detail.get("group_support")
+    runs = sum(int(per.get(g) or 1) for g in fresh) if isinstance(per, dict) else len(fresh)
+    return Tally(len(fresh), runs)
 
 
 def _failure_only(
