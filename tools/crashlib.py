@@ -1227,7 +1227,9 @@ def worker_reader(args: argparse.Namespace) -> dict[str, Any]:
             with read_snapshot(mem.db):
                 snap = library_state(mem.db)
             seen_snap[digest(snap)] += 1
-            seen_index[digest(index_rows(mem.db))] += 1
+            with read_snapshot(mem.db):  # two SELECTs: one snapshot, or a commit between mixes them
+                index = index_rows(mem.db)
+            seen_index[digest(index)] += 1
             q = READER_QUERIES[n % len(READER_QUERIES)]
             res = tuple((h.experience.id, h.experience.text) for h in mem.retrieve(q, k=5))
             d = digest(res)
