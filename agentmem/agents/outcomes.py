@@ -61,6 +61,7 @@ __all__ = [
     "learning_view",
     "outcome",
     "same_command",
+    "session_noise",
     "silent_not_found",
     "status_command",
     "strip_headers",
@@ -779,8 +780,62 @@ class RunView:
         return cls(v.task, v.steps)
 
 
+#: The shortest line that may be read as session noise (a line that says something).
+_NOISE_MIN = 12
+
+
+def _body_lines(step: Step) -> tuple[str, list[str]] | None:
+    """A shell call's framing and the lines of its body, None for another tool's call."""
+    found = spec_for(step.tool)
+    if found is None or found[1].kind is not ToolKind.SHELL:
+        return None
+    body, _ = strip_headers(step.output, found[0])
+    if not step.output.endswith(body):
+        return None
+    return step.output[: len(step.output) - len(body)], body.split("\n")
+
+
+def session_noise(steps: tuple[Step, ...]) -> frozenset[str]:
+    """The lines a run prints whatever the call (a shell startup warning such as a profile
+    script's ``Operation not permitted`` on every output): a line of at least
+    :data:`_NOISE_MIN` characters found in the outputs of two or more shell calls of the
+    run that succeeded and of at least half of its shell calls. Such a line is never a
+    failure's diagnostic, nor what a kind keys on: it says nothing about the call that
+    printed it. (A line that only some calls print, a build's own progress, is not noise.)"""
+    ok: dict[str, int] = {}
+    every: dict[str, int] = {}
+    calls = 0
+    for step in steps:
+        read = _body_lines(step)
+        if read is None:
+            continue
+        calls += 1
+        for line in {x.strip() for x in read[1]}:
+            if len(line) >= _NOISE_MIN and re.search(r"[A-Za-z]", line):
+                every[line] = every.get(line, 0) + 1
+                ok[line] = ok.get(line, 0) + step.success
+    return frozenset(x for x, n in ok.items() if n >= 2 and 2 * every[x] >= calls)
+
+
+def _denoised(steps: tuple[Step, ...]) -> tuple[Step, ...]:
+    """The run with :func:`session_noise` taken out of its failed shell calls' outputs."""
+    noise = session_noise(steps)
+    if not noise:
+        return steps
+    out: list[Step] = []
+    for step in steps:
+        read = None if step.success else _body_lines(step)
+        if read is not None and any(x.strip() in noise for x in read[1]):
+            kept = "\n".join(x for x in read[1] if x.strip() not in noise)
+            step = attrs.evolve(step, output=read[0] + kept)
+        out.append(step)
+    return tuple(out)
+
+
 def _viewed(steps: tuple[Step, ...]) -> list[Step | None]:
-    """Each recorded call as learning reads it, None for one left out."""
+    """Each recorded call as learning reads it, None for one left out; a failed call's
+    output is read without the run's :func:`session_noise`."""
+    steps = _denoised(steps)
     esc = escalations(steps)
     retries = set(esc.values())
     kept = set(esc) | set(unquoted_retries(steps))  # a JSON text retried as its value
