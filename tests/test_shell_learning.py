@@ -1004,6 +1004,45 @@ def test_windows_commands_in_git_bash_teach_what_did_the_job():
     assert [c for c, _, _ in _fix(rg, removed)] == []
 
 
+def test_cmd_syntax_that_git_bash_rejects_teaches_the_machines_shell():
+    """Real (886caigudong, development half, Claude Code on Windows): ``cd /d "C:\\...\\x" &&
+    python main.py`` failed in Git Bash ('cd: too many arguments'); ``cd "C:/.../x" &&
+    python main.py`` got past the cd (main.py then failed on its own). Without a drive path
+    (not Windows), with cmd's syntax again, or with the retry's cd failing too, nothing."""
+    from agentmem.agents.programs import cmd_syntax
+
+    assert [cmd_syntax(x) for x in ('cd /d "C:\\x"', 'if not exist "C:\\x" mkdir x', "dir /b")] == [
+        "cd /d",
+        "if not exist",
+        "dir /b",
+    ]
+    assert [cmd_syntax(x) for x in ("cd /tmp/d", "ls -la", "if [ -f x ]; then :; fi")] == [None] * 3
+    win = "C:\\Users\\me\\Desktop\\app"
+    failed = _bash(
+        f'cd /d "{win}" && python main.py 2>&1',
+        "Exit code 2\n/usr/bin/bash: line 1: cd: too many arguments",
+    )
+    retry = _bash(
+        'cd "C:/Users/me/Desktop/app" && python main.py 2>&1',
+        "Exit code 1\n2026-05-21 15:40:30 [INFO] fetching\nKeyError: 'items'",
+    )
+    found = _fix(failed, retry)
+    assert [(c, s) for c, s, _ in found] == [("windows", "machine")]
+    assert "cmd's syntax (cd /d) fails there ('cd: too many arguments')" in found[0][2]
+    assert "bash's own cd did the job" in found[0][2]
+    linux = _bash(
+        "cd /d /srv/app && make", "Exit code 1\n/bin/bash: line 1: cd: too many arguments"
+    )
+    assert _fix(linux, _bash("cd /srv/app && make", "ok", True)) == []
+    again = _bash(f'cd /d "{win}" & python main.py', "Exit code 2\ncd: too many arguments")
+    assert _fix(failed, again) == []
+    lost = _bash(
+        'cd "C:/Users/me/Desktop/app" && python main.py',
+        "Exit code 1\n/usr/bin/bash: line 1: cd: C:/Users/me/app: No such file or directory",
+    )
+    assert _fix(failed, lost) == []
+
+
 def test_a_script_that_runs_only_from_its_folder_is_learned():
     """Real (spotter, Claude Code; smartagent-so-pai): ``node assets/build.js`` could not
     resolve ``js/app.js``; ``cd assets && node build.js`` worked. ``cd ~/.claude && bun

@@ -60,9 +60,13 @@ running inline code (``node -e``: kind ``program``).
 ``windows``
     cmd's or PowerShell's commands (``del``, ``Start-Sleep``, :func:`~agentmem.agents.
     programs.is_windows_command`) run in the Bash tool, which is Git Bash on Windows, and
-    bash found no such program; a later call did the job on the same path: the PowerShell
-    tool, a client tool (Read), or bash's own command. The run's first such failure
-    teaches it, naming every such command of the run and what worked instead.
+    bash found no such program; or cmd's syntax (``cd /d``, ``if not exist``, ``dir /b``:
+    :func:`~agentmem.agents.programs.cmd_syntax`) on a line naming a drive path, which
+    bash rejected ("too many arguments", a syntax error); a later call did the job on the
+    same path: the PowerShell tool, a client tool (Read), or bash's own command (for
+    syntax, a retry in bash's syntax that got past it, whatever failed after). The run's
+    first such failure teaches it, naming every such command of the run and what worked
+    instead.
 
 ``workdir``
     A script run (``node assets/build.js``, ``cd ~/.claude && bun hooks/self-test.ts``)
@@ -1545,38 +1549,110 @@ def _windows_fix(t: Trajectory, i: int) -> tuple[int, str] | None:
     return None
 
 
+#: bash rejecting a line written in cmd's syntax (``cd /d X``: too many arguments; ``if
+#: not exist X``: an unfinished ``if``; ``dir /b``: no such file ``/b``).
+_BASH_REJECTS = re.compile(
+    r"[^\n]*(?:too many arguments|syntax error[^\n]*|unexpected end of file|"
+    r"cannot access '/[A-Za-z]'[^\n]*)"
+)
+#: A Windows drive path in a command line: the machine is Windows.
+_DRIVE = re.compile(r"(?:^|[\s\"'=])[A-Za-z]:[\\/]")
+
+
+def _cmd_constructs(step: Step) -> tuple[list[str], str] | None:
+    """cmd's syntax that bash rejected in a failed shell call on Windows (its line names a
+    drive path): the constructs (``cd /d``) and bash's words for the rejection."""
+    line = _line(step)
+    m = _BASH_REJECTS.search(step.output[:2000])
+    if m is None or not _DRIVE.search(line):
+        return None
+    names = [programs.cmd_syntax(x) for x in re.split(r"&&|\|\||[;|\n]", line)]
+    found = [n for n in names if n]
+    return (found, _strip_bash_prefix(m.group(0))) if found else None
+
+
+def _strip_bash_prefix(line: str) -> str:
+    return re.sub(r"^(?:\S*bash(?:\.exe)?: )?(?:line \d+: )?", "", line.strip())
+
+
+def _syntax_retry(t: Trajectory, i: int) -> tuple[int, str] | None:
+    """The later Bash call that ran failed call ``i``'s line on the same paths in bash's
+    own syntax (no cmd construct left) and got past it: it worked, or it failed further
+    on, in what ran after (a script's own error), bash rejecting nothing and its first
+    program reporting nothing (``cd: ...``)."""
+    paths = _line_paths(_line(t.steps[i]))
+    for j in range(i + 1, min(len(t.steps), i + 1 + WINDOW)):
+        later = t.steps[j]
+        line = _line(later)
+        if not is_shell(later.tool) or "powershell" in later.tool.lower():
+            continue
+        if not paths or not any(p in _norm_path(line) for p in paths):
+            continue
+        if any(programs.cmd_syntax(x) for x in re.split(r"&&|\|\||[;|\n]", line)):
+            return None  # cmd's syntax again
+        found = parse(line)
+        if not found.parsed or not found.commands:
+            return None
+        first = found.commands[0].program
+        out = later.output[:2000]
+        if not later.success and (
+            not out.strip()
+            or _BASH_REJECTS.search(out)
+            or re.search(rf"\b{re.escape(first)}: ", out)
+        ):
+            return None
+        return j, f"bash's own {first}"
+    return None
+
+
+def _windows_failure(t: Trajectory, k: int) -> tuple[list[str], str, bool]:
+    """A Bash call's Windows commands bash found no program for (``del``), or its cmd
+    syntax bash rejected (``cd /d``): the names, bash's words, and whether it is syntax."""
+    s = t.steps[k]
+    if s.success or not is_shell(s.tool) or "powershell" in s.tool.lower():
+        return [], "", False
+    names = [n for n in _BASH_NOT_FOUND.findall(s.output[:2000]) if programs.is_windows_command(n)]
+    if names:
+        return names, f"{names[0]}: command not found", False
+    syntax = _cmd_constructs(s)
+    return (syntax[0], syntax[1], True) if syntax else ([], "", False)
+
+
 def _windows_commands(t: Trajectory, i: int) -> ShellFix | None:
     """``windows``: a shell call whose commands are cmd's or PowerShell's (``del``,
     ``Start-Sleep``) failed because bash (Claude Code's Bash is Git Bash on Windows) found
-    no such program, and a later call did the same job on the same path: the PowerShell
-    tool, a client tool, or bash's own command. The run's first such failure teaches it,
-    naming every Windows command the run tried in bash and what worked instead."""
-
-    def failures(k: int) -> list[str]:
-        s = t.steps[k]
-        if s.success or not is_shell(s.tool) or "powershell" in s.tool.lower():
-            return []
-        names = _BASH_NOT_FOUND.findall(s.output[:2000])
-        return [n for n in names if programs.is_windows_command(n)]
-
-    first = failures(i)
-    if not first or any(failures(k) for k in range(i)):
+    no such program, or whose cmd syntax (``cd /d``, ``if not exist``, ``dir /b``) bash
+    rejected ("too many arguments", a syntax error), and a later call did the same job on
+    the same path: the PowerShell tool, a client tool, or bash's own command. The run's
+    first such failure teaches it, naming every Windows command the run tried in bash and
+    what worked instead."""
+    first, said, syntax = _windows_failure(t, i)
+    if not first or any(_windows_failure(t, k)[0] for k in range(i)):
         return None  # not such a failure, or not the run's first
-    fixed = _windows_fix(t, i)
+    fixed = _windows_fix(t, i) or (_syntax_retry(t, i) if syntax else None)
     if fixed is None:
         return None
     names, ways = list(dict.fromkeys(first)), [fixed[1]]
     for k in range(i + 1, len(t.steps)):
-        more = failures(k)
-        again = _windows_fix(t, k) if more else None
+        more = _windows_failure(t, k)
+        again = (
+            (_windows_fix(t, k) or (_syntax_retry(t, k) if syntax else None))
+            if more[0] and more[2] == syntax
+            else None
+        )
         if again is not None:
-            names += [n for n in more if n not in names]
+            names += [n for n in more[0] if n not in names]
             ways += [w for w in [again[1]] if w not in ways]
     shown = ", ".join(names[:4])
-    q = quote_error(f"{first[0]}: command not found", 6)
+    q = quote_error(said, 6)
+    what = (
+        f"cmd's syntax ({shown}) fails"
+        if syntax
+        else (f"cmd's and PowerShell's commands ({shown}) are not found")
+    )
     text = (
-        f"The Bash tool runs Git Bash here: cmd's and PowerShell's commands ({shown}) are not "
-        f"found there ('{q}'); {' and '.join(ways)} did the job instead."
+        f"The Bash tool runs Git Bash here: {what} there ('{q}'); "
+        f"{' and '.join(ways)} did the job instead."
     )
     fnd = _finding("windows", first[0], "machine", text, (first[0], "Git Bash", *names[1:]), q)
     fnd = attrs.evolve(fnd, domain=t.steps[i].domain or "", detail={**fnd.detail, "avoid": names})
@@ -2604,8 +2680,9 @@ SHELL_CHANGES: tuple[ShellChange, ...] = (
     ShellChange(
         "windows",
         "cmd's or PowerShell's commands (del, Start-Sleep) run in the Bash tool, which is "
-        "Git Bash, were not found; a later call did the job on the same path (the "
-        "PowerShell tool, Read, bash's own command)",
+        "Git Bash, were not found, or cmd's syntax (cd /d, if not exist, dir /b) on a drive "
+        "path was rejected; a later call did the job on the same path (the PowerShell "
+        "tool, Read, bash's own command)",
         (
             _sh('del "C:\\w\\lib\\mock.ts"', "bash: line 1: del: command not found", False),
             Step(tool="PowerShell", params={"command": 'Remove-Item "C:\\w\\lib\\mock.ts"'}),
