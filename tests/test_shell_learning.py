@@ -1038,7 +1038,7 @@ def test_cmd_syntax_that_git_bash_rejects_teaches_the_machines_shell():
     assert _fix(failed, again) == []
     lost = _bash(
         'cd "C:/Users/me/Desktop/app" && python main.py',
-        "Exit code 1\n/usr/bin/bash: line 1: cd: C:/Users/me/app: No such file or directory",
+        "Exit code 1\nbash: cd: C:/Users/me/Desktop/app: No such file or directory",
     )
     assert _fix(failed, lost) == []
 
