@@ -1043,6 +1043,30 @@ def test_cmd_syntax_that_git_bash_rejects_teaches_the_machines_shell():
     assert _fix(failed, lost) == []
 
 
+def test_powershell_51_refusing_and_and_teaches_the_machines_separator():
+    """Synthetic (no development-half run shows it): Codex on Windows runs Windows
+    PowerShell 5.1, which refuses ``&&``. The same commands joined with ``;`` / ``if ($?)``
+    or run as separate calls that worked teach it; ``&&`` again, or other commands, not."""
+    refused = (
+        "At line:1 char:8\n+ cd web && npm test\n+        ~~\n"
+        "The token '&&' is not a valid statement separator in this version."
+    )
+    failed = _codex_shell("cd web && npm test", refused)
+    assert outcome(failed).failure is Failure.MISUSE  # npm test never ran: no code failure
+    assert outcome(failed).diagnostic.startswith("The token '&&' is not a valid")
+    joined = _codex_shell("cd web; if ($?) { npm test }", "2 passed", True)
+    (found,) = _fix(failed, joined)
+    assert found[:2] == ("separator", "machine")
+    assert found[2].startswith("Here the shell is Windows PowerShell 5.1: && and || are not")
+    apart = (_codex_shell("cd web", "", True), _codex_shell("npm test", "2 passed", True))
+    assert [c for c, _, _ in _fix(failed, *apart)] == ["separator"]
+    again = _codex_shell("cd web && npm test", refused)
+    assert _fix(failed, again) == []
+    # the second refusal is the one the joined call corrects: one lesson, not two
+    assert [c for c, _, _ in _fix(failed, again, joined)] == ["separator"]
+    assert _fix(failed, _codex_shell("cd web; npm run lint", "ok", True)) == []
+
+
 def test_a_script_that_runs_only_from_its_folder_is_learned():
     """Real (spotter, Claude Code; smartagent-so-pai): ``node assets/build.js`` could not
     resolve ``js/app.js``; ``cd assets && node build.js`` worked. ``cd ~/.claude && bun

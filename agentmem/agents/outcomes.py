@@ -337,6 +337,11 @@ def silent_not_found(diag: str) -> bool:
     return m is not None and int(m.group(1)) in WINDOWS_NOT_FOUND
 
 
+#: The shell itself refused a line before running any of it (Windows PowerShell 5.1 on
+#: ``&&``): a misuse of the shell, whatever programs the line names.
+_SHELL_REJECTED = re.compile(r"[^\n]*The token '[^'\n]+' is not a valid statement separator[^\n]*")
+
+
 def _shell_failure(
     spec: ToolSpec, params: Mapping[str, Any], body: str, code: int | None
 ) -> tuple[Failure, str]:
@@ -345,6 +350,9 @@ def _shell_failure(
     if silent_not_found(body):
         return Failure.MISUSE, body.strip()  # such a call as the learning view writes it
     diag = diagnostic(body)
+    rejected = _SHELL_REJECTED.search(body[:2000])
+    if rejected is not None:  # the shell refused the line: none of its commands ran
+        return Failure.MISUSE, _clean(rejected.group(0))
     script = parse(command_line(spec, params))
     if not script.parsed:
         return Failure.MISUSE, diag

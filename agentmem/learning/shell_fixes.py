@@ -68,6 +68,12 @@ running inline code (``node -e``: kind ``program``).
     first such failure teaches it, naming every such command of the run and what worked
     instead.
 
+``separator``
+    Windows PowerShell 5.1 (Codex's shell on Windows) refused ``&&`` or ``||`` ("The token
+    '&&' is not a valid statement separator in this version": none of the line ran), and
+    a later call ran the same commands joined with ``;`` or ``if ($?) { ... }``, or as
+    separate calls, and worked: the machine's shell joins commands so.
+
 ``workdir``
     A script run (``node assets/build.js``, ``cd ~/.claude && bun hooks/self-test.ts``)
     failed on a path it could not find or resolve, its output naming that path, and a
@@ -1935,6 +1941,81 @@ def _read_elsewhere(t: Trajectory, i: int) -> ShellFix | None:
     return None
 
 
+#: Windows PowerShell 5.1 refusing ``&&`` / ``||``, which only PowerShell 7 reads.
+_PS_SEPARATOR = re.compile(r"The token '(&&|\|\|)' is not a valid statement separator")
+#: A PowerShell wrapper around a line: ``powershell.exe -NoProfile -Command "..."``.
+_PS_WRAPPER = re.compile(
+    r"^\s*(?:\S*[\\/])?(?:powershell|pwsh)(?:\.exe)?\s+(?:-(?!c\b|command\b)\w+\s+)*"
+    r"-(?:c|command)\s+(.*)$",
+    re.IGNORECASE | re.DOTALL,
+)
+
+
+def _ps_script(step: Step) -> str:
+    """A PowerShell call's script: its line, or what a ``powershell -Command`` runs."""
+    line = _line(step).strip()
+    m = _PS_WRAPPER.match(line)
+    if m:
+        line = m.group(1).strip()
+        if len(line) >= 2 and line[0] == line[-1] and line[0] in "\"'":
+            line = line[1:-1]
+    return line
+
+
+def _joined_parts(line: str) -> list[str]:
+    return [" ".join(x.split()).lower() for x in re.split(r"&&|\|\|", line) if x.strip()]
+
+
+def _separator_retry(t: Trajectory, i: int, parts: list[str]) -> int | None:
+    """The later call that ran the same commands joined otherwise and worked: one line
+    holding every part without ``&&`` / ``||`` (``a; b``, ``a; if ($?) { b }``), or the
+    parts as consecutive calls that each worked; the last such call, or None."""
+    end = min(len(t.steps), i + 1 + WINDOW)
+    for j in range(i + 1, end):
+        later = t.steps[j]
+        if not is_shell(later.tool):
+            continue
+        line = _ps_script(later)
+        flat = " ".join(line.split()).lower()
+        if "&&" in line or "||" in line:
+            return None  # the same separator again
+        if later.success and all(p in flat for p in parts):
+            return j
+        calls = [t.steps[k] for k in range(j, min(end, j + len(parts)))]
+        if len(calls) == len(parts) and all(
+            c.success and is_shell(c.tool) and " ".join(_ps_script(c).split()).lower() == p
+            for c, p in zip(calls, parts)
+        ):
+            return j + len(parts) - 1
+    return None
+
+
+def _ps_separator(t: Trajectory, i: int) -> ShellFix | None:
+    """``separator``: Windows PowerShell 5.1 (Codex's shell on Windows) refused ``&&`` or
+    ``||`` ("The token '&&' is not a valid statement separator in this version"), and a
+    later call ran the same commands joined otherwise (``;``, ``if ($?) { ... }``, or as
+    separate calls) and worked: the machine's shell joins commands so."""
+    step = t.steps[i]
+    if step.success or not is_shell(step.tool):
+        return None
+    m = _PS_SEPARATOR.search(step.output[:2000])
+    parts = _joined_parts(_ps_script(step)) if m else []
+    if m is None or len(parts) < 2:
+        return None
+    j = _separator_retry(t, i, parts)
+    if j is None:
+        return None
+    q = quote_error(f"The token '{m.group(1)}' is not a valid statement separator", 10)
+    text = (
+        "Here the shell is Windows PowerShell 5.1: && and || are not separators "
+        f"('{q}'); join commands with ; or if ($?) {{ ... }}."
+    )
+    fnd = _finding("separator", "powershell", "machine", text, ("powershell", "&&", ";"), q)
+    fnd = attrs.evolve(fnd, domain=step.domain or "")
+    why = f"call {i + 1} joined commands with {m.group(1)}; call {j + 1} ran them joined otherwise"
+    return ShellFix(i, j, (), fnd, why)
+
+
 #: The readers of one failed call each (a kind that is no pair of a failed and a
 #: retried command), tried in order on the calls no earlier finding took.
 _READERS = (
@@ -1942,6 +2023,7 @@ _READERS = (
     _hidden,
     _literal_glob,
     _literal_path,
+    _ps_separator,
     _backslashes,
     _environment,
     _windows_commands,
@@ -2018,6 +2100,8 @@ def find_shell_fixes(t: Trajectory) -> list[ShellFix]:
             continue
         if timed_out(step) or own_timeout(step.output.lstrip().split("\n", 1)[0]):
             continue  # the shell tool (or the program) ran out of time: nothing was refused
+        if _PS_SEPARATOR.search(step.output[:2000]):
+            continue  # the shell refused the line: none of its commands ran (separator)
         failed = _failed_command(step)
         if failed is None:
             continue
@@ -2419,6 +2503,10 @@ _PS_MISSING = (
     "Get-Content: An object at the specified path src/app/[id]/page.tsx does not exist, or "
     "has been filtered by the -Include or -Exclude parameter."
 )
+_PS_ANDAND = (
+    "At line:1 char:8\n+ cd web && npm test\n+        ~~\n"
+    "The token '&&' is not a valid statement separator in this version."
+)
 _UPSTREAM = (
     "fatal: The current branch feat has no upstream branch.\n"
     "To push the current branch and set the remote as upstream, use\n\n"
@@ -2638,6 +2726,19 @@ SHELL_CHANGES: tuple[ShellChange, ...] = (
         (
             _exec("Get-Content -Path 'src/app/[id]/page.tsx'", _PS_MISSING, False),
             _exec("Get-ChildItem -LiteralPath 'src/app/[id]'", "page.tsx"),
+        ),
+    ),
+    ShellChange(
+        "separator",
+        "Windows PowerShell 5.1 refused && or || as a statement separator; a later call ran "
+        "the same commands joined with ; or if ($?), or as separate calls, and worked",
+        (
+            _exec("cd web && npm test", _PS_ANDAND, False),
+            _exec("cd web; if ($?) { npm test }", "2 passed"),
+        ),
+        (
+            _exec("cd web && npm test", _PS_ANDAND, False),
+            _exec("cd web; npm run build", "built"),
         ),
     ),
     ShellChange(
