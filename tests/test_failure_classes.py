@@ -242,6 +242,50 @@ def test_an_escalation_that_follows_no_refusal_is_inert():
     assert "sandbox_permissions" not in learning_view(_run(ok)).steps[0].params
 
 
+def test_an_escalated_retry_that_got_past_the_refusal_teaches_though_it_failed_after():
+    """Real (msrnic-ece493group19, development half): ``git fetch --all --prune`` failed
+    with ``ssh: Could not resolve hostname github.com`` in the sandbox; escalated, it ran
+    and failed on its own (``Permission denied (publickey)``): the escalation got past the
+    refusal. Synthetic: a build that, escalated, ran into compile errors; a refusal framed
+    as the client's time-out. Negatives: a retry refused again, rejected by the user, or
+    silent."""
+    fetch = "git fetch --all --prune"
+    dns = "ssh: Could not resolve hostname github.com: Temporary failure in name resolution"
+    remote = "fatal: Could not read from remote repository."
+    refused = _exec(fetch, f"Exit code: 1\nOutput:\n{dns}\n{remote}\n")
+    key = "git@github.com: Permission denied (publickey).\n" + remote
+    ran = _exec(fetch, f"Exit code: 1\nOutput:\n{key}\n", sandbox_permissions="require_escalated")
+    assert escalations((refused, ran)) == {0: 1}
+    (fix,) = find_shell_fixes(learning_view(_run(refused, ran)))
+    assert fix.finding.detail["change"] == "escalation"
+    assert "ssh: Could not resolve hostname github.com" in fix.finding.text
+    build = "cargo build"
+    eperm = "error: failed to open `target/debug/.cargo-lock`: Operation not permitted"
+    compiled = "error[E0308]: mismatched types\n --> src/main.rs:3:5"
+    pairs_that_teach = [
+        (_exec(build, f"Exit code: 101\nOutput:\n{eperm}"), compiled),
+        (_exec(build, f"command timed out after 10166 milliseconds\n{eperm}"), "Compiling x"),
+    ]
+    for failed, out in pairs_that_teach:
+        retry = _exec(
+            build, f"Exit code: 101\nOutput:\n{out}", sandbox_permissions="require_escalated"
+        )
+        assert escalations((failed, retry)) == {0: 1}
+        (fix,) = find_shell_fixes(learning_view(_run(failed, retry)))
+        assert fix.finding.detail["change"] == "escalation"
+    failed = pairs_that_teach[0][0]
+    for out in (eperm, "Rejected by user", ""):
+        retry = _exec(
+            build, f"Exit code: 1\nOutput:\n{out}", sandbox_permissions="require_escalated"
+        )
+        assert escalations((failed, retry)) == {}, out
+        assert find_shell_fixes(learning_view(_run(failed, retry))) == []
+    # a time-out with no refusal in it still teaches nothing
+    slow = _exec(build, "command timed out after 10166 milliseconds\nCompiling x")
+    ok = _exec(build, "Finished", True, sandbox_permissions="require_escalated")
+    assert find_shell_fixes(learning_view(_run(slow, ok))) == []
+
+
 # --------------------------------------------------------------------------- (g) projects
 
 

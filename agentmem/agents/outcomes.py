@@ -33,7 +33,9 @@ dropped, failures that are not misuses counted as done, inert parameters left ou
 headers stripped and a misuse's output starting with its diagnostic line. Parameters
 are judged against the failure they follow: an escalation (``sandbox_permissions:
 require_escalated``, ``dangerouslyDisableSandbox``) after a refusal of the same command
-is kept, and the refused call stays in the view as failed (:func:`escalations`).
+is kept, and the refused call stays in the view as failed (:func:`escalations`): when the
+escalated retry worked, or failed only after it got past the refusal (:func:`got_past`),
+then counted as done.
 """
 
 from __future__ import annotations
@@ -58,8 +60,10 @@ __all__ = [
     "diagnostic",
     "env_retries",
     "failing_command",
+    "got_past",
     "learning_view",
     "outcome",
+    "refusal_line",
     "same_command",
     "session_noise",
     "silent_not_found",
@@ -594,7 +598,7 @@ def escalations(steps: tuple[Step, ...]) -> dict[int, int]:
     out: dict[int, int] = {}
     for i, step in enumerate(steps):
         found = spec_for(step.tool)
-        if found is None or found[1].kind is not ToolKind.SHELL or not step.success:
+        if found is None or found[1].kind is not ToolKind.SHELL:
             continue
         if escalates(step.params) is None:
             continue
@@ -609,10 +613,46 @@ def escalations(steps: tuple[Step, ...]) -> dict[int, int]:
             if escalates(prev.params) is not None:
                 continue
             o = outcome(prev)
-            if o.failure is Failure.DENIED or _REFUSED.search(prev.output[:2000]):
+            refused = o.failure is Failure.DENIED or _REFUSED.search(prev.output[:2000])
+            if refused and (step.success or got_past(prev, step)):
                 out[k] = i
             break
     return out
+
+
+def refusal_line(output: str) -> str | None:
+    """The line of an output that says the sandbox or a permission refused the call
+    (``ssh: Could not resolve hostname github.com``), without a shell's prefix; None."""
+    for line in output[:2000].splitlines():
+        if _REFUSED.search(line):
+            return _clean(line.strip())
+    return None
+
+
+def got_past(refused: Step, retry: Step) -> bool:
+    """Whether an escalated retry that failed got past the refusal of the call before it:
+    it ran (no denial, rejection, abort or time-out of its own), wrote something, and its
+    output shows no refusal of the same words (the refused call's ``Could not resolve
+    host`` is gone; a compile error, a failing test or an ``ssh`` key's ``Permission
+    denied (publickey)`` is the command's own failure). A refusal that only the retry's
+    failure could show, the user's "rejected" or "aborted", keeps it out."""
+    o = outcome(retry)
+    found = spec_for(retry.tool)
+    body = strip_headers(retry.output, found[0] if found else None)[0][:2000]
+    if not o.ran or not body.strip() or _USER_STOPPED.search(body):
+        return False
+    said = {m.group(0).lower() for m in _REFUSED.finditer(refused.output[:2000])}
+    again = {m.group(0).lower() for m in _REFUSED.finditer(body)}
+    lines = {x.strip() for x in refused.output[:2000].splitlines() if _REFUSED.search(x)}
+    return not (said & again) and not any(x and x in body for x in lines)
+
+
+#: The user (or the client for them) stopped or refused an escalated call.
+_USER_STOPPED = re.compile(
+    r"\b(rejected|aborted|declined|denied) by (the )?user\b|user (rejected|aborted|declined|"
+    r"denied)\b|\bnot approved\b",
+    re.IGNORECASE,
+)
 
 
 #: A failure that a terminal answers: the program wanted one (``stdin is not a terminal``,
@@ -764,7 +804,7 @@ def _view_step(
         first = _clean(_TAGS.sub("", rest.split("\n", 1)[0]).strip())
         if first != o.diagnostic:
             body = o.diagnostic + ("\n" + rest if rest else "")
-    success = step.success or not (o.teachable or refused)
+    success = step.success or not (o.teachable or refused) or escalated
     if params == step.params and body == step.output and success == step.success:
         return step
     return attrs.evolve(step, params=params, output=body, success=success)

@@ -147,6 +147,7 @@ from ..agents.outcomes import (
     escalates,
     failing_command,
     own_timeout,
+    refusal_line,
     silent_not_found,
     timed_out,
 )
@@ -978,8 +979,11 @@ def _job_commands(t: Trajectory, step: Step) -> tuple[Command, ...]:
 def _failed_command(step: Step) -> tuple[Command, str] | None:
     """The command a misused shell call failed on, and its diagnostic."""
     o = outcome(step)
-    if not o.teachable and not (o.failure is Failure.DENIED and not step.success):
-        return None  # a denial stays failed in the view only when a retry escalated past it
+    refused = o.failure is Failure.DENIED or (
+        o.failure in (Failure.CODE, Failure.TIMEOUT) and refusal_line(step.output) is not None
+    )
+    if not o.teachable and not (refused and not step.success):
+        return None  # a refusal stays failed in the view only when a retry escalated past it
     found = spec_for(step.tool)
     script = parse(command_line(found[1], step.params)) if found else None
     if script is None or not script.parsed:
@@ -2098,7 +2102,8 @@ def find_shell_fixes(t: Trajectory) -> list[ShellFix]:
     for i, step in enumerate(steps):
         if step.success or not is_shell(step.tool):
             continue
-        if timed_out(step) or own_timeout(step.output.lstrip().split("\n", 1)[0]):
+        cut = timed_out(step) or own_timeout(step.output.lstrip().split("\n", 1)[0])
+        if cut and refusal_line(step.output) is None:
             continue  # the shell tool (or the program) ran out of time: nothing was refused
         if _PS_SEPARATOR.search(step.output[:2000]):
             continue  # the shell refused the line: none of its commands ran (separator)
@@ -2129,7 +2134,10 @@ def find_shell_fixes(t: Trajectory) -> list[ShellFix]:
             esc = escalates(later.params)
             same = _own_words(c) == _own_words(f)
             if esc is not None and escalates(step.params) is None and same:
-                fnd: Finding | None = _escalation(f, diag, esc, later.params[esc])
+                said = diag if refusal_line(diag) else (refusal_line(step.output) or diag)
+                fnd: Finding | None = _escalation(f, said, esc, later.params[esc])
+            elif cut:  # a refusal framed as a time-out: only an escalation past it teaches
+                fnd = None
             elif later.params.get(TTY) is True and step.params.get(TTY) is not True:
                 # kept in the view only after a failure that asked for a terminal
                 fnd = _terminal(f, diag) if same else None
@@ -2151,7 +2159,7 @@ def find_shell_fixes(t: Trajectory) -> list[ShellFix]:
                     )
                 )
             break
-        if not out or out[-1].failed != i:
+        if (not out or out[-1].failed != i) and not cut:
             advised = _chain_fix(t, i, f, diag, used) or _advised(t, i, f, diag)
             if advised is not None:
                 used.add(advised.fixed)
