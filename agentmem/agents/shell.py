@@ -557,12 +557,12 @@ def parse(command: str, *, _depth: int = 0) -> Script:
     read)."""
     wrapped = _wrapper(command) if _depth < 3 else None
     if wrapped is not None:
-        shell, inner = wrapped
-        cmd_switch = shell == "cmd" and re.search(r"(?:^|\s)/[A-Za-z]\b", inner)
-        if "\\" in inner or cmd_switch:  # a Windows path, or cmd's own switches (dir /b)
+        shell, text = wrapped
+        cmd_switch = shell == "cmd" and re.search(r"(?:^|\s)/[A-Za-z]\b", text)
+        if "\\" in text or cmd_switch:  # a Windows path, or cmd's own switches (dir /b)
             return Script(command, parsed=False)
-        got = parse(inner, _depth=_depth + 1)
-        return Script(command, got.pipelines, parsed=True) if got.parsed else got
+        got = parse(text, _depth=_depth + 1)
+        return Script(command, got.pipelines, parsed=got.parsed)
     if not command.strip() or len(command) > _MAX_COMMAND or _windows_shell(command):
         return Script(command, parsed=False)
     p = _parser()
