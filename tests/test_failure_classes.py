@@ -242,6 +242,50 @@ def test_an_escalation_that_follows_no_refusal_is_inert():
     assert "sandbox_permissions" not in learning_view(_run(ok)).steps[0].params
 
 
+def test_an_escalated_retry_that_got_past_the_refusal_teaches_though_it_failed_after():
+    """Real (msrnic-ece493group19, development half): ``git fetch --all --prune`` failed
+    with ``ssh: Could not resolve hostname github.com`` in the sandbox; escalated, it ran
+    and failed on its own (``Permission denied (publickey)``): the escalation got past the
+    refusal. Synthetic: a build that, escalated, ran into compile errors; a refusal framed
+    as the client's time-out. Negatives: a retry refused again, rejected by the user, or
+    silent."""
+    fetch = "git fetch --all --prune"
+    dns = "ssh: Could not resolve hostname github.com: Temporary failure in name resolution"
+    remote = "fatal: Could not read from remote repository."
+    refused = _exec(fetch, f"Exit code: 1\nOutput:\n{dns}\n{remote}\n")
+    key = "git@github.com: Permission denied (publickey).\n" + remote
+    ran = _exec(fetch, f"Exit code: 1\nOutput:\n{key}\n", sandbox_permissions="require_escalated")
+    assert escalations((refused, ran)) == {0: 1}
+    (fix,) = find_shell_fixes(learning_view(_run(refused, ran)))
+    assert fix.finding.detail["change"] == "escalation"
+    assert "ssh: Could not resolve hostname github.com" in fix.finding.text
+    build = "cargo build"
+    eperm = "error: failed to open `target/debug/.cargo-lock`: Operation not permitted"
+    compiled = "error[E0308]: mismatched types\n --> src/main.rs:3:5"
+    pairs_that_teach = [
+        (_exec(build, f"Exit code: 101\nOutput:\n{eperm}"), compiled),
+        (_exec(build, f"command timed out after 10166 milliseconds\n{eperm}"), "Compiling x"),
+    ]
+    for failed, out in pairs_that_teach:
+        retry = _exec(
+            build, f"Exit code: 101\nOutput:\n{out}", sandbox_permissions="require_escalated"
+        )
+        assert escalations((failed, retry)) == {0: 1}
+        (fix,) = find_shell_fixes(learning_view(_run(failed, retry)))
+        assert fix.finding.detail["change"] == "escalation"
+    failed = pairs_that_teach[0][0]
+    for out in (eperm, "Rejected by user", ""):
+        retry = _exec(
+            build, f"Exit code: 1\nOutput:\n{out}", sandbox_permissions="require_escalated"
+        )
+        assert escalations((failed, retry)) == {}, out
+        assert find_shell_fixes(learning_view(_run(failed, retry))) == []
+    # a time-out with no refusal in it still teaches nothing
+    slow = _exec(build, "command timed out after 10166 milliseconds\nCompiling x")
+    ok = _exec(build, "Finished", True, sandbox_permissions="require_escalated")
+    assert find_shell_fixes(learning_view(_run(slow, ok))) == []
+
+
 # --------------------------------------------------------------------------- (g) projects
 
 
@@ -507,3 +551,57 @@ def test_a_cd_that_failed_in_zsh_is_the_calls_misuse_not_the_checkers():
         assert outcome(_bash("cd apps/api && npx tsc", out)).failure is Failure.MISUSE
     typed = "Exit code 2\nsrc/a.ts(3,1): error TS2304: Cannot find name 'x'."
     assert outcome(_bash("cd apps/api && npx tsc", typed)).failure is Failure.CODE
+
+
+# --------------------------------------------------------------------------- session noise
+
+#: A profile script's warning that a Codex session printed on every output (real: the
+#: development half's code_butler run, where it was the diagnostic of a failed rg).
+_PROFILE = (
+    "/opt/homebrew/Library/Homebrew/cmd/shellenv.sh: line 18: /bin/ps: Operation not permitted"
+)
+
+
+def _sh(command: str, output: str, ok: bool) -> Step:
+    return Step(tool="shell_command", params={"command": command}, output=output, success=ok)
+
+
+def test_a_line_every_call_prints_is_never_the_diagnostic() -> None:
+    from agentmem.agents.outcomes import session_noise
+
+    steps = (
+        _sh("ls", f"{_PROFILE}\nAGENTS.md\nai_clean\n", True),
+        _sh("cat openspec/AGENTS.md", f"{_PROFILE}\n# OpenSpec Instructions\n", True),
+        _sh(
+            "sed -n '1,200p' ai_clean/q.py",
+            f"{_PROFILE}\nsed: ai_clean/q.py: No such file or directory\n",
+            False,
+        ),
+        _sh("rg --files -g '*.butler.yaml'", f"{_PROFILE}\n", False),
+    )
+    assert session_noise(steps) == {_PROFILE}
+    assert outcome(steps[3]).diagnostic == _PROFILE  # a call read alone quotes the warning
+    view = learning_view(_run(*steps)).steps
+    assert all(_PROFILE not in s.output for s in view if not s.success)
+    assert view[2].output.startswith("sed: ai_clean/q.py: No such file")
+    assert _PROFILE in view[0].output  # a call that worked keeps its output as it was
+    assert outcome(view[3]).diagnostic == ""
+
+
+def test_a_line_only_some_calls_print_or_only_failures_print_is_no_noise() -> None:
+    from agentmem.agents.outcomes import session_noise
+
+    build = "Creating an optimized production build ..."
+    steps = (
+        _sh("npm run build", f"{build}\nCompiled successfully\n", True),
+        _sh("npm run build", f"{build}\nCompiled successfully\n", True),
+        _sh("ls", "package.json\nsrc\n", True),
+        _sh("cat package.json", "{}\n", True),
+        _sh("git status", "On branch main\n", True),
+        _sh("npm run lint", "npm error Missing script: lint\n", False),
+        _sh("npm run lint", "npm error Missing script: lint\n", False),
+        _sh("npm run build", f"{build}\nFailed to compile.\n", False),
+    )
+    # the build line: two successes but 3 of 8 calls; the lint error: failures only
+    assert session_noise(steps) == frozenset()
+    assert build in learning_view(_run(*steps)).steps[7].output

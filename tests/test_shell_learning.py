@@ -1004,6 +1004,69 @@ def test_windows_commands_in_git_bash_teach_what_did_the_job():
     assert [c for c, _, _ in _fix(rg, removed)] == []
 
 
+def test_cmd_syntax_that_git_bash_rejects_teaches_the_machines_shell():
+    """Real (886caigudong, development half, Claude Code on Windows): ``cd /d "C:\\...\\x" &&
+    python main.py`` failed in Git Bash ('cd: too many arguments'); ``cd "C:/.../x" &&
+    python main.py`` got past the cd (main.py then failed on its own). Without a drive path
+    (not Windows), with cmd's syntax again, or with the retry's cd failing too, nothing."""
+    from agentmem.agents.programs import cmd_syntax
+
+    assert [cmd_syntax(x) for x in ('cd /d "C:\\x"', 'if not exist "C:\\x" mkdir x', "dir /b")] == [
+        "cd /d",
+        "if not exist",
+        "dir /b",
+    ]
+    assert [cmd_syntax(x) for x in ("cd /tmp/d", "ls -la", "if [ -f x ]; then :; fi")] == [None] * 3
+    win = "C:\\Users\\me\\Desktop\\app"
+    failed = _bash(
+        f'cd /d "{win}" && python main.py 2>&1',
+        "Exit code 2\n/usr/bin/bash: line 1: cd: too many arguments",
+    )
+    retry = _bash(
+        'cd "C:/Users/me/Desktop/app" && python main.py 2>&1',
+        "Exit code 1\n2026-05-21 15:40:30 [INFO] fetching\nKeyError: 'items'",
+    )
+    found = _fix(failed, retry)
+    assert [(c, s) for c, s, _ in found] == [("windows", "machine")]
+    assert "cmd's syntax (cd /d) fails there ('cd: too many arguments')" in found[0][2]
+    assert "bash's own cd did the job" in found[0][2]
+    linux = _bash(
+        "cd /d /srv/app && make", "Exit code 1\n/bin/bash: line 1: cd: too many arguments"
+    )
+    assert _fix(linux, _bash("cd /srv/app && make", "ok", True)) == []
+    again = _bash(f'cd /d "{win}" & python main.py', "Exit code 2\ncd: too many arguments")
+    assert _fix(failed, again) == []
+    lost = _bash(
+        'cd "C:/Users/me/Desktop/app" && python main.py',
+        "Exit code 1\nbash: cd: C:/Users/me/Desktop/app: No such file or directory",
+    )
+    assert _fix(failed, lost) == []
+
+
+def test_powershell_51_refusing_and_and_teaches_the_machines_separator():
+    """Synthetic (no development-half run shows it): Codex on Windows runs Windows
+    PowerShell 5.1, which refuses ``&&``. The same commands joined with ``;`` / ``if ($?)``
+    or run as separate calls that worked teach it; ``&&`` again, or other commands, not."""
+    refused = (
+        "At line:1 char:8\n+ cd web && npm test\n+        ~~\n"
+        "The token '&&' is not a valid statement separator in this version."
+    )
+    failed = _codex_shell("cd web && npm test", refused)
+    assert outcome(failed).failure is Failure.MISUSE  # npm test never ran: no code failure
+    assert outcome(failed).diagnostic.startswith("The token '&&' is not a valid")
+    joined = _codex_shell("cd web; if ($?) { npm test }", "2 passed", True)
+    (found,) = _fix(failed, joined)
+    assert found[:2] == ("separator", "machine")
+    assert found[2].startswith("Here the shell is Windows PowerShell 5.1: && and || are not")
+    apart = (_codex_shell("cd web", "", True), _codex_shell("npm test", "2 passed", True))
+    assert [c for c, _, _ in _fix(failed, *apart)] == ["separator"]
+    again = _codex_shell("cd web && npm test", refused)
+    assert _fix(failed, again) == []
+    # the second refusal is the one the joined call corrects: one lesson, not two
+    assert [c for c, _, _ in _fix(failed, again, joined)] == ["separator"]
+    assert _fix(failed, _codex_shell("cd web; npm run lint", "ok", True)) == []
+
+
 def test_a_script_that_runs_only_from_its_folder_is_learned():
     """Real (spotter, Claude Code; smartagent-so-pai): ``node assets/build.js`` could not
     resolve ``js/app.js``; ``cd assets && node build.js`` worked. ``cd ~/.claude && bun

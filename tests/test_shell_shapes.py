@@ -446,3 +446,46 @@ def test_the_commands_that_do_a_calls_job_are_read_in_one_place():
     assert not moves_nowhere(other, "/w/app") and not moves_nowhere(home, "")
     assert same_command("time cargo test 2>&1 | tail -5", "cargo test")
     assert not same_command("cargo test", "cargo build")
+
+
+# --------------------------------------------------------------------------- shells in shells
+
+
+def test_a_command_inside_another_shells_argument_is_read_as_commands():
+    """``powershell.exe -Command "..."``, ``pwsh -c '...'``, ``cmd /c ...`` are read through
+    to their script as ``bash -lc`` is (real: the development half's Codex runs on Windows
+    wrap ``rg -n X backend/src`` in ``pwsh.exe -NoProfile -Command``), so a kind sees the
+    inner program: a flag named by git's error, corrected inside the wrapper, teaches.
+    A Windows path (backslashes), a cmdlet, or cmd's own switches stay unread."""
+    from agentmem.agents.shell import parse, unwrap_argv
+
+    argv = ["pwsh.exe", "-NoProfile", "-Command", 'rg -n "extract" backend/src; rg -n x y']
+    assert [c.program for c in parse(unwrap_argv(argv)).commands] == ["rg", "rg"]
+    assert [(c.program, c.args) for c in parse('cmd /c "npm test"').commands] == [
+        ("npm", ("test",))
+    ]
+    ps = 'powershell -ExecutionPolicy Bypass -Command "python -m pytest -q"'
+    assert [c.program for c in parse(ps).commands] == ["pytest"]
+    for unread in (
+        'powershell.exe -Command "Get-ChildItem -Recurse"',
+        'pwsh -c "rg -n x backend\\src\\app.ts"',
+        'cmd /c "dir /b"',
+    ):
+        assert not parse(unread).parsed, unread
+    found = _changes(
+        _sh('powershell.exe -Command "git show --no-stat abc1234"', NO_STAT, ok=False),
+        _sh('powershell.exe -Command "git show abc1234"'),
+    )
+    assert [c for c, _ in found] == ["flag"]
+    assert "--no-stat" in found[0][1]
+    assert (
+        _changes(
+            _sh(
+                'powershell.exe -Command "Get-Item x; git show --no-stat abc1234"',
+                NO_STAT,
+                ok=False,
+            ),
+            _sh('powershell.exe -Command "Get-Item x; git show abc1234"'),
+        )
+        == []
+    )

@@ -373,3 +373,39 @@ def test_a_cd_that_failed_for_another_reason_teaches_no_kept_folder() -> None:
     assert [
         c for c in find_corrections(Trajectory(task="b", steps=steps)) if c.kind == Kind.TOOL_RULE
     ] == []
+
+
+def test_a_path_from_the_project_top_after_a_cd_teaches_the_kept_folder() -> None:
+    """Synthetic (no development-half run shows this face): `cd apps/api && pnpm test`
+    worked, so Claude Code's Bash stood in apps/api; `cat apps/api/src/env.ts` then failed
+    ('No such file' naming it) and the same path from the session's folder worked
+    (`cat /w/app/apps/api/src/env.ts`, or `cd /w/app && cat apps/api/src/env.ts`): the
+    client's shell keeps its folder. Negatives: no earlier cd (the file is really missing),
+    the cd before it went back home, another path then worked, or a shell that starts
+    afresh each call (Codex)."""
+    meta = {"cwd": "/w/app"}
+    went = _sh("cd apps/api && pnpm test", "3 passed")
+    missing = _sh(
+        "cat apps/api/src/env.ts",
+        "Exit code 1\ncat: apps/api/src/env.ts: No such file or directory",
+        False,
+    )
+    for fix in ("cat /w/app/apps/api/src/env.ts", "cd /w/app && cat apps/api/src/env.ts"):
+        run = Trajectory(task="t", steps=(went, missing, _sh(fix, "export const env")), meta=meta)
+        (c,) = find_corrections(run)
+        assert c.kind == Kind.TOOL_RULE and (c.failed, c.fixed) == (1, 2)
+        assert c.finding.text.startswith(
+            "Bash keeps the working directory between calls: after cd apps/api, a path from"
+        )
+    fixed = _sh("cat /w/app/apps/api/src/env.ts", "export const env")
+    home = _sh("cd /w/app && ls", "apps")
+    other = _sh("cat /w/app/apps/web/src/env.ts", "export const env")
+    for steps in ((missing, fixed), (went, home, missing, fixed), (went, missing, other)):
+        found = find_corrections(Trajectory(task="t", steps=steps, meta=meta))
+        assert [c for c in found if c.kind == Kind.TOOL_RULE] == []
+    codex = tuple(
+        Step("shell_command", {"command": s.params["command"]}, s.output, s.success)
+        for s in (went, missing, fixed)
+    )
+    found = find_corrections(Trajectory(task="t", steps=codex, meta=meta))
+    assert [c for c in found if c.kind == Kind.TOOL_RULE] == []

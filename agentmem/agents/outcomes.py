@@ -33,7 +33,9 @@ dropped, failures that are not misuses counted as done, inert parameters left ou
 headers stripped and a misuse's output starting with its diagnostic line. Parameters
 are judged against the failure they follow: an escalation (``sandbox_permissions:
 require_escalated``, ``dangerouslyDisableSandbox``) after a refusal of the same command
-is kept, and the refused call stays in the view as failed (:func:`escalations`).
+is kept, and the refused call stays in the view as failed (:func:`escalations`): when the
+escalated retry worked, or failed only after it got past the refusal (:func:`got_past`),
+then counted as done.
 """
 
 from __future__ import annotations
@@ -58,11 +60,14 @@ __all__ = [
     "diagnostic",
     "env_retries",
     "failing_command",
+    "got_past",
     "job_commands",
     "learning_view",
     "moves_nowhere",
     "outcome",
+    "refusal_line",
     "same_command",
+    "session_noise",
     "silent_not_found",
     "status_command",
     "strip_headers",
@@ -338,6 +343,11 @@ def silent_not_found(diag: str) -> bool:
     return m is not None and int(m.group(1)) in WINDOWS_NOT_FOUND
 
 
+#: The shell itself refused a line before running any of it (Windows PowerShell 5.1 on
+#: ``&&``): a misuse of the shell, whatever programs the line names.
+_SHELL_REJECTED = re.compile(r"[^\n]*The token '[^'\n]+' is not a valid statement separator[^\n]*")
+
+
 def _shell_failure(
     spec: ToolSpec, params: Mapping[str, Any], body: str, code: int | None
 ) -> tuple[Failure, str]:
@@ -346,6 +356,9 @@ def _shell_failure(
     if silent_not_found(body):
         return Failure.MISUSE, body.strip()  # such a call as the learning view writes it
     diag = diagnostic(body)
+    rejected = _SHELL_REJECTED.search(body[:2000])
+    if rejected is not None:  # the shell refused the line: none of its commands ran
+        return Failure.MISUSE, _clean(rejected.group(0))
     script = parse(command_line(spec, params))
     if not script.parsed:
         return Failure.MISUSE, diag
@@ -611,7 +624,7 @@ def escalations(steps: tuple[Step, ...]) -> dict[int, int]:
     out: dict[int, int] = {}
     for i, step in enumerate(steps):
         found = spec_for(step.tool)
-        if found is None or found[1].kind is not ToolKind.SHELL or not step.success:
+        if found is None or found[1].kind is not ToolKind.SHELL:
             continue
         if escalates(step.params) is None:
             continue
@@ -626,10 +639,46 @@ def escalations(steps: tuple[Step, ...]) -> dict[int, int]:
             if escalates(prev.params) is not None:
                 continue
             o = outcome(prev)
-            if o.failure is Failure.DENIED or _REFUSED.search(prev.output[:2000]):
+            refused = o.failure is Failure.DENIED or _REFUSED.search(prev.output[:2000])
+            if refused and (step.success or got_past(prev, step)):
                 out[k] = i
             break
     return out
+
+
+def refusal_line(output: str) -> str | None:
+    """The line of an output that says the sandbox or a permission refused the call
+    (``ssh: Could not resolve hostname github.com``), without a shell's prefix; None."""
+    for line in output[:2000].splitlines():
+        if _REFUSED.search(line):
+            return _clean(line.strip())
+    return None
+
+
+def got_past(refused: Step, retry: Step) -> bool:
+    """Whether an escalated retry that failed got past the refusal of the call before it:
+    it ran (no denial, rejection, abort or time-out of its own), wrote something, and its
+    output shows no refusal of the same words (the refused call's ``Could not resolve
+    host`` is gone; a compile error, a failing test or an ``ssh`` key's ``Permission
+    denied (publickey)`` is the command's own failure). A refusal that only the retry's
+    failure could show, the user's "rejected" or "aborted", keeps it out."""
+    o = outcome(retry)
+    found = spec_for(retry.tool)
+    body = strip_headers(retry.output, found[0] if found else None)[0][:2000]
+    if not o.ran or not body.strip() or _USER_STOPPED.search(body):
+        return False
+    said = {m.group(0).lower() for m in _REFUSED.finditer(refused.output[:2000])}
+    again = {m.group(0).lower() for m in _REFUSED.finditer(body)}
+    lines = {x.strip() for x in refused.output[:2000].splitlines() if _REFUSED.search(x)}
+    return not (said & again) and not any(x and x in body for x in lines)
+
+
+#: The user (or the client for them) stopped or refused an escalated call.
+_USER_STOPPED = re.compile(
+    r"\b(rejected|aborted|declined|denied) by (the )?user\b|user (rejected|aborted|declined|"
+    r"denied)\b|\bnot approved\b",
+    re.IGNORECASE,
+)
 
 
 #: A failure that a terminal answers: the program wanted one (``stdin is not a terminal``,
@@ -781,7 +830,7 @@ def _view_step(
         first = _clean(_TAGS.sub("", rest.split("\n", 1)[0]).strip())
         if first != o.diagnostic:
             body = o.diagnostic + ("\n" + rest if rest else "")
-    success = step.success or not (o.teachable or refused)
+    success = step.success or not (o.teachable or refused) or escalated
     if params == step.params and body == step.output and success == step.success:
         return step
     return attrs.evolve(step, params=params, output=body, success=success)
@@ -805,8 +854,62 @@ class RunView:
         return cls(v.task, v.steps)
 
 
+#: The shortest line that may be read as session noise (a line that says something).
+_NOISE_MIN = 12
+
+
+def _body_lines(step: Step) -> tuple[str, list[str]] | None:
+    """A shell call's framing and the lines of its body, None for another tool's call."""
+    found = spec_for(step.tool)
+    if found is None or found[1].kind is not ToolKind.SHELL:
+        return None
+    body, _ = strip_headers(step.output, found[0])
+    if not step.output.endswith(body):
+        return None
+    return step.output[: len(step.output) - len(body)], body.split("\n")
+
+
+def session_noise(steps: tuple[Step, ...]) -> frozenset[str]:
+    """The lines a run prints whatever the call (a shell startup warning such as a profile
+    script's ``Operation not permitted`` on every output): a line of at least
+    :data:`_NOISE_MIN` characters found in the outputs of two or more shell calls of the
+    run that succeeded and of at least half of its shell calls. Such a line is never a
+    failure's diagnostic, nor what a kind keys on: it says nothing about the call that
+    printed it. (A line that only some calls print, a build's own progress, is not noise.)"""
+    ok: dict[str, int] = {}
+    every: dict[str, int] = {}
+    calls = 0
+    for step in steps:
+        read = _body_lines(step)
+        if read is None:
+            continue
+        calls += 1
+        for line in {x.strip() for x in read[1]}:
+            if len(line) >= _NOISE_MIN and re.search(r"[A-Za-z]", line):
+                every[line] = every.get(line, 0) + 1
+                ok[line] = ok.get(line, 0) + step.success
+    return frozenset(x for x, n in ok.items() if n >= 2 and 2 * every[x] >= calls)
+
+
+def _denoised(steps: tuple[Step, ...]) -> tuple[Step, ...]:
+    """The run with :func:`session_noise` taken out of its failed shell calls' outputs."""
+    noise = session_noise(steps)
+    if not noise:
+        return steps
+    out: list[Step] = []
+    for step in steps:
+        read = None if step.success else _body_lines(step)
+        if read is not None and any(x.strip() in noise for x in read[1]):
+            kept = "\n".join(x for x in read[1] if x.strip() not in noise)
+            step = attrs.evolve(step, output=read[0] + kept)
+        out.append(step)
+    return tuple(out)
+
+
 def _viewed(steps: tuple[Step, ...]) -> list[Step | None]:
-    """Each recorded call as learning reads it, None for one left out."""
+    """Each recorded call as learning reads it, None for one left out; a failed call's
+    output is read without the run's :func:`session_noise`."""
+    steps = _denoised(steps)
     esc = escalations(steps)
     retries = set(esc.values())
     kept = set(esc) | set(unquoted_retries(steps))  # a JSON text retried as its value

@@ -26,10 +26,12 @@ from collections.abc import Iterable, Mapping
 import attrs
 
 __all__ = [
+    "CMD_SWITCHED",
     "GENERIC_SUBCOMMANDS",
     "PROGRAMS",
     "Program",
     "Role",
+    "cmd_syntax",
     "domain_names",
     "family",
     "get",
@@ -402,6 +404,30 @@ def is_windows_command(name: str) -> bool:
     """Whether ``name`` is a command of Windows' shells, cmd's (``del``) or a PowerShell
     cmdlet (``Start-Sleep``), that a bash (Git Bash) finds no program for."""
     return bool(_CMDLET.fullmatch(name)) or has(name, Role.WINDOWS)
+
+
+#: cmd's builtins that take a ``/X`` switch bash reads as a path (``cd /d``, ``dir /b``).
+CMD_SWITCHED = frozenset(
+    {"cd", "chdir", "dir", "copy", "xcopy", "move", "del", "erase", "rd", "rmdir"}
+)
+#: cmd's ``if [not] exist PATH command``, which bash reads as an unfinished ``if``.
+_CMD_IF = re.compile(r"^if\s+(?:/i\s+)?(not\s+)?(exist|defined|errorlevel)\b", re.IGNORECASE)
+
+
+def cmd_syntax(segment: str) -> str | None:
+    """The cmd construct a command (one segment of a line, between ``&&`` / ``;`` /
+    ``|``) is written in, that bash rejects or reads otherwise: ``cd /d``, ``dir /b``,
+    ``if not exist``; None for any other command."""
+    text = segment.strip()
+    m = _CMD_IF.match(text)
+    if m:
+        return f"if {'not ' if m.group(1) else ''}{m.group(2).lower()}"
+    words = text.split()
+    if len(words) >= 2 and words[0].lower() in CMD_SWITCHED:
+        switch = next((w for w in words[1:] if re.fullmatch(r"/[A-Za-z]", w)), None)
+        if switch is not None:
+            return f"{words[0].lower()} {switch.lower()}"
+    return None
 
 
 def family(name: str) -> str | None:

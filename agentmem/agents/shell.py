@@ -39,6 +39,7 @@ __all__ = [
     "parse",
     "powershell_call",
     "unwrap_argv",
+    "wrapped_script",
 ]
 
 _MAX_COMMAND = 20_000
@@ -513,10 +514,63 @@ def unwrap_argv(argv: Sequence[str]) -> str:
     return shlex.join(args)
 
 
+#: A line that only hands a script to Windows' shells: ``powershell.exe -NoProfile
+#: -Command "..."``, ``pwsh -c '...'``, ``cmd /c "..."`` (the program perhaps a quoted path).
+_WIN_WRAPPER = re.compile(
+    r"^\s*(?P<prog>\"[^\"]+\"|'[^']+'|\S+)\s+"
+    r"(?:(?:-ExecutionPolicy\s+\S+|-[A-Za-z]+|/[A-Za-z])\s+)*?"
+    r"(?P<flag>-c|-command|/c|/k)\s+(?P<rest>\S.*?)\s*$",
+    re.IGNORECASE | re.DOTALL,
+)
+
+
+def wrapped_script(command: str) -> str | None:
+    """The script a line hands to PowerShell (``-Command`` / ``-c``) or cmd (``/c``), its
+    quotes taken off; None for any other line."""
+    got = _wrapper(command)
+    return got[1] if got else None
+
+
+def _wrapper(command: str) -> tuple[str, str] | None:
+    """The Windows shell a line hands a script to (``powershell``, ``pwsh``, ``cmd``) and
+    that script (see :func:`wrapped_script`)."""
+    import shlex
+
+    m = _WIN_WRAPPER.match(command)
+    if m is None:
+        return None
+    prog = os.path.basename(m.group("prog").strip("\"'").replace("\\", "/")).lower()
+    prog = prog[:-4] if prog.endswith(".exe") else prog
+    flag = m.group("flag").lower()
+    if not (prog in ("powershell", "pwsh") and flag.startswith("-")) and not (
+        prog == "cmd" and flag.startswith("/")
+    ):
+        return None
+    rest = m.group("rest")
+    if rest[0] in "\"'":
+        try:
+            words = shlex.split(rest)
+        except ValueError:
+            return None
+        return (prog, words[0]) if len(words) == 1 else None
+    return prog, rest
+
+
 @functools.lru_cache(maxsize=4096)
 def parse(command: str, *, _depth: int = 0) -> Script:
     """The command line read into pipelines (see the module doc); ``parsed=False`` when
-    it cannot be read. ``bash -c '...'`` is read through to the script it runs."""
+    it cannot be read. ``bash -c '...'`` is read through to the script it runs, and so is
+    ``powershell -Command "..."`` / ``pwsh -c`` / ``cmd /c`` when their script reads as
+    commands (no backslash, no cmdlet: a Windows path or PowerShell's own syntax is not
+    read)."""
+    wrapped = _wrapper(command) if _depth < 3 else None
+    if wrapped is not None:
+        shell, text = wrapped
+        cmd_switch = shell == "cmd" and re.search(r"(?:^|\s)/[A-Za-z]\b", text)
+        if "\\" in text or cmd_switch:  # a Windows path, or cmd's own switches (dir /b)
+            return Script(command, parsed=False)
+        got = parse(text, _depth=_depth + 1)
+        return Script(command, got.pipelines, parsed=got.parsed)
     if not command.strip() or len(command) > _MAX_COMMAND or _windows_shell(command):
         return Script(command, parsed=False)
     p = _parser()

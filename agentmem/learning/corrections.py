@@ -452,6 +452,7 @@ def find_corrections(t: Trajectory) -> list[Correction]:
     recorded = t
     t = learning_view(t)
     needs = _tool_needs(t) + _tool_refusals(recorded) + _unquoted(t) + _cwd_kept(t)
+    needs += [c for c in _cwd_kept_root(t) if c.failed not in {n.failed for n in needs}]
     shell = find_shell_fixes(t)
     # a client tool's path found elsewhere (shell_fixes' location rule) is where the
     # project keeps the file, not a value of the tool's parameter
@@ -776,6 +777,93 @@ def _cwd_kept(t: Trajectory) -> list[Correction]:
         why = (
             f"{_step_word(went)} ran cd {folder}; {_step_word(i)} ran cd {folder} again and "
             f"failed ('{q}'); the same command without the cd worked ({_step_word(fixed)})"
+        )
+        out.append(Correction(Kind.TOOL_RULE, i, fixed, (), f, why))
+    return out
+
+
+def _last_cd(t: Trajectory, i: int, tool: str, home: str) -> tuple[int, str] | None:
+    """The last call of ``tool`` before call ``i`` that changed folder: (its index, the
+    folder) when it worked and moved away from the session's folder ``home``, else None."""
+    for k in range(i - 1, -1, -1):
+        s = t.steps[k]
+        if s.tool != tool or not _chdirs(s):
+            continue
+        found = spec_for(s.tool)
+        if not s.success or found is None:
+            return None
+        cds = [c for c in parse(command_line(found[1], s.params)).commands if c.program == "cd"]
+        ops = cds[-1].operands if cds else ()
+        if len(ops) != 1 or ops[0].rstrip("/") in (".", "", home) or ops[0].startswith(".."):
+            return None
+        return k, ops[0].rstrip("/")
+    return None
+
+
+def _root_paths(w: Step) -> list[str]:
+    """The relative paths a failed shell call named that its output reports missing."""
+    found = spec_for(w.tool)
+    if found is None or not re.search(r"(?i)no such file", w.output):
+        return []
+    cmds = parse(command_line(found[1], w.params)).commands
+    return [
+        o
+        for c in cmds
+        for o in c.operands
+        if "/" in o.strip("/") and not re.match(r"[/~$]|[A-Za-z]:", o) and o in w.output
+    ]
+
+
+def _rooted(s: Step, home: str, paths: Sequence[str]) -> bool:
+    """Whether a call named one of ``paths`` from the session's folder ``home``: under it
+    as an absolute path, or after ``cd HOME &&``."""
+    found = spec_for(s.tool)
+    line = command_line(found[1], s.params) if found is not None else ""
+    lead = re.match(rf"\s*cd\s+(['\"]?){re.escape(home)}/?\1\s*&&", line)
+    return any(f"{home}/{p}" in line or (lead is not None and p in line) for p in paths)
+
+
+def _cwd_kept_root(t: Trajectory) -> list[Correction]:
+    """The other face of :func:`_cwd_kept`: after a successful ``cd D`` in an earlier call
+    (the last change of folder), a later call of the same shell tool named a path from the
+    project's top (``apps/api/src/x.ts``) that failed, its output saying "No such file"
+    and naming it (the shell stood in D); a call that worked within three then used the
+    same path from the session's folder (``/w/app/apps/api/src/x.ts``, or ``cd /w/app &&
+    ...``). The same client lesson: the shell keeps the folder."""
+    home = str(t.meta.get("cwd") or "").rstrip("/")
+    out: list[Correction] = []
+    for i, w in enumerate(t.steps):
+        found = spec_for(w.tool)
+        if not home or w.success or found is None or not found[1].keeps_cwd or _chdirs(w):
+            continue
+        went, paths = _last_cd(t, i, w.tool, home), _root_paths(w)
+        if went is None or not paths:
+            continue
+
+        fixed = next(
+            (
+                j
+                for j in range(i + 1, min(len(t.steps), i + 4))
+                if t.steps[j].tool == w.tool
+                and t.steps[j].success
+                and _rooted(t.steps[j], home, paths)
+            ),
+            None,
+        )
+        if fixed is None:
+            continue
+        folder = went[1]
+        e = _error(w)
+        q = quote_error(e, 8)
+        text = lesson_text(
+            f"{w.tool} keeps the working directory between calls: after cd {folder}, a path "
+            f"from the project's top fails ('{q}'); use absolute paths, or check pwd first."
+        )
+        how = "the same path from the session's folder"
+        f = _tool_rule(w, text, (w.tool, "cd"), e, q, refused="cwd", how=how)
+        why = (
+            f"{_step_word(went[0])} ran cd {folder}; {_step_word(i)} named {paths[0]} from the "
+            f"project's top and failed ('{q}'); {_step_word(fixed)} used it from {home} and worked"
         )
         out.append(Correction(Kind.TOOL_RULE, i, fixed, (), f, why))
     return out

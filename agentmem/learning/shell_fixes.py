@@ -60,9 +60,19 @@ running inline code (``node -e``: kind ``program``).
 ``windows``
     cmd's or PowerShell's commands (``del``, ``Start-Sleep``, :func:`~agentmem.agents.
     programs.is_windows_command`) run in the Bash tool, which is Git Bash on Windows, and
-    bash found no such program; a later call did the job on the same path: the PowerShell
-    tool, a client tool (Read), or bash's own command. The run's first such failure
-    teaches it, naming every such command of the run and what worked instead.
+    bash found no such program; or cmd's syntax (``cd /d``, ``if not exist``, ``dir /b``:
+    :func:`~agentmem.agents.programs.cmd_syntax`) on a line naming a drive path, which
+    bash rejected ("too many arguments", a syntax error); a later call did the job on the
+    same path: the PowerShell tool, a client tool (Read), or bash's own command (for
+    syntax, a retry in bash's syntax that got past it, whatever failed after). The run's
+    first such failure teaches it, naming every such command of the run and what worked
+    instead.
+
+``separator``
+    Windows PowerShell 5.1 (Codex's shell on Windows) refused ``&&`` or ``||`` ("The token
+    '&&' is not a valid statement separator in this version": none of the line ran), and
+    a later call ran the same commands joined with ``;`` or ``if ($?) { ... }``, or as
+    separate calls, and worked: the machine's shell joins commands so.
 
 ``workdir``
     A script run (``node assets/build.js``, ``cd ~/.claude && bun hooks/self-test.ts``)
@@ -139,6 +149,7 @@ from ..agents.outcomes import (
     job_commands,
     moves_nowhere,
     own_timeout,
+    refusal_line,
     silent_not_found,
     timed_out,
 )
@@ -956,8 +967,11 @@ def _job_commands(t: Trajectory, step: Step) -> tuple[Command, ...]:
 def _failed_command(step: Step) -> tuple[Command, str] | None:
     """The command a misused shell call failed on, and its diagnostic."""
     o = outcome(step)
-    if not o.teachable and not (o.failure is Failure.DENIED and not step.success):
-        return None  # a denial stays failed in the view only when a retry escalated past it
+    refused = o.failure is Failure.DENIED or (
+        o.failure in (Failure.CODE, Failure.TIMEOUT) and refusal_line(step.output) is not None
+    )
+    if not o.teachable and not (refused and not step.success):
+        return None  # a refusal stays failed in the view only when a retry escalated past it
     found = spec_for(step.tool)
     script = parse(command_line(found[1], step.params)) if found else None
     if script is None or not script.parsed:
@@ -1533,38 +1547,110 @@ def _windows_fix(t: Trajectory, i: int) -> tuple[int, str] | None:
     return None
 
 
+#: bash rejecting a line written in cmd's syntax (``cd /d X``: too many arguments; ``if
+#: not exist X``: an unfinished ``if``; ``dir /b``: no such file ``/b``).
+_BASH_REJECTS = re.compile(
+    r"[^\n]*(?:too many arguments|syntax error[^\n]*|unexpected end of file|"
+    r"cannot access '/[A-Za-z]'[^\n]*)"
+)
+#: A Windows drive path in a command line: the machine is Windows.
+_DRIVE = re.compile(r"(?:^|[\s\"'=])[A-Za-z]:[\\/]")
+
+
+def _cmd_constructs(step: Step) -> tuple[list[str], str] | None:
+    """cmd's syntax that bash rejected in a failed shell call on Windows (its line names a
+    drive path): the constructs (``cd /d``) and bash's words for the rejection."""
+    line = _line(step)
+    m = _BASH_REJECTS.search(step.output[:2000])
+    if m is None or not _DRIVE.search(line):
+        return None
+    names = [programs.cmd_syntax(x) for x in re.split(r"&&|\|\||[;|\n]", line)]
+    found = [n for n in names if n]
+    return (found, _strip_bash_prefix(m.group(0))) if found else None
+
+
+def _strip_bash_prefix(line: str) -> str:
+    return re.sub(r"^(?:\S*bash(?:\.exe)?: )?(?:line \d+: )?", "", line.strip())
+
+
+def _syntax_retry(t: Trajectory, i: int) -> tuple[int, str] | None:
+    """The later Bash call that ran failed call ``i``'s line on the same paths in bash's
+    own syntax (no cmd construct left) and got past it: it worked, or it failed further
+    on, in what ran after (a script's own error), bash rejecting nothing and its first
+    program reporting nothing (``cd: ...``)."""
+    paths = _line_paths(_line(t.steps[i]))
+    for j in range(i + 1, min(len(t.steps), i + 1 + WINDOW)):
+        later = t.steps[j]
+        line = _line(later)
+        if not is_shell(later.tool) or "powershell" in later.tool.lower():
+            continue
+        if not paths or not any(p in _norm_path(line) for p in paths):
+            continue
+        if any(programs.cmd_syntax(x) for x in re.split(r"&&|\|\||[;|\n]", line)):
+            return None  # cmd's syntax again
+        found = parse(line)
+        if not found.parsed or not found.commands:
+            return None
+        first = found.commands[0].program
+        out = later.output[:2000]
+        if not later.success and (
+            not out.strip()
+            or _BASH_REJECTS.search(out)
+            or re.search(rf"\b{re.escape(first)}: ", out)
+        ):
+            return None
+        return j, f"bash's own {first}"
+    return None
+
+
+def _windows_failure(t: Trajectory, k: int) -> tuple[list[str], str, bool]:
+    """A Bash call's Windows commands bash found no program for (``del``), or its cmd
+    syntax bash rejected (``cd /d``): the names, bash's words, and whether it is syntax."""
+    s = t.steps[k]
+    if s.success or not is_shell(s.tool) or "powershell" in s.tool.lower():
+        return [], "", False
+    names = [n for n in _BASH_NOT_FOUND.findall(s.output[:2000]) if programs.is_windows_command(n)]
+    if names:
+        return names, f"{names[0]}: command not found", False
+    syntax = _cmd_constructs(s)
+    return (syntax[0], syntax[1], True) if syntax else ([], "", False)
+
+
 def _windows_commands(t: Trajectory, i: int) -> ShellFix | None:
     """``windows``: a shell call whose commands are cmd's or PowerShell's (``del``,
     ``Start-Sleep``) failed because bash (Claude Code's Bash is Git Bash on Windows) found
-    no such program, and a later call did the same job on the same path: the PowerShell
-    tool, a client tool, or bash's own command. The run's first such failure teaches it,
-    naming every Windows command the run tried in bash and what worked instead."""
-
-    def failures(k: int) -> list[str]:
-        s = t.steps[k]
-        if s.success or not is_shell(s.tool) or "powershell" in s.tool.lower():
-            return []
-        names = _BASH_NOT_FOUND.findall(s.output[:2000])
-        return [n for n in names if programs.is_windows_command(n)]
-
-    first = failures(i)
-    if not first or any(failures(k) for k in range(i)):
+    no such program, or whose cmd syntax (``cd /d``, ``if not exist``, ``dir /b``) bash
+    rejected ("too many arguments", a syntax error), and a later call did the same job on
+    the same path: the PowerShell tool, a client tool, or bash's own command. The run's
+    first such failure teaches it, naming every Windows command the run tried in bash and
+    what worked instead."""
+    first, said, syntax = _windows_failure(t, i)
+    if not first or any(_windows_failure(t, k)[0] for k in range(i)):
         return None  # not such a failure, or not the run's first
-    fixed = _windows_fix(t, i)
+    fixed = _windows_fix(t, i) or (_syntax_retry(t, i) if syntax else None)
     if fixed is None:
         return None
     names, ways = list(dict.fromkeys(first)), [fixed[1]]
     for k in range(i + 1, len(t.steps)):
-        more = failures(k)
-        again = _windows_fix(t, k) if more else None
+        more = _windows_failure(t, k)
+        again = (
+            (_windows_fix(t, k) or (_syntax_retry(t, k) if syntax else None))
+            if more[0] and more[2] == syntax
+            else None
+        )
         if again is not None:
-            names += [n for n in more if n not in names]
+            names += [n for n in more[0] if n not in names]
             ways += [w for w in [again[1]] if w not in ways]
     shown = ", ".join(names[:4])
-    q = quote_error(f"{first[0]}: command not found", 6)
+    q = quote_error(said, 6)
+    what = (
+        f"cmd's syntax ({shown}) fails"
+        if syntax
+        else (f"cmd's and PowerShell's commands ({shown}) are not found")
+    )
     text = (
-        f"The Bash tool runs Git Bash here: cmd's and PowerShell's commands ({shown}) are not "
-        f"found there ('{q}'); {' and '.join(ways)} did the job instead."
+        f"The Bash tool runs Git Bash here: {what} there ('{q}'); "
+        f"{' and '.join(ways)} did the job instead."
     )
     fnd = _finding("windows", first[0], "machine", text, (first[0], "Git Bash", *names[1:]), q)
     fnd = attrs.evolve(fnd, domain=t.steps[i].domain or "", detail={**fnd.detail, "avoid": names})
@@ -1847,6 +1933,81 @@ def _read_elsewhere(t: Trajectory, i: int) -> ShellFix | None:
     return None
 
 
+#: Windows PowerShell 5.1 refusing ``&&`` / ``||``, which only PowerShell 7 reads.
+_PS_SEPARATOR = re.compile(r"The token '(&&|\|\|)' is not a valid statement separator")
+#: A PowerShell wrapper around a line: ``powershell.exe -NoProfile -Command "..."``.
+_PS_WRAPPER = re.compile(
+    r"^\s*(?:\S*[\\/])?(?:powershell|pwsh)(?:\.exe)?\s+(?:-(?!c\b|command\b)\w+\s+)*"
+    r"-(?:c|command)\s+(.*)$",
+    re.IGNORECASE | re.DOTALL,
+)
+
+
+def _ps_script(step: Step) -> str:
+    """A PowerShell call's script: its line, or what a ``powershell -Command`` runs."""
+    line = _line(step).strip()
+    m = _PS_WRAPPER.match(line)
+    if m:
+        line = m.group(1).strip()
+        if len(line) >= 2 and line[0] == line[-1] and line[0] in "\"'":
+            line = line[1:-1]
+    return line
+
+
+def _joined_parts(line: str) -> list[str]:
+    return [" ".join(x.split()).lower() for x in re.split(r"&&|\|\|", line) if x.strip()]
+
+
+def _separator_retry(t: Trajectory, i: int, parts: list[str]) -> int | None:
+    """The later call that ran the same commands joined otherwise and worked: one line
+    holding every part without ``&&`` / ``||`` (``a; b``, ``a; if ($?) { b }``), or the
+    parts as consecutive calls that each worked; the last such call, or None."""
+    end = min(len(t.steps), i + 1 + WINDOW)
+    for j in range(i + 1, end):
+        later = t.steps[j]
+        if not is_shell(later.tool):
+            continue
+        line = _ps_script(later)
+        flat = " ".join(line.split()).lower()
+        if "&&" in line or "||" in line:
+            return None  # the same separator again
+        if later.success and all(p in flat for p in parts):
+            return j
+        calls = [t.steps[k] for k in range(j, min(end, j + len(parts)))]
+        if len(calls) == len(parts) and all(
+            c.success and is_shell(c.tool) and " ".join(_ps_script(c).split()).lower() == p
+            for c, p in zip(calls, parts)
+        ):
+            return j + len(parts) - 1
+    return None
+
+
+def _ps_separator(t: Trajectory, i: int) -> ShellFix | None:
+    """``separator``: Windows PowerShell 5.1 (Codex's shell on Windows) refused ``&&`` or
+    ``||`` ("The token '&&' is not a valid statement separator in this version"), and a
+    later call ran the same commands joined otherwise (``;``, ``if ($?) { ... }``, or as
+    separate calls) and worked: the machine's shell joins commands so."""
+    step = t.steps[i]
+    if step.success or not is_shell(step.tool):
+        return None
+    m = _PS_SEPARATOR.search(step.output[:2000])
+    parts = _joined_parts(_ps_script(step)) if m else []
+    if m is None or len(parts) < 2:
+        return None
+    j = _separator_retry(t, i, parts)
+    if j is None:
+        return None
+    q = quote_error(f"The token '{m.group(1)}' is not a valid statement separator", 10)
+    text = (
+        "Here the shell is Windows PowerShell 5.1: && and || are not separators "
+        f"('{q}'); join commands with ; or if ($?) {{ ... }}."
+    )
+    fnd = _finding("separator", "powershell", "machine", text, ("powershell", "&&", ";"), q)
+    fnd = attrs.evolve(fnd, domain=step.domain or "")
+    why = f"call {i + 1} joined commands with {m.group(1)}; call {j + 1} ran them joined otherwise"
+    return ShellFix(i, j, (), fnd, why)
+
+
 #: The readers of one failed call each (a kind that is no pair of a failed and a
 #: retried command), tried in order on the calls no earlier finding took.
 _READERS = (
@@ -1854,6 +2015,7 @@ _READERS = (
     _hidden,
     _literal_glob,
     _literal_path,
+    _ps_separator,
     _backslashes,
     _environment,
     _windows_commands,
@@ -1874,8 +2036,11 @@ def find_shell_fixes(t: Trajectory) -> list[ShellFix]:
     for i, step in enumerate(steps):
         if step.success or not is_shell(step.tool):
             continue
-        if timed_out(step) or own_timeout(step.output.lstrip().split("\n", 1)[0]):
+        cut = timed_out(step) or own_timeout(step.output.lstrip().split("\n", 1)[0])
+        if cut and refusal_line(step.output) is None:
             continue  # the shell tool (or the program) ran out of time: nothing was refused
+        if _PS_SEPARATOR.search(step.output[:2000]):
+            continue  # the shell refused the line: none of its commands ran (separator)
         failed = _failed_command(step)
         if failed is None:
             continue
@@ -1903,7 +2068,10 @@ def find_shell_fixes(t: Trajectory) -> list[ShellFix]:
             esc = escalates(later.params)
             same = _own_words(c) == _own_words(f)
             if esc is not None and escalates(step.params) is None and same:
-                fnd: Finding | None = _escalation(f, diag, esc, later.params[esc])
+                said = diag if refusal_line(diag) else (refusal_line(step.output) or diag)
+                fnd: Finding | None = _escalation(f, said, esc, later.params[esc])
+            elif cut:  # a refusal framed as a time-out: only an escalation past it teaches
+                fnd = None
             elif later.params.get(TTY) is True and step.params.get(TTY) is not True:
                 # kept in the view only after a failure that asked for a terminal
                 fnd = _terminal(f, diag) if same else None
@@ -1925,7 +2093,7 @@ def find_shell_fixes(t: Trajectory) -> list[ShellFix]:
                     )
                 )
             break
-        if not out or out[-1].failed != i:
+        if (not out or out[-1].failed != i) and not cut:
             advised = _advised(t, i, f, diag)
             if advised is not None:
                 used.add(advised.fixed)
@@ -2324,6 +2492,10 @@ _PS_MISSING = (
     "Get-Content: An object at the specified path src/app/[id]/page.tsx does not exist, or "
     "has been filtered by the -Include or -Exclude parameter."
 )
+_PS_ANDAND = (
+    "At line:1 char:8\n+ cd web && npm test\n+        ~~\n"
+    "The token '&&' is not a valid statement separator in this version."
+)
 _UPSTREAM = (
     "fatal: The current branch feat has no upstream branch.\n"
     "To push the current branch and set the remote as upstream, use\n\n"
@@ -2546,6 +2718,19 @@ SHELL_CHANGES: tuple[ShellChange, ...] = (
         ),
     ),
     ShellChange(
+        "separator",
+        "Windows PowerShell 5.1 refused && or || as a statement separator; a later call ran "
+        "the same commands joined with ; or if ($?), or as separate calls, and worked",
+        (
+            _exec("cd web && npm test", _PS_ANDAND, False),
+            _exec("cd web; if ($?) { npm test }", "2 passed"),
+        ),
+        (
+            _exec("cd web && npm test", _PS_ANDAND, False),
+            _exec("cd web; npm run build", "built"),
+        ),
+    ),
+    ShellChange(
         "backslash",
         "Git Bash took the backslashes out of a Windows path (the output names it without "
         "them), and a later call passed the same path with forward slashes",
@@ -2585,8 +2770,9 @@ SHELL_CHANGES: tuple[ShellChange, ...] = (
     ShellChange(
         "windows",
         "cmd's or PowerShell's commands (del, Start-Sleep) run in the Bash tool, which is "
-        "Git Bash, were not found; a later call did the job on the same path (the "
-        "PowerShell tool, Read, bash's own command)",
+        "Git Bash, were not found, or cmd's syntax (cd /d, if not exist, dir /b) on a drive "
+        "path was rejected; a later call did the job on the same path (the PowerShell "
+        "tool, Read, bash's own command)",
         (
             _sh('del "C:\\w\\lib\\mock.ts"', "bash: line 1: del: command not found", False),
             Step(tool="PowerShell", params={"command": 'Remove-Item "C:\\w\\lib\\mock.ts"'}),
