@@ -766,20 +766,34 @@ def _cwd_kept(t: Trajectory) -> list[Correction]:
         )
         if fixed is None:
             continue
-        e = _error(w)
-        q = quote_error(e, 8)
-        text = lesson_text(
-            f"{w.tool} keeps the working directory between calls: after cd {folder}, cd "
-            f"{folder} again fails ('{q}'); use absolute paths, or check pwd first."
+        out.append(
+            _kept_cwd(
+                w,
+                (i, fixed),
+                f"cd {folder} again",
+                "the same command without the cd",
+                f"{_step_word(went)} ran cd {folder}; {_step_word(i)} ran cd {folder} again and "
+                f"failed ('{{q}}'); the same command without the cd worked ({_step_word(fixed)})",
+                folder,
+            )
         )
-        how = "the same command without the cd"
-        f = _tool_rule(w, text, (w.tool, "cd"), e, q, refused="cwd", how=how)
-        why = (
-            f"{_step_word(went)} ran cd {folder}; {_step_word(i)} ran cd {folder} again and "
-            f"failed ('{q}'); the same command without the cd worked ({_step_word(fixed)})"
-        )
-        out.append(Correction(Kind.TOOL_RULE, i, fixed, (), f, why))
     return out
+
+
+def _kept_cwd(
+    w: Step, calls: tuple[int, int], what: str, how: str, why: str, folder: str
+) -> Correction:
+    """The ``keeps_cwd`` tool rule's correction: ``w`` (call ``calls[0]``) failed on
+    ``what`` after ``cd folder``; call ``calls[1]`` did it ``how``; ``why`` is the story,
+    its ``{q}`` the quoted error."""
+    e = _error(w)
+    q = quote_error(e, 8)
+    text = lesson_text(
+        f"{w.tool} keeps the working directory between calls: after cd {folder}, {what} "
+        f"fails ('{q}'); use absolute paths, or check pwd first."
+    )
+    f = _tool_rule(w, text, (w.tool, "cd"), e, q, refused="cwd", how=how)
+    return Correction(Kind.TOOL_RULE, calls[0], calls[1], (), f, why.replace("{q}", q))
 
 
 def _last_cd(t: Trajectory, i: int, tool: str, home: str) -> tuple[int, str] | None:
@@ -853,19 +867,13 @@ def _cwd_kept_root(t: Trajectory) -> list[Correction]:
         if fixed is None:
             continue
         folder = went[1]
-        e = _error(w)
-        q = quote_error(e, 8)
-        text = lesson_text(
-            f"{w.tool} keeps the working directory between calls: after cd {folder}, a path "
-            f"from the project's top fails ('{q}'); use absolute paths, or check pwd first."
-        )
-        how = "the same path from the session's folder"
-        f = _tool_rule(w, text, (w.tool, "cd"), e, q, refused="cwd", how=how)
         why = (
             f"{_step_word(went[0])} ran cd {folder}; {_step_word(i)} named {paths[0]} from the "
-            f"project's top and failed ('{q}'); {_step_word(fixed)} used it from {home} and worked"
+            f"project's top and failed ('{{q}}'); {_step_word(fixed)} used it from {home} and "
+            "worked"
         )
-        out.append(Correction(Kind.TOOL_RULE, i, fixed, (), f, why))
+        how = "the same path from the session's folder"
+        out.append(_kept_cwd(w, (i, fixed), "a path from the project's top", how, why, folder))
     return out
 
 
