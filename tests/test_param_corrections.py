@@ -54,6 +54,52 @@ def test_a_sandbox_denial_is_read_by_its_structure():
     assert sandbox_denial("Process exited with code 1\nOutput:\nSandbox(Denied") is None
 
 
+#: The other variant (Codex builds of early 2026): ``SandboxDenied { message: "..." ... }``,
+#: after the command when it is named, its strings escaped once.
+DENIED_VARIANT = (
+    "exec_command failed for `/bin/zsh -lc 'git checkout -b 001-x'`: SandboxDenied { message: "
+    "\"fatal: cannot lock ref 'refs/heads/001-x': Unable to create '/w/ui/.git/refs/heads/"
+    "001-x.lock': Operation not permitted\\n\", output: ExecToolCallOutput { exit_code: 128, "
+    'stdout: StreamOutput { text: "", truncated_after_lines: None }, stderr: StreamOutput { '
+    "text: \"fatal: cannot lock ref 'refs/heads/001-x': Operation not permitted\\n\", "
+    "truncated_after_lines: None }, duration: 0ns, timed_out: false } }"
+)
+
+
+def test_the_sandbox_denied_variant_is_read_by_its_structure():
+    """Read as a success before (found by reading a blind set's lessons): both refusals of
+    its session were lost."""
+    assert sandbox_denial(DENIED_VARIANT) == (
+        "sandbox denied (exit code 128)\nfatal: cannot lock ref 'refs/heads/001-x': "
+        "Operation not permitted"
+    )
+    bare = DENIED_VARIANT.replace(
+        "exec_command failed for `/bin/zsh -lc 'git checkout -b 001-x'`", "exec_command failed"
+    )
+    assert sandbox_denial(bare) is not None
+    assert sandbox_denial("exec_command failed: Io(SandboxDenied { x })") is None
+    assert sandbox_denial('SandboxDenied { message: "x" }') is None
+    r = CodexRollout()
+    r.prompt("branch")
+    r.add(
+        "response_item",
+        {
+            "type": "function_call",
+            "name": "exec_command",
+            "arguments": json.dumps({"cmd": "git checkout -b 001-x"}),
+            "call_id": "c1",
+        },
+    )
+    r.add(
+        "response_item",
+        {"type": "function_call_output", "call_id": "c1", "output": DENIED_VARIANT},
+    )
+    r.done()
+    ((call,),) = [t.calls for t in parse_codex(r.data()).turns]
+    assert call.success is False
+    assert call.output.startswith("sandbox denied (exit code 128)")
+
+
 def test_an_imported_sandbox_denial_is_a_failed_call_denied():
     r = CodexRollout()
     r.prompt("commit it")

@@ -172,22 +172,51 @@ _STOPPED = re.compile(r"\A\s*aborted by user\b")
 _EXEC_FAILED = re.compile(r"\A\s*exec_command failed\b[^\n]*?\bSandbox\(Denied\b")
 # the value's text: up to its closing \" (alternatives disjoint: no backtracking blow-up)
 _STDERR = re.compile(r'stderr: StreamOutput \{ text: \\"((?:[^"\\]|\\\\|\\[^"\\])*)\\"')
+# Other builds print the refusal as its own variant, the command (with its own quotes and
+# newlines) first: "exec_command failed[ for `cmd`]: SandboxDenied { message: \"...\",
+# output: ExecToolCallOutput { exit_code: 1, ..., stderr: StreamOutput { text: \"...\" ...",
+# its strings escaped once.
+_SANDBOX_DENIED = re.compile(r"\A\s*exec_command failed\b")
+_DENIED_VARIANT = re.compile(r"(?:\bfailed|`): SandboxDenied \{ ")
+_STDERR_ONCE = re.compile(r'stderr: StreamOutput \{ text: "((?:[^"\\]|\\.)*)"')
+_MESSAGE_ONCE = re.compile(r'SandboxDenied \{ message: "((?:[^"\\]|\\.)*)"')
 
 
 def sandbox_denial(text: str) -> str | None:
     """An ``exec_command failed ... Sandbox(Denied ...)`` output read by its structure:
     ``sandbox denied (exit code N)`` and the command's own stderr, a line each; else None."""
-    if not _EXEC_FAILED.match(text):
+    once = _denied_variant(text)
+    if not _EXEC_FAILED.match(text) and once is None:
         return None
     found = _EXIT_IN_LINE.search(text)
     head = "sandbox denied" + (f" (exit code {found.group(1)})" if found else "")
     err = _STDERR.search(text[:20_000])
+    if once is not None:
+        return f"{head}\n{once}" if once else head
     if err is None:
         return head
-    said = err.group(1)
-    for _ in range(2):  # the stderr was escaped twice: once in the value, once in its message
+    # the stderr was escaped twice: once in the value, once in its message
+    return f"{head}\n{_unescape(err.group(1), 2).strip()}"
+
+
+def _unescape(said: str, times: int) -> str:
+    for _ in range(times):
         said = re.sub(r"\\(.)", lambda m: {"n": "\n", "t": "\t"}.get(m.group(1), m.group(1)), said)
-    return f"{head}\n{said.strip()}"
+    return said
+
+
+def _denied_variant(text: str) -> str | None:
+    """The ``SandboxDenied { message: ... }`` variant's stderr (else its message), escaped
+    once; "" when it holds neither; None when ``text`` is not that variant (the variant's
+    name is looked for after the command, which may span lines, in the first 8,000
+    characters)."""
+    if not _SANDBOX_DENIED.match(text) or not _DENIED_VARIANT.search(text[:8_000]):
+        return None
+    for pattern in (_STDERR_ONCE, _MESSAGE_ONCE):
+        found = pattern.search(text[:20_000])
+        if found and found.group(1).strip():
+            return _unescape(found.group(1), 1).strip()
+    return ""
 
 
 def session_id_of(path: str) -> str:
