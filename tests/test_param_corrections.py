@@ -240,6 +240,24 @@ def test_an_unquoted_glob_the_shell_refused_teaches_quoting_and_nothing_else():
     assert find_shell_fixes(learning_view(_run(refused, other))) == []
 
 
+def test_a_glob_meant_as_a_pattern_teaches_no_quoting():
+    """``ls Dockerfile*`` matched nothing in zsh, then ``find . -name 'Dockerfile*'`` found
+    the files below: the word was a pattern on purpose, given next to a pattern option, and
+    quoting the path would not have helped (a blind set's lesson quoted such a run)."""
+    probe = _exec("ls Dockerfile*", "zsh:1: no matches found: Dockerfile*")
+    for found in (
+        "find . -name 'Dockerfile*'",
+        "rg --files -g 'Dockerfile*'",
+        "grep -rl FROM --include='Dockerfile*' .",
+    ):
+        later = _exec(found, "./api/Dockerfile", True)
+        assert find_shell_fixes(learning_view(_run(probe, later))) == [], found
+    listed = _exec("ls -la 'Dockerfile*'", "Dockerfile*", True)
+    assert [
+        f.finding.detail["change"] for f in find_shell_fixes(learning_view(_run(probe, listed)))
+    ] == ["glob"]
+
+
 def test_a_powershell_wildcard_path_read_literally_is_one_lesson_per_cmdlet():
     missing = (
         "Exit code: 1\nOutput:\nGet-Content: An object at the specified path "

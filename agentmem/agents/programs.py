@@ -28,6 +28,7 @@ import attrs
 __all__ = [
     "CMD_SWITCHED",
     "GENERIC_SUBCOMMANDS",
+    "PATTERN_OPTIONS",
     "PROGRAMS",
     "Program",
     "Role",
@@ -405,6 +406,14 @@ def is_windows_command(name: str) -> bool:
     cmdlet (``Start-Sleep``), that a bash (Git Bash) finds no program for."""
     return bool(_CMDLET.fullmatch(name)) or has(name, Role.WINDOWS)
 
+
+#: Options whose value is a pattern on purpose, of file names or of text (``find -name
+#: 'Dockerfile*'``, ``rg -g '*.ts'``, ``grep --include='*.py'``, ``grep -e X``): a word given
+#: to one is no path.
+PATTERN_OPTIONS = frozenset(
+    {"-name", "-iname", "-path", "-ipath", "-wholename", "-g", "--glob", "--iglob"}
+    | {"--include", "--exclude", "--exclude-dir", "-e", "--regexp"}
+)
 
 #: cmd's builtins that take a ``/X`` switch bash reads as a path (``cd /d``, ``dir /b``).
 CMD_SWITCHED = frozenset(

@@ -1305,6 +1305,8 @@ def _literal_glob(t: Trajectory, i: int) -> ShellFix | None:
     for j in range(i + 1, min(len(t.steps), i + 1 + WINDOW)):
         later = t.steps[j]
         if later.success and is_shell(later.tool) and _quoted_in(word, _line(later)):
+            if _as_pattern(word, later):
+                return None  # the word was a pattern on purpose (find -name 'X*'): no path
             q = quote_error(f"no matches found: {_tail(word)}", 8)
             text = (
                 f"In {shell} an unquoted path with [ ], * or ? is a glob pattern ('{q}'): "
@@ -1315,6 +1317,18 @@ def _literal_glob(t: Trajectory, i: int) -> ShellFix | None:
             why = f"call {i + 1} failed ('{q}'); call {j + 1} passed the path quoted"
             return ShellFix(i, j, (), fnd, why)
     return None
+
+
+def _as_pattern(word: str, step: Step) -> bool:
+    """Whether ``step`` gives ``word`` to an option that takes a file-name pattern
+    (:data:`~agentmem.agents.programs.PATTERN_OPTIONS`: ``-name X``, ``--include=X``)."""
+    for c in _commands(step) or ():
+        for before, arg in zip(("", *c.args), c.args, strict=False):
+            if arg == word and before in programs.PATTERN_OPTIONS:
+                return True
+            if any(arg == f"{o}={word}" for o in programs.PATTERN_OPTIONS if o.startswith("--")):
+                return True
+    return False
 
 
 #: Characters PowerShell's -Path reads as a wildcard ([ ]) or, unquoted, as code (( )).
