@@ -238,6 +238,37 @@ def test_a_settings_key_never_left_out_teaches_nothing() -> None:
     assert [c for c in find_corrections(run) if c.kind == Kind.TOOL_RULE] == []
 
 
+def test_a_settings_key_refused_then_another_edit_is_no_correction() -> None:
+    """A later edit of the same file that only does something else gave the goal up (a
+    blind set's lesson said "leave that key out" after the agent added an unrelated
+    setting instead): nothing the refused edit meant is in it, so it teaches nothing."""
+    path, old = "/home/u/.claude/settings.json", '{\n  "model": "haiku"\n}'
+
+    def edit(new: str, out: str, ok: bool) -> Step:
+        return Step("Edit", {"file_path": path, "old_string": old, "new_string": new}, out, ok)
+
+    refused = edit(
+        '{\n  "model": "haiku",\n  "disableIDEExtensionCheck": true\n}',
+        SETTINGS.format("disableIDEExtensionCheck"),
+        False,
+    )
+    done = "The file has been updated successfully."
+    other = edit(
+        '{\n  "model": "haiku",\n  "permissions": {"defaultMode": "default"}\n}', done, True
+    )
+    run = Trajectory(task="stop the IDE extension check", steps=(refused, other))
+    assert [c for c in find_corrections(run) if c.kind == Kind.TOOL_RULE] == []
+    # the same edit less the key, with the rest it meant: the correction stands
+    meant = edit(
+        '{\n  "model": "haiku",\n  "disableIDEExtensionCheck": true,\n  "theme": "dark"\n}',
+        SETTINGS.format("disableIDEExtensionCheck"),
+        False,
+    )
+    kept = edit('{\n  "model": "haiku",\n  "theme": "dark"\n}', done, True)
+    run = Trajectory(task="dark theme, no IDE check", steps=(meant, kept))
+    assert len([c for c in find_corrections(run) if c.kind == Kind.TOOL_RULE]) == 1
+
+
 ARRAY_AS_STRING = (
     "<tool_use_error>InputValidationError: AskUserQuestion failed due to the following "
     "issue:\nThe parameter `questions` type is expected as `array` but provided as "

@@ -622,7 +622,8 @@ def _content(s: Step, path_key: str | None) -> str:
 
 def _dropped_field(t: Trajectory, i: int, path: str, name: str) -> int | None:
     """The later call of the same job on ``path`` (an Edit after an Edit or a Write) that
-    worked without the key ``name`` that refused call ``i`` held."""
+    worked without the key ``name`` that refused call ``i`` held, and kept the rest of what
+    call ``i`` meant to write (:func:`_kept_intent`)."""
     w = t.steps[i]
     found = spec_for(w.tool)
     key = found[1].path if found else None
@@ -635,8 +636,25 @@ def _dropped_field(t: Trajectory, i: int, path: str, name: str) -> int | None:
         if not s.success:
             return None
         other = spec_for(s.tool)
-        return k if name not in _content(s, other[1].path if other else None) else None
+        done = _content(s, other[1].path if other else None)
+        return k if name not in done and _kept_intent(w, key, done, name) else None
     return None
+
+
+_WORD = re.compile(r"[A-Za-z_][\w.-]{2,}")
+_LITERALS = frozenset({"true", "false", "null", "none", "True", "False", "None"})
+
+
+def _kept_intent(w: Step, key: str | None, done: str, name: str) -> bool:
+    """Whether a later write (its content ``done``) still did what refused call ``w`` set
+    out to do, less the key ``name``: a word ``w`` added (beyond its ``old_string``), other
+    than the key and bare literals, is in it. A later edit of the same file that only does
+    something else (the goal given up) is no correction."""
+    added = set(_WORD.findall(_content(w, key))) - set(
+        _WORD.findall(str(w.params.get("old_string") or ""))
+    )
+    added -= {name, *_LITERALS}
+    return bool(added & set(_WORD.findall(done)))
 
 
 def _tool_refusals(t: Trajectory) -> list[Correction]:
