@@ -391,3 +391,19 @@ def test_a_timeout_reported_after_the_kept_output_teaches_nothing():
     assert _kinds(_run(run, ok)) == []
     refused = attrs.evolve(run, output=_LOG + "Error: shards=all is not allowed")
     assert _kinds(_run(refused, ok)) == ["param_value"]
+
+
+def test_an_error_that_is_only_its_exit_status_teaches_no_value_check():
+    """ "Check command before calling PowerShell: a wrong command failed with 'Exit code 1'"
+    (a blind set's first try): the fallback value lesson needs an error that says more than
+    the client's framing of an exit status."""
+    from agentmem.learning.generality import _framing_only
+
+    for said in ("Exit code 1", "Process exited with code 2", "exit status 3", "Error", ""):
+        assert _framing_only(said), said
+    for said in (
+        "Exit code 1\nGet-Item: Cannot find path 'X:\\a'",
+        "Error: invalid value for limit",
+        "sandbox denied (exit code 1)",
+    ):
+        assert not _framing_only(said), said

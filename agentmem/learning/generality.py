@@ -1116,8 +1116,8 @@ def _unrefuted(
     err = f.detail.get("error") or next(
         (e for n in notes for t, p, e in n.errors if p == x and e), ""
     )
-    if not parts and f.kind == "param_value" and x and err:  # what a failed call showed
-        ts = _tools_of(f)
+    if not parts and f.kind == "param_value" and x and err and not _framing_only(err):
+        ts = _tools_of(f)  # what a failed call showed, when it said more than its exit status
         q = quote_error(err, 5)
         text = _mask_quotes(
             f"Check {x} before calling {_join(ts)}: a wrong {x} failed with '{q}'.",
@@ -1130,6 +1130,20 @@ def _unrefuted(
         return _Verdict(None, None, f"held: {why}")
     (text, rule, note), rest = parts[0], parts[1:]
     return _Verdict(text, rule, note=note, extra=tuple((t, r) for t, r, _ in rest))
+
+
+#: A client's framing of a failure that says nothing of its cause: "Exit code 1", "Process
+#: exited with code 2", "Error", "Command failed".
+_FRAMING = re.compile(
+    r"(?i)\b(?:process\s+exited\s+with\s+code|exit(?:ed)?\s*(?:code|status)?|command\s+failed|"
+    r"error|failed|code)\b[:\s]*-?\d*"
+)
+
+
+def _framing_only(err: str) -> bool:
+    """Whether a failure's error holds only its client's framing (an exit status), no
+    word of its cause: "a wrong x failed with 'Exit code 1'" would teach nothing."""
+    return not re.search(r"[^\W\d_]", _FRAMING.sub(" ", err[:400]))
 
 
 def _plain_lesson(f: Finding, text: str, corpus: Corpus) -> _Verdict:
