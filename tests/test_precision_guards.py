@@ -407,3 +407,25 @@ def test_an_error_that_is_only_its_exit_status_teaches_no_value_check():
         "sandbox denied (exit code 1)",
     ):
         assert not _framing_only(said), said
+
+
+def test_a_folder_read_as_a_file_then_another_file_is_no_operand_fix():
+    """``cat .claude/commands/bmad`` ("Is a directory"), then ``cat docs/product/x.md``: the
+    agent moved on to another file; "run cat with docs/product/x.md, not .claude/commands/
+    bmad" was false (a blind set's lesson)."""
+    from agentmem.agents.outcomes import learning_view
+    from agentmem.learning.shell_fixes import find_shell_fixes
+    from agentmem.records import Step, Trajectory
+
+    def sh(cmd: str, out: str, ok: bool) -> Step:
+        return Step(tool="Bash", params={"command": cmd}, output=out, success=ok)
+
+    run = Trajectory(
+        task="read the open-loops doc",
+        steps=(
+            sh("cat .claude/commands/bmad", "cat: .claude/commands/bmad: Is a directory", False),
+            sh("cat docs/product/calm-prompt-open-loops.md", "# Open loops", True),
+        ),
+        meta={"cwd": "/w/app"},
+    )
+    assert find_shell_fixes(learning_view(run)) == []

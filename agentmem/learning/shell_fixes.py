@@ -735,14 +735,19 @@ def _operand(f: Command, s: Command, q: str, diag: str, body: str, task: str) ->
         return _finding(
             "location", f, "project", text, (f.program, good), diag, bad=bad, good=good, avoid=[bad]
         )
-    if _MISSING_PATH.search(diag):
-        return None  # another file: the agent moved on, or explored
+    if _MISSING_PATH.search(diag) or _WRONG_KIND.search(diag):
+        return None  # another file (after a missing path or a folder read as a file): moved on
     if task and bad in task and good in task:
         return None  # the task named both: another item, not a retry
     text = f"In this project run {_intent(f)} with {good}, not {bad}, which fails with '{q}'."
     return _finding(
         "operand", f, "project", text, (f.program, good), diag, bad=bad, good=good, avoid=[bad]
     )
+
+
+#: A path that is there but of the other kind: a folder given where a file goes, or a file
+#: where a folder goes. Another path after it is another file, not the same one corrected.
+_WRONG_KIND = re.compile(r"\b(?:[Ii]s a directory|EISDIR|[Nn]ot a directory|ENOTDIR)\b")
 
 
 #: A program's complaint about an option it does not know (ripgrep, grep, clap's words).
