@@ -765,7 +765,7 @@ def _value_head(v: _ValueFacts) -> str | None:
         return f"Call {ts} with {x} like {good};" if v.opts else f"Call {ts} with {x}={good};"
     if v.from_task:
         return f"Call {ts} with {x} exactly as the request writes it;"
-    if v.bad is not None and v.error:
+    if v.bad is not None and v.error and not _framing_only(v.error):
         return f"Check {x} before calling {ts}:"
     if v.wrong:
         return f"Call {ts} with {x}=..., never {v.wrong}=...;"
@@ -783,7 +783,7 @@ def _value_parts(v: _ValueFacts, head: str) -> list[str]:
         pass  # the head says it
     elif bad is not None and v.lookup_ok:
         parts.append(f"never pass a {x} that neither the request nor {v.source} gave")
-    elif bad is not None and v.err:
+    elif bad is not None and v.err and not _framing_only(v.error):
         parts.append(f"a wrong {x} failed with '{v.err}'")
     if v.wrong and not head.endswith(f"never {v.wrong}=...;"):
         parts.append(f"name it {x}=..., never {v.wrong}=...")
