@@ -91,14 +91,44 @@ def test_values_equal_once_clipped_make_no_lesson():
     # control: values that differ within what a lesson shows are taught
     short_bad = Step(
         tool="mcp__workspace__run",
-        params={"script": "make all"},
+        params={"target": "all"},
         output="Error: build failed: no rule for target all",
         success=False,
     )
     short_good = Step(
-        tool="mcp__workspace__run", params={"script": "make only"}, output="built", success=True
+        tool="mcp__workspace__run", params={"target": "only"}, output="built", success=True
     )
     assert _kinds(_run(short_bad, short_good)) == ["param_value"]
+
+
+def test_a_command_line_changed_is_code_not_a_value():
+    """An MCP server's shell (``mcp__workspace__bash``'s ``command``) or any parameter that
+    holds a script: a retry with another command line is no "call T with command like V"
+    (an earlier validation lesson told a failed playwright script as a wrong value of
+    ``command``); a one-word value of such a parameter, or a line of another parameter, is."""
+    bad = Step(
+        tool="mcp__workspace__bash",
+        params={"command": "cd /sessions/x/mnt/outputs\npython3 shot.py"},
+        output="Exit code 2\nplaywright._impl._errors.Error: BrowserType.launch",
+        success=False,
+    )
+    good = Step(
+        tool="mcp__workspace__bash",
+        params={"command": "sudo apt-get install -y libxdamage1"},
+        output="apt exit 0",
+        success=True,
+    )
+    assert _kinds(_run(bad, good)) == []
+    word_bad = Step(
+        tool="mcp__workspace__run",
+        params={"command": "buld"},
+        output="Error: unknown command buld",
+        success=False,
+    )
+    word_good = Step(
+        tool="mcp__workspace__run", params={"command": "build"}, output="built", success=True
+    )
+    assert _kinds(_run(word_bad, word_good)) == ["param_value"]
 
 
 _WRITE = "mcp__filesystem__write_file"

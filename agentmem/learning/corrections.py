@@ -287,6 +287,21 @@ def _renamed(
     )
 
 
+#: Parameters that hold a command line or a script, whatever the tool: a shell of an MCP
+#: server (``mcp__workspace__bash``), a client's PowerShell, an unknown runner.
+_COMMAND_PARAMS = frozenset({"command", "cmd", "commands", "script", "code", "shell_command"})
+
+
+def _command_line(name: str, value: Any) -> bool:
+    """Whether ``value`` of parameter ``name`` is a command line or a script (several
+    words, or several lines), not a value: its change is code, as the shell kinds read it,
+    never "call T with x like V"."""
+    if not isinstance(value, str):
+        return False
+    v = value.strip()
+    return "\n" in v or (name.lower() in _COMMAND_PARAMS and len(v.split()) > 1)
+
+
 def _changed_value(
     t: Trajectory, i: int, j: int, between: list[int], e: str, head: str, dom: str
 ) -> Correction | None:
@@ -300,6 +315,8 @@ def _changed_value(
     bad, good = w.params[x], r.params[x]
     if not (is_scalar(bad) and is_scalar(good)):
         return None  # a list or object changed: which part of it was the fix?
+    if _command_line(x, bad) or _command_line(x, good):
+        return None  # a shell line or a script changed (an MCP or unknown shell tool): code
     if short_value(bad) == short_value(good):
         return None  # the two values read the same once clipped: a lesson could not tell them apart
     found = spec_for(w.tool)
