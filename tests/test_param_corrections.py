@@ -78,6 +78,9 @@ def test_the_sandbox_denied_variant_is_read_by_its_structure():
     )
     assert sandbox_denial(bare) is not None
     assert sandbox_denial("exec_command failed: Io(SandboxDenied { x })") is None
+    # an "exit code" inside the command is not the refusal's
+    echoed = DENIED_VARIANT.replace("git checkout -b 001-x'`", "make || echo exit code 0'`")
+    assert sandbox_denial(echoed).startswith("sandbox denied (exit code 128)")
     assert sandbox_denial('SandboxDenied { message: "x" }') is None
     r = CodexRollout()
     r.prompt("branch")
@@ -252,6 +255,16 @@ def test_a_glob_meant_as_a_pattern_teaches_no_quoting():
     ):
         later = _exec(found, "./api/Dockerfile", True)
         assert find_shell_fixes(learning_view(_run(probe, later))) == [], found
+    # a pattern option given the word unquoted first, then quoted: the quoting was the fix;
+    # and pip's -e takes a path (zsh refused its extras' brackets)
+    for failed, fixed in (
+        ("find . -name *.py", "find . -name '*.py'"),
+        ("pip install -e .[dev]", "pip install -e '.[dev]'"),
+    ):
+        word = failed.split()[-1]
+        refused = _exec(failed, f"zsh:1: no matches found: {word}")
+        fixes = find_shell_fixes(learning_view(_run(refused, _exec(fixed, "ok", True))))
+        assert [f.finding.detail["change"] for f in fixes] == ["glob"], failed
     listed = _exec("ls -la 'Dockerfile*'", "Dockerfile*", True)
     assert [
         f.finding.detail["change"] for f in find_shell_fixes(learning_view(_run(probe, listed)))

@@ -459,3 +459,55 @@ def test_a_folder_read_as_a_file_then_another_file_is_no_operand_fix():
         meta={"cwd": "/w/app"},
     )
     assert find_shell_fixes(learning_view(run)) == []
+
+
+def test_a_folder_named_then_its_file_is_an_operand_fix():
+    """The other side of the folder guard: ``docker build -f docker`` ("is a directory"),
+    then ``-f docker/Dockerfile``: the file inside the folder named is the operand fixed."""
+    from agentmem.agents.outcomes import learning_view
+    from agentmem.learning.shell_fixes import find_shell_fixes
+    from agentmem.records import Step, Trajectory
+
+    def sh(cmd: str, out: str, ok: bool) -> Step:
+        return Step(tool="Bash", params={"command": cmd}, output=out, success=ok)
+
+    said = "ERROR: failed to read dockerfile: read /w/app/docker: is a directory"
+    run = Trajectory(
+        task="build the image",
+        steps=(
+            sh("docker build -f docker -t app .", said, False),
+            sh("docker build -f docker/Dockerfile -t app .", "naming to app done", True),
+        ),
+        meta={"cwd": "/w/app"},
+    )
+    fixes = find_shell_fixes(learning_view(run))
+    assert [f.finding.detail.get("good") for f in fixes] == ["docker/Dockerfile"]
+
+
+def test_a_value_lesson_never_quotes_an_exit_status_alone():
+    """The wiring of ``_framing_only`` into the value lesson's head and parts."""
+    from agentmem.learning.generality import _value_head, _value_parts, _ValueFacts
+
+    def facts(error: str) -> _ValueFacts:
+        return _ValueFacts(
+            ts=("PowerShell",),
+            x="command",
+            good=None,
+            bad="x",
+            source=None,
+            wrong=None,
+            recover=False,
+            error=error,
+            err=error,
+            opts=(),
+            lookup_ok=False,
+            from_task=False,
+            bad_from_task=False,
+            good_ok=False,
+            bad_ok=False,
+        )
+
+    assert _value_head(facts("Exit code 1")) is None
+    assert _value_parts(facts("Exit code 1"), "") == []
+    assert _value_head(facts("Error: unknown id x")) == "Check command before calling PowerShell:"
+    assert _value_parts(facts("Error 404"), "") == ["a wrong command failed with 'Error 404'"]

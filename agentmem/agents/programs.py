@@ -407,12 +407,12 @@ def is_windows_command(name: str) -> bool:
     return bool(_CMDLET.fullmatch(name)) or has(name, Role.WINDOWS)
 
 
-#: Options whose value is a pattern on purpose, of file names or of text (``find -name
-#: 'Dockerfile*'``, ``rg -g '*.ts'``, ``grep --include='*.py'``, ``grep -e X``): a word given
-#: to one is no path.
+#: Options whose value is a file-name pattern on purpose (``find -name 'Dockerfile*'``,
+#: ``rg -g '*.ts'``, ``grep --include='*.py'``): a word given to one is no path. (Not ``-e``:
+#: ``pip install -e '.[dev]'`` is a path.)
 PATTERN_OPTIONS = frozenset(
     {"-name", "-iname", "-path", "-ipath", "-wholename", "-g", "--glob", "--iglob"}
-    | {"--include", "--exclude", "--exclude-dir", "-e", "--regexp"}
+    | {"--include", "--exclude", "--exclude-dir"}
 )
 
 #: cmd's builtins that take a ``/X`` switch bash reads as a path (``cd /d``, ``dir /b``).

@@ -188,8 +188,8 @@ def sandbox_denial(text: str) -> str | None:
     once = _denied_variant(text)
     if not _EXEC_FAILED.match(text) and once is None:
         return None
-    found = _EXIT_IN_LINE.search(text)
-    head = "sandbox denied" + (f" (exit code {found.group(1)})" if found else "")
+    code = denial_exit_code(text)
+    head = "sandbox denied" + (f" (exit code {code})" if code is not None else "")
     err = _STDERR.search(text[:20_000])
     if once is not None:
         return f"{head}\n{once}" if once else head
@@ -197,6 +197,17 @@ def sandbox_denial(text: str) -> str | None:
         return head
     # the stderr was escaped twice: once in the value, once in its message
     return f"{head}\n{_unescape(err.group(1), 2).strip()}"
+
+
+_OUTPUT_EXIT = re.compile(r"ExecToolCallOutput \{ exit_code: (-?\d+)")
+
+
+def denial_exit_code(text: str) -> int | None:
+    """A refused command's exit code: the value's own ``ExecToolCallOutput { exit_code: N``,
+    never an "exit code" the command's text holds (``... || echo exit code 0``); else the
+    first one named, for the older shape."""
+    found = _OUTPUT_EXIT.search(text[:20_000]) or _EXIT_IN_LINE.search(text)
+    return int(found.group(1)) if found else None
 
 
 def _unescape(said: str, times: int) -> str:
@@ -287,9 +298,7 @@ def _output(payload: Mapping[str, Any]) -> Output:
             return attrs.evolve(head, success=int(m.group(1)) == 0, exit_code=int(m.group(1)))
         denial = sandbox_denial(text)
         if denial is not None:
-            found = _EXIT_IN_LINE.search(text)
-            code = int(found.group(1)) if found else None
-            return attrs.evolve(head, text=denial, success=False, exit_code=code)
+            return attrs.evolve(head, text=denial, success=False, exit_code=denial_exit_code(text))
         if _REJECTED.match(text) or _STOPPED.match(text):  # refused or stopped: never ran
             return attrs.evolve(head, success=False)
         if _COULD_NOT_RUN.match(text):  # the sandbox refused, or the call could not start

@@ -654,7 +654,8 @@ def _dropped_field(t: Trajectory, i: int, path: str, name: str) -> int | None:
             return None
         other = spec_for(s.tool)
         done = _content(s, other[1].path if other else None)
-        return k if name not in done and _kept_intent(w, key, done, name) else None
+        wrote = str(s.params.get("new_string") or s.params.get("content") or done)
+        return k if name not in done and _kept_intent(w, key, wrote, name) else None
     return None
 
 

@@ -1135,15 +1135,16 @@ def _unrefuted(
 #: A client's framing of a failure that says nothing of its cause: "Exit code 1", "Process
 #: exited with code 2", "Error", "Command failed".
 _FRAMING = re.compile(
-    r"(?i)\b(?:process\s+exited\s+with\s+code|exit(?:ed)?\s*(?:code|status)?|command\s+failed|"
-    r"error|failed|code)\b[:\s]*-?\d*"
+    r"(?i)\b(?:process\s+exited\s+with\s+code|exit(?:ed)?\s*(?:code|status)?)\b[:\s]*-?\d*"
+    r"|\b(?:command\s+failed|error|failed)\b[:\s]*"
 )
 
 
 def _framing_only(err: str) -> bool:
     """Whether a failure's error holds only its client's framing (an exit status), no
     word of its cause: "a wrong x failed with 'Exit code 1'" would teach nothing."""
-    return not re.search(r"[^\W\d_]", _FRAMING.sub(" ", err[:400]))
+    rest = _FRAMING.sub(" ", err[:400])
+    return not re.search(r"[^\W\d_]|\b[1-5]\d\d\b", rest)  # words, or an HTTP status
 
 
 def _plain_lesson(f: Finding, text: str, corpus: Corpus) -> _Verdict:

@@ -735,7 +735,8 @@ def _operand(f: Command, s: Command, q: str, diag: str, body: str, task: str) ->
         return _finding(
             "location", f, "project", text, (f.program, good), diag, bad=bad, good=good, avoid=[bad]
         )
-    if _MISSING_PATH.search(diag) or _WRONG_KIND.search(diag):
+    inside = good.startswith(bad.rstrip("/") + "/")  # the folder's file: the operand fixed
+    if _MISSING_PATH.search(diag) or (_WRONG_KIND.search(diag) and not inside):
         return None  # another file (after a missing path or a folder read as a file): moved on
     if task and bad in task and good in task:
         return None  # the task named both: another item, not a retry
@@ -747,7 +748,9 @@ def _operand(f: Command, s: Command, q: str, diag: str, body: str, task: str) ->
 
 #: A path that is there but of the other kind: a folder given where a file goes, or a file
 #: where a folder goes. Another path after it is another file, not the same one corrected.
-_WRONG_KIND = re.compile(r"\b(?:[Ii]s a directory|EISDIR|[Nn]ot a directory|ENOTDIR)\b")
+_WRONG_KIND = re.compile(
+    r"\b(?:[Ii]s a directory|EISDIR|[Nn]ot a directory|ENOTDIR|not a regular file)\b"
+)
 
 
 #: A program's complaint about an option it does not know (ripgrep, grep, clap's words).
@@ -1310,8 +1313,8 @@ def _literal_glob(t: Trajectory, i: int) -> ShellFix | None:
     for j in range(i + 1, min(len(t.steps), i + 1 + WINDOW)):
         later = t.steps[j]
         if later.success and is_shell(later.tool) and _quoted_in(word, _line(later)):
-            if _as_pattern(word, later):
-                return None  # the word was a pattern on purpose (find -name 'X*'): no path
+            if _as_pattern(word, later) and not _as_pattern(word, step):
+                return None  # a pattern on purpose (ls X*, then find -name 'X*'): no path
             q = quote_error(f"no matches found: {_tail(word)}", 8)
             text = (
                 f"In {shell} an unquoted path with [ ], * or ? is a glob pattern ('{q}'): "
