@@ -534,6 +534,7 @@ def evaluate(items: Sequence[Transcript], workdir: Path) -> dict[str, Any]:
     hit = {k for x in found for k in x.matched}
     key_lessons = {e["lesson"] for _, e in keyed.values() if worth_recalling(e)}
     taught = {keyed[k][1]["lesson"] for k in hit} & key_lessons
+    again, spread = recurring(keyed), recurring(keyed, by="project")
     wide = [
         x for x in found if x.match and x.scope == "global" and _key_scope(keyed, x) == "project"
     ]
@@ -545,6 +546,10 @@ def evaluate(items: Sequence[Transcript], workdir: Path) -> dict[str, Any]:
         "recall": len(taught) / len(key_lessons) if key_lessons else None,
         "key_lessons": len(key_lessons),
         "key_lessons_learned": len(taught),
+        "recurring": len(again),
+        "recurring_learned": len(taught & again),
+        "across_projects": len(spread),
+        "across_projects_learned": len(taught & spread),
         "recall_calls": len(hit) / len(keyed) if keyed else None,
         "corrections": len(keyed),
         "corrections_learned": sorted(hit),
@@ -667,6 +672,22 @@ def worth_recalling(entry: Mapping[str, Any]) -> bool:
     values were keyed says none: medium). A low-value correction is no false lesson when
     learned, and no miss when not."""
     return entry.get("value", "medium") in ("high", "medium")
+
+
+def recurring(
+    keyed: Mapping[str, tuple[Transcript, dict[str, Any]]], by: str = "session"
+) -> set[str]:
+    """The key's distinct high/medium lessons that recur: keyed in two or more sessions (a
+    sub-agent's file counts as its parent's session), or with ``by="project"`` in two or
+    more projects. Recall on these says whether what recurs is learned; a one-off lesson is
+    worth less in a prompt."""
+    seen: dict[str, set[str]] = {}
+    for t, e in keyed.values():
+        if worth_recalling(e):
+            session = t.file.split("/subagents/")[0].removesuffix(".jsonl")
+            where = t.project if by == "project" else session
+            seen.setdefault(e["lesson"], set()).add(where)
+    return {lesson for lesson, places in seen.items() if len(places) >= 2}
 
 
 def _key_scope(keyed: Mapping[str, tuple[Transcript, dict[str, Any]]], x: Lesson) -> str:
@@ -991,6 +1012,8 @@ def _half_lines(part: Mapping[str, Any]) -> list[str]:
         f"  recall: {_fmt(a['recall'])} = {a['key_lessons_learned']}/{a['key_lessons']} of the"
         f" key's distinct lessons (target >= {TARGETS['recall']}); by failed call"
         f" {len(a['corrections_learned'])}/{a['corrections']}",
+        f"  recall of the lessons that recur: {a['recurring_learned']}/{a['recurring']} keyed in"
+        f" 2+ sessions, {a['across_projects_learned']}/{a['across_projects']} in 2+ projects",
         f"  lessons from traps: {a['trap_lessons']}"
         + (f" {a['trap_kinds']}" if a["trap_kinds"] else "")
         + f" (target {TARGETS['trap_lessons']}; by trap kind)",

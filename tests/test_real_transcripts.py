@@ -411,3 +411,25 @@ def test_no_session_is_listed_under_two_repositories() -> None:
             if seen.setdefault(what, r.repo.lower()) != r.repo.lower():
                 twice.append(f"{r.file}: {what} is listed under {seen[what]} too")
     assert twice == []
+
+
+def test_a_lesson_recurs_when_two_sessions_or_two_projects_key_it() -> None:
+    """``recurring``: the key's high/medium lessons keyed in 2+ sessions (a sub-agent file
+    is its parent's session), or 2+ projects; low-value ones never count."""
+
+    def t(file: str, project: str, *entries: dict[str, Any]) -> bench.Transcript:
+        return bench.Transcript(file, "claude-code", project, list(entries))
+
+    fix = {"label": "correction", "value": "high", "lesson": "use python3"}
+    low = {"label": "correction", "value": "low", "lesson": "read first"}
+    once = {"label": "correction", "value": "medium", "lesson": "one-off"}
+    items = [
+        t("corpus/a/s1.jsonl", "a", {**fix, "id": "1"}, {**low, "id": "2"}, {**once, "id": "3"}),
+        t("corpus/a/s1/subagents/agent-x.jsonl", "a", {**once, "id": "4"}),
+        t("corpus/a/s2.jsonl", "a", {**fix, "id": "5"}, {**low, "id": "6"}),
+    ]
+    keyed = bench.corrections(items)
+    assert bench.recurring(keyed) == {"use python3"}
+    assert bench.recurring(keyed, by="project") == set()
+    items.append(t("corpus/b/s3.jsonl", "b", {**fix, "id": "7"}))
+    assert bench.recurring(bench.corrections(items), by="project") == {"use python3"}
