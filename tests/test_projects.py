@@ -510,3 +510,65 @@ def test_add_and_add_many_scope_lessons_to_a_project_through_one_path(tmp_path):
         with pytest.raises(InvalidRecordError):
             mem.add("word " * 40, project=app)
         assert len(mem.experiences()) == 3
+
+
+_NO_PYTHON = "Exit code 127\nbash: line 1: python: command not found"
+PY_OK = [
+    Step("Bash", {"command": "python scripts/gen.py"}, _NO_PYTHON, False),
+    Step("Bash", {"command": "python3 scripts/gen.py"}, "wrote 3 files", True),
+]
+PY_BAD = [Step("Bash", {"command": "python scripts/gen.py"}, _NO_PYTHON, False)]
+
+
+def _interpreter_lesson(mem: Memory, project: str) -> int:
+    _group(mem, "regenerate the fixtures", PY_OK, PY_BAD, [project] * 4)
+    _group(mem, "run the unit tests", GOOD, BAD, [project] * 4)
+    mem.learn(use_model=False)
+    [fact] = [e.id for e in mem.experiences() if "python3" in e.text]
+    assert fact is not None
+    return fact
+
+
+@pytest.fixture
+def no_python(monkeypatch):
+    """This machine as the runs' was: python3 on PATH, python not (the claim checks)."""
+    import agentmem.claims
+
+    monkeypatch.setattr(
+        agentmem.claims, "_which", lambda n: "/usr/bin/python3" * (n == "python3") or None
+    )
+    return monkeypatch
+
+
+def test_an_interpreter_under_another_name_is_standing_in_its_project(mem: Memory, no_python):
+    """Real (validation replay, Codex in G): python is not on PATH, python3 is, and four
+    later prompts ("proceed", an IDE context) each ran python again without the lesson,
+    since they name no script. Every task that runs a script meets it, so the fact is
+    standing like the version control's: served for any prompt where it holds, never in
+    another project; a fact about another program still needs the prompt."""
+    fact = _interpreter_lesson(mem, A)
+    assert scopes_of(mem.db)[fact].kind == "project"  # another machine's runs: A's fact
+    here = [h.experience.id for h in mem.retrieve("proceed", project=A)]
+    assert fact in here
+    assert fact not in {h.experience.id for h in mem.retrieve("proceed", project=B)}
+    [tests] = [e.id for e in mem.experiences() if "test/unit" in e.text]
+    assert tests not in here
+    # where python is on PATH its claim fails: withheld like any lesson whose claim fails
+    import agentmem.claims
+
+    no_python.setattr(agentmem.claims, "_which", lambda n: f"/usr/bin/{n}")
+    assert fact not in {h.experience.id for h in mem.retrieve("proceed", project=A)}
+
+
+def test_a_standing_machine_fact_is_served_on_its_machine_only(tmp_path, mem: Memory, no_python):
+    """The same fact learned from runs of this machine is a machine fact: standing in any
+    project here, never on another machine."""
+    app = tmp_path / "app"
+    app.mkdir()
+    fact = _interpreter_lesson(mem, str(app))
+    scope = scopes_of(mem.db)[fact]
+    assert scope.kind == "machine" and scope.machine == projects.machine_id()
+    ids = scope_store.standing_fact_ids(mem.db, str(tmp_path / "other"), 5)
+    assert ids == [fact]
+    assert scope_store.standing_fact_ids(mem.db, "/x", 5, machine="another") == []
+    assert fact in {h.experience.id for h in mem.retrieve("proceed", project=tmp_path / "other")}

@@ -1024,9 +1024,11 @@ def _untested_rule(f: Finding, text: str) -> Rule:
 
 def _shell_rule(f: Finding, text: str) -> Rule:
     """A shell correction's rule: untested (the run's own calls prove it), with the claims
-    it makes of the machine or the project, checked where it is served; standing when its
-    program is the version control (a step of most tasks: commit, push)."""
-    standing = programs.has(f.tool, Role.VCS)
+    it makes of the machine or the project, checked where it is served; standing when it
+    is about a step of most tasks: the version control (commit, push), or the interpreter
+    that runs the project's scripts under another name (``python`` missing, ``python3``
+    there: every task that runs a script meets it, whatever its prompt says)."""
+    standing = programs.has(f.tool, Role.VCS) or f.detail.get("change") == "interpreter"
     return Rule(f.kind, [f.tool], testable=False, claims=claims_of(f), standing=standing)
 
 

@@ -169,9 +169,10 @@ def _standing(
     turn, so in its project it passes the relevance floor for any prompt, after the
     lessons the prompt found and in at most :data:`STANDING` slots of ``k``. Project and
     machine facts still need the prompt, but a standing one (its rule's ``standing``: about
-    the project's version control, a step of most tasks there, "In this project git commit
-    fails: run mix format first") comes first in those slots; a search in some domains
-    (``where``) takes only those domains' rules."""
+    a step of most tasks there, the project's version control, "In this project git commit
+    fails: run mix format first", or its interpreter, "python is not on PATH here: run
+    python3 instead") comes first in those slots; a search in some domains (``where``)
+    takes only those domains' rules."""
     room = min(STANDING, k - len(found))
     if room < 1:
         return []

@@ -87,22 +87,26 @@ def tool_rule_ids(db: Any, project: str, limit: int) -> list[int]:
     return [int(r[0]) for r in rows]
 
 
-def standing_fact_ids(db: Any, project: str, limit: int) -> list[int]:
-    """Up to ``limit`` live facts of ``project`` (kind ``project``, no machine's) whose rule
-    says they are standing (``experiences.rule``'s ``standing``: a step of most tasks there,
-    its version control), the newest first."""
+def standing_fact_ids(db: Any, project: str, limit: int, machine: str | None = None) -> list[int]:
+    """Up to ``limit`` live facts whose rule says they are standing (``experiences.rule``'s
+    ``standing``: a step of most tasks, the version control, the interpreter) served in
+    ``project``: that project's (kind ``project``, no machine's) and this machine's (kind
+    ``machine``; ``machine``: its id, default :func:`agentmem.projects.machine_id`, hashed
+    only when such a fact exists), the newest first."""
     cols = _columns(db)
     if "kind" not in cols or limit < 1:
         return []
     rows = db.execute(
-        f"SELECT c.experience_id FROM ({_current(db, cols)}) c "
+        f"SELECT c.experience_id, c.kind, c.machine FROM ({_current(db, cols)}) c "
         "CROSS JOIN experiences e ON e.id = c.experience_id AND e.status = 'live' "
-        "WHERE c.kind = 'project' AND c.machine IS NULL AND c.project = ? "
+        "WHERE ((c.kind = 'project' AND c.machine IS NULL AND c.project = ?) "
+        "OR (c.kind = 'machine' AND c.machine IS NOT NULL)) "
         "AND json_valid(e.rule) AND json_extract(e.rule, '$.standing') = 1 "
-        "ORDER BY c.experience_id DESC LIMIT ?",
-        (project, limit),
+        "ORDER BY c.experience_id DESC",
+        (project,),
     ).fetchall()
-    return [int(r[0]) for r in rows]
+    here = machine or (machine_id() if any(r[1] == "machine" for r in rows) else None)
+    return [int(r[0]) for r in rows if r[1] == "project" or r[2] == here][:limit]
 
 
 def current_scopes(db: Any) -> dict[int, str]:
