@@ -224,7 +224,10 @@ def check_key(t: Transcript) -> list[str]:
         if e.get("label") not in LABELS:
             problems.append(f"{t.file}: {e['id']}: label {e.get('label')!r}")
         elif e["label"] == "correction":
-            if e.get("scope") not in SCOPES or not e.get("program") or not e.get("terms"):
+            program = e.get("program")
+            if isinstance(program, list) and not all(isinstance(p, str) and p for p in program):
+                problems.append(f"{t.file}: {e['id']}: program must be a name or a list of names")
+            if e.get("scope") not in SCOPES or not program or not e.get("terms"):
                 problems.append(f"{t.file}: {e['id']}: a correction needs scope, program, terms")
             if not e.get("lesson"):
                 problems.append(f"{t.file}: {e['id']}: a correction needs its lesson")
@@ -496,7 +499,16 @@ def names(lesson: Lesson, entry: Mapping[str, Any]) -> bool:
     """(b) of the matching rule: the lesson (text and rule facts) names the correction's
     program and one of its terms."""
     hay = f"{lesson.text}\n{lesson.rule}".lower()
-    return entry["program"].lower() in hay and any(t.lower() in hay for t in entry["terms"])
+    return any(p.lower() in hay for p in programs(entry)) and any(
+        t.lower() in hay for t in entry["terms"]
+    )
+
+
+def programs(entry: Mapping[str, Any]) -> list[str]:
+    """A correction's ``program``: one name, or a list of names any of which a lesson may
+    name (a project's script that runs git: the script, or git)."""
+    p = entry["program"]
+    return [p] if isinstance(p, str) else list(p)
 
 
 def matches(lesson: Lesson, t: Transcript, entry: Mapping[str, Any]) -> bool:

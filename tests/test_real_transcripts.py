@@ -324,6 +324,29 @@ def test_a_corrections_value_decides_whether_recall_counts_it(tmp_path: Path) ->
     assert bench.worth_recalling({"value": "high"}) and bench.worth_recalling({})
 
 
+def test_a_corrections_program_may_be_one_of_several_names(tmp_path: Path) -> None:
+    """A project's script that runs git, refused in the sandbox: a lesson may name the
+    script or git; it must still name one of them and a term."""
+    f = tmp_path / "s.jsonl"
+    f.write_text("")
+    base = {"tool": "exec_command", "label": "correction", "scope": "project", "lesson": "L"}
+    entry = {**base, "id": "a", "program": ["create-new-feature", "git"], "terms": ["escalat"]}
+    bad = {**base, "id": "b", "program": ["git", ""], "terms": ["escalat"]}
+    t = bench.Transcript("s.jsonl", "codex", "p", [entry, bad])
+    t.path = f
+    problems = bench.check_key(t)
+    assert "s.jsonl: b: program must be a name or a list of names" in problems
+    assert not any(p.startswith("s.jsonl: a:") for p in problems)
+
+    def lesson(text: str) -> bench.Lesson:
+        return bench.Lesson(1, text, "global", "", set())
+
+    assert bench.names(lesson("create-new-feature.sh is refused; it ran escalated"), entry)
+    assert bench.names(lesson("git fetch is refused; it ran escalated"), entry)
+    assert not bench.names(lesson("npm install is refused; it ran escalated"), entry)
+    assert not bench.names(lesson("git fetch is refused here"), entry)
+
+
 def test_programs_of_respect_quotes_and_heredocs() -> None:
     def f(cmd: str) -> set[str]:
         return bench.programs_of(bench.Failure("i", "Bash", json.dumps({"command": cmd}), "", 0))
