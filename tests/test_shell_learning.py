@@ -1446,6 +1446,81 @@ def test_a_hidden_folder_not_shown_or_not_used_teaches_nothing(steps: tuple[Step
     assert [x for x in _in_app(*steps) if x[0] == "hidden"] == []
 
 
+_NAMED = _codex_exec("rg --files | rg -i 'copilot[-_]instructions\\.md|copilot.*md'", "", 1)
+_COPILOT_FOUND = "./.github/copilot-instructions.md\n./.idea/copilot.data.xml\n"
+
+
+def test_files_rg_filtered_by_name_found_in_a_hidden_folder_are_learned() -> None:
+    """Real (tinycalc, Codex, development half): ``rg --files | rg -i R`` listed nothing
+    (exit 1); ``find . -maxdepth 5 -type f | rg -i x`` then showed the file in .github/,
+    and ``sed`` of it worked. The same question as ``rg --files -g G``, asked as a
+    pattern of the paths: where the project keeps the file, which rg --files skips."""
+    found = [
+        x
+        for x in _in_app(
+            _NAMED,
+            _codex_exec("find . -maxdepth 5 -type f | rg -i 'copilot|instruction'", _COPILOT_FOUND),
+            _codex_exec("sed -n '1,260p' .github/copilot-instructions.md", "# Copilot"),
+        )
+        if x[0] == "hidden"
+    ]
+    assert [(c, s) for c, s, _ in found] == [("hidden", "project")]
+    says = "copilot-instructions.md is in .github/, a hidden folder rg --files skips"
+    assert says in found[0][2]
+
+
+@pytest.mark.parametrize(
+    "steps",
+    [
+        # the file the pattern names is not under a hidden folder: rg would have listed it
+        (
+            _NAMED,
+            _codex_exec("find . -type f | rg -i copilot", "./docs/copilot-instructions.md\n"),
+            _codex_exec("sed -n '1,260p' docs/copilot-instructions.md", "# Copilot"),
+        ),
+        # the file used under the hidden folder is not one the pattern asked for
+        (
+            _NAMED,
+            _codex_exec("find . -maxdepth 5 -type f", "./.github/workflows/ci.yml\n"),
+            _codex_exec("sed -n '1,80p' .github/workflows/ci.yml", "name: ci"),
+        ),
+        # inverted: the files that do not match, no question of where one is
+        (
+            _codex_exec("rg --files | rg -v 'copilot.*md'", "", 1),
+            _codex_exec("find . -maxdepth 5 -type f | rg -i copilot", _COPILOT_FOUND),
+            _codex_exec("sed -n '1,260p' .github/copilot-instructions.md", "# Copilot"),
+        ),
+        # rg listed hidden files already, or only one folder
+        (
+            _codex_exec("rg --files --hidden | rg 'copilot.*md'", "", 1),
+            _codex_exec("find . -maxdepth 5 -type f | rg -i copilot", _COPILOT_FOUND),
+            _codex_exec("sed -n '1,260p' .github/copilot-instructions.md", "# Copilot"),
+        ),
+        (
+            _codex_exec("rg --files src | rg 'copilot.*md'", "", 1),
+            _codex_exec("find . -maxdepth 5 -type f | rg -i copilot", _COPILOT_FOUND),
+            _codex_exec("sed -n '1,260p' .github/copilot-instructions.md", "# Copilot"),
+        ),
+        # grep's basic syntax reads | as itself: no pattern Python would read alike
+        (
+            _codex_exec("rg --files | grep 'docfx|copilot'", "", 1),
+            _codex_exec("find . -maxdepth 5 -type f | rg -i copilot", _COPILOT_FOUND),
+            _codex_exec("sed -n '1,260p' .github/copilot-instructions.md", "# Copilot"),
+        ),
+        # a search of the files' text, not of their names
+        (
+            _codex_exec("rg -l 'copilot.*md'", "", 1),
+            _codex_exec("find . -maxdepth 5 -type f | rg -i copilot", _COPILOT_FOUND),
+            _codex_exec("sed -n '1,260p' .github/copilot-instructions.md", "# Copilot"),
+        ),
+    ],
+)
+def test_a_name_filter_not_answered_in_a_hidden_folder_teaches_nothing(
+    steps: tuple[Step, ...],
+) -> None:
+    assert [x for x in _in_app(*steps) if x[0] == "hidden"] == []
+
+
 def test_a_risky_variable_learned_from_a_real_import_is_held(tmp_path: Path) -> None:
     """Through the whole path (import of a Claude Code file, learn, store): a TLS check
     turned off by the variable the error asked for is learned, and held. (A Read of a path

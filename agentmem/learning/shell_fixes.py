@@ -114,7 +114,9 @@ running inline code (``node -e``: kind ``program``).
     ``rg --files -g G`` listed no file (exit 1: no match), and the run's next shell call,
     ``find . -name G``, found them all inside one hidden folder, which rg skips unless
     given ``--hidden``: where the project keeps those files ("In this project *.spec.yaml
-    files are in .config/specs/, a hidden folder rg --files skips").
+    files are in .config/specs/, a hidden folder rg --files skips"). ``rg --files | rg
+    R`` (a pattern of the paths) that listed nothing is the same question, answered when
+    a discovery named a hidden folder and a call used a path under it that R matches.
 
 A retry is compared by structure, not by the shape its call was written in: wherever the
 command sits in a compound or a pipeline, with ``time`` before it or ``sudo`` dropped,
@@ -135,7 +137,7 @@ import itertools
 import os
 import posixpath
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import attrs
 
@@ -1195,7 +1197,69 @@ def _lists_hidden(t: Trajectory, step: Step) -> bool:
         found = spec_for(step.tool)
         return found is not None and found[1].kind is ToolKind.SEARCH
     cmds = _job_commands(t, step)
-    return len(cmds) == 1 and programs.listing(cmds[0].program)
+    if len(cmds) == 1:
+        return programs.listing(cmds[0].program)
+    return _filtered(t, step, programs.listing) is not None
+
+
+def _searches_input(c: Command) -> bool:
+    """Whether ``c`` is a search given only a pattern (``rg -i x``, ``grep x``): in a
+    pipeline it filters the lines piped into it."""
+    return (
+        programs.has(c.program, Role.ANSWERS)
+        and programs.has(c.program, Role.READER)
+        and len(c.operands) == 1
+    )
+
+
+def _filtered(t: Trajectory, step: Step, lists: Callable[[str], bool]) -> Command | None:
+    """The search of a call that is one pipeline, a listing (``lists`` of its program)
+    whose lines a search given only a pattern filters (``find . -type f | rg -i x``,
+    ``rg --files | grep x``), perhaps then filters (``| head``); else None."""
+    found = spec_for(step.tool)
+    script = parse(command_line(found[1], step.params)) if found else None
+    if script is None or not script.parsed:
+        return None
+    job = job_commands(script, str(t.meta.get("cwd") or ""))
+    pipe = next((p.commands for p in script.pipelines if job and p.commands[0] is job[0]), ())
+    if len(job) != 2 or len(pipe) < 2 or pipe[1] is not job[1] or not lists(job[0].program):
+        return None
+    return job[1] if _searches_input(job[1]) else None
+
+
+#: The options a search of file names may take and still match as written: case
+#: (``-i``, rg's ``-S``) and the regular expression dialect (``-E``, ``-P``). Any other
+#: (``-v`` inverts, ``-w``, ``-x`` anchor, ``-F`` is no pattern) and it is no name filter.
+_NAME_FILTER_FLAGS = frozenset(
+    "-i --ignore-case -S --smart-case -E --extended-regexp -P --pcre2 --perl-regexp".split()
+)
+
+
+def _name_filter(t: Trajectory, step: Step) -> re.Pattern[str] | None:
+    """``rg --files | rg PATTERN`` (or ``| grep -i PATTERN``): every file rg lists from the
+    session's folder, filtered by a pattern of their paths; the pattern as Python reads
+    it, or None. rg given a folder or told to list hidden files (``--hidden``, ``-u``), a
+    search with another option, or a pattern Python would read otherwise (grep's basic
+    syntax with ``|`` or ``(``; one Python cannot compile) is no name filter."""
+    search = _filtered(t, step, lambda name: name == "rg")
+    if search is None:
+        return None
+    rg = _job_commands(t, step)[0]
+    if rg.flags != ("--files",) or rg.operands not in ((), (".",)):
+        return None
+    if not set(search.flags) <= _NAME_FILTER_FLAGS:
+        return None
+    pattern = search.operands[0]
+    basic = search.program != "rg" and not set(search.flags) & {"-E", "--extended-regexp"}
+    if basic and re.search(r"[|+?(){}]", pattern):
+        return None
+    fold = bool({"-i", "--ignore-case"} & set(search.flags)) or (
+        bool({"-S", "--smart-case"} & set(search.flags)) and pattern == pattern.lower()
+    )
+    try:
+        return re.compile(pattern, re.IGNORECASE if fold else 0)
+    except re.error:
+        return None
 
 
 def _hidden_in(text: str) -> set[str]:
@@ -1209,10 +1273,13 @@ def _hidden_in(text: str) -> set[str]:
     }
 
 
-def _used_under(t: Trajectory, step: Step, hidden: set[str], glob: str) -> str | None:
-    """The folder under a hidden one (``.x/specs``) of a file matching ``glob`` that a
-    successful call used (its command line or a client tool's path; an absolute path
-    under the session's folder read relative to it), or None."""
+def _used_under(
+    t: Trajectory, step: Step, hidden: set[str], wanted: Callable[[str], bool]
+) -> tuple[str, str] | None:
+    """The folder under a hidden one (``.x/specs``) and the name of a file ``wanted`` (of
+    its path from the session's folder) that a successful call used (its command line or
+    a client tool's path; an absolute path under the session's folder read relative to
+    it), or None."""
     if not step.success:
         return None
     text = _line(step) if is_shell(step.tool) else " ".join(map(str, step.params.values()))
@@ -1221,24 +1288,37 @@ def _used_under(t: Trajectory, step: Step, hidden: set[str], glob: str) -> str |
         for r in roots:
             w = w.removeprefix(r.rstrip("/") + "/")
         parts = w.removeprefix("./").split("/")
-        if len(parts) > 1 and parts[0] in hidden and fnmatch.fnmatch(parts[-1], glob):
-            return "/".join(parts[:-1])
+        if len(parts) > 1 and parts[0] in hidden and wanted("/".join(parts)):
+            return "/".join(parts[:-1]), parts[-1]
     return None
 
 
-def _hidden_discovered(t: Trajectory, i: int, glob: str) -> ShellFix | None:
-    """``rg --files -g G`` listed nothing; among the next five calls a discovery that
-    shows hidden entries (``ls -la``, ``find . -maxdepth 2``, Glob: :func:`_lists_hidden`)
-    named a hidden folder, and a later call among them used a file matching G under it
-    and worked: where the project keeps those files, which rg --files skips."""
+def _hidden_discovered(
+    t: Trajectory, i: int, glob: str | None, rx: re.Pattern[str] | None = None
+) -> ShellFix | None:
+    """``rg --files -g G`` (or ``rg --files | rg R``: ``rx``) listed nothing; among the
+    next five calls a discovery that shows hidden entries (``ls -la``, ``find . -maxdepth
+    2``, ``find . -type f | rg x``, Glob: :func:`_lists_hidden`) named a hidden folder,
+    and a later call among them used a file matching G (a path R matches) under it and
+    worked: where the project keeps those files, which rg --files skips."""
     hidden: set[str] = set()
+
+    def wanted(path: str) -> bool:
+        if rx is not None:
+            return rx.search(path) is not None
+        return glob is not None and fnmatch.fnmatch(path.rsplit("/", 1)[-1], glob)
+
     for j in range(i + 1, min(len(t.steps), i + 6)):
         step = t.steps[j]
-        folder = _used_under(t, step, hidden, glob) if hidden else None
-        if folder is not None:
+        used = _used_under(t, step, hidden, wanted) if hidden else None
+        if used is not None:
+            folder, name = used
             text = (
                 f"In this project {glob} files are in {folder}/, a hidden folder rg --files "
                 f"skips: find them with find . -name {glob} or rg --files --hidden."
+                if glob is not None
+                else f"In this project {name} is in {folder}/, a hidden folder rg --files "
+                f"skips: find it with find . -name {name} or rg --files --hidden."
             )
             cmd = _job_commands(t, t.steps[i])[0]
             fnd = _finding("hidden", cmd, "project", text, ("rg", "find", folder), "no files")
@@ -1254,8 +1334,11 @@ def _hidden(t: Trajectory, i: int) -> ShellFix | None:
     """The ``hidden`` finding of call ``i`` (see the module doc), or None."""
     cmds = _job_commands(t, t.steps[i]) if is_shell(t.steps[i].tool) else ()
     glob = _glob_of(cmds[0]) if len(cmds) == 1 else None
-    if glob is None or _paths(t.steps[i].output):
+    if _paths(t.steps[i].output):
         return None
+    if glob is None:  # rg --files | rg R: a pattern of the paths rg lists
+        rx = _name_filter(t, t.steps[i]) if len(cmds) == 2 else None
+        return _hidden_discovered(t, i, None, rx) if rx is not None else None
     found = _found_by_find(t, i, glob)
     if found is None:
         return _hidden_folder(t, i, _globs_of(cmds[0])) or (
