@@ -710,7 +710,8 @@ def _key_scope(keyed: Mapping[str, tuple[Transcript, dict[str, Any]]], x: Lesson
 
 
 def projects(items: Sequence[Transcript]) -> dict[str, list[list[Transcript]]]:
-    """Each project's sessions in the order they were written; a session is its file with
+    """Each project's sessions in the order they were written (a project: a folder name of
+    one source repository, ``owner/name:project``); a session is its file with
     its sub-agents' files (imported with it; their failures are not replayed, as their
     prompts are the parent's)."""
     sessions: dict[Path, list[Transcript]] = {}
@@ -719,7 +720,8 @@ def projects(items: Sequence[Transcript]) -> dict[str, list[list[Transcript]]]:
     out: dict[str, list[list[Transcript]]] = {}
     for path in sorted(sessions, key=lambda p: (started(p), str(p))):
         group = sorted(sessions[path], key=lambda t: t.path != path)  # the session first
-        out.setdefault(group[0].project, []).append(group)
+        # a project is one repository's: "dotfiles" or "workspace" names folders of many
+        out.setdefault(f"{group[0].repo}:{group[0].project}", []).append(group)
     return out
 
 
@@ -748,8 +750,8 @@ def replay(items: Sequence[Transcript], workdir: Path) -> dict[str, Any]:
     }
     stats["cases"] = []
     stats["withheld"] = []
-    for name, seq in projects(items).items():
-        with Memory.open(workdir / f"replay-{name}.db") as mem:
+    for n, seq in enumerate(projects(items).values()):
+        with Memory.open(workdir / f"replay-{n}.db") as mem:
             for i, session in enumerate(seq):
                 if i and session[0].path == session[0].import_path:
                     _replay_session(mem, session[0], keyed, stats)
