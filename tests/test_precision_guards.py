@@ -131,6 +131,19 @@ def test_a_command_line_changed_is_code_not_a_value():
     assert _kinds(_run(word_bad, word_good)) == ["param_value"]
 
 
+def test_a_tools_command_parameters_come_from_its_clients_table():
+    """A client's tool names its own command parameter (``ToolSpec.command``); the guessed
+    names are a fallback for MCP tools and tools no table knows only."""
+    from agentmem.agents import command_params
+    from agentmem.agents.base import FALLBACK_COMMAND_PARAMS
+
+    assert command_params("Bash") == {"command"}
+    assert command_params("exec_command") == {"cmd"}
+    assert command_params("Read") == frozenset()  # runs no command: a "code" value is a value
+    assert command_params("mcp__workspace__bash") == FALLBACK_COMMAND_PARAMS
+    assert command_params("PowerShell") == FALLBACK_COMMAND_PARAMS
+
+
 _WRITE = "mcp__filesystem__write_file"
 _MKDIR = "mcp__filesystem__create_directory"
 
