@@ -1,7 +1,8 @@
 """Fixture transcripts that the tests write themselves, in the shapes of docs/agents.md.
 
 No real user's data: each builder writes the fields the formats are documented to
-have (see /work/shared/formats.md), with made-up sessions, prompts and outputs.
+have (see /work/shared/formats.md), with made-up sessions, prompts and outputs. A step
+already imported (:func:`codex_exec`) is built here too, in the shape the importer gives.
 """
 
 from __future__ import annotations
@@ -10,6 +11,8 @@ import itertools
 import json
 from pathlib import Path
 from typing import Any
+
+from agentmem.records import Step
 
 _CLOCK = itertools.count()
 
@@ -173,6 +176,14 @@ def claude_fixture(cwd: str) -> ClaudeSession:
         },
     )
     return s
+
+
+def codex_exec(cmd: str, output: str, ok: bool, **params: Any) -> Step:
+    """A Codex ``exec_command`` call as imported: ``cmd`` (with more ``params``, such as
+    ``workdir`` or ``sandbox_permissions``), its ``output`` framed as unified exec frames it
+    (``Chunk ID``, ``Process exited with code`` 0 or 1 as it worked or not, ``Output:``)."""
+    body = f"Chunk ID: 1a2b\nProcess exited with code {0 if ok else 1}\nOutput:\n{output}"
+    return Step(tool="exec_command", params={"cmd": cmd, **params}, output=body, success=ok)
 
 
 class CodexRollout(_Lines):
