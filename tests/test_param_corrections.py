@@ -4,7 +4,6 @@ are corrections; the escalation's lesson is held for a person (issue 30), never 
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from pathlib import Path
@@ -78,19 +77,7 @@ def test_the_sandbox_denied_variant_is_read_by_its_structure():
     assert sandbox_denial('SandboxDenied { message: "x" }') is None
     r = CodexRollout()
     r.prompt("branch")
-    r.add(
-        "response_item",
-        {
-            "type": "function_call",
-            "name": "exec_command",
-            "arguments": json.dumps({"cmd": "git checkout -b 001-x"}),
-            "call_id": "c1",
-        },
-    )
-    r.add(
-        "response_item",
-        {"type": "function_call_output", "call_id": "c1", "output": DENIED_VARIANT},
-    )
+    r.call({"cmd": "git checkout -b 001-x"}, DENIED_VARIANT)
     r.done()
     ((call,),) = [t.calls for t in parse_codex(r.data()).turns]
     assert call.success is False
@@ -100,16 +87,7 @@ def test_the_sandbox_denied_variant_is_read_by_its_structure():
 def test_an_imported_sandbox_denial_is_a_failed_call_denied():
     r = CodexRollout()
     r.prompt("commit it")
-    r.add(
-        "response_item",
-        {
-            "type": "function_call",
-            "name": "exec_command",
-            "arguments": json.dumps({"cmd": "git commit -m x"}),
-            "call_id": "c1",
-        },
-    )
-    r.add("response_item", {"type": "function_call_output", "call_id": "c1", "output": DENIED})
+    r.call({"cmd": "git commit -m x"}, DENIED)
     r.done()
     ((call,),) = [t.calls for t in parse_codex(r.data()).turns]
     assert call.success is False
@@ -166,24 +144,11 @@ def test_tty_is_a_correction_only_after_a_failure_that_wanted_a_terminal():
 def test_an_escalation_learned_from_a_real_import_is_held_and_never_served(tmp_path: Path):
     r = CodexRollout(cwd=str(tmp_path))
     r.prompt("commit the docs")
-    for cid, args, out in (
-        ("c1", {"cmd": "git commit -m docs"}, DENIED),
-        (
-            "c2",
-            {"cmd": "git commit -m docs", "sandbox_permissions": "require_escalated"},
-            "Chunk ID: 2\nProcess exited with code 0\nOutput:\n[main 1a2b] docs\n",
-        ),
-    ):
-        r.add(
-            "response_item",
-            {
-                "type": "function_call",
-                "name": "exec_command",
-                "arguments": json.dumps(args),
-                "call_id": cid,
-            },
-        )
-        r.add("response_item", {"type": "function_call_output", "call_id": cid, "output": out})
+    r.call({"cmd": "git commit -m docs"}, DENIED)
+    r.call(
+        {"cmd": "git commit -m docs", "sandbox_permissions": "require_escalated"},
+        "Chunk ID: 2\nProcess exited with code 0\nOutput:\n[main 1a2b] docs\n",
+    )
     r.done()
     path = r.write(tmp_path / "rollout-2026-01-05-x.jsonl")
     old = time.time() - 3 * 86400
@@ -411,18 +376,7 @@ POLICY = (
 def _rollout_with(output: str) -> Call:
     r = CodexRollout()
     r.prompt("fetch it")
-    r.add(
-        "response_item",
-        {
-            "type": "function_call",
-            "name": "exec_command",
-            "arguments": json.dumps(
-                {"cmd": "git fetch", "sandbox_permissions": "require_escalated"}
-            ),
-            "call_id": "c1",
-        },
-    )
-    r.add("response_item", {"type": "function_call_output", "call_id": "c1", "output": output})
+    r.call({"cmd": "git fetch", "sandbox_permissions": "require_escalated"}, output)
     r.done()
     ((call,),) = [t.calls for t in parse_codex(r.data()).turns]
     return call

@@ -264,22 +264,31 @@ class CodexRollout(_Lines):
         self.add("response_item", {"type": "function_call_output", "call_id": cid, "output": body})
         return cid
 
-    def shell(self, argv: list[str], output: str, exit_code: int) -> None:
-        """An older ``shell`` call whose output is JSON with the exit code in its metadata."""
+    def call(self, params: dict[str, Any], output: str, name: str = "exec_command") -> str:
+        """A ``function_call`` of tool ``name`` and its ``function_call_output``, the output
+        as given (no frame added: a refusal's own words, another version's frame); returns
+        the call's id."""
         cid = f"call_{next(self._call)}"
         self.add(
             "response_item",
             {
                 "type": "function_call",
-                "name": "shell",
-                "arguments": json.dumps({"command": argv}),
+                "name": name,
+                "arguments": json.dumps(params),
                 "call_id": cid,
             },
         )
+        self.add(
+            "response_item", {"type": "function_call_output", "call_id": cid, "output": output}
+        )
+        return cid
+
+    def shell(self, argv: list[str], output: str, exit_code: int) -> None:
+        """An older ``shell`` call whose output is JSON with the exit code in its metadata."""
         out = json.dumps(
             {"output": output, "metadata": {"exit_code": exit_code, "duration_seconds": 0.1}}
         )
-        self.add("response_item", {"type": "function_call_output", "call_id": cid, "output": out})
+        self.call({"command": argv}, out, name="shell")
 
     def patch(self, patch: str, success: bool) -> None:
         cid = f"call_{next(self._call)}"
