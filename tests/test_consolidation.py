@@ -21,9 +21,10 @@ from agentmem.learning.evidence import scoped
 from agentmem.learning.findings import Finding
 from agentmem.learning.kinds import Kind
 from agentmem.learning.merge import merge_findings, payload, tool_rule_text
-from agentmem.records import Operation, Step, Trajectory
+from agentmem.records import Operation, Trajectory
 
 from .conftest import FakeEmbedder, FakeModel
+from .transcripts import codex_exec
 
 _GLOB = (
     "In zsh an unquoted path with [ ], * or ? is a glob pattern ('no matches found: {}'): "
@@ -231,21 +232,11 @@ def test_a_project_fact_merges_only_with_its_own_projects_lesson():
 
 def _glob_run(path: str, project: str) -> Trajectory:
     """A Codex run: zsh refused an unquoted path with [ ], then the quoted path worked."""
-
-    def call(cmd: str, out: str, ok: bool) -> Step:
-        code = 0 if ok else 1
-        return Step(
-            tool="exec_command",
-            params={"cmd": cmd},
-            output=f"Chunk ID: 1a2b\nProcess exited with code {code}\nOutput:\n{out}",
-            success=ok,
-        )
-
     return Trajectory(
         task=f"look at {path}",
         steps=(
-            call(f"rg -n id {path}", f"zsh:1: no matches found: {path}", False),
-            call(f"cat '{path}'", "export default function Page() {}", True),
+            codex_exec(f"rg -n id {path}", f"zsh:1: no matches found: {path}", False),
+            codex_exec(f"cat '{path}'", "export default function Page() {}", True),
         ),
         meta={"project": project, "cwd": project},
         accepted=True,

@@ -13,21 +13,13 @@ import pytest
 from agentmem.learning.corrections import find_corrections
 from agentmem.records import Step, Trajectory
 
+from .transcripts import codex_exec
+
 NOT_FOUND = "Exit code 1\ncat: notes.txt: No such file or directory"
 
 
 def _bash(command: str, output: str = "", ok: bool = True) -> Step:
     return Step(tool="Bash", params={"command": command}, output=output, success=ok)
-
-
-def _exec(command: str, output: str = "", ok: bool = True) -> Step:
-    code = 0 if ok else 1
-    return Step(
-        tool="exec_command",
-        params={"cmd": command},
-        output=f"Chunk ID: 1a2b\nProcess exited with code {code}\nOutput:\n{output}",
-        success=ok,
-    )
 
 
 def _run(*steps: Step) -> Trajectory:
@@ -77,7 +69,9 @@ OWN = {
         )
     ],
     "apply_patch in a command": [
-        _exec(f"apply_patch <<'PATCH'\n{_PATCH.format('Add', 'docs/notes.txt')}\nPATCH", "Done")
+        codex_exec(
+            f"apply_patch <<'PATCH'\n{_PATCH.format('Add', 'docs/notes.txt')}\nPATCH", "Done", True
+        )
     ],
 }
 
@@ -159,19 +153,9 @@ def test_a_file_the_run_wrote_is_still_ignored_by_git():
 # -- Codex's workdir: a path is read from the folder its call ran in ----------------------
 
 
-def _in(workdir: str, command: str, output: str = "", ok: bool = True) -> Step:
-    code = 0 if ok else 1
-    return Step(
-        tool="exec_command",
-        params={"cmd": command, "workdir": workdir},
-        output=f"Chunk ID: 1a2b\nProcess exited with code {code}\nOutput:\n{output}",
-        success=ok,
-    )
-
-
 def _sed(workdir: str, path: str, ok: bool) -> Step:
     said = "1. buy milk" if ok else f"sed: can't read {path}: No such file or directory"
-    return _in(workdir, f"sed -n 1,5p {path}", said, ok)
+    return codex_exec(f"sed -n 1,5p {path}", said, ok, workdir=workdir)
 
 
 def test_a_path_written_from_the_top_in_a_deeper_workdir_is_no_location():

@@ -4,7 +4,6 @@ are corrections; the escalation's lesson is held for a person (issue 30), never 
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from pathlib import Path
@@ -21,7 +20,7 @@ from agentmem.learning.shell_fixes import find_shell_fixes
 from agentmem.records import Step, Trajectory
 
 from .conftest import FakeEmbedder, FakeModel
-from .transcripts import CodexRollout
+from .transcripts import CodexRollout, codex_exec
 
 #: Codex 0.114's words for a command its sandbox refused (the shape of a real session's
 #: output: a Rust value printed whole, the command's stderr escaped twice inside it).
@@ -32,12 +31,6 @@ DENIED = (
     "'/Users/u/ui/.git/index.lock': Operation not permitted\\\\n\\\", truncated_after_lines: "
     'None }, duration: 0ns, timed_out: false }, network_policy_decision: None }))" }'
 )
-
-
-def _exec(cmd: str, output: str, ok: bool = False, **more: object) -> Step:
-    code = 0 if ok else 1
-    body = f"Chunk ID: 1\nProcess exited with code {code}\nOutput:\n{output}"
-    return Step(tool="exec_command", params={"cmd": cmd, **more}, output=body, success=ok)
 
 
 def _run(*steps: Step) -> Trajectory:
@@ -84,19 +77,7 @@ def test_the_sandbox_denied_variant_is_read_by_its_structure():
     assert sandbox_denial('SandboxDenied { message: "x" }') is None
     r = CodexRollout()
     r.prompt("branch")
-    r.add(
-        "response_item",
-        {
-            "type": "function_call",
-            "name": "exec_command",
-            "arguments": json.dumps({"cmd": "git checkout -b 001-x"}),
-            "call_id": "c1",
-        },
-    )
-    r.add(
-        "response_item",
-        {"type": "function_call_output", "call_id": "c1", "output": DENIED_VARIANT},
-    )
+    r.call({"cmd": "git checkout -b 001-x"}, DENIED_VARIANT)
     r.done()
     ((call,),) = [t.calls for t in parse_codex(r.data()).turns]
     assert call.success is False
@@ -106,16 +87,7 @@ def test_the_sandbox_denied_variant_is_read_by_its_structure():
 def test_an_imported_sandbox_denial_is_a_failed_call_denied():
     r = CodexRollout()
     r.prompt("commit it")
-    r.add(
-        "response_item",
-        {
-            "type": "function_call",
-            "name": "exec_command",
-            "arguments": json.dumps({"cmd": "git commit -m x"}),
-            "call_id": "c1",
-        },
-    )
-    r.add("response_item", {"type": "function_call_output", "call_id": "c1", "output": DENIED})
+    r.call({"cmd": "git commit -m x"}, DENIED)
     r.done()
     ((call,),) = [t.calls for t in parse_codex(r.data()).turns]
     assert call.success is False
@@ -127,10 +99,12 @@ def test_an_imported_sandbox_denial_is_a_failed_call_denied():
 def test_an_escalation_of_two_commands_of_a_project_is_one_held_lesson():
     refused = "Operation not permitted"
     run = _run(
-        _exec("git fetch --all", f"error: cannot open .git/FETCH_HEAD: {refused}"),
-        _exec("git fetch --all", "", True, sandbox_permissions="require_escalated"),
-        _exec("git commit -m wip", f"fatal: Unable to create .git/index.lock: {refused}"),
-        _exec(
+        codex_exec("git fetch --all", f"error: cannot open .git/FETCH_HEAD: {refused}", False),
+        codex_exec("git fetch --all", "", True, sandbox_permissions="require_escalated"),
+        codex_exec(
+            "git commit -m wip", f"fatal: Unable to create .git/index.lock: {refused}", False
+        ),
+        codex_exec(
             "git commit -m wip", "[main 1a2b] wip", True, sandbox_permissions="require_escalated"
         ),
     )
@@ -144,22 +118,22 @@ def test_an_escalation_of_two_commands_of_a_project_is_one_held_lesson():
 
 def test_a_plain_retry_that_merely_sets_an_escalation_teaches_nothing():
     run = _run(
-        _exec("pytest -x", "E   assert 1 == 2\n1 failed"),
-        _exec("pytest -x", "1 passed", True, sandbox_permissions="require_escalated"),
+        codex_exec("pytest -x", "E   assert 1 == 2\n1 failed", False),
+        codex_exec("pytest -x", "1 passed", True, sandbox_permissions="require_escalated"),
     )
     assert find_corrections(run) == []
 
 
 def test_tty_is_a_correction_only_after_a_failure_that_wanted_a_terminal():
-    wanted = _exec("codex resume 019c", "Error: stdin is not a terminal")
-    again = _exec("codex resume 019c", "Resuming", True, tty=True)
+    wanted = codex_exec("codex resume 019c", "Error: stdin is not a terminal", False)
+    again = codex_exec("codex resume 019c", "Resuming", True, tty=True)
     assert tty_retries((wanted, again)) == {0: 1}
     (fix,) = find_shell_fixes(learning_view(_run(wanted, again)))
     assert fix.finding.detail["change"] == "terminal"
     assert fix.finding.text == (
         "codex needs a terminal ('Error: stdin is not a terminal'): start it with tty: true."
     )
-    other = _exec("codex resume 019c", "Error: no session 019c")
+    other = codex_exec("codex resume 019c", "Error: no session 019c", False)
     assert tty_retries((other, again)) == {}
     assert find_shell_fixes(learning_view(_run(other, again))) == []
     # tty stays inert elsewhere: the view drops it from a call it did not correct
@@ -170,24 +144,11 @@ def test_tty_is_a_correction_only_after_a_failure_that_wanted_a_terminal():
 def test_an_escalation_learned_from_a_real_import_is_held_and_never_served(tmp_path: Path):
     r = CodexRollout(cwd=str(tmp_path))
     r.prompt("commit the docs")
-    for cid, args, out in (
-        ("c1", {"cmd": "git commit -m docs"}, DENIED),
-        (
-            "c2",
-            {"cmd": "git commit -m docs", "sandbox_permissions": "require_escalated"},
-            "Chunk ID: 2\nProcess exited with code 0\nOutput:\n[main 1a2b] docs\n",
-        ),
-    ):
-        r.add(
-            "response_item",
-            {
-                "type": "function_call",
-                "name": "exec_command",
-                "arguments": json.dumps(args),
-                "call_id": cid,
-            },
-        )
-        r.add("response_item", {"type": "function_call_output", "call_id": cid, "output": out})
+    r.call({"cmd": "git commit -m docs"}, DENIED)
+    r.call(
+        {"cmd": "git commit -m docs", "sandbox_permissions": "require_escalated"},
+        "Chunk ID: 2\nProcess exited with code 0\nOutput:\n[main 1a2b] docs\n",
+    )
     r.done()
     path = r.write(tmp_path / "rollout-2026-01-05-x.jsonl")
     old = time.time() - 3 * 86400
@@ -226,12 +187,13 @@ def test_powershell_call_reads_the_first_cmdlet_and_its_words():
 
 
 def test_an_unquoted_glob_the_shell_refused_teaches_quoting_and_nothing_else():
-    refused = _exec(
+    refused = codex_exec(
         "rg -n id /Users/me/app/src/[id]/route.ts",
         "zsh:1: no matches found: /Users/me/app/src/[id]/route.ts",
+        False,
     )
     assert outcome(refused).failure is Failure.MISUSE  # the shell refused: rg never ran
-    quoted = _exec("cat '/Users/me/app/src/[id]/route.ts'", "export {}", True)
+    quoted = codex_exec("cat '/Users/me/app/src/[id]/route.ts'", "export {}", True)
     (fix,) = find_shell_fixes(learning_view(_run(refused, quoted)))
     assert fix.finding.detail["change"] == "glob"
     assert fix.finding.text == (
@@ -239,7 +201,7 @@ def test_an_unquoted_glob_the_shell_refused_teaches_quoting_and_nothing_else():
         "('no matches found: .../src/[id]/route.ts'): quote the path."
     )
     # the path given again unquoted, or another path: no lesson (and no operand lesson)
-    other = _exec("ls /Users/me/app/src", "[id]", True)
+    other = codex_exec("ls /Users/me/app/src", "[id]", True)
     assert find_shell_fixes(learning_view(_run(refused, other))) == []
 
 
@@ -247,13 +209,13 @@ def test_a_glob_meant_as_a_pattern_teaches_no_quoting():
     """``ls Dockerfile*`` matched nothing in zsh, then ``find . -name 'Dockerfile*'`` found
     the files below: the word was a pattern on purpose, given next to a pattern option, and
     quoting the path would not have helped (a blind set's lesson quoted such a run)."""
-    probe = _exec("ls Dockerfile*", "zsh:1: no matches found: Dockerfile*")
+    probe = codex_exec("ls Dockerfile*", "zsh:1: no matches found: Dockerfile*", False)
     for found in (
         "find . -name 'Dockerfile*'",
         "rg --files -g 'Dockerfile*'",
         "grep -rl FROM --include='Dockerfile*' .",
     ):
-        later = _exec(found, "./api/Dockerfile", True)
+        later = codex_exec(found, "./api/Dockerfile", True)
         assert find_shell_fixes(learning_view(_run(probe, later))) == [], found
     # a pattern option given the word unquoted first, then quoted: the quoting was the fix;
     # and pip's -e takes a path (zsh refused its extras' brackets)
@@ -262,10 +224,10 @@ def test_a_glob_meant_as_a_pattern_teaches_no_quoting():
         ("pip install -e .[dev]", "pip install -e '.[dev]'"),
     ):
         word = failed.split()[-1]
-        refused = _exec(failed, f"zsh:1: no matches found: {word}")
-        fixes = find_shell_fixes(learning_view(_run(refused, _exec(fixed, "ok", True))))
+        refused = codex_exec(failed, f"zsh:1: no matches found: {word}", False)
+        fixes = find_shell_fixes(learning_view(_run(refused, codex_exec(fixed, "ok", True))))
         assert [f.finding.detail["change"] for f in fixes] == ["glob"], failed
-    listed = _exec("ls -la 'Dockerfile*'", "Dockerfile*", True)
+    listed = codex_exec("ls -la 'Dockerfile*'", "Dockerfile*", True)
     assert [
         f.finding.detail["change"] for f in find_shell_fixes(learning_view(_run(probe, listed)))
     ] == ["glob"]
@@ -414,18 +376,7 @@ POLICY = (
 def _rollout_with(output: str) -> Call:
     r = CodexRollout()
     r.prompt("fetch it")
-    r.add(
-        "response_item",
-        {
-            "type": "function_call",
-            "name": "exec_command",
-            "arguments": json.dumps(
-                {"cmd": "git fetch", "sandbox_permissions": "require_escalated"}
-            ),
-            "call_id": "c1",
-        },
-    )
-    r.add("response_item", {"type": "function_call_output", "call_id": "c1", "output": output})
+    r.call({"cmd": "git fetch", "sandbox_permissions": "require_escalated"}, output)
     r.done()
     ((call,),) = [t.calls for t in parse_codex(r.data()).turns]
     return call
@@ -444,7 +395,7 @@ def test_an_escalation_the_user_refused_or_stopped_never_ran():
     assert ran.success is True and ran.denied is False
     refused = "fatal: unable to access 'https://x/': Could not resolve host: x"
     run = _run(
-        _exec("git fetch", refused),
+        codex_exec("git fetch", refused, False),
         Step(
             tool="exec_command",
             params={"cmd": "git fetch", "sandbox_permissions": "require_escalated"},

@@ -131,6 +131,19 @@ def test_a_command_line_changed_is_code_not_a_value():
     assert _kinds(_run(word_bad, word_good)) == ["param_value"]
 
 
+def test_a_tools_command_parameters_come_from_its_clients_table():
+    """A client's tool names its own command parameter (``ToolSpec.command``); the guessed
+    names are a fallback for MCP tools and tools no table knows only."""
+    from agentmem.agents import command_params
+    from agentmem.agents.base import FALLBACK_COMMAND_PARAMS
+
+    assert command_params("Bash") == {"command"}
+    assert command_params("exec_command") == {"cmd"}
+    assert command_params("Read") == frozenset()  # runs no command: a "code" value is a value
+    assert command_params("mcp__workspace__bash") == FALLBACK_COMMAND_PARAMS
+    assert command_params("PowerShell") == FALLBACK_COMMAND_PARAMS
+
+
 _WRITE = "mcp__filesystem__write_file"
 _MKDIR = "mcp__filesystem__create_directory"
 
@@ -429,14 +442,21 @@ def test_an_error_that_is_only_its_exit_status_teaches_no_value_check():
     the client's framing of an exit status."""
     from agentmem.learning.generality import _framing_only
 
+    # PowerShell is in no client's table: every client's framing is stripped
     for said in ("Exit code 1", "Process exited with code 2", "exit status 3", "Error", ""):
-        assert _framing_only(said), said
+        assert _framing_only(said, ["PowerShell"]), said
     for said in (
         "Exit code 1\nGet-Item: Cannot find path 'X:\\a'",
         "Error: invalid value for limit",
         "sandbox denied (exit code 1)",
     ):
-        assert not _framing_only(said), said
+        assert not _framing_only(said, ["PowerShell"]), said
+    # a known tool's error is read with its own client's framing (agents.strip_headers)
+    codex = "Chunk ID: 4f2a\nWall time: 0.0102 seconds\nProcess exited with code 1\nOutput:\n"
+    assert _framing_only(codex, ["exec_command"])
+    assert not _framing_only(codex + "ls: x: No such file or directory", ["exec_command"])
+    assert _framing_only("Exit code 1", ["Bash"])
+    assert not _framing_only(codex, ["Bash"])  # Claude Code frames no output so
 
 
 def test_a_folder_read_as_a_file_then_another_file_is_no_operand_fix():

@@ -86,6 +86,7 @@ def test_the_table_is_consistent():
         assert name == p.name
         assert all(o.startswith("-") for o in p.value_options), name
         assert all(o.startswith("-") for o in p.project_options), name
+        assert all(o.startswith("-") for o in p.pattern_options), name
         assert p.domain is None or valid_domain(p.domain), name
         if p.runs:
             assert Role.HOST in p.roles, f"{name} runs programs: a host"
@@ -101,6 +102,17 @@ def test_the_table_is_consistent():
         assert not (Role.SCENE in p.roles and p.roles & P.CHECKS), name
         assert not (Role.HOST in p.roles and p.roles & P.CHECKS), f"{name}: its subcommand says"
     assert all(r.value == r for r in Role)
+
+
+def test_a_pattern_option_is_its_programs():
+    """``find -name`` and ``rg -g`` take a file-name pattern; ``npm -g`` installs globally
+    and a program nobody knows has no pattern option."""
+    assert {"-name", "-iname", "-path"} <= P.pattern_options("find")
+    assert {"-g", "--glob"} <= P.pattern_options("rg")
+    assert "--include" in P.pattern_options("grep")
+    assert "-g" not in P.pattern_options("npm")
+    assert "-name" not in P.pattern_options("docker")
+    assert P.pattern_options("no-such-program") == frozenset()
 
 
 @pytest.mark.parametrize(

@@ -19,7 +19,7 @@ import pytest
 from agentmem import Memory
 
 from .conftest import FakeEmbedder, FakeModel
-from .transcripts import ClaudeSession, CodexRollout
+from .transcripts import ClaudeSession, CodexRollout, codex_exec
 
 TASKS = (
     "summarise notes.txt for me",
@@ -899,11 +899,6 @@ def test_an_inline_script_run_by_another_interpreter_teaches_the_missing_one():
     assert _fix(file_script, _bash("node tools/count.js", "11", True)) == []
 
 
-def _codex_exec(cmd: str, output: str, code: int = 0) -> Step:
-    body = f"Chunk ID: 1\nProcess exited with code {code}\nOutput:\n{output}"
-    return Step(tool="exec_command", params={"cmd": cmd}, output=body, success=code == 0)
-
-
 def test_a_module_the_projects_environment_has_is_learned():
     """Real (dimicheck4, Codex; deder01, Claude Code): the interpreter that ran could not
     import a module, and the same job ran with the project's environment: ``./.venv/bin/
@@ -911,10 +906,10 @@ def test_a_module_the_projects_environment_has_is_learned():
     code that imports it, after a ``pip install`` into the system python in between."""
     script = "<<'PY'\nfrom app import app\nclient = app.test_client()\nprint(client.get('/12'))\nPY"
     tb = 'Traceback (most recent call last):\n  File "app.py", line 9\n'
-    failed = _codex_exec(
-        f"python - {script}", tb + "ModuleNotFoundError: No module named 'dotenv'", 1
+    failed = codex_exec(
+        f"python - {script}", tb + "ModuleNotFoundError: No module named 'dotenv'", False
     )
-    fixed = _codex_exec(f"./.venv/bin/python - {script}", "/12 302 /board/1/2")
+    fixed = codex_exec(f"./.venv/bin/python - {script}", "/12 302 /board/1/2", True)
     found = _fix(failed, fixed)
     assert [(c, s) for c, s, _ in found] == [("environment", "project")]
     assert "python lacks dotenv" in found[0][2] and "run it as ./.venv/bin/python" in found[0][2]
@@ -1108,19 +1103,23 @@ def test_scripts_with_crlf_line_endings_are_learned():
     scripts, and the script then ran past it (to another error of its own). Without a
     conversion in between, or with the carriage return still read, nothing."""
     script = ".specify/scripts/bash/check-prerequisites.sh"
-    cr = _codex_exec(f"{script} --json", "/usr/bin/env: ‘bash\r’: No such file or directory", 1)
-    again = _codex_exec(f"bash {script} --json", f"{script}: line 2: $'\\r': command not found", 1)
+    cr = codex_exec(f"{script} --json", "/usr/bin/env: ‘bash\r’: No such file or directory", False)
+    again = codex_exec(
+        f"bash {script} --json", f"{script}: line 2: $'\\r': command not found", False
+    )
     fix = (
         "python3 - <<'PY'\nfrom pathlib import Path\nfor p in Path('.specify/scripts/bash')"
         ".rglob('*'):\n    p.write_bytes(p.read_bytes().replace(b'\\r\\n', b'\\n'))\nPY"
     )
-    converted = _codex_exec(fix, "")
-    ran = _codex_exec(f"{script} --json", "ERROR: Not on a feature branch. Current branch: main", 1)
+    converted = codex_exec(fix, "", True)
+    ran = codex_exec(
+        f"{script} --json", "ERROR: Not on a feature branch. Current branch: main", False
+    )
     found = [x for x in _fix(cr, again, converted, ran) if x[0] == "crlf"]
     assert [(c, s) for c, s, _ in found] == [("crlf", "project")]
     assert "check-prerequisites.sh" in found[0][2] and "CRLF line endings" in found[0][2]
     assert [x for x in _fix(cr, again, ran) if x[0] == "crlf"] == []
-    still = _codex_exec(f"{script} --json", f"{script}: line 3: $'\\r': command not found", 1)
+    still = codex_exec(f"{script} --json", f"{script}: line 3: $'\\r': command not found", False)
     assert [x for x in _fix(cr, converted, still) if x[0] == "crlf"] == []
 
 

@@ -1,7 +1,8 @@
 """Fixture transcripts that the tests write themselves, in the shapes of docs/agents.md.
 
 No real user's data: each builder writes the fields the formats are documented to
-have (see /work/shared/formats.md), with made-up sessions, prompts and outputs.
+have (see /work/shared/formats.md), with made-up sessions, prompts and outputs. A step
+already imported (:func:`codex_exec`) is built here too, in the shape the importer gives.
 """
 
 from __future__ import annotations
@@ -10,6 +11,8 @@ import itertools
 import json
 from pathlib import Path
 from typing import Any
+
+from agentmem.records import Step
 
 _CLOCK = itertools.count()
 
@@ -175,6 +178,14 @@ def claude_fixture(cwd: str) -> ClaudeSession:
     return s
 
 
+def codex_exec(cmd: str, output: str, ok: bool, **params: Any) -> Step:
+    """A Codex ``exec_command`` call as imported: ``cmd`` (with more ``params``, such as
+    ``workdir`` or ``sandbox_permissions``), its ``output`` framed as unified exec frames it
+    (``Chunk ID``, ``Process exited with code`` 0 or 1 as it worked or not, ``Output:``)."""
+    body = f"Chunk ID: 1a2b\nProcess exited with code {0 if ok else 1}\nOutput:\n{output}"
+    return Step(tool="exec_command", params={"cmd": cmd, **params}, output=body, success=ok)
+
+
 class CodexRollout(_Lines):
     """A Codex CLI rollout: ``{timestamp, type, payload}`` lines."""
 
@@ -253,22 +264,31 @@ class CodexRollout(_Lines):
         self.add("response_item", {"type": "function_call_output", "call_id": cid, "output": body})
         return cid
 
-    def shell(self, argv: list[str], output: str, exit_code: int) -> None:
-        """An older ``shell`` call whose output is JSON with the exit code in its metadata."""
+    def call(self, params: dict[str, Any], output: str, name: str = "exec_command") -> str:
+        """A ``function_call`` of tool ``name`` and its ``function_call_output``, the output
+        as given (no frame added: a refusal's own words, another version's frame); returns
+        the call's id."""
         cid = f"call_{next(self._call)}"
         self.add(
             "response_item",
             {
                 "type": "function_call",
-                "name": "shell",
-                "arguments": json.dumps({"command": argv}),
+                "name": name,
+                "arguments": json.dumps(params),
                 "call_id": cid,
             },
         )
+        self.add(
+            "response_item", {"type": "function_call_output", "call_id": cid, "output": output}
+        )
+        return cid
+
+    def shell(self, argv: list[str], output: str, exit_code: int) -> None:
+        """An older ``shell`` call whose output is JSON with the exit code in its metadata."""
         out = json.dumps(
             {"output": output, "metadata": {"exit_code": exit_code, "duration_seconds": 0.1}}
         )
-        self.add("response_item", {"type": "function_call_output", "call_id": cid, "output": out})
+        self.call({"command": argv}, out, name="shell")
 
     def patch(self, patch: str, success: bool) -> None:
         cid = f"call_{next(self._call)}"

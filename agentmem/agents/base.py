@@ -25,11 +25,13 @@ import attrs
 
 __all__ = [
     "CLIENTS",
+    "FALLBACK_COMMAND_PARAMS",
     "ClientTable",
     "Failure",
     "Outcome",
     "ToolKind",
     "ToolSpec",
+    "command_params",
     "register",
     "same_job",
     "spec_for",
@@ -80,7 +82,8 @@ NOT_RUN = frozenset(
 class ToolSpec:
     """One tool of one client.
 
-    ``command``: the parameter holding a shell tool's command line (text or argv).
+    ``command``: the parameter holding a shell tool's command line (text or argv): a
+    change to it is code, not a value (:func:`command_params`).
     ``inert``: parameters that change nothing about what the call does (a description,
     a time limit, an approval justification): ignored when two calls are compared.
     ``content_errors``: errors that say the content passed was wrong for this file
@@ -187,6 +190,27 @@ def spec_for(tool: str) -> tuple[ClientTable, ToolSpec] | None:
             if tool.startswith(prefix):
                 return table, spec
     return None
+
+
+#: The fallback of :func:`command_params`, for a tool that no table describes (an MCP
+#: server's shell, ``mcp__workspace__bash``; Claude Code 2.1's ``PowerShell``; an unknown
+#: runner): the names such a tool gives a parameter holding a command line or a script.
+FALLBACK_COMMAND_PARAMS = frozenset(
+    {"command", "cmd", "commands", "script", "code", "shell_command"}
+)
+
+
+def command_params(tool: str) -> frozenset[str]:
+    """The parameters of ``tool`` that hold a command line or a script, so that a change
+    to them is code, not a value.
+
+    A tool of a client's table has its own (:attr:`ToolSpec.command`; none for a tool that
+    runs no command). Only an MCP tool or a tool no table knows is read with the fallback
+    list :data:`FALLBACK_COMMAND_PARAMS`."""
+    found = spec_for(tool)
+    if found is None or found[1].kind is ToolKind.MCP:
+        return FALLBACK_COMMAND_PARAMS
+    return frozenset({found[1].command}) if found[1].command else frozenset()
 
 
 #: Kinds that do one job, so that one may stand in for another (a file changed by Edit,

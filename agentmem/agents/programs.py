@@ -12,8 +12,9 @@ that this one is consistent.
 A :class:`Program` has :class:`Role` s (a program may have several: ``grep`` searches,
 reads and answers with its exit status), a domain, the subcommands that say what a call
 does (``cargo test`` is a test run, ``git status`` a read), the options that take the
-next word as their value (``git -C dir``), and for a runner the word after which it runs
-another program (``uv run pytest`` is a ``pytest`` call).
+next word as their value (``git -C dir``) and those whose value is a file-name pattern
+(``find -name``, ``rg -g``), and for a runner the word after which it runs another program
+(``uv run pytest`` is a ``pytest`` call).
 """
 
 from __future__ import annotations
@@ -28,7 +29,6 @@ import attrs
 __all__ = [
     "CMD_SWITCHED",
     "GENERIC_SUBCOMMANDS",
-    "PATTERN_OPTIONS",
     "PROGRAMS",
     "Program",
     "Role",
@@ -42,6 +42,7 @@ __all__ = [
     "is_windows_command",
     "listing",
     "named",
+    "pattern_options",
     "project_commands",
     "sub_roles",
 ]
@@ -114,6 +115,9 @@ class Program:
     scripts: bool = False
     #: Options whose value names one of the project's own setups (``tox -e py312``).
     project_options: frozenset[str] = frozenset()
+    #: Options whose value is a file-name pattern on purpose (``find -name 'Dockerfile*'``,
+    #: ``rg -g '*.ts'``, ``grep --include='*.py'``): a word given to one is no path.
+    pattern_options: frozenset[str] = frozenset()
 
 
 def _roles(*roles: Role) -> frozenset[Role]:
@@ -150,9 +154,17 @@ def _many(
     domain: str | None = None,
     takes_subcommand: bool = False,
     runs: str | None = None,
+    pattern_options: str = "",
 ) -> list[Program]:
     return [
-        Program(n, frozenset(roles), domain, takes_subcommand=takes_subcommand, runs=runs)
+        Program(
+            n,
+            frozenset(roles),
+            domain,
+            takes_subcommand=takes_subcommand,
+            runs=runs,
+            pattern_options=frozenset(pattern_options.split()),
+        )
         for n in names.split()
     ]
 
@@ -306,18 +318,43 @@ _TABLE: list[Program] = [
     *_many("sort uniq cut nl", Role.READER, Role.FILTER),
     *_many("tr column fold fmt", Role.FILTER),
     *_many("tee", Role.FILTER, Role.CREATES),
-    *_many("find tree", Role.READER, Role.LISTS, domain="fs"),
-    *_many("du df file", Role.READER, domain="fs"),
+    *_many(
+        "find",
+        Role.READER,
+        Role.LISTS,
+        domain="fs",
+        pattern_options="-name -iname -path -ipath -wholename",
+    ),
+    *_many("tree", Role.READER, Role.LISTS, domain="fs"),
+    *_many("du", Role.READER, domain="fs", pattern_options="--exclude"),
+    *_many("df file", Role.READER, domain="fs"),
     *_many("sed awk", Role.READER, domain="fs"),
     *_many("cmp", Role.READER, Role.ANSWERS),
     Program("diff", _roles(Role.READER, Role.ANSWERS), "fs"),
     *_many("mv rm rmdir", Role.MOVES, domain="fs"),
     *_many("cp mkdir touch ln", Role.CREATES, domain="fs"),
-    *_many("chmod chown tar zip unzip", domain="fs"),
+    *_many("chmod chown zip unzip", domain="fs"),
+    *_many("tar", domain="fs", pattern_options="--exclude"),
     *_many("patch", Role.EDITS, domain="fs"),
     *_many("pwd basename dirname printenv id whoami uname date jq yq od xxd", Role.READER),
-    *_many("grep egrep fgrep rg ag ack", Role.READER, Role.ANSWERS, domain="search"),
-    *_many("fd", Role.READER, Role.ANSWERS, Role.LISTS, domain="search"),
+    *_many(
+        "grep egrep fgrep",
+        Role.READER,
+        Role.ANSWERS,
+        domain="search",
+        pattern_options="--include --exclude --exclude-dir",
+    ),
+    *_many("rg", Role.READER, Role.ANSWERS, domain="search", pattern_options="-g --glob --iglob"),
+    *_many("ag ack", Role.READER, Role.ANSWERS, domain="search", pattern_options="-g"),
+    # fd -g: the pattern (the next word) is a glob, not a regex
+    *_many(
+        "fd",
+        Role.READER,
+        Role.ANSWERS,
+        Role.LISTS,
+        domain="search",
+        pattern_options="-g --glob --exclude",
+    ),
     *_many("pgrep pidof", Role.ANSWERS),
     *_many("echo printf true false", Role.READER, Role.SCENE),
     *_many("cd pushd popd", Role.SCENE, Role.CHDIR),
@@ -329,7 +366,8 @@ _TABLE: list[Program] = [
     *_many("psql mysql sqlite3 redis-cli mongosh mongo", domain="db"),
     *_many("aws gcloud az terraform", domain="cloud", takes_subcommand=True),
     *_many("gsutil tofu pulumi", domain="cloud"),
-    *_many("ssh scp rsync", domain="remote"),
+    *_many("ssh scp", domain="remote"),
+    *_many("rsync", domain="remote", pattern_options="--include --exclude"),
     Program("systemctl", domain="system", takes_subcommand=True),
     *_many("journalctl service", domain="system"),
 ]
@@ -407,13 +445,14 @@ def is_windows_command(name: str) -> bool:
     return bool(_CMDLET.fullmatch(name)) or has(name, Role.WINDOWS)
 
 
-#: Options whose value is a file-name pattern on purpose (``find -name 'Dockerfile*'``,
-#: ``rg -g '*.ts'``, ``grep --include='*.py'``): a word given to one is no path. (Not ``-e``:
-#: ``pip install -e '.[dev]'`` is a path.)
-PATTERN_OPTIONS = frozenset(
-    {"-name", "-iname", "-path", "-ipath", "-wholename", "-g", "--glob", "--iglob"}
-    | {"--include", "--exclude", "--exclude-dir"}
-)
+def pattern_options(name: str) -> frozenset[str]:
+    """The options of program ``name`` whose value is a file-name pattern on purpose
+    (:attr:`Program.pattern_options`): ``find``'s ``-name``, ``rg``'s ``-g``, but never
+    ``npm``'s ``-g`` (install globally). (Not ``-e``: ``pip install -e '.[dev]'`` is a
+    path.)"""
+    p = get(name)
+    return p.pattern_options if p is not None else frozenset()
+
 
 #: cmd's builtins that take a ``/X`` switch bash reads as a path (``cd /d``, ``dir /b``).
 CMD_SWITCHED = frozenset(

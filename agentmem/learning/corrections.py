@@ -59,7 +59,7 @@ from urllib.parse import urlsplit
 
 import attrs
 
-from ..agents import ToolKind, is_shell, learning_view, same_job, spec_for
+from ..agents import ToolKind, command_params, is_shell, learning_view, same_job, spec_for
 from ..agents import programs as _programs
 from ..agents.outcomes import command_line, timed_out, unquoted_retries, view_indices
 from ..agents.shell import parse
@@ -287,19 +287,15 @@ def _renamed(
     )
 
 
-#: Parameters that hold a command line or a script, whatever the tool: a shell of an MCP
-#: server (``mcp__workspace__bash``), a client's PowerShell, an unknown runner.
-_COMMAND_PARAMS = frozenset({"command", "cmd", "commands", "script", "code", "shell_command"})
-
-
-def _command_line(name: str, value: Any) -> bool:
-    """Whether ``value`` of parameter ``name`` is a command line or a script (several
-    words, or several lines), not a value: its change is code, as the shell kinds read it,
-    never "call T with x like V"."""
+def _command_line(tool: str, name: str, value: Any) -> bool:
+    """Whether ``value`` of parameter ``name`` of ``tool`` is a command line or a script
+    (several words in a parameter that holds one, :func:`~agentmem.agents.command_params`;
+    or several lines), not a value: its change is code, as the shell kinds read it, never
+    "call T with x like V"."""
     if not isinstance(value, str):
         return False
     v = value.strip()
-    return "\n" in v or (name.lower() in _COMMAND_PARAMS and len(v.split()) > 1)
+    return "\n" in v or (name.lower() in command_params(tool) and len(v.split()) > 1)
 
 
 def _changed_value(
@@ -315,8 +311,8 @@ def _changed_value(
     bad, good = w.params[x], r.params[x]
     if not (is_scalar(bad) and is_scalar(good)):
         return None  # a list or object changed: which part of it was the fix?
-    if _command_line(x, bad) or _command_line(x, good):
-        return None  # a shell line or a script changed (an MCP or unknown shell tool): code
+    if _command_line(w.tool, x, bad) or _command_line(w.tool, x, good):
+        return None  # a shell line or a script changed: code, as the shell kinds read it
     if short_value(bad) == short_value(good):
         return None  # the two values read the same once clipped: a lesson could not tell them apart
     found = spec_for(w.tool)

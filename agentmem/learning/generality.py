@@ -69,7 +69,7 @@ from typing import Any
 
 import attrs
 
-from ..agents import learning_view, programs
+from ..agents import CLIENTS, learning_view, programs, spec_for, strip_headers
 from ..agents.programs import Role
 from ..records import Operation, Step, Trajectory
 from .digest import Digest, error_phrase, value_text
@@ -765,7 +765,7 @@ def _value_head(v: _ValueFacts) -> str | None:
         return f"Call {ts} with {x} like {good};" if v.opts else f"Call {ts} with {x}={good};"
     if v.from_task:
         return f"Call {ts} with {x} exactly as the request writes it;"
-    if v.bad is not None and v.error and not _framing_only(v.error):
+    if v.bad is not None and v.error and not _framing_only(v.error, v.ts):
         return f"Check {x} before calling {ts}:"
     if v.wrong:
         return f"Call {ts} with {x}=..., never {v.wrong}=...;"
@@ -783,7 +783,7 @@ def _value_parts(v: _ValueFacts, head: str) -> list[str]:
         pass  # the head says it
     elif bad is not None and v.lookup_ok:
         parts.append(f"never pass a {x} that neither the request nor {v.source} gave")
-    elif bad is not None and v.err and not _framing_only(v.error):
+    elif bad is not None and v.err and not _framing_only(v.error, v.ts):
         parts.append(f"a wrong {x} failed with '{v.err}'")
     if v.wrong and not head.endswith(f"never {v.wrong}=...;"):
         parts.append(f"name it {x}=..., never {v.wrong}=...")
@@ -1109,8 +1109,8 @@ def _unrefuted(
             parts.append((alt[0], alt[1], f"stated for its failure only: {why}"))
     wrong = f.detail.get("wrong_name")
     x = f.detail.get("param")
+    ts = _tools_of(f)
     if f.kind == "param_value" and wrong and x and not any(r.wrong_name for _, r, _ in parts):
-        ts = _tools_of(f)
         name = Rule("param_name", ts, param=x, wrong_name=wrong)
         if not corpus.refuting(name):
             text = f"Call {_join(ts)} with {x}=..., never {wrong}=..."
@@ -1118,8 +1118,8 @@ def _unrefuted(
     err = f.detail.get("error") or next(
         (e for n in notes for t, p, e in n.errors if p == x and e), ""
     )
-    if not parts and f.kind == "param_value" and x and err and not _framing_only(err):
-        ts = _tools_of(f)  # what a failed call showed, when it said more than its exit status
+    if not parts and f.kind == "param_value" and x and err and not _framing_only(err, ts):
+        # what a failed call showed, when it said more than its exit status
         q = quote_error(err, 5)
         text = _mask_quotes(
             f"Check {x} before calling {_join(ts)}: a wrong {x} failed with '{q}'.",
@@ -1134,18 +1134,26 @@ def _unrefuted(
     return _Verdict(text, rule, note=note, extra=tuple((t, r) for t, r, _ in rest))
 
 
-#: A client's framing of a failure that says nothing of its cause: "Exit code 1", "Process
-#: exited with code 2", "Error", "Command failed".
-_FRAMING = re.compile(
-    r"(?i)\b(?:process\s+exited\s+with\s+code|exit(?:ed)?\s*(?:code|status)?)\b[:\s]*-?\d*"
-    r"|\b(?:command\s+failed|error|failed)\b[:\s]*"
+#: Words that name a failure and nothing of its cause, once the client's framing is gone:
+#: "Error", "Command failed", a program's own "exit status 1" (Go's, make's).
+_NO_CAUSE = re.compile(
+    r"(?i)\bexit(?:ed)?\s*(?:code|status)?\b[:\s]*-?\d*|\b(?:command\s+failed|error|failed)\b[:\s]*"
 )
 
 
-def _framing_only(err: str) -> bool:
+def _framing_only(err: str, tools: Sequence[str]) -> bool:
     """Whether a failure's error holds only its client's framing (an exit status), no
-    word of its cause: "a wrong x failed with 'Exit code 1'" would teach nothing."""
-    rest = _FRAMING.sub(" ", err[:400])
+    word of its cause: "a wrong x failed with 'Exit code 1'" would teach nothing.
+
+    The framing is what :func:`~agentmem.agents.strip_headers` strips with the client
+    table of the ``tools`` (``Exit code N``; Codex's ``Process exited with code N``
+    block). A tool no table knows (Claude Code 2.1's ``PowerShell``) may be any client's,
+    so every client's framing is stripped from its error."""
+    own = {id(found[0]): found[0] for found in map(spec_for, tools) if found is not None}
+    rest = err[:400]
+    for table in list(own.values()) or CLIENTS:
+        rest = strip_headers(rest, table)[0]
+    rest = _NO_CAUSE.sub(" ", rest)
     return not re.search(r"[^\W\d_]|\b[1-5]\d\d\b", rest)  # words, or an HTTP status
 
 

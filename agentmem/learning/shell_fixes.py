@@ -1411,13 +1411,15 @@ def _literal_glob(t: Trajectory, i: int) -> ShellFix | None:
 
 
 def _as_pattern(word: str, step: Step) -> bool:
-    """Whether ``step`` gives ``word`` to an option that takes a file-name pattern
-    (:data:`~agentmem.agents.programs.PATTERN_OPTIONS`: ``-name X``, ``--include=X``)."""
+    """Whether ``step`` gives ``word`` to an option of its program that takes a file-name
+    pattern (:func:`~agentmem.agents.programs.pattern_options`: ``find -name X``, ``grep
+    --include=X``)."""
     for c in _commands(step) or ():
+        options = programs.pattern_options(c.program)
         for before, arg in zip(("", *c.args), c.args, strict=False):
-            if arg == word and before in programs.PATTERN_OPTIONS:
+            if arg == word and before in options:
                 return True
-            if any(arg == f"{o}={word}" for o in programs.PATTERN_OPTIONS if o.startswith("--")):
+            if any(arg == f"{o}={word}" for o in options if o.startswith("--")):
                 return True
     return False
 
