@@ -1445,7 +1445,7 @@ def test_a_hidden_folder_not_shown_or_not_used_teaches_nothing(steps: tuple[Step
     assert [x for x in _in_app(*steps) if x[0] == "hidden"] == []
 
 
-_NAMED = _codex_exec("rg --files | rg -i 'copilot[-_]instructions\\.md|copilot.*md'", "", 1)
+_NAMED = codex_exec("rg --files | rg -i 'copilot[-_]instructions\\.md|copilot.*md'", "", False)
 _COPILOT_FOUND = "./.github/copilot-instructions.md\n./.idea/copilot.data.xml\n"
 
 
@@ -1458,8 +1458,10 @@ def test_files_rg_filtered_by_name_found_in_a_hidden_folder_are_learned() -> Non
         x
         for x in _in_app(
             _NAMED,
-            _codex_exec("find . -maxdepth 5 -type f | rg -i 'copilot|instruction'", _COPILOT_FOUND),
-            _codex_exec("sed -n '1,260p' .github/copilot-instructions.md", "# Copilot"),
+            codex_exec(
+                "find . -maxdepth 5 -type f | rg -i 'copilot|instruction'", _COPILOT_FOUND, True
+            ),
+            codex_exec("sed -n '1,260p' .github/copilot-instructions.md", "# Copilot", True),
         )
         if x[0] == "hidden"
     ]
@@ -1474,43 +1476,43 @@ def test_files_rg_filtered_by_name_found_in_a_hidden_folder_are_learned() -> Non
         # the file the pattern names is not under a hidden folder: rg would have listed it
         (
             _NAMED,
-            _codex_exec("find . -type f | rg -i copilot", "./docs/copilot-instructions.md\n"),
-            _codex_exec("sed -n '1,260p' docs/copilot-instructions.md", "# Copilot"),
+            codex_exec("find . -type f | rg -i copilot", "./docs/copilot-instructions.md\n", True),
+            codex_exec("sed -n '1,260p' docs/copilot-instructions.md", "# Copilot", True),
         ),
         # the file used under the hidden folder is not one the pattern asked for
         (
             _NAMED,
-            _codex_exec("find . -maxdepth 5 -type f", "./.github/workflows/ci.yml\n"),
-            _codex_exec("sed -n '1,80p' .github/workflows/ci.yml", "name: ci"),
+            codex_exec("find . -maxdepth 5 -type f", "./.github/workflows/ci.yml\n", True),
+            codex_exec("sed -n '1,80p' .github/workflows/ci.yml", "name: ci", True),
         ),
         # inverted: the files that do not match, no question of where one is
         (
-            _codex_exec("rg --files | rg -v 'copilot.*md'", "", 1),
-            _codex_exec("find . -maxdepth 5 -type f | rg -i copilot", _COPILOT_FOUND),
-            _codex_exec("sed -n '1,260p' .github/copilot-instructions.md", "# Copilot"),
+            codex_exec("rg --files | rg -v 'copilot.*md'", "", False),
+            codex_exec("find . -maxdepth 5 -type f | rg -i copilot", _COPILOT_FOUND, True),
+            codex_exec("sed -n '1,260p' .github/copilot-instructions.md", "# Copilot", True),
         ),
         # rg listed hidden files already, or only one folder
         (
-            _codex_exec("rg --files --hidden | rg 'copilot.*md'", "", 1),
-            _codex_exec("find . -maxdepth 5 -type f | rg -i copilot", _COPILOT_FOUND),
-            _codex_exec("sed -n '1,260p' .github/copilot-instructions.md", "# Copilot"),
+            codex_exec("rg --files --hidden | rg 'copilot.*md'", "", False),
+            codex_exec("find . -maxdepth 5 -type f | rg -i copilot", _COPILOT_FOUND, True),
+            codex_exec("sed -n '1,260p' .github/copilot-instructions.md", "# Copilot", True),
         ),
         (
-            _codex_exec("rg --files src | rg 'copilot.*md'", "", 1),
-            _codex_exec("find . -maxdepth 5 -type f | rg -i copilot", _COPILOT_FOUND),
-            _codex_exec("sed -n '1,260p' .github/copilot-instructions.md", "# Copilot"),
+            codex_exec("rg --files src | rg 'copilot.*md'", "", False),
+            codex_exec("find . -maxdepth 5 -type f | rg -i copilot", _COPILOT_FOUND, True),
+            codex_exec("sed -n '1,260p' .github/copilot-instructions.md", "# Copilot", True),
         ),
         # grep's basic syntax reads | as itself: no pattern Python would read alike
         (
-            _codex_exec("rg --files | grep 'docfx|copilot'", "", 1),
-            _codex_exec("find . -maxdepth 5 -type f | rg -i copilot", _COPILOT_FOUND),
-            _codex_exec("sed -n '1,260p' .github/copilot-instructions.md", "# Copilot"),
+            codex_exec("rg --files | grep 'docfx|copilot'", "", False),
+            codex_exec("find . -maxdepth 5 -type f | rg -i copilot", _COPILOT_FOUND, True),
+            codex_exec("sed -n '1,260p' .github/copilot-instructions.md", "# Copilot", True),
         ),
         # a search of the files' text, not of their names
         (
-            _codex_exec("rg -l 'copilot.*md'", "", 1),
-            _codex_exec("find . -maxdepth 5 -type f | rg -i copilot", _COPILOT_FOUND),
-            _codex_exec("sed -n '1,260p' .github/copilot-instructions.md", "# Copilot"),
+            codex_exec("rg -l 'copilot.*md'", "", False),
+            codex_exec("find . -maxdepth 5 -type f | rg -i copilot", _COPILOT_FOUND, True),
+            codex_exec("sed -n '1,260p' .github/copilot-instructions.md", "# Copilot", True),
         ),
     ],
 )
