@@ -511,3 +511,37 @@ def test_a_value_lesson_never_quotes_an_exit_status_alone():
     assert _value_parts(facts("Exit code 1"), "") == []
     assert _value_head(facts("Error: unknown id x")) == "Check command before calling PowerShell:"
     assert _value_parts(facts("Error 404"), "") == ["a wrong command failed with 'Error 404'"]
+
+
+def test_a_retry_widened_to_a_folder_above_the_path_is_no_operand_fix():
+    """``git add tests/plugin/stub.py`` failed ("did not match any files": the run had moved
+    the file away, perhaps where the importer does not see), then ``git add tests/plugin/``
+    worked: "run git add with tests/plugin/, not tests/plugin/stub.py" was false (a blind
+    set's class of lesson). The folder above shows the file was not there, not where it is.
+    Controls that still teach: a sibling path, and a path deeper than the failed one."""
+    from agentmem.agents.outcomes import learning_view
+    from agentmem.learning.shell_fixes import find_shell_fixes
+
+    def sh(cmd: str, out: str, ok: bool) -> Step:
+        return Step(tool="Bash", params={"command": cmd}, output=out, success=ok)
+
+    def goods(failed: str, said: str, retry: str) -> list[object]:
+        run = Trajectory(
+            task="commit the plugin tests",
+            steps=(sh(failed, f"Exit code 128\n{said}", False), sh(retry, "", True)),
+            meta={"cwd": "/w/app"},
+        )
+        return [f.finding.detail.get("good") for f in find_shell_fixes(learning_view(run))]
+
+    stub = "tests/plugin/stub.py"
+    nomatch = f"fatal: pathspec '{stub}' did not match any files"
+    assert goods(f"git add {stub}", nomatch, "git add tests/plugin/") == []
+    assert goods(f"git add {stub}", nomatch, "git add tests/plugin") == []
+    assert goods(f"git add {stub}", nomatch, "git add tests") == []
+    assert goods(f"git add {stub}", nomatch, "git add .") == []
+    # a sibling path, and a deeper one, still teach the operand
+    assert goods(f"git add {stub}", nomatch, "git add tests/plugin/stub_qemu.py") == [
+        "tests/plugin/stub_qemu.py"
+    ]
+    said = "fatal: pathspec 'tests/plugin' did not match any files"
+    assert goods("git add tests/plugin", said, f"git add {stub}") == [stub]
