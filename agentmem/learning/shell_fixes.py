@@ -144,6 +144,8 @@ from ..agents.base import Failure
 from ..agents.outcomes import (
     TTY,
     asked_variables,
+    claimed_command,
+    claimed_intent,
     escalates,
     failing_command,
     job_commands,
@@ -516,19 +518,21 @@ def _escalation(f: Command, diag: str, param: str, value: object) -> Finding:
     q = quote_error(diag or "refused", 8)
     shown = str(value).lower() if isinstance(value, bool) else str(value)
     setting = f"{param}: {shown}"
-    # the program and its subcommand, never its operands (a commit message, a branch name)
-    text = f"In this project {_intent(f)} is refused in the sandbox ('{q}'); it ran with "
+    # the program and its subcommand, never its operands (a commit message, a branch name);
+    # the program an unknown leading word starts, not that word (rtk git add: git add)
+    intent = claimed_intent(f)
+    text = f"In this project {intent} is refused in the sandbox ('{q}'); it ran with "
     text += f"{setting}."
     return _finding(
         "escalation",
         f,
         "project",
         text,
-        (f.program, param),
+        (claimed_command(f).program, param),
         diag,
         risk="escalation",
         setting=[param, shown],
-        intent=_intent(f),
+        intent=intent,
         avoid=[],
     )
 
