@@ -531,3 +531,104 @@ def test_a_value_lesson_never_quotes_an_exit_status_alone():
     assert _value_parts(facts("Exit code 1"), "") == []
     assert _value_head(facts("Error: unknown id x")) == "Check command before calling PowerShell:"
     assert _value_parts(facts("Error 404"), "") == ["a wrong command failed with 'Error 404'"]
+
+
+def test_a_retry_widened_to_a_folder_above_the_path_is_no_operand_fix():
+    """``git add tests/plugin/stub.py`` failed ("did not match any files": the run had moved
+    the file away, perhaps where the importer does not see), then ``git add tests/plugin/``
+    worked: "run git add with tests/plugin/, not tests/plugin/stub.py" was false (a blind
+    set's class of lesson). The folder above shows the file was not there, not where it is.
+    Controls that still teach: a sibling path, and a path deeper than the failed one."""
+    from agentmem.agents.outcomes import learning_view
+    from agentmem.learning.shell_fixes import find_shell_fixes
+
+    def sh(cmd: str, out: str, ok: bool) -> Step:
+        return Step(tool="Bash", params={"command": cmd}, output=out, success=ok)
+
+    def goods(failed: str, said: str, retry: str) -> list[object]:
+        run = Trajectory(
+            task="commit the plugin tests",
+            steps=(sh(failed, f"Exit code 128\n{said}", False), sh(retry, "", True)),
+            meta={"cwd": "/w/app"},
+        )
+        return [f.finding.detail.get("good") for f in find_shell_fixes(learning_view(run))]
+
+    stub = "tests/plugin/stub.py"
+    nomatch = f"fatal: pathspec '{stub}' did not match any files"
+    assert goods(f"git add {stub}", nomatch, "git add tests/plugin/") == []
+    assert goods(f"git add {stub}", nomatch, "git add tests/plugin") == []
+    assert goods(f"git add {stub}", nomatch, "git add tests") == []
+    assert goods(f"git add {stub}", nomatch, "git add .") == []
+    # a sibling path, and a deeper one, still teach the operand
+    assert goods(f"git add {stub}", nomatch, "git add tests/plugin/stub_qemu.py") == [
+        "tests/plugin/stub_qemu.py"
+    ]
+    said = "fatal: pathspec 'tests/plugin' did not match any files"
+    assert goods("git add tests/plugin", said, f"git add {stub}") == [stub]
+
+
+def _codex(cmd: str, out: str, ok: bool = False, **more: object) -> Step:
+    return Step(tool="exec_command", params={"cmd": cmd, **more}, output=out, success=ok)
+
+
+_ESCALATED = {"sandbox_permissions": "require_escalated"}
+_LOCK = "sandbox denied (exit code 1)\nfatal: Unable to create '/w/p/.git/index.lock': Operation "
+_LOCK += "not permitted"
+
+
+def _escalation_texts(*steps: Step) -> list[str]:
+    return [c.finding.text for c in find_corrections(_run(*steps))]
+
+
+def test_a_refusal_the_run_contradicts_in_the_sandbox_is_no_escalation_lesson():
+    """A blind set's class of false lesson: ``rtk git add ...`` (rtk, a CLI proxy agentmem
+    does not know) and ``bash -lc '...'`` were refused for a write inside ``.git`` and ran
+    escalated, and "bash and rtk are refused in the sandbox" was learned, while the same
+    run ran both in the sandbox, unescalated, and they worked. A run of the refused
+    program (and subcommand) that worked in the sandbox contradicts the lesson."""
+    add = "rtk git add src/a.py"
+    assert not _escalation_texts(
+        _codex("rtk git add docs/b.md", "", True),
+        _codex(add, _LOCK),
+        _codex(add, "", True, **_ESCALATED),
+    )
+    script = "bash -lc 'git add src/a.py && git commit -m wip' 2>&1 | tail -5"
+    assert not _escalation_texts(
+        _codex(script, _LOCK),
+        _codex(script, "[main 1a2b] wip", True, **_ESCALATED),
+        _codex("bash -lc 'ls src'", "a.py", True),
+    )
+    # the program the unknown word starts, run bare in the sandbox, contradicts it too
+    assert not _escalation_texts(
+        _codex(add, _LOCK), _codex(add, "", True, **_ESCALATED), _codex("git add b.md", "", True)
+    )
+
+
+def test_a_refusal_the_run_does_not_contradict_still_teaches_naming_the_program():
+    """Controls: ``git fetch`` refused and escalated while ``git status`` ran in the sandbox
+    (another subcommand: no contradiction); a run of it that was escalated itself, or whose
+    success another command may have made (``|| true``), contradicts nothing. An unknown
+    leading word is not named: ``rtk git add`` is about ``git add``."""
+    fetch = "sandbox denied (exit code 1)\nerror: cannot open .git/FETCH_HEAD: Operation not "
+    fetch += "permitted"
+    (text,) = _escalation_texts(
+        _codex("git status --short", " M a.py", True),
+        _codex("git fetch --all", fetch),
+        _codex("git fetch --all", "", True, **_ESCALATED),
+        _codex("git fetch origin || true", "", True),
+        _codex("git fetch --prune", "", True, **_ESCALATED),
+    )
+    assert text.startswith("In this project git fetch is refused in the sandbox")
+    add = "rtk git add src/a.py"
+    (text,) = _escalation_texts(
+        _codex("rtk git status", "On branch main", True),
+        _codex(add, _LOCK),
+        _codex(add, "", True, **_ESCALATED),
+    )
+    assert text.startswith("In this project git add is refused in the sandbox")
+    # a word that also names a subcommand is the unknown tool's own: it stays named
+    (text,) = _escalation_texts(
+        _codex("mytool test", "sandbox denied (exit code 1)\nOperation not permitted"),
+        _codex("mytool test", "ok", True, **_ESCALATED),
+    )
+    assert text.startswith("In this project mytool is refused in the sandbox")

@@ -35,12 +35,14 @@ are judged against the failure they follow: an escalation (``sandbox_permissions
 require_escalated``, ``dangerouslyDisableSandbox``) after a refusal of the same command
 is kept, and the refused call stays in the view as failed (:func:`escalations`): when the
 escalated retry worked, or failed only after it got past the refusal (:func:`got_past`),
-then counted as done.
+then counted as done; never when the run ran the refused program in the sandbox and it
+worked (:func:`_sandbox_ran`: the sandbox refused what that call did, not the program).
 """
 
 from __future__ import annotations
 
 import functools
+import os
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -51,11 +53,13 @@ from ..records import Step, Trajectory
 from . import programs
 from .base import ClientTable, Failure, Outcome, ToolKind, ToolSpec, matches, spec_for
 from .programs import CHECKS, Role
-from .shell import Command, Script, parse, unwrap_argv
+from .shell import Command, Script, command_of, parse, unwrap_argv
 
 __all__ = [
     "RunView",
     "asked_variables",
+    "claimed_command",
+    "claimed_intent",
     "command_line",
     "diagnostic",
     "env_retries",
@@ -640,9 +644,81 @@ def escalations(steps: tuple[Step, ...]) -> dict[int, int]:
                 continue
             o = outcome(prev)
             refused = o.failure is Failure.DENIED or _REFUSED.search(prev.output[:2000])
-            if refused and (step.success or got_past(prev, step)):
+            # a refusal the run contradicts (the program ran in the sandbox) is no lesson
+            if refused and (step.success or got_past(prev, step)) and not _sandbox_ran(steps, k):
                 out[k] = i
             break
+    return out
+
+
+def claimed_command(c: Command) -> Command:
+    """The command a refusal of ``c`` is about: ``c`` itself, or, when its program is a bare
+    word the program table does not know and the next word is a program it knows, the
+    command after that word (``rtk git add x``, a wrapper agentmem does not know, is about
+    ``git add x``). A word that also names a subcommand (``test``, ``build``: a tool's own
+    subcommand, as in ``mytool test``), a scene-setter or a probe is no program started so."""
+    if programs.get(c.program) is not None or not re.fullmatch(r"[A-Za-z][\w-]*", c.program):
+        return c
+    at = c.words.index(c.program) if c.program in c.words else -1
+    rest = c.words[at + 1 :] if at >= 0 else ()
+    nxt = programs.get(os.path.basename(rest[0])) if rest else None
+    if nxt is None or nxt.name in programs.GENERIC_SUBCOMMANDS:
+        return c
+    if nxt.roles & {Role.SCENE, Role.PROBE}:
+        return c
+    inner = command_of(rest, c.redirects, c.assignments)
+    return inner if inner is not None else c
+
+
+def claimed_intent(c: Command) -> str:
+    """What a refusal of ``c`` names: the program of :func:`claimed_command` and its
+    subcommand (``git add``), never its operands."""
+    x = claimed_command(c)
+    return f"{x.program} {x.subcommand}" if x.subcommand else x.program
+
+
+def _sandbox_ran(steps: tuple[Step, ...], k: int) -> bool:
+    """Whether the run contradicts the refusal of call ``k``: another shell call ran the
+    program it names (and its subcommand: :func:`claimed_intent`) without an escalation,
+    inside the sandbox, and that command worked (its call succeeded, every command after
+    it joined by ``&&``). Then the sandbox refused what the call did (a write into ``.git``,
+    a lock file), not the program, and "P is refused in the sandbox" would be false."""
+    found = spec_for(steps[k].tool)
+    script = parse(command_line(found[1], steps[k].params)) if found else None
+    if script is None or not script.parsed:
+        return False
+    c = failing_command(script, steps[k].output)
+    if c is None:
+        return False
+    want = claimed_intent(c)
+    for n, s in enumerate(steps):
+        other = spec_for(s.tool)
+        if n == k or not s.success or other is None or other[1].kind is not ToolKind.SHELL:
+            continue
+        if escalates(s.params) is not None:
+            continue
+        if want in _worked(command_line(other[1], s.params)):
+            return True
+    return False
+
+
+def _worked(line: str) -> set[str]:
+    """The intents (:func:`claimed_intent`) of the commands of a successful call's
+    ``line`` whose success it shows: each after which every pipeline is joined by ``&&``,
+    and not run only after another failed (``a || b``); and a shell the line starts with
+    (``bash -lc '...'``, read through to its script), which ran and worked."""
+    script = parse(line)
+    out: set[str] = set()
+    first = line.split(maxsplit=1)[0] if line.strip() else ""
+    if programs.has(os.path.basename(first), Role.SHELL):
+        out.add(os.path.basename(first))
+    if not script.parsed:
+        return out
+    ps = script.pipelines
+    for at, p in enumerate(ps):
+        if (at and p.connector == "||") or any(q.connector != "&&" for q in ps[at + 1 :]):
+            continue
+        out |= {claimed_intent(c) for c in p.commands}
     return out
 
 

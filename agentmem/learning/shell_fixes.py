@@ -146,6 +146,8 @@ from ..agents.base import Failure
 from ..agents.outcomes import (
     TTY,
     asked_variables,
+    claimed_command,
+    claimed_intent,
     escalates,
     failing_command,
     job_commands,
@@ -518,19 +520,21 @@ def _escalation(f: Command, diag: str, param: str, value: object) -> Finding:
     q = quote_error(diag or "refused", 8)
     shown = str(value).lower() if isinstance(value, bool) else str(value)
     setting = f"{param}: {shown}"
-    # the program and its subcommand, never its operands (a commit message, a branch name)
-    text = f"In this project {_intent(f)} is refused in the sandbox ('{q}'); it ran with "
+    # the program and its subcommand, never its operands (a commit message, a branch name);
+    # the program an unknown leading word starts, not that word (rtk git add: git add)
+    intent = claimed_intent(f)
+    text = f"In this project {intent} is refused in the sandbox ('{q}'); it ran with "
     text += f"{setting}."
     return _finding(
         "escalation",
         f,
         "project",
         text,
-        (f.program, param),
+        (claimed_command(f).program, param),
         diag,
         risk="escalation",
         setting=[param, shown],
-        intent=_intent(f),
+        intent=intent,
         avoid=[],
     )
 
@@ -740,12 +744,25 @@ def _operand(f: Command, s: Command, q: str, diag: str, body: str, task: str) ->
     inside = good.startswith(bad.rstrip("/") + "/")  # the folder's file: the operand fixed
     if _MISSING_PATH.search(diag) or (_WRONG_KIND.search(diag) and not inside):
         return None  # another file (after a missing path or a folder read as a file): moved on
+    if _widened(bad, good):
+        return None  # the file was not there, and the folder above it was: not where it is
     if task and bad in task and good in task:
         return None  # the task named both: another item, not a retry
     text = f"In this project run {_intent(f)} with {good}, not {bad}, which fails with '{q}'."
     return _finding(
         "operand", f, "project", text, (f.program, good), diag, bad=bad, good=good, avoid=[bad]
     )
+
+
+def _widened(bad: str, good: str) -> bool:
+    """Whether operand ``good`` is a folder above path ``bad`` (``tests/plugin/`` after
+    ``tests/plugin/stub.py``, ``.`` after a relative path): the retry only widened the
+    command to the folder, which shows that the file was not there (the run may have moved
+    it away in a part the importer does not see), never where it is."""
+    b, g = posixpath.normpath(bad), posixpath.normpath(good)
+    if g == "." and b != "." and not b.startswith(("/", "../")) and b != "..":
+        return True
+    return b != g and b.startswith(g.rstrip("/") + "/")
 
 
 #: A path that is there but of the other kind: a folder given where a file goes, or a file
