@@ -230,6 +230,38 @@ def test_a_project_fact_merges_only_with_its_own_projects_lesson():
     assert not same_rule(orphan, 3, live, lambda eid: ("shell", None))
 
 
+def test_two_projects_facts_of_one_session_are_no_duplicates():
+    """Real (validation, wave 8): one learning pass proposed "In this project git fetch is
+    refused in the sandbox ...; it ran with sandbox_permissions: require_escalated" for one
+    project and the same of git push for another; the ADD-against-ADD check dropped the
+    first as a duplicate of the second, and its project got no lesson. A project's fact is
+    served in its own project only, so it duplicates (or joins) no other project's; a
+    tool's rule or a machine's fact still does, and so does a fact of the same project."""
+    text = (
+        "In this project git fetch is refused in the sandbox ('fatal: unable to access'); "
+        "it ran with sandbox_permissions: require_escalated."
+    )
+
+    def esc(project: str, weight: float = 1.0) -> Operation:
+        f = _shell("escalation", "project", text, project, program="git", facts=("git",))
+        return attrs.evolve(_add(f), weight=weight)
+
+    def kept(*ops: Operation) -> list[Operation]:
+        return list(
+            consolidate(
+                ops,
+                similar=lambda t: [],
+                cosine=lambda a, b: 1.0,  # as close as can be
+                threshold=0.9,
+                compress=lambda o: o,
+            ).apply
+        )
+
+    assert len(kept(esc("/w/a", 2.0), esc("/w/b"))) == 2
+    assert len(kept(esc("/w/a", 2.0), esc("/w/a"))) == 1
+    assert len(kept(_add(_glob("a/[x].ts", "/w/a")), _add(_glob("a/[x].ts", "/w/b")))) == 1
+
+
 def _glob_run(path: str, project: str) -> Trajectory:
     """A Codex run: zsh refused an unquoted path with [ ], then the quoted path worked."""
     return Trajectory(

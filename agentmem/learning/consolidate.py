@@ -8,7 +8,8 @@ Three passes, as in the paper:
 2. Deduplication: an ADD whose text has cosine > theta_dup with a live
    experience becomes a MODIFY of that experience; an ADD that duplicates
    another ADD of the same session is dropped in favour of the one with the
-   higher weight. ``theta_dup`` is calibrated per embedding model (the
+   higher weight (never a fact of another project: each project's fact is served in its
+   own). ``theta_dup`` is calibrated per embedding model (the
    embedder's ``dup_threshold``), not fixed at 0.85: cosines are not
    comparable across models. Two texts are duplicates only when they also
    carry the same facts (:func:`same_facts`): lessons built on one template
@@ -197,6 +198,16 @@ def _tools(op: Operation) -> set[str]:
     return {t for t in out if t}
 
 
+def _place(op: Operation) -> str | None:
+    """Where an ADD's lesson holds, for Stage 3's ADD-against-ADD checks: the project of a
+    project's fact (its evidence's ``detail["project"]``; "" when it names none), None for
+    a tool's rule or a machine's fact (they hold anywhere, and merge anywhere)."""
+    d = getattr(op.detail.get("evidence"), "detail", None)
+    if not isinstance(d, dict) or d.get("scope") != "project":
+        return None
+    return str(d.get("project") or "")
+
+
 def _groups(op: Operation) -> set[str]:
     """The groups whose data an operation stands on (several when generalized)."""
     return {op.group or ""} | set(op.detail.get("merged_groups") or ()) - {""}
@@ -315,6 +326,8 @@ def _dedup(
             for j in sorted(near, key=rank.__getitem__)
             if cosine(ops[i].text or "", chosen[j].text or "") > threshold
         ]
+        # a project's fact is another project's duplicate never: each is served in its own
+        close = [j for j in close if _place(ops[i]) == _place(chosen[j])]
         dup = next((j for j in close if same_facts(ops[i], chosen[j])), None)
         if dup is not None:
             rejected.append(
