@@ -999,6 +999,31 @@ def test_windows_commands_in_git_bash_teach_what_did_the_job():
     assert [c for c, _, _ in _fix(rg, removed)] == []
 
 
+def test_the_part_credited_with_the_job_is_the_part_that_changed():
+    """From a blind set's false lesson: ``cd DIR && Select-String ...`` failed in Git Bash
+    (Select-String not found); ``cd DIR && grep -c ...`` worked. The ``cd`` ran the same in
+    both calls: it set the scene, and grep, the command that changed, did the job. A retry
+    that changed no command credits nothing."""
+    win = "C:/Users/me/Desktop/app"
+    failed = _bash(
+        f'cd "{win}" && Select-String -Path app.log -Pattern ERROR',
+        "Exit code 127\n/usr/bin/bash: line 1: Select-String: command not found",
+    )
+    retry = _bash(f'cd "{win}" && grep -c ERROR app.log', "3", True)
+    [found] = _fix(failed, retry)
+    assert found[0] == "windows"
+    assert "bash's own grep did the job" in found[2] and "own cd" not in found[2]
+    alone = _bash(f'grep -c ERROR "{win}/app.log"', "3", True)
+    failed_alone = _bash(
+        f'Select-String -Path "{win}/app.log" -Pattern ERROR',
+        "Exit code 127\n/usr/bin/bash: line 1: Select-String: command not found",
+    )
+    [found] = _fix(failed_alone, alone)
+    assert "bash's own grep did the job" in found[2]
+    same = _bash(f'cd "{win}" && Select-String -Path app.log -Pattern ERROR', "3", True)
+    assert _fix(failed, same) == []
+
+
 def test_cmd_syntax_that_git_bash_rejects_teaches_the_machines_shell():
     """Real (886caigudong, development half, Claude Code on Windows): ``cd /d "C:\\...\\x" &&
     python main.py`` failed in Git Bash ('cd: too many arguments'); ``cd "C:/.../x" &&

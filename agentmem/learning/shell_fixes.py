@@ -137,6 +137,7 @@ import itertools
 import os
 import posixpath
 import re
+import shlex
 from collections.abc import Callable, Sequence
 
 import attrs
@@ -1664,11 +1665,39 @@ def _windows_fix(t: Trajectory, i: int) -> tuple[int, str] | None:
                 cmd = str(later.params.get("command") or "").split()
                 return j, f"the PowerShell tool ({cmd[0]})" if cmd else "the PowerShell tool"
             if is_shell(later.tool):
-                found = parse(_line(later))
-                first = found.commands[0].program if found.parsed and found.commands else ""
+                first = _replacement(t.steps[i], later)
                 return (j, f"bash's own {first}") if first else None
             return j, later.tool
     return None
+
+
+def _replacement(failed: Step, retry: Step) -> str:
+    """The program of the retry's first command that is not in the failed call as it was
+    written there (program and words): the part that changed, which may have done the
+    job. A command both calls ran the same (``cd DIR &&`` before the command replaced) only
+    sets the scene. "" when the retry cannot be read or changed no command."""
+    found = parse(_line(retry))
+    if not found.parsed:
+        return ""
+    same = _commands_as_written(_line(failed))
+    return next((c.program for c in found.commands if (c.program, c.args) not in same), "")
+
+
+def _commands_as_written(line: str) -> set[tuple[str, tuple[str, ...]]]:
+    """A line's simple commands as (program, words after it). A line the shell reader
+    refuses (PowerShell's cmdlets in it) is split at its separators into words."""
+    script = parse(line)
+    if script.parsed:
+        return {(c.program, c.args) for c in script.commands}
+    out: set[tuple[str, tuple[str, ...]]] = set()
+    for part in re.split(r"&&|\|\||[;|\n]", line):
+        try:
+            words = shlex.split(part)
+        except ValueError:
+            continue
+        if words:
+            out.add((words[0].rsplit("/", 1)[-1], tuple(words[1:])))
+    return out
 
 
 #: bash rejecting a line written in cmd's syntax (``cd /d X``: too many arguments; ``if
@@ -1716,6 +1745,9 @@ def _syntax_retry(t: Trajectory, i: int) -> tuple[int, str] | None:
         if not found.parsed or not found.commands:
             return None
         first = found.commands[0].program
+        changed = _replacement(t.steps[i], later)
+        if not changed:
+            return None
         out = later.output[:2000]
         if not later.success and (
             not out.strip()
@@ -1723,7 +1755,7 @@ def _syntax_retry(t: Trajectory, i: int) -> tuple[int, str] | None:
             or re.search(rf"\b{re.escape(first)}: ", out)
         ):
             return None
-        return j, f"bash's own {first}"
+        return j, f"bash's own {changed}"
     return None
 
 
