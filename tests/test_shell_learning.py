@@ -1578,3 +1578,32 @@ def test_a_risky_variable_learned_from_a_real_import_is_held(tmp_path: Path) -> 
     tls = [k for k, x in texts.items() if "NODE_TLS_REJECT_UNAUTHORIZED=0 npm install" in x]
     assert not located
     assert tls and set(tls) <= held
+
+
+def test_a_retry_whose_filter_hides_its_failure_proves_no_fix():
+    """From a blind set's false lesson: ``az costmanagement query`` failed (its extension
+    missing), ``az extension add --name costmanagement`` ran, then ``az costmanagement
+    query ... | head -50`` exited 0 with az's own error in its output: head's status, not
+    az's. The query still failed; nothing is learned. The same retry whose output is the
+    query's answer teaches the prerequisite; so does one under ``set -o pipefail``."""
+    query = "az costmanagement query --type Usage --scope subscriptions/1"
+    failed = _bash(
+        query,
+        "Exit code 2\nERROR: 'costmanagement' is misspelled or not recognized by the system.",
+    )
+    add = _bash("az extension add --name costmanagement", "", True)
+    hidden = _bash(
+        f"{query} | head -50",
+        "ERROR: 'query' is misspelled or not recognized by the system.\n\n"
+        "Examples from AI knowledge base:",
+        True,
+    )
+    assert _fix(failed, add, hidden) == []
+    usage = _bash(f"{query} 2>&1 | tail -5", "usage: az costmanagement [-h]", True)
+    assert _fix(failed, add, usage) == []
+    answered = _bash(f"{query} | head -50", '{\n  "rows": [[12.5, "USD"]]\n}', True)
+    [found] = _fix(failed, add, answered)
+    assert found[0] == "prerequisite"
+    assert found[2].startswith("Run az extension add --name costmanagement before az")
+    strict = _bash(f"set -o pipefail && {query} | head -50", hidden.output, True)
+    assert [c for c, _, _ in _fix(failed, add, strict)] == ["prerequisite"]
