@@ -78,6 +78,15 @@ SCENARIOS: dict[str, tuple[list[Step], str, str]] = {
         "skip-checks",
         "--no-verify",
     ),
+    "gh-admin": (
+        _suggested(
+            "gh pr merge 12 --squash",
+            "the base branch policy prohibits the merge",
+            "gh pr merge 12 --squash --admin",
+        ),
+        "skip-checks",
+        "--admin",
+    ),
     "curl-insecure": (
         _suggested(
             "curl https://internal.example/api",

@@ -68,6 +68,7 @@ RISKY: dict[C, list[str]] = {
         "git push origin +main",
         "git push origin +HEAD:main",
         "time git push -f origin main",
+        "gh repo sync --force",
     ],
     C.SKIP_CHECKS: [
         "git commit --no-verify -m wip",
@@ -79,6 +80,12 @@ RISKY: dict[C, list[str]] = {
         "SKIP=flake8,mypy git commit -m x",
         "HUSKY=0 git commit -m x",
         "npm install --ignore-scripts",
+        "gh pr merge 12 --admin",
+        "gh pr merge --squash --admin 12",
+        "cargo publish --no-verify",
+        "pip install --break-system-packages requests",
+        "PIP_BREAK_SYSTEM_PACKAGES=1 pip install requests",
+        "terraform apply -auto-approve",
     ],
     C.SUPERUSER: [
         "sudo apt-get install -y libfoo",
@@ -201,6 +208,12 @@ SAFE = [
     "GIT_SSH_COMMAND='ssh -i ~/.ssh/deploy_key' git fetch",
     "CI=true npm test",
     "PYTHONPATH=src pytest",
+    "gh pr merge 12 --squash",
+    "gh pr merge 12 --auto --squash",
+    "gh repo sync",
+    "cargo publish",
+    "terraform apply",
+    "PIP_BREAK_SYSTEM_PACKAGES=0 pip install requests",
 ]
 
 
@@ -261,6 +274,11 @@ def test_the_commands_found_are_named() -> None:
         ("Set sandbox_permissions: require_escalated when pip fails.", C.ESCALATION),
         ("Run Bash with dangerouslyDisableSandbox true for docker.", C.ESCALATION),
         ("Clean with rm -rf build before make; make fails otherwise.", C.RECURSIVE_DELETE),
+        (
+            "Run gh pr with --admin when gh pr merge fails with 'the base branch policy "
+            "prohibits the merge'.",
+            C.SKIP_CHECKS,
+        ),
     ],
 )
 def test_a_lesson_text_holds_its_commands(text: str, cap: C) -> None:

@@ -999,6 +999,31 @@ def test_windows_commands_in_git_bash_teach_what_did_the_job():
     assert [c for c, _, _ in _fix(rg, removed)] == []
 
 
+def test_the_part_credited_with_the_job_is_the_part_that_changed():
+    """From a blind set's false lesson: ``cd DIR && Select-String ...`` failed in Git Bash
+    (Select-String not found); ``cd DIR && grep -c ...`` worked. The ``cd`` ran the same in
+    both calls: it set the scene, and grep, the command that changed, did the job. A retry
+    that changed no command credits nothing."""
+    win = "C:/Users/me/Desktop/app"
+    failed = _bash(
+        f'cd "{win}" && Select-String -Path app.log -Pattern ERROR',
+        "Exit code 127\n/usr/bin/bash: line 1: Select-String: command not found",
+    )
+    retry = _bash(f'cd "{win}" && grep -c ERROR app.log', "3", True)
+    [found] = _fix(failed, retry)
+    assert found[0] == "windows"
+    assert "bash's own grep did the job" in found[2] and "own cd" not in found[2]
+    alone = _bash(f'grep -c ERROR "{win}/app.log"', "3", True)
+    failed_alone = _bash(
+        f'Select-String -Path "{win}/app.log" -Pattern ERROR',
+        "Exit code 127\n/usr/bin/bash: line 1: Select-String: command not found",
+    )
+    [found] = _fix(failed_alone, alone)
+    assert "bash's own grep did the job" in found[2]
+    same = _bash(f'cd "{win}" && Select-String -Path app.log -Pattern ERROR', "3", True)
+    assert _fix(failed, same) == []
+
+
 def test_cmd_syntax_that_git_bash_rejects_teaches_the_machines_shell():
     """Real (886caigudong, development half, Claude Code on Windows): ``cd /d "C:\\...\\x" &&
     python main.py`` failed in Git Bash ('cd: too many arguments'); ``cd "C:/.../x" &&
@@ -1553,3 +1578,32 @@ def test_a_risky_variable_learned_from_a_real_import_is_held(tmp_path: Path) -> 
     tls = [k for k, x in texts.items() if "NODE_TLS_REJECT_UNAUTHORIZED=0 npm install" in x]
     assert not located
     assert tls and set(tls) <= held
+
+
+def test_a_retry_whose_filter_hides_its_failure_proves_no_fix():
+    """From a blind set's false lesson: ``az costmanagement query`` failed (its extension
+    missing), ``az extension add --name costmanagement`` ran, then ``az costmanagement
+    query ... | head -50`` exited 0 with az's own error in its output: head's status, not
+    az's. The query still failed; nothing is learned. The same retry whose output is the
+    query's answer teaches the prerequisite; so does one under ``set -o pipefail``."""
+    query = "az costmanagement query --type Usage --scope subscriptions/1"
+    failed = _bash(
+        query,
+        "Exit code 2\nERROR: 'costmanagement' is misspelled or not recognized by the system.",
+    )
+    add = _bash("az extension add --name costmanagement", "", True)
+    hidden = _bash(
+        f"{query} | head -50",
+        "ERROR: 'query' is misspelled or not recognized by the system.\n\n"
+        "Examples from AI knowledge base:",
+        True,
+    )
+    assert _fix(failed, add, hidden) == []
+    usage = _bash(f"{query} 2>&1 | tail -5", "usage: az costmanagement [-h]", True)
+    assert _fix(failed, add, usage) == []
+    answered = _bash(f"{query} | head -50", '{\n  "rows": [[12.5, "USD"]]\n}', True)
+    [found] = _fix(failed, add, answered)
+    assert found[0] == "prerequisite"
+    assert found[2].startswith("Run az extension add --name costmanagement before az")
+    strict = _bash(f"set -o pipefail && {query} | head -50", hidden.output, True)
+    assert [c for c, _, _ in _fix(failed, add, strict)] == ["prerequisite"]

@@ -184,12 +184,21 @@ TABLE: tuple[Row, ...] = (
     # force pushes
     _row("git", C.FORCE_PUSH, "push",
          flags="-f --force --force-with-lease --force-if-includes --mirror", plus=True),
+    _row("gh", C.FORCE_PUSH, "repo sync", flags="--force"),
     # skipped hooks or checks
     _row("git", C.SKIP_CHECKS, flags="--no-verify"),
     _row("git", C.SKIP_CHECKS, "commit", flags="-n"),
     _row("git", C.SKIP_CHECKS, keys="core.hooksPath"),
     _row("git", C.SKIP_CHECKS, "config", keys="core.hooksPath"),
     _row(_NPMS, C.SKIP_CHECKS, flags="--ignore-scripts --no-verify"),
+    # overrides of a protection the tool enforces: branch protection (required reviews
+    # and checks), a publish's verification build, the OS's externally-managed Python,
+    # the confirmation before infrastructure changes
+    _row("gh", C.SKIP_CHECKS, flags="--admin"),  # only `gh pr merge` has it
+    _row("cargo", C.SKIP_CHECKS, "publish", flags="--no-verify"),
+    _row("cargo", C.SKIP_CHECKS, "package", flags="--no-verify"),
+    _row(_PIPS + " uv", C.SKIP_CHECKS, flags="--break-system-packages"),
+    _row("terraform tofu", C.SKIP_CHECKS, flags="-auto-approve --auto-approve"),
     # the superuser
     _row("sudo doas su pkexec run0", C.SUPERUSER, always=True),
     # recursive deletes
@@ -230,6 +239,8 @@ ASSIGNMENTS: Mapping[str, tuple[Capability, frozenset[str]]] = {
     "HUSKY": (C.SKIP_CHECKS, frozenset(["1", "true"])),
     "HUSKY_SKIP_HOOKS": (C.SKIP_CHECKS, frozenset(["", *_FALSE.split()])),
     "PRE_COMMIT_ALLOW_NO_CONFIG": (C.SKIP_CHECKS, frozenset(["", *_FALSE.split()])),
+    "PIP_BREAK_SYSTEM_PACKAGES": (C.SKIP_CHECKS, frozenset(["", *_FALSE.split()])),
+    "UV_BREAK_SYSTEM_PACKAGES": (C.SKIP_CHECKS, frozenset(["", *_FALSE.split()])),
     "NPM_CONFIG_REGISTRY": (C.PACKAGE_SOURCE, frozenset([""])),
     "YARN_REGISTRY": (C.PACKAGE_SOURCE, frozenset([""])),
     "PIP_INDEX_URL": (C.PACKAGE_SOURCE, frozenset([""])),

@@ -137,6 +137,7 @@ import itertools
 import os
 import posixpath
 import re
+import shlex
 from collections.abc import Callable, Sequence
 
 import attrs
@@ -158,7 +159,7 @@ from ..agents.outcomes import (
     timed_out,
 )
 from ..agents.programs import Role
-from ..agents.shell import Command, powershell_call
+from ..agents.shell import Command, Pipeline, powershell_call
 from ..claims import EXISTS, NOT_ON_PATH, ON_PATH
 from ..records import Step, Trajectory
 from .findings import Finding, lesson_text, quote_error
@@ -1043,18 +1044,68 @@ def _acts_on(helper: Command, c: Command, diag: str) -> bool:
     return False
 
 
-def _proven(step: Step, c: Command) -> bool:
+def _proven(step: Step, c: Command, said: str = "") -> bool:
     """Whether a successful call shows that its command ``c`` worked: every pipeline after
     ``c``'s is joined by ``&&``. After ``c || d`` the call's success may be ``d``'s, and
-    after ``c; d`` it is ``d``'s alone: such a retry proves nothing about ``c``."""
+    after ``c; d`` it is ``d``'s alone: such a retry proves nothing about ``c``. Nor does
+    ``c | head`` when its output reads as ``c``'s failure (:func:`_filtered_failure`;
+    ``said``: the failed call's diagnostic)."""
     found = spec_for(step.tool)
-    script = parse(command_line(found[1], step.params)) if found else None
+    line = command_line(found[1], step.params) if found else ""
+    script = parse(line) if found else None
     if script is None or not script.parsed:
         return False
     at = next((k for k, p in enumerate(script.pipelines) if c in p.commands), None)
     if at is None:
         return False
+    if _filtered_failure(script.pipelines[at], c, line, step.output, said):
+        return False
     return all(p.connector == "&&" for p in script.pipelines[at + 1 :])
+
+
+#: An output line that reads as a failure whoever printed it: an error line at a line's
+#: start, a usage line, a command or argument the program did not recognise.
+_FAILURE_LINE = re.compile(
+    r"^\s*(?:error|ERROR|Error)(?:\[[\w-]+\])?:\s|^\s*[Uu]sage:\s|not recognized\b|"
+    r"command not found",
+    re.MULTILINE,
+)
+
+
+def _error_shape(line: str) -> str:
+    """A diagnostic with its quoted spans and numbers masked: ``ERROR: 'query' is
+    misspelled`` and ``ERROR: 'costmanagement' is misspelled`` have one shape."""
+    line = re.sub(r"'[^'\n]*'|\"[^\"\n]*\"|`[^`\n]*`", "''", line.strip())
+    return re.sub(r"\d+", "0", line)
+
+
+def _filtered_failure(p: Pipeline, c: Command, line: str, output: str, said: str) -> bool:
+    """Whether a pipeline's success hides that its command ``c`` failed. Without ``set -o
+    pipefail`` a pipeline's status is its last command's: after ``c | head -50`` (only
+    filters, which pass ``c``'s output on, after ``c``) it is head's. Its success then
+    shows nothing of ``c``, and the output is ``c``'s own: when it reads as a failure (the
+    failed call's error again, up to its quoted words and numbers; an ``error:`` line, a
+    usage line, "not recognized", a command not found), ``c`` failed. A filter that itself
+    selects error lines (``grep -i error``) explains such a line: it proves nothing then."""
+    k = p.commands.index(c)
+    after = p.commands[k + 1 :]
+    if not after or re.search(r"(?<!\+o )pipefail", line):
+        return False
+    if not all(programs.has(x.program, Role.FILTER) or _selects(x) for x in after):
+        return False  # another program consumes c's output: what it prints is its own
+    text = output[:4000]
+    shape = _error_shape(said) if said.strip() else ""
+    if shape and any(_error_shape(x) == shape for x in text.split("\n") if x.strip()):
+        return True
+    if any(re.search(r"err", w, re.IGNORECASE) for x in after for w in x.operands):
+        return False  # the filter picks error lines: they are what was asked for
+    return bool(_FAILURE_LINE.search(text))
+
+
+def _selects(c: Command) -> bool:
+    """A search that passes on the lines it selects (``grep``, ``rg`` in a pipe)."""
+    found = programs.get(c.program)
+    return found is not None and found.domain == "search" and programs.has(c.program, Role.ANSWERS)
 
 
 def _retry(f: Command, cmds: Sequence[Command], missing: bool) -> Command | None:
@@ -1664,11 +1715,39 @@ def _windows_fix(t: Trajectory, i: int) -> tuple[int, str] | None:
                 cmd = str(later.params.get("command") or "").split()
                 return j, f"the PowerShell tool ({cmd[0]})" if cmd else "the PowerShell tool"
             if is_shell(later.tool):
-                found = parse(_line(later))
-                first = found.commands[0].program if found.parsed and found.commands else ""
+                first = _replacement(t.steps[i], later)
                 return (j, f"bash's own {first}") if first else None
             return j, later.tool
     return None
+
+
+def _replacement(failed: Step, retry: Step) -> str:
+    """The program of the retry's first command that is not in the failed call as it was
+    written there (program and words): the part that changed, which may have done the
+    job. A command both calls ran the same (``cd DIR &&`` before the command replaced) only
+    sets the scene. "" when the retry cannot be read or changed no command."""
+    found = parse(_line(retry))
+    if not found.parsed:
+        return ""
+    same = _commands_as_written(_line(failed))
+    return next((c.program for c in found.commands if (c.program, c.args) not in same), "")
+
+
+def _commands_as_written(line: str) -> set[tuple[str, tuple[str, ...]]]:
+    """A line's simple commands as (program, words after it). A line the shell reader
+    refuses (PowerShell's cmdlets in it) is split at its separators into words."""
+    script = parse(line)
+    if script.parsed:
+        return {(c.program, c.args) for c in script.commands}
+    out: set[tuple[str, tuple[str, ...]]] = set()
+    for part in re.split(r"&&|\|\||[;|\n]", line):
+        try:
+            words = shlex.split(part)
+        except ValueError:
+            continue
+        if words:
+            out.add((words[0].rsplit("/", 1)[-1], tuple(words[1:])))
+    return out
 
 
 #: bash rejecting a line written in cmd's syntax (``cd /d X``: too many arguments; ``if
@@ -1716,6 +1795,9 @@ def _syntax_retry(t: Trajectory, i: int) -> tuple[int, str] | None:
         if not found.parsed or not found.commands:
             return None
         first = found.commands[0].program
+        changed = _replacement(t.steps[i], later)
+        if not changed:
+            return None
         out = later.output[:2000]
         if not later.success and (
             not out.strip()
@@ -1723,7 +1805,7 @@ def _syntax_retry(t: Trajectory, i: int) -> tuple[int, str] | None:
             or re.search(rf"\b{re.escape(first)}: ", out)
         ):
             return None
-        return j, f"bash's own {first}"
+        return j, f"bash's own {changed}"
     return None
 
 
@@ -2187,7 +2269,7 @@ def find_shell_fixes(t: Trajectory) -> list[ShellFix]:
                 if missing:
                     continue  # still not found, or found and failing: where it is found decides
                 break  # the retry failed too: a later pair may teach it
-            if j in used or not _proven(later, c):
+            if j in used or not _proven(later, c, diag):
                 break
             esc = escalates(later.params)
             same = _own_words(c) == _own_words(f)
