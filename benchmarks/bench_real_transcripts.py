@@ -244,7 +244,9 @@ _CC_EXIT = re.compile(r"^Exit code (\d+)")
 _CX_EXIT = re.compile(r"^(?:Exit code: |Process exited with code )(-?\d+)", re.M)
 # "exec_command failed for `...`: CreateProcess { ... Sandbox(Denied ...", or without the command
 # ("exec_command failed: SandboxDenied { ...")
-_CX_REFUSED = re.compile(r"^\w+ failed(?: for `|: )")
+# ("exec_command failed: SandboxDenied { ..."), and Codex before 0.40's "failed in sandbox
+# MacosSeatbelt with execution error: ... exit code: 1" (or "failed in sandbox: ...")
+_CX_REFUSED = re.compile(r"^(?:\w+ failed(?: for `|: )|failed in sandbox\b)")
 _CX_CALLS = ("function_call", "custom_tool_call", "local_shell_call")
 _CX_OUTPUTS = ("function_call_output", "custom_tool_call_output")
 
@@ -335,7 +337,7 @@ def _codex_exit(output: Any) -> tuple[int | None, str]:
         return 1, text
     head = _CX_EXIT.search(text[:400])
     if head is None and _CX_REFUSED.match(text):  # the sandbox refused to start it
-        code = re.search(r"exit_code: (-?\d+)", text)
+        code = re.search(r"exit[_ ]code: (-?\d+)", text)
         return (int(code.group(1)) if code and code.group(1) != "0" else 1), text
     return (int(head.group(1)) if head else None), text
 
