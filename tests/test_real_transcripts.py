@@ -257,10 +257,19 @@ def test_codex_failures_in_every_output_form(tmp_path: Path) -> None:
         out("i", "exec_command failed to parse its arguments"),
         call("j", "exec_command"),
         out("j", 'exec_command failed: SandboxDenied { message: "fatal: cannot lock ref" }'),
+        call("k", "shell"),  # Codex before 0.40
+        out("k", "failed in sandbox MacosSeatbelt with execution error: Denied { exit_code: 128 }"),
+        call("l", "shell"),
+        out(
+            "l",
+            "failed in sandbox LinuxSeccomp with execution error: sandbox denied exec error, "
+            "exit code: 2, stdout: , stderr: x",
+        ),
     ]
     f = tmp_path / "r.jsonl"
     f.write_text("".join(json.dumps(x) + "\n" for x in lines))
-    assert [x.id for x in bench.failed_calls(f)] == ["a", "c", "d", "e", "g", "h", "j"]
+    assert [x.id for x in bench.failed_calls(f)] == ["a", "c", "d", "e", "g", "h", "j", "k", "l"]
+    assert bench._codex_exit(lines[-1]["payload"]["output"])[0] == 2
 
 
 def test_corpus_spans_three_versions_of_each_client() -> None:
