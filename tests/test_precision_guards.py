@@ -14,6 +14,9 @@ import pytest
 from agentmem import Memory
 from agentmem.agents.outcomes import own_timeout
 from agentmem.learning.corrections import find_corrections
+from agentmem.learning.findings import Finding, quote_error
+from agentmem.learning.kinds import Kind
+from agentmem.learning.merge import merge_findings
 from agentmem.records import Step, Trajectory
 from benchmarks import bench_real_transcripts as bench
 
@@ -632,3 +635,35 @@ def test_a_refusal_the_run_does_not_contradict_still_teaches_naming_the_program(
         _codex("mytool test", "ok", True, **_ESCALATED),
     )
     assert text.startswith("In this project mytool is refused in the sandbox")
+
+
+def _way_out(tokens: int, param: str = "limit") -> Finding:
+    """A Read retried with one option more after its too-large error (the recovery
+    ``corrections._renamed`` builds)."""
+    e = f"File content ({tokens} tokens) exceeds maximum allowed tokens (25000)."
+    text = f"If Read fails with '{quote_error(e, 6)}', retry it with {param} set."
+    d = {"error": e, "helper": None, "param": param, "scope": "tool"}
+    return Finding(Kind.RECOVERY, "Read", "", text, ("Read", param), detail=d)
+
+
+def test_a_value_lesson_with_no_value_and_no_trigger_is_not_made():
+    """Two runs retried Read with a limit (of different values) after its too-large
+    error: "Call Read with limit=..." would cap every Read and says nothing the error
+    does not. Each recovery keeps its trigger instead (from a blind set's lesson)."""
+    merged = merge_findings([_way_out(49199), _way_out(30512)])
+    assert merged and all(f.text.startswith("If Read fails with 'File content") for f in merged)
+    assert not any("Call Read with limit" in f.text for f in merged)
+
+
+def test_a_value_lesson_that_names_its_value_still_merges():
+    """Near it: a value that worked, with its recovery, is a value lesson still."""
+    value = Finding(
+        Kind.PARAM_VALUE,
+        "Read",
+        "",
+        "Call Read with limit=200; never limit=5000, which failed with 'too large'.",
+        ("Read", "limit"),
+        detail={"error": "too large", "bad": "5000", "good": "200", "param": "limit"},
+    )
+    (merged,) = merge_findings([value, _way_out(49199)])
+    assert merged.text.startswith("Call Read with limit like 200")
