@@ -667,3 +667,38 @@ def test_a_value_lesson_that_names_its_value_still_merges():
     )
     (merged,) = merge_findings([value, _way_out(49199)])
     assert merged.text.startswith("Call Read with limit like 200")
+
+
+def _shell_where(*steps: Step) -> list[str]:
+    return [c.finding.text for c in find_corrections(_run(*steps)) if c.kind == "shell"]
+
+
+_NO_STEP = "Exit code 1\ncat: step-01-init.md: No such file or directory"
+
+
+def _listed(command: str, output: str, ok: bool = True) -> Step:
+    return Step(tool="Bash", params={"command": command}, output=output, success=ok)
+
+
+def test_a_file_name_the_runs_listing_shows_twice_is_no_location_fact():
+    """The run's own search listed step-01-init.md in two workflows' folders: "X is at
+    one of them" is true of one workflow, not of the project (from a blind set's lesson).
+    A listing that shows one such file, or only other files, leaves the lesson."""
+    cat = _listed("cat step-01-init.md", _NO_STEP, ok=False)
+    found = _listed("cat workflows/a/steps/step-01-init.md", "# Init", True)
+    twice = "./workflows/a/steps/step-01-init.md\n./workflows/b/steps/step-01-init.md\n"
+    for listing in (
+        _listed("find . -name 'step-01-*.md'", twice),
+        _listed(
+            "ls -R workflows",
+            "workflows/a/steps:\nstep-01-init.md\n\nworkflows/b/steps:\nstep-01-init.md\n",
+        ),
+        Step("Glob", {"pattern": "**/step-01-init.md"}, twice.replace("./", "/w/p/")),
+    ):
+        assert _shell_where(cat, listing, found) == [], listing
+    once = _listed("find . -name 'step-01-*.md'", "./workflows/a/steps/step-01-init.md\n./x/y.md\n")
+    (text,) = _shell_where(cat, once, found)
+    assert "step-01-init.md is at workflows/a/steps/step-01-init.md" in text
+    # a listing that failed shows nothing
+    failed = _listed("find . -name 'step-01-*.md'", twice, ok=False)
+    assert len(_shell_where(cat, failed, found)) == 1
