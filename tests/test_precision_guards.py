@@ -702,3 +702,20 @@ def test_a_file_name_the_runs_listing_shows_twice_is_no_location_fact():
     # a listing that failed shows nothing
     failed = _listed("find . -name 'step-01-*.md'", twice, ok=False)
     assert len(_shell_where(cat, failed, found)) == 1
+
+
+def test_two_failures_of_one_tool_keep_their_own_ways_out_in_stage_3():
+    """Read retried with a limit after its token limit and after its size limit: two
+    failures, so two recoveries, each with its own trigger, never one lesson under the
+    tool and the first words of the error."""
+    e = "File content (906KB) exceeds maximum allowed size (256KB)."
+    size = Finding(
+        Kind.RECOVERY,
+        "Read",
+        "",
+        f"If Read fails with '{quote_error(e, 6)}', retry it with limit set.",
+        ("Read", "limit"),
+        detail={"error": e, "helper": None, "param": "limit", "scope": "tool"},
+    )
+    merged = merge_findings([_way_out(49199), size])
+    assert sorted("tokens" in f.text for f in merged) == [False, True]
