@@ -243,11 +243,13 @@ def test_a_slip_repeated_in_a_later_session_teaches_then(tmp_path):
             assert len(texts) == n  # nothing after the first slip; the lesson after the second
 
 
-def test_a_read_over_the_size_limit_and_one_over_the_token_limit_are_one_slip(tmp_path):
+def test_a_read_over_the_size_limit_and_one_over_the_token_limit_are_two_rules(tmp_path):
     """Real (development half): Read refused a 906 KB file ('exceeds maximum allowed size
     (256KB)', ahpou9512, then Grepped it) and, in another project, a file of 28483 tokens
-    ('exceeds maximum allowed tokens (25000)', aistrad). One rule of the tool, so the two
-    slips repeat it; either alone teaches nothing."""
+    ('exceeds maximum allowed tokens (25000)', aistrad). Two failures of the tool, whose
+    ways out differ (offset and limit lift the token limit, not always the size limit):
+    two rules, each a one-off slip, so together they teach nothing; each repeated teaches
+    its own way out."""
     size = (
         "File content (906KB) exceeds maximum allowed size (256KB). Use offset and limit "
         "parameters to read specific portions of the file, or search for specific content."
@@ -256,16 +258,20 @@ def test_a_read_over_the_size_limit_and_one_over_the_token_limit_are_one_slip(tm
         "File content (28483 tokens) exceeds maximum allowed tokens (25000). Please use "
         "offset and limit parameters to read specific portions of the file."
     )
-    by_size = (
-        Step(tool="Read", params={"file_path": "/w/a/global.js"}, output=size, success=False),
-        Step(tool="Grep", params={"pattern": "banner", "path": "/w/a/global.js"}, output="3:x"),
-    )
-    by_tokens = (
-        Step(tool="Read", params={"file_path": "/v/docs/SPEC.md"}, output=tokens, success=False),
-        Step(tool="Grep", params={"pattern": "quota", "path": "/v/docs/SPEC.md"}, output="9:y"),
-    )
-    (text,) = _learned_from(tmp_path / "both", [by_size, by_tokens])
-    assert "exceeds maximum allowed" in text and "offset and limit" in text
+
+    def run(path: str, said: str, limit: bool = False) -> tuple[Step, Step]:
+        more = {"offset": 1, "limit": 200} if limit else {}
+        return (
+            Step(tool="Read", params={"file_path": path, **more}, output=said, success=False),
+            Step(tool="Grep", params={"pattern": "x", "path": path}, output="3:x"),
+        )
+
+    by_size, by_tokens = run("/w/a/global.js", size), run("/v/docs/SPEC.md", tokens)
+    assert _learned_from(tmp_path / "both", [by_size, by_tokens]) == []
+    (text,) = _learned_from(tmp_path / "tokens", [by_tokens, run("/v/docs/API.md", tokens)])
+    assert "exceeds maximum allowed tokens" in text and "offset and limit" in text
+    (text,) = _learned_from(tmp_path / "size", [by_size, run("/w/b/b.js", size, limit=True)])
+    assert "exceeds maximum allowed size" in text and "offset" not in text
     assert _learned_from(tmp_path / "one", [by_size]) == []
 
 

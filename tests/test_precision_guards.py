@@ -14,6 +14,9 @@ import pytest
 from agentmem import Memory
 from agentmem.agents.outcomes import own_timeout
 from agentmem.learning.corrections import find_corrections
+from agentmem.learning.findings import Finding, quote_error
+from agentmem.learning.kinds import Kind
+from agentmem.learning.merge import merge_findings
 from agentmem.records import Step, Trajectory
 from benchmarks import bench_real_transcripts as bench
 
@@ -632,3 +635,87 @@ def test_a_refusal_the_run_does_not_contradict_still_teaches_naming_the_program(
         _codex("mytool test", "ok", True, **_ESCALATED),
     )
     assert text.startswith("In this project mytool is refused in the sandbox")
+
+
+def _way_out(tokens: int, param: str = "limit") -> Finding:
+    """A Read retried with one option more after its too-large error (the recovery
+    ``corrections._renamed`` builds)."""
+    e = f"File content ({tokens} tokens) exceeds maximum allowed tokens (25000)."
+    text = f"If Read fails with '{quote_error(e, 6)}', retry it with {param} set."
+    d = {"error": e, "helper": None, "param": param, "scope": "tool"}
+    return Finding(Kind.RECOVERY, "Read", "", text, ("Read", param), detail=d)
+
+
+def test_a_value_lesson_with_no_value_and_no_trigger_is_not_made():
+    """Two runs retried Read with a limit (of different values) after its too-large
+    error: "Call Read with limit=..." would cap every Read and says nothing the error
+    does not. Each recovery keeps its trigger instead (from a blind set's lesson)."""
+    merged = merge_findings([_way_out(49199), _way_out(30512)])
+    assert merged and all(f.text.startswith("If Read fails with 'File content") for f in merged)
+    assert not any("Call Read with limit" in f.text for f in merged)
+
+
+def test_a_value_lesson_that_names_its_value_still_merges():
+    """Near it: a value that worked, with its recovery, is a value lesson still."""
+    value = Finding(
+        Kind.PARAM_VALUE,
+        "Read",
+        "",
+        "Call Read with limit=200; never limit=5000, which failed with 'too large'.",
+        ("Read", "limit"),
+        detail={"error": "too large", "bad": "5000", "good": "200", "param": "limit"},
+    )
+    (merged,) = merge_findings([value, _way_out(49199)])
+    assert merged.text.startswith("Call Read with limit like 200")
+
+
+def _shell_where(*steps: Step) -> list[str]:
+    return [c.finding.text for c in find_corrections(_run(*steps)) if c.kind == "shell"]
+
+
+_NO_STEP = "Exit code 1\ncat: step-01-init.md: No such file or directory"
+
+
+def _listed(command: str, output: str, ok: bool = True) -> Step:
+    return Step(tool="Bash", params={"command": command}, output=output, success=ok)
+
+
+def test_a_file_name_the_runs_listing_shows_twice_is_no_location_fact():
+    """The run's own search listed step-01-init.md in two workflows' folders: "X is at
+    one of them" is true of one workflow, not of the project (from a blind set's lesson).
+    A listing that shows one such file, or only other files, leaves the lesson."""
+    cat = _listed("cat step-01-init.md", _NO_STEP, ok=False)
+    found = _listed("cat workflows/a/steps/step-01-init.md", "# Init", True)
+    twice = "./workflows/a/steps/step-01-init.md\n./workflows/b/steps/step-01-init.md\n"
+    for listing in (
+        _listed("find . -name 'step-01-*.md'", twice),
+        _listed(
+            "ls -R workflows",
+            "workflows/a/steps:\nstep-01-init.md\n\nworkflows/b/steps:\nstep-01-init.md\n",
+        ),
+        Step("Glob", {"pattern": "**/step-01-init.md"}, twice.replace("./", "/w/p/")),
+    ):
+        assert _shell_where(cat, listing, found) == [], listing
+    once = _listed("find . -name 'step-01-*.md'", "./workflows/a/steps/step-01-init.md\n./x/y.md\n")
+    (text,) = _shell_where(cat, once, found)
+    assert "step-01-init.md is at workflows/a/steps/step-01-init.md" in text
+    # a listing that failed shows nothing
+    failed = _listed("find . -name 'step-01-*.md'", twice, ok=False)
+    assert len(_shell_where(cat, failed, found)) == 1
+
+
+def test_two_failures_of_one_tool_keep_their_own_ways_out_in_stage_3():
+    """Read retried with a limit after its token limit and after its size limit: two
+    failures, so two recoveries, each with its own trigger, never one lesson under the
+    tool and the first words of the error."""
+    e = "File content (906KB) exceeds maximum allowed size (256KB)."
+    size = Finding(
+        Kind.RECOVERY,
+        "Read",
+        "",
+        f"If Read fails with '{quote_error(e, 6)}', retry it with limit set.",
+        ("Read", "limit"),
+        detail={"error": e, "helper": None, "param": "limit", "scope": "tool"},
+    )
+    merged = merge_findings([_way_out(49199), size])
+    assert sorted("tokens" in f.text for f in merged) == [False, True]

@@ -28,6 +28,7 @@ from agentmem.learning.merge import (
     _setting,
     _tools,
     clusters,
+    says_nothing,
 )
 from agentmem.records import Operation
 from agentmem.storage import vector_index
@@ -172,6 +173,8 @@ def clusters_all_pairs(findings: Sequence[Finding]) -> list[tuple[str, list[int]
                     todo.append(j)
         kinds = {fs[j].kind for j in comp}
         if len(comp) > 1 and kinds & {"param_value", "recovery"}:
+            if says_nothing(_merge_values([fs[j] for j in comp])):
+                continue
             out.append(("value", sorted(comp)))
             taken.update(comp)
     wrong_names: dict[str, list[int]] = defaultdict(list)

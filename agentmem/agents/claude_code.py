@@ -59,11 +59,17 @@ _TOOLS = (
         path="file_path",
         instead=(
             ("EISDIR", "it takes a file: list a folder with Glob or ls"),
-            # "File content (28483 tokens) exceeds maximum allowed tokens (25000)" and
-            # "File content (906KB) exceeds maximum allowed size (256KB)": one rule
+            # two failures, two rules: "File content (28483 tokens) exceeds maximum allowed
+            # tokens (25000)" is lifted by reading a part (offset and limit); "File content
+            # (906KB) exceeds maximum allowed size (256KB)" may refuse a call that already
+            # had offset and limit, so its way out names neither
             (
-                "exceeds maximum allowed",
+                "exceeds maximum allowed tokens",
                 "read the file in parts: pass offset and limit, or Grep it",
+            ),
+            (
+                "exceeds maximum allowed size",
+                "Grep it, or read a part of it in the shell (head, tail, sed -n)",
             ),
         ),
         refuses=(("cannot read binary files", "binary"),),

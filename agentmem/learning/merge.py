@@ -1000,8 +1000,21 @@ def _value_clusters(fs: Sequence[Finding], out: list[_Cluster], taken: set[int])
     for comp in _linked_components(fs, cand):
         kinds = {fs[j].kind for j in comp}
         if len(comp) > 1 and kinds & {"param_value", "recovery"}:
+            if says_nothing(_merge_values([fs[j] for j in comp])):
+                continue  # each keeps its own trigger (a recovery's error) or merges alike
             out.append(("value", sorted(comp)))
             taken.update(comp)
+
+
+def says_nothing(merged: Finding) -> bool:
+    """Whether a merged value lesson would be only "Call T with X=...": no value (the
+    runs' values differed), no look-up tool, no bad value, no wrong name, and no trigger
+    (the error it answers). Served to every call of T and read literally, it would set X
+    on each (Read capped by a limit), and it says nothing the error does not: the
+    findings stay apart, each a lesson of its own trigger ("If Read fails with '...
+    exceeds maximum allowed tokens', retry it with limit set")."""
+    d = merged.detail
+    return not any(d.get(k) for k in ("good", "bad", "source", "wrong_name"))
 
 
 def _linked_components(fs: Sequence[Finding], cand: list[int]) -> list[list[int]]:

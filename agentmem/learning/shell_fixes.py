@@ -2308,7 +2308,8 @@ def find_shell_fixes(t: Trajectory) -> list[ShellFix]:
     for read in _READERS:
         out += [h for h in (read(t, i) for i in range(len(steps)) if i not in taken) if h]
         taken = {x.failed for x in out}
-    return _placed(t, [x for x in out if not own_doing(t, x) and not cwd_slip(t, x)])
+    kept = [x for x in out if not own_doing(t, x) and not cwd_slip(t, x)]
+    return _placed(t, [x for x in kept if not named_twice(t, x)])
 
 
 def _placed(t: Trajectory, out: list[ShellFix]) -> list[ShellFix]:
@@ -2577,6 +2578,50 @@ def cwd_slip(t: Trajectory, x: ShellFix) -> bool:
     ):
         return True
     return any(moved(s) for s in t.steps[: x.fixed + 1])
+
+
+#: A long ``ls -l`` line: its mode, then the file's name last.
+_LONG_LISTING = re.compile(r"^[-dlcbps][-rwxsStT]{9}[.@+]?\s")
+
+
+def listed_at(output: str, name: str) -> set[str]:
+    """The paths one listing's output shows a file named ``name`` at: a line that is a
+    path (``find``, ``rg --files``, Glob, Grep's file list), the last word of a long
+    ``ls -l`` line, or a bare name under ``ls -R``'s ``folder:`` header. Written as the
+    listing wrote them, without a leading ``./``."""
+    out: set[str] = set()
+    folder = ""
+    for raw in output.splitlines():
+        line = raw.strip().replace("\\", "/")
+        if not line:
+            continue
+        if line.endswith(":") and " " not in line:
+            folder = line[:-1]  # ls -R, or ls of several folders: the folder's header
+            continue
+        word = line.split()[-1] if _LONG_LISTING.match(line) else line
+        if " " in word or posixpath.basename(word.rstrip("/")) != name:
+            continue
+        path = word if "/" in word or not folder else f"{folder}/{word}"
+        while path.startswith("./"):
+            path = path[2:]
+        out.add(path.rstrip("/"))
+    return out
+
+
+def named_twice(t: Trajectory, x: ShellFix) -> bool:
+    """Whether a ``location`` lesson's file name is not the project's one file: a
+    listing the run made itself (a successful ``find``, ``ls -R``, ``rg --files``, Glob:
+    :func:`_lists_hidden`) shows that name at two or more paths. "X is at P" is then
+    true of one copy (one workflow's, one package's), not a fact of the project, and is
+    not learned; the run shows no rule for which copy a later task wants."""
+    d = x.finding.detail
+    good = d.get("good")
+    if d.get("change") != "location" or not isinstance(good, str):
+        return False
+    name = posixpath.basename(good.rstrip("/").replace("\\", "/"))
+    return bool(name) and any(
+        len(listed_at(s.output, name)) > 1 for s in t.steps if _lists_hidden(t, s)
+    )
 
 
 def relative_to(f: Finding, roots: Sequence[str]) -> Finding:
