@@ -79,6 +79,7 @@ __all__ = [
     "tty_retries",
     "unquoted_retries",
     "view_indices",
+    "wants_terminal",
 ]
 
 
@@ -769,6 +770,12 @@ _NO_TTY = re.compile(
 )
 #: The parameter that gives a command a terminal.
 TTY = "tty"
+
+
+def wants_terminal(text: str) -> bool:
+    """Whether a failed output says the program wanted a terminal it did not get
+    (``the input device is not a TTY``, ``stdin is not a terminal``)."""
+    return _NO_TTY.search(text[:2000]) is not None
 
 
 def tty_retries(steps: tuple[Step, ...]) -> dict[int, int]:

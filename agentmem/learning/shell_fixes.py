@@ -156,6 +156,7 @@ from ..agents.outcomes import (
     refusal_line,
     silent_not_found,
     timed_out,
+    wants_terminal,
 )
 from ..agents.programs import Role
 from ..agents.shell import Command, powershell_call
@@ -546,6 +547,39 @@ def _terminal(f: Command, diag: str) -> Finding:
     return _finding(
         "terminal", f, "tool", text, (f.program, TTY), diag, setting=[TTY, "true"], avoid=[]
     )
+
+
+#: A flag that asks for a terminal: ``-t``, ``--tty``, or a cluster of short flags
+#: holding ``t`` (``-it``, ``-ti``).
+_TTY_FLAG = re.compile(r"^(?:--tty|-[a-zA-Z]{0,2}t[a-zA-Z]{0,2})$")
+#: A shell tool's answer that the command was started in the background, not run.
+_BACKGROUNDED = re.compile(r"running in (?:the )?background|background with ID", re.I)
+
+
+def _tty_flag_dropped(f: Command, s: Command) -> str | None:
+    """The one terminal flag (:data:`_TTY_FLAG`) that retry ``s`` dropped from failed
+    ``f`` (``-it`` gone, or made ``-i``), every other word alike; else None."""
+    if f.operands != s.operands or _targets(f) != _targets(s) or not _same_wrappers(f, s):
+        return None
+    gone = [x for x in f.flags if x not in s.flags]
+    new = [x for x in s.flags if x not in f.flags]
+    if len(gone) != 1 or not _TTY_FLAG.match(gone[0]) or len(new) > 1:
+        return None
+    flag = gone[0]
+    if new and (flag.startswith("--") or new[0] != flag.replace("t", "")):
+        return None  # another flag in its place: a second change
+    return flag
+
+
+def _no_terminal(f: Command, flag: str, diag: str) -> Finding:
+    """The command failed for want of a terminal; the same command without its terminal
+    flag worked: the agent's shell has none to give."""
+    q = quote_error(diag or "not a terminal", 8)
+    text = (
+        f"{_intent(f)} {flag} fails here: the agent's shell has no terminal ('{q}'); "
+        f"run it without {'-t' if flag != '--tty' else flag}."
+    )
+    return _finding("notty", f, "tool", text, (f.program, flag), diag, avoid=[flag])
 
 
 #: A variable whose value may be a secret: a lesson writes ``<value>``, never the value.
@@ -2199,6 +2233,11 @@ def find_shell_fixes(t: Trajectory) -> list[ShellFix]:
             elif later.params.get(TTY) is True and step.params.get(TTY) is not True:
                 # kept in the view only after a failure that asked for a terminal
                 fnd = _terminal(f, diag) if same else None
+            elif wants_terminal(f"{diag}\n{step.output}") and (dropped := _tty_flag_dropped(f, c)):
+                backgrounded = later.params.get("run_in_background") is True or (
+                    _BACKGROUNDED.search(later.output[:500]) is not None
+                )
+                fnd = None if backgrounded else _no_terminal(f, dropped, diag)
             else:
                 fnd = compare(
                     f, c, diag, step.output, [*between, *_before(cmds, c, step, diag)], t.task
@@ -3017,6 +3056,20 @@ SHELL_CHANGES: tuple[ShellChange, ...] = (
         (
             _exec("codex resume 019c", "Error: no session 019c found", False),
             _exec("codex resume 019c", "Resuming session", tty=True),
+        ),
+    ),
+    ShellChange(
+        "notty",
+        "the command failed for want of a terminal (the input device is not a TTY); the same "
+        "command without its one terminal flag (-t, -it, --tty) then worked, not in the "
+        "background (synthetic: no development-half run shows it)",
+        (
+            _sh("docker exec -it web ls /app", "the input device is not a TTY", False),
+            _sh("docker exec web ls /app", "manage.py"),
+        ),
+        (
+            _sh("docker exec -it web ls /app", "Error: No such container: web", False),
+            _sh("docker exec web ls /app", "manage.py"),
         ),
     ),
     ShellChange(

@@ -1,0 +1,105 @@
+"""Three classes of shell corrections a reader found missed on sessions nobody else read
+(docs/learning-rules.md, the kinds table): each with a positive and its near misses,
+built from minimal synthetic calls."""
+
+from __future__ import annotations
+
+from agentmem.agents import learning_view
+from agentmem.learning.shell_fixes import find_shell_fixes
+from agentmem.records import Step, Trajectory
+
+NO_TTY = "the input device is not a TTY"
+
+
+def _sh(command: str, output: str = "done", ok: bool = True, **more: object) -> Step:
+    return Step(
+        tool="Bash",
+        params={"command": command, **more},
+        output=output if ok else f"Exit code 1\n{output}",
+        success=ok,
+    )
+
+
+def _exec(command: str, output: str = "", ok: bool = True, **more: object) -> Step:
+    code = 0 if ok else 1
+    return Step(
+        tool="exec_command",
+        params={"cmd": command, **more},
+        output=f"Chunk ID: 1a2b\nProcess exited with code {code}\nOutput:\n{output}",
+        success=ok,
+    )
+
+
+def _changes(*steps: Step, cwd: str = "/w/app") -> list[tuple[str, str]]:
+    t = Trajectory(task="do the thing", steps=steps, meta={"cwd": cwd})
+    return [
+        (x.finding.detail["change"], x.finding.text) for x in find_shell_fixes(learning_view(t))
+    ]
+
+
+# --------------------------------------------------------------------------- no terminal
+
+
+def test_a_terminal_flag_dropped_after_no_terminal_teaches_to_run_without_it():
+    for failed, retry, said in (
+        (
+            "docker exec -it web python manage.py migrate",
+            "docker exec web python manage.py migrate",
+            NO_TTY,
+        ),
+        ("docker exec -it web ls", "docker exec -i web ls", NO_TTY),
+        (
+            "kubectl exec --tty api -- ls",
+            "kubectl exec api -- ls",
+            "Unable to use a TTY - input is not a terminal or the right kind of file",
+        ),
+        (
+            "docker compose exec -t db psql -c 'select 1'",
+            "docker compose exec db psql -c 'select 1'",
+            "stdin is not a terminal",
+        ),
+    ):
+        got = _changes(_sh(failed, said, False), _sh(retry, "ok"))
+        assert [c for c, _ in got] == ["notty"], (failed, got)
+        assert "no terminal" in got[0][1] and "without -t" in got[0][1].replace("--tty", "-t")
+
+
+def test_a_terminal_flag_dropped_after_another_failure_teaches_nothing():
+    got = _changes(
+        _sh("docker exec -it web ls", "Error response from daemon: No such container: web", False),
+        _sh("docker exec web ls", "manage.py"),
+    )
+    assert got == []
+
+
+def test_a_retry_that_changed_a_second_word_teaches_nothing():
+    for retry in (
+        "docker exec web ls /srv",  # another operand
+        "docker exec -u root web ls",  # another flag
+        "docker exec -d web ls",  # the flag replaced by another
+    ):
+        got = _changes(_sh("docker exec -it web ls", NO_TTY, False), _sh(retry, "ok"))
+        assert got == [], (retry, got)
+
+
+def test_a_retry_started_in_the_background_proves_nothing():
+    started = "Command running in background with ID: bash_1"
+    assert (
+        _changes(
+            _sh("docker exec -it web ls", NO_TTY, False),
+            _sh("docker exec web ls", started, run_in_background=True),
+        )
+        == []
+    )
+    assert (
+        _changes(_sh("docker exec -it web ls", NO_TTY, False), _sh("docker exec web ls", started))
+        == []
+    )
+
+
+def test_codex_tty_parameter_after_no_terminal_is_still_the_terminal_kind():
+    got = _changes(
+        _exec("codex resume 019c", "Error: stdin is not a terminal", False),
+        _exec("codex resume 019c", "Resuming session", tty=True),
+    )
+    assert [c for c, _ in got] == ["terminal"]
