@@ -103,3 +103,49 @@ def test_codex_tty_parameter_after_no_terminal_is_still_the_terminal_kind():
         _exec("codex resume 019c", "Resuming session", tty=True),
     )
     assert [c for c, _ in got] == ["terminal"]
+
+
+# --------------------------------------------------------------------------- a leading sleep
+
+CURL = "curl -s localhost:8080/health"
+BLOCKED = (
+    f"Blocked: sleep 30 followed by: {CURL}. To wait for a condition, use an until-loop "
+    "(until <check>; do sleep 2; done). To wait for a command you started, use "
+    "run_in_background: true. Do not chain shorter sleeps to work around this block."
+)
+
+
+def _blocked(command: str = f"sleep 30 && {CURL}", said: str = BLOCKED) -> Step:
+    return Step(tool="Bash", params={"command": command}, output=said, success=False)
+
+
+def test_a_leading_sleep_refused_then_the_command_without_it_teaches_the_client_rule():
+    got = _changes(_blocked(), _sh(CURL, '{"ok": true}'))
+    assert [c for c, _ in got] == ["sleep"]
+    assert "starts with sleep 30" in got[0][1] and "without the sleep" in got[0][1]
+    piped = _changes(_blocked(f"sleep 30; {CURL} | head -5"), _sh(f"{CURL} | head -5", "{}"))
+    assert [c for c, _ in piped] == ["sleep"]
+
+
+def test_a_retry_that_kept_the_sleep_or_changed_the_command_teaches_nothing():
+    for retry in (
+        f"sleep 5 && {CURL}",  # a shorter sleep, still at its head
+        "curl -s localhost:8080/ready",  # another command
+        f"{CURL} && npm test",  # a command more
+    ):
+        assert _changes(_blocked(), _sh(retry, "{}")) == [], retry
+
+
+def test_a_retry_started_in_the_background_or_refused_again_teaches_nothing():
+    started = "Command running in background with ID: bash_2"
+    assert _changes(_blocked(), _sh(CURL, started, run_in_background=True)) == []
+    assert _changes(_blocked(), _sh(CURL, "curl: (7) Failed to connect", False)) == []
+
+
+def test_a_sleep_that_was_not_refused_teaches_nothing():
+    loop = f"until {CURL}; do sleep 2; done"
+    assert _changes(_sh(loop, "curl: (7) Failed to connect", False), _sh(CURL, "{}")) == []
+    other = _blocked(said="Error: sleep 30 followed by a failure")
+    assert _changes(other, _sh(CURL, "{}")) == []
+    named = _blocked(said=BLOCKED.replace("sleep 30", "sleep 60"))  # not this line's sleep
+    assert _changes(named, _sh(CURL, "{}")) == []

@@ -154,7 +154,9 @@ from ..agents.outcomes import (
     moves_nowhere,
     own_timeout,
     refusal_line,
+    same_command,
     silent_not_found,
+    strip_headers,
     timed_out,
     wants_terminal,
 )
@@ -2168,7 +2170,78 @@ def _ps_separator(t: Trajectory, i: int) -> ShellFix | None:
 
 #: The readers of one failed call each (a kind that is no pair of a failed and a
 #: retried command), tried in order on the calls no earlier finding took.
+#: A shell tool's refusal of a command that starts with a long sleep, before it ran
+#: anything: Claude Code's "Blocked: sleep 30 followed by: ...", which says the way out
+#: (run it without the sleep, or wait with run_in_background or an until-loop).
+_SLEEP_BLOCKED = re.compile(r"^Blocked: (sleep \d+(?:\.\d+)?[smh]?) followed by\b")
+
+
+def _leading_sleep(c: Command | None) -> str | None:
+    """``sleep N`` when command ``c`` is a sleep (the first command of a line); else None."""
+    if c is None or c.program != "sleep" or len(c.operands) != 1:
+        return None
+    return f"sleep {c.operands[0]}"
+
+
+def _blocked_sleep(step: Step) -> tuple[str, str] | None:
+    """(``sleep N``, the refusal's text) when the shell tool refused ``step``'s line for
+    the sleep at its head (:data:`_SLEEP_BLOCKED`, naming that very sleep); else None."""
+    found = spec_for(step.tool)
+    if found is None or step.success or not is_shell(step.tool):
+        return None
+    body = strip_headers(step.output, found[0])[0].lstrip()
+    m = _SLEEP_BLOCKED.match(body)
+    script = parse(command_line(found[1], step.params))
+    if m is None or not script.parsed or not script.commands:
+        return None
+    if _leading_sleep(script.commands[0]) != m.group(1):
+        return None  # the refusal names another sleep than the line's head
+    return m.group(1), body
+
+
+def _sleep_refused(t: Trajectory, i: int) -> ShellFix | None:
+    """``sleep``: the shell tool refused call ``i`` because its line starts with ``sleep N``
+    (:data:`_SLEEP_BLOCKED`, naming that very sleep); a later call ran the same commands
+    (:func:`same_command`: a sleep sets the scene) without a leading sleep, in the
+    foreground, and worked. A retry that kept a sleep at its head or changed a command
+    teaches nothing."""
+    step = t.steps[i]
+    found, blocked = spec_for(step.tool), _blocked_sleep(step)
+    if found is None or blocked is None:
+        return None
+    sleep, body = blocked
+    line = command_line(found[1], step.params)
+    for j in range(i + 1, min(len(t.steps), i + 1 + WINDOW)):
+        later = t.steps[j]
+        lf = spec_for(later.tool)
+        if lf is None or not is_shell(later.tool):
+            continue
+        again = parse(command_line(lf[1], later.params))
+        if not again.parsed or not same_command(line, command_line(lf[1], later.params)):
+            continue
+        head = again.commands[0] if again.commands else None
+        ran = [c for c in again.commands if c.program != "sleep"]
+        backgrounded = later.params.get("run_in_background") is True or (
+            _BACKGROUNDED.search(later.output[:500]) is not None
+        )
+        if not later.success or _leading_sleep(head) or backgrounded or not ran:
+            return None  # refused again, kept the sleep, or only started
+        if not _proven(later, ran[-1]):
+            return None
+        q = quote_error(body.split("\n", 1)[0], 10)
+        text = (
+            f"{step.tool} refuses a command that starts with {sleep} ('{q}'): run the "
+            f"command without the sleep, or wait with run_in_background or an until-loop."
+        )
+        fnd = _finding("sleep", step.tool, "tool", text, (step.tool, "sleep"), q, avoid=["sleep"])
+        fnd = attrs.evolve(fnd, domain=step.domain or "")
+        why = f"call {i + 1} was refused ({sleep} first); call {j + 1} ran it without"
+        return ShellFix(i, j, (), fnd, why)
+    return None
+
+
 _READERS = (
+    _sleep_refused,
     _env,
     _hidden,
     _literal_glob,
@@ -2199,6 +2272,8 @@ def find_shell_fixes(t: Trajectory) -> list[ShellFix]:
             continue  # the shell tool (or the program) ran out of time: nothing was refused
         if _PS_SEPARATOR.search(step.output[:2000]):
             continue  # the shell refused the line: none of its commands ran (separator)
+        if _blocked_sleep(step) is not None:
+            continue  # the tool refused the line for its sleep: only the sleep rule reads it
         failed = _failed_command(step)
         if failed is None:
             continue
@@ -3070,6 +3145,32 @@ SHELL_CHANGES: tuple[ShellChange, ...] = (
         (
             _sh("docker exec -it web ls /app", "Error: No such container: web", False),
             _sh("docker exec web ls /app", "manage.py"),
+        ),
+    ),
+    ShellChange(
+        "sleep",
+        "the shell tool refused a line for the sleep at its head (Blocked: sleep 30 followed "
+        "by ...); a later call ran the same commands without a leading sleep, in the "
+        "foreground, and worked (synthetic: no development-half run shows it)",
+        (
+            Step(
+                tool="Bash",
+                params={"command": "sleep 30 && curl -s localhost:8080/health"},
+                output="Blocked: sleep 30 followed by: curl -s localhost:8080/health. To wait "
+                "for a command you started, use run_in_background: true.",
+                success=False,
+            ),
+            _sh("curl -s localhost:8080/health", '{"ok": true}'),
+        ),
+        (
+            Step(
+                tool="Bash",
+                params={"command": "sleep 30 && curl -s localhost:8080/health"},
+                output="Blocked: sleep 30 followed by: curl -s localhost:8080/health. To wait "
+                "for a command you started, use run_in_background: true.",
+                success=False,
+            ),
+            _sh("sleep 5 && curl -s localhost:8080/health", '{"ok": true}'),
         ),
     ),
     ShellChange(
