@@ -149,3 +149,90 @@ def test_a_sleep_that_was_not_refused_teaches_nothing():
     assert _changes(other, _sh(CURL, "{}")) == []
     named = _blocked(said=BLOCKED.replace("sleep 30", "sleep 60"))  # not this line's sleep
     assert _changes(named, _sh(CURL, "{}")) == []
+
+
+# --------------------------------------------------------------------------- an import path
+
+TRACE = (
+    "Traceback (most recent call last):\n"
+    '  File "/w/app/scripts/run.py", line 1, in <module>\n'
+    "    from app.core import main\n"
+    "ModuleNotFoundError: No module named 'app'"
+)
+RUN = "python scripts/run.py --check"
+NODE_TRACE = (
+    "node:internal/modules/cjs/loader:1080\n  throw err;\n  ^\n\n"
+    "Error: Cannot find module 'shared'\nRequire stack:\n- /w/app/scripts/build.js\n"
+    "    at Module._resolveFilename (node:internal/modules/cjs/loader:1077:15) {\n"
+    "  code: 'MODULE_NOT_FOUND',\n  requireStack: [ '/w/app/scripts/build.js' ]\n}"
+)
+
+
+def test_a_module_found_by_extending_the_import_path_teaches_the_project_fact():
+    got = _changes(_sh(RUN, TRACE, False), _sh(f"PYTHONPATH=src {RUN}", "ok"))
+    assert got == [
+        (
+            "importpath",
+            "In this project python cannot import app from the session's folder ('No module "
+            "named app'): run it with PYTHONPATH=src (PYTHONPATH=src python scripts/run.py "
+            "--check).",
+        )
+    ]
+    listed = _sh("ls src/app", "__init__.py\ncore.py")  # the run shows app in src/
+    exported = _sh(f"export PYTHONPATH=$PWD/src && {RUN}", "ok")
+    got = _changes(listed, _sh(RUN, TRACE, False), exported)
+    assert [c for c, _ in got] == ["importpath"] and "PYTHONPATH=src" in got[0][1]
+    node = _changes(
+        _sh("node scripts/build.js", NODE_TRACE, False),
+        _sh("NODE_PATH=lib node scripts/build.js", "built"),
+    )
+    assert [c for c, _ in node] == ["importpath"] and "NODE_PATH=lib" in node[0][1]
+
+
+def test_without_the_import_path_rule_the_same_pair_teaches_nothing_else():
+    got = _changes(_sh(RUN, TRACE, False), _sh(RUN, "ok"))  # it worked again unchanged
+    assert got == []
+
+
+def test_an_install_between_teaches_nothing():
+    assert (
+        _changes(
+            _sh(RUN, TRACE, False),
+            _sh("pip install -e .", "Successfully installed app-0.1"),
+            _sh(f"PYTHONPATH=src {RUN}", "ok"),
+        )
+        == []
+    )
+    assert (
+        _changes(_sh(RUN, TRACE, False), _sh(f"pip install -e . && PYTHONPATH=src {RUN}", "ok"))
+        == []
+    )
+
+
+def test_a_retry_that_changed_another_argument_teaches_nothing():
+    for retry in (
+        "PYTHONPATH=src python -m scripts.run --check",  # the file path made a module path
+        "PYTHONPATH=src python scripts/run.py --fast",  # another option
+        "PYTHONPATH=src python3 scripts/run.py --check",  # another interpreter
+    ):
+        assert _changes(_sh(RUN, TRACE, False), _sh(retry, "ok")) == [], retry
+
+
+def test_an_import_probe_or_a_folder_outside_the_project_teaches_nothing():
+    probe = 'python -c "import app"'
+    assert (
+        _changes(
+            _sh(probe, "ModuleNotFoundError: No module named 'app'", False),
+            _sh(f"PYTHONPATH=src {probe}", ""),
+        )
+        == []
+    )
+    for value in ("/opt/shared/lib", "../other/src", "$(python -m site --user-site)"):
+        assert _changes(_sh(RUN, TRACE, False), _sh(f"PYTHONPATH={value} {RUN}", "ok")) == []
+
+
+def test_a_folder_that_does_not_hold_the_module_teaches_nothing():
+    listed = _sh("find . -name core.py", "./lib/app/core.py")  # the run shows app in lib/
+    assert _changes(listed, _sh(RUN, TRACE, False), _sh(f"PYTHONPATH=src {RUN}", "ok")) == []
+    failing = _sh(f"PYTHONPATH=src {RUN}", "ModuleNotFoundError: No module named 'yaml'")
+    assert _changes(_sh(RUN, TRACE, False), failing) == []

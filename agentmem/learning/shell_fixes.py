@@ -1668,6 +1668,127 @@ def _environment(t: Trajectory, i: int) -> ShellFix | None:
     return None
 
 
+#: Node's words for a module it could not resolve by name (not a relative path).
+_NODE_NO_MODULE = re.compile(r"Cannot find module '([A-Za-z@][\w@/.-]*)'")
+#: The variable that extends each interpreter family's import path.
+_IMPORT_PATH = {"python": "PYTHONPATH", "node": "NODE_PATH"}
+
+
+def _missing_module(step: Step, c: Command) -> str | None:
+    """The module interpreter command ``c`` of ``step`` died for want of: Python's
+    traceback ending ``No module named M``; Node's ``Cannot find module 'M'`` from
+    ``require`` (``MODULE_NOT_FOUND``: an ES import never reads ``NODE_PATH``); else None.
+    The learning view counts such a run as the code's, so its output decides."""
+    text = step.output[-3000:]
+    if _family(_bare(c.program)) == "python":
+        last = next((x.strip() for x in reversed(text.splitlines()) if x.strip()), "")
+        m = _NO_MODULE.match(last)
+        return m.group(1) if m else None
+    if _bare(c.program) == "node" and "'MODULE_NOT_FOUND'" in text:
+        n = _NODE_NO_MODULE.search(text)
+        return n.group(1) if n else None
+    return None
+
+
+def _project_dir(value: str, cwd: str) -> str | None:
+    """The one folder of the project an import path's value names (``src``, ``./lib``,
+    ``$PWD/src``, ``src:$PYTHONPATH``, an absolute path under the session's folder),
+    written from the session's folder; None for another value."""
+    parts = [x for x in value.split(":") if x and not re.fullmatch(r"\$\{?\w+\}?", x)]
+    if len(parts) != 1:
+        return None
+    d = re.sub(r"^(?:\$\{?PWD\}?|\$\(pwd\))(?=/|$)", ".", parts[0])
+    if cwd and (d == cwd or d.startswith(cwd.rstrip("/") + "/")):
+        d = "." + d[len(cwd.rstrip("/")) :]
+    d = posixpath.normpath(d) if d else ""
+    if not d or d.startswith(("/", "..", "$", "~")) or "\\" in d or "$" in d:
+        return None  # outside the project, or a value the line computes
+    return d
+
+
+def _module_elsewhere(t: Trajectory, module: str, folder: str) -> bool:
+    """Whether the run names paths of ``module`` (``x/M/...``, ``x/M.py``) and none under
+    ``folder``: the variable pointed at a folder that does not hold it."""
+    top = module.split("/")[0].split(".")[0]
+    pat = re.compile(rf"(?:^|[\s'\"(=:])([\w./-]*?)(?<![\w.-]){re.escape(top)}(?:/|\.py\b|\.js\b)")
+    cwd = str(t.meta.get("cwd") or "").rstrip("/")
+    seen: set[str] = set()
+    for step in t.steps:
+        for text in (step.output[:4000], _line(step) if is_shell(step.tool) else ""):
+            seen |= {m.group(1) for m in pat.finditer(text)}
+    # the session's folder or one above it (/w/app/ for a module app) is no path of M
+    seen = {x for x in seen if not (cwd + "/").startswith(f"{x}{top}/")}
+    if not seen:
+        return False  # the run does not show where the module is
+    under = {folder.rstrip("/") + "/", "./" + folder.rstrip("/") + "/"}
+    if cwd:
+        under.add(f"{cwd}/{folder}/".replace("/./", "/"))
+    return not any(x in under or (folder == "." and x in ("", "./", cwd + "/")) for x in seen)
+
+
+def _installs(c: Command) -> bool:
+    """Whether command ``c`` installs: a machine's installer (``apt``, ``brew``) or a
+    package manager's subcommand that adds packages (``pip install``, ``npm i``)."""
+    roles = programs.sub_roles(c.program, c.subcommand)
+    nested = programs.has(c.program, Role.HOST) and "install" in c.args[:2]  # uv pip install
+    return _installer(c) or Role.PACKAGES in roles or nested
+
+
+def _import_path(t: Trajectory, i: int) -> ShellFix | None:
+    """``importpath``: an interpreter could not import a module (Python's ``No module named
+    M``, Node's ``Cannot find module 'M'``), and a later call, with no install between, ran
+    the same command (the same arguments; not a probe that only imports M) with the import
+    path extended to one folder of the project (``PYTHONPATH=src``, ``NODE_PATH=lib``), and
+    worked. Where the run names M's paths, one must be in that folder."""
+    step = t.steps[i]
+    if not is_shell(step.tool):
+        return None
+    cmds = _commands(step) or ()
+    runs = [c for c in cmds if programs.is_interpreter(_bare(c.program))]
+    if not runs or _import_probe(_code_of(runs[-1], _line(step))):
+        return None
+    f = runs[-1]
+    module = _missing_module(step, f)
+    family = _family(_bare(f.program)) or _bare(f.program)
+    var = _IMPORT_PATH.get(family)
+    if module is None or var is None or _set_in(f, _line(step), var) is not None:
+        return None
+    for j in range(i + 1, min(len(t.steps), i + 1 + WINDOW)):
+        later = t.steps[j]
+        got = _commands(later) if is_shell(later.tool) else None
+        if got is None:
+            continue
+        if any(_installs(c) for c in got):
+            return None  # something was installed: that may be what made it work
+        c = next((x for x in got if x.program == f.program and _same_args(f, x)), None)
+        if c is None:
+            continue
+        value = _set_in(c, _line(later), var)
+        still = _NO_MODULE.search(later.output) or "MODULE_NOT_FOUND" in later.output
+        if value is None or not later.success or still or not _proven(later, c):
+            return None  # the same command again, without the fix or failing still
+        if _code_of(c, _line(later)) != _code_of(f, _line(step)):
+            return None
+        folder = _project_dir(value, str(t.meta.get("cwd") or ""))
+        if folder is None or _module_elsewhere(t, module, folder):
+            return None
+        said = (
+            f"No module named {module}" if var == "PYTHONPATH" else f"Cannot find module '{module}'"
+        )
+        q = quote_error(said, 8)
+        text = (
+            f"In this project {f.program} cannot import {module} from the session's folder "
+            f"('{q}'): run it with {var}={folder} ({var}={folder} {short(f, 40)})."
+        )
+        fnd = _finding(
+            "importpath", f, "project", text, (f.program, var, folder, module), q, avoid=[]
+        )
+        fnd = attrs.evolve(fnd, domain=step.domain or "")
+        why = f"call {i + 1} {short(f)} lacked {module}; call {j + 1} ran with {var}={folder}"
+        return ShellFix(i, j, (), fnd, why)
+    return None
+
+
 #: bash's words for a command it found no program for: ``bash: line 1: del: command not found``.
 _BASH_NOT_FOUND = re.compile(r"(?:^|\n)[^\n]*?\b([\w.-]+): command not found")
 #: A path in a command line that bash could not read: quoted, or a word with a slash.
@@ -2249,6 +2370,7 @@ _READERS = (
     _ps_separator,
     _backslashes,
     _environment,
+    _import_path,
     _windows_commands,
     _workdir,
     _line_endings,
@@ -3171,6 +3293,20 @@ SHELL_CHANGES: tuple[ShellChange, ...] = (
                 success=False,
             ),
             _sh("sleep 5 && curl -s localhost:8080/health", '{"ok": true}'),
+        ),
+    ),
+    ShellChange(
+        "importpath",
+        "an interpreter died for want of a module (No module named M); with no install "
+        "between, the same command then worked with PYTHONPATH (NODE_PATH) set to one "
+        "folder of the project (synthetic: no development-half run shows it)",
+        (
+            _sh("python tools/report.py", "ModuleNotFoundError: No module named 'core'", False),
+            _sh("PYTHONPATH=src python tools/report.py", "report written"),
+        ),
+        (
+            _sh("python tools/report.py", "ModuleNotFoundError: No module named 'core'", False),
+            _sh("PYTHONPATH=src python -m tools.report", "report written"),
         ),
     ),
     ShellChange(
