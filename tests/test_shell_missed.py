@@ -72,6 +72,17 @@ def test_a_terminal_flag_dropped_after_another_failure_teaches_nothing():
     assert got == []
 
 
+def test_a_terminal_warning_beside_another_failure_teaches_nothing():
+    """ssh warns that it allocates no terminal, then fails for its own reason: the
+    diagnostic is that reason, not the terminal."""
+    said = (
+        "Pseudo-terminal will not be allocated because stdin is not a terminal.\n"
+        "git@host: Permission denied (publickey)."
+    )
+    got = _changes(_sh("ssh -t git@host uptime", said, False), _sh("ssh git@host uptime", "up"))
+    assert got == []
+
+
 def test_a_retry_that_changed_a_second_word_teaches_nothing():
     for retry in (
         "docker exec web ls /srv",  # another operand

@@ -975,8 +975,8 @@ def _names_option(x: str, said: str) -> bool:
     about an unknown option, quoted without its dashes (git's "unknown option
     \u0060no-stat'", "unknown switch \u0060x'")."""
     name = x.split()[0].split("=")[0]
-    if name in said:
-        return True
+    if re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", said):
+        return True  # as a word: -t is not named by "Pseudo-terminal"
     bare = re.escape(name.lstrip("-"))
     quoted = rf"[`'\"‘]{bare}['\"’]"
     return bool(bare) and bool(_UNKNOWN_OPTION.search(said)) and re.search(quoted, said) is not None
@@ -2430,7 +2430,7 @@ def find_shell_fixes(t: Trajectory) -> list[ShellFix]:
             elif later.params.get(TTY) is True and step.params.get(TTY) is not True:
                 # kept in the view only after a failure that asked for a terminal
                 fnd = _terminal(f, diag) if same else None
-            elif wants_terminal(f"{diag}\n{step.output}") and (dropped := _tty_flag_dropped(f, c)):
+            elif wants_terminal(diag) and (dropped := _tty_flag_dropped(f, c)):
                 backgrounded = later.params.get("run_in_background") is True or (
                     _BACKGROUNDED.search(later.output[:500]) is not None
                 )
