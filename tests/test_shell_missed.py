@@ -4,7 +4,8 @@ built from minimal synthetic calls."""
 
 from __future__ import annotations
 
-from agentmem.agents import learning_view
+from agentmem.agents import learning_view, outcome
+from agentmem.agents.base import Failure
 from agentmem.learning.shell_fixes import find_shell_fixes
 from agentmem.records import Step, Trajectory
 
@@ -136,6 +137,18 @@ def test_a_leading_sleep_refused_then_the_command_without_it_teaches_the_client_
     assert "starts with sleep 30" in got[0][1] and "without the sleep" in got[0][1]
     piped = _changes(_blocked(f"sleep 30; {CURL} | head -5"), _sh(f"{CURL} | head -5", "{}"))
     assert [c for c, _ in piped] == ["sleep"]
+
+
+def test_a_refused_sleep_before_a_test_run_is_no_failure_of_the_tests():
+    """The refusal ran nothing: it is a misuse of the tool, never the tests' own failure
+    (which the learning view would count as done), tags and all."""
+    said = (
+        "<tool_use_error>Blocked: sleep 30 followed by: npm test. To wait for a command you "
+        "started, use run_in_background: true.</tool_use_error>"
+    )
+    assert outcome(_blocked("sleep 30; npm test", said)).failure is Failure.MISUSE
+    got = _changes(_blocked("sleep 30; npm test", said), _sh("npm test", "3 passed"))
+    assert [c for c, _ in got] == ["sleep"]
 
 
 def test_a_retry_that_kept_the_sleep_or_changed_the_command_teaches_nothing():

@@ -146,6 +146,7 @@ from ..agents.base import Failure
 from ..agents.outcomes import (
     TTY,
     asked_variables,
+    blocked_sleep,
     claimed_command,
     claimed_intent,
     escalates,
@@ -2291,12 +2292,6 @@ def _ps_separator(t: Trajectory, i: int) -> ShellFix | None:
 
 #: The readers of one failed call each (a kind that is no pair of a failed and a
 #: retried command), tried in order on the calls no earlier finding took.
-#: A shell tool's refusal of a command that starts with a long sleep, before it ran
-#: anything: Claude Code's "Blocked: sleep 30 followed by: ...", which says the way out
-#: (run it without the sleep, or wait with run_in_background or an until-loop).
-_SLEEP_BLOCKED = re.compile(r"^Blocked: (sleep \d+(?:\.\d+)?[smh]?) followed by\b")
-
-
 def _leading_sleep(c: Command | None) -> str | None:
     """``sleep N`` when command ``c`` is a sleep (the first command of a line); else None."""
     if c is None or c.program != "sleep" or len(c.operands) != 1:
@@ -2306,23 +2301,23 @@ def _leading_sleep(c: Command | None) -> str | None:
 
 def _blocked_sleep(step: Step) -> tuple[str, str] | None:
     """(``sleep N``, the refusal's text) when the shell tool refused ``step``'s line for
-    the sleep at its head (:data:`_SLEEP_BLOCKED`, naming that very sleep); else None."""
+    the sleep at its head (:func:`blocked_sleep`, naming that very sleep); else None."""
     found = spec_for(step.tool)
     if found is None or step.success or not is_shell(step.tool):
         return None
     body = strip_headers(step.output, found[0])[0].lstrip()
-    m = _SLEEP_BLOCKED.match(body)
+    sleep = blocked_sleep(body)
     script = parse(command_line(found[1], step.params))
-    if m is None or not script.parsed or not script.commands:
+    if sleep is None or not script.parsed or not script.commands:
         return None
-    if _leading_sleep(script.commands[0]) != m.group(1):
+    if _leading_sleep(script.commands[0]) != sleep:
         return None  # the refusal names another sleep than the line's head
-    return m.group(1), body
+    return sleep, body
 
 
 def _sleep_refused(t: Trajectory, i: int) -> ShellFix | None:
     """``sleep``: the shell tool refused call ``i`` because its line starts with ``sleep N``
-    (:data:`_SLEEP_BLOCKED`, naming that very sleep); a later call ran the same commands
+    (:func:`blocked_sleep`, naming that very sleep); a later call ran the same commands
     (:func:`same_command`: a sleep sets the scene) without a leading sleep, in the
     foreground, and worked. A retry that kept a sleep at its head or changed a command
     teaches nothing."""
