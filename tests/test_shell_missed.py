@@ -255,6 +255,18 @@ def test_an_import_probe_or_a_folder_outside_the_project_teaches_nothing():
         assert _changes(_sh(RUN, TRACE, False), _sh(f"PYTHONPATH={value} {RUN}", "ok")) == []
 
 
+def test_an_import_path_named_from_another_folder_teaches_nothing():
+    """``cd tools && PYTHONPATH=src ...`` names tools/src: not the project's src/."""
+    assert (
+        _changes(
+            _sh(f"cd tools && {RUN}", TRACE, False), _sh(f"cd tools && PYTHONPATH=src {RUN}", "ok")
+        )
+        == []
+    )
+    here = _changes(_sh(f"cd /w/app && {RUN}", TRACE, False), _sh(f"PYTHONPATH=src {RUN}", "ok"))
+    assert [c for c, _ in here] == ["importpath"]  # a cd to the session's folder moves nowhere
+
+
 def test_a_folder_that_does_not_hold_the_module_teaches_nothing():
     listed = _sh("find . -name core.py", "./lib/app/core.py")  # the run shows app in lib/
     assert _changes(listed, _sh(RUN, TRACE, False), _sh(f"PYTHONPATH=src {RUN}", "ok")) == []

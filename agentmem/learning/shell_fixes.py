@@ -1727,6 +1727,11 @@ def _module_elsewhere(t: Trajectory, module: str, folder: str) -> bool:
     return not any(x in under or (folder == "." and x in ("", "./", cwd + "/")) for x in seen)
 
 
+def _changes_folder(c: Command, here: str) -> bool:
+    """Whether command ``c`` moves the shell to another folder than ``here``."""
+    return programs.has(c.program, Role.CHDIR) and not moves_nowhere(c, here)
+
+
 def _installs(c: Command) -> bool:
     """Whether command ``c`` installs: a machine's installer (``apt``, ``brew``) or a
     package manager's subcommand that adds packages (``pip install``, ``npm i``)."""
@@ -1770,7 +1775,10 @@ def _import_path(t: Trajectory, i: int) -> ShellFix | None:
             return None  # the same command again, without the fix or failing still
         if _code_of(c, _line(later)) != _code_of(f, _line(step)):
             return None
-        folder = _project_dir(value, str(t.meta.get("cwd") or ""))
+        here = str(t.meta.get("cwd") or "")
+        if any(_changes_folder(x, here) for x in (*cmds, *got)):
+            return None  # the folder is named from another folder than the session's
+        folder = _project_dir(value, here)
         if folder is None or _module_elsewhere(t, module, folder):
             return None
         said = (
