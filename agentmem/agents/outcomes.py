@@ -58,6 +58,7 @@ from .shell import Command, Script, command_of, parse, unwrap_argv
 __all__ = [
     "RunView",
     "asked_variables",
+    "blocked_sleep",
     "claimed_command",
     "claimed_intent",
     "command_line",
@@ -79,6 +80,7 @@ __all__ = [
     "tty_retries",
     "unquoted_retries",
     "view_indices",
+    "wants_terminal",
 ]
 
 
@@ -352,11 +354,26 @@ def silent_not_found(diag: str) -> bool:
 _SHELL_REJECTED = re.compile(r"[^\n]*The token '[^'\n]+' is not a valid statement separator[^\n]*")
 
 
+#: The shell tool refused a line that starts with a long sleep, before running any of it:
+#: Claude Code's "Blocked: sleep 30 followed by: ...", which says the way out (run it
+#: without the sleep, or wait with run_in_background or an until-loop).
+_SLEEP_BLOCKED = re.compile(r"^Blocked: (sleep \d+(?:\.\d+)?[smh]?) followed by\b")
+
+
+def blocked_sleep(body: str) -> str | None:
+    """``sleep N`` when a shell call's output (its framing stripped) is the tool's refusal
+    of the line for the sleep at its head (:data:`_SLEEP_BLOCKED`); else None."""
+    m = _SLEEP_BLOCKED.match(_TAGS.sub("", body).lstrip())
+    return m.group(1) if m else None
+
+
 def _shell_failure(
     spec: ToolSpec, params: Mapping[str, Any], body: str, code: int | None
 ) -> tuple[Failure, str]:
     if code in WINDOWS_NOT_FOUND and not body.strip():
         return Failure.MISUSE, _SILENT.format(code)  # the program never started
+    if blocked_sleep(body) is not None:  # the tool refused the line: none of it ran
+        return Failure.MISUSE, _clean(_TAGS.sub("", body).strip().split("\n", 1)[0])
     if silent_not_found(body):
         return Failure.MISUSE, body.strip()  # such a call as the learning view writes it
     diag = diagnostic(body)
@@ -769,6 +786,12 @@ _NO_TTY = re.compile(
 )
 #: The parameter that gives a command a terminal.
 TTY = "tty"
+
+
+def wants_terminal(text: str) -> bool:
+    """Whether a failed output says the program wanted a terminal it did not get
+    (``the input device is not a TTY``, ``stdin is not a terminal``)."""
+    return _NO_TTY.search(text[:2000]) is not None
 
 
 def tty_retries(steps: tuple[Step, ...]) -> dict[int, int]:

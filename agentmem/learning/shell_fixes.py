@@ -147,6 +147,7 @@ from ..agents.base import Failure
 from ..agents.outcomes import (
     TTY,
     asked_variables,
+    blocked_sleep,
     claimed_command,
     claimed_intent,
     escalates,
@@ -155,8 +156,11 @@ from ..agents.outcomes import (
     moves_nowhere,
     own_timeout,
     refusal_line,
+    same_command,
     silent_not_found,
+    strip_headers,
     timed_out,
+    wants_terminal,
 )
 from ..agents.programs import Role
 from ..agents.shell import Command, Pipeline, powershell_call
@@ -547,6 +551,39 @@ def _terminal(f: Command, diag: str) -> Finding:
     return _finding(
         "terminal", f, "tool", text, (f.program, TTY), diag, setting=[TTY, "true"], avoid=[]
     )
+
+
+#: A flag that asks for a terminal: ``-t``, ``--tty``, or a cluster of short flags
+#: holding ``t`` (``-it``, ``-ti``).
+_TTY_FLAG = re.compile(r"^(?:--tty|-[a-zA-Z]{0,2}t[a-zA-Z]{0,2})$")
+#: A shell tool's answer that the command was started in the background, not run.
+_BACKGROUNDED = re.compile(r"running in (?:the )?background|background with ID", re.I)
+
+
+def _tty_flag_dropped(f: Command, s: Command) -> str | None:
+    """The one terminal flag (:data:`_TTY_FLAG`) that retry ``s`` dropped from failed
+    ``f`` (``-it`` gone, or made ``-i``), every other word alike; else None."""
+    if f.operands != s.operands or _targets(f) != _targets(s) or not _same_wrappers(f, s):
+        return None
+    gone = [x for x in f.flags if x not in s.flags]
+    new = [x for x in s.flags if x not in f.flags]
+    if len(gone) != 1 or not _TTY_FLAG.match(gone[0]) or len(new) > 1:
+        return None
+    flag = gone[0]
+    if new and (flag.startswith("--") or new[0] != flag.replace("t", "")):
+        return None  # another flag in its place: a second change
+    return flag
+
+
+def _no_terminal(f: Command, flag: str, diag: str) -> Finding:
+    """The command failed for want of a terminal; the same command without its terminal
+    flag worked: the agent's shell has none to give."""
+    q = quote_error(diag or "not a terminal", 8)
+    text = (
+        f"{_intent(f)} {flag} fails here: the agent's shell has no terminal ('{q}'); "
+        f"run it without {'-t' if flag != '--tty' else flag}."
+    )
+    return _finding("notty", f, "tool", text, (f.program, flag), diag, avoid=[flag])
 
 
 #: A variable whose value may be a secret: a lesson writes ``<value>``, never the value.
@@ -940,8 +977,8 @@ def _names_option(x: str, said: str) -> bool:
     about an unknown option, quoted without its dashes (git's "unknown option
     \u0060no-stat'", "unknown switch \u0060x'")."""
     name = x.split()[0].split("=")[0]
-    if name in said:
-        return True
+    if re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", said):
+        return True  # as a word: -t is not named by "Pseudo-terminal"
     bare = re.escape(name.lstrip("-"))
     quoted = rf"[`'\"‘]{bare}['\"’]"
     return bool(bare) and bool(_UNKNOWN_OPTION.search(said)) and re.search(quoted, said) is not None
@@ -1683,6 +1720,135 @@ def _environment(t: Trajectory, i: int) -> ShellFix | None:
     return None
 
 
+#: Node's words for a module it could not resolve by name (not a relative path).
+_NODE_NO_MODULE = re.compile(r"Cannot find module '([A-Za-z@][\w@/.-]*)'")
+#: The variable that extends each interpreter family's import path.
+_IMPORT_PATH = {"python": "PYTHONPATH", "node": "NODE_PATH"}
+
+
+def _missing_module(step: Step, c: Command) -> str | None:
+    """The module interpreter command ``c`` of ``step`` died for want of: Python's
+    traceback ending ``No module named M``; Node's ``Cannot find module 'M'`` from
+    ``require`` (``MODULE_NOT_FOUND``: an ES import never reads ``NODE_PATH``); else None.
+    The learning view counts such a run as the code's, so its output decides."""
+    text = step.output[-3000:]
+    if _family(_bare(c.program)) == "python":
+        last = next((x.strip() for x in reversed(text.splitlines()) if x.strip()), "")
+        m = _NO_MODULE.match(last)
+        return m.group(1) if m else None
+    if _bare(c.program) == "node" and "'MODULE_NOT_FOUND'" in text:
+        n = _NODE_NO_MODULE.search(text)
+        return n.group(1) if n else None
+    return None
+
+
+def _project_dir(value: str, cwd: str) -> str | None:
+    """The one folder of the project an import path's value names (``src``, ``./lib``,
+    ``$PWD/src``, ``src:$PYTHONPATH``, an absolute path under the session's folder),
+    written from the session's folder; None for another value."""
+    parts = [x for x in value.split(":") if x and not re.fullmatch(r"\$\{?\w+\}?", x)]
+    if len(parts) != 1:
+        return None
+    d = re.sub(r"^(?:\$\{?PWD\}?|\$\(pwd\))(?=/|$)", ".", parts[0])
+    if cwd and (d == cwd or d.startswith(cwd.rstrip("/") + "/")):
+        d = "." + d[len(cwd.rstrip("/")) :]
+    d = posixpath.normpath(d) if d else ""
+    if not d or d.startswith(("/", "..", "$", "~")) or "\\" in d or "$" in d:
+        return None  # outside the project, or a value the line computes
+    return d
+
+
+def _module_elsewhere(t: Trajectory, module: str, folder: str) -> bool:
+    """Whether the run names paths of ``module`` (``x/M/...``, ``x/M.py``) and none under
+    ``folder``: the variable pointed at a folder that does not hold it."""
+    top = module.split("/")[0].split(".")[0]
+    pat = re.compile(rf"(?:^|[\s'\"(=:])([\w./-]*?)(?<![\w.-]){re.escape(top)}(?:/|\.py\b|\.js\b)")
+    cwd = str(t.meta.get("cwd") or "").rstrip("/")
+    seen: set[str] = set()
+    for step in t.steps:
+        for text in (step.output[:4000], _line(step) if is_shell(step.tool) else ""):
+            seen |= {m.group(1) for m in pat.finditer(text)}
+    # the session's folder or one above it (/w/app/ for a module app) is no path of M
+    seen = {x for x in seen if not (cwd + "/").startswith(f"{x}{top}/")}
+    if not seen:
+        return False  # the run does not show where the module is
+    under = {folder.rstrip("/") + "/", "./" + folder.rstrip("/") + "/"}
+    if cwd:
+        under.add(f"{cwd}/{folder}/".replace("/./", "/"))
+    return not any(x in under or (folder == "." and x in ("", "./", cwd + "/")) for x in seen)
+
+
+def _changes_folder(c: Command, here: str) -> bool:
+    """Whether command ``c`` moves the shell to another folder than ``here``."""
+    return programs.has(c.program, Role.CHDIR) and not moves_nowhere(c, here)
+
+
+def _installs(c: Command) -> bool:
+    """Whether command ``c`` installs: a machine's installer (``apt``, ``brew``) or a
+    package manager's subcommand that adds packages (``pip install``, ``npm i``)."""
+    roles = programs.sub_roles(c.program, c.subcommand)
+    nested = programs.has(c.program, Role.HOST) and "install" in c.args[:2]  # uv pip install
+    return _installer(c) or Role.PACKAGES in roles or nested
+
+
+def _import_path(t: Trajectory, i: int) -> ShellFix | None:
+    """``importpath``: an interpreter could not import a module (Python's ``No module named
+    M``, Node's ``Cannot find module 'M'``), and a later call, with no install between, ran
+    the same command (the same arguments; not a probe that only imports M) with the import
+    path extended to one folder of the project (``PYTHONPATH=src``, ``NODE_PATH=lib``), and
+    worked. Where the run names M's paths, one must be in that folder."""
+    step = t.steps[i]
+    if not is_shell(step.tool):
+        return None
+    cmds = _commands(step) or ()
+    runs = [c for c in cmds if programs.is_interpreter(_bare(c.program))]
+    if not runs or _import_probe(_code_of(runs[-1], _line(step))):
+        return None
+    f = runs[-1]
+    module = _missing_module(step, f)
+    family = _family(_bare(f.program)) or _bare(f.program)
+    var = _IMPORT_PATH.get(family)
+    if module is None or var is None or _set_in(f, _line(step), var) is not None:
+        return None
+    for j in range(i + 1, min(len(t.steps), i + 1 + WINDOW)):
+        later = t.steps[j]
+        got = _commands(later) if is_shell(later.tool) else None
+        if got is None:
+            continue
+        if any(_installs(c) for c in got):
+            return None  # something was installed: that may be what made it work
+        c = next((x for x in got if x.program == f.program and _same_args(f, x)), None)
+        if c is None:
+            continue
+        value = _set_in(c, _line(later), var)
+        still = _NO_MODULE.search(later.output) or "MODULE_NOT_FOUND" in later.output
+        if value is None or not later.success or still or not _proven(later, c):
+            return None  # the same command again, without the fix or failing still
+        if _code_of(c, _line(later)) != _code_of(f, _line(step)):
+            return None
+        here = str(t.meta.get("cwd") or "")
+        if any(_changes_folder(x, here) for x in (*cmds, *got)):
+            return None  # the folder is named from another folder than the session's
+        folder = _project_dir(value, here)
+        if folder is None or _module_elsewhere(t, module, folder):
+            return None
+        said = (
+            f"No module named {module}" if var == "PYTHONPATH" else f"Cannot find module '{module}'"
+        )
+        q = quote_error(said, 8)
+        text = (
+            f"In this project {f.program} cannot import {module} from the session's folder "
+            f"('{q}'): run it with {var}={folder} ({var}={folder} {short(f, 40)})."
+        )
+        fnd = _finding(
+            "importpath", f, "project", text, (f.program, var, folder, module), q, avoid=[]
+        )
+        fnd = attrs.evolve(fnd, domain=step.domain or "")
+        why = f"call {i + 1} {short(f)} lacked {module}; call {j + 1} ran with {var}={folder}"
+        return ShellFix(i, j, (), fnd, why)
+    return None
+
+
 #: bash's words for a command it found no program for: ``bash: line 1: del: command not found``.
 _BASH_NOT_FOUND = re.compile(r"(?:^|\n)[^\n]*?\b([\w.-]+): command not found")
 #: A path in a command line that bash could not read: quoted, or a word with a slash.
@@ -2216,7 +2382,72 @@ def _ps_separator(t: Trajectory, i: int) -> ShellFix | None:
 
 #: The readers of one failed call each (a kind that is no pair of a failed and a
 #: retried command), tried in order on the calls no earlier finding took.
+def _leading_sleep(c: Command | None) -> str | None:
+    """``sleep N`` when command ``c`` is a sleep (the first command of a line); else None."""
+    if c is None or c.program != "sleep" or len(c.operands) != 1:
+        return None
+    return f"sleep {c.operands[0]}"
+
+
+def _blocked_sleep(step: Step) -> tuple[str, str] | None:
+    """(``sleep N``, the refusal's text) when the shell tool refused ``step``'s line for
+    the sleep at its head (:func:`blocked_sleep`, naming that very sleep); else None."""
+    found = spec_for(step.tool)
+    if found is None or step.success or not is_shell(step.tool):
+        return None
+    body = strip_headers(step.output, found[0])[0].lstrip()
+    sleep = blocked_sleep(body)
+    script = parse(command_line(found[1], step.params))
+    if sleep is None or not script.parsed or not script.commands:
+        return None
+    if _leading_sleep(script.commands[0]) != sleep:
+        return None  # the refusal names another sleep than the line's head
+    return sleep, body
+
+
+def _sleep_refused(t: Trajectory, i: int) -> ShellFix | None:
+    """``sleep``: the shell tool refused call ``i`` because its line starts with ``sleep N``
+    (:func:`blocked_sleep`, naming that very sleep); a later call ran the same commands
+    (:func:`same_command`: a sleep sets the scene) without a leading sleep, in the
+    foreground, and worked. A retry that kept a sleep at its head or changed a command
+    teaches nothing."""
+    step = t.steps[i]
+    found, blocked = spec_for(step.tool), _blocked_sleep(step)
+    if found is None or blocked is None:
+        return None
+    sleep, body = blocked
+    line = command_line(found[1], step.params)
+    for j in range(i + 1, min(len(t.steps), i + 1 + WINDOW)):
+        later = t.steps[j]
+        lf = spec_for(later.tool)
+        if lf is None or not is_shell(later.tool):
+            continue
+        again = parse(command_line(lf[1], later.params))
+        if not again.parsed or not same_command(line, command_line(lf[1], later.params)):
+            continue
+        head = again.commands[0] if again.commands else None
+        ran = [c for c in again.commands if c.program != "sleep"]
+        backgrounded = later.params.get("run_in_background") is True or (
+            _BACKGROUNDED.search(later.output[:500]) is not None
+        )
+        if not later.success or _leading_sleep(head) or backgrounded or not ran:
+            return None  # refused again, kept the sleep, or only started
+        if not _proven(later, ran[-1]):
+            return None
+        q = quote_error(body.split("\n", 1)[0], 10)
+        text = (
+            f"{step.tool} refuses a command that starts with {sleep} ('{q}'): run the "
+            f"command without the sleep, or wait with run_in_background or an until-loop."
+        )
+        fnd = _finding("sleep", step.tool, "tool", text, (step.tool, "sleep"), q, avoid=["sleep"])
+        fnd = attrs.evolve(fnd, domain=step.domain or "")
+        why = f"call {i + 1} was refused ({sleep} first); call {j + 1} ran it without"
+        return ShellFix(i, j, (), fnd, why)
+    return None
+
+
 _READERS = (
+    _sleep_refused,
     _env,
     _hidden,
     _literal_glob,
@@ -2224,6 +2455,7 @@ _READERS = (
     _ps_separator,
     _backslashes,
     _environment,
+    _import_path,
     _windows_commands,
     _workdir,
     _line_endings,
@@ -2247,6 +2479,8 @@ def find_shell_fixes(t: Trajectory) -> list[ShellFix]:
             continue  # the shell tool (or the program) ran out of time: nothing was refused
         if _PS_SEPARATOR.search(step.output[:2000]):
             continue  # the shell refused the line: none of its commands ran (separator)
+        if _blocked_sleep(step) is not None:
+            continue  # the tool refused the line for its sleep: only the sleep rule reads it
         failed = _failed_command(step)
         if failed is None:
             continue
@@ -2281,6 +2515,11 @@ def find_shell_fixes(t: Trajectory) -> list[ShellFix]:
             elif later.params.get(TTY) is True and step.params.get(TTY) is not True:
                 # kept in the view only after a failure that asked for a terminal
                 fnd = _terminal(f, diag) if same else None
+            elif wants_terminal(diag) and (dropped := _tty_flag_dropped(f, c)):
+                backgrounded = later.params.get("run_in_background") is True or (
+                    _BACKGROUNDED.search(later.output[:500]) is not None
+                )
+                fnd = None if backgrounded else _no_terminal(f, dropped, diag)
             else:
                 fnd = compare(
                     f, c, diag, step.output, [*between, *_before(cmds, c, step, diag)], t.task
@@ -3144,6 +3383,60 @@ SHELL_CHANGES: tuple[ShellChange, ...] = (
         (
             _exec("codex resume 019c", "Error: no session 019c found", False),
             _exec("codex resume 019c", "Resuming session", tty=True),
+        ),
+    ),
+    ShellChange(
+        "notty",
+        "the command failed for want of a terminal (the input device is not a TTY); the same "
+        "command without its one terminal flag (-t, -it, --tty) then worked, not in the "
+        "background (synthetic: no development-half run shows it)",
+        (
+            _sh("docker exec -it web ls /app", "the input device is not a TTY", False),
+            _sh("docker exec web ls /app", "manage.py"),
+        ),
+        (
+            _sh("docker exec -it web ls /app", "Error: No such container: web", False),
+            _sh("docker exec web ls /app", "manage.py"),
+        ),
+    ),
+    ShellChange(
+        "sleep",
+        "the shell tool refused a line for the sleep at its head (Blocked: sleep 30 followed "
+        "by ...); a later call ran the same commands without a leading sleep, in the "
+        "foreground, and worked (synthetic: no development-half run shows it)",
+        (
+            Step(
+                tool="Bash",
+                params={"command": "sleep 30 && curl -s localhost:8080/health"},
+                output="Blocked: sleep 30 followed by: curl -s localhost:8080/health. To wait "
+                "for a command you started, use run_in_background: true.",
+                success=False,
+            ),
+            _sh("curl -s localhost:8080/health", '{"ok": true}'),
+        ),
+        (
+            Step(
+                tool="Bash",
+                params={"command": "sleep 30 && curl -s localhost:8080/health"},
+                output="Blocked: sleep 30 followed by: curl -s localhost:8080/health. To wait "
+                "for a command you started, use run_in_background: true.",
+                success=False,
+            ),
+            _sh("sleep 5 && curl -s localhost:8080/health", '{"ok": true}'),
+        ),
+    ),
+    ShellChange(
+        "importpath",
+        "an interpreter died for want of a module (No module named M); with no install "
+        "between, the same command then worked with PYTHONPATH (NODE_PATH) set to one "
+        "folder of the project (synthetic: no development-half run shows it)",
+        (
+            _sh("python tools/report.py", "ModuleNotFoundError: No module named 'core'", False),
+            _sh("PYTHONPATH=src python tools/report.py", "report written"),
+        ),
+        (
+            _sh("python tools/report.py", "ModuleNotFoundError: No module named 'core'", False),
+            _sh("PYTHONPATH=src python -m tools.report", "report written"),
         ),
     ),
     ShellChange(
