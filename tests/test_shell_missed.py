@@ -9,26 +9,17 @@ from agentmem.agents.base import Failure
 from agentmem.learning.shell_fixes import find_shell_fixes
 from agentmem.records import Step, Trajectory
 
+from .transcripts import bash_step, codex_exec
+
 NO_TTY = "the input device is not a TTY"
 
 
 def _sh(command: str, output: str = "done", ok: bool = True, **more: object) -> Step:
-    return Step(
-        tool="Bash",
-        params={"command": command, **more},
-        output=output if ok else f"Exit code 1\n{output}",
-        success=ok,
-    )
+    return bash_step(command, output, ok, **more)
 
 
 def _exec(command: str, output: str = "", ok: bool = True, **more: object) -> Step:
-    code = 0 if ok else 1
-    return Step(
-        tool="exec_command",
-        params={"cmd": command, **more},
-        output=f"Chunk ID: 1a2b\nProcess exited with code {code}\nOutput:\n{output}",
-        success=ok,
-    )
+    return codex_exec(command, output, ok, **more)
 
 
 def _changes(*steps: Step, cwd: str = "/w/app") -> list[tuple[str, str]]:

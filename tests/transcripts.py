@@ -178,6 +178,17 @@ def claude_fixture(cwd: str) -> ClaudeSession:
     return s
 
 
+def bash_step(command: str, output: str, ok: bool, **params: Any) -> Step:
+    """A Claude Code ``Bash`` call as imported: ``command`` (with more ``params``), its
+    ``output`` headed ``Exit code 1`` when it failed."""
+    return Step(
+        tool="Bash",
+        params={"command": command, **params},
+        output=output if ok else f"Exit code 1\n{output}",
+        success=ok,
+    )
+
+
 def codex_exec(cmd: str, output: str, ok: bool, **params: Any) -> Step:
     """A Codex ``exec_command`` call as imported: ``cmd`` (with more ``params``, such as
     ``workdir`` or ``sandbox_permissions``), its ``output`` framed as unified exec frames it
