@@ -719,3 +719,29 @@ def test_two_failures_of_one_tool_keep_their_own_ways_out_in_stage_3():
     )
     merged = merge_findings([_way_out(49199), size])
     assert sorted("tokens" in f.text for f in merged) == [False, True]
+
+
+def _group_of(mem: Memory, task: str, good: list[Step], bad: list[Step]) -> None:
+    for ok in (True, False, True, False):
+        mem.record(task, good if ok else bad, accepted=ok)
+
+
+def test_parameter_names_the_error_does_not_name_teach_nothing(mem: Memory) -> None:
+    """Real (validation, wave 8): a rejected run's Read of a file that is not there ('File
+    does not exist'), beside an accepted run's Read in parts of another file, taught "Call
+    Read with limit, offset; otherwise it fails with 'File does not exist'", served to 16
+    prompts. The two calls differ in their parameters' names, but the error names none of
+    them: the names are not what failed. An error that names the parameter still teaches."""
+    good = [Step("Read", {"file_path": "/w/docs/notes.md", "limit": 200, "offset": 1}, "1 x", True)]
+    bad = [Step("Read", {"file_path": "/w/notes.md"}, "File does not exist.", False)]
+    _group_of(mem, "summarize the notes", good, bad)
+    mem.learn(use_model=False)
+    assert not any("limit" in e.text for e in mem.experiences())
+
+    ok = [Step("lookup_order", {"order_id": "A1"}, '{"status": "shipped"}', True)]
+    slip = [
+        Step("lookup_order", {"id": "A1"}, "TypeError: unexpected keyword argument 'id'", False)
+    ]
+    _group_of(mem, "where is order A1", ok, slip)
+    mem.learn(use_model=False)
+    assert any("order_id" in e.text for e in mem.experiences())

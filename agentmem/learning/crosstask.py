@@ -64,6 +64,7 @@ from .evidence import (
     can_stand_in,
     inert_tools,
     is_scalar,
+    mentions,
     name_parts,
     names_shell,
     param_name_finding,
@@ -97,16 +98,6 @@ def value_kind(v: Any) -> tuple[Any, ...]:
     return ("str", any(c.isdigit() for c in v), bool(letters), case, " " in v.strip(), punct)
 
 
-def _mentions(error: str, names: Sequence[str]) -> bool:
-    low = error.lower()
-    for n in names:
-        if n.lower() in low:
-            return True
-        if any(p[:5] in low for p in name_parts(n) if len(p) > 3):
-            return True
-    return False
-
-
 def _named(task: str, value: Any) -> bool:
     """Whether the task text names ``value`` as it was passed."""
     text = str(value)
@@ -134,7 +125,7 @@ def _name_rule(n: Member, i: int, pos: Sequence[Member], e: str) -> Finding | No
     missing = sorted(always - set(s.params))
     if not (extra or missing) or len(extra) > 1 or len(missing) > 1:
         return None
-    if not _mentions(e, extra + missing):
+    if not mentions(e, extra + missing):
         return None
     rep = calls[0][0].steps[calls[0][1]].params
     return param_name_finding(
@@ -180,7 +171,7 @@ def _value_rule(n: Member, i: int, group: Sequence[Member], e: str) -> tuple[Fin
     calls = _ok_calls(group, s.tool)
     params = [x for x, v in s.params.items() if is_scalar(v)]
     # an error that names some of the call's parameters or values is about those
-    named = [x for x in params if _mentions(e, [x]) or _mentions_value(e, s.params[x])]
+    named = [x for x in params if mentions(e, [x]) or _mentions_value(e, s.params[x])]
     for x in named:
         bad = s.params[x]
         found = [(m, m.steps[k].params[x]) for m, k in calls if x in m.steps[k].params]
@@ -202,7 +193,7 @@ def _tool_rule(n: Member, i: int, pos: Sequence[Member], e: str, task: str) -> F
     w = n.steps[i]
     if _ok_calls(pos, w.tool):
         return None
-    if _mentions(e, list(w.params)) or any(_mentions_value(e, v) for v in w.params.values()):
+    if mentions(e, list(w.params)) or any(_mentions_value(e, v) for v in w.params.values()):
         return None  # an error about the call's own arguments: the tool was right, its call not
     mine = {st.tool for st in n.steps}
     per_run = [{st.tool for st in m.steps if st.success} for m in pos]

@@ -222,6 +222,17 @@ def _closest(n: Member, pos: Sequence[Member], inert: set[str]) -> Member:
     return max(pos, key=score)
 
 
+def mentions(error: str, names: Sequence[str]) -> bool:
+    """Whether ``error`` names one of the parameters ``names`` (or a long part of one)."""
+    low = error.lower()
+    for n in names:
+        if n.lower() in low:
+            return True
+        if any(p[:5] in low for p in name_parts(n) if len(p) > 3):
+            return True
+    return False
+
+
 # --------------------------------------------------------------------------- finding builders
 
 
@@ -410,6 +421,12 @@ def _failed_call(ms: Sequence[Member], n: Member, ni: int, p: Member, pi: int) -
     t, dom = ns.tool, _domain_of(ms, ns.tool)
     fail = next((f for f in n.dig.failures if f.index == ni), None)
     e = fail.error if fail else ""
+    names = sorted(set(ns.params) ^ set(ps.params))
+    if names and not mentions(e, names):
+        # the calls differ in their parameters' names, but the error names none of them: the
+        # names are not what failed (a Read of a file that is not there, beside a Read in
+        # parts of another): no lesson of names, nor of the values of this pair
+        return None
     f = param_name_finding(t, dom, e, dict(ns.params), dict(ps.params))
     if f:
         return f
