@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from agentmem.records import Step
+import pytest
+
+from agentmem.records import Step, Trajectory
 
 
 def _codex(cmd: str, out: str, ok: bool = False, **more: object) -> Step:
@@ -38,7 +40,6 @@ def test_the_runs_listings_are_read_once_for_all_its_location_findings(monkeypat
     and only when a location finding is there to check."""
     from agentmem.learning import shell_fixes
     from agentmem.learning.corrections import find_corrections
-    from agentmem.records import Trajectory
 
     reads: list[str] = []
     real = shell_fixes._listed
@@ -67,3 +68,80 @@ def test_the_runs_listings_are_read_once_for_all_its_location_findings(monkeypat
 
 def _bash(command: str, output: str, ok: bool = False) -> Step:
     return Step(tool="Bash", params={"command": command}, output=output, success=ok)
+
+
+_REVIEW = "review 12: reported, not fixed (see the report)"
+
+
+def _escalation_texts(*steps: Step) -> list[str]:
+    from agentmem.learning.corrections import find_corrections
+
+    run = Trajectory(task="do the thing", steps=steps, meta={"project": "/w/p"}, accepted=True)
+    return [c.finding.text for c in find_corrections(run)]
+
+
+_DENIED = "sandbox denied (exit code 1)\nError: connect EPERM 127.0.0.1:443"
+
+
+@pytest.mark.xfail(strict=True, reason=_REVIEW)
+def test_an_unknown_tools_subcommand_that_names_a_program_is_not_that_program():
+    """``cdk diff``, ``vercel ls``, ``ollama rm``: an unknown CLI whose subcommand is also a
+    program's name. The refusal is about the CLI (it reached the network), not about
+    ``diff``, ``ls`` or ``rm``."""
+    for cmd, word in (("cdk diff", "diff"), ("vercel ls", "ls"), ("ollama rm llama3", "rm")):
+        texts = _escalation_texts(_codex(cmd, _DENIED), _codex(cmd, "ok", True, **_ESCALATED))
+        assert not any(t.startswith(f"In this project {word} ") for t in texts), texts
+
+
+@pytest.mark.xfail(strict=True, reason=_REVIEW)
+def test_a_filter_written_with_sed_hides_a_failure_as_head_does():
+    """``_filtered_failure`` reads ``c | head -50`` (head: a filter); ``c | sed -n 1,50p``,
+    an agent's other way to cut an output, passes ``c``'s output on just as well and hides
+    its status just as well, but sed is no ``Role.FILTER``: the az query's own error in its
+    output is read as a success, and the prerequisite is learned."""
+    query = "az costmanagement query --type Usage --scope subscriptions/1"
+    failed = _bash(
+        query,
+        "Exit code 2\nERROR: 'costmanagement' is misspelled or not recognized by the system.",
+    )
+    add = _bash("az extension add --name costmanagement", "", True)
+    said = "ERROR: 'query' is misspelled or not recognized by the system."
+    for cut in ("sed -n 1,50p", "awk 'NR<=50'"):
+        hidden = _bash(f"{query} 2>&1 | {cut}", said, True)
+        assert _corrections(failed, add, hidden) == [], cut
+
+
+@pytest.mark.xfail(strict=True, reason=_REVIEW)
+def test_a_retry_widened_to_the_folder_above_written_otherwise_teaches_no_operand():
+    """``_widened`` drops "run git add with tests/plugin/, not tests/plugin/stub.py" when the
+    retry names the folder above; the same folder written absolutely (under the session's
+    folder), from ``$PWD``, or as its contents (``tests/plugin/*``) passes the guard, and
+    the false operand lesson comes back."""
+    from agentmem.agents.outcomes import learning_view
+    from agentmem.learning.shell_fixes import find_shell_fixes
+
+    stub = "tests/plugin/stub.py"
+    said = f"Exit code 128\nfatal: pathspec '{stub}' did not match any files"
+    for retry in ("/w/app/tests/plugin/", "$PWD/tests/plugin", "tests/plugin/*"):
+        run = Trajectory(
+            task="commit the plugin tests",
+            steps=(_bash(f"git add {stub}", said), _bash(f"git add {retry}", "", True)),
+            meta={"cwd": "/w/app"},
+            accepted=True,
+        )
+        assert find_shell_fixes(learning_view(run)) == [], retry
+
+
+def _corrections(*steps: Step) -> list[object]:
+    from agentmem.learning.corrections import find_corrections
+
+    return list(find_corrections(Trajectory(task="do the thing", steps=steps, accepted=True)))
+
+
+@pytest.mark.xfail(strict=True, reason=_REVIEW)
+def test_terraforms_auto_approve_with_a_value_is_a_skipped_check():
+    """The new row reads ``-auto-approve``; Go's flag package also takes
+    ``-auto-approve=true``, which the risk table does not see."""
+    from agentmem.agents.risk import Capability, capabilities
+
+    assert Capability.SKIP_CHECKS in capabilities("terraform apply -auto-approve=true")
