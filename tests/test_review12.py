@@ -85,10 +85,17 @@ _DENIED = "sandbox denied (exit code 1)\nError: connect EPERM 127.0.0.1:443"
 
 @pytest.mark.xfail(strict=True, reason=_REVIEW)
 def test_an_unknown_tools_subcommand_that_names_a_program_is_not_that_program():
-    """``cdk diff``, ``vercel ls``, ``ollama rm``: an unknown CLI whose subcommand is also a
-    program's name. The refusal is about the CLI (it reached the network), not about
-    ``diff``, ``ls`` or ``rm``."""
-    for cmd, word in (("cdk diff", "diff"), ("vercel ls", "ls"), ("ollama rm llama3", "rm")):
+    """``cdk diff``, ``vercel env pull``, ``fly ssh console``, ``wrangler tail``: an unknown
+    CLI whose subcommand is also a program's name (``claimed_command``). The refusal is
+    about the CLI (it reached the network), not about ``diff``, ``pull`` (``env`` read as
+    the wrapper), ``ssh`` or ``tail``."""
+    cases = (
+        ("cdk diff", "diff"),
+        ("vercel env pull .env.local", "pull"),  # env read as the wrapper: "pull"
+        ("fly ssh console", "ssh"),
+        ("wrangler tail", "tail"),
+    )
+    for cmd, word in cases:
         texts = _escalation_texts(_codex(cmd, _DENIED), _codex(cmd, "ok", True, **_ESCALATED))
         assert not any(t.startswith(f"In this project {word} ") for t in texts), texts
 
