@@ -643,6 +643,7 @@ def escalations(steps: tuple[Step, ...]) -> dict[int, int]:
     a refusal (the sandbox, a permission: :data:`_REFUSED`, or a denial) among the three
     calls before it. A parameter is inert only relative to the failure it follows."""
     out: dict[int, int] = {}
+    ran: frozenset[str] | None = None  # what ran in the sandbox: read once, when first asked
     for i, step in enumerate(steps):
         found = spec_for(step.tool)
         if found is None or found[1].kind is not ToolKind.SHELL:
@@ -661,9 +662,11 @@ def escalations(steps: tuple[Step, ...]) -> dict[int, int]:
                 continue
             o = outcome(prev)
             refused = o.failure is Failure.DENIED or _REFUSED.search(prev.output[:2000])
-            # a refusal the run contradicts (the program ran in the sandbox) is no lesson
-            if refused and (step.success or got_past(prev, step)) and not _sandbox_ran(steps, k):
-                out[k] = i
+            if refused and (step.success or got_past(prev, step)):
+                ran = _ran_in_sandbox(steps) if ran is None else ran
+                # a refusal the run contradicts (the program ran in the sandbox) is no lesson
+                if not _sandbox_ran(steps, k, ran):
+                    out[k] = i
             break
     return out
 
@@ -694,12 +697,14 @@ def claimed_intent(c: Command) -> str:
     return f"{x.program} {x.subcommand}" if x.subcommand else x.program
 
 
-def _sandbox_ran(steps: tuple[Step, ...], k: int) -> bool:
+def _sandbox_ran(steps: tuple[Step, ...], k: int, ran: frozenset[str] | None = None) -> bool:
     """Whether the run contradicts the refusal of call ``k``: another shell call ran the
     program it names (and its subcommand: :func:`claimed_intent`) without an escalation,
     inside the sandbox, and that command worked (its call succeeded, every command after
     it joined by ``&&``). Then the sandbox refused what the call did (a write into ``.git``,
-    a lock file), not the program, and "P is refused in the sandbox" would be false."""
+    a lock file), not the program, and "P is refused in the sandbox" would be false.
+    ``ran``: :func:`_ran_in_sandbox` of ``steps``, read once for all the run's refusals
+    (a run may have hundreds of them in 2,000 calls)."""
     found = spec_for(steps[k].tool)
     script = parse(command_line(found[1], steps[k].params)) if found else None
     if script is None or not script.parsed:
@@ -707,16 +712,21 @@ def _sandbox_ran(steps: tuple[Step, ...], k: int) -> bool:
     c = failing_command(script, steps[k].output)
     if c is None:
         return False
-    want = claimed_intent(c)
-    for n, s in enumerate(steps):
+    return claimed_intent(c) in (_ran_in_sandbox(steps) if ran is None else ran)
+
+
+def _ran_in_sandbox(steps: tuple[Step, ...]) -> frozenset[str]:
+    """The intents (:func:`claimed_intent`) that a successful shell call without an
+    escalation shows worked in the sandbox (:func:`_worked`). A refused call failed, so
+    it is never among those calls."""
+    out: set[str] = set()
+    for s in steps:
         other = spec_for(s.tool)
-        if n == k or not s.success or other is None or other[1].kind is not ToolKind.SHELL:
+        if not s.success or other is None or other[1].kind is not ToolKind.SHELL:
             continue
-        if escalates(s.params) is not None:
-            continue
-        if want in _worked(command_line(other[1], s.params)):
-            return True
-    return False
+        if escalates(s.params) is None:
+            out |= _worked(command_line(other[1], s.params))
+    return frozenset(out)
 
 
 def _worked(line: str) -> set[str]:

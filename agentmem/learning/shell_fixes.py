@@ -2548,7 +2548,9 @@ def find_shell_fixes(t: Trajectory) -> list[ShellFix]:
         out += [h for h in (read(t, i) for i in range(len(steps)) if i not in taken) if h]
         taken = {x.failed for x in out}
     kept = [x for x in out if not own_doing(t, x) and not cwd_slip(t, x)]
-    return _placed(t, [x for x in kept if not named_twice(t, x)])
+    located = any(x.finding.detail.get("change") == "location" for x in kept)
+    twice = _names_listed_twice(t) if located else frozenset()  # the run's listings, read once
+    return _placed(t, [x for x in kept if not named_twice(t, x, twice)])
 
 
 def _placed(t: Trajectory, out: list[ShellFix]) -> list[ShellFix]:
@@ -2828,7 +2830,13 @@ def listed_at(output: str, name: str) -> set[str]:
     path (``find``, ``rg --files``, Glob, Grep's file list), the last word of a long
     ``ls -l`` line, or a bare name under ``ls -R``'s ``folder:`` header. Written as the
     listing wrote them, without a leading ``./``."""
-    out: set[str] = set()
+    return _listed(output).get(name, set())
+
+
+def _listed(output: str) -> dict[str, set[str]]:
+    """{a file's name: the paths one listing's output shows it at} (:func:`listed_at`),
+    read in one pass over the output."""
+    out: dict[str, set[str]] = {}
     folder = ""
     for raw in output.splitlines():
         line = raw.strip().replace("\\", "/")
@@ -2838,29 +2846,38 @@ def listed_at(output: str, name: str) -> set[str]:
             folder = line[:-1]  # ls -R, or ls of several folders: the folder's header
             continue
         word = line.split()[-1] if _LONG_LISTING.match(line) else line
-        if " " in word or posixpath.basename(word.rstrip("/")) != name:
+        if " " in word:
             continue
         path = word if "/" in word or not folder else f"{folder}/{word}"
         while path.startswith("./"):
             path = path[2:]
-        out.add(path.rstrip("/"))
+        out.setdefault(posixpath.basename(word.rstrip("/")), set()).add(path.rstrip("/"))
     return out
 
 
-def named_twice(t: Trajectory, x: ShellFix) -> bool:
+def _names_listed_twice(t: Trajectory) -> frozenset[str]:
+    """The file names that one listing the run made itself (:func:`_lists_hidden`) shows
+    at two or more paths (:func:`listed_at`)."""
+    out: set[str] = set()
+    for s in t.steps:
+        if _lists_hidden(t, s):
+            out |= {name for name, paths in _listed(s.output).items() if len(paths) > 1}
+    return frozenset(out)
+
+
+def named_twice(t: Trajectory, x: ShellFix, twice: frozenset[str] | None = None) -> bool:
     """Whether a ``location`` lesson's file name is not the project's one file: a
     listing the run made itself (a successful ``find``, ``ls -R``, ``rg --files``, Glob:
     :func:`_lists_hidden`) shows that name at two or more paths. "X is at P" is then
     true of one copy (one workflow's, one package's), not a fact of the project, and is
-    not learned; the run shows no rule for which copy a later task wants."""
+    not learned; the run shows no rule for which copy a later task wants. ``twice``:
+    :func:`_names_listed_twice` of ``t``, read once for all the run's findings."""
     d = x.finding.detail
     good = d.get("good")
     if d.get("change") != "location" or not isinstance(good, str):
         return False
     name = posixpath.basename(good.rstrip("/").replace("\\", "/"))
-    return bool(name) and any(
-        len(listed_at(s.output, name)) > 1 for s in t.steps if _lists_hidden(t, s)
-    )
+    return bool(name) and name in (_names_listed_twice(t) if twice is None else twice)
 
 
 def relative_to(f: Finding, roots: Sequence[str]) -> Finding:
