@@ -702,6 +702,9 @@ def test_a_file_name_the_runs_listing_shows_twice_is_no_location_fact():
     # a listing that failed shows nothing
     failed = _listed("find . -name 'step-01-*.md'", twice, ok=False)
     assert len(_shell_where(cat, failed, found)) == 1
+    # a copy under installed or vendored code is no second copy of the project's (review 12)
+    vendored = "./workflows/a/steps/step-01-init.md\n./node_modules/wf/steps/step-01-init.md\n"
+    assert len(_shell_where(cat, _listed("find . -name 'step-01-*.md'", vendored), found)) == 1
 
 
 def test_two_failures_of_one_tool_keep_their_own_ways_out_in_stage_3():

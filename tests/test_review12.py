@@ -1,8 +1,7 @@
-"""Review 12's findings on wave 8's changes, each as the input that shows it."""
+"""Review 12's findings on wave 8's changes, each as the input that showed it, fixed (the
+fifth, vendored copies, is in tests/test_precision_guards.py)."""
 
 from __future__ import annotations
-
-import pytest
 
 from agentmem.records import Step, Trajectory
 
@@ -83,7 +82,6 @@ def _escalation_texts(*steps: Step) -> list[str]:
 _DENIED = "sandbox denied (exit code 1)\nError: connect EPERM 127.0.0.1:443"
 
 
-@pytest.mark.xfail(strict=True, reason=_REVIEW)
 def test_an_unknown_tools_subcommand_that_names_a_program_is_not_that_program():
     """``cdk diff``, ``vercel env pull``, ``fly ssh console``, ``wrangler tail``: an unknown
     CLI whose subcommand is also a program's name (``claimed_command``). The refusal is
@@ -100,7 +98,6 @@ def test_an_unknown_tools_subcommand_that_names_a_program_is_not_that_program():
         assert not any(t.startswith(f"In this project {word} ") for t in texts), texts
 
 
-@pytest.mark.xfail(strict=True, reason=_REVIEW)
 def test_a_filter_written_with_sed_hides_a_failure_as_head_does():
     """``_filtered_failure`` reads ``c | head -50`` (head: a filter); ``c | sed -n 1,50p``,
     an agent's other way to cut an output, passes ``c``'s output on just as well and hides
@@ -118,7 +115,6 @@ def test_a_filter_written_with_sed_hides_a_failure_as_head_does():
         assert _corrections(failed, add, hidden) == [], cut
 
 
-@pytest.mark.xfail(strict=True, reason=_REVIEW)
 def test_a_retry_widened_to_the_folder_above_written_otherwise_teaches_no_operand():
     """``_widened`` drops "run git add with tests/plugin/, not tests/plugin/stub.py" when the
     retry names the folder above; the same folder written absolutely (under the session's
@@ -145,7 +141,6 @@ def _corrections(*steps: Step) -> list[object]:
     return list(find_corrections(Trajectory(task="do the thing", steps=steps, accepted=True)))
 
 
-@pytest.mark.xfail(strict=True, reason=_REVIEW)
 def test_terraforms_auto_approve_with_a_value_is_a_skipped_check():
     """The new row reads ``-auto-approve``; Go's flag package also takes
     ``-auto-approve=true``, which the risk table does not see."""

@@ -675,8 +675,11 @@ def claimed_command(c: Command) -> Command:
     """The command a refusal of ``c`` is about: ``c`` itself, or, when its program is a bare
     word the program table does not know and the next word is a program it knows, the
     command after that word (``rtk git add x``, a wrapper agentmem does not know, is about
-    ``git add x``). A word that also names a subcommand (``test``, ``build``: a tool's own
-    subcommand, as in ``mytool test``), a scene-setter or a probe is no program started so."""
+    ``git add x``), when that program takes a subcommand and is given one. A word that also
+    names a subcommand (``test``, ``build``: ``mytool test``), a wrapper (``vercel env
+    pull``), a scene-setter, a probe, or a program without a subcommand of its own (``cdk
+    diff``, ``fly ssh console``, ``wrangler tail``) is the tool's own subcommand, not a
+    program started so."""
     if programs.get(c.program) is not None or not re.fullmatch(r"[A-Za-z][\w-]*", c.program):
         return c
     at = c.words.index(c.program) if c.program in c.words else -1
@@ -684,10 +687,14 @@ def claimed_command(c: Command) -> Command:
     nxt = programs.get(os.path.basename(rest[0])) if rest else None
     if nxt is None or nxt.name in programs.GENERIC_SUBCOMMANDS:
         return c
-    if nxt.roles & {Role.SCENE, Role.PROBE}:
+    if nxt.roles & {Role.SCENE, Role.PROBE, Role.WRAPPER}:
         return c
     inner = command_of(rest, c.redirects, c.assignments)
-    return inner if inner is not None else c
+    # only a program that takes a subcommand, given one (rtk git add): cdk diff, fly ssh
+    # console or wrangler tail name their tool's own subcommand, not diff, ssh or tail
+    if inner is None or not nxt.takes_subcommand or not inner.subcommand:
+        return c
+    return inner
 
 
 def claimed_intent(c: Command) -> str:

@@ -330,7 +330,7 @@ _VALUE_LETTERS = {
     "pip3": frozenset("rcedtib"),
 }
 #: Programs whose options are long words behind one dash (``find -delete``): no clusters.
-_LONG_SINGLE_DASH = frozenset("find java go".split())
+_LONG_SINGLE_DASH = frozenset("find java go terraform tofu".split())
 
 #: Launchers that run a package fetched from a registry: (their words, the options that
 #: make them run it without asking; none: they never ask).
@@ -548,7 +548,8 @@ def _options(c: Command) -> Iterator[tuple[str, str | None]]:
         if " " in f:
             name, _, value = f.partition(" ")
             yield name, value
-        elif f.startswith("--"):
+        elif f.startswith("--") or (c.program in _LONG_SINGLE_DASH and "=" in f):
+            # Go's flags take one dash: terraform's -auto-approve=true
             name, eq, value = f.partition("=")
             yield name, value if eq else None
             if eq:

@@ -797,9 +797,19 @@ def _widened(bad: str, good: str) -> bool:
     ``tests/plugin/stub.py``, ``.`` after a relative path): the retry only widened the
     command to the folder, which shows that the file was not there (the run may have moved
     it away in a part the importer does not see), never where it is."""
+    # the folder written otherwise: from $PWD, or as its contents (tests/plugin/*)
+    good = re.sub(r"^\$\{?PWD\}?(?:/|$)", "", good) or "."
+    good = re.sub(r"/\*$", "", good) or "/"
     b, g = posixpath.normpath(bad), posixpath.normpath(good)
     if g == "." and b != "." and not b.startswith(("/", "../")) and b != "..":
         return True
+    if g.startswith("/") and not b.startswith("/"):
+        # an absolute folder that ends in a folder above the relative path: the same folder
+        # seen from the session's (/w/app/tests/plugin after tests/plugin/stub.py)
+        ups = [posixpath.dirname(b)]
+        while ups[-1] not in ("", "."):
+            ups.append(posixpath.dirname(ups[-1]))
+        return any(u and u != "." and (g == "/" + u or g.endswith("/" + u)) for u in ups)
     return b != g and b.startswith(g.rstrip("/") + "/")
 
 
@@ -1128,7 +1138,9 @@ def _filtered_failure(p: Pipeline, c: Command, line: str, output: str, said: str
     after = p.commands[k + 1 :]
     if not after or re.search(r"(?<!\+o )pipefail", line):
         return False
-    if not all(programs.has(x.program, Role.FILTER) or _selects(x) for x in after):
+    if not all(
+        programs.has(x.program, Role.FILTER) or _selects(x) or _edits_lines(x) for x in after
+    ):
         return False  # another program consumes c's output: what it prints is its own
     text = output[:4000]
     shape = _error_shape(said) if said.strip() else ""
@@ -1137,6 +1149,19 @@ def _filtered_failure(p: Pipeline, c: Command, line: str, output: str, said: str
     if any(re.search(r"err", w, re.IGNORECASE) for x in after for w in x.operands):
         return False  # the filter picks error lines: they are what was asked for
     return bool(_FAILURE_LINE.search(text))
+
+
+#: Programs that, read in a pipe, print their input's lines cut or edited, line by line
+#: (``sed -n 1,50p``, ``awk 'NR<=50'``, ``cut -c1-80``): what they print is the command's
+#: output still, and their status is theirs, not the command's.
+_LINE_EDITORS = frozenset(
+    {"sed", "gsed", "awk", "gawk", "mawk", "cut", "tr", "nl", "fold", "column"}
+)
+
+
+def _edits_lines(c: Command) -> bool:
+    """A line editor (``sed``, ``awk``, ``cut`` ...): its output is its input's lines, edited."""
+    return c.program in _LINE_EDITORS
 
 
 def _selects(c: Command) -> bool:
@@ -2857,12 +2882,23 @@ def _listed(output: str) -> dict[str, set[str]]:
 
 def _names_listed_twice(t: Trajectory) -> frozenset[str]:
     """The file names that one listing the run made itself (:func:`_lists_hidden`) shows
-    at two or more paths (:func:`listed_at`)."""
+    at two or more paths (:func:`listed_at`), copies under installed or vendored code
+    (``node_modules/``, ``.venv/``, ``vendor/``) left out."""
     out: set[str] = set()
     for s in t.steps:
         if _lists_hidden(t, s):
-            out |= {name for name, paths in _listed(s.output).items() if len(paths) > 1}
+            listed = _listed(s.output).items()
+            out |= {n for n, paths in listed if len({p for p in paths if not _vendored(p)}) > 1}
     return frozenset(out)
+
+
+#: Folders that hold other people's copies (installed packages, a virtualenv, vendored code):
+#: a file name listed there beside the project's own file is not a second copy of it.
+_VENDORED = re.compile(r"(?:^|/)(?:node_modules|\.venv|venv|vendor|site-packages|\.git)/")
+
+
+def _vendored(path: str) -> bool:
+    return _VENDORED.search(path) is not None
 
 
 def named_twice(t: Trajectory, x: ShellFix, twice: frozenset[str] | None = None) -> bool:
