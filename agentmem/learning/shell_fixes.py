@@ -2500,12 +2500,8 @@ def find_shell_fixes(t: Trajectory) -> list[ShellFix]:
         if step.success or not is_shell(step.tool):
             continue
         cut = timed_out(step) or own_timeout(step.output.lstrip().split("\n", 1)[0])
-        if cut and refusal_line(step.output) is None:
-            continue  # the shell tool (or the program) ran out of time: nothing was refused
-        if _PS_SEPARATOR.search(step.output[:2000]):
-            continue  # the shell refused the line: none of its commands ran (separator)
-        if _blocked_sleep(step) is not None:
-            continue  # the tool refused the line for its sleep: only the sleep rule reads it
+        if _not_paired(step, cut):
+            continue
         failed = _failed_command(step)
         if failed is None:
             continue
@@ -2572,10 +2568,26 @@ def find_shell_fixes(t: Trajectory) -> list[ShellFix]:
     for read in _READERS:
         out += [h for h in (read(t, i) for i in range(len(steps)) if i not in taken) if h]
         taken = {x.failed for x in out}
+    return _placed(t, _kept(t, out))
+
+
+def _not_paired(step: Step, cut: bool) -> bool:
+    """Whether a failed shell call is no failure a later call can correct: the tool (or
+    the program) ran out of time and nothing was refused (``cut``); the shell refused the
+    line, so none of its commands ran (a separator); the tool refused it for its leading
+    sleep (only the sleep rule reads it)."""
+    if cut and refusal_line(step.output) is None:
+        return True
+    return bool(_PS_SEPARATOR.search(step.output[:2000])) or _blocked_sleep(step) is not None
+
+
+def _kept(t: Trajectory, out: list[ShellFix]) -> list[ShellFix]:
+    """``out`` less the run's own doing, a slip of its folder, and a file name its own
+    listings show twice (the listings read once, and only when a location fact needs them)."""
     kept = [x for x in out if not own_doing(t, x) and not cwd_slip(t, x)]
     located = any(x.finding.detail.get("change") == "location" for x in kept)
-    twice = _names_listed_twice(t) if located else frozenset()  # the run's listings, read once
-    return _placed(t, [x for x in kept if not named_twice(t, x, twice)])
+    twice = _names_listed_twice(t) if located else frozenset()
+    return [x for x in kept if not named_twice(t, x, twice)]
 
 
 def _placed(t: Trajectory, out: list[ShellFix]) -> list[ShellFix]:
