@@ -12,6 +12,7 @@ from agentmem import Memory, Step, Trajectory
 from agentmem.ingest import parse_openai
 from agentmem.learning.generality import (
     build_corpus,
+    checked_text,
     enumerated_options,
     literal_tokens,
     placeholder,
@@ -311,3 +312,13 @@ def test_a_model_phrasing_with_a_one_task_literal_gets_the_data_pattern(tmp_path
     assert "ABC123" not in op.op.text and op.op.origin in ("data", "fallback")
     assert "look up reservation_id with get_user_details" in op.op.text
     assert "rephrased as a pattern" in op.op.note
+
+
+def test_a_checked_value_quotes_the_error_without_its_clients_tags():
+    """Real (validation, a project's Skill call): '<tool_use_error>Unknown skill: x
+    </tool_use_error>' was quoted with its tag, and the tag's word masked as a one-task
+    literal: "a wrong skill failed with '<<value>>Unknown skill: ...'" reached a prompt."""
+    err = "<tool_use_error>Unknown skill: para-memory-files</tool_use_error>"
+    text = checked_text("skill", ["Skill"], err, build_corpus([]))
+    assert text.startswith("Check skill before calling Skill: a wrong skill failed with 'Unknown")
+    assert "<<" not in text and "tool_use_error" not in text

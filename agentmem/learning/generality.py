@@ -318,6 +318,20 @@ def literal_tokens(text: str, corpus: Corpus, allowed: Iterable[str] = ()) -> li
     return out
 
 
+#: A client's tag around an error (``<tool_use_error>...</tool_use_error>``): framing, whose
+#: words a quote must not take for the error's (nor mask as a one-task literal).
+_ERROR_TAG = re.compile(r"</?\w*error>", re.IGNORECASE)
+
+
+def checked_text(x: str, tools: Sequence[str], err: str, corpus: Corpus) -> str:
+    """ "Check X before calling T: a wrong X failed with '...'", the error quoted without a
+    client's tags around it and its one-task literals masked (:func:`_mask_quotes`)."""
+    q = quote_error(_ERROR_TAG.sub(" ", err).strip(), 5)
+    return _mask_quotes(
+        f"Check {x} before calling {_join(tools)}: a wrong {x} failed with '{q}'.", corpus, ()
+    )
+
+
 def placeholder(token: str) -> str:
     """What kind of value a one-task literal is, as a pattern: ``<file>``, ``<date>``,
     ``<number>``, ``<code>``, ``<id>``, ``<name>`` or ``<value>``."""
@@ -1120,12 +1134,7 @@ def _unrefuted(
     )
     if not parts and f.kind == "param_value" and x and err and not _framing_only(err, ts):
         # what a failed call showed, when it said more than its exit status
-        q = quote_error(err, 5)
-        text = _mask_quotes(
-            f"Check {x} before calling {_join(ts)}: a wrong {x} failed with '{q}'.",
-            corpus,
-            (),
-        )
+        text = checked_text(x, ts, err, corpus)
         if not literal_tokens(_QUOTED.sub("", text), corpus):
             parts.append((text, Rule("param_value", ts, param=x), f"checked only: {why}"))
     if not parts:
