@@ -69,6 +69,9 @@ class Role(str, enum.Enum):
     ANSWERS = "answers"  #: exit status 1 answers a question (no match, files differ)
     PROBE = "probe"  #: asks whether something is there: "not there" is its answer
     FILTER = "filter"  #: passes its input on, trimmed, sorted or counted (| head)
+    #: in a pipe, prints its input's lines cut or edited (| sed -n 1,50p, | awk 'NR<=50'):
+    #: what it prints is the command's output still, and its status is its own
+    LINES = "lines"
     SCENE = "scene"  #: sets the scene (cd, export, echo): says nothing of the job
     RUN = "run"  #: a host's run of a script or program (cargo run, npm run x)
     TASKS = "tasks"  #: runs the project's own named tasks (make X, just X, cargo xtask)
@@ -328,7 +331,7 @@ _TABLE: list[Program] = [
     *_many("tree", Role.READER, Role.LISTS, domain="fs"),
     *_many("du", Role.READER, domain="fs", pattern_options="--exclude"),
     *_many("df file", Role.READER, domain="fs"),
-    *_many("sed awk", Role.READER, domain="fs"),
+    *_many("sed awk", Role.READER, Role.LINES, domain="fs"),
     *_many("cmp", Role.READER, Role.ANSWERS),
     Program("diff", _roles(Role.READER, Role.ANSWERS), "fs"),
     *_many("mv rm rmdir", Role.MOVES, domain="fs"),

@@ -1151,17 +1151,10 @@ def _filtered_failure(p: Pipeline, c: Command, line: str, output: str, said: str
     return bool(_FAILURE_LINE.search(text))
 
 
-#: Programs that, read in a pipe, print their input's lines cut or edited, line by line
-#: (``sed -n 1,50p``, ``awk 'NR<=50'``, ``cut -c1-80``): what they print is the command's
-#: output still, and their status is theirs, not the command's.
-_LINE_EDITORS = frozenset(
-    {"sed", "gsed", "awk", "gawk", "mawk", "cut", "tr", "nl", "fold", "column"}
-)
-
-
 def _edits_lines(c: Command) -> bool:
-    """A line editor (``sed``, ``awk``, ``cut`` ...): its output is its input's lines, edited."""
-    return c.program in _LINE_EDITORS
+    """A line editor in a pipe (``sed``, ``awk``: :attr:`Role.LINES`): its output is its
+    input's lines, edited."""
+    return programs.has(c.program, Role.LINES)
 
 
 def _selects(c: Command) -> bool:
