@@ -1139,7 +1139,8 @@ def _filtered_failure(p: Pipeline, c: Command, line: str, output: str, said: str
     if not after or re.search(r"(?<!\+o )pipefail", line):
         return False
     if not all(
-        programs.has(x.program, Role.FILTER) or _selects(x) or _edits_lines(x) for x in after
+        programs.has(x.program, Role.FILTER) or programs.has(x.program, Role.LINES) or _selects(x)
+        for x in after
     ):
         return False  # another program consumes c's output: what it prints is its own
     text = output[:4000]
@@ -1149,12 +1150,6 @@ def _filtered_failure(p: Pipeline, c: Command, line: str, output: str, said: str
     if any(re.search(r"err", w, re.IGNORECASE) for x in after for w in x.operands):
         return False  # the filter picks error lines: they are what was asked for
     return bool(_FAILURE_LINE.search(text))
-
-
-def _edits_lines(c: Command) -> bool:
-    """A line editor in a pipe (``sed``, ``awk``: :attr:`Role.LINES`): its output is its
-    input's lines, edited."""
-    return programs.has(c.program, Role.LINES)
 
 
 def _selects(c: Command) -> bool:
