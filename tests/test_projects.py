@@ -560,6 +560,38 @@ def test_an_interpreter_under_another_name_is_standing_in_its_project(mem: Memor
     assert fact not in {h.experience.id for h in mem.retrieve("proceed", project=A)}
 
 
+PY_INLINE = [
+    Step(
+        "Bash",
+        {"command": "python - <<'PY'\nprint(len(open('a.md').read()))\nPY"},
+        _NO_PYTHON,
+        False,
+    ),
+    Step(
+        "Bash",
+        {"command": 'node -e \'console.log(require("fs").readFileSync("a.md").length)\''},
+        "42",
+        True,
+    ),
+]
+
+
+def test_a_missing_interpreter_is_standing_whatever_ran_the_code(mem: Memory, no_python):
+    """Real (validation replay, Claude Code on Windows): python3 did not start and node -e
+    ran the inline code; a later prompt in another language named nothing and ran python3
+    again. A missing interpreter is met by every task that runs code, so the fact is
+    standing like an interpreter under another name."""
+    import agentmem.claims
+
+    no_python.setattr(agentmem.claims, "_which", lambda n: f"/usr/bin/{n}" * (n == "node") or None)
+    _group(mem, "count the words", PY_INLINE, PY_BAD, [A] * 4)
+    _group(mem, "run the unit tests", GOOD, BAD, [A] * 4)
+    mem.learn(use_model=False)
+    [fact] = [e.id for e in mem.experiences() if "node -e" in e.text]
+    assert fact in {h.experience.id for h in mem.retrieve("proceed", project=A)}
+    assert fact not in {h.experience.id for h in mem.retrieve("proceed", project=B)}
+
+
 def test_a_standing_machine_fact_is_served_on_its_machine_only(tmp_path, mem: Memory, no_python):
     """The same fact learned from runs of this machine is a machine fact: standing in any
     project here, never on another machine."""

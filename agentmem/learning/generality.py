@@ -1041,8 +1041,14 @@ def _shell_rule(f: Finding, text: str) -> Rule:
     it makes of the machine or the project, checked where it is served; standing when it
     is about a step of most tasks: the version control (commit, push), or the interpreter
     that runs the project's scripts under another name (``python`` missing, ``python3``
-    there: every task that runs a script meets it, whatever its prompt says)."""
-    standing = programs.has(f.tool, Role.VCS) or f.detail.get("change") == "interpreter"
+    there: every task that runs a script meets it, whatever its prompt says; or an
+    interpreter that is missing or does not start, whatever ran the code instead)."""
+    change = f.detail.get("change")
+    standing = (
+        programs.has(f.tool, Role.VCS)
+        or change == "interpreter"
+        or (change == "program" and programs.has(f.tool, Role.INTERPRETER))
+    )
     return Rule(f.kind, [f.tool], testable=False, claims=claims_of(f), standing=standing)
 
 
