@@ -128,6 +128,15 @@ def test_a_leading_sleep_refused_then_the_command_without_it_teaches_the_client_
     assert "starts with sleep 30" in got[0][1] and "without the sleep" in got[0][1]
     piped = _changes(_blocked(f"sleep 30; {CURL} | head -5"), _sh(f"{CURL} | head -5", "{}"))
     assert [c for c, _ in piped] == ["sleep"]
+    # real (validation, Claude Code 2.1.20x): the refusal goes on with advice to the agent,
+    # which the quote's sanitizer withholds; the lesson quotes its first sentence, never "()"
+    advice = (
+        f"Blocked: sleep 60 followed by: {CURL}. Run blocking commands in the background "
+        "with run_in_background: true. If you genuinely need a delay, keep it under 2 seconds."
+    )
+    said = _changes(_blocked(f"sleep 60; {CURL}", advice), _sh(CURL, '{"ok": true}'))
+    assert [c for c, _ in said] == ["sleep"]
+    assert "()" not in said[0][1] and "('Blocked: sleep 60 followed by" in said[0][1]
 
 
 def test_a_refused_sleep_before_a_test_run_is_no_failure_of_the_tests():

@@ -2447,9 +2447,12 @@ def _sleep_refused(t: Trajectory, i: int) -> ShellFix | None:
             return None  # refused again, kept the sleep, or only started
         if not _proven(later, ran[-1]):
             return None
-        q = quote_error(body.split("\n", 1)[0], 10)
+        # the refusal's first sentence: the rest is the client's advice to the agent,
+        # which the quote's sanitizer withholds whole (an empty "()" once reached a lesson)
+        q = quote_error(re.split(r"(?<=\.)\s", body.split("\n", 1)[0], maxsplit=1)[0], 10)
+        said = f" ('{q}')" if q else ""
         text = (
-            f"{step.tool} refuses a command that starts with {sleep} ('{q}'): run the "
+            f"{step.tool} refuses a command that starts with {sleep}{said}: run the "
             f"command without the sleep, or wait with run_in_background or an until-loop."
         )
         fnd = _finding("sleep", step.tool, "tool", text, (step.tool, "sleep"), q, avoid=["sleep"])
