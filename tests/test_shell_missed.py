@@ -132,7 +132,9 @@ def test_a_leading_sleep_refused_then_the_command_without_it_teaches_the_client_
     # which the quote's sanitizer withholds; the lesson quotes its first sentence, never "()"
     advice = (
         f"Blocked: sleep 60 followed by: {CURL}. Run blocking commands in the background "
-        "with run_in_background: true. If you genuinely need a delay, keep it under 2 seconds."
+        "with run_in_background: true \u2014 you'll get a completion notification when done. "
+        "For streaming events (watching logs, polling APIs), use the Monitor tool. If you "
+        "genuinely need a delay (rate limiting, deliberate pacing), keep it under 2 seconds."
     )
     said = _changes(_blocked(f"sleep 60; {CURL}", advice), _sh(CURL, '{"ok": true}'))
     assert [c for c, _ in said] == ["sleep"]
