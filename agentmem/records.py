@@ -23,6 +23,7 @@ __all__ = [
     "EVIDENCE_KINDS",
     "FEEDBACK_KINDS",
     "MAX_EXPERIENCE_WORDS",
+    "NO_RESULT",
     "OP_KINDS",
     "Experience",
     "Feedback",
@@ -166,6 +167,11 @@ def _tool_name(instance: Any, attribute: attrs.Attribute[Any], value: Any) -> No
 
 def _to_dict(value: Any) -> Any:
     return dict(value) if isinstance(value, Mapping) else value
+
+
+#: A step's output when its transcript holds no result for the call (the session ended or
+#: was cut before it): its outcome is unknown, not a failure the run recovered from.
+NO_RESULT = "(no result recorded)"
 
 
 @attrs.frozen

@@ -191,6 +191,28 @@ def test_lessons_whose_quote_is_their_trigger_stay_apart():
     assert payload(NOT_READ.text, True) != payload(MODIFIED.text, True)
 
 
+def test_two_adds_of_one_tool_with_two_triggers_are_no_duplicates():
+    """Real (validation, wave 9): one pass proposed "If Edit fails with 'File has not been
+    read yet', ..." and "... 'File has been modified since read', ..."; their words are
+    close and they name the same tools, so the ADD-against-ADD check dropped the first, and
+    the half never learned the rule its key names 122 times. The quote is each one's
+    trigger: two errors, two lessons; the same error twice is still one."""
+
+    def kept(*fs: Finding) -> list[Operation]:
+        return list(
+            consolidate(
+                [_add(f) for f in fs],
+                similar=lambda t: [],
+                cosine=lambda a, b: 1.0,  # as close as can be
+                threshold=0.9,
+                compress=lambda o: o,
+            ).apply
+        )
+
+    assert len(kept(NOT_READ, MODIFIED)) == 2
+    assert len(kept(NOT_READ, attrs.evolve(NOT_READ))) == 1
+
+
 def _add(f: Finding) -> Operation:
     return Operation("ADD", text=f.text, group="g", facts=f.facts, detail={"evidence": f})
 

@@ -78,6 +78,64 @@ def test_modified_since_read_is_a_tool_rule() -> None:
     assert "Read the file first, then retry" in c.finding.text
 
 
+def test_the_read_a_refused_edit_needs_is_the_rule_where_the_record_ends() -> None:
+    """Real (validation, wave 9): Edits refused 'File has not been read yet', the Reads of
+    those files, and the record ends (a short excerpt, a session cut off). The rule is the
+    client's own (:attr:`ToolSpec.needs`), and the run made the call it names: learned. The
+    same Edit refused again after the Read is no fix; a Read of another file none."""
+
+    def run(*steps: Step) -> list[str]:
+        t = Trajectory(task="fix a", steps=steps, accepted=True)
+        return [c.finding.text for c in find_corrections(t) if c.kind == Kind.TOOL_RULE]
+
+    [text] = run(_edit("/p/a.py", False, NOT_READ), _read("/p/a.py"))
+    assert text.startswith("If Edit fails with 'File has not been read yet', Read the file")
+    assert run(_edit("/p/a.py", False, NOT_READ), _read("/p/a.py"), _edit("/p/a.py")) == [text]
+    again = _edit("/p/a.py", False, NOT_READ)
+    assert run(_edit("/p/a.py", False, NOT_READ), _read("/p/a.py"), again) == []
+    assert run(_edit("/p/a.py", False, NOT_READ), _read("/p/b.py")) == []
+
+
+def test_a_call_without_a_recorded_result_teaches_nothing() -> None:
+    """A transcript cut before a call's result (the importer's NO_RESULT) says nothing of
+    what the call did: no correction is made of it, as of an interrupted call (it once
+    taught "If Write fails with '(no result recorded)', call Read and retry")."""
+    from agentmem.agents import outcome
+    from agentmem.agents.base import Failure
+    from agentmem.records import NO_RESULT
+
+    cut = _write("/p/a.py", False, NO_RESULT)
+    assert outcome(cut).failure is Failure.INTERRUPTED
+    t = Trajectory(task="write a", steps=(cut, _read("/p/a.py"), _write("/p/a.py")), accepted=True)
+    assert find_corrections(t) == []
+
+
+def test_a_record_missing_the_read_does_not_hold_the_clients_own_rule(tmp_path) -> None:
+    """Real (validation, wave 9): 48 runs proved "If Edit fails with 'File has not been read
+    yet', Read the file first"; two excerpts that kept an Edit refused, then the same Edit
+    working with no Read between (the record lacked it, or held it without a result),
+    held the lesson as "an accepted run did otherwise". The client enforces its own rule,
+    so no run refutes it."""
+    from agentmem import Memory
+    from agentmem.records import NO_RESULT
+
+    proof = [_edit("/p/a.py", False, NOT_READ), _read("/p/a.py"), _edit("/p/a.py")]
+    gap = [_edit("/p/b.py", False, NOT_READ), _edit("/p/b.py")]
+    cut = [
+        _edit("/p/c.py", False, NOT_READ),
+        Step("Read", {"file_path": "/p/c.py"}, NO_RESULT, False),
+    ]
+    with Memory.open(tmp_path / "m.db", embedder="hash") as mem:
+        for task in ("fix a", "fix a too"):
+            mem.record(task, proof, accepted=True)
+        mem.record("fix b", gap, accepted=True)
+        mem.record("fix c", [*cut, _edit("/p/c.py")], accepted=True)
+        mem.learn(use_model=False)
+        texts = [e.text for e in mem.experiences()]
+    assert any(t.startswith("If Edit fails with 'File has not been read yet'") for t in texts)
+    assert not any("no result" in t for t in texts)
+
+
 # ------------------------------------------------ a tool's own refusal, then another way
 
 

@@ -49,7 +49,7 @@ from typing import Any
 
 import attrs
 
-from ..records import Step, Trajectory
+from ..records import NO_RESULT, Step, Trajectory
 from . import programs
 from .base import ClientTable, Failure, Outcome, ToolKind, ToolSpec, matches, spec_for
 from .programs import CHECKS, Role
@@ -540,6 +540,10 @@ def _key(params: Mapping[str, Any]) -> str:
 def _outcome(tool: str, params_json: str, output: str, success: bool) -> Outcome:
     import json
 
+    if not success and output == NO_RESULT:
+        # the transcript holds no result (the session ended or was cut first): whatever
+        # the call did is unknown, as for an interrupted call, and it teaches nothing
+        return Outcome(True, Failure.INTERRUPTED)
     found = spec_for(tool)
     if found is None:
         last = output.strip().rsplit("\n", 1)[-1]

@@ -32,7 +32,7 @@ import attrs
 
 from ..conversation import classify, conversation_tasks
 from ..errors import InvalidRecordError
-from ..records import Step, Trajectory, TurnRecord
+from ..records import NO_RESULT, Step, Trajectory, TurnRecord
 from ._json import is_error_output, loads_line
 
 __all__ = [
@@ -63,7 +63,7 @@ VERDICT_SIGNALS: Mapping[str, tuple[str, str]] = {
     "denied": ("correct", "the user denied a tool call"),
 }
 
-_NO_RESULT = "(no result recorded)"
+_NO_RESULT = NO_RESULT
 
 
 class JsonLine(NamedTuple):

@@ -35,7 +35,7 @@ import attrs
 
 from ..records import MAX_EXPERIENCE_WORDS, Operation, word_count
 from .findings import Finding
-from .merge import claim_facts, keeps_trigger, payload
+from .merge import claim_facts, keeps_trigger, payload, trigger_of
 from .validate import identifiers, lost_facts, names_tool
 
 __all__ = ["Consolidated", "consolidate", "join", "same_facts", "same_rule"]
@@ -274,6 +274,18 @@ def _against_live(
     return None
 
 
+def _same_trigger(a: Operation, b: Operation) -> bool:
+    """Whether two ADDs answer the same error, where the error is a lesson's trigger
+    (:func:`~.merge.keeps_trigger`: "If Edit fails with 'File has not been read yet'" and
+    "... 'File has been modified since read'" are two rules of one tool, however close
+    their words); elsewhere the quote is the instance and says nothing of sameness."""
+    kinds = [str(getattr(x.detail.get("evidence"), "kind", "")) for x in (a, b)]
+    ta, tb = a.text or "", b.text or ""
+    if not any(keeps_trigger(k, t) for k in kinds for t in (ta, tb)):
+        return True
+    return trigger_of(ta) == trigger_of(tb)
+
+
 def _dedup(
     ops: Sequence[Operation],
     similar: Similar,
@@ -328,7 +340,14 @@ def _dedup(
         ]
         # a project's fact is another project's duplicate never: each is served in its own
         close = [j for j in close if _place(ops[i]) == _place(chosen[j])]
-        dup = next((j for j in close if same_facts(ops[i], chosen[j])), None)
+        dup = next(
+            (
+                j
+                for j in close
+                if same_facts(ops[i], chosen[j]) and _same_trigger(ops[i], chosen[j])
+            ),
+            None,
+        )
         if dup is not None:
             rejected.append(
                 (ops[i], f"duplicates another ADD of this session (group {ops[dup].group!r})")

@@ -520,7 +520,9 @@ def _tool_instead(t: Trajectory, corrected: set[int]) -> list[Correction]:
         how = dict(spec[1].instead)[rule] if spec else ""
         e = _error(w)
         text = lesson_text(f"If {tool} fails with '{rule}', {how}.")
-        f = _tool_rule(w, text, (tool,), e, rule, how=how, slips=len(idx), repeats=True)
+        f = _tool_rule(
+            w, text, (tool,), e, rule, how=how, slips=len(idx), repeats=True, declared=True
+        )
         why = f"{_step_word(i)} {tool} failed ('{quote_error(e, 8)}'), {len(idx)} such slip(s)"
         out.append(Correction(Kind.TOOL_RULE, i, i, tuple(idx[1:]), f, why))
     return out
@@ -989,21 +991,21 @@ def _tool_needs(t: Trajectory) -> list[Correction]:
         )
         if helper is None:
             continue
-        done = next(
+        later = next(
             (
                 k
-                for k in range(helper + 1, min(len(steps), helper + 6))
-                if steps[k].success
-                and _file_of(steps[k]) == path
-                and same_job(steps[k].tool, w.tool)
+                for k in range(helper + 1, len(steps))
+                if _file_of(steps[k]) == path and same_job(steps[k].tool, w.tool)
             ),
             None,
         )
-        if done is None:
-            continue
+        if later is not None and not steps[later].success:
+            continue  # the same change failed again after the call: not the fix
+        done = later if later is not None else helper
         u = steps[helper].tool
         words = next(words for words, _ in found[1].needs if words in w.output)
-        f = _tool_rule(w, tool_rule_text([w.tool], u, e), (w.tool, u), e, words, helper=u)
+        text = tool_rule_text([w.tool], u, e)
+        f = _tool_rule(w, text, (w.tool, u), e, words, helper=u, declared=True)
         out.append(
             Correction(
                 Kind.TOOL_RULE,
@@ -1030,7 +1032,9 @@ def _tool_rule(
     """A client tool's own rule learned from failed call ``w``: its lesson ``text`` and
     ``facts``, the ``error`` it failed with and the words of the rule (``rule_error``, what
     Stage 3 merges several tools' rules by), the ``helper`` tool it needs first (if any),
-    scope ``tool``; ``more`` is the shape's own detail (``refused``, ``how``, ``slips``)."""
+    scope ``tool``; ``more`` is the shape's own detail (``refused``, ``how``, ``slips``;
+    ``declared``: the rule is the client table's, :attr:`agentmem.agents.ToolSpec.needs` or
+    ``instead``, so no other run's way refutes it)."""
     detail = {"error": error, "helper": helper, "rule_error": rule_error, **more, "scope": "tool"}
     return Finding(Kind.TOOL_RULE, w.tool, _domain(w), text, facts, detail=detail)
 

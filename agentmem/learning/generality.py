@@ -71,7 +71,7 @@ import attrs
 
 from ..agents import CLIENTS, learning_view, programs, spec_for, strip_headers
 from ..agents.programs import Role
-from ..records import Operation, Step, Trajectory
+from ..records import NO_RESULT, Operation, Step, Trajectory
 from .digest import Digest, error_phrase, value_text
 from .findings import Finding, quote_error
 from .kinds import Kind, check_table
@@ -198,14 +198,15 @@ class Corpus:
         return [self.runs[i] for i in at]
 
     def refuting(self, rule: Rule) -> list[CorpusRun]:
-        """The accepted runs that ``rule`` applies to and that succeeded doing otherwise:
-        judged on their successful calls (a call that failed and that the run then put
+        """The accepted runs that ``rule`` applies to and that succeeded doing otherwise
+        (none with a call whose result the transcript lacks: :data:`NO_RESULT`): judged on
+        their successful calls (a call that failed and that the run then put
         right is a mistake it corrected, not a way that works), but for a rule about a
         failure (a recovery, "if W fails, use R")."""
         out = []
         for r in self._calling(needed_tools(rule)):
-            if not r.good:
-                continue
+            if not r.good or any(s.output == NO_RESULT for s in r.steps):
+                continue  # a run with a call of unknown outcome proves no other way
             steps = r.steps
             if rule.kind != "recovery" and not rule.error:
                 steps = tuple(s for s in steps if s.success)
@@ -1092,6 +1093,11 @@ def review(f: Finding, text: str, notes: Sequence[GroupNotes], corpus: Corpus) -
     project's values (its paths, commands); its causal claim is checked as any other,
     and its rule is kept untestable (the project's other runs are other tasks).
     """
+    if f.kind == Kind.TOOL_RULE and f.detail.get("declared"):
+        # the client's own rule, stated by its table (Edit needs a Read first): a run that
+        # did otherwise is a record that lacks calls (an excerpt, a cut session), since the
+        # client enforces it
+        return _Verdict(text, rule_for(f, text))
     if f.kind == Kind.SHELL:
         # the run's own calls prove it (:mod:`.shell_fixes`), and its scope says where it
         # holds: a project's paths and commands, a machine's programs stay as they are

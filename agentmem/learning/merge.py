@@ -794,6 +794,15 @@ def keeps_trigger(kind: str, text: str) -> bool:
     return kind in _TRIGGER_KINDS or _TRIGGER.match(text) is not None
 
 
+def trigger_of(text: str) -> str:
+    """A lesson's first quote, its numbers masked: the error it answers where that is its
+    trigger (:func:`keeps_trigger`); empty when it quotes nothing."""
+    m = _TRIGGER.match(text) or _QUOTE.search(text)
+    if m is None:
+        return ""
+    return re.sub(r"\d+", "N", m.group(1) if m.re is _TRIGGER else m.group(0)).strip("'")
+
+
 def payload(text: str, trigger: bool = False) -> str:
     """What a lesson claims, without the instance it was learned from: its quoted spans
     masked and a clause that only tells how the instance failed left out. Two lessons of
