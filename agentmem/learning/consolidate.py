@@ -274,6 +274,12 @@ def _against_live(
     return None
 
 
+def _duplicates(a: Operation, b: Operation) -> bool:
+    """Whether ADD ``a`` says what the chosen ADD ``b`` says (:func:`same_facts`, and the
+    same trigger where the quote is one: :func:`_same_trigger`)."""
+    return same_facts(a, b) and _same_trigger(a, b)
+
+
 def _same_trigger(a: Operation, b: Operation) -> bool:
     """Whether two ADDs answer the same error, where the error is a lesson's trigger
     (:func:`~.merge.keeps_trigger`: "If Edit fails with 'File has not been read yet'" and
@@ -340,14 +346,7 @@ def _dedup(
         ]
         # a project's fact is another project's duplicate never: each is served in its own
         close = [j for j in close if _place(ops[i]) == _place(chosen[j])]
-        dup = next(
-            (
-                j
-                for j in close
-                if same_facts(ops[i], chosen[j]) and _same_trigger(ops[i], chosen[j])
-            ),
-            None,
-        )
+        dup = next((j for j in close if _duplicates(ops[i], chosen[j])), None)
         if dup is not None:
             rejected.append(
                 (ops[i], f"duplicates another ADD of this session (group {ops[dup].group!r})")
