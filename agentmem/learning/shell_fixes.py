@@ -142,7 +142,7 @@ from collections.abc import Callable, Sequence
 
 import attrs
 
-from ..agents import ToolKind, command_line, is_shell, outcome, parse, programs, spec_for
+from ..agents import ToolKind, command_line, is_shell, outcome, parse, programs, risk, spec_for
 from ..agents.base import Failure
 from ..agents.outcomes import (
     TTY,
@@ -2572,10 +2572,25 @@ def _not_paired(step: Step, cut: bool) -> bool:
 def _kept(t: Trajectory, out: list[ShellFix]) -> list[ShellFix]:
     """``out`` less the run's own doing, a slip of its folder, and a file name its own
     listings show twice (the listings read once, and only when a location fact needs them)."""
-    kept = [x for x in out if not own_doing(t, x) and not cwd_slip(t, x)]
+    kept = [
+        x for x in out if not own_doing(t, x) and not cwd_slip(t, x) and not overrides_policy(t, x)
+    ]
     located = any(x.finding.detail.get("change") == "location" for x in kept)
     twice = _names_listed_twice(t) if located else frozenset()
     return [x for x in kept if not named_twice(t, x, twice)]
+
+
+def overrides_policy(t: Trajectory, x: ShellFix) -> bool:
+    """Whether the call that worked (or a call between, a prerequisite) got past a policy
+    someone else set, which the failed call did not override: a branch's protection
+    (``gh pr merge --admin``), a hook (``git commit --no-verify``), a remote's refusal to
+    lose history (``git push --force``): :func:`agentmem.agents.risk.bypasses`. That is
+    no fix, and one user's consent to it is no rule for another run: nothing is learned,
+    not even a lesson held for a person. A risky fix that is a fix on that machine
+    (``--break-system-packages``, ``-auto-approve``, an escalation) is still learned, held."""
+    if risk.bypasses(_line(t.steps[x.failed])):
+        return False
+    return any(risk.bypasses(_line(t.steps[k])) for k in (x.fixed, *x.between))
 
 
 def _placed(t: Trajectory, out: list[ShellFix]) -> list[ShellFix]:
@@ -2968,6 +2983,8 @@ def across(neg: Trajectory, pos: Sequence[Trajectory]) -> Finding | None:
                 if c is None:
                     continue
                 fnd = compare(f, c, diag, step.output, (), neg.task)
+                if risk.bypasses(c.text) and not risk.bypasses(f.text):
+                    continue  # a policy overridden: no fix (see overrides_policy)
                 if fnd is not None and fnd.detail.get("change") != "prerequisite":
                     return attrs.evolve(fnd, domain=step.domain or "")
         return None  # the root cause: later failures are mostly its consequences
