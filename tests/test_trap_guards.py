@@ -4,9 +4,20 @@ and on a near miss that still teaches its true lesson."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from agentmem import Memory
 from agentmem.agents import risk
 from agentmem.learning.corrections import find_corrections
+from agentmem.learning.evidence import (
+    param_value_finding,
+    reached_otherwise,
+    retried_otherwise,
+)
+from agentmem.learning.generality import _value_head, _ValueFacts, proven_wrong
 from agentmem.records import Step, Trajectory
+
+from .conftest import FakeEmbedder
 
 
 def _sh(cmd: str, out: str, ok: bool) -> Step:
@@ -80,3 +91,95 @@ def test_a_risky_fix_of_the_machine_is_still_learned_held():
         _sh("git push", said, False), _sh("git push --set-upstream origin x", "branch set up", True)
     )
     assert "--set-upstream" in text
+
+
+# ------------------------------------------------- 3. a checked value with no value shown
+
+
+_UNKNOWN = "<tool_use_error>Unknown skill: para-memory-files</tool_use_error>"
+
+
+def _load(value: str, ok: bool) -> Step:
+    return Step("mcp__skills__load", {"skill": value}, "loaded" if ok else _UNKNOWN, ok)
+
+
+def _learned(tmp_path: Path, runs: list[tuple[list[Step], str | None, bool]]) -> list[str]:
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    with Memory.open(tmp_path / "lib.db", embedder=FakeEmbedder()) as mem:
+        for steps, group, ok in runs:
+            more = {"group": group} if group else {}
+            mem.record("Save the note with the memory skill", steps, accepted=ok, **more)
+        mem.learn(use_model=False)
+        return [e.text for e in mem.experiences()]
+
+
+_SKILL_FILE = Step("Read", {"file_path": "/w/p/.claude/skills/para/SKILL.md"}, "# PARA", True)
+
+
+def _facts(shown: bool) -> _ValueFacts:
+    err = "Unknown skill: para-memory-files"
+    return _ValueFacts(
+        ts=["Skill"],
+        x="skill",
+        good=None,
+        bad="para-memory-files",
+        source=None,
+        wrong=None,
+        recover=False,
+        error=err,
+        err=err,
+        opts=(),
+        lookup_ok=False,
+        from_task=False,
+        bad_from_task=False,
+        good_ok=False,
+        bad_ok=False,
+        right_value_shown=shown,
+    )
+
+
+_SKILL_DIR = "/w/p/.claude/skills/para-memory-files/SKILL.md"
+
+
+def test_a_checked_value_needs_a_right_value_shown():
+    """A skill unknown, then the job done another way (a Read of its SKILL.md), the tool
+    never called again with another value: "Check skill before calling Skill: a wrong
+    skill failed with 'Unknown skill: ...'" was learned from a validation run, though no
+    right value was shown: the skill may be there, and the loader unable to take it."""
+    assert _value_head(_facts(False)) is None
+    assert _value_head(_facts(True)) == "Check skill before calling Skill:"
+    f = param_value_finding("Skill", "", _UNKNOWN, "skill", "para-memory-files", "x", None)
+    assert not proven_wrong(f)  # a producer must say it saw the right value
+    read = Step("Read", {"file_path": _SKILL_DIR}, "# PARA", True)
+    steps = [_load("para-memory-files", False), read]
+    assert reached_otherwise(steps, 0, "skill") and not retried_otherwise(steps, 0, "skill")
+    assert not retried_otherwise([*steps, _load("para-memory-files", True)], 0, "skill")
+    assert retried_otherwise([*steps, _load("b", True)], 0, "skill")
+    assert not reached_otherwise([_load("para-memory-files", False), _SKILL_FILE], 0, "skill")
+
+
+def test_an_unknown_value_reached_another_way_is_no_checked_value(tmp_path: Path):
+    """End to end: an accepted run of the task loaded another skill, but the failed run read
+    the very skill it named from its folder: what the value named is there."""
+    read = Step("Read", {"file_path": _SKILL_DIR}, "# PARA", True)
+    runs = [
+        ([_load("memory-files", True)], "g", True),
+        ([_load("para-memory-files", False), read], "g", False),
+    ]
+    assert not [t for t in _learned(tmp_path, runs) if "skill" in t]
+
+
+def test_a_value_the_run_or_its_task_then_corrected_is_still_a_checked_value(tmp_path: Path):
+    """The near misses: the same tool called again in the run with another value, and it
+    worked; or an accepted run of the same task (an exact group: the same task replayed)
+    called it with another value, and it worked there, the failed run reaching nothing of
+    that name another way."""
+    runs = [([_load("para-memory-files", False), _load("memory-files", True)], None, True)]
+    (text,) = _learned(tmp_path / "a", runs)
+    assert text.startswith("Check skill before calling mcp__skills__load: a wrong skill failed")
+    runs = [
+        ([_load("memory-files", True)], "g", True),
+        ([_load("para-memory-files", False), _SKILL_FILE], "g", False),
+    ]
+    (text,) = _learned(tmp_path / "b", runs)
+    assert text.startswith("Check skill before calling mcp__skills__load: a wrong skill failed")
