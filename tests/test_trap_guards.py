@@ -183,3 +183,30 @@ def test_a_value_the_run_or_its_task_then_corrected_is_still_a_checked_value(tmp
     ]
     (text,) = _learned(tmp_path / "b", runs)
     assert text.startswith("Check skill before calling mcp__skills__load: a wrong skill failed")
+
+
+# ------------------------------------------------------------------ 1. a slip of a path
+
+_CANT = "sed: can't read specs/001-b/tasks.md: No such file or directory"
+_SLIP = _sh("sed -n 80,160p specs/001-b/tasks.md", _CANT, False)
+_RIGHT = _sh("sed -n 80,160p specs/001-a/tasks.md", "- [ ] T020", True)
+
+
+def test_a_path_the_run_used_before_its_slip_is_no_location_fact():
+    """``sed specs/001-a/tasks.md`` worked, then ``specs/001-b/tasks.md`` ("No such file"),
+    then ``001-a`` again: "tasks.md is at specs/001-a/tasks.md" recorded a slip, not a fact
+    the agent lacked. A shell operand or a client tool's file counts, once resolved."""
+    before = _sh("sed -n 1,80p specs/001-a/tasks.md", "# Tasks\n- [ ] T001", True)
+    read = Step("Read", {"file_path": "/w/app/specs/001-a/tasks.md"}, "# Tasks", True)
+    for used in (before, read):
+        assert _texts(used, _SLIP, _RIGHT) == [], used.tool
+
+
+def test_a_path_first_reached_after_the_failure_is_still_a_location_fact():
+    """The near miss: the right path reached only after the failure (or another file of
+    its folder used before, or the path used by a call that failed) still teaches."""
+    other = _sh("sed -n 1,80p specs/001-a/plan.md", "# Plan", True)
+    failed = _sh("sed -n 1,80p specs/001-a/tasks.md", "sed: read error", False)
+    for first in ((), (other,), (failed,)):
+        (text,) = _texts(*first, _SLIP, _RIGHT)
+        assert text.startswith("In this project tasks.md is at specs/001-a/tasks.md"), first

@@ -2573,11 +2573,47 @@ def _kept(t: Trajectory, out: list[ShellFix]) -> list[ShellFix]:
     """``out`` less the run's own doing, a slip of its folder, and a file name its own
     listings show twice (the listings read once, and only when a location fact needs them)."""
     kept = [
-        x for x in out if not own_doing(t, x) and not cwd_slip(t, x) and not overrides_policy(t, x)
+        x
+        for x in out
+        if not own_doing(t, x)
+        and not cwd_slip(t, x)
+        and not overrides_policy(t, x)
+        and not used_before(t, x)
     ]
     located = any(x.finding.detail.get("change") == "location" for x in kept)
     twice = _names_listed_twice(t) if located else frozenset()
     return [x for x in kept if not named_twice(t, x, twice)]
+
+
+def used_before(t: Trajectory, x: ShellFix) -> bool:
+    """Whether a "where is it" fact's right path (``location``: "X is at P"; ``operand``:
+    "run it with P, not Q") was the path of a call that worked *before* the failed one:
+    a shell command's operand, or a client tool's file (Read's ``file_path``), the two
+    compared once resolved (:func:`readings`). The agent knew P and slipped once (``sed
+    specs/001-a/tasks.md`` worked, then ``specs/001-b/tasks.md``, then ``001-a`` again):
+    the pair records a slip, not a fact it lacked, and teaches nothing. A path first
+    reached after the failure, or another file of P's folder used before, still teaches."""
+    d = x.finding.detail
+    good = d.get("good")
+    if d.get("change") not in ("location", "operand") or not isinstance(good, str):
+        return False
+    cwd = t.meta.get("cwd") or t.meta.get("project")
+    cwd = cwd if isinstance(cwd, str) else None
+    want = readings(good, t.steps[x.fixed], cwd)
+    if not want:
+        return False
+    for s in t.steps[: x.failed]:
+        if not s.success:
+            continue
+        if is_shell(s.tool):
+            words = [w for c in _commands(s) or () for w in c.operands]
+        else:
+            found = spec_for(s.tool)
+            value = s.params.get(found[1].path) if found and found[1].path else None
+            words = [value] if isinstance(value, str) else []
+        if any(readings(w, s, cwd) & want for w in words):
+            return True
+    return False
 
 
 def overrides_policy(t: Trajectory, x: ShellFix) -> bool:
