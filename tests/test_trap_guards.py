@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from agentmem import Memory
+from agentmem.agents import programs as P
 from agentmem.agents import risk
 from agentmem.learning.corrections import find_corrections
 from agentmem.learning.evidence import (
@@ -210,3 +211,68 @@ def test_a_path_first_reached_after_the_failure_is_still_a_location_fact():
     for first in ((), (other,), (failed,)):
         (text,) = _texts(*first, _SLIP, _RIGHT)
         assert text.startswith("In this project tasks.md is at specs/001-a/tasks.md"), first
+
+
+# ------------------------------------------- 4. a replacement credited to another program
+
+_MANIFEST = "C:/Users/me/app/Cargo.toml"
+_NOT_FOUND = (
+    "Exit code 127\n/usr/bin/bash: line 1: Select-String: command not found\n"
+    "/usr/bin/bash: line 1: Select-Object: command not found"
+)
+_CMDLETS = _sh(
+    f'cargo build --manifest-path {_MANIFEST} 2>&1 | Select-String "error" '
+    "| Select-Object -First 20",
+    _NOT_FOUND,
+    False,
+)
+
+
+def test_what_did_the_job_of_a_windows_command_does_its_job():
+    """On Git Bash, ``Select-String`` and ``Select-Object`` were not found; the next call on
+    the path was a plain ``cargo build``: "bash's own cargo did the job instead" credited a
+    program of another job. A search's stand-in is a search (grep, Grep), a listing's a
+    listing: with none, the lesson keeps its fact and credits nothing."""
+    cargo = _sh(f"cargo build --manifest-path {_MANIFEST}", "Finished dev", True)
+    (text,) = _texts(_CMDLETS, cargo)
+    assert "cargo did" not in text and "did the job" not in text
+    assert text.startswith("The Bash tool runs Git Bash here: cmd's and PowerShell's commands")
+    assert text.endswith("('Select-String: command not found').")
+    read = Step("Read", {"file_path": "C:/Users/me/app/src/main.rs"}, "fn main() {}", True)
+    search = _sh(
+        'Select-String -Path C:/Users/me/app/src/main.rs -Pattern "fn main"',
+        "Exit code 127\n/usr/bin/bash: line 1: Select-String: command not found",
+        False,
+    )
+    (text,) = _texts(search, read)
+    assert "Read did" not in text  # Read prints a file; Select-String searches one
+
+
+def test_a_windows_commands_stand_in_of_its_job_is_still_credited():
+    """The near miss: grep after the failure (even after an unrelated call on the path),
+    Grep, or the PowerShell tool did the job, and is named."""
+    cargo = _sh(f"cargo build --manifest-path {_MANIFEST}", "Finished dev", True)
+    grep = _sh(f"cargo build --manifest-path {_MANIFEST} 2>&1 | grep error | head -20", "", True)
+    (text,) = _texts(_CMDLETS, cargo, grep)
+    assert text.endswith("bash's own grep did the job instead.")
+    src = "C:/Users/me/app/src/main.rs"
+    failed = _sh(
+        f'Select-String -Path {src} -Pattern "fn main"',
+        "Exit code 127\n/usr/bin/bash: line 1: Select-String: command not found",
+        False,
+    )
+    found = Step("Grep", {"pattern": "fn main", "path": src}, "3:fn main() {", True)
+    (text,) = _texts(failed, found)
+    assert text.endswith("; Grep did the job instead.")
+    shell = Step("PowerShell", {"command": f'Select-String -Path "{src}" -Pattern x'}, "3:x", True)
+    (text,) = _texts(failed, shell)
+    assert text.endswith("; the PowerShell tool (Select-String) did the job instead.")
+    assert P.same_job("grep", ["Select-String"]) and not P.same_job("cargo", ["Select-String"])
+
+
+def test_every_windows_command_stands_for_a_program_of_the_table():
+    stand_ins = {p.name: p.stands_for for p in P.PROGRAMS.values() if p.stands_for}
+    assert {"Select-String", "Get-ChildItem", "Get-Content", "del"} <= set(stand_ins)
+    for name, job in stand_ins.items():
+        assert P.is_windows_command(name) and P.get(job) is not None, name
+        assert P.get(job).stands_for is None, name  # one step: a bash program
