@@ -2607,8 +2607,10 @@ def _not_paired(step: Step, cut: bool) -> bool:
 
 
 def _kept(t: Trajectory, out: list[ShellFix]) -> list[ShellFix]:
-    """``out`` less the run's own doing, a slip of its folder, and a file name its own
-    listings show twice (the listings read once, and only when a location fact needs them)."""
+    """``out`` less the run's own doing, a slip of its folder or of a path it had used
+    (:func:`used_before`), a policy bypassed (:func:`overrides_policy`), and a file name its
+    own listings show twice (the listings read once, and only when a location fact needs
+    them)."""
     kept = [
         x
         for x in out
