@@ -107,7 +107,9 @@ NOT_OWN = {
 
 @pytest.mark.parametrize("how", sorted(NOT_OWN))
 def test_a_copys_source_or_a_namesake_elsewhere_is_not_the_runs_doing(how: str):
-    assert _changes(NOT_OWN[how], FAILED, WORKED) == ["location"]
+    # between the failure and the call that worked: a copy of the file *before* the failure
+    # used its path already, and the failure was a slip (test_trap_guards.py)
+    assert _changes(FAILED, NOT_OWN[how], WORKED) == ["location"]
 
 
 def test_a_copys_destination_is_the_runs_doing_however_it_is_named():

@@ -40,10 +40,12 @@ __all__ = [
     "is_interpreter",
     "is_python",
     "is_windows_command",
+    "jobs",
     "listing",
     "named",
     "pattern_options",
     "project_commands",
+    "same_job",
     "sub_roles",
 ]
 
@@ -121,6 +123,9 @@ class Program:
     #: Options whose value is a file-name pattern on purpose (``find -name 'Dockerfile*'``,
     #: ``rg -g '*.ts'``, ``grep --include='*.py'``): a word given to one is no path.
     pattern_options: frozenset[str] = frozenset()
+    #: For a command of Windows' shells: the program of this table that does its job
+    #: (``Select-String``: ``grep``), for :func:`jobs`. Its own roles stay ``WINDOWS``.
+    stands_for: str | None = None
 
 
 def _roles(*roles: Role) -> frozenset[Role]:
@@ -171,6 +176,19 @@ def _many(
         for n in names.split()
     ]
 
+
+#: cmd's commands and PowerShell's cmdlets, each with the program of this table that does
+#: its job (:attr:`Program.stands_for`).
+_WINDOWS_JOBS: tuple[tuple[str, str], ...] = (
+    ("del", "rm"), ("erase", "rm"), ("copy", "cp"), ("move", "mv"), ("ren", "mv"),
+    ("cls", "clear"), ("md", "mkdir"), ("rd", "rmdir"),
+    ("Select-String", "grep"), ("Get-ChildItem", "ls"), ("Get-Content", "cat"),
+    ("Select-Object", "head"), ("Sort-Object", "sort"), ("Measure-Object", "wc"),
+    ("Remove-Item", "rm"), ("Move-Item", "mv"), ("Rename-Item", "mv"),
+    ("Copy-Item", "cp"), ("New-Item", "touch"), ("Test-Path", "test"),
+    ("Set-Location", "cd"), ("Start-Sleep", "sleep"), ("Write-Output", "echo"),
+    ("Write-Host", "echo"), ("Get-Location", "pwd"),
+)  # fmt: skip
 
 _TABLE: list[Program] = [
     # shells and the words that start a command without being it
@@ -362,8 +380,9 @@ _TABLE: list[Program] = [
     *_many("echo printf true false", Role.READER, Role.SCENE),
     *_many("cd pushd popd", Role.SCENE, Role.CHDIR),
     *_many("export set unset source . sleep : alias clear wait exit read", Role.SCENE),
-    # cmd's own commands (PowerShell's cmdlets: see is_windows_command): no program bash finds
-    *_many("del erase copy move ren cls md rd", Role.WINDOWS),
+    # cmd's own commands and PowerShell's cmdlets (any other Verb-Noun name: see
+    # is_windows_command): no program bash finds; each with the program that does its job
+    *(Program(n, _roles(Role.WINDOWS), stands_for=job) for n, job in _WINDOWS_JOBS),
     # the world beyond the files
     *_many("curl wget http httpie", domain="web"),
     *_many("psql mysql sqlite3 redis-cli mongosh mongo", domain="db"),
@@ -446,6 +465,40 @@ def is_windows_command(name: str) -> bool:
     """Whether ``name`` is a command of Windows' shells, cmd's (``del``) or a PowerShell
     cmdlet (``Start-Sleep``), that a bash (Git Bash) finds no program for."""
     return bool(_CMDLET.fullmatch(name)) or has(name, Role.WINDOWS)
+
+
+#: What a program's roles say of the job it does for a call: a command that stood in for
+#: another did its job only when they share one (searching contents, listing a folder,
+#: printing a file or output, moving or removing, making, asking whether a path is there,
+#: changing folder).
+_JOBS: Mapping[Role, str] = {
+    Role.LISTS: "list",
+    Role.FILTER: "print",
+    Role.LINES: "print",
+    Role.MOVES: "move",
+    Role.CREATES: "make",
+    Role.PROBE: "probe",
+    Role.CHDIR: "chdir",
+}
+
+
+def jobs(name: str) -> frozenset[str]:
+    """The jobs program ``name`` does (:data:`_JOBS`; ``search`` for a program of the search
+    domain), and always its own name: a Windows command's are its stand-in's
+    (:attr:`Program.stands_for`: ``Select-String`` searches as ``grep`` does)."""
+    p = get(name)
+    if p is not None and p.stands_for:
+        return jobs(p.stands_for)
+    if p is None:
+        return frozenset({name})
+    found = {_JOBS[r] for r in p.roles if r in _JOBS} | {name}
+    return frozenset(found | ({"search"} if p.domain == "search" else set()))
+
+
+def same_job(name: str, others: Iterable[str]) -> bool:
+    """Whether program ``name`` does a job of one of ``others`` (:func:`jobs`)."""
+    mine = jobs(name)
+    return any(mine & jobs(o) for o in others)
 
 
 def pattern_options(name: str) -> frozenset[str]:

@@ -44,6 +44,7 @@ __all__ = [
     "TABLE",
     "Capability",
     "Risk",
+    "bypasses",
     "capabilities",
     "command_risks",
     "lesson_risks",
@@ -115,7 +116,10 @@ class Row:
     one-letter one also inside a cluster, ``-rf``; a long one also as ``--x=value``), or
     sets one of ``keys`` (an operand ``key``/``key=value``, or an option value
     ``-c key=value``) to anything but one of ``safe_values``, or with an operand
-    starting ``+`` (``plus``: a forced refspec)."""
+    starting ``+`` (``plus``: a forced refspec). ``bypass``: the use overrides a policy
+    someone else set (a branch's protection, a remote's history, a review, a hook), so it
+    is no fix at all: one user's consent to it once is no rule for another run
+    (:func:`bypasses`)."""
 
     programs: frozenset[str]
     capability: Capability
@@ -125,6 +129,7 @@ class Row:
     keys: frozenset[str] = frozenset()
     safe_values: frozenset[str] = frozenset()
     plus: bool = False
+    bypass: bool = False
 
 
 def _row(
@@ -137,6 +142,7 @@ def _row(
     keys: str = "",
     safe: str = "",
     plus: bool = False,
+    bypass: bool = False,
 ) -> Row:
     return Row(
         frozenset(programs.split()),
@@ -147,6 +153,7 @@ def _row(
         frozenset(k.lower() for k in keys.split()),
         frozenset(safe.split()),
         plus,
+        bypass,
     )
 
 
@@ -181,20 +188,23 @@ TABLE: tuple[Row, ...] = (
     _row(_PIPS, C.GLOBAL_CONFIG, "config set", always=True),
     _row("conda mamba", C.GLOBAL_CONFIG, "config", flags="--set --add --append --prepend"),
     _row("go", C.GLOBAL_CONFIG, "env", flags="-w -u"),
-    # force pushes
+    # force pushes: past a remote's refusal to lose history (bypass: no fix)
     _row("git", C.FORCE_PUSH, "push",
-         flags="-f --force --force-with-lease --force-if-includes --mirror", plus=True),
-    _row("gh", C.FORCE_PUSH, "repo sync", flags="--force"),
-    # skipped hooks or checks
-    _row("git", C.SKIP_CHECKS, flags="--no-verify"),
-    _row("git", C.SKIP_CHECKS, "commit", flags="-n"),
-    _row("git", C.SKIP_CHECKS, keys="core.hooksPath"),
-    _row("git", C.SKIP_CHECKS, "config", keys="core.hooksPath"),
-    _row(_NPMS, C.SKIP_CHECKS, flags="--ignore-scripts --no-verify"),
+         flags="-f --force --force-with-lease --force-if-includes --mirror", plus=True,
+         bypass=True),
+    _row("gh", C.FORCE_PUSH, "repo sync", flags="--force", bypass=True),
+    # skipped hooks or checks: a hook is the project's policy (bypass: no fix)
+    _row("git", C.SKIP_CHECKS, flags="--no-verify", bypass=True),
+    _row("git", C.SKIP_CHECKS, "commit", flags="-n", bypass=True),
+    _row("git", C.SKIP_CHECKS, keys="core.hooksPath", bypass=True),
+    _row("git", C.SKIP_CHECKS, "config", keys="core.hooksPath", bypass=True),
+    _row(_NPMS, C.SKIP_CHECKS, flags="--no-verify", bypass=True),
+    _row(_NPMS, C.SKIP_CHECKS, flags="--ignore-scripts"),
     # overrides of a protection the tool enforces: branch protection (required reviews
-    # and checks), a publish's verification build, the OS's externally-managed Python,
-    # the confirmation before infrastructure changes
-    _row("gh", C.SKIP_CHECKS, flags="--admin"),  # only `gh pr merge` has it
+    # and checks: bypass, no fix), a publish's verification build, the OS's
+    # externally-managed Python, the confirmation before infrastructure changes (held:
+    # real fixes on that machine, which a person may approve)
+    _row("gh", C.SKIP_CHECKS, flags="--admin", bypass=True),  # only `gh pr merge` has it
     _row("cargo", C.SKIP_CHECKS, "publish", flags="--no-verify"),
     _row("cargo", C.SKIP_CHECKS, "package", flags="--no-verify"),
     _row(_PIPS + " uv", C.SKIP_CHECKS, flags="--break-system-packages"),
@@ -372,6 +382,25 @@ def command_risks(command: str, *, source: str = "command") -> tuple[Risk, ...]:
     for cap, text in _script(command, 0):
         found.setdefault(cap, Risk(cap, text, source))
     return tuple(found.values())
+
+
+def bypasses(command: str) -> tuple[str, ...]:
+    """The simple commands of ``command`` (read through ``sh -c`` as :func:`command_risks`
+    does) that override a policy someone else set: a :data:`TABLE` row marked ``bypass``
+    (``gh pr merge --admin``, ``git commit --no-verify``, ``git push --force``). A retry
+    that worked by one fixed nothing the run can teach."""
+    return tuple(dict.fromkeys(_bypassing(command, 0)))
+
+
+def _bypassing(command: str, depth: int) -> Iterator[str]:
+    raw = _raw(command) if depth <= _DEPTH else None
+    for pl in raw[0] if raw is not None else ():
+        for c in pl.commands:
+            if any(row.bypass and _matches(row, c) for row in TABLE):
+                yield c.text
+            inner = _inner_script(c)
+            if inner is not None:
+                yield from _bypassing(inner, depth + 1)
 
 
 def _raw(command: str) -> tuple[list[shell.Pipeline], list[str]] | None:

@@ -326,7 +326,9 @@ def _changed_value(
             return None  # the task named both: a call for another item, not a retry
         run = Member(t, digest(t, 0.0, 0.0))
         source = provenance(run, i, good)
-        f = param_value_finding(w.tool, dom, e, x, bad, good, source if source != w.tool else None)
+        src = source if source != w.tool else None
+        # the retry is the tool with another value that worked: the value was wrong
+        f = param_value_finding(w.tool, dom, e, x, bad, good, src, right_value_shown=True)
         return Correction(
             "param_value",
             i,
@@ -371,7 +373,9 @@ def _setting(
         return None
     x = changed[0]
     bad, good = earlier.params[x], u.params[x]
-    f = param_value_finding(u.tool, _domain(u), None, x, bad, good, None, w.tool, e)
+    f = param_value_finding(
+        u.tool, _domain(u), None, x, bad, good, None, w.tool, e, right_value_shown=True
+    )
     return Correction(
         "param_value",
         i,

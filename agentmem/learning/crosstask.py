@@ -71,6 +71,8 @@ from .evidence import (
     param_value_finding,
     param_values,
     prerequisite_finding,
+    reached_otherwise,
+    retried_otherwise,
     scoped,
     wrong_tool_finding,
 )
@@ -185,7 +187,12 @@ def _value_rule(n: Member, i: int, group: Sequence[Member], e: str) -> tuple[Fin
         if len(kinds) != 1 or value_kind(bad) in kinds:
             continue
         example = max(sorted({repr(g): g for g in good}.values(), key=repr), key=good.count)
-        return param_value_finding(s.tool, s.domain or "", e, x, bad, example, None), True
+        # other runs' values of one kind the failed one is not: the kind was wrong, unless
+        # the run then reached what the value named another way
+        shown = retried_otherwise(n.steps, i, x) or not reached_otherwise(n.steps, i, x)
+        return param_value_finding(
+            s.tool, s.domain or "", e, x, bad, example, None, right_value_shown=shown
+        ), True
     return None, False
 
 

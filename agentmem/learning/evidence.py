@@ -276,8 +276,14 @@ def param_value_finding(
     source: str | None,
     later: str | None = None,
     later_error: str = "",
+    right_value_shown: bool = False,
 ) -> Finding:
-    """A value of parameter ``x`` of ``t`` that failed (``e``) or made a later call fail."""
+    """A value of parameter ``x`` of ``t`` that failed (``e``) or made a later call fail.
+    ``right_value_shown``: the failed run itself then called ``t`` with another value of
+    ``x`` that worked (:func:`retried_otherwise`); or other runs did (an accepted run of
+    the same task, or runs of similar tasks whose values are all of a kind the failed one
+    is not) and the failed run did not reach what the value named another way
+    (:func:`reached_otherwise`): the value, not the thing it named, was wrong."""
     b, g = short_value(bad), short_value(good)
     if e is not None:
         q = quote_error(e, 5)
@@ -309,7 +315,38 @@ def param_value_finding(
             "later": later,
             "param": x,
             "avoid": [b],
+            "right_value_shown": right_value_shown,
         },
+    )
+
+
+def reached_otherwise(steps: Sequence[Step], i: int, x: str) -> bool:
+    """Whether the failed run then reached what step ``i``'s value of ``x`` names another
+    way: a later call of another tool that worked with that value in its parameters (a
+    Read of ``.claude/skills/para-memory-files/SKILL.md`` after the skill loader said
+    "Unknown skill: para-memory-files"). The value named something that is there, which
+    the tool could not take: another run's value shows no wrong value then."""
+    s = steps[i]
+    v = s.params.get(x)
+    if not isinstance(v, str) or len(v.strip()) < 3:
+        return False
+    return any(
+        later.tool != s.tool
+        and later.success
+        and any(isinstance(p, str) and v in p for p in later.params.values())
+        for later in steps[i + 1 :]
+    )
+
+
+def retried_otherwise(steps: Sequence[Step], i: int, x: str) -> bool:
+    """Whether a later call of step ``i``'s tool in the same run passed another value of
+    parameter ``x`` and worked: the run's own proof that ``i``'s value was wrong, and not
+    that what it named is missing (a skill not installed, done another way after)."""
+    s = steps[i]
+    bad = s.params.get(x)
+    return any(
+        later.tool == s.tool and later.success and x in later.params and later.params[x] != bad
+        for later in steps[i + 1 :]
     )
 
 
@@ -435,7 +472,18 @@ def _failed_call(ms: Sequence[Member], n: Member, ni: int, p: Member, pi: int) -
     if diff:
         x = diff[0]
         return param_value_finding(
-            t, dom, e, x, ns.params[x], ps.params[x], provenance(p, pi, ps.params[x])
+            t,
+            dom,
+            e,
+            x,
+            ns.params[x],
+            ps.params[x],
+            provenance(p, pi, ps.params[x]),
+            # an accepted run of the same task (an exact group) called t with another x,
+            # and it worked there: the value was wrong for this task, unless the run then
+            # reached what it named another way
+            right_value_shown=retried_otherwise(n.steps, ni, x)
+            or not reached_otherwise(n.steps, ni, x),
         )
     ok_neg = _ok_calls_before(n, ni)
     u = next(
@@ -561,6 +609,7 @@ def _changed_value_root(
         source,
         ls.tool if ls else None,
         le,
+        right_value_shown=retried_otherwise(n.steps, ni, x),
     )
 
 

@@ -324,6 +324,17 @@ def literal_tokens(text: str, corpus: Corpus, allowed: Iterable[str] = ()) -> li
 _ERROR_TAG = re.compile(r"</?\w*error>", re.IGNORECASE)
 
 
+def proven_wrong(f: Finding) -> bool:
+    """Whether a value finding's failed run called its tool again with another value of its
+    parameter and that call worked, or an accepted run of the same task did
+    (``detail["right_value_shown"]``, set where the finding is made:
+    :func:`agentmem.learning.evidence.retried_otherwise`). "Check X before calling T" says
+    the value was wrong; without such a call no right value is shown, and the value may have
+    been right and the thing it named missing (a skill not installed, the job then done
+    another way; another task's value is that task's choice): no checked-value lesson."""
+    return bool(f.detail.get("right_value_shown"))
+
+
 def checked_text(x: str, tools: Sequence[str], err: str, corpus: Corpus) -> str:
     """ "Check X before calling T: a wrong X failed with '...'", the error quoted without a
     client's tags around it and its one-task literals masked (:func:`_mask_quotes`)."""
@@ -662,6 +673,9 @@ class _ValueFacts:
     bad_from_task: bool
     good_ok: bool
     bad_ok: bool
+    #: A call of the tool with another value worked, in the failed run or an accepted run
+    #: of its task (:func:`proven_wrong`): only then may the lesson say "Check X".
+    right_value_shown: bool = True
 
 
 def _value_facts(f: Finding, notes: Sequence[GroupNotes], corpus: Corpus) -> _ValueFacts:
@@ -692,6 +706,7 @@ def _value_facts(f: Finding, notes: Sequence[GroupNotes], corpus: Corpus) -> _Va
         bad_from_task=any((t, x) in n.bad_from_task for n in notes for t in ts),
         good_ok=good_ok,
         bad_ok=bad_ok,
+        right_value_shown=proven_wrong(f),
     )
 
 
@@ -780,7 +795,7 @@ def _value_head(v: _ValueFacts) -> str | None:
         return f"Call {ts} with {x} like {good};" if v.opts else f"Call {ts} with {x}={good};"
     if v.from_task:
         return f"Call {ts} with {x} exactly as the request writes it;"
-    if v.bad is not None and v.error and not _framing_only(v.error, v.ts):
+    if v.bad is not None and v.error and not _framing_only(v.error, v.ts) and v.right_value_shown:
         return f"Check {x} before calling {ts}:"
     if v.wrong:
         return f"Call {ts} with {x}=..., never {v.wrong}=...;"
@@ -1144,7 +1159,14 @@ def _unrefuted(
     err = f.detail.get("error") or next(
         (e for n in notes for t, p, e in n.errors if p == x and e), ""
     )
-    if not parts and f.kind == "param_value" and x and err and not _framing_only(err, ts):
+    if (
+        not parts
+        and f.kind == "param_value"
+        and x
+        and err
+        and not _framing_only(err, ts)
+        and proven_wrong(f)
+    ):
         # what a failed call showed, when it said more than its exit status
         text = checked_text(x, ts, err, corpus)
         if not literal_tokens(_QUOTED.sub("", text), corpus):

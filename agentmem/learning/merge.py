@@ -366,6 +366,10 @@ def _merge_values(group: list[Finding]) -> Finding:
         avoid=avoid,
         tools=ts,
         wrong_name=wrong,
+        # "Check X" needs a right value shown for every finding merged (generality)
+        right_value_shown=all(
+            f.detail.get("right_value_shown") for f in group if f.kind == "param_value"
+        ),
     )
 
 

@@ -142,7 +142,7 @@ from collections.abc import Callable, Sequence
 
 import attrs
 
-from ..agents import ToolKind, command_line, is_shell, outcome, parse, programs, spec_for
+from ..agents import ToolKind, command_line, is_shell, outcome, parse, programs, risk, spec_for
 from ..agents.base import Failure
 from ..agents.outcomes import (
     TTY,
@@ -1880,36 +1880,73 @@ def _line_paths(line: str) -> list[str]:
 
 def _windows_fix(t: Trajectory, i: int) -> tuple[int, str] | None:
     """The call after failed call ``i`` (its Windows commands not found in bash) that did
-    the same job on the same path: the PowerShell tool, a client tool (Read), or bash."""
+    the same job on the same path: the PowerShell tool, a client tool of that job (Read
+    for a reader, Grep or Glob for a search or a listing: :data:`_TOOL_JOBS`), or bash's
+    own command of that job (:func:`programs.same_job`: ``grep`` for ``Select-String``,
+    never ``cargo``; after cmd's syntax, the command whose words changed). When calls on
+    the path worked without the failed commands but none did their job: the first of
+    them, crediting nothing (""); else None."""
     paths = _line_paths(_line(t.steps[i]))
     if not paths:
         return None
+    names, _, syntax = _windows_failure(t, i)
+    moved_on: int | None = None
     for j in range(i + 1, min(len(t.steps), i + 1 + WINDOW)):
         later = t.steps[j]
         if not later.success:
             continue
         said = _norm_path(" ".join(str(v) for v in later.params.values()))
-        if any(p in said for p in paths):
-            if "powershell" in later.tool.lower():
-                cmd = str(later.params.get("command") or "").split()
-                return j, f"the PowerShell tool ({cmd[0]})" if cmd else "the PowerShell tool"
-            if is_shell(later.tool):
-                first = _replacement(t.steps[i], later)
-                return (j, f"bash's own {first}") if first else None
+        if not any(p in said for p in paths):
+            continue
+        ran = {c for c, _ in _commands_as_written(_line(later))}
+        if moved_on is None and not ran & set(names):  # the failed commands not run again
+            moved_on = j
+        if "powershell" in later.tool.lower():
+            cmd = str(later.params.get("command") or "").split()
+            return j, f"the PowerShell tool ({cmd[0]})" if cmd else "the PowerShell tool"
+        if is_shell(later.tool):
+            # cmd's syntax rewritten in bash's: the command whose words changed did the job
+            first = _replacement(t.steps[i], later, () if syntax else names)
+            if first:
+                return j, f"bash's own {first}"
+            if syntax:
+                return None
+            continue
+        found = spec_for(later.tool)
+        if found is not None and any(
+            programs.same_job(n, _TOOL_JOBS.get(found[1].kind, ())) for n in names
+        ):
             return j, later.tool
-    return None
+    return None if moved_on is None else (moved_on, "")
 
 
-def _replacement(failed: Step, retry: Step) -> str:
+#: A client tool's kind, and the programs whose job it does (:func:`programs.same_job`).
+_TOOL_JOBS: dict[ToolKind, tuple[str, ...]] = {
+    ToolKind.READ: ("cat",),
+    ToolKind.SEARCH: ("grep", "find"),
+    ToolKind.WRITE: ("touch",),
+}
+
+
+def _replacement(failed: Step, retry: Step, jobs: Sequence[str] = ()) -> str:
     """The program of the retry's first command that is not in the failed call as it was
     written there (program and words): the part that changed, which may have done the
     job. A command both calls ran the same (``cd DIR &&`` before the command replaced) only
-    sets the scene. "" when the retry cannot be read or changed no command."""
+    sets the scene. With ``jobs`` (the failed commands' names), only a command that does
+    one of their jobs (:func:`programs.same_job`) counts. "" when the retry cannot be read
+    or changed no such command."""
     found = parse(_line(retry))
     if not found.parsed:
         return ""
     same = _commands_as_written(_line(failed))
-    return next((c.program for c in found.commands if (c.program, c.args) not in same), "")
+    return next(
+        (
+            c.program
+            for c in found.commands
+            if (c.program, c.args) not in same and (not jobs or programs.same_job(c.program, jobs))
+        ),
+        "",
+    )
 
 
 def _commands_as_written(line: str) -> set[tuple[str, tuple[str, ...]]]:
@@ -2015,7 +2052,7 @@ def _windows_commands(t: Trajectory, i: int) -> ShellFix | None:
     fixed = _windows_fix(t, i) or (_syntax_retry(t, i) if syntax else None)
     if fixed is None:
         return None
-    names, ways = list(dict.fromkeys(first)), [fixed[1]]
+    names, ways = list(dict.fromkeys(first)), [w for w in [fixed[1]] if w]
     for k in range(i + 1, len(t.steps)):
         more = _windows_failure(t, k)
         again = (
@@ -2025,7 +2062,7 @@ def _windows_commands(t: Trajectory, i: int) -> ShellFix | None:
         )
         if again is not None:
             names += [n for n in more[0] if n not in names]
-            ways += [w for w in [again[1]] if w not in ways]
+            ways += [w for w in [again[1]] if w and w not in ways]
     shown = ", ".join(names[:4])
     q = quote_error(said, 6)
     what = (
@@ -2033,14 +2070,14 @@ def _windows_commands(t: Trajectory, i: int) -> ShellFix | None:
         if syntax
         else (f"cmd's and PowerShell's commands ({shown}) are not found")
     )
-    text = (
-        f"The Bash tool runs Git Bash here: {what} there ('{q}'); "
-        f"{' and '.join(ways)} did the job instead."
-    )
+    # nothing of the failed commands' job followed: the fact alone, crediting nothing
+    done = f"; {' and '.join(ways)} did the job instead." if ways else "."
+    text = f"The Bash tool runs Git Bash here: {what} there ('{q}'){done}"
     fnd = _finding("windows", first[0], "machine", text, (first[0], "Git Bash", *names[1:]), q)
     fnd = attrs.evolve(fnd, domain=t.steps[i].domain or "", detail={**fnd.detail, "avoid": names})
     ran = ", ".join(dict.fromkeys(first))
-    why = f"call {i + 1} ran {ran} in Git Bash; call {fixed[0] + 1} did the job ({fixed[1]})"
+    how = f"did the job ({fixed[1]})" if fixed[1] else "worked on the same path"
+    why = f"call {i + 1} ran {ran} in Git Bash; call {fixed[0] + 1} {how}"
     return ShellFix(i, fixed[0], (), fnd, why)
 
 
@@ -2573,12 +2610,65 @@ def _not_paired(step: Step, cut: bool) -> bool:
 
 
 def _kept(t: Trajectory, out: list[ShellFix]) -> list[ShellFix]:
-    """``out`` less the run's own doing, a slip of its folder, and a file name its own
-    listings show twice (the listings read once, and only when a location fact needs them)."""
-    kept = [x for x in out if not own_doing(t, x) and not cwd_slip(t, x)]
+    """``out`` less the run's own doing, a slip of its folder or of a path it had used
+    (:func:`used_before`), a policy bypassed (:func:`overrides_policy`), and a file name its
+    own listings show twice (the listings read once, and only when a location fact needs
+    them)."""
+    kept = [
+        x
+        for x in out
+        if not own_doing(t, x)
+        and not cwd_slip(t, x)
+        and not overrides_policy(t, x)
+        and not used_before(t, x)
+    ]
     located = any(x.finding.detail.get("change") == "location" for x in kept)
     twice = _names_listed_twice(t) if located else frozenset()
     return [x for x in kept if not named_twice(t, x, twice)]
+
+
+def used_before(t: Trajectory, x: ShellFix) -> bool:
+    """Whether a "where is it" fact's right path (``location``: "X is at P"; ``operand``:
+    "run it with P, not Q") was the path of a call that worked *before* the failed one:
+    a shell command's operand, or a client tool's file (Read's ``file_path``), the two
+    compared once resolved (:func:`readings`). The agent knew P and slipped once (``sed
+    specs/001-a/tasks.md`` worked, then ``specs/001-b/tasks.md``, then ``001-a`` again):
+    the pair records a slip, not a fact it lacked, and teaches nothing. A path first
+    reached after the failure, or another file of P's folder used before, still teaches."""
+    d = x.finding.detail
+    good = d.get("good")
+    if d.get("change") not in ("location", "operand") or not isinstance(good, str):
+        return False
+    cwd = t.meta.get("cwd") or t.meta.get("project")
+    cwd = cwd if isinstance(cwd, str) else None
+    want = readings(good, t.steps[x.fixed], cwd)
+    if not want:
+        return False
+    for s in t.steps[: x.failed]:
+        if not s.success:
+            continue
+        if is_shell(s.tool):
+            words = [w for c in _commands(s) or () for w in c.operands]
+        else:
+            found = spec_for(s.tool)
+            value = s.params.get(found[1].path) if found and found[1].path else None
+            words = [value] if isinstance(value, str) else []
+        if any(readings(w, s, cwd) & want for w in words):
+            return True
+    return False
+
+
+def overrides_policy(t: Trajectory, x: ShellFix) -> bool:
+    """Whether the call that worked (or a call between, a prerequisite) got past a policy
+    someone else set, which the failed call did not override: a branch's protection
+    (``gh pr merge --admin``), a hook (``git commit --no-verify``), a remote's refusal to
+    lose history (``git push --force``): :func:`agentmem.agents.risk.bypasses`. That is
+    no fix, and one user's consent to it is no rule for another run: nothing is learned,
+    not even a lesson held for a person. A risky fix that is a fix on that machine
+    (``--break-system-packages``, ``-auto-approve``, an escalation) is still learned, held."""
+    if risk.bypasses(_line(t.steps[x.failed])):
+        return False
+    return any(risk.bypasses(_line(t.steps[k])) for k in (x.fixed, *x.between))
 
 
 def _placed(t: Trajectory, out: list[ShellFix]) -> list[ShellFix]:
@@ -2971,6 +3061,8 @@ def across(neg: Trajectory, pos: Sequence[Trajectory]) -> Finding | None:
                 if c is None:
                     continue
                 fnd = compare(f, c, diag, step.output, (), neg.task)
+                if risk.bypasses(c.text) and not risk.bypasses(f.text):
+                    continue  # a policy overridden: no fix (see overrides_policy)
                 if fnd is not None and fnd.detail.get("change") != "prerequisite":
                     return attrs.evolve(fnd, domain=step.domain or "")
         return None  # the root cause: later failures are mostly its consequences
