@@ -1,0 +1,115 @@
+"""Three shapes of a correction that recur across a project's sessions: a path whose letter
+case differs (``case``), a project kept in a subfolder of the session's folder (``prefix``)
+and a missing test runner replaced by another (``runner``). Each from minimal synthetic
+runs: a positive that teaches the right lesson, and the near misses that must teach
+nothing."""
+
+from __future__ import annotations
+
+from agentmem.agents import learning_view
+from agentmem.learning.merge import merge_findings
+from agentmem.learning.shell_fixes import _exec, _sh, claims_of, find_shell_fixes
+from agentmem.records import Step, Trajectory
+
+NF = "No such file or directory"
+CWD = "/w/app"
+
+
+def _fixes(*steps: Step) -> list[tuple[str, str]]:
+    run = Trajectory(task="do the job", steps=steps, meta={"cwd": CWD, "project": CWD})
+    return [
+        (str(x.finding.detail["change"]), x.finding.text)
+        for x in find_shell_fixes(learning_view(run))
+    ]
+
+
+def _findings(*steps: Step):
+    run = Trajectory(task="do the job", steps=steps, meta={"cwd": CWD, "project": CWD})
+    return [x.finding for x in find_shell_fixes(learning_view(run))]
+
+
+def _read(path: str, ok: bool = True) -> Step:
+    out = "     1\tline" if ok else "<tool_use_error>File does not exist.</tool_use_error>"
+    return Step(tool="Read", params={"file_path": path}, output=out, success=ok)
+
+
+def _write(path: str) -> Step:
+    return Step(tool="Write", params={"file_path": path, "content": "x"}, output="ok")
+
+
+# --------------------------------------------------------------------------- case
+
+_SED_BAD = _sh(
+    'sed -n 1,200p "Use cases/UC-06.md"', f"sed: can't read Use cases/UC-06.md: {NF}", False
+)
+_SED_GOOD = _sh('sed -n 1,240p "Use Cases/UC-06.md"', "# UC-06")
+
+
+def test_a_path_read_in_other_letter_case_teaches_the_right_spelling():
+    (fix,) = _fixes(_SED_BAD, _sh("ls -la"), _sh('cat "Acceptance Tests/AT.md"', "# AT"), _SED_GOOD)
+    assert fix[0] == "case"
+    assert fix[1].startswith(
+        "In this project the folder is 'Use Cases', not 'Use cases' (letter case matters): "
+        "read Use Cases/UC-06.md;"
+    )
+    # a file name, and a client tool's read of an absolute path
+    (fix,) = _fixes(
+        _sh("cat docs/readme.md", f"cat: docs/readme.md: {NF}", False), _sh("cat docs/README.md")
+    )
+    assert "the file is 'README.md', not 'readme.md'" in fix[1]
+    (fix,) = _fixes(_read(f"{CWD}/Use cases/UC-06.md", False), _read(f"{CWD}/Use Cases/UC-06.md"))
+    assert fix == (
+        "case",
+        "In this project the folder is 'Use Cases', not 'Use cases' (letter case matters): read "
+        "Use Cases/UC-06.md; Read Use cases/UC-06.md fails with 'File does not exist'.",
+    )
+
+
+def test_several_files_of_one_misspelt_folder_are_one_lesson_with_their_support():
+    found = _findings(
+        _SED_BAD,
+        _SED_GOOD,
+        _sh('cat "Use cases/UC-01.md"', f"cat: 'Use cases/UC-01.md': {NF}", False),
+        _sh('cat "Use Cases/UC-01.md"', "# UC-01"),
+    )
+    assert [f.detail["change"] for f in found] == ["case", "case"]
+    (one,) = merge_findings(found)
+    assert one.text == (
+        "In this project the folder is 'Use Cases', not 'Use cases' (letter case matters): read "
+        "Use Cases/UC-06.md and Use Cases/UC-01.md."
+    )
+    assert one.support == sum(f.support for f in found)
+    assert ("exists", "Use Cases/UC-01.md") in claims_of(one)
+
+
+def test_a_case_difference_the_run_made_itself_teaches_nothing():
+    made = [
+        _write(f"{CWD}/Use Cases/UC-06.md"),
+        _sh('mv "Use cases" "Use Cases"'),
+        _sh('git mv "Use cases/UC-06.md" "Use Cases/UC-06.md"'),
+        _sh('mkdir -p "Use Cases"'),
+        _exec(
+            "apply_patch <<'EOF'\n*** Begin Patch\n*** Add File: Use Cases/UC-06.md\n+x\n"
+            "*** End Patch\nEOF"
+        ),
+    ]
+    for step in made:
+        assert _fixes(_SED_BAD, step, _SED_GOOD) == [], step.params
+        assert _fixes(step, _SED_BAD, _SED_GOOD) == [], step.params
+
+
+def test_a_path_that_differs_in_more_than_case_or_another_file_teaches_no_case():
+    other = _sh('sed -n 1,240p "Use Cases/UC-07.md"', "# UC-07")
+    assert _fixes(_SED_BAD, other) == []
+    assert _fixes(_SED_BAD, _sh('sed -n 1,240p "Use-Cases/UC-06.md"', "# UC-06")) == []
+
+
+def test_a_probe_answered_not_there_teaches_no_case():
+    probe = _sh('ls "Use cases"', f"ls: cannot access 'Use cases': {NF}", False)
+    assert _fixes(probe, _sh('ls "Use Cases"', "UC-06.md")) == []
+    test_f = _sh('test -f "Use cases/UC-06.md"', "", False)
+    assert _fixes(test_f, _SED_GOOD) == []
+
+
+def test_a_case_retry_after_a_change_of_folder_teaches_nothing():
+    assert _fixes(_SED_BAD, _sh("cd docs"), _SED_GOOD) == []
