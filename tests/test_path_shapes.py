@@ -113,3 +113,83 @@ def test_a_probe_answered_not_there_teaches_no_case():
 
 def test_a_case_retry_after_a_change_of_folder_teaches_nothing():
     assert _fixes(_SED_BAD, _sh("cd docs"), _SED_GOOD) == []
+
+
+# --------------------------------------------------------------------------- prefix
+
+_PAGE = "src/app/analytics/page.tsx"
+
+
+def _cat(path: str, ok: bool = True) -> Step:
+    if ok:
+        return _sh(f"cat {path}", "export default function Page() {}")
+    return _sh(f"cat {path}", f"cat: {path}: {NF}", False)
+
+
+def test_a_project_kept_in_a_subfolder_teaches_the_folder_not_one_file():
+    (fix,) = _fixes(_read(f"{CWD}/{_PAGE}", False), _read(f"{CWD}/rallycoach/{_PAGE}"))
+    assert fix == (
+        "prefix",
+        "In this project src/ is under rallycoach/, not at the session's top folder: use "
+        "rallycoach/src/app/analytics/page.tsx; Read src/app/analytics/page.tsx fails with "
+        "'File does not exist'.",
+    )
+    # a script run by its path, found under the inner project
+    script = ".specify/scripts/bash/check.sh"
+    (fix,) = _fixes(
+        _sh(f"bash {script} --json", f"bash: {script}: {NF}", False),
+        _sh(f"bash Inner/{script} --json", '{"ok": true}'),
+    )
+    assert fix[0] == "prefix" and ".specify/ is under Inner/" in fix[1]
+
+
+def test_a_file_name_listed_twice_no_longer_hides_the_missing_folder():
+    # "page.tsx is at P" names one copy of page.tsx (the run lists several): the guard
+    # against it (named_twice) dropped the pair; the folder is the fact
+    listing = _sh("find . -name page.tsx", f"./rallycoach/src/app/page.tsx\n./rallycoach/{_PAGE}")
+    (fix,) = _fixes(listing, _cat(_PAGE, False), _cat(f"rallycoach/{_PAGE}"))
+    assert fix[0] == "prefix"
+
+
+def test_several_files_missing_one_leading_folder_are_one_lesson():
+    found = _findings(
+        _read(f"{CWD}/{_PAGE}", False),
+        _read(f"{CWD}/rallycoach/{_PAGE}"),
+        _read(f"{CWD}/src/lib/db.ts", False),
+        _read(f"{CWD}/rallycoach/src/lib/db.ts"),
+    )
+    (one,) = merge_findings(found)
+    assert one.text == (
+        "In this project src/ is under rallycoach/, not at the session's top folder: use "
+        "rallycoach/src/app/analytics/page.tsx and rallycoach/src/lib/db.ts."
+    )
+    assert one.support == sum(f.support for f in found) and one.detail["merged"] == 2
+
+
+def test_a_subfolder_the_run_made_teaches_nothing():
+    made = [
+        _sh("mkdir -p rallycoach/src/app"),
+        _write(f"{CWD}/rallycoach/{_PAGE}"),
+        _sh("git clone https://example.com/rallycoach.git rallycoach"),
+        _sh("cp -r src rallycoach/"),
+    ]
+    for step in made:
+        assert _fixes(_cat(_PAGE, False), step, _cat(f"rallycoach/{_PAGE}")) == [], step.params
+        assert _fixes(step, _cat(_PAGE, False), _cat(f"rallycoach/{_PAGE}")) == [], step.params
+
+
+def test_near_misses_of_a_subfolder_teach_nothing():
+    # a success under another file name
+    assert _fixes(_cat(_PAGE, False), _cat("rallycoach/src/app/analytics/layout.tsx")) == []
+    # a path the agent had already used under the folder: a slip
+    assert (
+        _fixes(_cat(f"rallycoach/{_PAGE}"), _cat(_PAGE, False), _cat(f"rallycoach/{_PAGE}")) == []
+    )
+    # vendored or built copies
+    for top in ("node_modules/pkg", "dist", ".venv/lib", "build"):
+        assert _fixes(_cat(_PAGE, False), _cat(f"{top}/{_PAGE}")) == [], top
+    # the shell moved to another folder on the way: which folder the path failed in is unknown
+    assert _fixes(_sh("cd docs"), _cat(_PAGE, False), _cat(f"rallycoach/{_PAGE}")) == []
+    # a bare file name at the top: a location, as before, not a folder of the project
+    (fix,) = _fixes(_cat("notes.txt", False), _cat("docs/notes.txt"))
+    assert fix[0] == "location"

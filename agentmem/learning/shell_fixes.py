@@ -685,7 +685,7 @@ def claims_of(f: Finding) -> tuple[tuple[str, str], ...]:
         out += [*((k, facts[0]) for k in absent), (ON_PATH, facts[1])]
     elif change == "wrapper" and len(facts) >= 2 and facts[1].split():
         out.append((ON_PATH, facts[1].split()[0]))
-    elif change in ("location", "case"):
+    elif change in ("location", "case", "prefix"):
         goods = d.get("goods") or [d.get("good")]
         out += [(EXISTS, str(g)) for g in goods if isinstance(g, str) and g]
     elif change == "hidden" and len(facts) >= 3:
@@ -795,9 +795,13 @@ def _operand(f: Command, s: Command, q: str, diag: str, body: str, task: str) ->
 
 
 def _spelt_otherwise(bad: str, good: str) -> bool:
-    """Whether a path that worked is the failed one in another shape that its own rule reads
-    (:func:`_case_differs`): the same letters in another case. "X is at P" would miss it."""
-    return bad != good and bad.lower() == good.lower()
+    """Whether a path that worked is the failed one in another shape that its own rule reads:
+    the same letters in another case (:func:`_case_differs`), or the same relative path with
+    a folder in it under a leading folder (:func:`_under_folder`: ``src/app/page.tsx``, then
+    ``web/src/app/page.tsx``). "X is at P" would miss the fact, or name one copy of X."""
+    b = posixpath.normpath(bad.replace("\\", "/"))
+    folded = "/" in b and not _ROOTED.match(b) and not b.startswith("..")
+    return bad != good and (bad.lower() == good.lower() or (folded and good.endswith("/" + b)))
 
 
 def _widened(bad: str, good: str) -> bool:
@@ -2351,6 +2355,16 @@ def _path_words(c: Command) -> list[str]:
     return [*([word] if "/" in word else []), *_targets(c)]
 
 
+def _script(c: Command) -> str | None:
+    """The script ``c`` runs by its path: its program's word (``./x.sh``), or an
+    interpreter's or a shell's first operand (``bash x.sh``, ``python3 tools/gen.py``)."""
+    word = _program_word(c)
+    if "/" in word:
+        return word
+    runs = programs.is_interpreter(_bare(c.program)) or programs.has(c.program, Role.SHELL)
+    return c.operands[0] if runs and c.operands and not _inline(c) else None
+
+
 def _missing_read(step: Step) -> tuple[str, str, str, str] | None:
     """(the path, the call as a lesson writes it, the diagnostic, the program or tool) of a
     failed call that looked for a path that is not there: a client tool that reads a file
@@ -2374,7 +2388,7 @@ def _missing_read(step: Step) -> tuple[str, str, str, str] | None:
         return None
     f, diag = failed
     for p in _path_words(f):
-        if (p in diag or p.rstrip("/") in diag) and (_looks(f) or p == _program_word(f)):
+        if (p in diag or p.rstrip("/") in diag) and (_looks(f) or p == _script(f)):
             return p, short(f, 40), diag, f.program
     return None
 
@@ -2393,7 +2407,7 @@ def _read_paths(t: Trajectory, step: Step) -> list[str]:
     for c in _job_commands(t, step) if is_shell(step.tool) else ():
         if _proven(step, c):
             words = _path_words(c)
-            out += [p for p in words if _looks(c) or p == _program_word(c)]
+            out += [p for p in words if _looks(c) or p == _script(c)]
     return out
 
 
@@ -2509,6 +2523,61 @@ def _case_differs(t: Trajectory, i: int) -> ShellFix | None:
             fnd = _fold_finding(
                 "case", name, head, good, what, diag, bad=bad, fold=f"{wrong}>{right}"
             )
+            why = f"call {i + 1} found no {bad}; call {j + 1} read {good}"
+            return ShellFix(i, j, (), attrs.evolve(fnd, domain=step.domain or ""), why)
+    return None
+
+
+def _under_folder(t: Trajectory, i: int) -> ShellFix | None:
+    """``prefix``: a call failed on a path of the session's folder that is not there
+    (:func:`_missing_read`: ``src/app/page.tsx``, a script ``.specify/scripts/bash/x.sh``),
+    a path with a folder in it, and within :data:`WINDOW` calls the run read (or ran) that
+    very path under a leading folder (``rallycoach/src/app/page.tsx``): the project is
+    kept in that subfolder. The lesson names the folder, not the file, so a name found at
+    several paths (``page.tsx``) does not weigh against it as it does against "X is at P".
+    Not when the run made that folder (``mkdir``, Write, ``git clone``, a copy into it) or
+    moved the shell to another folder on the way, nor when it had already used the path
+    under the folder (a slip), nor through installed, vendored or built copies
+    (``node_modules``, ``dist``, ``.venv``, ``build``)."""
+    step = t.steps[i]
+    missing = _missing_read(step)
+    here = t.meta.get("cwd") or t.meta.get("project")
+    here = here if isinstance(here, str) else None
+    # the top is the session's folder; for a call that ran outside it (Codex's workdir),
+    # or in a run whose folder is unknown, the failed call's own folder
+    cwd, folder = here, _folder_of(step, here)
+    root = posixpath.normpath(here.replace("\\", "/")) if here else None
+    if folder and not (root and (folder == root or folder.startswith(root.rstrip("/") + "/"))):
+        cwd = folder
+    if missing is None:
+        return None
+    bad, what, diag, name = missing
+    b = _from_top(bad, step, cwd)
+    if b is None or _ROOTED.match(b) or b.startswith("..") or "/" not in b.strip("/"):
+        return None
+    for j in range(i + 1, min(len(t.steps), i + 1 + WINDOW)):
+        later = t.steps[j]
+        for good in _read_paths(t, later):
+            g = _from_top(good, later, cwd)
+            if g is None or not g.endswith("/" + b):
+                continue
+            top = g[: -len(b) - 1]
+            relative = not (_ROOTED.match(bad.strip()) and _ROOTED.match(good.strip()))
+            if (
+                _ROOTED.match(g)
+                or top.startswith("..")
+                or any(x in _COPIED for x in g.split("/"))
+                or (relative and _moved_folder(t, t.steps[: j + 1]))
+                or _made_on_the_way(t, j, set(top.split("/")))
+                or any(_from_top(p, s, cwd) == g for s in t.steps[:i] for p in _read_paths(t, s))
+            ):
+                return None
+            # the folder the failed path starts with is what lies under ``top``, not every file
+            first = b.split("/", 1)[0]
+            head = f"In this project {first}/ is under {top}/, not at the session's top folder:"
+            head += " use"
+            fold = f"{top}/{first}"
+            fnd = _fold_finding("prefix", name, head, good, what, diag, bad=bad, fold=fold)
             why = f"call {i + 1} found no {bad}; call {j + 1} read {good}"
             return ShellFix(i, j, (), attrs.evolve(fnd, domain=step.domain or ""), why)
     return None
@@ -2672,6 +2741,7 @@ _READERS = (
     _console_encoding,
     _read_elsewhere,
     _case_differs,
+    _under_folder,
 )
 
 
@@ -3333,6 +3403,20 @@ SHELL_CHANGES: tuple[ShellChange, ...] = (
         (
             _sh("cat docs/readme.md", f"cat: docs/readme.md: {_NO_FILE}", False),
             _sh("cat docs/README.txt", "# readme"),
+        ),
+    ),
+    ShellChange(
+        "prefix",
+        "a read failed on a relative path with a folder in it; a later read of that very path "
+        "under a leading folder worked, a folder the run did not make, from the same folder",
+        (
+            _sh("cat src/app/page.tsx", f"cat: src/app/page.tsx: {_NO_FILE}", False),
+            _sh("cat web/src/app/page.tsx", "export default function Page() {}"),
+        ),
+        (
+            _sh("cat src/app/page.tsx", f"cat: src/app/page.tsx: {_NO_FILE}", False),
+            _sh("mkdir -p web/src/app"),
+            _sh("cat web/src/app/page.tsx", "export default function Page() {}"),
         ),
     ),
     ShellChange(
