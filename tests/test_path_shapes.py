@@ -193,3 +193,49 @@ def test_near_misses_of_a_subfolder_teach_nothing():
     # a bare file name at the top: a location, as before, not a folder of the project
     (fix,) = _fixes(_cat("notes.txt", False), _cat("docs/notes.txt"))
     assert fix[0] == "location"
+
+
+# --------------------------------------------------------------------------- runner
+
+_NO_PYTEST = _sh("python3 -m pytest -q tests", "/usr/bin/python3: No module named pytest", False)
+_UNITTEST = _sh("PYTHONPATH=src python3 -m unittest tests.test_alias", "Ran 4 tests\n\nOK")
+
+
+def test_a_missing_test_runner_replaced_by_another_runner_teaches_that_runner():
+    (fix,) = _fixes(_NO_PYTEST, _UNITTEST)
+    assert fix == (
+        "runner",
+        "In this project pytest is not installed ('/usr/bin/python3: No module named pytest'): "
+        "python3 -m unittest ran the tests (PYTHONPATH=src python3 -m unittest tests.test_alias).",
+    )
+    # pytest not found at all; a first try that failed on the code is passed over
+    bare = _sh("pytest tests/test_alias.py", "bash: pytest: command not found", False)
+    broken = _sh("python3 -m unittest tests.test_alias", "ImportError: No module named app", False)
+    (fix,) = _fixes(bare, broken, _UNITTEST)
+    assert fix[0] == "runner" and "pytest is not on PATH" in fix[1]
+    assert "PYTHONPATH=src" in fix[1]
+
+
+def test_a_module_run_with_dash_m_takes_the_modules_role():
+    from agentmem.agents import programs
+    from agentmem.agents.programs import Role
+    from agentmem.learning.shell_fixes import _commands
+
+    (c,) = _commands(_UNITTEST)
+    assert c.program == "unittest" and programs.has(c.program, Role.TEST)
+
+
+def test_near_misses_of_a_replaced_runner_teach_nothing():
+    # an install between, or in the retry's own line
+    for install in ("pip install pytest", "uv add --dev pytest", "python3 -m pip install pytest"):
+        assert _fixes(_NO_PYTEST, _sh(install, "Successfully installed"), _UNITTEST) == []
+        line = f"{install} && PYTHONPATH=src python3 -m unittest tests.test_alias"
+        assert _fixes(_NO_PYTEST, _sh(line, "Ran 4 tests\n\nOK")) == [], install
+    # a script of the project runs other tests than a runner would
+    assert _fixes(_NO_PYTEST, _sh("python3 tests/run_all.py", "all good")) == []
+    # a success that only asks the runner about itself
+    assert _fixes(_NO_PYTEST, _sh("python3 -m unittest --help", "usage: ...")) == []
+    assert _fixes(_NO_PYTEST, _sh("nose2 --version", "0.15")) == []
+    # the other runner failed on the code: it is not shown to run the tests
+    failing = _sh("python3 -m unittest tests.test_alias", "FAILED (failures=1)", False)
+    assert _fixes(_NO_PYTEST, failing) == []

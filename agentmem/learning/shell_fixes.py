@@ -681,6 +681,8 @@ def claims_of(f: Finding) -> tuple[tuple[str, str], ...]:
     absent = [] if d.get("silent") else [NOT_ON_PATH]
     if change in ("interpreter", "program") and len(facts) >= 2:
         out += [*((k, facts[1]) for k in absent), (ON_PATH, facts[0])]
+    elif change == "runner" and len(facts) >= 2 and d.get("missing") == "not found":
+        out.append((NOT_ON_PATH, facts[1]))
     elif change == "fullpath" and len(facts) >= 2:
         out += [*((k, facts[0]) for k in absent), (ON_PATH, facts[1])]
     elif change == "wrapper" and len(facts) >= 2 and facts[1].split():
@@ -2583,6 +2585,73 @@ def _under_folder(t: Trajectory, i: int) -> ShellFix | None:
     return None
 
 
+#: Options that only ask a program about itself: a call with one ran no tests.
+_SELF_QUESTION = frozenset({"--version", "-V", "--help", "-h", "help", "version"})
+#: A test runner's count of the tests it ran (unittest's "Ran 4 tests", pytest's "12
+#: passed", "collected 3 items"), and what says that they did not all pass or load.
+_TESTS_RAN = re.compile(r"\b(?:Ran|collected) [1-9]\d* (?:tests?|items?)\b|\b[1-9]\d* passed\b")
+_TESTS_BROKE = re.compile(
+    r"\bFAILED\b|\b\d+ (?:failed|errors?)\b|\berrors?=\d+|ImportError|ModuleNotFoundError|"
+    r"SyntaxError|No module named"
+)
+
+
+def _runner_missing(f: Command, diag: str, body: str) -> str | None:
+    """How test runner ``f`` was missing, as its diagnostic says: not found (``pytest:
+    command not found``), or its module absent from the interpreter that was to run it
+    (``python3 -m pytest``: "No module named pytest"); None when it ran."""
+    if not programs.has(f.program, Role.TEST):
+        return None
+    if _missing_program(f, diag, body) == f.program:
+        return "not found"
+    m = _NO_MODULE.search(f"{diag}\n{body[:600]}")
+    python = any(programs.is_python(_bare(w.split()[0])) for w in f.wrappers)
+    return "no module" if python and m and m.group(1) == f.program else None
+
+
+def _runner_replaced(t: Trajectory, i: int) -> ShellFix | None:
+    """``runner``: a test runner was missing (:func:`_runner_missing`) and, with nothing
+    installed on the way (``pip install pytest``, ``uv add``: :func:`_installs`, in a call
+    between or in the retry's own line), a later call ran another test runner
+    (:attr:`Role.TEST` of the program table; a module run with ``-m`` is the module:
+    ``python3 -m unittest``) and its output shows tests run and none failing or failing to
+    load ("Ran 4 tests", "12 passed"; not "FAILED", an ImportError: the learning view
+    counts failing tests as done), not only a ``--version`` or ``--help``. A script of the
+    project (``python3 tests/run.py``) may run other tests than a runner would, and is no
+    runner; the same runner through a wrapper (``uv run pytest``) is the ``wrapper`` kind's."""
+    step = t.steps[i]
+    failed = _failed_command(step) if is_shell(step.tool) and not step.success else None
+    how = _runner_missing(failed[0], failed[1], step.output) if failed else None
+    if failed is None or how is None:
+        return None
+    f, diag = failed
+    for j in range(i + 1, min(len(t.steps), i + 1 + WINDOW)):
+        later = t.steps[j]
+        cmds = (_commands(later) if is_shell(later.tool) else None) or ()
+        if any(_installs(c) for c in cmds) or any(c.program == f.program for c in cmds):
+            return None  # installed, or the same runner again: not another runner's doing
+        took = [c for c in cmds if programs.has(c.program, Role.TEST)]
+        # the learning view counts failing tests as done: the output says whether they ran
+        ran = _TESTS_RAN.search(later.output) and not _TESTS_BROKE.search(later.output)
+        if not took or outcome(later).failed or not ran:
+            continue
+        c = took[0]
+        if len(took) > 1 or set(c.args) & _SELF_QUESTION or not _proven(later, c):
+            return None
+        runner = f"{_wrappers(c)[-1]} {c.program}" if _wrappers(c) else c.program
+        run = " ".join((*c.assignments, *c.words))
+        run = run if len(run) <= 60 else run[:57].rstrip() + "..."
+        q = quote_error(diag, 8)
+        said = "is not installed" if how == "no module" else "is not on PATH"
+        text = f"In this project {f.program} {said} ('{q}'): {runner} ran the tests ({run})."
+        fnd = _finding(
+            "runner", f, "project", text, (runner, f.program), diag, missing=how, avoid=[]
+        )
+        why = f"call {i + 1} {short(f)} had no {f.program}; call {j + 1} {short(c)} ran the tests"
+        return ShellFix(i, j, (), attrs.evolve(fnd, domain=step.domain or ""), why)
+    return None
+
+
 #: Windows PowerShell 5.1 refusing ``&&`` / ``||``, which only PowerShell 7 reads.
 _PS_SEPARATOR = re.compile(r"The token '(&&|\|\|)' is not a valid statement separator")
 #: A PowerShell wrapper around a line: ``powershell.exe -NoProfile -Command "..."``.
@@ -2742,6 +2811,7 @@ _READERS = (
     _read_elsewhere,
     _case_differs,
     _under_folder,
+    _runner_replaced,
 )
 
 
@@ -3417,6 +3487,19 @@ SHELL_CHANGES: tuple[ShellChange, ...] = (
             _sh("cat src/app/page.tsx", f"cat: src/app/page.tsx: {_NO_FILE}", False),
             _sh("mkdir -p web/src/app"),
             _sh("cat web/src/app/page.tsx", "export default function Page() {}"),
+        ),
+    ),
+    ShellChange(
+        "runner",
+        "a test runner was not found (or its module missing: No module named pytest); with "
+        "nothing installed, another runner of the program table ran the tests and exited 0",
+        (
+            _sh("python3 -m pytest -q", "/usr/bin/python3: No module named pytest", False),
+            _sh("PYTHONPATH=src python3 -m unittest discover -s tests", "Ran 12 tests\n\nOK"),
+        ),
+        (
+            _sh("python3 -m pytest -q", "/usr/bin/python3: No module named pytest", False),
+            _sh("python3 -m unittest --help", "usage: python3 -m unittest [-h]"),
         ),
     ),
     ShellChange(
