@@ -190,6 +190,16 @@ def test_near_misses_of_a_subfolder_teach_nothing():
         assert _fixes(_cat(_PAGE, False), _cat(f"{top}/{_PAGE}")) == [], top
     # the shell moved to another folder on the way: which folder the path failed in is unknown
     assert _fixes(_sh("cd docs"), _cat(_PAGE, False), _cat(f"rallycoach/{_PAGE}")) == []
+    # the run's own listing shows the path's first folder under another folder too (each
+    # package of a monorepo has its src/): the one found is one copy, no fact of the project
+    listing = _sh(
+        "find . -name index.ts", "./packages/web/src/index.ts\n./packages/core/src/index.ts"
+    )
+    failed, found = _cat("src/index.ts", False), _cat("packages/core/src/index.ts")
+    assert _fixes(listing, failed, found) == []
+    assert _fixes(failed, found)[0][0] == "prefix"  # control: no listing says otherwise
+    at_top = _sh("find . -name '*.ts'", "./src/main.ts\n./rallycoach/src/lib/db.ts")
+    assert _fixes(at_top, _cat("src/lib/db.ts", False), _cat("rallycoach/src/lib/db.ts")) == []
     # a bare file name at the top: a location, as before, not a folder of the project
     (fix,) = _fixes(_cat("notes.txt", False), _cat("docs/notes.txt"))
     assert fix[0] == "location"

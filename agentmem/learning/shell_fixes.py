@@ -2530,6 +2530,24 @@ def _case_differs(t: Trajectory, i: int) -> ShellFix | None:
     return None
 
 
+def _folders_holding(t: Trajectory, first: str) -> set[str]:
+    """The folders that the run's own listings (:func:`_lists_hidden`: ``find``, ``ls
+    -R``, Glob) show a folder named ``first`` in (``""`` for the session's top), copies
+    under installed or vendored code left out."""
+    out: set[str] = set()
+    for s in t.steps:
+        if not _lists_hidden(t, s):
+            continue
+        for path in {p for paths in _listed(s.output).values() for p in paths}:
+            parts = path.split("/")
+            if _vendored(path + "/") or any(x in _COPIED for x in parts):
+                continue
+            out |= {"/".join(parts[:k]) for k, x in enumerate(parts[:-1]) if x == first}
+            if parts[-1] == first and path.endswith("/" + first):
+                out.add("/".join(parts[:-1]))
+    return out
+
+
 def _under_folder(t: Trajectory, i: int) -> ShellFix | None:
     """``prefix``: a call failed on a path of the session's folder that is not there
     (:func:`_missing_read`: ``src/app/page.tsx``, a script ``.specify/scripts/bash/x.sh``),
@@ -2540,7 +2558,8 @@ def _under_folder(t: Trajectory, i: int) -> ShellFix | None:
     Not when the run made that folder (``mkdir``, Write, ``git clone``, a copy into it) or
     moved the shell to another folder on the way, nor when it had already used the path
     under the folder (a slip), nor through installed, vendored or built copies
-    (``node_modules``, ``dist``, ``.venv``, ``build``)."""
+    (``node_modules``, ``dist``, ``.venv``, ``build``), nor when the run's own listing
+    shows the path's first folder under another folder as well (:func:`_folders_holding`)."""
     step = t.steps[i]
     missing = _missing_read(step)
     here = t.meta.get("cwd") or t.meta.get("project")
@@ -2574,8 +2593,12 @@ def _under_folder(t: Trajectory, i: int) -> ShellFix | None:
                 or any(_from_top(p, s, cwd) == g for s in t.steps[:i] for p in _read_paths(t, s))
             ):
                 return None
-            # the folder the failed path starts with is what lies under ``top``, not every file
+            # the folder the failed path starts with is what lies under ``top``, not every file;
+            # where the run's own listing shows that folder under another folder too (each
+            # package's src/ of a monorepo), the one found is one copy, no fact of the project
             first = b.split("/", 1)[0]
+            if _folders_holding(t, first) - {top}:
+                return None
             head = f"In this project {first}/ is under {top}/, not at the session's top folder:"
             head += " use"
             fold = f"{top}/{first}"
