@@ -460,7 +460,9 @@ def test_a_file_found_elsewhere_read_with_another_line_range_is_its_location():
     (text,) = _fixes(
         failed, _bash("sed -n '1,220p' feat/.specify/templates/plan.md", "# Plan", True)
     )
-    assert "plan.md is at feat/.specify/templates/plan.md" in text
+    # the very path under a folder: the folder it starts in is kept there (shape prefix)
+    assert text.startswith("In this project .specify/ is under feat/, not at the session's top")
+    assert "use feat/.specify/templates/plan.md" in text
     # two paths changed: no one location to learn
     other = _bash("cp a/plan.md feat/b/plan.md", "", True)
     two = _bash("cp .specify/plan.md b/plan.md", "Exit code 1\ncp: .specify/plan.md: No such file")

@@ -181,9 +181,10 @@ def test_an_absolute_and_a_relative_path_of_one_file_are_no_location():
 
 def test_the_development_halfs_location_in_one_workdir_stands():
     # real negative (boost-act, Codex 0.113): both calls in the project's workdir, the
-    # template found under the feature folder: two files once resolved, the lesson stands
+    # template found under the feature folder: two files once resolved, the lesson stands,
+    # as the folder the path starts in kept under another (.specify/ under the feature's)
     act = "/home/zak/work/hbc/boost/act"
     path = ".specify/templates/constitution-template.md"
     bad = _sed(act, path, False)
     good = _sed(act, f"feature/session-signature-fix/{path}", True)
-    assert _changes(bad, good) == ["location"]
+    assert _changes(bad, good) == ["prefix"]

@@ -519,6 +519,7 @@ def clusters(findings: Sequence[Finding]) -> list[tuple[str, list[int]]]:
     _wrong_tool_clusters(fs, out, taken)
     _tool_rule_clusters(fs, out, taken)
     _shell_location_clusters(fs, out, taken)
+    _shell_fold_clusters(fs, out, taken)
     _shell_program_clusters(fs, out, taken)
     _shell_action_clusters(fs, out, taken)
     _shell_escalation_clusters(fs, out, taken)
@@ -555,6 +556,37 @@ def _shell_location_clusters(fs: Sequence[Finding], out: list[_Cluster], taken: 
         if len(names) > 1:
             out.append(("shell_location", idx))
             taken.update(idx)
+
+
+def _shell_fold_clusters(fs: Sequence[Finding], out: list[_Cluster], taken: set[int]) -> None:
+    """Several files of one project that show one path fact (the same name spelt in another
+    letter case, the same leading folder left out: ``detail["fold"]``): one lesson naming
+    them, with the support of each."""
+    by: dict[tuple[str, ...], list[int]] = defaultdict(list)
+    for i, f in enumerate(fs):
+        for change in ("case", "prefix"):
+            key = _shell_key(f, change)
+            if key is not None and i not in taken and f.detail.get("fold"):
+                by[(key[0], key[1], change, str(f.detail["fold"]))].append(i)
+    for idx in by.values():
+        if len(idx) > 1:
+            out.append(("shell_fold", idx))
+            taken.update(idx)
+
+
+def _merge_shell_folds(group: list[Finding]) -> Finding:
+    f = group[0]
+    goods = list(dict.fromkeys(str(g.detail["good"]) for g in group))
+    head = str(f.detail["head"])
+    text = f.text if len(goods) == 1 else _fit(f"{head} {_and(goods)}.", f"{head} {goods[0]}.")
+    avoid = list(dict.fromkeys(str(a) for g in group for a in g.detail.get("avoid") or []))
+    return attrs.evolve(
+        f,
+        text=text,
+        facts=(str(f.facts[0]), *goods),
+        support=sum(g.support for g in group),
+        detail={**f.detail, "goods": goods, "avoid": avoid, "merged": len(group)},
+    )
 
 
 def _folder(path: str) -> str:
@@ -1172,6 +1204,7 @@ def merge_cluster(kind: str, group: list[Finding]) -> Finding:
         "wrong_tool": _merge_wrong_tools,
         "tool_rule": _merge_tool_rules,
         "shell_location": _merge_shell_locations,
+        "shell_fold": _merge_shell_folds,
         "shell_program": _merge_shell_programs,
         "shell_action": _merge_shell_actions,
         "shell_escalation": _merge_shell_escalations,

@@ -681,11 +681,13 @@ def claims_of(f: Finding) -> tuple[tuple[str, str], ...]:
     absent = [] if d.get("silent") else [NOT_ON_PATH]
     if change in ("interpreter", "program") and len(facts) >= 2:
         out += [*((k, facts[1]) for k in absent), (ON_PATH, facts[0])]
+    elif change == "runner" and len(facts) >= 2 and d.get("missing") == "not found":
+        out.append((NOT_ON_PATH, facts[1]))
     elif change == "fullpath" and len(facts) >= 2:
         out += [*((k, facts[0]) for k in absent), (ON_PATH, facts[1])]
     elif change == "wrapper" and len(facts) >= 2 and facts[1].split():
         out.append((ON_PATH, facts[1].split()[0]))
-    elif change == "location":
+    elif change in ("location", "case", "prefix"):
         goods = d.get("goods") or [d.get("good")]
         out += [(EXISTS, str(g)) for g in goods if isinstance(g, str) and g]
     elif change == "hidden" and len(facts) >= 3:
@@ -771,8 +773,10 @@ def _operand(f: Command, s: Command, q: str, diag: str, body: str, task: str) ->
     said = f"{diag}\n{body[:1000]}"
     if bad not in said and bad.rstrip("/") not in said:
         return _element(f, bad, good, q, diag)  # one element of a list, named alone?
-    if _MISSING_PATH.search(diag) and os.path.basename(bad.rstrip("/")) == os.path.basename(
-        good.rstrip("/")
+    if (
+        _MISSING_PATH.search(diag)
+        and os.path.basename(bad.rstrip("/")) == os.path.basename(good.rstrip("/"))
+        and not _spelt_otherwise(bad, good)
     ):
         name = os.path.basename(bad.rstrip("/")) or bad
         text = f"In this project {name} is at {good}; {short(f, 40)} fails with '{q}'."
@@ -790,6 +794,16 @@ def _operand(f: Command, s: Command, q: str, diag: str, body: str, task: str) ->
     return _finding(
         "operand", f, "project", text, (f.program, good), diag, bad=bad, good=good, avoid=[bad]
     )
+
+
+def _spelt_otherwise(bad: str, good: str) -> bool:
+    """Whether a path that worked is the failed one in another shape that its own rule reads:
+    the same letters in another case (:func:`_case_differs`), or the same relative path with
+    a folder in it under a leading folder (:func:`_under_folder`: ``src/app/page.tsx``, then
+    ``web/src/app/page.tsx``). "X is at P" would miss the fact, or name one copy of X."""
+    b = posixpath.normpath(bad.replace("\\", "/"))
+    folded = "/" in b and not _ROOTED.match(b) and not b.startswith("..")
+    return bad != good and (bad.lower() == good.lower() or (folded and good.endswith("/" + b)))
 
 
 def _widened(bad: str, good: str) -> bool:
@@ -2339,7 +2353,7 @@ def _read_elsewhere(t: Trajectory, i: int) -> ShellFix | None:
             and c.program != f.program
             and not any(programs.has(c.program, r) for r in (Role.VCS, Role.ANSWERS))
             for x in _targets(c)
-            if os.path.basename(x.rstrip("/")) == name and x != bad
+            if os.path.basename(x.rstrip("/")) == name and x != bad and not _spelt_otherwise(bad, x)
         ]
         if not later.success or len(took) != 1 or not _proven(later, took[0]):
             continue
@@ -2351,6 +2365,349 @@ def _read_elsewhere(t: Trajectory, i: int) -> ShellFix | None:
             "location", f, "project", text, (f.program, good), diag, bad=bad, good=good, avoid=[bad]
         )
         why = f"call {i + 1} {short(f)} found no {bad}; call {j + 1} {short(c)} read {good}"
+        return ShellFix(i, j, (), attrs.evolve(fnd, domain=step.domain or ""), why)
+    return None
+
+
+# ------------------------------------------------------------- a path read the right way
+
+
+#: What a reader's missing path reads as, from a client tool (Read's "File does not
+#: exist") or a program ("No such file or directory", "can't read").
+_NOT_THERE = re.compile(r"No such file or directory|does not exist|ENOENT|can't read", re.I)
+#: Folders of installed, vendored or built copies: a path through one is no fact of the
+#: project's own layout.
+_COPIED = frozenset(
+    "node_modules dist build .venv venv vendor site-packages .git __pycache__ target".split()
+)
+
+
+def _looks(c: Command) -> bool:
+    """Whether ``c`` only reads or lists what its path operands name (cat, sed -n, ls)."""
+    return _reader(c) or programs.has(c.program, Role.LISTS)
+
+
+def _path_words(c: Command) -> list[str]:
+    """The paths ``c`` names: its program's word when it is a path (a script run), then
+    its operands and redirect targets."""
+    word = _program_word(c)
+    return [*([word] if "/" in word else []), *_targets(c)]
+
+
+def _script(c: Command) -> str | None:
+    """The script ``c`` runs by its path: its program's word (``./x.sh``), or an
+    interpreter's or a shell's first operand (``bash x.sh``, ``python3 tools/gen.py``)."""
+    word = _program_word(c)
+    if "/" in word:
+        return word
+    runs = programs.is_interpreter(_bare(c.program)) or programs.has(c.program, Role.SHELL)
+    return c.operands[0] if runs and c.operands and not _inline(c) else None
+
+
+def _missing_read(step: Step) -> tuple[str, str, str, str] | None:
+    """(the path, the call as a lesson writes it, the diagnostic, the program or tool) of a
+    failed call that looked for a path that is not there: a client tool that reads a file
+    (Read: "File does not exist"), or a shell command that reads or lists (:func:`_looks`),
+    or runs a script by its path, its diagnostic naming the path as missing. A probe
+    answered "not there" (``ls X``, ``test -f X``) is no failure in the learning view and
+    never reaches here."""
+    if step.success:
+        return None
+    found = spec_for(step.tool)
+    if found is not None and found[1].kind is ToolKind.READ and not is_shell(step.tool):
+        path = step.params.get(found[1].path or "file_path")
+        o = outcome(step)
+        text = o.diagnostic or step.output.strip().split("\n", 1)[0]
+        if isinstance(path, str) and path and o.teachable and _NOT_THERE.search(text):
+            said = re.sub(r"</?[\w-]+>", "", text).strip()
+            return path, f"{step.tool} {path}", said, step.tool
+        return None
+    failed = _failed_command(step) if is_shell(step.tool) else None
+    if failed is None or not _NOT_THERE.search(failed[1]):
+        return None
+    f, diag = failed
+    for p in _path_words(f):
+        if (p in diag or p.rstrip("/") in diag) and (_looks(f) or p == _script(f)):
+            return p, short(f, 40), diag, f.program
+    return None
+
+
+def _read_paths(t: Trajectory, step: Step) -> list[str]:
+    """The paths a successful call read, listed or ran as a script: a client tool's file
+    (Read), or a path of a shell command that looks (:func:`_looks`) or runs a script by
+    its path, the call's success its own (:func:`_proven`)."""
+    if not step.success:
+        return []
+    found = spec_for(step.tool)
+    if found is not None and found[1].kind is ToolKind.READ and not is_shell(step.tool):
+        path = step.params.get(found[1].path or "file_path")
+        return [path] if isinstance(path, str) and path else []
+    out: list[str] = []
+    for c in _job_commands(t, step) if is_shell(step.tool) else ():
+        if _proven(step, c):
+            words = _path_words(c)
+            out += [p for p in words if _looks(c) or p == _script(c)]
+    return out
+
+
+def _from_top(path: str, step: Step, cwd: str | None) -> str | None:
+    """``path`` as written from the session's folder (``cwd``): relative, normalised; a
+    rooted path outside it as it is; None when the call's folder is unknown."""
+    p = path.strip().replace("\\", "/")
+    if not p or p.startswith(("~", "$")):
+        return None
+    top = posixpath.normpath(cwd.replace("\\", "/")) if cwd else None
+    if not _ROOTED.match(p):
+        folder = _folder_of(step, cwd)
+        if top is None or folder is None:
+            return posixpath.normpath(p) if top is None and "workdir" not in step.params else None
+        p = posixpath.join(folder, p)
+    p = posixpath.normpath(p)
+    if top and (p == top or p.startswith(top.rstrip("/") + "/")):
+        return posixpath.relpath(p, top)
+    return p
+
+
+def _moved_folder(t: Trajectory, steps: Sequence[Step]) -> bool:
+    """Whether one of ``steps`` moved the shell to another folder (``cd``, ``pushd``:
+    :attr:`Role.CHDIR`, never a ``cd`` to the session's own folder)."""
+    here = str(t.meta.get("cwd") or "")
+    return any(
+        is_shell(s.tool)
+        and any(
+            programs.has(c.program, Role.CHDIR) and not moves_nowhere(c, here)
+            for c in _commands(s) or ()
+        )
+        for s in steps
+    )
+
+
+def _made_on_the_way(t: Trajectory, upto: int, names: set[str]) -> bool:
+    """Whether a call up to ``upto`` made, moved, renamed or removed a file or folder one
+    of whose names is in ``names`` (compared without letter case): the run's own doing
+    (:func:`_acted_on`: ``mkdir``, ``mv``, ``git mv``, Write, a patch, ``git clone`` into it)."""
+    low = {n.lower() for n in names}
+    for step in t.steps[: upto + 1]:
+        gone, made = _acted_on(step)
+        parts = {x.lower() for m in made for x in m.replace("\\", "/").split("/")}
+        if {g.lower() for g in gone} & low or parts & low:
+            return True
+        for c in (_commands(step) or ()) if is_shell(step.tool) else ():
+            # a move names the folders it renames (git mv a/x A/x); a clone the one it makes
+            ops = c.operands if _moves(c) else c.operands[1:] if c.subcommand == "clone" else ()
+            if {x.lower() for o in ops for x in o.replace("\\", "/").split("/")} & low:
+                return True
+    return False
+
+
+def _fold_finding(
+    change: str, program: str, head: str, good: str, what: str, diag: str, **more: object
+) -> Finding:
+    """A path fact whose lesson is ``head`` and the path that worked; several files of one
+    project with one ``fold`` (the same wrong spelling, the same missing folder) merge in
+    Stage 3 into one lesson naming them all (:mod:`.merge`)."""
+    q = quote_error(re.sub(r"^(fatal|error|Error|ERROR): ", "", diag), 8)
+    text = f"{head} {good}; {what} fails with '{q}'."
+    bad = str(more.get("bad") or "")
+    return _finding(
+        change,
+        program,
+        "project",
+        text,
+        (program, good),
+        diag,
+        good=good,
+        head=head,
+        avoid=[bad] if bad else [],
+        **more,
+    )
+
+
+def _case_differs(t: Trajectory, i: int) -> ShellFix | None:
+    """``case``: a call failed on a path that is not there (:func:`_missing_read`), and
+    within :data:`WINDOW` calls the run read the same path written with other letter case
+    (``Use cases/UC-06.md``, then ``Use Cases/UC-06.md``), every other letter alike, from
+    the same folder: the project spells that name so. Not when the run made, moved or
+    renamed a file or folder of either spelling on the way (:func:`_made_on_the_way`), nor
+    across a change of folder; a read of another file in between is passed over."""
+    step = t.steps[i]
+    missing = _missing_read(step)
+    cwd = t.meta.get("cwd") or t.meta.get("project")
+    cwd = cwd if isinstance(cwd, str) else None
+    if missing is None:
+        return None
+    bad, what, diag, name = missing
+    b = _from_top(bad, step, cwd)
+    if b is None:
+        return None
+    for j in range(i + 1, min(len(t.steps), i + 1 + WINDOW)):
+        later = t.steps[j]
+        for good in _read_paths(t, later):
+            g = _from_top(good, later, cwd)
+            if g is None or g == b or g.lower() != b.lower():
+                continue
+            parts = list(zip(b.split("/"), g.split("/")))
+            pairs = [(x, y) for x, y in parts if x != y]
+            if _moved_folder(t, t.steps[i : j + 1]) and not _ROOTED.match(b):
+                return None
+            if any(y in _COPIED for y in g.split("/")):
+                return None
+            if _made_on_the_way(t, j, {n for pair in pairs for n in pair}):
+                return None
+            wrong, right = pairs[0] if len(pairs) == 1 else (b, g)
+            last = len(pairs) == 1 and parts[-1] == pairs[0]
+            noun = "path" if len(pairs) > 1 else ("file" if last else "folder")
+            head = f"In this project the {noun} is '{right}', not '{wrong}' (letter case matters):"
+            head += " read"
+            fnd = _fold_finding(
+                "case", name, head, good, what, diag, bad=bad, fold=f"{wrong}>{right}"
+            )
+            why = f"call {i + 1} found no {bad}; call {j + 1} read {good}"
+            return ShellFix(i, j, (), attrs.evolve(fnd, domain=step.domain or ""), why)
+    return None
+
+
+def _folders_holding(t: Trajectory, first: str) -> set[str]:
+    """The folders that the run's own listings (:func:`_lists_hidden`: ``find``, ``ls
+    -R``, Glob) show a folder named ``first`` in (``""`` for the session's top), copies
+    under installed or vendored code left out."""
+    out: set[str] = set()
+    for s in t.steps:
+        if not _lists_hidden(t, s):
+            continue
+        for path in {p for paths in _listed(s.output).values() for p in paths}:
+            parts = path.split("/")
+            if _vendored(path + "/") or any(x in _COPIED for x in parts):
+                continue
+            out |= {"/".join(parts[:k]) for k, x in enumerate(parts[:-1]) if x == first}
+            if parts[-1] == first and path.endswith("/" + first):
+                out.add("/".join(parts[:-1]))
+    return out
+
+
+def _under_folder(t: Trajectory, i: int) -> ShellFix | None:
+    """``prefix``: a call failed on a path of the session's folder that is not there
+    (:func:`_missing_read`: ``src/app/page.tsx``, a script ``.specify/scripts/bash/x.sh``),
+    a path with a folder in it, and within :data:`WINDOW` calls the run read (or ran) that
+    very path under a leading folder (``rallycoach/src/app/page.tsx``): the project is
+    kept in that subfolder. The lesson names the folder, not the file, so a name found at
+    several paths (``page.tsx``) does not weigh against it as it does against "X is at P".
+    Not when the run made that folder (``mkdir``, Write, ``git clone``, a copy into it) or
+    moved the shell to another folder on the way, nor when it had already used the path
+    under the folder (a slip), nor through installed, vendored or built copies
+    (``node_modules``, ``dist``, ``.venv``, ``build``), nor when the run's own listing
+    shows the path's first folder under another folder as well (:func:`_folders_holding`)."""
+    step = t.steps[i]
+    missing = _missing_read(step)
+    here = t.meta.get("cwd") or t.meta.get("project")
+    here = here if isinstance(here, str) else None
+    # the top is the session's folder; for a call that ran outside it (Codex's workdir),
+    # or in a run whose folder is unknown, the failed call's own folder
+    cwd, folder = here, _folder_of(step, here)
+    root = posixpath.normpath(here.replace("\\", "/")) if here else None
+    if folder and not (root and (folder == root or folder.startswith(root.rstrip("/") + "/"))):
+        cwd = folder
+    if missing is None:
+        return None
+    bad, what, diag, name = missing
+    b = _from_top(bad, step, cwd)
+    if b is None or _ROOTED.match(b) or b.startswith("..") or "/" not in b.strip("/"):
+        return None
+    for j in range(i + 1, min(len(t.steps), i + 1 + WINDOW)):
+        later = t.steps[j]
+        for good in _read_paths(t, later):
+            g = _from_top(good, later, cwd)
+            if g is None or not g.endswith("/" + b):
+                continue
+            top = g[: -len(b) - 1]
+            relative = not (_ROOTED.match(bad.strip()) and _ROOTED.match(good.strip()))
+            if (
+                _ROOTED.match(g)
+                or top.startswith("..")
+                or any(x in _COPIED for x in g.split("/"))
+                or (relative and _moved_folder(t, t.steps[: j + 1]))
+                or _made_on_the_way(t, j, set(top.split("/")))
+                or any(_from_top(p, s, cwd) == g for s in t.steps[:i] for p in _read_paths(t, s))
+            ):
+                return None
+            # the folder the failed path starts with is what lies under ``top``, not every file;
+            # where the run's own listing shows that folder under another folder too (each
+            # package's src/ of a monorepo), the one found is one copy, no fact of the project
+            first = b.split("/", 1)[0]
+            if _folders_holding(t, first) - {top}:
+                return None
+            head = f"In this project {first}/ is under {top}/, not at the session's top folder:"
+            head += " use"
+            fold = f"{top}/{first}"
+            fnd = _fold_finding("prefix", name, head, good, what, diag, bad=bad, fold=fold)
+            why = f"call {i + 1} found no {bad}; call {j + 1} read {good}"
+            return ShellFix(i, j, (), attrs.evolve(fnd, domain=step.domain or ""), why)
+    return None
+
+
+#: Options that only ask a program about itself: a call with one ran no tests.
+_SELF_QUESTION = frozenset({"--version", "-V", "--help", "-h", "help", "version"})
+#: A test runner's count of the tests it ran (unittest's "Ran 4 tests", pytest's "12
+#: passed", "collected 3 items"), and what says that they did not all pass or load.
+_TESTS_RAN = re.compile(r"\b(?:Ran|collected) [1-9]\d* (?:tests?|items?)\b|\b[1-9]\d* passed\b")
+_TESTS_BROKE = re.compile(
+    r"\bFAILED\b|\b\d+ (?:failed|errors?)\b|\berrors?=\d+|ImportError|ModuleNotFoundError|"
+    r"SyntaxError|No module named"
+)
+
+
+def _runner_missing(f: Command, diag: str, body: str) -> str | None:
+    """How test runner ``f`` was missing, as its diagnostic says: not found (``pytest:
+    command not found``), or its module absent from the interpreter that was to run it
+    (``python3 -m pytest``: "No module named pytest"); None when it ran."""
+    if not programs.has(f.program, Role.TEST):
+        return None
+    if _missing_program(f, diag, body) == f.program:
+        return "not found"
+    m = _NO_MODULE.search(f"{diag}\n{body[:600]}")
+    python = any(programs.is_python(_bare(w.split()[0])) for w in f.wrappers)
+    return "no module" if python and m and m.group(1) == f.program else None
+
+
+def _runner_replaced(t: Trajectory, i: int) -> ShellFix | None:
+    """``runner``: a test runner was missing (:func:`_runner_missing`) and, with nothing
+    installed on the way (``pip install pytest``, ``uv add``: :func:`_installs`, in a call
+    between or in the retry's own line), a later call ran another test runner
+    (:attr:`Role.TEST` of the program table; a module run with ``-m`` is the module:
+    ``python3 -m unittest``) and its output shows tests run and none failing or failing to
+    load ("Ran 4 tests", "12 passed"; not "FAILED", an ImportError: the learning view
+    counts failing tests as done), not only a ``--version`` or ``--help``. A script of the
+    project (``python3 tests/run.py``) may run other tests than a runner would, and is no
+    runner; the same runner through a wrapper (``uv run pytest``) is the ``wrapper`` kind's."""
+    step = t.steps[i]
+    failed = _failed_command(step) if is_shell(step.tool) and not step.success else None
+    how = _runner_missing(failed[0], failed[1], step.output) if failed else None
+    if failed is None or how is None:
+        return None
+    f, diag = failed
+    for j in range(i + 1, min(len(t.steps), i + 1 + WINDOW)):
+        later = t.steps[j]
+        cmds = (_commands(later) if is_shell(later.tool) else None) or ()
+        if any(_installs(c) for c in cmds) or any(c.program == f.program for c in cmds):
+            return None  # installed, or the same runner again: not another runner's doing
+        took = [c for c in cmds if programs.has(c.program, Role.TEST)]
+        # the learning view counts failing tests as done: the output says whether they ran
+        ran = _TESTS_RAN.search(later.output) and not _TESTS_BROKE.search(later.output)
+        if not took or outcome(later).failed or not ran:
+            continue
+        c = took[0]
+        if len(took) > 1 or set(c.args) & _SELF_QUESTION or not _proven(later, c):
+            return None
+        runner = f"{_wrappers(c)[-1]} {c.program}" if _wrappers(c) else c.program
+        run = " ".join((*c.assignments, *c.words))
+        run = run if len(run) <= 60 else run[:57].rstrip() + "..."
+        q = quote_error(diag, 8)
+        said = "is not installed" if how == "no module" else "is not on PATH"
+        text = f"In this project {f.program} {said} ('{q}'): {runner} ran the tests ({run})."
+        fnd = _finding(
+            "runner", f, "project", text, (runner, f.program), diag, missing=how, avoid=[]
+        )
+        why = f"call {i + 1} {short(f)} had no {f.program}; call {j + 1} {short(c)} ran the tests"
         return ShellFix(i, j, (), attrs.evolve(fnd, domain=step.domain or ""), why)
     return None
 
@@ -2515,6 +2872,9 @@ _READERS = (
     _drive_paths,
     _console_encoding,
     _read_elsewhere,
+    _case_differs,
+    _under_folder,
+    _runner_replaced,
 )
 
 
@@ -3214,6 +3574,51 @@ SHELL_CHANGES: tuple[ShellChange, ...] = (
         "'No such file' naming the path; the same program on a path with the same file name",
         (_sh("cat notes.txt", f"cat: notes.txt: {_NO_FILE}", False), _sh("cat docs/notes.txt")),
         (_sh("cat notes.txt", f"cat: notes.txt: {_NO_FILE}", False), _sh("cat docs/todo.md")),
+    ),
+    ShellChange(
+        "case",
+        "a read failed on a missing path; a later read of the same path in other letter "
+        "case worked, from the same folder, and the run made or renamed neither spelling",
+        (
+            _sh(
+                'sed -n 1,200p "Use cases/UC-06.md"',
+                f"sed: can't read Use cases/UC-06.md: {_NO_FILE}",
+                False,
+            ),
+            _sh('sed -n 1,80p "Acceptance Tests/UC-06-AT.md"', "# AT"),
+            _sh('sed -n 1,240p "Use Cases/UC-06.md"', "# UC-06"),
+        ),
+        (
+            _sh("cat docs/readme.md", f"cat: docs/readme.md: {_NO_FILE}", False),
+            _sh("cat docs/README.txt", "# readme"),
+        ),
+    ),
+    ShellChange(
+        "prefix",
+        "a read failed on a relative path with a folder in it; a later read of that very path "
+        "under a leading folder worked, a folder the run did not make, from the same folder",
+        (
+            _sh("cat src/app/page.tsx", f"cat: src/app/page.tsx: {_NO_FILE}", False),
+            _sh("cat web/src/app/page.tsx", "export default function Page() {}"),
+        ),
+        (
+            _sh("cat src/app/page.tsx", f"cat: src/app/page.tsx: {_NO_FILE}", False),
+            _sh("mkdir -p web/src/app"),
+            _sh("cat web/src/app/page.tsx", "export default function Page() {}"),
+        ),
+    ),
+    ShellChange(
+        "runner",
+        "a test runner was not found (or its module missing: No module named pytest); with "
+        "nothing installed, another runner of the program table ran the tests and exited 0",
+        (
+            _sh("python3 -m pytest -q", "/usr/bin/python3: No module named pytest", False),
+            _sh("PYTHONPATH=src python3 -m unittest discover -s tests", "Ran 12 tests\n\nOK"),
+        ),
+        (
+            _sh("python3 -m pytest -q", "/usr/bin/python3: No module named pytest", False),
+            _sh("python3 -m unittest --help", "usage: python3 -m unittest [-h]"),
+        ),
     ),
     ShellChange(
         "operand",
