@@ -141,6 +141,15 @@ def test_a_project_kept_in_a_subfolder_teaches_the_folder_not_one_file():
         _sh(f"bash Inner/{script} --json", '{"ok": true}'),
     )
     assert fix[0] == "prefix" and ".specify/ is under Inner/" in fix[1]
+    # real (validation, wave 9): Codex ran it in the inner folder (its workdir); the lesson
+    # names the path from the session's folder, not the operand relative to the workdir
+    from .transcripts import codex_exec
+
+    (fix,) = _fixes(
+        codex_exec(f"bash {script}", f"bash: {script}: {NF}", False, workdir=CWD),
+        codex_exec(f"bash {script}", '{"ok": true}', True, workdir=f"{CWD}/Inner"),
+    )
+    assert fix[0] == "prefix" and f"use Inner/{script};" in fix[1]
 
 
 def test_a_file_name_listed_twice_no_longer_hides_the_missing_folder():

@@ -2639,7 +2639,9 @@ def _under_folder(t: Trajectory, i: int) -> ShellFix | None:
             head = f"In this project {first}/ is under {top}/, not at the session's top folder:"
             head += " use"
             fold = f"{top}/{first}"
-            fnd = _fold_finding("prefix", name, head, good, what, diag, bad=bad, fold=fold)
+            # the path from the session's folder: the operand that worked may be absolute,
+            # or relative to a folder the call moved to (``cd Inner && .specify/...``)
+            fnd = _fold_finding("prefix", name, head, g, what, diag, bad=bad, fold=fold)
             why = f"call {i + 1} found no {bad}; call {j + 1} read {good}"
             return ShellFix(i, j, (), attrs.evolve(fnd, domain=step.domain or ""), why)
     return None
