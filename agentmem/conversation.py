@@ -22,7 +22,14 @@ from collections.abc import Sequence
 
 import attrs
 
+from .framing import APPROVALS as _APPROVALS
+from .framing import FILLERS as _FILLERS
+from .framing import NOTIFICATION_TAGS, strip_context
+from .framing import OPTION as _OPTION
+from .framing import REPLIES as _REPLIES
+
 __all__ = [
+    "NOTIFICATION_TAGS",
     "PROMPT_KINDS",
     "Prompt",
     "classify",
@@ -35,23 +42,6 @@ __all__ = [
 #: The kinds of prompt. ``trajectory.meta["prompt_kind"]`` holds one (absent: a task).
 PROMPT_KINDS = ("task", "reply", "choice", "slash", "notification")
 
-#: Text a client writes into the conversation by itself: a notification, not a prompt.
-NOTIFICATION_TAGS = (
-    "<task-notification>",
-    "<system-notification>",
-    "<background-task",
-    "<agent-notification>",
-)
-
-#: Context a client wraps around what the user typed: removed before anything else is read.
-#: Claude Code in an IDE adds the open file and the selection; Codex's IDE extension heads the
-#: request with its setup ("# Context from my IDE setup: ... ## My request for Codex:").
-_CONTEXT = (
-    re.compile(r"<(ide_opened_file|ide_selection|ide_diagnostics)>.*?</\1>\s*", re.DOTALL),
-    re.compile(
-        r"\A\s*# Context from my IDE setup:.*?^## My request for Codex:[ \t]*\n", re.S | re.M
-    ),
-)
 #: A prompt template's expansion, and what was asked through it (its command, or the arguments
 #: the template quotes): "# /butler-exec — Execute a ButlerSpec ..." (a Codex custom prompt),
 #: "## User Input\n\n```text\n<arguments>\n```" (spec-kit's commands).
@@ -63,35 +53,6 @@ _COMMAND = re.compile(r"<command-name>\s*(/?[^<]*?)\s*</command-name>", re.DOTAL
 _COMMAND_ARGS = re.compile(r"<command-args>(.*?)</command-args>", re.DOTALL)
 _COMMAND_TAGS = re.compile(r"</?command-(?:name|message|args)>")
 
-# A choice: options the agent offered (a letter, a number), yes/no, an approval.
-_OPTION = re.compile(r"\A(?:[a-z]|\d{1,2}|[a-z]\d|\d[a-z])\Z")
-_APPROVALS = frozenset(
-    """
-    yes y yeah yep yup sure ok okay k no n nope nah approve approved accept accepted
-    agree agreed confirm confirmed proceed go lgtm
-    はい いいえ いや うん ええ 了解 承知 お願いします お願い おねがいします 是 否 好 好的 可以 行
-    不 不要 对 嗯 确认 同意 네 아니요 예 ja nein oui non si sí да нет
-    """.split()
-)
-# Words that may stand around an option or approval without stating a task.
-_FILLERS = frozenset(
-    """
-    option options choice number no. # the and or & please pls plz thanks thank you
-    let's lets go with i'd id i'll ill choose pick take want prefer it is one first
-    second third both all of them do that this
-    それ これ で を が に します お願い お願いします ください 番 案 と 也 吧 呢 选 请
-    """.split()
-)
-# A short reply: acknowledgement or "go on", with no task in it.
-_REPLIES = frozenset(
-    """
-    thanks thank you thx ty great perfect nice cool good awesome excellent wonderful
-    looks sounds good fine right correct exactly done continue keep going go on ahead
-    proceed next carry resume retry again try do it that please now more
-    ありがとう ありがとうございます 続けて 続き 進めて 次 いいね 完璧 大丈夫 それで
-    start begin implement 继续 谢谢 很好 完美 下一步 不错 开始 开始实施 实施 执行 开始吧
-    """.split()
-)
 _WORD = re.compile(r"[\w#.&'!?\-]+|[^\s\w]", re.UNICODE)
 _PUNCT = " \t\r\n.,!?;:()[]{}\"'`~-_*…。、！？：；「」『』（）"
 _CJK_SPLIT = re.compile(
@@ -122,13 +83,6 @@ def slash_command(text: str) -> str | None:
         name = "/" + name
     asked = f"{name} {args.group(1).strip() if args else ''}".strip()
     return _COMMAND_TAGS.sub("", asked).strip() or None
-
-
-def strip_context(text: str) -> str:
-    """``text`` without the context a client wrapped around it (an IDE's open file)."""
-    for pattern in _CONTEXT:
-        text = pattern.sub("", text)
-    return text.strip()
 
 
 def template(text: str) -> str | None:

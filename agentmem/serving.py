@@ -59,6 +59,7 @@ __all__ = [
     "FILTER_FAILURES",
     "FILTER_MARGIN",
     "MARKER",
+    "MAX_CONVERSATION_CHARS",
     "Filter",
     "Lesson",
     "Query",
@@ -103,12 +104,20 @@ def _names(value: Sequence[str] | None, what: str) -> tuple[str, ...] | None:
     return out
 
 
+#: The most of a query's conversation that is kept (:attr:`Query.conversation`).
+MAX_CONVERSATION_CHARS = 4000
+
+
 class Query:
     """What a prompt asks of the library, validated once.
 
     ``text``: the prompt (or task). ``tools``/``domains``: the tools the agent is about
     to use and the domains to search, if known (None: every domain). ``k``: at most
-    this many lessons. ``min_score``: overrides the relevance floor. ``project``: the
+    this many lessons. ``min_score``: overrides the relevance floor. ``conversation``:
+    what came just before the prompt (the agent's last message, the user's previous
+    prompt: :func:`agentmem.hooks.recent.conversation`), searched with the prompt
+    (:attr:`searched`) for a prompt that says little; it chooses lessons only: the served
+    log's prompt hash and the holdout read ``text`` alone. ``project``: the
     folder the agent works in (its git root counts; lessons of that project are served
     beside the global ones). ``global_only``: only lessons of no project, whatever
     ``project`` says. ``team``: merge the team replica's lessons (in a team). ``route``
@@ -119,6 +128,7 @@ class Query:
     """
 
     __slots__ = (
+        "conversation",
         "domains",
         "global_only",
         "k",
@@ -131,6 +141,7 @@ class Query:
         "tools",
     )
     text: str
+    conversation: str | None
     tools: tuple[str, ...] | None
     domains: tuple[str, ...] | None
     k: int
@@ -154,6 +165,7 @@ class Query:
         team: bool = True,
         route: str = "api",
         session: str | None = None,
+        conversation: str | None = None,
     ) -> None:
         if not isinstance(text, str) or not text.strip():
             raise InvalidRecordError("the task text must not be empty")
@@ -163,6 +175,8 @@ class Query:
             raise InvalidRecordError(f"min_score must be between 0 and 1, not {min_score}")
         if not isinstance(route, str) or not route:
             raise InvalidRecordError("route must name the route into the prompt")
+        if conversation is not None and not isinstance(conversation, str):
+            raise InvalidRecordError("conversation must be text")
         values = {
             "text": text,
             "tools": _names(tools, "tools"),
@@ -174,6 +188,7 @@ class Query:
             "team": bool(team),
             "route": route,
             "session": session if isinstance(session, str) and session else None,
+            "conversation": conversation[:MAX_CONVERSATION_CHARS] if conversation else None,
         }
         for name, value in values.items():
             object.__setattr__(self, name, value)
@@ -202,6 +217,11 @@ class Query:
         values = {n: getattr(self, n) for n in self.__slots__}
         values.update(changes)
         return Query(values.pop("text"), **values)
+
+    @property
+    def searched(self) -> str:
+        """What the search reads: the prompt, then the conversation before it (if any)."""
+        return self.text if self.conversation is None else f"{self.text}\n{self.conversation}"
 
     def where(self) -> str | None:
         """The project whose lessons are served beside the global ones (its root), or None."""
@@ -369,7 +389,7 @@ def _select(
     def found(depth: int) -> tuple[list[Lesson], list[Lesson]]:
         hits = search(
             db,
-            query.text,
+            query.searched,
             embed,
             tools=query.tools,
             domains=query.domains,
@@ -542,7 +562,7 @@ def team_lessons(
             raise TeamError(embedder_problem(info, model) or "the team's index is refused")
         found = search(
             conn,
-            query.text,
+            query.searched,
             embed,
             tools=query.tools,
             domains=query.domains,

@@ -349,6 +349,7 @@ def _codex_exit(output: Any) -> tuple[int | None, str]:
 class Turn:
     prompt: str
     failures: list[str]  # call ids
+    line: int = 0  # the prompt's line in the file (0-based): the lines before it came before it
 
 
 _NOT_PROMPTS = ("<environment_context>", "<user_instructions>", "# AGENTS.md", "<turn_aborted>")
@@ -363,7 +364,7 @@ def turns(path: Path) -> list[Turn]:
     for n, obj in _lines(path):
         prompt = _codex_prompt(obj) if codex else _claude_prompt(obj)
         if prompt:
-            out.append(Turn(prompt, []))
+            out.append(Turn(prompt, [], n))
         elif n in failed and out:
             out[-1].failures.append(failed[n])
     return out
@@ -775,47 +776,83 @@ def _replay_session(
     assign(found, keyed)
     rep = repeats(t, keyed)
     cwd = cwd_of(t.path)
-    for turn in turns(t.path):
-        served, withheld = _served(mem, turn.prompt, cwd, found)
-        stats["turns"] += 1
-        stats["withheld_turns"] += bool(withheld)
-        text = {x.id: x.text for x in found}
-        stats["withheld"] += [
-            {"session": t.file, "lesson": text.get(i, str(i)), "why": why} for i, why in withheld
-        ]
-        stats["wrong_turns"] += any(x.match is None for x in served)
-        for cid in turn.failures:
-            if cid not in rep:
-                continue
-            entry = keyed[rep[cid]][1]
-            ok = any(x.match and names(x, entry) for x in served)
-            stats["repeated"] += 1
-            stats["right"] += ok
-            stats["cases"].append({"failure": f"{t.file}#{cid}", "repeats": rep[cid], "served": ok})
+    with open(t.path, encoding="utf-8") as f:
+        lines = f.readlines()  # split as _lines splits them, so a turn's line is its index
+    with tempfile.TemporaryDirectory() as tmp:
+        before = Path(tmp) / t.path.name  # the transcript as the client has written it so far
+        with open(before, "w", encoding="utf-8") as client:
+            written = 0
+            for turn in turns(t.path):
+                client.writelines(lines[written : turn.line])  # the lines before this prompt
+                client.flush()
+                written = max(written, turn.line)
+                _replay_turn(mem, t, turn, str(before), cwd, found, keyed, rep, stats)
 
 
-def hook_payload(prompt: str, cwd: str | None) -> dict[str, Any]:
+def _replay_turn(
+    mem: Memory,
+    t: Transcript,
+    turn: Turn,
+    transcript: str,
+    cwd: str | None,
+    found: Sequence[Lesson],
+    keyed: Mapping[str, tuple[Transcript, dict[str, Any]]],
+    rep: Mapping[str, str],
+    stats: dict[str, Any],
+) -> None:
+    """One prompt of a replayed session: what the hook serves it (given ``transcript``, the
+    session's lines before the prompt, as the client gives the hook its file), and whether
+    each repeated mistake after it was preceded by the right lesson."""
+    served, withheld = _served(mem, turn.prompt, cwd, found, transcript)
+    stats["turns"] += 1
+    stats["withheld_turns"] += bool(withheld)
+    text = {x.id: x.text for x in found}
+    stats["withheld"] += [
+        {"session": t.file, "lesson": text.get(i, str(i)), "why": why} for i, why in withheld
+    ]
+    stats["wrong_turns"] += any(x.match is None for x in served)
+    for cid in turn.failures:
+        if cid not in rep:
+            continue
+        entry = keyed[rep[cid]][1]
+        ok = any(x.match and names(x, entry) for x in served)
+        stats["repeated"] += 1
+        stats["right"] += ok
+        stats["cases"].append({"failure": f"{t.file}#{cid}", "repeats": rep[cid], "served": ok})
+
+
+def hook_payload(prompt: str, cwd: str | None, transcript: str | None = None) -> dict[str, Any]:
     """The UserPromptSubmit payload Claude Code gives the hook for ``prompt`` typed in a
-    session working in ``cwd`` (the fields the hook reads)."""
-    return {
+    session working in ``cwd`` whose transcript so far is the file ``transcript`` (the
+    fields the hook reads)."""
+    payload = {
         "session_id": "replay",
         "cwd": cwd or "",
         "hook_event_name": "UserPromptSubmit",
         "prompt": prompt,
     }
+    if transcript is not None:
+        payload["transcript_path"] = transcript
+    return payload
 
 
 def _served(
-    mem: Memory, prompt: str, cwd: str | None, found: Sequence[Lesson]
+    mem: Memory,
+    prompt: str,
+    cwd: str | None,
+    found: Sequence[Lesson],
+    transcript: str | None = None,
 ) -> tuple[list[Lesson], list[tuple[int, str]]]:
     """The lessons the UserPromptSubmit hook serves for ``prompt`` in the session's working
     directory ``cwd`` (found by their ids), and the ids of those its filters withheld (a
     claim that fails here) with the reason: :func:`agentmem.hooks.run.prompt_served`, what
     the hook calls, with the payload Claude Code gives it (the prompt, its cwd, the
-    session), so the claim checks, the team merge, the holdout and the served log are the
-    hook's. The session's machine cannot be consulted: a claim about PATH is left
-    unchecked (this machine's PATH would make the figures depend on where the benchmark
-    runs), and a path claim is checked only where the session's folder exists here."""
+    session, and ``transcript``: a file of the session's lines before the prompt, from
+    which a prompt that says little is given the conversation before it), so the claim
+    checks, the team merge, the holdout and the served log are the hook's. The session's
+    machine cannot be consulted: a claim about PATH is left unchecked (this machine's PATH
+    would make the figures depend on where the benchmark runs), and a path claim is
+    checked only where the session's folder exists here."""
     import agentmem.claims as claims_module
 
     def unknown(name: str) -> str | None:
@@ -824,7 +861,7 @@ def _served(
     looked_up = claims_module._which
     claims_module._which = unknown
     try:
-        got = prompt_served(str(mem.path), hook_payload(prompt, cwd))
+        got = prompt_served(str(mem.path), hook_payload(prompt, cwd, transcript))
     finally:
         claims_module._which = looked_up
     if got is None:

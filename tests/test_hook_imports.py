@@ -104,11 +104,13 @@ def library(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
-def _hook(library: Path, tmp_path: Path, prompt: str) -> tuple[str, dict[str, Any]]:
+def _hook(
+    library: Path, tmp_path: Path, prompt: str, transcript: Path | None = None
+) -> tuple[str, dict[str, Any]]:
     """The hook's standard output, and what the probe reported at its exit."""
     payload = {
         "session_id": "0b6f2a4e-5c1d-4e8a-9f3b-7d2c1a0e9b84",
-        "transcript_path": str(tmp_path / "none.jsonl"),
+        "transcript_path": str(transcript or tmp_path / "none.jsonl"),
         "cwd": str(tmp_path),
         "hook_event_name": "UserPromptSubmit",
         "prompt": prompt,
@@ -151,6 +153,18 @@ def test_the_prompt_hook_answers_without_heavy_imports(library: Path, tmp_path: 
 def test_the_prompt_hook_without_a_lesson_imports_as_little(library: Path, tmp_path: Path):
     out, report = _hook(library, tmp_path, "What is the weather like on the moon today?")
     assert out == ""
+    assert _heavy(report["modules"]) == [] and report["compiled"] == []
+
+
+def test_a_short_prompt_reads_its_transcript_without_heavy_imports(library: Path, tmp_path: Path):
+    """ "1" is served from the agent's question before it, read from the transcript's end."""
+    question = "Shall I call book_reservation for the flight now? 1. yes 2. not yet"
+    line = {"type": "assistant", "message": {"content": [{"type": "text", "text": question}]}}
+    transcript = tmp_path / "session.jsonl"
+    transcript.write_text(json.dumps(line) + "\n", encoding="utf-8")
+    out, report = _hook(library, tmp_path, "1", transcript)
+    assert LESSONS[0][0] in json.loads(out)["hookSpecificOutput"]["additionalContext"]
+    assert "agentmem.hooks.recent" in report["modules"]
     assert _heavy(report["modules"]) == [] and report["compiled"] == []
 
 

@@ -40,6 +40,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "languages",
         "rc",
         "schemadoc",
+        "framing",
         "conversation",
         "served",
         "effect",

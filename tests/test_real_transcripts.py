@@ -465,3 +465,34 @@ def test_a_lesson_recurs_when_two_sessions_or_two_projects_key_it() -> None:
     assert bench.recurring(keyed, by="project") == set()
     items.append(t("corpus/b/s3.jsonl", "b", {**fix, "id": "7"}))
     assert bench.recurring(bench.corrections(items), by="project") == {"use python3"}
+
+
+def test_the_replay_gives_the_hook_the_transcript_before_each_prompt(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As the client does, the replay's hook gets a ``transcript_path``: a file holding the
+    session's lines before the prompt (the agent's question before "3"), never after it."""
+    lines = [
+        {"type": "user", "message": {"role": "user", "content": "finish the release branch"}},
+        {"type": "assistant", "message": {"role": "assistant", "content": [
+            {"type": "text", "text": "1. rerun the tests 2. rebase 3. git push. Which one?"}]}},
+        {"type": "user", "message": {"role": "user", "content": "3"}},
+        {"type": "assistant", "message": {"role": "assistant", "content": [
+            {"type": "text", "text": "Pushed."}]}},
+    ]  # fmt: skip
+    path = tmp_path / "s.jsonl"
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+    t = bench.Transcript("corpus/p/s.jsonl", "claude-code", "p", [], path=path)
+    seen: list[tuple[str, list[dict[str, Any]]]] = []
+
+    def turn(mem: Any, t: Any, turn: bench.Turn, transcript: str, *rest: Any) -> None:
+        text = Path(transcript).read_text(encoding="utf-8")
+        seen.append((turn.prompt, [json.loads(x) for x in text.splitlines()]))
+
+    monkeypatch.setattr(bench, "_replay_turn", turn)
+    with Memory.open(tmp_path / "replay.db") as mem:
+        bench._replay_session(mem, t, {}, {})
+    assert seen == [("finish the release branch", []), ("3", lines[:2])]
+    payload = bench.hook_payload("3", "/w/app", "/tmp/t.jsonl")
+    assert payload["transcript_path"] == "/tmp/t.jsonl"
+    assert "transcript_path" not in bench.hook_payload("3", "/w/app")

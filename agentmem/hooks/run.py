@@ -6,7 +6,10 @@ Claude Code passes a JSON object on standard input (``session_id``,
 
 - ``UserPromptSubmit``: prints the lessons for the prompt, served in the project
   of the hook's ``cwd``, as ``hookSpecificOutput.additionalContext`` (nothing when
-  none fits, or when ``AGENTMEM_SERVE=off``). This is the fast path: it imports
+  none fits, or when ``AGENTMEM_SERVE=off``). A prompt that says little ("3",
+  "proceed") is searched together with the agent's last message and the user's
+  previous prompt, read from the end of ``transcript_path`` (:mod:`.recent`); only
+  the lessons chosen reach the prompt. This is the fast path: it imports
   neither click nor sqlite-utils.
 - ``Stop``: imports the new turns of ``transcript_path`` (the turn just finished
   counts as complete); with ``--learn``, when something new was recorded, starts
@@ -259,9 +262,11 @@ def _prompt_context(args: _Args, payload: dict[str, Any]) -> str:
 
 
 def prompt_served(db: str, payload: dict[str, Any]) -> Served | None:
-    """What the ``UserPromptSubmit`` hook serves for ``payload`` (its ``prompt``, ``cwd``
-    and ``session_id``) from the library file ``db``: :func:`agentmem.context.serve_file`
-    with the hook's :class:`~agentmem.serving.Query` (served log included). None when
+    """What the ``UserPromptSubmit`` hook serves for ``payload`` (its ``prompt``, ``cwd``,
+    ``session_id`` and ``transcript_path``) from the library file ``db``:
+    :func:`agentmem.context.serve_file` with the hook's :class:`~agentmem.serving.Query`
+    (served log included); a prompt that says little is searched with the conversation
+    before it, read from the end of ``transcript_path`` (:func:`_conversation`). None when
     nothing is searched: ``AGENTMEM_SERVE=off``, no prompt, or no library yet. The
     benchmarks' replay calls it to stand for the hook."""
     from ..paths import serving_off
@@ -280,8 +285,21 @@ def prompt_served(db: str, payload: dict[str, Any]) -> Served | None:
         project=_text(payload, "cwd") or os.getcwd(),
         session=session if isinstance(session, str) else None,
         route="hook",
+        conversation=_conversation(prompt, _text(payload, "transcript_path")),
     )
     return serve_file(db, query)
+
+
+def _conversation(prompt: str, transcript: str | None) -> str | None:
+    """For a prompt that says little (:func:`agentmem.framing.says_little`), what came just
+    before it in the transcript (:func:`agentmem.hooks.recent.conversation`); else None."""
+    from ..framing import says_little
+
+    if transcript is None or not says_little(prompt[:MAX_PROMPT_CHARS]):
+        return None
+    from .recent import conversation
+
+    return conversation(transcript, prompt)
 
 
 def _import(
