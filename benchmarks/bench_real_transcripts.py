@@ -500,11 +500,26 @@ def corrections(items: Sequence[Transcript]) -> dict[str, tuple[Transcript, dict
 
 def names(lesson: Lesson, entry: Mapping[str, Any]) -> bool:
     """(b) of the matching rule: the lesson (text and rule facts) names the correction's
-    program and one of its terms."""
+    program, as a word, and one of its terms, from the start of a word (a term may be a
+    word's stem: "before writ"). Not inside another word: "dir" is not named by
+    "create_directory", nor "ls" by "fails" (wave 9's reader found both)."""
     hay = f"{lesson.text}\n{lesson.rule}".lower()
-    return any(p.lower() in hay for p in programs(entry)) and any(
-        t.lower() in hay for t in entry["terms"]
+    return any(_has(hay, p, whole=True) for p in programs(entry)) and any(
+        _has(hay, t, whole=False) for t in entry["terms"]
     )
+
+
+def _has(hay: str, name: str, whole: bool) -> bool:
+    """Whether ``hay`` holds ``name`` (lower case) starting a word, and ending one when
+    ``whole``: no letter or digit before it (after it); ``_`` and ``.`` separate words
+    (``mcp__fs__create_directory`` names ``create_directory``), and a name that starts or
+    ends with another character (".ps1", "-- PATTERN") needs no boundary on that side."""
+    n = name.lower()
+    if not n:
+        return False
+    head = r"(?<![a-z0-9])" if re.match(r"[a-z0-9]", n) else ""
+    tail = r"(?![a-z0-9])" if whole and re.search(r"[a-z0-9]$", n) else ""
+    return re.search(head + re.escape(n) + tail, hay) is not None
 
 
 def programs(entry: Mapping[str, Any]) -> list[str]:
