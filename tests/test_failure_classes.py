@@ -67,6 +67,30 @@ def test_a_pipeline_ending_in_a_search_that_found_nothing_is_no_misuse(step: Ste
     assert outcome(step).failure is Failure.INFORMATIONAL
 
 
+def test_git_commit_with_nothing_staged_reports_the_tree_and_teaches_nothing():
+    """Real (blind set 9, read after its first try): ``git commit`` exits 1 with "On branch
+    main ... no changes added to commit"; a ``git add`` and the commit again then worked,
+    and "Run git add X before git commit; without it git fails with 'On branch main'" was
+    learned. It is git's report of the tree, as a search's no match is; a hook that failed
+    the commit is still a failure."""
+    status = (
+        "Exit code 1\nOn branch main\nChanges not staged for commit:\n"
+        '\tmodified:   src/a.ts\n\nno changes added to commit (use "git add" and/or '
+        '"git commit -a")'
+    )
+    nothing = _bash("git commit -m 'feat: x'", status)
+    assert outcome(nothing).failure is Failure.INFORMATIONAL
+    fixed = (
+        _bash("git add src/a.ts", "", True),
+        _bash("git commit -m 'feat: x'", "[main 1a2b] feat", True),
+    )
+    assert _fixes(nothing, *fixed) == []
+    hook = _bash(
+        "git commit -m 'feat: x'", "Exit code 1\nhusky > pre-commit hook failed\nlint failed"
+    )
+    assert outcome(hook).failure is not Failure.INFORMATIONAL
+
+
 def test_a_pipeline_failed_upstream_is_that_programs_and_a_chain_stops_at_its_failure():
     # pipefail: cargo failed, tail only trimmed its output: the code's failure, not tail's
     built = _bash("cargo build 2>&1 | tail -20", "Exit code 101\nerror[E0425]: cannot find x")

@@ -356,6 +356,24 @@ def test_a_corrections_program_may_be_one_of_several_names(tmp_path: Path) -> No
     assert not bench.names(lesson("git fetch is refused here"), entry)
 
 
+def test_a_program_is_named_as_a_word_and_a_term_from_a_words_start() -> None:
+    """Wave 9's reader found lessons matched by a name inside another word: "dir" inside
+    "create_directory", the term "ls" inside "fails", "python" inside "python3"."""
+
+    def named(text: str, program: str, *terms: str) -> bool:
+        entry = {"program": program, "terms": list(terms)}
+        return bench.names(bench.Lesson(1, text, "global", "", set()), entry)
+
+    assert not named("call mcp__fs__create_directory first; write_file fails", "dir", "ls")
+    assert not named("python3 lacks django_redis: source venv/bin/activate", "python", "python3")
+    assert named("call mcp__fs__create_directory first", "create_directory", "first")
+    assert named(
+        "Edit fails: Read the file first, then write it", "Edit", "before writ", "then writ"
+    )
+    assert named("run rg -- -PATTERN: pass it after --", "rg", "-- PATTERN", "after --")
+    assert named("Windows PowerShell reads a .ps1 as ANSI", ".ps1", "ANSI")
+
+
 def test_programs_of_respect_quotes_and_heredocs() -> None:
     def f(cmd: str) -> set[str]:
         return bench.programs_of(bench.Failure("i", "Bash", json.dumps({"command": cmd}), "", 0))

@@ -96,6 +96,34 @@ def test_the_read_a_refused_edit_needs_is_the_rule_where_the_record_ends() -> No
     assert run(_edit("/p/a.py", False, NOT_READ), _read("/p/b.py")) == []
 
 
+def test_the_read_first_rule_is_a_lesson_once_the_slip_repeats(tmp_path) -> None:
+    """Its error says what to do ("Read it first before writing to it"); the wave 9 reader
+    judged the lesson from one slip useless. As for a tool's other self-explaining rules,
+    one slip teaches nothing; two, in one run or across the library's runs, do."""
+    from agentmem import Memory
+
+    once = [_edit("/p/a.py", False, NOT_READ), _read("/p/a.py"), _edit("/p/a.py")]
+    twice = [
+        _edit("/p/a.py", False, NOT_READ),
+        _edit("/p/b.py", False, NOT_READ),
+        _read("/p/a.py"),
+        _read("/p/b.py"),
+        _edit("/p/a.py"),
+        _edit("/p/b.py"),
+    ]
+
+    def learned(*runs: list[Step]) -> list[str]:
+        with Memory.open(tmp_path / f"m{len(runs)}{len(runs[0])}.db", embedder="hash") as mem:
+            for n, steps in enumerate(runs):
+                mem.record(f"fix the module {n}", steps, accepted=True)
+            mem.learn(use_model=False)
+            return [e.text for e in mem.experiences() if "not been read" in e.text]
+
+    assert learned(once) == []
+    assert len(learned(twice)) == 1
+    assert len(learned(once, once)) == 1
+
+
 def test_a_call_without_a_recorded_result_teaches_nothing() -> None:
     """A transcript cut before a call's result (the importer's NO_RESULT) says nothing of
     what the call did: no correction is made of it, as of an interrupted call (it once

@@ -213,6 +213,22 @@ def test_a_path_first_reached_after_the_failure_is_still_a_location_fact():
         assert text.startswith("In this project tasks.md is at specs/001-a/tasks.md"), first
 
 
+def test_a_place_inside_installed_code_is_no_location_fact():
+    """Real (blind set 9, read after its first try): exploring a library's source, ``rg ...
+    deps/ash/lib/ash/resource/change.ex`` found nothing there, then the file was read at
+    ``deps/ash/lib/ash/resource/change/change.ex``: the dependency's layout, of its version,
+    no fact of the project. The same pair in the project's own folders still teaches."""
+    nf = "No such file or directory"
+    for top in ("deps/ash/lib", "node_modules/ash/lib", "vendor/ash/lib"):
+        bad = _sh(f"cat {top}/resource/change.ex", f"cat: {top}/resource/change.ex: {nf}", False)
+        good = _sh(f"cat {top}/resource/change/change.ex", "defmodule Change do", True)
+        assert _texts(bad, good) == [], top
+    bad = _sh("cat lib/resource/change.ex", f"cat: lib/resource/change.ex: {nf}", False)
+    good = _sh("cat lib/resource/change/change.ex", "defmodule Change do", True)
+    (text,) = _texts(bad, good)
+    assert text.startswith("In this project change.ex is at lib/resource/change/change.ex")
+
+
 # ------------------------------------------- 4. a replacement credited to another program
 
 _MANIFEST = "C:/Users/me/app/Cargo.toml"

@@ -329,9 +329,19 @@ def _informational(c: Command, body: str, diag: str, code: int | None) -> bool:
         if any(f in ("--exit-code", "--quiet") for f in c.flags):
             return not _INVOCATION.search(body)
         return False
+    if c.program == "git" and c.subcommand == "commit":
+        # git's report that nothing is staged ("On branch main ... no changes added to
+        # commit"): the state of the tree, exit 1, no failure of the call
+        return _NOTHING_TO_COMMIT.search(body) is not None and not _INVOCATION.search(body)
     if Role.ANSWERS not in _roles(c) and c.words[:2] != ("command", "-v"):
         return False
     return not _INVOCATION.search(body) and (code == 1 or not diag or diag == "Error")
+
+
+#: git commit's report that nothing is staged: a line of its own, as git prints it.
+_NOTHING_TO_COMMIT = re.compile(
+    r"(?m)^(?:nothing to commit|no changes added to commit|nothing added to commit)\b"
+)
 
 
 #: Windows' exit status for a program it could not start (9009: "is not recognized as an

@@ -970,8 +970,10 @@ REPEATED_SLIP: dict[str, tuple[tuple[Step, ...], ...]] = {
 def _tool_needs(t: Trajectory) -> list[Correction]:
     """A coding agent's tool refused a file for want of another call first (Claude Code's
     "File has not been read yet": :attr:`agentmem.agents.ToolSpec.needs`), the run made
-    that call on the same file, and then changed the file (with that tool or one that does
-    the same job): the tool's own rule, a prerequisite it recovers from."""
+    that call on the same file, and did not fail that way on it again (the record may end
+    there): the tool's own rule, a prerequisite it recovers from. Its error says what to
+    do, so, as for :func:`_tool_instead`, a one-off slip teaches nothing: it is a lesson
+    once the slip repeats (``detail["slips"]``, ``detail["repeats"]``)."""
     out: list[Correction] = []
     steps = t.steps
     for i, w in enumerate(steps):
@@ -1009,7 +1011,13 @@ def _tool_needs(t: Trajectory) -> list[Correction]:
         u = steps[helper].tool
         words = next(words for words, _ in found[1].needs if words in w.output)
         text = tool_rule_text([w.tool], u, e)
-        f = _tool_rule(w, text, (w.tool, u), e, words, helper=u, declared=True)
+        # the error says what to do ("Read it first before writing to it"): a one-off slip
+        # teaches nothing, the rule is a lesson once the slip repeats (in this run, or merged
+        # in Stage 3 with the session's or the library's runs: stages.repeated)
+        slips = sum(1 for s in steps if not s.success and s.tool == w.tool and words in s.output)
+        f = _tool_rule(
+            w, text, (w.tool, u), e, words, helper=u, declared=True, slips=slips, repeats=True
+        )
         out.append(
             Correction(
                 Kind.TOOL_RULE,

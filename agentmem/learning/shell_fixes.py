@@ -2973,7 +2973,8 @@ def _not_paired(step: Step, cut: bool) -> bool:
 
 def _kept(t: Trajectory, out: list[ShellFix]) -> list[ShellFix]:
     """``out`` less the run's own doing, a slip of its folder or of a path it had used
-    (:func:`used_before`), a policy bypassed (:func:`overrides_policy`), and a file name its
+    (:func:`used_before`), a policy bypassed (:func:`overrides_policy`), a place inside
+    installed code (:func:`in_installed_code`), and a file name its
     own listings show twice (the listings read once, and only when a location fact needs
     them)."""
     kept = [
@@ -2983,10 +2984,21 @@ def _kept(t: Trajectory, out: list[ShellFix]) -> list[ShellFix]:
         and not cwd_slip(t, x)
         and not overrides_policy(t, x)
         and not used_before(t, x)
+        and not in_installed_code(x)
     ]
     located = any(x.finding.detail.get("change") == "location" for x in kept)
     twice = _names_listed_twice(t) if located else frozenset()
     return [x for x in kept if not named_twice(t, x, twice)]
+
+
+def in_installed_code(x: ShellFix) -> bool:
+    """Whether a ``location`` lesson places a file inside installed or vendored code
+    (:data:`_VENDORED`: ``deps/ash/lib/...``, ``node_modules/x/...``): that layout is the
+    dependency's, of its version, found again by one search; no fact of the project (a
+    wave 9 reader found two such lessons, from an agent exploring a library's source)."""
+    d = x.finding.detail
+    good = d.get("good")
+    return d.get("change") == "location" and isinstance(good, str) and _vendored(good)
 
 
 def used_before(t: Trajectory, x: ShellFix) -> bool:
@@ -3349,7 +3361,12 @@ def _names_listed_twice(t: Trajectory) -> frozenset[str]:
 
 #: Folders that hold other people's copies (installed packages, a virtualenv, vendored code):
 #: a file name listed there beside the project's own file is not a second copy of it.
-_VENDORED = re.compile(r"(?:^|/)(?:node_modules|\.venv|venv|vendor|site-packages|\.git)/")
+#: Folders of installed or vendored code (a package manager's, a build's), not the
+#: project's own: npm, Python, Go/PHP/Ruby vendoring, Elixir's deps and _build, CocoaPods.
+_VENDORED = re.compile(
+    r"(?:^|/)(?:node_modules|\.venv|venv|vendor|site-packages|dist-packages|deps|_build|Pods|"
+    r"bower_components|\.git)/"
+)
 
 
 def _vendored(path: str) -> bool:
