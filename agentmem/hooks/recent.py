@@ -96,8 +96,8 @@ def _blocks_text(content: Any) -> str:
 
 
 def _claude_prompt(obj: Mapping[str, Any]) -> str | None:
-    if obj.get("isSidechain") is True or obj.get("isMeta") is True:
-        return None
+    if any(obj.get(k) is True for k in ("isSidechain", "isMeta", "isCompactSummary")):
+        return None  # a sub-agent's line, the client's own, a compacted conversation's summary
     message = obj.get("message")
     content = message.get("content") if isinstance(message, Mapping) else None
     if isinstance(content, list) and any(

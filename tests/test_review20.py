@@ -1,0 +1,37 @@
+"""Review 20: findings in this session's changes, each as the smallest input that showed it.
+
+Our own fixtures: a few Claude Code and Codex lines and calls written here, no transcript
+text.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from agentmem.hooks.recent import line_said, recent
+
+
+def _write(path: Path, lines: list[Any]) -> Path:
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+    return path
+
+
+# ------------------------------------------------------------ hooks/recent.py
+
+
+def test_a_compaction_summary_is_no_prompt_of_the_user(tmp_path: Path) -> None:
+    """Claude Code writes the summary of a compacted conversation as a user line with
+    ``isCompactSummary: true``; the importer passes it over (claude_code.py), and so must
+    the prompt hook: it is no task the user typed."""
+    summary = {
+        "type": "user",
+        "isCompactSummary": True,
+        "message": {"role": "user", "content": "This session is being continued from a previous"},
+    }
+    assert line_said(summary) is None
+    reply = {"type": "assistant", "message": {"role": "assistant", "content": "1. a\n2. b"}}
+    prompt = {"type": "user", "message": {"role": "user", "content": "finish the billing job"}}
+    got = recent(_write(tmp_path / "t.jsonl", [prompt, summary, reply]))
+    assert got.prompt == "finish the billing job"
