@@ -35,3 +35,19 @@ def test_a_compaction_summary_is_no_prompt_of_the_user(tmp_path: Path) -> None:
     prompt = {"type": "user", "message": {"role": "user", "content": "finish the billing job"}}
     got = recent(_write(tmp_path / "t.jsonl", [prompt, summary, reply]))
     assert got.prompt == "finish the billing job"
+
+
+def test_a_codex_message_item_in_tags_is_no_prompt_of_the_user() -> None:
+    """Codex writes context of its own as user message items in tags (``<environment_context>``,
+    ``<user_shell_command>``, a skill's text); the importer takes no user item that starts
+    with ``<`` for a prompt (codex.py ``_message``), and so must the prompt hook."""
+
+    def item(text: str) -> dict[str, Any]:
+        content = [{"type": "input_text", "text": text}]
+        return {
+            "type": "response_item",
+            "payload": {"type": "message", "role": "user", "content": content},
+        }
+
+    assert line_said(item("<user_shell_command>ls</user_shell_command>")) is None
+    assert line_said(item("finish the billing job")) == ("prompt", "finish the billing job")

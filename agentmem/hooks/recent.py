@@ -140,6 +140,8 @@ def _codex_said(obj: Mapping[str, Any]) -> tuple[str, str] | None:
     text = text.strip()
     if kind == "prompt" and text.startswith((*CODEX_CLIENT_TEXT, *NOTIFICATION_TAGS)):
         return None
+    if kind == "prompt" and obj.get("type") == "response_item" and text.startswith("<"):
+        return None  # context Codex wrote in tags (a shell command's, a skill's): as the importer
     return kind, text
 
 
