@@ -11,6 +11,15 @@ from pathlib import Path
 from typing import Any
 
 from agentmem.hooks.recent import line_said, recent
+from agentmem.learning.corrections import find_corrections
+from agentmem.learning.kinds import Kind
+from agentmem.records import Step, Trajectory
+
+NOT_READ = (
+    "<tool_use_error>File has not been read yet. "
+    "Read it first before writing to it.</tool_use_error>"
+)
+NOT_FOUND = "<tool_use_error>String to replace not found in file.\nString: a</tool_use_error>"
 
 
 def _write(path: Path, lines: list[Any]) -> Path:
@@ -51,3 +60,29 @@ def test_a_codex_message_item_in_tags_is_no_prompt_of_the_user() -> None:
 
     assert line_said(item("<user_shell_command>ls</user_shell_command>")) is None
     assert line_said(item("finish the billing job")) == ("prompt", "finish the billing job")
+
+
+# ------------------------------------------------------------ corrections._tool_needs
+
+
+def test_an_edit_after_the_read_that_fails_for_another_reason_keeps_the_rule() -> None:
+    """Edit refused 'File has not been read yet', the Read, an Edit whose old_string was not
+    found, then the Edit that worked: the Read answered the refusal (the next Edit was not
+    refused again); the later failure is another mistake. Before review 20 the rule was
+    learned here (a successful Edit within five calls of the Read); the relaxed check
+    dropped it, taking any failed Edit of the file for "refused again"."""
+    steps = (
+        Step(
+            "Edit", {"file_path": "/p/a.py", "old_string": "a", "new_string": "b"}, NOT_READ, False
+        ),
+        Step("Read", {"file_path": "/p/a.py"}, "1\tx = 0", True),
+        Step(
+            "Edit", {"file_path": "/p/a.py", "old_string": "a", "new_string": "b"}, NOT_FOUND, False
+        ),
+        Step("Edit", {"file_path": "/p/a.py", "old_string": "x", "new_string": "y"}, "ok", True),
+    )
+    t = Trajectory(task="fix a", steps=steps, accepted=True)
+    found = [c for c in find_corrections(t) if c.kind == Kind.TOOL_RULE]
+    assert [c.finding.text.split(",")[0] for c in found] == [
+        "If Edit fails with 'File has not been read yet'"
+    ]
