@@ -86,3 +86,21 @@ def test_an_edit_after_the_read_that_fails_for_another_reason_keeps_the_rule() -
     assert [c.finding.text.split(",")[0] for c in found] == [
         "If Edit fails with 'File has not been read yet'"
     ]
+
+
+def test_a_tail_of_lines_that_are_no_json_objects_is_passed_over_quickly(tmp_path: Path) -> None:
+    """A transcript_path whose tail is 128 Ki short lines of text (a log, not a transcript):
+    each was parsed as JSON and its error built, about half a second of the prompt hook;
+    a line that does not start an object is no line of either client."""
+    import time
+
+    path = tmp_path / "log.txt"
+    path.write_bytes(
+        b"x\n" * (128 * 1024)
+        + (json.dumps({"type": "user", "message": {"content": "fix a"}}) + "\n").encode()
+    )
+    start = time.perf_counter()
+    assert recent(path).prompt == "fix a"
+    path.write_bytes(b"x\n" * (128 * 1024))
+    assert recent(path) == (None, None)
+    assert time.perf_counter() - start < 0.25

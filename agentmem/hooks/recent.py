@@ -179,6 +179,8 @@ def recent(
     prompt: str | None = None
     reply: str | None = None
     for line in reversed(tail_lines(path, max_bytes)):
+        if not line.lstrip().startswith(b"{"):
+            continue  # no object: nothing either client writes (parsing each costs the hook)
         try:
             said = line_said(loads(line, what="a transcript line"))
         except ValueError:  # a line cut short or not JSON (JSONInputError): the next one back
