@@ -10,6 +10,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from agentmem.hooks.recent import line_said, recent
 from agentmem.learning.corrections import find_corrections
 from agentmem.learning.kinds import Kind
@@ -104,3 +106,21 @@ def test_a_tail_of_lines_that_are_no_json_objects_is_passed_over_quickly(tmp_pat
     path.write_bytes(b"x\n" * (128 * 1024))
     assert recent(path) == (None, None)
     assert time.perf_counter() - start < 0.25
+
+
+@pytest.mark.xfail(
+    strict=True, reason="review 20, left: the tag patterns scan to the end per opener"
+)
+def test_a_prompt_of_unclosed_tags_is_read_in_linear_time(tmp_path: Path) -> None:
+    """framing.INJECTED and IDE_CONTEXT (``<tag>.*?</tag>``) scan to the end of the text for
+    each opening tag that is never closed: quadratic. A previous prompt of 4,000 unclosed
+    ``<system-reminder>`` (68 KB) costs the prompt hook about a second; 256 KB, the whole
+    window, about 15 seconds."""
+    import time
+
+    text = "<system-reminder>" * 4000 + "fix a"
+    line = {"type": "user", "message": {"role": "user", "content": text}}
+    path = _write(tmp_path / "t.jsonl", [line])
+    start = time.perf_counter()
+    recent(path)
+    assert time.perf_counter() - start < 0.3
