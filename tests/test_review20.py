@@ -124,3 +124,28 @@ def test_a_prompt_of_unclosed_tags_is_read_in_linear_time(tmp_path: Path) -> Non
     start = time.perf_counter()
     recent(path)
     assert time.perf_counter() - start < 0.3
+
+
+# ------------------------------------------------------------ shell_fixes: case
+
+
+def test_a_path_read_before_in_its_right_case_then_slipped_teaches_nothing() -> None:
+    """``cat "Use Cases/UC-06.md"`` worked, then ``cat "Use cases/UC-06.md"`` failed and the
+    right spelling worked again: the agent knew the spelling and slipped once. ``prefix``
+    and ``location`` learn nothing of such a slip (used_before, _under_folder); ``case``
+    learned "the folder is 'Use Cases', not 'Use cases'"."""
+    from agentmem.agents import learning_view
+    from agentmem.learning.shell_fixes import _sh, find_shell_fixes
+
+    good = _sh('cat "Use Cases/UC-06.md"', "# UC-06")
+    bad = _sh(
+        'cat "Use cases/UC-06.md"', "cat: Use cases/UC-06.md: No such file or directory", False
+    )
+    meta = {"cwd": "/w/app", "project": "/w/app"}
+
+    def changes(*steps: Step) -> list[object]:
+        t = Trajectory(task="read UC-06", steps=steps, meta=meta)
+        return [x.finding.detail["change"] for x in find_shell_fixes(learning_view(t))]
+
+    assert changes(bad, good) == ["case"]
+    assert changes(good, _sh("ls"), bad, good) == []
