@@ -96,8 +96,8 @@ def _blocks_text(content: Any) -> str:
 
 
 def _claude_prompt(obj: Mapping[str, Any]) -> str | None:
-    if obj.get("isSidechain") is True or obj.get("isMeta") is True:
-        return None
+    if any(obj.get(k) is True for k in ("isSidechain", "isMeta", "isCompactSummary")):
+        return None  # a sub-agent's line, the client's own, a compacted conversation's summary
     message = obj.get("message")
     content = message.get("content") if isinstance(message, Mapping) else None
     if isinstance(content, list) and any(
@@ -140,6 +140,8 @@ def _codex_said(obj: Mapping[str, Any]) -> tuple[str, str] | None:
     text = text.strip()
     if kind == "prompt" and text.startswith((*CODEX_CLIENT_TEXT, *NOTIFICATION_TAGS)):
         return None
+    if kind == "prompt" and obj.get("type") == "response_item" and text.startswith("<"):
+        return None  # context Codex wrote in tags (a shell command's, a skill's): as the importer
     return kind, text
 
 
@@ -177,6 +179,8 @@ def recent(
     prompt: str | None = None
     reply: str | None = None
     for line in reversed(tail_lines(path, max_bytes)):
+        if not line.lstrip().startswith(b"{"):
+            continue  # no object: nothing either client writes (parsing each costs the hook)
         try:
             said = line_said(loads(line, what="a transcript line"))
         except ValueError:  # a line cut short or not JSON (JSONInputError): the next one back

@@ -997,16 +997,16 @@ def _tool_needs(t: Trajectory) -> list[Correction]:
         )
         if helper is None:
             continue
-        later = next(
-            (
-                k
-                for k in range(helper + 1, len(steps))
-                if _file_of(steps[k]) == path and same_job(steps[k].tool, w.tool)
-            ),
-            None,
+        changes = (
+            k
+            for k in range(helper + 1, len(steps))
+            if _file_of(steps[k]) == path and same_job(steps[k].tool, w.tool)
         )
+        later = next(changes, None)
+        if later is not None and any(x in steps[later].output for x, _ in found[1].needs):
+            continue  # the same change refused again after the call: not the fix
         if later is not None and not steps[later].success:
-            continue  # the same change failed again after the call: not the fix
+            later = next((k for k in changes if steps[k].success), None)  # another mistake
         done = later if later is not None else helper
         u = steps[helper].tool
         words = next(words for words, _ in found[1].needs if words in w.output)

@@ -3003,15 +3003,16 @@ def in_installed_code(x: ShellFix) -> bool:
 
 def used_before(t: Trajectory, x: ShellFix) -> bool:
     """Whether a "where is it" fact's right path (``location``: "X is at P"; ``operand``:
-    "run it with P, not Q") was the path of a call that worked *before* the failed one:
-    a shell command's operand, or a client tool's file (Read's ``file_path``), the two
-    compared once resolved (:func:`readings`). The agent knew P and slipped once (``sed
-    specs/001-a/tasks.md`` worked, then ``specs/001-b/tasks.md``, then ``001-a`` again):
-    the pair records a slip, not a fact it lacked, and teaches nothing. A path first
-    reached after the failure, or another file of P's folder used before, still teaches."""
+    "run it with P, not Q"; ``case``: "the folder is 'P', not 'p'") was the path of a
+    call that worked *before* the failed one: a shell command's operand, or a client
+    tool's file (Read's ``file_path``), the two compared once resolved
+    (:func:`readings`). The agent knew P and slipped once (``sed specs/001-a/tasks.md``
+    worked, then ``specs/001-b/tasks.md``, then ``001-a`` again): the pair records a
+    slip, not a fact it lacked, and teaches nothing. A path first reached after the
+    failure, or another file of P's folder used before, still teaches."""
     d = x.finding.detail
     good = d.get("good")
-    if d.get("change") not in ("location", "operand") or not isinstance(good, str):
+    if d.get("change") not in ("location", "operand", "case") or not isinstance(good, str):
         return False
     cwd = t.meta.get("cwd") or t.meta.get("project")
     cwd = cwd if isinstance(cwd, str) else None
