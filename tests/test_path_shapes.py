@@ -233,6 +233,9 @@ def test_a_missing_test_runner_replaced_by_another_runner_teaches_that_runner():
     (fix,) = _fixes(bare, broken, _UNITTEST)
     assert fix[0] == "runner" and "pytest is not on PATH" in fix[1]
     assert "PYTHONPATH=src" in fix[1]
+    # review 20: a runner that prints "0 failed" on success (cargo, deno, pytest's summary)
+    clean = _sh("python3 -m unittest tests.test_alias", "Ran 4 tests: 4 passed, 0 failed\nOK")
+    assert [f[0] for f in _fixes(_NO_PYTEST, clean)] == ["runner"]
 
 
 def test_a_module_run_with_dash_m_takes_the_modules_role():

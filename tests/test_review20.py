@@ -149,3 +149,25 @@ def test_a_path_read_before_in_its_right_case_then_slipped_teaches_nothing() -> 
 
     assert changes(bad, good) == ["case"]
     assert changes(good, _sh("ls"), bad, good) == []
+
+
+def test_a_case_pair_outside_the_project_is_no_project_fact() -> None:
+    """Review 20, item 10: Read of /etc/Hosts failed and /etc/hosts worked taught "In this
+    project the file is 'hosts' ..."; a path outside the session's folder is no fact of it."""
+    from agentmem.agents import learning_view
+    from agentmem.learning.shell_fixes import find_shell_fixes
+    from agentmem.records import Step, Trajectory
+
+    def fixes(bad: str, good: str) -> list[str]:
+        steps = (
+            Step(
+                "Bash", {"command": f"cat {bad}"}, f"cat: {bad}: No such file or directory", False
+            ),
+            Step("Bash", {"command": f"cat {good}"}, "127.0.0.1 localhost", True),
+        )
+        run = Trajectory(task="check", steps=steps, meta={"cwd": "/w/app", "project": "/w/app"})
+        return [x.finding.text for x in find_shell_fixes(learning_view(run))]
+
+    assert fixes("/etc/Hosts", "/etc/hosts") == []
+    assert fixes("../Lib/a.md", "../lib/a.md") == []
+    assert fixes("Docs/a.md", "docs/a.md") != []  # inside the project, still a fact

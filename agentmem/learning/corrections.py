@@ -976,6 +976,12 @@ def _tool_needs(t: Trajectory) -> list[Correction]:
     once the slip repeats (``detail["slips"]``, ``detail["repeats"]``)."""
     out: list[Correction] = []
     steps = t.steps
+    refused: dict[tuple[str, str], int] = {}  # (tool, the rule's words): its slips in the run
+    for s in steps:
+        spec = None if s.success else spec_for(s.tool)
+        for words, _ in spec[1].needs if spec else ():
+            if words in s.output:
+                refused[(s.tool, words)] = refused.get((s.tool, words), 0) + 1
     for i, w in enumerate(steps):
         found = spec_for(w.tool)
         if w.success or found is None or not found[1].needs:
@@ -1014,7 +1020,7 @@ def _tool_needs(t: Trajectory) -> list[Correction]:
         # the error says what to do ("Read it first before writing to it"): a one-off slip
         # teaches nothing, the rule is a lesson once the slip repeats (in this run, or merged
         # in Stage 3 with the session's or the library's runs: stages.repeated)
-        slips = sum(1 for s in steps if not s.success and s.tool == w.tool and words in s.output)
+        slips = refused.get((w.tool, words), 1)
         f = _tool_rule(
             w, text, (w.tool, u), e, words, helper=u, declared=True, slips=slips, repeats=True
         )

@@ -204,9 +204,15 @@ class Corpus:
         right is a mistake it corrected, not a way that works), but for a rule about a
         failure (a recovery, "if W fails, use R")."""
         out = []
-        for r in self._calling(needed_tools(rule)):
-            if not r.good or any(s.output == NO_RESULT for s in r.steps):
-                continue  # a run with a call of unknown outcome proves no other way
+        tools = needed_tools(rule)
+        # a call of the rule's tools (or its helper) whose outcome the record lacks: that
+        # run proves no other way (any call, where the task's words alone can apply it)
+        own = None if tools is None else {*tools, *([rule.helper] if rule.helper else [])}
+        for r in self._calling(tools):
+            if not r.good or any(
+                s.output == NO_RESULT and (own is None or s.tool in own) for s in r.steps
+            ):
+                continue
             steps = r.steps
             if rule.kind != "recovery" and not rule.error:
                 steps = tuple(s for s in steps if s.success)

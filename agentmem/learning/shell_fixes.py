@@ -2546,6 +2546,8 @@ def _case_differs(t: Trajectory, i: int) -> ShellFix | None:
             g = _from_top(good, later, cwd)
             if g is None or g == b or g.lower() != b.lower():
                 continue
+            if _ROOTED.match(g) or g.startswith(("..", "~")):
+                return None  # outside the session's folder: no fact of the project
             parts = list(zip(b.split("/"), g.split("/")))
             pairs = [(x, y) for x, y in parts if x != y]
             if _moved_folder(t, t.steps[i : j + 1]) and not _ROOTED.match(b):
@@ -2653,7 +2655,7 @@ _SELF_QUESTION = frozenset({"--version", "-V", "--help", "-h", "help", "version"
 #: passed", "collected 3 items"), and what says that they did not all pass or load.
 _TESTS_RAN = re.compile(r"\b(?:Ran|collected) [1-9]\d* (?:tests?|items?)\b|\b[1-9]\d* passed\b")
 _TESTS_BROKE = re.compile(
-    r"\bFAILED\b|\b\d+ (?:failed|errors?)\b|\berrors?=\d+|ImportError|ModuleNotFoundError|"
+    r"\bFAILED\b|\b[1-9]\d* (?:failed|errors?)\b|\berrors?=[1-9]|ImportError|ModuleNotFoundError|"
     r"SyntaxError|No module named"
 )
 
