@@ -25,25 +25,69 @@ __all__ = [
     "OPTION",
     "REPLIES",
     "SHORT_WORDS",
+    "Tagged",
     "content_words",
     "says_little",
     "strip_context",
 ]
 
+
+class Tagged:
+    """Blocks ``<name>...</name>`` of any of ``names``, each opener with the first closer of
+    its name after it, and the space after the block: what ``re.sub`` of
+    ``<(names)>.*?</\\1>\\s*`` removes, in one pass. That pattern scans to the text's end
+    for every opener that is never closed, so a text of unclosed tags (a hostile
+    transcript's tail) costs the square of its length; here a name found unclosed once is
+    not looked for again."""
+
+    def __init__(self, names: tuple[str, ...], ignore_case: bool = False) -> None:
+        flags = re.IGNORECASE if ignore_case else 0
+        self._opener = re.compile("<(" + "|".join(re.escape(n) for n in names) + ")>", flags)
+        self._flags = flags
+        self._closers: dict[str, re.Pattern[str]] = {}
+
+    def _closer(self, name: str) -> re.Pattern[str]:
+        key = name.lower() if self._flags else name
+        if key not in self._closers:
+            self._closers[key] = re.compile(rf"</{re.escape(name)}>\s*", self._flags)
+        return self._closers[key]
+
+    def find_closer(self, text: str, name: str, start: int) -> re.Match[str] | None:
+        """The first ``</name>`` (and the space after it) at or after ``start``."""
+        return self._closer(name).search(text, start)
+
+    def sub(self, repl: str, text: str) -> str:
+        """``text`` with every closed block replaced by ``repl`` (an unclosed opener stays)."""
+        out: list[str] = []
+        pos = 0
+        unclosed: set[str] = set()
+        for m in self._opener.finditer(text):
+            name = m.group(1)
+            key = name.lower() if self._flags else name
+            if m.start() < pos or key in unclosed:
+                continue
+            close = self.find_closer(text, name, m.end())
+            if close is None:
+                unclosed.add(key)  # no closer after this one: none after a later one
+                continue
+            out += [text[pos : m.start()], repl]
+            pos = close.end()
+        out.append(text[pos:])
+        return "".join(out)
+
+
 #: Context a client wraps around what the user typed: removed before anything else is read.
 #: Claude Code in an IDE adds the open file and the selection; Codex's IDE extension heads the
 #: request with its setup ("# Context from my IDE setup: ... ## My request for Codex:").
-IDE_CONTEXT = (
-    re.compile(r"<(ide_opened_file|ide_selection|ide_diagnostics)>.*?</\1>\s*", re.DOTALL),
+IDE_CONTEXT: tuple[Tagged | re.Pattern[str], ...] = (
+    Tagged(("ide_opened_file", "ide_selection", "ide_diagnostics")),
     re.compile(
         r"\A\s*# Context from my IDE setup:.*?^## My request for Codex:[ \t]*\n", re.S | re.M
     ),
 )
 #: Context added to a Claude Code prompt by hooks (agentmem's own lessons among them): not
 #: what the user typed.
-INJECTED = re.compile(
-    r"<(system-reminder|user-prompt-submit-hook)>.*?</\1>\s*", re.DOTALL | re.IGNORECASE
-)
+INJECTED = Tagged(("system-reminder", "user-prompt-submit-hook"), ignore_case=True)
 #: User text that Claude Code writes itself: not a prompt.
 CLIENT_TEXT = (
     "<local-command-stdout>",

@@ -10,8 +10,6 @@ import json
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from agentmem.hooks.recent import line_said, recent
 from agentmem.learning.corrections import find_corrections
 from agentmem.learning.kinds import Kind
@@ -90,40 +88,57 @@ def test_an_edit_after_the_read_that_fails_for_another_reason_keeps_the_rule() -
     ]
 
 
-def test_a_tail_of_lines_that_are_no_json_objects_is_passed_over_quickly(tmp_path: Path) -> None:
+def test_a_tail_of_lines_that_are_no_json_objects_is_passed_over_quickly(
+    tmp_path: Path, monkeypatch
+) -> None:
     """A transcript_path whose tail is 128 Ki short lines of text (a log, not a transcript):
     each was parsed as JSON and its error built, about half a second of the prompt hook;
-    a line that does not start an object is no line of either client."""
-    import time
+    a line that does not start an object is no line of either client (counted, not timed)."""
 
     path = tmp_path / "log.txt"
     path.write_bytes(
         b"x\n" * (128 * 1024)
         + (json.dumps({"type": "user", "message": {"content": "fix a"}}) + "\n").encode()
     )
-    start = time.perf_counter()
+    import agentmem.hooks.recent as module
+
+    parsed: list[str] = []
+    loads = module.loads
+
+    def counted(line, what):  # type: ignore[no-untyped-def]
+        parsed.append(line)
+        return loads(line, what=what)
+
+    monkeypatch.setattr(module, "loads", counted)
     assert recent(path).prompt == "fix a"
     path.write_bytes(b"x\n" * (128 * 1024))
     assert recent(path) == (None, None)
-    assert time.perf_counter() - start < 0.25
+    assert len(parsed) == 1  # the one object line; no text line parsed
 
 
-@pytest.mark.xfail(
-    strict=True, reason="review 20, left: the tag patterns scan to the end per opener"
-)
-def test_a_prompt_of_unclosed_tags_is_read_in_linear_time(tmp_path: Path) -> None:
-    """framing.INJECTED and IDE_CONTEXT (``<tag>.*?</tag>``) scan to the end of the text for
-    each opening tag that is never closed: quadratic. A previous prompt of 4,000 unclosed
-    ``<system-reminder>`` (68 KB) costs the prompt hook about a second; 256 KB, the whole
-    window, about 15 seconds."""
-    import time
+def test_a_prompt_of_unclosed_tags_is_read_in_one_pass(monkeypatch) -> None:
+    """framing.INJECTED and IDE_CONTEXT were ``<tag>.*?</tag>`` patterns, which scan to the
+    end of the text for each opening tag that is never closed: 4,000 unclosed
+    ``<system-reminder>`` (68 KB) cost the prompt hook about a second, a 256 KB tail about
+    fifteen. Now a name found unclosed is not looked for again: one search for its closer,
+    however many openers (counted, not timed); closed blocks go as before."""
+    from agentmem import framing
 
+    searches: list[str] = []
+    find = framing.Tagged.find_closer
+
+    def counted(self, text, name, start):  # type: ignore[no-untyped-def]
+        searches.append(name)
+        return find(self, text, name, start)
+
+    monkeypatch.setattr(framing.Tagged, "find_closer", counted)
     text = "<system-reminder>" * 4000 + "fix a"
-    line = {"type": "user", "message": {"role": "user", "content": text}}
-    path = _write(tmp_path / "t.jsonl", [line])
-    start = time.perf_counter()
-    recent(path)
-    assert time.perf_counter() - start < 0.3
+    assert framing.INJECTED.sub("", text) == text
+    assert len(searches) == 1
+    searches.clear()
+    closed = "<system-reminder>a</system-reminder> fix <SYSTEM-REMINDER>b</system-reminder>\nb"
+    assert framing.INJECTED.sub("", closed) == "fix b"
+    assert len(searches) == 2
 
 
 # ------------------------------------------------------------ shell_fixes: case
