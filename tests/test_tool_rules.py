@@ -438,6 +438,33 @@ def test_a_tool_switch_after_a_url_or_a_pattern_given_as_a_path_is_no_wrong_tool
     assert not malformed_target(Step("WebFetch", {"url": url}, "Invalid URL", False))
 
 
+def test_a_tool_the_client_does_not_have_then_another_job_is_no_wrong_tool() -> None:
+    """Real (blind set 9, read after its first try): WebReader called with a URL failed "No
+    such tool available: WebReader" (the session's tool was webReader, lower case), and a
+    WebSearch ran next: "Use WebSearch, not WebReader, for this step" changed the job. The
+    fix of a name the client lacks is the name; a switch to a tool of that name (another
+    case, an MCP server's) still teaches."""
+    gone = "<tool_use_error>Error: No such tool available: WebReader</tool_use_error>"
+
+    def switch(tool: str) -> list:
+        t = Trajectory(
+            task="read the page",
+            steps=(
+                Step("WebReader", {"url": "https://example.com/a"}, gone, False),
+                Step(tool, {"url": "https://example.com/a", "query": "a"}, "page text", True),
+            ),
+            accepted=True,
+        )
+        return [c for c in find_corrections(t) if c.kind == Kind.WRONG_TOOL]
+
+    assert switch("WebSearch") == []
+    assert len(switch("mcp__web_reader__webReader")) == 1
+    # the client's error tag is framing: never inside a lesson's quote
+    from agentmem.learning.findings import quote_error
+
+    assert quote_error(gone) == "Error: No such tool available: WebReader"
+
+
 def test_a_second_cd_into_the_folder_the_shell_stands_in() -> None:
     """Real positive (uumk0n, development half): `cd apps/api && pnpm exec tsc` worked, so
     Claude Code's Bash stood in apps/api; `cd apps/api && npx tsc --noEmit` then failed

@@ -423,6 +423,18 @@ def _same_target(w: Step, s: Step) -> bool:
     return bool(keys) and all(k in s.params and s.params[k] == w.params.get(k) for k in keys)
 
 
+#: A client's answer that it has no tool of the name called (Claude Code's "No such tool
+#: available: X", an MCP host's "Unknown tool").
+_NO_SUCH_TOOL = re.compile(r"(?i)no such tool available|unknown tool\b|tool \S+ not found")
+
+
+def _same_name(a: str, b: str) -> bool:
+    """Whether two tool names name one tool: the same letters in any case, or one an MCP
+    server's name for the other (``mcp__web__webReader`` and ``WebReader``)."""
+    x, y = a.lower(), b.lower()
+    return x == y or x.rsplit("__", 1)[-1] == y.rsplit("__", 1)[-1]
+
+
 def _other_tool(t: Trajectory, i: int, used: set[int]) -> Correction | None:
     """A different tool that did the step of failed call ``i`` (see the module doc); none
     after a malformed argument (:func:`malformed_target`)."""
@@ -444,6 +456,10 @@ def _other_tool(t: Trajectory, i: int, used: set[int]) -> Correction | None:
     if r.tool == w.tool or not can_stand_in((), r, w):
         return None
     e = _error(w)
+    if _NO_SUCH_TOOL.search(e or "") and not _same_name(w.tool, r.tool):
+        # the client has no tool of that name: the fix is the tool's right name; another
+        # tool that ran next (WebSearch after no "WebReader") did another job, no rule
+        return None
     prev = next((t.steps[k].tool for k in range(i - 1, -1, -1) if t.steps[k].success), None)
     f = wrong_tool_finding(r, w, _domain(w) or _domain(r), e, prev, t.task)
     return Correction(
