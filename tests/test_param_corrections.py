@@ -391,6 +391,9 @@ def test_an_escalation_the_user_refused_or_stopped_never_ran():
         assert call.success is False and call.denied is True, said
     stopped = _rollout_with("aborted by user after 8.1s")
     assert stopped.success is False and stopped.denied is False
+    # shell_command's form, after its wall time (real, validation; wave 9's reader)
+    timed = _rollout_with("Wall time: 50.9 seconds\naborted by user")
+    assert timed.success is False and timed.denied is False
     ran = _rollout_with("Chunk ID: 1\nProcess exited with code 0\nOutput:\nok")
     assert ran.success is True and ran.denied is False
     refused = "fatal: unable to access 'https://x/': Could not resolve host: x"

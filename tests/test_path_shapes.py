@@ -150,6 +150,16 @@ def test_a_project_kept_in_a_subfolder_teaches_the_folder_not_one_file():
         codex_exec(f"bash {script}", '{"ok": true}', True, workdir=f"{CWD}/Inner"),
     )
     assert fix[0] == "prefix" and f"use Inner/{script};" in fix[1]
+    # real (blind set 10, read after its first try): the session's folder is the inner one,
+    # and the failed call ran in its parent (workdir): the session's folder has .specify/,
+    # and "not at the session's top folder" served there would be false
+    assert (
+        _fixes(
+            codex_exec(f"bash {script}", f"bash: {script}: {NF}", False, workdir="/w"),
+            codex_exec(f"bash {script}", '{"ok": true}', True, workdir=CWD),
+        )
+        == []
+    )
 
 
 def test_a_file_name_listed_twice_no_longer_hides_the_missing_folder():

@@ -165,7 +165,9 @@ _EXIT_IN_LINE = re.compile(r"exit[ _]code:?\s*(-?\d+)", re.I)
 # "exec_command failed: CreateProcess { message: "Rejected(\"rejected by user\")" }" (the
 # policy's own reason may follow); and one the user stopped: "aborted by user after 8.1s".
 _REJECTED = re.compile(r"\A\s*\w+ failed\b[^\n]{0,200}?\bRejected\(")
-_STOPPED = re.compile(r"\A\s*aborted by user\b")
+# A call the user stopped: "aborted by user" first, or after Codex's "Wall time: N seconds"
+# line (shell_command prints it so: the call then looked like one that ran without error).
+_STOPPED = re.compile(r"\A\s*(?:Wall time: [\d.]+ seconds\s*\n\s*)?aborted by user\b")
 # Codex 0.110+ reports a command the sandbox refused as a Rust value printed whole:
 # "exec_command failed[ for `cmd`]: CreateProcess { message: "Codex(Sandbox(Denied { output:
 # ExecToolCallOutput { exit_code: 128, ..., stderr: StreamOutput { text: \"fatal: ...\"".

@@ -2603,11 +2603,15 @@ def _under_folder(t: Trajectory, i: int) -> ShellFix | None:
     missing = _missing_read(step)
     here = t.meta.get("cwd") or t.meta.get("project")
     here = here if isinstance(here, str) else None
-    # the top is the session's folder; for a call that ran outside it (Codex's workdir),
-    # or in a run whose folder is unknown, the failed call's own folder
+    # the top is the session's folder (in a run whose folder is unknown, the failed call's
+    # own). A call that ran outside it (Codex's workdir set to the parent) failed on a path
+    # of another folder: the lesson, served in the session's folder, would say its folder
+    # lacks what it has (wave 9's blind set 10)
     cwd, folder = here, _folder_of(step, here)
     root = posixpath.normpath(here.replace("\\", "/")) if here else None
-    if folder and not (root and (folder == root or folder.startswith(root.rstrip("/") + "/"))):
+    if folder and root and not (folder == root or folder.startswith(root.rstrip("/") + "/")):
+        return None
+    if folder and not root:
         cwd = folder
     if missing is None:
         return None
