@@ -187,4 +187,7 @@ def test_the_development_halfs_location_in_one_workdir_stands():
     path = ".specify/templates/constitution-template.md"
     bad = _sed(act, path, False)
     good = _sed(act, f"feature/session-signature-fix/{path}", True)
-    assert _changes(bad, good) == ["prefix"]
+    run = Trajectory(task="t", steps=(bad, good), meta={"project": act, "cwd": act}, accepted=True)
+    assert [str(c.finding.detail.get("change")) for c in find_corrections(run)] == ["prefix"]
+    # the same calls in a session of another folder: served there, the fact would be false
+    assert _changes(bad, good) == []

@@ -201,16 +201,24 @@ def test_a_path_the_run_used_before_its_slip_is_no_location_fact():
     read = Step("Read", {"file_path": "/w/app/specs/001-a/tasks.md"}, "# Tasks", True)
     for used in (before, read):
         assert _texts(used, _SLIP, _RIGHT) == [], used.tool
+    # real (validation, wave 9): rg and sed on specs/001-a/spec.md worked, then tasks.md in
+    # the sibling folder specs/001-b/ failed: the folder's name slipped, the file did not
+    other = _sh("sed -n 1,80p specs/001-a/plan.md", "# Plan", True)
+    assert _texts(other, _SLIP, _RIGHT) == []
 
 
 def test_a_path_first_reached_after_the_failure_is_still_a_location_fact():
-    """The near miss: the right path reached only after the failure (or another file of
-    its folder used before, or the path used by a call that failed) still teaches."""
-    other = _sh("sed -n 1,80p specs/001-a/plan.md", "# Plan", True)
+    """The near miss: the right path reached only after the failure (or the path used by a
+    call that failed, or another file of its folder used before a failed path that lacked
+    the folder) still teaches."""
     failed = _sh("sed -n 1,80p specs/001-a/tasks.md", "sed: read error", False)
-    for first in ((), (other,), (failed,)):
+    for first in ((), (failed,)):
         (text,) = _texts(*first, _SLIP, _RIGHT)
         assert text.startswith("In this project tasks.md is at specs/001-a/tasks.md"), first
+    other = _sh("sed -n 1,80p specs/001-a/plan.md", "# Plan", True)
+    top = _sh("sed -n 1,80p tasks.md", "sed: can't read tasks.md: No such file or directory", False)
+    (text,) = _texts(other, top, _RIGHT)
+    assert text.startswith("In this project tasks.md is at specs/001-a/tasks.md")
 
 
 def test_a_place_inside_installed_code_is_no_location_fact():

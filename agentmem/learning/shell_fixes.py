@@ -3014,8 +3014,11 @@ def used_before(t: Trajectory, x: ShellFix) -> bool:
     tool's file (Read's ``file_path``), the two compared once resolved
     (:func:`readings`). The agent knew P and slipped once (``sed specs/001-a/tasks.md``
     worked, then ``specs/001-b/tasks.md``, then ``001-a`` again): the pair records a
-    slip, not a fact it lacked, and teaches nothing. A path first reached after the
-    failure, or another file of P's folder used before, still teaches."""
+    slip, not a fact it lacked, and teaches nothing. So does a failed path that names the
+    same file in a sibling folder when another file of P's folder had worked before (the
+    folder's name slipped: ``rg ... specs/001-a/spec.md`` worked, then
+    ``specs/001-b/tasks.md`` failed). A path first reached after the failure, or another
+    file of P's folder used before a failed path of another depth, still teaches."""
     d = x.finding.detail
     good = d.get("good")
     if d.get("change") not in ("location", "operand", "case") or not isinstance(good, str):
@@ -3025,6 +3028,15 @@ def used_before(t: Trajectory, x: ShellFix) -> bool:
     want = readings(good, t.steps[x.fixed], cwd)
     if not want:
         return False
+    # the same file name in a sibling folder (specs/001-b/tasks.md for specs/001-a/tasks.md):
+    # a slip of a folder name when another file of the right folder had worked before
+    bad = d.get("bad")
+    failed = readings(bad, t.steps[x.failed], cwd) if isinstance(bad, str) else set()
+    known = (
+        {posixpath.dirname(g) for g in want if any(_sibling(b, g) for b in failed)}
+        if d.get("change") != "case"
+        else set()
+    )
     for s in t.steps[: x.failed]:
         if not s.success:
             continue
@@ -3034,9 +3046,20 @@ def used_before(t: Trajectory, x: ShellFix) -> bool:
             found = spec_for(s.tool)
             value = s.params.get(found[1].path) if found and found[1].path else None
             words = [value] if isinstance(value, str) else []
-        if any(readings(w, s, cwd) & want for w in words):
-            return True
+        for w in words:
+            seen = readings(w, s, cwd)
+            if seen & want or (known and {posixpath.dirname(r) for r in seen} & known):
+                return True
     return False
+
+
+def _sibling(a: str, b: str) -> bool:
+    """Whether two paths name one file name in two folders of one parent: as deep, the
+    same but for one folder (``specs/001-b/tasks.md``, ``specs/001-a/tasks.md``)."""
+    pa, pb = a.split("/"), b.split("/")
+    if len(pa) != len(pb) or len(pa) < 2 or pa[-1] != pb[-1]:
+        return False
+    return sum(1 for x, y in zip(pa[:-1], pb[:-1]) if x != y) == 1
 
 
 def overrides_policy(t: Trajectory, x: ShellFix) -> bool:
