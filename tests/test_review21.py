@@ -4,7 +4,11 @@ finding left for the lead is marked ``xfail(strict=True)`` with its reason."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from agentmem import Memory
 from agentmem.records import Step
@@ -43,3 +47,56 @@ def test_an_edit_slip_and_a_write_slip_are_two_slips_of_the_read_first_rule(
     assert len(_learned(tmp_path / "two.db", a, b)) == 1
     # one slip still teaches nothing
     assert _learned(tmp_path / "once.db", a) == []
+
+
+# ------------------------------------------------------------ framing.Tagged
+
+_REGEX = re.compile(
+    r"<(system-reminder|user-prompt-submit-hook)>.*?</\1>\s*", re.DOTALL | re.IGNORECASE
+)
+_PIECES = (
+    "<system-reminder>",
+    "</system-reminder>",
+    "<SYSTEM-Reminder>",
+    "</System-REMINDER>",
+    "<user-prompt-submit-hook>",
+    "</USER-prompt-submit-hook>",
+    "<\u017fystem-reminder>",  # long s: the opener's s matches it, a backreference does not
+    "</\u017fystem-reminder>",
+    "</system-rem\u0131nder>",  # dotless i
+    "</system-rem\u0130nder>",  # dotted capital I: its simple lower case is i
+    "</user-prompt-submit-hoo\u212a>",  # the Kelvin sign: its lower case is k
+    " ",
+    "\n",
+    "x",
+    "<",
+    ">",
+)
+
+
+def test_tagged_sub_is_the_regex_it_replaced_on_unicode_case_pairs() -> None:
+    """``Tagged`` matched a closer to its opener with ``re.IGNORECASE`` letters, where the
+    regex it replaced uses a backreference: ``s`` as a letter matches ``ſ``, a
+    backreference to ``s`` does not (``re`` compares simple lower cases). So
+    ``<system-reminder>x</ſystem-reminder>`` lost its text, which the regex kept."""
+    from agentmem.framing import INJECTED
+
+    for text in (
+        "<system-reminder>x</\u017fystem-reminder>y",
+        "<\u017fystem-reminder>x</system-reminder>y",
+        "<system-reminder>x</system-rem\u0131nder>y",
+        "<system-reminder>x</system-rem\u0130nder>y",
+        "<user-prompt-submit-hook>x</user-prompt-submit-hoo\u212a>\n y",
+        "<SYSTEM-reminder>x</system-REMINDER>  y",
+    ):
+        assert INJECTED.sub("", text) == _REGEX.sub("", text), text
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.lists(st.one_of(st.sampled_from(_PIECES), st.text(max_size=2)), max_size=20))
+def test_tagged_sub_is_the_regex_it_replaced(parts: list[str]) -> None:
+    from agentmem.framing import INJECTED
+
+    text = "".join(parts)
+    assert INJECTED.sub("", text) == _REGEX.sub("", text)
+    assert INJECTED.sub("R", text) == _REGEX.sub("R", text)
