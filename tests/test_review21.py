@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -100,3 +101,36 @@ def test_tagged_sub_is_the_regex_it_replaced(parts: list[str]) -> None:
     text = "".join(parts)
     assert INJECTED.sub("", text) == _REGEX.sub("", text)
     assert INJECTED.sub("R", text) == _REGEX.sub("R", text)
+
+
+# ------------------------------------------------------------ shell_fixes: installed code
+
+
+def _located(cwd: str, top: str) -> list[str]:
+    from agentmem.learning.corrections import find_corrections
+    from agentmem.records import Trajectory
+
+    bad = f"{top}/resource/change.ex"
+    steps = (
+        Step("Bash", {"command": f"cat {bad}"}, f"cat: {bad}: No such file or directory", False),
+        Step("Bash", {"command": f"cat {top}/resource/change/change.ex"}, "defmodule C", True),
+    )
+    t = Trajectory(task="finish the change", steps=steps, meta={"cwd": cwd}, accepted=True)
+    return [c.finding.text for c in find_corrections(t)]
+
+
+def test_a_project_kept_under_a_folder_named_vendor_is_not_installed_code() -> None:
+    """``in_installed_code`` read the whole path: a session whose own folder lies under a
+    ``vendor/`` (or ``deps/``, ``_build/``) folder lost every location fact read at an
+    absolute path. The folders above the session's are not a dependency's."""
+    (text,) = _located("/home/u/vendor/app", "/home/u/vendor/app/lib")
+    assert "change.ex is at" in text
+    assert _located("/home/u/vendor/app", "/home/u/vendor/app/deps/ash/lib") == []
+
+
+@pytest.mark.xfail(strict=True, reason="left for the lead: deps/ matches at any depth")
+def test_a_project_folder_named_deps_below_the_top_is_the_projects_own() -> None:
+    """Elixir's deps/ and _build/ lie at a mix project's top; ``app/api/deps/`` (FastAPI's
+    dependency modules, a Julia package's deps/build.jl) is the project's own code, yet
+    :data:`_VENDORED` matches ``deps/`` at any depth and the location fact is dropped."""
+    assert _located("/w/app", "app/api/deps")
