@@ -134,3 +134,30 @@ def test_a_project_folder_named_deps_below_the_top_is_the_projects_own() -> None
     dependency modules, a Julia package's deps/build.jl) is the project's own code, yet
     :data:`_VENDORED` matches ``deps/`` at any depth and the location fact is dropped."""
     assert _located("/w/app", "app/api/deps")
+
+
+# ------------------------------------------------------------ corrections: the Read-first rule
+
+
+def test_a_refusal_for_another_reason_after_the_read_keeps_the_read_first_rule() -> None:
+    """Edit refused 'File has not been read yet', the Read, then an Edit refused 'File has
+    been modified since read' (a formatter changed the file), a Read again and the Edit
+    that worked: the first Read answered the first refusal, and the second is another
+    need. ``_tool_needs`` took any of the tool's needs for "refused again" and dropped the
+    first rule; the second one stood alone."""
+    from agentmem.learning.corrections import find_corrections
+    from agentmem.learning.kinds import Kind
+    from agentmem.records import Trajectory
+    from tests.test_tool_rules import CHANGED
+
+    steps = (
+        _edit("/p/a.py", False, NOT_READ),
+        _read("/p/a.py"),
+        _edit("/p/a.py", False, CHANGED),
+        _read("/p/a.py"),
+        _edit("/p/a.py"),
+    )
+    t = Trajectory(task="fix a", steps=steps, accepted=True)
+    found = [c.finding.text for c in find_corrections(t) if c.kind == Kind.TOOL_RULE]
+    assert any("not been read yet" in x for x in found), found
+    assert any("modified since read" in x for x in found), found
