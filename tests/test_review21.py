@@ -161,3 +161,23 @@ def test_a_refusal_for_another_reason_after_the_read_keeps_the_read_first_rule()
     found = [c.finding.text for c in find_corrections(t) if c.kind == Kind.TOOL_RULE]
     assert any("not been read yet" in x for x in found), found
     assert any("modified since read" in x for x in found), found
+
+
+@pytest.mark.xfail(strict=True, reason="a judgement for the lead: the guard drops it")
+def test_a_tool_the_client_lacks_then_a_tool_of_the_same_job_on_the_same_url() -> None:
+    """``_other_tool``'s "No such tool available" guard drops every switch to a tool of
+    another name, the same job on the same URL included: WebReader (absent) then WebFetch
+    of that URL taught "Use WebFetch, not WebReader" before this change, and nothing now.
+    The WebSearch case of the change (another job) is right to drop."""
+    from agentmem.learning.corrections import find_corrections
+    from agentmem.learning.kinds import Kind
+    from agentmem.records import Trajectory
+
+    gone = "<tool_use_error>Error: No such tool available: WebReader</tool_use_error>"
+    url = "https://example.com/a"
+    steps = (
+        Step("WebReader", {"url": url}, gone, False),
+        Step("WebFetch", {"url": url, "prompt": "read it"}, "page text", True),
+    )
+    t = Trajectory(task="read the page", steps=steps, accepted=True)
+    assert [c for c in find_corrections(t) if c.kind == Kind.WRONG_TOOL]
