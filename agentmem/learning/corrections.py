@@ -1027,7 +1027,7 @@ def _tool_needs(t: Trajectory) -> list[Correction]:
         words = next(words for words, _ in found[1].needs if words in w.output)
         later = next(changes, None)
         if later is not None and words in steps[later].output:
-            continue  # the same change refused again, so, after the call: not the fix
+            continue  # refused the same way again after the call: not the fix
         if later is not None and not steps[later].success:
             # another mistake, or another need ("modified since read": a formatter's change)
             later = next((k for k in changes if steps[k].success), None)
