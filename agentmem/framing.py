@@ -43,13 +43,22 @@ class Tagged:
     def __init__(self, names: tuple[str, ...], ignore_case: bool = False) -> None:
         flags = re.IGNORECASE if ignore_case else 0
         self._opener = re.compile("<(" + "|".join(re.escape(n) for n in names) + ")>", flags)
-        self._flags = flags
+        self._ignore_case = ignore_case
         self._closers: dict[str, re.Pattern[str]] = {}
 
+    def _key(self, name: str) -> str:
+        """What a backreference to ``name`` matches: under ``ignore_case``, each letter's
+        simple lower case, as ``re`` compares them (``ſ`` is not ``s`` there, though
+        ``s`` matches ``ſ`` as a pattern's letter)."""
+        return "".join(map(_simple_lower, name)) if self._ignore_case else name
+
     def _closer(self, name: str) -> re.Pattern[str]:
-        key = name.lower() if self._flags else name
+        key = self._key(name)
         if key not in self._closers:
-            self._closers[key] = re.compile(rf"</{re.escape(name)}>\s*", self._flags)
+            body = re.escape(name)
+            if self._ignore_case:
+                body = "".join(_same_letters(c) for c in name)
+            self._closers[key] = re.compile(rf"</{body}>\s*")
         return self._closers[key]
 
     def find_closer(self, text: str, name: str, start: int) -> re.Match[str] | None:
@@ -63,7 +72,7 @@ class Tagged:
         unclosed: set[str] = set()
         for m in self._opener.finditer(text):
             name = m.group(1)
-            key = name.lower() if self._flags else name
+            key = self._key(name)
             if m.start() < pos or key in unclosed:
                 continue
             close = self.find_closer(text, name, m.end())
@@ -74,6 +83,20 @@ class Tagged:
             pos = close.end()
         out.append(text[pos:])
         return "".join(out)
+
+
+def _simple_lower(c: str) -> str:
+    """A letter's simple lower case (``re``'s, and ``str.lower``'s but for ``İ``)."""
+    return "i" if c == "\u0130" else c.lower()
+
+
+def _same_letters(c: str) -> str:
+    """A pattern for the letters whose simple lower case is ``c``'s: what a backreference
+    matches under ``re.IGNORECASE`` (``k``: ``k``, ``K``, the Kelvin sign)."""
+    low = _simple_lower(c)
+    pool = {c, c.lower(), c.upper(), low, low.upper(), "\u212a", "\u0130"}
+    same = sorted(x for x in pool if len(x) == 1 and _simple_lower(x) == low)
+    return re.escape(same[0]) if len(same) == 1 else "[" + "".join(map(re.escape, same)) + "]"
 
 
 #: Context a client wraps around what the user typed: removed before anything else is read.

@@ -1024,14 +1024,15 @@ def _tool_needs(t: Trajectory) -> list[Correction]:
             for k in range(helper + 1, len(steps))
             if _file_of(steps[k]) == path and same_job(steps[k].tool, w.tool)
         )
+        words = next(words for words, _ in found[1].needs if words in w.output)
         later = next(changes, None)
-        if later is not None and any(x in steps[later].output for x, _ in found[1].needs):
-            continue  # the same change refused again after the call: not the fix
+        if later is not None and words in steps[later].output:
+            continue  # refused the same way again after the call: not the fix
         if later is not None and not steps[later].success:
-            later = next((k for k in changes if steps[k].success), None)  # another mistake
+            # another mistake, or another need ("modified since read": a formatter's change)
+            later = next((k for k in changes if steps[k].success), None)
         done = later if later is not None else helper
         u = steps[helper].tool
-        words = next(words for words, _ in found[1].needs if words in w.output)
         text = tool_rule_text([w.tool], u, e)
         # the error says what to do ("Read it first before writing to it"): a one-off slip
         # teaches nothing, the rule is a lesson once the slip repeats (in this run, or merged

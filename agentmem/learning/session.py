@@ -464,7 +464,10 @@ def _consolidate(run: _Run, found: _Found) -> tuple[Consolidated, list[tuple[Ope
     rejected = list(found.rejected)
 
     def earlier(f: Finding) -> int:  # a tool's rule slipped on in the library's runs
-        return failed_calls_saying(db, f.tool, str(f.detail.get("rule_error") or "\0"))
+        # all the tools of a merged rule ("If Edit or Write fails ..."): each one's slips
+        tools = f.detail.get("tools") or (f.tool,)
+        words = str(f.detail.get("rule_error") or "\0")
+        return sum(failed_calls_saying(db, str(t), words) for t in dict.fromkeys(tools))
 
     general, held = generalise(
         generalize(found.ops, earlier), found.notes, build_corpus(verdict_runs(db))

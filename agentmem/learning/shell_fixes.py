@@ -2990,21 +2990,30 @@ def _kept(t: Trajectory, out: list[ShellFix]) -> list[ShellFix]:
         and not cwd_slip(t, x)
         and not overrides_policy(t, x)
         and not used_before(t, x)
-        and not in_installed_code(x)
+        and not in_installed_code(t, x)
     ]
     located = any(x.finding.detail.get("change") == "location" for x in kept)
     twice = _names_listed_twice(t) if located else frozenset()
     return [x for x in kept if not named_twice(t, x, twice)]
 
 
-def in_installed_code(x: ShellFix) -> bool:
+def in_installed_code(t: Trajectory, x: ShellFix) -> bool:
     """Whether a ``location`` lesson places a file inside installed or vendored code
     (:data:`_VENDORED`: ``deps/ash/lib/...``, ``node_modules/x/...``): that layout is the
     dependency's, of its version, found again by one search; no fact of the project (a
-    wave 9 reader found two such lessons, from an agent exploring a library's source)."""
+    wave 9 reader found two such lessons, from an agent exploring a library's source).
+    Read below the session's folder: the folders that hold the project itself
+    (``/home/me/vendor/app``) are no dependency's."""
     d = x.finding.detail
     good = d.get("good")
-    return d.get("change") == "location" and isinstance(good, str) and _vendored(good)
+    if d.get("change") != "location" or not isinstance(good, str):
+        return False
+    here = t.meta.get("cwd") or t.meta.get("project")
+    if isinstance(here, str) and here:
+        top = posixpath.normpath(here.replace("\\", "/")).rstrip("/") + "/"
+        good = good.replace("\\", "/")
+        good = good[len(top) :] if good.startswith(top) else good
+    return _vendored(good)
 
 
 def used_before(t: Trajectory, x: ShellFix) -> bool:
@@ -3389,8 +3398,6 @@ def _names_listed_twice(t: Trajectory) -> frozenset[str]:
     return frozenset(out)
 
 
-#: Folders that hold other people's copies (installed packages, a virtualenv, vendored code):
-#: a file name listed there beside the project's own file is not a second copy of it.
 #: Folders of installed or vendored code (a package manager's, a build's), not the
 #: project's own: npm, Python, Go/PHP/Ruby vendoring, Elixir's deps and _build, CocoaPods.
 _VENDORED = re.compile(
