@@ -451,7 +451,7 @@ def test_a_tool_the_client_does_not_have_then_another_job_is_no_wrong_tool() -> 
             task="read the page",
             steps=(
                 Step("WebReader", {"url": "https://example.com/a"}, gone, False),
-                Step(tool, {"url": "https://example.com/a", "query": "a"}, "page text", True),
+                Step(tool, {"query": "example.com page a"}, "page text", True),
             ),
             accepted=True,
         )

@@ -435,6 +435,12 @@ def _same_name(a: str, b: str) -> bool:
     return x == y or x.rsplit("__", 1)[-1] == y.rsplit("__", 1)[-1]
 
 
+def _same_value(w: Step, r: Step) -> bool:
+    """Whether call ``r`` took one of ``w``'s string values (a URL, a path) whole."""
+    said = {v for v in w.params.values() if isinstance(v, str) and len(v) > 3}
+    return any(isinstance(v, str) and v in said for v in r.params.values())
+
+
 def _other_tool(t: Trajectory, i: int, used: set[int]) -> Correction | None:
     """A different tool that did the step of failed call ``i`` (see the module doc); none
     after a malformed argument (:func:`malformed_target`)."""
@@ -456,9 +462,14 @@ def _other_tool(t: Trajectory, i: int, used: set[int]) -> Correction | None:
     if r.tool == w.tool or not can_stand_in((), r, w):
         return None
     e = _error(w)
-    if _NO_SUCH_TOOL.search(e or "") and not _same_name(w.tool, r.tool):
-        # the client has no tool of that name: the fix is the tool's right name; another
-        # tool that ran next (WebSearch after no "WebReader") did another job, no rule
+    if (
+        not is_shell(w.tool)
+        and _NO_SUCH_TOOL.search(e or "")
+        and not (_same_name(w.tool, r.tool) or _same_value(w, r))
+    ):
+        # the client has no tool of that name: the fix is its right name, or a tool that
+        # took the same value (WebFetch of the URL); one that ran on other values next
+        # (WebSearch of a query after no "WebReader") did another job: no rule
         return None
     prev = next((t.steps[k].tool for k in range(i - 1, -1, -1) if t.steps[k].success), None)
     f = wrong_tool_finding(r, w, _domain(w) or _domain(r), e, prev, t.task)

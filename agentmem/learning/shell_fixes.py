@@ -3399,10 +3399,11 @@ def _names_listed_twice(t: Trajectory) -> frozenset[str]:
 
 
 #: Folders of installed or vendored code (a package manager's, a build's), not the
-#: project's own: npm, Python, Go/PHP/Ruby vendoring, Elixir's deps and _build, CocoaPods.
+#: project's own: npm, Python, Go/PHP/Ruby vendoring, CocoaPods, and Elixir's deps and
+#: _build at the top of a path (a project's own app/api/deps/ is its code).
 _VENDORED = re.compile(
-    r"(?:^|/)(?:node_modules|\.venv|venv|vendor|site-packages|dist-packages|deps|_build|Pods|"
-    r"bower_components|\.git)/"
+    r"(?:^|/)(?:node_modules|\.venv|venv|vendor|site-packages|dist-packages|Pods|"
+    r"bower_components|\.git)/|^(?:deps|_build)/"
 )
 
 
