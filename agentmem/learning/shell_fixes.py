@@ -132,6 +132,7 @@ not installed here) or ``tool`` (a program's own rule).
 
 from __future__ import annotations
 
+import bisect
 import fnmatch
 import itertools
 import os
@@ -2468,36 +2469,109 @@ def _from_top(path: str, step: Step, cwd: str | None) -> str | None:
     return p
 
 
-def _moved_folder(t: Trajectory, steps: Sequence[Step]) -> bool:
-    """Whether one of ``steps`` moved the shell to another folder (``cd``, ``pushd``:
+def _moves_shell(t: Trajectory, step: Step) -> bool:
+    """Whether a call moved the shell to another folder (``cd``, ``pushd``:
     :attr:`Role.CHDIR`, never a ``cd`` to the session's own folder)."""
     here = str(t.meta.get("cwd") or "")
-    return any(
-        is_shell(s.tool)
-        and any(
-            programs.has(c.program, Role.CHDIR) and not moves_nowhere(c, here)
-            for c in _commands(s) or ()
-        )
-        for s in steps
+    return is_shell(step.tool) and any(
+        programs.has(c.program, Role.CHDIR) and not moves_nowhere(c, here)
+        for c in _commands(step) or ()
     )
 
 
-def _made_on_the_way(t: Trajectory, upto: int, names: set[str]) -> bool:
-    """Whether a call up to ``upto`` made, moved, renamed or removed a file or folder one
-    of whose names is in ``names`` (compared without letter case): the run's own doing
-    (:func:`_acted_on`: ``mkdir``, ``mv``, ``git mv``, Write, a patch, ``git clone`` into it)."""
-    low = {n.lower() for n in names}
-    for step in t.steps[: upto + 1]:
-        gone, made = _acted_on(step)
-        parts = {x.lower() for m in made for x in m.replace("\\", "/").split("/")}
-        if {g.lower() for g in gone} & low or parts & low:
-            return True
-        for c in (_commands(step) or ()) if is_shell(step.tool) else ():
-            # a move names the folders it renames (git mv a/x A/x); a clone the one it makes
-            ops = c.operands if _moves(c) else c.operands[1:] if c.subcommand == "clone" else ()
-            if {x.lower() for o in ops for x in o.replace("\\", "/").split("/")} & low:
-                return True
-    return False
+def _names_acted_on(step: Step) -> set[str]:
+    """The names (in lower case) of the files and folders a call made, moved, renamed or
+    removed (:func:`_acted_on`: ``mkdir``, ``mv``, ``git mv``, Write, a patch), each folder
+    of a path it made, and each folder a move names (``git mv a/x A/x``) or a clone makes."""
+    gone, made = _acted_on(step)
+    out = {g.lower() for g in gone}
+    out |= {x.lower() for m in made for x in m.replace("\\", "/").split("/")}
+    for c in (_commands(step) or ()) if is_shell(step.tool) else ():
+        ops = c.operands if _moves(c) else c.operands[1:] if c.subcommand == "clone" else ()
+        out |= {x.lower() for o in ops for x in o.replace("\\", "/").split("/")}
+    return out
+
+
+def _folders_by_name(t: Trajectory) -> dict[str, set[str]]:
+    """{a folder's name: the folders that the run's own listings (:func:`_lists_hidden`:
+    ``find``, ``ls -R``, Glob) show a folder of that name in} (``""`` for the session's
+    top), copies under installed or vendored code left out."""
+    out: dict[str, set[str]] = {}
+    listed = {
+        p for s in t.steps if _lists_hidden(t, s) for ps in _listed(s.output).values() for p in ps
+    }
+    for path in listed:
+        parts = path.split("/")
+        if _vendored(path + "/") or any(x in _COPIED for x in parts):
+            continue
+        for k, x in enumerate(parts[:-1]):
+            out.setdefault(x, set()).add("/".join(parts[:k]))
+        if len(parts) > 1:  # the path ends in a folder of that name
+            out.setdefault(parts[-1], set()).add("/".join(parts[:-1]))
+    return out
+
+
+class _PathIndex:
+    """What the path shapes (:func:`_case_differs`, :func:`_under_folder`) ask of a run's
+    other calls, worked out once for one call of :func:`find_shell_fixes` (each part on
+    first use), so that their cost grows with the run's length, not with its length times
+    the failed reads in it: each call's read paths (:func:`_read_paths`) as written and
+    from the session's folder (:func:`_from_top`), the first call that read each path, the
+    calls that moved the shell (:func:`_moves_shell`), the first call that acted on each
+    name (:func:`_names_acted_on`) and the folders the listings show each name in
+    (:func:`_folders_by_name`)."""
+
+    def __init__(self, t: Trajectory) -> None:
+        self.t = t
+        self._reads: dict[tuple[int, str | None], list[tuple[str, str | None]]] = {}
+        self._first_read: dict[str | None, dict[str, int]] = {}
+        self._moves: list[int] | None = None
+        self._acted: dict[str, int] | None = None
+        self._folders: dict[str, set[str]] | None = None
+
+    def reads(self, j: int, cwd: str | None) -> list[tuple[str, str | None]]:
+        """(each path call ``j`` read, that path from the session's folder ``cwd``)."""
+        if (j, cwd) not in self._reads:
+            s = self.t.steps[j]
+            self._reads[j, cwd] = [(p, _from_top(p, s, cwd)) for p in _read_paths(self.t, s)]
+        return self._reads[j, cwd]
+
+    def read_before(self, path: str, i: int, cwd: str | None) -> bool:
+        """Whether a call before call ``i`` read ``path`` (from the session's folder ``cwd``)."""
+        if cwd not in self._first_read:
+            first: dict[str, int] = {}
+            for j in range(len(self.t.steps)):
+                for _, g in self.reads(j, cwd):
+                    if g is not None:
+                        first.setdefault(g, j)
+            self._first_read[cwd] = first
+        return self._first_read[cwd].get(path, i) < i
+
+    def moved(self, start: int, end: int) -> bool:
+        """Whether a call from ``start`` to ``end`` (both counted) moved the shell to another
+        folder (:func:`_moves_shell`)."""
+        if self._moves is None:
+            self._moves = [k for k, s in enumerate(self.t.steps) if _moves_shell(self.t, s)]
+        at = bisect.bisect_left(self._moves, start)
+        return at < len(self._moves) and self._moves[at] <= end
+
+    def made_on_the_way(self, upto: int, names: set[str]) -> bool:
+        """Whether a call up to ``upto`` made, moved, renamed or removed a file or folder one
+        of whose names is in ``names`` (compared without letter case): the run's own doing
+        (:func:`_names_acted_on`)."""
+        if self._acted is None:
+            self._acted = {}
+            for k, s in enumerate(self.t.steps):
+                for n in _names_acted_on(s):
+                    self._acted.setdefault(n, k)
+        return any(self._acted.get(n.lower(), upto + 1) <= upto for n in names)
+
+    def folders_holding(self, first: str) -> set[str]:
+        """The folders that the run's own listings show a folder named ``first`` in
+        (:func:`_folders_by_name`)."""
+        if self._folders is None:
+            self._folders = _folders_by_name(self.t)
+        return self._folders.get(first, set())
 
 
 def _fold_finding(
@@ -2523,13 +2597,15 @@ def _fold_finding(
     )
 
 
-def _case_differs(t: Trajectory, i: int) -> ShellFix | None:
+def _case_differs(t: Trajectory, i: int, ix: _PathIndex | None = None) -> ShellFix | None:
     """``case``: a call failed on a path that is not there (:func:`_missing_read`), and
     within :data:`WINDOW` calls the run read the same path written with other letter case
     (``Use cases/UC-06.md``, then ``Use Cases/UC-06.md``), every other letter alike, from
     the same folder: the project spells that name so. Not when the run made, moved or
-    renamed a file or folder of either spelling on the way (:func:`_made_on_the_way`), nor
-    across a change of folder; a read of another file in between is passed over."""
+    renamed a file or folder of either spelling on the way
+    (:meth:`_PathIndex.made_on_the_way`), nor across a change of folder; a read of another
+    file in between is passed over. ``ix``: the run's index, made here when not given."""
+    ix = ix or _PathIndex(t)
     step = t.steps[i]
     missing = _missing_read(step)
     cwd = t.meta.get("cwd") or t.meta.get("project")
@@ -2541,20 +2617,18 @@ def _case_differs(t: Trajectory, i: int) -> ShellFix | None:
     if b is None:
         return None
     for j in range(i + 1, min(len(t.steps), i + 1 + WINDOW)):
-        later = t.steps[j]
-        for good in _read_paths(t, later):
-            g = _from_top(good, later, cwd)
+        for good, g in ix.reads(j, cwd):
             if g is None or g == b or g.lower() != b.lower():
                 continue
             if _ROOTED.match(g) or g.startswith(("..", "~")):
                 return None  # outside the session's folder: no fact of the project
             parts = list(zip(b.split("/"), g.split("/")))
             pairs = [(x, y) for x, y in parts if x != y]
-            if _moved_folder(t, t.steps[i : j + 1]) and not _ROOTED.match(b):
+            if ix.moved(i, j) and not _ROOTED.match(b):
                 return None
             if any(y in _COPIED for y in g.split("/")):
                 return None
-            if _made_on_the_way(t, j, {n for pair in pairs for n in pair}):
+            if ix.made_on_the_way(j, {n for pair in pairs for n in pair}):
                 return None
             wrong, right = pairs[0] if len(pairs) == 1 else (b, g)
             last = len(pairs) == 1 and parts[-1] == pairs[0]
@@ -2569,25 +2643,7 @@ def _case_differs(t: Trajectory, i: int) -> ShellFix | None:
     return None
 
 
-def _folders_holding(t: Trajectory, first: str) -> set[str]:
-    """The folders that the run's own listings (:func:`_lists_hidden`: ``find``, ``ls
-    -R``, Glob) show a folder named ``first`` in (``""`` for the session's top), copies
-    under installed or vendored code left out."""
-    out: set[str] = set()
-    for s in t.steps:
-        if not _lists_hidden(t, s):
-            continue
-        for path in {p for paths in _listed(s.output).values() for p in paths}:
-            parts = path.split("/")
-            if _vendored(path + "/") or any(x in _COPIED for x in parts):
-                continue
-            out |= {"/".join(parts[:k]) for k, x in enumerate(parts[:-1]) if x == first}
-            if parts[-1] == first and path.endswith("/" + first):
-                out.add("/".join(parts[:-1]))
-    return out
-
-
-def _under_folder(t: Trajectory, i: int) -> ShellFix | None:
+def _under_folder(t: Trajectory, i: int, ix: _PathIndex | None = None) -> ShellFix | None:
     """``prefix``: a call failed on a path of the session's folder that is not there
     (:func:`_missing_read`: ``src/app/page.tsx``, a script ``.specify/scripts/bash/x.sh``),
     a path with a folder in it, and within :data:`WINDOW` calls the run read (or ran) that
@@ -2598,7 +2654,9 @@ def _under_folder(t: Trajectory, i: int) -> ShellFix | None:
     moved the shell to another folder on the way, nor when it had already used the path
     under the folder (a slip), nor through installed, vendored or built copies
     (``node_modules``, ``dist``, ``.venv``, ``build``), nor when the run's own listing
-    shows the path's first folder under another folder as well (:func:`_folders_holding`)."""
+    shows the path's first folder under another folder as well
+    (:meth:`_PathIndex.folders_holding`). ``ix``: the run's index, made here when not given."""
+    ix = ix or _PathIndex(t)
     step = t.steps[i]
     missing = _missing_read(step)
     here = t.meta.get("cwd") or t.meta.get("project")
@@ -2620,9 +2678,7 @@ def _under_folder(t: Trajectory, i: int) -> ShellFix | None:
     if b is None or _ROOTED.match(b) or b.startswith("..") or "/" not in b.strip("/"):
         return None
     for j in range(i + 1, min(len(t.steps), i + 1 + WINDOW)):
-        later = t.steps[j]
-        for good in _read_paths(t, later):
-            g = _from_top(good, later, cwd)
+        for good, g in ix.reads(j, cwd):
             if g is None or not g.endswith("/" + b):
                 continue
             top = g[: -len(b) - 1]
@@ -2631,16 +2687,16 @@ def _under_folder(t: Trajectory, i: int) -> ShellFix | None:
                 _ROOTED.match(g)
                 or top.startswith("..")
                 or any(x in _COPIED for x in g.split("/"))
-                or (relative and _moved_folder(t, t.steps[: j + 1]))
-                or _made_on_the_way(t, j, set(top.split("/")))
-                or any(_from_top(p, s, cwd) == g for s in t.steps[:i] for p in _read_paths(t, s))
+                or (relative and ix.moved(0, j))
+                or ix.made_on_the_way(j, set(top.split("/")))
+                or ix.read_before(g, i, cwd)
             ):
                 return None
             # the folder the failed path starts with is what lies under ``top``, not every file;
             # where the run's own listing shows that folder under another folder too (each
             # package's src/ of a monorepo), the one found is one copy, no fact of the project
             first = b.split("/", 1)[0]
-            if _folders_holding(t, first) - {top}:
+            if ix.folders_holding(first) - {top}:
                 return None
             head = f"In this project {first}/ is under {top}/, not at the session's top folder:"
             head += " use"
@@ -2884,6 +2940,11 @@ _READERS = (
     _under_folder,
     _runner_replaced,
 )
+#: The readers that take the run's index (:class:`_PathIndex`).
+_INDEXED: tuple[Callable[[Trajectory, int, _PathIndex], ShellFix | None], ...] = (
+    _case_differs,
+    _under_folder,
+)
 
 
 def find_shell_fixes(t: Trajectory) -> list[ShellFix]:
@@ -2960,11 +3021,20 @@ def find_shell_fixes(t: Trajectory) -> list[ShellFix]:
             if advised is not None:
                 used.add(advised.fixed)
                 out.append(advised)
+    return _placed(t, _kept(t, _read_all(t, out)))
+
+
+def _read_all(t: Trajectory, out: list[ShellFix]) -> list[ShellFix]:
+    """``out`` and what each reader (:data:`_READERS`, in order) finds at a failed call
+    that none before it explained; the path shapes share one index of the run."""
     taken = {x.failed for x in out}
+    ix = _PathIndex(t)  # for this call of find_shell_fixes only
     for read in _READERS:
-        out += [h for h in (read(t, i) for i in range(len(steps)) if i not in taken) if h]
+        indexed = next((f for f in _INDEXED if f is read), None)
+        todo = [i for i in range(len(t.steps)) if i not in taken]
+        out += [h for i in todo if (h := indexed(t, i, ix) if indexed else read(t, i))]
         taken = {x.failed for x in out}
-    return _placed(t, _kept(t, out))
+    return out
 
 
 def _not_paired(step: Step, cut: bool) -> bool:
@@ -2982,14 +3052,15 @@ def _kept(t: Trajectory, out: list[ShellFix]) -> list[ShellFix]:
     (:func:`used_before`), a policy bypassed (:func:`overrides_policy`), a place inside
     installed code (:func:`in_installed_code`), and a file name its
     own listings show twice (the listings read once, and only when a location fact needs
-    them)."""
+    them; so too the paths the run used, when a fact of a right path needs them)."""
+    used = _first_used(t) if any(_names_good(x) for x in out) else {}
     kept = [
         x
         for x in out
         if not own_doing(t, x)
         and not cwd_slip(t, x)
         and not overrides_policy(t, x)
-        and not used_before(t, x)
+        and not used_before(t, x, used)
         and not in_installed_code(t, x)
     ]
     located = any(x.finding.detail.get("change") == "location" for x in kept)
@@ -3016,7 +3087,34 @@ def in_installed_code(t: Trajectory, x: ShellFix) -> bool:
     return _vendored(good)
 
 
-def used_before(t: Trajectory, x: ShellFix) -> bool:
+def _names_good(x: ShellFix) -> bool:
+    """Whether ``x`` is a "where is it" fact with a right path (:func:`used_before`)."""
+    d = x.finding.detail
+    return d.get("change") in ("location", "operand", "case") and isinstance(d.get("good"), str)
+
+
+def _first_used(t: Trajectory) -> dict[str, int]:
+    """{each file a call that worked named (:func:`readings`): the first such call}: a
+    shell command's operands, or a client tool's file (Read's ``file_path``)."""
+    cwd = t.meta.get("cwd") or t.meta.get("project")
+    cwd = cwd if isinstance(cwd, str) else None
+    first: dict[str, int] = {}
+    for k, s in enumerate(t.steps):
+        if not s.success:
+            continue
+        if is_shell(s.tool):
+            words = [w for c in _commands(s) or () for w in c.operands]
+        else:
+            found = spec_for(s.tool)
+            value = s.params.get(found[1].path) if found and found[1].path else None
+            words = [value] if isinstance(value, str) else []
+        for w in words:
+            for r in readings(w, s, cwd):
+                first.setdefault(r, k)
+    return first
+
+
+def used_before(t: Trajectory, x: ShellFix, used: dict[str, int] | None = None) -> bool:
     """Whether a "where is it" fact's right path (``location``: "X is at P"; ``operand``:
     "run it with P, not Q"; ``case``: "the folder is 'P', not 'p'") was the path of a
     call that worked *before* the failed one: a shell command's operand, or a client
@@ -3027,39 +3125,29 @@ def used_before(t: Trajectory, x: ShellFix) -> bool:
     same file in a sibling folder when another file of P's folder had worked before (the
     folder's name slipped: ``rg ... specs/001-a/spec.md`` worked, then
     ``specs/001-b/tasks.md`` failed). A path first reached after the failure, or another
-    file of P's folder used before a failed path of another depth, still teaches."""
-    d = x.finding.detail
-    good = d.get("good")
-    if d.get("change") not in ("location", "operand", "case") or not isinstance(good, str):
+    file of P's folder used before a failed path of another depth, still teaches.
+    ``used``: the run's :func:`_first_used`, worked out here when not given."""
+    if not _names_good(x):
         return False
+    d = x.finding.detail
     cwd = t.meta.get("cwd") or t.meta.get("project")
     cwd = cwd if isinstance(cwd, str) else None
-    want = readings(good, t.steps[x.fixed], cwd)
+    want = readings(str(d["good"]), t.steps[x.fixed], cwd)
     if not want:
         return False
+    used = _first_used(t) if used is None else used
+    if any(used.get(r, x.failed) < x.failed for r in want):
+        return True
     # the same file name in a sibling folder (specs/001-b/tasks.md for specs/001-a/tasks.md):
-    # a slip of a folder name when another file of the right folder had worked before
+    # a slip of a folder's name when another file of the right folder had worked before
     bad = d.get("bad")
-    failed = readings(bad, t.steps[x.failed], cwd) if isinstance(bad, str) else set()
-    known = (
-        {posixpath.dirname(g) for g in want if any(_sibling(b, g) for b in failed)}
-        if d.get("change") != "case"
-        else set()
+    if d.get("change") == "case" or not isinstance(bad, str):
+        return False
+    failed = readings(bad, t.steps[x.failed], cwd)
+    known = {posixpath.dirname(g) for g in want if any(_sibling(b, g) for b in failed)}
+    return bool(known) and any(
+        k < x.failed and posixpath.dirname(r) in known for r, k in used.items()
     )
-    for s in t.steps[: x.failed]:
-        if not s.success:
-            continue
-        if is_shell(s.tool):
-            words = [w for c in _commands(s) or () for w in c.operands]
-        else:
-            found = spec_for(s.tool)
-            value = s.params.get(found[1].path) if found and found[1].path else None
-            words = [value] if isinstance(value, str) else []
-        for w in words:
-            seen = readings(w, s, cwd)
-            if seen & want or (known and {posixpath.dirname(r) for r in seen} & known):
-                return True
-    return False
 
 
 def _sibling(a: str, b: str) -> bool:
