@@ -254,6 +254,24 @@ def test_escalation_after_a_sandbox_denial_is_a_correction_tagged_as_one():
     assert "dangerouslyDisableSandbox: true" in fix.finding.text
 
 
+def test_an_escalation_of_a_script_a_shell_ran_names_the_script_not_the_shell():
+    """Real (validation; wave 8's audit): ``bash .specify/scripts/bash/x.sh`` refused in the
+    sandbox, then run escalated, taught "bash ... is refused in the sandbox", which is false
+    (bash ran in the sandbox elsewhere). The shell only starts the script: the refusal is of
+    what the script did, as for ``./x.sh``."""
+    script = ".specify/scripts/bash/create-new-feature.sh --json 'x'"
+    said = (
+        "Exit code: 1\nOutput:\nfatal: cannot lock ref 'refs/heads/001-x': Operation not permitted"
+    )
+    refused = _exec(f"bash {script}", said)
+    again = _exec(
+        f"bash {script}", '{"BRANCH": "001-x"}', True, sandbox_permissions="require_escalated"
+    )
+    (fix,) = find_shell_fixes(learning_view(_run(refused, again)))
+    assert fix.finding.text.startswith("In this project create-new-feature.sh is refused")
+    assert "bash" not in fix.finding.text.split("refused")[0]
+
+
 def test_an_escalation_that_follows_no_refusal_is_inert():
     failed = _exec("pytest -x", "Exit code: 1\nOutput:\nE   assert 1 == 2\n1 failed")
     again = _exec("pytest -x", "1 passed", True, sandbox_permissions="require_escalated")

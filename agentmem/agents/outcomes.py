@@ -694,6 +694,9 @@ def claimed_command(c: Command) -> Command:
     pull``), a scene-setter, a probe, or a program without a subcommand of its own (``cdk
     diff``, ``fly ssh console``, ``wrangler tail``) is the tool's own subcommand, not a
     program started so."""
+    script = _shell_script(c)
+    if script is not None:
+        return script
     if programs.get(c.program) is not None or not re.fullmatch(r"[A-Za-z][\w-]*", c.program):
         return c
     at = c.words.index(c.program) if c.program in c.words else -1
@@ -709,6 +712,21 @@ def claimed_command(c: Command) -> Command:
     if inner is None or not nxt.takes_subcommand or not inner.subcommand:
         return c
     return inner
+
+
+def _shell_script(c: Command) -> Command | None:
+    """The script a shell was given to run (``bash .specify/scripts/bash/x.sh --json``: the
+    command ``x.sh --json``, as ``./x.sh --json`` reads), or None: the shell only starts it,
+    and a refusal is of what the script did (wave 8's audit found "bash is refused in the
+    sandbox" false: bash ran there in the session's other runs)."""
+    if not programs.has(c.program, Role.SHELL) or c.program not in c.words:
+        return None
+    rest = list(c.words[c.words.index(c.program) + 1 :])
+    while rest and rest[0].startswith("-") and rest[0] not in ("-c", "-lc", "-ic"):
+        rest.pop(0)  # the shell's own options (-x, -e, -l)
+    if not rest or not re.search(r"/|\.(?:sh|bash|zsh)$", rest[0]):
+        return None
+    return command_of(tuple(rest), c.redirects, c.assignments)
 
 
 def claimed_intent(c: Command) -> str:
