@@ -58,14 +58,15 @@ class Finding:
 
 
 #: A client's tag around an error (Claude Code's ``<tool_use_error>``): framing, never
-#: part of a quote (it once reached a lesson as "failed with '<tool_use_error>Error: ...'").
-_ERROR_TAG = re.compile(r"</?\w*_error>", re.IGNORECASE)
+#: part of a quote (it reached lessons as "failed with '<tool_use_error>Error: ...'" and
+#: "'<<value>>Unknown skill ...'"), replaced by a space so that no two words fuse.
+ERROR_TAG = re.compile(r"</?\w*error>", re.IGNORECASE)
 
 
 def quote_error(e: str, words: int = 8) -> str:
     """An error gist ready to stand in single quotes: no client tag, no inner quotes, a few
     words."""
-    e = _ERROR_TAG.sub("", e or "").strip()
+    e = ERROR_TAG.sub(" ", e or "").strip()
     e = sanitize.quote_diagnostic(e, 400)  # no instruction, in any language: no quote
     e = "" if e == sanitize.WITHHELD else re.sub(r"['\"`]", "", e).strip(" .:;,")
     return clip_words(e, words)

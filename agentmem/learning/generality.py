@@ -325,11 +325,6 @@ def literal_tokens(text: str, corpus: Corpus, allowed: Iterable[str] = ()) -> li
     return out
 
 
-#: A client's tag around an error (``<tool_use_error>...</tool_use_error>``): framing, whose
-#: words a quote must not take for the error's (nor mask as a one-task literal).
-_ERROR_TAG = re.compile(r"</?\w*error>", re.IGNORECASE)
-
-
 def proven_wrong(f: Finding) -> bool:
     """Whether a value finding's failed run called its tool again with another value of its
     parameter and that call worked, or an accepted run of the same task did
@@ -343,8 +338,9 @@ def proven_wrong(f: Finding) -> bool:
 
 def checked_text(x: str, tools: Sequence[str], err: str, corpus: Corpus) -> str:
     """ "Check X before calling T: a wrong X failed with '...'", the error quoted without a
-    client's tags around it and its one-task literals masked (:func:`_mask_quotes`)."""
-    q = quote_error(_ERROR_TAG.sub(" ", err).strip(), 5)
+    client's tags around it (:data:`.findings.ERROR_TAG`, which :func:`quote_error` drops)
+    and its one-task literals masked (:func:`_mask_quotes`)."""
+    q = quote_error(err, 5)
     return _mask_quotes(
         f"Check {x} before calling {_join(tools)}: a wrong {x} failed with '{q}'.", corpus, ()
     )
