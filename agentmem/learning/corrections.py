@@ -435,7 +435,7 @@ def _same_name(a: str, b: str) -> bool:
     return x == y or x.rsplit("__", 1)[-1] == y.rsplit("__", 1)[-1]
 
 
-def _same_value(w: Step, r: Step) -> bool:
+def _shares_a_value(w: Step, r: Step) -> bool:
     """Whether call ``r`` took one of ``w``'s string values (a URL, a path) whole."""
     said = {v for v in w.params.values() if isinstance(v, str) and len(v) > 3}
     return any(isinstance(v, str) and v in said for v in r.params.values())
@@ -465,7 +465,7 @@ def _other_tool(t: Trajectory, i: int, used: set[int]) -> Correction | None:
     if (
         not is_shell(w.tool)
         and _NO_SUCH_TOOL.search(e or "")
-        and not (_same_name(w.tool, r.tool) or _same_value(w, r))
+        and not (_same_name(w.tool, r.tool) or _shares_a_value(w, r))
     ):
         # the client has no tool of that name: the fix is its right name, or a tool that
         # took the same value (WebFetch of the URL); one that ran on other values next
