@@ -604,3 +604,77 @@ def test_a_standing_machine_fact_is_served_on_its_machine_only(tmp_path, mem: Me
     assert ids == [fact]
     assert scope_store.standing_fact_ids(mem.db, "/x", 5, machine="another") == []
     assert fact in {h.experience.id for h in mem.retrieve("proceed", project=tmp_path / "other")}
+
+
+RUNNER_BAD = [
+    Step(
+        "Bash",
+        {"command": "python3 -m pytest -q tests"},
+        "Exit code 1\n/usr/bin/python3: No module named pytest",
+        False,
+    )
+]
+RUNNER_OK = [
+    *RUNNER_BAD,
+    Step(
+        "Bash",
+        {"command": "PYTHONPATH=src python3 -m unittest tests.test_alias"},
+        "Ran 4 tests\n\nOK",
+        True,
+    ),
+]
+
+
+def test_a_replaced_test_runner_is_standing_in_its_project(mem: Memory, no_python):
+    """Real (validation replay, Codex in G): pytest was not installed and python3 -m
+    unittest ran the tests; two later prompts (an IDE's header and "proceed") ran pytest
+    again without the lesson, since they name no test. Most changes end in a test run,
+    so the runner is standing like the interpreter: any prompt of its project, no other."""
+    _group(mem, "check the alias parser", RUNNER_OK, RUNNER_BAD, [A] * 4)
+    _group(mem, "run the unit tests", GOOD, BAD, [A] * 4)
+    mem.learn(use_model=False)
+    [fact] = [e.id for e in mem.experiences() if "unittest" in e.text]
+    assert fact in {h.experience.id for h in mem.retrieve("proceed", project=A)}
+    assert fact not in {h.experience.id for h in mem.retrieve("proceed", project=B)}
+    [tests] = [e.id for e in mem.experiences() if "test/unit" in e.text]
+    assert tests not in {h.experience.id for h in mem.retrieve("proceed", project=A)}
+
+
+GIT_BASH_BAD = [
+    Step(
+        "Bash",
+        {
+            "command": "cargo build --manifest-path C:/app/Cargo.toml 2>&1 "
+            '| Select-String "error" | Select-Object -First 20'
+        },
+        "Exit code 127\n/usr/bin/bash: line 1: Select-String: command not found\n"
+        "/usr/bin/bash: line 1: Select-Object: command not found",
+        False,
+    )
+]
+GIT_BASH_OK = [
+    *GIT_BASH_BAD,
+    Step(
+        "Bash",
+        {"command": "cargo build --manifest-path C:/app/Cargo.toml 2>&1 | grep error | head -20"},
+        "",
+        True,
+    ),
+]
+
+
+def test_the_shell_the_bash_tool_runs_is_standing_on_its_machine(tmp_path, mem: Memory):
+    """Real (validation replay, Claude Code on Windows): "The Bash tool runs Git Bash here:
+    PowerShell's commands are not found there" was learned, and a later prompt ("I have
+    installed the docker") ran Select-String in Bash again without it. Every command runs
+    in that shell, so the fact is standing on its machine, in any project there."""
+    app = tmp_path / "app"
+    app.mkdir()
+    _group(mem, "build and show the errors", GIT_BASH_OK, GIT_BASH_BAD, [str(app)] * 4)
+    _group(mem, "run the unit tests", GOOD, BAD, [str(app)] * 4)
+    mem.learn(use_model=False)
+    [fact] = [e.id for e in mem.experiences() if "Git Bash" in e.text]
+    assert scopes_of(mem.db)[fact].kind == "machine"
+    other = tmp_path / "other"
+    assert fact in {h.experience.id for h in mem.retrieve("I have installed docker", project=other)}
+    assert scope_store.standing_fact_ids(mem.db, str(other), 5, machine="another") == []

@@ -1054,17 +1054,25 @@ def _untested_rule(f: Finding, text: str) -> Rule:
     return Rule(f.kind, [f.tool], testable=False)
 
 
+#: Shell corrections about a step of most tasks whatever the prompt names: the interpreter,
+#: the test runner, the shell the client's Bash tool runs (:func:`_shell_rule`).
+_STANDING_CHANGES = frozenset({"interpreter", "runner", "windows", "backslash"})
+
+
 def _shell_rule(f: Finding, text: str) -> Rule:
     """A shell correction's rule: untested (the run's own calls prove it), with the claims
     it makes of the machine or the project, checked where it is served; standing when it
     is about a step of most tasks: the version control (commit, push), or the interpreter
     that runs the project's scripts under another name (``python`` missing, ``python3``
     there: every task that runs a script meets it, whatever its prompt says; or an
-    interpreter that is missing or does not start, whatever ran the code instead)."""
+    interpreter that is missing or does not start, whatever ran the code instead), the
+    project's test runner ("pytest is not installed: python3 -m unittest ran the tests":
+    most changes end in a test run, whatever the prompt names), or the shell itself ("The
+    Bash tool runs Git Bash here": every command runs in it)."""
     change = f.detail.get("change")
     standing = (
         programs.has(f.tool, Role.VCS)
-        or change == "interpreter"
+        or change in _STANDING_CHANGES
         or (change == "program" and programs.has(f.tool, Role.INTERPRETER))
     )
     return Rule(f.kind, [f.tool], testable=False, claims=claims_of(f), standing=standing)
