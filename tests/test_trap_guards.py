@@ -16,6 +16,7 @@ from agentmem.learning.evidence import (
     retried_otherwise,
 )
 from agentmem.learning.generality import _value_head, _ValueFacts, proven_wrong
+from agentmem.learning.shell_fixes import paths_used
 from agentmem.records import Step, Trajectory
 
 from .conftest import FakeEmbedder
@@ -205,6 +206,38 @@ def test_a_path_the_run_used_before_its_slip_is_no_location_fact():
     # the sibling folder specs/001-b/ failed: the folder's name slipped, the file did not
     other = _sh("sed -n 1,80p specs/001-a/plan.md", "# Plan", True)
     assert _texts(other, _SLIP, _RIGHT) == []
+
+
+def test_a_path_the_session_used_in_an_earlier_prompt_is_no_location_fact(tmp_path: Path):
+    """Real (validation, wave 10: the key's one agent-confusion trap): the session's first
+    prompt worked in ``specs/001-a/``; a later prompt read ``specs/001-b/tasks.md`` ("No
+    such file"), then ``001-a`` again. The slip is the agent's, whichever prompt it fell
+    in: the files the session's earlier runs used count as used before (``earlier``). The
+    near miss: a path no earlier prompt used still teaches; end to end, through an import."""
+    read = (_sh("sed -n 1,80p specs/001-a/plan.md", "# Plan", True),)
+    used = paths_used(_run(*read))
+    assert [c.finding.text for c in find_corrections(_run(_SLIP, _RIGHT), lambda: used)] == []
+    (text,) = [c.finding.text for c in find_corrections(_run(_SLIP, _RIGHT), frozenset)]
+    assert text.startswith("In this project tasks.md is at specs/001-a/tasks.md")
+    from tests.transcripts import ClaudeSession
+
+    def session(first: str) -> Path:
+        s = ClaudeSession(cwd="/w/app")
+        s.prompt("plan the feature")
+        s.tool("Bash", {"command": f"sed -n 1,80p {first}"}, "# Plan")
+        s.say("Planned.")
+        s.prompt("now list the open tasks")
+        s.tool("Bash", {"command": "sed -n 80,160p specs/001-b/tasks.md"}, _CANT, True)
+        s.tool("Bash", {"command": "sed -n 80,160p specs/001-a/tasks.md"}, "- [ ] T020")
+        s.say("Listed.")
+        return s.write(tmp_path / first.replace("/", "_") / "s.jsonl")
+
+    for first, learned in (("specs/001-a/plan.md", False), ("docs/plan.md", True)):
+        with Memory.open(tmp_path / f"{learned}.db") as mem:
+            mem.import_transcripts("claude-code", [session(first)], final=True)
+            mem.learn(use_model=False)
+            found = [e.text for e in mem.experiences() if "tasks.md is at" in e.text]
+            assert bool(found) == learned, (first, found)
 
 
 def test_a_path_first_reached_after_the_failure_is_still_a_location_fact():

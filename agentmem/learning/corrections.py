@@ -81,7 +81,7 @@ from .findings import Finding, lesson_text, quote_error, short_value
 from .kinds import KINDS as KIND_SPECS
 from .kinds import Kind
 from .merge import tool_rule_text
-from .shell_fixes import find_shell_fixes
+from .shell_fixes import Earlier, find_shell_fixes
 
 __all__ = ["KINDS", "REPEATED_SLIP", "Correction", "find_corrections"]
 
@@ -484,8 +484,9 @@ def _other_tool(t: Trajectory, i: int, used: set[int]) -> Correction | None:
     )
 
 
-def find_corrections(t: Trajectory) -> list[Correction]:
+def find_corrections(t: Trajectory, earlier: Earlier | None = None) -> list[Correction]:
     """The run's corrections, in the order of their failed calls (see the module doc).
+    ``earlier``: the files its session's earlier runs used (:func:`.shell_fixes.paths_used`).
 
     The run is read as learning sees it (:func:`agentmem.agents.learning_view`: calls that
     never ran left out, failures that are no misuse counted as done, parameters that
@@ -497,7 +498,7 @@ def find_corrections(t: Trajectory) -> list[Correction]:
     t = learning_view(t)
     needs = _tool_needs(t) + _tool_refusals(recorded) + _unquoted(t) + _cwd_kept(t)
     needs += [c for c in _cwd_kept_root(t) if c.failed not in {n.failed for n in needs}]
-    shell = find_shell_fixes(t)
+    shell = find_shell_fixes(t, earlier)
     # a client tool's path found elsewhere (shell_fixes' location rule) is where the
     # project keeps the file, not a value of the tool's parameter
     taken = {c.failed for c in needs} | {x.failed for x in shell}

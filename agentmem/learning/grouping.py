@@ -49,10 +49,13 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from ..agents import learning_view
 from ..rewards import GroupReport, GroupStats, TrajectoryReward, group_stats
+from ..storage.imports import earlier_in_session
 from ..storage.trajectories import load_trajectories, meta_values, run_tools
 from .corrections import Correction, find_corrections
 from .digest import Digest, digest
+from .shell_fixes import paths_used
 
 if TYPE_CHECKING:
     from sqlite_utils import Database
@@ -520,6 +523,26 @@ def _fixable(groups: Sequence[LearningGroup], free: Mapping[int, TrajectoryRewar
     return sorted(tid for tid, m in runs.items() if 0 < m.failed_steps < m.step_count)
 
 
+class _SessionPaths:
+    """The files each session's runs used (:func:`.shell_fixes.paths_used`), read once a
+    run and only when a run's "where is it" fact asks: a path the session had used in an
+    earlier prompt is a slip of the agent's, not a fact it lacked."""
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+        self.paths: dict[int, frozenset[str]] = {}
+
+    def before(self, run: Trajectory) -> Callable[[], frozenset[str]]:
+        def used() -> frozenset[str]:
+            earlier = earlier_in_session(self.db, run.id) if run.id is not None else []
+            new = [i for i in earlier if i not in self.paths]
+            for t in load_trajectories(self.db, new) if new else []:
+                self.paths[t.id or 0] = paths_used(learning_view(t))
+            return frozenset().union(*(self.paths.get(i, frozenset()) for i in earlier))
+
+        return used
+
+
 def form_groups(
     db: Database,
     reports: Sequence[GroupReport],
@@ -557,8 +580,9 @@ def form_groups(
         members = {x.id: x for g in groups for x in g.members}
         members.update(free)
         fixable = _fixable(groups, free)
+        earlier = _SessionPaths(db)
         for run in load_trajectories(db, fixable) if fixable else []:
-            cs = find_corrections(run)
+            cs = find_corrections(run, earlier.before(run))
             if cs:
                 tid = run.id or 0
                 free.pop(tid, None)  # a free run in a correction joins no similar group

@@ -139,7 +139,7 @@ import os
 import posixpath
 import re
 import shlex
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 import attrs
 
@@ -2947,9 +2947,16 @@ _INDEXED: tuple[Callable[[Trajectory, int, _PathIndex], ShellFix | None], ...] =
 )
 
 
-def find_shell_fixes(t: Trajectory) -> list[ShellFix]:
+#: The files the calls of a session's earlier runs that worked named (:func:`paths_used`),
+#: asked for only when a run's "where is it" fact needs them (:func:`used_before`).
+Earlier = Callable[[], Iterable[str]]
+
+
+def find_shell_fixes(t: Trajectory, earlier: Earlier | None = None) -> list[ShellFix]:
     """The shell corrections of one run (its steps as learning sees them: see
-    :func:`agentmem.agents.learning_view`), in the order of their failed calls."""
+    :func:`agentmem.agents.learning_view`), in the order of their failed calls.
+    ``earlier``: the files the session's earlier runs used (:func:`paths_used`): a path
+    the session had used before is a slip here too (:func:`used_before`)."""
     steps = t.steps
     out: list[ShellFix] = []
     used: set[int] = set()
@@ -3021,7 +3028,7 @@ def find_shell_fixes(t: Trajectory) -> list[ShellFix]:
             if advised is not None:
                 used.add(advised.fixed)
                 out.append(advised)
-    return _placed(t, _kept(t, _read_all(t, out)))
+    return _placed(t, _kept(t, _read_all(t, out), earlier))
 
 
 def _read_all(t: Trajectory, out: list[ShellFix]) -> list[ShellFix]:
@@ -3047,13 +3054,17 @@ def _not_paired(step: Step, cut: bool) -> bool:
     return bool(_PS_SEPARATOR.search(step.output[:2000])) or _blocked_sleep(step) is not None
 
 
-def _kept(t: Trajectory, out: list[ShellFix]) -> list[ShellFix]:
-    """``out`` less the run's own doing, a slip of its folder or of a path it had used
-    (:func:`used_before`), a policy bypassed (:func:`overrides_policy`), a place inside
-    installed code (:func:`in_installed_code`), and a file name its
-    own listings show twice (the listings read once, and only when a location fact needs
-    them; so too the paths the run used, when a fact of a right path needs them)."""
-    used = _first_used(t) if any(_names_good(x) for x in out) else {}
+def _kept(t: Trajectory, out: list[ShellFix], earlier: Earlier | None = None) -> list[ShellFix]:
+    """``out`` less the run's own doing, a slip of its folder or of a path it or its
+    session's earlier runs (``earlier``) had used (:func:`used_before`), a policy bypassed
+    (:func:`overrides_policy`), a place inside installed code (:func:`in_installed_code`),
+    and a file name its own listings show twice (the listings read once, and only when a
+    location fact needs them; so too the paths the run used, when a fact of a right path
+    needs them)."""
+    good = any(_names_good(x) for x in out)
+    used = _first_used(t) if good else {}
+    if good and earlier is not None:  # used before this run: before any of its calls
+        used = {**dict.fromkeys(earlier(), -1), **used}
     kept = [
         x
         for x in out
@@ -3114,6 +3125,11 @@ def _first_used(t: Trajectory) -> dict[str, int]:
     return first
 
 
+def paths_used(t: Trajectory) -> frozenset[str]:
+    """The files the calls of ``t`` that worked named, resolved (:func:`_first_used`)."""
+    return frozenset(_first_used(t))
+
+
 def used_before(t: Trajectory, x: ShellFix, used: dict[str, int] | None = None) -> bool:
     """Whether a "where is it" fact's right path (``location``: "X is at P"; ``operand``:
     "run it with P, not Q"; ``case``: "the folder is 'P', not 'p'") was the path of a
@@ -3126,7 +3142,10 @@ def used_before(t: Trajectory, x: ShellFix, used: dict[str, int] | None = None) 
     folder's name slipped: ``rg ... specs/001-a/spec.md`` worked, then
     ``specs/001-b/tasks.md`` failed). A path first reached after the failure, or another
     file of P's folder used before a failed path of another depth, still teaches.
-    ``used``: the run's :func:`_first_used`, worked out here when not given."""
+    ``used``: the run's :func:`_first_used`, worked out here when not given, with the
+    files its session's earlier runs used at -1, before any call of the run (the agent
+    used ``specs/001-a/`` in the session's first prompt and slipped to ``001-b`` in a
+    later one)."""
     if not _names_good(x):
         return False
     d = x.finding.detail

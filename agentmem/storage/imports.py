@@ -54,6 +54,24 @@ def imported_keys(
     return found
 
 
+def earlier_in_session(db: Database, trajectory_id: int) -> list[int]:
+    """The runs imported from the same session as ``trajectory_id`` before it (its earlier
+    turns, by trajectory id), oldest first; [] for a run not imported from a session."""
+    row = db.execute(
+        "SELECT source, session_id FROM imported_turns WHERE trajectory_id = ?", [trajectory_id]
+    ).fetchone()
+    if row is None:
+        return []
+    return [
+        int(r[0])
+        for r in db.execute(
+            "SELECT trajectory_id FROM imported_turns WHERE source = ? AND session_id = ? "
+            "AND trajectory_id < ? ORDER BY trajectory_id",
+            [row[0], row[1], trajectory_id],
+        ).fetchall()
+    ]
+
+
 def store_turns(
     db: Database,
     records: Sequence[TurnRecord],
