@@ -2,6 +2,7 @@
 
     python benchmarks/bench_real_transcripts.py [--data DIR] [--json] [--no-replay]
         [--only transcripts/] [--half validation] [--failures] [--present] [--check-targets]
+        [--approve-held]
 
 The corpus is real transcripts committed to public repositories by their authors
 (``transcripts/`` and ``corpus/`` under ``../shared/data/``, or ``--data`` /
@@ -52,6 +53,7 @@ trap's kind). ``--check-targets`` exits 1 when the validation half present misse
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import json
 import os
@@ -755,9 +757,14 @@ def repeats(t: Transcript, present: Mapping[str, Any] | None = None) -> dict[str
     }
 
 
-def replay(items: Sequence[Transcript], workdir: Path) -> dict[str, Any]:
+def replay(
+    items: Sequence[Transcript], workdir: Path, *, approve_held: bool = False
+) -> dict[str, Any]:
     """Per project: learn after each session, then check what every prompt of the next
-    session is served."""
+    session is served. ``approve_held``: a person approves every lesson held for review
+    (an escalation past the sandbox, a risky command) after each session, the right and
+    the wrong alike, as ``agentmem review`` would; by default nobody does, and a held
+    lesson never reaches a prompt."""
     keyed = corrections(items)
     stats: dict[str, Any] = {
         "turns": 0,
@@ -771,14 +778,56 @@ def replay(items: Sequence[Transcript], workdir: Path) -> dict[str, Any]:
     for n, seq in enumerate(projects(items).values()):
         with Memory.open(workdir / f"replay-{n}.db") as mem:
             for i, session in enumerate(seq):
-                if i and session[0].path == session[0].import_path:
-                    _replay_session(mem, session[0], keyed, stats)
-                import_all(mem, session)
-                learn(mem)
+                with on_machine(session[0]):
+                    if i and session[0].path == session[0].import_path:
+                        _replay_session(mem, session[0], keyed, stats)
+                    import_all(mem, session)
+                    learn(mem)
+                if approve_held:
+                    approve_all(mem)
     n, r = stats["turns"], stats["repeated"]
     stats["wrong_turn_share"] = stats["wrong_turns"] / n if n else None
     stats["right_share"] = stats["right"] / r if r else None
     return stats
+
+
+def machine_of(t: Transcript) -> str:
+    """The machine a replayed session ran on, as its own hook would know it: one a
+    repository and OS (a user's sessions of one OS in one repository are taken to be one
+    machine's; a dotfiles repository with macOS and Linux sessions holds two)."""
+    key = f"agentmem-replay:{t.repo}:{os_of(cwd_of(t.path))}"
+    return "m-" + hashlib.sha256(key.encode()).hexdigest()[:16]
+
+
+@contextlib.contextmanager
+def on_machine(t: Transcript) -> Iterator[str]:
+    """Import, learn and serve as the machine ``t`` ran on (:func:`machine_of`): its runs
+    are recorded from that machine, and the hook runs there, so a machine fact ("The Bash
+    tool runs Git Bash here") is served in its other projects, as on the user's machine.
+    Without it every transcript is from an unknown machine here and a machine fact is
+    its project's alone (the replay before wave 10)."""
+    import agentmem.projects as projects_module
+
+    machine = machine_of(t)
+    saved = list(projects_module._MACHINE)
+    projects_module._MACHINE[:] = [machine]
+    try:
+        with mock.patch(
+            "agentmem.storage.trajectories.recorded_machine",
+            lambda meta: meta.get("machine") or machine,
+        ):
+            yield machine
+    finally:
+        projects_module._MACHINE[:] = saved
+
+
+def approve_all(mem: Memory) -> int:
+    """Approve every lesson held for review, as a person who approves all would; returns
+    how many."""
+    held = [i for i, state in mem.review_states().items() if state == "held"]
+    for i in held:
+        mem.review(i, "approved", by="replay")
+    return len(held)
 
 
 def _replay_session(
@@ -896,12 +945,15 @@ def run(
     present_only: bool = False,
     only: Sequence[str] = (),
     halves: Sequence[str] = HALVES,
+    approve_held: bool = False,
 ) -> dict[str, Any]:
     """The figures for the corpus under ``root``, for each half of the split on its own
     (``res["halves"][half]``, None for a half with no transcript present); with
     ``present_only``, for the keyed transcripts found there (else a missing one is an
     error; a file SOURCES.md lists as not placed is always skipped); with ``only``, for
-    the transcripts whose file starts with one of these prefixes."""
+    the transcripts whose file starts with one of these prefixes; with ``approve_held``,
+    the replay again with every held lesson approved after each session
+    (``res["halves"][half]["replay_approved"]``)."""
     items = [t for t in load_keys(root) if not only or t.file.startswith(tuple(only))]
     skipped = sorted(t.file for t in items if t.file in not_placed())
     items = [t for t in items if t.file not in skipped]
@@ -928,12 +980,18 @@ def run(
                 continue
             work = Path(tmp) / half
             work.mkdir()
-            out["halves"][half] = figures(part, work, do_replay=do_replay)
+            out["halves"][half] = figures(
+                part, work, do_replay=do_replay, approve_held=approve_held
+            )
     return out
 
 
 def figures(
-    items: Sequence[Transcript], workdir: Path, *, do_replay: bool = True
+    items: Sequence[Transcript],
+    workdir: Path,
+    *,
+    do_replay: bool = True,
+    approve_held: bool = False,
 ) -> dict[str, Any]:
     """Every figure for one part of the corpus, learned in its own libraries."""
     entries = [e for t in items for e in t.entries]
@@ -947,6 +1005,10 @@ def figures(
     }
     if do_replay:
         out["replay"] = replay(items, workdir)
+        if approve_held:
+            approved = workdir / "approved"
+            approved.mkdir()
+            out["replay_approved"] = replay(items, approved, approve_held=True)
     return out
 
 
@@ -1098,6 +1160,14 @@ def _half_lines(part: Mapping[str, Any]) -> list[str]:
             f"  replay: prompts where the hook withheld a lesson (a claim that fails here):"
             f" {r.get('withheld_turns', 0)}/{r['turns']}",
         ]
+    if "replay_approved" in part:
+        r = part["replay_approved"]
+        lines += [
+            f"  replay, every held lesson approved after each session: right"
+            f" {r['right']}/{r['repeated']} = {_fmt(r['right_share'])}, wrong prompts"
+            f" {r['wrong_turns']}/{r['turns']} = {_fmt(r['wrong_turn_share'])} (no target:"
+            " what a person who approves every held lesson would get)",
+        ]
     return lines
 
 
@@ -1130,6 +1200,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="only the keyed transcripts found under --data (a copy of part of the corpus)",
     )
     ap.add_argument(
+        "--approve-held",
+        action="store_true",
+        help="run the replay again with every held lesson approved after each session",
+    )
+    ap.add_argument(
         "--check-targets",
         action="store_true",
         help="on the transcripts present, exit 1 when the validation half misses a target",
@@ -1153,6 +1228,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         only=args.only,
         present_only=args.check_targets or args.present,
         halves=halves,
+        approve_held=args.approve_held,
     )
     print(json.dumps(res, indent=1) if args.json else report(res))
     if not args.check_targets:
