@@ -240,6 +240,27 @@ def test_a_path_the_session_used_in_an_earlier_prompt_is_no_location_fact(tmp_pa
             assert bool(found) == learned, (first, found)
 
 
+def test_a_scratch_file_or_a_walk_up_to_a_manifest_is_no_location_fact():
+    """Real (blind set 11, read after its first try; both the key's exploration traps):
+    ``cat /tmp/test_main.c`` failed and ``cat test_main.c`` worked, a file the run's own
+    compiler wrote, guessed among its temporary files; and ``head go.mod`` in a service's
+    folder failed where the repository's ``go.mod`` two folders up worked, the walk up to
+    the nearest manifest that a build tool makes too. Neither is where the project keeps a
+    file. The near miss: the same file deeper down still teaches."""
+    nf = "No such file or directory"
+    tmp = _sh("cat /tmp/test_main.c", f"cat: /tmp/test_main.c: {nf}", False)
+    here = _sh("cat test_main.c", "int main() {}", True)
+    assert _texts(tmp, here) == []
+    svc = "/w/app/services/api/go.mod"
+    up = _sh(f"head -5 {svc}", f"head: {svc}: {nf}", False)
+    root = _sh("head -5 /w/app/go.mod", "module example.com/app", True)
+    assert _texts(up, root) == []
+    top = _sh("cat go.mod", f"cat: go.mod: {nf}", False)
+    down = _sh("cat services/api/go.mod", "module example.com/api", True)
+    (text,) = _texts(top, down)
+    assert text.startswith("In this project go.mod is at services/api/go.mod")
+
+
 def test_a_path_first_reached_after_the_failure_is_still_a_location_fact():
     """The near miss: the right path reached only after the failure (or the path used by a
     call that failed, or another file of its folder used before a failed path that lacked

@@ -3058,7 +3058,8 @@ def _kept(t: Trajectory, out: list[ShellFix], earlier: Earlier | None = None) ->
     """``out`` less the run's own doing, a slip of its folder or of a path it or its
     session's earlier runs (``earlier``) had used (:func:`used_before`), a policy bypassed
     (:func:`overrides_policy`), a place inside installed code (:func:`in_installed_code`),
-    and a file name its own listings show twice (the listings read once, and only when a
+    a scratch file or a walk up to a manifest (:func:`scratch_or_walked_up`), and a file
+    name its own listings show twice (the listings read once, and only when a
     location fact needs them; so too the paths the run used, when a fact of a right path
     needs them)."""
     good = any(_names_good(x) for x in out)
@@ -3073,6 +3074,7 @@ def _kept(t: Trajectory, out: list[ShellFix], earlier: Earlier | None = None) ->
         and not overrides_policy(t, x)
         and not used_before(t, x, used)
         and not in_installed_code(t, x)
+        and not scratch_or_walked_up(t, x)
     ]
     located = any(x.finding.detail.get("change") == "location" for x in kept)
     twice = _names_listed_twice(t) if located else frozenset()
@@ -3096,6 +3098,40 @@ def in_installed_code(t: Trajectory, x: ShellFix) -> bool:
         good = good.replace("\\", "/")
         good = good[len(top) :] if good.startswith(top) else good
     return _vendored(good)
+
+
+#: Folders of scratch files: the system's and a user's temporary folders.
+_SCRATCH = re.compile(
+    r"^(?:/private)?/(?:tmp|var/tmp|var/folders|dev/shm)/|^/data/data/com\.termux/files/usr/tmp/|"
+    r"^[A-Za-z]:/(?:Windows/Temp|Users/[^/]+/AppData/Local/Temp)/|^/[a-z]/Users/[^/]+/AppData/Local/Temp/",
+    re.IGNORECASE,
+)
+
+
+def scratch_or_walked_up(t: Trajectory, x: ShellFix) -> bool:
+    """Whether a ``location`` lesson ("X is at P; Q fails") is no fact of the project:
+    either path is a scratch file (:data:`_SCRATCH`: ``/tmp/test_main.c``, a file the run
+    made or guessed among its own temporary files, which a later session does not have),
+    or P is the same file in a folder above Q's (``services/api/go.mod`` failed, the
+    repository's ``go.mod`` worked): the walk up to the nearest manifest is a probe, the
+    way a build tool finds it, not a path the agent lacked. Read on blind set 11's first
+    try, where both were the key's traps (exploration)."""
+    d = x.finding.detail
+    good, bad = d.get("good"), d.get("bad")
+    if d.get("change") != "location" or not isinstance(good, str) or not isinstance(bad, str):
+        return False
+    cwd = t.meta.get("cwd") or t.meta.get("project")
+    cwd = cwd if isinstance(cwd, str) else None
+    want = readings(good, t.steps[x.fixed], cwd)
+    failed = readings(bad, t.steps[x.failed], cwd)
+    if any(_SCRATCH.search(p) for p in want | failed):
+        return True
+    return any(
+        posixpath.basename(g) == posixpath.basename(b)
+        and posixpath.dirname(b).startswith(posixpath.dirname(g).rstrip("/") + "/")
+        for g in want
+        for b in failed
+    )
 
 
 def _names_good(x: ShellFix) -> bool:
