@@ -526,17 +526,21 @@ def _fixable(groups: Sequence[LearningGroup], free: Mapping[int, TrajectoryRewar
 class _SessionPaths:
     """The files each session's runs used (:func:`.shell_fixes.paths_used`), read once a
     run and only when a run's "where is it" fact asks: a path the session had used in an
-    earlier prompt is a slip of the agent's, not a fact it lacked."""
+    earlier prompt is a slip of the agent's, not a fact it lacked. ``loaded``: runs read
+    already (the fixable ones), not read again."""
 
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, loaded: Sequence[Trajectory] = ()) -> None:
         self.db = db
+        self.loaded = {t.id: t for t in loaded if t.id is not None}
         self.paths: dict[int, frozenset[str]] = {}
 
     def before(self, run: Trajectory) -> Callable[[], frozenset[str]]:
         def used() -> frozenset[str]:
             earlier = earlier_in_session(self.db, run.id) if run.id is not None else []
             new = [i for i in earlier if i not in self.paths]
-            for t in load_trajectories(self.db, new) if new else []:
+            got = [self.loaded[i] for i in new if i in self.loaded]
+            rest = [i for i in new if i not in self.loaded]
+            for t in [*got, *(load_trajectories(self.db, rest) if rest else [])]:
                 self.paths[t.id or 0] = paths_used(learning_view(t))
             return frozenset().union(*(self.paths.get(i, frozenset()) for i in earlier))
 
@@ -580,8 +584,9 @@ def form_groups(
         members = {x.id: x for g in groups for x in g.members}
         members.update(free)
         fixable = _fixable(groups, free)
-        earlier = _SessionPaths(db)
-        for run in load_trajectories(db, fixable) if fixable else []:
+        runs = load_trajectories(db, fixable) if fixable else []
+        earlier = _SessionPaths(db, runs)
+        for run in runs:
             cs = find_corrections(run, earlier.before(run))
             if cs:
                 tid = run.id or 0

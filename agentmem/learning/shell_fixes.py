@@ -3108,14 +3108,38 @@ _SCRATCH = re.compile(
 )
 
 
+#: Files a tool looks for in the folder it runs in and then in each folder above (a build
+#: tool's manifest, a runner's or a linter's configuration, the repository itself): the
+#: walk up to one is a probe (:func:`scratch_or_walked_up`). Compared without case.
+_WALKED_UP = frozenset(
+    name.lower()
+    for name in (
+        "go.mod", "go.work", "package.json", "tsconfig.json", "jsconfig.json", "deno.json",
+        "deno.jsonc", "pnpm-workspace.yaml", "Cargo.toml", "pyproject.toml", "setup.py",
+        "setup.cfg", "tox.ini", "pytest.ini", "conftest.py", "Gemfile", "composer.json",
+        "pom.xml", "build.gradle", "build.gradle.kts", "settings.gradle",
+        "settings.gradle.kts", "mix.exs", "Package.swift", "pubspec.yaml", "CMakeLists.txt",
+        "Makefile", "justfile", "flake.nix", "WORKSPACE", "MODULE.bazel", "global.json",
+        "Directory.Build.props", "nuget.config", "docker-compose.yml", "compose.yaml",
+        ".git", ".gitignore", ".editorconfig", ".env", ".tool-versions", ".nvmrc",
+        ".python-version", ".prettierrc", ".eslintrc.json", "eslint.config.js",
+        "CLAUDE.md", "AGENTS.md",
+    )
+)  # fmt: skip
+
+
 def scratch_or_walked_up(t: Trajectory, x: ShellFix) -> bool:
     """Whether a ``location`` lesson ("X is at P; Q fails") is no fact of the project:
-    either path is a scratch file (:data:`_SCRATCH`: ``/tmp/test_main.c``, a file the run
-    made or guessed among its own temporary files, which a later session does not have),
-    or P is the same file in a folder above Q's (``services/api/go.mod`` failed, the
-    repository's ``go.mod`` worked): the walk up to the nearest manifest is a probe, the
-    way a build tool finds it, not a path the agent lacked. Read on blind set 11's first
-    try, where both were the key's traps (exploration)."""
+    either path is a scratch file outside the run's folder (:data:`_SCRATCH`:
+    ``/tmp/test_main.c``, a file the run made or guessed among its own temporary files,
+    which a later session does not have; a project that itself lies in a temporary folder,
+    ``/tmp/app``, keeps its files' facts), or P is the same manifest in a folder above
+    Q's (:data:`_WALKED_UP`: ``services/api/go.mod`` failed, the repository's ``go.mod``
+    worked): the walk up to the nearest manifest is a probe, the way a build tool finds
+    it, not a path the agent lacked. Any other file found higher up than guessed
+    (``src/utils/helpers.py`` failed, ``src/helpers.py`` worked) is where the project
+    keeps it, and still teaches. Read on blind set 11's first try, where both were the
+    key's traps (exploration)."""
     d = x.finding.detail
     good, bad = d.get("good"), d.get("bad")
     if d.get("change") != "location" or not isinstance(good, str) or not isinstance(bad, str):
@@ -3124,10 +3148,21 @@ def scratch_or_walked_up(t: Trajectory, x: ShellFix) -> bool:
     cwd = cwd if isinstance(cwd, str) else None
     want = readings(good, t.steps[x.fixed], cwd)
     failed = readings(bad, t.steps[x.failed], cwd)
-    if any(_SCRATCH.search(p) for p in want | failed):
+    roots = [
+        posixpath.normpath(r.replace("\\", "/")).lower()
+        for r in (t.meta.get("cwd"), t.meta.get("project"))
+        if isinstance(r, str) and r
+    ]
+
+    def outside(p: str) -> bool:  # not a file of the run's own folder
+        low = p.lower()
+        return not any(low == r or low.startswith(r.rstrip("/") + "/") for r in roots)
+
+    if any(_SCRATCH.search(p) and outside(p) for p in want | failed):
         return True
     return any(
         posixpath.basename(g) == posixpath.basename(b)
+        and posixpath.basename(g).lower() in _WALKED_UP
         and posixpath.dirname(b).startswith(posixpath.dirname(g).rstrip("/") + "/")
         for g in want
         for b in failed
