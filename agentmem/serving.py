@@ -121,13 +121,16 @@ class Query:
     folder the agent works in (its git root counts; lessons of that project are served
     beside the global ones). ``global_only``: only lessons of no project, whatever
     ``project`` says. ``team``: merge the team replica's lessons (in a team). ``route``
-    and ``session`` (the client's session id) go into the served log.
+    and ``session`` (the client's session id) go into the served log. ``client``: the
+    coding agent asking (``claude-code``, ``codex``; None: unknown), whose standing lessons
+    about another client's tool are left out.
 
     Frozen and compared by value. Not an attrs class: the prompt hook imports this
     module and attrs costs it more than the rest of its imports.
     """
 
     __slots__ = (
+        "client",
         "conversation",
         "domains",
         "global_only",
@@ -151,6 +154,7 @@ class Query:
     team: bool
     route: str
     session: str | None
+    client: str | None
 
     def __init__(
         self,
@@ -166,6 +170,7 @@ class Query:
         route: str = "api",
         session: str | None = None,
         conversation: str | None = None,
+        client: str | None = None,
     ) -> None:
         if not isinstance(text, str) or not text.strip():
             raise InvalidRecordError("the task text must not be empty")
@@ -189,6 +194,7 @@ class Query:
             "route": route,
             "session": session if isinstance(session, str) and session else None,
             "conversation": conversation[:MAX_CONVERSATION_CHARS] if conversation else None,
+            "client": client if isinstance(client, str) and client else None,
         }
         for name, value in values.items():
             object.__setattr__(self, name, value)
@@ -396,6 +402,7 @@ def _select(
             k=depth,
             min_score=query.min_score,
             project=where,
+            client=query.client,
         )
         private = [Lesson.of(f) for f in hits]
         if not in_team:
@@ -569,6 +576,7 @@ def team_lessons(
             k=query.k if k is None else k,
             min_score=query.min_score,
             project=where,
+            client=query.client,
         )
     finally:
         conn.close()

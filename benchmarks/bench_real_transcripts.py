@@ -867,7 +867,7 @@ def _replay_turn(
     """One prompt of a replayed session: what the hook serves it (given ``transcript``, the
     session's lines before the prompt, as the client gives the hook its file), and whether
     each repeated mistake after it was preceded by the right lesson."""
-    served, withheld = _served(mem, turn.prompt, cwd, found, transcript)
+    served, withheld = _served(mem, turn.prompt, cwd, found, transcript, t.client)
     stats["turns"] += 1
     stats["withheld_turns"] += bool(withheld)
     text = {x.id: x.text for x in found}
@@ -906,6 +906,7 @@ def _served(
     cwd: str | None,
     found: Sequence[Lesson],
     transcript: str | None = None,
+    client: str | None = None,
 ) -> tuple[list[Lesson], list[tuple[int, str]]]:
     """The lessons the UserPromptSubmit hook serves for ``prompt`` in the session's working
     directory ``cwd`` (found by their ids), and the ids of those its filters withheld (a
@@ -913,7 +914,8 @@ def _served(
     the hook calls, with the payload Claude Code gives it (the prompt, its cwd, the
     session, and ``transcript``: a file of the session's lines before the prompt, from
     which a prompt that says little is given the conversation before it), so the claim
-    checks, the team merge, the holdout and the served log are the hook's. The session's
+    checks, the team merge, the holdout and the served log are the hook's (``client``: the
+    session's client, as its hook says). The session's
     machine cannot be consulted: a claim about PATH is left unchecked (this machine's PATH
     would make the figures depend on where the benchmark runs), and a path claim is
     checked only where the session's folder exists here."""
@@ -925,7 +927,7 @@ def _served(
     looked_up = claims_module._which
     claims_module._which = unknown
     try:
-        got = prompt_served(str(mem.path), hook_payload(prompt, cwd, transcript))
+        got = prompt_served(str(mem.path), hook_payload(prompt, cwd, transcript), client)
     finally:
         claims_module._which = looked_up
     if got is None:

@@ -678,3 +678,26 @@ def test_the_shell_the_bash_tool_runs_is_standing_on_its_machine(tmp_path, mem: 
     other = tmp_path / "other"
     assert fact in {h.experience.id for h in mem.retrieve("I have installed docker", project=other)}
     assert scope_store.standing_fact_ids(mem.db, str(other), 5, machine="another") == []
+
+
+def test_a_standing_fact_about_one_clients_tool_is_served_to_that_client_only(
+    tmp_path, mem: Memory
+):
+    """Review 22: "The Bash tool runs Git Bash here" is Claude Code's; Codex on the same
+    Windows machine runs PowerShell. Standing on the machine, it is served to Claude Code's
+    prompts (and where the client is unknown), never to Codex's standing slots."""
+    from agentmem.serving import Query
+
+    app = tmp_path / "app"
+    app.mkdir()
+    _group(mem, "build and show the errors", GIT_BASH_OK, GIT_BASH_BAD, [str(app)] * 4)
+    _group(mem, "run the unit tests", GOOD, BAD, [str(app)] * 4)
+    mem.learn(use_model=False)
+    [fact] = [e.id for e in mem.experiences() if "Git Bash" in e.text]
+
+    def ids(client):
+        q = Query("I have installed docker", project=tmp_path / "other", client=client)
+        return {x.id for x in mem.serve(q).lessons}
+
+    assert fact in ids("claude-code") and fact in ids(None)
+    assert fact not in ids("codex")

@@ -251,7 +251,7 @@ def _hook_event(args: _Args, fmt: str, payload: dict[str, Any]) -> str:
 def _prompt_context(args: _Args, payload: dict[str, Any]) -> str:
     """The ``UserPromptSubmit`` answer: lessons for the prompt, in the hook's project
     (nothing, and nothing logged as served, under ``AGENTMEM_SERVE=off``)."""
-    served = prompt_served(_db_path(args), payload)
+    served = prompt_served(_db_path(args), payload, args.agent)
     block = "" if served is None else served.text
     if not block:
         return ""
@@ -261,14 +261,16 @@ def _prompt_context(args: _Args, payload: dict[str, Any]) -> str:
     return json.dumps(answer, ensure_ascii=False)
 
 
-def prompt_served(db: str, payload: dict[str, Any]) -> Served | None:
+def prompt_served(db: str, payload: dict[str, Any], client: str | None = None) -> Served | None:
     """What the ``UserPromptSubmit`` hook serves for ``payload`` (its ``prompt``, ``cwd``,
     ``session_id`` and ``transcript_path``) from the library file ``db``:
     :func:`agentmem.context.serve_file` with the hook's :class:`~agentmem.serving.Query`
     (served log included); a prompt that says little is searched with the conversation
     before it, read from the end of ``transcript_path`` (:func:`_conversation`). None when
-    nothing is searched: ``AGENTMEM_SERVE=off``, no prompt, or no library yet. The
-    benchmarks' replay calls it to stand for the hook."""
+    nothing is searched: ``AGENTMEM_SERVE=off``, no prompt, or no library yet. ``client``:
+    the coding agent whose hook this is (``claude-code``, ``codex``): a standing lesson
+    about the other one's tool is not served. The benchmarks' replay calls it to stand for
+    the hook."""
     from ..paths import serving_off
 
     if serving_off():
@@ -286,6 +288,7 @@ def prompt_served(db: str, payload: dict[str, Any]) -> Served | None:
         session=session if isinstance(session, str) else None,
         route="hook",
         conversation=_conversation(prompt, _text(payload, "transcript_path")),
+        client=client,
     )
     return serve_file(db, query)
 

@@ -1075,7 +1075,11 @@ def _shell_rule(f: Finding, text: str) -> Rule:
         or change in _STANDING_CHANGES
         or (change == "program" and programs.has(f.tool, Role.INTERPRETER))
     )
-    return Rule(f.kind, [f.tool], testable=False, claims=claims_of(f), standing=standing)
+    # the shell Claude Code's Bash tool runs: no fact of Codex's shell on the same machine
+    client = "claude-code" if change in ("windows", "backslash") else None
+    return Rule(
+        f.kind, [f.tool], testable=False, claims=claims_of(f), standing=standing, client=client
+    )
 
 
 #: The rule of a finding whose lesson states no value, by kind (value and prerequisite

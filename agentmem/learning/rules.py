@@ -106,6 +106,10 @@ class Rule:
     #: this project git commit fails: run mix format first"): served there for any prompt,
     #: in the standing slots (:func:`agentmem.retrieval.pipeline._standing`).
     standing: bool = False
+    #: The client whose tool the lesson is about ("The Bash tool runs Git Bash here" is
+    #: Claude Code's), when only one has it: a standing lesson is served to that client's
+    #: prompts only (None: any client).
+    client: str | None = None
     claims: tuple[tuple[str, str], ...] = attrs.field(
         default=(),
         converter=lambda v: tuple(

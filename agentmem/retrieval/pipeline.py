@@ -11,6 +11,7 @@ sqlite-utils nor numpy.
 # No ``from __future__ import annotations``: the NamedTuple fields of Found are then
 # types, not strings that typing compiles (the first compile() of a process costs the
 # prompt hook, which imports this module, about 2 ms).
+import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple
 
@@ -105,6 +106,7 @@ def search(
     project: str | None = None,
     vector_hits: Sequence[tuple[int, float]] | None = None,
     every_scope: bool = False,
+    client: str | None = None,
 ) -> list[Found]:
     """The ``k`` lessons that best fit ``text`` and pass the relevance floor, best first.
 
@@ -122,6 +124,8 @@ def search(
     In a project (a coding agent's folder), the slots the prompt leaves free hold up to
     :data:`STANDING` of the tools' own rules served there (:func:`_standing`), whatever
     the prompt says: "continue" names no tool, but the agent edits files all the same.
+    ``client`` (the coding agent asking, when known): a standing lesson about another
+    client's tool (its rule's ``client``) is not among them.
 
     A lesson that breaks the rules of :func:`agentmem.sanitize.lesson_problem` (over 32
     words, a line break, invisible characters, markup, words addressed to the
@@ -149,7 +153,7 @@ def search(
         ranked = rank(evidence.values(), len(evidence), ranking, min_score=min_score)
         found = _served(conn, ranked, k)
         if project is not None and min_score is None and not every_scope:
-            found += _standing(conn, project, k, found, scope(conn, tools, domains))
+            found += _standing(conn, project, k, found, scope(conn, tools, domains), client)
         return found
     finally:
         if own and conn.in_transaction:
@@ -161,7 +165,12 @@ STANDING = 2
 
 
 def _standing(
-    conn: Any, project: str, k: int, found: Sequence[Found], where: Sequence[str] | None
+    conn: Any,
+    project: str,
+    k: int,
+    found: Sequence[Found],
+    where: Sequence[str] | None,
+    client: str | None = None,
 ) -> list[Found]:
     """A tool's own rule (kind ``tool`` in :mod:`agentmem.storage.scopes`: how a coding
     agent's tool or a program behaves, stated for its failure, "If Edit fails with 'File
@@ -187,10 +196,24 @@ def _standing(
         row = rows.get(i)
         if row is None or (inside is not None and (row["domain"] or "") not in inside):
             continue
+        if client is not None and _client_of(row) not in (None, client):
+            continue  # "The Bash tool runs Git Bash here": Claude Code's, not Codex's
         if may_serve(row) and len(out) < room:
             why = "a standing fact" if i in facts else "a tool's rule"
             out.append(Found(row, 0.0, Evidence(i), f"{why}, served in its project"))
     return out
+
+
+def _client_of(row: Mapping[str, Any]) -> str | None:
+    """The client a lesson's rule says it is about (``rule``'s ``client``), or None."""
+    text = row.get("rule")
+    if not isinstance(text, str) or '"client"' not in text:
+        return None
+    try:
+        client = json.loads(text).get("client")
+    except (ValueError, AttributeError):
+        return None
+    return client if isinstance(client, str) else None
 
 
 def may_serve(row: Mapping[str, Any]) -> bool:
