@@ -231,6 +231,8 @@ _UNITTEST = _sh("PYTHONPATH=src python3 -m unittest tests.test_alias", "Ran 4 te
 
 
 def test_a_missing_test_runner_replaced_by_another_runner_teaches_that_runner():
+    (found,) = _findings(_NO_PYTEST, _UNITTEST)
+    assert ("not_on_path", "pytest") in claims_of(found)  # withheld once pytest is there
     (fix,) = _fixes(_NO_PYTEST, _UNITTEST)
     assert fix == (
         "runner",

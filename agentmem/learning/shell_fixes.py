@@ -682,7 +682,9 @@ def claims_of(f: Finding) -> tuple[tuple[str, str], ...]:
     absent = [] if d.get("silent") else [NOT_ON_PATH]
     if change in ("interpreter", "program") and len(facts) >= 2:
         out += [*((k, facts[1]) for k in absent), (ON_PATH, facts[0])]
-    elif change == "runner" and len(facts) >= 2 and d.get("missing") == "not found":
+    elif change == "runner" and len(facts) >= 2:
+        # "No module named pytest" too: once pytest is on PATH the fact is likely stale, and
+        # a standing fact is served for every prompt (review 22)
         out.append((NOT_ON_PATH, facts[1]))
     elif change == "fullpath" and len(facts) >= 2:
         out += [*((k, facts[0]) for k in absent), (ON_PATH, facts[1])]
