@@ -265,15 +265,19 @@ class _Reader:
                 self.report.skipped_blocks["non-object"] += 1
             elif block.get("type") == "tool_use":
                 has_call = True
-                self._call(block)
+                self._call(block, obj.get("cwd"))
             elif block.get("type") not in ("text", "thinking", "redacted_thinking"):
                 self.report.skipped_blocks[str(block.get("type"))[:40]] += 1
         stop = message.get("stop_reason")
         self.b.end(not has_call and stop in _END_REASONS)
 
-    def _call(self, block: Mapping[str, Any]) -> None:
-        """A ``tool_use`` block; a Task (or Agent) call is remembered for its sub-agent."""
+    def _call(self, block: Mapping[str, Any], cwd: Any = None) -> None:
+        """A ``tool_use`` block; a Task (or Agent) call is remembered for its sub-agent.
+        ``cwd``: its line's folder, the one the shell stood in when the call was made
+        (Claude Code writes it on every line, and it follows the Bash tool's ``cd``)."""
         call = self.b.call(block.get("id"), block.get("name"), block.get("input"))
+        if call is not None and isinstance(cwd, str) and cwd:
+            call.cwd = cwd
         if block.get("name") in ("Task", "Agent") and isinstance(block.get("id"), str):
             params = block.get("input")
             sub = params.get("subagent_type") if isinstance(params, Mapping) else None
