@@ -108,6 +108,9 @@ def test_cd_again_near_misses() -> None:
     assert _kept((again, _sh("pwd", "/w/app"), alone)) == []
     # the transcript puts the call in another folder
     assert _kept((again, alone), cwds={"0": "/w/app/frontend"}) == []
+    # pwd printed backend only after the agent moved there itself
+    moved = _sh("cd /w/app/backend", "")
+    assert _kept((again, moved, _sh("pwd", "/w/app/backend"), alone)) == []
     # the fix is another command: no proof the cd alone was the slip
     assert _kept((again, _sh("pwd", "/w/app/backend"), _sh("npm ci", "ok"))) == []
 
@@ -237,3 +240,30 @@ def test_the_folders_of_the_calls_are_redacted_as_paths() -> None:
     assert tok not in repr(out) and set(out["cwds"]) == {"0", "2"}
     clean = {"cwd": "/w/app", "cwds": {"1": "/w/app/b"}}
     assert redact_meta(DEFAULT_REDACTOR, clean, keep=True) is clean
+
+
+def test_a_cd_of_an_earlier_turn_is_read_from_the_session_folder() -> None:
+    """The shell kept turn 1's cd into turn 2, whose prompt line carries the subfolder:
+    the importer says where the session started (``session_cwd``), the project's top."""
+    s = ClaudeSession(cwd="/w/app")
+    s.prompt("vet the api")
+    s.tool("Bash", {"command": "cd services/api && go vet ./..."}, "")
+    s.cwd = "/w/app/services/api"
+    s.say("Vetted.")
+    s.prompt("now build it")
+    s.tool("Bash", {"command": "go build ./services/api/..."}, GO_MISSING, is_error=True)
+    s.tool("Bash", {"command": "cd /w/app && go build ./services/api/..."}, "")
+    s.say("Built.")
+    first, second = parse_claude_code(s.data(), final=True, quiet=True).turns
+    t1 = turn_record("claude-code", first, project=None).trajectory
+    t2 = turn_record("claude-code", second, project=None).trajectory
+    assert t1 is not None and "session_cwd" not in t1.meta
+    assert t2 is not None and t2.meta["session_cwd"] == "/w/app"
+    assert t2.meta["cwd"] == "/w/app/services/api" and "cwds" not in t2.meta
+    run = Trajectory(task="t", steps=t2.steps, meta=t2.meta)
+    (c,) = [c for c in find_corrections(run) if c.kind == Kind.TOOL_RULE]
+    assert (c.failed, c.fixed) == (0, 1) and c.finding.text == KEPT_CWD
+    # near miss: the same command from the top failed too (no such package anywhere)
+    worse = _sh("cd /w/app && go build ./services/api/...", GO_MISSING, False)
+    run = Trajectory(task="t", steps=(t2.steps[0], worse), meta=t2.meta)
+    assert [c for c in find_corrections(run) if c.kind == Kind.TOOL_RULE] == []

@@ -48,6 +48,7 @@ __all__ = [
     "TurnRecord",
     "clip",
     "exit_code",
+    "folder_key",
     "in_order",
     "read_json_lines",
     "text_of",
@@ -513,15 +514,15 @@ def _call_cwds(turn: Turn) -> dict[str, str]:
     keeps between calls); empty when every call stood in the turn's folder."""
     if not turn.cwd:
         return {}
-    home = _folder_key(turn.cwd)
+    home = folder_key(turn.cwd)
     return {
         str(i): c.cwd[:1000]
         for i, c in enumerate(turn.calls)
-        if c.cwd and _folder_key(c.cwd) != home
+        if c.cwd and folder_key(c.cwd) != home
     }
 
 
-def _folder_key(path: str) -> str:
+def folder_key(path: str) -> str:
     """A folder as compared: no trailing separator; a Windows drive's path in one case
     (Claude Code writes ``e:\\x`` and ``E:\\x`` for one folder)."""
     p = path.rstrip("/\\") or path

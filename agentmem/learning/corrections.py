@@ -498,7 +498,7 @@ def find_corrections(t: Trajectory, earlier: Earlier | None = None) -> list[Corr
     """
     recorded = t
     t = learning_view(t)
-    needs = _tool_needs(t) + _tool_refusals(recorded) + _unquoted(t) + _cwd_kept(recorded)
+    needs = _tool_needs(t) + _tool_refusals(recorded) + _unquoted(t) + _cwd_kept(t, recorded)
     shell = find_shell_fixes(t, earlier)
     # a client tool's path found elsewhere (shell_fixes' location rule) is where the
     # project keeps the file, not a value of the tool's parameter
@@ -770,7 +770,7 @@ def _tool_refusals(t: Trajectory) -> list[Correction]:
     return out
 
 
-def _cwd_kept(recorded: Trajectory) -> list[Correction]:
+def _cwd_kept(t: Trajectory, recorded: Trajectory) -> list[Correction]:
     """A shell tool that keeps its working directory between calls (Claude Code's Bash:
     :attr:`agentmem.agents.ToolSpec.keeps_cwd`) stood in a subfolder after a ``cd``, and a
     call failed for it: ``cd D`` again, or a path written from the project's top, in the
@@ -780,14 +780,14 @@ def _cwd_kept(recorded: Trajectory) -> list[Correction]:
 
     The recorded run is read (a build's "lstat ./services/api/: no such file" is a failing
     check of the code to the learning view, which counts it done); the correction's
-    indices are the view's."""
+    indices and its failed call's error are the view's (``t``: the client's framing gone)."""
     out: list[Correction] = []
     at = view_indices(recorded)
     for x in slips(recorded):
         a, b = at[x.failed], at[x.fixed]
         if a is None or b is None:
             continue
-        w = recorded.steps[x.failed]
+        w = t.steps[a]
         e = _error(w)
         text = kept_cwd_text(x.shell)
         how = "the same command without the cd" if x.face == "again" else "an absolute path"

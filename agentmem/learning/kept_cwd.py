@@ -5,10 +5,12 @@ which calls slipped; :mod:`.corrections` turns each slip into the client's one l
 
 Where the shell stood at a call is read, most direct first, from:
 
-- the folder the transcript recorded for the call (Claude Code writes the shell's folder
-  on every line; the importer keeps a call's when it is not the turn's: ``meta["cwds"]``);
 - the client's own note in a failed call's error ("your current working directory is
   /w/app/backend", which Claude Code's Grep and Glob add);
+- the folder the transcript recorded for the call (Claude Code writes the shell's folder
+  on every line; the importer keeps a call's when it is not the turn's, ``meta["cwds"]``,
+  and a turn's when it is not the session's, ``meta["session_cwd"]``: the session's
+  folder is then the project's top);
 - the last ``cd`` of the shell before the call, when it worked and went into a folder of
   the session's own (relative, or under the session's folder);
 - for ``cd D`` again, a ``pwd`` between the failure and its fix that printed ``.../D``.
@@ -83,13 +85,21 @@ def _below(where: str, home: str) -> str | None:
 
 
 def _home(t: Trajectory) -> str:
-    return str(t.meta.get("cwd") or "").rstrip("/\\")
+    """The session's folder: where it started (``session_cwd``, when a turn starts in a
+    folder an earlier turn's ``cd`` left the shell in), else the turn's."""
+    home = t.meta.get("session_cwd") or t.meta.get("cwd") or ""
+    return str(home).rstrip("/\\")
 
 
 def _recorded(t: Trajectory, i: int) -> str | None:
+    """The folder the transcript recorded for call ``i``: its own (``cwds``), else the
+    turn's when that is not the session's (``session_cwd``); None when not recorded."""
     cwds = t.meta.get("cwds")
     where = cwds.get(str(i)) if isinstance(cwds, dict) else None
-    return where if isinstance(where, str) and where else None
+    if isinstance(where, str) and where:
+        return where
+    turn = t.meta.get("cwd")
+    return turn if t.meta.get("session_cwd") and isinstance(turn, str) and turn else None
 
 
 def _noted(s: Step) -> str | None:
@@ -182,7 +192,7 @@ def last_cd(t: Trajectory, i: int, tool: str, home: str) -> tuple[int, str] | No
 def _stood_in(t: Trajectory, i: int, shell: str, home: str) -> tuple[int | None, str] | None:
     """Where ``shell`` stood at call ``i``, when a subfolder of the session's folder
     ``home``: (the call that moved it, None when the record says so; the subfolder)."""
-    where = _recorded(t, i) or _noted(t.steps[i])
+    where = _noted(t.steps[i]) or _recorded(t, i)
     if where is not None:
         below = _below(where, home) if home else None
         return (None, below) if below else None
@@ -207,8 +217,11 @@ def _source(k: int | None) -> str:
 
 
 def _pwd_in(t: Trajectory, tool: str, lo: int, hi: int, folder: str) -> bool:
-    """Whether a ``pwd`` of ``tool`` between calls ``lo`` and ``hi`` printed ``.../folder``."""
+    """Whether a ``pwd`` of ``tool`` between calls ``lo`` and ``hi`` printed ``.../folder``
+    (before any change of folder)."""
     for s in t.steps[lo:hi]:
+        if s.tool == tool and chdirs(s):
+            return False
         if s.tool == tool and s.success and (_line(s) or "").strip() == "pwd":
             last = (s.output.strip().splitlines() or [""])[-1]
             if _norm(last).endswith("/" + folder):
@@ -243,8 +256,8 @@ def _again(t: Trajectory) -> list[Slip]:
             ),
             None,
         )
-        if fixed is None:
-            continue
+        if fixed is None or any(s.tool == w.tool and chdirs(s) for s in steps[i + 1 : fixed]):
+            continue  # (X alone ran in another folder: no proof of where the cd failed)
         where = _recorded(t, i)
         if where is not None:
             stood = _norm(where).endswith("/" + folder)

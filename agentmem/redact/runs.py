@@ -141,7 +141,7 @@ def redact_path(r: Redactor, path: str) -> str:
 #: The longest name of a file or folder (most file systems): longer is no name.
 _NAME_MAX = 255
 #: Meta keys that hold a path (:func:`redact_path`).
-PATH_KEYS = frozenset({"cwd", "project", "transcript"})
+PATH_KEYS = frozenset({"cwd", "project", "session_cwd", "transcript"})
 #: Meta keys that hold paths by call (``cwds``: {a call's index: its folder}).
 PATH_MAP_KEYS = frozenset({"cwds"})
 
