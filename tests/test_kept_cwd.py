@@ -108,6 +108,9 @@ def test_cd_again_near_misses() -> None:
     assert _kept((again, _sh("pwd", "/w/app"), alone)) == []
     # the transcript puts the call in another folder
     assert _kept((again, alone), cwds={"0": "/w/app/frontend"}) == []
+    # the cd worked and a later command of the line failed on a path naming the folder
+    cat = _sh("cd backend && cat backend/x", "cat: backend/x: No such file or directory", False)
+    assert _kept((cat, _sh("cat backend/x", "x")), cwds={"0": "/w/app/backend"}) == []
     # pwd printed backend only after the agent moved there itself
     moved = _sh("cd /w/app/backend", "")
     assert _kept((again, moved, _sh("pwd", "/w/app/backend"), alone)) == []

@@ -242,7 +242,7 @@ def _again(t: Trajectory) -> list[Slip]:
         if lead is None:
             continue
         folder, rest = lead
-        if folder not in w.output or not re.search(r"(?i)no such file|not found", w.output):
+        if not _cd_refused(w.output, folder):
             continue
         line = found[1].command
         fixed = next(
@@ -276,6 +276,16 @@ def _again(t: Trajectory) -> list[Slip]:
         )
         out.append(Slip("again", i, fixed, w.tool, folder, why))
     return out
+
+
+def _cd_refused(output: str, folder: str) -> bool:
+    """Whether the shell's ``cd`` itself said ``folder`` is missing, on one line of the
+    output ("(eval):cd:1: no such file or directory: D", "bash: cd: D: No such file ..."),
+    not a later command of the line."""
+    return any(
+        folder in ln and re.search(r"\bcd\b", ln) and re.search(r"(?i)no such file|not found", ln)
+        for ln in output.splitlines()
+    )
 
 
 def _root_paths(w: Step) -> list[str]:
