@@ -153,6 +153,10 @@ def test_a_copy_into_a_folder_named_from_the_top() -> None:
     (c,) = [c for c in find_corrections(run) if c.kind == Kind.TOOL_RULE]
     assert (c.failed, c.fixed) == (0, 1) and c.finding.text == KEPT_CWD
     assert "stood in web" in c.why
+    # a Windows session: the folders compared with / separators and in one case
+    win = {"cwd": "C:\\s\\app", "cwds": {"0": "c:\\s\\app\\web"}}
+    fix = _sh("cp /tmp/x.sh C:/s/app/og-system/x.sh", "")
+    assert _kept((bad, fix), **win) == [(0, 1)]
     # near misses: the call stood in the session's folder; the copy went elsewhere
     plain = Trajectory(task="t", steps=(bad, good), meta=home)
     assert [c for c in find_corrections(plain) if c.kind == Kind.TOOL_RULE] == []

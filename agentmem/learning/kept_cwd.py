@@ -326,8 +326,14 @@ def _rooted(s: Step, home: str, paths: list[str]) -> bool:
         return any(
             v == _norm(f"{home}/{p}") or v.startswith(_norm(f"{home}/{p}") + "/") for p in paths
         )
-    lead = re.match(rf"\s*cd\s+(['\"]?){re.escape(home)}/?\1\s*&&", line)
-    return any(f"{home}/{p}" in line or (lead is not None and p in line) for p in paths)
+    # a Windows folder is compared with / separators and in one case (C:\w\app, c:/w/app)
+    drive = re.match(r"[A-Za-z]:", home) is not None
+    h, ln = _norm(home), line.replace("\\", "/")
+    ln = ln.lower() if drive else ln
+    lead = re.match(rf"\s*cd\s+(['\"]?){re.escape(h)}/?\1\s*&&", ln)
+    return any(
+        f"{h}/{p.lower() if drive else p}" in ln or (lead is not None and p in line) for p in paths
+    )
 
 
 def _root(t: Trajectory) -> list[Slip]:
