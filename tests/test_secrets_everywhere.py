@@ -338,7 +338,7 @@ def test_a_redacted_run_holds_no_planted_secret_anywhere(case):
 def _meta_key_by_key(meta: dict[str, Any]) -> dict[str, Any]:
     """A run's meta redacted key by key, as redact_meta did before one scan chose the keys:
     agentmem's own ids as text, paths as paths, any other key and value as a value."""
-    from agentmem.redact.runs import OWN_IDS, PATH_KEYS, redact_path
+    from agentmem.redact.runs import OWN_IDS, PATH_KEYS, PATH_MAP_KEYS, _path_map, redact_path
 
     r = DEFAULT_REDACTOR
     out: dict[str, Any] = {}
@@ -347,6 +347,8 @@ def _meta_key_by_key(meta: dict[str, Any]) -> dict[str, Any]:
             out[k] = r.text(v)
         elif k in PATH_KEYS and isinstance(v, str):
             out[k] = redact_path(r, v)
+        elif k in PATH_MAP_KEYS and _path_map(v):
+            out[k] = {n: redact_path(r, p) for n, p in v.items()}
         else:
             out.update(r.value({k: v}))
     return out
@@ -354,6 +356,11 @@ def _meta_key_by_key(meta: dict[str, Any]) -> dict[str, Any]:
 
 _META_KEYS = st.sampled_from(
     ["session_id", "turn_id", "cwd", "project", "transcript", "token", "api_key", "model", "x"]
+)
+#: ``cwds``: {a call's index: its folder} (the importer's), or any other value under that key
+_CWDS = st.one_of(
+    st.dictionaries(st.sampled_from(["0", "3"]), st.sampled_from(["/w/-p-x/app", "/w/app/b"])),
+    st.dictionaries(st.sampled_from(["0", "x"]), st.sampled_from(["/w/app", 3])),
 )
 _META_VALUES = st.one_of(
     st.sampled_from(["/w/app", "/w/-p-x/app", "abc-123", "ok", 3, None, ["-p", "x"]]),
@@ -370,11 +377,15 @@ _META_VALUES = st.one_of(
 
 @settings(max_examples=200, deadline=None)
 @given(
-    st.dictionaries(_META_KEYS, st.one_of(_META_VALUES, st.dictionaries(_META_KEYS, _META_VALUES)))
+    st.dictionaries(_META_KEYS, st.one_of(_META_VALUES, st.dictionaries(_META_KEYS, _META_VALUES))),
+    st.one_of(st.none(), _CWDS),
 )
-def test_meta_comes_out_as_redacted_key_by_key(meta: dict[str, Any]) -> None:
+def test_meta_comes_out_as_redacted_key_by_key(meta: dict[str, Any], cwds: Any) -> None:
     """One scan of meta's keys and values picks what to redact: the same as each key's."""
     from agentmem.redact.runs import redact_meta
+
+    if cwds is not None:
+        meta = {**meta, "cwds": cwds}
 
     assert redact_meta(DEFAULT_REDACTOR, meta) == _meta_key_by_key(meta)
     kept = redact_meta(DEFAULT_REDACTOR, meta, keep=True)

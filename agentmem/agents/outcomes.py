@@ -1096,7 +1096,17 @@ def learning_view(t: Trajectory) -> Trajectory:
     stays as failed too (:func:`unquoted_retries`)."""
     if not any(spec_for(s.tool) is not None for s in t.steps):
         return t
-    steps = [v for v in _viewed(t.steps) if v is not None]
+    viewed = _viewed(t.steps)
+    steps = [v for v in viewed if v is not None]
     if len(steps) == len(t.steps) and all(a is b for a, b in zip(steps, t.steps)):
         return t
-    return attrs.evolve(t, steps=tuple(steps))
+    cwds = t.meta.get("cwds")
+    if len(steps) == len(t.steps) or not isinstance(cwds, dict):
+        return attrs.evolve(t, steps=tuple(steps))
+    # the folders of the calls by index (the importer's ``cwds``): the view's indices
+    at, n = {}, 0
+    for i, v in enumerate(viewed):
+        if v is not None:
+            at[str(i)], n = str(n), n + 1
+    moved = {at[k]: p for k, p in cwds.items() if k in at}
+    return attrs.evolve(t, steps=tuple(steps), meta={**t.meta, "cwds": moved})

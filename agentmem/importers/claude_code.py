@@ -31,7 +31,7 @@ import attrs
 from ..conversation import NOTIFICATION_TAGS
 from ..framing import CLIENT_TEXT, INJECTED
 from .formats import Bundle, ParsedFile, TranscriptFormat, agent_id_of, home_of
-from .turns import FileReport, JsonLines, Turn, TurnBuilder, exit_code, text_of
+from .turns import FileReport, JsonLines, Turn, TurnBuilder, exit_code, folder_key, text_of
 
 __all__ = [
     "DENIAL_PREFIXES",
@@ -184,12 +184,15 @@ class _Reader:
         self.parent_call: Any = None
         self.session: str | None = None
         self.note: tuple[int, Mapping[str, Any], str] | None = None  # a note before any prompt
+        self.first_cwd: str | None = None  # the session's folder: its first line's
 
     def line(self, n: int, obj: Mapping[str, Any]) -> None:
         """One line: the assistant's calls, the tools' results or a prompt; else it is counted."""
         if obj.get("isSidechain") is True and self.subagent is None:
             self._sidechain(n, obj)
             return
+        if self.first_cwd is None and isinstance(obj.get("cwd"), str) and obj["cwd"]:
+            self.first_cwd = obj["cwd"]
         kind = obj.get("type")
         if kind not in ("user", "assistant"):
             if kind in KNOWN_OTHER:
@@ -265,15 +268,19 @@ class _Reader:
                 self.report.skipped_blocks["non-object"] += 1
             elif block.get("type") == "tool_use":
                 has_call = True
-                self._call(block)
+                self._call(block, obj.get("cwd"))
             elif block.get("type") not in ("text", "thinking", "redacted_thinking"):
                 self.report.skipped_blocks[str(block.get("type"))[:40]] += 1
         stop = message.get("stop_reason")
         self.b.end(not has_call and stop in _END_REASONS)
 
-    def _call(self, block: Mapping[str, Any]) -> None:
-        """A ``tool_use`` block; a Task (or Agent) call is remembered for its sub-agent."""
+    def _call(self, block: Mapping[str, Any], cwd: Any = None) -> None:
+        """A ``tool_use`` block; a Task (or Agent) call is remembered for its sub-agent.
+        ``cwd``: its line's folder, the one the shell stood in when the call was made
+        (Claude Code writes it on every line, and it follows the Bash tool's ``cd``)."""
         call = self.b.call(block.get("id"), block.get("name"), block.get("input"))
+        if call is not None and isinstance(cwd, str) and cwd:
+            call.cwd = cwd
         if block.get("name") in ("Task", "Agent") and isinstance(block.get("id"), str):
             params = block.get("input")
             sub = params.get("subagent_type") if isinstance(params, Mapping) else None
@@ -354,6 +361,14 @@ class _Reader:
             meta=meta,
         )
         turn.system = system
+        self._started_in(turn)
+
+    def _started_in(self, turn: Turn) -> None:
+        """A turn that starts in another folder than its session (the Bash tool kept a
+        ``cd`` of an earlier turn) says where the session started: ``session_cwd``."""
+        first = self.first_cwd
+        if first and turn.cwd and folder_key(first) != folder_key(turn.cwd):
+            turn.meta["session_cwd"] = first
 
     def _continuation(self, n: int, obj: Mapping[str, Any]) -> None:
         """Calls before any prompt: a session continued from an earlier one (it starts with
@@ -373,6 +388,7 @@ class _Reader:
             meta=meta,
         )
         turn.system = True
+        self._started_in(turn)
         self.report.ignore("calls before any prompt: a continued session")
 
     def _session(self, obj: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:

@@ -48,6 +48,7 @@ __all__ = [
     "TurnRecord",
     "clip",
     "exit_code",
+    "folder_key",
     "in_order",
     "read_json_lines",
     "text_of",
@@ -163,6 +164,7 @@ class Call:
     output: str | None = None
     success: bool | None = None  # None: judge from the output
     denied: bool = False
+    cwd: str | None = None  # the folder the call was made in, where the transcript says
 
 
 @attrs.define
@@ -506,6 +508,27 @@ def _step(c: Call, fix: _Repairs) -> Step:
     return Step.of_plain_json(tool, params, output, _success(c))
 
 
+def _call_cwds(turn: Turn) -> dict[str, str]:
+    """{a call's index (as text): the folder it was made in} for each call made in another
+    folder than the turn's own (a ``cd`` of the shell before it, which Claude Code's Bash
+    keeps between calls); empty when every call stood in the turn's folder."""
+    if not turn.cwd:
+        return {}
+    home = folder_key(turn.cwd)
+    return {
+        str(i): c.cwd[:1000]
+        for i, c in enumerate(turn.calls)
+        if c.cwd and folder_key(c.cwd) != home
+    }
+
+
+def folder_key(path: str) -> str:
+    """A folder as compared: no trailing separator; a Windows drive's path in one case
+    (Claude Code writes ``e:\\x`` and ``E:\\x`` for one folder)."""
+    p = path.rstrip("/\\") or path
+    return p.lower() if re.match(r"[A-Za-z]:", p) else p
+
+
 def turn_record(source: str, turn: Turn, *, project: str | None) -> TurnRecord:
     """The record of a complete turn: a trajectory with its steps and verdict, or why not."""
     key = (source, turn.session_id, turn.turn_id)
@@ -530,6 +553,9 @@ def turn_record(source: str, turn: Turn, *, project: str | None) -> TurnRecord:
         **({"signal": signal} if signal else {}),
         **turn.meta,
     }
+    cwds = _call_cwds(turn)
+    if cwds:
+        meta["cwds"] = cwds
     fix = _Repairs()
     try:
         steps = [_step(c, fix) for c in turn.calls]

@@ -63,6 +63,7 @@ from ..agents import ToolKind, command_params, is_shell, learning_view, same_job
 from ..agents import programs as _programs
 from ..agents.outcomes import command_line, timed_out, unquoted_retries, view_indices
 from ..agents.shell import parse
+from ..domains import step_domain
 from ..records import Step, Trajectory
 from .digest import Recovery, digest, error_phrase, is_retry_of, value_text
 from .evidence import (
@@ -78,6 +79,7 @@ from .evidence import (
     wrong_tool_finding,
 )
 from .findings import Finding, lesson_text, quote_error, short_value
+from .kept_cwd import KEPT_CWD_ERROR, kept_cwd_text, slips
 from .kinds import KINDS as KIND_SPECS
 from .kinds import Kind
 from .merge import tool_rule_text
@@ -496,8 +498,7 @@ def find_corrections(t: Trajectory, earlier: Earlier | None = None) -> list[Corr
     """
     recorded = t
     t = learning_view(t)
-    needs = _tool_needs(t) + _tool_refusals(recorded) + _unquoted(t) + _cwd_kept(t)
-    needs += [c for c in _cwd_kept_root(t) if c.failed not in {n.failed for n in needs}]
+    needs = _tool_needs(t) + _tool_refusals(recorded) + _unquoted(t) + _cwd_kept(t, recorded)
     shell = find_shell_fixes(t, earlier)
     # a client tool's path found elsewhere (shell_fixes' location rule) is where the
     # project keeps the file, not a value of the tool's parameter
@@ -769,177 +770,45 @@ def _tool_refusals(t: Trajectory) -> list[Correction]:
     return out
 
 
-def _leading_cd(s: Step) -> tuple[str, str] | None:
-    """(the folder, the rest of the line) of a shell call that starts ``cd D && ...`` with a
-    relative folder D, else None."""
-    found = spec_for(s.tool)
-    if found is None or found[1].command is None:
-        return None
-    line = command_line(found[1], s.params)
-    m = re.match(r"\s*cd\s+(['\"]?)([\w.][\w./-]*)\1\s*&&\s*(.+)", line, re.S)
-    if m is None or m.group(2) in (".", "..", "-") or m.group(2).startswith("../"):
-        return None
-    return m.group(2).rstrip("/"), m.group(3).strip()
-
-
-def _chdirs(s: Step) -> bool:
-    found = spec_for(s.tool)
-    if found is None or found[1].command is None:
-        return False
-    script = parse(command_line(found[1], s.params))
-    return any(_programs.has(c.program, _programs.Role.CHDIR) for c in script.commands)
-
-
-def _cwd_kept(t: Trajectory) -> list[Correction]:
+def _cwd_kept(t: Trajectory, recorded: Trajectory) -> list[Correction]:
     """A shell tool that keeps its working directory between calls (Claude Code's Bash:
-    :attr:`agentmem.agents.ToolSpec.keeps_cwd`) ran ``cd D && ...`` and worked; a later
-    call ran ``cd D && X`` again, with no other change of folder between, and failed
-    naming D as missing (the shell stood in D already); the same X without the ``cd`` then
-    worked. The lesson is the client's: its shell keeps the folder. It is never a fact of
-    where the project keeps D (a working directory's slip: ``shell_fixes.cwd_slip``)."""
+    :attr:`agentmem.agents.ToolSpec.keeps_cwd`) stood in a subfolder after a ``cd``, and a
+    call failed for it: ``cd D`` again, or a path written from the project's top, in the
+    shell or in a client tool (:mod:`.kept_cwd`). The lesson is the client's, one text for
+    every such slip so that Stage 3 merges them: its shell keeps the folder. It is never a
+    fact of where the project keeps D (a working directory's slip: ``shell_fixes.cwd_slip``).
+
+    The recorded run is read (a build's "lstat ./services/api/: no such file" is a failing
+    check of the code to the learning view, which counts it done); the correction's
+    indices and its failed call's error are the view's (``t``: the client's framing gone)."""
     out: list[Correction] = []
-    steps = t.steps
-    for i, w in enumerate(steps):
-        found = spec_for(w.tool)
-        if w.success or found is None or not found[1].keeps_cwd:
+    at = view_indices(recorded)
+    for x in slips(recorded):
+        a, b = at[x.failed], at[x.fixed]
+        if a is None or b is None:
             continue
-        lead = _leading_cd(w)
-        if lead is None:
-            continue
-        folder, rest = lead
-        if folder not in w.output or not re.search(r"(?i)no such file|not found", w.output):
-            continue
-        went = None
-        for k in range(i - 1, -1, -1):
-            s = steps[k]
-            if s.tool != w.tool or not _chdirs(s):
-                continue
-            went = k if s.success and (_leading_cd(s) or ("", ""))[0] == folder else None
-            break  # the last change of folder before the failure decides
-        if went is None:
-            continue
-        line = found[1].command
-        fixed = next(
-            (
-                j
-                for j in range(i + 1, min(len(steps), i + 4))
-                if steps[j].tool == w.tool
-                and steps[j].success
-                and line is not None
-                and str(steps[j].params.get(line, "")).strip() == rest
-            ),
-            None,
+        w = t.steps[a]
+        e = _error(w)
+        text = kept_cwd_text(x.shell)
+        how = "the same command without the cd" if x.face == "again" else "an absolute path"
+        # declared: the client table states it (ToolSpec.keeps_cwd), as the search tools'
+        # own error does; its text names the client's tools, no value of one task
+        f = _tool_rule(
+            w,
+            text,
+            (x.shell, "cd"),
+            e,
+            KEPT_CWD_ERROR,
+            refused="cwd",
+            how=how,
+            folder=x.folder,
+            declared=True,
         )
-        if fixed is None:
-            continue
-        out.append(
-            _kept_cwd(
-                w,
-                (i, fixed),
-                f"cd {folder} again",
-                "the same command without the cd",
-                f"{_step_word(went)} ran cd {folder}; {_step_word(i)} ran cd {folder} again and "
-                f"failed ('{{q}}'); the same command without the cd worked ({_step_word(fixed)})",
-                folder,
-            )
-        )
-    return out
-
-
-def _kept_cwd(
-    w: Step, calls: tuple[int, int], what: str, how: str, why: str, folder: str
-) -> Correction:
-    """The ``keeps_cwd`` tool rule's correction: ``w`` (call ``calls[0]``) failed on
-    ``what`` after ``cd folder``; call ``calls[1]`` did it ``how``; ``why`` is the story,
-    its ``{q}`` the quoted error."""
-    e = _error(w)
-    q = quote_error(e, 8)
-    text = lesson_text(
-        f"{w.tool} keeps the working directory between calls: after cd {folder}, {what} "
-        f"fails ('{q}'); use absolute paths, or check pwd first."
-    )
-    f = _tool_rule(w, text, (w.tool, "cd"), e, q, refused="cwd", how=how)
-    return Correction(Kind.TOOL_RULE, calls[0], calls[1], (), f, why.replace("{q}", q))
-
-
-def _last_cd(t: Trajectory, i: int, tool: str, home: str) -> tuple[int, str] | None:
-    """The last call of ``tool`` before call ``i`` that changed folder: (its index, the
-    folder) when it worked and moved away from the session's folder ``home``, else None."""
-    for k in range(i - 1, -1, -1):
-        s = t.steps[k]
-        if s.tool != tool or not _chdirs(s):
-            continue
-        found = spec_for(s.tool)
-        if not s.success or found is None:
-            return None
-        cds = [c for c in parse(command_line(found[1], s.params)).commands if c.program == "cd"]
-        ops = cds[-1].operands if cds else ()
-        if len(ops) != 1 or ops[0].rstrip("/") in (".", "", home) or ops[0].startswith(".."):
-            return None
-        return k, ops[0].rstrip("/")
-    return None
-
-
-def _root_paths(w: Step) -> list[str]:
-    """The relative paths a failed shell call named that its output reports missing."""
-    found = spec_for(w.tool)
-    if found is None or not re.search(r"(?i)no such file", w.output):
-        return []
-    cmds = parse(command_line(found[1], w.params)).commands
-    return [
-        o
-        for c in cmds
-        for o in c.operands
-        if "/" in o.strip("/") and not re.match(r"[/~$]|[A-Za-z]:", o) and o in w.output
-    ]
-
-
-def _rooted(s: Step, home: str, paths: Sequence[str]) -> bool:
-    """Whether a call named one of ``paths`` from the session's folder ``home``: under it
-    as an absolute path, or after ``cd HOME &&``."""
-    found = spec_for(s.tool)
-    line = command_line(found[1], s.params) if found is not None else ""
-    lead = re.match(rf"\s*cd\s+(['\"]?){re.escape(home)}/?\1\s*&&", line)
-    return any(f"{home}/{p}" in line or (lead is not None and p in line) for p in paths)
-
-
-def _cwd_kept_root(t: Trajectory) -> list[Correction]:
-    """The other face of :func:`_cwd_kept`: after a successful ``cd D`` in an earlier call
-    (the last change of folder), a later call of the same shell tool named a path from the
-    project's top (``apps/api/src/x.ts``) that failed, its output saying "No such file"
-    and naming it (the shell stood in D); a call that worked within three then used the
-    same path from the session's folder (``/w/app/apps/api/src/x.ts``, or ``cd /w/app &&
-    ...``). The same client lesson: the shell keeps the folder."""
-    home = str(t.meta.get("cwd") or "").rstrip("/")
-    out: list[Correction] = []
-    for i, w in enumerate(t.steps):
-        found = spec_for(w.tool)
-        if not home or w.success or found is None or not found[1].keeps_cwd or _chdirs(w):
-            continue
-        went, paths = _last_cd(t, i, w.tool, home), _root_paths(w)
-        if went is None or not paths:
-            continue
-
-        fixed = next(
-            (
-                j
-                for j in range(i + 1, min(len(t.steps), i + 4))
-                if t.steps[j].tool == w.tool
-                and t.steps[j].success
-                and _rooted(t.steps[j], home, paths)
-            ),
-            None,
-        )
-        if fixed is None:
-            continue
-        folder = went[1]
-        why = (
-            f"{_step_word(went[0])} ran cd {folder}; {_step_word(i)} named {paths[0]} from the "
-            f"project's top and failed ('{{q}}'); {_step_word(fixed)} used it from {home} and "
-            "worked"
-        )
-        how = "the same path from the session's folder"
-        out.append(_kept_cwd(w, (i, fixed), "a path from the project's top", how, why, folder))
+        # one lesson of the shell, whatever failed: the shell's tool and its cd's domain,
+        # so that Stage 3 merges the slips of a Grep path and of a build (one domain each)
+        f = attrs.evolve(f, tool=x.shell, domain=step_domain(x.shell, {"command": "cd"}))
+        why = x.why.replace("{q}", quote_error(e, 8))
+        out.append(Correction(Kind.TOOL_RULE, a, b, (), f, why))
     return out
 
 

@@ -141,7 +141,16 @@ def redact_path(r: Redactor, path: str) -> str:
 #: The longest name of a file or folder (most file systems): longer is no name.
 _NAME_MAX = 255
 #: Meta keys that hold a path (:func:`redact_path`).
-PATH_KEYS = frozenset({"cwd", "project", "transcript"})
+PATH_KEYS = frozenset({"cwd", "project", "session_cwd", "transcript"})
+#: Meta keys that hold paths by call (``cwds``: {a call's index: its folder}).
+PATH_MAP_KEYS = frozenset({"cwds"})
+
+
+def _path_map(v: Any) -> bool:
+    """Whether ``v`` is {a call's index: a path}, as the importer writes ``cwds``."""
+    return isinstance(v, dict) and all(
+        isinstance(n, str) and n.isdigit() and isinstance(p, str) for n, p in v.items()
+    )
 
 
 def redact_meta(r: Redactor, meta: Mapping[str, Any], *, keep: bool = False) -> dict[str, Any]:
@@ -173,6 +182,9 @@ def redact_meta(r: Redactor, meta: Mapping[str, Any], *, keep: bool = False) -> 
             new = redact_path(r, v) if value_needs else v
             out[k] = new
             same = same and new == v
+        elif k in PATH_MAP_KEYS and _path_map(v) and value_needs:
+            out[k] = {n: redact_path(r, p) for n, p in v.items()}
+            same = same and out[k] == v
         elif not (key_needs or value_needs):
             out[k] = v  # (what redacting it would give)
         else:  # a key that is a secret becomes its placeholder
