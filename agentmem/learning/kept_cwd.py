@@ -168,16 +168,43 @@ def _cd_target(s: Step) -> str | None:
     return ops[0] if len(ops) == 1 else None
 
 
+def _top_level_chdir(line: str) -> bool:
+    """Whether a change of folder in ``line`` may be the shell's own: a ``cd``, ``pushd``
+    or ``popd`` word outside quotes and brackets. ``(cd D && X)``, ``bash -c 'cd D && X'``
+    and ``$(cd D; pwd)`` run in a subshell and leave the shell where it stood."""
+    depth, quote = 0, ""
+    for k, ch in enumerate(line):
+        if quote:
+            quote = "" if ch == quote else quote
+        elif ch in "'\"":
+            quote = ch
+        elif ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth = max(depth - 1, 0)
+        elif (
+            depth == 0
+            and (k == 0 or line[k - 1] in " \t\n;&|{")
+            and re.match(r"(cd|pushd|popd)(\s|;|&|$)", line[k:])
+        ):
+            return True
+    return False
+
+
 def last_cd(t: Trajectory, i: int, tool: str, home: str) -> tuple[int, str] | None:
     """The last call of ``tool`` before call ``i`` that changed folder: (its index, the
     folder) when it worked and went into a folder of the session's own (relative, or
-    under the session's folder ``home``), else None."""
+    under the session's folder ``home``), else None. A ``cd`` in a subshell moved
+    nothing (:func:`_top_level_chdir`); one whose own error says its folder is missing
+    (``cd D; ls`` that worked) moved nothing either, and proves nothing."""
     for k in range(i - 1, -1, -1):
         s = t.steps[k]
         if s.tool != tool or not chdirs(s):
             continue
+        if not _top_level_chdir(_line(s) or ""):
+            continue
         op = _cd_target(s) if s.success else None
-        if op is None:
+        if op is None or _cd_refused(s.output, op):
             return None
         op = op.rstrip("/")
         if op in (".", "", "-", home) or op.startswith(".."):
@@ -332,8 +359,27 @@ def _rooted(s: Step, home: str, paths: list[str]) -> bool:
     ln = ln.lower() if drive else ln
     lead = re.match(rf"\s*cd\s+(['\"]?){re.escape(h)}/?\1\s*&&", ln)
     return any(
-        f"{h}/{p.lower() if drive else p}" in ln or (lead is not None and p in line) for p in paths
+        _names(ln, f"{h}/{p.lower() if drive else p}") or (lead is not None and _names(line, p))
+        for p in paths
     )
+
+
+def _names(line: str, path: str) -> bool:
+    """Whether ``line`` names ``path`` or a file under it, not a longer name that starts
+    with it (``app.ts.bak`` is not ``app.ts``)."""
+    return re.search(rf"(?<![\w.-]){re.escape(path)}(?![\w.-])", line) is not None
+
+
+#: The client's own file tools, which resolve a relative path from its shell's folder.
+_FILE_KINDS = frozenset({ToolKind.READ, ToolKind.SEARCH, ToolKind.EDIT, ToolKind.WRITE})
+
+
+def _beside(tool: str) -> bool:
+    """Whether ``tool`` is one of the client's file tools (:data:`_FILE_KINDS`): not a
+    shell that does not keep its folder, nor an MCP server's tool, whose server resolves a
+    relative path from its own folder."""
+    found = spec_for(tool)
+    return found is not None and found[1].kind in _FILE_KINDS and not is_shell(tool)
 
 
 def _root(t: Trajectory) -> list[Slip]:
@@ -347,8 +393,8 @@ def _root(t: Trajectory) -> list[Slip]:
         shell = keeping_shell(w.tool)
         if w.success or shell is None or (w.tool == shell and chdirs(w)):
             continue
-        if w.tool != shell and is_shell(w.tool):
-            continue  # another shell of the client (one that does not keep its folder)
+        if w.tool != shell and not _beside(w.tool):
+            continue  # another shell of the client, or an MCP server's tool (its own root)
         paths = _root_paths(w)
         went = _stood_in(t, i, shell, home) if paths else None
         if went is None:
