@@ -59,3 +59,44 @@ def test_an_mcp_tool_path_is_not_read_from_the_shell_folder() -> None:
     went = _sh("cd backend && npm test", "ok")
     bad = read("backend/src/app.ts", "ENOENT: no such file or directory, backend/src/app.ts", False)
     assert _slips(went, bad, read("/w/app/backend/src/app.ts", "x")) == []
+
+
+def test_a_tool_rule_of_one_client_is_not_standing_for_the_other(tmp_path) -> None:
+    """ "Bash keeps the working directory between calls" is Claude Code's rule: in its
+    project it is standing for Claude Code's prompts (and an unknown client's), never
+    for Codex's, whose shell does not keep the folder."""
+    from agentmem import Memory
+    from agentmem.serving import Query
+
+    from .conftest import FakeEmbedder, FakeModel
+
+    cd_missing = "bash: cd: backend: No such file or directory"
+    steps = [
+        _sh("cd backend && npm install zod", cd_missing, False),
+        _sh("pwd", "/w/app/backend"),
+        _sh("npm install zod", "added 1 package"),
+    ]
+    with Memory.open(tmp_path / "m.db", embedder=FakeEmbedder(), model=FakeModel()) as mem:
+        for n in range(2):
+            tid = mem.record(f"work on the backend {n}", steps, meta={**HOME, "project": "/w/app"})
+            mem.feedback(tid, "accept")
+        mem.learn(use_model=False)
+        [kept] = [e.id for e in mem.experiences() if "keeps the working directory" in e.text]
+
+        def ids(client: str | None) -> set[int]:
+            q = Query("tidy the readme wording", project="/w/app", client=client)
+            return {x.id for x in mem.serve(q).lessons}
+
+        assert kept in ids("claude-code") and kept in ids(None)
+        assert kept not in ids("codex")
+
+
+def test_a_tool_rule_names_its_client_only_when_one_has_every_tool() -> None:
+    from agentmem.learning.generality import _one_client
+
+    assert _one_client(["Bash"]) == "claude-code"
+    assert _one_client(["Edit", "Read"]) == "claude-code"
+    assert _one_client(["exec_command"]) == "codex"
+    assert _one_client(["Bash", "exec_command"]) is None
+    assert _one_client(["mcp__fs__read_file"]) is None
+    assert _one_client(["my_app_tool"]) is None

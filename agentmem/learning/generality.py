@@ -69,7 +69,7 @@ from typing import Any
 
 import attrs
 
-from ..agents import CLIENTS, learning_view, programs, spec_for, strip_headers
+from ..agents import CLIENTS, ToolKind, learning_view, programs, spec_for, strip_headers
 from ..agents.programs import Role
 from ..records import NO_RESULT, Operation, Step, Trajectory
 from .digest import Digest, error_phrase, value_text
@@ -1047,7 +1047,26 @@ def _missing_step_rule(f: Finding, text: str) -> Rule:
 
 def _tool_rule(f: Finding, text: str) -> Rule:
     d = f.detail
-    return Rule(Kind.TOOL_RULE, _tools_of(f), helper=d.get("helper"), error=_gist(text))
+    tools = _tools_of(f)
+    return Rule(
+        Kind.TOOL_RULE,
+        tools,
+        helper=d.get("helper"),
+        error=_gist(text),
+        client=_one_client(tools),
+    )
+
+
+def _one_client(tools: Sequence[str]) -> str | None:
+    """The client whose table has every one of ``tools`` ("Bash keeps the working
+    directory" is Claude Code's: Codex's shell does not keep it), so that the rule is
+    served standing to that client's prompts only; None when a tool is no client's, an
+    MCP server's (either client may have it) or the tools are two clients'."""
+    found = [spec_for(t) for t in tools]
+    if not found or any(x is None or x[1].kind is ToolKind.MCP for x in found):
+        return None
+    clients = {x[0].client for x in found if x is not None}
+    return clients.pop() if len(clients) == 1 else None
 
 
 def _untested_rule(f: Finding, text: str) -> Rule:
