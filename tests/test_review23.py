@@ -100,3 +100,16 @@ def test_a_tool_rule_names_its_client_only_when_one_has_every_tool() -> None:
     assert _one_client(["Bash", "exec_command"]) is None
     assert _one_client(["mcp__fs__read_file"]) is None
     assert _one_client(["my_app_tool"]) is None
+
+
+def test_a_project_named_like_the_folder_is_no_kept_folder() -> None:
+    """The session's own folder is ``/w/api``: ``cd api`` fails there for want of
+    ``api/api``; the shell never left the top, whatever pwd or the record say."""
+    bad = _sh("cd api && npm run lint", CD_API_MISSING, False)
+    ok = _sh("npm run lint", "ok")
+    assert _slips(bad, _sh("pwd", "/w/api"), ok, cwd="/w/api") == []
+    meta = {"cwd": "/w/api/x", "session_cwd": "/w/api", "cwds": {"0": "/w/api"}}
+    assert _slips(bad, ok, **meta) == []
+    # below the top it is the kept folder
+    assert _slips(bad, _sh("pwd", "/w/app/packages/api"), ok) == [("again", 0, 2)]
+    assert _slips(bad, ok, cwds={"0": "/w/app/packages/api"}) == [("again", 0, 1)]

@@ -243,15 +243,24 @@ def _source(k: int | None) -> str:
     return "the transcript records it" if k is None else f"{_word(k)} went there"
 
 
-def _pwd_in(t: Trajectory, tool: str, lo: int, hi: int, folder: str) -> bool:
+def _inside(where: str, home: str, folder: str) -> bool:
+    """Whether the shell's folder ``where`` is ``folder`` below the session's folder
+    ``home`` (``/w/app/packages/api`` for ``api``); not the session's folder itself, which
+    may bear the name (a project called ``api``: ``cd api`` there fails for want of
+    ``api/api``, no kept folder)."""
+    below = _below(where, home) if home else _norm(where)
+    return below is not None and (below == folder or below.endswith("/" + folder))
+
+
+def _pwd_in(t: Trajectory, tool: str, lo: int, hi: int, folder: str, home: str = "") -> bool:
     """Whether a ``pwd`` of ``tool`` between calls ``lo`` and ``hi`` printed ``.../folder``
-    (before any change of folder)."""
+    below the session's folder ``home`` (before any change of folder)."""
     for s in t.steps[lo:hi]:
         if s.tool == tool and chdirs(s):
             return False
         if s.tool == tool and s.success and (_line(s) or "").strip() == "pwd":
             last = (s.output.strip().splitlines() or [""])[-1]
-            if _norm(last).endswith("/" + folder):
+            if _norm(last).endswith("/" + folder) and _inside(last, home, folder):
                 return True
     return False
 
@@ -287,9 +296,9 @@ def _again(t: Trajectory) -> list[Slip]:
             continue  # (X alone ran in another folder: no proof of where the cd failed)
         where = _recorded(t, i)
         if where is not None:
-            stood = _norm(where).endswith("/" + folder)
+            stood = _inside(where, home, folder)
             how = "the transcript records the call in it"
-        elif _pwd_in(t, w.tool, i + 1, fixed, folder):
+        elif _pwd_in(t, w.tool, i + 1, fixed, folder, home):
             stood, how = True, "pwd then printed it"
         else:
             went = last_cd(t, i, w.tool, home)
