@@ -90,6 +90,12 @@ def test_a_tool_rule_of_one_client_is_not_standing_for_the_other(tmp_path) -> No
         assert kept in ids("claude-code") and kept in ids(None)
         assert kept not in ids("codex")
 
+        def asked(client: str | None) -> set[int]:  # a prompt that names the cd
+            q = Query("cd into the backend and npm install zod", project="/w/app", client=client)
+            return {x.id for x in mem.serve(q).lessons}
+
+        assert kept in asked("claude-code") and kept not in asked("codex")
+
 
 def test_a_tool_rule_names_its_client_only_when_one_has_every_tool() -> None:
     from agentmem.learning.generality import _one_client

@@ -124,8 +124,9 @@ def search(
     In a project (a coding agent's folder), the slots the prompt leaves free hold up to
     :data:`STANDING` of the tools' own rules served there (:func:`_standing`), whatever
     the prompt says: "continue" names no tool, but the agent edits files all the same.
-    ``client`` (the coding agent asking, when known): a standing lesson about another
-    client's tool (its rule's ``client``) is not among them.
+    ``client`` (the coding agent asking, when known): a lesson about another client's
+    tool (its rule's ``client``: "Bash keeps the working directory between calls" is
+    Claude Code's) is served neither among them nor for the prompt.
 
     A lesson that breaks the rules of :func:`agentmem.sanitize.lesson_problem` (over 32
     words, a line break, invisible characters, markup, words addressed to the
@@ -151,7 +152,7 @@ def search(
             every_scope=every_scope,
         )
         ranked = rank(evidence.values(), len(evidence), ranking, min_score=min_score)
-        found = _served(conn, ranked, k)
+        found = _served(conn, ranked, k, client)
         if project is not None and min_score is None and not every_scope:
             found += _standing(conn, project, k, found, scope(conn, tools, domains), client)
         return found
@@ -233,9 +234,10 @@ def may_serve(row: Mapping[str, Any]) -> bool:
     return risk_ok(row["text"], review, checked)
 
 
-def _served(conn: Any, ranked: Sequence[Ranked], k: int) -> list[Found]:
+def _served(conn: Any, ranked: Sequence[Ranked], k: int, client: str | None = None) -> list[Found]:
     """The first ``k`` of ``ranked`` that are live and may be served
-    (:func:`agentmem.sanitize.servable`), their rows read ``k`` at a time."""
+    (:func:`agentmem.sanitize.servable`), their rows read ``k`` at a time; with a
+    ``client``, none whose rule is about another client's tool (:func:`_client_of`)."""
     out: list[Found] = []
     start = 0
     while len(out) < k and start < len(ranked):
@@ -244,7 +246,9 @@ def _served(conn: Any, ranked: Sequence[Ranked], k: int) -> list[Found]:
         rows = {r["id"]: r for r in experiences.live_rows(conn, [r.evidence.id for r in batch])}
         for r in batch:
             row = rows.get(r.evidence.id)
-            if row is not None and may_serve(row):
+            if row is None or (client is not None and _client_of(row) not in (None, client)):
+                continue
+            if may_serve(row):
                 out.append(_found(row, r))
     return out
 
