@@ -21,8 +21,8 @@ CHANGED = (
 #: The kept working directory's one lesson, whatever the slip (tests/test_kept_cwd.py).
 KEPT_CWD = (
     "Bash keeps the working directory between calls, and Glob and Grep resolve relative paths "
-    "from it: after a cd into a subfolder, project root paths fail ('No such file'); use "
-    "absolute paths."
+    "from it: after a cd into a subfolder, project root paths are not found; use absolute "
+    "paths."
 )
 READ_FIRST = Rule(Kind.TOOL_RULE, ("Write", "Edit"), helper="Read", error="File has not been read")
 

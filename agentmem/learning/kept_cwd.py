@@ -61,7 +61,8 @@ class Slip:
     why: str
 
 
-#: The error the lesson quotes: one text for every slip, so that Stage 3 merges them.
+#: The error the lesson's rule records (its text quotes none: the slips' errors differ,
+#: "No such file", "Path does not exist", and one text lets Stage 3 merge them).
 KEPT_CWD_ERROR = "No such file"
 #: A missing file or folder, as a shell or a client tool reports it.
 _MISSING = re.compile(r"(?i)no such file|not found|path does not exist|does not exist")
@@ -136,7 +137,7 @@ def kept_cwd_text(shell: str) -> str:
     also = f", and {' and '.join(search)} resolve relative paths from it" if search else ""
     return lesson_text(
         f"{shell} keeps the working directory between calls{also}: after a cd into a "
-        f"subfolder, project root paths fail ('{KEPT_CWD_ERROR}'); use absolute paths."
+        "subfolder, project root paths are not found; use absolute paths."
     )
 
 
