@@ -584,12 +584,19 @@ def test_a_missing_interpreter_is_standing_whatever_ran_the_code(mem: Memory, no
     import agentmem.claims
 
     no_python.setattr(agentmem.claims, "_which", lambda n: f"/usr/bin/{n}" * (n == "node") or None)
-    _group(mem, "count the words", PY_INLINE, PY_BAD, [A] * 4)
+    _standing_in_a(mem, "count the words", PY_INLINE, PY_BAD, "node -e")
+
+
+def _standing_in_a(mem: Memory, task: str, good, bad, marker: str) -> int:
+    """Learn ``task``'s correction in project A (beside a test lesson): the lesson whose
+    text has ``marker``, served for "proceed" in A and not in B."""
+    _group(mem, task, good, bad, [A] * 4)
     _group(mem, "run the unit tests", GOOD, BAD, [A] * 4)
     mem.learn(use_model=False)
-    [fact] = [e.id for e in mem.experiences() if "node -e" in e.text]
+    [fact] = [e.id for e in mem.experiences() if marker in e.text]
     assert fact in {h.experience.id for h in mem.retrieve("proceed", project=A)}
     assert fact not in {h.experience.id for h in mem.retrieve("proceed", project=B)}
+    return fact
 
 
 def test_a_standing_machine_fact_is_served_on_its_machine_only(tmp_path, mem: Memory, no_python):
@@ -630,12 +637,7 @@ def test_a_replaced_test_runner_is_standing_in_its_project(mem: Memory, no_pytho
     unittest ran the tests; two later prompts (an IDE's header and "proceed") ran pytest
     again without the lesson, since they name no test. Most changes end in a test run,
     so the runner is standing like the interpreter: any prompt of its project, no other."""
-    _group(mem, "check the alias parser", RUNNER_OK, RUNNER_BAD, [A] * 4)
-    _group(mem, "run the unit tests", GOOD, BAD, [A] * 4)
-    mem.learn(use_model=False)
-    [fact] = [e.id for e in mem.experiences() if "unittest" in e.text]
-    assert fact in {h.experience.id for h in mem.retrieve("proceed", project=A)}
-    assert fact not in {h.experience.id for h in mem.retrieve("proceed", project=B)}
+    _standing_in_a(mem, "check the alias parser", RUNNER_OK, RUNNER_BAD, "unittest")
     [tests] = [e.id for e in mem.experiences() if "test/unit" in e.text]
     assert tests not in {h.experience.id for h in mem.retrieve("proceed", project=A)}
 
@@ -663,17 +665,23 @@ GIT_BASH_OK = [
 ]
 
 
-def test_the_shell_the_bash_tool_runs_is_standing_on_its_machine(tmp_path, mem: Memory):
-    """Real (validation replay, Claude Code on Windows): "The Bash tool runs Git Bash here:
-    PowerShell's commands are not found there" was learned, and a later prompt ("I have
-    installed the docker") ran Select-String in Bash again without it. Every command runs
-    in that shell, so the fact is standing on its machine, in any project there."""
+def _git_bash_fact(tmp_path: Path, mem: Memory) -> int:
+    """The Git Bash fact, learned from this machine's runs in ``tmp_path/app``."""
     app = tmp_path / "app"
     app.mkdir()
     _group(mem, "build and show the errors", GIT_BASH_OK, GIT_BASH_BAD, [str(app)] * 4)
     _group(mem, "run the unit tests", GOOD, BAD, [str(app)] * 4)
     mem.learn(use_model=False)
     [fact] = [e.id for e in mem.experiences() if "Git Bash" in e.text]
+    return fact
+
+
+def test_the_shell_the_bash_tool_runs_is_standing_on_its_machine(tmp_path, mem: Memory):
+    """Real (validation replay, Claude Code on Windows): "The Bash tool runs Git Bash here:
+    PowerShell's commands are not found there" was learned, and a later prompt ("I have
+    installed the docker") ran Select-String in Bash again without it. Every command runs
+    in that shell, so the fact is standing on its machine, in any project there."""
+    fact = _git_bash_fact(tmp_path, mem)
     assert scopes_of(mem.db)[fact].kind == "machine"
     other = tmp_path / "other"
     assert fact in {h.experience.id for h in mem.retrieve("I have installed docker", project=other)}
@@ -688,12 +696,7 @@ def test_a_standing_fact_about_one_clients_tool_is_served_to_that_client_only(
     prompts (and where the client is unknown), never to Codex's standing slots."""
     from agentmem.serving import Query
 
-    app = tmp_path / "app"
-    app.mkdir()
-    _group(mem, "build and show the errors", GIT_BASH_OK, GIT_BASH_BAD, [str(app)] * 4)
-    _group(mem, "run the unit tests", GOOD, BAD, [str(app)] * 4)
-    mem.learn(use_model=False)
-    [fact] = [e.id for e in mem.experiences() if "Git Bash" in e.text]
+    fact = _git_bash_fact(tmp_path, mem)
 
     def ids(client):
         q = Query("I have installed docker", project=tmp_path / "other", client=client)
