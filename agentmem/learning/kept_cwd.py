@@ -169,6 +169,11 @@ def _cd_target(s: Step) -> str | None:
     return ops[0] if len(ops) == 1 else None
 
 
+def _first_word(text: str) -> str:
+    """The word ``text`` starts with, up to a blank or a shell operator."""
+    return re.split(r"[\s;&|()]", text, maxsplit=1)[0]
+
+
 def _top_level_chdir(line: str) -> bool:
     """Whether a change of folder in ``line`` may be the shell's own: a ``cd``, ``pushd``
     or ``popd`` word outside quotes and brackets. ``(cd D && X)``, ``bash -c 'cd D && X'``
@@ -186,7 +191,7 @@ def _top_level_chdir(line: str) -> bool:
         elif (
             depth == 0
             and (k == 0 or line[k - 1] in " \t\n;&|{")
-            and re.match(r"(cd|pushd|popd)(\s|;|&|$)", line[k:])
+            and _programs.has(_first_word(line[k:]), _programs.Role.CHDIR)
         ):
             return True
     return False
