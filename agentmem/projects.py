@@ -169,6 +169,36 @@ def project_of(cwd: str | os.PathLike[str] | None) -> str | None:
     return found
 
 
+def session_project(cwd: str | None, start: str | None = None) -> str | None:
+    """The project of a session's turn working in ``cwd``, the session having started in
+    ``start`` (the folder its client was started in: Claude Code's ``CLAUDE_PROJECT_DIR``,
+    a transcript's first working directory). Claude Code's Bash tool keeps a ``cd`` of an
+    earlier call, so a turn may work in a subfolder of the session's folder: that is still
+    the session's project (:func:`project_of` of ``start``), as Claude Code files the
+    session under it, unless the subfolder is a repository of its own here (a nested
+    checkout with its own ``.git``). Without ``start``, or with a ``cwd`` outside it:
+    :func:`project_of` of ``cwd``."""
+    where = project_of(cwd)
+    if not start or not cwd or not _inside(cwd, start):
+        return where
+    home = project_of(start)
+    if where and where != home and os.path.exists(os.path.join(where, ".git")):
+        return where  # a repository of its own inside the session's folder
+    return home or where
+
+
+def _inside(path: str, folder: str) -> bool:
+    """Whether ``path`` is ``folder`` or below it, compared as their OS writes them (a
+    Windows drive's path in one case, either separator)."""
+
+    def norm(p: str) -> str:
+        p = p.strip().replace("\\", "/").rstrip("/")
+        return p.lower() if re.match(r"[A-Za-z]:", p) else p
+
+    a, b = norm(path), norm(folder)
+    return bool(b) and (a == b or a.startswith(b + "/"))
+
+
 def _repository_above(path: str) -> str | None:
     """The git root of the nearest existing folder above ``path``, if it has one."""
     d = os.path.dirname(path)

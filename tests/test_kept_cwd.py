@@ -274,3 +274,25 @@ def test_a_cd_of_an_earlier_turn_is_read_from_the_session_folder() -> None:
     worse = _sh("cd /w/app && go build ./services/api/...", GO_MISSING, False)
     run = Trajectory(task="t", steps=(t2.steps[0], worse), meta=t2.meta)
     assert [c for c in find_corrections(run) if c.kind == Kind.TOOL_RULE] == []
+
+
+def test_a_turn_in_a_kept_subfolder_is_filed_under_the_sessions_project(tmp_path) -> None:
+    """Both turns of a session whose shell kept a ``cd`` into a subfolder are the
+    session's project (:func:`agentmem.projects.session_project`), so that the next
+    session, started in the same folder, is served what they taught."""
+    from agentmem import Memory
+
+    s = ClaudeSession(cwd="/w/gone/app")
+    s.prompt("vet the api")
+    s.tool("Bash", {"command": "cd services/api && go vet ./..."}, "")
+    s.cwd = "/w/gone/app/services/api"
+    s.say("Vetted.")
+    s.prompt("now build it")
+    s.tool("Bash", {"command": "go build ./..."}, "")
+    s.say("Built.")
+    f = tmp_path / "s.jsonl"
+    f.write_bytes(s.data())
+    with Memory.open(tmp_path / "m.db") as mem:
+        mem.import_transcripts("claude-code", [f])
+        got = {t.meta["project"] for t in mem.trajectories()}
+    assert got == {"/w/gone/app"}

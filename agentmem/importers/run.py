@@ -24,7 +24,7 @@ from sqlite_utils import Database
 from ..db import write
 from ..errors import InvalidRecordError
 from ..files import read_regular
-from ..projects import project_of
+from ..projects import project_of, session_project
 from ..records import Trajectory, TurnRecord
 from ..redact.runs import Redacted
 from ..storage import imports
@@ -259,14 +259,18 @@ def _parse(
 def _turn_records(
     fmt: str, turns: Sequence[Turn], project: str | None
 ) -> Iterator[tuple[Turn, TurnRecord]]:
-    projects: dict[str | None, str | None] = {}  # a file's turns share their folder
+    # a file's turns share their folder; a turn in a subfolder that Claude Code's Bash
+    # tool kept (its meta's session_cwd) is the session's project (session_project)
+    projects: dict[tuple[str | None, str | None], str | None] = {}
     for t in turns:
         try:
             where = project
             if not where:
-                if t.cwd not in projects:
-                    projects[t.cwd] = project_of(t.cwd)
-                where = projects[t.cwd]
+                start = t.meta.get("session_cwd")
+                key = (t.cwd, start if isinstance(start, str) else None)
+                if key not in projects:
+                    projects[key] = session_project(*key)
+                where = projects[key]
             yield t, turn_record(fmt, t, project=where)
         except (RecursionError, ValueError, UnicodeError) as e:
             note = f"line {t.line}: {type(e).__name__}: {str(e)[:200]}"
