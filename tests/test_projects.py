@@ -704,3 +704,69 @@ def test_a_standing_fact_about_one_clients_tool_is_served_to_that_client_only(
 
     assert fact in ids("claude-code") and fact in ids(None)
     assert fact not in ids("codex")
+
+
+GLOB_BAD = [
+    Step(
+        "Bash",
+        {"command": "sed -n 1,80p src/app/trips/[id]/page.tsx"},
+        "zsh:1: no matches found: src/app/trips/[id]/page.tsx",
+        False,
+    )
+]
+GLOB_OK = [
+    *GLOB_BAD,
+    Step("Bash", {"command": "sed -n 1,80p 'src/app/trips/[id]/page.tsx'"}, "export default", True),
+]
+
+
+def test_the_shells_reading_of_a_glob_is_standing_on_its_machine(tmp_path, mem: Memory):
+    """Real (validation replay, Codex in knearme-platform): "In zsh an unquoted path with
+    [ ] is a glob pattern: quote the path" was learned, and two later prompts ("review how
+    our agent works", "both") passed a Next.js route unquoted again without it. Every path
+    goes through that shell, so the fact is standing on its machine."""
+    app = tmp_path / "app"
+    app.mkdir()
+    _group(mem, "show the trip page", GLOB_OK, GLOB_BAD, [str(app)] * 4)
+    mem.learn(use_model=False)
+    [fact] = [e.id for e in mem.experiences() if "glob pattern" in e.text]
+    assert scopes_of(mem.db)[fact].kind == "machine"
+    other = tmp_path / "other"
+    assert fact in {h.experience.id for h in mem.retrieve("both", project=other)}
+    assert scope_store.standing_fact_ids(mem.db, str(other), 5, machine="another") == []
+
+
+def test_a_subfolder_the_shell_kept_is_the_sessions_project(tmp_path: Path):
+    """Real (validation replay, Claude Code in pshung's hybrid_sim): the Bash tool kept a
+    ``cd hybrid_vsim``, the later turns' cwd was the subfolder, and their lessons were
+    filed under a project "hybrid_vsim" that the next session's prompts (cwd hybrid_sim)
+    never saw. A turn in a subfolder of the session's folder is the session's project,
+    unless the subfolder is a repository of its own here."""
+    gone = "/home/nobody/work/hybrid_sim"
+    assert projects.session_project(f"{gone}/hybrid_vsim", gone) == gone
+    assert projects.session_project(f"{gone}/hybrid_vsim", None) == f"{gone}/hybrid_vsim"
+    assert projects.session_project("/elsewhere/x", gone) == "/elsewhere/x"
+    assert projects.session_project(f"{gone}_2", gone) == f"{gone}_2"  # a sibling, not inside
+    win = "C:\\Users\\kim\\app"
+    assert projects.session_project("c:\\Users\\kim\\app\\web", win) == win
+    top = tmp_path / "top"
+    (top / "plain").mkdir(parents=True)
+    (top / "nested" / ".git").mkdir(parents=True)
+    assert projects.session_project(str(top / "plain"), str(top)) == str(top)
+    assert projects.session_project(str(top / "nested"), str(top)) == str(top / "nested")
+
+
+def test_the_hook_serves_in_the_project_claude_code_was_started_in(tmp_path, monkeypatch):
+    """The hook's ``cwd`` is the Bash tool's current folder; after a kept ``cd`` into a
+    subfolder, ``CLAUDE_PROJECT_DIR`` says the session's folder, where its runs are filed."""
+    from agentmem.hooks.run import _hook_project
+
+    top = tmp_path / "top"
+    (top / "sub").mkdir(parents=True)
+    payload = {"cwd": str(top / "sub")}
+    monkeypatch.delenv("CLAUDE_PROJECT_DIR", raising=False)
+    assert _hook_project(payload) == str(top / "sub")
+    monkeypatch.setenv("CLAUDE_PROJECT_DIR", str(top))
+    assert _hook_project(payload) == str(top)
+    monkeypatch.setenv("CLAUDE_PROJECT_DIR", str(tmp_path / "unrelated"))
+    assert _hook_project(payload) == str(top / "sub")

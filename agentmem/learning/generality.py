@@ -1074,8 +1074,10 @@ def _untested_rule(f: Finding, text: str) -> Rule:
 
 
 #: Shell corrections about a step of most tasks whatever the prompt names: the interpreter,
-#: the test runner, the shell the client's Bash tool runs (:func:`_shell_rule`).
-_STANDING_CHANGES = frozenset({"interpreter", "runner", "windows", "backslash"})
+#: the test runner, the shell the client's Bash tool runs, the shell's reading of an
+#: unquoted glob ("In zsh an unquoted path with [ ], * or ? is a glob pattern": every
+#: command runs in that shell) (:func:`_shell_rule`).
+_STANDING_CHANGES = frozenset({"interpreter", "runner", "windows", "backslash", "glob"})
 
 
 def _shell_rule(f: Finding, text: str) -> Rule:
@@ -1087,7 +1089,8 @@ def _shell_rule(f: Finding, text: str) -> Rule:
     interpreter that is missing or does not start, whatever ran the code instead), the
     project's test runner ("pytest is not installed: python3 -m unittest ran the tests":
     most changes end in a test run, whatever the prompt names), or the shell itself ("The
-    Bash tool runs Git Bash here": every command runs in it)."""
+    Bash tool runs Git Bash here": every command runs in it; "In zsh an unquoted path with
+    [ ] is a glob pattern": so does every path)."""
     change = f.detail.get("change")
     standing = (
         programs.has(f.tool, Role.VCS)
