@@ -1063,6 +1063,46 @@ def test_cmd_syntax_that_git_bash_rejects_teaches_the_machines_shell():
     assert _fix(failed, lost) == []
 
 
+def test_cmd_syntax_on_the_runs_own_folder_is_learned_from_what_worked_there():
+    """Synthetic, of a class a validation replay miss showed (Claude Code on Windows):
+    ``dir /b "C:\\...\\app"`` run in that folder failed in Git Bash ('dir: cannot access
+    '/b''), then Glob ``backend/*.py`` (a relative pattern, so that folder) worked and a
+    ``cd`` line that rewrote nothing followed. The fact is learned, crediting nothing. A
+    later call naming another rooted path, or a run in another folder, is not on it."""
+    win = "C:\\Users\\me\\Desktop\\app"
+    failed = _bash(
+        f'dir /b "{win}"',
+        "Exit code 2\ndir: cannot access '/b': No such file or directory\n\nbackend  README.md",
+    )
+    glob = _tool("Glob", {"pattern": "backend/*.py"}, f"{win}\\backend\\main.py", True)
+    cd = _bash(f'cd "{win}\\web" && npm run dev 2>&1 | head -30', "ready", True)
+
+    def learned(*steps: Step, cwd: str = win) -> list[tuple[str, str, str]]:
+        run = Trajectory(task="t", steps=steps, accepted=True, meta={"cwd": cwd})
+        return [
+            (c.finding.detail.get("change", ""), c.finding.detail.get("scope", ""), c.finding.text)
+            for c in find_corrections(run)
+        ]
+
+    (found,) = learned(failed, glob, cd)
+    assert found[:2] == ("windows", "machine")
+    assert found[2] == (
+        "The Bash tool runs Git Bash here: cmd's syntax (dir /b) fails there "
+        "('dir: cannot access /b: No such...')."
+    )
+    assert learned(failed, glob, cwd="C:\\Users\\me\\other") == []
+    elsewhere = _tool("Glob", {"pattern": "*.py", "path": "D:\\x"}, "D:\\x\\a.py", True)
+    assert learned(failed, elsewhere) == []
+    # a rewrite the shell reader cannot read (a quoted C:\ path) is read from its words:
+    # the program the failed line named, with other words, did the job
+    out = f"{win}\\out"
+    made = _bash(
+        f'if not exist "{out}" mkdir "{out}"', "eval: line 2: syntax error: unexpected end of file"
+    )
+    (found,) = learned(made, _bash(f'mkdir -p "{out}"', "", True))
+    assert found[2].endswith("; bash's own mkdir did the job instead.")
+
+
 def test_powershell_51_refusing_and_and_teaches_the_machines_separator():
     """Synthetic (no development-half run shows it): Codex on Windows runs Windows
     PowerShell 5.1, which refuses ``&&``. The same commands joined with ``;`` / ``if ($?)``

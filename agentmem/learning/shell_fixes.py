@@ -1895,6 +1895,19 @@ def _line_paths(line: str) -> list[str]:
     return [_norm_path(x) for x in out if re.search(r"[\\/]", x) and len(x) > 3]
 
 
+#: A rooted path among a call's words (a drive, ``/``, ``~``), as :func:`_norm_path` writes it.
+_ROOTED_WORD = re.compile(r"""(?:^|[\s"'=])(?:[a-z]:/|/|~)""")
+
+
+def _call_folder(t: Trajectory, k: int) -> str:
+    """The folder call ``k`` ran in: the one its run's ``cwds`` records for it (a ``cd``
+    the Bash tool kept), else the run's ``cwd``; "" when unknown."""
+    cwds = t.meta.get("cwds")
+    own = cwds.get(str(k)) if isinstance(cwds, dict) else None
+    where = own if isinstance(own, str) and own else t.meta.get("cwd")
+    return where.rstrip("\\/") if isinstance(where, str) else ""
+
+
 def _windows_fix(t: Trajectory, i: int) -> tuple[int, str] | None:
     """The call after failed call ``i`` (its Windows commands not found in bash) that did
     the same job on the same path: the PowerShell tool, a client tool of that job (Read
@@ -1907,13 +1920,20 @@ def _windows_fix(t: Trajectory, i: int) -> tuple[int, str] | None:
     if not paths:
         return None
     names, _, syntax = _windows_failure(t, i)
+    # the failed call named its own folder (``dir /b "C:\\app"`` run in C:\\app): a later
+    # call in that folder naming no rooted path works on it too (Glob ``src/*.py``)
+    here = _norm_path(_call_folder(t, i))
     moved_on: int | None = None
     for j in range(i + 1, min(len(t.steps), i + 1 + WINDOW)):
         later = t.steps[j]
         if not later.success:
             continue
         said = _norm_path(" ".join(str(v) for v in later.params.values()))
-        if not any(p in said for p in paths):
+        if not any(p in said for p in paths) and not (
+            here in paths
+            and _norm_path(_call_folder(t, j)) == here
+            and not _ROOTED_WORD.search(said)
+        ):
             continue
         ran = {c for c, _ in _commands_as_written(_line(later))}
         if moved_on is None and not ran & set(names):  # the failed commands not run again
@@ -1923,11 +1943,11 @@ def _windows_fix(t: Trajectory, i: int) -> tuple[int, str] | None:
             return j, f"the PowerShell tool ({cmd[0]})" if cmd else "the PowerShell tool"
         if is_shell(later.tool):
             # cmd's syntax rewritten in bash's: the command whose words changed did the job
-            first = _replacement(t.steps[i], later, () if syntax else names)
+            first = _replacement(t.steps[i], later, () if syntax else names, rewritten=syntax)
             if first:
                 return j, f"bash's own {first}"
             if syntax:
-                return None
+                break  # no rewrite of the line: what worked before it, crediting nothing
             continue
         found = spec_for(later.tool)
         if found is not None and any(
@@ -1945,22 +1965,34 @@ _TOOL_JOBS: dict[ToolKind, tuple[str, ...]] = {
 }
 
 
-def _replacement(failed: Step, retry: Step, jobs: Sequence[str] = ()) -> str:
+def _replacement(
+    failed: Step, retry: Step, jobs: Sequence[str] = (), *, rewritten: bool = False
+) -> str:
     """The program of the retry's first command that is not in the failed call as it was
     written there (program and words): the part that changed, which may have done the
     job. A command both calls ran the same (``cd DIR &&`` before the command replaced) only
     sets the scene. With ``jobs`` (the failed commands' names), only a command that does
-    one of their jobs (:func:`programs.same_job`) counts. "" when the retry cannot be read
-    or changed no such command."""
-    found = parse(_line(retry))
-    if not found.parsed:
-        return ""
+    one of their jobs (:func:`programs.same_job`) counts. ``rewritten`` (cmd's syntax
+    rewritten in bash's): only a program the failed line names among its words (``mkdir -p
+    D`` for ``if not exist D mkdir D``, ``cd D`` for ``cd /d D``), read from the retry's
+    words where the shell reader cannot read it (a quoted ``C:\\`` path). "" when the retry
+    cannot be read or changed no such command."""
     same = _commands_as_written(_line(failed))
+    found = parse(_line(retry))
+    if found.parsed:
+        ran = [(c.program, c.args) for c in found.commands]
+    elif rewritten:
+        ran = sorted(_commands_as_written(_line(retry)), key=lambda c: _line(retry).find(c[0]))
+    else:
+        return ""
+    named = {w for prog, args in same for w in (prog, *args)} if rewritten else set()
     return next(
         (
-            c.program
-            for c in found.commands
-            if (c.program, c.args) not in same and (not jobs or programs.same_job(c.program, jobs))
+            prog
+            for prog, args in ran
+            if (prog, args) not in same
+            and (not jobs or programs.same_job(prog, jobs))
+            and (not rewritten or prog in named)
         ),
         "",
     )
