@@ -170,21 +170,23 @@ def project_of(cwd: str | os.PathLike[str] | None) -> str | None:
 
 
 def session_project(cwd: str | None, start: str | None = None) -> str | None:
-    """The project of a session's turn working in ``cwd``, the session having started in
-    ``start`` (the folder its client was started in: Claude Code's ``CLAUDE_PROJECT_DIR``,
-    a transcript's first working directory). Claude Code's Bash tool keeps a ``cd`` of an
-    earlier call, so a turn may work in a subfolder of the session's folder: that is still
-    the session's project (:func:`project_of` of ``start``), as Claude Code files the
-    session under it, unless the subfolder is a repository of its own here (a nested
-    checkout with its own ``.git``). Without ``start``, or with a ``cwd`` outside it:
-    :func:`project_of` of ``cwd``."""
+    """The project of a transcript's turn working in ``cwd``, its session having started
+    in ``start`` (Claude Code's first working directory of the session). Claude Code's Bash
+    tool keeps a ``cd`` of an earlier call, so a turn may work in a subfolder of the
+    session's folder. Where the folders exist here, :func:`project_of` of ``cwd`` decides
+    (a subfolder of a repository is that repository; a folder of no repository is its own
+    project, so that a pause or an exclusion of it holds, and a fact relative to it is
+    served there). A transcript from another machine, whose folders do not exist here,
+    gives no repository to find: a turn in a subfolder of the session's folder is then the
+    session's project (:func:`project_of` of ``start``), as Claude Code files it. Without
+    ``start``, or with a ``cwd`` outside it or existing here: :func:`project_of` of
+    ``cwd``."""
     where = project_of(cwd)
-    if not start or not cwd or not _inside(cwd, start):
+    if not start or not cwd or not _inside(cwd, start) or os.path.isdir(cwd):
         return where
-    home = project_of(start)
-    if where and where != home and os.path.exists(os.path.join(where, ".git")):
-        return where  # a repository of its own inside the session's folder
-    return home or where
+    if _foreign_path(cwd) is None and _repository_above(os.path.realpath(cwd)):
+        return where  # inside a repository here: its root
+    return project_of(start) or where
 
 
 def _inside(path: str, folder: str) -> bool:
@@ -380,6 +382,7 @@ def scope_for(
     about: str | None = None,
     vocabulary: Collection[str] = (),
     home: str | None = None,
+    newest: str | None = None,
 ) -> Scope:
     """Where a lesson is served, by the rule in the module doc.
 
@@ -387,7 +390,10 @@ def scope_for(
     any project; ``machines``: their machines, ``""`` for unknown; ``about``: what its
     evidence says it is about (one of :data:`SCOPE_KINDS`, None: read from its text);
     ``home``: where a project's fact that runs of several projects support is served (the
-    project of the runs that found it now), never everywhere.
+    project of the runs that found it now), never everywhere. A machine's fact whose runs
+    ran on unknown or several machines is a fact of where they ran, a project's, and never
+    global: of runs of several projects, it is served in ``home`` or else in ``newest``
+    (the project of the newest run behind it).
     """
     projects = sorted(set(support))
     if about == "machine":
@@ -396,7 +402,13 @@ def scope_for(
             return Scope(
                 "machine", None, next(iter(known)), "a fact about the machine its runs ran on"
             )
-        about = "project"  # runs of unknown or several machines: where they ran
+        # runs of unknown or several machines: where they ran; "Git Bash here" from two
+        # Windows machines is still no fact of a Mac
+        where = [p for p in projects if p]
+        if len(where) > 1 and home not in where and newest in where:
+            why = f"a machine's fact of runs in {len(where)} projects: served in the newest run's"
+            return Scope("project", newest, None, why)
+        about = "project"
     if not projects or "" in projects:
         return Scope(None, None, None, "supported by runs recorded outside any project")
     one = projects[0] if len(projects) == 1 else None

@@ -736,12 +736,16 @@ def test_the_shells_reading_of_a_glob_is_standing_on_its_machine(tmp_path, mem: 
     assert scope_store.standing_fact_ids(mem.db, str(other), 5, machine="another") == []
 
 
-def test_a_subfolder_the_shell_kept_is_the_sessions_project(tmp_path: Path):
-    """Real (validation replay, Claude Code in pshung's hybrid_sim): the Bash tool kept a
-    ``cd hybrid_vsim``, the later turns' cwd was the subfolder, and their lessons were
-    filed under a project "hybrid_vsim" that the next session's prompts (cwd hybrid_sim)
-    never saw. A turn in a subfolder of the session's folder is the session's project,
-    unless the subfolder is a repository of its own here."""
+def test_a_subfolder_the_shell_kept_is_the_sessions_project_in_a_transcript_from_elsewhere(
+    tmp_path: Path,
+):
+    """Real (validation replay, Claude Code in pshung's hybrid_sim, a transcript from
+    another machine): the Bash tool kept a ``cd hybrid_vsim``, the later turns' cwd was the
+    subfolder, and their lessons were filed under a project "hybrid_vsim" that the next
+    session's prompts (cwd hybrid_sim) never saw. Where the folders are not here, a turn in
+    a subfolder of the session's folder is the session's project. Where they are, the
+    folder's own project decides (review 24: a paused or excluded subfolder of no
+    repository stays its own, and a fact relative to it is served there)."""
     gone = "/home/nobody/work/hybrid_sim"
     assert projects.session_project(f"{gone}/hybrid_vsim", gone) == gone
     assert projects.session_project(f"{gone}/hybrid_vsim", None) == f"{gone}/hybrid_vsim"
@@ -752,21 +756,20 @@ def test_a_subfolder_the_shell_kept_is_the_sessions_project(tmp_path: Path):
     top = tmp_path / "top"
     (top / "plain").mkdir(parents=True)
     (top / "nested" / ".git").mkdir(parents=True)
-    assert projects.session_project(str(top / "plain"), str(top)) == str(top)
+    assert projects.session_project(str(top / "plain"), str(top)) == str(top / "plain")
     assert projects.session_project(str(top / "nested"), str(top)) == str(top / "nested")
+    (top / ".git").mkdir()
+    projects._CACHE.clear()
+    assert projects.session_project(str(top / "plain"), str(top)) == str(top)
 
 
-def test_the_hook_serves_in_the_project_claude_code_was_started_in(tmp_path, monkeypatch):
-    """The hook's ``cwd`` is the Bash tool's current folder; after a kept ``cd`` into a
-    subfolder, ``CLAUDE_PROJECT_DIR`` says the session's folder, where its runs are filed."""
-    from agentmem.hooks.run import _hook_project
-
-    top = tmp_path / "top"
-    (top / "sub").mkdir(parents=True)
-    payload = {"cwd": str(top / "sub")}
-    monkeypatch.delenv("CLAUDE_PROJECT_DIR", raising=False)
-    assert _hook_project(payload) == str(top / "sub")
-    monkeypatch.setenv("CLAUDE_PROJECT_DIR", str(top))
-    assert _hook_project(payload) == str(top)
-    monkeypatch.setenv("CLAUDE_PROJECT_DIR", str(tmp_path / "unrelated"))
-    assert _hook_project(payload) == str(top / "sub")
+def test_a_machine_fact_of_unknown_machines_in_several_projects_is_never_global():
+    """Review of the first learn over a whole corpus: "The Bash tool runs Git Bash here"
+    from transcripts of two Windows machines (machines unknown, folders of two projects)
+    was served everywhere. A machine's fact of unknown machines is a fact of where it
+    ran: in one session's runs of several projects, the newest run's project."""
+    text = "The Bash tool runs Git Bash here: cmd's syntax (dir /b) fails there."
+    got = scope_for(text, {A, B}, machines={""}, about="machine", newest=B)
+    assert (got.kind, got.project) == ("project", B)
+    assert scope_for(text, {A, B}, machines={""}, about="machine", home=A).project == A
+    assert scope_for(text, {A}, machines={""}, about="machine").project == A

@@ -244,7 +244,7 @@ def _hook_event(args: _Args, fmt: str, payload: dict[str, Any]) -> str:
             from ..importers.claude_code import stop_state
 
             state = stop_state(payload).kwargs()  # SubagentStop: not the session's last turn
-        _import(args, fmt, transcript, payload.get("session_id"), state, _hook_project(payload))
+        _import(args, fmt, transcript, payload.get("session_id"), state, _text(payload, "cwd"))
     return ""
 
 
@@ -284,24 +284,13 @@ def prompt_served(db: str, payload: dict[str, Any], client: str | None = None) -
     session = payload.get("session_id")  # for the served log (agentmem.served)
     query = Query(
         prompt[:MAX_PROMPT_CHARS],
-        project=_hook_project(payload),
+        project=_text(payload, "cwd") or os.getcwd(),
         session=session if isinstance(session, str) else None,
         route="hook",
         conversation=_conversation(prompt, _text(payload, "transcript_path")),
         client=client,
     )
     return serve_file(db, query)
-
-
-def _hook_project(payload: dict[str, Any]) -> str | None:
-    """The project a hook serves in: its ``cwd``'s (else the folder it runs in), or, when
-    that is a subfolder of the folder Claude Code was started in (``CLAUDE_PROJECT_DIR``:
-    the Bash tool kept a ``cd``), the session's (:func:`agentmem.projects.session_project`),
-    where the importer files the session's runs."""
-    from ..projects import session_project
-
-    cwd = _text(payload, "cwd") or os.getcwd()
-    return session_project(cwd, os.environ.get("CLAUDE_PROJECT_DIR") or None)
 
 
 def _conversation(prompt: str, transcript: str | None) -> str | None:

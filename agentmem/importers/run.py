@@ -259,8 +259,9 @@ def _parse(
 def _turn_records(
     fmt: str, turns: Sequence[Turn], project: str | None
 ) -> Iterator[tuple[Turn, TurnRecord]]:
-    # a file's turns share their folder; a turn in a subfolder that Claude Code's Bash
-    # tool kept (its meta's session_cwd) is the session's project (session_project)
+    # a file's turns share their folder; a turn of a transcript from elsewhere in a
+    # subfolder that Claude Code's Bash tool kept (meta's session_cwd) is the session's
+    # project (session_project)
     projects: dict[tuple[str | None, str | None], str | None] = {}
     for t in turns:
         try:

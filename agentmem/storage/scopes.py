@@ -179,6 +179,13 @@ def _decide(
     tids = sorted({t for k in keys for t in groups.get(k, ())})
     support, vocabulary = trajectories.projects_and_vocabulary(db, tids) if tids else ({""}, set())
     home = next(iter(support)) if len(support) == 1 else None  # this session's runs' project
+    if home is None and tids:  # runs of several projects: the newest run's, for a machine fact
+        row = db.execute(
+            "SELECT json_extract(meta, '$.project') FROM trajectories WHERE id = ?", (max(tids),)
+        ).fetchone()
+        newest = row[0] if row is not None and isinstance(row[0], str) and row[0] else None
+    else:
+        newest = None
     if any(k not in groups for k in keys) or not keys:
         support.add("")  # runs this session cannot name
     known = trajectories.meta_values(db, tids, "machine")
@@ -201,7 +208,13 @@ def _decide(
     about = _about(op) or next((s.kind for s, _ in before if s.kind), None)
     machines |= {s.machine for s, _ in before if s.machine}
     scope = scope_for(
-        op.text, support, machines=machines, about=about, vocabulary=vocabulary, home=home or None
+        op.text,
+        support,
+        machines=machines,
+        about=about,
+        vocabulary=vocabulary,
+        home=home or None,
+        newest=newest,
     )
     if support <= {""} and scope.machine is None:
         return None  # no project anywhere: global, as every lesson was before scopes
