@@ -1097,8 +1097,11 @@ def _shell_rule(f: Finding, text: str) -> Rule:
         or change in _STANDING_CHANGES
         or (change == "program" and programs.has(f.tool, Role.INTERPRETER))
     )
-    # the shell Claude Code's Bash tool runs: no fact of Codex's shell on the same machine
+    # the shell Claude Code's Bash tool runs: no fact of Codex's shell on the same machine;
+    # a glob fact is the shell of the client whose call failed
     client = "claude-code" if change in ("windows", "backslash") else None
+    if change == "glob" and isinstance(f.detail.get("client"), str):
+        client = f.detail["client"]
     return Rule(
         f.kind, [f.tool], testable=False, claims=claims_of(f), standing=standing, client=client
     )

@@ -1539,7 +1539,11 @@ def _literal_glob(t: Trajectory, i: int) -> ShellFix | None:
                 "quote the path."
             )
             fnd = _finding("glob", shell, "machine", text, (shell, "quote"), q)
-            fnd = attrs.evolve(fnd, domain=step.domain or "")
+            # the shell of the client whose tool failed: Codex may run bash -lc where the
+            # user's Claude Code runs zsh (served standing to that client's prompts only)
+            known = spec_for(step.tool)
+            client = {"client": known[0].client} if known is not None else {}
+            fnd = attrs.evolve(fnd, domain=step.domain or "", detail={**fnd.detail, **client})
             why = f"call {i + 1} failed ('{q}'); call {j + 1} passed the path quoted"
             return ShellFix(i, j, (), fnd, why)
     return None
@@ -1929,11 +1933,14 @@ def _windows_fix(t: Trajectory, i: int) -> tuple[int, str] | None:
         if not later.success:
             continue
         said = _norm_path(" ".join(str(v) for v in later.params.values()))
-        if not any(p in said for p in paths) and not (
-            here in paths
-            and _norm_path(_call_folder(t, j)) == here
-            and not _ROOTED_WORD.search(said)
-        ):
+        if not any(p in said for p in paths):
+            in_folder = (
+                here in paths
+                and _norm_path(_call_folder(t, j)) == here
+                and not _ROOTED_WORD.search(said)
+            )
+            if in_folder and moved_on is None:
+                moved_on = j  # worked in that folder: crediting nothing
             continue
         ran = {c for c, _ in _commands_as_written(_line(later))}
         if moved_on is None and not ran & set(names):  # the failed commands not run again
@@ -1985,7 +1992,19 @@ def _replacement(
         ran = sorted(_commands_as_written(_line(retry)), key=lambda c: _line(retry).find(c[0]))
     else:
         return ""
-    named = {w for prog, args in same for w in (prog, *args)} if rewritten else set()
+    # the words of the line's cmd constructs (``if not exist D mkdir D``), not of what
+    # else it ran (``cd /d D && python -m pytest``: pytest is no rewrite of ``cd /d``)
+    named = (
+        {
+            w
+            for part in re.split(r"&&|\|\||[;|\n]", _line(failed))
+            if programs.cmd_syntax(part)
+            for prog, args in _commands_as_written(part)
+            for w in (prog, *args)
+        }
+        if rewritten
+        else set()
+    )
     return next(
         (
             prog
