@@ -20,8 +20,10 @@ program and the terms a matching lesson must name) or a *trap* that must teach n
    distinct lessons, one lesson text however many failed calls it corrects, that some
    lesson matches at one of its corrections; also by failed call), and every lesson
    with its scope and its match.
-2. **Replay**, per project, in the order the sessions were written: a fresh library
-   learns from each session after it ends; at every prompt of the next session, the
+2. **Replay**, per machine (a repository's sessions of one OS: :func:`machine_of`), in
+   the order the sessions were written, whatever their project, as one user's library
+   holds them (from wave 11; a library per project, as before, is printed beside): a
+   fresh library learns from each session after it ends; at every prompt of the next session, the
    lessons the UserPromptSubmit hook serves for that prompt in the session's working
    directory (:func:`agentmem.hooks.run.prompt_served`, what the hook calls: the claim
    checks, the holdout and the served log included) are checked: at each failure that
@@ -36,7 +38,7 @@ came from, the groups Stage 3 merged into it included: :func:`lessons`) was impo
 from that correction's transcript, and (b) the
 lesson's text, with its rule facts (``experiences.rule``), names the correction's
 ``program`` and at least one of its ``terms`` (case-insensitive substrings). In the
-replay, (a) is "from an earlier session of the project".
+replay, (a) is "from an earlier session of the machine".
 
 The corpus is split by repository (``benchmarks/real/split.json``): a *development*
 half the learning rules are written against and a *validation* half nobody reads while
@@ -54,6 +56,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import hashlib
 import json
 import os
@@ -62,7 +65,7 @@ import shlex
 import sys
 import tempfile
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -401,6 +404,17 @@ def started(path: Path) -> str:
         if isinstance(ts, str) and ts:
             return ts
     return ""
+
+
+@functools.cache
+def ended(path: Path) -> str:
+    """The last timestamp of a transcript: when its session ended."""
+    last = ""
+    for _, obj in _lines(path):
+        ts = obj.get("timestamp")
+        if isinstance(ts, str) and ts:
+            last = max(last, ts)
+    return last
 
 
 def cwd_of(path: Path) -> str | None:
@@ -757,13 +771,43 @@ def repeats(t: Transcript, present: Mapping[str, Any] | None = None) -> dict[str
     }
 
 
+#: What one library of the replay holds: ``machine``, the sessions of one machine
+#: (:func:`machine_of`) in the order they were written, whatever their project, as one
+#: user's library does (from wave 11); ``project``, one project's sessions (before).
+LIBRARIES = ("machine", "project")
+
+
+def libraries(items: Sequence[Transcript], by: str = "machine") -> list[list[list[Transcript]]]:
+    """The replay's libraries: each a list of sessions (a session: its file and its
+    sub-agents' files) in the order they were written; one per machine, or per project
+    (:func:`projects`)."""
+    if by not in LIBRARIES:
+        raise ValueError(f"by: one of {', '.join(LIBRARIES)}, not {by!r}")
+    per_project = projects(items)
+    if by == "project":
+        return list(per_project.values())
+    sessions = sorted(
+        (s for seq in per_project.values() for s in seq),
+        key=lambda s: (started(s[0].import_path), str(s[0].import_path)),
+    )
+    out: dict[str, list[list[Transcript]]] = {}
+    for s in sessions:
+        out.setdefault(machine_of(s[0]), []).append(s)
+    return list(out.values())
+
+
 def replay(
-    items: Sequence[Transcript], workdir: Path, *, approve_held: bool = False
+    items: Sequence[Transcript],
+    workdir: Path,
+    *,
+    approve_held: bool = False,
+    by: str = "machine",
 ) -> dict[str, Any]:
-    """Per project: learn after each session, then check what every prompt of the next
-    session is served. ``approve_held``: a person approves every lesson held for review
-    (an escalation past the sandbox, a risky command) after each session, the right and
-    the wrong alike, as ``agentmem review`` would; by default nobody does, and a held
+    """Per library (``by``: one per machine, as a user's, or per project:
+    :func:`libraries`): learn after each session, then check what every prompt of the
+    next session is served. ``approve_held``: a person approves every lesson held for
+    review (an escalation past the sandbox, a risky command) after each session, the right
+    and the wrong alike, as ``agentmem review`` would; by default nobody does, and a held
     lesson never reaches a prompt."""
     keyed = corrections(items)
     stats: dict[str, Any] = {
@@ -775,16 +819,28 @@ def replay(
     }
     stats["cases"] = []
     stats["withheld"] = []
-    for n, seq in enumerate(projects(items).values()):
+    stats["repeats_elsewhere"] = 0  # repeats of a correction no session of the library made
+    for n, seq in enumerate(libraries(items, by)):
         with Memory.open(workdir / f"replay-{n}.db") as mem:
-            for i, session in enumerate(seq):
-                with on_machine(session[0]):
-                    if i and session[0].path == session[0].import_path:
-                        _replay_session(mem, session[0], keyed, stats)
-                    import_all(mem, session)
-                    learn(mem)
-                if approve_held:
-                    approve_all(mem)
+            imported: set[str] = set()  # the files learned from, sub-agents' included
+            pending: list[list[Transcript]] = []  # sessions replayed, not yet ended
+            for session in seq:
+                # a session is learned from once it has ended: one still running when the
+                # next starts (two projects at once) is not in that one's library yet
+                begin = started(session[0].import_path)
+                over = [s for s in pending if ended(s[0].import_path) <= begin]
+                for done in sorted(over, key=lambda s: ended(s[0].import_path)):
+                    with on_machine(done[0]):
+                        import_all(mem, done)
+                        learn(mem)
+                    if approve_held:
+                        approve_all(mem)
+                    imported |= {t.file for t in done}
+                    pending.remove(done)
+                if imported and session[0].path == session[0].import_path:
+                    with on_machine(session[0]):
+                        _replay_session(mem, session[0], keyed, stats, imported)
+                pending.append(session)
     n, r = stats["turns"], stats["repeated"]
     stats["wrong_turn_share"] = stats["wrong_turns"] / n if n else None
     stats["right_share"] = stats["right"] / r if r else None
@@ -835,10 +891,18 @@ def _replay_session(
     t: Transcript,
     keyed: Mapping[str, tuple[Transcript, dict[str, Any]]],
     stats: dict[str, Any],
+    imported: Collection[str] | None = None,
 ) -> None:
+    """Replay the prompts of ``t`` against ``mem``. ``imported``: the files the library has
+    learned from; a repeat of a correction made in none of them (on another machine, in a
+    session still running) is left out and counted in ``repeats_elsewhere``."""
     found = lessons(mem)
     assign(found, keyed)
     rep = repeats(t, keyed)
+    if imported is not None:
+        kept = {c: src for c, src in rep.items() if src.split("#", 1)[0] in imported}
+        stats["repeats_elsewhere"] = stats.get("repeats_elsewhere", 0) + len(rep) - len(kept)
+        rep = kept
     cwd = cwd_of(t.path)
     with open(t.path, encoding="utf-8") as f:
         lines = f.readlines()  # split as _lines splits them, so a turn's line is its index
@@ -1007,6 +1071,10 @@ def figures(
     }
     if do_replay:
         out["replay"] = replay(items, workdir)
+        per_project = workdir / "per-project"
+        per_project.mkdir()
+        # the figure before wave 11, a library per project: printed beside, no target
+        out["replay_per_project"] = replay(items, per_project, by="project")
         if approve_held:
             approved = workdir / "approved"
             approved.mkdir()
@@ -1161,6 +1229,15 @@ def _half_lines(part: Mapping[str, Any]) -> list[str]:
             f" = {_fmt(r['wrong_turn_share'])} (target <= {TARGETS['replay_wrong_turns']})",
             f"  replay: prompts where the hook withheld a lesson (a claim that fails here):"
             f" {r.get('withheld_turns', 0)}/{r['turns']}",
+            f"  replay: repeats left out, their correction made in no session the library had"
+            f" learned from (another machine, a session still running): {r['repeats_elsewhere']}",
+        ]
+    if "replay_per_project" in part:
+        r = part["replay_per_project"]
+        lines += [
+            f"  replay with a library per project (before wave 11; no target): right"
+            f" {r['right']}/{r['repeated']} = {_fmt(r['right_share'])}, wrong prompts"
+            f" {r['wrong_turns']}/{r['turns']} = {_fmt(r['wrong_turn_share'])}",
         ]
     if "replay_approved" in part:
         r = part["replay_approved"]
@@ -1177,7 +1254,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--data", help="the folder holding transcripts/ and corpus/")
     ap.add_argument("--json", action="store_true", help="print the figures as JSON")
-    ap.add_argument("--no-replay", action="store_true", help="skip the per-project replay")
+    ap.add_argument("--no-replay", action="store_true", help="skip the replays")
     ap.add_argument(
         "--failures",
         action="store_true",

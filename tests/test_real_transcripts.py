@@ -514,3 +514,28 @@ def test_the_replay_gives_the_hook_the_transcript_before_each_prompt(
     payload = bench.hook_payload("3", "/w/app", "/tmp/t.jsonl")
     assert payload["transcript_path"] == "/tmp/t.jsonl"
     assert "transcript_path" not in bench.hook_payload("3", "/w/app")
+
+
+def test_a_replay_library_is_one_machines_sessions_in_the_order_written(tmp_path: Path) -> None:
+    """A user's library holds every project of their machine: the replay's library is a
+    machine's (a repository's sessions of one OS), its sessions in the order written
+    across projects; ``by="project"`` keeps the figure before wave 11."""
+
+    def t(name: str, repo: str, project: str, at: str, cwd: str) -> bench.Transcript:
+        path = tmp_path / name
+        path.write_text(json.dumps({"timestamp": at, "cwd": cwd}) + "\n")
+        return bench.Transcript(f"corpus/{name}", "claude-code", project, [], path, repo)
+
+    items = [
+        t("a2.jsonl", "u/dots", "api", "2026-01-03T00:00:00Z", "/home/u/api"),
+        t("b1.jsonl", "u/dots", "web", "2026-01-02T00:00:00Z", "/home/u/web"),
+        t("a1.jsonl", "u/dots", "api", "2026-01-01T00:00:00Z", "/home/u/api"),
+        t("m1.jsonl", "u/dots", "api", "2026-01-01T12:00:00Z", "/Users/u/api"),  # a Mac
+        t("x1.jsonl", "v/other", "api", "2026-01-01T06:00:00Z", "/home/v/api"),
+    ]
+    names = [[s[0].path.name for s in lib] for lib in bench.libraries(items)]
+    assert sorted(names) == sorted(
+        [["a1.jsonl", "b1.jsonl", "a2.jsonl"], ["m1.jsonl"], ["x1.jsonl"]]
+    )
+    per_project = [[s[0].path.name for s in lib] for lib in bench.libraries(items, "project")]
+    assert ["a1.jsonl", "m1.jsonl", "a2.jsonl"] in per_project and ["b1.jsonl"] in per_project
