@@ -14,7 +14,8 @@ the runs behind the experience it rewrites) and from what its evidence says it i
 about (``finding.detail["scope"]``: ``project``, ``machine`` or ``tool``):
 
 1. **a machine fact** (``python`` is not on PATH here): served on the machine of its
-   runs, when they all ran on one known machine; else as a project fact;
+   runs, when they all ran on one known machine; else as a project fact, and never
+   global (runs of several projects: the newest run's project);
 2. **a project fact**, or a lesson whose text is specific to a project
    (:func:`specific_markers`: a path or a file such as ``tests/``, ``src/app.py``,
    ``./run.sh``; the project's own commands, ``make check``, ``npm run e2e``,
