@@ -539,3 +539,39 @@ def test_a_replay_library_is_one_machines_sessions_in_the_order_written(tmp_path
     )
     per_project = [[s[0].path.name for s in lib] for lib in bench.libraries(items, "project")]
     assert ["a1.jsonl", "m1.jsonl", "a2.jsonl"] in per_project and ["b1.jsonl"] in per_project
+
+
+def test_a_lesson_merged_in_a_later_session_keeps_the_runs_it_came_from(tmp_path: Path) -> None:
+    """Real (validation replay, 13562964800-claude-skills): "cmd's syntax (dir /s) fails"
+    was learned from one session, then merged with a later session's lesson; the journal's
+    ``lesson_runs`` (and the benchmark's match) credited the merged lesson to the later
+    runs only, as if the first had taught nothing. A lesson's runs now follow its lineage:
+    the runs behind every lesson a MODIFY or MERGE folded into it."""
+    from agentmem import Memory, Step
+    from agentmem.records import Operation
+
+    refused = "<tool_use_error>File has not been read yet. Read it first.</tool_use_error>"
+    changed = (
+        "<tool_use_error>File has been modified since read, either by the user</tool_use_error>"
+    )
+
+    def run(path: str, error: str) -> list[Step]:
+        edit = {"file_path": path, "old_string": "x", "new_string": "y"}
+        return [
+            Step("Edit", edit, error, False),
+            Step("Read", {"file_path": path}, "1\tx", True),
+            Step("Edit", edit, "ok", True),
+        ]
+
+    with Memory.open(tmp_path / "lib.db") as mem:
+        for n, error in enumerate((refused, changed)):
+            for project in ("/w/one", "/w/two"):
+                meta = {"project": project, "transcript": f"/data/s{n}.jsonl"}
+                steps = run(f"{project}/a{n}.py", error)
+                mem.record(f"fix typo {n} in {project}", steps, accepted=True, meta=meta)
+            mem.learn(use_model=False)
+        first, second = sorted(mem.experiences(), key=lambda e: e.id)
+        text = "If Edit fails with 'File has not been read yet', Read the file first."
+        mem._curate([Operation("MERGE", text, (first.id, second.id), origin="user")])
+        [merged] = bench.lessons(mem)
+    assert merged.sources == {"/data/s0.jsonl", "/data/s1.jsonl"}

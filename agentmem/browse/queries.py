@@ -115,8 +115,20 @@ ORDER BY o.id
 """
 
 # The groups an applied learning operation came from: its own, plus those Stage 3 merged
-# into it (its reason then reads "... generalized from N lessons of groups a, b, c").
+# into it (its reason then reads "... generalized from N lessons of groups a, b, c"); for
+# the lesson and every lesson an applied MODIFY or MERGE folded into it (its lineage: a
+# lesson merged in a later session keeps the runs it was first learned from).
 LESSON_RUNS = """
+WITH RECURSIVE lineage(id) AS (
+    SELECT CAST(:lesson AS INTEGER)
+    UNION
+    SELECT CAST(x.value AS INTEGER)
+    FROM lineage l
+    JOIN operations m ON m.result_id = l.id AND m.status = 'applied'
+        AND m.kind IN ('MODIFY', 'MERGE')
+    JOIN sessions ms ON ms.id = m.session_id AND ms.status = 'applied'
+    JOIN json_each(m.target_ids) x
+)
 SELECT
     j.value AS trajectory, sg.session_id, o.id AS operation, o.kind AS operation_kind,
     sg.group_key,
@@ -135,7 +147,7 @@ JOIN session_groups sg ON sg.session_id = o.session_id AND (
 )
 JOIN json_each(sg.trajectory_ids) j
 LEFT JOIN trajectory_summary t ON t.id = j.value
-WHERE o.result_id = CAST(:lesson AS INTEGER)
+WHERE o.result_id IN (SELECT id FROM lineage)
     AND o.status = 'applied' AND o.kind IN ('ADD', 'MODIFY', 'MERGE')
     AND s.status = 'applied' AND s.kind = 'learn'
 ORDER BY sg.session_id, sg.group_key, j.value
@@ -227,9 +239,10 @@ CANNED_QUERIES: dict[str, dict[str, Any]] = {
         "sql": LESSON_RUNS,
         "title": "The trajectories a lesson was learned from",
         "description": (
-            "For each applied learning operation that wrote the lesson: the runs of its task "
-            "group (and of the groups Stage 3 generalized into it) that the session used, with "
-            "the sign of each run's advantage in that session."
+            "For each applied learning operation that wrote the lesson, or a lesson a later "
+            "MODIFY or MERGE folded into it: the runs of its task group (and of the groups "
+            "Stage 3 generalized into it) that the session used, with the sign of each run's "
+            "advantage in that session."
         ),
     },
 }
