@@ -683,7 +683,10 @@ def test_ctrl_c_stops_the_agent_and_says_how_to_continue(tmp_path: Path, repo: P
         text=True,
     )
     deadline = time.monotonic() + 60
-    while not pidfile.exists() and time.monotonic() < deadline:
+    # the shell creates the file before it writes the pid: wait for the whole line
+    while time.monotonic() < deadline and not (
+        pidfile.exists() and pidfile.read_text().endswith("\n")
+    ):
         time.sleep(0.1)
     time.sleep(0.5)  # the agent is under way
     agent_pid = int(pidfile.read_text())
