@@ -15,7 +15,14 @@ from collections.abc import Sequence
 from typing import Any
 
 _LISTS = {"--domain": "domains", "-d": "domains", "--tool": "tools", "-t": "tools"}
-_VALUES = {"-k": "k", "--db": "db", "--min-score": "min_score", "--project": "project"}
+_VALUES = {
+    "-k": "k",
+    "--db": "db",
+    "--min-score": "min_score",
+    "--project": "project",
+    "--client": "client",
+}
+_CLIENTS = ("claude-code", "codex")
 
 
 def _parse(argv: Sequence[str]) -> dict[str, Any] | None:
@@ -27,6 +34,7 @@ def _parse(argv: Sequence[str]) -> dict[str, Any] | None:
         "db": None,
         "min_score": None,
         "project": None,
+        "client": None,
     }
     text: list[str] = []
     args = list(argv)
@@ -61,6 +69,8 @@ def _parse(argv: Sequence[str]) -> dict[str, Any] | None:
         import os
 
         out["project"] = os.getcwd()
+    if out["client"] is not None and out["client"] not in _CLIENTS:
+        return None  # the CLI explains
     if len(text) != 1 or not text[0].strip() or not 1 <= out["k"] <= 1000:
         return None
     out["text"] = text[0]
@@ -90,6 +100,7 @@ def context_main(argv: Sequence[str]) -> int | None:
             min_score=args["min_score"],
             project=args["project"],
             route="context",
+            client=args["client"],
         )
     except InvalidRecordError:
         return None  # the CLI explains

@@ -96,6 +96,7 @@ def fast_context(
     project: str | os.PathLike[str] | None = None,
     session: str | None = None,
     route: str = "context",
+    client: str | None = None,
 ) -> str | None:
     """:func:`context_text` through a read-only connection, or None when the file needs
     the full path (missing, not migrated, another embedder, bad arguments)."""
@@ -109,6 +110,7 @@ def fast_context(
             project=project,
             session=session,
             route=route,
+            client=client,
         )
     except InvalidRecordError:
         return None
@@ -127,6 +129,7 @@ def context_text(
     project: str | os.PathLike[str] | None = None,
     session: str | None = None,
     route: str = "context",
+    client: str | None = None,
 ) -> str:
     """The lessons block for ``prompt`` (empty when none fits), as ``Memory.context`` gives.
 
@@ -134,8 +137,10 @@ def context_text(
     ``tools``: the tools the agent is about to use, if known; lessons naming one of
     them come first. ``project``: the folder the agent works in (its git root
     counts); lessons scoped to another project are left out. ``min_score``
-    overrides the relevance floor. ``session`` (the client's session id) and ``route``
-    go into the served log (:mod:`agentmem.served`). Empty, and nothing logged, under
+    overrides the relevance floor. ``client`` (``claude-code``, ``codex``; None:
+    unknown): the agent that reads the block; a lesson about the other client's own
+    tool is left out. ``session`` (the client's session id) and ``route`` go into the
+    served log (:mod:`agentmem.served`). Empty, and nothing logged, under
     ``AGENTMEM_SERVE=off`` (:func:`agentmem.paths.serving_off`).
     """
     from .paths import serving_off
@@ -151,5 +156,6 @@ def context_text(
         project=project,
         session=session,
         route=route,
+        client=client,
     )
     return serve_file(db_path, query).text

@@ -181,11 +181,15 @@ class AgentMemTools:
         domains: Sequence[str] | None = None,
         k: int = 5,
         project: str | None = None,
+        client: str | None = None,
     ) -> str:
-        """The lessons block; ``project``: a folder, whose project's lessons are served too."""
+        """The lessons block; ``project``: a folder, whose project's lessons are served too;
+        ``client``: the coding agent asking (its MCP ``clientInfo``), None when unknown."""
         from .serving import Query
 
-        query = Query(task, tools=tools, domains=domains, k=k, project=project, route="mcp")
+        query = Query(
+            task, tools=tools, domains=domains, k=k, project=project, route="mcp", client=client
+        )
         with self._locked():
             return self.mem.serve(query).text
 
@@ -196,12 +200,13 @@ class AgentMemTools:
         tools: Sequence[str] | None = None,
         domains: Sequence[str] | None = None,
         k: int = 5,
+        client: str | None = None,
     ) -> list[dict[str, Any]]:
         """The lessons served for ``task`` (as :meth:`context` serves them: the holdout,
         the filters, the served log), as data."""
         from .serving import Query
 
-        query = Query(task, tools=tools, domains=domains, k=k, route="mcp")
+        query = Query(task, tools=tools, domains=domains, k=k, route="mcp", client=client)
         with self._locked():
             served = self.mem.serve(query)
             mine = [x.id for x in served.lessons if x.id is not None]
@@ -580,6 +585,20 @@ async def _first_root(ctx: Any) -> str | None:
     return None
 
 
+def _asking_client(ctx: Any) -> str | None:
+    """The coding agent on the other end of this MCP session (``claude-code``, ``codex``),
+    from the name it gave in its ``initialize``; None for another client or none given.
+    A lesson about one client's own tool ("the Bash tool keeps the working directory") is
+    not served to the other."""
+    from .agents import client_of_mcp
+
+    try:
+        info = ctx.request_context.session.client_params.client_info
+    except Exception:  # no session, or no client info in the handshake: unknown
+        return None
+    return client_of_mcp(getattr(info, "name", None))
+
+
 def _add_retrieval_tools(server: "MCPServer[Any]", core: AgentMemTools, schema: Any) -> None:
     """agentmem_context and agentmem_retrieve: the lessons for a task (read-only)."""
     import functools
@@ -613,7 +632,13 @@ def _add_retrieval_tools(server: "MCPServer[Any]", core: AgentMemTools, schema: 
         read-only (no language model runs)."""
         where = project or await _first_root(ctx) or os.getcwd()
         call = functools.partial(
-            core.context, task, tools=tools, domains=domains, k=k, project=where
+            core.context,
+            task,
+            tools=tools,
+            domains=domains,
+            k=k,
+            project=where,
+            client=_asking_client(ctx),
         )
         with _as_tool_error():
             return await anyio.to_thread.run_sync(call)
@@ -621,6 +646,7 @@ def _add_retrieval_tools(server: "MCPServer[Any]", core: AgentMemTools, schema: 
     @_tool(server, read_only=True)
     def agentmem_retrieve(
         task: schema.Task,
+        ctx: schema.Context,
         tools: schema.Tools = None,
         domains: schema.Domains = None,
         k: schema.K = 5,
@@ -628,7 +654,9 @@ def _add_retrieval_tools(server: "MCPServer[Any]", core: AgentMemTools, schema: 
         """The lessons that best fit `task`, best first, as data: {id, text, domain, score}.
         Use it when you need ids or scores; to just read the lessons, use agentmem_context."""
         with _as_tool_error():
-            hits = core.retrieve(task, tools=tools, domains=domains, k=k)
+            hits = core.retrieve(
+                task, tools=tools, domains=domains, k=k, client=_asking_client(ctx)
+            )
             return [schema.Hit(**h) for h in hits]
 
 

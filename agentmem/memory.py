@@ -818,12 +818,14 @@ class Memory:
         project: str | os.PathLike[str] | None = None,
         session: str | None = None,
         route: str = "api",
+        client: str | None = None,
     ) -> str:
         """A block of text to put in an agent's system prompt (empty when nothing fits),
         with the lessons served in ``project`` (see :meth:`retrieve`), each marked with its
         id (``[L12]``); the holdout and the served log (``session``: the client's session
-        id) as :mod:`agentmem.served` says. :meth:`serve` with a
-        :class:`~agentmem.serving.Query`, as text."""
+        id) as :mod:`agentmem.served` says; ``client`` (``claude-code``, ``codex``): the
+        agent that reads them, so that a lesson about the other's own tool is left out.
+        :meth:`serve` with a :class:`~agentmem.serving.Query`, as text."""
         from .serving import Query
 
         query = Query(
@@ -835,6 +837,7 @@ class Memory:
             project=project,
             session=session,
             route=route,
+            client=client,
         )
         return self.serve(query).text
 

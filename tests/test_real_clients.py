@@ -287,6 +287,15 @@ def test_codex_mcp_context_serves_the_project_of_the_session(tmp_path: Path):
         mem.add("Before git push, run git pull --rebase when the push is rejected.", domain="git")
         scoped = mem.add("Run this project's tests with make check.", domain="test")
         _scope(mem, scoped.id, str(box.project))
+        # Claude Code's own tool: served where the client is unknown, never to Codex, which
+        # the server knows by the name Codex gives in its MCP initialize
+        bash = mem.add("The Bash tool keeps its folder: run the tests and push from the top.")
+        with mem.db.conn:
+            mem.db.execute(
+                "UPDATE experiences SET rule = ? WHERE id = ?",
+                [json.dumps({"client": "claude-code"}), bash.id],
+            )
+        assert "keeps its folder" in mem.context("run the tests and push", project=box.project)
     env = {"PYTHONPATH": box.env["PYTHONPATH"], "AGENTMEM_DB": str(box.library)}
     with box.codex_config.open("a") as fh:
         fh.write(
@@ -306,6 +315,7 @@ def test_codex_mcp_context_serves_the_project_of_the_session(tmp_path: Path):
         if i.get("type") == "function_call_output"
     ]
     assert any("make check" in o and "git pull --rebase" in o for o in outputs), outputs
+    assert not any("keeps its folder" in o for o in outputs), outputs
     # required = true, as docs/agents.md advises: a server that cannot start stops Codex
     box.codex_config.write_text(
         box.codex_config.read_text().replace(json.dumps(sys.executable), '"/nonexistent/python"')

@@ -124,6 +124,8 @@ class ClientTable:
     (``Exit code 1``, Codex's ``Chunk ID: ...``); stripped before a diagnostic is read.
     ``cancelled`` / ``interrupted`` / ``denied`` / ``timeout``: patterns of outputs
     that say the call never ran or never finished, searched at the output's start.
+    ``mcp_names``: the names the client gives itself when it opens an MCP session
+    (``clientInfo.name``), so that agentmem's MCP server knows which client asks.
     """
 
     client: str
@@ -135,6 +137,7 @@ class ClientTable:
     timeout: tuple[re.Pattern[str], ...] = ()
     #: Tools by a name prefix (Claude Code's ``mcp__server__tool``).
     prefixes: Mapping[str, ToolSpec] = attrs.field(factory=dict)
+    mcp_names: tuple[str, ...] = ()
 
 
 @attrs.frozen
@@ -177,6 +180,17 @@ def register(table: ClientTable) -> ClientTable:
         _BY_NAME[name] = (table, spec)
     CLIENTS.append(table)
     return table
+
+
+def client_of_mcp(name: object) -> str | None:
+    """The client (``claude-code``, ``codex``) whose MCP sessions carry ``name`` as their
+    ``clientInfo.name``, or None for another client or a name that is not a string."""
+    if not isinstance(name, str):
+        return None
+    for table in CLIENTS:
+        if name in table.mcp_names:
+            return table.client
+    return None
 
 
 def spec_for(tool: str) -> tuple[ClientTable, ToolSpec] | None:

@@ -118,6 +118,7 @@ CLAUDE_CODE = register(
     ClientTable(
         client="claude-code",
         tools={t.name: t for t in _TOOLS},
+        mcp_names=("claude-code",),  # Claude Code 2.1's clientInfo.name
         headers=_re(r"^Exit code -?\d+\s*$"),
         cancelled=_re(
             r"^(<tool_use_error>)?\s*Sibling tool call errored",

@@ -59,6 +59,7 @@ CODEX = register(
     ClientTable(
         client="codex",
         tools={t.name: t for t in _TOOLS},
+        mcp_names=("codex-mcp-client",),  # Codex 0.171's clientInfo.name
         headers=_re(
             r"^Exit code: -?\d+\s*$",
             r"^Wall time: .*$",

@@ -366,6 +366,12 @@ def retrieve(
 @_min_score_opt
 @_project_opt
 @click.option("--global", "global_only", is_flag=True, help="Only lessons of no project.")
+@click.option(
+    "--client",
+    type=click.Choice(["claude-code", "codex"]),
+    help="The coding agent that will read the lessons: a lesson about the other "
+    "client's own tool is left out. Default: unknown (none left out).",
+)
 @with_memory
 def context(
     mem: Memory,
@@ -376,6 +382,7 @@ def context(
     min_score: float | None,
     project: str | None,
     global_only: bool,
+    client: str | None,
 ) -> None:
     """Print a block of lessons for TEXT, ready to paste into an agent's system prompt.
 
@@ -390,6 +397,7 @@ def context(
       agentmem context "fix the failing test" --tool bash --tool edit
       agentmem context --project ~/src/app -- "$PROMPT"
       agentmem context -k 3 --global -- "$PROMPT" >> system-prompt.txt
+      agentmem context --client codex -- "$PROMPT"
     """
     import os
 
@@ -407,6 +415,7 @@ def context(
         project=os.getcwd() if project is None else project,
         global_only=global_only,
         route="context",
+        client=client,
     )
     block = mem.serve(query).text
     if block:
