@@ -6,8 +6,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 from agentmem import Memory
 from agentmem.learning.corrections import find_corrections
 from agentmem.records import Step, Trajectory
@@ -127,16 +125,12 @@ def test_a_sub_agent_does_not_inherit_its_parents_paths(tmp_path: Path):
         assert len(_located(mem)) == 1
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="not fixed: the session guard reads imported_turns only; a run recorded or taken "
-    "from a team inbox has the session in its meta but no row there",
-)
 def test_a_session_recorded_without_an_import_knows_its_earlier_prompt(tmp_path: Path):
     """A team library's runs come from the inbox and a private one's may be recorded
-    directly: both keep ``meta["session_id"]`` but have no ``imported_turns`` row, so the
-    slip of a path the session used in its first prompt is learned there (held in a team
-    for one member's support), while the same runs imported teach nothing."""
+    directly: both keep ``meta["session_id"]`` but have no ``imported_turns`` row. The
+    session guard reads that id, so the slip of a path the session used in its first
+    prompt teaches nothing there, as it teaches nothing when the same runs are imported
+    (before, the guard read ``imported_turns`` only and the slip became a lesson)."""
     sid = "0a1b2c3d-0000-4000-8000-0000000000dd"
     meta = {"session_id": sid, "cwd": "/w/app"}
     first = [_sh("sed -n 1,80p specs/001-a/plan.md", "# Plan", True)]
@@ -149,3 +143,22 @@ def test_a_session_recorded_without_an_import_knows_its_earlier_prompt(tmp_path:
         mem.record("list the open tasks", slip, accepted=True, meta={**meta, "turn_id": "t2"})
         mem.learn(use_model=False)
         assert _located(mem) == []
+
+
+def test_another_members_run_is_not_of_the_session(tmp_path: Path):
+    """In a team library the session of a run from the inbox is one member's: another
+    member's run that names the same session id is not an earlier turn of it."""
+    from agentmem.storage.imports import earlier_in_session
+
+    sid = "0a1b2c3d-0000-4000-8000-0000000000ee"
+    step = [_sh("ls", "a", True)]
+    with Memory.open(tmp_path / "m.db") as mem:
+        mallory = mem.record("x", step, meta={"session_id": sid, "team_member": "mallory"})
+        mine = mem.record("y", step, meta={"session_id": sid, "team_member": "ann"})
+        later = mem.record("z", step, meta={"session_id": sid, "team_member": "ann"})
+        other = mem.record("w", step, meta={"session_id": "another"})
+        alone = mem.record("v", step)
+        assert earlier_in_session(mem.db, later) == [mine]
+        assert earlier_in_session(mem.db, mine) == []
+        assert earlier_in_session(mem.db, other) == [] and earlier_in_session(mem.db, alone) == []
+        assert mallory < mine

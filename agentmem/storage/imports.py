@@ -55,19 +55,45 @@ def imported_keys(
 
 
 def earlier_in_session(db: Database, trajectory_id: int) -> list[int]:
-    """The runs imported from the same session as ``trajectory_id`` before it (its earlier
-    turns, by trajectory id), oldest first; [] for a run not imported from a session."""
+    """The runs of the same session as ``trajectory_id`` before it (its earlier turns, by
+    trajectory id), oldest first; [] for a run of no known session.
+
+    An imported run's session is its ``imported_turns`` row. A run recorded directly, or
+    taken from a team's inbox, has no such row: its session is ``meta["session_id"]``,
+    and the earlier runs are those of the same source with that session id."""
     row = db.execute(
         "SELECT source, session_id FROM imported_turns WHERE trajectory_id = ?", [trajectory_id]
     ).fetchone()
     if row is None:
-        return []
+        return _earlier_by_meta(db, trajectory_id)
     return [
         int(r[0])
         for r in db.execute(
             "SELECT trajectory_id FROM imported_turns WHERE source = ? AND session_id = ? "
             "AND trajectory_id < ? ORDER BY trajectory_id",
             [row[0], row[1], trajectory_id],
+        ).fetchall()
+    ]
+
+
+def _earlier_by_meta(db: Database, trajectory_id: int) -> list[int]:
+    """:func:`earlier_in_session` for a run with no ``imported_turns`` row."""
+    row = db.execute(
+        "SELECT source, json_extract(meta, '$.session_id'), "
+        "coalesce(json_extract(meta, '$.team_member'), '') FROM trajectories "
+        "WHERE id = ? AND json_valid(meta)",
+        [trajectory_id],
+    ).fetchone()
+    if row is None or not isinstance(row[1], str) or not row[1]:
+        return []
+    # a team's runs: one member's session only (another member cannot name it to hide a run)
+    return [
+        int(r[0])
+        for r in db.execute(
+            "SELECT id FROM trajectories WHERE id < ? AND source = ? AND json_valid(meta) "
+            "AND json_extract(meta, '$.session_id') = ? "
+            "AND coalesce(json_extract(meta, '$.team_member'), '') = ? ORDER BY id",
+            [trajectory_id, row[0], row[1], row[2]],
         ).fetchall()
     ]
 
