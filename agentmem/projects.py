@@ -192,11 +192,11 @@ def session_project(cwd: str | None, start: str | None = None) -> str | None:
 
 def _inside(path: str, folder: str) -> bool:
     """Whether ``path`` is ``folder`` or below it, compared as their OS writes them (a
-    Windows drive's path in one case, either separator)."""
+    Windows path, on a drive or a ``\\\\server\\share``, in one case; either separator)."""
 
     def norm(p: str) -> str:
         p = p.strip().replace("\\", "/").rstrip("/")
-        return p.lower() if re.match(r"[A-Za-z]:", p) else p
+        return p.lower() if re.match(r"[A-Za-z]:|//[^/]", p) else p
 
     a, b = norm(path), norm(folder)
     return bool(b) and (a == b or a.startswith(b + "/"))

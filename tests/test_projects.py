@@ -753,6 +753,9 @@ def test_a_subfolder_the_shell_kept_is_the_sessions_project_in_a_transcript_from
     assert projects.session_project(f"{gone}_2", gone) == f"{gone}_2"  # a sibling, not inside
     win = "C:\\Users\\kim\\app"
     assert projects.session_project("c:\\Users\\kim\\app\\web", win) == win
+    unc = "\\\\Server\\Share\\app"  # a network share: Windows compares it in one case too
+    assert projects.session_project("\\\\server\\share\\App\\web", unc) == unc
+    assert projects.session_project("/Home/x/web", "/home/x") == "/Home/x/web"  # POSIX: cased
     top = tmp_path / "top"
     (top / "plain").mkdir(parents=True)
     (top / "nested" / ".git").mkdir(parents=True)
