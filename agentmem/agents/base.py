@@ -114,6 +114,12 @@ class ToolSpec:
     #: A shell tool whose working directory persists from one call to the next (Claude
     #: Code's Bash): a ``cd`` in one call holds for the next.
     keeps_cwd: bool = False
+    #: A shell tool that runs even a single command inside a shell whose own command line
+    #: holds the call's text (Claude Code's Bash: ``bash -c "... eval '...' ..."``), so
+    #: ``pkill -f`` of a pattern in the call always matches that shell. Another shell tool
+    #: does so only for a command of more than one simple command (``bash -lc "a || b"``;
+    #: a shell given one command runs it in its own place).
+    always_wrapped: bool = False
 
 
 @attrs.frozen

@@ -47,6 +47,7 @@ _TOOLS = (
             {"description", "timeout", "run_in_background", "dangerouslyDisableSandbox"}
         ),
         keeps_cwd=True,  # "the working directory persists between commands"
+        always_wrapped=True,
     ),
     ToolSpec("BashOutput", ToolKind.SHELL_INPUT, inert=frozenset({"filter"})),
     ToolSpec("KillBash", ToolKind.SHELL_INPUT),

@@ -127,7 +127,8 @@ _NOT_FRAME = re.compile(
     r"Failure|Assertion|Reason|Details?|Message|Problem|Cause)\b",
     re.IGNORECASE,
 )
-_EXIT_LINE = re.compile(r"^(?:Exit code|Process exited with code|Exit status)\b\D*(-?\d+)\s*$")
+#: (``[^\d-]*``, not ``\D*``: a status of -1, a call killed by a signal, keeps its sign)
+_EXIT_LINE = re.compile(r"^(?:Exit code|Process exited with code|Exit status)\b[^\d-]*(-?\d+)\s*$")
 #: How many lines a client's framing may take at an output's head.
 _FRAME_LINES = 20
 

@@ -93,6 +93,7 @@ class Role(str, enum.Enum):
     #: a wrapper that runs the command after it with more privilege (sudo, doas): a retry
     #: that drops it changed nothing that made it work; one that adds it may have
     PRIVILEGE = "privilege"
+    STOPS = "stops"  #: stops processes (kill, pkill, killall)
 
 
 #: The roles whose failure is usually the code's, not the call's.
@@ -377,6 +378,9 @@ _TABLE: list[Program] = [
         pattern_options="-g --glob --exclude",
     ),
     *_many("pgrep pidof", Role.ANSWERS),
+    # exit status 1: no process matched (nothing to stop), whatever the pattern
+    *_many("pkill killall", Role.ANSWERS, Role.STOPS),
+    *_many("kill fuser taskkill", Role.STOPS),
     *_many("echo printf true false", Role.READER, Role.SCENE),
     *_many("cd pushd popd", Role.SCENE, Role.CHDIR),
     *_many("export set unset source . sleep : alias clear wait exit read", Role.SCENE),

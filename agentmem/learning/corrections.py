@@ -83,6 +83,7 @@ from .kept_cwd import KEPT_CWD_ERROR, kept_cwd_text, slips
 from .kinds import KINDS as KIND_SPECS
 from .kinds import Kind
 from .merge import tool_rule_text
+from .self_kill import self_kill_text, self_kills
 from .shell_fixes import Earlier, find_shell_fixes
 
 __all__ = ["KINDS", "REPEATED_SLIP", "Correction", "find_corrections"]
@@ -499,6 +500,7 @@ def find_corrections(t: Trajectory, earlier: Earlier | None = None) -> list[Corr
     recorded = t
     t = learning_view(t)
     needs = _tool_needs(t) + _tool_refusals(recorded) + _unquoted(t) + _cwd_kept(t, recorded)
+    needs += _self_kill(t, recorded)
     shell = find_shell_fixes(t, earlier)
     # a client tool's path found elsewhere (shell_fixes' location rule) is where the
     # project keeps the file, not a value of the tool's parameter
@@ -808,6 +810,39 @@ def _cwd_kept(t: Trajectory, recorded: Trajectory) -> list[Correction]:
         # so that Stage 3 merges the slips of a Grep path and of a build (one domain each)
         f = attrs.evolve(f, tool=x.shell, domain=step_domain(x.shell, {"command": "cd"}))
         why = x.why.replace("{q}", quote_error(e, 8))
+        out.append(Correction(Kind.TOOL_RULE, a, b, (), f, why))
+    return out
+
+
+def _self_kill(t: Trajectory, recorded: Trajectory) -> list[Correction]:
+    """A shell call whose ``pkill -f PATTERN`` matched the shell running it, which the
+    signal ended, and a later call that stopped the same processes another way
+    (:mod:`.self_kill`). The lesson is the shell tool's, one text for every such slip so
+    that Stage 3 merges them; the run proves it (the pattern matches the call's own text,
+    the call ended by a signal, another way worked), so no other run's way refutes it."""
+    out: list[Correction] = []
+    at = view_indices(recorded)
+    for x in self_kills(recorded):
+        a, b = at[x.failed], at[x.fixed]
+        if a is None or b is None:
+            continue
+        w = t.steps[a]
+        text = self_kill_text(x.shell)
+        f = _tool_rule(
+            w,
+            text,
+            (x.shell, "pkill"),
+            _error(w) or "killed by a signal",
+            "pkill -f",
+            refused="self-kill",
+            how=x.how,
+            declared=True,
+        )
+        f = attrs.evolve(f, tool=x.shell, domain=step_domain(x.shell, {"command": "pkill"}))
+        why = (
+            f"{_step_word(a)} pkill -f '{x.pattern[:40]}' matched its own shell, which a signal "
+            f"ended; {_step_word(b)} stopped the processes {x.how}"
+        )
         out.append(Correction(Kind.TOOL_RULE, a, b, (), f, why))
     return out
 
