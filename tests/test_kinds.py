@@ -273,6 +273,10 @@ def test_a_read_over_the_size_limit_and_one_over_the_token_limit_are_two_rules(t
     (text,) = _learned_from(tmp_path / "size", [by_size, run("/w/b/b.js", size, limit=True)])
     assert "exceeds maximum allowed size" in text and "offset" not in text
     assert _learned_from(tmp_path / "one", [by_size]) == []
+    # a Read that passed limit already and still failed (a saved result on one long line)
+    # did what the token rule's way out says: no slip of it, no support for it (blind set 12)
+    over = (tmp_path / "limited", [by_tokens, run("/v/docs/result.json", tokens, limit=True)])
+    assert _learned_from(*over) == []
 
 
 def test_the_tool_rules_of_a_refusal_walk_every_step():

@@ -527,6 +527,13 @@ def _file_of(s: Step) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
+def _already_did(w: Step, how: str) -> bool:
+    """Whether failed call ``w`` already passed a parameter that the rule's way out
+    names ("pass offset and limit": a Read with ``limit`` that still failed): the way out
+    did not lift that failure, so it is no slip of the rule (nor support for it)."""
+    return any(re.search(rf"\b{re.escape(p)}\b", how) for p in w.params)
+
+
 def _tool_instead(t: Trajectory, corrected: set[int]) -> list[Correction]:
     """A coding agent's tool refused what it was given by one of its own rules
     (:attr:`agentmem.agents.ToolSpec.instead`: Read on a folder, "EISDIR"; a file too
@@ -545,8 +552,8 @@ def _tool_instead(t: Trajectory, corrected: set[int]) -> list[Correction]:
         found = spec_for(w.tool)
         if w.success or found is None or _file_of(w) is None or i in corrected:
             continue
-        rule = next((k for k, _ in found[1].instead if k in w.output), None)
-        if rule is not None:
+        rule, how = next(((k, h) for k, h in found[1].instead if k in w.output), (None, ""))
+        if rule is not None and not _already_did(w, how):
             hits.setdefault((w.tool, rule), []).append(i)
     for (tool, rule), idx in hits.items():
         i = idx[0]

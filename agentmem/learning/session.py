@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
@@ -467,7 +468,10 @@ def _consolidate(run: _Run, found: _Found) -> tuple[Consolidated, list[tuple[Ope
         # all the tools of a merged rule ("If Edit or Write fails ..."): each one's slips
         tools = f.detail.get("tools") or (f.tool,)
         words = str(f.detail.get("rule_error") or "\0")
-        return sum(failed_calls_saying(db, str(t), words) for t in dict.fromkeys(tools))
+        # a call that passed a parameter the way out names had tried it ("pass offset and
+        # limit": a Read with limit): no slip of the rule (corrections._already_did)
+        named = tuple(re.findall(r"[A-Za-z_]+", str(f.detail.get("how") or "")))
+        return sum(failed_calls_saying(db, str(t), words, named) for t in dict.fromkeys(tools))
 
     general, held = generalise(
         generalize(found.ops, earlier), found.notes, build_corpus(verdict_runs(db))
