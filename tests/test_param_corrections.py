@@ -116,6 +116,29 @@ def test_an_escalation_of_two_commands_of_a_project_is_one_held_lesson():
     assert "sandbox_permissions: require_escalated" in one.text
 
 
+def test_a_refusal_of_a_path_the_command_names_is_no_refusal_of_the_program():
+    """Blind set 12 (read after its first try, so not blind now): an R script read a
+    notebook and was refused writing it back, to a path outside the writable folders that
+    the script itself named; the retry with an escalation wrote it. "Rscript is refused in
+    the sandbox" was false: the target was refused, not the program. A path the command
+    does not name (a tool's cache, the repository's .git) keeps the program's lesson."""
+    note = "/home/u/notebook.ipynb"
+    script = f"Rscript - <<'RS'\nnb <- fromJSON('{note}')\nwrite(toJSON(nb), '{note}')\nRS"
+    denied = f"cannot open file '{note}': Permission denied\nExecution halted"
+    run = _run(
+        codex_exec(script, denied, False),
+        codex_exec(script, "", True, sandbox_permissions="require_escalated"),
+    )
+    assert find_corrections(run) == []
+    cache = "open /home/u/.cache/go-build/ab/cd: read-only file system"
+    run = _run(
+        codex_exec("go build ./...", cache, False),
+        codex_exec("go build ./...", "", True, sandbox_permissions="require_escalated"),
+    )
+    (fix,) = find_corrections(run)
+    assert fix.finding.text.startswith("In this project go build is refused in the sandbox")
+
+
 def test_a_plain_retry_that_merely_sets_an_escalation_teaches_nothing():
     run = _run(
         codex_exec("pytest -x", "E   assert 1 == 2\n1 failed", False),

@@ -519,6 +519,33 @@ def _absent(program: str, q: str, diag: str) -> str:
     return f"{program} is not on PATH here ('{q}')"
 
 
+#: A refusal to reach a file (a sandbox's or the system's), on a line of an output.
+_ACCESS_REFUSED = re.compile(
+    r"(?i)permission denied|read-only file system|operation not permitted|EACCES|EROFS|EPERM"
+)
+#: An absolute path on such a line (POSIX or a Windows drive's).
+_REFUSED_PATH = re.compile(r"(?:/|[A-Za-z]:[\\/])[^\s'\"`:,;()]+")
+
+
+def refused_named_target(step: Step) -> bool:
+    """Whether a refused call's output refuses access to a path that the call's own
+    command names (an output file the agent chose, ``cp x /etc/y``): the refusal is of
+    that target, not of the program, which did run (blind set 12: an R script that read
+    a notebook was refused writing it back outside the writable folders, and "Rscript
+    is refused in the sandbox" was false). A path the command does not name (a tool's
+    cache, the repository's ``.git``) leaves the program's refusal standing."""
+    found = spec_for(step.tool)
+    text = command_line(found[1], step.params) if found else ""
+    if not text:
+        return False
+    for line in step.output.splitlines():
+        if _ACCESS_REFUSED.search(line):
+            for path in _REFUSED_PATH.findall(line):
+                if len(path) > 1 and path.rstrip("/.") in text:
+                    return True
+    return False
+
+
 def _escalation(f: Command, diag: str, param: str, value: object) -> Finding:
     """The same command refused (the sandbox, a permission), then run with an escalation
     parameter: a correction, and a risky one (it widens what the agent may do), tagged
@@ -3047,7 +3074,11 @@ def find_shell_fixes(t: Trajectory, earlier: Earlier | None = None) -> list[Shel
             same = _own_words(c) == _own_words(f)
             if esc is not None and escalates(step.params) is None and same:
                 said = diag if refusal_line(diag) else (refusal_line(step.output) or diag)
-                fnd: Finding | None = _escalation(f, said, esc, later.params[esc])
+                fnd: Finding | None = (
+                    None
+                    if refused_named_target(step)
+                    else _escalation(f, said, esc, later.params[esc])
+                )
             elif cut:  # a refusal framed as a time-out: only an escalation past it teaches
                 fnd = None
             elif later.params.get(TTY) is True and step.params.get(TTY) is not True:
