@@ -1682,6 +1682,49 @@ def _backslashes(t: Trajectory, i: int) -> ShellFix | None:
     return None
 
 
+#: A double-quoted path that ends in a backslash (``"C:\\Users\\me\\app\\"``): bash reads
+#: the last ``\\"`` as a quote character, and the string runs on.
+_QUOTED_TRAILING = re.compile(r'"((?:[A-Za-z]:)?[^"\n]*\\[^"\n]*?\\)"')
+#: bash's report of a quoted string that never closed.
+_UNCLOSED = "unexpected EOF while looking for matching"
+
+
+def _trailing_backslash(t: Trajectory, i: int) -> ShellFix | None:
+    """``quote_backslash``: bash failed with a quote that never closed because a
+    double-quoted Windows path ended in a backslash (``ls "C:\\x\\app\\"``: the ``\\"``
+    escapes the closing quote), and a later successful call named the same path without
+    that backslash (with forward slashes, or with the backslashes and no trailing one)."""
+    step = t.steps[i]
+    if step.success or not is_shell(step.tool) or _UNCLOSED not in step.output[:2000]:
+        return None
+    line = _line(step)
+    for m in _QUOTED_TRAILING.finditer(line):
+        path = m.group(1).rstrip("\\")
+        if "\\" not in path or len(path) < 3:
+            continue
+        forms = {path, path.replace("\\", "/")}
+        if re.match(r"[A-Za-z]:", path):
+            forms.add(f"/{path[0].lower()}{path[2:].replace(chr(92), '/')}")
+        for j in range(i + 1, min(len(t.steps), i + 1 + WINDOW)):
+            later = t.steps[j]
+            if not (later.success and is_shell(later.tool)):
+                continue
+            good = _line(later)
+            used = next((x for x in forms if x in good), None)
+            if used is None or f'{used}\\"' in good:
+                continue
+            text = (
+                "In Bash a double-quoted path that ends in a backslash escapes its closing "
+                f"quote ('{_UNCLOSED}'): drop the trailing backslash or use forward slashes."
+            )
+            facts = ("bash", "trailing backslash", "forward slashes")
+            fnd = _finding("quote_backslash", step.tool, "tool", text, facts, _UNCLOSED)
+            fnd = attrs.evolve(fnd, domain=step.domain or "")
+            why = f"call {i + 1}'s quoted path ended in a backslash; call {j + 1} used {used}"
+            return ShellFix(i, j, (), fnd, why)
+    return None
+
+
 #: An interpreter's report of a module it could not import: a traceback's last line, or
 #: ``python -m x``'s own words (``/usr/bin/python3: No module named pytest``). A script that
 #: prints a caught ImportError says neither.
@@ -3008,6 +3051,7 @@ _READERS = (
     _literal_path,
     _ps_separator,
     _backslashes,
+    _trailing_backslash,
     _environment,
     _import_path,
     _windows_commands,
@@ -4103,6 +4147,27 @@ SHELL_CHANGES: tuple[ShellChange, ...] = (
         (
             _sh("type C:\\Users\\me\\out.log", "bash: type: out.log: not found", False),
             _sh("cat /c/Users/me/out.log", "done"),
+        ),
+    ),
+    ShellChange(
+        "quote_backslash",
+        "bash found a quote that never closed because a double-quoted Windows path ended in "
+        "a backslash, and a later call named the same path without the trailing backslash",
+        (
+            _sh(
+                'ls -la "C:\\Users\\me\\app\\"',
+                f"bash: -c: line 1: {_UNCLOSED} `\"'",
+                False,
+            ),
+            _sh('ls -la "C:/Users/me/app"', "total 8"),
+        ),
+        (
+            _sh(
+                'ls -la "C:\\Users\\me\\app\\"',
+                f"bash: -c: line 1: {_UNCLOSED} `\"'",
+                False,
+            ),
+            _sh('ls -la "C:/Users/me/web"', "total 8"),
         ),
     ),
     ShellChange(
