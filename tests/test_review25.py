@@ -7,7 +7,15 @@ from __future__ import annotations
 
 from agentmem.agents import outcome
 from agentmem.learning.corrections import find_corrections
+from agentmem.learning.kinds import Kind
+from agentmem.learning.self_kill import self_kills
 from agentmem.records import Step, Trajectory
+
+CC_KILLED = "Exit code 144"
+
+
+def _cc(command: str, out: str, ok: bool = True) -> Step:
+    return Step("Bash", {"command": command, "description": "x"}, out, ok)
 
 
 def _codex(cmd: str, code: int, out: str = "") -> Step:
@@ -16,6 +24,18 @@ def _codex(cmd: str, code: int, out: str = "") -> Step:
         f"Process exited with code {code}\nOriginal token count: 0\nOutput:\n{out}"
     )
     return Step("exec_command", {"cmd": cmd, "workdir": "/w/app"}, framed, code == 0)
+
+
+def _run(*steps: Step) -> Trajectory:
+    return Trajectory(task="restart the dev server", steps=steps, meta={"cwd": "/w/app"})
+
+
+def _self_killed(*steps: Step) -> list[tuple[int, int]]:
+    out = []
+    for c in find_corrections(_run(*steps)):
+        if c.kind == Kind.TOOL_RULE and c.finding.detail.get("refused") == "self-kill":
+            out.append((c.failed, c.fixed))
+    return out
 
 
 # -- Codex's exit -1 keeps its sign ------------------------------------------------------
@@ -32,3 +52,60 @@ def test_an_answering_program_killed_by_a_signal_teaches_no_operand():
     assert outcome(killed).failure.value == "informational"
     t = Trajectory(task="find the todo items", steps=(killed, worked), meta={"cwd": "/w/app"})
     assert [c.finding.text for c in find_corrections(t)] == []
+
+
+# -- the self-kill rule --------------------------------------------------------------------
+
+LISTED = _cc('pgrep -fl "node server.js"', "4242 node server.js")
+FIXED = _cc("kill 4242", "")
+
+
+def test_the_rule_still_learns_the_plain_case():
+    failed = _cc('pkill -f "node server.js"; sleep 1; nohup node server.js &', CC_KILLED, False)
+    assert _self_killed(failed, LISTED, FIXED) == [(0, 2)]
+
+
+def _restart(opts: str) -> Step:
+    return _cc(f'pkill {opts} "node server.js"; sleep 1; nohup node server.js &', CC_KILLED, False)
+
+
+def test_pkill_options_that_leave_its_own_shell_alone_are_no_self_kill():
+    """``-x`` matches the whole command line exactly, ``-o`` picks the oldest process (the
+    server, not the shell just started), ``-O N`` only processes older than N seconds,
+    ``-A`` leaves out pkill's ancestors, and ``-P``, ``-u``, ``-U``, ``-s``, ``-t``,
+    ``-g``, ``-G``, ``--ns``, ``--cgroup`` narrow the match to processes the shell need
+    not be: such a pkill does not kill its shell (bash 5.2 and procps 4.0 checked by
+    hand), so a signal that ended the call was something else."""
+    for opts in (
+        "-xf",
+        "-f -x",
+        "-o -f",
+        "-f --oldest",
+        "-f -O 5",
+        "-A -f",
+        "-f --ignore-ancestors",
+        "-f -P 1",
+        "-f -u www-data",
+        "-f -s 0",
+        "-f --ns 1",
+        "-f --exact",
+    ):
+        assert _self_killed(_restart(opts), LISTED, FIXED) == [], opts
+    # -n (the newest) and a signal or -e, -i, -c still leave the shell in the match
+    for opts in ("-n -f", "-9 -f", "-ef", "-if"):
+        assert _self_killed(_restart(opts), LISTED, FIXED) == [(0, 2)], opts
+
+
+def test_a_timeout_or_an_interrupt_is_no_self_kill():
+    """Claude Code ends a call that ran past its limit, or that the user stopped, with a
+    signal too (143, 137): the output says so, and the pkill may never have run (it came
+    after the command that took the time). Only a call that nothing else ended counts."""
+    cmd = 'npm run build && pkill -f "node server.js"; nohup node server.js &'
+    for said in (
+        "Exit code 143\nCommand timed out after 2m 0.0s",
+        "Exit code 137\n[Request interrupted by user for tool use]",
+    ):
+        failed = _cc(cmd, said, False)
+        assert outcome(failed).exit_code in (137, 143)
+        assert _self_killed(failed, LISTED, FIXED) == [], said
+        assert self_kills(_run(failed, LISTED, FIXED)) == [], said

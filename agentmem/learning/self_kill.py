@@ -10,7 +10,9 @@ stopped the same processes another way; :mod:`.corrections` turns each into the 
 one lesson. A slip is learned only when the run shows all of it:
 
 - the failed call's own command line holds the pattern (read as a regular expression,
-  as ``pkill`` reads it; as text where it is none), and the call ended by a signal;
+  as ``pkill`` reads it; as text where it is none), no option leaves the shell out of the
+  match (``-x``, ``-o``, ``-A``, ``-u``: :data:`_NARROW_SHORT`), and the call ended by a
+  signal that was no time-out and no stop of the user's;
 - within :data:`WINDOW` calls, a shell call that worked stopped processes (``kill``,
   ``pkill``, ``killall``: the programs of role ``STOPS``) without matching itself (``kill``
   of a process id, a pattern written ``[s]erver``, ``pkill`` as the call's only command),
@@ -27,6 +29,7 @@ import attrs
 
 from ..agents import is_shell, spec_for
 from ..agents import programs as _programs
+from ..agents.base import NOT_RUN
 from ..agents.outcomes import command_line, outcome
 from ..agents.shell import Command, parse
 from ..records import Step, Trajectory
@@ -53,12 +56,38 @@ class SelfKill:
     how: str
 
 
+#: Options of ``pkill``/``pgrep`` that leave the shell running the call out of the match:
+#: ``-x`` (the whole command line, exactly), ``-o`` (the oldest: the server, not the shell
+#: just started), ``-O N`` (older than N seconds), ``-A`` (not pkill's ancestors), and
+#: those that narrow it to processes the shell need not be (``-P``, ``-u``, ``-U``, ``-s``,
+#: ``-t``, ``-g``, ``-G``, ``-r``, ``-F``, ``--ns``, ``--cgroup``).
+_NARROW_SHORT = frozenset("xoOAPuUstgGrF")
+_NARROW_LONG = frozenset(
+    "--exact --oldest --older --ignore-ancestors --parent --euid --uid --session "
+    "--terminal --pgroup --group --runstates --pidfile --ns --cgroup".split()
+)
+
+
+def _letters(flag: str) -> str:
+    """A short option cluster's letters (``-xf``: ``xf``); "" for a long option or a
+    signal (``-9``, ``-KILL``, ``-USR1``)."""
+    if not re.fullmatch(r"-[A-Za-z0-9]+", flag):
+        return ""
+    body = flag[1:]
+    return "" if body.isdigit() or (len(body) > 1 and body.isupper()) else body
+
+
 def _full_match(c: Command) -> bool:
-    """Whether ``pkill``/``pgrep`` matches the whole command line (``-f``, ``--full``)."""
+    """Whether ``pkill``/``pgrep`` matches every process whose whole command line holds
+    its pattern, the call's own shell too: ``-f`` (``--full``), and no option that leaves
+    that shell out (:data:`_NARROW_SHORT`)."""
+    full = False
     for flag in c.flags:
-        if flag == "--full" or (re.fullmatch(r"-[A-Za-z0-9]+", flag) and "f" in flag[1:]):
-            return True
-    return False
+        letters = _letters(flag)
+        if flag.split("=", 1)[0] in _NARROW_LONG or _NARROW_SHORT & set(letters):
+            return False
+        full = full or flag == "--full" or "f" in letters
+    return full
 
 
 def _commands(text: str) -> list[Command]:
@@ -162,7 +191,11 @@ def self_kills(run: Trajectory) -> list[SelfKill]:
         if text is None or w.success:
             continue
         pattern = _self_matching(text)
-        if pattern is None or outcome(w).exit_code not in SIGNALLED or not _wrapped(w, text):
+        if pattern is None or not _wrapped(w, text):
+            continue
+        said = outcome(w)
+        # a time-out or the user's stop ends a call with a signal too: not the pkill's
+        if said.exit_code not in SIGNALLED or said.failure in NOT_RUN:
             continue
         printed = ""
         for k in range(i + 1, min(len(steps), i + 1 + WINDOW)):
