@@ -109,3 +109,17 @@ def test_a_timeout_or_an_interrupt_is_no_self_kill():
         assert outcome(failed).exit_code in (137, 143)
         assert _self_killed(failed, LISTED, FIXED) == [], said
         assert self_kills(_run(failed, LISTED, FIXED)) == [], said
+
+
+def test_a_kill_that_stops_nothing_or_other_processes_is_no_fix():
+    """The fix must stop the same processes: ``kill -0 PID`` (or ``-s 0``, ``-l``) only asks
+    whether a process lives, and a process id another listing printed, on a line that
+    names nothing of the pattern, is some other process (a Python worker, not the server)."""
+    failed = _restart("-f")
+    for probe in ("kill -0 4242 && echo alive", "kill -s 0 4242", "kill -l 15"):
+        assert _self_killed(failed, LISTED, _cc(probe, "alive")) == [], probe
+    other = _cc("ps aux | grep python", "me  777  0.0  python worker.py")
+    assert _self_killed(failed, other, _cc("kill 777", "")) == []
+    # the listing that names the pattern's processes is still the way
+    assert _self_killed(failed, other, LISTED, FIXED) == [(0, 3)]
+    assert _self_killed(failed, LISTED, _cc("kill -9 4242", "")) == [(0, 2)]

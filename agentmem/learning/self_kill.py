@@ -16,7 +16,8 @@ one lesson. A slip is learned only when the run shows all of it:
 - within :data:`WINDOW` calls, a shell call that worked stopped processes (``kill``,
   ``pkill``, ``killall``: the programs of role ``STOPS``) without matching itself (``kill``
   of a process id, a pattern written ``[s]erver``, ``pkill`` as the call's only command),
-  naming a word of the pattern or a process id that a call in between printed;
+  naming a word of the pattern or a process id that a call in between printed of those
+  processes (its command, or the line, names them; ``kill -0`` stops nothing);
 - no call of the run that held a self-matching ``pkill -f`` in a shell holding its text
   worked (that shell did not carry its command's text, and the slip was something else).
 """
@@ -153,13 +154,39 @@ def _shell_text(s: Step) -> str | None:
     return text or None
 
 
+def _stops(c: Command) -> bool:
+    """Whether a command stops processes: a ``STOPS`` program not asked only whether a
+    process lives (``kill -0``, ``kill -s 0``) or for the signals' names (``kill -l``)."""
+    if not _programs.has(c.program, _programs.Role.STOPS):
+        return False
+    probe = {"-0", "-l", "-L", "--list", "--table"} & set(c.flags)
+    zero = c.program == "kill" and bool({"-s", "--signal", "-n"} & set(c.flags))
+    zero = zero and "0" in c.operands
+    return not probe and not zero
+
+
+def _names(pattern: str, text: str) -> bool:
+    """Whether ``text`` names the processes of ``pattern``: the pattern matches it, or it
+    holds a word of the pattern (:func:`_words`)."""
+    return _matches(pattern, text) or any(w in text.lower() for w in _words(pattern))
+
+
+def _printed(command: str | None, output: str, pattern: str) -> str:
+    """What a call in between printed of the processes of ``pattern``: all its output when
+    its command names them (``pgrep -f PATTERN``), else only its lines that do (a ``ps``
+    listing of every process)."""
+    if command is not None and _names(pattern, command):
+        return output
+    return "\n".join(x for x in output.split("\n") if _names(pattern, x))
+
+
 def _stops_another_way(r: Step, text: str, pattern: str, printed: str) -> str | None:
     """How command line ``text`` stops the processes of ``pattern`` without matching its
     own shell, or None: ``by process id`` (a ``kill`` of ids a call in between printed),
     ``a bracketed pattern``, ``pkill alone``, or ``by name`` (another stopper naming a word
     of the pattern)."""
-    cmds = _commands(text)
-    if not any(_programs.has(c.program, _programs.Role.STOPS) for c in cmds):
+    cmds = [c for c in _commands(text) if _stops(c)]
+    if not cmds:
         return None
     if _self_matching(text) is not None and _wrapped(r, text):
         return None
@@ -205,7 +232,7 @@ def self_kills(run: Trajectory) -> list[SelfKill]:
                 if how is not None:
                     out.append(SelfKill(i, k, w.tool, pattern, how))
                     break
-            printed += "\n" + (r.output or "")
+            printed += "\n" + _printed(rt, r.output or "", pattern)
     return out
 
 
