@@ -231,3 +231,44 @@ def test_the_mcp_server_knows_its_client_by_the_request_envelope(tmp_path: Path)
         text = "".join(c.get("text", "") for c in answer["result"]["content"])
         got = {int(m) for m in re.findall(r"\[L(\d+)\]", text)}
         assert (bash.id in got) == served, (info, answer)
+
+
+def test_codexs_lesson_says_it_holds_beside_other_commands_only():
+    """Codex's ``bash -lc`` runs a lone ``pkill -f`` in its own place (the rule learns
+    nothing from one), so its lesson must not say every ``pkill -f`` there kills the
+    shell: it names the case, a pkill beside other commands, and the way of running it
+    alone. Claude Code's Bash holds even one command's text: its lesson stays as it was."""
+    from agentmem.learning.self_kill import self_kill_text
+
+    codex = self_kill_text("exec_command")
+    assert "beside other commands" in codex and "pkill alone" in codex
+    assert len(codex.split()) <= 32  # records.MAX_EXPERIENCE_WORDS: no cut
+    assert self_kill_text("Bash") == (
+        "pkill -f PATTERN in Bash also kills the shell running the command, whose own "
+        "text holds PATTERN, and the call dies: kill by PID, or bracket one letter ([s]erver)."
+    )
+
+
+def test_codexs_lesson_is_learned_whole_and_served_to_codex(tmp_path: Path):
+    from agentmem.learning.self_kill import self_kill_text
+    from agentmem.serving import Query
+
+    from .conftest import FakeEmbedder, FakeModel
+
+    with Memory.open(tmp_path / "m.db", embedder=FakeEmbedder(), model=FakeModel()) as mem:
+        for n, (name, pid) in enumerate((("streamlit run app.py", 4242), ("vite --port 80", 77))):
+            steps = [
+                _codex(f"pkill -f '{name}'; sleep 1; nohup {name} > log 2>&1 &", -1),
+                _codex(f"pgrep -fl '{name}'", 0, f"{pid} {name}"),
+                _codex(f"kill {pid}", 0),
+            ]
+            tid = mem.record(f"restart the dev server {n}", steps, meta={"cwd": f"/w/app{n}"})
+            mem.feedback(tid, "accept")
+        mem.learn(use_model=False)
+        assert [e.text for e in mem.experiences()] == [self_kill_text("exec_command")]
+
+        def served(client: str) -> int:
+            q = Query("restart the dev server with pkill", project="/w/app0", client=client)
+            return len(mem.serve(q).lessons)
+
+        assert served("codex") == 1 and served("claude-code") == 0

@@ -237,7 +237,16 @@ def self_kills(run: Trajectory) -> list[SelfKill]:
 
 
 def self_kill_text(shell: str) -> str:
-    """The one lesson of a shell tool whose calls run inside a shell holding their text."""
+    """The one lesson of a shell tool whose calls run inside a shell holding their text:
+    every call's (:attr:`~agentmem.agents.ToolSpec.always_wrapped`), or, for another shell
+    tool, a call of more than one command's only (a lone pkill runs in its own place)."""
+    found = spec_for(shell)
+    if found is not None and not found[1].always_wrapped:
+        return (
+            f"pkill -f PATTERN beside other commands in one {shell} call kills the shell "
+            "running them, whose text holds PATTERN: kill by PID, bracket one letter "
+            "([s]erver), or run pkill alone."
+        )
     return (
         f"pkill -f PATTERN in {shell} also kills the shell running the command, whose own "
         "text holds PATTERN, and the call dies: kill by PID, or bracket one letter ([s]erver)."
