@@ -324,6 +324,10 @@ def _names_operand(c: Command, text: str) -> bool:
 
 
 def _informational(c: Command, body: str, diag: str, code: int | None) -> bool:
+    if code == -1:
+        # Codex's -1: a signal stopped the call (the user, Codex, a pkill). It says nothing
+        # of the call's arguments, so it is read as it was before its sign was kept, as 1
+        code = 1
     if code not in (1, None):
         return False
     if c.program == "git" and c.subcommand == "diff":

@@ -10,11 +10,14 @@ stopped the same processes another way; :mod:`.corrections` turns each into the 
 one lesson. A slip is learned only when the run shows all of it:
 
 - the failed call's own command line holds the pattern (read as a regular expression,
-  as ``pkill`` reads it; as text where it is none), and the call ended by a signal;
+  as ``pkill`` reads it; as text where it is none), no option leaves the shell out of the
+  match (``-x``, ``-o``, ``-A``, ``-u``: :data:`_NARROW_SHORT`), and the call ended by a
+  signal that was no time-out and no stop of the user's;
 - within :data:`WINDOW` calls, a shell call that worked stopped processes (``kill``,
   ``pkill``, ``killall``: the programs of role ``STOPS``) without matching itself (``kill``
   of a process id, a pattern written ``[s]erver``, ``pkill`` as the call's only command),
-  naming a word of the pattern or a process id that a call in between printed;
+  naming a word of the pattern or a process id that a call in between printed of those
+  processes (its command, or the line, names them; ``kill -0`` stops nothing);
 - no call of the run that held a self-matching ``pkill -f`` in a shell holding its text
   worked (that shell did not carry its command's text, and the slip was something else).
 """
@@ -27,6 +30,7 @@ import attrs
 
 from ..agents import is_shell, spec_for
 from ..agents import programs as _programs
+from ..agents.base import NOT_RUN
 from ..agents.outcomes import command_line, outcome
 from ..agents.shell import Command, parse
 from ..records import Step, Trajectory
@@ -53,12 +57,38 @@ class SelfKill:
     how: str
 
 
+#: Options of ``pkill``/``pgrep`` that leave the shell running the call out of the match:
+#: ``-x`` (the whole command line, exactly), ``-o`` (the oldest: the server, not the shell
+#: just started), ``-O N`` (older than N seconds), ``-A`` (not pkill's ancestors), and
+#: those that narrow it to processes the shell need not be (``-P``, ``-u``, ``-U``, ``-s``,
+#: ``-t``, ``-g``, ``-G``, ``-r``, ``-F``, ``--ns``, ``--cgroup``).
+_NARROW_SHORT = frozenset("xoOAPuUstgGrF")
+_NARROW_LONG = frozenset(
+    "--exact --oldest --older --ignore-ancestors --parent --euid --uid --session "
+    "--terminal --pgroup --group --runstates --pidfile --ns --cgroup".split()
+)
+
+
+def _letters(flag: str) -> str:
+    """A short option cluster's letters (``-xf``: ``xf``); "" for a long option or a
+    signal (``-9``, ``-KILL``, ``-USR1``)."""
+    if not re.fullmatch(r"-[A-Za-z0-9]+", flag):
+        return ""
+    body = flag[1:]
+    return "" if body.isdigit() or (len(body) > 1 and body.isupper()) else body
+
+
 def _full_match(c: Command) -> bool:
-    """Whether ``pkill``/``pgrep`` matches the whole command line (``-f``, ``--full``)."""
+    """Whether ``pkill``/``pgrep`` matches every process whose whole command line holds
+    its pattern, the call's own shell too: ``-f`` (``--full``), and no option that leaves
+    that shell out (:data:`_NARROW_SHORT`)."""
+    full = False
     for flag in c.flags:
-        if flag == "--full" or (re.fullmatch(r"-[A-Za-z0-9]+", flag) and "f" in flag[1:]):
-            return True
-    return False
+        letters = _letters(flag)
+        if flag.split("=", 1)[0] in _NARROW_LONG or _NARROW_SHORT & set(letters):
+            return False
+        full = full or flag == "--full" or "f" in letters
+    return full
 
 
 def _commands(text: str) -> list[Command]:
@@ -124,13 +154,39 @@ def _shell_text(s: Step) -> str | None:
     return text or None
 
 
+def _stops(c: Command) -> bool:
+    """Whether a command stops processes: a ``STOPS`` program not asked only whether a
+    process lives (``kill -0``, ``kill -s 0``) or for the signals' names (``kill -l``)."""
+    if not _programs.has(c.program, _programs.Role.STOPS):
+        return False
+    probe = {"-0", "-l", "-L", "--list", "--table"} & set(c.flags)
+    zero = c.program == "kill" and bool({"-s", "--signal", "-n"} & set(c.flags))
+    zero = zero and "0" in c.operands
+    return not probe and not zero
+
+
+def _names(pattern: str, text: str) -> bool:
+    """Whether ``text`` names the processes of ``pattern``: the pattern matches it, or it
+    holds a word of the pattern (:func:`_words`)."""
+    return _matches(pattern, text) or any(w in text.lower() for w in _words(pattern))
+
+
+def _printed(command: str | None, output: str, pattern: str) -> str:
+    """What a call in between printed of the processes of ``pattern``: all its output when
+    its command names them (``pgrep -f PATTERN``), else only its lines that do (a ``ps``
+    listing of every process)."""
+    if command is not None and _names(pattern, command):
+        return output
+    return "\n".join(x for x in output.split("\n") if _names(pattern, x))
+
+
 def _stops_another_way(r: Step, text: str, pattern: str, printed: str) -> str | None:
     """How command line ``text`` stops the processes of ``pattern`` without matching its
     own shell, or None: ``by process id`` (a ``kill`` of ids a call in between printed),
     ``a bracketed pattern``, ``pkill alone``, or ``by name`` (another stopper naming a word
     of the pattern)."""
-    cmds = _commands(text)
-    if not any(_programs.has(c.program, _programs.Role.STOPS) for c in cmds):
+    cmds = [c for c in _commands(text) if _stops(c)]
+    if not cmds:
         return None
     if _self_matching(text) is not None and _wrapped(r, text):
         return None
@@ -162,7 +218,11 @@ def self_kills(run: Trajectory) -> list[SelfKill]:
         if text is None or w.success:
             continue
         pattern = _self_matching(text)
-        if pattern is None or outcome(w).exit_code not in SIGNALLED or not _wrapped(w, text):
+        if pattern is None or not _wrapped(w, text):
+            continue
+        said = outcome(w)
+        # a time-out or the user's stop ends a call with a signal too: not the pkill's
+        if said.exit_code not in SIGNALLED or said.failure in NOT_RUN:
             continue
         printed = ""
         for k in range(i + 1, min(len(steps), i + 1 + WINDOW)):
@@ -172,12 +232,21 @@ def self_kills(run: Trajectory) -> list[SelfKill]:
                 if how is not None:
                     out.append(SelfKill(i, k, w.tool, pattern, how))
                     break
-            printed += "\n" + (r.output or "")
+            printed += "\n" + _printed(rt, r.output or "", pattern)
     return out
 
 
 def self_kill_text(shell: str) -> str:
-    """The one lesson of a shell tool whose calls run inside a shell holding their text."""
+    """The one lesson of a shell tool whose calls run inside a shell holding their text:
+    every call's (:attr:`~agentmem.agents.ToolSpec.always_wrapped`), or, for another shell
+    tool, a call of more than one command's only (a lone pkill runs in its own place)."""
+    found = spec_for(shell)
+    if found is not None and not found[1].always_wrapped:
+        return (
+            f"pkill -f PATTERN beside other commands in one {shell} call kills the shell "
+            "running them, whose text holds PATTERN: kill by PID, bracket one letter "
+            "([s]erver), or run pkill alone."
+        )
     return (
         f"pkill -f PATTERN in {shell} also kills the shell running the command, whose own "
         "text holds PATTERN, and the call dies: kill by PID, or bracket one letter ([s]erver)."
