@@ -120,8 +120,9 @@ def test_a_refusal_of_a_path_the_command_names_is_no_refusal_of_the_program():
     """Blind set 12 (read after its first try, so not blind now): an R script read a
     notebook and was refused writing it back, to a path outside the writable folders that
     the script itself named; the retry with an escalation wrote it. "Rscript is refused in
-    the sandbox" was false: the target was refused, not the program. A path the command
-    does not name (a tool's cache, the repository's .git) keeps the program's lesson."""
+    the sandbox" was false: the target was refused, not the program, and the lesson is of
+    the target's folder. A path the command does not name (a tool's cache, the
+    repository's .git) keeps the program's lesson."""
     note = "/home/u/notebook.ipynb"
     script = f"Rscript - <<'RS'\nnb <- fromJSON('{note}')\nwrite(toJSON(nb), '{note}')\nRS"
     denied = f"cannot open file '{note}': Permission denied\nExecution halted"
@@ -129,7 +130,12 @@ def test_a_refusal_of_a_path_the_command_names_is_no_refusal_of_the_program():
         codex_exec(script, denied, False),
         codex_exec(script, "", True, sandbox_permissions="require_escalated"),
     )
-    assert find_corrections(run) == []
+    (fix,) = find_corrections(run)
+    assert fix.finding.text.startswith(
+        "In this project files under /home/u are refused in the sandbox"
+    ), fix.finding.text
+    assert "Rscript reached them with sandbox_permissions: require_escalated" in fix.finding.text
+    assert fix.finding.detail["risk"] == "escalation"  # held for a person, as any escalation
     cache = "open /home/u/.cache/go-build/ab/cd: read-only file system"
     run = _run(
         codex_exec("go build ./...", cache, False),

@@ -527,43 +527,54 @@ _ACCESS_REFUSED = re.compile(
 _REFUSED_PATH = re.compile(r"(?:/|[A-Za-z]:[\\/])[^\s'\"`:,;()]+")
 
 
-def refused_named_target(step: Step) -> bool:
-    """Whether a refused call's output refuses access to a path that the call's own
-    command names (an output file the agent chose, ``cp x /etc/y``): the refusal is of
-    that target, not of the program, which did run (blind set 12: an R script that read
-    a notebook was refused writing it back outside the writable folders, and "Rscript
-    is refused in the sandbox" was false). A path the command does not name (a tool's
-    cache, the repository's ``.git``) leaves the program's refusal standing."""
+def refused_named_target(step: Step) -> str | None:
+    """The folder of a path that a refused call's output refuses access to and the call's
+    own command names (an output file the agent chose, ``cp x /etc/y``), or None. The
+    refusal is of that target, not of the program, which did run (blind set 12: an R
+    script that read a notebook was refused writing it back outside the writable
+    folders, and "Rscript is refused in the sandbox" was false). A path the command does
+    not name (a tool's cache, the repository's ``.git``) leaves the program's refusal
+    standing."""
     found = spec_for(step.tool)
     text = command_line(found[1], step.params) if found else ""
     if not text:
-        return False
+        return None
     for line in step.output.splitlines():
         if _ACCESS_REFUSED.search(line):
             for path in _REFUSED_PATH.findall(line):
-                if len(path) > 1 and path.rstrip("/.") in text:
-                    return True
-    return False
+                path = path.rstrip("/.")
+                if len(path) > 1 and path in text:
+                    return posixpath.dirname(path.replace("\\", "/")) or path
+    return None
 
 
-def _escalation(f: Command, diag: str, param: str, value: object) -> Finding:
+def _escalation(
+    f: Command, diag: str, param: str, value: object, target: str | None = None
+) -> Finding:
     """The same command refused (the sandbox, a permission), then run with an escalation
     parameter: a correction, and a risky one (it widens what the agent may do), tagged
-    ``risk: escalation`` so that it is held for a person, never served as advice alone."""
+    ``risk: escalation`` so that it is held for a person, never served as advice alone.
+    ``target``: the folder whose file the refusal named, a path the command itself named
+    (:func:`refused_named_target`): the lesson is of that folder, not of the program."""
     q = quote_error(diag or "refused", 8)
     shown = str(value).lower() if isinstance(value, bool) else str(value)
     setting = f"{param}: {shown}"
     # the program and its subcommand, never its operands (a commit message, a branch name);
     # the program an unknown leading word starts, not that word (rtk git add: git add)
-    intent = claimed_intent(f)
-    text = f"In this project {intent} is refused in the sandbox ('{q}'); it ran with "
+    intent = claimed_intent(f) if target is None else f"files under {target}"
+    program = claimed_command(f).program
+    if target is None:
+        text = f"In this project {intent} is refused in the sandbox ('{q}'); it ran with "
+    else:
+        text = f"In this project {intent} are refused in the sandbox ('{q}'); {program} "
+        text += "reached them with "
     text += f"{setting}."
     return _finding(
         "escalation",
         f,
         "project",
         text,
-        (claimed_command(f).program, param),
+        (program, param) if target is None else (target, program, param),
         diag,
         risk="escalation",
         setting=[param, shown],
@@ -3118,10 +3129,8 @@ def find_shell_fixes(t: Trajectory, earlier: Earlier | None = None) -> list[Shel
             same = _own_words(c) == _own_words(f)
             if esc is not None and escalates(step.params) is None and same:
                 said = diag if refusal_line(diag) else (refusal_line(step.output) or diag)
-                fnd: Finding | None = (
-                    None
-                    if refused_named_target(step)
-                    else _escalation(f, said, esc, later.params[esc])
+                fnd: Finding | None = _escalation(
+                    f, said, esc, later.params[esc], refused_named_target(step)
                 )
             elif cut:  # a refusal framed as a time-out: only an escalation past it teaches
                 fnd = None
