@@ -136,6 +136,15 @@ def test_a_refusal_of_a_path_the_command_names_is_no_refusal_of_the_program():
     ), fix.finding.text
     assert "Rscript reached them with sandbox_permissions: require_escalated" in fix.finding.text
     assert fix.finding.detail["risk"] == "escalation"  # held for a person, as any escalation
+    # a folder is named as itself; a path inside a relative one is no absolute path
+    from agentmem.learning.shell_fixes import refused_named_target
+
+    specs = codex_exec(
+        "mkdir -p /w/uni/specs", "mkdir: /w/uni/specs: Operation not permitted", False
+    )
+    assert refused_named_target(specs) == "/w/uni/specs"
+    rel = codex_exec("mkdir -p ../specs/a", "mkdir: ../specs/a: Operation not permitted", False)
+    assert refused_named_target(rel) is None
     cache = "open /home/u/.cache/go-build/ab/cd: read-only file system"
     run = _run(
         codex_exec("go build ./...", cache, False),

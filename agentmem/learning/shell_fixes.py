@@ -524,7 +524,7 @@ _ACCESS_REFUSED = re.compile(
     r"(?i)permission denied|read-only file system|operation not permitted|EACCES|EROFS|EPERM"
 )
 #: An absolute path on such a line (POSIX or a Windows drive's).
-_REFUSED_PATH = re.compile(r"(?:/|[A-Za-z]:[\\/])[^\s'\"`:,;()]+")
+_REFUSED_PATH = re.compile(r"(?<![\w.~/-])(?:/|[A-Za-z]:[\\/])[^\s'\"`:,;()]+")
 
 
 def refused_named_target(step: Step) -> str | None:
@@ -544,7 +544,10 @@ def refused_named_target(step: Step) -> str | None:
             for path in _REFUSED_PATH.findall(line):
                 path = path.rstrip("/.")
                 if len(path) > 1 and path in text:
-                    return posixpath.dirname(path.replace("\\", "/")) or path
+                    # a file's folder (x/out.ipynb: x); a name without a suffix is a folder
+                    slashed = path.replace("\\", "/")
+                    named = posixpath.basename(slashed)
+                    return (posixpath.dirname(slashed) if "." in named else slashed) or path
     return None
 
 
