@@ -145,6 +145,12 @@ def test_a_refusal_of_a_path_the_command_names_is_no_refusal_of_the_program():
     assert refused_named_target(specs) == "/w/uni/specs"
     rel = codex_exec("mkdir -p ../specs/a", "mkdir: ../specs/a: Operation not permitted", False)
     assert refused_named_target(rel) is None
+    # a path with a space, quoted or not in the refusal, is whole (as the command wrote it)
+    spaced = 'cat > "/w/Year 4/specs/a.md" <<EOF\nx\nEOF'
+    bare = codex_exec(spaced, "zsh:1: operation not permitted: /w/Year 4/specs/a.md", False)
+    assert refused_named_target(bare) == "/w/Year 4/specs"
+    quoted = codex_exec(spaced, "cat: '/w/Year 4/specs/a.md': Operation not permitted", False)
+    assert refused_named_target(quoted) == "/w/Year 4/specs"
     cache = "open /home/u/.cache/go-build/ab/cd: read-only file system"
     run = _run(
         codex_exec("go build ./...", cache, False),

@@ -523,8 +523,12 @@ def _absent(program: str, q: str, diag: str) -> str:
 _ACCESS_REFUSED = re.compile(
     r"(?i)permission denied|read-only file system|operation not permitted|EACCES|EROFS|EPERM"
 )
-#: An absolute path on such a line (POSIX or a Windows drive's).
-_REFUSED_PATH = re.compile(r"(?<![\w.~/-])(?:/|[A-Za-z]:[\\/])[^\s'\"`:,;()]+")
+#: An absolute path on such a line (POSIX or a Windows drive's): a quoted one whole, spaces
+#: and all (``'/Users/me/Year 4/specs'``), else up to a space.
+_REFUSED_PATH = re.compile(
+    r"'((?:/|[A-Za-z]:[\\/])[^'\n]+)'|\"((?:/|[A-Za-z]:[\\/])[^\"\n]+)\"|"
+    r"(?<![\w.~/-])((?:/|[A-Za-z]:[\\/])[^\s'\"`:,;()]+)"
+)
 
 
 def refused_named_target(step: Step) -> str | None:
@@ -541,8 +545,15 @@ def refused_named_target(step: Step) -> str | None:
         return None
     for line in step.output.splitlines():
         if _ACCESS_REFUSED.search(line):
-            for path in _REFUSED_PATH.findall(line):
-                path = path.rstrip("/.")
+            for m in _REFUSED_PATH.finditer(line):
+                path = next(g for g in m.groups() if g)
+                if m.group(3):  # unquoted: it may go on past a space, as the command wrote it
+                    rest = line[m.start() :].rstrip()
+                    path = next(
+                        (rest[:n] for n in range(len(rest), len(path), -1) if rest[:n] in text),
+                        path,
+                    )
+                path = path.rstrip("/.'\" ")
                 if len(path) > 1 and path in text:
                     # a file's folder (x/out.ipynb: x); a name without a suffix is a folder
                     slashed = path.replace("\\", "/")
