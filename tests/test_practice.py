@@ -657,6 +657,15 @@ def test_the_cli_agent_imports_the_transcript_its_client_wrote(
     )
 
 
+def _ctrl_c_as_in_a_terminal() -> None:
+    """In the child: Ctrl-C as a terminal delivers it. A test suite started in the
+    background by a non-interactive shell inherits SIGINT ignored, and so would the
+    command under test, which then never sees the Ctrl-C the test sends."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_ctrl_c_stops_the_agent_and_says_how_to_continue(tmp_path: Path, repo: Path):
     import signal
     import time
@@ -681,6 +690,7 @@ def test_ctrl_c_stops_the_agent_and_says_how_to_continue(tmp_path: Path, repo: P
         env={**env, "AGENTMEM_EMBEDDER": "hash"},
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=_ctrl_c_as_in_a_terminal,
     )
     deadline = time.monotonic() + 60
     # the shell creates the file before it writes the pid: wait for the whole line
@@ -894,7 +904,11 @@ def test_ctrl_c_with_jobs_kills_every_agent_under_way(tmp_path: Path, repo: Path
     argv = [sys.executable, "-m", "agentmem", "practice", "run", str(f), "--agent",
             f"{script} {{prompt}}", "--jobs", "2"]  # fmt: skip
     proc = subprocess.Popen(
-        argv, env={**env, "AGENTMEM_EMBEDDER": "hash"}, stderr=subprocess.PIPE, text=True
+        argv,
+        env={**env, "AGENTMEM_EMBEDDER": "hash"},
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=_ctrl_c_as_in_a_terminal,
     )
     deadline = time.monotonic() + 60
     while len(list(pids.iterdir())) < 2 and time.monotonic() < deadline:
