@@ -18,19 +18,7 @@ from agentmem.learning.self_kill import self_kills
 from agentmem.records import Step, Trajectory
 from agentmem.storage.imports import earlier_in_session
 
-CC_KILLED = "Exit code 144"
-
-
-def _cc(command: str, out: str, ok: bool = True) -> Step:
-    return Step("Bash", {"command": command, "description": "x"}, out, ok)
-
-
-def _codex(cmd: str, code: int, out: str = "") -> Step:
-    framed = (
-        f'Command: /bin/bash -lc "{cmd}"\nChunk ID: 9c42ea\nWall time: 0.0000 seconds\n'
-        f"Process exited with code {code}\nOriginal token count: 0\nOutput:\n{out}"
-    )
-    return Step("exec_command", {"cmd": cmd, "workdir": "/w/app"}, framed, code == 0)
+from .test_self_kill import CC_KILLED, _cc, _codex
 
 
 def _run(*steps: Step) -> Trajectory:
