@@ -1729,7 +1729,7 @@ def _trailing_backslash(t: Trajectory, i: int) -> ShellFix | None:
             continue
         forms = {path, path.replace("\\", "/")}
         if re.match(r"[A-Za-z]:", path):
-            forms.add(f"/{path[0].lower()}{path[2:].replace(chr(92), '/')}")
+            forms.update(_slashed(path[0], path[2:]))
         for j in range(i + 1, min(len(t.steps), i + 1 + WINDOW)):
             later = t.steps[j]
             if not (later.success and is_shell(later.tool)):
