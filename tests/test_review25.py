@@ -8,8 +8,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
-
 from agentmem import Memory
 from agentmem.agents import outcome
 from agentmem.learning.corrections import find_corrections
@@ -123,12 +121,6 @@ def test_a_kill_that_stops_nothing_or_other_processes_is_no_fix():
 # -- the session guard by meta.session_id --------------------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="left: a run taken unsigned from a team's inbox (a token issued before signing) "
-    "keeps no team_member, as the learner's own recorded runs do, and nothing else in the "
-    "row tells them apart; it needs a mark when the inbox takes the run",
-)
 def test_an_unsigned_inbox_run_is_not_of_the_learners_own_session(tmp_path: Path):
     """The guard groups runs by source, ``meta.session_id`` and ``meta.team_member``. An
     unsigned item has its ``team_member`` removed (:func:`agentmem.team.inbox.attribute`),
@@ -140,11 +132,20 @@ def test_an_unsigned_inbox_run_is_not_of_the_learners_own_session(tmp_path: Path
     step = [Step("Bash", {"command": "ls"}, "a", True)]
     item = {"trajectory": {"meta": json.dumps({"session_id": sid, "team_member": "ann"})}}
     unsigned = json.loads(attribute(item, None)["trajectory"]["meta"])
-    assert "team_member" not in unsigned
+    assert "team_member" not in unsigned and unsigned["team_unsigned"] is True
+    # a signed item's own claim to be unsigned is dropped with its claimed member
+    claimed = {"trajectory": {"meta": json.dumps({"session_id": sid, "team_unsigned": True})}}
+    signed = json.loads(attribute(claimed, "bob")["trajectory"]["meta"])
+    assert signed == {"session_id": sid, "team_member": "bob"}
     with Memory.open(tmp_path / "m.db") as mem:
         pushed = mem.record("x", step, meta=unsigned)
         mine = mem.record("y", step, meta={"session_id": sid})
+        later = mem.record("z", step, meta=unsigned)
         assert pushed not in earlier_in_session(mem.db, mine)
+        # nor is the learner's run, or another unsigned one, of the unsigned run's session
+        assert earlier_in_session(mem.db, later) == []
+        again = mem.record("w", step, meta={"session_id": sid})
+        assert earlier_in_session(mem.db, again) == [mine]
 
 
 # -- the client that asks ------------------------------------------------------------------

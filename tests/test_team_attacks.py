@@ -872,7 +872,7 @@ def test_signatures_check_the_member_the_item_and_the_published_keys():
     meta = json.loads(inbox.attribute(item, "m")["trajectory"]["meta"])
     assert meta == {"team_member": "m", "machine": "m:m-victim"}
     meta = json.loads(inbox.attribute(item, None)["trajectory"]["meta"])
-    assert meta == {"machine": "(unsigned):m-victim"}
+    assert meta == {"machine": "(unsigned):m-victim", "team_unsigned": True}
 
 
 def test_one_members_support_is_held_only_where_it_would_reach_the_whole_team(tmp_path: Path):

@@ -60,7 +60,9 @@ def earlier_in_session(db: Database, trajectory_id: int) -> list[int]:
 
     An imported run's session is its ``imported_turns`` row. A run recorded directly, or
     taken from a team's inbox, has no such row: its session is ``meta["session_id"]``,
-    and the earlier runs are those of the same source with that session id."""
+    and the earlier runs are those of the same source, session id and team member. A run
+    taken unsigned from a team's inbox (``meta["team_unsigned"]``) is nobody's: it has no
+    session and is of none, so that it cannot name the learner's own session."""
     row = db.execute(
         "SELECT source, session_id FROM imported_turns WHERE trajectory_id = ?", [trajectory_id]
     ).fetchone()
@@ -80,11 +82,12 @@ def _earlier_by_meta(db: Database, trajectory_id: int) -> list[int]:
     """:func:`earlier_in_session` for a run with no ``imported_turns`` row."""
     row = db.execute(
         "SELECT source, json_extract(meta, '$.session_id'), "
-        "coalesce(json_extract(meta, '$.team_member'), '') FROM trajectories "
+        "coalesce(json_extract(meta, '$.team_member'), ''), "
+        "coalesce(json_extract(meta, '$.team_unsigned'), 0) FROM trajectories "
         "WHERE id = ? AND json_valid(meta)",
         [trajectory_id],
     ).fetchone()
-    if row is None or not isinstance(row[1], str) or not row[1]:
+    if row is None or not isinstance(row[1], str) or not row[1] or row[3]:
         return []
     # a team's runs: one member's session only (another member cannot name it to hide a run)
     return [
@@ -92,7 +95,8 @@ def _earlier_by_meta(db: Database, trajectory_id: int) -> list[int]:
         for r in db.execute(
             "SELECT id FROM trajectories WHERE id < ? AND source = ? AND json_valid(meta) "
             "AND json_extract(meta, '$.session_id') = ? "
-            "AND coalesce(json_extract(meta, '$.team_member'), '') = ? ORDER BY id",
+            "AND coalesce(json_extract(meta, '$.team_member'), '') = ? "
+            "AND NOT coalesce(json_extract(meta, '$.team_unsigned'), 0) ORDER BY id",
             [trajectory_id, row[0], row[1], row[2]],
         ).fetchall()
     ]

@@ -438,13 +438,19 @@ def signer_of(
 
 def attribute(item: dict[str, Any], member: str | None) -> dict[str, Any]:
     """A validated run with its verified member in ``meta.team_member`` (none: the key is
-    removed, whatever the item said) and its machine named as that member's, so that a
-    machine fact learned from it is served on no laptop the item merely claims."""
+    removed, whatever the item said, and ``meta.team_unsigned`` is true) and its machine
+    named as that member's, so that a machine fact learned from it is served on no laptop
+    the item merely claims. The unsigned mark tells such a run from the learner's own
+    recorded runs, which have no member either: it belongs to no session
+    (:func:`agentmem.storage.imports.earlier_in_session`)."""
     run = dict(item["trajectory"])
     meta = json.loads(run["meta"])
     meta.pop("team_member", None)
+    meta.pop("team_unsigned", None)
     if member is not None:
         meta["team_member"] = member
+    else:
+        meta["team_unsigned"] = True
     if isinstance(meta.get("machine"), str):
         meta["machine"] = f"{member or '(unsigned)'}:{meta['machine']}"
     run["meta"] = json.dumps(meta, ensure_ascii=False)
