@@ -116,6 +116,32 @@ def test_an_escalation_of_two_commands_of_a_project_is_one_held_lesson():
     assert "sandbox_permissions: require_escalated" in one.text
 
 
+def test_a_folders_refusal_merges_with_no_programs():
+    """Two escalations of one project, one past a refusal of the program (git's own
+    .git), one past a refusal of files the command named: "cat and files under X are
+    refused" claimed that cat was (the validation half's half-true lessons). They stay
+    two lessons; two folders' refusals merge into one of folders."""
+    refused = "Operation not permitted"
+    escalate = {"sandbox_permissions": "require_escalated"}
+    fetch = f"error: cannot open .git/FETCH_HEAD: {refused}"
+    run = _run(
+        codex_exec("git fetch --all", fetch, False),
+        codex_exec("git fetch --all", "", True, **escalate),
+        codex_exec("cat /w/lab/specs/a.md", f"cat: /w/lab/specs/a.md: {refused}", False),
+        codex_exec("cat /w/lab/specs/a.md", "# spec", True, **escalate),
+        codex_exec("touch /w/lab/plans/p.md", f"touch: /w/lab/plans/p.md: {refused}", False),
+        codex_exec("touch /w/lab/plans/p.md", "", True, **escalate),
+    )
+    found = [c.finding for c in find_corrections(run)]
+    assert [f.detail["target"] for f in found] == ["", "/w/lab/specs", "/w/lab/plans"]
+    program, folders = merge.merge_findings(found)
+    assert program.text.startswith("In this project git fetch is refused"), program.text
+    assert folders.text.startswith(
+        "In this project files under /w/lab/specs and /w/lab/plans are refused"
+    ), folders.text
+    assert "cat and touch reached them with sandbox_permissions" in folders.text
+
+
 def test_a_refusal_of_a_path_the_command_names_is_no_refusal_of_the_program():
     """Blind set 12 (read after its first try, so not blind now): an R script read a
     notebook and was refused writing it back, to a path outside the writable folders that

@@ -635,13 +635,17 @@ def _shell_action_clusters(fs: Sequence[Finding], out: list[_Cluster], taken: se
 
 def _shell_escalation_clusters(fs: Sequence[Finding], out: list[_Cluster], taken: set[int]) -> None:
     """Several commands of one project refused by the sandbox and run with one escalation
-    setting (``git fetch``, ``git commit``): one lesson, held for a person like each."""
+    setting (``git fetch``, ``git commit``): one lesson, held for a person like each. A
+    refusal of the files a command named (``files under X``) is of a folder, not of a
+    program: it merges only with other folders' ("cat and files under X are refused"
+    claimed that cat was)."""
     by: dict[tuple[str, ...], list[int]] = defaultdict(list)
     for i, f in enumerate(fs):
         key = _shell_key(f, "escalation")
         setting = f.detail.get("setting")
         if key is not None and i not in taken and isinstance(setting, list):
-            k = (*key, *[str(x) for x in setting])
+            of_folder = "folder" if f.detail.get("target") else "program"
+            k = (*key, of_folder, *[str(x) for x in setting])
             by[k].append(i)
     for idx in by.values():
         if len({str(fs[i].detail.get("intent") or fs[i].tool) for i in idx}) > 1:
@@ -654,12 +658,22 @@ def _merge_shell_escalations(group: list[Finding]) -> Finding:
     intents = list(dict.fromkeys(str(g.detail.get("intent") or g.tool) for g in group))
     param, value = (str(x) for x in f.detail["setting"])
     q = quote_error(str(f.detail.get("error") or "refused"), 6)
-    text = _fit(
-        f"In this project {_and(intents)} are refused in the sandbox ('{q}'); they ran with "
-        f"{param}: {value}.",
-        f"In this project {_and(intents)} are refused in the sandbox; they ran with "
-        f"{param}: {value}.",
-    )
+    if f.detail.get("target"):  # folders the commands named: the programs did run
+        folders = _and(list(dict.fromkeys(str(g.detail["target"]) for g in group)))
+        ran = _and(list(dict.fromkeys(str(g.facts[1]) for g in group)))
+        text = _fit(
+            f"In this project files under {folders} are refused in the sandbox ('{q}'); "
+            f"{ran} reached them with {param}: {value}.",
+            f"In this project files under {folders} are refused in the sandbox; {ran} "
+            f"reached them with {param}: {value}.",
+        )
+    else:
+        text = _fit(
+            f"In this project {_and(intents)} are refused in the sandbox ('{q}'); they ran "
+            f"with {param}: {value}.",
+            f"In this project {_and(intents)} are refused in the sandbox; they ran with "
+            f"{param}: {value}.",
+        )
     programs = list(dict.fromkeys(g.tool for g in group))
     return attrs.evolve(
         f,

@@ -593,6 +593,7 @@ def _escalation(
         risk="escalation",
         setting=[param, shown],
         intent=intent,
+        target=target or "",
         avoid=[],
     )
 
