@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 from agentmem import Memory
+from agentmem.agents import outcome
 from agentmem.importers.claude_code import (
     StopState,
     parse_claude_code,
@@ -18,6 +19,7 @@ from agentmem.importers.claude_code import (
 )
 from agentmem.importers.codex import parse_codex, strip_header
 from agentmem.importers.run import STALE_SECONDS
+from agentmem.records import Step
 
 from .transcripts import ClaudeSession, CodexRollout
 
@@ -42,13 +44,50 @@ def test_output_headers_are_stripped_and_the_exit_code_read():
     assert plain.text == "total 8\nChunk ID: not a header here" and plain.exit_code is None
 
 
-def test_codex_exec_output_has_no_header(mem: Memory):
+def test_codex_exec_output_keeps_its_status_in_one_header_line(mem: Memory):
+    """Codex's header (chunk id, wall time, token count) is dropped, but a failure's exit
+    code stays in one line of Codex's own: a call read later still knows its status (a grep
+    that exited 1 found nothing; one that exited 2 failed)."""
     r = CodexRollout()
     r.prompt("list it")
     r.exec("ls x", "ls: x: No such file", exit_code=1)
+    r.exec("ls", "a.txt", exit_code=0)
     r.done()
     (turn,) = parse_codex(r.data()).turns
-    assert turn.calls[0].output == "ls: x: No such file"
+    failed, listed = turn.calls
+    assert failed.output == "Process exited with code 1\nOutput:\nls: x: No such file"
+    assert listed.output == "a.txt"
+    said = outcome(Step("exec_command", {"cmd": "ls x"}, failed.output, False))
+    assert (said.exit_code, said.diagnostic) == (1, "ls: x: No such file")
+
+
+def test_codex_code_modes_exec_reads_its_status_from_the_script():
+    """Codex 0.137+'s code mode (a validation-half Codex 0.137 session): ``exec`` runs
+    JavaScript that calls the tools and answers "Script failed" or "Script completed"
+    first; the call's status is that line, and the error is the line after the heading."""
+    r = CodexRollout()
+    r.prompt("read the agents file")
+    script = 'const r = await tools.shell_command({command: "Get-Content AGENTS.md"});\ntext(r);'
+    for cid, said in (
+        (
+            "c1",
+            "Script failed\nWall time 0.1 seconds\nOutput:\n\n"
+            "Script error:\nexecution error: Io(Os { code: 267, kind: NotADirectory })",
+        ),
+        ("c2", "Script completed\nWall time 0.0 seconds\nOutput:\n\n# Agents"),
+    ):
+        r.add(
+            "response_item",
+            {"type": "custom_tool_call", "name": "exec", "input": script, "call_id": cid},
+        )
+        out = [{"type": "input_text", "text": t} for t in said.split("\n\n", 1)]
+        r.add("response_item", {"type": "custom_tool_call_output", "call_id": cid, "output": out})
+    r.done()
+    (turn,) = parse_codex(r.data()).turns
+    failed, worked = turn.calls
+    assert (failed.tool, failed.success, worked.success) == ("exec", False, True)
+    said = outcome(Step("exec", {"input": script}, failed.output, False))
+    assert said.failed and said.diagnostic.startswith("execution error: Io(")
 
 
 def _poll(r: CodexRollout, cid: str, session: str, body: str) -> None:
@@ -103,8 +142,12 @@ def test_a_write_stdin_poll_is_part_of_the_command_it_polls():
     (turn,) = parse_codex(r.data()).turns
     assert [c.tool for c in turn.calls] == ["exec_command", "exec_command"]
     make = turn.calls[0]
-    assert make.output == "compiling\nlinking\nerror: undefined symbol"
-    assert make.success is False  # the exit code the last poll reported
+    # the exit code the last poll reported, kept at the head of the whole output
+    assert (
+        make.output
+        == "Process exited with code 2\nOutput:\ncompiling\nlinking\nerror: undefined symbol"
+    )
+    assert make.success is False
 
 
 def _item(r: CodexRollout, item: dict) -> None:
@@ -197,7 +240,9 @@ def test_a_paginated_rollout_of_items_only_imports(mem: Memory, tmp_path: Path):
         ("mcp__github__get_issue", False),
     ]
     assert t.steps[0].params == {"cmd": "cargo build"}
-    assert t.steps[0].output == "bash: cargo: command not found"
+    assert (
+        t.steps[0].output == "Process exited with code 127\nOutput:\nbash: cargo: command not found"
+    )
     assert t.meta["agentmem_calls"] == 1  # agentmem's own look-up is not a step
 
 

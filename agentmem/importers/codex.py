@@ -272,6 +272,23 @@ def strip_header(text: str) -> Output:
     return Output(body, None if code is None else code == 0, code, session)
 
 
+#: Codex's code mode (0.137+): an ``exec`` tool runs JavaScript that calls the other tools
+#: (``await tools.shell_command({...})``) and answers "Script completed" or "Script failed",
+#: then "Wall time N seconds" and "Output:".
+_SCRIPT = re.compile(r"\AScript (completed|failed)\s*(?:\n|\Z)")
+
+
+def framed(body: str, code: int | None) -> str:
+    """An output as it is stored: a non-zero exit code kept in one header line of Codex's own
+    (``Process exited with code N``, then ``Output:``) before the body, as Claude Code keeps
+    ``Exit code N``, so that whoever reads the stored call reads its status
+    (:func:`agentmem.agents.outcomes.strip_headers`); a success or an unknown status adds
+    nothing."""
+    if code is None or code == 0:
+        return body
+    return f"Process exited with code {code}\nOutput:\n{body}"
+
+
 def _output(payload: Mapping[str, Any]) -> Output:
     """A call output's text and, when it says so, its success."""
     out = payload.get("output")
@@ -289,9 +306,14 @@ def _output(payload: Mapping[str, Any]) -> Output:
             meta = obj.get("metadata")
             code = meta.get("exit_code") if isinstance(meta, Mapping) else None
             if isinstance(code, int) and not isinstance(code, bool):
-                return Output(obj["output"], code == 0, code)
+                return Output(framed(obj["output"], code), code == 0, code)
             text = obj["output"]
+    script = _SCRIPT.match(text)
+    if script is not None:  # code mode: the script's own status, its framing kept
+        return Output(text, script.group(1) == "completed")
     head = strip_header(text)
+    if head.text is not text and head.exit_code is not None:  # a header was stripped
+        head = attrs.evolve(head, text=framed(head.text, head.exit_code))
     if success is not None and head.success is None:
         return attrs.evolve(head, success=success)
     if head.exit_code is None and head.session is None:
@@ -484,8 +506,11 @@ class _Reader:
         out = _output(payload)
         cid = payload.get("call_id")
         owner = self.polls.pop(cid, None) if isinstance(cid, str) else None
-        if owner is not None:  # a poll: the command's output goes on
-            owner.output = f"{owner.output}\n{out.text}" if owner.output else out.text
+        if owner is not None:  # a poll: the command's output goes on, its status first
+            body = strip_header(out.text).text if out.exit_code else out.text
+            owner.output = framed(
+                f"{owner.output}\n{body}" if owner.output else body, out.exit_code
+            )
             if out.success is not None:
                 owner.success = out.success and not owner.denied
             self._track(out, owner)
@@ -636,7 +661,9 @@ def _completed_call(b: TurnBuilder, item: Mapping[str, Any], kind: str) -> None:
         found = b.call_of(cid)
         if found is None:
             return
-        found.output = text_of(out) if out is not None else ""
+        code = item.get("exit_code") if kind == "CommandExecution" else None
+        code = code if isinstance(code, int) and not isinstance(code, bool) else None
+        found.output = framed(text_of(out), code) if out is not None else ""
     elif kind == "McpToolCall":
         found.tool = tool if tool != "mcp" else found.tool
     if ok is not None:
