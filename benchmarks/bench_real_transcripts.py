@@ -291,8 +291,9 @@ def failed_calls(path: Path) -> list[Failure]:
     """The failed calls of a transcript: Claude Code ``tool_result`` with ``is_error`` or
     an ``Exit code N`` (N > 0) head; Codex outputs with a non-zero exit code (JSON
     ``metadata.exit_code`` or an ``Exit code:`` / ``Process exited with code`` line, or
-    an ``exec_command failed for `...``` sandbox refusal), an MCP result with
-    ``isError``, or an ``apply_patch`` output that does not start with "Success"."""
+    an ``exec_command failed for `...``` sandbox refusal, or code mode's "Script failed"),
+    an MCP result with ``isError``, or an ``apply_patch`` output that does not start with
+    "Success"."""
     return list(_codex_failures(path) if is_codex(path) else _claude_failures(path))
 
 
@@ -340,6 +341,8 @@ def _codex_exit(output: Any) -> tuple[int | None, str]:
         return j["metadata"].get("exit_code"), str(j.get("output", ""))
     if isinstance(j, dict) and j.get("isError") is True:
         return 1, text
+    if re.match(r"(?:\[\{\"type\": \"input_text\", \"text\": \")?Script failed\b", text):
+        return 1, text  # code mode's exec: the script failed
     head = _CX_EXIT.search(text[:400])
     if head is None and _CX_REFUSED.match(text):  # the sandbox refused to start it
         code = re.search(r"exit[_ ]code: (-?\d+)", text)

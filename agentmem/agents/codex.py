@@ -11,7 +11,10 @@ time: ...``, ``Output:`` (0.4x-0.5x); ``Chunk ID: ...``, ``Wall time: ...``, ``P
 exited with code N``, ``Original token count: N``, ``Output:`` (unified exec); a
 truncated output adds "Warning: truncated output (original token count: N)" and
 "Total output lines: N". Older rollouts (0.36) wrap it as JSON ``{"output": ...,
-"metadata": {"exit_code": N}}``, which the importer unwraps.
+"metadata": {"exit_code": N}}``, which the importer unwraps. Code mode (0.137+) adds
+``exec``, which runs JavaScript calling the other tools and answers "Script completed" or
+"Script failed", "Wall time N seconds", ``Output:``: the importer reads its status from
+that first line; the calls inside a script are not seen.
 """
 
 from __future__ import annotations
@@ -48,6 +51,7 @@ _TOOLS = (
     ToolSpec("update_plan", ToolKind.PLAN),
     ToolSpec("view_image", ToolKind.READ),
     ToolSpec("web_search", ToolKind.WEB),
+    ToolSpec("exec", ToolKind.OTHER),  # code mode: a JavaScript script calling the tools
 )
 
 
@@ -70,6 +74,8 @@ CODEX = register(
             r"^Output:\s*$",
             r"^Warning: truncated output \(original token count: \d+\)\s*$",
             r"^Total output lines: \d+\s*$",
+            r"^Script (completed|failed)\s*$",  # code mode's exec
+            r"^Wall time [\d.]+ seconds\s*$",
         ),
         cancelled=_re(r"^aborted by user", r"^Cancelled: parallel tool call"),
         interrupted=_re(r"^(command )?interrupted", r"^aborted$"),

@@ -112,7 +112,7 @@ _DIAGNOSTIC = re.compile(
 )
 _NOISE = re.compile(
     r"^(npm (warn|WARN|notice)|warning: |hint: |\s+at |\s*File \"|Traceback \(most recent|"
-    r"\s*\^+\s*$|\s*\|)",
+    r"\s*\^+\s*$|\s*\||Script error:\s*$)",  # Codex code mode's heading of the error
 )
 _TAGS = re.compile(r"</?tool_use_error>")
 _SHELL_PREFIX = re.compile(r"^(\(eval\):\d+: |(\S*/)?(ba|z|da|k)?sh: (line )?\d*:? ?|zsh:\d+: )")
