@@ -748,3 +748,33 @@ def test_parameter_names_the_error_does_not_name_teach_nothing(mem: Memory) -> N
     _group_of(mem, "where is order A1", ok, slip)
     mem.learn(use_model=False)
     assert any("order_id" in e.text for e in mem.experiences())
+
+
+def test_a_file_tool_that_refused_the_file_it_would_make_teaches_no_other_tool(
+    mem: Memory,
+) -> None:
+    """Blind set 13 (read after its first try, so not blind now): an Edit of a Claude Code
+    settings file failed its check of the result ("validation failed after edit: Invalid
+    JSON"), then a Write of the whole file, valid, worked. "Use Write, not Edit, after
+    Read" was false: the content was wrong, not the tool. Edit on a file that is not
+    there, then Write, still teaches the tool."""
+    path = "/w/p/.claude/settings.local.json"
+    seen = Step("Read", {"file_path": path}, '1\t{"permissions": {"allow": []}}', True)
+    refused = (
+        "<tool_use_error>Claude Code settings.json validation failed after edit:\n"
+        "Invalid JSON: JSON Parse error: Expected ']'</tool_use_error>"
+    )
+    edit = Step("Edit", {"file_path": path, "old_string": "[", "new_string": "[x"}, refused, False)
+    write = Step("Write", {"file_path": path, "content": '{"permissions": {}}'}, "ok", True)
+    assert _kinds(_run(seen, edit, write)) == []
+    mem.record("allow the tool in the settings", [seen, edit, write], accepted=True)
+    mem.learn(use_model=False)
+    assert not any("not Edit" in e.text for e in mem.experiences())
+    # the tool's own refusal of the call (no such file) is still a rule of tools
+    new = "/w/p/docs/plan.md"
+    missing = "<tool_use_error>File does not exist.</tool_use_error>"
+    absent = Step(
+        "Edit", {"file_path": new, "old_string": "", "new_string": "# Plan"}, missing, False
+    )
+    made = Step("Write", {"file_path": new, "content": "# Plan"}, "File created", True)
+    assert _kinds(_run(absent, made)) == ["wrong_tool"]

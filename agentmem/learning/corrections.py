@@ -438,6 +438,28 @@ def _same_name(a: str, b: str) -> bool:
     return x == y or x.rsplit("__", 1)[-1] == y.rsplit("__", 1)[-1]
 
 
+#: A file tool's own check of the file its call would make, which refused it (Claude
+#: Code's "settings.json validation failed after edit: Invalid JSON ..."): the content
+#: was wrong, not the tool.
+_CONTENT_REFUSED = re.compile(
+    r"(?i)validation failed after (?:edit|write)|\binvalid json\b|\bjson parse error\b"
+)
+_FILE_TOOLS = (ToolKind.EDIT, ToolKind.WRITE, ToolKind.PATCH)
+
+
+def _content_refused(w: Step) -> bool:
+    """Whether file-writing call ``w`` failed because the file it would make was refused
+    (blind set 13, read after its first try: an Edit that would leave a settings file
+    invalid JSON, then a Write of the whole file, valid, taught "use Write, not Edit").
+    Another tool that then wrote other content shows no rule of tools."""
+    found = spec_for(w.tool)
+    return (
+        found is not None
+        and found[1].kind in _FILE_TOOLS
+        and bool(_CONTENT_REFUSED.search(w.output[:2000]))
+    )
+
+
 def _shares_a_value(w: Step, r: Step) -> bool:
     """Whether call ``r`` took one of ``w``'s string values (a URL, a path) whole."""
     said = {v for v in w.params.values() if isinstance(v, str) and len(v) > 3}
@@ -448,7 +470,7 @@ def _other_tool(t: Trajectory, i: int, used: set[int]) -> Correction | None:
     """A different tool that did the step of failed call ``i`` (see the module doc); none
     after a malformed argument (:func:`malformed_target`)."""
     w = t.steps[i]
-    if t.accepted is not True or malformed_target(w):
+    if t.accepted is not True or malformed_target(w) or _content_refused(w):
         return None
     later_ok = [k for k in range(i + 1, len(t.steps)) if t.steps[k].success]
     if any(t.steps[k].tool == w.tool and _same_values(w, t.steps[k]) for k in later_ok):
