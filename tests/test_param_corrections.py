@@ -482,3 +482,47 @@ def test_an_escalation_the_user_refused_or_stopped_never_ran():
 def test_a_refused_call_is_classed_denied():
     step = Step(tool="exec_command", params={"cmd": "git fetch"}, output=REJECTED, success=False)
     assert outcome(step).failure is Failure.DENIED
+
+
+def test_a_sandbox_refusal_of_a_group_subcommand_is_told_by_its_action():
+    """Blind set 13 (read after its first try, so not blind now), two users' Codex runs:
+    ``docker compose up -d`` was refused (the daemon's socket), then ran escalated. The
+    run's ``docker compose ... config``, which reads a file and worked in the sandbox,
+    contradicted nothing: compose's own subcommand tells what it does. The same action
+    worked in the sandbox still contradicts it. The lesson quotes the command's own
+    refusal, not the importer's heading."""
+    socket = (
+        "sandbox denied (exit code 1)\nunable to get image 'proxy': permission denied while "
+        "trying to connect to the Docker daemon socket at unix:///var/run/docker.sock"
+    )
+    escalate = {"sandbox_permissions": "require_escalated"}
+    config = codex_exec("docker compose -f server/docker-compose.yml config", "services:", True)
+    up = codex_exec("docker compose up -d", socket, False)
+    again = codex_exec("docker compose up -d", "Started", True, **escalate)
+    (fix,) = find_corrections(_run(config, up, again))
+    assert fix.finding.text.startswith("In this project docker compose is refused"), (
+        fix.finding.text
+    )
+    assert "permission denied while" in fix.finding.text
+    assert "sandbox denied" not in fix.finding.text
+    ran = codex_exec("docker compose up -d --no-build", "Started", True)
+    assert find_corrections(_run(ran, up, again)) == []
+
+
+def test_an_escalated_retry_that_runs_the_refused_commands_then_more_is_their_escalation():
+    """Blind set 13 (after its first try): ``docker ps && docker inspect x`` was refused,
+    and the escalated retry ran ``docker ps && docker inspect x && docker logs x``. The
+    retry ran the refused commands first: the escalation is their fix. A retry that runs
+    other commands first is not."""
+    socket = (
+        "sandbox denied (exit code 1)\npermission denied while trying to connect to the docker API"
+    )
+    escalate = {"sandbox_permissions": "require_escalated"}
+    refused = codex_exec("docker ps && docker inspect web", socket, False)
+    more = codex_exec("docker ps && docker inspect web && docker logs web", "ok", True, **escalate)
+    (fix,) = find_corrections(_run(refused, more))
+    assert fix.finding.detail["change"] == "escalation"
+    other = codex_exec("docker logs web && docker ps && docker inspect web", "ok", True, **escalate)
+    assert [c.finding.detail.get("change") for c in find_corrections(_run(refused, other))] != [
+        "escalation"
+    ]

@@ -656,11 +656,24 @@ def same_command(a: str, b: str) -> bool:
     return core is not None and core == _core(b)
 
 
+def _extends(a: str, b: str) -> bool:
+    """Whether command line ``b`` runs ``a``'s commands first (as :func:`same_command`
+    reads them), then more (``a && docker logs x``): a retry that went on past ``a``."""
+    core_a, core_b = _core(a), _core(b)
+    return (
+        core_a is not None
+        and core_b is not None
+        and len(core_b) > len(core_a)
+        and core_b[: len(core_a)] == core_a
+    )
+
+
 def escalations(steps: tuple[Step, ...]) -> dict[int, int]:
     """{refused call: the call that escalated past it}: a successful shell call that sets an
-    escalation parameter, after a call of the same command, without it, that failed with
-    a refusal (the sandbox, a permission: :data:`_REFUSED`, or a denial) among the three
-    calls before it. A parameter is inert only relative to the failure it follows."""
+    escalation parameter, after a call of the same command (or one that runs its commands
+    first, then more: :func:`_extends`), without it, that failed with a refusal (the
+    sandbox, a permission: :data:`_REFUSED`, or a denial) among the three calls before it.
+    A parameter is inert only relative to the failure it follows."""
     out: dict[int, int] = {}
     ran: frozenset[str] | None = None  # what ran in the sandbox: read once, when first asked
     for i, step in enumerate(steps):
@@ -675,7 +688,8 @@ def escalations(steps: tuple[Step, ...]) -> dict[int, int]:
             pf = spec_for(prev.tool)
             if pf is None or pf[1].kind is not ToolKind.SHELL or prev.success:
                 continue
-            if not same_command(command_line(pf[1], prev.params), cmd):
+            before = command_line(pf[1], prev.params)
+            if not same_command(before, cmd) and not _extends(before, cmd):
                 continue
             if escalates(prev.params) is not None:
                 continue
@@ -741,6 +755,16 @@ def claimed_intent(c: Command) -> str:
     return f"{x.program} {x.subcommand}" if x.subcommand else x.program
 
 
+def _sandbox_intent(c: Command) -> str:
+    """:func:`claimed_intent`, with the action of a subcommand that takes its own
+    (``docker compose up`` beside ``docker compose config``: only the first talks to the
+    daemon, which the sandbox refuses): what a run's other call must have done to show a
+    refusal of ``c`` was not of its program."""
+    x = claimed_command(c)
+    action = programs.group_action(x.program, x.subcommand, x.operands)
+    return f"{claimed_intent(c)} {action}" if action else claimed_intent(c)
+
+
 def _sandbox_ran(steps: tuple[Step, ...], k: int, ran: frozenset[str] | None = None) -> bool:
     """Whether the run contradicts the refusal of call ``k``: another shell call ran the
     program it names (and its subcommand: :func:`claimed_intent`) without an escalation,
@@ -756,7 +780,7 @@ def _sandbox_ran(steps: tuple[Step, ...], k: int, ran: frozenset[str] | None = N
     c = failing_command(script, steps[k].output)
     if c is None:
         return False
-    return claimed_intent(c) in (_ran_in_sandbox(steps) if ran is None else ran)
+    return _sandbox_intent(c) in (_ran_in_sandbox(steps) if ran is None else ran)
 
 
 def _ran_in_sandbox(steps: tuple[Step, ...]) -> frozenset[str]:
@@ -789,17 +813,22 @@ def _worked(line: str) -> set[str]:
     for at, p in enumerate(ps):
         if (at and p.connector == "||") or any(q.connector != "&&" for q in ps[at + 1 :]):
             continue
-        out |= {claimed_intent(c) for c in p.commands}
+        out |= {_sandbox_intent(c) for c in p.commands}
     return out
+
+
+#: The importer's own heading of a Codex sandbox refusal (its stderr follows).
+_DENIAL_HEAD = re.compile(r"^sandbox denied(?: \(exit code -?\d+\))?$")
 
 
 def refusal_line(output: str) -> str | None:
     """The line of an output that says the sandbox or a permission refused the call
-    (``ssh: Could not resolve hostname github.com``), without a shell's prefix; None."""
-    for line in output[:2000].splitlines():
-        if _REFUSED.search(line):
-            return _clean(line.strip())
-    return None
+    (``ssh: Could not resolve hostname github.com``), without a shell's prefix; a line
+    of the command's own stderr before the importer's heading ``sandbox denied (exit code
+    1)``, which says no more than that; None."""
+    found = [_clean(line.strip()) for line in output[:2000].splitlines() if _REFUSED.search(line)]
+    said = [x for x in found if not _DENIAL_HEAD.match(x)] or found
+    return said[0] if said else None
 
 
 def got_past(refused: Step, retry: Step) -> bool:

@@ -127,10 +127,20 @@ class Program:
     #: For a command of Windows' shells: the program of this table that does its job
     #: (``Select-String``: ``grep``), for :func:`jobs`. Its own roles stay ``WINDOWS``.
     stands_for: str | None = None
+    #: Subcommands that take a subcommand of their own (``docker compose up``, ``gh pr
+    #: create``): what one of them does is told by that second word (:func:`group_action`).
+    groups: frozenset[str] = frozenset()
 
 
 def _roles(*roles: Role) -> frozenset[Role]:
     return frozenset(roles)
+
+
+#: docker's (and podman's) subcommands that take one of their own.
+_DOCKER_GROUPS = (
+    "compose buildx builder container image network volume system context manifest plugin "
+    "swarm node service stack secret config trust"
+)
 
 
 #: What a host's subcommand does (``cargo test``, ``npm install``, ``go vet``).
@@ -227,7 +237,14 @@ _TABLE: list[Program] = [
         True,
         frozenset("-C -c --git-dir --work-tree".split()),
     ),
-    *_many("gh hub", Role.VCS, domain="git", takes_subcommand=True),
+    Program(
+        "gh",
+        _roles(Role.VCS),
+        domain="git",
+        takes_subcommand=True,
+        groups=frozenset("pr issue repo run workflow release gist auth secret cache label".split()),
+    ),
+    Program("hub", _roles(Role.VCS), domain="git", takes_subcommand=True),
     *_many("git-lfs tig", Role.VCS, domain="git"),
     # containers and clusters
     Program(
@@ -243,8 +260,11 @@ _TABLE: list[Program] = [
         domain="docker",
         takes_subcommand=True,
         value_options=frozenset("-H --context -c".split()),
+        groups=frozenset(_DOCKER_GROUPS.split()),
     ),
-    Program("podman", domain="docker", takes_subcommand=True),
+    Program(
+        "podman", domain="docker", takes_subcommand=True, groups=frozenset(_DOCKER_GROUPS.split())
+    ),
     *_many("docker-compose buildah nerdctl", domain="docker"),
     # package managers and build tools that take a subcommand
     Program(
@@ -449,6 +469,16 @@ def sub_roles(name: str, subcommand: str | None) -> frozenset[Role]:
             return GENERIC_SUBCOMMANDS.get(script, frozenset()) - {Role.RUN}
         return GENERIC_SUBCOMMANDS.get(subcommand, frozenset())
     return frozenset()
+
+
+def group_action(name: str, subcommand: str | None, operands: Iterable[str]) -> str | None:
+    """For a subcommand of ``name`` that takes one of its own (:attr:`Program.groups`),
+    that one: the first operand that is a plain word (``docker compose -f x.yml config``:
+    ``config``); else None."""
+    p = get(name)
+    if p is None or subcommand is None or subcommand not in p.groups:
+        return None
+    return next((o for o in operands if re.fullmatch(r"[a-z][a-z-]*", o)), None)
 
 
 def is_python(name: str) -> bool:

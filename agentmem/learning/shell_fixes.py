@@ -3143,7 +3143,9 @@ def find_shell_fixes(t: Trajectory, earlier: Earlier | None = None) -> list[Shel
             esc = escalates(later.params)
             same = _own_words(c) == _own_words(f)
             if esc is not None and escalates(step.params) is None and same:
-                said = diag if refusal_line(diag) else (refusal_line(step.output) or diag)
+                said = refusal_line(diag) or refusal_line(step.output) or diag
+                if said.startswith("sandbox denied"):  # the heading: the stderr says more
+                    said = refusal_line(step.output) or said
                 fnd: Finding | None = _escalation(
                     f, said, esc, later.params[esc], refused_named_target(step)
                 )
