@@ -722,6 +722,56 @@ def _env(t: Trajectory, i: int) -> ShellFix | None:
     return None
 
 
+def _missing_filter(t: Trajectory, i: int) -> ShellFix | None:
+    """``nofilter``: the program at the end of a pipeline was not found (``curl -s URL |
+    jq .``: "command not found: jq"), and within :data:`WINDOW` calls, before any call ran
+    that program again, one ran the same pipeline without it and worked: the program is
+    missing here, and its input served as it was. Only a program the program table knows
+    (a typo, ``| hed``, is no missing program), at the end of a pipeline of two or more."""
+    step = t.steps[i]
+    if step.success or not is_shell(step.tool):
+        return None
+    found = spec_for(step.tool)
+    script = parse(command_line(found[1], step.params)) if found else None
+    if script is None or not script.parsed or not script.pipelines:
+        return None
+    pipe = script.pipelines[-1].commands
+    last = pipe[-1]
+    if len(pipe) < 2 or programs.get(last.program) is None:
+        return None
+    o = outcome(step)
+    diag = o.diagnostic or ""
+    if _missing_program(last, diag, step.output) != last.program:
+        return None
+    upstream = [c.words for c in pipe[:-1]]
+    for j in range(i + 1, min(len(t.steps), i + 1 + WINDOW)):
+        later = t.steps[j]
+        lf = spec_for(later.tool)
+        if lf is None or not is_shell(later.tool):
+            continue
+        ls = parse(command_line(lf[1], later.params))
+        if not ls.parsed:
+            continue
+        if any(c.program == last.program for c in ls.commands):
+            return None  # run again (installed, found elsewhere): another lesson's
+        if not later.success or not ls.pipelines:
+            continue
+        if [c.words for c in ls.pipelines[-1].commands] != upstream:
+            continue
+        q = quote_error(diag, 8)
+        head = short(pipe[-2], 40)
+        text = (
+            f"{last.program} is not installed here ('{q}'): {head} worked without | {last.program}."
+        )
+        fnd = _finding(
+            "nofilter", last, "machine", text, (last.program,), diag, avoid=[last.program]
+        )
+        fnd = attrs.evolve(fnd, domain=step.domain or "")
+        why = f"call {i + 1} piped into {last.program}, not found; call {j + 1} ran it without"
+        return ShellFix(i, j, (), fnd, why)
+    return None
+
+
 def claims_of(f: Finding) -> tuple[tuple[str, str], ...]:
     """What a shell correction's lesson claims of the machine or the project that can be
     checked where it is served (:mod:`.claims`), read from its evidence (a merged
@@ -735,6 +785,8 @@ def claims_of(f: Finding) -> tuple[tuple[str, str], ...]:
     absent = [] if d.get("silent") else [NOT_ON_PATH]
     if change in ("interpreter", "program") and len(facts) >= 2:
         out += [*((k, facts[1]) for k in absent), (ON_PATH, facts[0])]
+    elif change == "nofilter" and facts:
+        out.append((NOT_ON_PATH, facts[0]))
     elif change == "runner" and len(facts) >= 2:
         # "No module named pytest" too: once pytest is on PATH the fact is likely stale, and
         # a standing fact is served for every prompt (review 22)
@@ -3071,6 +3123,7 @@ def _sleep_refused(t: Trajectory, i: int) -> ShellFix | None:
 
 _READERS = (
     _sleep_refused,
+    _missing_filter,
     _env,
     _hidden,
     _literal_glob,
@@ -4173,6 +4226,20 @@ SHELL_CHANGES: tuple[ShellChange, ...] = (
         (
             _sh("type C:\\Users\\me\\out.log", "bash: type: out.log: not found", False),
             _sh("cat /c/Users/me/out.log", "done"),
+        ),
+    ),
+    ShellChange(
+        "nofilter",
+        "the program at the end of a pipeline (one the program table knows) was not found, "
+        "and a later call, before any that ran it again, ran the same pipeline without it "
+        "and worked",
+        (
+            _sh("curl -s localhost:5000/health | jq .", "(eval):1: command not found: jq", False),
+            _sh("curl -s localhost:5000/health", '{"ok": true}'),
+        ),
+        (
+            _sh("curl -s localhost:5000/health | jq .", "(eval):1: command not found: jq", False),
+            _sh("curl -s localhost:5000/health | python3 -m json.tool", '{"ok": true}'),
         ),
     ),
     ShellChange(
