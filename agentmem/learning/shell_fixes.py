@@ -562,6 +562,16 @@ def refused_named_target(step: Step) -> str | None:
     return None
 
 
+def _refusal_quote(diag: str, step: Step) -> str:
+    """What an escalation's lesson quotes of the refusal: the diagnostic's refusal line, else
+    the output's; the command's own stderr rather than the importer's heading "sandbox
+    denied (exit code 1)", which says no more than that."""
+    said = refusal_line(diag) or refusal_line(step.output) or diag
+    if said.startswith("sandbox denied"):
+        said = refusal_line(step.output) or said
+    return said
+
+
 def _escalation(
     f: Command, diag: str, param: str, value: object, target: str | None = None
 ) -> Finding:
@@ -3196,11 +3206,12 @@ def find_shell_fixes(t: Trajectory, earlier: Earlier | None = None) -> list[Shel
             esc = escalates(later.params)
             same = _own_words(c) == _own_words(f)
             if esc is not None and escalates(step.params) is None and same:
-                said = refusal_line(diag) or refusal_line(step.output) or diag
-                if said.startswith("sandbox denied"):  # the heading: the stderr says more
-                    said = refusal_line(step.output) or said
                 fnd: Finding | None = _escalation(
-                    f, said, esc, later.params[esc], refused_named_target(step)
+                    f,
+                    _refusal_quote(diag, step),
+                    esc,
+                    later.params[esc],
+                    refused_named_target(step),
                 )
             elif cut:  # a refusal framed as a time-out: only an escalation past it teaches
                 fnd = None
