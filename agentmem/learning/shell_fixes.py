@@ -572,6 +572,12 @@ def _refusal_quote(diag: str, step: Step) -> str:
     return said
 
 
+def _escalated(f: Command, diag: str, step: Step, param: str, value: object) -> Finding:
+    """:func:`_escalation` of refused call ``step`` (its command ``f``), quoting its refusal
+    and naming the folder of a target it named (:func:`refused_named_target`)."""
+    return _escalation(f, _refusal_quote(diag, step), param, value, refused_named_target(step))
+
+
 def _escalation(
     f: Command, diag: str, param: str, value: object, target: str | None = None
 ) -> Finding:
@@ -3206,13 +3212,7 @@ def find_shell_fixes(t: Trajectory, earlier: Earlier | None = None) -> list[Shel
             esc = escalates(later.params)
             same = _own_words(c) == _own_words(f)
             if esc is not None and escalates(step.params) is None and same:
-                fnd: Finding | None = _escalation(
-                    f,
-                    _refusal_quote(diag, step),
-                    esc,
-                    later.params[esc],
-                    refused_named_target(step),
-                )
+                fnd: Finding | None = _escalated(f, diag, step, esc, later.params[esc])
             elif cut:  # a refusal framed as a time-out: only an escalation past it teaches
                 fnd = None
             elif later.params.get(TTY) is True and step.params.get(TTY) is not True:
