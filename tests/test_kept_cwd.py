@@ -99,6 +99,20 @@ def test_cd_again_told_by_pwd() -> None:
     assert _kept((again, alone), cwds={"0": "/w/app/backend"}) == [(0, 1)]
 
 
+def test_cd_again_whose_command_then_failed_on_its_own_where_the_record_says() -> None:
+    """Blind set 13 (read after its first try, so not blind now): ``cd developer-portal &&
+    pnpm tsc ...`` failed on the cd, the transcript recording the call in
+    developer-portal; the same command alone then ran there and reported type errors.
+    The record proves the slip; the tsc's own failure is no missing path. Without the
+    record (a pwd or an earlier cd the only proof), the fix must still work."""
+    again = _sh("cd backend && npx tsc --noEmit src/app.ts", CD_MISSING, False)
+    typed = _sh("npx tsc --noEmit src/app.ts", "src/app.ts(3,1): error TS2304: x", False)
+    assert _kept((again, typed), cwds={"0": "/w/app/backend"}) == [(0, 1)]
+    assert _kept((again, _sh("pwd", "/w/app/backend"), typed)) == []
+    gone = _sh("npx tsc --noEmit src/app.ts", "error TS6053: File 'src/app.ts' not found", False)
+    assert _kept((again, gone), cwds={"0": "/w/app/backend"}) == []
+
+
 def test_cd_again_near_misses() -> None:
     again = _sh("cd backend && npm install zod", CD_MISSING, False)
     alone = _sh("npm install zod", "added 1 package")

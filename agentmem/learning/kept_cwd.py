@@ -19,7 +19,8 @@ Two faces, one lesson:
 
 ``again``
     ``cd D && X`` failed naming D as missing while the shell stood in D already, and X
-    alone worked within three calls.
+    alone worked within three calls (or, where the transcript records the shell in D,
+    ran there: its failure names no missing path).
 ``root``
     a path written from the session's folder (``backend/src/app.ts``, ``./services/api/...``)
     failed as missing, in the shell ("No such file or directory" naming it) or in a client
@@ -287,20 +288,20 @@ def _again(t: Trajectory) -> list[Slip]:
         if not _cd_refused(w.output, folder):
             continue
         line = found[1].command
+        where = _recorded(t, i)
         fixed = next(
             (
                 j
                 for j in range(i + 1, min(len(steps), i + 4))
                 if steps[j].tool == w.tool
-                and steps[j].success
                 and line is not None
                 and str(steps[j].params.get(line, "")).strip() == rest
+                and (steps[j].success or (where is not None and _ran_there(steps[j])))
             ),
             None,
         )
         if fixed is None or any(s.tool == w.tool and chdirs(s) for s in steps[i + 1 : fixed]):
             continue  # (X alone ran in another folder: no proof of where the cd failed)
-        where = _recorded(t, i)
         if where is not None:
             stood = _inside(where, home, folder)
             how = "the transcript records the call in it"
@@ -314,10 +315,19 @@ def _again(t: Trajectory) -> list[Slip]:
             continue
         why = (
             f"the shell stood in {folder} ({how}); {_word(i)} ran cd {folder} again and failed "
-            f"('{{q}}'); the same command without the cd worked ({_word(fixed)})"
+            f"('{{q}}'); the same command without the cd "
+            f"{'worked' if steps[fixed].success else 'ran there'} ({_word(fixed)})"
         )
         out.append(Slip("again", i, fixed, w.tool, folder, why))
     return out
+
+
+def _ran_there(s: Step) -> bool:
+    """Whether a call that failed still ran where it stood: its output names no missing
+    file or folder (``tsc`` reporting type errors after ``cd D && tsc`` failed on the cd).
+    Taken as the fix of a ``cd D`` again only where the transcript records the shell in
+    D: the record is the proof, and X alone is the agent's correction, whatever X found."""
+    return not _MISSING.search(s.output[:2000])
 
 
 def _cd_refused(output: str, folder: str) -> bool:
