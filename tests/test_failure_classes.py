@@ -649,3 +649,20 @@ def test_a_line_only_some_calls_print_or_only_failures_print_is_no_noise() -> No
     # the build line: two successes but 3 of 8 calls; the lint error: failures only
     assert session_noise(steps) == frozenset()
     assert build in learning_view(_run(*steps)).steps[7].output
+
+
+def test_claude_codes_powershell_tool_is_a_shell_read_as_bash_is():
+    """Claude Code 2.1 on Windows has a PowerShell tool beside Bash (27 files of the corpus
+    call it): its failed result starts ``Exit code N`` as Bash's does, its ``description``
+    is never run, and a search that found nothing there is an answer as in Bash."""
+    from agentmem.agents import is_shell, spec_for
+
+    assert is_shell("PowerShell")
+    found = spec_for("PowerShell")
+    assert found is not None and "description" in found[1].inert
+    missing = "Exit code 1\nGet-Content: Cannot find path 'C:\\w\\x.txt' because it does not exist."
+    said = outcome(Step("PowerShell", {"command": "Get-Content x.txt"}, missing, False))
+    assert (said.failure, said.exit_code) == (Failure.MISUSE, 1)
+    assert said.diagnostic.startswith("Get-Content: Cannot find path")
+    none = outcome(Step("PowerShell", {"command": "git log | rg TODO"}, "Exit code 1", False))
+    assert none.failure is Failure.INFORMATIONAL

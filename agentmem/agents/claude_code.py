@@ -8,6 +8,8 @@ result starts ``Exit code N``; a call cancelled because a parallel call errored 
 ``<tool_use_error>Sibling tool call errored</tool_use_error>`` (2.1) or
 ``Cancelled: parallel tool call ... errored`` (1.0); a refusal starts "The user doesn't
 want to proceed with this tool use" or "Permission to use ... has been denied".
+On Windows, 2.1 adds ``PowerShell`` (``command``, ``description``, ``timeout``), a shell
+whose result is framed as Bash's.
 Edit, MultiEdit and Write refuse a file they have not read ("File has not been read
 yet") or that changed since it was read ("File has been modified since read"): rules of
 the tool, a lesson for every project once two projects show it.
@@ -48,6 +50,14 @@ _TOOLS = (
         ),
         keeps_cwd=True,  # "the working directory persists between commands"
         always_wrapped=True,
+    ),
+    # Claude Code 2.1 on Windows: PowerShell beside Git Bash's Bash, its result framed as
+    # Bash's ("Exit code N"); whether it keeps its folder between calls is not known here
+    ToolSpec(
+        "PowerShell",
+        ToolKind.SHELL,
+        command="command",
+        inert=frozenset({"description", "timeout", "run_in_background"}),
     ),
     ToolSpec("BashOutput", ToolKind.SHELL_INPUT, inert=frozenset({"filter"})),
     ToolSpec("KillBash", ToolKind.SHELL_INPUT),
