@@ -489,3 +489,22 @@ def test_a_command_inside_another_shells_argument_is_read_as_commands():
         )
         == []
     )
+
+
+def test_a_trailing_backslash_fixed_by_claude_codes_powershell_tool():
+    """Blind set 13 (after its first try): Bash's ``ls -la "C:\\...\\memory\\"`` left its
+    quote open; the PowerShell tool then listed the same path, backslash and all, which
+    PowerShell reads as written. A Bash retry that keeps the trailing backslash is no fix."""
+    path = "C:\\Users\\me\\.claude\\memory\\"
+    unclosed = (
+        "Exit code 2\n/usr/bin/bash: eval: line 1: unexpected EOF while looking for matching `\"'"
+    )
+    bash = Step("Bash", {"command": f'ls -la "{path}" 2>&1', "description": "x"}, unclosed, False)
+    ps = Step(
+        "PowerShell", {"command": f'Get-ChildItem -Path "{path}"', "description": "x"}, "MEMORY.md"
+    )
+    run = Trajectory(task="t", steps=(bash, ps), meta={"cwd": "D:\\w"})
+    (fix,) = find_shell_fixes(run)
+    assert fix.finding.detail["change"] == "quote_backslash"
+    again = Step("Bash", {"command": f'ls "{path}" && echo ok', "description": "x"}, "ok")
+    assert find_shell_fixes(Trajectory(task="t", steps=(bash, again), meta={"cwd": "D:\\w"})) == []

@@ -1787,7 +1787,8 @@ def _trailing_backslash(t: Trajectory, i: int) -> ShellFix | None:
     """``quote_backslash``: bash failed with a quote that never closed because a
     double-quoted Windows path ended in a backslash (``ls "C:\\x\\app\\"``: the ``\\"``
     escapes the closing quote), and a later successful call named the same path without
-    that backslash (with forward slashes, or with the backslashes and no trailing one)."""
+    that backslash (with forward slashes, or with the backslashes and no trailing one), or
+    Claude Code's PowerShell tool named it as it was."""
     step = t.steps[i]
     if step.success or not is_shell(step.tool) or _UNCLOSED not in step.output[:2000]:
         return None
@@ -1805,7 +1806,9 @@ def _trailing_backslash(t: Trajectory, i: int) -> ShellFix | None:
                 continue
             good = _line(later)
             used = next((x for x in forms if x in good), None)
-            if used is None or f'{used}\\"' in good:
+            # PowerShell (Claude Code's tool beside Bash) reads "C:\x\" as it is written
+            other = later.tool != step.tool and "powershell" in later.tool.lower()
+            if used is None or (f'{used}\\"' in good and not other):
                 continue
             text = (
                 "In Bash a double-quoted path that ends in a backslash escapes its closing "
