@@ -777,7 +777,8 @@ def _missing_filter(t: Trajectory, i: int) -> ShellFix | None:
         q = quote_error(diag, 8)
         head = short(pipe[-2], 40)
         text = (
-            f"{last.program} is not installed here ('{q}'): {head} worked without | {last.program}."
+            f"{last.program} is not installed here ('{q}'): run the command without "
+            f"{last.program} ({head} worked alone)."
         )
         fnd = _finding(
             "nofilter", last, "machine", text, (last.program,), diag, avoid=[last.program]
