@@ -277,6 +277,28 @@ def test_a_read_over_the_size_limit_and_one_over_the_token_limit_are_two_rules(t
     # did what the token rule's way out says: no slip of it, no support for it (blind set 12)
     over = (tmp_path / "limited", [by_tokens, run("/v/docs/result.json", tokens, limit=True)])
     assert _learned_from(*over) == []
+    # that slip repeated (blind set 13, after its first try: a transcript's .jsonl records,
+    # too long even 100 at a time, then Grep) teaches the next way out, not offset and limit
+    long_lines = [run("/h/.claude/a.jsonl", tokens, True), run("/h/.claude/b.jsonl", tokens, True)]
+    (text,) = _learned_from(tmp_path / "long", long_lines)
+    assert "even in parts" in text and "Grep" in text and "offset" not in text
+
+
+def test_a_ways_slips_are_counted_across_sessions_by_what_the_call_passed(tmp_path):
+    """The library's count of a tool rule's slips (``failed_calls_saying``): "pass offset
+    and limit" counts the Reads that passed neither; the way after it counts only those
+    that passed one."""
+    from agentmem import Memory
+    from agentmem.storage.trajectories import failed_calls_saying
+
+    said = "File content (28483 tokens) exceeds maximum allowed tokens (25000)."
+    rule = "exceeds maximum allowed tokens"
+    with Memory.open(tmp_path / "m.db") as mem:
+        for params in ({"file_path": "/a"}, {"file_path": "/b", "limit": 50}, {"file_path": "/c"}):
+            mem.record("read it", [Step("Read", params, said, False)])
+        assert failed_calls_saying(mem.db, "Read", rule) == 3
+        assert failed_calls_saying(mem.db, "Read", rule, ("offset", "limit")) == 2
+        assert failed_calls_saying(mem.db, "Read", rule, (), ("offset", "limit")) == 1
 
 
 def test_the_tool_rules_of_a_refusal_walk_every_step():

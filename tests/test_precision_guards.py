@@ -144,7 +144,8 @@ def test_a_tools_command_parameters_come_from_its_clients_table():
     assert command_params("exec_command") == {"cmd"}
     assert command_params("Read") == frozenset()  # runs no command: a "code" value is a value
     assert command_params("mcp__workspace__bash") == FALLBACK_COMMAND_PARAMS
-    assert command_params("PowerShell") == FALLBACK_COMMAND_PARAMS
+    assert command_params("Terminal") == FALLBACK_COMMAND_PARAMS  # a tool no table knows
+    assert command_params("PowerShell") == {"command"}  # Claude Code 2.1's, on Windows
 
 
 _WRITE = "mcp__filesystem__write_file"
@@ -445,15 +446,17 @@ def test_an_error_that_is_only_its_exit_status_teaches_no_value_check():
     the client's framing of an exit status."""
     from agentmem.learning.generality import _framing_only
 
-    # PowerShell is in no client's table: every client's framing is stripped
+    # a tool in no client's table (the blind set's PowerShell then): every client's framing
+    # is stripped
     for said in ("Exit code 1", "Process exited with code 2", "exit status 3", "Error", ""):
-        assert _framing_only(said, ["PowerShell"]), said
+        assert _framing_only(said, ["Terminal"]), said
     for said in (
         "Exit code 1\nGet-Item: Cannot find path 'X:\\a'",
         "Error: invalid value for limit",
         "sandbox denied (exit code 1)",
     ):
-        assert not _framing_only(said, ["PowerShell"]), said
+        assert not _framing_only(said, ["Terminal"]), said
+    assert _framing_only("Exit code 1", ["PowerShell"])  # Claude Code's, framed as Bash
     # a known tool's error is read with its own client's framing (agents.strip_headers)
     codex = "Chunk ID: 4f2a\nWall time: 0.0102 seconds\nProcess exited with code 1\nOutput:\n"
     assert _framing_only(codex, ["exec_command"])

@@ -78,6 +78,13 @@ _TOOLS = (
                 "exceeds maximum allowed tokens",
                 "read the file in parts: pass offset and limit, or Grep it",
             ),
+            # the same refusal of a Read that passed limit already: a few lines are too long
+            # (a transcript's .jsonl records, a saved tool result of one JSON line)
+            (
+                "exceeds maximum allowed tokens",
+                "even in parts its lines are too long: Grep it, or cut its lines in the shell "
+                "(cut -c)",
+            ),
             (
                 "exceeds maximum allowed size",
                 "Grep it, or read a part of it in the shell (head, tail, sed -n)",

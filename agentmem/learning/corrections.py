@@ -556,6 +556,20 @@ def _already_did(w: Step, how: str) -> bool:
     return any(re.search(rf"\b{re.escape(p)}\b", how) for p in w.params)
 
 
+def _passed_for(tool: str, rule: str, how: str, w: Step) -> list[str]:
+    """The parameters of ``w`` that an earlier way out of the same error names (``limit``,
+    for the way after "pass offset and limit"): that way is for calls that passed them,
+    and only their slips count for it (``detail["passed"]``)."""
+    found = spec_for(tool)
+    before: list[str] = []
+    for k, h in found[1].instead if found else ():
+        if h == how:
+            break
+        if k == rule:
+            before.append(h)
+    return sorted(p for p in w.params if any(re.search(rf"\b{re.escape(p)}\b", h) for h in before))
+
+
 def _tool_instead(t: Trajectory, corrected: set[int]) -> list[Correction]:
     """A coding agent's tool refused what it was given by one of its own rules
     (:attr:`agentmem.agents.ToolSpec.instead`: Read on a folder, "EISDIR"; a file too
@@ -569,24 +583,29 @@ def _tool_instead(t: Trajectory, corrected: set[int]) -> list[Correction]:
     correction."""
     out: list[Correction] = []
     steps = t.steps
-    hits: dict[tuple[str, str], list[int]] = {}
+    hits: dict[tuple[str, str, str], list[int]] = {}
     for i, w in enumerate(steps):
         found = spec_for(w.tool)
         if w.success or found is None or _file_of(w) is None or i in corrected:
             continue
-        rule, how = next(((k, h) for k, h in found[1].instead if k in w.output), (None, ""))
-        if rule is not None and not _already_did(w, how):
-            hits.setdefault((w.tool, rule), []).append(i)
-    for (tool, rule), idx in hits.items():
+        # the first way out of the error that the call had not taken already (a Read that
+        # passed limit and still failed: not "pass offset and limit", the next way)
+        rule, how = next(
+            ((k, h) for k, h in found[1].instead if k in w.output and not _already_did(w, h)),
+            (None, ""),
+        )
+        if rule is not None:
+            hits.setdefault((w.tool, rule, how), []).append(i)
+    for (tool, rule, how), idx in hits.items():
         i = idx[0]
         w = steps[i]
-        spec = spec_for(tool)
-        how = dict(spec[1].instead)[rule] if spec else ""
         e = _error(w)
         text = lesson_text(f"If {tool} fails with '{rule}', {how}.")
-        f = _tool_rule(
-            w, text, (tool,), e, rule, how=how, slips=len(idx), repeats=True, declared=True
-        )
+        more: dict[str, Any] = {"how": how, "slips": len(idx), "repeats": True}
+        passed = _passed_for(tool, rule, how, w)
+        if passed:
+            more["passed"] = passed
+        f = _tool_rule(w, text, (tool,), e, rule, declared=True, **more)
         why = f"{_step_word(i)} {tool} failed ('{quote_error(e, 8)}'), {len(idx)} such slip(s)"
         out.append(Correction(Kind.TOOL_RULE, i, i, tuple(idx[1:]), f, why))
     return out

@@ -762,10 +762,11 @@ def _tool_rule_clusters(fs: Sequence[Finding], out: list[_Cluster], taken: set[i
 def _tool_instead_clusters(fs: Sequence[Finding], out: list[_Cluster], taken: set[int]) -> None:
     """One rule of a tool (Read refuses a folder) slipped on in several runs: one lesson,
     its slips summed (a slip that repeats teaches; a one-off one does not)."""
-    rules: dict[tuple[str, str], list[int]] = defaultdict(list)
+    rules: dict[tuple[str, str, str], list[int]] = defaultdict(list)
     for i, f in enumerate(fs):
         if f.kind == Kind.TOOL_RULE and i not in taken and f.detail.get("repeats"):
-            rules[(f.tool, str(f.detail.get("rule_error")))].append(i)
+            # one error, two ways out (Read in parts; a Read in parts still too long): two
+            rules[(f.tool, str(f.detail.get("rule_error")), str(f.detail.get("how")))].append(i)
     for idx in rules.values():
         if len(idx) > 1:
             out.append(("tool_instead", idx))

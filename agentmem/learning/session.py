@@ -471,7 +471,11 @@ def _consolidate(run: _Run, found: _Found) -> tuple[Consolidated, list[tuple[Ope
         # a call that passed a parameter the way out names had tried it ("pass offset and
         # limit": a Read with limit): no slip of the rule (corrections._already_did)
         named = tuple(re.findall(r"[A-Za-z_]+", str(f.detail.get("how") or "")))
-        return sum(failed_calls_saying(db, str(t), words, named) for t in dict.fromkeys(tools))
+        # a way out after another (a Read that passed limit): only such calls' slips count
+        passed = tuple(str(x) for x in f.detail.get("passed") or ())
+        return sum(
+            failed_calls_saying(db, str(t), words, named, passed) for t in dict.fromkeys(tools)
+        )
 
     general, held = generalise(
         generalize(found.ops, earlier), found.notes, build_corpus(verdict_runs(db))

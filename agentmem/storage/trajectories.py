@@ -302,20 +302,24 @@ def count(db: Any) -> int:
     return int(db.execute("SELECT count(*) FROM trajectories").fetchone()[0])
 
 
-def failed_calls_saying(db: Any, tool: str, words: str, without: Sequence[str] = ()) -> int:
+def failed_calls_saying(
+    db: Any, tool: str, words: str, without: Sequence[str] = (), within: Sequence[str] = ()
+) -> int:
     """How many failed calls of ``tool`` in the library's runs say ``words`` in their
     output (a slip of a tool's own rule, counted across sessions); ``without``: leave out
     a call that passed one of these parameters (the rule's way out, which did not lift
-    that failure)."""
+    that failure); ``within``: count only a call that passed one of these (a Read that
+    passed ``limit``, for the way out after "pass offset and limit")."""
     sql = "SELECT count(*) FROM steps WHERE tool = ? AND success = 0 AND instr(output, ?) > 0"
     args: list[Any] = [tool, words]
-    if without:
-        marks = ", ".join("?" * len(without))
-        sql += (
-            " AND NOT (json_valid(params) AND EXISTS "
-            f"(SELECT 1 FROM json_each(steps.params) WHERE key IN ({marks})))"
-        )
-        args += list(without)
+    for names, negate in ((without, "NOT "), (within, "")):
+        if names:
+            marks = ", ".join("?" * len(names))
+            sql += (
+                f" AND {negate}(json_valid(params) AND EXISTS "
+                f"(SELECT 1 FROM json_each(steps.params) WHERE key IN ({marks})))"
+            )
+            args += list(names)
     row = db.execute(sql, args).fetchone()
     return int(row[0]) if row else 0
 
