@@ -1,0 +1,94 @@
+"""Review of this session's commits: the ``nofilter`` shell change, ``cd D`` again with X
+alone failing, a group subcommand's action, a file tool's own refusal of its content,
+Claude Code's PowerShell tool as a shell. Each test is a case the change had wrong or had
+not checked, on synthetic runs only."""
+
+from __future__ import annotations
+
+from agentmem.agents import learning_view
+from agentmem.learning.shell_fixes import find_shell_fixes
+from agentmem.records import Step, Trajectory
+
+
+def _sh(command: str, output: str = "done", ok: bool = True, tool: str = "Bash") -> Step:
+    code = 127 if "not found" in output or "not recognized" in output else 1
+    return Step(
+        tool=tool,
+        params={"command": command},
+        output=output if ok else f"Exit code {code}\n{output}",
+        success=ok,
+    )
+
+
+def _changes(*steps: Step) -> list[tuple[str, str]]:
+    t = Trajectory(task="do the thing", steps=steps, meta={"cwd": "/w/app"})
+    return [
+        (x.finding.detail["change"], x.finding.text) for x in find_shell_fixes(learning_view(t))
+    ]
+
+
+def _nofilter(*steps: Step) -> list[str]:
+    return [text for change, text in _changes(*steps) if change == "nofilter"]
+
+
+# -- nofilter: a program missing at the end of a pipeline ------------------------------
+
+
+def test_nofilter_still_teaches_a_missing_filter():
+    got = _nofilter(
+        _sh("curl -s localhost:5000/health | jq .", "(eval):1: command not found: jq", False),
+        _sh("curl -s localhost:5000/health", '{"ok": true}'),
+    )
+    assert len(got) == 1 and got[0].startswith("jq is not installed here")
+
+
+def test_nofilter_a_program_that_does_the_job_is_no_filter():
+    """``| python3 parse.py``, ``| node x.js``, ``| tee build.log``, ``| xargs rg foo``:
+    the program does the job with what it reads; the upstream alone working says nothing
+    of running the command without it ("run the command without python3" is false)."""
+    for line, missing, alone in (
+        ("cat data.csv | python3 parse.py", "bash: python3: command not found", "cat data.csv"),
+        ("echo '{}' | node script.js", "bash: node: command not found", "echo '{}'"),
+        ("make 2>&1 | tee build.log", "bash: tee: command not found", "make 2>&1"),
+        ("ls | xargs rg foo", "xargs: rg: No such file or directory", "ls"),
+    ):
+        assert _nofilter(_sh(line, missing, False), _sh(alone, "a")) == [], line
+
+
+def test_nofilter_under_sudo_is_roots_path():
+    """``| sudo tee /etc/x`` or ``| sudo jq``: sudo's "command not found" is of its own
+    secure_path, not the user's; and tee writing the file is the job."""
+    for line, missing in (
+        ("cat a.conf | sudo tee /etc/a.conf", "sudo: tee: command not found"),
+        ("cat a.json | sudo jq .", "sudo: jq: command not found"),
+    ):
+        assert _nofilter(_sh(line, missing, False), _sh(line.split(" |")[0], "{}")) == []
+
+
+def test_nofilter_the_program_found_later_in_the_run():
+    """jq ran and worked later in the run (after the pipeline alone): it is installed."""
+    steps = (
+        _sh("curl -s localhost:5000/health | jq .", "(eval):1: command not found: jq", False),
+        _sh("curl -s localhost:5000/health", '{"ok": true}'),
+        _sh("ls", "a.json"),
+        _sh("jq .name package.json", '"app"'),
+    )
+    assert _nofilter(*steps) == []
+
+
+def test_nofilter_a_script_upstream_that_missed_the_program():
+    """``./run.sh | grep error``: the script's own line 2 did not find grep; the pipe's grep
+    may well have run."""
+    missing = "./run.sh: line 2: grep: command not found"
+    assert _nofilter(_sh("./run.sh | grep error", missing, False), _sh("./run.sh", "ok")) == []
+
+
+def test_nofilter_powershell_lacks_what_git_bash_has():
+    """Claude Code's PowerShell tool: ``head`` is not a PowerShell command, but Git Bash
+    (the Bash tool beside it) has it: "head is not installed here" is false there."""
+    missing = "head : The term 'head' is not recognized as the name of a cmdlet, function."
+    steps = (
+        _sh("cat a.txt | head -5", missing, False, tool="PowerShell"),
+        _sh("cat a.txt", "x", tool="PowerShell"),
+    )
+    assert _nofilter(*steps) == []
