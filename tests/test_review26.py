@@ -9,6 +9,9 @@ from agentmem.agents import learning_view
 from agentmem.learning.shell_fixes import find_shell_fixes
 from agentmem.records import Step, Trajectory
 
+from .test_kept_cwd import CD_MISSING, _kept
+from .test_kept_cwd import _sh as _cc
+
 
 def _sh(command: str, output: str = "done", ok: bool = True, tool: str = "Bash") -> Step:
     code = 127 if "not found" in output or "not recognized" in output else 1
@@ -92,3 +95,22 @@ def test_nofilter_powershell_lacks_what_git_bash_has():
         _sh("cat a.txt", "x", tool="PowerShell"),
     )
     assert _nofilter(*steps) == []
+
+
+# -- kept_cwd: cd D again, X alone failing there ----------------------------------------
+
+
+def test_cd_again_x_alone_failing_on_a_path_in_other_words():
+    """X alone ran where the record says, but failed for want of a path worded otherwise
+    than "no such file" / "not found": no proof it ran where it should."""
+    again = _cc("cd backend && npx tsc --noEmit src/app.ts", CD_MISSING, False)
+    for said in (
+        "error TS5058: The specified path cannot find 'src/app.ts'.",
+        "Error: ENOENT, open 'src/app.ts'",
+        "The system cannot find the path specified.",
+        "error: could not find `Cargo.toml` in `/w/app/backend` or any parent directory",
+        "Cannot find module '/w/app/backend/src/app.ts'",
+        "error: can't open file 'src/app.ts'",
+    ):
+        alone = _cc("npx tsc --noEmit src/app.ts", said, False)
+        assert _kept((again, alone), cwds={"0": "/w/app/backend"}) == [], said
