@@ -5,7 +5,8 @@ not checked, on synthetic runs only."""
 
 from __future__ import annotations
 
-from agentmem.agents import learning_view
+from agentmem.agents import learning_view, parse
+from agentmem.agents.outcomes import _sandbox_intent
 from agentmem.learning.shell_fixes import find_shell_fixes
 from agentmem.records import Step, Trajectory
 
@@ -114,3 +115,30 @@ def test_cd_again_x_alone_failing_on_a_path_in_other_words():
     ):
         alone = _cc("npx tsc --noEmit src/app.ts", said, False)
         assert _kept((again, alone), cwds={"0": "/w/app/backend"}) == [], said
+
+
+# -- a group subcommand's action --------------------------------------------------------
+
+
+def test_group_action_is_not_an_options_value():
+    """``docker compose -p app up``: ``app`` is the project's name, not the action; two
+    calls with one project name and different actions must not read as the same, nor two
+    with the same action and different names as different. An option whose value is not
+    known leaves the action unknown (the program and subcommand alone, as before)."""
+    got = {
+        line: _sandbox_intent(parse(line).commands[0])
+        for line in (
+            "docker compose -p app up -d",
+            "docker compose --project-name app config",
+            "docker compose --profile dev up",
+            "docker compose up -d",
+            "docker compose -f x.yml config",
+            "gh pr --repo x/y view 3",
+            "gh pr list --state open",
+        )
+    }
+    assert got["docker compose -p app up -d"] != got["docker compose --project-name app config"]
+    assert "app" not in got["docker compose -p app up -d"]
+    assert "dev" not in got["docker compose --profile dev up"]
+    assert got["docker compose up -d"] == "docker compose up"
+    assert got["gh pr list --state open"] == "gh pr list"
