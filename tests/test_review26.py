@@ -142,3 +142,15 @@ def test_group_action_is_not_an_options_value():
     assert "dev" not in got["docker compose --profile dev up"]
     assert got["docker compose up -d"] == "docker compose up"
     assert got["gh pr list --state open"] == "gh pr list"
+
+
+def test_cd_again_x_alone_that_never_ran_is_no_fix():
+    """X alone refused by the user or interrupted did not run there: it is no fix (the
+    lesson's evidence would say "the same command without the cd ran there")."""
+    again = _cc("cd backend && npx tsc --noEmit src/app.ts", CD_MISSING, False)
+    for said in (
+        "The user doesn't want to proceed with this tool use. The tool use was rejected.",
+        "[Request interrupted by user for tool use]",
+    ):
+        alone = _cc("npx tsc --noEmit src/app.ts", said, False)
+        assert _kept((again, alone), cwds={"0": "/w/app/backend"}) == [], said
