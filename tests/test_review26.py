@@ -154,3 +154,26 @@ def test_cd_again_x_alone_that_never_ran_is_no_fix():
     ):
         alone = _cc("npx tsc --noEmit src/app.ts", said, False)
         assert _kept((again, alone), cwds={"0": "/w/app/backend"}) == [], said
+
+
+# -- Claude Code's PowerShell tool as a shell --------------------------------------------
+
+
+def test_separator_of_claude_codes_powershell_tool_names_the_tool():
+    """Claude Code on Windows has Bash (Git Bash, where && joins commands) beside its
+    PowerShell tool: "Here the shell is Windows PowerShell 5.1 ... join with if ($?) { }"
+    would be false of Bash. The lesson names the tool it is of."""
+    refused = "The token '&&' is not a valid statement separator in this version."
+    steps = (
+        _sh("cd app && npm test", refused, False, tool="PowerShell"),
+        _sh("cd app; npm test", "ok", tool="PowerShell"),
+    )
+    (text,) = [t for c, t in _changes(*steps) if c == "separator"]
+    assert "PowerShell tool" in text and "the shell is" not in text, text
+    # Codex on Windows: its one shell is PowerShell, the lesson as it was
+    codex = (
+        Step("shell_command", {"command": "cd app && npm test"}, refused, False),
+        Step("shell_command", {"command": "cd app; npm test"}, "ok", True),
+    )
+    (text,) = [t for c, t in _changes(*codex) if c == "separator"]
+    assert text.startswith("Here the shell is Windows PowerShell 5.1"), text

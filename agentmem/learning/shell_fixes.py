@@ -3090,8 +3090,11 @@ def _ps_separator(t: Trajectory, i: int) -> ShellFix | None:
     if j is None:
         return None
     q = quote_error(f"The token '{m.group(1)}' is not a valid statement separator", 10)
+    # Claude Code's PowerShell tool sits beside its Bash (Git Bash, where && joins): the
+    # lesson is of that tool, not of the machine's shell (review 26)
+    who = f"{step.tool} tool" if "powershell" in step.tool.lower() else "shell"
     text = (
-        "Here the shell is Windows PowerShell 5.1: && and || are not separators "
+        f"Here the {who} is Windows PowerShell 5.1: && and || are not separators "
         f"('{q}'); join commands with ; or if ($?) {{ ... }}."
     )
     fnd = _finding("separator", "powershell", "machine", text, ("powershell", "&&", ";"), q)
