@@ -144,7 +144,8 @@ def test_a_tools_command_parameters_come_from_its_clients_table():
     assert command_params("exec_command") == {"cmd"}
     assert command_params("Read") == frozenset()  # runs no command: a "code" value is a value
     assert command_params("mcp__workspace__bash") == FALLBACK_COMMAND_PARAMS
-    assert command_params("PowerShell") == FALLBACK_COMMAND_PARAMS
+    assert command_params("PowerShell") == {"command"}  # Claude Code 2.1's, on Windows
+    assert command_params("RunShell") == FALLBACK_COMMAND_PARAMS
 
 
 _WRITE = "mcp__filesystem__write_file"
@@ -445,9 +446,11 @@ def test_an_error_that_is_only_its_exit_status_teaches_no_value_check():
     the client's framing of an exit status."""
     from agentmem.learning.generality import _framing_only
 
-    # PowerShell is in no client's table: every client's framing is stripped
+    # a tool in no client's table: every client's framing is stripped
     for said in ("Exit code 1", "Process exited with code 2", "exit status 3", "Error", ""):
-        assert _framing_only(said, ["PowerShell"]), said
+        assert _framing_only(said, ["RunShell"]), said
+    # Claude Code's PowerShell tool (its table since 2.1 on Windows): Claude Code's framing
+    assert _framing_only("Exit code 1", ["PowerShell"])
     for said in (
         "Exit code 1\nGet-Item: Cannot find path 'X:\\a'",
         "Error: invalid value for limit",
