@@ -177,3 +177,18 @@ def test_separator_of_claude_codes_powershell_tool_names_the_tool():
     )
     (text,) = [t for c, t in _changes(*codex) if c == "separator"]
     assert text.startswith("Here the shell is Windows PowerShell 5.1"), text
+
+
+def test_nofilter_a_script_run_by_its_interpreter_upstream():
+    """``bash build.sh | tail -5``: the script's line said "tail: command not found" (its
+    name, not bash's, heads the line)."""
+    missing = "build.sh: line 4: tail: command not found"
+    steps = (_sh("bash build.sh 2>&1 | tail -5", missing, False), _sh("bash build.sh 2>&1", "ok"))
+    assert _nofilter(*steps) == []
+
+
+def test_nofilter_a_number_upstream_is_no_script():
+    """``seq 1 10 | jq``: bash's "line 1:" is no upstream word heading the line."""
+    missing = "/usr/bin/bash: line 1: jq: command not found"
+    steps = (_sh("seq 1 10 | jq -s add", missing, False), _sh("seq 1 10", "1"))
+    assert len(_nofilter(*steps)) == 1

@@ -748,12 +748,17 @@ def _filters(c: Command) -> bool:
 
 
 def _not_the_pipes(pipe: Sequence[Command], diag: str) -> bool:
-    """Whether the "not found" is not the pipeline's own: an upstream script's line said it
-    (``./run.sh: line 2: grep: command not found``), or Windows' shells (PowerShell has no
-    ``head``, the Git Bash beside it has)."""
+    """Whether the "not found" is not the pipeline's own: an upstream program or script's
+    line said it (``./run.sh: line 2: grep: command not found``), or Windows' shells
+    (PowerShell has no ``head``, the Git Bash beside it has)."""
     if "is not recognized" in diag:
         return True
-    return any(re.search(rf"(?:^|[/\\\s]){re.escape(c.program)}:", diag) for c in pipe[:-1])
+    # an upstream program or the script it ran heads the line (``bash build.sh | tail``:
+    # "build.sh: line 4: tail: command not found")
+    names = {posixpath.basename(w) for c in pipe[:-1] for w in c.words if not w.startswith("-")}
+    return any(
+        re.search(rf"(?:^|[/\\\s]){re.escape(n)}:", diag) for n in names if re.search("[A-Za-z]", n)
+    )
 
 
 def _programs_of(s: Step) -> set[str]:
