@@ -761,7 +761,8 @@ def _sandbox_intent(c: Command) -> str:
     daemon, which the sandbox refuses): what a run's other call must have done to show a
     refusal of ``c`` was not of its program."""
     x = claimed_command(c)
-    action = programs.group_action(x.program, x.subcommand, x.operands)
+    at = x.args.index(x.subcommand) + 1 if x.subcommand in x.args else len(x.args)
+    action = programs.group_action(x.program, x.subcommand, x.args[at:])
     return f"{claimed_intent(c)} {action}" if action else claimed_intent(c)
 
 

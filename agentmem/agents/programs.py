@@ -22,7 +22,7 @@ from __future__ import annotations
 import enum
 import functools
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 
 import attrs
 
@@ -471,14 +471,34 @@ def sub_roles(name: str, subcommand: str | None) -> frozenset[Role]:
     return frozenset()
 
 
-def group_action(name: str, subcommand: str | None, operands: Iterable[str]) -> str | None:
+#: Options of a group subcommand that take a value (``docker compose -p app up``, ``gh pr
+#: -R x/y view``): the value is no action.
+_GROUP_VALUES = frozenset(
+    "-f --file -p --project-name --profile --env-file --project-directory --ansi --progress "
+    "--parallel -R --repo".split()
+)
+
+
+def group_action(name: str, subcommand: str | None, words: Sequence[str]) -> str | None:
     """For a subcommand of ``name`` that takes one of its own (:attr:`Program.groups`),
-    that one: the first operand that is a plain word (``docker compose -f x.yml config``:
-    ``config``); else None."""
+    that one: the first plain word of ``words`` (the words after the subcommand) that is
+    no option's value (``docker compose -f x.yml -p app config``: ``config``); None when
+    the word after an option not known to take a value could be its value (review 26)."""
     p = get(name)
     if p is None or subcommand is None or subcommand not in p.groups:
         return None
-    return next((o for o in operands if re.fullmatch(r"[a-z][a-z-]*", o)), None)
+    after = ""  # the option before this word, when it may take this word as its value
+    for w in words:
+        if w.startswith("-"):
+            after = "" if "=" in w else w
+            continue
+        if after in _GROUP_VALUES:
+            after = ""
+            continue
+        if re.fullmatch(r"[a-z][a-z-]*", w):
+            return None if after else w
+        after = ""
+    return None
 
 
 def is_python(name: str) -> bool:

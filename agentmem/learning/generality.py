@@ -1229,7 +1229,7 @@ def _framing_only(err: str, tools: Sequence[str]) -> bool:
 
     The framing is what :func:`~agentmem.agents.strip_headers` strips with the client
     table of the ``tools`` (``Exit code N``; Codex's ``Process exited with code N``
-    block). A tool no table knows (Claude Code 2.1's ``PowerShell``) may be any client's,
+    block). A tool no table knows (an unknown client's shell) may be any client's,
     so every client's framing is stripped from its error."""
     own = {id(found[0]): found[0] for found in map(spec_for, tools) if found is not None}
     rest = err[:400]

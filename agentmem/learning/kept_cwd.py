@@ -327,7 +327,16 @@ def _ran_there(s: Step) -> bool:
     file or folder (``tsc`` reporting type errors after ``cd D && tsc`` failed on the cd).
     Taken as the fix of a ``cd D`` again only where the transcript records the shell in
     D: the record is the proof, and X alone is the agent's correction, whatever X found."""
-    return not _MISSING.search(s.output[:2000])
+    return not (_MISSING.search(s.output[:2000]) or _PATH_WORDS.search(s.output[:2000]))
+
+
+#: A failure for want of a path, worded otherwise than :data:`_MISSING` ("cannot find the
+#: path", ``ENOENT``, "could not find `Cargo.toml`", "can't open file"): X alone that said
+#: so did not prove it ran where it should (review 26).
+_PATH_WORDS = re.compile(
+    r"(?i)\b(?:cannot|can't|could ?not|couldn't|unable to) (?:find|open|locate|access|stat)\b"
+    r"|\bENOENT\b|\bnot a directory\b|\bno such\b"
+)
 
 
 def _cd_refused(output: str, folder: str) -> bool:

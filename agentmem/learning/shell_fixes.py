@@ -738,12 +738,43 @@ def _env(t: Trajectory, i: int) -> ShellFix | None:
     return None
 
 
+def _filters(c: Command) -> bool:
+    """Whether ``c`` at the end of a pipeline only reads or trims what it is given (``| jq
+    .``, ``| head``), run as it is: not a program that does the job with it (``| python3
+    x.py``, ``| tee f``, ``| xargs rg``), nor one under another wrapper (``| sudo jq``:
+    sudo's "command not found" is of its own PATH)."""
+    reads = any(programs.has(c.program, r) for r in (Role.READER, Role.FILTER, Role.LINES))
+    return reads and not programs.has(c.program, Role.CREATES) and not _wrappers(c)
+
+
+def _not_the_pipes(pipe: Sequence[Command], diag: str) -> bool:
+    """Whether the "not found" is not the pipeline's own: an upstream program or script's
+    line said it (``./run.sh: line 2: grep: command not found``), or Windows' shells
+    (PowerShell has no ``head``, the Git Bash beside it has)."""
+    if "is not recognized" in diag:
+        return True
+    # an upstream program or the script it ran heads the line (``bash build.sh | tail``:
+    # "build.sh: line 4: tail: command not found")
+    names = {posixpath.basename(w) for c in pipe[:-1] for w in c.words if not w.startswith("-")}
+    return any(
+        re.search(rf"(?:^|[/\\\s]){re.escape(n)}:", diag) for n in names if re.search("[A-Za-z]", n)
+    )
+
+
+def _programs_of(s: Step) -> set[str]:
+    found = spec_for(s.tool) if is_shell(s.tool) else None
+    script = parse(command_line(found[1], s.params)) if found else None
+    return {c.program for c in script.commands} if script is not None and script.parsed else set()
+
+
 def _missing_filter(t: Trajectory, i: int) -> ShellFix | None:
     """``nofilter``: the program at the end of a pipeline was not found (``curl -s URL |
     jq .``: "command not found: jq"), and within :data:`WINDOW` calls, before any call ran
     that program again, one ran the same pipeline without it and worked: the program is
     missing here, and its input served as it was. Only a program the program table knows
-    (a typo, ``| hed``, is no missing program), at the end of a pipeline of two or more."""
+    (a typo, ``| hed``, is no missing program) as a filter (:func:`_filters`), at the end of
+    a pipeline of two or more, that the pipeline itself did not find (:func:`_not_the_pipes`)
+    and that no call of the run ran with success."""
     step = t.steps[i]
     if step.success or not is_shell(step.tool):
         return None
@@ -753,12 +784,14 @@ def _missing_filter(t: Trajectory, i: int) -> ShellFix | None:
         return None
     pipe = script.pipelines[-1].commands
     last = pipe[-1]
-    if len(pipe) < 2 or programs.get(last.program) is None:
+    if len(pipe) < 2 or not _filters(last):
         return None
     o = outcome(step)
     diag = o.diagnostic or ""
-    if _missing_program(last, diag, step.output) != last.program:
+    if _missing_program(last, diag, step.output) != last.program or _not_the_pipes(pipe, diag):
         return None
+    if any(last.program in _programs_of(s) for s in t.steps[i + 1 :] if s.success):
+        return None  # it ran later in the run: installed, or found there
     upstream = [c.words for c in pipe[:-1]]
     for j in range(i + 1, min(len(t.steps), i + 1 + WINDOW)):
         later = t.steps[j]
@@ -3062,8 +3095,11 @@ def _ps_separator(t: Trajectory, i: int) -> ShellFix | None:
     if j is None:
         return None
     q = quote_error(f"The token '{m.group(1)}' is not a valid statement separator", 10)
+    # Claude Code's PowerShell tool sits beside its Bash (Git Bash, where && joins): the
+    # lesson is of that tool, not of the machine's shell (review 26)
+    who = f"{step.tool} tool" if "powershell" in step.tool.lower() else "shell"
     text = (
-        "Here the shell is Windows PowerShell 5.1: && and || are not separators "
+        f"Here the {who} is Windows PowerShell 5.1: && and || are not separators "
         f"('{q}'); join commands with ; or if ($?) {{ ... }}."
     )
     fnd = _finding("separator", "powershell", "machine", text, ("powershell", "&&", ";"), q)
