@@ -264,14 +264,18 @@ def test_codex_0_171_rollout_records_the_commands_that_ran(tmp_path: Path):
 
 
 def test_codex_0_171_item_completed_outputs_and_own_mcp_calls(tmp_path: Path):
-    """Results from ``item_completed`` (no "Chunk ID / Wall time" header in an output), no
-    unknown line kinds, and agentmem's own ``agentmem_context`` call not a step of a task."""
+    """Results from ``item_completed`` (no "Chunk ID / Wall time" header in an output; a
+    failure's exit code kept in one line of Codex's own), no unknown line kinds, and
+    agentmem's own ``agentmem_context`` call not a step of a task."""
+    from agentmem.agents import outcome
+
     output, runs = _import_fixture(tmp_path, "codex", CODEX_ROLLOUT)
     assert "unknown" not in output, output  # world_state, token_usage_record, ...
     steps = [s for t in runs for s in t.steps]
-    assert (
-        steps[0].output and steps[0].output.strip() == "cat: notes.txt: No such file or directory"
-    )
+    missing = "cat: notes.txt: No such file or directory"
+    assert steps[0].output and steps[0].output.strip().endswith(missing), steps[0].output
+    said = outcome(steps[0])
+    assert said.failed and said.diagnostic == missing and said.exit_code == 1, said
     assert not any("Chunk ID" in (s.output or "") for s in steps)
     assert not any("agentmem_context" in s.tool for s in steps), [s.tool for s in steps]
 
