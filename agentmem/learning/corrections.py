@@ -553,7 +553,12 @@ def _already_did(w: Step, how: str) -> bool:
     """Whether failed call ``w`` already passed a parameter that the rule's way out
     names ("pass offset and limit": a Read with ``limit`` that still failed): the way out
     did not lift that failure, so it is no slip of the rule (nor support for it)."""
-    return any(re.search(rf"\b{re.escape(p)}\b", how) for p in w.params)
+    return any(_names(how, p) for p in w.params)
+
+
+def _names(how: str, param: str) -> bool:
+    """Whether a way out (``how``) names parameter ``param`` as a word."""
+    return re.search(rf"\b{re.escape(param)}\b", how) is not None
 
 
 def _passed_for(tool: str, rule: str, how: str, w: Step) -> list[str]:
@@ -567,7 +572,7 @@ def _passed_for(tool: str, rule: str, how: str, w: Step) -> list[str]:
             break
         if k == rule:
             before.append(h)
-    return sorted(p for p in w.params if any(re.search(rf"\b{re.escape(p)}\b", h) for h in before))
+    return sorted(p for p in w.params if any(_names(h, p) for h in before))
 
 
 def _tool_instead(t: Trajectory, corrected: set[int]) -> list[Correction]:
