@@ -147,3 +147,22 @@ def test_adding_a_program_changes_one_file(monkeypatch):
     line = "zig test src/main.zig --summary all"
     failed = Step("Bash", {"command": line}, "Exit code 1\n1 failed", False)
     assert outcome(failed).failure is Failure.CODE  # a test run: the code's failure
+
+
+@pytest.mark.parametrize(
+    ("line", "prints"),
+    [
+        ("curl -s localhost:5000/health", True),
+        ("curl -sS -X POST https://x/api", True),
+        ("curl -fsSLo bin/jq https://x/jq", False),  # -o in a bundle
+        ("curl -O https://x/jq", False),
+        ("curl --output=jq https://x/jq", False),
+        ("http GET https://x/api", True),
+        ("http --download https://x/jq", False),
+        ("wget https://x/jq", False),  # writes a file unless told not to
+        ("ls -la", False),  # no fetch at all
+    ],
+)
+def test_only_prints_reads_a_fetch_s_output_options(line: str, prints: bool):
+    c = parse(line).commands[0]
+    assert P.only_prints(c.program, c.flags) is prints

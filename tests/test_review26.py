@@ -5,8 +5,6 @@ not checked, on synthetic runs only."""
 
 from __future__ import annotations
 
-import pytest
-
 from agentmem.agents import learning_view, parse
 from agentmem.agents.outcomes import _sandbox_intent
 from agentmem.learning.shell_fixes import find_shell_fixes
@@ -196,12 +194,6 @@ def test_nofilter_a_number_upstream_is_no_script():
     assert len(_nofilter(*steps)) == 1
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="pre-existing prerequisite rule (not this session's commits): a curl that only "
-    "fetched a page counts as the step that provided jq; left for the lead (rare: a "
-    "program not found, then found with only reads between)",
-)
 def test_a_curl_that_only_read_is_no_prerequisite():
     """Seen while probing nofilter: jq not found, the pipeline alone, then jq worked: "jq
     is missing here: run curl -s localhost:5000/health first" is false (a GET with no file
@@ -213,3 +205,15 @@ def test_a_curl_that_only_read_is_no_prerequisite():
         _sh("cat a.json | jq .", "{}"),
     )
     assert [c for c, _ in _changes(*steps)] == []
+
+
+def test_a_curl_that_wrote_a_file_still_provides_a_program():
+    """The guard is on what the curl wrote: ``curl -fsSLo bin/jq URL`` (a bundled ``-o``)
+    or ``curl URL > bin/jq`` between can be what made jq found."""
+    for fetch in ("curl -fsSLo /usr/local/bin/jq https://x/jq", "curl -sL https://x/jq > jq"):
+        steps = (
+            _sh("jq . a.json", "bash: jq: command not found", False),
+            _sh(fetch, ""),
+            _sh("jq . a.json", "{}"),
+        )
+        assert [c for c, _ in _changes(*steps)] == ["prerequisite"], fetch

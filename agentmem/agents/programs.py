@@ -130,6 +130,10 @@ class Program:
     #: Subcommands that take a subcommand of their own (``docker compose up``, ``gh pr
     #: create``): what one of them does is told by that second word (:func:`group_action`).
     groups: frozenset[str] = frozenset()
+    #: For a program that prints what it fetches (``curl``, ``http``): the options that make
+    #: it write a file instead. With none of them and no ``>``, it changes nothing here
+    #: (:func:`only_prints`): it cannot have provided a program or a file.
+    writes_with: frozenset[str] = frozenset()
 
 
 def _roles(*roles: Role) -> frozenset[Role]:
@@ -408,7 +412,16 @@ _TABLE: list[Program] = [
     # is_windows_command): no program bash finds; each with the program that does its job
     *(Program(n, _roles(Role.WINDOWS), stands_for=job) for n, job in _WINDOWS_JOBS),
     # the world beyond the files
-    *_many("curl wget http httpie", domain="web"),
+    Program(
+        "curl",
+        domain="web",
+        writes_with=frozenset("-o -O --output --remote-name --remote-name-all".split()),
+    ),
+    *(
+        Program(n, domain="web", writes_with=frozenset("-d --download -o --output".split()))
+        for n in ("http", "https", "httpie")
+    ),
+    Program("wget", domain="web"),  # writes what it fetches to a file unless told not to
     *_many("psql mysql sqlite3 redis-cli mongosh mongo", domain="db"),
     *_many("aws gcloud az terraform", domain="cloud", takes_subcommand=True),
     *_many("gsutil tofu pulumi", domain="cloud"),
@@ -553,6 +566,23 @@ def same_job(name: str, others: Iterable[str]) -> bool:
     """Whether program ``name`` does a job of one of ``others`` (:func:`jobs`)."""
     mine = jobs(name)
     return any(mine & jobs(o) for o in others)
+
+
+def only_prints(name: str, flags: Sequence[str]) -> bool:
+    """Whether program ``name`` called with ``flags`` only prints what it fetches
+    (:attr:`Program.writes_with`: ``curl URL``, not ``curl -sLo x URL``). A short option
+    may sit in a bundle (``-sSLO``). The caller checks for ``>``."""
+    p = get(name)
+    if p is None or not p.writes_with:
+        return False
+    short = {o[1] for o in p.writes_with if len(o) == 2}
+    for f in flags:
+        long = f.split("=", 1)[0]
+        if long in p.writes_with or (
+            f.startswith("-") and not f.startswith("--") and short & set(f[1:])
+        ):
+            return False
+    return True
 
 
 def pattern_options(name: str) -> frozenset[str]:

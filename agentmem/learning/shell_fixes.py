@@ -232,6 +232,14 @@ def _reader(c: Command) -> bool:
     )
 
 
+def _only_prints(c: Command) -> bool:
+    """``c`` fetched and printed, writing no file (``curl URL``, not ``curl -o x URL`` or
+    ``curl URL > x``): :func:`programs.only_prints`."""
+    return programs.only_prints(c.program, c.flags) and not any(
+        op in (">", ">>") for op, _ in c.redirects
+    )
+
+
 def _only_shows(s: Command, f: Command) -> bool:
     """Whether ``s`` only lists, prints, asks or sets the scene (:attr:`Role.LISTS`,
     :attr:`Role.READER`, :attr:`Role.PROBE`, :attr:`Role.SCENE`) where the failed
@@ -496,7 +504,12 @@ def _provided(
         facts = (s.program, f.program)
         return _finding("program", f, "machine", text, facts, diag, avoid=[f.program], **silent)
     if f.program == s.program and _same_args(f, s):
-        installs = [b for b in between if not _reader(b) and b.program != f.program]
+        # a fetch that only printed (curl URL) put no program here (review 26)
+        installs = [
+            b
+            for b in between
+            if not _reader(b) and b.program != f.program and not _only_prints(b)
+        ]
         if len(installs) == 1:
             b = installs[0]
             scope = "machine" if _installer(b) or "-g" in b.flags else "project"
