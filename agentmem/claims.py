@@ -24,6 +24,9 @@ Claim kinds:
 ``exists``
     A path exists: relative to the project's root (``docs/notes.txt``,
     ``.config/specs``), or absolute.
+``absent``
+    A path does not exist yet: "Run mkdir -p out before touch out/a.txt" holds only
+    while ``out`` is missing; once it is there, the lesson has nothing to say.
 
 Only the standard library and :mod:`json`: the prompt hook's lean path may call it.
 Usage, where a lesson is served::
@@ -39,12 +42,13 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-__all__ = ["CLAIM_KINDS", "EXISTS", "NOT_ON_PATH", "ON_PATH", "claims", "withheld"]
+__all__ = ["ABSENT", "CLAIM_KINDS", "EXISTS", "NOT_ON_PATH", "ON_PATH", "claims", "withheld"]
 
 ON_PATH = "on_path"
 NOT_ON_PATH = "not_on_path"
 EXISTS = "exists"
-CLAIM_KINDS = (ON_PATH, NOT_ON_PATH, EXISTS)
+ABSENT = "absent"
+CLAIM_KINDS = (ON_PATH, NOT_ON_PATH, EXISTS, ABSENT)
 #: How many claims of one lesson are checked at most (a rule from elsewhere may hold more).
 MAX_CLAIMS = 12
 
@@ -163,11 +167,14 @@ def withheld(
             elif kind == NOT_ON_PATH:
                 if "/" not in value and look(value) is not None:
                     return f"{value} is on PATH now"
-            elif kind == EXISTS:
+            elif kind in (EXISTS, ABSENT):
                 places = [_inside(r, value) for r in _roots(root)] or [_inside(None, value)]
                 looked = [p for p in places if p is not None]
-                if looked and not any(exists(p) for p in looked):
+                there = any(exists(p) for p in looked)
+                if kind == EXISTS and looked and not there:
                     return f"{value} does not exist in this project"
+                if kind == ABSENT and there:
+                    return f"{value} exists now"
         except (OSError, ValueError):
             continue  # a value the OS cannot look up (too long, odd bytes): unchecked
     return None

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from agentmem import Memory
 from agentmem.agents import learning_view
-from agentmem.claims import EXISTS, NOT_ON_PATH, ON_PATH, claims, withheld
+from agentmem.claims import ABSENT, EXISTS, NOT_ON_PATH, ON_PATH, claims, withheld
 from agentmem.learning.generality import rule_for
 from agentmem.learning.rules import Rule
 from agentmem.learning.shell_fixes import SHELL_CHANGES, claims_of, find_shell_fixes
@@ -65,6 +65,18 @@ def test_a_path_said_to_exist_is_checked_under_the_project(tmp_path: Path):
     assert withheld(out, tmp_path) is None  # a path out of the project claims nothing of it
 
 
+def test_a_folder_a_lesson_says_to_make_is_withheld_once_it_is_there(tmp_path: Path):
+    """ "Run mkdir -p out before touch out/a.txt" has nothing to say where out exists (a
+    blind set's reader: the run made the folder, so the lesson cannot recur there)."""
+    lesson = Experience(
+        text="Run mkdir -p out before touch out/a.txt.", rule=_rule((ABSENT, "out"))
+    )
+    assert withheld(lesson, tmp_path) is None
+    (tmp_path / "out").mkdir()
+    assert withheld(lesson, tmp_path) == "out exists now"
+    assert withheld(lesson, tmp_path / "elsewhere") is None  # another project: still missing
+
+
 def test_the_real_path_lookup_decides(tmp_path: Path, monkeypatch):
     tool = tmp_path / "mytool-agentmem-test"
     tool.write_text("#!/bin/sh\n")
@@ -112,6 +124,7 @@ def test_each_shell_change_states_its_claims_from_its_evidence():
     assert claims_of(_fix(*by["location"].positive)) == ((EXISTS, "docs/notes.txt"),)
     assert claims_of(_fix(*by["hidden"].positive)) == ((EXISTS, ".config/specs"),)
     assert claims_of(_fix(*by["suggested"].positive)) == ()  # nothing to check
+    assert claims_of(_fix(*by["prerequisite"].positive)) == ((ABSENT, "out"),)
     rule = rule_for(_fix(*by["location"].positive), "x")
     assert Rule.from_json(rule.to_json()) == rule and rule.claims == ((EXISTS, "docs/notes.txt"),)
 

@@ -165,7 +165,7 @@ from ..agents.outcomes import (
 )
 from ..agents.programs import Role
 from ..agents.shell import Command, Pipeline, powershell_call
-from ..claims import EXISTS, NOT_ON_PATH, ON_PATH
+from ..claims import ABSENT, EXISTS, NOT_ON_PATH, ON_PATH
 from ..records import Step, Trajectory
 from .findings import Finding, lesson_text, quote_error
 from .kinds import Kind
@@ -506,9 +506,7 @@ def _provided(
     if f.program == s.program and _same_args(f, s):
         # a fetch that only printed (curl URL) put no program here (review 26)
         installs = [
-            b
-            for b in between
-            if not _reader(b) and b.program != f.program and not _only_prints(b)
+            b for b in between if not _reader(b) and b.program != f.program and not _only_prints(b)
         ]
         if len(installs) == 1:
             b = installs[0]
@@ -861,6 +859,8 @@ def claims_of(f: Finding) -> tuple[tuple[str, str], ...]:
     elif change in ("location", "case", "prefix"):
         goods = d.get("goods") or [d.get("good")]
         out += [(EXISTS, str(g)) for g in goods if isinstance(g, str) and g]
+    elif change == "prerequisite" and isinstance(made := d.get("made"), list):
+        out += [(ABSENT, m) for m in made if isinstance(m, str)]
     elif change == "hidden" and len(facts) >= 3:
         out.append((EXISTS, facts[2]))
     elif change == "environment" and len(facts) >= 2:
@@ -896,7 +896,9 @@ def _prerequisite(
         w for w in (b.program, *b.flags, *b.operands) if "/" not in w and w != f.program
     )
     where = os.path.dirname(_program_word(f))
-    more = {"helper_action": action, "folder": where} if on_itself else {}
+    more: dict[str, object] = {"helper_action": action, "folder": where} if on_itself else {}
+    if b.program == "mkdir":  # the lesson holds while the folders it makes are missing
+        more["made"] = [o for o in b.operands if o not in (".", "..")]
     return _finding(
         "prerequisite", f, scope, text, (f.program, b.program), diag, helper=short(b), **more
     )
