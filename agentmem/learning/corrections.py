@@ -460,6 +460,14 @@ def _content_refused(w: Step) -> bool:
     )
 
 
+#: The failed call's own target is not there ("Path does not exist", "File does not
+#: exist", ENOENT): the path was wrong, not the tool.
+_TARGET_MISSING = re.compile(
+    r"(?i)\b(?:path|file|directory|folder)\b[^\n]{0,60}?(?:does not exist|not found)"
+    r"|no such file or directory|\bENOENT\b"
+)
+
+
 def _shares_a_value(w: Step, r: Step) -> bool:
     """Whether call ``r`` took one of ``w``'s string values (a URL, a path) whole."""
     said = {v for v in w.params.values() if isinstance(v, str) and len(v) > 3}
@@ -487,6 +495,11 @@ def _other_tool(t: Trajectory, i: int, used: set[int]) -> Correction | None:
     if r.tool == w.tool or not can_stand_in((), r, w):
         return None
     e = _error(w)
+    if _TARGET_MISSING.search(e or "") and not _shares_a_value(w, r):
+        # a search or read of a path that is not there, then another tool on other values
+        # (Grep of a missing folder, then Glob of a pattern: blind set 14's first try):
+        # the agent looked elsewhere; Write of the very file an Edit missed still teaches
+        return None
     if (
         not is_shell(w.tool)
         and _NO_SUCH_TOOL.search(e or "")

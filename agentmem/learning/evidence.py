@@ -102,6 +102,13 @@ class Member:
 
 
 def name_parts(name: str) -> set[str]:
+    """The words of a tool's name (``get_weather``: get, weather), three letters or more.
+    An MCP tool's name (``mcp__server__tool``) gives its tool part's words only: the
+    protocol and the server are shared by tools that do other jobs (blind set 14's first
+    try: ``list_directory`` of a filesystem server "replaced" by a thinking tool, as both
+    names held ``mcp``)."""
+    if name.startswith("mcp__") and name.count("__") >= 2:
+        name = name.split("__", 2)[2]
     parts = re.split(r"[_\W]+", name)
     words: set[str] = set()
     for p in parts:

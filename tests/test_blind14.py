@@ -1,0 +1,82 @@
+"""The false lessons of blind set 14's first try, each a case of a general class (synthetic
+runs shaped as the real ones; the real runs are in the validation half, not here)."""
+
+from __future__ import annotations
+
+from agentmem.learning.corrections import find_corrections
+from agentmem.learning.evidence import can_stand_in, name_parts
+from agentmem.records import Step, Trajectory
+
+
+def _run(*steps: Step) -> Trajectory:
+    return Trajectory(task="do the thing", steps=steps, meta={"project": "/w/p"}, accepted=True)
+
+
+def _kinds(*steps: Step) -> list[str]:
+    return [str(c.kind) for c in find_corrections(_run(*steps))]
+
+
+def _call(tool: str, params: dict[str, object], output: str, ok: bool = True) -> Step:
+    return Step(tool=tool, params=params, output=output, success=ok)
+
+
+_LIST = "mcp__filesystem__list_directory"
+_THINK = "mcp__shrimp-task__process_thought"
+
+
+def test_an_mcp_tool_s_name_parts_are_its_tool_part():
+    """``mcp`` (and the server's name) is shared by tools that do other jobs."""
+    assert name_parts(_THINK) == {"process", "thought"}
+    assert name_parts(_LIST) == {"list", "directory"}
+    assert name_parts("mcp__n8n-mcp__n8n_get_node") & name_parts("mcp__n8n-mcp__get_node")
+    assert name_parts("get_weather") == {"get", "weather"}  # a plain name as before
+
+
+def test_a_thinking_tool_never_stands_in_for_a_refused_listing():
+    """A listing refused outside the server's allowed folders, then a thinking tool: "use
+    process_thought instead" was the first try's lesson."""
+    denied = _call(
+        _LIST,
+        {"path": "K:/tools"},
+        "Error: Access denied - path outside allowed directories: K:\\tools not in K:\\app",
+        ok=False,
+    )
+    think = _call(_THINK, {"thought": "the user wants it run directly", "thought_number": 1}, "ok")
+    assert not can_stand_in((), think, denied)
+    assert _kinds(denied, think) == []
+    # control: a tool of the same job on the same path still stands in
+    other = _call("mcp__desktop__list_directory", {"path": "K:/tools"}, "a.txt")
+    assert can_stand_in((), other, denied)
+
+
+def test_a_path_that_is_not_there_then_another_tool_elsewhere_teaches_no_switch():
+    """Grep of a folder that does not exist, then Glob of a pattern over the project: the
+    path was wrong, not the tool ("Use Glob, not Grep" was the first try's lesson)."""
+    missing = _call(
+        "Grep",
+        {"pattern": "toast|Toaster", "path": "/w/p/src/components/providers"},
+        "<tool_use_error>Path does not exist: /w/p/src/components/providers</tool_use_error>",
+        ok=False,
+    )
+    glob = _call("Glob", {"pattern": "**/*toast*"}, "/w/p/src/lib/toast.tsx")
+    assert _kinds(missing, glob) == []
+    no_file = _call(
+        "Read",
+        {"file_path": "/w/p/src/lib/toast.ts"},
+        "<tool_use_error>File does not exist.</tool_use_error>",
+        ok=False,
+    )
+    assert _kinds(no_file, glob) == []
+
+
+def test_write_of_the_very_file_an_edit_missed_still_teaches():
+    """The guard is on where the next tool acted: Write of the same new file after Edit
+    said it does not exist is a switch of tools the run shows."""
+    edit = _call(
+        "Edit",
+        {"file_path": "/w/p/notes.md", "old_string": "", "new_string": "hi"},
+        "<tool_use_error>File does not exist.</tool_use_error>",
+        ok=False,
+    )
+    write = _call("Write", {"file_path": "/w/p/notes.md", "content": "hi"}, "File created")
+    assert _kinds(edit, write) == ["wrong_tool"]
