@@ -80,3 +80,43 @@ def test_write_of_the_very_file_an_edit_missed_still_teaches():
     )
     write = _call("Write", {"file_path": "/w/p/notes.md", "content": "hi"}, "File created")
     assert _kinds(edit, write) == ["wrong_tool"]
+
+
+def test_a_code_mode_script_is_code_never_a_value_to_tell():
+    """Codex code mode's ``exec`` takes a JavaScript script as ``input``; a script that
+    failed, then another that worked, taught "Call exec with input like const r = ...;
+    never pass input=..." at the first try."""
+    from agentmem.agents import command_params
+
+    assert command_params("exec") == frozenset({"input"})
+    bad = 'const r = await tools.shell_command({command: "rg -n \\"a\\\\(\\" src"}); text(r)'
+    good = 'const r = await tools.shell_command({command: "rg -n -F \\"a(\\" src"}); text(r)'
+    failed = _call(
+        "exec",
+        {"input": bad},
+        "Script failed\nWall time 0.2 seconds\nOutput:\n\nScript error:\nExit code: 1\n"
+        "rg: regex parse error:\n    (?:a\\()\n    ^\nerror: unclosed group",
+        ok=False,
+    )
+    worked = _call("exec", {"input": good}, "Script completed\nOutput:\nsrc/x.ts:3:a(")
+    assert _kinds(failed, worked) == []
+
+
+def test_a_failed_code_mode_script_is_the_script_s_failure():
+    """A script that failed is read as code's failure, as a test run's is: no recovery
+    lesson ("If exec fails with 'Exit code: 1', retry exec with a corrected input")."""
+    from agentmem.agents import Failure, outcome
+
+    failed = _call(
+        "exec",
+        {"input": 'const r = await tools.shell_command({command: "rg -n foo src"}); text(r)'},
+        "Script failed\nWall time 0.3 seconds\nOutput:\n\nScript error:\nExit code: 1\n",
+        ok=False,
+    )
+    assert outcome(failed).failure is Failure.CODE
+    worked = _call(
+        "exec",
+        {"input": 'const r = await tools.shell_command({command: "rg -n bar src"}); text(r)'},
+        "Script completed\nOutput:\nsrc/a.ts:1:bar",
+    )
+    assert _kinds(failed, worked) == []

@@ -84,6 +84,8 @@ class ToolSpec:
 
     ``command``: the parameter holding a shell tool's command line (text or argv): a
     change to it is code, not a value (:func:`command_params`).
+    ``code``: the parameter holding a script in another language (Codex code mode's
+    JavaScript ``input``): code too, never a value a lesson may tell, and no command line.
     ``inert``: parameters that change nothing about what the call does (a description,
     a time limit, an approval justification): ignored when two calls are compared.
     ``content_errors``: errors that say the content passed was wrong for this file
@@ -103,6 +105,7 @@ class ToolSpec:
     name: str
     kind: ToolKind
     command: str | None = None
+    code: str | None = None
     inert: frozenset[str] = frozenset()
     content_errors: tuple[str, ...] = ()
     needs: tuple[tuple[str, ToolKind], ...] = ()
@@ -230,7 +233,7 @@ def command_params(tool: str) -> frozenset[str]:
     found = spec_for(tool)
     if found is None or found[1].kind is ToolKind.MCP:
         return FALLBACK_COMMAND_PARAMS
-    return frozenset({found[1].command}) if found[1].command else frozenset()
+    return frozenset(x for x in (found[1].command, found[1].code) if x)
 
 
 #: Kinds that do one job, so that one may stand in for another (a file changed by Edit,

@@ -51,7 +51,9 @@ _TOOLS = (
     ToolSpec("update_plan", ToolKind.PLAN),
     ToolSpec("view_image", ToolKind.READ),
     ToolSpec("web_search", ToolKind.WEB),
-    ToolSpec("exec", ToolKind.OTHER),  # code mode: a JavaScript script calling the tools
+    # code mode: a JavaScript script calling the tools (its shell calls are not read one
+    # by one); a change to the script is code, never a value to tell
+    ToolSpec("exec", ToolKind.OTHER, code="input"),
 )
 
 

@@ -521,6 +521,11 @@ def _tool_failure(spec: ToolSpec, body: str) -> tuple[Failure, str]:
         return Failure.MISUSE, diag  # the tool's own refusal of what it was given
     if spec.kind in (ToolKind.AGENT, ToolKind.WEB, ToolKind.SHELL_INPUT):
         return Failure.CODE, diag  # the world's (a URL, a sub-agent's work), not the call
+    if spec.code is not None:
+        # a script's failure (Codex code mode): one of the calls it made failed, and which
+        # one, with what, is not read one by one; nothing of the tool's own use is shown
+        # (blind set 14: "If exec fails with 'Exit code: 1', retry with a corrected input")
+        return Failure.CODE, diag
     if spec.kind is ToolKind.PATCH and not re.search(r"(?i)invalid patch|unknown|usage", body):
         return Failure.CODE, diag  # the patch's context did not match the file: its content
     return Failure.MISUSE, diag

@@ -59,7 +59,7 @@ from urllib.parse import urlsplit
 
 import attrs
 
-from ..agents import ToolKind, command_params, is_shell, learning_view, same_job, spec_for
+from ..agents import ToolKind, is_shell, learning_view, same_job, spec_for
 from ..agents import programs as _programs
 from ..agents.outcomes import command_line, timed_out, unquoted_retries, view_indices
 from ..agents.shell import parse
@@ -69,6 +69,7 @@ from .digest import Recovery, digest, error_phrase, is_retry_of, value_text
 from .evidence import (
     Member,
     can_stand_in,
+    holds_code,
     is_scalar,
     param_name_finding,
     param_value_finding,
@@ -290,17 +291,6 @@ def _renamed(
     )
 
 
-def _command_line(tool: str, name: str, value: Any) -> bool:
-    """Whether ``value`` of parameter ``name`` of ``tool`` is a command line or a script
-    (several words in a parameter that holds one, :func:`~agentmem.agents.command_params`;
-    or several lines), not a value: its change is code, as the shell kinds read it, never
-    "call T with x like V"."""
-    if not isinstance(value, str):
-        return False
-    v = value.strip()
-    return "\n" in v or (name.lower() in command_params(tool) and len(v.split()) > 1)
-
-
 def _changed_value(
     t: Trajectory, i: int, j: int, between: list[int], e: str, head: str, dom: str
 ) -> Correction | None:
@@ -314,7 +304,7 @@ def _changed_value(
     bad, good = w.params[x], r.params[x]
     if not (is_scalar(bad) and is_scalar(good)):
         return None  # a list or object changed: which part of it was the fix?
-    if _command_line(w.tool, x, bad) or _command_line(w.tool, x, good):
+    if holds_code(w.tool, x, bad) or holds_code(w.tool, x, good):
         return None  # a shell line or a script changed: code, as the shell kinds read it
     if short_value(bad) == short_value(good):
         return None  # the two values read the same once clipped: a lesson could not tell them apart

@@ -62,6 +62,7 @@ from .digest import Digest
 from .evidence import (
     Member,
     can_stand_in,
+    holds_code,
     inert_tools,
     is_scalar,
     mentions,
@@ -171,7 +172,7 @@ def _value_rule(n: Member, i: int, group: Sequence[Member], e: str) -> tuple[Fin
     """(finding, whether some value of the call is of another kind than the group's)."""
     s = n.steps[i]
     calls = _ok_calls(group, s.tool)
-    params = [x for x, v in s.params.items() if is_scalar(v)]
+    params = [x for x, v in s.params.items() if is_scalar(v) and not holds_code(s.tool, x, v)]
     # an error that names some of the call's parameters or values is about those
     named = [x for x in params if mentions(e, [x]) or _mentions_value(e, s.params[x])]
     for x in named:

@@ -76,7 +76,7 @@ from typing import Any
 
 import attrs
 
-from ..agents import is_shell, learning_view, same_job, spec_for
+from ..agents import command_params, is_shell, learning_view, same_job, spec_for
 from ..records import Step, Trajectory
 from .digest import Digest, Recovery, value_text
 from .findings import KIND_RANK, Finding, err_clause, lesson_text, quote_error, short_value
@@ -114,6 +114,17 @@ def name_parts(name: str) -> set[str]:
     for p in parts:
         words.update(w.lower() for w in re.findall(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+", p))
     return {w for w in words if len(w) > 2}
+
+
+def holds_code(tool: str, name: str, value: Any) -> bool:
+    """Whether ``value`` of parameter ``name`` of ``tool`` is a command line or a script
+    (several words in a parameter that holds one, :func:`~agentmem.agents.command_params`:
+    a shell's command, Codex code mode's JavaScript ``input``; or several lines), not a
+    value: its change is code, as the shell kinds read it, never "call T with x like V"."""
+    if not isinstance(value, str):
+        return False
+    v = value.strip()
+    return "\n" in v or (name.lower() in command_params(tool) and len(v.split()) > 1)
 
 
 def _categorical(text: str) -> bool:
@@ -475,6 +486,7 @@ def _failed_call(ms: Sequence[Member], n: Member, ni: int, p: Member, pi: int) -
     if f:
         return f
     diff = [k for k in ns.params if ns.params[k] != ps.params.get(k)]
+    diff = [k for k in diff if not holds_code(t, k, ns.params[k])]  # code is no value
     diff = [k for k in diff if _categorical(value_text(ns.params[k], 200))] or diff
     if diff:
         x = diff[0]
