@@ -120,3 +120,37 @@ def test_a_failed_code_mode_script_is_the_script_s_failure():
         "Script completed\nOutput:\nsrc/a.ts:1:bar",
     )
     assert _kinds(failed, worked) == []
+
+
+_CAC = (
+    "\n> x@0.1.0 test\n> vitest run --runInBand\n\nfile:///w/p/node_modules/vitest/cac.js:403\n"
+    "          throw new CACError(`Unknown option ${name}`);\n                ^\n\n"
+    "CACError: Unknown option `--runInBand`\n    at Command.checkUnknownOptions (file:///x.js:1:1)\n"
+)
+
+
+def test_node_s_uncaught_exception_is_the_diagnostic_not_its_source_line():
+    """Node prints the file, the source line, a caret, then the exception: the exception
+    line says what went wrong, and an unknown option there is a misuse of the runner."""
+    from agentmem.agents import Failure, outcome
+
+    failed = Step("Bash", {"command": "npm test -- --runInBand"}, "Exit code 1\n" + _CAC, False)
+    o = outcome(failed)
+    assert o.diagnostic == "CACError: Unknown option `--runInBand`"
+    assert o.failure is Failure.MISUSE
+
+
+def test_an_option_passed_on_after_dashes_is_an_option_of_the_project_s_runner():
+    """``npm test -- --runInBand`` failed (vitest has no such option), ``npm test`` worked:
+    the lesson drops the option, for this project only (its runner is the project's)."""
+    from agentmem.agents import learning_view
+    from agentmem.learning.shell_fixes import find_shell_fixes
+
+    steps = (
+        Step("Bash", {"command": "npm test -- --runInBand"}, "Exit code 1\n" + _CAC, False),
+        Step("Bash", {"command": "npm test"}, "Test Files  3 passed (3)"),
+    )
+    t = Trajectory(task="run the tests", steps=steps, meta={"cwd": "/w/p"})
+    (fix,) = find_shell_fixes(learning_view(t))
+    assert fix.finding.text.startswith("Run npm test without --runInBand")
+    assert fix.finding.detail["scope"] == "project"

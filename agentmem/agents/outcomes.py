@@ -93,7 +93,7 @@ def _roles(c: Command) -> frozenset[Role]:
 #: Lines that say the command itself was wrong (how it was called, what is missing).
 _INVOCATION = re.compile(
     r"command not found|not found: |No such file or directory|cannot access|"
-    r"not a git repository|unknown option|unrecogni[sz]ed (?:option|flag)|invalid option|"
+    r"not a git repository|[Uu]nknown option|unrecogni[sz]ed (?:option|flag)|invalid option|"
     r"illegal option|unrecognized arguments?|unknown (flag|command|subcommand)|"
     r"is not a \S+ command|[Uu]sage: |no such (file|directory|command)|"
     r"ModuleNotFoundError|No module named|Permission denied|cannot find module|"
@@ -179,6 +179,14 @@ def diagnostic(body: str) -> str:
     tb = [x for x in lines if re.match(r"^[\w.]+(Error|Exception)\b", x)]
     if any(x.startswith("Traceback") for x in body.split("\n")) and tb:
         return _clean(tb[-1])
+    raw = [_TAGS.sub("", x).strip() for x in body.split("\n")]
+    caret = next((i for i, x in enumerate(raw) if re.fullmatch(r"\^+", x)), None)
+    if caret is not None:
+        # Node's uncaught exception: the file, its source line, a caret, then the
+        # exception ("CACError: Unknown option `--runInBand`"): never the source line
+        thrown = [x for x in raw[caret + 1 :] if re.match(r"^[\w.]+(Error|Exception)\b", x)]
+        if thrown:
+            return _clean(thrown[0])
     at = next((i for i, x in enumerate(lines) if _DIAGNOSTIC.search(x)), 0)
     if re.search(r"following (issue|error|problem)s?:$", lines[at]) and at + 1 < len(lines):
         at += 1  # "InputValidationError: Task failed due to the following issue:" + the issue
@@ -416,7 +424,7 @@ def _shell_failure(
         first = diag or ""
         if _INVOCATION.search(first) and (
             _names_operand(c, first)
-            or re.search(r"unknown|unrecogni|invalid|illegal|[Uu]sage", first)
+            or re.search(r"(?i)unknown|unrecogni|invalid|illegal|usage", first)
         ):
             return Failure.MISUSE, diag
         return Failure.CODE, diag

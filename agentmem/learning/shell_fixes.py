@@ -431,6 +431,8 @@ def compare(
     found = _pattern(f, s, diag) or _existing(f, s, diag, body)
     if found is not None:
         return found
+    if _passed(f) != _passed(s) and f.flags == s.flags and _rest(f) == _rest(s):
+        return _flag(f, s, q, diag, body)  # npm test -- --runInBand, then npm test
     if f.flags == s.flags or _inert_flags(f, s, diag):
         return _operand(f, s, q, diag, body, task)
     if f.operands == s.operands and _targets(f) == _targets(s):
@@ -1196,9 +1198,21 @@ def _names_option(x: str, said: str) -> bool:
     return bool(bare) and bool(_UNKNOWN_OPTION.search(said)) and re.search(quoted, said) is not None
 
 
+def _passed(c: Command) -> tuple[str, ...]:
+    """The options ``c`` passes on after ``--`` to the program it runs (``npm test --
+    --runInBand``: vitest's option): its operands that look like options."""
+    return tuple(o for o in c.operands if len(o) > 1 and o.startswith("-"))
+
+
+def _rest(c: Command) -> tuple[str, ...]:
+    """``c``'s operands and written files, without the options it passes on."""
+    return tuple(o for o in _targets(c) if o not in _passed(c))
+
+
 def _flag(f: Command, s: Command, q: str, diag: str, body: str) -> Finding | None:
-    gone = [x for x in f.flags if x not in s.flags]
-    new = [x for x in s.flags if x not in f.flags]
+    mine, theirs = (*f.flags, *_passed(f)), (*s.flags, *_passed(s))
+    gone = [x for x in mine if x not in theirs]
+    new = [x for x in theirs if x not in mine]
     if len(gone) > 1 or len(new) > 1 or not (gone or new):
         return None
     said = f"{diag}\n{body[:1500]}"
@@ -1206,6 +1220,8 @@ def _flag(f: Command, s: Command, q: str, diag: str, body: str) -> Finding | Non
     if not named:
         return None  # the output does not say which option was wrong
     scope = "tool" if _OPTION_RULE.search(diag) else "project"
+    if set(named) & {*_passed(f), *_passed(s)}:
+        scope = "project"  # an option npm passes on to the project's own runner
     if gone and new:
         text = f"Run {_intent(f)} with {new[0]}, not {gone[0]}, which fails with '{q}'."
     elif new:
