@@ -154,3 +154,20 @@ def test_an_option_passed_on_after_dashes_is_an_option_of_the_project_s_runner()
     (fix,) = find_shell_fixes(learning_view(t))
     assert fix.finding.text.startswith("Run npm test without --runInBand")
     assert fix.finding.detail["scope"] == "project"
+
+
+def test_a_path_in_a_git_submodule_is_staged_there_not_left_out():
+    """git names the submodule a path belongs to; "leave it out" (the first try's lesson)
+    left the files unstaged, while the run later staged them inside the submodule."""
+    from agentmem.agents import learning_view
+    from agentmem.learning.shell_fixes import find_shell_fixes
+
+    said = "Exit code 128\nfatal: Pathspec 'api/src/x/' is in submodule 'api'"
+    steps = (
+        Step("Bash", {"command": "git add api/src/x/ docs/a.md"}, said, False),
+        Step("Bash", {"command": "git add docs/a.md"}, ""),
+    )
+    t = Trajectory(task="commit it", steps=steps, meta={"cwd": "/home/ken"})
+    (fix,) = find_shell_fixes(learning_view(t))
+    assert "is in the git submodule api" in fix.finding.text
+    assert "(git -C api add)" in fix.finding.text and "leave it out" not in fix.finding.text

@@ -1154,7 +1154,19 @@ def _dropped(f: Command, s: Command, q: str, diag: str, body: str) -> Finding | 
     if "/" not in bad or not named:
         return None
     text = f"In this project {_intent(f)} fails on {bad} ('{q}'): leave it out."
+    sub = _SUBMODULE.search(diag)
+    if sub is not None and f.program == "git":
+        # git names where the path belongs: it is staged there, not left out (blind set 14)
+        m, how = sub.group(1), f"git -C {sub.group(1)} {f.subcommand or ''}".strip()
+        text = (
+            f"In this project {bad} is in the git submodule {m} ('{q}'): {_intent(f)} it "
+            f"inside {m} ({how}), not from this repository."
+        )
     return _finding("dropped", f, "project", text, (f.program, bad), diag, bad=bad, avoid=[])
+
+
+#: git's "fatal: Pathspec 'a/b' is in submodule 'a'": the submodule the path belongs to.
+_SUBMODULE = re.compile(r"is in submodule ['\"‘`]?([^'\"’`\s]+)")
 
 
 def _forced(f: Command, s: Command, q: str, diag: str, body: str) -> Finding | None:
