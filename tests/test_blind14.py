@@ -171,3 +171,33 @@ def test_a_path_in_a_git_submodule_is_staged_there_not_left_out():
     (fix,) = find_shell_fixes(learning_view(t))
     assert "is in the git submodule api" in fix.finding.text
     assert "(git -C api add)" in fix.finding.text and "leave it out" not in fix.finding.text
+
+
+_DE_PARSER = (
+    "Process exited with code 1\nOutput:\nIn Zeile:1 Zeichen:14\r\n+ apply_patch << 'PATCH'\r\n"
+    "+              ~\r\nDateispezifikation nach dem Umleitungsoperator fehlt.\r\n"
+    "    + CategoryInfo          : ParserError: (:) [], ParentContainsErrorRecordException\r\n"
+    "    + FullyQualifiedErrorId : MissingFileSpecification\r\n"
+)
+
+
+def test_powershell_has_no_heredoc_in_any_language():
+    """Codex on a German Windows ran ``apply_patch << 'PATCH'`` through powershell
+    -Command; PowerShell's parser refused it (its framing, not its words, says so), and
+    apply_patch called on its own worked. A PowerShell runtime error is no such refusal."""
+    from agentmem.agents import Failure, outcome
+
+    script = "apply_patch << 'PATCH'\n*** Begin Patch\n*** Add File: a.md\n+x\n*** End Patch\nPATCH"
+    argv = ["powershell.exe", "-NoProfile", "-Command", script]
+    failed = Step("shell", {"command": argv}, _DE_PARSER, False)
+    o = outcome(failed)
+    assert o.failure is Failure.MISUSE
+    assert o.diagnostic == "Dateispezifikation nach dem Umleitungsoperator fehlt."
+    patch = "*** Begin Patch\n*** Add File: a.md\n+x\n*** End Patch"
+    worked = Step("shell", {"command": ["apply_patch", patch]}, "Success. Updated: A a.md")
+    (c,) = find_corrections(_run(failed, worked))
+    assert c.finding.text.startswith("Here the shell is PowerShell, which has no << heredoc")
+    assert "run apply_patch as its own call" in c.finding.text
+    # the same program fed the same way again: no way out shown
+    again = Step("shell", {"command": argv}, _DE_PARSER, False)
+    assert _kinds(failed, again) == []

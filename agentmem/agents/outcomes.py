@@ -375,6 +375,10 @@ def silent_not_found(diag: str) -> bool:
 #: The shell itself refused a line before running any of it (Windows PowerShell 5.1 on
 #: ``&&``): a misuse of the shell, whatever programs the line names.
 _SHELL_REJECTED = re.compile(r"[^\n]*The token '[^'\n]+' is not a valid statement separator[^\n]*")
+#: PowerShell's parser refused the script, in any language ("+ CategoryInfo :
+#: ParserError"); its message is the line under the ``~`` marker.
+_PS_PARSER = re.compile(r"CategoryInfo\s*:\s*ParserError")
+_PS_MARKED = re.compile(r"(?m)^\+\s+~+\s*\r?\n([^+\r\n][^\r\n]*)")
 
 
 #: The shell tool refused a line that starts with a long sleep, before running any of it:
@@ -403,6 +407,9 @@ def _shell_failure(
     rejected = _SHELL_REJECTED.search(body[:2000])
     if rejected is not None:  # the shell refused the line: none of its commands ran
         return Failure.MISUSE, _clean(rejected.group(0))
+    if _PS_PARSER.search(body[:6000]):  # PowerShell could not read the script: none ran
+        said = _PS_MARKED.search(body[:3000])
+        return Failure.MISUSE, _clean(said.group(1)) if said else diag
     script = parse(command_line(spec, params))
     if not script.parsed:
         return Failure.MISUSE, diag

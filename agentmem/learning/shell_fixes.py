@@ -3099,7 +3099,14 @@ _PS_WRAPPER = re.compile(
 
 
 def _ps_script(step: Step) -> str:
-    """A PowerShell call's script: its line, or what a ``powershell -Command`` runs."""
+    """A PowerShell call's script: its line, or what a ``powershell -Command`` runs (the
+    word after ``-Command`` as Codex passes it, an argv, unquoted)."""
+    argv = next((v for v in step.params.values() if isinstance(v, list)), None)
+    if argv and all(isinstance(w, str) for w in argv):
+        head = os.path.basename(str(argv[0]).replace("\\", "/")).lower()
+        at = [k for k, w in enumerate(argv) if str(w).lower() in ("-c", "-command")]
+        if head.startswith(("powershell", "pwsh")) and at and at[0] + 1 < len(argv):
+            return " ".join(str(w) for w in argv[at[0] + 1 :]).strip()
     line = _line(step).strip()
     m = _PS_WRAPPER.match(line)
     if m:
@@ -3164,6 +3171,55 @@ def _ps_separator(t: Trajectory, i: int) -> ShellFix | None:
     fnd = attrs.evolve(fnd, domain=step.domain or "")
     why = f"call {i + 1} joined commands with {m.group(1)}; call {j + 1} ran them joined otherwise"
     return ShellFix(i, j, (), fnd, why)
+
+
+#: PowerShell's parser error, in any language: the line quoted after ``+``, then a ``~``
+#: marker under the token it could not read, then the message ("Missing file
+#: specification after redirection operator.", "Dateispezifikation nach dem ...").
+_PS_PARSE_ERROR = re.compile(r"(?m)^\+ [^\n]*\n\+\s+~+\s*\n(?:\+[^\n]*\n)*([^+\n][^\n]*)")
+#: A heredoc fed to a program: ``apply_patch << 'PATCH'``, ``cat <<EOF``.
+_HEREDOC = re.compile(r"^\s*([\w.-]+)\s*<<-?\s*['\"]?\w+['\"]?\s*\n")
+
+
+def _ps_heredoc(t: Trajectory, i: int) -> ShellFix | None:
+    """``heredoc``: a PowerShell call (the PowerShell tool, or ``powershell -Command``, as
+    Codex runs lines on Windows) fed a program a bash heredoc (``apply_patch << 'PATCH'``),
+    PowerShell's parser refused the ``<<``, and a later call ran that program itself (its
+    own call, the text as its argument) and worked: this machine's shell has no heredoc."""
+    step = t.steps[i]
+    if step.success or not is_shell(step.tool):
+        return None
+    line = _line(step)
+    if not (_PS_WRAPPER.match(line.strip()) or "powershell" in step.tool.lower()):
+        return None
+    h = _HEREDOC.match(_ps_script(step))
+    m = _PS_PARSE_ERROR.search(step.output[:3000].replace("\r\n", "\n"))
+    if h is None or m is None:
+        return None
+    program = h.group(1)
+    for j in range(i + 1, min(len(t.steps), i + 1 + WINDOW)):
+        later = t.steps[j]
+        if not (later.success and is_shell(later.tool)):
+            continue
+        argv = next((v for v in later.params.values() if isinstance(v, list)), None)
+        if argv and isinstance(argv[0], str):
+            ran, fed = os.path.basename(argv[0]), "<<" in str(argv[0])
+        else:  # a line: its first command, read as the shell reads it
+            found = parse(_line(later))
+            ran = found.commands[0].program if found.parsed and found.commands else ""
+            fed = "<<" in _line(later)
+        if ran != program or fed:
+            continue
+        q = quote_error(m.group(1).strip(), 8)
+        text = (
+            f"Here the shell is PowerShell, which has no << heredoc ('{q}'): run {program} "
+            "as its own call, the text as its argument."
+        )
+        fnd = _finding("heredoc", program, "machine", text, (program, "powershell", "<<"), q)
+        fnd = attrs.evolve(fnd, domain=step.domain or "")
+        why = f"call {i + 1} fed {program} a heredoc in PowerShell; call {j + 1} ran it alone"
+        return ShellFix(i, j, (), fnd, why)
+    return None
 
 
 #: The readers of one failed call each (a kind that is no pair of a failed and a
@@ -3243,6 +3299,7 @@ _READERS = (
     _literal_glob,
     _literal_path,
     _ps_separator,
+    _ps_heredoc,
     _backslashes,
     _trailing_backslash,
     _environment,
@@ -4041,6 +4098,22 @@ _PS_MISSING = (
     "Get-Content: An object at the specified path src/app/[id]/page.tsx does not exist, or "
     "has been filtered by the -Include or -Exclude parameter."
 )
+_PS_HEREDOC = (
+    "At line:1 char:14\n+ apply_patch << 'PATCH'\n+              ~\n"
+    "Missing file specification after redirection operator.\n"
+    "    + CategoryInfo          : ParserError: (:) [], ParentContainsErrorRecordException\n"
+    "    + FullyQualifiedErrorId : MissingFileSpecification"
+)
+
+
+def _ps_argv(script: str, output: str = "", ok: bool = True) -> Step:
+    """An example call as Codex records it on Windows (``shell`` with an argv that runs
+    ``powershell.exe -Command SCRIPT``)."""
+    argv = ["powershell.exe", "-NoProfile", "-Command", script]
+    body = output if ok else f"Exit code: 1\nOutput:\n{output}"
+    return Step(tool="shell", params={"command": argv}, output=body, success=ok)
+
+
 _PS_ANDAND = (
     "At line:1 char:8\n+ cd web && npm test\n+        ~~\n"
     "The token '&&' is not a valid statement separator in this version."
@@ -4322,6 +4395,20 @@ SHELL_CHANGES: tuple[ShellChange, ...] = (
         (
             _exec("cd web && npm test", _PS_ANDAND, False),
             _exec("cd web; npm run build", "built"),
+        ),
+    ),
+    ShellChange(
+        "heredoc",
+        "PowerShell (its tool, or powershell -Command as Codex runs lines on Windows) "
+        "refused a bash heredoc fed to a program (apply_patch << 'PATCH'); a later call ran "
+        "that program itself, the text as its argument, and it worked",
+        (
+            _ps_argv("apply_patch << 'PATCH'\n*** Begin Patch\nPATCH", _PS_HEREDOC, False),
+            Step("shell", {"command": ["apply_patch", "*** Begin Patch"]}, "Success.", True),
+        ),
+        (
+            _ps_argv("apply_patch << 'PATCH'\n*** Begin Patch\nPATCH", _PS_HEREDOC, False),
+            _ps_argv("Set-Content -Path a.md -Value 'x'", "", True),
         ),
     ),
     ShellChange(
