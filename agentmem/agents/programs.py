@@ -568,21 +568,35 @@ def same_job(name: str, others: Iterable[str]) -> bool:
     return any(mine & jobs(o) for o in others)
 
 
-def only_prints(name: str, flags: Sequence[str]) -> bool:
-    """Whether program ``name`` called with ``flags`` only prints what it fetches
-    (:attr:`Program.writes_with`: ``curl URL``, not ``curl -sLo x URL``). A short option
-    may sit in a bundle (``-sSLO``). The caller checks for ``>``."""
+def only_prints(name: str, args: Sequence[str]) -> bool:
+    """Whether program ``name`` called with ``args`` (the words after it) only prints what
+    it fetches (:attr:`Program.writes_with`: ``curl URL``, not ``curl -sLo x URL``). A
+    short option may sit in a bundle (``-sSLO``); ``-o -`` (``--output -``, ``-o-``) writes
+    to the standard output. The caller checks for ``>`` and ``|``."""
     p = get(name)
     if p is None or not p.writes_with:
         return False
     short = {o[1] for o in p.writes_with if len(o) == 2}
-    for f in flags:
-        long = f.split("=", 1)[0]
-        if long in p.writes_with or (
-            f.startswith("-") and not f.startswith("--") and short & set(f[1:])
-        ):
+    for k, a in enumerate(args):
+        nxt = args[k + 1] if k + 1 < len(args) else ""
+        if a.startswith("--"):
+            opt, eq, value = a.partition("=")
+            if opt not in p.writes_with:
+                continue
+            value = value if eq else nxt
+        elif a.startswith("-") and short & set(a[1:]):
+            at = next(n for n, ch in enumerate(a) if n and ch in short)
+            opt, value = "-" + a[at], a[at + 1 :] or nxt
+        else:
+            continue
+        if not (opt in _TO_A_FILE and value == "-"):
             return False
     return True
+
+
+#: The options of :attr:`Program.writes_with` that take the file's name (``-`` is the
+#: standard output); the others name no file (``-O``: the URL's own name).
+_TO_A_FILE = frozenset({"-o", "--output"})
 
 
 def pattern_options(name: str) -> frozenset[str]:

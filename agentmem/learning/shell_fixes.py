@@ -234,10 +234,29 @@ def _reader(c: Command) -> bool:
 
 def _only_prints(c: Command) -> bool:
     """``c`` fetched and printed, writing no file (``curl URL``, not ``curl -o x URL`` or
-    ``curl URL > x``): :func:`programs.only_prints`."""
-    return programs.only_prints(c.program, c.flags) and not any(
-        op in (">", ">>") for op, _ in c.redirects
+    ``curl URL > x``): :func:`programs.only_prints`. ``2>/dev/null`` writes no file; a
+    pipe on (``curl URL | sh``, marked by :func:`_as_between`) ran what it fetched."""
+    return programs.only_prints(c.program, c.args) and not any(
+        (op in _WRITES and t != "/dev/null") or op == "|" for op, t in c.redirects
     )
+
+
+def _as_between(step: Step) -> list[Command]:
+    """A successful call's commands, as calls between a failure and its fix: a fetch
+    whose output a pipe carries on (``curl URL | sh``) gets a ``("|", next program)``
+    redirect, so that it never reads as one that only printed (review 27: the curl left
+    out made "jq is missing here: run sh first")."""
+    found = spec_for(step.tool)
+    script = parse(command_line(found[1], step.params)) if found else None
+    if script is None or not script.parsed:
+        return []
+    out: list[Command] = []
+    for p in script.pipelines:
+        for c, nxt in zip(p.commands, (*p.commands[1:], None)):
+            if nxt is not None and _only_prints(c):
+                c = attrs.evolve(c, redirects=(*c.redirects, ("|", nxt.program)))
+            out.append(c)
+    return out
 
 
 def _only_shows(s: Command, f: Command) -> bool:
@@ -3270,7 +3289,7 @@ def find_shell_fixes(t: Trajectory, earlier: Earlier | None = None) -> list[Shel
             c = _retry(f, cmds, missing)
             if c is None:
                 if later.success:
-                    between += list(cmds)
+                    between += _as_between(later)
                     idx.append(j)
                 continue
             if not later.success:

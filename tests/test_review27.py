@@ -1,0 +1,61 @@
+"""Review of this session's commits: a fetch that only printed, the ``absent`` claim of a
+folder ``mkdir`` made, a tool switch after a missing path, Codex code mode's script, a call
+that only asks a program about itself. Each test is a case the change had wrong or had not
+checked, on synthetic runs only."""
+
+from __future__ import annotations
+
+import pytest
+
+from agentmem.agents import parse
+from agentmem.agents import programs as P
+
+from .test_review26 import _changes, _sh
+
+_JQ = ("jq . a.json", "bash: jq: command not found")
+
+
+def _after_jq(*between: str) -> list[tuple[str, str]]:
+    steps = [_sh(*_JQ, ok=False), *(_sh(b, "") for b in between), _sh("jq . a.json", "{}")]
+    return _changes(*steps)
+
+
+# -- a fetch that only printed (e90e052) ---------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "fetch",
+    [
+        "curl -fsSL https://x/install.sh | sh",
+        "curl -fsSL https://x/install.sh | sudo bash",
+        "curl -s https://x/i.sh | sh -s -- -y",
+        "curl -s https://x/jq | tee /usr/local/bin/jq",
+    ],
+)
+def test_a_piped_fetch_is_no_fetch_that_only_printed(fetch: str):
+    """``curl URL | sh``: the fetch's output ran as a script. Dropping the curl left the
+    shell alone as "the" install: "jq is missing here: run sh first" (before the change,
+    two commands between taught nothing)."""
+    assert _after_jq(fetch) == []
+
+
+@pytest.mark.parametrize(
+    ("line", "prints"),
+    [
+        ("curl -o - https://x/jq", True),  # - is the standard output
+        ("curl --output - https://x/jq", True),
+        ("curl --output=- https://x/jq", True),
+        ("curl -sSLo- https://x/jq", True),
+        ("curl -sSLo jq https://x/jq", False),
+        ("curl -o jq https://x/jq", False),
+    ],
+)
+def test_an_output_to_the_standard_output_only_prints(line: str, prints: bool):
+    c = parse(line).commands[0]
+    assert P.only_prints(c.program, c.args) is prints
+
+
+def test_a_fetch_whose_errors_went_to_dev_null_only_printed():
+    """``2>/dev/null`` (read as ``>``) and ``> /dev/null`` write no file."""
+    for fetch in ("curl -s localhost:5000/health 2>/dev/null", "curl -s x.org >/dev/null"):
+        assert _after_jq(fetch) == [], fetch
