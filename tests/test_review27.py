@@ -5,11 +5,17 @@ checked, on synthetic runs only."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from agentmem.agents import parse
+from agentmem.agents import learning_view, parse
 from agentmem.agents import programs as P
+from agentmem.claims import ABSENT, withheld
+from agentmem.learning.shell_fixes import claims_of, find_shell_fixes
+from agentmem.records import Experience, Trajectory
 
+from .test_claims import _rule
 from .test_review26 import _changes, _sh
 
 _JQ = ("jq . a.json", "bash: jq: command not found")
@@ -59,3 +65,31 @@ def test_a_fetch_whose_errors_went_to_dev_null_only_printed():
     """``2>/dev/null`` (read as ``>``) and ``> /dev/null`` write no file."""
     for fetch in ("curl -s localhost:5000/health 2>/dev/null", "curl -s x.org >/dev/null"):
         assert _after_jq(fetch) == [], fetch
+
+
+# -- absent: a folder mkdir made (e11c822) ----------------------------------------------
+
+
+def test_a_lesson_of_several_folders_is_withheld_only_once_all_are_there(tmp_path: Path):
+    """``mkdir -p logs out``: logs may be there already (a tracked folder) while out is
+    not; the lesson still has its say. Withheld only once every folder is there."""
+    lesson = Experience(
+        text="Run mkdir -p logs out before touch out/a.txt.",
+        rule=_rule((ABSENT, "logs"), (ABSENT, "out")),
+    )
+    (tmp_path / "logs").mkdir()
+    assert withheld(lesson, tmp_path) is None
+    (tmp_path / "out").mkdir()
+    assert withheld(lesson, tmp_path) == "logs and out exist now"
+
+
+def test_mkdir_s_mode_is_no_folder_it_made():
+    """``mkdir -m 755 out``: 755 is the mode, not a folder."""
+    steps = (
+        _sh("touch out/a.txt", "touch: cannot touch 'out/a.txt': No such file or directory", False),
+        _sh("mkdir -m 755 out", ""),
+        _sh("touch out/a.txt", ""),
+    )
+    t = Trajectory(task="do the thing", steps=steps, meta={"cwd": "/w/app"})
+    (fix,) = find_shell_fixes(learning_view(t))
+    assert claims_of(fix.finding) == ((ABSENT, "out"),)

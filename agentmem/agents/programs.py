@@ -378,7 +378,9 @@ _TABLE: list[Program] = [
     *_many("cmp", Role.READER, Role.ANSWERS),
     Program("diff", _roles(Role.READER, Role.ANSWERS), "fs"),
     *_many("mv rm rmdir", Role.MOVES, domain="fs"),
-    *_many("cp mkdir touch ln", Role.CREATES, domain="fs"),
+    *_many("cp touch ln", Role.CREATES, domain="fs"),
+    # -m: the new folders' mode, no folder (review 27: 755 was claimed absent)
+    Program("mkdir", _roles(Role.CREATES), "fs", value_options=frozenset({"-m"})),
     *_many("chmod chown zip unzip", domain="fs"),
     *_many("tar", domain="fs", pattern_options="--exclude"),
     *_many("patch", Role.EDITS, domain="fs"),
