@@ -93,3 +93,46 @@ def test_mkdir_s_mode_is_no_folder_it_made():
     t = Trajectory(task="do the thing", steps=steps, meta={"cwd": "/w/app"})
     (fix,) = find_shell_fixes(learning_view(t))
     assert claims_of(fix.finding) == ((ABSENT, "out"),)
+
+
+# -- a call that only asks a program about itself (da1c182) -----------------------------
+
+
+@pytest.mark.parametrize(
+    ("steps", "change"),
+    [
+        ((_sh(*_JQ, ok=False), _sh("brew install jq"), _sh("jq --version")), "prerequisite"),
+        (
+            (
+                _sh("python app.py", "bash: python: command not found", False),
+                _sh("python3 --version", "Python 3.12.1"),
+            ),
+            "interpreter",
+        ),
+        (
+            (
+                _sh("pytest tests/a.py --covv", "error: unrecognized arguments: --covv", False),
+                _sh("pytest --help", "usage: pytest [options]"),
+            ),
+            "flag",
+        ),
+    ],
+)
+def test_a_look_at_the_usage_between_does_not_end_the_search(steps, change: str):
+    """Install, check ``jq --version``, then use jq: the check was taken as the retry,
+    taught nothing, and the real fix after it was never looked at."""
+    fixed = {
+        "prerequisite": "jq . a.json",
+        "interpreter": "python3 app.py",
+        "flag": "pytest tests/a.py --cov",
+    }[change]
+    assert [c for c, _ in _changes(*steps, _sh(fixed, "ok"))] == [change]
+
+
+def test_a_bare_h_is_human_sizes_for_df_du_and_free():
+    """``free -h`` (``df -h``, ``du -h``, ``sort -V``): a job done, not a look at usage."""
+    got = _changes(
+        _sh("free --humann", "free: unrecognized option '--humann'", False),
+        _sh("free -h", "Mem: 15Gi"),
+    )
+    assert [c for c, _ in got] == ["flag"]

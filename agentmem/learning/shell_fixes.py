@@ -406,13 +406,18 @@ def _finding(
 
 #: Options that only ask a program for its usage or version, wherever they stand.
 _ASKS = frozenset({"--help", "--version"})
+#: Programs whose bare ``-h`` or ``-V`` does a job: human sizes (``df -h``, ``free -h``),
+#: a version sort (``sort -V``).
+_OWN_H = frozenset({"df", "du", "free", "ls", "sort"})
 
 
 def _asks_itself(c: Command) -> bool:
     """Whether ``c`` only asks its program about itself: ``--help``, ``--version``, a
-    ``help`` subcommand, or a bare ``-h`` / ``-V`` (elsewhere ``-h`` may be du's human
-    sizes). Its success shows usage, never that a job was done."""
-    return bool(set(c.args) & _ASKS) or c.args[:1] == ("help",) or c.args in (("-h",), ("-V",))
+    ``help`` subcommand, or a bare ``-h`` / ``-V`` (not :data:`_OWN_H`'s; with more
+    words ``-h`` may be du's human sizes). Its success shows usage, never that a job was
+    done; after a failure it is a look at the program, never its retry."""
+    bare = c.args in (("-h",), ("-V",)) and c.program not in _OWN_H
+    return bool(set(c.args) & _ASKS) or c.args[:1] == ("help",) or bare
 
 
 def compare(
@@ -3287,6 +3292,8 @@ def find_shell_fixes(t: Trajectory, earlier: Earlier | None = None) -> list[Shel
             if cmds is None:
                 continue
             c = _retry(f, cmds, missing)
+            if c is not None and later.success and _asks_itself(c) and not _asks_itself(f):
+                continue  # jq --version after an install: a look at it, not its retry
             if c is None:
                 if later.success:
                     between += _as_between(later)
