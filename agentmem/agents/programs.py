@@ -134,6 +134,9 @@ class Program:
     #: it write a file instead. With none of them and no ``>``, it changes nothing here
     #: (:func:`only_prints`): it cannot have provided a program or a file.
     writes_with: frozenset[str] = frozenset()
+    #: Options that, alone, do a job: ``df -h`` (human sizes), ``sort -V`` (a version
+    #: sort). Elsewhere a bare ``-h`` or ``-V`` asks for usage or the version.
+    alone: frozenset[str] = frozenset()
 
 
 def _roles(*roles: Role) -> frozenset[Role]:
@@ -178,6 +181,7 @@ def _many(
     takes_subcommand: bool = False,
     runs: str | None = None,
     pattern_options: str = "",
+    alone: str = "",
 ) -> list[Program]:
     return [
         Program(
@@ -187,6 +191,7 @@ def _many(
             takes_subcommand=takes_subcommand,
             runs=runs,
             pattern_options=frozenset(pattern_options.split()),
+            alone=frozenset(alone.split()),
         )
         for n in names.split()
     ]
@@ -353,7 +358,7 @@ _TABLE: list[Program] = [
     # interpreters (python, python3, python3.12 and py: see is_interpreter)
     *_many("node ruby perl php elixir Rscript", Role.INTERPRETER),
     # files: readers, probes, filters
-    *_many("ls", Role.READER, Role.PROBE, Role.LISTS, domain="fs"),
+    *_many("ls", Role.READER, Role.PROBE, Role.LISTS, domain="fs", alone="-h"),
     *_many("stat", Role.READER, Role.PROBE, domain="fs"),
     *_many("realpath readlink", Role.READER, Role.PROBE, domain="fs"),
     *_many("which type", Role.READER, Role.PROBE, Role.ANSWERS),
@@ -361,7 +366,8 @@ _TABLE: list[Program] = [
     *_many("test [[", Role.READER, Role.PROBE, Role.ANSWERS),
     *_many("[", Role.PROBE, Role.ANSWERS),
     *_many("head tail wc less more cat", Role.READER, Role.FILTER, domain="fs"),
-    *_many("sort uniq cut nl", Role.READER, Role.FILTER),
+    *_many("sort", Role.READER, Role.FILTER, alone="-h -V"),
+    *_many("uniq cut nl", Role.READER, Role.FILTER),
     *_many("tr column fold fmt", Role.FILTER),
     *_many("tee", Role.FILTER, Role.CREATES),
     *_many(
@@ -372,8 +378,9 @@ _TABLE: list[Program] = [
         pattern_options="-name -iname -path -ipath -wholename",
     ),
     *_many("tree", Role.READER, Role.LISTS, domain="fs"),
-    *_many("du", Role.READER, domain="fs", pattern_options="--exclude"),
-    *_many("df file", Role.READER, domain="fs"),
+    *_many("du", Role.READER, domain="fs", pattern_options="--exclude", alone="-h"),
+    *_many("df free", Role.READER, domain="fs", alone="-h"),
+    *_many("file", Role.READER, domain="fs"),
     *_many("sed awk", Role.READER, Role.LINES, domain="fs"),
     *_many("cmp", Role.READER, Role.ANSWERS),
     Program("diff", _roles(Role.READER, Role.ANSWERS), "fs"),
@@ -599,6 +606,13 @@ def only_prints(name: str, args: Sequence[str]) -> bool:
 #: The options of :attr:`Program.writes_with` that take the file's name (``-`` is the
 #: standard output); the others name no file (``-O``: the URL's own name).
 _TO_A_FILE = frozenset({"-o", "--output"})
+
+
+def does_alone(name: str, option: str) -> bool:
+    """Whether ``option`` alone makes program ``name`` do a job (:attr:`Program.alone`:
+    ``df -h``), not ask for its usage or version."""
+    p = get(name)
+    return p is not None and option in p.alone
 
 
 def pattern_options(name: str) -> frozenset[str]:

@@ -406,17 +406,14 @@ def _finding(
 
 #: Options that only ask a program for its usage or version, wherever they stand.
 _ASKS = frozenset({"--help", "--version"})
-#: Programs whose bare ``-h`` or ``-V`` does a job: human sizes (``df -h``, ``free -h``),
-#: a version sort (``sort -V``).
-_OWN_H = frozenset({"df", "du", "free", "ls", "sort"})
 
 
 def _asks_itself(c: Command) -> bool:
     """Whether ``c`` only asks its program about itself: ``--help``, ``--version``, a
-    ``help`` subcommand, or a bare ``-h`` / ``-V`` (not :data:`_OWN_H`'s; with more
-    words ``-h`` may be du's human sizes). Its success shows usage, never that a job was
-    done; after a failure it is a look at the program, never its retry."""
-    bare = c.args in (("-h",), ("-V",)) and c.program not in _OWN_H
+    ``help`` subcommand, or a bare ``-h`` / ``-V`` (unless it does a job alone: ``df -h``,
+    :func:`programs.does_alone`). Its success shows usage, never that a job was done;
+    after a failure it is a look at the program, never its retry."""
+    bare = c.args in (("-h",), ("-V",)) and not programs.does_alone(c.program, c.args[0])
     return bool(set(c.args) & _ASKS) or c.args[:1] == ("help",) or bare
 
 
