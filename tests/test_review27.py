@@ -12,6 +12,7 @@ import pytest
 from agentmem.agents import learning_view, parse
 from agentmem.agents import programs as P
 from agentmem.claims import ABSENT, withheld
+from agentmem.learning.evidence import holds_code
 from agentmem.learning.shell_fixes import claims_of, find_shell_fixes
 from agentmem.records import Experience, Trajectory
 
@@ -136,3 +137,15 @@ def test_a_bare_h_is_human_sizes_for_df_du_and_free():
         _sh("free -h", "Mem: 15Gi"),
     )
     assert [c for c, _ in got] == ["flag"]
+
+
+# -- Codex code mode (279f063) -----------------------------------------------------------
+
+
+def test_a_one_word_script_is_still_code():
+    """``exec``'s ``input`` is a script whatever its length (``text(await tools.x())`` has
+    a space, ``text(1)`` has none); a shell's one word (``ls``) stays as it was."""
+    assert holds_code("exec", "input", "text(1)")
+    assert holds_code("exec", "input", "const r = 1;\ntext(r)")
+    assert not holds_code("Bash", "command", "ls")
+    assert not holds_code("Read", "file_path", "a.py")
