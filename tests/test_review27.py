@@ -12,9 +12,11 @@ import pytest
 from agentmem.agents import learning_view, parse
 from agentmem.agents import programs as P
 from agentmem.claims import ABSENT, withheld
-from agentmem.learning.evidence import holds_code
+from agentmem.learning.crosstask import find_crosstask_evidence
+from agentmem.learning.digest import digest
+from agentmem.learning.evidence import find_evidence, holds_code
 from agentmem.learning.shell_fixes import claims_of, find_shell_fixes
-from agentmem.records import Experience, Trajectory
+from agentmem.records import Experience, Step, Trajectory
 
 from .test_claims import _rule
 from .test_review26 import _changes, _sh
@@ -149,3 +151,39 @@ def test_a_one_word_script_is_still_code():
     assert holds_code("exec", "input", "const r = 1;\ntext(r)")
     assert not holds_code("Bash", "command", "ls")
     assert not holds_code("Read", "file_path", "a.py")
+
+
+def test_a_script_that_worked_is_no_value_to_tell_either():
+    """The group comparison looked at the failed call's value only: a one-word value that
+    failed, then a script that worked, taught "Call T with code like import os print(...)"
+    (the corrections check both values)."""
+
+    def run(step: Step, ok: bool) -> tuple[Trajectory, object]:
+        t = Trajectory(task="t", steps=[step], accepted=ok, id=None)
+        return t, digest(t, 1.0 if ok else 0.0, 1.0 if ok else -1.0)
+
+    tool = "mcp__py__run_python"
+    bad = Step(tool, {"code": "x"}, "Error: failed", False)
+    good = Step(tool, {"code": "import os\nprint(os.getcwd())"}, "/w", True)
+    assert find_evidence([run(good, True), run(bad, False)]) == []
+
+
+def test_other_runs_scripts_are_no_kind_of_value():
+    """The cross-task rule: one-word code that failed ("foo", named in its error), other
+    runs' scripts that worked: "Call T with code like import os ..." was taught."""
+    tool = "mcp__py__run_python"
+
+    def run(code: str, ok: bool, tid: int) -> tuple[Trajectory, object]:
+        out = "/w" if ok else "NameError: name 'foo' is not defined"
+        t = Trajectory(
+            task=f"print the folder {tid}",
+            steps=[Step(tool, {"code": code}, out, ok)],
+            accepted=ok,
+            id=tid,
+        )
+        return t, digest(t, 1.0 if ok else 0.0, 0.5 if ok else -1.0)
+
+    scripts = ("import os\nprint(os.getcwd())", "import os\nprint(os.listdir())")
+    members = [run("foo", False, 1), *(run(c, True, k) for k, c in enumerate(scripts, 2))]
+    found = find_crosstask_evidence(members, comparable=lambda a, b: True)
+    assert [f.text for f in found if f.kind == "param_value"] == []

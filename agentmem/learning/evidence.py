@@ -490,7 +490,12 @@ def _failed_call(ms: Sequence[Member], n: Member, ni: int, p: Member, pi: int) -
     if f:
         return f
     diff = [k for k in ns.params if ns.params[k] != ps.params.get(k)]
-    diff = [k for k in diff if not holds_code(t, k, ns.params[k])]  # code is no value
+    # code is no value, the script that worked as the one that failed (review 27)
+    diff = [
+        k
+        for k in diff
+        if not (holds_code(t, k, ns.params[k]) or holds_code(t, k, ps.params.get(k)))
+    ]
     diff = [k for k in diff if _categorical(value_text(ns.params[k], 200))] or diff
     if diff:
         x = diff[0]
