@@ -12,6 +12,7 @@ import pytest
 from agentmem.agents import learning_view, parse
 from agentmem.agents import programs as P
 from agentmem.claims import ABSENT, withheld
+from agentmem.learning.corrections import find_corrections
 from agentmem.learning.crosstask import find_crosstask_evidence
 from agentmem.learning.digest import digest
 from agentmem.learning.evidence import find_evidence, holds_code
@@ -187,3 +188,40 @@ def test_other_runs_scripts_are_no_kind_of_value():
     members = [run("foo", False, 1), *(run(c, True, k) for k, c in enumerate(scripts, 2))]
     found = find_crosstask_evidence(members, comparable=lambda a, b: True)
     assert [f.text for f in found if f.kind == "param_value"] == []
+
+
+# -- an MCP tool's job (8784238) --------------------------------------------------------
+
+
+def _switch(w: Step, r: Step) -> list[str]:
+    t = Trajectory(task="do the thing", steps=(w, r), meta={"project": "/w/p"}, accepted=True)
+    return [c.finding.text for c in find_corrections(t)]
+
+
+_DENIED = "Error: Access denied - path outside allowed directories: /w/q not in /w/p"
+
+
+def test_an_mcp_tool_and_a_client_tool_of_other_jobs_never_stand_in():
+    """same_job's None for an MCP tool sent an MCP tool and a client's tool to the name
+    and parameter heuristics, where a shared ``path`` parameter was enough: "Use Grep,
+    not mcp__filesystem__read_file" (before, an MCP tool never stood in for a client's)."""
+    read = Step("mcp__filesystem__read_file", {"path": "/w/q/a.txt"}, _DENIED, False)
+    grep = Step("Grep", {"pattern": "x", "path": "/w/q"}, "a.txt:1:x", True)
+    assert _switch(read, grep) == []
+    missing = Step("Read", {"file_path": "/w/p/a.txt"}, "File does not exist.", False)
+    mcp_read = Step("mcp__filesystem__read_file", {"path": "/w/p/a.txt"}, "hi", True)
+    assert _switch(missing, mcp_read) == []
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="pre-existing (not this session's): one server's tools share their tool part's "
+    "prefix (playwright's browser_*), so name_parts still match across jobs; left for the "
+    "lead: the fix needs the server's other tools' names",
+)
+def test_two_tools_of_one_server_sharing_a_prefix_do_other_jobs():
+    """A click that found no element, then a snapshot: "Use browser_snapshot, not
+    browser_click" is false; the agent looked at the page before clicking again."""
+    click = Step("mcp__pw__browser_click", {"element": "Save", "ref": "e1"}, "Error: no", False)
+    snap = Step("mcp__pw__browser_snapshot", {}, "- button Save [ref=e7]", True)
+    assert _switch(click, snap) == []
