@@ -213,6 +213,23 @@ def test_an_mcp_tool_and_a_client_tool_of_other_jobs_never_stand_in():
     assert _switch(missing, mcp_read) == []
 
 
+def test_a_tool_that_found_nothing_at_the_missing_path_did_not_do_the_step():
+    """Grep of a folder that is not there, then Glob of that very folder, "No files
+    found": the shared value let "Use Glob, not Grep" through the new guard."""
+    where = "/w/p/src/components/providers"
+    missing = Step(
+        "Grep",
+        {"pattern": "toast", "path": where},
+        f"<tool_use_error>Path does not exist: {where}</tool_use_error>",
+        False,
+    )
+    glob = Step("Glob", {"pattern": "**/*.tsx", "path": where}, "No files found", True)
+    assert _switch(missing, glob) == []
+    edit = Step("Edit", {"file_path": "/w/p/n.md"}, "File does not exist.", False)
+    write = Step("Write", {"file_path": "/w/p/n.md", "content": "b"}, "File created", True)
+    assert len(_switch(edit, write)) == 1  # the control: Write made the very file
+
+
 @pytest.mark.xfail(
     strict=True,
     reason="pre-existing (not this session's): one server's tools share their tool part's "
