@@ -133,6 +133,21 @@ def test_a_look_at_the_usage_between_does_not_end_the_search(steps, change: str)
     assert [c for c, _ in _changes(*steps, _sh(fixed, "ok"))] == [change]
 
 
+def test_a_look_at_the_usage_in_the_retry_s_own_call_is_passed_over():
+    """``jq --version && jq . a.json``: the retry is the second command, not the look."""
+    steps = (
+        _sh(*_JQ, ok=False),
+        _sh("brew install jq"),
+        _sh("jq --version && jq . a.json", "jq-1.7\n{}"),
+    )
+    assert [c for c, _ in _changes(*steps)] == ["prerequisite"]
+    steps = (
+        _sh("python app.py", "bash: python: command not found", False),
+        _sh("python3 --version && python3 app.py", "Python 3.12.1\nok"),
+    )
+    assert [c for c, _ in _changes(*steps)] == ["interpreter"]
+
+
 def test_a_bare_h_is_human_sizes_for_df_du_and_free():
     """``free -h`` (``df -h``, ``du -h``, ``sort -V``): a job done, not a look at usage."""
     got = _changes(

@@ -417,6 +417,13 @@ def _asks_itself(c: Command) -> bool:
     return bool(set(c.args) & _ASKS) or c.args[:1] == ("help",) or bare
 
 
+def _no_looks(f: Command, cmds: Sequence[Command]) -> list[Command]:
+    """``cmds`` without those that only look at a program (``jq --version`` after its
+    install: :func:`_asks_itself`) where the failed ``f`` did not: a look is never the
+    retry, nor a step that made it work (review 27: it ended the search)."""
+    return list(cmds) if _asks_itself(f) else [x for x in cmds if not _asks_itself(x)]
+
+
 def compare(
     f: Command, s: Command, diag: str, body: str, between: Sequence[Command], task: str = ""
 ) -> Finding | None:
@@ -3288,12 +3295,10 @@ def find_shell_fixes(t: Trajectory, earlier: Earlier | None = None) -> list[Shel
             cmds = _commands(later) if is_shell(later.tool) else None
             if cmds is None:
                 continue
-            c = _retry(f, cmds, missing)
-            if c is not None and later.success and _asks_itself(c) and not _asks_itself(f):
-                continue  # jq --version after an install: a look at it, not its retry
+            c = _retry(f, _no_looks(f, cmds) if later.success else cmds, missing)
             if c is None:
                 if later.success:
-                    between += _as_between(later)
+                    between += _no_looks(f, _as_between(later))
                     idx.append(j)
                 continue
             if not later.success:
