@@ -26,7 +26,8 @@ Claim kinds:
     ``.config/specs``), or absolute.
 ``absent``
     A path does not exist yet: "Run mkdir -p out before touch out/a.txt" holds only
-    while ``out`` is missing; once it is there, the lesson has nothing to say.
+    while ``out`` is missing; once it is there, the lesson has nothing to say. A lesson
+    of several such folders (``mkdir -p logs out``) is withheld once all of them are there.
 
 Only the standard library and :mod:`json`: the prompt hook's lean path may call it.
 Usage, where a lesson is served::
@@ -152,10 +153,13 @@ def withheld(
     working directory and its project's root: the claim holds when the path is under
     either); None: a relative path claim is not checked; ``which``, ``exists``
     and ``executable`` are how a program and a path are looked up (tests pass fakes).
-    The first claim that fails decides; a claim that cannot be checked (a relative
-    path with no root) passes. Never raises for a lesson from elsewhere: an odd claim
+    The first claim that fails decides, but ``absent`` claims fail together (all their
+    folders there); a claim that cannot be checked (a relative path with no root)
+    passes. Never raises for a lesson from elsewhere: an odd claim
     is skipped."""
     look = _which if which is None else which
+    made = [v for k, v in claims(lesson) if k == ABSENT]
+    there: list[str] = []  # the folders of ``made`` that are there now
     for kind, value in claims(lesson):
         try:
             if kind == ON_PATH:
@@ -170,11 +174,14 @@ def withheld(
             elif kind in (EXISTS, ABSENT):
                 places = [_inside(r, value) for r in _roots(root)] or [_inside(None, value)]
                 looked = [p for p in places if p is not None]
-                there = any(exists(p) for p in looked)
-                if kind == EXISTS and looked and not there:
+                found = any(exists(p) for p in looked)
+                if kind == EXISTS and looked and not found:
                     return f"{value} does not exist in this project"
-                if kind == ABSENT and there:
-                    return f"{value} exists now"
+                if kind == ABSENT and found:
+                    there.append(value)
         except (OSError, ValueError):
             continue  # a value the OS cannot look up (too long, odd bytes): unchecked
+    if made and len(there) == len(made):
+        # "mkdir -p logs out": logs may be there already; the lesson holds while out is not
+        return f"{' and '.join(there)} exist{'s' if len(there) == 1 else ''} now"
     return None

@@ -165,4 +165,4 @@ def test_adding_a_program_changes_one_file(monkeypatch):
 )
 def test_only_prints_reads_a_fetch_s_output_options(line: str, prints: bool):
     c = parse(line).commands[0]
-    assert P.only_prints(c.program, c.flags) is prints
+    assert P.only_prints(c.program, c.args) is prints

@@ -250,15 +250,19 @@ _JOBS = {
 def same_job(a: str, b: str) -> bool | None:
     """Whether tools ``a`` and ``b`` can stand in for each other by what they do (Edit for
     Write; never Read for Edit), or None when a table does not know one of them or what
-    it does (an MCP server's tool)."""
+    both do (two MCP servers' tools). An MCP tool never stands in for a client's own."""
     x, y = spec_for(a), spec_for(b)
     if x is None or y is None:
         return None
     ka, kb = x[1].kind, y[1].kind
-    if ToolKind.MCP in (ka, kb):
+    if ka is ToolKind.MCP and kb is ToolKind.MCP:
         # an MCP server's tool: its kind says where it comes from, not what it does
         # (blind set 14: a thinking tool "did the job" of a refused listing)
         return None
+    if ToolKind.MCP in (ka, kb):
+        # one MCP tool and a client's: never one job, as before (review 27: a shared
+        # ``path`` parameter made "Use Grep, not mcp__filesystem__read_file")
+        return False
     return ka == kb or (ka in _JOBS and _JOBS.get(ka) == _JOBS.get(kb))
 
 

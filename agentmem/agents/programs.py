@@ -134,6 +134,9 @@ class Program:
     #: it write a file instead. With none of them and no ``>``, it changes nothing here
     #: (:func:`only_prints`): it cannot have provided a program or a file.
     writes_with: frozenset[str] = frozenset()
+    #: Options that, alone, do a job: ``df -h`` (human sizes), ``sort -V`` (a version
+    #: sort). Elsewhere a bare ``-h`` or ``-V`` asks for usage or the version.
+    alone: frozenset[str] = frozenset()
 
 
 def _roles(*roles: Role) -> frozenset[Role]:
@@ -178,6 +181,7 @@ def _many(
     takes_subcommand: bool = False,
     runs: str | None = None,
     pattern_options: str = "",
+    alone: str = "",
 ) -> list[Program]:
     return [
         Program(
@@ -187,6 +191,7 @@ def _many(
             takes_subcommand=takes_subcommand,
             runs=runs,
             pattern_options=frozenset(pattern_options.split()),
+            alone=frozenset(alone.split()),
         )
         for n in names.split()
     ]
@@ -353,7 +358,7 @@ _TABLE: list[Program] = [
     # interpreters (python, python3, python3.12 and py: see is_interpreter)
     *_many("node ruby perl php elixir Rscript", Role.INTERPRETER),
     # files: readers, probes, filters
-    *_many("ls", Role.READER, Role.PROBE, Role.LISTS, domain="fs"),
+    *_many("ls", Role.READER, Role.PROBE, Role.LISTS, domain="fs", alone="-h"),
     *_many("stat", Role.READER, Role.PROBE, domain="fs"),
     *_many("realpath readlink", Role.READER, Role.PROBE, domain="fs"),
     *_many("which type", Role.READER, Role.PROBE, Role.ANSWERS),
@@ -361,7 +366,8 @@ _TABLE: list[Program] = [
     *_many("test [[", Role.READER, Role.PROBE, Role.ANSWERS),
     *_many("[", Role.PROBE, Role.ANSWERS),
     *_many("head tail wc less more cat", Role.READER, Role.FILTER, domain="fs"),
-    *_many("sort uniq cut nl", Role.READER, Role.FILTER),
+    *_many("sort", Role.READER, Role.FILTER, alone="-h -V"),
+    *_many("uniq cut nl", Role.READER, Role.FILTER),
     *_many("tr column fold fmt", Role.FILTER),
     *_many("tee", Role.FILTER, Role.CREATES),
     *_many(
@@ -372,13 +378,16 @@ _TABLE: list[Program] = [
         pattern_options="-name -iname -path -ipath -wholename",
     ),
     *_many("tree", Role.READER, Role.LISTS, domain="fs"),
-    *_many("du", Role.READER, domain="fs", pattern_options="--exclude"),
-    *_many("df file", Role.READER, domain="fs"),
+    *_many("du", Role.READER, domain="fs", pattern_options="--exclude", alone="-h"),
+    *_many("df free", Role.READER, domain="fs", alone="-h"),
+    *_many("file", Role.READER, domain="fs"),
     *_many("sed awk", Role.READER, Role.LINES, domain="fs"),
     *_many("cmp", Role.READER, Role.ANSWERS),
     Program("diff", _roles(Role.READER, Role.ANSWERS), "fs"),
     *_many("mv rm rmdir", Role.MOVES, domain="fs"),
-    *_many("cp mkdir touch ln", Role.CREATES, domain="fs"),
+    *_many("cp touch ln", Role.CREATES, domain="fs"),
+    # -m: the new folders' mode, no folder (review 27: 755 was claimed absent)
+    Program("mkdir", _roles(Role.CREATES), "fs", value_options=frozenset({"-m"})),
     *_many("chmod chown zip unzip", domain="fs"),
     *_many("tar", domain="fs", pattern_options="--exclude"),
     *_many("patch", Role.EDITS, domain="fs"),
@@ -568,21 +577,42 @@ def same_job(name: str, others: Iterable[str]) -> bool:
     return any(mine & jobs(o) for o in others)
 
 
-def only_prints(name: str, flags: Sequence[str]) -> bool:
-    """Whether program ``name`` called with ``flags`` only prints what it fetches
-    (:attr:`Program.writes_with`: ``curl URL``, not ``curl -sLo x URL``). A short option
-    may sit in a bundle (``-sSLO``). The caller checks for ``>``."""
+def only_prints(name: str, args: Sequence[str]) -> bool:
+    """Whether program ``name`` called with ``args`` (the words after it) only prints what
+    it fetches (:attr:`Program.writes_with`: ``curl URL``, not ``curl -sLo x URL``). A
+    short option may sit in a bundle (``-sSLO``); ``-o -`` (``--output -``, ``-o-``) writes
+    to the standard output. The caller checks for ``>`` and ``|``."""
     p = get(name)
     if p is None or not p.writes_with:
         return False
     short = {o[1] for o in p.writes_with if len(o) == 2}
-    for f in flags:
-        long = f.split("=", 1)[0]
-        if long in p.writes_with or (
-            f.startswith("-") and not f.startswith("--") and short & set(f[1:])
-        ):
+    for k, a in enumerate(args):
+        nxt = args[k + 1] if k + 1 < len(args) else ""
+        if a.startswith("--"):
+            opt, eq, value = a.partition("=")
+            if opt not in p.writes_with:
+                continue
+            value = value if eq else nxt
+        elif a.startswith("-") and short & set(a[1:]):
+            at = next(n for n, ch in enumerate(a) if n and ch in short)
+            opt, value = "-" + a[at], a[at + 1 :] or nxt
+        else:
+            continue
+        if not (opt in _TO_A_FILE and value == "-"):
             return False
     return True
+
+
+#: The options of :attr:`Program.writes_with` that take the file's name (``-`` is the
+#: standard output); the others name no file (``-O``: the URL's own name).
+_TO_A_FILE = frozenset({"-o", "--output"})
+
+
+def does_alone(name: str, option: str) -> bool:
+    """Whether ``option`` alone makes program ``name`` do a job (:attr:`Program.alone`:
+    ``df -h``), not ask for its usage or version."""
+    p = get(name)
+    return p is not None and option in p.alone
 
 
 def pattern_options(name: str) -> frozenset[str]:

@@ -458,6 +458,10 @@ _TARGET_MISSING = re.compile(
 )
 
 
+#: A search's answer that it found nothing (Claude Code's Glob and Grep), or no answer.
+_FOUND_NOTHING = re.compile(r"(?i)\s*(?:no files found|no matches found|found 0 \w+)?\s*")
+
+
 def _shares_a_value(w: Step, r: Step) -> bool:
     """Whether call ``r`` took one of ``w``'s string values (a URL, a path) whole."""
     said = {v for v in w.params.values() if isinstance(v, str) and len(v) > 3}
@@ -485,10 +489,13 @@ def _other_tool(t: Trajectory, i: int, used: set[int]) -> Correction | None:
     if r.tool == w.tool or not can_stand_in((), r, w):
         return None
     e = _error(w)
-    if _TARGET_MISSING.search(e or "") and not _shares_a_value(w, r):
+    if _TARGET_MISSING.search(e or "") and (
+        not _shares_a_value(w, r) or _FOUND_NOTHING.fullmatch(r.output[:200])
+    ):
         # a search or read of a path that is not there, then another tool on other values
         # (Grep of a missing folder, then Glob of a pattern: blind set 14's first try):
-        # the agent looked elsewhere; Write of the very file an Edit missed still teaches
+        # the agent looked elsewhere; Write of the very file an Edit missed still teaches;
+        # a Glob of the very folder that was not there found nothing: no step done
         return None
     if (
         not is_shell(w.tool)

@@ -180,6 +180,8 @@ def _value_rule(n: Member, i: int, group: Sequence[Member], e: str) -> tuple[Fin
         found = [(m, m.steps[k].params[x]) for m, k in calls if x in m.steps[k].params]
         found = [(m, g) for m, g in found if is_scalar(g)]
         good = [g for _, g in found]
+        if any(holds_code(s.tool, x, g) for g in good):
+            continue  # another run's script: code, never a value to tell (review 27)
         if len({id(m) for m, _ in found}) < 2:
             continue  # one run's value: no kind to speak of
         if _named(n.traj.task, bad) and all(_named(m.traj.task, g) for m, g in found):

@@ -119,10 +119,14 @@ def name_parts(name: str) -> set[str]:
 def holds_code(tool: str, name: str, value: Any) -> bool:
     """Whether ``value`` of parameter ``name`` of ``tool`` is a command line or a script
     (several words in a parameter that holds one, :func:`~agentmem.agents.command_params`:
-    a shell's command, Codex code mode's JavaScript ``input``; or several lines), not a
-    value: its change is code, as the shell kinds read it, never "call T with x like V"."""
+    a shell's command; any value of a script's parameter, :attr:`ToolSpec.code`: Codex
+    code mode's JavaScript ``input``; or several lines), not a value: its change is code,
+    as the shell kinds read it, never "call T with x like V"."""
     if not isinstance(value, str):
         return False
+    found = spec_for(tool)
+    if found is not None and found[1].code == name:
+        return True  # a script whatever its length: text(1)
     v = value.strip()
     return "\n" in v or (name.lower() in command_params(tool) and len(v.split()) > 1)
 
@@ -486,7 +490,12 @@ def _failed_call(ms: Sequence[Member], n: Member, ni: int, p: Member, pi: int) -
     if f:
         return f
     diff = [k for k in ns.params if ns.params[k] != ps.params.get(k)]
-    diff = [k for k in diff if not holds_code(t, k, ns.params[k])]  # code is no value
+    # code is no value, the script that worked as the one that failed (review 27)
+    diff = [
+        k
+        for k in diff
+        if not (holds_code(t, k, ns.params[k]) or holds_code(t, k, ps.params.get(k)))
+    ]
     diff = [k for k in diff if _categorical(value_text(ns.params[k], 200))] or diff
     if diff:
         x = diff[0]

@@ -234,10 +234,29 @@ def _reader(c: Command) -> bool:
 
 def _only_prints(c: Command) -> bool:
     """``c`` fetched and printed, writing no file (``curl URL``, not ``curl -o x URL`` or
-    ``curl URL > x``): :func:`programs.only_prints`."""
-    return programs.only_prints(c.program, c.flags) and not any(
-        op in (">", ">>") for op, _ in c.redirects
+    ``curl URL > x``): :func:`programs.only_prints`. ``2>/dev/null`` writes no file; a
+    pipe on (``curl URL | sh``, marked by :func:`_as_between`) ran what it fetched."""
+    return programs.only_prints(c.program, c.args) and not any(
+        (op in _WRITES and t != "/dev/null") or op == "|" for op, t in c.redirects
     )
+
+
+def _as_between(step: Step) -> list[Command]:
+    """A successful call's commands, as calls between a failure and its fix: a fetch
+    whose output a pipe carries on (``curl URL | sh``) gets a ``("|", next program)``
+    redirect, so that it never reads as one that only printed (review 27: the curl left
+    out made "jq is missing here: run sh first")."""
+    found = spec_for(step.tool)
+    script = parse(command_line(found[1], step.params)) if found else None
+    if script is None or not script.parsed:
+        return []
+    out: list[Command] = []
+    for p in script.pipelines:
+        for c, nxt in zip(p.commands, (*p.commands[1:], None)):
+            if nxt is not None and _only_prints(c):
+                c = attrs.evolve(c, redirects=(*c.redirects, ("|", nxt.program)))
+            out.append(c)
+    return out
 
 
 def _only_shows(s: Command, f: Command) -> bool:
@@ -391,9 +410,18 @@ _ASKS = frozenset({"--help", "--version"})
 
 def _asks_itself(c: Command) -> bool:
     """Whether ``c`` only asks its program about itself: ``--help``, ``--version``, a
-    ``help`` subcommand, or a bare ``-h`` / ``-V`` (elsewhere ``-h`` may be du's human
-    sizes). Its success shows usage, never that a job was done."""
-    return bool(set(c.args) & _ASKS) or c.args[:1] == ("help",) or c.args in (("-h",), ("-V",))
+    ``help`` subcommand, or a bare ``-h`` / ``-V`` (unless it does a job alone: ``df -h``,
+    :func:`programs.does_alone`). Its success shows usage, never that a job was done;
+    after a failure it is a look at the program, never its retry."""
+    bare = c.args in (("-h",), ("-V",)) and not programs.does_alone(c.program, c.args[0])
+    return bool(set(c.args) & _ASKS) or c.args[:1] == ("help",) or bare
+
+
+def _no_looks(f: Command, cmds: Sequence[Command]) -> list[Command]:
+    """``cmds`` without those that only look at a program (``jq --version`` after its
+    install: :func:`_asks_itself`) where the failed ``f`` did not: a look is never the
+    retry, nor a step that made it work (review 27: it ended the search)."""
+    return list(cmds) if _asks_itself(f) else [x for x in cmds if not _asks_itself(x)]
 
 
 def compare(
@@ -3352,10 +3380,10 @@ def find_shell_fixes(t: Trajectory, earlier: Earlier | None = None) -> list[Shel
             cmds = _commands(later) if is_shell(later.tool) else None
             if cmds is None:
                 continue
-            c = _retry(f, cmds, missing)
+            c = _retry(f, _no_looks(f, cmds) if later.success else cmds, missing)
             if c is None:
                 if later.success:
-                    between += list(cmds)
+                    between += _no_looks(f, _as_between(later))
                     idx.append(j)
                 continue
             if not later.success:
