@@ -245,15 +245,15 @@ def test_a_tool_that_found_nothing_at_the_missing_path_did_not_do_the_step():
     assert len(_switch(edit, write)) == 1  # the control: Write made the very file
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="pre-existing (not this session's): one server's tools share their tool part's "
-    "prefix (playwright's browser_*), so name_parts still match across jobs; left for the "
-    "lead: the fix needs the server's other tools' names",
-)
 def test_two_tools_of_one_server_sharing_a_prefix_do_other_jobs():
     """A click that found no element, then a snapshot: "Use browser_snapshot, not
     browser_click" is false; the agent looked at the page before clicking again."""
     click = Step("mcp__pw__browser_click", {"element": "Save", "ref": "e1"}, "Error: no", False)
     snap = Step("mcp__pw__browser_snapshot", {}, "- button Save [ref=e7]", True)
     assert _switch(click, snap) == []
+    # the lead's fix: the server's shared leading word is no name part they share; two
+    # tools of one server that share another word still do (read_file, read_text_file)
+    from agentmem.learning.evidence import shared_name_words
+
+    assert shared_name_words("mcp__pw__browser_click", "mcp__pw__browser_snapshot") == set()
+    assert shared_name_words("mcp__fs__read_file", "mcp__fs__read_text_file") == {"file"}

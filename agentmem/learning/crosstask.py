@@ -75,6 +75,7 @@ from .evidence import (
     reached_otherwise,
     retried_otherwise,
     scoped,
+    shared_name_words,
     wrong_tool_finding,
 )
 from .findings import KIND_RANK, Finding
@@ -212,7 +213,7 @@ def _tool_rule(n: Member, i: int, pos: Sequence[Member], e: str, task: str) -> F
     for r in sorted(common):
         step = next(st for m in pos for st in m.steps if st.tool == r and st.success)
         same_domain = (step.domain or "") == (w.domain or "") and (w.domain or "") != "general"
-        if (same_domain or name_parts(r) & name_parts(w.tool)) and can_stand_in((), step, w):
+        if (same_domain or shared_name_words(r, w.tool)) and can_stand_in((), step, w):
             cands[r] = step
     if len(cands) != 1:
         return None

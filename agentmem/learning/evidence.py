@@ -173,6 +173,19 @@ def param_values(params: dict[str, Any]) -> set[str]:
     return out
 
 
+def shared_name_words(a: str, b: str) -> set[str]:
+    """The words two tools' names share (:func:`name_parts`), without the leading word of
+    two tools of one MCP server that both start with it: the server's own prefix
+    (playwright's ``browser_click`` and ``browser_snapshot`` do other jobs)."""
+    shared = name_parts(a) & name_parts(b)
+    ma, mb = a.split("__"), b.split("__")
+    if len(ma) >= 3 and len(mb) >= 3 and ma[0] == mb[0] == "mcp" and ma[1] == mb[1]:
+        fa, fb = re.split(r"[_\W]+", ma[2].lower()), re.split(r"[_\W]+", mb[2].lower())
+        if fa[0] == fb[0] and len(fa) > 1 and len(fb) > 1:
+            shared -= name_parts(fa[0])
+    return shared
+
+
 def can_stand_in(ms: Sequence[Member], r: Step, w: Step) -> bool:
     """Two calls that can stand in for each other: a shared name part, parameters, values;
     for two tools of a coding agent, only when they do the same job
@@ -180,7 +193,7 @@ def can_stand_in(ms: Sequence[Member], r: Step, w: Step) -> bool:
     job = same_job(r.tool, w.tool)
     if job is not None:
         return job
-    if name_parts(r.tool) & name_parts(w.tool):
+    if shared_name_words(r.tool, w.tool):
         return True
     if set(r.params) & set(w.params) or param_values(r.params) & param_values(w.params):
         return True
