@@ -158,9 +158,10 @@ def withheld(
     passes. Never raises for a lesson from elsewhere: an odd claim
     is skipped."""
     look = _which if which is None else which
-    made = [v for k, v in claims(lesson) if k == ABSENT]
+    stated = claims(lesson)
+    made = [v for k, v in stated if k == ABSENT]
     there: list[str] = []  # the folders of ``made`` that are there now
-    for kind, value in claims(lesson):
+    for kind, value in stated:
         try:
             if kind == ON_PATH:
                 if "/" in value:

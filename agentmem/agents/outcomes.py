@@ -170,13 +170,17 @@ def strip_headers(text: str, table: ClientTable | None) -> tuple[str, int | None
     return "\n".join(lines[end:]), code
 
 
+#: An exception's own line: ``ValueError: ...``, ``CACError: Unknown option ...``.
+_THROWN = re.compile(r"^[\w.]+(Error|Exception)\b")
+
+
 def diagnostic(body: str) -> str:
     """The line of an output (headers already stripped) that says what went wrong."""
     lines = [_TAGS.sub("", x).strip() for x in body.split("\n")]
     lines = [x for x in lines if x and not _NOISE.match(x)]
     if not lines:
         return ""
-    tb = [x for x in lines if re.match(r"^[\w.]+(Error|Exception)\b", x)]
+    tb = [x for x in lines if _THROWN.match(x)]
     if any(x.startswith("Traceback") for x in body.split("\n")) and tb:
         return _clean(tb[-1])
     raw = [_TAGS.sub("", x).strip() for x in body.split("\n")]
@@ -184,7 +188,7 @@ def diagnostic(body: str) -> str:
     if caret is not None:
         # Node's uncaught exception: the file, its source line, a caret, then the
         # exception ("CACError: Unknown option `--runInBand`"): never the source line
-        thrown = [x for x in raw[caret + 1 :] if re.match(r"^[\w.]+(Error|Exception)\b", x)]
+        thrown = [x for x in raw[caret + 1 :] if _THROWN.match(x)]
         if thrown:
             return _clean(thrown[0])
     at = next((i for i, x in enumerate(lines) if _DIAGNOSTIC.search(x)), 0)
@@ -381,6 +385,16 @@ _PS_PARSER = re.compile(r"CategoryInfo\s*:\s*ParserError")
 _PS_MARKED = re.compile(r"(?m)^\+\s+~+\s*\r?\n([^+\r\n][^\r\n]*)")
 
 
+def powershell_refusal(body: str) -> str | None:
+    """PowerShell's parser error in an output, any language (``+ CategoryInfo :
+    ParserError``): its message, the line under the ``~`` marker ("" when none shows);
+    None when PowerShell read the script."""
+    if not _PS_PARSER.search(body[:6000]):
+        return None
+    said = _PS_MARKED.search(body[:3000])
+    return _clean(said.group(1)) if said else ""
+
+
 #: The shell tool refused a line that starts with a long sleep, before running any of it:
 #: Claude Code's "Blocked: sleep 30 followed by: ...", which says the way out (run it
 #: without the sleep, or wait with run_in_background or an until-loop).
@@ -407,9 +421,9 @@ def _shell_failure(
     rejected = _SHELL_REJECTED.search(body[:2000])
     if rejected is not None:  # the shell refused the line: none of its commands ran
         return Failure.MISUSE, _clean(rejected.group(0))
-    if _PS_PARSER.search(body[:6000]):  # PowerShell could not read the script: none ran
-        said = _PS_MARKED.search(body[:3000])
-        return Failure.MISUSE, _clean(said.group(1)) if said else diag
+    refused = powershell_refusal(body)
+    if refused is not None:  # PowerShell could not read the script: none of it ran
+        return Failure.MISUSE, refused or diag
     script = parse(command_line(spec, params))
     if not script.parsed:
         return Failure.MISUSE, diag

@@ -107,8 +107,9 @@ def name_parts(name: str) -> set[str]:
     protocol and the server are shared by tools that do other jobs (blind set 14's first
     try: ``list_directory`` of a filesystem server "replaced" by a thinking tool, as both
     names held ``mcp``)."""
-    if name.startswith("mcp__") and name.count("__") >= 2:
-        name = name.split("__", 2)[2]
+    mcp = _mcp_tool(name)
+    if mcp is not None:
+        name = mcp[1]
     parts = re.split(r"[_\W]+", name)
     words: set[str] = set()
     for p in parts:
@@ -178,12 +179,20 @@ def shared_name_words(a: str, b: str) -> set[str]:
     two tools of one MCP server that both start with it: the server's own prefix
     (playwright's ``browser_click`` and ``browser_snapshot`` do other jobs)."""
     shared = name_parts(a) & name_parts(b)
-    ma, mb = a.split("__"), b.split("__")
-    if len(ma) >= 3 and len(mb) >= 3 and ma[0] == mb[0] == "mcp" and ma[1] == mb[1]:
-        fa, fb = re.split(r"[_\W]+", ma[2].lower()), re.split(r"[_\W]+", mb[2].lower())
+    ma, mb = _mcp_tool(a), _mcp_tool(b)
+    if ma is not None and mb is not None and ma[0] == mb[0]:
+        fa, fb = re.split(r"[_\W]+", ma[1].lower()), re.split(r"[_\W]+", mb[1].lower())
         if fa[0] == fb[0] and len(fa) > 1 and len(fb) > 1:
             shared -= name_parts(fa[0])
     return shared
+
+
+def _mcp_tool(name: str) -> tuple[str, str] | None:
+    """(server, tool) of an MCP tool's name (``mcp__server__tool``), else None."""
+    if not name.startswith("mcp__") or name.count("__") < 2:
+        return None
+    _, server, tool = name.split("__", 2)
+    return server, tool
 
 
 def can_stand_in(ms: Sequence[Member], r: Step, w: Step) -> bool:

@@ -156,6 +156,7 @@ from ..agents.outcomes import (
     job_commands,
     moves_nowhere,
     own_timeout,
+    powershell_refusal,
     refusal_line,
     same_command,
     silent_not_found,
@@ -164,7 +165,7 @@ from ..agents.outcomes import (
     wants_terminal,
 )
 from ..agents.programs import Role
-from ..agents.shell import Command, Pipeline, powershell_call
+from ..agents.shell import Command, Pipeline, powershell_call, wrapped_script
 from ..claims import ABSENT, EXISTS, NOT_ON_PATH, ON_PATH
 from ..records import Step, Trajectory
 from .findings import Finding, lesson_text, quote_error
@@ -3127,17 +3128,15 @@ _PS_WRAPPER = re.compile(
 
 
 def _ps_script(step: Step) -> str:
-    """A PowerShell call's script: its line, or what a ``powershell -Command`` runs (the
-    word after ``-Command`` as Codex passes it, an argv, unquoted)."""
-    argv = next((v for v in step.params.values() if isinstance(v, list)), None)
-    if argv and all(isinstance(w, str) for w in argv):
-        head = os.path.basename(str(argv[0]).replace("\\", "/")).lower()
-        at = [k for k, w in enumerate(argv) if str(w).lower() in ("-c", "-command")]
-        if head.startswith(("powershell", "pwsh")) and at and at[0] + 1 < len(argv):
-            return " ".join(str(w) for w in argv[at[0] + 1 :]).strip()
+    """A PowerShell call's script: its line, or what a ``powershell -Command`` runs
+    (:func:`~agentmem.agents.shell.wrapped_script`, quotes off, a Codex argv's too)."""
     line = _line(step).strip()
     m = _PS_WRAPPER.match(line)
     if m:
+        argv = any(isinstance(v, list) for v in step.params.values())
+        got = wrapped_script(line) if argv else None  # an argv, joined with its quotes
+        if got is not None:
+            return got
         line = m.group(1).strip()
         if len(line) >= 2 and line[0] == line[-1] and line[0] in "\"'":
             line = line[1:-1]
@@ -3201,10 +3200,6 @@ def _ps_separator(t: Trajectory, i: int) -> ShellFix | None:
     return ShellFix(i, j, (), fnd, why)
 
 
-#: PowerShell's parser error, in any language: the line quoted after ``+``, then a ``~``
-#: marker under the token it could not read, then the message ("Missing file
-#: specification after redirection operator.", "Dateispezifikation nach dem ...").
-_PS_PARSE_ERROR = re.compile(r"(?m)^\+ [^\n]*\n\+\s+~+\s*\n(?:\+[^\n]*\n)*([^+\n][^\n]*)")
 #: A heredoc fed to a program: ``apply_patch << 'PATCH'``, ``cat <<EOF``.
 _HEREDOC = re.compile(r"^\s*([\w.-]+)\s*<<-?\s*['\"]?\w+['\"]?\s*\n")
 
@@ -3221,8 +3216,8 @@ def _ps_heredoc(t: Trajectory, i: int) -> ShellFix | None:
     if not (_PS_WRAPPER.match(line.strip()) or "powershell" in step.tool.lower()):
         return None
     h = _HEREDOC.match(_ps_script(step))
-    m = _PS_PARSE_ERROR.search(step.output[:3000].replace("\r\n", "\n"))
-    if h is None or m is None:
+    said = powershell_refusal(step.output)  # "Missing file specification after ..."
+    if h is None or not said:
         return None
     program = h.group(1)
     for j in range(i + 1, min(len(t.steps), i + 1 + WINDOW)):
@@ -3238,7 +3233,7 @@ def _ps_heredoc(t: Trajectory, i: int) -> ShellFix | None:
             fed = "<<" in _line(later)
         if ran != program or fed:
             continue
-        q = quote_error(m.group(1).strip(), 8)
+        q = quote_error(said, 8)
         text = (
             f"Here the shell is PowerShell, which has no << heredoc ('{q}'): run {program} "
             "as its own call, the text as its argument."
