@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import attrs
+
 from agentmem import Memory, Step
 from agentmem.check import check_library
 from agentmem.learning.rules import Rule
@@ -11,9 +13,11 @@ from agentmem.learning.support import (
     RETIRE_MIN_CONTRADICTIONS,
     GroupRun,
     Tally,
+    evidence_operations,
     group_tally,
     retired,
 )
+from agentmem.records import Operation
 
 from .conftest import run_cli
 
@@ -86,6 +90,38 @@ def test_retirement_rule():
     assert not retired(Tally(3, 9, 2, 6))  # supported by more groups than contradict it
     assert retired(Tally(1, 4, RETIRE_MIN_CONTRADICTIONS, 4))
     assert retired(Tally(0, 0, 2, 2))
+
+
+def test_a_lesson_merged_from_many_groups_weighs_as_learned_one_by_one():
+    """A lesson Stage 3 merged from three groups, one of whose runs go against it and two
+    that proved it (their runs give no verdict): learned session by session it would be
+    added, confirmed, and kept (one contradicting group never retires a lesson); learned
+    at once it is kept too, with the two proving groups as its support."""
+    against = [
+        GroupRun("t", (CD, cat_missing("a")), -1.0, False),
+        GroupRun("t", (cat_ok("a"),), 1.0),
+    ]
+    proved = [GroupRun("t", (CD, cat_ok("b")), 1.0, True)]  # all follow it: no verdict
+    op = Operation(
+        "ADD",
+        text="Run cd before cat; without it cat fails with 'No such file'.",
+        group="g1",
+        detail={
+            "rule": RULE,
+            "merged_groups": ["g1", "g2", "g3"],
+            "group_support": {"g1": 1, "g2": 1, "g3": 1},
+        },
+    )
+    out, held = evidence_operations([op], [], {"g1": against, "g2": proved, "g3": proved})
+    assert held == [] and len(out) == 1
+    assert out[0].detail["tally"] == Tally(2, 2, 1, 2)
+    # its own groups all against it: held, as before
+    out, held = evidence_operations([op], [], {"g1": against, "g2": against, "g3": against})
+    assert out == [] and "its own group's runs go against it" in held[0][1]
+    # as many proving groups as contradicting ones: contested, held
+    two = attrs.evolve(op, detail={**op.detail, "merged_groups": ["g1", "g2"]})
+    out, held = evidence_operations([two], [], {"g1": against, "g2": proved})
+    assert out == [] and "contradict it as often" in held[0][1]
 
 
 # -- across sessions ---------------------------------------------------------------------

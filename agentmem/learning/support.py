@@ -20,8 +20,10 @@ new lesson and every live experience that has one (:func:`group_tally`):
 
 :func:`evidence_operations` turns the session's tallies into journaled operations:
 
-* a new lesson (ADD) starts with the support of its own groups (at least its groups
-  and explaining runs, when its rule cannot test them) plus the verdicts of the
+* a new lesson (ADD) starts with the support of its own groups (their verdicts, and
+  each own group whose runs give none counts as one supporting group, with its
+  explaining runs: it proved the lesson; so a lesson merged from many groups in one
+  session weighs as it would, learned session by session) plus the verdicts of the
   session's other groups; a new lesson that its own groups do not support is held
   (rejected, with the reason, never applied); one that the session's groups
   contradict as often as they support is stated for its failure only when it has
@@ -280,12 +282,15 @@ def _weigh_lesson(
     own = [g for g in (op.detail.get("merged_groups") or [op.group or ""]) if g]
     target = op.targets[0] if op.kind == "MODIFY" and op.targets else None
     fresh = [g for g in own if not counted(target, g)]  # runs not yet behind the target
+    # its own groups count as they proved it, each that gives no verdict of its own: so a
+    # lesson learned from many groups at once weighs as it would, learned one by one
+    silent = [g for g in fresh if session.tally(rule, [g]).empty]
     mine = session.tally(rule, fresh)
+    if silent or not own:
+        mine = mine + _proved(op, own, silent)
     others = session.others(rule, own, counted, target)
     if mine.contradict_groups and not mine.support_groups:
         return None, f"held: its own group's runs go against it ({_why(mine)})"
-    if mine.empty and (fresh or not own):  # its own groups count as they proved it
-        mine = _proved(op, own, fresh)
     total = mine + others
     if _contested(total):
         conditional = _failure_only(op, total, mine, own, session)
@@ -302,9 +307,10 @@ def _weigh_lesson(
 
 
 def _proved(op: Operation, own: Sequence[str], fresh: Sequence[str]) -> Tally:
-    """What a lesson's own groups give it as they proved it (none of their runs tests its
-    rule): its groups and its finding's support; under ``learn --relearn``, the groups
-    whose runs do not yet count for its target only, with their own support
+    """What a lesson's own groups ``fresh`` give it as they proved it (none of their runs
+    gives a verdict on its rule): all its groups, with its finding's support; else those
+    groups only (a part of a merged lesson's groups, or under ``learn --relearn`` those
+    whose runs do not yet count for its target), with their own support
     (``detail["group_support"]``), so that a run counts once."""
     f = op.detail.get("evidence")
     support = int(getattr(f, "support", 1) or 1)
