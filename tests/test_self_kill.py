@@ -133,6 +133,38 @@ def test_the_lesson_is_learned_once_for_every_slip_and_served_to_its_client(
         assert lesson.id in served("claude-code") and lesson.id not in served("codex")
 
 
+def test_other_groups_failed_calls_neither_confirm_nor_contradict_it(tmp_path: Path) -> None:
+    """The lesson states no error its rule could test runs by (the slip is read from the
+    command and the signal), so a run of another task whose failed call worked when made
+    again is no evidence against it: it is learned beside such groups, and its rule is
+    untestable."""
+    from agentmem.learning.rules import Rule, applies
+
+    from .conftest import FakeEmbedder, FakeModel
+
+    with Memory.open(tmp_path / "m.db", embedder=FakeEmbedder(), model=FakeModel()) as mem:
+        slip = [
+            _cc(RESTART, CC_KILLED, False),
+            _cc('pgrep -fl "node server.js"', "4242 node server.js"),
+            _cc("kill 4242", ""),
+        ]
+        mem.feedback(mem.record("restart the dev server", slip, meta={"cwd": "/w/app"}), "accept")
+        for n in range(3):  # a flaky deploy that worked when run again, in other projects
+            flaky = [
+                _cc("make deploy", "Exit code 2\nerror: lock held", False),
+                _cc("make deploy", "done"),
+            ]
+            for _ in range(2):
+                tid = mem.record(f"deploy the site {n}", flaky, meta={"cwd": f"/w/site{n}"})
+                mem.feedback(tid, "accept")
+        mem.learn(use_model=False)
+        [lesson] = [e for e in mem.experiences() if e.text == self_kill_text("Bash")]
+        assert lesson.contradict_groups == 0
+        rule = Rule.from_json(lesson.rule)
+        assert rule is not None and not rule.testable
+        assert not applies(rule, "deploy the site 0", tuple(flaky))
+
+
 def _corpus() -> Path:
     return Path(os.environ.get("AGENTMEM_REAL_DATA", ROOT.parent / "shared" / "data"))
 

@@ -1046,14 +1046,21 @@ def _missing_step_rule(f: Finding, text: str) -> Rule:
 
 
 def _tool_rule(f: Finding, text: str) -> Rule:
+    """A client tool's own rule. One whose lesson quotes no error and names no helper
+    ("pkill -f PATTERN in Bash also kills the shell ...", "Bash keeps the working
+    directory ...") states no situation a run could be tested by (it would apply to every
+    failed call of its tools): its rule is untestable, so other runs' failed calls neither
+    confirm nor contradict it; its own run proved it."""
     d = f.detail
     tools = _tools_of(f)
+    error, helper = _gist(text), d.get("helper")
     return Rule(
         Kind.TOOL_RULE,
         tools,
-        helper=d.get("helper"),
-        error=_gist(text),
+        helper=helper,
+        error=error,
         client=_one_client(tools),
+        testable=bool(error or helper),
     )
 
 
