@@ -65,6 +65,7 @@ from ..agents.outcomes import command_line, timed_out, unquoted_retries, view_in
 from ..agents.shell import parse
 from ..domains import step_domain
 from ..records import Step, Trajectory
+from .bang import bang_text, bangs
 from .digest import Recovery, digest, error_phrase, is_retry_of, value_text
 from .evidence import (
     Member,
@@ -532,7 +533,7 @@ def find_corrections(t: Trajectory, earlier: Earlier | None = None) -> list[Corr
     recorded = t
     t = learning_view(t)
     needs = _tool_needs(t) + _tool_refusals(recorded) + _unquoted(t) + _cwd_kept(t, recorded)
-    needs += _self_kill(t, recorded)
+    needs += _self_kill(t, recorded) + _bang(t, recorded)
     shell = find_shell_fixes(t, earlier)
     # a client tool's path found elsewhere (shell_fixes' location rule) is where the
     # project keeps the file, not a value of the tool's parameter
@@ -873,6 +874,31 @@ def _cwd_kept(t: Trajectory, recorded: Trajectory) -> list[Correction]:
         # so that Stage 3 merges the slips of a Grep path and of a build (one domain each)
         f = attrs.evolve(f, tool=x.shell, domain=step_domain(x.shell, {"command": "cd"}))
         why = x.why.replace("{q}", quote_error(e, 8))
+        out.append(Correction(Kind.TOOL_RULE, a, b, (), f, why))
+    return out
+
+
+def _bang(t: Trajectory, recorded: Trajectory) -> list[Correction]:
+    """A shell call whose ``!`` the tool escaped as ``\\!`` (the output echoes it), and a
+    later call that ran the same program without one (:mod:`.bang`). The lesson is the
+    shell tool's; the run proves it (the echo shows the backslash the tool added), so no
+    other run's way refutes it."""
+    out: list[Correction] = []
+    at = view_indices(recorded)
+    for x in bangs(recorded):
+        a, b = at[x.failed], at[x.fixed]
+        if a is None or b is None:
+            continue
+        w = t.steps[a]
+        text = bang_text(x.shell, x.program, x.echoed)
+        f = _tool_rule(
+            w, text, (x.shell, x.program), x.echoed, "escapes !", refused="bang", declared=True
+        )
+        f = attrs.evolve(f, tool=x.shell, domain=step_domain(x.shell, {"command": x.program}))
+        why = (
+            f"{_step_word(a)} {x.program} got '{x.echoed}' (the tool escaped a !); "
+            f"{_step_word(b)} ran {x.program} without a ! and worked"
+        )
         out.append(Correction(Kind.TOOL_RULE, a, b, (), f, why))
     return out
 

@@ -1,0 +1,130 @@
+"""A shell tool that escapes ``!``: in many versions Claude Code's Bash tool writes every
+``!`` of a command as ``\\!`` before the shell runs it (anthropics/claude-code issues
+2941, 10335, 23740, 28259, 32864 and 68181: fixed, then regressed), inside quotes too,
+where the backslash stays, so a program reading code from its arguments fails to parse
+it: ``jq 'select(.id != "x")'`` fails with ``select(.id \\!= "x")``, ``node -e`` with
+``Expected unicode escape``.
+
+Pure logic: it reads a recorded run and says which calls did this and which later call
+did the job without a ``!``; :mod:`.corrections` turns each into the tool's lesson. A
+slip is learned only when the run shows all of it:
+
+- the failed call's output echoes a stretch of the command around one of its ``!``
+  (:data:`SIDE` characters each side, on its line) with ``\\!`` in its place, and the
+  command itself holds no such ``\\!`` there (the backslash is not the agent's);
+- within :data:`WINDOW` calls, a call of the same tool that worked ran the same program
+  with no ``!`` in its command.
+
+The lesson says what the output shows (the tool added the backslash) and the two ways
+round it; it names no version, since the echo is the proof on this machine's client.
+"""
+
+from __future__ import annotations
+
+import re
+
+import attrs
+
+from ..agents import is_shell, spec_for
+from ..agents.outcomes import command_line
+from ..agents.shell import parse
+from ..records import Step, Trajectory
+
+#: How many calls after the failed one may do the job without a ``!``.
+WINDOW = 6
+#: Characters of the command each side of a ``!`` that the output must echo (fewer at
+#: the command's or a line's end), and how many of them must be other than spaces.
+SIDE = 6
+_MIN_ECHO = 4
+
+__all__ = ["WINDOW", "Bang", "bang_text", "bangs"]
+
+
+@attrs.frozen
+class Bang:
+    """Call ``failed`` (of shell tool ``shell``) ran ``program`` with a ``!`` that the tool
+    escaped (``echoed``: the output's stretch with ``\\!``); call ``fixed`` ran
+    ``program`` without one and worked."""
+
+    failed: int
+    fixed: int
+    shell: str
+    program: str
+    echoed: str
+
+
+def _shell_text(s: Step) -> str | None:
+    found = spec_for(s.tool)
+    if found is None or not is_shell(s.tool):
+        return None
+    return command_line(found[1], s.params) or None
+
+
+def echoed(text: str, output: str) -> str | None:
+    """The stretch of command ``text`` around one of its own ``!`` that ``output`` echoes
+    with ``\\!`` in its place, or None."""
+    for m in re.finditer(r"(?<!\\)!", text):
+        i = m.start()
+        start = max(text.rfind("\n", 0, i) + 1, i - SIDE)
+        end = text.find("\n", i)
+        end = min(len(text) if end < 0 else end, i + 1 + SIDE)
+        left, right = text[start:i], text[i + 1 : end]
+        if len((left + right).replace(" ", "")) < _MIN_ECHO:
+            continue
+        escaped = f"{left}\\!{right}"
+        at = output.find(escaped)
+        if at >= 0 and escaped not in text:
+            return _widened(output, at, at + len(escaped))
+    return None
+
+
+def _widened(output: str, start: int, end: int) -> str:
+    """The output's stretch ``start:end`` widened on its line to whole words (letters,
+    digits, ``_`` and ``.``; at most :data:`SIDE` more characters each side)."""
+    while start > 0 and end - start < 64 and re.match(r"[\w.]", output[start - 1]):
+        start -= 1
+    while end < len(output) and end - start < 64 and re.match(r"[\w.\"]", output[end]):
+        end += 1
+    return output[start:end].strip()
+
+
+def _program(text: str) -> str | None:
+    """The program of the first command with a ``!`` in its words (the one whose code the
+    tool changed), or None."""
+    for c in parse(text).commands:
+        if any("!" in w for w in c.words[1:]):
+            return c.program
+    return None
+
+
+def bangs(run: Trajectory) -> list[Bang]:
+    """The run's shell calls whose ``!`` the tool escaped, each with the later call that
+    did the job without one (module doc)."""
+    steps = run.steps
+    texts = [_shell_text(s) for s in steps]
+    out: list[Bang] = []
+    for i, (w, text) in enumerate(zip(steps, texts)):
+        if text is None or w.success:
+            continue
+        seen = echoed(text, w.output or "")
+        program = _program(text) if seen else None
+        if seen is None or program is None:
+            continue
+        for k in range(i + 1, min(len(steps), i + 1 + WINDOW)):
+            r, rt = steps[k], texts[k]
+            if r.tool != w.tool or rt is None or not r.success or "!" in rt:
+                continue
+            if any(c.program == program for c in parse(rt).commands):
+                out.append(Bang(i, k, w.tool, program, seen))
+                break
+    return out
+
+
+def bang_text(shell: str, program: str, seen: str) -> str:
+    """The lesson of a shell tool that escaped a ``!`` of ``program``'s code (``seen``: the
+    output's stretch, its first three words quoted)."""
+    quote = " ".join(seen.split()[:3])
+    return (
+        f"The {shell} tool escapes ! as \\!, so {program} code with ! fails ('{quote}'): "
+        "write it without ! (== ... | not), or write the code to a file."
+    )
