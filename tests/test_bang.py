@@ -14,6 +14,7 @@ from agentmem import Memory
 from agentmem.learning.bang import bang_text, bangs, echoed
 from agentmem.learning.corrections import find_corrections
 from agentmem.learning.kinds import Kind
+from agentmem.learning.rules import Rule
 from agentmem.records import Step, Trajectory
 
 JQ_FAILED = (
@@ -88,6 +89,9 @@ def test_the_lesson_is_learned_once_and_served_to_its_client(tmp_path: Path) -> 
         mem.learn(use_model=False)
         lessons = [e for e in mem.experiences() if "escapes ! as" in e.text]
         assert len(lessons) == 1, [e.text for e in mem.experiences()]
+        # its quote is code the tool changed, not an error a run could be tested by
+        rule = Rule.from_json(lessons[0].rule)
+        assert rule is not None and not rule.testable and rule.client == "claude-code"
 
         def served(client: str) -> set[int | None]:
             q = Query("filter the stories with jq", project="/w/app0", client=client)

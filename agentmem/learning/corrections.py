@@ -892,7 +892,14 @@ def _bang(t: Trajectory, recorded: Trajectory) -> list[Correction]:
         w = t.steps[a]
         text = bang_text(x.shell, x.program, x.echoed)
         f = _tool_rule(
-            w, text, (x.shell, x.program), x.echoed, "escapes !", refused="bang", declared=True
+            w,
+            text,
+            (x.shell, x.program),
+            x.echoed,
+            "escapes !",
+            refused="bang",
+            declared=True,
+            untestable=True,
         )
         f = attrs.evolve(f, tool=x.shell, domain=step_domain(x.shell, {"command": x.program}))
         why = (

@@ -1049,11 +1049,15 @@ def _tool_rule(f: Finding, text: str) -> Rule:
     """A client tool's own rule. One whose lesson quotes no error and names no helper
     ("pkill -f PATTERN in Bash also kills the shell ...", "Bash keeps the working
     directory ...") states no situation a run could be tested by (it would apply to every
-    failed call of its tools): its rule is untestable, so other runs' failed calls neither
+    failed call of its tools), nor does one whose quote is code the tool changed, not an
+    error (``detail["untestable"]``: "escapes ! as \\!, so jq code ... fails
+    ('select(.id \\!= ...')"): its rule is untestable, so other runs' failed calls neither
     confirm nor contradict it; its own run proved it."""
     d = f.detail
     tools = _tools_of(f)
     error, helper = _gist(text), d.get("helper")
+    if d.get("untestable"):
+        error = None
     return Rule(
         Kind.TOOL_RULE,
         tools,
