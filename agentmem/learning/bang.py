@@ -13,7 +13,7 @@ slip is learned only when the run shows all of it:
   (:data:`SIDE` characters each side, on its line) with ``\\!`` in its place, and the
   command itself holds no such ``\\!`` there (the backslash is not the agent's);
 - within :data:`WINDOW` calls, a call of the same tool that worked ran the same program
-  with no ``!`` in its command.
+  (that of the command whose word holds the echoed ``!``) with no ``!`` in its command.
 
 The lesson says what the output shows (the tool added the backslash) and the two ways
 round it; it names no version, since the echo is the proof on this machine's client.
@@ -36,6 +36,8 @@ WINDOW = 6
 #: the command's or a line's end), and how many of them must be other than spaces.
 SIDE = 6
 _MIN_ECHO = 4
+#: A quote of the shell, which the command's words no longer hold.
+_QUOTE_MARK = re.compile(r"['\"]")
 
 __all__ = ["WINDOW", "Bang", "bang_text", "bangs"]
 
@@ -63,18 +65,28 @@ def _shell_text(s: Step) -> str | None:
 def echoed(text: str, output: str) -> str | None:
     """The stretch of command ``text`` around one of its own ``!`` that ``output`` echoes
     with ``\\!`` in its place, or None."""
+    found = _echo(text, output)
+    return found[0] if found else None
+
+
+def _stretch(text: str, i: int) -> tuple[str, str]:
+    """The command's characters each side of its ``!`` at ``i`` (:data:`SIDE`, on its line)."""
+    start = max(text.rfind("\n", 0, i) + 1, i - SIDE)
+    end = text.find("\n", i)
+    end = min(len(text) if end < 0 else end, i + 1 + SIDE)
+    return text[start:i], text[i + 1 : end]
+
+
+def _echo(text: str, output: str) -> tuple[str, int] | None:
+    """:func:`echoed`'s stretch, with where its ``!`` stands in ``text``."""
     for m in re.finditer(r"(?<!\\)!", text):
-        i = m.start()
-        start = max(text.rfind("\n", 0, i) + 1, i - SIDE)
-        end = text.find("\n", i)
-        end = min(len(text) if end < 0 else end, i + 1 + SIDE)
-        left, right = text[start:i], text[i + 1 : end]
+        left, right = _stretch(text, m.start())
         if len((left + right).replace(" ", "")) < _MIN_ECHO:
             continue
         escaped = f"{left}\\!{right}"
         at = output.find(escaped)
         if at >= 0 and escaped not in text:
-            return _widened(output, at, at + len(escaped))
+            return _widened(output, at, at + len(escaped)), m.start()
     return None
 
 
@@ -88,12 +100,18 @@ def _widened(output: str, start: int, end: int) -> str:
     return output[start:end].strip()
 
 
-def _program(text: str) -> str | None:
-    """The program of the first command with a ``!`` in its words (the one whose code the
-    tool changed), or None."""
-    for c in parse(text).commands:
-        if any("!" in w for w in c.words[1:]):
-            return c.program
+def _program(text: str, i: int) -> str | None:
+    """The program of the command whose word holds the ``!`` at ``text[i]`` (the one whose
+    code the tool changed; not a ``[ ! -f x ]`` before it), or None. The word holds the
+    stretch around it, or, where a quote of the shell stands in the stretch, what lies
+    between the quotes."""
+    left, right = _stretch(text, i)
+    cut = f"{_QUOTE_MARK.split(left)[-1]}!{_QUOTE_MARK.split(right)[0]}"
+    commands = parse(text).commands
+    for near in dict.fromkeys((f"{left}!{right}", cut)):
+        for c in commands:
+            if any(near in w for w in c.words[1:]):
+                return c.program
     return None
 
 
@@ -106,10 +124,11 @@ def bangs(run: Trajectory) -> list[Bang]:
     for i, (w, text) in enumerate(zip(steps, texts)):
         if text is None or w.success:
             continue
-        seen = echoed(text, w.output or "")
-        program = _program(text) if seen else None
-        if seen is None or program is None:
+        found = _echo(text, w.output or "")
+        program = _program(text, found[1]) if found else None
+        if found is None or program is None:
             continue
+        seen = found[0]
         for k in range(i + 1, min(len(steps), i + 1 + WINDOW)):
             r, rt = steps[k], texts[k]
             if r.tool != w.tool or rt is None or not r.success or "!" in rt:

@@ -1,0 +1,48 @@
+"""Review 28: the evidence of a merged lesson's silent groups (ac66f73), a client tool's
+rule that quotes no error (6033521), and the shell tool that escapes ``!`` (d9c155e).
+
+Each test is a defect the review found, with the smallest case that shows it."""
+
+from __future__ import annotations
+
+from agentmem.learning.bang import bangs
+from agentmem.learning.corrections import find_corrections
+from agentmem.records import Step, Trajectory
+
+JQ_FAILED = (
+    "Exit code 3\njq: error: syntax error, unexpected INVALID_CHARACTER (Unix shell quoting "
+    'issues?) at <top-level>, line 1:\n.items[] | select(.id \\!= "US-008") | {id, title}\n'
+    "jq: 1 compile error"
+)
+JQ = "cat prd.json | jq '.items[] | select(.id != \"US-008\") | {id, title}'"
+
+
+def _cc(command: str, out: str = "", ok: bool = True) -> Step:
+    return Step("Bash", {"command": command, "description": "x"}, out, ok)
+
+
+def _run(*steps: Step) -> Trajectory:
+    return Trajectory(task="list the open stories", steps=steps, meta={"cwd": "/w/app"})
+
+
+def _bang_lessons(*steps: Step) -> list[str]:
+    return [
+        c.finding.text
+        for c in find_corrections(_run(*steps))
+        if c.finding.detail.get("refused") == "bang"
+    ]
+
+
+# -- d9c155e: the shell tool that escapes ! ----------------------------------------------
+
+
+def test_the_program_is_the_one_whose_bang_the_output_echoes() -> None:
+    """``[ ! -f x ] && jq '... != ...'``: the echo is jq's code, not the test's ``!`` (which
+    the shell reads unquoted, where the tool's backslash does no harm). The lesson is
+    jq's, and a later ``[ -f x ]`` is no way round it."""
+    failed = _cc(f"[ ! -f out.json ] && {JQ}", JQ_FAILED, False)
+    assert _bang_lessons(failed, _cc("[ -f prd.json ] && echo yes", "yes")) == []
+    [x] = bangs(_run(failed, _cc("jq '.items[] | {id, title}' prd.json", "[]")))
+    assert x.program == "jq"
+    find = _cc(f"find . ! -name '*.md' | head -1 && {JQ}", JQ_FAILED, False)
+    assert _bang_lessons(find, _cc("find . -name '*.json'", "./prd.json")) == []
