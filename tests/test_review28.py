@@ -5,7 +5,7 @@ Each test is a defect the review found, with the smallest case that shows it."""
 
 from __future__ import annotations
 
-from agentmem.learning.bang import bangs
+from agentmem.learning.bang import bang_text, bangs
 from agentmem.learning.corrections import find_corrections
 from agentmem.records import Step, Trajectory
 
@@ -46,3 +46,19 @@ def test_the_program_is_the_one_whose_bang_the_output_echoes() -> None:
     assert x.program == "jq"
     find = _cc(f"find . ! -name '*.md' | head -1 && {JQ}", JQ_FAILED, False)
     assert _bang_lessons(find, _cc("find . -name '*.json'", "./prd.json")) == []
+
+
+def test_jq_syntax_is_advised_for_jq_only() -> None:
+    """The jq way, "(== ... | not)", is jq's way to write a negation; node or python code written so
+    would not run: for them the lesson says only to write it without ! or in a file."""
+    node = bang_text("Bash", "node", "1; if (\\!fs.existsSync")
+    assert "| not" not in node and "without !" in node and "to a file" in node
+    assert "(== ... | not)" in bang_text("Bash", "jq", 'select(.id \\!= "US-008"')
+
+
+def test_a_quote_in_the_echo_keeps_the_lesson_one_quote() -> None:
+    """A ' inside the echoed stretch would end the lesson's quote early (its rule's error
+    is then the first few characters: any failed call saying "nt" applied)."""
+    text = bang_text("Bash", "python3", "print('done\\!')")
+    inner = text.split("('", 1)[1].split("')", 1)[0]
+    assert "'" not in inner

@@ -141,9 +141,12 @@ def bangs(run: Trajectory) -> list[Bang]:
 
 def bang_text(shell: str, program: str, seen: str) -> str:
     """The lesson of a shell tool that escaped a ``!`` of ``program``'s code (``seen``: the
-    output's stretch, its first three words quoted)."""
-    quote = " ".join(seen.split()[:3])
+    output's stretch, its first three words quoted, a ' in them written as "). The way to
+    write a negation without ``!`` is named for jq only (``== ... | not``: jq's syntax,
+    not node's or python's)."""
+    quote = " ".join(seen.split()[:3]).replace("'", '"')
+    how = " (== ... | not)" if program == "jq" else ""
     return (
         f"The {shell} tool escapes ! as \\!, so {program} code with ! fails ('{quote}'): "
-        "write it without ! (== ... | not), or write the code to a file."
+        f"write it without !{how}, or write the code to a file."
     )
