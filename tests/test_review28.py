@@ -5,6 +5,9 @@ Each test is a defect the review found, with the smallest case that shows it."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from agentmem import Memory
 from agentmem.learning.bang import bang_text, bangs
 from agentmem.learning.corrections import find_corrections
 from agentmem.records import Step, Trajectory
@@ -49,8 +52,8 @@ def test_the_program_is_the_one_whose_bang_the_output_echoes() -> None:
 
 
 def test_jq_syntax_is_advised_for_jq_only() -> None:
-    """The jq way, "(== ... | not)", is jq's way to write a negation; node or python code written so
-    would not run: for them the lesson says only to write it without ! or in a file."""
+    """ "== ... | not" is how jq negates; node or python code written so would not run:
+    for them the lesson says only to write it without ! or in a file."""
     node = bang_text("Bash", "node", "1; if (\\!fs.existsSync")
     assert "| not" not in node and "without !" in node and "to a file" in node
     assert "(== ... | not)" in bang_text("Bash", "jq", 'select(.id \\!= "US-008"')
@@ -62,3 +65,34 @@ def test_a_quote_in_the_echo_keeps_the_lesson_one_quote() -> None:
     text = bang_text("Bash", "python3", "print('done\\!')")
     inner = text.split("('", 1)[1].split("')", 1)[0]
     assert "'" not in inner
+
+
+def test_two_groups_jq_slips_are_one_lesson(tmp_path: Path) -> None:
+    """The doc says one lesson per program, merged by Stage 3: its quote is the instance
+    (the code that failed), not the rule's trigger, so two jq codes are one lesson."""
+    from .conftest import FakeEmbedder, FakeModel
+
+    other = (
+        "jq: error: syntax error at <top-level>, line 1:\n"
+        '.[] | select(.status \\!= "done") | .name\njq: 1 compile error'
+    )
+    slips = [
+        (JQ, JQ_FAILED),
+        ("jq -r '.[] | select(.status != \"done\") | .name' tasks.json", other),
+    ]
+    with Memory.open(tmp_path / "m.db", embedder=FakeEmbedder(), model=FakeModel()) as mem:
+        for n, (command, out) in enumerate(slips):
+            steps = [_cc(command, out, False), _cc("jq '.items[] | {id, title}' prd.json")]
+            tid = mem.record(f"list the open stories {n}", steps, meta={"cwd": f"/w/app{n}"})
+            mem.feedback(tid, "accept")
+        mem.learn(use_model=False)
+        lessons = [e.text for e in mem.experiences() if "escapes ! as" in e.text]
+        assert len(lessons) == 1, lessons
+        # a third code in a later session: found again, not a second lesson
+        third = "jq: error: syntax error:\n.[] | select(.owner \\!= null) | .id\njq: 1 compile"
+        command = "jq '.[] | select(.owner != null) | .id' owners.json"
+        steps = [_cc(command, third, False), _cc("jq '.[] | .id' owners.json")]
+        mem.feedback(mem.record("list the owners", steps, meta={"cwd": "/w/app9"}), "accept")
+        mem.learn(use_model=False)
+        lessons = [e.text for e in mem.experiences() if "escapes ! as" in e.text]
+        assert len(lessons) == 1, lessons

@@ -39,7 +39,7 @@ _MIN_ECHO = 4
 #: A quote of the shell, which the command's words no longer hold.
 _QUOTE_MARK = re.compile(r"['\"]")
 
-__all__ = ["WINDOW", "Bang", "bang_text", "bangs"]
+__all__ = ["WINDOW", "Bang", "bang_text", "bangs", "is_bang_lesson"]
 
 
 @attrs.frozen
@@ -150,3 +150,14 @@ def bang_text(shell: str, program: str, seen: str) -> str:
         f"The {shell} tool escapes ! as \\!, so {program} code with ! fails ('{quote}'): "
         f"write it without !{how}, or write the code to a file."
     )
+
+
+#: The start of :func:`bang_text`'s lessons.
+_LESSON = re.compile(r"The \S+ tool escapes ! as \\!, so ")
+
+
+def is_bang_lesson(text: str) -> bool:
+    """Whether ``text`` is a lesson of :func:`bang_text`: its quote is the instance (the
+    code that failed), not the error the rule answers, so two codes of one program are
+    one lesson (:func:`agentmem.learning.merge.keeps_trigger`)."""
+    return _LESSON.match(text) is not None
