@@ -9,7 +9,8 @@ from pathlib import Path
 
 from agentmem import Memory
 from agentmem.learning.bang import bang_text, bangs
-from agentmem.learning.corrections import find_corrections
+from agentmem.learning.corrections import _tool_rule, find_corrections
+from agentmem.learning.generality import rule_for
 from agentmem.records import Step, Trajectory
 
 JQ_FAILED = (
@@ -96,3 +97,21 @@ def test_two_groups_jq_slips_are_one_lesson(tmp_path: Path) -> None:
         mem.learn(use_model=False)
         lessons = [e.text for e in mem.experiences() if "escapes ! as" in e.text]
         assert len(lessons) == 1, lessons
+
+
+# -- 6033521: a tool's rule that quotes no error ------------------------------------------
+
+
+def test_an_undeclared_tool_rule_without_a_quote_stays_testable() -> None:
+    """Only a rule the run itself proves (``declared``: the client's table, the echo, the
+    signal) may be untestable. A tool rule read from the output (a parameter passed as
+    its JSON text), whose lesson the model phrased without the quoted error, must still
+    meet other runs (and the corpus's accepted runs that did otherwise): untestable, it
+    could never be refuted, contradicted or retired."""
+    w = Step("AskUserQuestion", {"questions": "[{"}, "Invalid: expected array", False)
+    said = "The parameter questions type is expected as array but provided as string"
+    text = "Pass questions to AskUserQuestion as a real JSON array, never as a string."
+    f = _tool_rule(w, text, ("AskUserQuestion", "questions"), said, said, refused="encoded")
+    assert rule_for(f, text).testable
+    declared = _tool_rule(w, text, ("AskUserQuestion",), said, "x", declared=True)
+    assert not rule_for(declared, text).testable
