@@ -7,11 +7,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from agentmem import Memory
 from agentmem.learning.bang import bang_text, bangs
 from agentmem.learning.corrections import _tool_rule, find_corrections
 from agentmem.learning.generality import rule_for
-from agentmem.records import Step, Trajectory
+from agentmem.learning.kinds import Kind
+from agentmem.learning.rules import Rule
+from agentmem.learning.self_kill import self_kill_text
+from agentmem.learning.support import GroupRun, evidence_operations
+from agentmem.records import Experience, Step, Trajectory
 
 JQ_FAILED = (
     "Exit code 3\njq: error: syntax error, unexpected INVALID_CHARACTER (Unix shell quoting "
@@ -115,3 +121,23 @@ def test_an_undeclared_tool_rule_without_a_quote_stays_testable() -> None:
     assert rule_for(f, text).testable
     declared = _tool_rule(w, text, ("AskUserQuestion",), said, "x", declared=True)
     assert not rule_for(declared, text).testable
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="6033521 reaches new lessons only: a CONFIRM keeps the stored rule, and the stored "
+    "rule does not say whether the run proved it (declared), so telling the two apart needs "
+    "a migration of the stored self-kill and kept-cwd rules (or their texts matched)",
+)
+def test_a_stored_self_kill_rule_is_no_longer_contradicted_by_failed_calls() -> None:
+    """A library that learned the pkill self-kill lesson before 6033521 stored a testable
+    rule with no error: every later group whose flaky call worked when made again
+    contradicts it, and two such groups retire a true lesson."""
+    old = Rule(Kind.TOOL_RULE, ("Bash",), client="claude-code")
+    lesson = Experience(
+        self_kill_text("Bash"), id=1, support_groups=1, support_runs=1, rule=old.to_json()
+    )
+    flaky = (_cc("make deploy", "Exit code 2\nerror: lock held", False), _cc("make deploy", "ok"))
+    groups = {k: [GroupRun("deploy the site", flaky, 1.0, True)] for k in ("g1", "g2")}
+    out, _ = evidence_operations([], [lesson], groups)
+    assert [op.kind for op in out] == []
