@@ -58,6 +58,22 @@ def test_the_program_is_the_one_whose_bang_the_output_echoes() -> None:
     assert _bang_lessons(find, _cc("find . -name '*.json'", "./prd.json")) == []
 
 
+def test_an_echo_of_the_bang_is_no_proof_the_bang_failed() -> None:
+    """The tool escaped the ! (the output shows it), but the call failed for another of
+    its commands: echo printed its words and make failed; git committed and the push was
+    refused. A later echo, or a later push, is no way round a ! that failed nothing."""
+    make = "make: *** [build] Error 2"
+    echo = _cc(
+        'echo "Build step done! now running" && make build',
+        "Build step done\\! now running\n" + make,
+        False,
+    )
+    assert _bang_lessons(echo, _cc('echo "building" && make build', "ok")) == []
+    push = "[main 1a2b3c4] Fix the bug\\! Also tests\n ! [rejected] main -> main (fetch first)"
+    commit = _cc('git commit -m "Fix the bug! Also tests" && git push', push, False)
+    assert _bang_lessons(commit, _cc("git pull --rebase && git push", "ok")) == []
+
+
 def test_jq_syntax_is_advised_for_jq_only() -> None:
     """ "== ... | not" is how jq negates; node or python code written so would not run:
     for them the lesson says only to write it without ! or in a file."""

@@ -13,7 +13,8 @@ slip is learned only when the run shows all of it:
   (:data:`SIDE` characters each side, on its line) with ``\\!`` in its place, and the
   command itself holds no such ``\\!`` there (the backslash is not the agent's);
 - within :data:`WINDOW` calls, a call of the same tool that worked ran the same program
-  (that of the command whose word holds the echoed ``!``) with no ``!`` in its command.
+  and subcommand (those of the command whose word holds the echoed ``!``; never one that
+  only prints its words, ``echo``) with no ``!`` in its command.
 
 The lesson says what the output shows (the tool added the backslash) and the two ways
 round it; it names no version, since the echo is the proof on this machine's client.
@@ -25,9 +26,10 @@ import re
 
 import attrs
 
-from ..agents import is_shell, spec_for
+from ..agents import is_shell, programs, spec_for
 from ..agents.outcomes import command_line
-from ..agents.shell import parse
+from ..agents.programs import Role
+from ..agents.shell import Command, parse
 from ..records import Step, Trajectory
 
 #: How many calls after the failed one may do the job without a ``!``.
@@ -100,18 +102,19 @@ def _widened(output: str, start: int, end: int) -> str:
     return output[start:end].strip()
 
 
-def _program(text: str, i: int) -> str | None:
-    """The program of the command whose word holds the ``!`` at ``text[i]`` (the one whose
-    code the tool changed; not a ``[ ! -f x ]`` before it), or None. The word holds the
-    stretch around it, or, where a quote of the shell stands in the stretch, what lies
-    between the quotes."""
+def _command(text: str, i: int) -> Command | None:
+    """The command whose word holds the ``!`` at ``text[i]`` (the one whose code the tool
+    changed; not a ``[ ! -f x ]`` before it), or None; None too for one that only prints
+    its words (``echo``, ``printf``: :attr:`Role.SCENE`), whose ``\\!`` in the output
+    failed nothing. The word holds the stretch around it, or, where a quote of the shell
+    stands in the stretch, what lies between the quotes."""
     left, right = _stretch(text, i)
     cut = f"{_QUOTE_MARK.split(left)[-1]}!{_QUOTE_MARK.split(right)[0]}"
     commands = parse(text).commands
     for near in dict.fromkeys((f"{left}!{right}", cut)):
         for c in commands:
             if any(near in w for w in c.words[1:]):
-                return c.program
+                return None if programs.has(c.program, Role.SCENE) else c
     return None
 
 
@@ -125,16 +128,18 @@ def bangs(run: Trajectory) -> list[Bang]:
         if text is None or w.success:
             continue
         found = _echo(text, w.output or "")
-        program = _program(text, found[1]) if found else None
-        if found is None or program is None:
+        cmd = _command(text, found[1]) if found else None
+        if found is None or cmd is None:
             continue
         seen = found[0]
         for k in range(i + 1, min(len(steps), i + 1 + WINDOW)):
             r, rt = steps[k], texts[k]
             if r.tool != w.tool or rt is None or not r.success or "!" in rt:
                 continue
-            if any(c.program == program for c in parse(rt).commands):
-                out.append(Bang(i, k, w.tool, program, seen))
+            # the same program and subcommand: a git push after a commit whose message the
+            # tool escaped is no way round it
+            if any(c.intent == cmd.intent for c in parse(rt).commands):
+                out.append(Bang(i, k, w.tool, cmd.program, seen))
                 break
     return out
 
