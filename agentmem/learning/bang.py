@@ -13,7 +13,8 @@ slip is learned only when the run shows all of it:
   (:data:`SIDE` characters each side, on its line) with ``\\!`` in its place, and the
   command itself holds no such ``\\!`` there (the backslash is not the agent's);
 - within :data:`WINDOW` calls, a call of the same tool that worked ran the same program
-  with no ``!`` in its command.
+  and subcommand (those of the command whose word holds the echoed ``!``; never one that
+  only prints its words, ``echo``) with no ``!`` in its command.
 
 The lesson says what the output shows (the tool added the backslash) and the two ways
 round it; it names no version, since the echo is the proof on this machine's client.
@@ -25,9 +26,10 @@ import re
 
 import attrs
 
-from ..agents import is_shell, spec_for
+from ..agents import is_shell, programs, spec_for
 from ..agents.outcomes import command_line
-from ..agents.shell import parse
+from ..agents.programs import Role
+from ..agents.shell import Command, parse
 from ..records import Step, Trajectory
 
 #: How many calls after the failed one may do the job without a ``!``.
@@ -36,8 +38,10 @@ WINDOW = 6
 #: the command's or a line's end), and how many of them must be other than spaces.
 SIDE = 6
 _MIN_ECHO = 4
+#: A quote of the shell, which the command's words no longer hold.
+_QUOTE_MARK = re.compile(r"['\"]")
 
-__all__ = ["WINDOW", "Bang", "bang_text", "bangs"]
+__all__ = ["WINDOW", "Bang", "bang_text", "bangs", "is_bang_lesson"]
 
 
 @attrs.frozen
@@ -63,18 +67,28 @@ def _shell_text(s: Step) -> str | None:
 def echoed(text: str, output: str) -> str | None:
     """The stretch of command ``text`` around one of its own ``!`` that ``output`` echoes
     with ``\\!`` in its place, or None."""
+    found = _echo(text, output)
+    return found[0] if found else None
+
+
+def _stretch(text: str, i: int) -> tuple[str, str]:
+    """The command's characters each side of its ``!`` at ``i`` (:data:`SIDE`, on its line)."""
+    start = max(text.rfind("\n", 0, i) + 1, i - SIDE)
+    end = text.find("\n", i)
+    end = min(len(text) if end < 0 else end, i + 1 + SIDE)
+    return text[start:i], text[i + 1 : end]
+
+
+def _echo(text: str, output: str) -> tuple[str, int] | None:
+    """:func:`echoed`'s stretch, with where its ``!`` stands in ``text``."""
     for m in re.finditer(r"(?<!\\)!", text):
-        i = m.start()
-        start = max(text.rfind("\n", 0, i) + 1, i - SIDE)
-        end = text.find("\n", i)
-        end = min(len(text) if end < 0 else end, i + 1 + SIDE)
-        left, right = text[start:i], text[i + 1 : end]
+        left, right = _stretch(text, m.start())
         if len((left + right).replace(" ", "")) < _MIN_ECHO:
             continue
         escaped = f"{left}\\!{right}"
         at = output.find(escaped)
         if at >= 0 and escaped not in text:
-            return _widened(output, at, at + len(escaped))
+            return _widened(output, at, at + len(escaped)), m.start()
     return None
 
 
@@ -88,12 +102,19 @@ def _widened(output: str, start: int, end: int) -> str:
     return output[start:end].strip()
 
 
-def _program(text: str) -> str | None:
-    """The program of the first command with a ``!`` in its words (the one whose code the
-    tool changed), or None."""
-    for c in parse(text).commands:
-        if any("!" in w for w in c.words[1:]):
-            return c.program
+def _command(text: str, i: int) -> Command | None:
+    """The command whose word holds the ``!`` at ``text[i]`` (the one whose code the tool
+    changed; not a ``[ ! -f x ]`` before it), or None; None too for one that only prints
+    its words (``echo``, ``printf``: :attr:`Role.SCENE`), whose ``\\!`` in the output
+    failed nothing. The word holds the stretch around it, or, where a quote of the shell
+    stands in the stretch, what lies between the quotes."""
+    left, right = _stretch(text, i)
+    cut = f"{_QUOTE_MARK.split(left)[-1]}!{_QUOTE_MARK.split(right)[0]}"
+    commands = parse(text).commands
+    for near in dict.fromkeys((f"{left}!{right}", cut)):
+        for c in commands:
+            if any(near in w for w in c.words[1:]):
+                return None if programs.has(c.program, Role.SCENE) else c
     return None
 
 
@@ -106,25 +127,42 @@ def bangs(run: Trajectory) -> list[Bang]:
     for i, (w, text) in enumerate(zip(steps, texts)):
         if text is None or w.success:
             continue
-        seen = echoed(text, w.output or "")
-        program = _program(text) if seen else None
-        if seen is None or program is None:
+        found = _echo(text, w.output or "")
+        cmd = _command(text, found[1]) if found else None
+        if found is None or cmd is None:
             continue
+        seen = found[0]
         for k in range(i + 1, min(len(steps), i + 1 + WINDOW)):
             r, rt = steps[k], texts[k]
             if r.tool != w.tool or rt is None or not r.success or "!" in rt:
                 continue
-            if any(c.program == program for c in parse(rt).commands):
-                out.append(Bang(i, k, w.tool, program, seen))
+            # the same program and subcommand: a git push after a commit whose message the
+            # tool escaped is no way round it
+            if any(c.intent == cmd.intent for c in parse(rt).commands):
+                out.append(Bang(i, k, w.tool, cmd.program, seen))
                 break
     return out
 
 
 def bang_text(shell: str, program: str, seen: str) -> str:
     """The lesson of a shell tool that escaped a ``!`` of ``program``'s code (``seen``: the
-    output's stretch, its first three words quoted)."""
-    quote = " ".join(seen.split()[:3])
+    output's stretch, its first three words quoted, a ' in them written as "). The way to
+    write a negation without ``!`` is named for jq only (``== ... | not``: jq's syntax,
+    not node's or python's)."""
+    quote = " ".join(seen.split()[:3]).replace("'", '"')
+    how = " (== ... | not)" if program == "jq" else ""
     return (
         f"The {shell} tool escapes ! as \\!, so {program} code with ! fails ('{quote}'): "
-        "write it without ! (== ... | not), or write the code to a file."
+        f"write it without !{how}, or write the code to a file."
     )
+
+
+#: The start of :func:`bang_text`'s lessons.
+_LESSON = re.compile(r"The \S+ tool escapes ! as \\!, so ")
+
+
+def is_bang_lesson(text: str) -> bool:
+    """Whether ``text`` is a lesson of :func:`bang_text`: its quote is the instance (the
+    code that failed), not the error the rule answers, so two codes of one program are
+    one lesson (:func:`agentmem.learning.merge.keeps_trigger`)."""
+    return _LESSON.match(text) is not None

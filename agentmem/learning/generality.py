@@ -1046,13 +1046,15 @@ def _missing_step_rule(f: Finding, text: str) -> Rule:
 
 
 def _tool_rule(f: Finding, text: str) -> Rule:
-    """A client tool's own rule. One whose lesson quotes no error and names no helper
-    ("pkill -f PATTERN in Bash also kills the shell ...", "Bash keeps the working
-    directory ...") states no situation a run could be tested by (it would apply to every
-    failed call of its tools), nor does one whose quote is code the tool changed, not an
-    error (``detail["untestable"]``: "escapes ! as \\!, so jq code ... fails
-    ('select(.id \\!= ...')"): its rule is untestable, so other runs' failed calls neither
-    confirm nor contradict it; its own run proved it."""
+    """A client tool's own rule. One the run proves (``declared``) whose lesson quotes no
+    error and names no helper ("pkill -f PATTERN in Bash also kills the shell ...", "Bash
+    keeps the working directory ...") states no situation a run could be tested by (it
+    would apply to every failed call of its tools), nor does one whose quote is code the
+    tool changed, not an error (``detail["untestable"]``: "escapes ! as \\!, so jq code ...
+    fails ('select(.id \\!= ...')"): its rule is untestable, so other runs' failed calls
+    neither confirm nor contradict it; its own run proved it. One read from the output (a
+    parameter passed as its JSON text) whose text lost its quote (the model's phrasing)
+    stays testable: other runs and the corpus may still refute it."""
     d = f.detail
     tools = _tools_of(f)
     error, helper = _gist(text), d.get("helper")
@@ -1064,7 +1066,7 @@ def _tool_rule(f: Finding, text: str) -> Rule:
         helper=helper,
         error=error,
         client=_one_client(tools),
-        testable=bool(error or helper),
+        testable=bool(error or helper or not d.get("declared")),
     )
 
 

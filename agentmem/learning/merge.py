@@ -23,6 +23,7 @@ from typing import Any
 
 import attrs
 
+from .bang import is_bang_lesson
 from .findings import Finding, lesson_text, quote_error, short_value
 from .kinds import Kind
 
@@ -841,7 +842,10 @@ def keeps_trigger(kind: str, text: str) -> bool:
     """Whether a lesson's first quote is its trigger (the error it answers), which
     :func:`payload` keeps: a tool rule's or a recovery's quote, or that of any lesson of
     the "If T fails with 'E', ..." template. Elsewhere (a zsh glob's path, a file's
-    location) the quote is the instance and is masked."""
+    location, the code whose ``!`` the shell tool escaped: :func:`.bang.is_bang_lesson`)
+    the quote is the instance and is masked."""
+    if is_bang_lesson(text):  # its quote is the code that failed: the instance
+        return False
     return kind in _TRIGGER_KINDS or _TRIGGER.match(text) is not None
 
 
