@@ -98,3 +98,26 @@ def test_the_lesson_is_learned_once_and_served_to_its_client(tmp_path: Path) -> 
             return {x.id for x in mem.serve(q).lessons}
 
         assert lessons[0].id in served("claude-code") and lessons[0].id not in served("codex")
+
+
+def test_a_gh_jq_filter_is_jq_code() -> None:
+    """gh's --jq filter is jq's code: its lesson names jq and jq's way to negate."""
+    failed = _cc(
+        "gh pr checks 103 --json name,conclusion --jq '.[] | select(.conclusion != \"SUCCESS\")'",
+        "failed to parse jq expression (line 1, column 24)\n"
+        '    .[] | select(.conclusion \\!= "SUCCESS")\n',
+        False,
+    )
+    fixed = _cc("gh pr checks 103 --json name,conclusion")
+    [x] = bangs(_run(failed, fixed))
+    assert (x.program, x.code) == ("gh", "jq")
+    [(_, _, text)] = _found(failed, fixed)
+    assert "so jq code with ! fails" in text and "(== ... | not)" in text
+    # gh's -q elsewhere, or a ! in another option's value, is gh's own
+    other = _cc(
+        "gh issue create --title 'Fix it now! please' --body x",
+        "could not create: title 'Fix it now\\! please' invalid",
+        False,
+    )
+    [y] = bangs(_run(other, _cc("gh issue create --title 'Fix it now' --body x")))
+    assert y.code == ""

@@ -48,13 +48,15 @@ __all__ = ["WINDOW", "Bang", "bang_text", "bangs", "is_bang_lesson"]
 class Bang:
     """Call ``failed`` (of shell tool ``shell``) ran ``program`` with a ``!`` that the tool
     escaped (``echoed``: the output's stretch with ``\\!``); call ``fixed`` ran
-    ``program`` without one and worked."""
+    ``program`` without one and worked. ``code``: the language of the code the ``!`` was
+    in, where it is not ``program``'s own (gh's ``--jq`` filter is jq's)."""
 
     failed: int
     fixed: int
     shell: str
     program: str
     echoed: str
+    code: str = ""
 
 
 def _shell_text(s: Step) -> str | None:
@@ -118,6 +120,22 @@ def _command(text: str, i: int) -> Command | None:
     return None
 
 
+#: Options whose value is another language's code: gh's ``--jq`` (``-q``) filter.
+_CODE_OPTIONS = {"gh": ("jq", frozenset({"--jq", "-q"}))}
+
+
+def _code(cmd: Command, text: str, i: int) -> str:
+    """The language of the code that holds the ``!`` at ``text[i]`` where an option of
+    ``cmd`` takes code of another (:data:`_CODE_OPTIONS`), else ""."""
+    lang, options = _CODE_OPTIONS.get(cmd.program, ("", frozenset()))
+    left, right = _stretch(text, i)
+    near = f"{_QUOTE_MARK.split(left)[-1]}!{_QUOTE_MARK.split(right)[0]}"
+    for before, word in zip(cmd.words, cmd.words[1:]):
+        if near in word and (before in options or word.split("=", 1)[0] in options):
+            return lang
+    return ""
+
+
 def bangs(run: Trajectory) -> list[Bang]:
     """The run's shell calls whose ``!`` the tool escaped, each with the later call that
     did the job without one (module doc)."""
@@ -139,7 +157,7 @@ def bangs(run: Trajectory) -> list[Bang]:
             # the same program and subcommand: a git push after a commit whose message the
             # tool escaped is no way round it
             if any(c.intent == cmd.intent for c in parse(rt).commands):
-                out.append(Bang(i, k, w.tool, cmd.program, seen))
+                out.append(Bang(i, k, w.tool, cmd.program, seen, _code(cmd, text, found[1])))
                 break
     return out
 

@@ -890,7 +890,7 @@ def _bang(t: Trajectory, recorded: Trajectory) -> list[Correction]:
         if a is None or b is None:
             continue
         w = t.steps[a]
-        text = bang_text(x.shell, x.program, x.echoed)
+        text = bang_text(x.shell, x.code or x.program, x.echoed)
         f = _tool_rule(
             w,
             text,
