@@ -43,6 +43,7 @@ from agentmem.redact import (
     redact,
     redact_value,
 )
+from agentmem.redact.base import _VERSION
 
 CORPUS_PATH = Path(__file__).parent / "data" / "secrets_corpus.jsonl"
 
@@ -494,9 +495,11 @@ _VALUE_CHARS = _ALNUM + " !#%&*+,-.:;=?@^_|~()[]{}'`<>$"
 @settings(max_examples=300, deadline=None)
 @given(st.text(alphabet=_VALUE_CHARS, max_size=60), st.sampled_from(_ALNUM), st.integers(0, 9))
 def test_assigned_password_is_removed(middle: str, first: str, digit: int) -> None:
-    """Whatever is quoted after ``DB_PASSWORD=`` goes, if it starts like a value."""
+    """Whatever is quoted after ``DB_PASSWORD=`` goes, if it starts like a value and is
+    no version (``"00.0"``, as in ``"jsonwebtoken": "^9.0.2"``: left, on purpose; found by
+    this test in a CI run)."""
     value = f"{first}{middle}{digit}"
-    assume(len(value) >= 4 and not value.startswith("arn:"))
+    assume(len(value) >= 4 and not value.startswith("arn:") and not _VERSION.fullmatch(value))
     out = redact(f'export DB_PASSWORD="{value}"')
     assert out == 'export DB_PASSWORD="[REDACTED:password]"'
 
