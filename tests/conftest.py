@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 from agentmem import Memory, Step
 from agentmem.models import Completion
@@ -19,6 +20,12 @@ from agentmem.models import Completion
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared"
 TAU_BENCH = SHARED / "data" / "tau-bench" / "gpt-4o-airline.json"
+
+#: CI runs the property tests with a fixed seed (``HYPOTHESIS_PROFILE=ci``, set by
+#: ``.ci/run``), so that a run lands or fails on the code alone; a developer's run keeps
+#: hypothesis's random examples, which is how new counterexamples are found.
+settings.register_profile("ci", derandomize=True, database=None)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
