@@ -17,22 +17,9 @@ from agentmem.learning.kinds import Kind
 from agentmem.learning.rules import Rule
 from agentmem.learning.self_kill import self_kill_text
 from agentmem.learning.support import GroupRun, evidence_operations
-from agentmem.records import Experience, Step, Trajectory
+from agentmem.records import Experience, Step
 
-JQ_FAILED = (
-    "Exit code 3\njq: error: syntax error, unexpected INVALID_CHARACTER (Unix shell quoting "
-    'issues?) at <top-level>, line 1:\n.items[] | select(.id \\!= "US-008") | {id, title}\n'
-    "jq: 1 compile error"
-)
-JQ = "cat prd.json | jq '.items[] | select(.id != \"US-008\") | {id, title}'"
-
-
-def _cc(command: str, out: str = "", ok: bool = True) -> Step:
-    return Step("Bash", {"command": command, "description": "x"}, out, ok)
-
-
-def _run(*steps: Step) -> Trajectory:
-    return Trajectory(task="list the open stories", steps=steps, meta={"cwd": "/w/app"})
+from .test_bang import JQ, JQ_FAILED, _cc, _run
 
 
 def _bang_lessons(*steps: Step) -> list[str]:

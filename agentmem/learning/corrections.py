@@ -53,8 +53,8 @@ from __future__ import annotations
 
 import ntpath
 import re
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Iterator, Sequence
+from typing import Any, Protocol, TypeVar
 from urllib.parse import urlsplit
 
 import attrs
@@ -836,6 +836,30 @@ def _tool_refusals(t: Trajectory) -> list[Correction]:
     return out
 
 
+_S = TypeVar("_S", bound="_Slip")
+
+
+class _Slip(Protocol):
+    """A slip read from the recorded run: its failed call and the call that fixed it."""
+
+    @property
+    def failed(self) -> int: ...
+
+    @property
+    def fixed(self) -> int: ...
+
+
+def _in_view(recorded: Trajectory, found: Sequence[_S]) -> Iterator[tuple[int, int, _S]]:
+    """Each slip found in the recorded run with its failed and fixed calls' indices in the
+    learning view (:func:`agentmem.agents.learning_view`); a slip whose call the view drops
+    is left out."""
+    at = view_indices(recorded)
+    for x in found:
+        a, b = at[x.failed], at[x.fixed]
+        if a is not None and b is not None:
+            yield a, b, x
+
+
 def _cwd_kept(t: Trajectory, recorded: Trajectory) -> list[Correction]:
     """A shell tool that keeps its working directory between calls (Claude Code's Bash:
     :attr:`agentmem.agents.ToolSpec.keeps_cwd`) stood in a subfolder after a ``cd``, and a
@@ -848,11 +872,7 @@ def _cwd_kept(t: Trajectory, recorded: Trajectory) -> list[Correction]:
     check of the code to the learning view, which counts it done); the correction's
     indices and its failed call's error are the view's (``t``: the client's framing gone)."""
     out: list[Correction] = []
-    at = view_indices(recorded)
-    for x in slips(recorded):
-        a, b = at[x.failed], at[x.fixed]
-        if a is None or b is None:
-            continue
+    for a, b, x in _in_view(recorded, slips(recorded)):
         w = t.steps[a]
         e = _error(w)
         text = kept_cwd_text(x.shell)
@@ -884,11 +904,7 @@ def _bang(t: Trajectory, recorded: Trajectory) -> list[Correction]:
     shell tool's; the run proves it (the echo shows the backslash the tool added), so no
     other run's way refutes it."""
     out: list[Correction] = []
-    at = view_indices(recorded)
-    for x in bangs(recorded):
-        a, b = at[x.failed], at[x.fixed]
-        if a is None or b is None:
-            continue
+    for a, b, x in _in_view(recorded, bangs(recorded)):
         w = t.steps[a]
         text = bang_text(x.shell, x.code or x.program, x.echoed)
         f = _tool_rule(
@@ -917,11 +933,7 @@ def _self_kill(t: Trajectory, recorded: Trajectory) -> list[Correction]:
     that Stage 3 merges them; the run proves it (the pattern matches the call's own text,
     the call ended by a signal, another way worked), so no other run's way refutes it."""
     out: list[Correction] = []
-    at = view_indices(recorded)
-    for x in self_kills(recorded):
-        a, b = at[x.failed], at[x.fixed]
-        if a is None or b is None:
-            continue
+    for a, b, x in _in_view(recorded, self_kills(recorded)):
         w = t.steps[a]
         text = self_kill_text(x.shell)
         f = _tool_rule(
