@@ -73,6 +73,7 @@ __all__ = [
     "refusal_line",
     "same_command",
     "session_noise",
+    "shell_line",
     "silent_not_found",
     "status_command",
     "strip_headers",
@@ -209,6 +210,15 @@ def command_line(spec: ToolSpec, params: Mapping[str, Any]) -> str:
     if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
         return unwrap_argv(value)
     return ""
+
+
+def shell_line(s: Step) -> str | None:
+    """The command line of a shell tool's call (:func:`command_line`), or None for another
+    tool's call, or one that holds none."""
+    found = spec_for(s.tool)
+    if found is None or found[1].kind not in (ToolKind.SHELL, ToolKind.SHELL_INPUT):
+        return None
+    return command_line(found[1], s.params) or None
 
 
 def failing_command(script: Script, body: str) -> Command | None:

@@ -26,11 +26,11 @@ import re
 
 import attrs
 
-from ..agents import is_shell, programs, spec_for
-from ..agents.outcomes import command_line
+from ..agents import programs
+from ..agents.outcomes import shell_line
 from ..agents.programs import Role
 from ..agents.shell import Command, parse
-from ..records import Step, Trajectory
+from ..records import Trajectory
 
 #: How many calls after the failed one may do the job without a ``!``.
 WINDOW = 6
@@ -59,13 +59,6 @@ class Bang:
     code: str = ""
 
 
-def _shell_text(s: Step) -> str | None:
-    found = spec_for(s.tool)
-    if found is None or not is_shell(s.tool):
-        return None
-    return command_line(found[1], s.params) or None
-
-
 def echoed(text: str, output: str) -> str | None:
     """The stretch of command ``text`` around one of its own ``!`` that ``output`` echoes
     with ``\\!`` in its place, or None."""
@@ -79,6 +72,13 @@ def _stretch(text: str, i: int) -> tuple[str, str]:
     end = text.find("\n", i)
     end = min(len(text) if end < 0 else end, i + 1 + SIDE)
     return text[start:i], text[i + 1 : end]
+
+
+def _unquoted(text: str, i: int) -> str:
+    """The stretch around the ``!`` at ``text[i]`` cut at the shell's quotes each side:
+    what a parsed word holds of it."""
+    left, right = _stretch(text, i)
+    return f"{_QUOTE_MARK.split(left)[-1]}!{_QUOTE_MARK.split(right)[0]}"
 
 
 def _echo(text: str, output: str) -> tuple[str, int] | None:
@@ -111,9 +111,8 @@ def _command(text: str, i: int) -> Command | None:
     failed nothing. The word holds the stretch around it, or, where a quote of the shell
     stands in the stretch, what lies between the quotes."""
     left, right = _stretch(text, i)
-    cut = f"{_QUOTE_MARK.split(left)[-1]}!{_QUOTE_MARK.split(right)[0]}"
     commands = parse(text).commands
-    for near in dict.fromkeys((f"{left}!{right}", cut)):
+    for near in dict.fromkeys((f"{left}!{right}", _unquoted(text, i))):
         for c in commands:
             if any(near in w for w in c.words[1:]):
                 return None if programs.has(c.program, Role.SCENE) else c
@@ -128,8 +127,7 @@ def _code(cmd: Command, text: str, i: int) -> str:
     """The language of the code that holds the ``!`` at ``text[i]`` where an option of
     ``cmd`` takes code of another (:data:`_CODE_OPTIONS`), else ""."""
     lang, options = _CODE_OPTIONS.get(cmd.program, ("", frozenset()))
-    left, right = _stretch(text, i)
-    near = f"{_QUOTE_MARK.split(left)[-1]}!{_QUOTE_MARK.split(right)[0]}"
+    near = _unquoted(text, i)
     for before, word in zip(cmd.words, cmd.words[1:]):
         if near in word and (before in options or word.split("=", 1)[0] in options):
             return lang
@@ -140,7 +138,7 @@ def bangs(run: Trajectory) -> list[Bang]:
     """The run's shell calls whose ``!`` the tool escaped, each with the later call that
     did the job without one (module doc)."""
     steps = run.steps
-    texts = [_shell_text(s) for s in steps]
+    texts = [shell_line(s) for s in steps]
     out: list[Bang] = []
     for i, (w, text) in enumerate(zip(steps, texts)):
         if text is None or w.success:

@@ -1057,16 +1057,15 @@ def _tool_rule(f: Finding, text: str) -> Rule:
     stays testable: other runs and the corpus may still refute it."""
     d = f.detail
     tools = _tools_of(f)
-    error, helper = _gist(text), d.get("helper")
-    if d.get("untestable"):
-        error = None
+    error = None if d.get("untestable") else _gist(text)
+    helper = d.get("helper")
     return Rule(
         Kind.TOOL_RULE,
         tools,
         helper=helper,
         error=error,
         client=_one_client(tools),
-        testable=bool(error or helper or not d.get("declared")),
+        testable=bool(error or helper) or not d.get("declared"),
     )
 
 

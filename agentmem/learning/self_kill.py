@@ -28,10 +28,10 @@ import re
 
 import attrs
 
-from ..agents import is_shell, spec_for
 from ..agents import programs as _programs
+from ..agents import spec_for
 from ..agents.base import NOT_RUN
-from ..agents.outcomes import command_line, outcome
+from ..agents.outcomes import outcome, shell_line
 from ..agents.shell import Command, parse
 from ..records import Step, Trajectory
 
@@ -146,14 +146,6 @@ def _wrapped(s: Step, text: str) -> bool:
     return (found is not None and found[1].always_wrapped) or not _alone(text)
 
 
-def _shell_text(s: Step) -> str | None:
-    found = spec_for(s.tool)
-    if found is None or not is_shell(s.tool):
-        return None
-    text = command_line(found[1], s.params)
-    return text or None
-
-
 def _stops(c: Command) -> bool:
     """Whether a command stops processes: a ``STOPS`` program not asked only whether a
     process lives (``kill -0``, ``kill -s 0``) or for the signals' names (``kill -l``)."""
@@ -207,7 +199,7 @@ def self_kills(run: Trajectory) -> list[SelfKill]:
     """The run's shell calls that killed their own shell, each with the later call that
     stopped the same processes another way (module doc)."""
     steps = run.steps
-    texts = [_shell_text(s) for s in steps]
+    texts = [shell_line(s) for s in steps]
     # a self-matching pkill in a shell holding its text that worked: that shell did not
     # carry the command's text, so a signal there was something else
     for s, text in zip(steps, texts):

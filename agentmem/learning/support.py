@@ -284,8 +284,9 @@ def _weigh_lesson(
     fresh = [g for g in own if not counted(target, g)]  # runs not yet behind the target
     # its own groups count as they proved it, each that gives no verdict of its own: so a
     # lesson learned from many groups at once weighs as it would, learned one by one
-    silent = [g for g in fresh if session.tally(rule, [g]).empty]
-    mine = session.tally(rule, fresh)
+    per = {g: session.tally(rule, [g]) for g in fresh}
+    silent = [g for g, t in per.items() if t.empty]
+    mine = sum(per.values(), Tally())
     if silent or not own:
         mine = mine + _proved(op, own, silent)
     others = session.others(rule, own, counted, target)
