@@ -7,12 +7,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 from agentmem import Memory
 from agentmem.learning.bang import bang_text, bangs
 from agentmem.learning.corrections import _tool_rule, find_corrections
 from agentmem.learning.generality import rule_for
+from agentmem.learning.kept_cwd import kept_cwd_text
 from agentmem.learning.kinds import Kind
 from agentmem.learning.rules import Rule
 from agentmem.learning.self_kill import self_kill_text
@@ -126,12 +125,6 @@ def test_an_undeclared_tool_rule_without_a_quote_stays_testable() -> None:
     assert not rule_for(declared, text).testable
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="6033521 reaches new lessons only: a CONFIRM keeps the stored rule, and the stored "
-    "rule does not say whether the run proved it (declared), so telling the two apart needs "
-    "a migration of the stored self-kill and kept-cwd rules (or their texts matched)",
-)
 def test_a_stored_self_kill_rule_is_no_longer_contradicted_by_failed_calls() -> None:
     """A library that learned the pkill self-kill lesson before 6033521 stored a testable
     rule with no error: every later group whose flaky call worked when made again
@@ -144,3 +137,41 @@ def test_a_stored_self_kill_rule_is_no_longer_contradicted_by_failed_calls() -> 
     groups = {k: [GroupRun("deploy the site", flaky, 1.0, True)] for k in ("g1", "g2")}
     out, _ = evidence_operations([], [lesson], groups)
     assert [op.kind for op in out] == []
+
+
+def test_a_stored_declared_rule_is_read_untestable_by_its_text_only() -> None:
+    """Every shell's self-kill and kept-folder text is told apart; another tool rule with
+    no quote (the model's phrasing of a parameter read from the output) stays testable."""
+    old = Rule(Kind.TOOL_RULE, ("Bash",), client="claude-code").to_json()
+    for text in (self_kill_text("Bash"), self_kill_text("shell"), kept_cwd_text("Bash")):
+        rule = Rule.stored(old, text)
+        assert rule is not None and not rule.testable, text
+    other = Rule.stored(old, "Pass questions to AskUserQuestion as a real JSON array.")
+    assert other is not None and other.testable
+    quoted = Rule(Kind.TOOL_RULE, ("Bash",), error="Exit code 144").to_json()
+    assert Rule.stored(quoted, self_kill_text("Bash")).testable  # type: ignore[union-attr]
+
+
+def test_a_stored_self_kill_lesson_served_to_failing_runs_is_never_retired_by_use(
+    tmp_path: Path,
+) -> None:
+    """The same older rule, judged where the lesson was served: every run's failed Bash
+    call met the testable rule and repeated its "mistake", so enough of them retired a
+    true lesson by use. Read untestable, the runs are judged by its tools only."""
+    from agentmem import served as log
+
+    with Memory.open(tmp_path / "m.db", embedder="hash") as mem:
+        e = mem.add(self_kill_text("Bash"), domain="shell")
+        old = Rule(Kind.TOOL_RULE, ("Bash",), client="claude-code").to_json()
+        with mem.db.conn:
+            mem.db.execute("UPDATE experiences SET rule = ? WHERE id = ?", [old, e.id])
+        for i in range(6):
+            task = f"deploy the site, attempt {i}"
+            log.record(mem.path, route="hook", phash=log.prompt_hash(task), served=[e.id],
+                       session=f"s{i}")  # fmt: skip
+            failed = _cc("make deploy", "Exit code 2\nerror: lock held", False)
+            mem.record(task, [failed], meta={"session_id": f"s{i}", "prompt": task})
+        mem.learn(use_model=False)
+        assert e.id in {x.id for x in mem.experiences()}
+        by = {r[0] for r in mem.db.execute("SELECT judged_by FROM served WHERE trajectory_id")}
+        assert by == {"tools"}, by

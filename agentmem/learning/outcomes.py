@@ -187,7 +187,7 @@ def judge_served(db: Any, session_id: int) -> tuple[list[AppliedOp], dict[str, i
     verdicts: list[store.Verdict] = []
     tipped: set[int] = set()
     for r in rows:
-        v = judge(Rule.from_json(r["rule"]), RunView.of(runs[r["trajectory_id"]]))
+        v = judge(Rule.stored(r["rule"], r["text"]), RunView.of(runs[r["trajectory_id"]]))
         verdicts.append((r["id"], *v))
         if v[0] and v[3] == "rule" and not r["held"] and r["status"] == "live":
             tipped.add(int(r["experience_id"]))

@@ -150,6 +150,25 @@ class Rule:
         except (ValueError, TypeError):
             return None
 
+    @classmethod
+    def stored(cls, text: str | None, lesson: str) -> Rule | None:
+        """The rule stored as ``text`` for the lesson ``lesson``, read as this version
+        learns it. A client tool's rule that its own run proves and that quotes no error
+        (the pkill self-kill, the folder the shell keeps) is untestable; a library learned
+        before such rules were (6033521, review 28) stored it testable, so that every later
+        failed call of its tools met it and could retire a true lesson. Told apart by the
+        lesson's text, the only mark the older rule left."""
+        rule = cls.from_json(text)
+        if (
+            rule is not None
+            and rule.kind == Kind.TOOL_RULE
+            and rule.testable
+            and not (rule.error or rule.helper)
+            and _DECLARED_TEXT.search(lesson)
+        ):
+            return attrs.evolve(rule, testable=False)
+        return rule
+
     @property
     def subjects(self) -> tuple[str, ...]:
         """Every tool the rule watches."""
@@ -158,6 +177,14 @@ class Rule:
 
 
 # --------------------------------------------------------------------------- helpers
+
+#: The texts of the client tool rules that a run proves and that quote no error
+#: (:func:`agentmem.learning.self_kill.self_kill_text`,
+#: :func:`agentmem.learning.kept_cwd.kept_cwd_text`).
+_DECLARED_TEXT = re.compile(
+    r"^pkill -f PATTERN (?:in|beside other commands in one) \S+ |"
+    r" keeps the working directory between calls\b"
+)
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z']{3,}")
 

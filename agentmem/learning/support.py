@@ -351,7 +351,7 @@ def _live_verdicts(
     """CONFIRM and CONTRADICT operations for a live experience the session's operations do
     not touch, one per group that gives a verdict (and whose runs do not count for it
     already), and the DELETE that retires it."""
-    rule = Rule.from_json(e.rule)
+    rule = Rule.stored(e.rule, e.text)
     if rule is None or e.id is None or e.id in touched:
         return []
     out: list[Operation] = []

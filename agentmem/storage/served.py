@@ -177,11 +177,11 @@ def match(db: Any) -> int:
 
 def to_judge(db: Any) -> list[dict[str, Any]]:
     """Matched, unjudged rows: ``id``, ``experience_id``, ``trajectory_id``, ``held``,
-    ``rule`` (the lesson's, JSON or None) and ``status`` (the lesson's: a lesson retired
-    since it was served is judged too, for the record)."""
+    ``rule`` (the lesson's, JSON or None), ``text`` (the lesson's) and ``status`` (the
+    lesson's: a lesson retired since it was served is judged too, for the record)."""
     return dict_rows(
         db.execute(
-            "SELECT s.id, s.experience_id, s.trajectory_id, s.held, e.rule, e.status "
+            "SELECT s.id, s.experience_id, s.trajectory_id, s.held, e.rule, e.text, e.status "
             "FROM served s JOIN experiences e ON e.id = s.experience_id "
             "WHERE s.trajectory_id IS NOT NULL AND s.judged_session IS NULL ORDER BY s.id"
         )
