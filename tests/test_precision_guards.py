@@ -782,3 +782,29 @@ def test_a_file_tool_that_refused_the_file_it_would_make_teaches_no_other_tool(
     )
     made = Step("Write", {"file_path": new, "content": "# Plan"}, "File created", True)
     assert _kinds(_run(absent, made)) == ["wrong_tool"]
+
+
+_QF = "apps/web/src/features/line-dashboard/components/data-table"
+
+
+def test_a_source_file_guessed_inside_the_tree_is_no_location_fact():
+    """A real Codex session (a validation-half trap, exploration): sed of a guessed
+    ``components/QuickFilters.jsx``, then ``rg --files`` found it under ``filters/``. Where
+    one module of the code sits is its layout, explored afresh each task: no lesson. A
+    document found elsewhere still teaches, and so does a source file whose wrong path
+    lacked only the project's leading folder (the app lives in a subfolder)."""
+    missing = f"sed: can't read {_QF}/components/QuickFilters.jsx: No such file or directory"
+    guess = _listed(f"sed -n '1,220p' {_QF}/components/QuickFilters.jsx", missing, ok=False)
+    search = _listed(f"rg --files {_QF} | rg -i quick", f"{_QF}/filters/QuickFilters.jsx\n")
+    found = _listed(f"sed -n '1,220p' {_QF}/filters/QuickFilters.jsx", "export function Q() {}")
+    assert _shell_where(guess, search, found) == []
+    no_doc = "cat: docs/guide/setup.md: No such file or directory"
+    doc = _listed("cat docs/guide/setup.md", no_doc, ok=False)
+    doc_found = _listed("cat docs/setup/setup.md", "# Setup")
+    (text,) = _shell_where(doc, _listed("ls docs/setup", "setup.md\n"), doc_found)
+    assert "setup.md is at docs/setup/setup.md" in text
+    no_app = "cat: src/app/page.tsx: No such file or directory"
+    app = _listed("cat src/app/page.tsx", no_app, ok=False)
+    app_found = _listed("cat rallycoach/src/app/page.tsx", "export default function Page() {}")
+    (text,) = _shell_where(app, _listed("ls rallycoach", "src\n"), app_found)
+    assert "src/ is under rallycoach/" in text

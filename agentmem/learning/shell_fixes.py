@@ -3471,6 +3471,7 @@ def _kept(t: Trajectory, out: list[ShellFix], earlier: Earlier | None = None) ->
         and not used_before(t, x, used)
         and not in_installed_code(t, x)
         and not scratch_or_walked_up(t, x)
+        and not guessed_in_source_tree(x)
     ]
     located = any(x.finding.detail.get("change") == "location" for x in kept)
     twice = _names_listed_twice(t) if located else frozenset()
@@ -3563,6 +3564,35 @@ def scratch_or_walked_up(t: Trajectory, x: ShellFix) -> bool:
         for g in want
         for b in failed
     )
+
+
+#: The file name endings of program source code: where one such file sits is the code's
+#: layout (:func:`guessed_in_source_tree`).
+_SOURCE_CODE = re.compile(
+    r"\.(?:[cm]?[jt]sx?|py|pyi|go|rs|java|kt|kts|scala|swift|m|mm|rb|php|c|cc|cpp|cxx|h|hh|"
+    r"hpp|cs|fs|vue|svelte|astro|dart|ex|exs|erl|lua|zig|nim|hs|ml|clj|cljs|r|jl|sol)$",
+    re.IGNORECASE,
+)
+
+
+def guessed_in_source_tree(x: ShellFix) -> bool:
+    """Whether a ``location`` lesson places one file of program source code ("In this
+    project QuickFilters.jsx is at .../filters/QuickFilters.jsx") that the agent guessed
+    inside the tree (``.../components/QuickFilters.jsx``): where one module of the code
+    sits is its layout, which the agent explores afresh for each task and a refactor
+    changes; a lesson of it in every prompt of the project is noise (the key labels such
+    guesses traps, exploration, in both halves). A wrong path that is the right one
+    without its leading folders (``src/app/page.tsx`` for ``web/src/app/page.tsx``: the
+    project's code lives in a subfolder, so every path a plan names is off) still teaches,
+    as does a document's or a configuration's place (``docs/architecture.md``)."""
+    d = x.finding.detail
+    good, bad = d.get("good"), d.get("bad")
+    if d.get("change") != "location" or not isinstance(good, str) or not isinstance(bad, str):
+        return False
+    good, bad = good.replace("\\", "/"), bad.replace("\\", "/").removeprefix("./")
+    if not _SOURCE_CODE.search(posixpath.basename(good)):
+        return False
+    return not good.endswith("/" + bad)
 
 
 def _names_good(x: ShellFix) -> bool:
