@@ -3568,10 +3568,13 @@ def scratch_or_walked_up(t: Trajectory, x: ShellFix) -> bool:
 
 #: The file name endings of program source code: where one such file sits is the code's
 #: layout (:func:`guessed_in_source_tree`).
-_SOURCE_CODE = re.compile(
-    r"\.(?:[cm]?[jt]sx?|py|pyi|go|rs|java|kt|kts|scala|swift|m|mm|rb|php|c|cc|cpp|cxx|h|hh|"
-    r"hpp|cs|fs|vue|svelte|astro|dart|ex|exs|erl|lua|zig|nim|hs|ml|clj|cljs|r|jl|sol)$",
-    re.IGNORECASE,
+_SOURCE_CODE = frozenset(
+    "." + e
+    for e in (
+        "js jsx mjs cjs ts tsx mts cts py pyi go rs java kt kts scala swift m mm rb php c cc "
+        "cpp cxx h hh hpp cs fs vue svelte astro dart ex exs erl lua zig nim hs ml clj cljs "
+        "r jl sol"
+    ).split()
 )
 
 
@@ -3590,7 +3593,7 @@ def guessed_in_source_tree(x: ShellFix) -> bool:
     if d.get("change") != "location" or not isinstance(good, str) or not isinstance(bad, str):
         return False
     good, bad = good.replace("\\", "/"), bad.replace("\\", "/").removeprefix("./")
-    if not _SOURCE_CODE.search(posixpath.basename(good)):
+    if posixpath.splitext(good)[1].lower() not in _SOURCE_CODE:
         return False
     return not good.endswith("/" + bad)
 
