@@ -3578,6 +3578,13 @@ _SOURCE_CODE = frozenset(
 )
 
 
+#: A configuration file's name before its ending (``vite.config``, ``.eslintrc``,
+#: ``jest.setup``): its place is the project's, not the code's layout.
+_CONFIG_NAME = re.compile(
+    r"(?i)^\.|[.-](?:config|conf|rc|setup)$|^(?:config|settings|setup|conftest)$"
+)
+
+
 def guessed_in_source_tree(x: ShellFix) -> bool:
     """Whether a ``location`` lesson places one file of program source code ("In this
     project QuickFilters.jsx is at .../filters/QuickFilters.jsx") that the agent guessed
@@ -3593,9 +3600,22 @@ def guessed_in_source_tree(x: ShellFix) -> bool:
     if d.get("change") != "location" or not isinstance(good, str) or not isinstance(bad, str):
         return False
     good, bad = good.replace("\\", "/"), bad.replace("\\", "/").removeprefix("./")
-    if posixpath.splitext(good)[1].lower() not in _SOURCE_CODE:
+    stem, ending = posixpath.splitext(posixpath.basename(good))
+    if ending.lower() not in _SOURCE_CODE or _CONFIG_NAME.search(stem):
         return False
-    return not good.endswith("/" + bad)
+    if good.endswith("/" + bad):
+        return False
+    # two absolute paths: the wrong one below the folders both share (/w/app/src/app/...
+    # for /w/app/web/src/app/...) is the right one without its leading folders, and still
+    # names a folder (not /w/app/src/Q.jsx for /w/app/src/filters/Q.jsx)
+    g, b = good.split("/"), bad.split("/")
+    common = (
+        len(posixpath.commonprefix([g[:-1], b[:-1]]))
+        if g[0] == b[0] and re.fullmatch(r"|[A-Za-z]:", g[0])
+        else 0
+    )
+    rest = "/".join(b[common:])
+    return not (common and "/" in rest and "/".join(g[common:]).endswith("/" + rest))
 
 
 def _names_good(x: ShellFix) -> bool:

@@ -310,7 +310,7 @@ class _Apply:
         domain = op.domain or before[0]["domain"]
         rule = _rule_json(op)
         if rule is None and op.origin != "user":  # a hand edit may change the meaning
-            rule = before[0]["rule"]
+            rule = _kept_rule(before[0])
         review = _review_state(op.text, _rule_dict(op) or _loads(rule))
         if op.text == before[0]["text"] and before[0].get("review") == "approved":
             review = {k: before[0].get(k) for k in REVIEW}  # the approved text stands
@@ -392,6 +392,17 @@ def _review_state(text: str | None, rule: Mapping[str, Any] | None) -> dict[str,
     from ..agents import risk  # tree-sitter's reader: only where a text is written
 
     return risk.review_columns(text, rule)
+
+
+def _kept_rule(row: Mapping[str, Any]) -> str | None:
+    """The stored rule a rewrite without one keeps, as the row's own text reads it
+    (:meth:`agentmem.learning.rules.Rule.stored`): a rule stored testable before its kind
+    was untestable is told apart by its text only, which the rewrite replaces."""
+    from ..learning.rules import Rule  # the learning side's reader: only on a rewrite
+
+    rule = row.get("rule")
+    read = Rule.stored(rule, row.get("text") or "")
+    return read.to_json() if read is not None and read != Rule.from_json(rule) else rule
 
 
 def _rule_json(op: Operation) -> str | None:
