@@ -183,7 +183,7 @@ class Rule:
 #: :func:`agentmem.learning.kept_cwd.kept_cwd_text`).
 _DECLARED_TEXT = re.compile(
     r"^pkill -f PATTERN (?:in|beside other commands in one) \S+ |"
-    r" keeps the working directory between calls\b"
+    r"^\S+ keeps the working directory between calls\b"
 )
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z']{3,}")
