@@ -109,10 +109,12 @@ def _located(cwd: str, top: str) -> list[str]:
     from agentmem.learning.corrections import find_corrections
     from agentmem.records import Trajectory
 
-    bad = f"{top}/resource/change.ex"
+    # a document, not source code: where one source file sits is the code's layout, no
+    # location fact wherever it lies (shell_fixes.guessed_in_source_tree)
+    bad = f"{top}/resource/change.md"
     steps = (
         Step("Bash", {"command": f"cat {bad}"}, f"cat: {bad}: No such file or directory", False),
-        Step("Bash", {"command": f"cat {top}/resource/change/change.ex"}, "defmodule C", True),
+        Step("Bash", {"command": f"cat {top}/resource/change/change.md"}, "# Change", True),
     )
     t = Trajectory(task="finish the change", steps=steps, meta={"cwd": cwd}, accepted=True)
     return [c.finding.text for c in find_corrections(t)]
@@ -123,7 +125,7 @@ def test_a_project_kept_under_a_folder_named_vendor_is_not_installed_code() -> N
     ``vendor/`` (or ``deps/``, ``_build/``) folder lost every location fact read at an
     absolute path. The folders above the session's are not a dependency's."""
     (text,) = _located("/home/u/vendor/app", "/home/u/vendor/app/lib")
-    assert "change.ex is at" in text
+    assert "change.md is at" in text
     assert _located("/home/u/vendor/app", "/home/u/vendor/app/deps/ash/lib") == []
 
 

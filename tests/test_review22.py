@@ -30,13 +30,18 @@ def test_a_file_found_higher_up_than_guessed_is_still_a_location_fact():
     only a manifest: ``src/utils/helpers.py`` failed and ``src/helpers.py`` worked is where
     the project keeps the file, as true as the same file deeper down."""
     pairs = [
-        ("cat src/utils/helpers.py", "cat src/helpers.py", "helpers.py is at src/helpers.py"),
-        ("head app/models/user.rb", "head app/user.rb", "user.rb is at app/user.rb"),
+        ("cat docs/guides/setup.md", "cat docs/setup.md", "setup.md is at docs/setup.md"),
+        ("head config/app/roles.yml", "head config/roles.yml", "roles.yml is at config/roles.yml"),
     ]
     for bad, good, fact in pairs:
         said = f"{bad.split()[0]}: {bad.split()[-1]}: {_NF}"
-        (text,) = _texts(_sh(bad, said, False), _sh(good, "class X", True))
+        (text,) = _texts(_sh(bad, said, False), _sh(good, "x: 1", True))
         assert text.startswith(f"In this project {fact}"), text
+    # one source file's place is the code's layout, explored each task (thirteenth session:
+    # shell_fixes.guessed_in_source_tree), higher up or deeper down alike
+    said = f"cat: src/utils/helpers.py: {_NF}"
+    assert _texts(_sh("cat src/utils/helpers.py", said, False),
+                  _sh("cat src/helpers.py", "def f(): ...", True)) == []  # fmt: skip
     # the walk up to a manifest is still a probe, whatever case or tool
     for name in ("go.mod", "package.json", "Cargo.toml", "pyproject.toml"):
         bad = f"cat services/api/{name}"

@@ -792,12 +792,12 @@ def test_a_relative_path_that_failed_in_another_folder_is_a_cwd_slip():
     found under a folder the project keeps it in, stays a location fact."""
     cd = _bash("cd apps/api && ls", "src", True)
     bad = _bash(
-        "cat apps/api/src/main.ts",
-        "Exit code 1\ncat: apps/api/src/main.ts: No such file or directory",
+        "cat apps/api/src/schema.sql",
+        "Exit code 1\ncat: apps/api/src/schema.sql: No such file or directory",
     )
-    good = _bash("cat src/main.ts", "export {}", True)
+    good = _bash("cat src/schema.sql", "CREATE TABLE t (id INTEGER);", True)
     (alone,) = _where(bad, good)  # without the cd: a location (the shape alone)
-    assert "main.ts is at src/main.ts" in alone
+    assert "schema.sql is at src/schema.sql" in alone
     assert _where(cd, bad, good) == []
     root, sub = "/home/z/act", "/home/z/act/feature/x"
     sed = "sed -n 1,200p .specify/templates/constitution-template.md"

@@ -285,10 +285,16 @@ def test_a_place_inside_installed_code_is_no_location_fact():
         bad = _sh(f"cat {top}/resource/change.ex", f"cat: {top}/resource/change.ex: {nf}", False)
         good = _sh(f"cat {top}/resource/change/change.ex", "defmodule Change do", True)
         assert _texts(bad, good) == [], top
-    bad = _sh("cat lib/resource/change.ex", f"cat: lib/resource/change.ex: {nf}", False)
-    good = _sh("cat lib/resource/change/change.ex", "defmodule Change do", True)
+    # in the project's own folders a source file's place is the code's layout too
+    # (guessed_in_source_tree); a document's place there still teaches
+    bad = _sh("cat lib/resource/change.md", f"cat: lib/resource/change.md: {nf}", False)
+    good = _sh("cat lib/resource/change/change.md", "# Change", True)
     (text,) = _texts(bad, good)
-    assert text.startswith("In this project change.ex is at lib/resource/change/change.ex")
+    assert text.startswith("In this project change.md is at lib/resource/change/change.md")
+    for top in ("deps/ash/lib", "node_modules/ash/lib", "vendor/ash/lib"):
+        bad = _sh(f"cat {top}/resource/change.md", f"cat: {top}/resource/change.md: {nf}", False)
+        good = _sh(f"cat {top}/resource/change/change.md", "# Change", True)
+        assert _texts(bad, good) == [], top
 
 
 # ------------------------------------------- 4. a replacement credited to another program
