@@ -32,6 +32,7 @@ __all__ = [
     "ToolKind",
     "ToolSpec",
     "command_params",
+    "declared_untestable",
     "register",
     "same_job",
     "spec_for",
@@ -273,3 +274,27 @@ def matches(patterns: tuple[re.Pattern[str], ...], text: str) -> bool:
 #: An outcome rule of a tool kind: (spec, params, output, recorded success, client) ->
 #: Outcome or None (None: the generic rule decides).
 OutcomeRule = Callable[[ToolSpec, Mapping[str, Any], str, bool, ClientTable], "Outcome | None"]
+
+
+#: The texts of the client tool rules that a run proves and that quote no error: the
+#: pkill self-kill (:func:`agentmem.learning.self_kill.self_kill_text`) and the folder the
+#: shell keeps (:func:`agentmem.learning.kept_cwd.kept_cwd_text`).
+_DECLARED_TEXT = re.compile(
+    r"^pkill -f PATTERN (?:in|beside other commands in one) \S+ |"
+    r"^\S+ keeps the working directory between calls\b"
+)
+
+
+def declared_untestable(rule: Mapping[str, Any], lesson: str) -> bool:
+    """Whether a stored rule (its JSON data) of the lesson ``lesson`` is a client tool's
+    rule that its run proves and that quotes no error, stored testable by a library
+    learned before such rules were untestable (6033521, review 28): every later failed
+    call of its tools met it. Told apart by the lesson's text, the only mark the older
+    rule left (:meth:`agentmem.learning.rules.Rule.stored`, and the journal when a
+    rewrite keeps the rule)."""
+    return (
+        rule.get("kind") == "tool_rule"
+        and rule.get("testable", True) is True
+        and not (rule.get("error") or rule.get("helper"))
+        and _DECLARED_TEXT.search(lesson) is not None
+    )

@@ -51,6 +51,7 @@ from typing import Any
 import attrs
 
 from ..agents import same_job, spec_for
+from ..agents.base import declared_untestable
 from ..records import Step
 from .digest import value_text
 from .kinds import KINDS as KIND_SPECS
@@ -159,13 +160,7 @@ class Rule:
         failed call of its tools met it and could retire a true lesson. Told apart by the
         lesson's text, the only mark the older rule left."""
         rule = cls.from_json(text)
-        if (
-            rule is not None
-            and rule.kind == Kind.TOOL_RULE
-            and rule.testable
-            and not (rule.error or rule.helper)
-            and _DECLARED_TEXT.search(lesson)
-        ):
+        if rule is not None and declared_untestable(rule.as_dict(), lesson):
             return attrs.evolve(rule, testable=False)
         return rule
 
@@ -177,14 +172,6 @@ class Rule:
 
 
 # --------------------------------------------------------------------------- helpers
-
-#: The texts of the client tool rules that a run proves and that quote no error
-#: (:func:`agentmem.learning.self_kill.self_kill_text`,
-#: :func:`agentmem.learning.kept_cwd.kept_cwd_text`).
-_DECLARED_TEXT = re.compile(
-    r"^pkill -f PATTERN (?:in|beside other commands in one) \S+ |"
-    r"^\S+ keeps the working directory between calls\b"
-)
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z']{3,}")
 

@@ -34,6 +34,7 @@ from sqlite_utils import Database
 
 from .. import sanitize
 from .._sqlite import dict_row, dict_rows
+from ..agents.base import declared_untestable
 from ..db import write
 from ..errors import (
     AgentMemError,
@@ -395,14 +396,18 @@ def _review_state(text: str | None, rule: Mapping[str, Any] | None) -> dict[str,
 
 
 def _kept_rule(row: Mapping[str, Any]) -> str | None:
-    """The stored rule a rewrite without one keeps, as the row's own text reads it
-    (:meth:`agentmem.learning.rules.Rule.stored`): a rule stored testable before its kind
-    was untestable is told apart by its text only, which the rewrite replaces."""
-    from ..learning.rules import Rule  # the learning side's reader: only on a rewrite
-
+    """The stored rule a rewrite without one keeps, as the row's own text reads it: a
+    client tool's rule stored testable before such rules were untestable is told apart by
+    its text only (:func:`agentmem.agents.base.declared_untestable`), which the rewrite
+    replaces, so it is kept untestable (review 29)."""
     rule = row.get("rule")
-    read = Rule.stored(rule, row.get("text") or "")
-    return read.to_json() if read is not None and read != Rule.from_json(rule) else rule
+    try:
+        data = json.loads(rule) if rule else None
+    except ValueError:
+        return rule
+    if isinstance(data, dict) and declared_untestable(data, row.get("text") or ""):
+        return json.dumps({**data, "testable": False}, ensure_ascii=False, sort_keys=True)
+    return rule
 
 
 def _rule_json(op: Operation) -> str | None:
