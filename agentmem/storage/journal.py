@@ -401,11 +401,8 @@ def _kept_rule(row: Mapping[str, Any]) -> str | None:
     its text only (:func:`agentmem.agents.base.declared_untestable`), which the rewrite
     replaces, so it is kept untestable (review 29)."""
     rule = row.get("rule")
-    try:
-        data = json.loads(rule) if rule else None
-    except ValueError:
-        return rule
-    if isinstance(data, dict) and declared_untestable(data, row.get("text") or ""):
+    data = _loads(rule)
+    if data is not None and declared_untestable(data, row.get("text") or ""):
         return json.dumps({**data, "testable": False}, ensure_ascii=False, sort_keys=True)
     return rule
 
