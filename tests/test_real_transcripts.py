@@ -575,3 +575,35 @@ def test_a_lesson_merged_in_a_later_session_keeps_the_runs_it_came_from(tmp_path
         mem._curate([Operation("MERGE", text, (first.id, second.id), origin="user")])
         [merged] = bench.lessons(mem)
     assert merged.sources == {"/data/s0.jsonl", "/data/s1.jsonl"}
+
+
+def test_recall_counts_the_lessons_a_session_demonstrates() -> None:
+    """Issue 29's recall is of the corrections a session demonstrates: a lesson readers
+    judged ``one-call`` or ``shown`` counts, ``partly`` and ``not-shown`` do not, and one
+    no reader judged counts (a new key entry never shrinks the denominator)."""
+    verdicts = {"a": "one-call", "b": "shown", "c": "partly", "d": "not-shown"}
+    assert bench.demonstrated({"a", "b", "c", "d", "e"}, verdicts) == {"a", "b", "e"}
+    part = {"all": {"precision": 1.0, "false_global": 0, "trap_lessons": 0, "trap_kinds": {}}}
+    part["all"].update(recall=0.3, recall_shown=0.65)
+    assert bench.missed_targets(part) == []
+    part["all"].update(recall=0.7, recall_shown=0.5)
+    assert bench.missed_targets(part) == ["recall of demonstrated lessons 0.50 < 0.6"]
+
+
+def test_the_readers_verdicts_are_of_key_lessons() -> None:
+    """Every verdict of ``demonstrated.json`` is one of the four, of a high- or
+    medium-value lesson the key holds, judged once."""
+    data = json.loads(bench.DEMONSTRATED.read_text(encoding="utf-8"))
+    lessons = [x["lesson"] for x in data["lessons"]]
+    assert len(lessons) == len(set(lessons))
+    key = {
+        e["lesson"]
+        for p in KEYS
+        for e in json.loads(p.read_text(encoding="utf-8"))["failures"]
+        if e["label"] == "correction" and bench.worth_recalling(e)
+    }
+    assert set(lessons) <= key
+    assert {x["verdict"] for x in data["lessons"]} <= set(bench.VERDICTS)
+    for x in data["lessons"]:
+        judged = [i["verdict"] for i in x["instances"]]
+        assert x["verdict"] == min(judged, key=bench.VERDICTS.index), x["lesson"]
