@@ -117,6 +117,11 @@ running inline code (``node -e``: kind ``program``).
     files are in .config/specs/, a hidden folder rg --files skips"). ``rg --files | rg
     R`` (a pattern of the paths) that listed nothing is the same question, answered when
     a discovery named a hidden folder and a call used a path under it that R matches.
+    ``find`` may find them in several folders of one hidden top folder ("under .bmad/");
+    each pattern of ``-g A -g B`` is read, a path inside a hidden folder
+    (``-g '.specify/**'``) as a pattern of the whole path a later call used; and a
+    content search (``rg PATTERN PATH``) that found nothing is answered when the very same
+    rg with only ``--hidden`` (``-uu``) added found matches, each inside a hidden folder.
 
 A retry is compared by structure, not by the shape its call was written in: wherever the
 command sits in a compound or a pipeline, with ``time`` before it or ``sudo`` dropped,
@@ -1522,7 +1527,13 @@ def _found_by_find(t: Trajectory, i: int, glob: str) -> tuple[int, str] | None:
         return None
     listed = [x.removeprefix("./") for x in _paths(t.steps[nxt].output)]
     folders = {os.path.dirname(x) for x in listed}
-    return (nxt, folders.pop()) if len(folders) == 1 else None
+    if len(folders) == 1:
+        return nxt, folders.pop()
+    # files in several folders, all inside one hidden top folder (a tool's tree of
+    # workflows, .bmad/core/... and .bmad/bmm/...): rg --files skipped that folder
+    tops = {x.split("/", 1)[0] for x in listed}
+    top = tops.pop() if len(tops) == 1 and all("/" in x for x in listed) else ""
+    return (nxt, top) if top.startswith(".") else None
 
 
 def _globs_of(c: Command) -> list[str]:
@@ -1707,6 +1718,20 @@ def _hidden_discovered(
     return None
 
 
+def _discovered_by_glob(t: Trajectory, i: int, glob: str) -> ShellFix | None:
+    """:func:`_hidden_discovered` for one pattern of ``rg --files -g A -g B``: a file name
+    (``constitution.md``), or a path inside a hidden folder (``.specify/**``,
+    ``.specify/memory/constitution.md``: a call then used a path under that folder that
+    the pattern matches, read as a pattern of the whole path); a pattern of a hidden
+    name alone (``.envrc``) is :func:`_hidden_folder`'s."""
+    if not glob.startswith("."):
+        return _hidden_discovered(t, i, glob)
+    top = glob.split("/", 1)[0]
+    if "/" not in glob or not re.fullmatch(r"\.[\w][\w.-]*", top):
+        return None
+    return _hidden_discovered(t, i, None, re.compile(fnmatch.translate(glob)))
+
+
 def _hidden(t: Trajectory, i: int) -> ShellFix | None:
     """The ``hidden`` finding of call ``i`` (see the module doc), or None."""
     cmds = _job_commands(t, t.steps[i]) if is_shell(t.steps[i].tool) else ()
@@ -1718,21 +1743,87 @@ def _hidden(t: Trajectory, i: int) -> ShellFix | None:
         return _hidden_discovered(t, i, None, rx) if rx is not None else None
     found = _found_by_find(t, i, glob)
     if found is None:
-        return _hidden_folder(t, i, _globs_of(cmds[0])) or (
-            _hidden_discovered(t, i, glob) if not glob.startswith(".") else None
+        globs = list(dict.fromkeys([glob, *_globs_of(cmds[0])]))
+        return _hidden_folder(t, i, globs) or next(
+            (x for g in globs if (x := _discovered_by_glob(t, i, g)) is not None), None
         )
     if not found[1].startswith(".") or found[1].startswith(".."):
         return None
     nxt, folder = found
+    where = (
+        "in"
+        if all(os.path.dirname(x.removeprefix("./")) == folder for x in _paths(t.steps[nxt].output))
+        else "under"
+    )
     text = (
-        f"In this project {glob} files are in {folder}/, a hidden folder rg --files skips: "
-        f"find them with find . -name {glob} or rg --files --hidden."
+        f"In this project {glob} files are {where} {folder}/, a hidden folder rg --files "
+        f"skips: find them with find . -name {glob} or rg --files --hidden."
     )
     facts = ("rg", "find", folder)
     fnd = _finding("hidden", cmds[0], "project", text, facts, "no files found", avoid=[])
     fnd = attrs.evolve(fnd, domain=t.steps[i].domain or "")
     why = f"call {i + 1} {short(cmds[0])} listed nothing; call {nxt + 1} found them in {folder}/"
     return ShellFix(i, nxt, (), fnd, why)
+
+
+#: rg's options that make it search hidden files and folders too (``-uu``: not ignored
+#: files only, hidden ones too; ``-u`` alone is ``--no-ignore``, which is another cause).
+_RG_HIDDEN = frozenset({"--hidden", "-.", "-uu", "-uuu"})
+#: A line of rg's matches (``path:line:text``, ``path:text``), its path as written.
+_RG_MATCH = re.compile(r"^([^\s:]+):(?:\d+:)?")
+
+
+def _hidden_parts(path: str) -> list[str]:
+    """The hidden folders on a path (``./.devenv/run.sh``: ``.devenv``), its file aside."""
+    parts = path.replace("\\", "/").removeprefix("./").split("/")[:-1]
+    return [x for x in parts if re.fullmatch(r"\.[\w][\w.-]*", x)]
+
+
+def _hidden_search(t: Trajectory, i: int) -> ShellFix | None:
+    """``rg PATTERN [PATH]`` found nothing (exit 1: no match), and one of the run's next
+    three shell calls, the very same rg with only ``--hidden`` (``-.``, ``-uu``) added,
+    found matches, every one of them inside a hidden folder: rg skipped those folders
+    (real: devenv, validation half, read after its miss). A match outside one (a file
+    that ``-uu`` found for being ignored, not hidden) and it is no lesson: the cause may
+    be an ignore file."""
+    cmds = _job_commands(t, t.steps[i]) if is_shell(t.steps[i].tool) else ()
+    if len(cmds) != 1 or cmds[0].program != "rg" or "--files" in cmds[0].words:
+        return None
+    f = cmds[0]
+    if set(f.words) & (_RG_HIDDEN | {"-u", "--no-ignore"}) or not f.operands:
+        return None
+    if any(_RG_MATCH.match(x) for x in t.steps[i].output.splitlines()):
+        return None
+    nxt = [j for j in range(i + 1, min(len(t.steps), i + 6)) if is_shell(t.steps[j].tool)][:3]
+    for j in nxt:
+        later = _job_commands(t, t.steps[j])
+        if not t.steps[j].success or len(later) != 1 or later[0].program != "rg":
+            continue
+        added = list(later[0].words)
+        for w in f.words:
+            if w in added:
+                added.remove(w)
+        if len(added) != 1 or added[0] not in _RG_HIDDEN or len(later[0].words) != len(f.words) + 1:
+            continue
+        paths = [m.group(1) for x in t.steps[j].output.splitlines() if (m := _RG_MATCH.match(x))]
+        folders = [_hidden_parts(x) for x in paths]
+        if not paths or not all(folders):
+            return None
+        names = sorted({x[0] for x in folders})
+        shown = " and ".join(f"{x}/" for x in names[:3])
+        text = (
+            f"In this project rg skips the hidden folder{'s' if len(names) > 1 else ''} "
+            f"{shown} (it found nothing there until given {added[0]}): search them with "
+            f"rg --hidden (or -uu)."
+        )
+        fnd = _finding("hidden", f, "project", text, ("rg", "rg", names[0]), "no match")
+        fnd = attrs.evolve(fnd, domain=t.steps[i].domain or "", detail={**fnd.detail, "avoid": []})
+        why = (
+            f"call {i + 1} {short(f)} found nothing; call {j + 1} added {added[0]} and found "
+            f"it in {shown}"
+        )
+        return ShellFix(i, j, (), fnd, why)
+    return None
 
 
 #: The shell refused a word it read as a pattern that matched no file: zsh's "no matches
@@ -3319,6 +3410,7 @@ _READERS = (
     _missing_filter,
     _env,
     _hidden,
+    _hidden_search,
     _literal_glob,
     _literal_path,
     _ps_separator,
@@ -4417,7 +4509,8 @@ SHELL_CHANGES: tuple[ShellChange, ...] = (
     ShellChange(
         "hidden",
         "rg --files -g G listed nothing; the next call, find . -name G, found the files in "
-        "one hidden folder",
+        "one hidden folder (or a listing named it and a read used a path under it); or rg "
+        "PATTERN found nothing and the same rg with only --hidden added found it there",
         (
             _sh("rg --files -g '*.spec.yaml'", "", False),
             _sh(
