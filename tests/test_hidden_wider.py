@@ -116,7 +116,7 @@ def test_a_search_that_found_it_only_with_hidden_added() -> None:
         _sh('rg -n "setup_nv|run_nv" -S -uu .', _DEVENV),
     )
     assert text.startswith("In this project rg skips the hidden folder .devenv/ (it found")
-    assert "-uu" in text and "rg --hidden" in text
+    assert text.endswith("(it found nothing there until given -uu): search it with rg -uu.")
 
 
 def test_a_search_whose_new_match_is_not_hidden_teaches_nothing() -> None:
@@ -146,3 +146,26 @@ def test_a_search_that_had_found_something_teaches_nothing() -> None:
         _sh('rg -n "setup_nv" .', "src/a.sh:1:setup_nv"),
         _sh('rg -n "setup_nv" --hidden .', _DEVENV),
     )
+
+
+# -- review 30 -----------------------------------------------------------------------------
+
+
+def test_uu_advises_uu_not_hidden() -> None:
+    """``-uu`` is ``--no-ignore --hidden``: a folder that is hidden and git-ignored too
+    (``.devenv``, ``.venv``) is found by ``-uu`` and still skipped by ``--hidden`` alone,
+    so the lesson advises what the run showed working."""
+    (text,) = _lessons(
+        _sh('rg -n "setup_nv|run_nv" -S .', "", False),
+        _sh('rg -n "setup_nv|run_nv" -S -uu .', _DEVENV),
+    )
+    assert "search it with rg -uu." in text
+    assert "--hidden" not in text
+
+
+def test_hidden_alone_advises_hidden() -> None:
+    (text,) = _lessons(
+        _sh('rg -n "setup_nv" .', "", False),
+        _sh('rg -n "setup_nv" --hidden .', _DEVENV),
+    )
+    assert text.endswith("search it with rg --hidden.")

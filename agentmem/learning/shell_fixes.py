@@ -1811,10 +1811,13 @@ def _hidden_search(t: Trajectory, i: int) -> ShellFix | None:
             return None
         names = sorted({x[0] for x in folders})
         shown = " and ".join(f"{x}/" for x in names[:3])
+        # -uu is --no-ignore too: a folder both hidden and git-ignored (.devenv, .venv) is
+        # still skipped by --hidden alone, so advise only what the run showed working
+        advice = "rg --hidden" if added[0] in ("--hidden", "-.") else f"rg {added[0]}"
         text = (
             f"In this project rg skips the hidden folder{'s' if len(names) > 1 else ''} "
-            f"{shown} (it found nothing there until given {added[0]}): search them with "
-            f"rg --hidden (or -uu)."
+            f"{shown} (it found nothing there until given {added[0]}): search "
+            f"{'them' if len(names) > 1 else 'it'} with {advice}."
         )
         fnd = _finding("hidden", f, "project", text, ("rg", "rg", names[0]), "no match")
         fnd = attrs.evolve(fnd, domain=t.steps[i].domain or "", detail={**fnd.detail, "avoid": []})
