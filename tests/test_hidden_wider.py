@@ -169,3 +169,48 @@ def test_hidden_alone_advises_hidden() -> None:
         _sh('rg -n "setup_nv" --hidden .', _DEVENV),
     )
     assert text.endswith("search it with rg --hidden.")
+
+
+def test_a_hidden_folder_the_search_was_given_is_not_the_one_skipped() -> None:
+    """rg searches a folder it is given, hidden or not: a hidden folder above the matches
+    that the command named (the session's own folder, ``/root/.openclaw/ws``, or
+    ``.venv`` itself) is not the one rg skipped."""
+    assert not _lessons(
+        _sh("rg -n foo /root/.openclaw/ws", "", False),
+        _sh("rg -n foo -uu /root/.openclaw/ws", "/root/.openclaw/ws/node_modules/x/i.js:3:foo()"),
+    )
+    assert not _lessons(
+        _sh("rg -n foo .venv", "", False),
+        _sh("rg -n foo -uu .venv", ".venv/lib/python3.12/site-packages/x.py:3:foo()"),
+    )
+    (text,) = _lessons(
+        _sh("rg -n foo .venv", "", False),
+        _sh("rg -n foo --hidden .venv", ".venv/.cache/x.py:3:foo()"),
+    )
+    assert "hidden folder .venv/.cache/" in text
+
+
+def test_a_match_above_the_session_folder_teaches_nothing() -> None:
+    assert not _lessons(
+        _sh("rg -n foo ..", "", False),
+        _sh("rg -n foo --hidden ..", "../.github/workflows/ci.yml:3:foo"),
+    )
+
+
+def test_a_nested_hidden_folder_is_named_by_its_path() -> None:
+    """The lesson and its EXISTS claim name ``src/.gen``, where the project has it, not
+    ``.gen`` (which the claim check would look for at the project's top)."""
+    from agentmem.learning.shell_fixes import claims_of
+
+    run = learning_view(
+        Trajectory(
+            task="t",
+            steps=(
+                _sh("rg -n foo src", "", False),
+                _sh("rg -n foo --hidden src", "src/.gen/x.py:3:foo()"),
+            ),
+        )
+    )
+    (fix,) = [x for x in find_shell_fixes(run) if x.finding.detail["change"] == "hidden"]
+    assert "hidden folder src/.gen/" in fix.finding.text
+    assert claims_of(fix.finding) == (("exists", "src/.gen"),)

@@ -1773,10 +1773,29 @@ _RG_HIDDEN = frozenset({"--hidden", "-.", "-uu", "-uuu"})
 _RG_MATCH = re.compile(r"^([^\s:]+):(?:\d+:)?")
 
 
-def _hidden_parts(path: str) -> list[str]:
-    """The hidden folders on a path (``./.devenv/run.sh``: ``.devenv``), its file aside."""
-    parts = path.replace("\\", "/").removeprefix("./").split("/")[:-1]
-    return [x for x in parts if re.fullmatch(r"\.[\w][\w.-]*", x)]
+def _skipped_folder(t: Trajectory, f: Command, path: str) -> str | None:
+    """The hidden folder rg skipped on the way to a match ``path``: the path up to the
+    first hidden folder below the folder rg was given (``./src/.gen/x.py``: ``src/.gen``;
+    ``.venv/.cache/x.py`` for ``rg x .venv``: ``.venv/.cache``, for rg searches a folder
+    it is given, hidden or not); "" when none is hidden; None when the path leaves the
+    session's folder (``../.github/x``) or is absolute outside it and what rg was given."""
+    roots = [r for r in (t.meta.get("cwd"), t.meta.get("project")) if isinstance(r, str) and r]
+
+    def rel(x: str) -> str:
+        x = x.replace("\\", "/")
+        for r in roots:
+            x = x.removeprefix(r.replace("\\", "/").rstrip("/") + "/")
+        return x.removeprefix("./")
+
+    p = rel(path)
+    parts = p.split("/")
+    given = [o for o in (rel(x).rstrip("/") for x in f.operands) if o not in ("", ".")]
+    start = max((len(o.split("/")) for o in given if p.startswith(o + "/")), default=0)
+    if ".." in parts or (p.startswith("/") and not start):
+        return None
+    hidden = (k for k in range(start, len(parts) - 1) if re.fullmatch(r"\.[\w][\w.-]*", parts[k]))
+    k = next(hidden, None)
+    return "" if k is None else "/".join(parts[: k + 1])
 
 
 def _hidden_search(t: Trajectory, i: int) -> ShellFix | None:
@@ -1806,10 +1825,10 @@ def _hidden_search(t: Trajectory, i: int) -> ShellFix | None:
         if len(added) != 1 or added[0] not in _RG_HIDDEN or len(later[0].words) != len(f.words) + 1:
             continue
         paths = [m.group(1) for x in t.steps[j].output.splitlines() if (m := _RG_MATCH.match(x))]
-        folders = [_hidden_parts(x) for x in paths]
+        folders = [_skipped_folder(t, f, x) for x in paths]
         if not paths or not all(folders):
             return None
-        names = sorted({x[0] for x in folders})
+        names = sorted({str(x) for x in folders})
         shown = " and ".join(f"{x}/" for x in names[:3])
         # -uu is --no-ignore too: a folder both hidden and git-ignored (.devenv, .venv) is
         # still skipped by --hidden alone, so advise only what the run showed working
