@@ -214,3 +214,11 @@ def test_a_nested_hidden_folder_is_named_by_its_path() -> None:
     (fix,) = [x for x in find_shell_fixes(run) if x.finding.detail["change"] == "hidden"]
     assert "hidden folder src/.gen/" in fix.finding.text
     assert claims_of(fix.finding) == (("exists", "src/.gen"),)
+
+
+def test_a_retry_with_its_operands_swapped_is_another_search() -> None:
+    """``rg foo bar`` searches bar for foo; ``rg --hidden bar foo`` searches foo for bar."""
+    assert not _lessons(
+        _sh("rg foo bar", "", False),
+        _sh("rg --hidden bar foo", ".x/y.py:3:bar"),
+    )

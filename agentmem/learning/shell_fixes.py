@@ -1818,12 +1818,13 @@ def _hidden_search(t: Trajectory, i: int) -> ShellFix | None:
         later = _job_commands(t, t.steps[j])
         if not t.steps[j].success or len(later) != 1 or later[0].program != "rg":
             continue
-        added = list(later[0].words)
-        for w in f.words:
-            if w in added:
-                added.remove(w)
-        if len(added) != 1 or added[0] not in _RG_HIDDEN or len(later[0].words) != len(f.words) + 1:
+        # the very same words in the same order, one hidden option put anywhere among
+        # them (rg foo bar and rg --hidden bar foo are two searches)
+        words = list(later[0].words)
+        at = [k for k, w in enumerate(words) if w in _RG_HIDDEN]
+        if len(at) != 1 or words[: at[0]] + words[at[0] + 1 :] != list(f.words):
             continue
+        added = [words[at[0]]]
         paths = [m.group(1) for x in t.steps[j].output.splitlines() if (m := _RG_MATCH.match(x))]
         folders = [_skipped_folder(t, f, x) for x in paths]
         if not paths or not all(folders):
