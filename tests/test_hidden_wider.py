@@ -222,3 +222,16 @@ def test_a_retry_with_its_operands_swapped_is_another_search() -> None:
         _sh("rg foo bar", "", False),
         _sh("rg --hidden bar foo", ".x/y.py:3:bar"),
     )
+
+
+def test_files_under_a_virtualenv_teach_nothing() -> None:
+    """Installed code under ``.venv/`` is the dependency's layout, no fact of the project,
+    and a git-ignored ``.venv`` is skipped by ``rg --files --hidden`` too."""
+    assert not _lessons(
+        _sh("rg --files -g '*.pyi'", "", False),
+        _sh(
+            "find . -name '*.pyi'",
+            "./.venv/lib/python3.12/site-packages/attr/__init__.pyi\n"
+            "./.venv/lib/python3.12/site-packages/attrs/converters.pyi",
+        ),
+    )

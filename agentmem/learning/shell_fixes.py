@@ -1531,8 +1531,11 @@ def _found_by_find(t: Trajectory, i: int, glob: str) -> tuple[int, str] | None:
         return nxt, folders.pop()
     # files in several folders, all inside one hidden top folder (a tool's tree of
     # workflows, .bmad/core/... and .bmad/bmm/...): rg --files skipped that folder
+    # (never installed code, .venv/lib/.../site-packages/...: the dependencies' layout, and
+    # a git-ignored .venv that rg --files --hidden skips too)
     tops = {x.split("/", 1)[0] for x in listed}
-    top = tops.pop() if len(tops) == 1 and all("/" in x for x in listed) else ""
+    spread = len(tops) == 1 and all("/" in x and not _vendored(x) for x in listed)
+    top = tops.pop() if spread else ""
     return (nxt, top) if top.startswith(".") else None
 
 
