@@ -218,16 +218,28 @@ def source_repos(root: Path) -> dict[str, str]:
     return out
 
 
-def load_demonstrated(path: Path = DEMONSTRATED) -> dict[str, str]:
+def load_demonstrated(
+    path: Path = DEMONSTRATED, files: Collection[str] | None = None
+) -> dict[str, str]:
     """Each judged key lesson's verdict: whether a session demonstrates it, as independent
     readers judged the key's high- and medium-value lessons, blind to what agentmem learns
     (``one-call``: one later call did it the lesson's way and worked; ``shown``: the session
     shows the fix working otherwise; ``partly``: the lesson claims more than the session
-    shows; ``not-shown``). Empty when the file is absent."""
+    shows; ``not-shown``). With ``files`` (the transcripts measured: one half), the best
+    verdict of a lesson's instances in those files, a lesson with none there left out (a
+    lesson keyed in both halves, demonstrated only by a development session, is no
+    demonstrated lesson of the validation half). Empty when the file is absent."""
     if not path.exists():
         return {}
     data = json.loads(path.read_text(encoding="utf-8"))
-    return {str(x["lesson"]): str(x["verdict"]) for x in data["lessons"]}
+    if files is None:
+        return {str(x["lesson"]): str(x["verdict"]) for x in data["lessons"]}
+    out: dict[str, str] = {}
+    for x in data["lessons"]:
+        judged = [str(i["verdict"]) for i in x["instances"] if i["file"] in files]
+        if judged:
+            out[str(x["lesson"])] = min(judged, key=VERDICTS.index)
+    return out
 
 
 def demonstrated(lessons: set[str], verdicts: Mapping[str, str]) -> set[str]:
@@ -609,7 +621,7 @@ def evaluate(items: Sequence[Transcript], workdir: Path) -> dict[str, Any]:
     hit = {k for x in found for k in x.matched}
     key_lessons = {e["lesson"] for _, e in keyed.values() if worth_recalling(e)}
     taught = {keyed[k][1]["lesson"] for k in hit} & key_lessons
-    verdicts = load_demonstrated()
+    verdicts = load_demonstrated(files={t.file for t in items})
     shown = demonstrated(key_lessons, verdicts)
     again, spread = recurring(keyed), recurring(keyed, by="project")
     wide = [

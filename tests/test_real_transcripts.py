@@ -607,3 +607,22 @@ def test_the_readers_verdicts_are_of_key_lessons() -> None:
     for x in data["lessons"]:
         judged = [i["verdict"] for i in x["instances"]]
         assert x["verdict"] == min(judged, key=bench.VERDICTS.index), x["lesson"]
+
+
+def test_a_lessons_verdict_is_of_the_sessions_measured(tmp_path: Path) -> None:
+    """A lesson keyed in both halves is judged on each half's sessions: one that only a
+    development session demonstrates is no demonstrated lesson of the validation half
+    (each half's recall is of its own sessions); a lesson none of whose judged instances
+    is measured is left unjudged (counted)."""
+    path = tmp_path / "demonstrated.json"
+    instances = [
+        {"file": "corpus/v/a.jsonl", "id": "1", "verdict": "partly"},
+        {"file": "corpus/d/b.jsonl", "id": "2", "verdict": "one-call"},
+    ]
+    lesson = {"lesson": "L", "verdict": "one-call", "instances": instances}
+    path.write_text(json.dumps({"lessons": [lesson]}), encoding="utf-8")
+    assert bench.load_demonstrated(path) == {"L": "one-call"}
+    assert bench.load_demonstrated(path, {"corpus/v/a.jsonl"}) == {"L": "partly"}
+    assert bench.load_demonstrated(path, {"corpus/d/b.jsonl"}) == {"L": "one-call"}
+    assert bench.load_demonstrated(path, {"corpus/x.jsonl"}) == {}
+    assert bench.demonstrated({"L"}, bench.load_demonstrated(path, {"corpus/v/a.jsonl"})) == set()
