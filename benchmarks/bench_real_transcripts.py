@@ -1197,8 +1197,9 @@ def missed_targets(part: Mapping[str, Any] | None) -> list[str]:
     # the recall: of the corrections a session demonstrates (recall_shown); a
     # figure made before demonstrated.json existed has only the plain recall
     recall = a.get("recall_shown", a["recall"])
+    what = "recall of demonstrated lessons" if "recall_shown" in a else "recall"
     if recall is not None and recall < TARGETS["recall"]:
-        misses.append(f"recall of demonstrated lessons {_fmt(recall)} < {TARGETS['recall']}")
+        misses.append(f"{what} {_fmt(recall)} < {TARGETS['recall']}")
     if a["trap_lessons"] > TARGETS["trap_lessons"]:
         misses.append(f"{a['trap_lessons']} lessons from traps {a['trap_kinds']}")
     r = part.get("replay")

@@ -626,3 +626,11 @@ def test_a_lessons_verdict_is_of_the_sessions_measured(tmp_path: Path) -> None:
     assert bench.load_demonstrated(path, {"corpus/d/b.jsonl"}) == {"L": "one-call"}
     assert bench.load_demonstrated(path, {"corpus/x.jsonl"}) == {}
     assert bench.demonstrated({"L"}, bench.load_demonstrated(path, {"corpus/v/a.jsonl"})) == set()
+
+
+def test_a_figure_made_before_the_verdicts_misses_on_its_plain_recall() -> None:
+    """A saved figure with no ``recall_shown`` is checked on its plain recall, and the miss
+    says so, not "of demonstrated lessons"."""
+    part = {"all": {"precision": 1.0, "false_global": 0, "trap_lessons": 0, "trap_kinds": {}}}
+    part["all"].update(recall=0.5)
+    assert bench.missed_targets(part) == ["recall 0.50 < 0.6"]
