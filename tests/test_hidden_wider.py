@@ -184,10 +184,10 @@ def test_a_hidden_folder_the_search_was_given_is_not_the_one_skipped() -> None:
         _sh("rg -n foo -uu .venv", ".venv/lib/python3.12/site-packages/x.py:3:foo()"),
     )
     (text,) = _lessons(
-        _sh("rg -n foo .venv", "", False),
-        _sh("rg -n foo --hidden .venv", ".venv/.cache/x.py:3:foo()"),
+        _sh("rg -n foo .github", "", False),
+        _sh("rg -n foo --hidden .github", ".github/.hooks/x.sh:3:foo"),
     )
-    assert "hidden folder .venv/.cache/" in text
+    assert "hidden folder .github/.hooks/" in text
 
 
 def test_a_match_above_the_session_folder_teaches_nothing() -> None:
@@ -235,3 +235,10 @@ def test_files_under_a_virtualenv_teach_nothing() -> None:
             "./.venv/lib/python3.12/site-packages/attrs/converters.pyi",
         ),
     )
+
+
+def test_a_search_found_only_in_git_or_a_virtualenv_teaches_nothing() -> None:
+    """``.git/`` and ``.venv/`` are the repository's and the dependencies' own: a match
+    there is no place of the project's to search."""
+    for out in (".git/COMMIT_EDITMSG:1:foo", ".venv/lib/python3.12/site-packages/x.py:1:foo"):
+        assert not _lessons(_sh("rg foo", "", False), _sh("rg --hidden foo", out))

@@ -1779,7 +1779,7 @@ _RG_MATCH = re.compile(r"^([^\s:]+):(?:\d+:)?")
 def _skipped_folder(t: Trajectory, f: Command, path: str) -> str | None:
     """The hidden folder rg skipped on the way to a match ``path``: the path up to the
     first hidden folder below the folder rg was given (``./src/.gen/x.py``: ``src/.gen``;
-    ``.venv/.cache/x.py`` for ``rg x .venv``: ``.venv/.cache``, for rg searches a folder
+    ``.github/.hooks/x.sh`` for ``rg x .github``: ``.github/.hooks``, for rg searches a folder
     it is given, hidden or not); "" when none is hidden; None when the path leaves the
     session's folder (``../.github/x``) or is absolute outside it and what rg was given."""
     roots = [r for r in (t.meta.get("cwd"), t.meta.get("project")) if isinstance(r, str) and r]
@@ -1830,8 +1830,8 @@ def _hidden_search(t: Trajectory, i: int) -> ShellFix | None:
         added = [words[at[0]]]
         paths = [m.group(1) for x in t.steps[j].output.splitlines() if (m := _RG_MATCH.match(x))]
         folders = [_skipped_folder(t, f, x) for x in paths]
-        if not paths or not all(folders):
-            return None
+        if not paths or not all(folders) or any(_vendored(f"{x}/") for x in folders):
+            return None  # (.git/, .venv/: the repository's, the dependencies')
         names = sorted({str(x) for x in folders})
         shown = " and ".join(f"{x}/" for x in names[:3])
         # -uu is --no-ignore too: a folder both hidden and git-ignored (.devenv, .venv) is
