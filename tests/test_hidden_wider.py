@@ -242,3 +242,29 @@ def test_a_search_found_only_in_git_or_a_virtualenv_teaches_nothing() -> None:
     there is no place of the project's to search."""
     for out in (".git/COMMIT_EDITMSG:1:foo", ".venv/lib/python3.12/site-packages/x.py:1:foo"):
         assert not _lessons(_sh("rg foo", "", False), _sh("rg --hidden foo", out))
+
+
+# -- after review 30 ------------------------------------------------------------------------
+
+
+def test_rg_files_given_a_folder_listed_only_there() -> None:
+    """``rg --files src -g G`` searched src/ only: a file find found in .config/ says
+    nothing of what rg skips."""
+    assert not _lessons(
+        _sh("rg --files src -g '*.spec.yaml'", "", False),
+        _sh("find . -name '*.spec.yaml'", _SPECS),
+    )
+    (text,) = _lessons(
+        _sh("rg --files . -g '*.spec.yaml'", "", False),
+        _sh("find . -name '*.spec.yaml'", _SPECS),
+    )
+    assert "files are in .config/specs/," in text
+
+
+def test_more_than_three_hidden_folders_are_counted() -> None:
+    found = "\n".join(f"./.d{n}/x.sh:1:setup_nv" for n in range(5))
+    (text,) = _lessons(
+        _sh('rg -n "setup_nv" .', "", False),
+        _sh('rg -n "setup_nv" --hidden .', found),
+    )
+    assert "folders .d0/, .d1/, .d2/ and 2 more (it found" in text

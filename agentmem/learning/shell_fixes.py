@@ -1493,9 +1493,21 @@ def _advised(t: Trajectory, i: int, f: Command, diag: str) -> ShellFix | None:
     return ShellFix(i, nxt, (nxt,), attrs.evolve(fnd, domain=t.steps[i].domain or ""), why)
 
 
+def _searched_elsewhere(c: Command) -> bool:
+    """Whether ``rg --files`` was given a folder other than the session's own (``rg --files
+    src -g G``): it listed only there, so a file found elsewhere says nothing of what it
+    skips (review 30). The operands that are no ``-g`` value are its folders."""
+    words = list(c.words)
+    values = {words[k + 1] for k, w in enumerate(words[:-1]) if w in ("-g", "--glob")}
+    return any(o not in values and o not in (".", "./") for o in c.operands)
+
+
 def _glob_of(c: Command) -> str | None:
-    """The file pattern of ``rg --files -g G`` (``-gG``, ``--glob G``, ``--glob=G``)."""
+    """The file pattern of ``rg --files -g G`` (``-gG``, ``--glob G``, ``--glob=G``), rg
+    run on the session's folder."""
     if c.program != "rg" or "--files" not in c.words or "--hidden" in c.words:
+        return None
+    if _searched_elsewhere(c):
         return None
     words = list(c.words)
     for k, w in enumerate(words):
@@ -1540,8 +1552,11 @@ def _found_by_find(t: Trajectory, i: int, glob: str) -> tuple[int, str] | None:
 
 
 def _globs_of(c: Command) -> list[str]:
-    """Every file pattern of ``rg --files -g A -g B`` (none for another command)."""
+    """Every file pattern of ``rg --files -g A -g B`` (none for another command, or for rg
+    given a folder: :func:`_searched_elsewhere`)."""
     if c.program != "rg" or "--files" not in c.words or "--hidden" in c.words:
+        return []
+    if _searched_elsewhere(c):
         return []
     words = list(c.words)
     out = [words[k + 1] for k, w in enumerate(words[:-1]) if w in ("-g", "--glob")]
@@ -1834,6 +1849,8 @@ def _hidden_search(t: Trajectory, i: int) -> ShellFix | None:
             return None  # (.git/, .venv/: the repository's, the dependencies')
         names = sorted({str(x) for x in folders})
         shown = " and ".join(f"{x}/" for x in names[:3])
+        if len(names) > 3:  # review 30: say that there were more
+            shown = ", ".join(f"{x}/" for x in names[:3]) + f" and {len(names) - 3} more"
         # -uu is --no-ignore too: a folder both hidden and git-ignored (.devenv, .venv) is
         # still skipped by --hidden alone, so advise only what the run showed working
         advice = "rg --hidden" if added[0] in ("--hidden", "-.") else f"rg {added[0]}"
