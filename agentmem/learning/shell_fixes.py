@@ -1668,14 +1668,15 @@ def _name_filter(t: Trajectory, step: Step) -> re.Pattern[str] | None:
         return None
 
 
+#: A hidden folder's (or file's) name: ``.x``, never ``.`` or ``..``.
+_HIDDEN_NAME = re.compile(r"\.[\w][\w.-]*")
+
+
 def _hidden_in(text: str) -> set[str]:
     """The hidden folders (``.x``, never ``.``/``..``) a listing's lines name."""
     words = re.findall(r"[^\s'\"]+", text)
     return {
-        part
-        for w in words
-        for part in w.rstrip("/").split("/")
-        if re.fullmatch(r"\.[\w][\w.-]*", part)
+        part for w in words for part in w.rstrip("/").split("/") if _HIDDEN_NAME.fullmatch(part)
     }
 
 
@@ -1745,7 +1746,7 @@ def _discovered_by_glob(t: Trajectory, i: int, glob: str) -> ShellFix | None:
     if not glob.startswith("."):
         return _hidden_discovered(t, i, glob)
     top = glob.split("/", 1)[0]
-    if "/" not in glob or not re.fullmatch(r"\.[\w][\w.-]*", top):
+    if "/" not in glob or not _HIDDEN_NAME.fullmatch(top):
         return None
     return _hidden_discovered(t, i, None, re.compile(fnmatch.translate(glob)))
 
@@ -1811,7 +1812,7 @@ def _skipped_folder(t: Trajectory, f: Command, path: str) -> str | None:
     start = max((len(o.split("/")) for o in given if p.startswith(o + "/")), default=0)
     if ".." in parts or (p.startswith("/") and not start):
         return None
-    hidden = (k for k in range(start, len(parts) - 1) if re.fullmatch(r"\.[\w][\w.-]*", parts[k]))
+    hidden = (k for k in range(start, len(parts) - 1) if _HIDDEN_NAME.fullmatch(parts[k]))
     k = next(hidden, None)
     return "" if k is None else "/".join(parts[: k + 1])
 
@@ -1842,7 +1843,7 @@ def _hidden_search(t: Trajectory, i: int) -> ShellFix | None:
         at = [k for k, w in enumerate(words) if w in _RG_HIDDEN]
         if len(at) != 1 or words[: at[0]] + words[at[0] + 1 :] != list(f.words):
             continue
-        added = [words[at[0]]]
+        added = words[at[0]]
         paths = [m.group(1) for x in t.steps[j].output.splitlines() if (m := _RG_MATCH.match(x))]
         folders = [_skipped_folder(t, f, x) for x in paths]
         if not paths or not all(folders) or any(_vendored(f"{x}/") for x in folders):
@@ -1853,16 +1854,16 @@ def _hidden_search(t: Trajectory, i: int) -> ShellFix | None:
             shown = ", ".join(f"{x}/" for x in names[:3]) + f" and {len(names) - 3} more"
         # -uu is --no-ignore too: a folder both hidden and git-ignored (.devenv, .venv) is
         # still skipped by --hidden alone, so advise only what the run showed working
-        advice = "rg --hidden" if added[0] in ("--hidden", "-.") else f"rg {added[0]}"
+        advice = "rg --hidden" if added in ("--hidden", "-.") else f"rg {added}"
         text = (
             f"In this project rg skips the hidden folder{'s' if len(names) > 1 else ''} "
-            f"{shown} (it found nothing there until given {added[0]}): search "
+            f"{shown} (it found nothing there until given {added}): search "
             f"{'them' if len(names) > 1 else 'it'} with {advice}."
         )
         fnd = _finding("hidden", f, "project", text, ("rg", "rg", names[0]), "no match")
         fnd = attrs.evolve(fnd, domain=t.steps[i].domain or "", detail={**fnd.detail, "avoid": []})
         why = (
-            f"call {i + 1} {short(f)} found nothing; call {j + 1} added {added[0]} and found "
+            f"call {i + 1} {short(f)} found nothing; call {j + 1} added {added} and found "
             f"it in {shown}"
         )
         return ShellFix(i, j, (), fnd, why)
