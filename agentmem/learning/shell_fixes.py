@@ -3335,6 +3335,69 @@ def _ps_separator(t: Trajectory, i: int) -> ShellFix | None:
     return ShellFix(i, j, (), fnd, why)
 
 
+#: PowerShell's report of a command it could not find, in any language: its error record
+#: (``+ CategoryInfo : ObjectNotFound: (sed:String) [], CommandNotFoundException``) names
+#: the word; the English message ("The term 'sed' is not recognized as the name of a
+#: cmdlet") when the record is cut off.
+_PS_NOT_FOUND = re.compile(
+    r"ObjectNotFound: \(([^\s:()]+):String\) \[\], CommandNotFoundException"
+    r"|The term '([^'\s]+)' is not recognized as the name of a cmdlet"
+)
+
+
+def _ps_file(word: str) -> str:
+    """A file operand as a PowerShell call may write it: slashes one way, no ``./``."""
+    return word.replace("\\", "/").removeprefix("./").lower()
+
+
+def _ps_missing(t: Trajectory, i: int) -> ShellFix | None:
+    """``powershell``: a shell call ran a POSIX program that PowerShell (Codex's shell on
+    Windows, even for a ``bash -lc`` line) does not have (``sed -n '1,200p' cli.py``: its
+    CommandNotFoundException names the program), and a later call did the job on the same
+    file with a cmdlet (``Get-Content -Path cli.py -First 250``) and worked: this machine's
+    shell is PowerShell. The program must be the line's first, so a pattern whose quotes
+    PowerShell lost (``rg "a|b"``: "b" not found) teaches nothing."""
+    step = t.steps[i]
+    if step.success or not is_shell(step.tool):
+        return None
+    m = _PS_NOT_FOUND.search(step.output[:3000])
+    cmds = _commands(step) or ()
+    if m is None or not cmds:
+        return None
+    name = m.group(1) or m.group(2)
+    f = cmds[0]
+    if _bare(f.program) != name or _CMDLET_NAME.fullmatch(name):
+        return None
+    files = {_ps_file(o) for o in f.operands if re.search(r"[\\/.]\w", o) and not o.startswith("-")}
+    if not files:
+        return None  # nothing to do the same job on
+    for j in range(i + 1, min(len(t.steps), i + 1 + WINDOW)):
+        later = t.steps[j]
+        if not (later.success and is_shell(later.tool)):
+            continue
+        call = powershell_call(_ps_script(later))
+        if call is None or not files & {_ps_file(v) for v in call.values[1:]}:
+            continue
+        q = quote_error(f"The term '{name}' is not recognized", 8)
+        how = " ".join(call.written)
+        how = how if len(how) <= 60 else how[:57] + "..."
+        text = (
+            f"Commands here run in PowerShell, which has no {name} ('{q}'): "
+            f"{call.cmdlet} did the job instead ({how})."
+        )
+        fnd = _finding("powershell", name, "machine", text, (name, call.cmdlet), q, avoid=[name])
+        known = spec_for(step.tool)
+        client = {"client": known[0].client} if known is not None else {}
+        fnd = attrs.evolve(fnd, domain=step.domain or "", detail={**fnd.detail, **client})
+        why = f"call {i + 1} ran {name}, which PowerShell has not; call {j + 1} ran {call.cmdlet}"
+        return ShellFix(i, j, (), fnd, why)
+    return None
+
+
+#: A cmdlet's name (Verb-Noun): PowerShell's own command, never a missing program.
+_CMDLET_NAME = re.compile(r"[A-Za-z]+-[A-Za-z][A-Za-z0-9]*")
+
+
 #: A heredoc fed to a program: ``apply_patch << 'PATCH'``, ``cat <<EOF``.
 _HEREDOC = re.compile(r"^\s*([\w.-]+)\s*<<-?\s*['\"]?\w+['\"]?\s*\n")
 
@@ -3459,6 +3522,7 @@ _READERS = (
     _literal_path,
     _ps_separator,
     _ps_heredoc,
+    _ps_missing,
     _backslashes,
     _trailing_backslash,
     _environment,
@@ -4330,6 +4394,12 @@ _PS_ANDAND = (
     "At line:1 char:8\n+ cd web && npm test\n+        ~~\n"
     "The token '&&' is not a valid statement separator in this version."
 )
+_PS_NO_SED = (
+    "sed : The term 'sed' is not recognized as the name of a cmdlet, function, script file, "
+    "or operable program.\nAt line:1 char:1\n+ sed -n '1,200p' cli.py\n+ ~~~\n"
+    "    + CategoryInfo          : ObjectNotFound: (sed:String) [], CommandNotFoundException\n"
+    "    + FullyQualifiedErrorId : CommandNotFoundException"
+)
 _UPSTREAM = (
     "fatal: The current branch feat has no upstream branch.\n"
     "To push the current branch and set the remote as upstream, use\n\n"
@@ -4608,6 +4678,20 @@ SHELL_CHANGES: tuple[ShellChange, ...] = (
         (
             _exec("cd web && npm test", _PS_ANDAND, False),
             _exec("cd web; npm run build", "built"),
+        ),
+    ),
+    ShellChange(
+        "powershell",
+        "PowerShell (Codex's shell on Windows) did not find a POSIX program that a line "
+        "ran first (CommandNotFoundException names it); a later call did the job on the "
+        "same file with a cmdlet (Get-Content for sed) and worked",
+        (
+            _ps_argv("sed -n '1,200p' cli.py", _PS_NO_SED, False),
+            _ps_argv("Get-Content -Path cli.py -First 250", "import os"),
+        ),
+        (
+            _ps_argv("sed -n '1,200p' cli.py", _PS_NO_SED, False),
+            _ps_argv("Get-Content -Path README.md -First 50", "# app"),
         ),
     ),
     ShellChange(
