@@ -1133,14 +1133,17 @@ def _denoised(steps: tuple[Step, ...]) -> tuple[Step, ...]:
     return tuple(out)
 
 
-def _viewed(steps: tuple[Step, ...]) -> list[Step | None]:
+def _viewed(steps: tuple[Step, ...], cwd: str = "") -> list[Step | None]:
     """Each recorded call as learning reads it, None for one left out; a failed call's
-    output is read without the run's :func:`session_noise`."""
+    output is read without the run's :func:`session_noise`. ``cwd``: the run's folder."""
+    from .narrowed import narrowed_searches
+
     steps = _denoised(steps)
     esc = escalations(steps)
     retries = set(esc.values())
     kept = set(esc) | set(unquoted_retries(steps))  # a JSON text retried as its value
     kept |= set(env_retries(steps))  # a variable the failure asked for, then set
+    kept |= set(narrowed_searches(steps, cwd))  # a search that timed out, then narrowed
     tty = set(tty_retries(steps).values())
     return [
         _view_step(s, refused=i in kept, escalated=i in retries, tty=i in tty)
@@ -1157,7 +1160,7 @@ def view_indices(t: Trajectory) -> list[int | None]:
         return list(range(len(t.steps)))
     out: list[int | None] = []
     n = 0
-    for v in _viewed(t.steps):
+    for v in _viewed(t.steps, str(t.meta.get("cwd") or "")):
         out.append(None if v is None else n)
         n += v is not None
     return out
@@ -1175,7 +1178,7 @@ def learning_view(t: Trajectory) -> Trajectory:
     stays as failed too (:func:`unquoted_retries`)."""
     if not any(spec_for(s.tool) is not None for s in t.steps):
         return t
-    viewed = _viewed(t.steps)
+    viewed = _viewed(t.steps, str(t.meta.get("cwd") or ""))
     steps = [v for v in viewed if v is not None]
     if len(steps) == len(t.steps) and all(a is b for a, b in zip(steps, t.steps)):
         return t

@@ -150,6 +150,7 @@ import attrs
 
 from ..agents import ToolKind, command_line, is_shell, outcome, parse, programs, risk, spec_for
 from ..agents.base import Failure
+from ..agents.narrowed import inside, narrowed_searches, norm_folder
 from ..agents.outcomes import (
     TTY,
     asked_variables,
@@ -3335,6 +3336,45 @@ def _ps_separator(t: Trajectory, i: int) -> ShellFix | None:
     return ShellFix(i, j, (), fnd, why)
 
 
+def _narrow(t: Trajectory, i: int) -> ShellFix | None:
+    """``narrow``: a Glob over a whole folder (a home folder, the project) ran out of time,
+    and a later call searched a folder inside it and listed a path the pattern names
+    (:func:`~agentmem.agents.narrowed.narrowed_searches`, which keeps such a call in the
+    learning view): here that folder is too large for one Glob."""
+    step = t.steps[i]
+    if step.tool != "Glob" or step.success:
+        return None
+    j = narrowed_searches(t.steps, str(t.meta.get("cwd") or "")).get(i)
+    if j is None:
+        return None
+    path = step.params.get("path")
+    root = path.strip() if isinstance(path, str) and path.strip() else str(t.meta.get("cwd"))
+    home = _HOME_FOLDER.match(norm_folder(root)) is not None
+    later = t.steps[j]
+    if later.tool == "Glob":
+        how = f"Glob with path {later.params.get('path')}"
+    else:
+        cwd = norm_folder(str(t.meta.get("cwd") or ""))
+        at = norm_folder(root)
+        cmds = [c for c in _commands(later) or () if any(inside(o, at, cwd) for o in c.operands)]
+        words = re.sub(r"[\s'\"`]+", " ", " ".join(cmds[0].words)).strip() if cmds else ""
+        how = words if len(words) <= 50 else words[:47].rstrip() + "..."
+    q = quote_error(outcome(step).diagnostic.split(". ")[0], 8)
+    what = f"the whole home folder ({root})" if home else f"the whole of {root}"
+    text = (
+        f"A Glob over {what} times out ('{q}'): search one of its folders instead ({how} found it)."
+    )
+    scope = "machine" if home else "project"
+    fnd = _finding("narrow", "Glob", scope, text, ("Glob", root), q, avoid=[])
+    fnd = attrs.evolve(fnd, domain=step.domain or "")
+    why = f"call {i + 1} Glob {step.params.get('pattern')} timed out; call {j + 1} searched inside"
+    return ShellFix(i, j, (), fnd, why)
+
+
+#: A user's home folder, as :func:`~agentmem.agents.narrowed.norm_folder` writes it.
+_HOME_FOLDER = re.compile(r"^(?:/home/[^/]+|/users/[^/]+|[a-z]:/users/[^/]+|/root)$")
+
+
 #: PowerShell's report of a command it could not find, in any language: its error record
 #: (``+ CategoryInfo : ObjectNotFound: (sed:String) [], CommandNotFoundException``) names
 #: the word; the English message ("The term 'sed' is not recognized as the name of a
@@ -3523,6 +3563,7 @@ _READERS = (
     _ps_separator,
     _ps_heredoc,
     _ps_missing,
+    _narrow,
     _backslashes,
     _trailing_backslash,
     _environment,
@@ -4394,6 +4435,17 @@ _PS_ANDAND = (
     "At line:1 char:8\n+ cd web && npm test\n+        ~~\n"
     "The token '&&' is not a valid statement separator in this version."
 )
+
+
+def _glob_timeout(pattern: str, path: str) -> Step:
+    """An example Glob that Claude Code stopped after its 20 seconds."""
+    said = (
+        "Ripgrep search timed out after 20 seconds. The search may have matched files but "
+        "did not complete in time. Try searching a more specific path or pattern."
+    )
+    return Step(tool="Glob", params={"pattern": pattern, "path": path}, output=said, success=False)
+
+
 _PS_NO_SED = (
     "sed : The term 'sed' is not recognized as the name of a cmdlet, function, script file, "
     "or operable program.\nAt line:1 char:1\n+ sed -n '1,200p' cli.py\n+ ~~~\n"
@@ -4678,6 +4730,22 @@ SHELL_CHANGES: tuple[ShellChange, ...] = (
         (
             _exec("cd web && npm test", _PS_ANDAND, False),
             _exec("cd web; npm run build", "built"),
+        ),
+    ),
+    ShellChange(
+        "narrow",
+        "a Glob over a whole folder (a home folder, the project) ran out of time; a later "
+        "call searched a folder inside it and listed a path the pattern names",
+        (
+            _glob_timeout("**/UserDetail*.tsx", "/home/ken"),
+            _sh(
+                "find /home/ken/developer-portal/src -name '*UserDetail*'",
+                "/home/ken/developer-portal/src/features/users/UserDetail.tsx",
+            ),
+        ),
+        (
+            _glob_timeout("**/UserDetail*.tsx", "/home/ken"),
+            _sh("find /home/ken -name '*UserDetail*'", "/home/ken/portal/src/UserDetail.tsx"),
         ),
     ),
     ShellChange(
