@@ -169,3 +169,74 @@ def test_the_pieces() -> None:
     assert narrowed_searches(
         (_glob("**/backup*.ts"), _sh("find src -name 'backup*'", "src/backup.ts")), "/w"
     ) == {0: 1}
+
+
+# Review 31: the narrower search must have searched inside, and found it there
+
+
+def test_the_same_folder_searched_again_by_find_with_options_teaches_nothing() -> None:
+    # find's expression words (-not -path X, -type f) name no folder it searched
+    for line in (
+        "find . -name 'backup*.ts' -not -path './node_modules/*'",
+        "find . -type f -name 'backup*.ts'",
+        "rg -l backup .",
+    ):
+        assert not _found(_glob("**/backup*.ts"), _sh(line, "./api/src/backup.ts\n")), line
+
+
+def test_a_filter_or_another_command_naming_a_folder_teaches_nothing() -> None:
+    # the whole home folder searched again, its output filtered; a file read, then /
+    assert not _found(
+        _glob("**/backup*.ts"),
+        _sh(
+            "find /home/ken -name 'backup*.ts' | grep api-gateway/src",
+            "/home/ken/api-gateway/src/backup.ts\n",
+        ),
+    )
+    assert not _found(
+        _glob("**/backup*.ts"),
+        _sh("cat api/notes.md; find / -name 'backup*.ts' 2>/dev/null", "notes\n/srv/backup.ts\n"),
+    )
+    assert not _found(
+        _glob("**/backup*.ts"),
+        _sh("find /opt /home/ken/api -name 'backup*.ts'", "/opt/x/backup.ts\n"),
+    )
+
+
+def test_a_folder_left_by_cd_teaches_nothing() -> None:
+    assert not _found(
+        _glob("**/backup*.ts"), _sh("cd /tmp && find src -name 'backup*.ts'", "src/backup.ts\n")
+    )
+
+
+def test_a_folder_entered_by_cd_counts() -> None:
+    assert _found(
+        _glob("**/backup*.ts"),
+        _sh("cd api-gateway && find . -name 'backup*.ts'", "./src/backup.ts\n"),
+    )
+
+
+def test_a_content_search_names_a_file_not_by_its_text() -> None:
+    # grep's hit in app.ts is no file named *backup*
+    assert not _found(
+        _glob("**/*backup*"), _sh("grep -rn backup src/", "src/app.ts:12:  // TODO backup\n")
+    )
+
+
+def test_a_windows_parent_folder_is_not_inside() -> None:
+    assert not inside("..\\other", "c:/users/me/proj", "c:/users/me/proj")
+    assert not _found(
+        _glob("**/backup*.ts", "C:\\Users\\me\\proj"),
+        _sh("find ..\\proj2 -name 'backup*'", "../proj2/backup.ts\n"),
+        cwd="C:\\Users\\me\\proj",
+    )
+
+
+def test_odd_patterns_do_not_crash() -> None:
+    for pattern in ("**/[]]abc*", "**/[z-a]abc*", "**/abc[", "**/{abc", "**/abc[!x]"):
+        assert not _found(_glob(pattern), _sh("ls src", "src/zzz\n")), pattern
+    odd = {"pattern": "**/backup*", "path": ["a"]}
+    assert not _found(
+        Step(tool="Glob", params=odd, output=_TIMEOUT, success=False),
+        _sh("ls src", "src/backup\n"),
+    )

@@ -22,9 +22,11 @@ import re
 from collections.abc import Sequence
 
 from ..records import Step
+from . import programs
 from .base import Failure, ToolKind, spec_for
-from .outcomes import command_line, outcome
-from .shell import parse
+from .outcomes import command_line, job_commands, outcome
+from .programs import Role
+from .shell import Command, parse
 
 __all__ = ["inside", "narrowed_searches", "norm_folder", "significant_parts"]
 
@@ -44,24 +46,40 @@ def norm_folder(path: str) -> str:
     return p.lower().rstrip("/") or "/"
 
 
-def inside(word: str, root: str, cwd: str) -> bool:
-    """Whether path ``word`` (as a call wrote it, relative to ``cwd``) lies strictly
-    inside folder ``root`` (both normalised)."""
+def _resolved(word: str, root: str, cwd: str) -> str | None:
+    """Path ``word`` (as a call wrote it, relative to ``cwd``) normalised, ``~`` read as
+    ``root`` when that is a home folder; None when it cannot be placed (``..``, ``~``
+    elsewhere, a relative word with no ``cwd``)."""
     w = word.strip().strip("'\"")
-    if not w or w.startswith("-") or w in (".", "./", "~", "~/") or ".." in w.split("/"):
-        return False
+    if not w or w.startswith("-") or ".." in re.split(r"[\\/]", w):
+        return None
+    if w in ("~", "~/"):
+        return root if _HOME.match(root) else None
     if w.startswith("~/"):
         if not _HOME.match(root):
-            return False
+            return None
         p = f"{root}/{w[2:]}"
     elif re.match(r"^(?:/|[A-Za-z]:[\\/])", w):
         p = w
     else:
         if not cwd:
-            return False
-        p = f"{cwd}/{w.removeprefix('./')}"
-    p = norm_folder(p)
-    return p.startswith(root + "/") and root != "/"
+            return None
+        p = cwd if w in (".", "./") else f"{cwd}/{w.removeprefix('./')}"
+    return norm_folder(p)
+
+
+def _strictly_in(p: str, root: str) -> bool:
+    return root != "/" and p.startswith(root + "/")
+
+
+def inside(word: str, root: str, cwd: str) -> bool:
+    """Whether path ``word`` (as a call wrote it, relative to ``cwd``) lies strictly
+    inside folder ``root`` (both normalised)."""
+    w = word.strip().strip("'\"")
+    if w in (".", "./", "~", "~/"):
+        return False
+    p = _resolved(w, root, cwd)
+    return p is not None and _strictly_in(p, root)
 
 
 def _component(part: str) -> re.Pattern[str]:
@@ -79,12 +97,16 @@ def _component(part: str) -> re.Pattern[str]:
             k = end
         elif c == "[" and "]" in part[k + 1 :]:
             end = part.index("]", k + 1)
-            out += "[" + part[k + 1 : end].replace("\\", "\\\\") + "]"
+            body = part[k + 1 : end].replace("\\", "\\\\")
+            out += "[" + ("^" + body[1:] if body.startswith("!") else body) + "]"
             k = end
         else:
             out += re.escape(c)
         k += 1
-    return re.compile(out, re.IGNORECASE)
+    try:
+        return re.compile(out, re.IGNORECASE)
+    except re.error:  # an odd class (``[]]``, ``[z-a]``): the component as written
+        return re.compile(re.escape(part), re.IGNORECASE)
 
 
 def significant_parts(pattern: str) -> list[str]:
@@ -99,16 +121,45 @@ def significant_parts(pattern: str) -> list[str]:
     return parts
 
 
-def _names(output: str, parts: list[str]) -> bool:
-    """Whether a line of ``output`` is a path whose components match ``parts`` in order."""
+def _line_path(line: str) -> str:
+    """The path a line of output names: a grep hit's (``src/a.ts:12: text``) or an ``ls
+    -R`` heading's (``src/lib:``) without what follows its colon."""
+    p = line.strip().replace("\\", "/")
+    m = re.match(r"^((?:[A-Za-z]:/)?[^:]*)", p)
+    return (m.group(1) if m else p).strip()
+
+
+def _under(path: str, folder: str) -> bool:
+    """Whether normalised ``path`` lies in ``folder`` (normalised; its components may be
+    globs, as ``ls ~/Desktop/*calc*`` writes them)."""
+    pc, fc = path.split("/"), folder.split("/")
+    return len(pc) >= len(fc) and all(
+        _component(f).fullmatch(c) for f, c in zip(fc, pc[: len(fc)], strict=False)
+    )
+
+
+def _names(
+    output: str, parts: list[str], folders: list[tuple[str, bool]], root: str, cwd: str
+) -> bool:
+    """Whether a line of ``output`` is a path whose components match ``parts`` in order,
+    and lies in one of ``folders`` (a path relative to ``cwd``, or a bare name listed by
+    a command that lists a folder: ``(folder, lists)``)."""
     rx = [_component(p) for p in parts]
     for line in output[:20000].splitlines():
-        comps = [c for c in line.strip().replace("\\", "/").split("/") if c]
+        path = _line_path(line)
+        comps = [c for c in path.split("/") if c]
         k = 0
         for c in comps:
             if k < len(rx) and rx[k].fullmatch(c):
                 k += 1
-        if k == len(rx):
+        if k < len(rx):
+            continue
+        if "/" not in path:  # a name a listing printed: in the folder it listed
+            if any(lists for _, lists in folders):
+                return True
+            continue
+        at = _resolved(path, root, cwd)
+        if at is not None and any(_under(at, f) for f, _ in folders):
             return True
     return False
 
@@ -122,19 +173,62 @@ def _glob_timeout(step: Step) -> bool:
     )
 
 
-def _searchedinside(step: Step, root: str, cwd: str) -> bool:
-    """Whether successful call ``step`` searched or listed a folder strictly inside
-    ``root``: a Glob given such a ``path``, or a shell command naming one."""
+#: Programs whose first operand is a pattern, not a place (unless -e or -f gives it).
+_PATTERN_FIRST = frozenset({"grep", "egrep", "fgrep", "rg", "ag", "ack", "fd", "fdfind"})
+
+
+def _places(c: Command) -> list[str]:
+    """The words of ``c`` that name where it searched or listed: not a pattern option's
+    value (``-name X``, ``-path X``), nor find's expression, nor a search's pattern."""
+    if c.program == "find":
+        out = []
+        for w in c.args:
+            if w.startswith(("-", "!", "(")):
+                break
+            out.append(w)
+        return out
+    values = programs.pattern_options(c.program)
+    words: list[str] = []
+    for k, w in enumerate(c.args):
+        if w.startswith("-") or (k and c.args[k - 1] in values):
+            continue
+        words.append(w)
+    given = any(f.split()[0] in ("-e", "-f", "--regexp", "--file", "--files") for f in c.flags)
+    if c.program in _PATTERN_FIRST and not given:
+        words = words[1:]
+    return [w for w in words if w in c.operands]
+
+
+def _searched_folders(step: Step, root: str, cwd: str) -> tuple[list[tuple[str, bool]], str]:
+    """The folders strictly inside ``root`` that successful call ``step`` searched or
+    listed (``(folder, lists)``: whether it lists), and the folder its relative output is
+    written from: a Glob given such a ``path``, or a shell command that lists or searches
+    (its filters after a pipe left out, a ``cd`` followed)."""
     if step.tool == "Glob":
         path = step.params.get("path")
-        return isinstance(path, str) and inside(path, root, cwd)
+        p = _resolved(path, root, cwd) if isinstance(path, str) else None
+        return ([(p, True)] if p is not None and _strictly_in(p, root) else []), cwd
     found = spec_for(step.tool)
     if found is None or found[1].kind is not ToolKind.SHELL:
-        return False
+        return [], cwd
     script = parse(command_line(found[1], step.params))
     if not script.parsed:
-        return False
-    return any(inside(o, root, cwd) for c in script.commands for o in c.operands)
+        return [], cwd
+    out: list[tuple[str, bool]] = []
+    at = cwd
+    for c in job_commands(script):
+        if programs.has(c.program, Role.CHDIR):
+            to = _resolved(c.operands[0], root, at) if c.operands else None
+            at = to or ""
+            continue
+        jobs = programs.jobs(c.program)
+        if not jobs & {"list", "search"}:
+            continue
+        places = [p for w in _places(c) if (p := _resolved(w, root, at)) is not None]
+        if not _places(c) and at:
+            places = [at]
+        out += [(p, "list" in jobs) for p in places if _strictly_in(p, root)]
+    return out, at
 
 
 def narrowed_searches(steps: Sequence[Step], cwd: str) -> dict[int, int]:
@@ -148,14 +242,17 @@ def narrowed_searches(steps: Sequence[Step], cwd: str) -> dict[int, int]:
             continue
         parts = significant_parts(str(step.params["pattern"]))
         path = step.params.get("path")
+        if path is not None and not isinstance(path, str):
+            continue  # no folder we can read
         root = norm_folder(path) if isinstance(path, str) and path.strip() else here
         if not parts or not root or root == "/":
             continue
         for j in range(i + 1, min(len(steps), i + 1 + WINDOW)):
             later = steps[j]
-            if not later.success or not _searchedinside(later, root, here):
+            if not later.success:
                 continue
-            if _names(later.output, parts):
+            folders, at = _searched_folders(later, root, here)
+            if folders and _names(later.output, parts, folders, root, at):
                 out[i] = j
                 break
     return out
