@@ -240,3 +240,15 @@ def test_odd_patterns_do_not_crash() -> None:
         Step(tool="Glob", params=odd, output=_TIMEOUT, success=False),
         _sh("ls src", "src/backup\n"),
     )
+
+
+def test_the_lesson_names_the_command_that_searched() -> None:
+    (text,) = _found(
+        _glob("**/backup*.ts"), _sh("cat api/notes.md; ls api/src", "notes\nbackup.ts\n")
+    )
+    assert "(ls api/src found it)" in text
+    (text,) = _found(
+        _glob("**/backup*.ts"),
+        _sh("cd api-gateway && find . -name 'backup*.ts'", "./src/backup.ts\n"),
+    )
+    assert "(cd api-gateway && find . -name backup*.ts found it)" in text

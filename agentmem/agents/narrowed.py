@@ -28,7 +28,13 @@ from .outcomes import command_line, job_commands, outcome
 from .programs import Role
 from .shell import Command, parse
 
-__all__ = ["inside", "narrowed_searches", "norm_folder", "significant_parts"]
+__all__ = [
+    "inside",
+    "narrowed_searches",
+    "narrowing_command",
+    "norm_folder",
+    "significant_parts",
+]
 
 #: How many calls after a time-out the narrower search may come.
 WINDOW = 6
@@ -199,27 +205,31 @@ def _places(c: Command) -> list[str]:
     return [w for w in words if w in c.operands]
 
 
-def _searched_folders(step: Step, root: str, cwd: str) -> tuple[list[tuple[str, bool]], str]:
+def _searched(
+    step: Step, root: str, cwd: str
+) -> tuple[list[tuple[str, bool]], str, tuple[Command, ...]]:
     """The folders strictly inside ``root`` that successful call ``step`` searched or
-    listed (``(folder, lists)``: whether it lists), and the folder its relative output is
-    written from: a Glob given such a ``path``, or a shell command that lists or searches
-    (its filters after a pipe left out, a ``cd`` followed)."""
+    listed (``(folder, lists)``: whether it lists), the folder its relative output is
+    written from, and the first command that searched one (after the ``cd`` that took it
+    there): a Glob given such a ``path``, or a shell command that lists or searches (its
+    filters after a pipe left out, a ``cd`` followed)."""
     if step.tool == "Glob":
         path = step.params.get("path")
         p = _resolved(path, root, cwd) if isinstance(path, str) else None
-        return ([(p, True)] if p is not None and _strictly_in(p, root) else []), cwd
+        return ([(p, True)] if p is not None and _strictly_in(p, root) else []), cwd, ()
     found = spec_for(step.tool)
     if found is None or found[1].kind is not ToolKind.SHELL:
-        return [], cwd
+        return [], cwd, ()
     script = parse(command_line(found[1], step.params))
     if not script.parsed:
-        return [], cwd
+        return [], cwd, ()
     out: list[tuple[str, bool]] = []
-    at = cwd
+    first: tuple[Command, ...] = ()
+    at, moved = cwd, None
     for c in job_commands(script):
         if programs.has(c.program, Role.CHDIR):
             to = _resolved(c.operands[0], root, at) if c.operands else None
-            at = to or ""
+            at, moved = to or "", c
             continue
         jobs = programs.jobs(c.program)
         if not jobs & {"list", "search"}:
@@ -227,8 +237,17 @@ def _searched_folders(step: Step, root: str, cwd: str) -> tuple[list[tuple[str, 
         places = [p for w in _places(c) if (p := _resolved(w, root, at)) is not None]
         if not _places(c) and at:
             places = [at]
-        out += [(p, "list" in jobs) for p in places if _strictly_in(p, root)]
-    return out, at
+        mine = [(p, "list" in jobs) for p in places if _strictly_in(p, root)]
+        if mine and not first:
+            first = (c,) if moved is None else (moved, c)
+        out += mine
+    return out, at, first
+
+
+def narrowing_command(step: Step, root: str, cwd: str) -> tuple[Command, ...]:
+    """The command of shell call ``step`` that searched inside folder ``root`` (``cwd``:
+    the run's folder, both normalised), after the ``cd`` that took it there; () if none."""
+    return _searched(step, root, cwd)[2]
 
 
 def narrowed_searches(steps: Sequence[Step], cwd: str) -> dict[int, int]:
@@ -251,7 +270,7 @@ def narrowed_searches(steps: Sequence[Step], cwd: str) -> dict[int, int]:
             later = steps[j]
             if not later.success:
                 continue
-            folders, at = _searched_folders(later, root, here)
+            folders, at, _ = _searched(later, root, here)
             if folders and _names(later.output, parts, folders, root, at):
                 out[i] = j
                 break

@@ -150,7 +150,7 @@ import attrs
 
 from ..agents import ToolKind, command_line, is_shell, outcome, parse, programs, risk, spec_for
 from ..agents.base import Failure
-from ..agents.narrowed import inside, narrowed_searches, norm_folder
+from ..agents.narrowed import narrowed_searches, narrowing_command, norm_folder
 from ..agents.outcomes import (
     TTY,
     asked_variables,
@@ -3355,9 +3355,9 @@ def _narrow(t: Trajectory, i: int) -> ShellFix | None:
         how = f"Glob with path {later.params.get('path')}"
     else:
         cwd = norm_folder(str(t.meta.get("cwd") or ""))
-        at = norm_folder(root)
-        cmds = [c for c in _commands(later) or () if any(inside(o, at, cwd) for o in c.operands)]
-        words = re.sub(r"[\s'\"`]+", " ", " ".join(cmds[0].words)).strip() if cmds else ""
+        cmds = narrowing_command(later, norm_folder(root), cwd)
+        line = " && ".join(" ".join(c.words) for c in cmds)
+        words = re.sub(r"[\s'\"`]+", " ", line).strip()
         how = words if len(words) <= 50 else words[:47].rstrip() + "..."
     q = quote_error(outcome(step).diagnostic.split(". ")[0], 8)
     what = f"the whole home folder ({root})" if home else f"the whole of {root}"
