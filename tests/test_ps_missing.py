@@ -126,3 +126,36 @@ def test_the_lesson_stands_for_the_clients_prompts() -> None:
     rule = rule_for(fix.finding, fix.finding.text)
     assert rule.standing
     assert rule.client == "codex"
+
+
+# Review 31
+
+
+def test_a_cmdlet_that_did_another_job_on_the_file_teaches_nothing() -> None:
+    # Test-Path asks whether the file is there, Remove-Item removes it: neither printed
+    # its lines as sed would; wsl is no POSIX program that Get-Content stands in for
+    for fixed in ("Test-Path cli.py", "Remove-Item cli.py"):
+        assert not _found(_ps("sed -n '1,200p' cli.py", _EN, False), _ps(fixed, "True")), fixed
+    assert not _found(
+        _ps("wsl sed -n '1,200p' cli.py", _EN.replace("sed", "wsl"), False),
+        _ps("Get-Content -Path cli.py -First 250", "import os"),
+    )
+
+
+def test_claude_codes_calls_teach_nothing() -> None:
+    # Claude Code's Bash tool is Git Bash, which has sed: a powershell -Command line it
+    # ran, or its own PowerShell tool, is no fact of the shell its commands run in
+    def bash(command: str, output: str, ok: bool = True) -> Step:
+        return Step(tool="Bash", params={"command": command}, output=output, success=ok)
+
+    def pwsh(command: str, output: str, ok: bool = True) -> Step:
+        return Step(tool="PowerShell", params={"command": command}, output=output, success=ok)
+
+    assert not _found(
+        bash("powershell -Command \"sed -n '1,200p' cli.py\"", _EN, False),
+        bash('powershell -Command "Get-Content -Path cli.py -First 250"', "import os"),
+    )
+    assert not _found(
+        pwsh("sed -n '1,200p' cli.py", _EN, False),
+        pwsh("Get-Content -Path cli.py -First 250", "import os"),
+    )

@@ -3398,8 +3398,11 @@ def _ps_missing(t: Trajectory, i: int) -> ShellFix | None:
     shell is PowerShell. The program must be the line's first, so a pattern whose quotes
     PowerShell lost (``rg "a|b"``: "b" not found) teaches nothing."""
     step = t.steps[i]
-    if step.success or not is_shell(step.tool):
+    known = spec_for(step.tool)
+    if step.success or not is_shell(step.tool) or known is None:
         return None
+    if known[0].client == "claude-code":
+        return None  # its Bash tool is Git Bash, its PowerShell tool a tool of its own
     m = _PS_NOT_FOUND.search(step.output[:3000])
     cmds = _commands(step) or ()
     if m is None or not cmds:
@@ -3418,6 +3421,8 @@ def _ps_missing(t: Trajectory, i: int) -> ShellFix | None:
         call = powershell_call(_ps_script(later))
         if call is None or not files & {_ps_file(v) for v in call.values[1:]}:
             continue
+        if not programs.same_job(call.cmdlet, [name]):
+            continue  # Test-Path, Remove-Item on the file: not the job name does
         q = quote_error(f"The term '{name}' is not recognized", 8)
         how = " ".join(call.written)
         how = how if len(how) <= 60 else how[:57] + "..."
@@ -3426,8 +3431,7 @@ def _ps_missing(t: Trajectory, i: int) -> ShellFix | None:
             f"{call.cmdlet} did the job instead ({how})."
         )
         fnd = _finding("powershell", name, "machine", text, (name, call.cmdlet), q, avoid=[name])
-        known = spec_for(step.tool)
-        client = {"client": known[0].client} if known is not None else {}
+        client = {"client": known[0].client}
         fnd = attrs.evolve(fnd, domain=step.domain or "", detail={**fnd.detail, **client})
         why = f"call {i + 1} ran {name}, which PowerShell has not; call {j + 1} ran {call.cmdlet}"
         return ShellFix(i, j, (), fnd, why)
