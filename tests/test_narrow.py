@@ -14,7 +14,8 @@ at all (harinath)."""
 from __future__ import annotations
 
 from agentmem.agents import learning_view
-from agentmem.agents.narrowed import inside, narrowed_searches, norm_folder, significant_parts
+from agentmem.agents.narrowed import inside, norm_folder, significant_parts
+from agentmem.agents.outcomes import narrowed_searches
 from agentmem.learning.generality import rule_for
 from agentmem.learning.shell_fixes import find_shell_fixes
 from agentmem.records import Step, Trajectory

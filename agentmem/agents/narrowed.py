@@ -10,30 +10,29 @@ three or more literal characters, in order: ``**/developer-portal/**/UserDetail*
 ``developer-portal`` then ``UserDetail*.tsx``).
 
 A time-out is no misuse, so the learning view leaves such calls out; one that a run
-narrowed so stays in, failed (:func:`narrowed_searches`), for the ``narrow`` lesson to
-read. A search of the same folder again (``find C:\\Users\\me -iname X`` after a Glob of
-``C:\\Users\\me``), a narrower one that found nothing the pattern names, or one whose
+narrowed so stays in, failed (:func:`~agentmem.agents.outcomes.narrowed_searches`, which
+reads runs with this module's pieces), for the ``narrow`` lesson to read. A search of the
+same folder again (``find C:\\Users\\me -iname X`` after a Glob of ``C:\\Users\\me``), a
+narrower one that found nothing the pattern names, or one whose
 pattern names nothing (``**/*.py``) teach nothing.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 
-from ..records import Step
 from . import programs
-from .base import Failure, ToolKind, spec_for
-from .outcomes import command_line, job_commands, outcome
-from .programs import Role
-from .shell import Command, parse
+from .shell import Command
 
 __all__ = [
+    "WINDOW",
     "inside",
-    "narrowed_searches",
-    "narrowing_command",
+    "names",
     "norm_folder",
+    "places",
+    "resolved",
     "significant_parts",
+    "strictly_in",
 ]
 
 #: How many calls after a time-out the narrower search may come.
@@ -52,7 +51,7 @@ def norm_folder(path: str) -> str:
     return p.lower().rstrip("/") or "/"
 
 
-def _resolved(word: str, root: str, cwd: str) -> str | None:
+def resolved(word: str, root: str, cwd: str) -> str | None:
     """Path ``word`` (as a call wrote it, relative to ``cwd``) normalised, ``~`` read as
     ``root`` when that is a home folder; None when it cannot be placed (``..``, ``~``
     elsewhere, a relative word with no ``cwd``)."""
@@ -74,7 +73,7 @@ def _resolved(word: str, root: str, cwd: str) -> str | None:
     return norm_folder(p)
 
 
-def _strictly_in(p: str, root: str) -> bool:
+def strictly_in(p: str, root: str) -> bool:
     return root != "/" and p.startswith(root + "/")
 
 
@@ -84,8 +83,8 @@ def inside(word: str, root: str, cwd: str) -> bool:
     w = word.strip().strip("'\"")
     if w in (".", "./", "~", "~/"):
         return False
-    p = _resolved(w, root, cwd)
-    return p is not None and _strictly_in(p, root)
+    p = resolved(w, root, cwd)
+    return p is not None and strictly_in(p, root)
 
 
 def _component(part: str) -> re.Pattern[str]:
@@ -144,7 +143,7 @@ def _under(path: str, folder: str) -> bool:
     )
 
 
-def _names(
+def names(
     output: str, parts: list[str], folders: list[tuple[str, bool]], root: str, cwd: str
 ) -> bool:
     """Whether a line of ``output`` is a path whose components match ``parts`` in order,
@@ -164,26 +163,13 @@ def _names(
             if any(lists for _, lists in folders):
                 return True
             continue
-        at = _resolved(path, root, cwd)
+        at = resolved(path, root, cwd)
         if at is not None and any(_under(at, f) for f, _ in folders):
             return True
     return False
 
 
-def _glob_timeout(step: Step) -> bool:
-    return (
-        step.tool == "Glob"
-        and not step.success
-        and outcome(step).failure is Failure.TIMEOUT
-        and isinstance(step.params.get("pattern"), str)
-    )
-
-
-#: Programs whose first operand is a pattern, not a place (unless -e or -f gives it).
-_PATTERN_FIRST = frozenset({"grep", "egrep", "fgrep", "rg", "ag", "ack", "fd", "fdfind"})
-
-
-def _places(c: Command) -> list[str]:
+def places(c: Command) -> list[str]:
     """The words of ``c`` that name where it searched or listed: not a pattern option's
     value (``-name X``, ``-path X``), nor find's expression, nor a search's pattern."""
     if c.program == "find":
@@ -200,78 +186,6 @@ def _places(c: Command) -> list[str]:
             continue
         words.append(w)
     given = any(f.split()[0] in ("-e", "-f", "--regexp", "--file", "--files") for f in c.flags)
-    if c.program in _PATTERN_FIRST and not given:
+    if programs.pattern_first(c.program) and not given:
         words = words[1:]
     return [w for w in words if w in c.operands]
-
-
-def _searched(
-    step: Step, root: str, cwd: str
-) -> tuple[list[tuple[str, bool]], str, tuple[Command, ...]]:
-    """The folders strictly inside ``root`` that successful call ``step`` searched or
-    listed (``(folder, lists)``: whether it lists), the folder its relative output is
-    written from, and the first command that searched one (after the ``cd`` that took it
-    there): a Glob given such a ``path``, or a shell command that lists or searches (its
-    filters after a pipe left out, a ``cd`` followed)."""
-    if step.tool == "Glob":
-        path = step.params.get("path")
-        p = _resolved(path, root, cwd) if isinstance(path, str) else None
-        return ([(p, True)] if p is not None and _strictly_in(p, root) else []), cwd, ()
-    found = spec_for(step.tool)
-    if found is None or found[1].kind is not ToolKind.SHELL:
-        return [], cwd, ()
-    script = parse(command_line(found[1], step.params))
-    if not script.parsed:
-        return [], cwd, ()
-    out: list[tuple[str, bool]] = []
-    first: tuple[Command, ...] = ()
-    at, moved = cwd, None
-    for c in job_commands(script):
-        if programs.has(c.program, Role.CHDIR):
-            to = _resolved(c.operands[0], root, at) if c.operands else None
-            at, moved = to or "", c
-            continue
-        jobs = programs.jobs(c.program)
-        if not jobs & {"list", "search"}:
-            continue
-        places = [p for w in _places(c) if (p := _resolved(w, root, at)) is not None]
-        if not _places(c) and at:
-            places = [at]
-        mine = [(p, "list" in jobs) for p in places if _strictly_in(p, root)]
-        if mine and not first:
-            first = (c,) if moved is None else (moved, c)
-        out += mine
-    return out, at, first
-
-
-def narrowing_command(step: Step, root: str, cwd: str) -> tuple[Command, ...]:
-    """The command of shell call ``step`` that searched inside folder ``root`` (``cwd``:
-    the run's folder, both normalised), after the ``cd`` that took it there; () if none."""
-    return _searched(step, root, cwd)[2]
-
-
-def narrowed_searches(steps: Sequence[Step], cwd: str) -> dict[int, int]:
-    """{a Glob that timed out: the later call that searched inside its folder and listed
-    a path its pattern names} (see the module doc). ``cwd``: the run's folder, the root of
-    a Glob given no ``path``."""
-    out: dict[int, int] = {}
-    here = norm_folder(cwd) if cwd else ""
-    for i, step in enumerate(steps):
-        if not _glob_timeout(step):
-            continue
-        parts = significant_parts(str(step.params["pattern"]))
-        path = step.params.get("path")
-        if path is not None and not isinstance(path, str):
-            continue  # no folder we can read
-        root = norm_folder(path) if isinstance(path, str) and path.strip() else here
-        if not parts or not root or root == "/":
-            continue
-        for j in range(i + 1, min(len(steps), i + 1 + WINDOW)):
-            later = steps[j]
-            if not later.success:
-                continue
-            folders, at, _ = _searched(later, root, here)
-            if folders and _names(later.output, parts, folders, root, at):
-                out[i] = j
-                break
-    return out

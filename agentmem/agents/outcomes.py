@@ -44,13 +44,13 @@ from __future__ import annotations
 import functools
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import attrs
 
 from ..records import NO_RESULT, Step, Trajectory
-from . import programs
+from . import narrowed, programs
 from .base import ClientTable, Failure, Outcome, ToolKind, ToolSpec, matches, spec_for
 from .programs import CHECKS, Role
 from .shell import Command, Script, command_of, parse, unwrap_argv
@@ -1136,8 +1136,6 @@ def _denoised(steps: tuple[Step, ...]) -> tuple[Step, ...]:
 def _viewed(steps: tuple[Step, ...], cwd: str = "") -> list[Step | None]:
     """Each recorded call as learning reads it, None for one left out; a failed call's
     output is read without the run's :func:`session_noise`. ``cwd``: the run's folder."""
-    from .narrowed import narrowed_searches
-
     steps = _denoised(steps)
     esc = escalations(steps)
     retries = set(esc.values())
@@ -1175,7 +1173,9 @@ def learning_view(t: Trajectory) -> Trajectory:
     (:func:`escalations`): the pair is a correction, an escalation. A retry that gave a
     command the terminal its failure asked for keeps ``tty`` (:func:`tty_retries`). A
     schema refusal of a parameter passed as its JSON text, retried with the value itself,
-    stays as failed too (:func:`unquoted_retries`)."""
+    stays as failed too (:func:`unquoted_retries`), and so does a Glob that ran out of
+    time over a whole folder before a search inside it found the file
+    (:func:`narrowed_searches`)."""
     if not any(spec_for(s.tool) is not None for s in t.steps):
         return t
     viewed = _viewed(t.steps, str(t.meta.get("cwd") or ""))
@@ -1192,3 +1192,89 @@ def learning_view(t: Trajectory) -> Trajectory:
             at[str(i)], n = str(n), n + 1
     moved = {at[k]: p for k, p in cwds.items() if k in at}
     return attrs.evolve(t, steps=tuple(steps), meta={**t.meta, "cwds": moved})
+
+
+# -- a Glob that ran out of time, then narrowed (:mod:`.narrowed`) ---------------------
+
+
+def _glob_timeout(step: Step) -> bool:
+    return (
+        step.tool == "Glob"
+        and not step.success
+        and outcome(step).failure is Failure.TIMEOUT
+        and isinstance(step.params.get("pattern"), str)
+    )
+
+
+def _searched(
+    step: Step, root: str, cwd: str
+) -> tuple[list[tuple[str, bool]], str, tuple[Command, ...]]:
+    """The folders strictly inside ``root`` that successful call ``step`` searched or
+    listed (``(folder, lists)``: whether it lists), the folder its relative output is
+    written from, and the first command that searched one (after the ``cd`` that took it
+    there): a Glob given such a ``path``, or a shell command that lists or searches (its
+    filters after a pipe left out, a ``cd`` followed)."""
+    if step.tool == "Glob":
+        path = step.params.get("path")
+        p = narrowed.resolved(path, root, cwd) if isinstance(path, str) else None
+        return ([(p, True)] if p is not None and narrowed.strictly_in(p, root) else []), cwd, ()
+    found = spec_for(step.tool)
+    if found is None or found[1].kind is not ToolKind.SHELL:
+        return [], cwd, ()
+    script = parse(command_line(found[1], step.params))
+    if not script.parsed:
+        return [], cwd, ()
+    out: list[tuple[str, bool]] = []
+    first: tuple[Command, ...] = ()
+    at, moved = cwd, None
+    for c in job_commands(script):
+        if programs.has(c.program, Role.CHDIR):
+            to = narrowed.resolved(c.operands[0], root, at) if c.operands else None
+            at, moved = to or "", c
+            continue
+        jobs = programs.jobs(c.program)
+        if not jobs & {"list", "search"}:
+            continue
+        places = [
+            p for w in narrowed.places(c) if (p := narrowed.resolved(w, root, at)) is not None
+        ]
+        if not narrowed.places(c) and at:
+            places = [at]
+        mine = [(p, "list" in jobs) for p in places if narrowed.strictly_in(p, root)]
+        if mine and not first:
+            first = (c,) if moved is None else (moved, c)
+        out += mine
+    return out, at, first
+
+
+def narrowing_command(step: Step, root: str, cwd: str) -> tuple[Command, ...]:
+    """The command of shell call ``step`` that searched inside folder ``root`` (``cwd``:
+    the run's folder, both normalised), after the ``cd`` that took it there; () if none."""
+    return _searched(step, root, cwd)[2]
+
+
+def narrowed_searches(steps: Sequence[Step], cwd: str) -> dict[int, int]:
+    """{a Glob that timed out: the later call that searched inside its folder and listed
+    a path its pattern names} (see the module doc). ``cwd``: the run's folder, the root of
+    a Glob given no ``path``."""
+    out: dict[int, int] = {}
+    here = narrowed.norm_folder(cwd) if cwd else ""
+    for i, step in enumerate(steps):
+        if not _glob_timeout(step):
+            continue
+        parts = narrowed.significant_parts(str(step.params["pattern"]))
+        path = step.params.get("path")
+        if path is not None and not isinstance(path, str):
+            continue  # no folder we can read
+        root = narrowed.norm_folder(path) if isinstance(path, str) and path.strip() else here
+        if not parts or not root or root == "/":
+            continue
+        for j in range(i + 1, min(len(steps), i + 1 + narrowed.WINDOW)):
+            later = steps[j]
+            if not later.success:
+                continue
+            folders, at, _ = _searched(later, root, here)
+            if folders and narrowed.names(later.output, parts, folders, root, at):
+                out[i] = j
+                break
+    return out

@@ -624,6 +624,14 @@ def pattern_options(name: str) -> frozenset[str]:
     return p.pattern_options if p is not None else frozenset()
 
 
+def pattern_first(name: str) -> bool:
+    """Whether program ``name`` reads its first operand as a pattern, not as a place: the
+    programs of the search domain (``grep PATTERN PATH``, ``rg``, ``fd``), unless ``-e`` or
+    ``-f`` gives the pattern (the caller checks)."""
+    p = get(name)
+    return p is not None and p.domain == "search"
+
+
 #: cmd's builtins that take a ``/X`` switch bash reads as a path (``cd /d``, ``dir /b``).
 CMD_SWITCHED = frozenset(
     {"cd", "chdir", "dir", "copy", "xcopy", "move", "del", "erase", "rd", "rmdir"}

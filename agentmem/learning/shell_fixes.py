@@ -150,7 +150,7 @@ import attrs
 
 from ..agents import ToolKind, command_line, is_shell, outcome, parse, programs, risk, spec_for
 from ..agents.base import Failure
-from ..agents.narrowed import narrowed_searches, narrowing_command, norm_folder
+from ..agents.narrowed import norm_folder
 from ..agents.outcomes import (
     TTY,
     asked_variables,
@@ -161,6 +161,8 @@ from ..agents.outcomes import (
     failing_command,
     job_commands,
     moves_nowhere,
+    narrowed_searches,
+    narrowing_command,
     own_timeout,
     powershell_refusal,
     refusal_line,
@@ -3339,7 +3341,7 @@ def _ps_separator(t: Trajectory, i: int) -> ShellFix | None:
 def _narrow(t: Trajectory, i: int) -> ShellFix | None:
     """``narrow``: a Glob over a whole folder (a home folder, the project) ran out of time,
     and a later call searched a folder inside it and listed a path the pattern names
-    (:func:`~agentmem.agents.narrowed.narrowed_searches`, which keeps such a call in the
+    (:func:`~agentmem.agents.outcomes.narrowed_searches`, which keeps such a call in the
     learning view): here that folder is too large for one Glob."""
     step = t.steps[i]
     if step.tool != "Glob" or step.success:
