@@ -14,11 +14,18 @@ at all (harinath)."""
 from __future__ import annotations
 
 from agentmem.agents import learning_view
-from agentmem.agents.narrowed import inside, norm_folder, significant_parts
+from agentmem.agents.narrowed import norm_folder, resolved, significant_parts, strictly_in
 from agentmem.agents.outcomes import narrowed_searches
 from agentmem.learning.generality import rule_for
 from agentmem.learning.shell_fixes import find_shell_fixes
 from agentmem.records import Step, Trajectory
+
+
+def inside(word: str, root: str, cwd: str) -> bool:
+    """Whether ``word``, as a call wrote it in ``cwd``, lies strictly inside ``root``."""
+    p = resolved(word, root, cwd)
+    return p is not None and strictly_in(p, root)
+
 
 _TIMEOUT = (
     "Ripgrep search timed out after 20 seconds. The search may have matched files but did "

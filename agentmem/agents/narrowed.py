@@ -19,14 +19,18 @@ pattern names nothing (``**/*.py``) teach nothing.
 
 from __future__ import annotations
 
+import functools
 import re
+from collections.abc import Mapping
+from typing import Any
 
 from . import programs
 from .shell import Command
 
 __all__ = [
     "WINDOW",
-    "inside",
+    "glob_root",
+    "is_home",
     "names",
     "norm_folder",
     "places",
@@ -59,9 +63,9 @@ def resolved(word: str, root: str, cwd: str) -> str | None:
     if not w or w.startswith("-") or ".." in re.split(r"[\\/]", w):
         return None
     if w in ("~", "~/"):
-        return root if _HOME.match(root) else None
+        return root if is_home(root) else None
     if w.startswith("~/"):
-        if not _HOME.match(root):
+        if not is_home(root):
             return None
         p = f"{root}/{w[2:]}"
     elif re.match(r"^(?:/|[A-Za-z]:[\\/])", w):
@@ -74,19 +78,25 @@ def resolved(word: str, root: str, cwd: str) -> str | None:
 
 
 def strictly_in(p: str, root: str) -> bool:
+    """Whether normalised path ``p`` lies strictly inside normalised folder ``root``."""
     return root != "/" and p.startswith(root + "/")
 
 
-def inside(word: str, root: str, cwd: str) -> bool:
-    """Whether path ``word`` (as a call wrote it, relative to ``cwd``) lies strictly
-    inside folder ``root`` (both normalised)."""
-    w = word.strip().strip("'\"")
-    if w in (".", "./", "~", "~/"):
-        return False
-    p = resolved(w, root, cwd)
-    return p is not None and strictly_in(p, root)
+def is_home(folder: str) -> bool:
+    """Whether normalised ``folder`` is a user's home folder (:data:`_HOME`)."""
+    return _HOME.match(folder) is not None
 
 
+def glob_root(params: Mapping[str, Any], cwd: str) -> str | None:
+    """The folder a Glob searched, normalised: its ``path``, or ``cwd`` (normalised)
+    when it gives none; None when its ``path`` is no string."""
+    path = params.get("path")
+    if path is not None and not isinstance(path, str):
+        return None
+    return norm_folder(path) if isinstance(path, str) and path.strip() else cwd
+
+
+@functools.lru_cache(maxsize=1024)
 def _component(part: str) -> re.Pattern[str]:
     """One component of a glob as a regex (``*``, ``?``, ``[...]``, ``{a,b}``)."""
     out, k = "", 0

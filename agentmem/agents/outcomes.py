@@ -1235,10 +1235,9 @@ def _searched(
         jobs = programs.jobs(c.program)
         if not jobs & {"list", "search"}:
             continue
-        places = [
-            p for w in narrowed.places(c) if (p := narrowed.resolved(w, root, at)) is not None
-        ]
-        if not narrowed.places(c) and at:
+        words = narrowed.places(c)
+        places = [p for w in words if (p := narrowed.resolved(w, root, at)) is not None]
+        if not words and at:
             places = [at]
         mine = [(p, "list" in jobs) for p in places if narrowed.strictly_in(p, root)]
         if mine and not first:
@@ -1263,10 +1262,7 @@ def narrowed_searches(steps: Sequence[Step], cwd: str) -> dict[int, int]:
         if not _glob_timeout(step):
             continue
         parts = narrowed.significant_parts(str(step.params["pattern"]))
-        path = step.params.get("path")
-        if path is not None and not isinstance(path, str):
-            continue  # no folder we can read
-        root = narrowed.norm_folder(path) if isinstance(path, str) and path.strip() else here
+        root = narrowed.glob_root(step.params, here)  # None: no folder we can read
         if not parts or not root or root == "/":
             continue
         for j in range(i + 1, min(len(steps), i + 1 + narrowed.WINDOW)):

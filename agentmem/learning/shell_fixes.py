@@ -150,7 +150,7 @@ import attrs
 
 from ..agents import ToolKind, command_line, is_shell, outcome, parse, programs, risk, spec_for
 from ..agents.base import Failure
-from ..agents.narrowed import norm_folder
+from ..agents.narrowed import is_home, norm_folder
 from ..agents.outcomes import (
     TTY,
     asked_variables,
@@ -3350,14 +3350,15 @@ def _narrow(t: Trajectory, i: int) -> ShellFix | None:
     if j is None:
         return None
     path = step.params.get("path")
-    root = path.strip() if isinstance(path, str) and path.strip() else str(t.meta.get("cwd"))
-    home = _HOME_FOLDER.match(norm_folder(root)) is not None
+    cwd = str(t.meta.get("cwd") or "")
+    root = path.strip() if isinstance(path, str) and path.strip() else cwd  # as written
+    at = norm_folder(root)
+    home = is_home(at)
     later = t.steps[j]
     if later.tool == "Glob":
         how = f"Glob with path {later.params.get('path')}"
     else:
-        cwd = norm_folder(str(t.meta.get("cwd") or ""))
-        cmds = narrowing_command(later, norm_folder(root), cwd)
+        cmds = narrowing_command(later, at, norm_folder(cwd) if cwd else "")
         line = " && ".join(" ".join(c.words) for c in cmds)
         words = re.sub(r"[\s'\"`]+", " ", line).strip()
         how = words if len(words) <= 50 else words[:47].rstrip() + "..."
@@ -3371,10 +3372,6 @@ def _narrow(t: Trajectory, i: int) -> ShellFix | None:
     fnd = attrs.evolve(fnd, domain=step.domain or "")
     why = f"call {i + 1} Glob {step.params.get('pattern')} timed out; call {j + 1} searched inside"
     return ShellFix(i, j, (), fnd, why)
-
-
-#: A user's home folder, as :func:`~agentmem.agents.narrowed.norm_folder` writes it.
-_HOME_FOLDER = re.compile(r"^(?:/home/[^/]+|/users/[^/]+|[a-z]:/users/[^/]+|/root)$")
 
 
 #: PowerShell's report of a command it could not find, in any language: its error record
