@@ -34,6 +34,7 @@ __all__ = [
     "Pipeline",
     "Script",
     "command_of",
+    "is_cmdlet",
     "is_shell",
     "loose_commands",
     "parse",
@@ -419,6 +420,11 @@ _PS_WORD = re.compile(r"'(?:[^']|'')*'|\"(?:[^\"`]|`.)*\"|[^\s;|'\"]+")
 _CMDLET = re.compile(r"[A-Za-z]+-[A-Za-z][A-Za-z0-9]*")
 
 
+def is_cmdlet(word: str) -> bool:
+    """Whether ``word`` is written as a PowerShell cmdlet's name (Verb-Noun)."""
+    return _CMDLET.fullmatch(word) is not None
+
+
 @attrs.frozen
 class PowerShellCall:
     """The first command of a PowerShell line, read no further than a lesson needs: its
@@ -454,7 +460,7 @@ def powershell_call(command: str) -> PowerShellCall | None:
             break  # the first command's words end at a pipe or a statement's end
         written.append(m.group(0))
         end = m.end()
-    if not written or not _CMDLET.fullmatch(written[0]):
+    if not written or not is_cmdlet(written[0]):
         return None
 
     def value(w: str) -> str:

@@ -173,7 +173,7 @@ from ..agents.outcomes import (
     wants_terminal,
 )
 from ..agents.programs import Role
-from ..agents.shell import Command, Pipeline, powershell_call, wrapped_script
+from ..agents.shell import Command, Pipeline, is_cmdlet, powershell_call, wrapped_script
 from ..claims import ABSENT, EXISTS, NOT_ON_PATH, ON_PATH
 from ..records import Step, Trajectory
 from .findings import Finding, lesson_text, quote_error
@@ -3408,7 +3408,7 @@ def _ps_missing(t: Trajectory, i: int) -> ShellFix | None:
         return None
     name = m.group(1) or m.group(2)
     f = cmds[0]
-    if _bare(f.program) != name or _CMDLET_NAME.fullmatch(name):
+    if _bare(f.program) != name or is_cmdlet(name):  # a cmdlet is PowerShell's own
         return None
     files = {_ps_file(o) for o in f.operands if re.search(r"[\\/.]\w", o) and not o.startswith("-")}
     if not files:
@@ -3435,10 +3435,6 @@ def _ps_missing(t: Trajectory, i: int) -> ShellFix | None:
         why = f"call {i + 1} ran {name}, which PowerShell has not; call {j + 1} ran {call.cmdlet}"
         return ShellFix(i, j, (), fnd, why)
     return None
-
-
-#: A cmdlet's name (Verb-Noun): PowerShell's own command, never a missing program.
-_CMDLET_NAME = re.compile(r"[A-Za-z]+-[A-Za-z][A-Za-z0-9]*")
 
 
 #: A heredoc fed to a program: ``apply_patch << 'PATCH'``, ``cat <<EOF``.
