@@ -17,6 +17,7 @@ import attrs
 from agentmem import Memory
 from agentmem.learning import LearnOptions
 from agentmem.learning.consolidate import consolidate, same_rule
+from agentmem.learning.corrections import find_corrections
 from agentmem.learning.evidence import scoped
 from agentmem.learning.findings import Finding
 from agentmem.learning.kinds import Kind
@@ -282,6 +283,43 @@ def test_two_projects_facts_of_one_session_are_no_duplicates():
     assert len(kept(esc("/w/a", 2.0), esc("/w/b"))) == 2
     assert len(kept(esc("/w/a", 2.0), esc("/w/a"))) == 1
     assert len(kept(_add(_glob("a/[x].ts", "/w/a")), _add(_glob("a/[x].ts", "/w/b")))) == 1
+
+
+def test_two_machines_facts_of_one_session_are_no_duplicates():
+    """Seen in the benchmark (wave 4, fifteenth session): "Commands here run in PowerShell,
+    which has no sed" of one Windows machine dropped the same fact of another as a
+    duplicate, so the other got no lesson. A machine's fact of a known machine is served on
+    that machine only (two team members' machines are two places); of the same machine, or
+    of machines unknown (transcripts from elsewhere: served in a project), it still merges."""
+
+    def fact(project: str, machine: str | None) -> Operation:
+        f = _glob("a/[x].ts", project)
+        if machine is not None:
+            f = attrs.evolve(f, detail={**f.detail, "machine": machine})
+        return _add(f)
+
+    def kept(*ops: Operation) -> list[Operation]:
+        return list(
+            consolidate(
+                ops,
+                similar=lambda t: [],
+                cosine=lambda a, b: 1.0,
+                threshold=0.9,
+                compress=lambda o: o,
+            ).apply
+        )
+
+    assert len(kept(fact("/w/a", "ann:m-1"), fact("/w/b", "bob:m-2"))) == 2
+    assert len(kept(fact("/w/a", "m-1"), fact("/w/b", "m-1"))) == 1
+    assert len(kept(fact("/w/a", None), fact("/w/b", None))) == 1
+
+
+def test_a_shell_finding_records_its_runs_machine():
+    run = _glob_run("src/app/[id]/page.tsx", "/w/app")
+    run = attrs.evolve(run, meta={**run.meta, "machine": "m-1"})
+    (c,) = [c for c in find_corrections(run) if c.kind == Kind.SHELL]
+    assert c.finding.detail["machine"] == "m-1"
+    assert c.finding.detail["project"] == "/w/app"
 
 
 def _glob_run(path: str, project: str) -> Trajectory:

@@ -200,10 +200,17 @@ def _tools(op: Operation) -> set[str]:
 
 def _place(op: Operation) -> str | None:
     """Where an ADD's lesson holds, for Stage 3's ADD-against-ADD checks: the project of a
-    project's fact (its evidence's ``detail["project"]``; "" when it names none), None for
-    a tool's rule or a machine's fact (they hold anywhere, and merge anywhere)."""
+    project's fact (its evidence's ``detail["project"]``; "" when it names none); the
+    machine of a machine's fact whose run's machine is known (``detail["machine"]``: two
+    team members' machines are two places); None for a tool's rule or a machine's fact of
+    an unknown machine (they hold anywhere, and merge anywhere)."""
     d = getattr(op.detail.get("evidence"), "detail", None)
-    if not isinstance(d, dict) or d.get("scope") != "project":
+    if not isinstance(d, dict):
+        return None
+    machine = d.get("machine")
+    if d.get("scope") == "machine" and isinstance(machine, str) and machine:
+        return f"machine:{machine}"
+    if d.get("scope") != "project":
         return None
     return str(d.get("project") or "")
 

@@ -3952,16 +3952,15 @@ def overrides_policy(t: Trajectory, x: ShellFix) -> bool:
 
 
 def _placed(t: Trajectory, out: list[ShellFix]) -> list[ShellFix]:
-    """``out``'s findings with their paths relative to the run's folder and its project
-    recorded (Stage 3 merges findings of one project only), in failed-call order."""
+    """``out``'s findings with their paths relative to the run's folder, and its project
+    and its machine recorded when known (Stage 3 merges findings of one project only, and
+    machine facts of one machine only), in failed-call order."""
     roots = [r for r in (t.meta.get("cwd"), t.meta.get("project")) if isinstance(r, str) and r]
     out = [attrs.evolve(x, finding=relative_to(x.finding, roots)) for x in out]
-    project = t.meta.get("project")
-    if isinstance(project, str) and project:
+    where = {k: v for k in ("project", "machine") if isinstance(v := t.meta.get(k), str) and v}
+    if where:
         out = [
-            attrs.evolve(
-                x, finding=attrs.evolve(x.finding, detail={**x.finding.detail, "project": project})
-            )
+            attrs.evolve(x, finding=attrs.evolve(x.finding, detail={**x.finding.detail, **where}))
             for x in out
         ]
     return sorted(out, key=lambda x: x.failed)
