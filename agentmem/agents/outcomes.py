@@ -68,7 +68,9 @@ __all__ = [
     "got_past",
     "job_commands",
     "learning_view",
+    "missing_script",
     "moves_nowhere",
+    "not_started",
     "outcome",
     "refusal_line",
     "same_command",
@@ -324,6 +326,26 @@ _NOT_STARTED = re.compile(
 )
 
 
+#: A package manager's report of a script its package.json lacks, naming it: npm's
+#: ``Missing script: "lint"``, pnpm's ``ERR_PNPM_NO_SCRIPT Missing script: typecheck`` (and
+#: ``Command "typecheck" not found``), yarn 1's ``error Command "x" not found``, yarn 2's
+#: ``Couldn't find a script named "x"``, bun's ``Script not found "x"``. No check ran: the
+#: command's failure, never the code's (``npm run typecheck`` is a check).
+_NO_SCRIPT = re.compile(
+    r"Missing script: \"?([\w:.@/-]+)\"?"
+    r"|Command \"([\w:.@/-]+)\" not found"
+    r"|Couldn't find a script named \"([\w:.@/-]+)\""
+    r"|Script not found \"([\w:.@/-]+)\""
+)
+
+
+def missing_script(body: str) -> str | None:
+    """The project script a package manager's output says its package.json lacks
+    (``Missing script: typecheck``: ``typecheck``), or None."""
+    m = _NO_SCRIPT.search(body[:3000])
+    return next((g for g in m.groups() if g), None) if m else None
+
+
 def _is_checker(c: Command) -> bool:
     roles = _roles(c)
     if roles & CHECKS:
@@ -405,6 +427,22 @@ def powershell_refusal(body: str) -> str | None:
     return _clean(said.group(1)) if said else ""
 
 
+#: PowerShell's report of a program it found and could not start (the Codex app's own
+#: ``rg.exe`` under WindowsApps: "Access is denied"), in any language: Windows PowerShell's
+#: error record (``ResourceUnavailable: (:) [], ApplicationFailedException``,
+#: ``NativeCommandFailed``), PowerShell 7's message ("Program 'rg.exe' failed to run").
+_NOT_STARTED_PS = re.compile(
+    r"ApplicationFailedException|FullyQualifiedErrorId : NativeCommandFailed"
+    r"|Program '[^'\s]+' failed to run"
+)
+
+
+def not_started(body: str) -> bool:
+    """Whether PowerShell says it could not start the program a line ran (its exit status
+    then is PowerShell's, never the program's: ``rg``'s 1 is no "no match")."""
+    return _NOT_STARTED_PS.search(body[:4000]) is not None
+
+
 #: The shell tool refused a line that starts with a long sleep, before running any of it:
 #: Claude Code's "Blocked: sleep 30 followed by: ...", which says the way out (run it
 #: without the sleep, or wait with run_in_background or an until-loop).
@@ -434,6 +472,8 @@ def _shell_failure(
     refused = powershell_refusal(body)
     if refused is not None:  # PowerShell could not read the script: none of it ran
         return Failure.MISUSE, refused or diag
+    if not_started(body):  # PowerShell found the program and could not start it
+        return Failure.MISUSE, diag
     script = parse(command_line(spec, params))
     if not script.parsed:
         return Failure.MISUSE, diag
@@ -450,6 +490,8 @@ def _shell_failure(
     if _is_checker(c):
         if code in (126, 127, *WINDOWS_NOT_FOUND) or _NOT_STARTED.search(body[:400]):
             return Failure.MISUSE, diag  # 9009 / 49: Windows did not start it (others wrote)
+        if programs.has(c.program, Role.HOST) and missing_script(body):
+            return Failure.MISUSE, diag  # npm run typecheck with no such script: nothing ran
         if re.search(rf"No module named '?{re.escape(c.program)}\b", body[:2000]):
             return Failure.MISUSE, diag  # python -m pytest without pytest: the environment
         first = diag or ""

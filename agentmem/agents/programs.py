@@ -33,6 +33,7 @@ __all__ = [
     "Program",
     "Role",
     "cmd_syntax",
+    "command_jobs",
     "domain_names",
     "family",
     "get",
@@ -137,6 +138,8 @@ class Program:
     #: Options that, alone, do a job: ``df -h`` (human sizes), ``sort -V`` (a version
     #: sort). Elsewhere a bare ``-h`` or ``-V`` asks for usage or the version.
     alone: frozenset[str] = frozenset()
+    #: Options that make it list files instead of its own job (``rg --files``).
+    lists_with: frozenset[str] = frozenset()
 
 
 def _roles(*roles: Role) -> frozenset[Role]:
@@ -167,7 +170,7 @@ GENERIC_SUBCOMMANDS: Mapping[str, frozenset[Role]] = {
 _GIT_SUBCOMMANDS: Mapping[str, frozenset[Role]] = {
     **dict.fromkeys("status log diff show branch remote config".split(), _roles(Role.READER)),
     "rev-parse": _roles(Role.READER, Role.ANSWERS, Role.PROBE),
-    "ls-files": _roles(Role.READER, Role.ANSWERS),
+    "ls-files": _roles(Role.READER, Role.ANSWERS, Role.LISTS),
     **dict.fromkeys("grep merge-base check-ignore".split(), _roles(Role.ANSWERS)),
     **dict.fromkeys("show-ref cat-file ls-remote".split(), _roles(Role.PROBE)),
     **dict.fromkeys("mv rm".split(), _roles(Role.MOVES)),
@@ -286,15 +289,30 @@ _TABLE: list[Program] = [
         runs="exec",
         scripts=True,
     ),
-    *(
-        Program(n, _roles(Role.HOST), "packages", takes_subcommand=True, runs="exec", scripts=True)
-        for n in ("yarn", "pnpm")
+    Program(
+        "yarn",
+        _roles(Role.HOST),
+        "packages",
+        takes_subcommand=True,
+        value_options=frozenset({"--cwd"}),
+        runs="exec",
+        scripts=True,
+    ),
+    Program(
+        "pnpm",
+        _roles(Role.HOST),
+        "packages",
+        takes_subcommand=True,
+        value_options=frozenset("-C --dir -F --filter".split()),
+        runs="exec",
+        scripts=True,
     ),
     Program(
         "bun",
         _roles(Role.HOST, Role.INTERPRETER),
         "packages",
         takes_subcommand=True,
+        value_options=frozenset({"--cwd"}),
         scripts=True,
     ),
     *_many("deno", Role.HOST, Role.INTERPRETER, takes_subcommand=True),
@@ -399,7 +417,13 @@ _TABLE: list[Program] = [
         domain="search",
         pattern_options="--include --exclude --exclude-dir",
     ),
-    *_many("rg", Role.READER, Role.ANSWERS, domain="search", pattern_options="-g --glob --iglob"),
+    Program(
+        "rg",
+        _roles(Role.READER, Role.ANSWERS),
+        "search",
+        pattern_options=frozenset("-g --glob --iglob".split()),
+        lists_with=frozenset({"--files"}),
+    ),
     *_many("ag ack", Role.READER, Role.ANSWERS, domain="search", pattern_options="-g"),
     # fd -g: the pattern (the next word) is a glob, not a regex
     *_many(
@@ -569,6 +593,17 @@ def jobs(name: str) -> frozenset[str]:
         return frozenset({name})
     found = {_JOBS[r] for r in p.roles if r in _JOBS} | {name}
     return frozenset(found | ({"search"} if p.domain == "search" else set()))
+
+
+def command_jobs(name: str, subcommand: str | None, flags: Iterable[str] = ()) -> frozenset[str]:
+    """The jobs of one call of ``name`` (:func:`jobs`), narrowed by what its subcommand or
+    options make it do: ``git ls-files`` and ``rg --files`` list (and ``rg`` alone
+    searches), so the two do one job."""
+    p = get(name)
+    own = frozenset(_JOBS[r] for r in sub_roles(name, subcommand) if r in _JOBS)
+    if p is not None and set(flags) & p.lists_with:
+        own |= {"list"}
+    return own or jobs(name)
 
 
 def same_job(name: str, others: Iterable[str]) -> bool:

@@ -1090,7 +1090,7 @@ def _untested_rule(f: Finding, text: str) -> Rule:
 #: unquoted glob ("In zsh an unquoted path with [ ], * or ? is a glob pattern": every
 #: command runs in that shell) (:func:`_shell_rule`).
 _STANDING_CHANGES = frozenset(
-    {"interpreter", "runner", "windows", "backslash", "glob", "powershell"}
+    {"interpreter", "runner", "windows", "backslash", "glob", "powershell", "nostart"}
 )
 
 
@@ -1114,7 +1114,7 @@ def _shell_rule(f: Finding, text: str) -> Rule:
     # the shell Claude Code's Bash tool runs: no fact of Codex's shell on the same machine;
     # a glob fact is the shell of the client whose call failed
     client = "claude-code" if change in ("windows", "backslash") else None
-    if change in ("glob", "powershell") and isinstance(f.detail.get("client"), str):
+    if change in ("glob", "powershell", "nostart") and isinstance(f.detail.get("client"), str):
         client = f.detail["client"]
     return Rule(
         f.kind, [f.tool], testable=False, claims=claims_of(f), standing=standing, client=client

@@ -72,13 +72,30 @@ running inline code (``node -e``: kind ``program``).
     Windows PowerShell 5.1 (Codex's shell on Windows) refused ``&&`` or ``||`` ("The token
     '&&' is not a valid statement separator in this version": none of the line ran), and
     a later call ran the same commands joined with ``;`` or ``if ($?) { ... }``, or as
-    separate calls, and worked: the machine's shell joins commands so.
+    separate calls, and worked: the machine's shell joins commands so. Or, before any
+    call joined commands so again, a call did one joined command's job alone (a cmdlet:
+    ``Get-ChildItem -Force`` for ``ls -la`` in ``rg --files || ls -la``) and worked.
 
 ``workdir``
     A script run (``node assets/build.js``, ``cd ~/.claude && bun hooks/self-test.ts``)
     failed on a path it could not find or resolve, its output naming that path, and a
     later successful call ran the same script by the same interpreter from another folder
     (``cd assets && node build.js``): the project's script runs from there.
+
+``script``
+    A package manager ran a project script (``pnpm run typecheck``) in a folder whose
+    package.json has none ("Missing script: typecheck", naming that script), and a later
+    call ran the same script by the same package manager in another folder (``cd
+    dashboard && pnpm run typecheck``, ``npm --prefix web run lint``) and it ran there (its
+    output echoes the script, or nothing but ``&&`` follows it): a monorepo keeps that
+    script in a package.
+
+``nostart``
+    PowerShell found the program a line ran and could not start it (the Codex app's own
+    ``rg.exe``: "Program 'rg.exe' failed to run ... Access is denied", its record in any
+    language naming ``rg.exe``), and a later call did that command's job with another
+    program or a cmdlet (``git ls-files`` lists as ``rg --files`` does) on the same
+    places, and worked: this machine cannot run that program.
 
 ``crlf``
     A shell script failed because bash read its carriage returns (``$'\\r': command not
@@ -160,9 +177,11 @@ from ..agents.outcomes import (
     escalates,
     failing_command,
     job_commands,
+    missing_script,
     moves_nowhere,
     narrowed_searches,
     narrowing_command,
+    not_started,
     own_timeout,
     powershell_refusal,
     refusal_line,
@@ -902,6 +921,8 @@ def claims_of(f: Finding) -> tuple[tuple[str, str], ...]:
         out += [*((k, facts[1]) for k in absent), (ON_PATH, facts[0])]
     elif change == "nofilter" and facts:
         out.append((NOT_ON_PATH, facts[0]))
+    elif change == "nostart" and len(facts) >= 2 and not is_cmdlet(facts[1]):
+        out.append((ON_PATH, facts[1]))  # what did the job (rg itself is there: it won't start)
     elif change == "runner" and len(facts) >= 2:
         # "No module named pytest" too: once pytest is on PATH the fact is likely stale, and
         # a standing fact is served for every prompt (review 22)
@@ -2653,6 +2674,101 @@ def _workdir(t: Trajectory, i: int) -> ShellFix | None:
     return None
 
 
+#: Options of a package manager that name the folder it runs in (``npm --prefix web``,
+#: ``pnpm -C web``, ``yarn --cwd web``).
+_IN_FOLDER = ("--prefix", "-C", "--dir", "--cwd")
+
+
+def _script_call(cmds: Sequence[Command]) -> tuple[str, Command, str] | None:
+    """The folder a call ran a project script in (its last ``cd``'s, or the package
+    manager's ``--prefix`` / ``-C`` / ``--dir`` / ``--cwd``; "" when neither), the command,
+    and the script's name (``npm run lint``, ``pnpm typecheck``: a program of the table
+    whose ``run NAME`` runs scripts, :attr:`~agentmem.agents.programs.Program.scripts`)."""
+    where = ""
+    for c in cmds:
+        if c.program == "cd" and len(c.operands) == 1:
+            where = c.operands[0]
+            continue
+        p = programs.get(c.program)
+        if p is None or not p.scripts or not c.subcommand:
+            continue
+        name = c.subcommand.removeprefix("run ")
+        for flag in c.flags:
+            parts = re.split(r"[=\s]", flag, maxsplit=1)
+            opt, value = parts[0], (parts[1] if len(parts) > 1 else "")
+            if opt in _IN_FOLDER and value:
+                nested = where and not _ROOTED.match(value)
+                where = posixpath.join(where, value) if nested else value
+        return where, c, name
+    return None
+
+
+def _at(step: Step, cwd: str, where: str) -> str:
+    """The folder ``where`` (a ``cd``'s, as written) names for ``step``: under its
+    ``workdir`` or the run's folder when relative."""
+    base = _folder_of(step, cwd or None) or ""
+    where = where.replace("\\", "/")
+    if _ROOTED.match(where) or where.startswith("~"):
+        return posixpath.normpath(where)
+    return posixpath.normpath(posixpath.join(base, where)) if base or where else ""
+
+
+#: npm's and pnpm's echo of the script they run: ``> dashboard@1.0.0 typecheck /w/dash``
+#: (npm 7+: ``> dashboard@1.0.0 typecheck``; npm 6 and yarn 1: ``> typecheck``).
+def _ran_script(output: str, name: str) -> bool:
+    echo = rf"(?m)^\s*> (?:\S+@\S+ )?{re.escape(name)}(?:\s|$)"
+    return re.search(echo, output[:3000]) is not None
+
+
+def _script_elsewhere(t: Trajectory, i: int) -> ShellFix | None:
+    """``script``: a package manager ran the project script NAME in a folder whose
+    package.json has none (``pnpm run typecheck``: "Missing script: typecheck", the name
+    the error gives), and a later call ran that script by the same package manager in
+    another folder (``cd dashboard && pnpm run typecheck``, ``npm --prefix web run lint``)
+    and it ran there: its output echoes the script (``> dashboard@1.0.0 typecheck``), or
+    the call worked with nothing after the command but ``&&``. A monorepo keeps that
+    script in a package: the project's fact. Listing the scripts (``npm run``), another
+    script, or the same folder again teaches nothing."""
+    step = t.steps[i]
+    if step.success or not is_shell(step.tool):
+        return None
+    name = missing_script(step.output)
+    run = _script_call(_commands(step) or ())
+    if name is None or run is None or run[2] != name:
+        return None
+    cwd = str(t.meta.get("cwd") or "")
+    where, f, _ = run
+    here = _at(step, cwd, where)
+    for j in range(i + 1, min(len(t.steps), i + 1 + WINDOW)):
+        later = t.steps[j]
+        if not (later.success and is_shell(later.tool)) or missing_script(later.output):
+            continue
+        again = _script_call(_commands(later) or ())
+        if again is None or again[1].program != f.program or again[2] != name:
+            continue
+        there, c, _ = again
+        at = _at(later, cwd, there)
+        if (not there and "workdir" not in later.params) or at == here or not at:
+            continue
+        if not (_ran_script(later.output, name) or _proven(later, c)):
+            continue
+        shown = posixpath.relpath(at, here) if at.startswith(here.rstrip("/") + "/") else at
+        if shown.startswith(".."):
+            shown = at
+        q = quote_error(f"Missing script: {name}", 6)
+        before = f"in {where}" if where else "in the session's folder"
+        how = f"cd {shown} && {short(c, 50)}" if there else f"{short(c, 50)} with workdir {shown}"
+        text = (
+            f"In this project the {name} script is in {shown}/, not {before} ('{q}'): "
+            f"run it there ({how})."
+        )
+        fnd = _finding("script", f, "project", text, (name, shown), q, avoid=[])
+        fnd = attrs.evolve(fnd, domain=step.domain or "")
+        why = f"call {i + 1} ran the {name} script ({q}); call {j + 1} ran it in {shown}"
+        return ShellFix(i, j, (), fnd, why)
+    return None
+
+
 #: bash reading a script saved with CRLF line endings: the carriage return is read as part
 #: of a word (``$'\r': command not found``, a shebang's ``bash\r``, ``set: -\r``).
 _CR = re.compile(r"\$'\\r'|\w\\r['’\"]|[\w-]\r['’\"]|: -\r")
@@ -3322,20 +3438,71 @@ def _ps_separator(t: Trajectory, i: int) -> ShellFix | None:
     if m is None or len(parts) < 2:
         return None
     j = _separator_retry(t, i, parts)
-    if j is None:
+    instead = _separator_job(t, i) if j is None else None
+    if j is None and instead is None:
         return None
     q = quote_error(f"The token '{m.group(1)}' is not a valid statement separator", 10)
     # Claude Code's PowerShell tool sits beside its Bash (Git Bash, where && joins): the
     # lesson is of that tool, not of the machine's shell (review 26)
     who = f"{step.tool} tool" if "powershell" in step.tool.lower() else "shell"
-    text = (
-        f"Here the {who} is Windows PowerShell 5.1: && and || are not separators "
-        f"('{q}'); join commands with ; or if ($?) {{ ... }}."
-    )
+    if j is not None:
+        text = (
+            f"Here the {who} is Windows PowerShell 5.1: && and || are not separators "
+            f"('{q}'); join commands with ; or if ($?) {{ ... }}."
+        )
+        why = f"call {i + 1} joined commands with {m.group(1)}; call {j + 1} ran them joined so"
+    else:
+        assert instead is not None
+        j, did, part = instead
+        how = f"{did} ran alone" if did == part else f"{did} did the job of {part}"
+        text = (
+            f"Here the {who} is Windows PowerShell 5.1, with no && or || ('{q}'): "
+            f"run commands alone ({how})."
+        )
+        why = f"call {i + 1} joined commands with {m.group(1)}; call {j + 1} ran {did} alone"
     fnd = _finding("separator", "powershell", "machine", text, ("powershell", "&&", ";"), q)
     fnd = attrs.evolve(fnd, domain=step.domain or "")
-    why = f"call {i + 1} joined commands with {m.group(1)}; call {j + 1} ran them joined otherwise"
     return ShellFix(i, j, (), fnd, why)
+
+
+def _label(c: Command) -> str:
+    """A command as a lesson names its job: its program with its subcommand, or with the
+    option that sets its job (``rg --files``, ``git ls-files``, ``ls``)."""
+    p = programs.get(c.program)
+    how = c.subcommand or next((f for f in c.flags if p and f in p.lists_with), "")
+    return f"{_bare(c.program)} {how}".strip()
+
+
+def _separator_job(t: Trajectory, i: int) -> tuple[int, str, str] | None:
+    """The later call, within :data:`WINDOW` and before any call joined commands with
+    ``&&`` or ``||`` again, that did the job of one of failed call ``i``'s joined commands
+    (:func:`_job_of`: ``Get-ChildItem -Force`` for ``ls -la`` in ``rg --files || ls
+    -la``) on the same places, alone, and worked: (its index, its program or cmdlet, the
+    joined command's program)."""
+    step = t.steps[i]
+    cmds: list[Command] = []
+    for part in re.split(r"&&|\|\|", _ps_script(step)):
+        found = parse(part.strip().strip("()"))
+        if found.parsed and found.commands:
+            cmds.append(found.commands[0])
+    for j in range(i + 1, min(len(t.steps), i + 1 + WINDOW)):
+        later = t.steps[j]
+        if not is_shell(later.tool):
+            continue
+        line = " ".join(_ps_script(later).split())
+        if "&&" in line or "||" in line:
+            return None  # the same separator again
+        got = _job_of(later) if later.success else None
+        if got is None or ";" in line.split("|")[0]:
+            continue  # a line of several statements is the other retry's (joined with ;)
+        # a cmdlet standing for the command's own program first (Get-ChildItem for ls)
+        for c in sorted(cmds, key=lambda c: c.program not in got[2]):
+            jobs = programs.command_jobs(c.program, c.subcommand, c.flags) - {c.program}
+            places = {_ps_file(o) for o in _places_of(c)}
+            same = later.params.get("workdir") == step.params.get("workdir")
+            if jobs & got[2] and places == {_ps_file(o) for o in got[3]} and same:
+                return j, got[1], _label(c)
+    return None
 
 
 def _narrow(t: Trajectory, i: int) -> ShellFix | None:
@@ -3437,23 +3604,117 @@ def _ps_missing(t: Trajectory, i: int) -> ShellFix | None:
     return None
 
 
+#: The reason a program could not start, for the lesson's quote (English only; a record in
+#: another language is quoted by its program alone).
+_PS_WHY_NOT = re.compile(r"Program '[^'\s]+' failed to run:[^\n]*?([A-Z][a-z]+ is denied)")
+
+
+def _job_of(step: Step) -> tuple[str, str, frozenset[str], tuple[str, ...]] | None:
+    """A successful call's first command as (its program or cmdlet, that with its
+    subcommand, its jobs, its places): a cmdlet read by :func:`powershell_call`, else the
+    shell reader's (:func:`_places_of`)."""
+    line = _ps_script(step)
+    call = powershell_call(line)
+    if call is not None:
+        ops = tuple(v for v in call.values[1:] if not v.startswith("-"))
+        return call.cmdlet, call.cmdlet, programs.jobs(call.cmdlet), ops
+    found = parse(line)
+    if not found.parsed or not found.commands:
+        return None
+    c = found.commands[0]
+    jobs = programs.command_jobs(c.program, c.subcommand, c.flags)
+    return _bare(c.program), _label(c), jobs, tuple(_places_of(c))
+
+
+def _places_of(c: Command) -> list[str]:
+    """A command's operands that name files or folders: not the values of its pattern
+    options (``rg --files -g '*.json'``: none), nor a search's pattern
+    (:func:`~agentmem.agents.programs.pattern_first`)."""
+    pats = programs.pattern_options(c.program)
+    values = {c.args[k + 1] for k, a in enumerate(c.args[:-1]) if a in pats}
+    ops = [o for o in c.operands if o not in values and not o.startswith("-")]
+    listing = "list" in programs.command_jobs(c.program, c.subcommand, c.flags)
+    if ops and programs.pattern_first(c.program) and not listing:
+        ops = ops[1:]
+    return ops
+
+
+def _ps_not_started(t: Trajectory, i: int) -> ShellFix | None:
+    """``nostart``: PowerShell found the program a line ran first and could not start it
+    (``rg --files``: "Program 'rg.exe' failed to run: ... Access is denied", its error
+    record in any language naming ``rg.exe``), and a later call did that command's job
+    (:func:`~agentmem.agents.programs.command_jobs`: ``git ls-files`` lists as ``rg
+    --files`` does) with another program or a cmdlet, on the same files or folders (both
+    naming none: the same working folder), and worked: this machine cannot run that
+    program. The line must hold that one command, so the record is its."""
+    step = t.steps[i]
+    known = spec_for(step.tool)
+    if step.success or not is_shell(step.tool) or known is None:
+        return None
+    body = re.sub(r"\x1b\[[0-9;]*m", "", step.output[:4000])
+    cmds = _commands(step) or ()
+    if not not_started(body) or len(cmds) != 1:
+        return None
+    f = cmds[0]
+    name = _bare(f.program)
+    if is_cmdlet(name) or not re.search(rf"(?i)\b{re.escape(name)}\.exe\b", body):
+        return None  # the record names another program, or PowerShell's own command
+    wanted = programs.command_jobs(f.program, f.subcommand, f.flags) - {f.program, name}
+    places = {_ps_file(o) for o in _places_of(f)}
+    if not wanted:
+        return None
+    for j in range(i + 1, min(len(t.steps), i + 1 + WINDOW)):
+        later = t.steps[j]
+        if not (later.success and is_shell(later.tool)):
+            continue
+        got = _job_of(later)
+        if got is None or got[0] == name or not wanted & got[2]:
+            continue
+        same_place = places == {_ps_file(o) for o in got[3]} and (
+            places or later.params.get("workdir") == step.params.get("workdir")
+        )
+        if not same_place:
+            continue
+        why_not = _PS_WHY_NOT.search(body)
+        said = f"Program '{name}.exe' failed to run" + (f": {why_not.group(1)}" if why_not else "")
+        q = quote_error(said, 9)
+        how = " ".join(_ps_script(later).split())
+        how = how if len(how) <= 60 else how[:57] + "..."
+        done = f"{got[1]} did the job instead" + ("" if how == got[1] else f" ({how})")
+        text = f"On this machine {name} cannot start ('{q}'): {done}."
+        fnd = _finding("nostart", name, "machine", text, (name, got[0]), q, avoid=[name])
+        client = {"client": known[0].client}
+        fnd = attrs.evolve(fnd, domain=step.domain or "", detail={**fnd.detail, **client})
+        why = f"call {i + 1} ran {name}, which could not start; call {j + 1} ran {got[0]}"
+        return ShellFix(i, j, (), fnd, why)
+    return None
+
+
+#: An output that says a script broke: a traceback, a line that starts with an error's
+#: or an exception's name (``SyntaxError: '(' was never closed``), PowerShell's parser.
+_BROKE = re.compile(
+    r"(?m)^\s*(?:Traceback \(most recent|[A-Z]\w*(?:Error|Exception)\b)|ParserError"
+)
+#: PowerShell's here-string piped into a program: ``@'`` ... ``'@ | python -``.
+_HERE_STRING_PIPE = re.compile(r"^\s*@['\"]\r?\n.*?\n['\"]@\s*\|\s*([^\s|;]+)", re.DOTALL)
 #: A heredoc fed to a program: ``apply_patch << 'PATCH'``, ``cat <<EOF``.
-_HEREDOC = re.compile(r"^\s*([\w.-]+)\s*<<-?\s*['\"]?\w+['\"]?\s*\n")
+_HEREDOC = re.compile(r"^\s*([\w.-]+)(?:[ \t]+[^\s<>|;&]+)*\s*<<-?\s*['\"]?\w+['\"]?\s*\n")
 
 
 def _ps_heredoc(t: Trajectory, i: int) -> ShellFix | None:
-    """``heredoc``: a PowerShell call (the PowerShell tool, or ``powershell -Command``, as
-    Codex runs lines on Windows) fed a program a bash heredoc (``apply_patch << 'PATCH'``),
-    PowerShell's parser refused the ``<<``, and a later call ran that program itself (its
-    own call, the text as its argument) and worked: this machine's shell has no heredoc."""
+    """``heredoc``: a call fed a program a bash heredoc (``apply_patch << 'PATCH'``,
+    ``python - <<'PY'``) and PowerShell's parser refused the ``<<`` (its record: the
+    PowerShell tool, ``powershell -Command``, or Codex's own shell on Windows), and a later
+    call ran that program without a heredoc and worked, with no error in its output: its
+    own call with the text as its argument, a here-string piped into it (``@'...'@ |
+    python -``), or a script file (``python x.py``): this machine's shell has no heredoc."""
     step = t.steps[i]
     if step.success or not is_shell(step.tool):
         return None
-    line = _line(step)
-    if not (_PS_WRAPPER.match(line.strip()) or "powershell" in step.tool.lower()):
-        return None
     h = _HEREDOC.match(_ps_script(step))
-    said = powershell_refusal(step.output)  # "Missing file specification after ..."
+    # "Missing file specification after ...": PowerShell's parser read the line, whichever
+    # tool ran it (a powershell -Command wrapper, the PowerShell tool, Codex's shell_command)
+    said = powershell_refusal(step.output)
     if h is None or not said:
         return None
     program = h.group(1)
@@ -3462,19 +3723,30 @@ def _ps_heredoc(t: Trajectory, i: int) -> ShellFix | None:
         if not (later.success and is_shell(later.tool)):
             continue
         argv = next((v for v in later.params.values() if isinstance(v, list)), None)
-        if argv and isinstance(argv[0], str):
+        piped = _HERE_STRING_PIPE.match(_ps_script(later))
+        filed = ""
+        if piped:  # @'...'@ | python -: PowerShell's here-string, piped in
+            ran, fed = _bare(os.path.basename(piped.group(1))), "<<" in _ps_script(later)
+        elif argv and isinstance(argv[0], str) and not _PS_WRAPPER.match(_line(later)):
             ran, fed = os.path.basename(argv[0]), "<<" in str(argv[0])
         else:  # a line: its first command, read as the shell reads it
-            found = parse(_line(later))
-            ran = found.commands[0].program if found.parsed and found.commands else ""
+            found = parse(_ps_script(later))
+            first = found.commands[0] if found.parsed and found.commands else None
+            ran = _bare(first.program) if first else ""
             fed = "<<" in _line(later)
-        if ran != program or fed:
-            continue
+            if first and first.operands and _SCRIPT.search(first.operands[0]):
+                filed = short(first, 50)  # python .specify/x.py: the text saved to a file
+        if ran != program or fed or _BROKE.search(later.output[:3000]):
+            continue  # another program, a heredoc again, or a script that broke (the view
+            # counts an inline script's SyntaxError as the code's: done)
         q = quote_error(said, 8)
-        text = (
-            f"Here the shell is PowerShell, which has no << heredoc ('{q}'): run {program} "
-            "as its own call, the text as its argument."
-        )
+        if piped:
+            how = f"pipe the text in from a here-string (@'...'@ | {program} ...)"
+        elif filed:
+            how = f"save the text to a file and run that ({filed})"
+        else:
+            how = f"run {program} as its own call, the text as its argument"
+        text = f"Here the shell is PowerShell, which has no << heredoc ('{q}'): {how}."
         fnd = _finding("heredoc", program, "machine", text, (program, "powershell", "<<"), q)
         fnd = attrs.evolve(fnd, domain=step.domain or "")
         why = f"call {i + 1} fed {program} a heredoc in PowerShell; call {j + 1} ran it alone"
@@ -3562,6 +3834,7 @@ _READERS = (
     _ps_separator,
     _ps_heredoc,
     _ps_missing,
+    _ps_not_started,
     _narrow,
     _backslashes,
     _trailing_backslash,
@@ -3569,6 +3842,7 @@ _READERS = (
     _import_path,
     _windows_commands,
     _workdir,
+    _script_elsewhere,
     _line_endings,
     _drive_paths,
     _console_encoding,
@@ -4450,6 +4724,12 @@ _PS_NO_SED = (
     "    + CategoryInfo          : ObjectNotFound: (sed:String) [], CommandNotFoundException\n"
     "    + FullyQualifiedErrorId : CommandNotFoundException"
 )
+_RG_DENIED = (
+    "Program 'rg.exe' failed to run: An error occurred trying to start process "
+    "'C:\\Program Files\\WindowsApps\\OpenAI.Codex\\app\\resources\\rg.exe'. Access is "
+    "denied.\n    + CategoryInfo          : ResourceUnavailable: (:) [], "
+    "ApplicationFailedException\n    + FullyQualifiedErrorId : NativeCommandFailed"
+)
 _UPSTREAM = (
     "fatal: The current branch feat has no upstream branch.\n"
     "To push the current branch and set the remote as upstream, use\n\n"
@@ -4761,6 +5041,20 @@ SHELL_CHANGES: tuple[ShellChange, ...] = (
         ),
     ),
     ShellChange(
+        "nostart",
+        "PowerShell found the program a line ran and could not start it (its record names "
+        "rg.exe: Access is denied); a later call did that command's job with another "
+        "program on the same places",
+        (
+            _exec("rg --files -g package.json", _RG_DENIED, False, workdir="C:\\w"),
+            _exec("git ls-files", "backend/app/main.py", workdir="C:\\w"),
+        ),
+        (
+            _exec("rg --files App Core", _RG_DENIED, False, workdir="C:\\w"),
+            _exec("Get-ChildItem -LiteralPath Win\\Native -Force", "Installer", workdir="C:\\w"),
+        ),
+    ),
+    ShellChange(
         "heredoc",
         "PowerShell (its tool, or powershell -Command as Codex runs lines on Windows) "
         "refused a bash heredoc fed to a program (apply_patch << 'PATCH'); a later call ran "
@@ -4872,6 +5166,22 @@ SHELL_CHANGES: tuple[ShellChange, ...] = (
         (
             _sh("node assets/build.js 2>&1", '[ERROR] Could not resolve "js/app.js"', False),
             _sh("cd assets && node bundle.js 2>&1", "built in 120ms"),
+        ),
+    ),
+    ShellChange(
+        "script",
+        "a package manager ran a project script its folder's package.json lacks (Missing "
+        "script: NAME); a later call ran that script in another folder and it ran there",
+        (
+            _sh("pnpm run typecheck 2>&1", "ERR_PNPM_NO_SCRIPT Missing script: typecheck", False),
+            _sh(
+                "cd dashboard && pnpm run typecheck 2>&1",
+                "> dashboard@1.0.0 typecheck /w/dashboard\n> tsc --noEmit",
+            ),
+        ),
+        (
+            _sh("pnpm run typecheck 2>&1", "ERR_PNPM_NO_SCRIPT Missing script: typecheck", False),
+            _sh("pnpm run", "Lifecycle scripts included in app@1.0.0:\n  build\n    vite build"),
         ),
     ),
     ShellChange(
