@@ -44,7 +44,7 @@ from __future__ import annotations
 import functools
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -437,10 +437,18 @@ _NOT_STARTED_PS = re.compile(
 )
 
 
-def not_started(body: str) -> bool:
+def not_started(body: str, names: Iterable[str] | None = None) -> bool:
     """Whether PowerShell says it could not start the program a line ran (its exit status
-    then is PowerShell's, never the program's: ``rg``'s 1 is no "no match")."""
-    return _NOT_STARTED_PS.search(body[:4000]) is not None
+    then is PowerShell's, never the program's: ``rg``'s 1 is no "no match"). With
+    ``names`` (the line's programs), its record must name one of them as ``NAME.exe``: a
+    test's output that quotes such a record is no record of the line's own program."""
+    if _NOT_STARTED_PS.search(body[:4000]) is None:
+        return False
+    if names is None:
+        return True
+    bare = {re.split(r"[\\/]", n)[-1].lower().removesuffix(".exe") for n in names}
+    said = {m.lower() for m in re.findall(r"([\w.+-]+)\.exe\b", body[:4000], re.IGNORECASE)}
+    return bool(bare & said)
 
 
 #: The shell tool refused a line that starts with a long sleep, before running any of it:
@@ -472,11 +480,11 @@ def _shell_failure(
     refused = powershell_refusal(body)
     if refused is not None:  # PowerShell could not read the script: none of it ran
         return Failure.MISUSE, refused or diag
-    if not_started(body):  # PowerShell found the program and could not start it
-        return Failure.MISUSE, diag
     script = parse(command_line(spec, params))
     if not script.parsed:
         return Failure.MISUSE, diag
+    if not_started(body, (c.program for c in script.commands)):
+        return Failure.MISUSE, diag  # PowerShell found the line's program, could not start it
     status = status_command(script)
     if status is not None:
         own = _own_lines(body, _upstream(script, status))
@@ -490,7 +498,8 @@ def _shell_failure(
     if _is_checker(c):
         if code in (126, 127, *WINDOWS_NOT_FOUND) or _NOT_STARTED.search(body[:400]):
             return Failure.MISUSE, diag  # 9009 / 49: Windows did not start it (others wrote)
-        if programs.has(c.program, Role.HOST) and missing_script(body):
+        own = (c.subcommand or "").removeprefix("run ").removeprefix("run-script ")
+        if programs.has(c.program, Role.HOST) and missing_script(body) == own:
             return Failure.MISUSE, diag  # npm run typecheck with no such script: nothing ran
         if re.search(rf"No module named '?{re.escape(c.program)}\b", body[:2000]):
             return Failure.MISUSE, diag  # python -m pytest without pytest: the environment
