@@ -68,3 +68,77 @@ def test_a_test_that_mentions_another_missing_script_is_the_codes_failure() -> N
     assert outcome(_sh("npm test", out, False)).failure.name == "CODE"
     own = 'npm error Missing script: "test"\n'
     assert outcome(_sh("npm test", own, False)).failure.name == "MISUSE"
+
+
+# -- script ----------------------------------------------------------------------------
+
+
+def test_script_folder_of_two_cds_is_the_second_inside_the_first() -> None:
+    (text,) = _found(
+        "script",
+        _sh("npm run lint", _NPM_NO_SCRIPT, False),
+        _sh("cd web && cd src && npm run lint", _LINT_RAN),
+    )
+    assert "the lint script is in web/src/" in text
+
+
+def test_script_folders_start_where_the_bash_tool_stood() -> None:
+    """Claude Code's Bash keeps a ``cd`` between calls (the run's ``cwds``): ``cd ../api``
+    from web is the project's api, and the failed call ran in web, not the session's folder."""
+    cwds = {"0": "/home/ken/app/web", "1": "/home/ken/app/web"}
+    (text,) = _found(
+        "script",
+        _sh("npm run lint", _NPM_NO_SCRIPT, False),
+        _sh("cd ../api && npm run lint", _LINT_RAN),
+        cwds=cwds,
+    )
+    assert text.startswith("In this project the lint script is in api/, not in web (")
+
+
+def test_script_run_by_the_package_managers_folder_option_is_told_as_run() -> None:
+    """``npm --prefix web run lint`` worked from the session's folder: no ``cd web`` before
+    it (that would run it in web/web)."""
+    for line in ("npm --prefix web run lint", "npm run lint --prefix web"):
+        (text,) = _found("script", _sh("npm run lint", _NPM_NO_SCRIPT, False), _sh(line, _LINT_RAN))
+        assert text.endswith(f"run it there ({line}).")
+    yarn = 'yarn run v1.22.19\nerror Command "lint" not found.\n'
+    (text,) = _found(
+        "script",
+        _sh("yarn lint", yarn, False),
+        _sh("cd packages && yarn --cwd web lint", "> web@0.1.0 lint /home/ken/app/packages/web\n"),
+    )
+    assert "is in packages/web/" in text and "(cd packages && yarn --cwd web lint)" in text
+
+
+def test_script_lesson_quotes_the_package_managers_own_words() -> None:
+    """pnpm's "Command "X" not found" (neither a script nor a program of the package): the
+    lesson quotes it, never a "Missing script" the output never said."""
+    said = ' ERR_PNPM_RECURSIVE_EXEC_FIRST_FAIL  Command "lint" not found\n'
+    ran = "> web@0.1.0 lint /home/ken/app/web\n> eslint .\n"
+    (text,) = _found("script", _sh("pnpm lint", said, False), _sh("cd web && pnpm lint", ran))
+    assert "Missing script" not in text and "('Command lint not found')" in text
+
+
+def test_a_program_not_found_then_run_in_a_package_is_no_script() -> None:
+    """``pnpm tsc`` at the root: "Command "tsc" not found" (tsc is installed in a package);
+    ``cd dashboard && pnpm tsc`` ran the package's tsc, no script of its package.json."""
+    said = ' ERR_PNPM_RECURSIVE_EXEC_FIRST_FAIL  Command "tsc" not found\n'
+    failed = _sh("pnpm tsc --noEmit", said, False)
+    assert _found("script", failed, _sh("cd dashboard && pnpm tsc --noEmit", "")) == []
+
+
+def test_script_in_a_folder_outside_the_project_teaches_nothing() -> None:
+    """Another checkout under /tmp is no folder of this project; the project's top, above
+    the session's folder, is."""
+    failed = _sh("npm run lint", _NPM_NO_SCRIPT, False)
+    other = _sh("cd /tmp/other && npm run lint", "> other@0.1.0 lint\n> eslint .\n")
+    assert _found("script", failed, other) == []
+    up = _sh("cd .. && npm run lint", "> app@0.1.0 lint\n> eslint .\n")
+    (text,) = _found("script", failed, up, cwd="/home/ken/app/web")
+    assert "the lint script is in /home/ken/app/" in text
+
+
+def test_script_in_a_folder_the_line_does_not_name_teaches_nothing() -> None:
+    failed = _sh("npm run lint", _NPM_NO_SCRIPT, False)
+    for line in ('cd "$PWD" && npm run lint', "cd - && npm run lint", "cd `pwd` && npm run lint"):
+        assert _found("script", failed, _sh(line, _LINT_RAN)) == []

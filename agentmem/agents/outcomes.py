@@ -69,6 +69,7 @@ __all__ = [
     "job_commands",
     "learning_view",
     "missing_script",
+    "missing_script_error",
     "moves_nowhere",
     "not_started",
     "outcome",
@@ -344,6 +345,14 @@ def missing_script(body: str) -> str | None:
     (``Missing script: typecheck``: ``typecheck``), or None."""
     m = _NO_SCRIPT.search(body[:3000])
     return next((g for g in m.groups() if g), None) if m else None
+
+
+def missing_script_error(body: str) -> str | None:
+    """The package manager's words that its package.json lacks a script (``Missing
+    script: "lint"``, ``Command "lint" not found``), as :func:`missing_script` reads them;
+    None when there are none. Words that say "script" first (pnpm writes both)."""
+    said = [m.group(0) for m in _NO_SCRIPT.finditer(body[:3000])]
+    return next((w for w in said if "script" in w.lower()), said[0] if said else None)
 
 
 def _is_checker(c: Command) -> bool:

@@ -178,6 +178,7 @@ from ..agents.outcomes import (
     failing_command,
     job_commands,
     missing_script,
+    missing_script_error,
     moves_nowhere,
     narrowed_searches,
     narrowing_command,
@@ -2679,38 +2680,67 @@ def _workdir(t: Trajectory, i: int) -> ShellFix | None:
 _IN_FOLDER = ("--prefix", "-C", "--dir", "--cwd")
 
 
-def _script_call(cmds: Sequence[Command]) -> tuple[str, Command, str] | None:
-    """The folder a call ran a project script in (its last ``cd``'s, or the package
-    manager's ``--prefix`` / ``-C`` / ``--dir`` / ``--cwd``; "" when neither), the command,
-    and the script's name (``npm run lint``, ``pnpm typecheck``: a program of the table
-    whose ``run NAME`` runs scripts, :attr:`~agentmem.agents.programs.Program.scripts`)."""
-    where = ""
+def _into(where: str, folder: str) -> str:
+    """Folder ``folder`` (as written) entered from ``where`` (as written; "" for the
+    call's own folder)."""
+    rooted = _ROOTED.match(folder) or folder.startswith("~")
+    return posixpath.join(where, folder) if where and not rooted else folder
+
+
+def _script_call(cmds: Sequence[Command]) -> tuple[str, Command, str, str] | None:
+    """The folder a call ran a project script in (its ``cd``s', each inside the one
+    before, then the package manager's ``--prefix`` / ``-C`` / ``--dir`` / ``--cwd``; ""
+    when neither), the command, the script's name (``npm run lint``, ``pnpm typecheck``: a
+    program of the table whose ``run NAME`` runs scripts,
+    :attr:`~agentmem.agents.programs.Program.scripts`), and the ``cd``s' folder alone."""
+    moved = ""
     for c in cmds:
         if c.program == "cd" and len(c.operands) == 1:
-            where = c.operands[0]
+            moved = _into(moved, c.operands[0])
             continue
         p = programs.get(c.program)
         if p is None or not p.scripts or not c.subcommand:
             continue
         name = c.subcommand.removeprefix("run ")
+        where = moved
         for flag in c.flags:
             parts = re.split(r"[=\s]", flag, maxsplit=1)
             opt, value = parts[0], (parts[1] if len(parts) > 1 else "")
             if opt in _IN_FOLDER and value:
-                nested = where and not _ROOTED.match(value)
-                where = posixpath.join(where, value) if nested else value
-        return where, c, name
+                where = _into(where, value)
+        return where, c, name, moved
     return None
 
 
-def _at(step: Step, cwd: str, where: str) -> str:
+#: A folder a line names by what the shell makes of it (``$PWD``, ``cd -``, a command's
+#: output, ``%CD%``): no folder a lesson can name.
+_UNNAMED_FOLDER = re.compile(r"[$`%]|^-$")
+
+
+def _at(step: Step, base: str, where: str) -> str:
     """The folder ``where`` (a ``cd``'s, as written) names for ``step``: under its
-    ``workdir`` or the run's folder when relative."""
-    base = _folder_of(step, cwd or None) or ""
+    ``workdir`` or ``base`` (the folder the call stood in) when relative."""
+    base = _folder_of(step, base or None) or ""
     where = where.replace("\\", "/")
     if _ROOTED.match(where) or where.startswith("~"):
         return posixpath.normpath(where)
     return posixpath.normpath(posixpath.join(base, where)) if base or where else ""
+
+
+def _under(path: str, top: str) -> bool:
+    """Whether folder ``path`` is ``top`` or inside it (a drive's path in any case)."""
+    if re.match(r"[A-Za-z]:", path):
+        path, top = path.lower(), top.lower()
+    return path == top or path.startswith(top.rstrip("/") + "/")
+
+
+def _named(path: str, top: str) -> str:
+    """Folder ``path`` as a lesson names it: from the session's folder ``top`` when inside
+    it ("" for ``top`` itself), else whole."""
+    if top and _under(path, top):
+        rel = posixpath.relpath(path, top) if path != top else "."
+        return "" if rel == "." else rel
+    return path
 
 
 #: npm's and pnpm's echo of the script they run: ``> dashboard@1.0.0 typecheck /w/dash``
@@ -2724,21 +2754,26 @@ def _script_elsewhere(t: Trajectory, i: int) -> ShellFix | None:
     """``script``: a package manager ran the project script NAME in a folder whose
     package.json has none (``pnpm run typecheck``: "Missing script: typecheck", the name
     the error gives), and a later call ran that script by the same package manager in
-    another folder (``cd dashboard && pnpm run typecheck``, ``npm --prefix web run lint``)
-    and it ran there: its output echoes the script (``> dashboard@1.0.0 typecheck``), or
-    the call worked with nothing after the command but ``&&``. A monorepo keeps that
-    script in a package: the project's fact. Listing the scripts (``npm run``), another
-    script, or the same folder again teaches nothing."""
+    another folder of the project (``cd dashboard && pnpm run typecheck``, ``npm --prefix
+    web run lint``; inside the session's folder, or above it) and it ran there: its output
+    echoes the script (``> dashboard@1.0.0 typecheck``), or, when the error said no such
+    script (not pnpm's or yarn's "Command "x" not found", which a program of a package's
+    own also answers), the call worked with nothing after the command but ``&&``. Each
+    call's folder is where it stood (the run's ``cwds``: a ``cd`` the Bash tool kept). A
+    monorepo keeps that script in a package: the project's fact. Listing the scripts
+    (``npm run``), another script, or the same folder again teaches nothing."""
     step = t.steps[i]
     if step.success or not is_shell(step.tool):
         return None
     name = missing_script(step.output)
+    said = missing_script_error(step.output) or ""
     run = _script_call(_commands(step) or ())
-    if name is None or run is None or run[2] != name:
+    if name is None or run is None or run[2] != name or _UNNAMED_FOLDER.search(run[0]):
         return None
-    cwd = str(t.meta.get("cwd") or "")
-    where, f, _ = run
-    here = _at(step, cwd, where)
+    root = str(t.meta.get("cwd") or "").replace("\\", "/")
+    top = posixpath.normpath(root) if root else ""
+    where, f, _, _ = run
+    here = _at(step, _call_folder(t, i), where)
     for j in range(i + 1, min(len(t.steps), i + 1 + WINDOW)):
         later = t.steps[j]
         if not (later.success and is_shell(later.tool)) or missing_script(later.output):
@@ -2746,18 +2781,29 @@ def _script_elsewhere(t: Trajectory, i: int) -> ShellFix | None:
         again = _script_call(_commands(later) or ())
         if again is None or again[1].program != f.program or again[2] != name:
             continue
-        there, c, _ = again
-        at = _at(later, cwd, there)
+        there, c, _, moved = again
+        if _UNNAMED_FOLDER.search(there):
+            continue
+        at = _at(later, _call_folder(t, j), there)
         if (not there and "workdir" not in later.params) or at == here or not at:
             continue
-        if not (_ran_script(later.output, name) or _proven(later, c)):
+        inside = _under(at, top) or _under(top, at) if top else not _ROOTED.match(at)
+        if not inside or at.startswith("~"):
+            continue  # another checkout (/tmp/other): no folder of this project
+        said_script = "script" in said.lower()  # not "Command "tsc" not found": a program's
+        if not (_ran_script(later.output, name) or (said_script and _proven(later, c))):
             continue
-        shown = posixpath.relpath(at, here) if at.startswith(here.rstrip("/") + "/") else at
+        shown = posixpath.relpath(at, here) if here and _under(at, here) else at
         if shown.startswith(".."):
             shown = at
-        q = quote_error(f"Missing script: {name}", 6)
-        before = f"in {where}" if where else "in the session's folder"
-        how = f"cd {shown} && {short(c, 50)}" if there else f"{short(c, 50)} with workdir {shown}"
+        q = quote_error(said, 6)
+        before = f"in {_named(here, top)}" if _named(here, top) else "in the session's folder"
+        if there == moved and there:  # a cd alone took it there
+            how = f"cd {shown} && {short(c, 50)}"
+        elif there == moved:
+            how = f"{short(c, 50)} with workdir {shown}"
+        else:  # the package manager's own option: the line as it ran
+            how = f"cd {moved} && {short(c, 50)}" if moved else short(c, 50)
         text = (
             f"In this project the {name} script is in {shown}/, not {before} ('{q}'): "
             f"run it there ({how})."
