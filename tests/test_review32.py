@@ -142,3 +142,28 @@ def test_script_in_a_folder_the_line_does_not_name_teaches_nothing() -> None:
     failed = _sh("npm run lint", _NPM_NO_SCRIPT, False)
     for line in ('cd "$PWD" && npm run lint', "cd - && npm run lint", "cd `pwd` && npm run lint"):
         assert _found("script", failed, _sh(line, _LINT_RAN)) == []
+
+
+# -- nostart, heredoc --------------------------------------------------------------------
+
+
+def test_a_program_that_started_in_the_same_run_is_no_program_that_cannot_start() -> None:
+    """rg could not start once, and ran later in the run (escalated, or the denial passed):
+    "rg cannot start" would be false of this machine."""
+    failed = _codex('rg --files -g "package.json"', _RG_DENIED, False)
+    listed = _codex("git ls-files", "backend/app/main.py\r\n")
+    assert len(_found("nostart", failed, listed, cwd="C:\\w")) == 1
+    searched = _codex("rg -n TODO src", "src/a.py:3:# TODO\r\n")
+    assert _found("nostart", failed, listed, searched, cwd="C:\\w") == []
+    assert _found("nostart", searched, failed, listed, cwd="C:\\w") == []
+
+
+def test_a_heredoc_in_bash_whose_output_holds_a_powershell_record_is_no_powershell() -> None:
+    """Claude Code's Bash tool is bash: a heredoc script that ran (and printed a
+    PowerShell parser record of a script it tested) says nothing of the machine's shell."""
+    script = "import subprocess\nsubprocess.run(['pwsh', '-File', 't.ps1'], check=True)\n"
+    failed = _sh(f"python3 - <<'PY'\n{script}PY", "Traceback:\n" + _HEREDOC, False)
+    assert _found("heredoc", failed, _sh("python3 check.py", "ok\n")) == []
+    wrapped = _sh(f"powershell -Command \"python - <<'PY'\n{script}PY\"", _HEREDOC, False)
+    ran = _sh('powershell -Command "python check.py"', "ok")
+    assert len(_found("heredoc", wrapped, ran)) == 1

@@ -3685,6 +3685,16 @@ def _places_of(c: Command) -> list[str]:
     return ops
 
 
+def _started(t: Trajectory, name: str) -> bool:
+    """Whether a successful shell call of run ``t`` ran program ``name``."""
+    return any(
+        s.success
+        and is_shell(s.tool)
+        and any(_bare(c.program).lower() == name.lower() for c in _commands(s) or ())
+        for s in t.steps
+    )
+
+
 def _ps_not_started(t: Trajectory, i: int) -> ShellFix | None:
     """``nostart``: PowerShell found the program a line ran first and could not start it
     (``rg --files``: "Program 'rg.exe' failed to run: ... Access is denied", its error
@@ -3707,8 +3717,8 @@ def _ps_not_started(t: Trajectory, i: int) -> ShellFix | None:
         return None  # the record names another program, or PowerShell's own command
     wanted = programs.command_jobs(f.program, f.subcommand, f.flags) - {f.program, name}
     places = {_ps_file(o) for o in _places_of(f)}
-    if not wanted:
-        return None
+    if not wanted or _started(t, name):
+        return None  # the run ran it elsewhere: it can start here
     for j in range(i + 1, min(len(t.steps), i + 1 + WINDOW)):
         later = t.steps[j]
         if not (later.success and is_shell(later.tool)):
@@ -3757,6 +3767,10 @@ def _ps_heredoc(t: Trajectory, i: int) -> ShellFix | None:
     step = t.steps[i]
     if step.success or not is_shell(step.tool):
         return None
+    known = spec_for(step.tool)
+    wrapped = _PS_WRAPPER.match(_line(step).strip()) or "powershell" in step.tool.lower()
+    if known is not None and known[0].client == "claude-code" and not wrapped:
+        return None  # its Bash tool is bash: a record in the output is some program's
     h = _HEREDOC.match(_ps_script(step))
     # "Missing file specification after ...": PowerShell's parser read the line, whichever
     # tool ran it (a powershell -Command wrapper, the PowerShell tool, Codex's shell_command)
