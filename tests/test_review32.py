@@ -165,5 +165,17 @@ def test_a_heredoc_in_bash_whose_output_holds_a_powershell_record_is_no_powershe
     failed = _sh(f"python3 - <<'PY'\n{script}PY", "Traceback:\n" + _HEREDOC, False)
     assert _found("heredoc", failed, _sh("python3 check.py", "ok\n")) == []
     wrapped = _sh(f"powershell -Command \"python - <<'PY'\n{script}PY\"", _HEREDOC, False)
+    saved = Step("Write", {"file_path": "/home/ken/app/check.py", "content": script}, "ok", True)
     ran = _sh('powershell -Command "python check.py"', "ok")
-    assert len(_found("heredoc", wrapped, ran)) == 1
+    assert len(_found("heredoc", wrapped, saved, ran)) == 1
+
+
+def test_heredoc_then_a_project_script_never_written_is_no_saved_text() -> None:
+    """``python manage.py check`` after the refused heredoc ran a script of the project,
+    not the heredoc's text saved to a file: no "save the text to a file" from it."""
+    script = "from pathlib import Path\nprint(Path('x').read_text())\n"
+    failed = _codex(f"python - <<'PY'\n{script}PY", _HEREDOC, False)
+    assert _found("heredoc", failed, _codex("python manage.py check", "no issues\r\n")) == []
+    saved = Step("shell", {"command": ["apply_patch", "*** Add File: peek.py\n+x"]}, "Done", True)
+    (text,) = _found("heredoc", failed, saved, _codex("python peek.py", "x\r\n"))
+    assert text.endswith("save the text to a file and run that (python peek.py).")

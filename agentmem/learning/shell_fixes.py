@@ -3795,6 +3795,9 @@ def _ps_heredoc(t: Trajectory, i: int) -> ShellFix | None:
             ran = _bare(first.program) if first else ""
             fed = "<<" in _line(later)
             if first and first.operands and _SCRIPT.search(first.operands[0]):
+                saved = os.path.basename(first.operands[0].replace("\\", "/"))
+                if not any(saved in str(s.params) for s in t.steps[i + 1 : j]):
+                    continue  # a script of the project's (manage.py): no text saved to it
                 filed = short(first, 50)  # python .specify/x.py: the text saved to a file
         if ran != program or fed or _BROKE.search(later.output[:3000]):
             continue  # another program, a heredoc again, or a script that broke (the view
