@@ -202,7 +202,7 @@ def test_separator_then_a_cmdlet_doing_one_commands_job() -> None:
     )
     assert text == (
         "Here the shell is Windows PowerShell 5.1, with no && or || ('The token || is not a "
-        "valid statement separator'): run commands alone (Get-ChildItem did the job of ls)."
+        "valid statement separator'): run each command in a call of its own."
     )
 
 
@@ -244,7 +244,7 @@ def test_heredoc_then_the_text_saved_to_a_file_and_run() -> None:
         Step("shell", {"command": ["apply_patch", "*** Add File: x.py"]}, "Success.", True),
         _ps("python x.py", "import { defineConfig }\r\n"),
     )
-    assert text.endswith("save the text to a file and run that (python x.py).")
+    assert text.endswith("save the text as a script file and run it (python x.py).")
 
 
 def test_heredoc_then_a_script_that_broke_teaches_nothing() -> None:

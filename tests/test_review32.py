@@ -178,4 +178,4 @@ def test_heredoc_then_a_project_script_never_written_is_no_saved_text() -> None:
     assert _found("heredoc", failed, _codex("python manage.py check", "no issues\r\n")) == []
     saved = Step("shell", {"command": ["apply_patch", "*** Add File: peek.py\n+x"]}, "Done", True)
     (text,) = _found("heredoc", failed, saved, _codex("python peek.py", "x\r\n"))
-    assert text.endswith("save the text to a file and run that (python peek.py).")
+    assert text.endswith("save the text as a script file and run it (python peek.py).")

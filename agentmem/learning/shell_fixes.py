@@ -3500,12 +3500,13 @@ def _ps_separator(t: Trajectory, i: int) -> ShellFix | None:
     else:
         assert instead is not None
         j, did, part = instead
-        how = f"{did} ran alone" if did == part else f"{did} did the job of {part}"
+        # one text for every such retry, so that Stage 3 merges a machine's findings: what
+        # did the job is the journal's (its why), not the lesson's
         text = (
             f"Here the {who} is Windows PowerShell 5.1, with no && or || ('{q}'): "
-            f"run commands alone ({how})."
+            "run each command in a call of its own."
         )
-        why = f"call {i + 1} joined commands with {m.group(1)}; call {j + 1} ran {did} alone"
+        why = f"call {i + 1} joined with {m.group(1)}; call {j + 1} did {part}'s job ({did})"
     fnd = _finding("separator", "powershell", "machine", text, ("powershell", "&&", ";"), q)
     fnd = attrs.evolve(fnd, domain=step.domain or "")
     return ShellFix(i, j, (), fnd, why)
@@ -3806,7 +3807,7 @@ def _ps_heredoc(t: Trajectory, i: int) -> ShellFix | None:
         if piped:
             how = f"pipe the text in from a here-string (@'...'@ | {program} ...)"
         elif filed:
-            how = f"save the text to a file and run that ({filed})"
+            how = f"save the text as a script file and run it ({filed})"
         else:
             how = f"run {program} as its own call, the text as its argument"
         text = f"Here the shell is PowerShell, which has no << heredoc ('{q}'): {how}."
