@@ -259,3 +259,50 @@ def test_heredoc_then_a_script_that_broke_teaches_nothing() -> None:
         )
         == []
     )
+
+
+# -- ansi ----------------------------------------------------------------------------
+
+_ANSI = (
+    "Exit code 1\nAt X:\\03\\Odoo\\export_modules.ps1:143 char:22\r\n"
+    "+     \"Write-Host '\u00e2\u0153\u201c Module list updated' -ForegroundColor Green\",\r\n"
+    "+                      ~~~~~~\r\nUnexpected token 'Module' in expression or statement.\r\n"
+    "    + CategoryInfo          : ParserError: (:) [], ParseException\r\n"
+    "    + FullyQualifiedErrorId : UnexpectedToken\r\n"
+)
+_RUN = 'cd X:\\03\\Odoo; .\\export_modules.ps1 -DatabaseName "odoo"'
+_PATH = "X:\\03\\Odoo\\export_modules.ps1"
+
+
+def _pwsh(command: str, output: str, ok: bool) -> Step:
+    return Step(tool="PowerShell", params={"command": command}, output=output, success=ok)
+
+
+def test_ansi_script_rewritten_in_ascii_then_ran() -> None:
+    (text,) = _found(
+        "ansi",
+        _pwsh(_RUN, _ANSI, False),
+        Step("Write", {"file_path": _PATH, "content": 'Write-Host "[OK] Module list"\n'}, "ok"),
+        _pwsh(_RUN, "[SUCCESS] Exported 12 modules", True),
+        cwd="X:\\03\\Odoo",
+    )
+    assert text == (
+        "Windows PowerShell 5.1 here reads a .ps1 without a BOM as ANSI (its \u2713 read as "
+        "\u00e2\u0153\u201c), so non-ASCII text breaks parsing: keep .ps1 files ASCII "
+        "(export_modules.ps1 then ran)."
+    )
+
+
+def test_ansi_needs_ascii_text_a_rerun_that_parses_and_the_read_as_ansi_record() -> None:
+    failed = _pwsh(_RUN, _ANSI, False)
+    ok = _pwsh(_RUN, "[SUCCESS] Exported 12 modules", True)
+    still = Step("Write", {"file_path": _PATH, "content": "Write-Host '\u2713 done'\n"}, "ok")
+    other = Step("Edit", {"file_path": _PATH, "old_string": "a", "new_string": "b"}, "ok")
+    fixed = Step("Edit", {"file_path": _PATH, "old_string": "\u2713", "new_string": "[OK]"}, "ok")
+    broken = _pwsh(_RUN, _ANSI.replace("143", "150"), False)
+    plain = _ANSI.replace("\u00e2\u0153\u201c", "OK")  # a parse error of the code's own
+    assert _found("ansi", failed, still, ok, cwd="X:\\03\\Odoo") == []
+    assert _found("ansi", failed, other, ok, cwd="X:\\03\\Odoo") == []
+    assert _found("ansi", failed, fixed, broken, cwd="X:\\03\\Odoo") == []
+    assert _found("ansi", _pwsh(_RUN, plain, False), fixed, ok, cwd="X:\\03\\Odoo") == []
+    assert len(_found("ansi", failed, fixed, ok, cwd="X:\\03\\Odoo")) == 1

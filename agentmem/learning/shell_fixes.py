@@ -3752,6 +3752,79 @@ def _ps_not_started(t: Trajectory, i: int) -> ShellFix | None:
 _BROKE = re.compile(
     r"(?m)^\s*(?:Traceback \(most recent|[A-Z]\w*(?:Error|Exception)\b)|ParserError"
 )
+#: PowerShell's record of the script a parse error is in: ``At X:\w\export.ps1:38 char:13``.
+_PS1_AT = re.compile(r"(?m)^At (.+?\.ps1):\d+ char:\d+")
+#: UTF-8 read as Windows-1252 ("ANSI"): a lead byte (â, Ã, Â, ð) shown as its own letter,
+#: then a continuation byte shown as one of 1252's (``âœ“`` for ✓, ``â€”`` for an em dash).
+_MOJIBAKE = re.compile(
+    "[\u00c2\u00c3\u00e2\u00f0][\u0080-\u00bf\u0152\u0153\u0160\u0161\u0178\u017d\u017e"
+    "\u0192\u02c6\u02dc\u2013\u2014\u2018-\u201e\u2020-\u2022\u2026\u2030\u2039\u203a"
+    "\u20ac\u2122]{1,3}"
+)
+
+
+def _ascii(text: str) -> bool:
+    return text.isascii() or text.startswith("\ufeff")
+
+
+def _ansi_script(t: Trajectory, i: int) -> ShellFix | None:
+    """``ansi``: running a ``.ps1`` failed on PowerShell's parser, its record naming the
+    script (``At X:/w/export.ps1:38``, with backslashes) and showing its text as UTF-8 read as ANSI
+    (``"âœ“ Module list updated"``: Windows PowerShell 5.1 reads a script without a BOM
+    so); within :data:`WINDOW` calls the run rewrote that script with ASCII text only (a
+    Write of it, or Edits whose new text is ASCII where the old was not) and ran it again
+    without a parser error: this machine's PowerShell needs ASCII (or a BOM) in scripts."""
+    step = t.steps[i]
+    if step.success or not is_shell(step.tool):
+        return None
+    body = step.output[:4000]
+    at, bad = _PS1_AT.search(body), _MOJIBAKE.search(body)
+    if at is None or bad is None or powershell_refusal(step.output) is None:
+        return None
+    script = at.group(1).replace("\\", "/").lower()
+    name = os.path.basename(script)
+    rewrote = False
+    for j in range(i + 1, min(len(t.steps), i + 1 + WINDOW)):
+        later = t.steps[j]
+        found = spec_for(later.tool)
+        if found is None:
+            continue
+        spec = found[1]
+        if spec.kind in (ToolKind.WRITE, ToolKind.EDIT):
+            path = later.params.get(spec.path or "file_path")
+            if not (later.success and isinstance(path, str)):
+                continue
+            if path.replace("\\", "/").lower() != script:
+                continue
+            texts = [(k, v) for k, v in later.params.items() if isinstance(v, str) and v != path]
+            new = [v for k, v in texts if "old" not in k]
+            old = [v for k, v in texts if "old" in k]
+            if not new or not all(_ascii(v) for v in new):
+                return None  # non-ASCII written again
+            if spec.kind is ToolKind.EDIT and all(v.isascii() for v in old):
+                continue  # an edit of something else in the script
+            rewrote = True
+        elif is_shell(later.tool) and name in _line(later).replace("\\", "/").lower():
+            if not rewrote:
+                continue
+            if not later.success or powershell_refusal(later.output) is not None:
+                return None  # still broken: something else was wrong too
+            shown = bad.group(0)
+            was = shown.encode("cp1252", errors="ignore").decode("utf-8", errors="ignore")
+            said = f"its {was} read as {shown}" if was and was != shown else f"read as {shown}"
+            ran = os.path.basename(at.group(1).replace("\\", "/"))  # as the record wrote it
+            text = (
+                f"Windows PowerShell 5.1 here reads a .ps1 without a BOM as ANSI ({said}), "
+                f"so non-ASCII text breaks parsing: keep .ps1 files ASCII ({ran} then ran)."
+            )
+            q = quote_error(said, 8)
+            fnd = _finding("ansi", "powershell", "machine", text, ("powershell", ".ps1"), q)
+            fnd = attrs.evolve(fnd, domain=step.domain or "")
+            why = f"call {i + 1} ran {name}: read as ANSI; call {j + 1} ran it in ASCII"
+            return ShellFix(i, j, (), fnd, why)
+    return None
+
+
 #: PowerShell's here-string piped into a program: ``@'`` ... ``'@ | python -``.
 _HERE_STRING_PIPE = re.compile(r"^\s*@['\"]\r?\n.*?\n['\"]@\s*\|\s*([^\s|;]+)", re.DOTALL)
 #: A heredoc fed to a program: ``apply_patch << 'PATCH'``, ``cat <<EOF``.
@@ -3897,6 +3970,7 @@ _READERS = (
     _literal_path,
     _ps_separator,
     _ps_heredoc,
+    _ansi_script,
     _ps_missing,
     _ps_not_started,
     _narrow,
@@ -4788,6 +4862,13 @@ _PS_NO_SED = (
     "    + CategoryInfo          : ObjectNotFound: (sed:String) [], CommandNotFoundException\n"
     "    + FullyQualifiedErrorId : CommandNotFoundException"
 )
+_PS_ANSI = (
+    'At X:\\w\\export.ps1:38 char:13\n+     Write-Host "\u00e2\u0153\u201c Module list updated"\n'
+    "+             ~~~~~~\nUnexpected token 'Module' in expression or statement.\n"
+    "    + CategoryInfo          : ParserError: (:) [], ParseException\n"
+    "    + FullyQualifiedErrorId : UnexpectedToken"
+)
+_ASCII_PS1 = 'Write-Host "[OK] Module list updated"\n'
 _RG_DENIED = (
     "Program 'rg.exe' failed to run: An error occurred trying to start process "
     "'C:\\Program Files\\WindowsApps\\OpenAI.Codex\\app\\resources\\rg.exe'. Access is "
@@ -5102,6 +5183,21 @@ SHELL_CHANGES: tuple[ShellChange, ...] = (
         (
             _ps_argv("sed -n '1,200p' cli.py", _PS_NO_SED, False),
             _ps_argv("Get-Content -Path README.md -First 50", "# app"),
+        ),
+    ),
+    ShellChange(
+        "ansi",
+        "running a .ps1 failed on PowerShell's parser, its record showing the script's "
+        "UTF-8 text read as ANSI; the run rewrote the script in ASCII and it then ran",
+        (
+            Step("PowerShell", {"command": "& .\\export.ps1"}, _PS_ANSI, False),
+            Step("Write", {"file_path": "X:\\w\\export.ps1", "content": _ASCII_PS1}, "ok", True),
+            Step("PowerShell", {"command": "& .\\export.ps1"}, "[OK] Exported 12 modules", True),
+        ),
+        (
+            Step("PowerShell", {"command": "& .\\export.ps1"}, _PS_ANSI, False),
+            Step("Write", {"file_path": "X:\\w\\export.ps1", "content": _ASCII_PS1 + "\u2713"}),
+            Step("PowerShell", {"command": "& .\\export.ps1"}, "[OK] Exported 12 modules", True),
         ),
     ),
     ShellChange(
