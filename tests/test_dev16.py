@@ -306,3 +306,44 @@ def test_ansi_needs_ascii_text_a_rerun_that_parses_and_the_read_as_ansi_record()
     assert _found("ansi", failed, fixed, broken, cwd="X:\\03\\Odoo") == []
     assert _found("ansi", _pwsh(_RUN, plain, False), fixed, ok, cwd="X:\\03\\Odoo") == []
     assert len(_found("ansi", failed, fixed, ok, cwd="X:\\03\\Odoo")) == 1
+
+
+# -- ps7 -----------------------------------------------------------------------------
+
+_COALESCE = (
+    "Exit code 1\nAt line:6 char:34\r\n"
+    "+ Write-Host \"wt: $($wtPath.Source ?? $wtPath.FullName ?? 'NOT FOUND')\"\r\n"
+    "+                                  ~~\r\nUnexpected token '??' in expression or statement.\r\n"
+    "    + CategoryInfo          : ParserError: (:) [], ParentContainsErrorRecordException\r\n"
+    "    + FullyQualifiedErrorId : UnexpectedToken\r\n"
+)
+_WT = (
+    "$wtPath = Get-Command wt -ErrorAction SilentlyContinue\n"
+    'if (-not $wtPath) { $wtPath = Get-Item "$env:LOCALAPPDATA\\Microsoft\\WindowsApps\\wt.exe" }\n'
+)
+_WT_BAD = _WT + "Write-Host \"wt: $($wtPath.Source ?? $wtPath.FullName ?? 'NOT FOUND')\""
+_WT_GOOD = (
+    _WT + 'if ($wtPath) { Write-Host "wt found: $($wtPath.Source)" } else { Write-Host "none" }'
+)
+
+
+def test_ps7_operator_then_the_same_script_with_if_else() -> None:
+    (text,) = _found(
+        "ps7",
+        _pwsh(_WT_BAD, _COALESCE, False),
+        _pwsh(_WT_GOOD, "wt found: C:\\Users\\e\\wt.exe\nPSVersion: 5.1.26100", True),
+    )
+    assert text == (
+        "Here PowerShell is Windows PowerShell 5.1, without PowerShell 7's ?? operator "
+        "('Unexpected token ??'): write the fallback with if (...) { ... } else { ... }."
+    )
+
+
+def test_ps7_another_script_the_operator_again_or_a_failing_retry_teach_nothing() -> None:
+    failed = _pwsh(_WT_BAD, _COALESCE, False)
+    other = _pwsh("Get-Process; if ($a) { 1 } else { 2 }", "1", True)
+    again = _pwsh(_WT_BAD.replace("wt:", "wt is"), "wt is C:\\wt.exe", True)
+    no_else = _pwsh(_WT + 'Write-Host "wt: $($wtPath.Source)"', "wt: C:\\wt.exe", True)
+    broke = _pwsh(_WT_GOOD, "Traceback (most recent call last):\nValueError: x", True)
+    for later in (other, again, no_else, broke):
+        assert _found("ps7", failed, later) == []

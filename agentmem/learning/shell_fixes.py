@@ -3752,6 +3752,53 @@ def _ps_not_started(t: Trajectory, i: int) -> ShellFix | None:
 _BROKE = re.compile(
     r"(?m)^\s*(?:Traceback \(most recent|[A-Z]\w*(?:Error|Exception)\b)|ParserError"
 )
+#: Windows PowerShell 5.1's parser refusing an operator PowerShell 7 added: ``??`` (and
+#: ``??=``), the ternary's ``?``.
+_PS7_TOKEN = re.compile(r"Unexpected token '(\?\?=?|\?)' in expression or statement")
+_WORD = re.compile(r"[A-Za-z_$][\w:.$-]{2,}")
+
+
+def _ps7_operator(t: Trajectory, i: int) -> ShellFix | None:
+    """``ps7``: Windows PowerShell 5.1's parser refused an operator of PowerShell 7 (``??``,
+    the ternary ``? :``: "Unexpected token '??' in expression or statement", its record a
+    ``ParserError``), and within :data:`WINDOW` calls one ran the same script (half or more
+    of its words) without that operator, with ``if (...) { ... } else { ... }``, and it
+    worked with no parser error: the machine's PowerShell is 5.1."""
+    step = t.steps[i]
+    if step.success or not is_shell(step.tool) or powershell_refusal(step.output) is None:
+        return None
+    m = _PS7_TOKEN.search(step.output[:3000])
+    script = _ps_script(step)
+    if m is None or m.group(1) not in script:
+        return None
+    op = m.group(1)
+    words = set(_WORD.findall(script))
+    for j in range(i + 1, min(len(t.steps), i + 1 + WINDOW)):
+        later = t.steps[j]
+        if not (later.success and is_shell(later.tool)):
+            continue
+        again = _ps_script(later)
+        if powershell_refusal(later.output) is not None or _BROKE.search(later.output[:3000]):
+            continue
+        if "??" in again or (op == "?" and re.search(r"\s\?\s", again)):
+            continue  # the operator again
+        if not (re.search(r"\bif\s*\(", again) and re.search(r"\belse\b", again)):
+            continue
+        if not words or len(words & set(_WORD.findall(again))) * 2 < len(words):
+            continue  # another script
+        name = "??" if op.startswith("??") else "?: (ternary)"
+        q = quote_error(m.group(0).split(" in expression")[0], 6)
+        text = (
+            f"Here PowerShell is Windows PowerShell 5.1, without PowerShell 7's {name} "
+            f"operator ('{q}'): write the fallback with if (...) {{ ... }} else {{ ... }}."
+        )
+        fnd = _finding("ps7", "powershell", "machine", text, ("powershell", op, "if"), q)
+        fnd = attrs.evolve(fnd, domain=step.domain or "")
+        why = f"call {i + 1} used {op}, a parse error; call {j + 1} ran it with if/else"
+        return ShellFix(i, j, (), fnd, why)
+    return None
+
+
 #: PowerShell's record of the script a parse error is in: ``At X:\w\export.ps1:38 char:13``.
 _PS1_AT = re.compile(r"(?m)^At (.+?\.ps1):\d+ char:\d+")
 #: UTF-8 read as Windows-1252 ("ANSI"): a lead byte (â, Ã, Â, ð) shown as its own letter,
@@ -3971,6 +4018,7 @@ _READERS = (
     _ps_separator,
     _ps_heredoc,
     _ansi_script,
+    _ps7_operator,
     _ps_missing,
     _ps_not_started,
     _narrow,
@@ -4868,6 +4916,20 @@ _PS_ANSI = (
     "    + CategoryInfo          : ParserError: (:) [], ParseException\n"
     "    + FullyQualifiedErrorId : UnexpectedToken"
 )
+_PS7_SCRIPT = (
+    "$wtPath = Get-Command wt -ErrorAction SilentlyContinue\n"
+    "Write-Host \"wt: $($wtPath.Source ?? 'NOT FOUND')\""
+)
+_PS7_FIXED = (
+    "$wtPath = Get-Command wt -ErrorAction SilentlyContinue\n"
+    'if ($wtPath) { Write-Host "wt: $($wtPath.Source)" } else { Write-Host "wt: NOT FOUND" }'
+)
+_PS7_REFUSED = (
+    "At line:2 char:34\n+ Write-Host \"wt: $($wtPath.Source ?? 'NOT FOUND')\"\n+   ~~\n"
+    "Unexpected token '??' in expression or statement.\n"
+    "    + CategoryInfo          : ParserError: (:) [], ParentContainsErrorRecordException\n"
+    "    + FullyQualifiedErrorId : UnexpectedToken"
+)
 _ASCII_PS1 = 'Write-Host "[OK] Module list updated"\n'
 _RG_DENIED = (
     "Program 'rg.exe' failed to run: An error occurred trying to start process "
@@ -5198,6 +5260,19 @@ SHELL_CHANGES: tuple[ShellChange, ...] = (
             Step("PowerShell", {"command": "& .\\export.ps1"}, _PS_ANSI, False),
             Step("Write", {"file_path": "X:\\w\\export.ps1", "content": _ASCII_PS1 + "\u2713"}),
             Step("PowerShell", {"command": "& .\\export.ps1"}, "[OK] Exported 12 modules", True),
+        ),
+    ),
+    ShellChange(
+        "ps7",
+        "Windows PowerShell 5.1's parser refused PowerShell 7's ?? or ternary operator; a "
+        "later call ran the same script with if/else instead and worked",
+        (
+            Step("PowerShell", {"command": _PS7_SCRIPT}, _PS7_REFUSED, False),
+            Step("PowerShell", {"command": _PS7_FIXED}, "wt found: C:/wt.exe", True),
+        ),
+        (
+            Step("PowerShell", {"command": _PS7_SCRIPT}, _PS7_REFUSED, False),
+            Step("PowerShell", {"command": "Get-ChildItem; if ($x) { 1 } else { 2 }"}, "1"),
         ),
     ),
     ShellChange(
