@@ -3799,36 +3799,100 @@ def _ps7_operator(t: Trajectory, i: int) -> ShellFix | None:
     return None
 
 
-#: PowerShell's record of the script a parse error is in: ``At X:\w\export.ps1:38 char:13``.
-_PS1_AT = re.compile(r"(?m)^At (.+?\.ps1):\d+ char:\d+")
-#: UTF-8 read as Windows-1252 ("ANSI"): a lead byte (â, Ã, Â, ð) shown as its own letter,
-#: then a continuation byte shown as one of 1252's (``âœ“`` for ✓, ``â€”`` for an em dash).
-_MOJIBAKE = re.compile(
-    "[\u00c2\u00c3\u00e2\u00f0][\u0080-\u00bf\u0152\u0153\u0160\u0161\u0178\u017d\u017e"
-    "\u0192\u02c6\u02dc\u2013\u2014\u2018-\u201e\u2020-\u2022\u2026\u2030\u2039\u203a"
-    "\u20ac\u2122]{1,3}"
+#: PowerShell's record of a parse error in a script, and the script's line it shows:
+#: ``At X:\w\export.ps1:38 char:13`` then ``+     Write-Host "âœ“ Module list updated"``.
+_PS1_AT = re.compile(r"(?m)^At ([^\r\n]+?\.ps1):\d+ char:\d+\r?\n\+ ([^\r\n]*)")
+#: A byte 0x80-0xBF (a UTF-8 continuation byte) as Windows-1252 shows it.
+_CONT = (
+    "[\u0080-\u00bf\u0152\u0153\u0160\u0161\u0178\u017d\u017e\u0192\u02c6\u02dc\u2013\u2014"
+    "\u2018-\u201e\u2020-\u2022\u2026\u2030\u2039\u203a\u20ac\u2122]"
 )
+#: UTF-8 read as Windows-1252 ("ANSI"): a lead byte (Â or Ã, â, ð) shown as its own
+#: letter, then as many continuation bytes as it announces (1, 2, 3), shown as 1252's
+#: (``âœ“`` for ✓, ``â€”`` for an em dash, ``Ã©`` for é).
+_MOJIBAKE = re.compile(f"[\u00c2\u00c3]{_CONT}|\u00e2{_CONT}{{2}}|\u00f0{_CONT}{{3}}")
 
 
 def _ascii(text: str) -> bool:
     return text.isascii() or text.startswith("\ufeff")
 
 
+def _read_as_ansi(shown: str) -> str | None:
+    """The character whose UTF-8 Windows-1252 shows as ``shown`` (``✓`` for ``âœ“``), or
+    None when ``shown`` is no such reading (``ð“``: Icelandic "það" closed by a quote)."""
+    raw = bytearray()
+    for c in shown:
+        try:
+            raw += c.encode("cp1252")
+        except UnicodeEncodeError:
+            if not "\u0080" <= c <= "\u009f":
+                return None
+            raw.append(ord(c))  # a byte 1252 leaves undefined (0x81), shown as itself
+    try:
+        return bytes(raw).decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+def _ansi_record(body: str) -> tuple[str, str, str] | None:
+    """The script of a parse error's record whose shown line holds UTF-8 read as ANSI,
+    that reading and the character it was: mojibake elsewhere (a localized message read
+    wrongly, another program's output) is no text of the script."""
+    for at in _PS1_AT.finditer(body):
+        for bad in _MOJIBAKE.finditer(at.group(2)):
+            was = _read_as_ansi(bad.group(0))
+            if was is not None:
+                return at.group(1), bad.group(0), was
+    return None
+
+
+def _runs_ps1(line: str, script: str) -> bool:
+    """Whether a PowerShell line (lower case, ``/`` for a backslash) runs ``script`` (its path
+    as the record wrote it, so normalized): a statement, ``&``, ``.`` or ``-File`` with the
+    script's name, or a path to it; not a line that reads it (``Get-Content``), nor a
+    script of another name (``old_export.ps1``) or folder."""
+    name = re.escape(posixpath.basename(script))
+    runs = re.compile(
+        r"(?:^|[;\n{&|]|-file\s)\s*(?:[&.]\s+|&)?"
+        r"(?:(['\"])([^'\"\n]*/)?" + name + r"\1|((?:[^\s'\";|&]*/)?" + name + r")(?=$|[\s;)}|]))"
+    )
+    for m in runs.finditer(line):
+        path = m.group(3) or (m.group(2) or "") + posixpath.basename(script)
+        if not (path.startswith("/") or re.match(r"[a-z]:", path)) or path == script:
+            return True
+    return False
+
+
+def _ansi_texts(params: dict[str, object], path: str) -> tuple[list[str], list[str]]:
+    """The new and the old texts of a Write's or Edit's parameters (MultiEdit's in its
+    list of edits)."""
+    pairs: list[tuple[str, object]] = []
+    for k, v in params.items():
+        if isinstance(v, list):
+            pairs += [kv for e in v if isinstance(e, dict) for kv in e.items()]
+        else:
+            pairs.append((k, v))
+    texts = [(k, v) for k, v in pairs if isinstance(v, str) and v != path]
+    return [v for k, v in texts if "old" not in k], [v for k, v in texts if "old" in k]
+
+
 def _ansi_script(t: Trajectory, i: int) -> ShellFix | None:
     """``ansi``: running a ``.ps1`` failed on PowerShell's parser, its record naming the
-    script (``At X:/w/export.ps1:38``, with backslashes) and showing its text as UTF-8 read as ANSI
-    (``"âœ“ Module list updated"``: Windows PowerShell 5.1 reads a script without a BOM
-    so); within :data:`WINDOW` calls the run rewrote that script with ASCII text only (a
-    Write of it, or Edits whose new text is ASCII where the old was not) and ran it again
-    without a parser error: this machine's PowerShell needs ASCII (or a BOM) in scripts."""
+    script (``At X:/w/export.ps1:38``, with backslashes) and showing its line as UTF-8
+    read as ANSI (``"âœ“ Module list updated"``: Windows PowerShell 5.1 reads a script
+    without a BOM so); within :data:`WINDOW` calls the run rewrote that script with ASCII
+    text only (a Write of it, or Edits whose new text is ASCII where the old was not) and
+    ran it again without a parser error: this machine's PowerShell needs ASCII (or a BOM)
+    in scripts. A line that runs ``pwsh`` (PowerShell 7 reads UTF-8) teaches nothing."""
     step = t.steps[i]
     if step.success or not is_shell(step.tool):
         return None
     body = step.output[:4000]
-    at, bad = _PS1_AT.search(body), _MOJIBAKE.search(body)
-    if at is None or bad is None or powershell_refusal(step.output) is None:
+    found_ = _ansi_record(body) if powershell_refusal(step.output) is not None else None
+    if found_ is None or _PWSH.search(_line(step)):
         return None
-    script = at.group(1).replace("\\", "/").lower()
+    at, shown, was = found_
+    script = at.replace("\\", "/").lower()
     name = os.path.basename(script)
     rewrote = False
     for j in range(i + 1, min(len(t.steps), i + 1 + WINDOW)):
@@ -3843,33 +3907,36 @@ def _ansi_script(t: Trajectory, i: int) -> ShellFix | None:
                 continue
             if path.replace("\\", "/").lower() != script:
                 continue
-            texts = [(k, v) for k, v in later.params.items() if isinstance(v, str) and v != path]
-            new = [v for k, v in texts if "old" not in k]
-            old = [v for k, v in texts if "old" in k]
+            new, old = _ansi_texts(later.params, path)
             if not new or not all(_ascii(v) for v in new):
                 return None  # non-ASCII written again
             if spec.kind is ToolKind.EDIT and all(v.isascii() for v in old):
                 continue  # an edit of something else in the script
             rewrote = True
-        elif is_shell(later.tool) and name in _line(later).replace("\\", "/").lower():
+        elif is_shell(later.tool) and _runs_ps1(_line(later).replace("\\", "/").lower(), script):
             if not rewrote:
                 continue
+            if _PWSH.search(_line(later)):
+                return None  # PowerShell 7 reads UTF-8: no sign the ASCII did it
             if not later.success or powershell_refusal(later.output) is not None:
                 return None  # still broken: something else was wrong too
-            shown = bad.group(0)
-            was = shown.encode("cp1252", errors="ignore").decode("utf-8", errors="ignore")
-            said = f"its {was} read as {shown}" if was and was != shown else f"read as {shown}"
-            ran = os.path.basename(at.group(1).replace("\\", "/"))  # as the record wrote it
+            clean = was.isprintable() and not was.isspace() and shown.isprintable()
+            said = f" (its {was} read as {shown})" if clean else ""
+            ran = os.path.basename(at.replace("\\", "/"))  # as the record wrote it
             text = (
-                f"Windows PowerShell 5.1 here reads a .ps1 without a BOM as ANSI ({said}), "
+                f"Windows PowerShell 5.1 here reads a .ps1 without a BOM as ANSI{said}, "
                 f"so non-ASCII text breaks parsing: keep .ps1 files ASCII ({ran} then ran)."
             )
-            q = quote_error(said, 8)
+            q = quote_error(said.strip(" ()") or "non-ASCII text read as ANSI", 8)
             fnd = _finding("ansi", "powershell", "machine", text, ("powershell", ".ps1"), q)
             fnd = attrs.evolve(fnd, domain=step.domain or "")
             why = f"call {i + 1} ran {name}: read as ANSI; call {j + 1} ran it in ASCII"
             return ShellFix(i, j, (), fnd, why)
     return None
+
+
+#: PowerShell 7 named on a line (``pwsh -File x.ps1``): it reads a script as UTF-8.
+_PWSH = re.compile(r"(?i)(?:^|[\s;&|'\"\\/(])pwsh(?:\.exe)?(?=$|[\s;&|'\")])")
 
 
 #: PowerShell's here-string piped into a program: ``@'`` ... ``'@ | python -``.
