@@ -347,3 +347,14 @@ def test_ps7_another_script_the_operator_again_or_a_failing_retry_teach_nothing(
     broke = _pwsh(_WT_GOOD, "Traceback (most recent call last):\nValueError: x", True)
     for later in (other, again, no_else, broke):
         assert _found("ps7", failed, later) == []
+
+
+def test_a_quote_stripped_to_a_lone_symbol_is_no_quote() -> None:
+    """The fuzz test's find (``test_fuzz``): ``'.:¡'`` stripped of its punctuation left
+    ``'¡'``, which the lesson check refuses as tool output."""
+    from agentmem import sanitize
+    from agentmem.learning.findings import quote_error
+
+    assert quote_error(".:¡", 1) == ""
+    q = quote_error("Le programme « rg.exe » n’a pas pu s’exécuter : Accès refusé", 9)
+    assert q == "" or sanitize.lesson_problem(f"If rg fails with '{q}', stop.") is None

@@ -69,6 +69,9 @@ def quote_error(e: str, words: int = 8) -> str:
     e = ERROR_TAG.sub(" ", e or "").strip()
     e = sanitize.quote_diagnostic(e, 400)  # no instruction, in any language: no quote
     e = "" if e == sanitize.WITHHELD else re.sub(r"['\"`]", "", e).strip(" .:;,")
+    # what the stripping left must still read as a diagnostic ('.:¡' left '¡', which a
+    # lesson's check refuses as tool output: the fuzz test found it)
+    e = "" if e and sanitize.quote_diagnostic(e, 400) == sanitize.WITHHELD else e
     return clip_words(e, words)
 
 
