@@ -3710,12 +3710,13 @@ def _ps_not_started(t: Trajectory, i: int) -> ShellFix | None:
         return None
     body = re.sub(r"\x1b\[[0-9;]*m", "", step.output[:4000])
     cmds = _commands(step) or ()
-    if not not_started(body) or len(cmds) != 1:
+    # the record must name the line's one program as NAME.exe (not_started's own check)
+    if len(cmds) != 1 or not not_started(body, [cmds[0].program]):
         return None
     f = cmds[0]
     name = _bare(f.program)
-    if is_cmdlet(name) or not re.search(rf"(?i)\b{re.escape(name)}\.exe\b", body):
-        return None  # the record names another program, or PowerShell's own command
+    if is_cmdlet(name):
+        return None  # PowerShell's own command
     wanted = programs.command_jobs(f.program, f.subcommand, f.flags) - {f.program, name}
     places = {_ps_file(o) for o in _places_of(f)}
     if not wanted or _started(t, name):
