@@ -695,7 +695,8 @@ ESCALATION = frozenset(
 )
 _REFUSED = re.compile(
     r"Operation not permitted|Permission denied|\bEPERM\b|\bEACCES\b|sandbox|"
-    r"Read-only file system|Could not resolve host|[Nn]etwork is unreachable",
+    r"Read-only file system|Could not resolve host|[Nn]etwork is unreachable|"
+    r"getaddrinfo (?:ENOTFOUND|EAI_AGAIN)|Temporary failure in name resolution",
     re.IGNORECASE,
 )
 

@@ -81,6 +81,7 @@ from .evidence import (
     wrong_tool_finding,
 )
 from .findings import Finding, lesson_text, quote_error, short_value
+from .hunk_order import hunk_order_text, hunk_orders
 from .kept_cwd import KEPT_CWD_ERROR, kept_cwd_text, slips
 from .kinds import KINDS as KIND_SPECS
 from .kinds import Kind
@@ -533,7 +534,7 @@ def find_corrections(t: Trajectory, earlier: Earlier | None = None) -> list[Corr
     recorded = t
     t = learning_view(t)
     needs = _tool_needs(t) + _tool_refusals(recorded) + _unquoted(t) + _cwd_kept(t, recorded)
-    needs += _self_kill(t, recorded) + _bang(t, recorded)
+    needs += _self_kill(t, recorded) + _bang(t, recorded) + _hunk_order(t, recorded)
     shell = find_shell_fixes(t, earlier)
     # a client tool's path found elsewhere (shell_fixes' location rule) is where the
     # project keeps the file, not a value of the tool's parameter
@@ -950,6 +951,34 @@ def _self_kill(t: Trajectory, recorded: Trajectory) -> list[Correction]:
         why = (
             f"{_step_word(a)} pkill -f '{x.pattern[:40]}' matched its own shell, which a signal "
             f"ended; {_step_word(b)} stopped the processes {x.how}"
+        )
+        out.append(Correction(Kind.TOOL_RULE, a, b, (), f, why))
+    return out
+
+
+def _hunk_order(t: Trajectory, recorded: Trajectory) -> list[Correction]:
+    """A patch that failed on a hunk placed after a hunk for lines below it, and a later
+    patch of the same file that worked with those hunks, unchanged, in the file's order
+    (:mod:`.hunk_order`). The lesson is the patch tool's, one text for every such slip so
+    that Stage 3 merges them; the run proves it (the same lines were found once in order)."""
+    out: list[Correction] = []
+    for a, b, x in _in_view(recorded, hunk_orders(recorded)):
+        w = t.steps[a]
+        said = _error(w) or "Failed to find expected lines"
+        f = _tool_rule(
+            w,
+            hunk_order_text(),
+            (x.tool, "hunk order"),
+            said,
+            "Failed to find expected lines",
+            refused="hunk-order",
+            how="the same hunks in the file's order",
+            declared=True,
+        )
+        why = (
+            f"{_step_word(a)} {x.tool} failed to find a hunk's lines in {x.file} that an "
+            f"earlier hunk of the patch came after; {_step_word(b)} sent the same hunks in "
+            "the file's order and it worked"
         )
         out.append(Correction(Kind.TOOL_RULE, a, b, (), f, why))
     return out

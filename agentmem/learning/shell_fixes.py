@@ -1322,10 +1322,20 @@ def _job_commands(t: Trajectory, step: Step) -> tuple[Command, ...]:
     -g G | head -50`` is ``rg --files -g G``, as ``cd /w/app && find . -name G`` (in
     ``/w/app``) is ``find . -name G``."""
     found = spec_for(step.tool)
-    script = parse(command_line(found[1], step.params)) if found else None
+    line = command_line(found[1], step.params) if found else ""
+    script = parse(line) if found else None
+    if script is not None and not script.parsed and _PS_TAIL.search(line):
+        # PowerShell's own filter on the output (| Select-Object -First 50): the line's
+        # job is what comes before it, and that may read as commands
+        script = parse(_PS_TAIL.sub("", line))
     if script is None or not script.parsed:
         return ()
     return job_commands(script, str(t.meta.get("cwd") or ""))
+
+
+#: PowerShell cmdlets at a line's end that only trim or format its output (the line's
+#: job is before them): ``| Select-Object -First 50``, ``| Out-String``.
+_PS_TAIL = re.compile(r"(?:\s*\|\s*(?:Select-Object|Out-String|Out-Host)\b[^|;&\n]*)+$", re.I)
 
 
 def _failed_command(step: Step) -> tuple[Command, str] | None:
@@ -2929,20 +2939,28 @@ _CANT_ENCODE = re.compile(r"UnicodeEncodeError: '([\w-]+)' codec can't encode")
 _UTF8 = (
     ("sys.stdout.reconfigure(encoding='utf-8')", re.compile(r"reconfigure\(\s*encoding")),
     ("PYTHONIOENCODING=utf-8", re.compile(r"\bPYTHONIOENCODING=")),
-    ("PYTHONUTF8=1", re.compile(r"\bPYTHONUTF8=1")),
+    ("PYTHONUTF8=1", re.compile(r"\bPYTHONUTF8\s*=\s*['\"]?1")),
     ("python -X utf8", re.compile(r"-X\s*utf8")),
 )
+#: Python reading a file in its locale's encoding, not UTF-8.
+_CANT_DECODE = re.compile(r"UnicodeDecodeError: '([\w-]+)' codec can't decode")
+#: What makes Python read files as UTF-8 (its UTF-8 mode), as _UTF8 names them.
+_UTF8_MODE = frozenset({"PYTHONUTF8=1", "python -X utf8"})
 
 
 def _console_encoding(t: Trajectory, i: int) -> ShellFix | None:
     """``encoding``: Python could not print a character its console's encoding lacks
     (``UnicodeEncodeError: 'gbk' codec can't encode``), and a later successful call of the
     same interpreter made its output UTF-8 (``sys.stdout.reconfigure(encoding='utf-8')``,
-    ``PYTHONIOENCODING=utf-8``, ``-X utf8``), which the failed call did not."""
+    ``PYTHONIOENCODING=utf-8``, ``-X utf8``), which the failed call did not. Or Python
+    could not read a UTF-8 file in its locale's encoding (``UnicodeDecodeError: 'gbk'
+    codec can't decode``), and the same script then ran in UTF-8 mode (``PYTHONUTF8=1``,
+    ``$env:PYTHONUTF8='1'``, ``-X utf8``) and worked."""
     step = t.steps[i]
     if not is_shell(step.tool):
         return None
     m = _CANT_ENCODE.search(step.output[-3000:])
+    decode = m is None and (m := _CANT_DECODE.search(step.output[-3000:])) is not None
     cmds = [c for c in _commands(step) or () if programs.is_python(_bare(c.program))]
     if m is None or not cmds or m.group(1).lower().replace("-", "") in ("utf8", "utf16"):
         return None
@@ -2951,13 +2969,27 @@ def _console_encoding(t: Trajectory, i: int) -> ShellFix | None:
         later = t.steps[j]
         if not (later.success and is_shell(later.tool)) or _CANT_ENCODE.search(later.output):
             continue
-        if not any(programs.is_python(_bare(c.program)) for c in _commands(later) or ()):
+        pythons = [c for c in _commands(later) or () if programs.is_python(_bare(c.program))]
+        if not pythons:
             continue
         good = _line(later)
         how = next((h for h, r in _UTF8 if r.search(good) and not r.search(line)), None)
         if how is None:
             continue
         codec, program = m.group(1), cmds[-1].program
+        if decode:
+            # reading a file: only UTF-8 mode changes that, and for the same script run
+            if how not in _UTF8_MODE or not any(c.args == cmds[-1].args for c in pythons):
+                continue
+            q = quote_error(f"'{codec}' codec can't decode byte", 6)
+            text = (
+                f"{program} here reads text files as {codec}, not UTF-8 (UnicodeDecodeError: "
+                f"'{q}'): run it in UTF-8 mode ({how})."
+            )
+            fnd = _finding("encoding", program, "machine", text, (program, "utf-8"), q, avoid=[])
+            fnd = attrs.evolve(fnd, domain=step.domain or "")
+            why = f"call {i + 1} {program} could not read UTF-8 as {codec}; call {j + 1}: {how}"
+            return ShellFix(i, j, (), fnd, why)
         q = quote_error(f"'{codec}' codec can't encode character", 6)
         text = (
             f"{program}'s console encoding here is {codec}: printing a character outside it "
@@ -4075,6 +4107,285 @@ def _sleep_refused(t: Trajectory, i: int) -> ShellFix | None:
     return None
 
 
+#: An interpreter given its script inline: ``node -e "..."``, ``python3 -c '...'``.
+_INLINE = re.compile(
+    r"(?:^|[\s;&|(])(?P<p>node|nodejs|bun|deno|python[\d.]*|ruby|perl|php)"
+    r"(?:\s+-\S+)*?\s+(?:-e|-c|-r|--eval|eval)\s+(?P<q>[\"'])(?P<code>.*)",
+    re.S,
+)
+#: The shell refusing a line it could not read (so the interpreter never ran): bash's
+#: ``bash: -c: line 96: unexpected EOF while looking for matching `''``, zsh's
+#: ``zsh:1: unmatched "``.
+_UNREAD = re.compile(
+    r"(?m)^(?:\S*bash: (?:-c|eval): line \d+: (?:unexpected EOF while looking for matching|"
+    r"syntax error near unexpected token|syntax error: unexpected end of file)|"
+    r"(?:zsh|\(eval\)):\d+: unmatched)"
+)
+#: The script files each interpreter runs, by their suffix.
+_SUFFIXES = {
+    "node": (".js", ".mjs", ".cjs"),
+    "nodejs": (".js", ".mjs", ".cjs"),
+    "bun": (".js", ".mjs", ".ts"),
+    "deno": (".js", ".ts"),
+    "python": (".py",),
+    "ruby": (".rb",),
+    "perl": (".pl",),
+    "php": (".php",),
+}
+_CODE_WORD = re.compile(r"[A-Za-z_][A-Za-z_0-9]{3,}")
+
+
+def _written(step: Step) -> tuple[str, str] | None:
+    """(the path, the text) of a file a client tool wrote whole (Write, a patch's Add
+    File), or None."""
+    found = spec_for(step.tool)
+    if found is None or not step.success:
+        return None
+    if found[1].kind is ToolKind.WRITE:
+        path = step.params.get(found[1].path or "file_path")
+        text = step.params.get("content")
+        if isinstance(path, str) and isinstance(text, str):
+            return path, text
+    return None
+
+
+def _inline_script(t: Trajectory, i: int) -> ShellFix | None:
+    """``inline``: bash could not read a line that gave an interpreter a long script
+    inline (``node -e "..."``, ``python3 -c "..."``: a quote of the script's own closed
+    the argument, 'unexpected EOF while looking for matching'), so the interpreter never
+    ran; within :data:`WINDOW` calls the script was written to a file of that
+    interpreter's (Write: most of its code words alike) and a shell call ran the same
+    interpreter on that file and worked."""
+    step = t.steps[i]
+    # not step.success: the learning view counts an inline script's failure as the code's
+    # (done), and here the shell's own refusal says the code never ran
+    if not is_shell(step.tool) or not _UNREAD.search(step.output[:2000]):
+        return None
+    m = _INLINE.search(_line(step))
+    if m is None:
+        return None
+    program = m.group("p")
+    family = "python" if programs.is_python(program) else program
+    words = set(_CODE_WORD.findall(m.group("code")))
+    if len(words) < 8:
+        return None  # a one-liner: its quotes are the slip, not its length
+    saved: dict[str, int] = {}  # a file written since, that holds most of the code's words
+    for j in range(i + 1, min(len(t.steps), i + 1 + WINDOW)):
+        later = t.steps[j]
+        w = _written(later)
+        if w is not None:
+            path, text = w
+            if path.lower().endswith(_SUFFIXES.get(family, ())) and (
+                len(words & set(_CODE_WORD.findall(text))) * 2 >= len(words)
+            ):
+                saved[os.path.basename(path.replace("\\", "/"))] = j
+            continue
+        if not (later.success and is_shell(later.tool)) or not saved:
+            continue
+        ran = next(
+            (
+                c
+                for c in _commands(later) or ()
+                if _bare(c.program) == _bare(program)
+                or (family == "python" and programs.is_python(_bare(c.program)))
+                if c.operands and os.path.basename(c.operands[0].replace("\\", "/")) in saved
+            ),
+            None,
+        )
+        if ran is None or _BROKE.search(later.output[:3000]):
+            continue
+        suffix = _SUFFIXES[family][0]
+        said = _UNREAD.search(step.output[:2000])
+        q = quote_error(said.group(0).rsplit(": ", 1)[-1] if said else _UNCLOSED, 8)
+        flag = re.search(r"\s(-e|-c|-r|--eval|eval)\s", m.group(0))
+        text = (
+            f"A long {program} {flag.group(1) if flag else '-e'} script inline in {step.tool} "
+            f"breaks on its own quotes ('{q}'): write it to a {suffix} file and run "
+            f"{program} on the file."
+        )
+        fnd = _finding("inline", program, "tool", text, (step.tool, program, suffix), q)
+        fnd = attrs.evolve(fnd, domain=step.domain or "")
+        why = (
+            f"call {i + 1} gave {program} its script inline and bash could not read the line; "
+            f"call {saved[os.path.basename(ran.operands[0].replace(chr(92), '/'))] + 1} wrote "
+            f"it to a file and call {j + 1} ran it"
+        )
+        return ShellFix(i, j, (), fnd, why)
+    return None
+
+
+#: A cmdlet refusing two parameters of different parameter sets: "Get-Content : The
+#: parameters TotalCount and Tail cannot be used together."
+_EXCLUSIVE = re.compile(
+    r"(?m)^(?P<c>[A-Z][a-z]+-[A-Za-z]+) : (?P<said>The parameters (?P<x>\w+) and "
+    r"(?P<y>\w+) cannot be used together)"
+)
+
+
+def _cmdlet_calls(script: str, cmdlet: str) -> list[str]:
+    """The text of each call of ``cmdlet`` in a PowerShell script, up to the next ``|``,
+    ``;`` or line end (its parameters and operands)."""
+    return [
+        m.group(1) for m in re.finditer(rf"(?i)(?<![\w-]){re.escape(cmdlet)}\b([^|;\r\n]*)", script)
+    ]
+
+
+def _names_param(call: str, name: str) -> bool:
+    """Whether a cmdlet call passes parameter ``name`` (or a prefix of it PowerShell
+    takes: ``-Total`` for ``-TotalCount``)."""
+    return any(
+        len(p) >= 2 and name.lower().startswith(p.lower())
+        for p in re.findall(r"(?<![\w-])-([A-Za-z]+)\b", call)
+    )
+
+
+def _cmdlet_paths(call: str) -> set[str]:
+    """A cmdlet call's words that name files: quotes off, with a dot, slash or backslash."""
+    words = (w.strip("\"'") for w in call.split())
+    return {w for w in words if w and not w.startswith("-") and re.search(r"[./\\]\w", w)}
+
+
+def _exclusive_params(t: Trajectory, i: int) -> ShellFix | None:
+    """``exclusive``: a PowerShell cmdlet refused two parameters of different parameter
+    sets ("Get-Content : The parameters TotalCount and Tail cannot be used together"),
+    and within :data:`WINDOW` calls the same cmdlet ran on the same file with at most
+    one of them and worked. The error says what was wrong, so the lesson counts only once
+    the slip repeats (``repeats``: two such failures, in the run or the library's runs)."""
+    step = t.steps[i]
+    if step.success or not is_shell(step.tool):
+        return None
+    m = _EXCLUSIVE.search(step.output[:3000])
+    if m is None:
+        return None
+    c, x, y = m.group("c"), m.group("x"), m.group("y")
+    calls = [
+        k for k in _cmdlet_calls(_ps_script(step), c) if _names_param(k, x) and _names_param(k, y)
+    ]
+    if not calls or not _cmdlet_paths(calls[0]):
+        return None
+    paths = _cmdlet_paths(calls[0])
+    for j in range(i + 1, min(len(t.steps), i + 1 + WINDOW)):
+        later = t.steps[j]
+        if not (later.success and is_shell(later.tool)) or _EXCLUSIVE.search(later.output[:3000]):
+            continue
+        again = _cmdlet_calls(_ps_script(later), c)
+        if not any(
+            _cmdlet_paths(k) & paths and not (_names_param(k, x) and _names_param(k, y))
+            for k in again
+        ):
+            continue
+        said = m.group("said")
+        slips = sum(
+            1
+            for s in t.steps
+            if not s.success
+            and (e := _EXCLUSIVE.search(s.output[:3000])) is not None
+            and (e.group("c"), e.group("x"), e.group("y")) == (c, x, y)
+        )
+        q = quote_error(said, 10)
+        text = f"PowerShell's {c} takes -{x} or -{y}, never both ('{q}'): pass only one of them."
+        fnd = _finding(
+            "exclusive",
+            c,
+            "tool",
+            text,
+            (c, x, y),
+            said,
+            avoid=[],
+            repeats=True,
+            slips=slips,
+            tools=[step.tool],
+            rule_error=said,
+        )
+        fnd = attrs.evolve(fnd, domain=step.domain or "")
+        why = f"call {i + 1} passed {c} both -{x} and -{y}; call {j + 1} passed one"
+        return ShellFix(i, j, (), fnd, why)
+    return None
+
+
+#: The shell's refusal to execute a file by its path: bash's and sh's ``PATH: Permission
+#: denied``, zsh's ``permission denied: PATH``.
+_NOT_EXECUTED = re.compile(
+    r"(?im)^(?:.*?: )?(?:(?P<a>\S[^\n]*?): Permission denied|"
+    r"permission denied: (?P<b>\S[^\n]*?))\s*$"
+)
+
+
+def _same_script(a: str, b: str) -> bool:
+    """Whether two names of a script are one file: equal once a leading ``./`` is dropped,
+    or one a path that ends with the other (``~/x/a.sh``, ``/home/me/x/a.sh``)."""
+    a, b = a.removeprefix("./"), b.removeprefix("./")
+    if a == b:
+        return True
+    a, b = a.lstrip("~"), b.lstrip("~")
+    return "/" in a and "/" in b and (a.endswith(b) or b.endswith(a))
+
+
+def _interpreted(t: Trajectory, i: int) -> ShellFix | None:
+    """``interpret``: a script run by its path (``./x.sh``, ``scripts/list.py``) was not
+    executed (the shell's "Permission denied" naming that very path, its exit 126: no
+    executable bit, or a sandbox that will not execute the project's files), and within
+    :data:`WINDOW` calls, with no ``chmod`` between, an interpreter (bash, python3) ran the
+    same script with the same arguments and it worked: run it so here."""
+    step = t.steps[i]
+    if step.success or not is_shell(step.tool):
+        return None
+    cmds = _commands(step)
+    if not cmds:
+        return None
+    said = [
+        (m.group("a") or m.group("b")).split(": ")[-1]
+        for m in _NOT_EXECUTED.finditer(step.output[:2000])
+    ]
+    f = next(
+        (
+            c
+            for c in cmds
+            if "/" in _program_word(c)
+            and not c.wrappers
+            and any(_same_script(_program_word(c), x.strip()) for x in said)
+        ),
+        None,
+    )
+    if f is None:
+        return None
+    path = _program_word(f)
+    for j in range(i + 1, min(len(t.steps), i + 1 + WINDOW)):
+        later = t.steps[j]
+        if not is_shell(later.tool):
+            continue
+        again = _commands(later) or ()
+        if any(c.program == "chmod" for c in again):
+            return None  # made executable: another fix
+        s = next(
+            (
+                c
+                for c in again
+                if (programs.has(c.program, Role.SHELL) or programs.is_interpreter(c.program))
+                and c.args[:1]
+                and _same_script(c.args[0], path)
+                and c.args[1:] == f.args
+                and not c.wrappers
+            ),
+            None,
+        )
+        if s is None:
+            continue
+        if not later.success:
+            return None
+        how = f"{s.program} {s.args[0]}"
+        text = (
+            f"In this project {path} does not run by its path ('Permission denied'): run it "
+            f"as {how}."
+        )
+        q = "Permission denied"
+        fnd = _finding("interpret", f, "project", text, (path, s.program), q, avoid=[])
+        fnd = attrs.evolve(fnd, domain=step.domain or "")
+        why = f"call {i + 1} ran {path} by its path ('{q}'); call {j + 1} ran {how}"
+        return ShellFix(i, j, (), fnd, why)
+    return None
+
+
 _READERS = (
     _sleep_refused,
     _missing_filter,
@@ -4097,6 +4408,9 @@ _READERS = (
     _windows_commands,
     _workdir,
     _script_elsewhere,
+    _interpreted,
+    _inline_script,
+    _exclusive_params,
     _line_endings,
     _drive_paths,
     _console_encoding,
@@ -4957,6 +5271,17 @@ def _ps_argv(script: str, output: str = "", ok: bool = True) -> Step:
     return Step(tool="shell", params={"command": argv}, output=body, success=ok)
 
 
+_INLINE_JS = (
+    "\nconst fs = require('fs');\nconst cards = JSON.parse(fs.readFileSync('data/cards.json'));"
+    "\nconst judged = cards.map(card => ({ name: card.name, stage: card.stage, reason: "
+    "card.reason }));\nconsole.log(JSON.stringify(judged, null, 2));\n"
+)
+_INLINE_UNREAD = "/usr/bin/bash: -c: line 96: unexpected EOF while looking for matching `''"
+_PS_EXCLUSIVE = (
+    "Get-Content : The parameters TotalCount and Tail cannot be used together. Please "
+    'specify only one parameter.\nAt line:1 char:1\n+ Get-Content -Path "cli.py" -TotalCount '
+    "250 -Tail 250"
+)
 _PS_ANDAND = (
     "At line:1 char:8\n+ cd web && npm test\n+        ~~\n"
     "The token '&&' is not a valid statement separator in this version."
@@ -5341,6 +5666,58 @@ SHELL_CHANGES: tuple[ShellChange, ...] = (
         (
             Step("PowerShell", {"command": _PS7_SCRIPT}, _PS7_REFUSED, False),
             Step("PowerShell", {"command": "Get-ChildItem; if ($x) { 1 } else { 2 }"}, "1"),
+        ),
+    ),
+    ShellChange(
+        "exclusive",
+        "a PowerShell cmdlet refused two parameters of different sets (The parameters "
+        "TotalCount and Tail cannot be used together); the same cmdlet then read the same "
+        "file with one of them and worked (learned once the slip repeats)",
+        (
+            _ps_argv('Get-Content -Path "cli.py" -TotalCount 250 -Tail 250', _PS_EXCLUSIVE, False),
+            _ps_argv('Get-Content -Path "cli.py" -Tail 200', "def main():"),
+        ),
+        (
+            _ps_argv('Get-Content -Path "cli.py" -TotalCount 250 -Tail 250', _PS_EXCLUSIVE, False),
+            _ps_argv('Get-Content -Path "README.md" -Tail 200', "# app"),
+        ),
+    ),
+    ShellChange(
+        "inline",
+        "bash could not read a line that gave an interpreter a long script inline (node -e "
+        '"...": unexpected EOF while looking for matching); the script was then written to a '
+        ".js file and node ran that file",
+        (
+            _sh(f'node -e "{_INLINE_JS}"', _INLINE_UNREAD, False),
+            Step("Write", {"file_path": "/w/app/scripts/judge.js", "content": _INLINE_JS}, "ok"),
+            _sh("node scripts/judge.js", '[{"name": "a"}]'),
+        ),
+        (
+            _sh(f'node -e "{_INLINE_JS}"', _INLINE_UNREAD, False),
+            Step("Write", {"file_path": "/w/app/scripts/other.js", "content": "x = 1"}, "ok"),
+            _sh("node scripts/other.js", "done"),
+        ),
+    ),
+    ShellChange(
+        "interpret",
+        "a script run by its path was not executed (the shell's 'PATH: Permission denied', "
+        "exit 126); a later call ran the same script and arguments through an interpreter "
+        "(bash, python3), with no chmod between, and it worked",
+        (
+            _exec(
+                "scripts/list-skills.py",
+                "/bin/bash: line 1: scripts/list-skills.py: Permission denied",
+                False,
+            ),
+            _exec("python3 scripts/list-skills.py", "1. atlas\n2. doc"),
+        ),
+        (
+            _exec(
+                "scripts/list-skills.py",
+                "/bin/bash: line 1: scripts/list-skills.py: Permission denied",
+                False,
+            ),
+            _exec("chmod +x scripts/list-skills.py && python3 scripts/list-skills.py", "1. atlas"),
         ),
     ),
     ShellChange(

@@ -1,0 +1,196 @@
+"""A patch whose hunks were out of the file's order: Codex's ``apply_patch`` looks for each
+hunk's lines only after the lines of the hunk before it, so a hunk for lines above an
+earlier hunk fails ``Failed to find expected lines`` although the lines are in the file.
+
+Pure logic: it reads a run and says which patch failed so and which later patch of the
+same file worked with the same hunks in the file's order; :mod:`.corrections` turns each
+into the tool's one lesson (:func:`hunk_order_text`). A slip is learned only when the run
+shows all of it:
+
+- the failed call is a patch (the ``apply_patch`` tool, or ``apply_patch`` fed the patch
+  in a shell call) whose output says ``Failed to find expected lines in FILE:`` followed
+  by exactly the old lines (context and removed lines) of one of its hunks, ``k``;
+- within :data:`WINDOW` calls, with no other patch or write of that file between them, a
+  patch of the same file worked, and it holds hunk ``k`` unchanged and a hunk ``j`` that
+  came before ``k`` in the failed patch, unchanged too, now after ``k``: the same lines,
+  in the other order, were found. A retry that changed the failing hunk's lines (they
+  were not in the file) or kept its order teaches nothing here.
+"""
+
+from __future__ import annotations
+
+import re
+
+import attrs
+
+from ..agents import ToolKind, is_shell, spec_for
+from ..records import Step, Trajectory
+
+__all__ = ["WINDOW", "HunkOrder", "hunk_order_text", "hunk_orders"]
+
+#: How many calls after the failed patch the reordered one may come.
+WINDOW = 3
+
+#: The failure: the file, then the lines the hunk expected (all that follows).
+_NOT_FOUND = re.compile(
+    r"Failed to find expected lines in (?P<file>[^\n]+?):?\n(?P<lines>.+)", re.S
+)
+#: A patch's text inside a call's parameter.
+_PATCH = re.compile(r"\*\*\* Begin Patch\n.*?(?:\*\*\* End Patch|\Z)", re.S)
+#: A line with something to find (not only spaces and punctuation).
+_WORDY = re.compile(r"\w{3}")
+
+
+@attrs.frozen
+class HunkOrder:
+    """Patch call ``failed`` (tool ``tool``) failed on a hunk of ``file`` placed after a
+    hunk for lines below it; call ``fixed`` patched the same file with those hunks in
+    order."""
+
+    failed: int
+    fixed: int
+    tool: str
+    file: str
+
+
+Hunk = tuple[str, tuple[str, ...]]  # (the file, as the patch names it; its old lines)
+
+
+def _patch_of(step: Step) -> str | None:
+    """The patch text a call sent: the ``apply_patch`` tool's input, or a patch in a shell
+    call's command (a here-document, or ``apply_patch`` given it as an argument)."""
+    found = spec_for(step.tool)
+    if found is None or found[1].kind not in (ToolKind.PATCH, ToolKind.SHELL):
+        return None
+    if found[1].kind is ToolKind.SHELL and not is_shell(step.tool):
+        return None
+    for v in step.params.values():
+        for text in v if isinstance(v, list) else [v]:
+            if isinstance(text, str) and "*** Begin Patch" in text:
+                if found[1].kind is ToolKind.SHELL and "apply_patch" not in str(step.params):
+                    return None
+                m = _PATCH.search(text)
+                return m.group(0) if m else None
+    return None
+
+
+def hunks(patch: str) -> list[Hunk]:
+    """Each ``Update File`` section's hunks, in the patch's order: the file it names and
+    the hunk's old lines (context and removed lines, as the file holds them)."""
+    out: list[Hunk] = []
+    name: str | None = None
+    cur: list[str] | None = None
+
+    def close() -> None:
+        if name is not None and cur:
+            out.append((name, tuple(cur)))
+
+    for line in patch.splitlines():
+        if line.startswith("*** "):
+            close()
+            cur = None
+            name = (
+                line[len("*** Update File:") :].strip()
+                if line.startswith("*** Update File:")
+                else None
+            )
+            if name is not None:
+                cur = []
+            continue
+        if name is None:
+            continue
+        if line.startswith("@@"):
+            close()
+            cur = []
+        elif cur is not None and line[:1] in (" ", "-"):
+            cur.append(line[1:])
+        elif cur is not None and line == "":
+            cur.append("")  # an empty context line written without its space
+    close()
+    return out
+
+
+def _same_file(a: str, b: str) -> bool:
+    """Whether two names of a file are one: equal, or one a path ending with the other."""
+    a, b = a.replace("\\", "/").strip(), b.replace("\\", "/").strip()
+    return a == b or a.endswith("/" + b) or b.endswith("/" + a)
+
+
+def _failing(step: Step, patch: str) -> tuple[str, int] | None:
+    """(the file, the index in the patch's hunks) of the hunk whose lines the failure
+    printed, when exactly one hunk's old lines are what it printed."""
+    m = _NOT_FOUND.search(step.output or "")
+    if m is None:
+        return None
+    said = tuple(x.rstrip() for x in m.group("lines").rstrip("\n").split("\n"))
+    file = m.group("file").strip()
+    hs = hunks(patch)
+    at = [
+        n
+        for n, (f, lines) in enumerate(hs)
+        if _same_file(f, file) and tuple(x.rstrip() for x in lines) == said
+    ]
+    if len(at) != 1 or not any(_WORDY.search(x) for x in said):
+        return None
+    return file, at[0]
+
+
+def _touches(step: Step, file: str) -> bool:
+    """Whether a call between the two patches may have changed the file: another patch of
+    it, or a write or edit tool given it."""
+    patch = _patch_of(step)
+    if patch is not None:
+        return any(_same_file(f, file) for f, _ in hunks(patch)) or file.rsplit("/", 1)[-1] in patch
+    found = spec_for(step.tool)
+    if found is not None and found[1].kind in (ToolKind.WRITE, ToolKind.EDIT):
+        v = step.params.get(found[1].path or "file_path")
+        return not isinstance(v, str) or _same_file(v, file)
+    return False
+
+
+def _reordered(failed: list[Hunk], k: int, fixed: list[Hunk]) -> bool:
+    """Whether the fixed patch holds hunk ``k`` of the failed one and a hunk that came
+    before ``k`` there, both unchanged, now in the other order."""
+    try:
+        at_k = fixed.index(failed[k])
+    except ValueError:
+        return False
+    return any(h in fixed and fixed.index(h) > at_k for h in failed[:k] if h != failed[k])
+
+
+def hunk_orders(run: Trajectory) -> list[HunkOrder]:
+    """The run's patches that failed for their hunks' order, each with the later patch of
+    the same file that worked with them in order (module doc)."""
+    steps = run.steps
+    out: list[HunkOrder] = []
+    for i, w in enumerate(steps):
+        if w.success:
+            continue
+        patch = _patch_of(w)
+        if patch is None:
+            continue
+        found = _failing(w, patch)
+        if found is None:
+            continue
+        file, k = found
+        before = hunks(patch)
+        for n in range(i + 1, min(len(steps), i + 1 + WINDOW)):
+            r = steps[n]
+            again = _patch_of(r)
+            if again is None or not any(_same_file(f, file) for f, _ in hunks(again)):
+                if _touches(r, file):
+                    break
+                continue
+            if r.success and _reordered(before, k, hunks(again)):
+                out.append(HunkOrder(i, n, w.tool, file))
+            break
+    return out
+
+
+def hunk_order_text() -> str:
+    """The one lesson of every such slip, so that Stage 3 merges them."""
+    return (
+        "apply_patch seeks each hunk's lines after the previous hunk: hunks out of the "
+        "file's order fail ('Failed to find expected lines') although the lines exist. "
+        "Order hunks top to bottom."
+    )
