@@ -293,3 +293,21 @@ def test_an_rg_line_piped_into_select_object_is_read_as_the_rg() -> None:
         cwd="d:\\w\\blog",
     )
     assert "docs/.vitepress/" in text and "rg --hidden" in text
+
+
+# -- flag, widened: one option refused, a few short ones in its place -----------------------
+
+_BSD_CAT = "Exit code 1\ncat: illegal option -- A\nusage: cat [-belnstuv] [file ...]"
+
+
+def test_an_option_this_machines_program_lacks_then_its_own_short_options() -> None:
+    failed = _cc("sed -n '506,511p' src/page.svelte | cat -A", _BSD_CAT, False)
+    (text,) = _found("flag", failed, _cc("sed -n '506,511p' src/page.svelte | cat -v -e -t", "^I$"))
+    assert text == "Here cat has no -A ('cat: illegal option -- A'): run it with -v -e -t."
+    # the output names no option: which change made it work is not said
+    vague = _cc("sed -n '1,5p' a.txt | cat -A", "Exit code 1\ncat: error", False)
+    assert not _found("flag", vague, _cc("sed -n '1,5p' a.txt | cat -v -e -t", "x$"))
+    # four options in its place: more than one change
+    assert not _found(
+        "flag", failed, _cc("sed -n '506,511p' src/page.svelte | cat -v -e -t -n", "1 x")
+    )

@@ -1260,11 +1260,16 @@ def _forced(f: Command, s: Command, q: str, diag: str, body: str) -> Finding | N
 def _names_option(x: str, said: str) -> bool:
     """Whether an output names option ``x``: as written (``--no-stat``), or, in a complaint
     about an unknown option, quoted without its dashes (git's "unknown option
-    \u0060no-stat'", "unknown switch \u0060x'")."""
+    \u0060no-stat'", "unknown switch \u0060x'"), or a short option's letter after
+    getopt's "--" (BSD cat's "illegal option -- A")."""
     name = x.split()[0].split("=")[0]
     if re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", said):
         return True  # as a word: -t is not named by "Pseudo-terminal"
     bare = re.escape(name.lstrip("-"))
+    if re.fullmatch(r"-[A-Za-z0-9]", name) and re.search(
+        rf"(?:illegal|invalid|unknown|unrecogni[sz]ed) option -- {bare}(?![\w-])", said
+    ):
+        return True  # BSD's and getopt's "illegal option -- A": the letter alone
     quoted = rf"[`'\"‘]{bare}['\"’]"
     return bool(bare) and bool(_UNKNOWN_OPTION.search(said)) and re.search(quoted, said) is not None
 
@@ -1284,9 +1289,22 @@ def _flag(f: Command, s: Command, q: str, diag: str, body: str) -> Finding | Non
     mine, theirs = (*f.flags, *_passed(f)), (*s.flags, *_passed(s))
     gone = [x for x in mine if x not in theirs]
     new = [x for x in theirs if x not in mine]
+    said = f"{diag}\n{body[:1500]}"
+    if (
+        len(gone) == 1
+        and 1 < len(new) <= 3
+        and _OPTION_RULE.search(diag)
+        and _names_option(gone[0], said)
+        and all(re.fullmatch(r"-[A-Za-z]", x) for x in new)
+    ):
+        # one option the program refused in so many words (BSD cat's "illegal option --
+        # A"), its job done by a few of the program's own short options (cat -v -e -t)
+        # the program as this machine has it (BSD's cat has no -A; GNU's has)
+        shown = " ".join(new)
+        text = f"Here {_intent(f)} has no {gone[0]} ('{q}'): run it with {shown}."
+        return _finding("flag", f, "machine", text, (f.program, *new), diag, avoid=gone)
     if len(gone) > 1 or len(new) > 1 or not (gone or new):
         return None
-    said = f"{diag}\n{body[:1500]}"
     named = [x for x in (*gone, *new) if _names_option(x, said)]
     if not named:
         return None  # the output does not say which option was wrong
