@@ -552,6 +552,33 @@ def is_python(name: str) -> bool:
     return bool(_PYTHON.fullmatch(name))
 
 
+#: Programs whose job a module of Python's standard library does (``unzip`` missing:
+#: ``python3 -c "import zipfile; ..."``), read by the ``program`` correction.
+_PYTHON_MODULES: dict[str, str] = {
+    "unzip": "zipfile", "zip": "zipfile", "tar": "tarfile", "gzip": "gzip", "gunzip": "gzip",
+    "jq": "json", "sqlite3": "sqlite3", "base64": "base64", "sha256sum": "hashlib",
+    "md5sum": "hashlib", "shasum": "hashlib", "wget": "urllib", "curl": "urllib",
+}  # fmt: skip
+
+
+#: The script files each interpreter runs, by their suffix (its family's: python).
+_SCRIPT_SUFFIXES: dict[str, tuple[str, ...]] = {
+    "node": (".js", ".mjs", ".cjs"), "nodejs": (".js", ".mjs", ".cjs"),
+    "bun": (".js", ".mjs", ".ts"), "deno": (".js", ".ts"), "python": (".py",),
+    "ruby": (".rb",), "perl": (".pl",), "php": (".php",),
+}  # fmt: skip
+
+
+def script_suffixes(name: str) -> tuple[str, ...]:
+    """The suffixes of the script files interpreter ``name`` runs (none when unknown)."""
+    return _SCRIPT_SUFFIXES.get("python" if is_python(name) else name, ())
+
+
+def python_module(name: str) -> str | None:
+    """The standard-library module of Python's that does program ``name``'s job, if any."""
+    return _PYTHON_MODULES.get(name)
+
+
 def is_interpreter(name: str) -> bool:
     """Whether ``name`` runs scripts (``python3.12``, ``node``, ``deno``)."""
     return bool(_PYTHON.fullmatch(name)) or has(name, Role.INTERPRETER)

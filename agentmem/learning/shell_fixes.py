@@ -594,6 +594,23 @@ def _provided(
         text = f"{f.program} is not installed here ('{q}'); {_intent(s)} did the same job."
         facts = (s.program, f.program)
         return _finding("program", f, "machine", text, facts, diag, avoid=[f.program])
+    module = programs.python_module(f.program)
+    code = " ".join(s.words)
+    if (
+        module
+        and _inline(s)
+        and programs.is_python(_bare(s.program))
+        and re.search(rf"\b(?:import|from)\s+{module}\b", code)
+        and any(o in code for o in f.operands if re.search(r"[./]", o) and len(o) > 2)
+    ):
+        # unzip not found; python3 -c "import zipfile; zipfile.ZipFile('x.zip')..." on the
+        # same archive: the standard library's module for the job (programs.python_module)
+        text = (
+            f"{f.program} is not installed here ('{q}'): Python's {module} module did the "
+            f'job ({s.program} -c "import {module}; ...").'
+        )
+        facts = (s.program, f.program)
+        return _finding("program", f, "machine", text, facts, diag, avoid=[f.program])
     return None
 
 
@@ -1508,6 +1525,7 @@ def _doer(f: Command, cmds: Sequence[Command]) -> Command | None:
         c
         for c in cmds
         if c.program != f.program
+        and not _only_shows(c, f)
         and (ops & set(c.operands) or (_inline(c) and any(o in " ".join(c.words) for o in ops)))
     ]
     return took[0] if len(took) == 1 else None
@@ -4127,9 +4145,8 @@ def _sleep_refused(t: Trajectory, i: int) -> ShellFix | None:
 
 #: An interpreter given its script inline: ``node -e "..."``, ``python3 -c '...'``.
 _INLINE = re.compile(
-    r"(?:^|[\s;&|(])(?P<p>node|nodejs|bun|deno|python[\d.]*|ruby|perl|php)"
-    r"(?:\s+-\S+)*?\s+(?:-e|-c|-r|--eval|eval)\s+(?P<q>[\"'])(?P<code>.*)",
-    re.S,
+    r"(?:^|[\s;&|(])(?P<p>[A-Za-z][\w.]*)"
+    r"(?:\s+-\S+)*?\s+(?P<flag>-e|-c|-r|--eval|eval)\s+(?P<q>[\"'])"
 )
 #: The shell refusing a line it could not read (so the interpreter never ran): bash's
 #: ``bash: -c: line 96: unexpected EOF while looking for matching `''``, zsh's
@@ -4139,17 +4156,6 @@ _UNREAD = re.compile(
     r"syntax error near unexpected token|syntax error: unexpected end of file)|"
     r"(?:zsh|\(eval\)):\d+: unmatched)"
 )
-#: The script files each interpreter runs, by their suffix.
-_SUFFIXES = {
-    "node": (".js", ".mjs", ".cjs"),
-    "nodejs": (".js", ".mjs", ".cjs"),
-    "bun": (".js", ".mjs", ".ts"),
-    "deno": (".js", ".ts"),
-    "python": (".py",),
-    "ruby": (".rb",),
-    "perl": (".pl",),
-    "php": (".php",),
-}
 _CODE_WORD = re.compile(r"[A-Za-z_][A-Za-z_0-9]{3,}")
 
 
@@ -4179,12 +4185,14 @@ def _inline_script(t: Trajectory, i: int) -> ShellFix | None:
     # (done), and here the shell's own refusal says the code never ran
     if not is_shell(step.tool) or not _UNREAD.search(step.output[:2000]):
         return None
-    m = _INLINE.search(_line(step))
+    m = next(
+        (x for x in _INLINE.finditer(_line(step)) if programs.is_interpreter(x.group("p"))), None
+    )
     if m is None:
         return None
     program = m.group("p")
     family = "python" if programs.is_python(program) else program
-    words = set(_CODE_WORD.findall(m.group("code")))
+    words = set(_CODE_WORD.findall(_line(step)[m.end() :]))
     if len(words) < 8:
         return None  # a one-liner: its quotes are the slip, not its length
     saved: dict[str, int] = {}  # a file written since, that holds most of the code's words
@@ -4193,7 +4201,7 @@ def _inline_script(t: Trajectory, i: int) -> ShellFix | None:
         w = _written(later)
         if w is not None:
             path, text = w
-            if path.lower().endswith(_SUFFIXES.get(family, ())) and (
+            if path.lower().endswith(programs.script_suffixes(family)) and (
                 len(words & set(_CODE_WORD.findall(text))) * 2 >= len(words)
             ):
                 saved[os.path.basename(path.replace("\\", "/"))] = j
@@ -4212,12 +4220,11 @@ def _inline_script(t: Trajectory, i: int) -> ShellFix | None:
         )
         if ran is None or _BROKE.search(later.output[:3000]):
             continue
-        suffix = _SUFFIXES[family][0]
+        suffix = programs.script_suffixes(family)[0]
         said = _UNREAD.search(step.output[:2000])
         q = quote_error(said.group(0).rsplit(": ", 1)[-1] if said else _UNCLOSED, 8)
-        flag = re.search(r"\s(-e|-c|-r|--eval|eval)\s", m.group(0))
         text = (
-            f"A long {program} {flag.group(1) if flag else '-e'} script inline in {step.tool} "
+            f"A long {program} {m.group('flag')} script inline in {step.tool} "
             f"breaks on its own quotes ('{q}'): write it to a {suffix} file and run "
             f"{program} on the file."
         )
