@@ -311,3 +311,50 @@ def test_an_option_this_machines_program_lacks_then_its_own_short_options() -> N
     assert not _found(
         "flag", failed, _cc("sed -n '506,511p' src/page.svelte | cat -v -e -t -n", "1 x")
     )
+
+
+# -- readonly -----------------------------------------------------------------------------
+
+_CHECKLIST = (
+    "for f in checklists/*.md; do\n  total=$(grep -c '^- \\[' \"$f\")\n  status=PASS\n"
+    '  printf "| %s | %s | %s |\\n" "$f" "$total" "$status"\ndone'
+)
+
+
+def test_zsh_refused_its_read_only_status_then_the_script_renamed_it() -> None:
+    failed = Step(
+        "exec_command",
+        {"cmd": _CHECKLIST},
+        "Process exited with code 1\nOutput:\nzsh:3: read-only variable: status\n",
+        False,
+    )
+    renamed = Step("exec_command", {"cmd": _CHECKLIST.replace("status", "row_status")}, "| a |")
+    (text,) = _found("readonly", failed, renamed)
+    assert text == (
+        "In zsh status is a read-only special variable ('read-only variable: status'): a "
+        "script run there must name its variable something else."
+    )
+    # still assigned, or another script: nothing
+    assert not _found("readonly", failed, Step("exec_command", {"cmd": _CHECKLIST}, "ok"))
+    assert not _found("readonly", failed, Step("exec_command", {"cmd": "ls checklists"}, "a.md"))
+
+
+# -- program, widened: Python's own module did a missing program's job ----------------------
+
+
+def test_a_missing_unzip_then_pythons_zipfile_on_the_same_archive() -> None:
+    failed = _cc(
+        'unzip -o "kulachat-serif.zip" -d fonts/ && ls fonts/',
+        "Exit code 127\n/bin/bash: line 1: unzip: command not found",
+        False,
+    )
+    worked = _cc(
+        'mkdir -p fonts && python3 -c "import zipfile; '
+        "zipfile.ZipFile('kulachat-serif.zip').extractall('fonts/')\" && find fonts/ -type f",
+        "fonts/Kulachat-Regular.otf",
+    )
+    (text,) = _found("program", failed, worked)
+    assert text.startswith("unzip is not installed here ('unzip: command not found'): Python's")
+    # another archive: not the same job
+    other = _cc("python3 -c \"import zipfile; zipfile.ZipFile('other.zip').extractall('x/')\"", "")
+    assert not _found("program", failed, other)

@@ -4239,6 +4239,49 @@ def _inline_script(t: Trajectory, i: int) -> ShellFix | None:
     return None
 
 
+#: zsh refusing an assignment to one of its read-only special parameters (``status``,
+#: ``pipestatus``): ``zsh:11: read-only variable: status``.
+_READ_ONLY = re.compile(r"(?m)^(?:zsh|\(eval\)):\d+: read-only variable: (\w+)")
+
+
+def _read_only_name(t: Trajectory, i: int) -> ShellFix | None:
+    """``readonly``: zsh refused an assignment to one of its read-only special parameters
+    (``zsh:11: read-only variable: status``: ``status`` is zsh's ``$?``), and within
+    :data:`WINDOW` calls the same script with that name assigned nowhere (renamed:
+    ``row_status``; half or more of its words alike) worked: name the variable otherwise."""
+    step = t.steps[i]
+    if step.success or not is_shell(step.tool):
+        return None
+    m = _READ_ONLY.search(step.output[:3000])
+    line = _line(step)
+    assigned = (
+        re.compile(rf"(?<![\w$]){m.group(1)}=|\b(?:local|typeset|declare)\s+{m.group(1)}\b")
+        if m
+        else None
+    )
+    if m is None or assigned is None or not assigned.search(line):
+        return None
+    name = m.group(1)
+    words = set(_WORD.findall(line))
+    for j in range(i + 1, min(len(t.steps), i + 1 + WINDOW)):
+        later = t.steps[j]
+        if not (later.success and is_shell(later.tool)) or _READ_ONLY.search(later.output[:3000]):
+            continue
+        again = _line(later)
+        if assigned.search(again) or len(words & set(_WORD.findall(again))) * 2 < len(words):
+            continue
+        q = quote_error(m.group(0).split(": ", 1)[-1], 6)
+        text = (
+            f"In zsh {name} is a read-only special variable ('{q}'): a script run there must "
+            "name its variable something else."
+        )
+        fnd = _finding("readonly", "zsh", "machine", text, ("zsh", name), q, avoid=[])
+        fnd = attrs.evolve(fnd, domain=step.domain or "")
+        why = f"call {i + 1} assigned zsh's read-only {name}; call {j + 1} renamed it and worked"
+        return ShellFix(i, j, (), fnd, why)
+    return None
+
+
 #: A cmdlet refusing two parameters of different parameter sets: "Get-Content : The
 #: parameters TotalCount and Tail cannot be used together."
 _EXCLUSIVE = re.compile(
@@ -4434,6 +4477,7 @@ _READERS = (
     _workdir,
     _script_elsewhere,
     _interpreted,
+    _read_only_name,
     _inline_script,
     _exclusive_params,
     _line_endings,
@@ -5302,6 +5346,10 @@ _INLINE_JS = (
     "card.reason }));\nconsole.log(JSON.stringify(judged, null, 2));\n"
 )
 _INLINE_UNREAD = "/usr/bin/bash: -c: line 96: unexpected EOF while looking for matching `''"
+_ZSH_STATUS = (
+    "for f in checklists/*.md; do\n  total=$(grep -c '^- \\[' \"$f\")\n  status=PASS\n"
+    '  printf "| %s | %s | %s |\\n" "$f" "$total" "$status"\ndone'
+)
 _PS_EXCLUSIVE = (
     "Get-Content : The parameters TotalCount and Tail cannot be used together. Please "
     'specify only one parameter.\nAt line:1 char:1\n+ Get-Content -Path "cli.py" -TotalCount '
@@ -5721,6 +5769,19 @@ SHELL_CHANGES: tuple[ShellChange, ...] = (
             _sh(f'node -e "{_INLINE_JS}"', _INLINE_UNREAD, False),
             Step("Write", {"file_path": "/w/app/scripts/other.js", "content": "x = 1"}, "ok"),
             _sh("node scripts/other.js", "done"),
+        ),
+    ),
+    ShellChange(
+        "readonly",
+        "zsh refused an assignment to a read-only special variable (read-only variable: "
+        "status); the same script with that name assigned nowhere (renamed) then worked",
+        (
+            _exec(_ZSH_STATUS, "zsh:4: read-only variable: status", False),
+            _exec(_ZSH_STATUS.replace("status", "row_status"), "| a.md | 16 | PASS |"),
+        ),
+        (
+            _exec(_ZSH_STATUS, "zsh:4: read-only variable: status", False),
+            _exec("ls checklists", "a.md"),
         ),
     ),
     ShellChange(
