@@ -358,3 +358,31 @@ def test_a_missing_unzip_then_pythons_zipfile_on_the_same_archive() -> None:
     # another archive: not the same job
     other = _cc("python3 -c \"import zipfile; zipfile.ZipFile('other.zip').extractall('x/')\"", "")
     assert not _found("program", failed, other)
+
+
+# -- workdir_path ---------------------------------------------------------------------------
+
+
+def _shell(line: str, workdir: str, output: str = "", ok: bool = True) -> Step:
+    body = f"Process exited with code {0 if ok else 1}\nOutput:\n{output}"
+    return Step("shell", {"command": ["bash", "-lc", line], "workdir": workdir}, body, ok)
+
+
+def test_a_path_that_repeats_the_workdirs_folder_then_written_from_the_workdir() -> None:
+    missing = "cat: .codex/prompts/constitution.md: No such file or directory"
+    failed = _shell("cat .codex/prompts/constitution.md", ".codex", missing, False)
+    (text,) = _found("workdir_path", failed, _shell("cat prompts/constitution.md", ".codex", "---"))
+    assert text == (
+        "shell resolves a relative path from the call's workdir: with workdir .codex, a path "
+        ".codex/... is looked for in .codex/.codex/ ('No such file'); write the path from the "
+        "workdir."
+    )
+    # the whole path from the project's own folder: the same slip
+    assert _found(
+        "workdir_path", failed, _shell("cat .codex/prompts/constitution.md", "/u/coda", "---")
+    )
+    # another file, or the same workdir and the same path again: nothing
+    assert not _found("workdir_path", failed, _shell("cat prompts/plan.md", ".codex", "---"))
+    assert not _found(
+        "workdir_path", failed, _shell("cat .codex/prompts/constitution.md", ".codex", "---")
+    )

@@ -4239,6 +4239,61 @@ def _inline_script(t: Trajectory, i: int) -> ShellFix | None:
     return None
 
 
+def _workdir_of(step: Step) -> str:
+    """A shell call's own ``workdir`` parameter (Codex's), as written; "" when none."""
+    w = step.params.get("workdir")
+    return w.replace("\\", "/").rstrip("/") if isinstance(w, str) else ""
+
+
+def _doubled_workdir(t: Trajectory, i: int) -> ShellFix | None:
+    """``workdir_path``: a shell call given a ``workdir`` (Codex's) failed on a relative
+    path that begins with that folder's own name (workdir ``.codex``, ``cat
+    .codex/prompts/x.md``: looked up in ``.codex/.codex/``), its diagnostic naming the path;
+    within :data:`WINDOW` calls the same program read the same file, the path written
+    from the workdir (``prompts/x.md``, the same workdir) or the whole path from another
+    workdir that does not end in that folder, and it worked."""
+    step = t.steps[i]
+    if step.success or not is_shell(step.tool):
+        return None
+    work = _workdir_of(step)
+    name = posixpath.basename(work)
+    failed = _failed_command(step)
+    if not name or name in (".", "..") or failed is None:
+        return None
+    f, diag = failed
+    if not _MISSING_PATH.search(diag):
+        return None
+    bad = next(
+        (o for o in f.operands if o.startswith(name + "/") and o in step.output[:2000]), None
+    )
+    if bad is None:
+        return None
+    rest = bad[len(name) + 1 :]
+    for j in range(i + 1, min(len(t.steps), i + 1 + WINDOW)):
+        later = t.steps[j]
+        if not (later.success and is_shell(later.tool)):
+            continue
+        there = _workdir_of(later)
+        for c in _commands(later) or ():
+            if c.program != f.program:
+                continue
+            inside = there == work and rest in c.operands
+            above = bad in c.operands and there != work and not there.endswith("/" + name)
+            if not (inside or above):
+                continue
+            q = quote_error(diag, 8)
+            text = (
+                f"{step.tool} resolves a relative path from the call's workdir: with workdir "
+                f"{name}, a path {name}/... is looked for in {name}/{name}/ ('No such file'); "
+                "write the path from the workdir."
+            )
+            fnd = _finding("workdir_path", step.tool, "tool", text, (step.tool, "workdir"), q)
+            fnd = attrs.evolve(fnd, domain=step.domain or "")
+            why = f"call {i + 1} named {bad} from workdir {work}; call {j + 1} read it"
+            return ShellFix(i, j, (), fnd, why)
+    return None
+
+
 #: zsh refusing an assignment to one of its read-only special parameters (``status``,
 #: ``pipestatus``): ``zsh:11: read-only variable: status``.
 _READ_ONLY = re.compile(r"(?m)^(?:zsh|\(eval\)):\d+: read-only variable: (\w+)")
@@ -4513,6 +4568,11 @@ def find_shell_fixes(t: Trajectory, earlier: Earlier | None = None) -> list[Shel
             continue
         cut = timed_out(step) or own_timeout(step.output.lstrip().split("\n", 1)[0])
         if _not_paired(step, cut):
+            continue
+        doubled = _doubled_workdir(t, i)
+        if doubled is not None:  # the workdir's slip, never where the project keeps a file
+            used.add(doubled.fixed)
+            out.append(doubled)
             continue
         failed = _failed_command(step)
         if failed is None:
@@ -5782,6 +5842,40 @@ SHELL_CHANGES: tuple[ShellChange, ...] = (
         (
             _exec(_ZSH_STATUS, "zsh:4: read-only variable: status", False),
             _exec("ls checklists", "a.md"),
+        ),
+    ),
+    ShellChange(
+        "workdir_path",
+        "a shell call given a workdir failed on a relative path that begins with that "
+        "folder's own name (workdir .codex, cat .codex/prompts/x.md); the same program then "
+        "read it written from the workdir (prompts/x.md), or from another workdir",
+        (
+            Step(
+                "shell",
+                {"command": ["bash", "-lc", "cat .codex/prompts/plan.md"], "workdir": ".codex"},
+                f"Process exited with code 1\nOutput:\ncat: .codex/prompts/plan.md: {_NO_FILE}",
+                False,
+            ),
+            Step(
+                "shell",
+                {"command": ["bash", "-lc", "cat prompts/plan.md"], "workdir": ".codex"},
+                "---\ndescription: plan",
+                True,
+            ),
+        ),
+        (
+            Step(
+                "shell",
+                {"command": ["bash", "-lc", "cat .codex/prompts/plan.md"], "workdir": ".codex"},
+                f"Process exited with code 1\nOutput:\ncat: .codex/prompts/plan.md: {_NO_FILE}",
+                False,
+            ),
+            Step(
+                "shell",
+                {"command": ["bash", "-lc", "cat prompts/tasks.md"], "workdir": ".codex"},
+                "---\ndescription: tasks",
+                True,
+            ),
         ),
     ),
     ShellChange(
