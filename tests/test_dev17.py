@@ -386,3 +386,31 @@ def test_a_path_that_repeats_the_workdirs_folder_then_written_from_the_workdir()
     assert not _found(
         "workdir_path", failed, _shell("cat .codex/prompts/constitution.md", ".codex", "---")
     )
+
+
+# -- addtype --------------------------------------------------------------------------------
+
+_HTTP = (
+    "$client = [System.Net.Http.HttpClient]::new(); $r = $client.PostAsync("
+    "'http://127.0.0.1:8080/mcp', $null).Result; 'Status=' + [int]$r.StatusCode"
+)
+_NO_HTTP = (
+    "Unable to find type [System.Net.Http.HttpClient].\r\nAt line:1 char:11\r\n"
+    "+ $client = [System.Net.Http.HttpClient]::new(); ..."
+)
+
+
+def test_a_type_powershell_did_not_know_then_its_assembly_loaded_first() -> None:
+    failed = _codex(_HTTP, _NO_HTTP, False)
+    (text,) = _found(
+        "addtype", failed, _codex("Add-Type -AssemblyName System.Net.Http; " + _HTTP, "Status=200")
+    )
+    assert text == (
+        "PowerShell here does not load System.Net.Http by itself ('Unable to find type "
+        "[System.Net.Http.HttpClient]'): run Add-Type -AssemblyName System.Net.Http before "
+        "using [System.Net.Http.HttpClient]."
+    )
+    # another job (Invoke-WebRequest), or another assembly: nothing
+    assert not _found("addtype", failed, _codex("Invoke-WebRequest -Uri http://x/mcp", "200"))
+    other = "Add-Type -AssemblyName System.Web; " + _HTTP
+    assert not _found("addtype", failed, _codex(other, "Status=200"))

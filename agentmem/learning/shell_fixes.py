@@ -4294,6 +4294,53 @@ def _doubled_workdir(t: Trajectory, i: int) -> ShellFix | None:
     return None
 
 
+#: PowerShell not knowing a .NET type whose assembly is not loaded: "Unable to find type
+#: [System.Net.Http.HttpClient]."
+_NO_TYPE = re.compile(r"Unable to find type \[([A-Za-z_][\w.]*)\]")
+#: Loading an assembly by name: ``Add-Type -AssemblyName System.Net.Http``.
+_ADD_TYPE = re.compile(r"(?i)\bAdd-Type\s+-AssemblyName\s+['\"]?([A-Za-z_][\w.]*)")
+
+
+def _assembly_loaded(t: Trajectory, i: int) -> ShellFix | None:
+    """``addtype``: PowerShell did not know a .NET type ("Unable to find type
+    [System.Net.Http.HttpClient]": Windows PowerShell 5.1 does not load that assembly by
+    itself), and within :data:`WINDOW` calls the same script (the type in it, half or more
+    of its words alike) with ``Add-Type -AssemblyName A`` first, A the type's namespace
+    or a part of it, worked."""
+    step = t.steps[i]
+    if step.success or not is_shell(step.tool):
+        return None
+    m = _NO_TYPE.search(step.output[:3000])
+    script = _ps_script(step)
+    if m is None or m.group(1) not in script or _ADD_TYPE.search(script):
+        return None
+    kind = m.group(1)
+    words = set(_WORD.findall(script))
+    for j in range(i + 1, min(len(t.steps), i + 1 + WINDOW)):
+        later = t.steps[j]
+        if not (later.success and is_shell(later.tool)) or _NO_TYPE.search(later.output[:3000]):
+            continue
+        again = _ps_script(later)
+        added = _ADD_TYPE.search(again)
+        if added is None or kind not in again:
+            continue
+        name = added.group(1)
+        if not kind.startswith(name + ".") or len(words & set(_WORD.findall(again))) * 2 < len(
+            words
+        ):
+            continue
+        q = quote_error(m.group(0), 8)
+        text = (
+            f"PowerShell here does not load {name} by itself ('{q}'): run Add-Type "
+            f"-AssemblyName {name} before using [{kind}]."
+        )
+        fnd = _finding("addtype", "powershell", "machine", text, ("powershell", name), q)
+        fnd = attrs.evolve(fnd, domain=step.domain or "")
+        why = f"call {i + 1} could not find [{kind}]; call {j + 1} loaded {name} first"
+        return ShellFix(i, j, (), fnd, why)
+    return None
+
+
 #: zsh refusing an assignment to one of its read-only special parameters (``status``,
 #: ``pipestatus``): ``zsh:11: read-only variable: status``.
 _READ_ONLY = re.compile(r"(?m)^(?:zsh|\(eval\)):\d+: read-only variable: (\w+)")
@@ -4531,6 +4578,7 @@ _READERS = (
     _windows_commands,
     _workdir,
     _script_elsewhere,
+    _assembly_loaded,
     _interpreted,
     _read_only_name,
     _inline_script,
@@ -5410,6 +5458,14 @@ _ZSH_STATUS = (
     "for f in checklists/*.md; do\n  total=$(grep -c '^- \\[' \"$f\")\n  status=PASS\n"
     '  printf "| %s | %s | %s |\\n" "$f" "$total" "$status"\ndone'
 )
+_HTTP_PS = (
+    "$client = [System.Net.Http.HttpClient]::new(); $r = $client.PostAsync("
+    "'http://127.0.0.1:8080/mcp', $null).Result; 'Status=' + [int]$r.StatusCode"
+)
+_NO_HTTP = (
+    "Unable to find type [System.Net.Http.HttpClient].\nAt line:1 char:11\n"
+    "+ $client = [System.Net.Http.HttpClient]::new(); ..."
+)
 _PS_EXCLUSIVE = (
     "Get-Content : The parameters TotalCount and Tail cannot be used together. Please "
     'specify only one parameter.\nAt line:1 char:1\n+ Get-Content -Path "cli.py" -TotalCount '
@@ -5876,6 +5932,20 @@ SHELL_CHANGES: tuple[ShellChange, ...] = (
                 "---\ndescription: tasks",
                 True,
             ),
+        ),
+    ),
+    ShellChange(
+        "addtype",
+        "PowerShell did not know a .NET type (Unable to find type [System.Net.Http."
+        "HttpClient]); the same script with Add-Type -AssemblyName System.Net.Http first "
+        "then worked",
+        (
+            _exec(_HTTP_PS, _NO_HTTP, False),
+            _exec("Add-Type -AssemblyName System.Net.Http; " + _HTTP_PS, "Status=200"),
+        ),
+        (
+            _exec(_HTTP_PS, _NO_HTTP, False),
+            _exec("Invoke-WebRequest -Uri http://127.0.0.1:8080/mcp -Method Post", "200"),
         ),
     ),
     ShellChange(
