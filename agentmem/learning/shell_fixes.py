@@ -1324,18 +1324,31 @@ def _job_commands(t: Trajectory, step: Step) -> tuple[Command, ...]:
     found = spec_for(step.tool)
     line = command_line(found[1], step.params) if found else ""
     script = parse(line) if found else None
-    if script is not None and not script.parsed and _PS_TAIL.search(line):
+    cut = _ps_untailed(line) if script is not None and not script.parsed else None
+    if cut is not None:
         # PowerShell's own filter on the output (| Select-Object -First 50): the line's
         # job is what comes before it, and that may read as commands
-        script = parse(_PS_TAIL.sub("", line))
+        script = parse(cut)
     if script is None or not script.parsed:
         return ()
     return job_commands(script, str(t.meta.get("cwd") or ""))
 
 
-#: PowerShell cmdlets at a line's end that only trim or format its output (the line's
-#: job is before them): ``| Select-Object -First 50``, ``| Out-String``.
-_PS_TAIL = re.compile(r"(?:\s*\|\s*(?:Select-Object|Out-String|Out-Host)\b[^|;&\n]*)+$", re.I)
+#: A PowerShell cmdlet that only trims or formats a line's output, as the last stage of
+#: its pipeline (the line's job is before it): ``Select-Object -First 50``, ``Out-String``.
+_PS_TAIL = re.compile(r"\s*(?:Select-Object|Out-String|Out-Host)\b[^|;&\n]*", re.I)
+
+
+def _ps_untailed(line: str) -> str | None:
+    """``line`` without the :data:`_PS_TAIL` stages it ends with, or None when it ends with
+    none. Read stage by stage from the end: one expression of them all backtracked
+    exponentially on a line of many stages that does not end in one (review 34)."""
+    cut = line
+    while True:
+        head, bar, last = cut.rpartition("|")
+        if not bar or not _PS_TAIL.fullmatch(last.rstrip()):
+            return cut if cut != line else None
+        cut = head.rstrip()
 
 
 def _failed_command(step: Step) -> tuple[Command, str] | None:
