@@ -4326,12 +4326,17 @@ _NOT_EXECUTED = re.compile(
 
 def _same_script(a: str, b: str) -> bool:
     """Whether two names of a script are one file: equal once a leading ``./`` is dropped,
-    or one a path that ends with the other (``~/x/a.sh``, ``/home/me/x/a.sh``)."""
+    or one a path that ends with the other at a folder's edge (``~/x/a.sh``,
+    ``/home/me/x/a.sh``; never ``scripts/a.sh`` and ``old_scripts/a.sh``)."""
     a, b = a.removeprefix("./"), b.removeprefix("./")
     if a == b:
         return True
     a, b = a.lstrip("~"), b.lstrip("~")
-    return "/" in a and "/" in b and (a.endswith(b) or b.endswith(a))
+
+    def ends(p: str, q: str) -> bool:
+        return p.endswith(q if q.startswith("/") else "/" + q)
+
+    return "/" in a and "/" in b and (ends(a, b) or ends(b, a))
 
 
 def _interpreted(t: Trajectory, i: int) -> ShellFix | None:
