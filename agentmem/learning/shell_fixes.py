@@ -4252,6 +4252,12 @@ def _names_param(call: str, name: str) -> bool:
     )
 
 
+def _writes_param(call: str, *names: str) -> bool:
+    """Whether a cmdlet call passes each of ``names`` written in full (any case)."""
+    written = {p.lower() for p in re.findall(r"(?<![\w-])-([A-Za-z]+)\b", call)}
+    return all(n.lower() in written for n in names)
+
+
 def _cmdlet_paths(call: str) -> set[str]:
     """A cmdlet call's words that name files: quotes off, with a dot, slash or backslash."""
     words = (w.strip("\"'") for w in call.split())
@@ -4260,8 +4266,9 @@ def _cmdlet_paths(call: str) -> set[str]:
 
 def _exclusive_params(t: Trajectory, i: int) -> ShellFix | None:
     """``exclusive``: a PowerShell cmdlet refused two parameters of different parameter
-    sets ("Get-Content : The parameters TotalCount and Tail cannot be used together"),
-    and within :data:`WINDOW` calls the same cmdlet ran on the same file with at most
+    sets ("Get-Content : The parameters TotalCount and Tail cannot be used together"), the
+    call naming both in full, and within :data:`WINDOW` calls the same cmdlet ran on the
+    same file with at most
     one of them and worked. The error says what was wrong, so the lesson counts only once
     the slip repeats (``repeats``: two such failures, in the run or the library's runs)."""
     step = t.steps[i]
@@ -4271,9 +4278,9 @@ def _exclusive_params(t: Trajectory, i: int) -> ShellFix | None:
     if m is None:
         return None
     c, x, y = m.group("c"), m.group("x"), m.group("y")
-    calls = [
-        k for k in _cmdlet_calls(_ps_script(step), c) if _names_param(k, x) and _names_param(k, y)
-    ]
+    # the names are the output's: the lesson takes them only as the command wrote them in
+    # full (a prefix, -Total, would let any name the output made up through, review 34)
+    calls = [k for k in _cmdlet_calls(_ps_script(step), c) if _writes_param(k, x, y)]
     if not calls or not _cmdlet_paths(calls[0]):
         return None
     paths = _cmdlet_paths(calls[0])
