@@ -4123,7 +4123,7 @@ def _sleep_refused(t: Trajectory, i: int) -> ShellFix | None:
 #: An interpreter given its script inline: ``node -e "..."``, ``python3 -c '...'``.
 _INLINE = re.compile(
     r"(?:^|[\s;&|(])(?P<p>node|nodejs|bun|deno|python[\d.]*|ruby|perl|php)"
-    r"(?:\s+-\S+)*?\s+(?:-e|-c|-r|--eval|eval)\s+(?P<q>[\"'])(?P<code>.*)",
+    r"(?:\s+-\S+)*?\s+(?P<f>-e|-c|-r|--eval|eval)\s+(?P<q>[\"'])(?P<code>.*)",
     re.S,
 )
 #: The shell refusing a line it could not read (so the interpreter never ran): bash's
@@ -4146,11 +4146,13 @@ _SUFFIXES = {
     "php": (".php",),
 }
 _CODE_WORD = re.compile(r"[A-Za-z_][A-Za-z_0-9]{3,}")
+#: The option that gives each interpreter its code (node's -r preloads a module, ruby's
+#: -c checks a file's syntax): others' values are no inline script (review 34).
+_EVAL_FLAGS = {"python": ("-c",), "php": ("-r",), "deno": ("eval",), "ruby": ("-e",)}
 
 
 def _written(step: Step) -> tuple[str, str] | None:
-    """(the path, the text) of a file a client tool wrote whole (Write, a patch's Add
-    File), or None."""
+    """(the path, the text) of a file a client tool wrote whole (Write), or None."""
     found = spec_for(step.tool)
     if found is None or not step.success:
         return None
@@ -4179,6 +4181,8 @@ def _inline_script(t: Trajectory, i: int) -> ShellFix | None:
         return None
     program = m.group("p")
     family = "python" if programs.is_python(program) else program
+    if m.group("f") not in _EVAL_FLAGS.get(family, ("-e", "--eval")):
+        return None
     words = set(_CODE_WORD.findall(m.group("code")))
     if len(words) < 8:
         return None  # a one-liner: its quotes are the slip, not its length
@@ -4210,9 +4214,8 @@ def _inline_script(t: Trajectory, i: int) -> ShellFix | None:
         suffix = _SUFFIXES[family][0]
         said = _UNREAD.search(step.output[:2000])
         q = quote_error(said.group(0).rsplit(": ", 1)[-1] if said else _UNCLOSED, 8)
-        flag = re.search(r"\s(-e|-c|-r|--eval|eval)\s", m.group(0))
         text = (
-            f"A long {program} {flag.group(1) if flag else '-e'} script inline in {step.tool} "
+            f"A long {program} {m.group('f')} script inline in {step.tool} "
             f"breaks on its own quotes ('{q}'): write it to a {suffix} file and run "
             f"{program} on the file."
         )
