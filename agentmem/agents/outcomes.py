@@ -949,10 +949,21 @@ def got_past(refused: Step, retry: Step) -> bool:
     body = strip_headers(retry.output, found[0] if found else None)[0][:2000]
     if not o.ran or not body.strip() or _USER_STOPPED.search(body):
         return False
-    said = {m.group(0).lower() for m in _REFUSED.finditer(refused.output[:2000])}
-    again = {m.group(0).lower() for m in _REFUSED.finditer(body)}
+    said, again = _refusal_words(refused.output[:2000]), _refusal_words(body)
     lines = {x.strip() for x in refused.output[:2000].splitlines() if _REFUSED.search(x)}
     return not (said & again) and not any(x and x in body for x in lines)
+
+
+#: A name that did not resolve, in any of :data:`_REFUSED`'s wordings: one refusal, so
+#: that a retry's ``getaddrinfo EAI_AGAIN`` after ``getaddrinfo ENOTFOUND`` (or curl's
+#: ``Could not resolve host``) is the same refusal again, not a way past it (review 34).
+_NO_NAME = re.compile(r"could not resolve host|getaddrinfo|name resolution", re.IGNORECASE)
+
+
+def _refusal_words(text: str) -> set[str]:
+    """The :data:`_REFUSED` words of a text, lower case, every failed name lookup as one."""
+    words = (m.group(0).lower() for m in _REFUSED.finditer(text))
+    return {"name resolution" if _NO_NAME.search(w) else w for w in words}
 
 
 #: The user (or the client for them) stopped or refused an escalated call.

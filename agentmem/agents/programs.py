@@ -574,6 +574,19 @@ def script_suffixes(name: str) -> tuple[str, ...]:
     return _SCRIPT_SUFFIXES.get("python" if is_python(name) else name, ())
 
 
+#: The option that gives each interpreter its code inline (node's -r preloads a module,
+#: ruby's -c checks a file's syntax): another option's value is no inline script.
+_EVAL_FLAGS: dict[str, tuple[str, ...]] = {
+    "python": ("-c",), "php": ("-r",), "deno": ("eval",), "ruby": ("-e",),
+}  # fmt: skip
+
+
+def eval_flags(name: str) -> tuple[str, ...]:
+    """The options with which interpreter ``name`` (a python of any version: ``python``)
+    runs code given inline (``-e`` and ``--eval`` when the table says nothing)."""
+    return _EVAL_FLAGS.get("python" if is_python(name) else name, ("-e", "--eval"))
+
+
 def python_module(name: str) -> str | None:
     """The standard-library module of Python's that does program ``name``'s job, if any."""
     return _PYTHON_MODULES.get(name)

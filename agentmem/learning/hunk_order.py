@@ -10,9 +10,10 @@ shows all of it:
 - the failed call is a patch (the ``apply_patch`` tool, or ``apply_patch`` fed the patch
   in a shell call) whose output says ``Failed to find expected lines in FILE:`` followed
   by exactly the old lines (context and removed lines) of one of its hunks, ``k``;
-- within :data:`WINDOW` calls, with no other patch or write of that file between them, a
-  patch of the same file worked, and it holds hunk ``k`` unchanged and a hunk ``j`` that
-  came before ``k`` in the failed patch, unchanged too, now after ``k``: the same lines,
+- within :data:`WINDOW` calls, with no other patch or write of that file between them (nor
+  a shell call that does more than read), a patch of the same file worked, and it holds
+  hunk ``k`` unchanged and a hunk ``j`` of that file that came before ``k`` in the failed
+  patch, unchanged too, now after ``k``: the same lines,
   in the other order, were found. A retry that changed the failing hunk's lines (they
   were not in the file) or kept its order teaches nothing here.
 """
@@ -23,7 +24,8 @@ import re
 
 import attrs
 
-from ..agents import ToolKind, is_shell, spec_for
+from ..agents import ToolKind, command_line, is_shell, parse, programs, spec_for
+from ..agents.programs import Role
 from ..records import Step, Trajectory
 
 __all__ = ["WINDOW", "HunkOrder", "hunk_order_text", "hunk_orders"]
@@ -32,9 +34,7 @@ __all__ = ["WINDOW", "HunkOrder", "hunk_order_text", "hunk_orders"]
 WINDOW = 3
 
 #: The failure: the file, then the lines the hunk expected (all that follows).
-_NOT_FOUND = re.compile(
-    r"Failed to find expected lines in (?P<file>[^\n]+?):?\n(?P<lines>.+)", re.S
-)
+_NOT_FOUND = "Failed to find expected lines in "
 #: A patch's text inside a call's parameter.
 _PATCH = re.compile(r"\*\*\* Begin Patch\n.*?(?:\*\*\* End Patch|\Z)", re.S)
 #: A line with something to find (not only spaces and punctuation).
@@ -119,11 +119,16 @@ def _same_file(a: str, b: str) -> bool:
 def _failing(step: Step, patch: str) -> tuple[str, int] | None:
     """(the file, the index in the patch's hunks) of the hunk whose lines the failure
     printed, when exactly one hunk's old lines are what it printed."""
-    m = _NOT_FOUND.search(step.output or "")
-    if m is None:
+    # found as a string, not an expression: a lazy file name before a newline rescanned
+    # the line from each repeat of the words (a megabyte of them on one line took minutes)
+    at = (step.output or "").find(_NOT_FOUND)
+    if at < 0:
         return None
-    said = tuple(x.rstrip() for x in m.group("lines").rstrip("\n").split("\n"))
-    file = m.group("file").strip()
+    head, nl, rest = step.output[at + len(_NOT_FOUND) :].partition("\n")
+    file = head.strip().removesuffix(":").strip()
+    if not (nl and rest and file):
+        return None
+    said = tuple(x.rstrip() for x in rest.rstrip("\n").split("\n"))
     hs = hunks(patch)
     at = [
         n
@@ -135,12 +140,40 @@ def _failing(step: Step, patch: str) -> tuple[str, int] | None:
     return file, at[0]
 
 
+def _only_reads(step: Step) -> bool:
+    """Whether every command of a shell call only reads (``nl -ba F | sed -n 1,40p``,
+    ``git diff``): no redirect into a file, no ``sed -i``, no ``find -delete``. A line
+    that does not parse (PowerShell) may write."""
+    found = spec_for(step.tool)
+    script = parse(command_line(found[1], step.params)) if found else None
+    if script is None or not script.parsed:
+        return False
+    for c in script.commands:
+        if programs.has(c.program, Role.VCS):
+            reads = Role.READER in programs.sub_roles(c.program, c.subcommand)
+        else:
+            reads = programs.has(c.program, Role.READER) or programs.has(c.program, Role.SCENE)
+        in_place = c.program == "sed" and any(
+            a.startswith("--in-place") or (a[:1] == "-" and a[:2] != "--" and "i" in a)
+            for a in c.args
+        )
+        acts = c.program == "find" and bool({"-delete", "-exec", "-execdir"} & set(c.args))
+        if not reads or in_place or acts or any(op in (">", ">>") for op, _ in c.redirects):
+            return False
+    return True
+
+
 def _touches(step: Step, file: str) -> bool:
     """Whether a call between the two patches may have changed the file: another patch of
-    it, or a write or edit tool given it."""
+    it, a write or edit tool given it, or a shell call that does more than read (``sed -i``,
+    ``git checkout -- F``, a script: the file's lines may be its doing, review 34)."""
     patch = _patch_of(step)
-    if patch is not None:
-        return any(_same_file(f, file) for f, _ in hunks(patch)) or file.rsplit("/", 1)[-1] in patch
+    if patch is not None and (
+        any(_same_file(f, file) for f, _ in hunks(patch)) or file.rsplit("/", 1)[-1] in patch
+    ):
+        return True
+    if is_shell(step.tool):
+        return not _only_reads(step)
     found = spec_for(step.tool)
     if found is not None and found[1].kind in (ToolKind.WRITE, ToolKind.EDIT):
         v = step.params.get(found[1].path or "file_path")
@@ -149,13 +182,19 @@ def _touches(step: Step, file: str) -> bool:
 
 
 def _reordered(failed: list[Hunk], k: int, fixed: list[Hunk]) -> bool:
-    """Whether the fixed patch holds hunk ``k`` of the failed one and a hunk that came
-    before ``k`` there, both unchanged, now in the other order."""
+    """Whether the fixed patch holds hunk ``k`` of the failed one and a hunk of the same
+    file that came before ``k`` there, both unchanged, now in the other order (apply_patch
+    seeks each file's hunks from that file's top: the order of two files' sections in a
+    patch is no hunk's order)."""
     try:
         at_k = fixed.index(failed[k])
     except ValueError:
         return False
-    return any(h in fixed and fixed.index(h) > at_k for h in failed[:k] if h != failed[k])
+    return any(
+        h in fixed and fixed.index(h) > at_k
+        for h in failed[:k]
+        if h != failed[k] and _same_file(h[0], failed[k][0])
+    )
 
 
 def hunk_orders(run: Trajectory) -> list[HunkOrder]:

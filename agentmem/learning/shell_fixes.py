@@ -1359,18 +1359,31 @@ def _job_commands(t: Trajectory, step: Step) -> tuple[Command, ...]:
     found = spec_for(step.tool)
     line = command_line(found[1], step.params) if found else ""
     script = parse(line) if found else None
-    if script is not None and not script.parsed and _PS_TAIL.search(line):
+    cut = _ps_untailed(line) if script is not None and not script.parsed else None
+    if cut is not None:
         # PowerShell's own filter on the output (| Select-Object -First 50): the line's
         # job is what comes before it, and that may read as commands
-        script = parse(_PS_TAIL.sub("", line))
+        script = parse(cut)
     if script is None or not script.parsed:
         return ()
     return job_commands(script, str(t.meta.get("cwd") or ""))
 
 
-#: PowerShell cmdlets at a line's end that only trim or format its output (the line's
-#: job is before them): ``| Select-Object -First 50``, ``| Out-String``.
-_PS_TAIL = re.compile(r"(?:\s*\|\s*(?:Select-Object|Out-String|Out-Host)\b[^|;&\n]*)+$", re.I)
+#: A PowerShell cmdlet that only trims or formats a line's output, as the last stage of
+#: its pipeline (the line's job is before it): ``Select-Object -First 50``, ``Out-String``.
+_PS_TAIL = re.compile(r"\s*(?:Select-Object|Out-String|Out-Host)\b[^|;&\n]*", re.I)
+
+
+def _ps_untailed(line: str) -> str | None:
+    """``line`` without the :data:`_PS_TAIL` stages it ends with, or None when it ends with
+    none. Read stage by stage from the end: one expression of them all backtracked
+    exponentially on a line of many stages that does not end in one (review 34)."""
+    cut = line
+    while True:
+        head, bar, last = cut.rpartition("|")
+        if not bar or not _PS_TAIL.fullmatch(last.rstrip()):
+            return cut if cut != line else None
+        cut = head.rstrip()
 
 
 def _failed_command(step: Step) -> tuple[Command, str] | None:
@@ -4160,8 +4173,7 @@ _CODE_WORD = re.compile(r"[A-Za-z_][A-Za-z_0-9]{3,}")
 
 
 def _written(step: Step) -> tuple[str, str] | None:
-    """(the path, the text) of a file a client tool wrote whole (Write, a patch's Add
-    File), or None."""
+    """(the path, the text) of a file a client tool wrote whole (Write), or None."""
     found = spec_for(step.tool)
     if found is None or not step.success:
         return None
@@ -4192,6 +4204,8 @@ def _inline_script(t: Trajectory, i: int) -> ShellFix | None:
         return None
     program = m.group("p")
     family = "python" if programs.is_python(program) else program
+    if m.group("flag") not in programs.eval_flags(family):
+        return None  # node -r preloads a module, ruby -c checks a file (review 34)
     words = set(_CODE_WORD.findall(_line(step)[m.end() :]))
     if len(words) < 8:
         return None  # a one-liner: its quotes are the slip, not its length
@@ -4409,6 +4423,12 @@ def _names_param(call: str, name: str) -> bool:
     )
 
 
+def _writes_param(call: str, *names: str) -> bool:
+    """Whether a cmdlet call passes each of ``names`` written in full (any case)."""
+    written = {p.lower() for p in re.findall(r"(?<![\w-])-([A-Za-z]+)\b", call)}
+    return all(n.lower() in written for n in names)
+
+
 def _cmdlet_paths(call: str) -> set[str]:
     """A cmdlet call's words that name files: quotes off, with a dot, slash or backslash."""
     words = (w.strip("\"'") for w in call.split())
@@ -4417,8 +4437,9 @@ def _cmdlet_paths(call: str) -> set[str]:
 
 def _exclusive_params(t: Trajectory, i: int) -> ShellFix | None:
     """``exclusive``: a PowerShell cmdlet refused two parameters of different parameter
-    sets ("Get-Content : The parameters TotalCount and Tail cannot be used together"),
-    and within :data:`WINDOW` calls the same cmdlet ran on the same file with at most
+    sets ("Get-Content : The parameters TotalCount and Tail cannot be used together"), the
+    call naming both in full, and within :data:`WINDOW` calls the same cmdlet ran on the
+    same file with at most
     one of them and worked. The error says what was wrong, so the lesson counts only once
     the slip repeats (``repeats``: two such failures, in the run or the library's runs)."""
     step = t.steps[i]
@@ -4428,9 +4449,9 @@ def _exclusive_params(t: Trajectory, i: int) -> ShellFix | None:
     if m is None:
         return None
     c, x, y = m.group("c"), m.group("x"), m.group("y")
-    calls = [
-        k for k in _cmdlet_calls(_ps_script(step), c) if _names_param(k, x) and _names_param(k, y)
-    ]
+    # the names are the output's: the lesson takes them only as the command wrote them in
+    # full (a prefix, -Total, would let any name the output made up through, review 34)
+    calls = [k for k in _cmdlet_calls(_ps_script(step), c) if _writes_param(k, x, y)]
     if not calls or not _cmdlet_paths(calls[0]):
         return None
     paths = _cmdlet_paths(calls[0])
@@ -4483,12 +4504,17 @@ _NOT_EXECUTED = re.compile(
 
 def _same_script(a: str, b: str) -> bool:
     """Whether two names of a script are one file: equal once a leading ``./`` is dropped,
-    or one a path that ends with the other (``~/x/a.sh``, ``/home/me/x/a.sh``)."""
+    or one a path that ends with the other at a folder's edge (``~/x/a.sh``,
+    ``/home/me/x/a.sh``; never ``scripts/a.sh`` and ``old_scripts/a.sh``)."""
     a, b = a.removeprefix("./"), b.removeprefix("./")
     if a == b:
         return True
     a, b = a.lstrip("~"), b.lstrip("~")
-    return "/" in a and "/" in b and (a.endswith(b) or b.endswith(a))
+
+    def ends(p: str, q: str) -> bool:
+        return p.endswith(q if q.startswith("/") else "/" + q)
+
+    return "/" in a and "/" in b and (ends(a, b) or ends(b, a))
 
 
 def _interpreted(t: Trajectory, i: int) -> ShellFix | None:
@@ -4604,10 +4630,9 @@ Earlier = Callable[[], Iterable[str]]
 
 
 def find_shell_fixes(t: Trajectory, earlier: Earlier | None = None) -> list[ShellFix]:
-    """The shell corrections of one run (its steps as learning sees them: see
-    :func:`agentmem.agents.learning_view`), in the order of their failed calls.
-    ``earlier``: the files the session's earlier runs used (:func:`paths_used`): a path
-    the session had used before is a slip here too (:func:`used_before`)."""
+    """The shell corrections of one run (as :func:`agentmem.agents.learning_view` sees
+    it), by failed call. ``earlier``: the files the session's earlier runs used
+    (:func:`paths_used`): a path used before is a slip here too (:func:`used_before`)."""
     steps = t.steps
     out: list[ShellFix] = []
     used: set[int] = set()
