@@ -179,3 +179,14 @@ def test_inline_names_the_flag_that_gives_the_program_its_code() -> None:
     ran = _codex("node judge.js", "[]")
     got = _found("inline", failed, wrote, ran)
     assert not any("node -r" in x for x in got), got
+
+
+def test_only_a_first_or_last_lines_filter_is_read_past() -> None:
+    """-Skip, -Index or -Property hide or reshape the output: the line is not read past
+    them (review 34's note, taken)."""
+    from agentmem.learning.shell_fixes import _ps_untailed
+
+    assert _ps_untailed("rg x docs -S | Select-Object -First 50") == "rg x docs -S"
+    assert _ps_untailed("rg x | Select-Object -First 5 | Out-String") == "rg x"
+    assert _ps_untailed("rg x | Select-Object -Skip 5") is None
+    assert _ps_untailed("rg x | Select-Object -Property Name") is None

@@ -1371,7 +1371,9 @@ def _job_commands(t: Trajectory, step: Step) -> tuple[Command, ...]:
 
 #: A PowerShell cmdlet that only trims or formats a line's output, as the last stage of
 #: its pipeline (the line's job is before it): ``Select-Object -First 50``, ``Out-String``.
-_PS_TAIL = re.compile(r"\s*(?:Select-Object|Out-String|Out-Host)\b[^|;&\n]*", re.I)
+#: Only the first or last lines of the output (``-First``, ``-Last``), never ``-Skip``,
+#: ``-Index`` or ``-Property``, which hide or reshape it (review 34).
+_PS_TAIL = re.compile(r"\s*(?:Select-Object\s+-(?:First|Last)\s+\d+|Out-String|Out-Host)\s*", re.I)
 
 
 def _ps_untailed(line: str) -> str | None:
