@@ -373,10 +373,13 @@ def test_a_path_that_repeats_the_workdirs_folder_then_written_from_the_workdir()
     failed = _shell("cat .codex/prompts/constitution.md", ".codex", missing, False)
     (text,) = _found("workdir_path", failed, _shell("cat prompts/constitution.md", ".codex", "---"))
     assert text == (
-        "shell resolves a relative path from the call's workdir: with workdir .codex, a path "
-        ".codex/... is looked for in .codex/.codex/ ('No such file'); write the path from the "
-        "workdir."
+        "shell resolves a relative path from the call's workdir: a path .codex/... given "
+        "workdir .codex is looked for in .codex/.codex/ ('No such file'); write the path from "
+        "the workdir."
     )
+    from agentmem.sanitize import lesson_problem
+
+    assert lesson_problem(text) is None  # servable: ".codex," read as words to Codex
     # the whole path from the project's own folder: the same slip
     assert _found(
         "workdir_path", failed, _shell("cat .codex/prompts/constitution.md", "/u/coda", "---")

@@ -4298,10 +4298,11 @@ def _doubled_workdir(t: Trajectory, i: int) -> ShellFix | None:
             if not (inside or above):
                 continue
             q = quote_error(diag, 8)
+            # no comma after the folder's name: ".codex," reads as words addressed to Codex
             text = (
-                f"{step.tool} resolves a relative path from the call's workdir: with workdir "
-                f"{name}, a path {name}/... is looked for in {name}/{name}/ ('No such file'); "
-                "write the path from the workdir."
+                f"{step.tool} resolves a relative path from the call's workdir: a path "
+                f"{name}/... given workdir {name} is looked for in {name}/{name}/ ('No such "
+                "file'); write the path from the workdir."
             )
             fnd = _finding("workdir_path", step.tool, "tool", text, (step.tool, "workdir"), q)
             fnd = attrs.evolve(fnd, domain=step.domain or "")
