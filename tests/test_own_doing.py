@@ -163,9 +163,10 @@ def _sed(workdir: str, path: str, ok: bool) -> Step:
 def test_a_path_written_from_the_top_in_a_deeper_workdir_is_no_location():
     # synthetic: the call ran in docs/ with the path written from the project's top; the
     # same file, read there by its own name, worked: the slip is the workdir, not where the
-    # project keeps the file (nothing is learned: no kind states the workdir itself)
+    # project keeps the file (since the seventeenth session of wave 4 the workdir's own
+    # kind, workdir_path, states it: never a location)
     bad, good = _sed("/w/app/docs", "docs/notes.txt", False), _sed("/w/app/docs", "notes.txt", True)
-    assert _changes(bad, good) == []
+    assert _changes(bad, good) == ["workdir_path"]
     # control: in the project's top, the same two calls say the file is there, not in docs/
     top_bad, top_good = _sed("/w/app", "docs/notes.txt", False), _sed("/w/app", "notes.txt", True)
     assert _changes(top_bad, top_good) == ["location"]

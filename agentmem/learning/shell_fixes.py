@@ -4302,7 +4302,7 @@ def _doubled_workdir(t: Trajectory, i: int) -> ShellFix | None:
             text = (
                 f"{step.tool} resolves a relative path from the call's workdir: a path "
                 f"{name}/... given workdir {name} is looked for in {name}/{name}/ ('No such "
-                "file'); write the path from the workdir."
+                "file'); write the path relative to the workdir."
             )
             fnd = _finding("workdir_path", step.tool, "tool", text, (step.tool, "workdir"), q)
             fnd = attrs.evolve(fnd, domain=step.domain or "")
