@@ -374,8 +374,8 @@ def test_a_path_that_repeats_the_workdirs_folder_then_written_from_the_workdir()
     (text,) = _found("workdir_path", failed, _shell("cat prompts/constitution.md", ".codex", "---"))
     assert text == (
         "shell resolves a relative path from the call's workdir: a path .codex/... given "
-        "workdir .codex is looked for in .codex/.codex/ ('No such file'); write the path relative to "
-        "the workdir."
+        "workdir .codex is looked for in .codex/.codex/ ('No such file'); write the path "
+        "relative to the workdir."
     )
     from agentmem.sanitize import lesson_problem
 
