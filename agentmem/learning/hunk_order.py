@@ -130,14 +130,14 @@ def _failing(step: Step, patch: str) -> tuple[str, int] | None:
         return None
     said = tuple(x.rstrip() for x in rest.rstrip("\n").split("\n"))
     hs = hunks(patch)
-    at = [
+    which = [
         n
         for n, (f, lines) in enumerate(hs)
         if _same_file(f, file) and tuple(x.rstrip() for x in lines) == said
     ]
-    if len(at) != 1 or not any(_WORDY.search(x) for x in said):
+    if len(which) != 1 or not any(_WORDY.search(x) for x in said):
         return None
-    return file, at[0]
+    return file, which[0]
 
 
 def _only_reads(step: Step) -> bool:
