@@ -27,6 +27,7 @@ import attrs
 from ..agents import ToolKind, command_line, is_shell, parse, programs, spec_for
 from ..agents.programs import Role
 from ..records import Step, Trajectory
+from .shell_fixes import reads_only
 
 __all__ = ["WINDOW", "HunkOrder", "hunk_order_text", "hunk_orders"]
 
@@ -149,10 +150,7 @@ def _only_reads(step: Step) -> bool:
     if script is None or not script.parsed:
         return False
     for c in script.commands:
-        if programs.has(c.program, Role.VCS):
-            reads = Role.READER in programs.sub_roles(c.program, c.subcommand)
-        else:
-            reads = programs.has(c.program, Role.READER) or programs.has(c.program, Role.SCENE)
+        reads = reads_only(c) or programs.has(c.program, Role.SCENE)
         in_place = c.program == "sed" and any(
             a.startswith("--in-place") or (a[:1] == "-" and a[:2] != "--" and "i" in a)
             for a in c.args

@@ -208,6 +208,7 @@ __all__ = [
     "compare",
     "find_shell_fixes",
     "gave_up",
+    "reads_only",
     "short",
 ]
 
@@ -253,7 +254,10 @@ def _intent(c: Command) -> str:
     return f"{c.program} {c.subcommand}" if c.subcommand else c.program
 
 
-def _reader(c: Command) -> bool:
+def reads_only(c: Command) -> bool:
+    """Whether command ``c`` only reads or looks around (:attr:`Role.READER`: ``cat``,
+    ``sed -n``; a version-control program's reading subcommand, ``git diff``), writing no
+    file by ``>`` or ``>>`` (a version-control program's redirect is not checked here)."""
     if programs.has(c.program, Role.VCS):
         return Role.READER in programs.sub_roles(c.program, c.subcommand)
     return programs.has(c.program, Role.READER) and not any(
@@ -296,7 +300,7 @@ def _only_shows(s: Command, f: Command) -> bool:
     for ``f``. A lister stands in for a lister (``tree`` missing, ``find`` ran)."""
 
     def helper(c: Command) -> bool:
-        return _reader(c) or any(
+        return reads_only(c) or any(
             programs.has(c.program, r) for r in (Role.LISTS, Role.SCENE, Role.PROBE)
         )
 
@@ -580,7 +584,9 @@ def _provided(
     if f.program == s.program and _same_args(f, s):
         # a fetch that only printed (curl URL) put no program here (review 26)
         installs = [
-            b for b in between if not _reader(b) and b.program != f.program and not _only_prints(b)
+            b
+            for b in between
+            if not reads_only(b) and b.program != f.program and not _only_prints(b)
         ]
         if len(installs) == 1:
             b = installs[0]
@@ -974,7 +980,7 @@ def _prerequisite(
     f: Command, s: Command, q: str, diag: str, between: Sequence[Command]
 ) -> Finding | None:
     """The very same command worked after exactly one command that is not a reader."""
-    helpers = [b for b in between if not _reader(b) and _intent(b) != _intent(f)]
+    helpers = [b for b in between if not reads_only(b) and _intent(b) != _intent(f)]
     if len(helpers) != 1:
         return None
     b = helpers[0]
@@ -1008,13 +1014,13 @@ _RANGE_FLAG = re.compile(r"-\d+|--?[A-Za-z][\w-]*(?:=| )[+-]?\d+")
 def _inert_flags(f: Command, s: Command, diag: str) -> bool:
     """Whether the options ``f`` and ``s`` differ in say only how the output looks, so a
     retry may change them and still be judged by its one changed operand: each is a count
-    (:data:`_RANGE_FLAG`) or, for a program that only reads (:func:`_reader`) after a
+    (:data:`_RANGE_FLAG`) or, for a program that only reads (:func:`reads_only`) after a
     missing path, an option without a value (``cat -n``, ``ls -la``): whether a file
     exists does not depend on how it is shown."""
     changed = set(f.flags) ^ set(s.flags)
     if not changed or len(f.flags) != len(set(f.flags)) or len(s.flags) != len(set(s.flags)):
         return False
-    shown = _reader(f) and _reader(s) and bool(_MISSING_PATH.search(diag))
+    shown = reads_only(f) and reads_only(s) and bool(_MISSING_PATH.search(diag))
     return all(
         _RANGE_FLAG.fullmatch(x) or (shown and " " not in x and "=" not in x) for x in changed
     )
@@ -1216,7 +1222,7 @@ def _plain(word: str) -> bool:
 def _dropped(f: Command, s: Command, q: str, diag: str, body: str) -> Finding | None:
     """The same command without one path operand, which the failed output named (or a
     folder of it): the project does not take that path there (git-ignored, not there)."""
-    if _reader(f) or _MISSING_PATH.search(diag):
+    if reads_only(f) or _MISSING_PATH.search(diag):
         return None  # a file that is not there, left out of a read: exploration
     a, b = list(_targets(f)), list(_targets(s))
     gone = [x for x in a if x not in b]
@@ -3055,13 +3061,13 @@ def _console_encoding(t: Trajectory, i: int) -> ShellFix | None:
 
 def _read_elsewhere(t: Trajectory, i: int) -> ShellFix | None:
     """``location`` read by another reader: a program that only reads (``cat``, ``head``,
-    ``sed -n``: :func:`_reader`) failed on a path that is not there, its diagnostic naming
+    ``sed -n``: :func:`reads_only`) failed on a path that is not there, its diagnostic naming
     it, and a later successful call read a path with the same file name elsewhere with
     another reader (``cat notes.txt``, then ``head -50 docs/notes.txt``): which reader read
     it is incidental, the path is the change."""
     step = t.steps[i]
     failed = _failed_command(step) if is_shell(step.tool) and not step.success else None
-    if failed is None or not _reader(failed[0]) or not _MISSING_PATH.search(failed[1]):
+    if failed is None or not reads_only(failed[0]) or not _MISSING_PATH.search(failed[1]):
         return None
     f, diag = failed
     bad = next((x for x in _targets(f) if x in diag or x.rstrip("/") in diag), None)
@@ -3074,7 +3080,7 @@ def _read_elsewhere(t: Trajectory, i: int) -> ShellFix | None:
         took = [
             c
             for c in cmds
-            if _reader(c)
+            if reads_only(c)
             and c.program != f.program
             and not any(programs.has(c.program, r) for r in (Role.VCS, Role.ANSWERS))
             for x in _targets(c)
@@ -3109,7 +3115,7 @@ _COPIED = frozenset(
 
 def _looks(c: Command) -> bool:
     """Whether ``c`` only reads or lists what its path operands name (cat, sed -n, ls)."""
-    return _reader(c) or programs.has(c.program, Role.LISTS)
+    return reads_only(c) or programs.has(c.program, Role.LISTS)
 
 
 def _path_words(c: Command) -> list[str]:
