@@ -1012,14 +1012,14 @@ def test_the_part_credited_with_the_job_is_the_part_that_changed():
     retry = _bash(f'cd "{win}" && grep -c ERROR app.log', "3", True)
     [found] = _fix(failed, retry)
     assert found[0] == "windows"
-    assert "bash's own grep did the job" in found[2] and "own cd" not in found[2]
+    assert "bash's own grep -c did the job" in found[2] and "own cd" not in found[2]
     alone = _bash(f'grep -c ERROR "{win}/app.log"', "3", True)
     failed_alone = _bash(
         f'Select-String -Path "{win}/app.log" -Pattern ERROR',
         "Exit code 127\n/usr/bin/bash: line 1: Select-String: command not found",
     )
     [found] = _fix(failed_alone, alone)
-    assert "bash's own grep did the job" in found[2]
+    assert "bash's own grep -c did the job" in found[2]
     same = _bash(f'cd "{win}" && Select-String -Path app.log -Pattern ERROR', "3", True)
     assert _fix(failed, same) == []
 
@@ -1100,7 +1100,7 @@ def test_cmd_syntax_on_the_runs_own_folder_is_learned_from_what_worked_there():
         f'if not exist "{out}" mkdir "{out}"', "eval: line 2: syntax error: unexpected end of file"
     )
     (found,) = learned(made, _bash(f'mkdir -p "{out}"', "", True))
-    assert found[2].endswith("; bash's own mkdir did the job instead.")
+    assert found[2].endswith("; bash's own mkdir -p did the job instead.")
 
 
 def test_powershell_51_refusing_and_and_teaches_the_machines_separator():

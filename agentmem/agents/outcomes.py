@@ -59,6 +59,7 @@ __all__ = [
     "RunView",
     "asked_variables",
     "blocked_sleep",
+    "borrowed_params",
     "claimed_command",
     "claimed_intent",
     "command_line",
@@ -74,6 +75,7 @@ __all__ = [
     "not_started",
     "outcome",
     "refusal_line",
+    "required_missing",
     "same_command",
     "session_noise",
     "shell_line",
@@ -1110,6 +1112,58 @@ def unquoted_retries(steps: tuple[Step, ...]) -> dict[int, int]:
     return out
 
 
+#: The parameter a tool's own argument check says is required and was not given: zod's
+#: ``"path": ["edits"], "message": "Required"`` (an MCP server's), "The required parameter
+#: `options` is missing", "missing required parameter: X".
+_REQUIRED = re.compile(
+    r'"path":\s*\[\s*"(?P<a>\w+)"\s*\][^{}]*?"message":\s*"Required"'
+    r"|required parameter `?(?P<b>[\w.\[\]]+)`? is missing"
+    r"|[Mm]issing required (?:parameter|argument|field|property):? ['\"`]?(?P<c>\w+)"
+)
+
+
+def required_missing(step: Step) -> str | None:
+    """The parameter a failed call's tool refused it for lacking (:data:`_REQUIRED`; the
+    call did not pass it), or None."""
+    m = _REQUIRED.search(step.output[:2000])
+    name = next((g for g in m.groups() if g), None) if m else None
+    return name if name and name not in step.params else None
+
+
+def borrowed_params(steps: tuple[Step, ...]) -> dict[int, int]:
+    """{refused call: the other tool's call}: a tool's own argument check refused a call
+    for lacking a required parameter (:func:`required_missing`: the filesystem MCP
+    server's ``edit_file`` given no ``edits``), and within the three calls after it,
+    before that tool worked, another tool worked that takes two or more of the refused
+    call's parameters by the same names with the same values, and not the missing one (the
+    built-in ``Edit``, given the same ``old_string`` and ``new_string``): the call spoke
+    the other tool's parameters. Any other schema error teaches nothing."""
+    out: dict[int, int] = {}
+    for i, step in enumerate(steps):
+        if step.success or spec_for(step.tool) is None:
+            continue
+        if outcome(step).failure is not Failure.SCHEMA:
+            continue
+        missing = required_missing(step)
+        if missing is None:
+            continue
+        for k in range(i + 1, min(len(steps), i + 4)):
+            later = steps[k]
+            if later.tool == step.tool:
+                if later.success:
+                    break  # the tool itself worked: its own parameters were the fix
+                continue
+            same = [
+                n
+                for n, v in step.params.items()
+                if isinstance(v, str) and v and later.params.get(n) == v
+            ]
+            if later.success and len(same) >= 2 and missing not in later.params:
+                out[i] = k
+                break
+    return out
+
+
 def _view_step(
     step: Step, *, refused: bool = False, escalated: bool = False, tty: bool = False
 ) -> Step | None:
@@ -1212,6 +1266,7 @@ def _viewed(steps: tuple[Step, ...], cwd: str = "") -> list[Step | None]:
     esc = escalations(steps)
     retries = set(esc.values())
     kept = set(esc) | set(unquoted_retries(steps))  # a JSON text retried as its value
+    kept |= set(borrowed_params(steps))  # another tool's parameters, then that tool
     kept |= set(env_retries(steps))  # a variable the failure asked for, then set
     kept |= set(narrowed_searches(steps, cwd))  # a search that timed out, then narrowed
     tty = set(tty_retries(steps).values())

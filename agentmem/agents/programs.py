@@ -377,6 +377,9 @@ _TABLE: list[Program] = [
     *_many("node ruby perl php elixir Rscript", Role.INTERPRETER),
     # files: readers, probes, filters
     *_many("ls", Role.READER, Role.PROBE, Role.LISTS, domain="fs", alone="-h"),
+    # GNU dir and vdir (coreutils' ls in columns; Git Bash has them, so cmd's ``dir /b``
+    # reaches GNU dir there and lists, reading ``/b`` as a file)
+    *_many("dir vdir", Role.READER, Role.LISTS, domain="fs"),
     *_many("stat", Role.READER, Role.PROBE, domain="fs"),
     *_many("realpath readlink", Role.READER, Role.PROBE, domain="fs"),
     *_many("which type", Role.READER, Role.PROBE, Role.ANSWERS),

@@ -61,7 +61,14 @@ import attrs
 
 from ..agents import ToolKind, is_shell, learning_view, same_job, spec_for
 from ..agents import programs as _programs
-from ..agents.outcomes import command_line, timed_out, unquoted_retries, view_indices
+from ..agents.outcomes import (
+    borrowed_params,
+    command_line,
+    required_missing,
+    timed_out,
+    unquoted_retries,
+    view_indices,
+)
 from ..agents.shell import parse
 from ..domains import step_domain
 from ..records import Step, Trajectory
@@ -535,6 +542,7 @@ def find_corrections(t: Trajectory, earlier: Earlier | None = None) -> list[Corr
     t = learning_view(t)
     needs = _tool_needs(t) + _tool_refusals(recorded) + _unquoted(t) + _cwd_kept(t, recorded)
     needs += _self_kill(t, recorded) + _bang(t, recorded) + _hunk_order(t, recorded)
+    needs += _borrowed(t, recorded)
     shell = find_shell_fixes(t, earlier)
     # a client tool's path found elsewhere (shell_fixes' location rule) is where the
     # project keeps the file, not a value of the tool's parameter
@@ -979,6 +987,46 @@ def _hunk_order(t: Trajectory, recorded: Trajectory) -> list[Correction]:
             f"{_step_word(a)} {x.tool} failed to find a hunk's lines in {x.file} that an "
             f"earlier hunk of the patch came after; {_step_word(b)} sent the same hunks in "
             "the file's order and it worked"
+        )
+        out.append(Correction(Kind.TOOL_RULE, a, b, (), f, why))
+    return out
+
+
+@attrs.frozen
+class _Borrowed:
+    failed: int
+    fixed: int
+
+
+def _borrowed(t: Trajectory, recorded: Trajectory) -> list[Correction]:
+    """A tool refused a call for lacking a required parameter, and another tool then did
+    the job with the refused call's own parameters, by name and value
+    (:func:`agentmem.agents.outcomes.borrowed_params`: the filesystem MCP server's
+    ``edit_file`` given the built-in Edit's ``old_string`` and ``new_string``). The error
+    says what was missing, so a one-off slip teaches nothing: a lesson once the slip
+    repeats (``detail["repeats"]``), in the run or the library's runs."""
+    pairs = borrowed_params(recorded.steps)
+    out: list[Correction] = []
+    for a, b, x in _in_view(recorded, [_Borrowed(i, k) for i, k in pairs.items()]):
+        w, r = recorded.steps[x.failed], recorded.steps[x.fixed]
+        missing = required_missing(w) or ""
+        same = [n for n, v in w.params.items() if isinstance(v, str) and v and r.params.get(n) == v]
+        slips = sum(  # the run's calls of that tool refused for want of that parameter
+            1 for s in recorded.steps if s.tool == w.tool and required_missing(s) == missing
+        )
+        said = f"{missing}: Required"
+        names = " and ".join(same[:2])
+        text = lesson_text(
+            f"{w.tool} needs {missing} ('{said}'); {names} are parameters of {r.tool}: "
+            f"pass {w.tool} its {missing}, or use {r.tool}."
+        )
+        f = _tool_rule(
+            w, text, (w.tool, r.tool, missing), said, missing, refused="borrowed",
+            how=r.tool, slips=slips, repeats=True,
+        )  # fmt: skip
+        why = (
+            f"{_step_word(a)} {w.tool} was refused for want of {missing} (given {names}); "
+            f"{r.tool} did the job with the same {names} ({_step_word(b)})"
         )
         out.append(Correction(Kind.TOOL_RULE, a, b, (), f, why))
     return out

@@ -2467,13 +2467,14 @@ def _windows_fix(t: Trajectory, i: int) -> tuple[int, str] | None:
             # cmd's syntax rewritten in bash's: the command whose words changed did the job
             first = _replacement(t.steps[i], later, () if syntax else names, rewritten=syntax)
             if first:
-                return j, f"bash's own {first}"
+                return j, f"bash's own {_with_options(later, first)}"
             if syntax:
                 break  # no rewrite of the line: what worked before it, crediting nothing
             continue
         found = spec_for(later.tool)
+        # a construct's job is its command's (``dir /s`` lists as ``dir`` does)
         if found is not None and any(
-            programs.same_job(n, _TOOL_JOBS.get(found[1].kind, ())) for n in names
+            programs.same_job(n.split()[0], _TOOL_JOBS.get(found[1].kind, ())) for n in names
         ):
             return j, later.tool
     return None if moved_on is None else (moved_on, "")
@@ -2495,8 +2496,9 @@ def _replacement(
     job. A command both calls ran the same (``cd DIR &&`` before the command replaced) only
     sets the scene. With ``jobs`` (the failed commands' names), only a command that does
     one of their jobs (:func:`programs.same_job`) counts. ``rewritten`` (cmd's syntax
-    rewritten in bash's): only a program the failed line names among its words (``mkdir -p
-    D`` for ``if not exist D mkdir D``, ``cd D`` for ``cd /d D``), read from the retry's
+    rewritten in bash's): only a program the failed line names among its words, or one
+    doing a named program's job (``mkdir -p D`` for ``if not exist D mkdir D``, ``cd D``
+    for ``cd /d D``, ``ls -la`` for ``dir /b``), read from the retry's
     words where the shell reader cannot read it (a quoted ``C:\\`` path). "" when the retry
     cannot be read or changed no such command."""
     same = _commands_as_written(_line(failed))
@@ -2526,7 +2528,7 @@ def _replacement(
             for prog, args in ran
             if (prog, args) not in same
             and (not jobs or programs.same_job(prog, jobs))
-            and (not rewritten or prog in named)
+            and (not rewritten or prog in named or programs.same_job(prog, named))
         ),
         "",
     )
@@ -2604,8 +2606,26 @@ def _syntax_retry(t: Trajectory, i: int) -> tuple[int, str] | None:
             or re.search(rf"\b{re.escape(first)}: ", out)
         ):
             return None
-        return j, f"bash's own {changed}"
+        return j, f"bash's own {_with_options(later, changed)}"
     return None
+
+
+def _with_options(step: Step, program: str) -> str:
+    """``program`` as call ``step`` first ran it, with the options it gave it before any
+    other word (``ls -la``, ``mkdir -p``; at most two): how the job was done. A line the
+    shell reader refuses is read word by word (:func:`_commands_as_written`)."""
+    line = _line(step)
+    found = parse(line)
+    ran = (
+        [(c.program, c.args) for c in found.commands]
+        if found.parsed
+        else sorted(_commands_as_written(line), key=lambda c: line.find(c[0]))
+    )
+    args = next((a for p, a in ran if p == program), None)
+    if args is None:
+        return program
+    opts = list(itertools.takewhile(lambda a: re.fullmatch(r"--?[A-Za-z][\w-]*", a), args))
+    return " ".join([program, *opts[:2]])
 
 
 def _windows_failure(t: Trajectory, k: int) -> tuple[list[str], str, bool]:
@@ -4591,6 +4611,105 @@ def _interpreted(t: Trajectory, i: int) -> ShellFix | None:
     return None
 
 
+#: A container engine that knows no container by the name given: docker's "Error response
+#: from daemon: No such container: NAME", podman's 'no container with name or ID "NAME"
+#: found'.
+_NO_CONTAINER = re.compile(
+    r"No such container: (?P<a>[\w.-]+)|no container with name or ID \"(?P<b>[\w.-]+)\" found"
+)
+
+
+def _container_refused(step: Step) -> str | None:
+    """The container name a failed shell call's engine did not know, or None."""
+    if step.success or not is_shell(step.tool):
+        return None
+    m = _NO_CONTAINER.search(step.output[:3000])
+    return (m.group("a") or m.group("b")) if m else None
+
+
+#: A container engine's subcommands that make or start containers (``docker compose up``
+#: is read as ``compose``).
+_MAKES = frozenset({"run", "create", "up", "start", "compose"})
+
+
+def _engine(c: Command) -> bool:
+    """Whether ``c`` runs a container engine (a program of the docker domain)."""
+    p = programs.get(c.program)
+    return p is not None and p.domain == "docker"
+
+
+def _engine_call(step: Step, name: str) -> tuple[Command, int] | None:
+    """The container engine's command of a shell call (``docker exec``, ``podman logs``:
+    a program of the docker domain) that names container ``name`` as an operand (or
+    ``name:/path``, as ``docker cp`` does), with that operand's index."""
+    for c in _commands(step) or ():
+        if not _engine(c) or c.subcommand is None:
+            continue
+        for k, w in enumerate(c.operands):
+            if w == name or w.startswith(f"{name}:"):
+                return c, k
+    return None
+
+
+def _container_name(t: Trajectory, i: int) -> ShellFix | None:
+    """``container``: the container engine knew no container by the name a shell call gave
+    (``No such container: odoo18``); a later call listed the containers, and within
+    :data:`WINDOW` calls the same subcommand (``docker exec``, ``docker restart``) given a
+    name that listing showed, in the failed name's place, worked. The name the run tried
+    is not the machine's; the one that worked is. A container the run made itself (``up``,
+    ``run``, ``create`` between) teaches nothing: it did not exist yet."""
+    step = t.steps[i]
+    name = _container_refused(step)
+    found = _engine_call(step, name) if name else None
+    if name is None or found is None:
+        return None
+    if any(_container_refused(t.steps[k]) for k in range(max(0, i - WINDOW), i)):
+        return None  # an earlier refusal of the run's reads this one with it
+    cmd, at = found
+    tried, shown = [name], ""
+    for j in range(i + 1, min(len(t.steps), i + 1 + WINDOW)):
+        later = t.steps[j]
+        if not is_shell(later.tool):
+            continue
+        if any(_engine(c) and c.subcommand in _MAKES for c in _commands(later) or ()):
+            return None  # the run made or started containers: the name may be its own
+        other = _container_refused(later)
+        if other is not None:
+            tried += [other] if other not in tried else []
+            continue
+        if not later.success:
+            continue
+        cmds = _commands(later) or ()
+        again = next(
+            (
+                c
+                for c in cmds
+                if c.program == cmd.program
+                and c.subcommand == cmd.subcommand
+                and len(c.operands) > at
+                and c.operands[at].split(":")[0] not in tried
+                and re.fullmatch(r"[\w.-]+", c.operands[at].split(":")[0])
+            ),
+            None,
+        )
+        right = again.operands[at].split(":")[0] if again is not None else ""
+        if again is None or not re.search(rf"(?<![\w.-]){re.escape(right)}(?![\w.-])", shown):
+            shown += "\n" + later.output[:6000]  # a listing the next call may take a name from
+            continue
+        wrong = " or ".join(tried[:3])
+        q = quote_error(f"No such container: {name}", 6)
+        how = f"{cmd.program} {cmd.subcommand} {right}"
+        text = (
+            f"On this machine there is no container {wrong} ('{q}'): the one meant was "
+            f"{right}, which {cmd.program} ps lists ({how} ...)."
+        )
+        fnd = _finding("container", cmd, "machine", text, (cmd.program, right, *tried), q, avoid=[])
+        fnd = attrs.evolve(fnd, domain=step.domain or "")
+        why = f"call {i + 1} named container {name} ('{q}'); call {j + 1} named {right} and worked"
+        return ShellFix(i, j, (), fnd, why)
+    return None
+
+
 _READERS = (
     _sleep_refused,
     _missing_filter,
@@ -4651,13 +4770,12 @@ def find_shell_fixes(t: Trajectory, earlier: Earlier | None = None) -> list[Shel
         cut = timed_out(step) or own_timeout(step.output.lstrip().split("\n", 1)[0])
         if _not_paired(step, cut):
             continue
-        doubled = _doubled_workdir(t, i)
-        if doubled is not None:  # the workdir's slip, never where the project keeps a file
-            used.add(doubled.fixed)
-            out.append(doubled)
+        first = _read_first(t, i)
+        if first is not None:
+            used.add(first.fixed)
+            out.append(first)
             continue
-        failed = _failed_command(step)
-        if failed is None:
+        if (failed := _failed_command(step)) is None:
             continue
         f, diag = failed
         missing = _missing_program(f, diag, step.output) is not None
@@ -4718,6 +4836,13 @@ def find_shell_fixes(t: Trajectory, earlier: Earlier | None = None) -> list[Shel
                 used.add(advised.fixed)
                 out.append(advised)
     return _placed(t, _kept(t, _read_all(t, out), earlier))
+
+
+def _read_first(t: Trajectory, i: int) -> ShellFix | None:
+    """What failed call ``i`` teaches read before any pairing: the workdir's slip
+    (:func:`_doubled_workdir`), never where the project keeps a file, and the machine's
+    container name (:func:`_container_name`), never a value of the project's command."""
+    return _doubled_workdir(t, i) or _container_name(t, i)
 
 
 def _read_all(t: Trajectory, out: list[ShellFix]) -> list[ShellFix]:
@@ -5482,6 +5607,7 @@ def _ps_argv(script: str, output: str = "", ok: bool = True) -> Step:
     return Step(tool="shell", params={"command": argv}, output=body, success=ok)
 
 
+_NO_ODOO = "Error response from daemon: No such container: odoo18"
 _INLINE_JS = (
     "\nconst fs = require('fs');\nconst cards = JSON.parse(fs.readFileSync('data/cards.json'));"
     "\nconst judged = cards.map(card => ({ name: card.name, stage: card.stage, reason: "
@@ -5932,6 +6058,23 @@ SHELL_CHANGES: tuple[ShellChange, ...] = (
         (
             _exec(_ZSH_STATUS, "zsh:4: read-only variable: status", False),
             _exec("ls checklists", "a.md"),
+        ),
+    ),
+    ShellChange(
+        "container",
+        "the container engine knew no container by the name given (No such container: "
+        "odoo18); a listing (docker ps) showed the containers, and the same subcommand given "
+        "one of them in that name's place worked",
+        (
+            _sh("docker exec odoo18 odoo -u sales -d odoo18", _NO_ODOO, False),
+            _sh("docker ps --format '{{.Names}}'", "odoo_docker-web-1\nodoo_docker-db-1"),
+            _sh("docker exec odoo_docker-web-1 odoo -u sales -d odoo18", "Modules loaded."),
+        ),
+        (
+            _sh("docker restart geox_server", "No such container: geox_server", False),
+            _sh("docker ps -a", "CONTAINER ID   IMAGE   NAMES"),
+            _sh("docker compose -p geox up -d geox_server", "Container geox_server Started"),
+            _sh("docker logs geox_server", "serving on :8000"),
         ),
     ),
     ShellChange(
