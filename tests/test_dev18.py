@@ -7,6 +7,16 @@ blind), with the negatives of the same sessions' shapes:
 * ``borrowed`` (a client tool's rule): the filesystem MCP server's ``edit_file`` was
   refused for want of ``edits`` after it was given the built-in Edit's ``old_string`` and
   ``new_string``, and Edit then did the job with them (learned once the slip repeats);
+* ``equals``: zsh read ``echo ===SUB===`` as =command expansion ("==SUB=== not found")
+  and the line stopped there; the command after it, run alone, worked;
+* ``one_pattern``: ``rg -n "def a" -n "def b" FILE`` read "def b" as a path ("No such
+  file or directory"), and ``rg -n "def b" FILE`` worked (the session did it twice);
+* ``bre_group``: grep's basic regex refused ``unique\\(\\[`` ("Unmatched ( or \\("), and
+  the Grep tool found it with the same pattern;
+* ``range_first``: PowerShell's ``..`` bound ``$lines[$start-1..$end]`` before the
+  ``-`` ("op_Subtraction"), and the bounds computed first worked (the slip came twice);
+* ``bare_name``: PowerShell did not find ``speckit`` by its bare name ("is not
+  recognized"), and ``.\\speckit.cmd`` with the same arguments ran it;
 * ``windows``, widened: cmd's ``dir /s /b`` in Git Bash (GNU dir read ``/s`` as a file),
   then Glob or ``ls -la`` listed the folder: GNU ``dir`` lists, so either did its job.
 """
@@ -25,8 +35,8 @@ from agentmem.learning.shell_fixes import find_shell_fixes
 from agentmem.records import Step, Trajectory
 
 
-def _cc(command: str, output: str = "", ok: bool = True) -> Step:
-    body = output if ok else f"Exit code 1\n{output}"
+def _cc(command: str, output: str = "", ok: bool = True, code: int = 1) -> Step:
+    body = output if ok else f"Exit code {code}\n{output}"
     return Step(tool="Bash", params={"command": command}, output=body, success=ok)
 
 
@@ -212,3 +222,224 @@ def test_a_listing_in_another_folder_did_not_do_dirs_job() -> None:
     failed = _cc(f'dir "{_APP}" /s /b', "dir: cannot access '/s': No such file or directory", False)
     other = _cc('cd "C:\\Users\\Administrator\\Desktop\\other" && ls -la', "total 0")
     assert not _found("windows", failed, other, cwd=_APP)
+
+
+# -- bare name ---------------------------------------------------------------------------
+
+_NOT_RECOGNIZED = (
+    "speckit : The term 'speckit' is not recognized as the name of a cmdlet, function, "
+    "script file, or operable program.\n+ CategoryInfo : ObjectNotFound: (speckit:String) [], "
+    "CommandNotFoundException"
+)
+_TRACEBACK = (
+    'Traceback (most recent call last):\n  File "C:\\Users\\P\\app\\speckit.py", line 127'
+    "\nKeyError: 'n8n'"
+)
+
+
+def _codex_ps(script: str, output: str = "", ok: bool = True) -> Step:
+    argv = ["powershell.exe", "-NoProfile", "-Command", script]
+    body = f"Process exited with code {0 if ok else 1}\nOutput:\n{output}"
+    return Step(tool="shell", params={"command": argv}, output=body, success=ok)
+
+
+def test_a_program_run_from_the_folder_after_its_bare_name_failed() -> None:
+    # pt-parker-timing-system-b9: .\\speckit.cmd ran (and failed in speckit.py's own code)
+    (text,) = _found(
+        "bare_name",
+        _codex_ps("speckit run n8n_setup", _NOT_RECOGNIZED, False),
+        _codex_ps("Get-ChildItem -Name speckit*", "speckit\nspeckit.cmd\nspeckit.py"),
+        _codex_ps(".\\speckit.cmd run n8n_setup", _TRACEBACK, False),
+        cwd="C:\\Users\\P\\app",
+    )
+    assert text == (
+        "PowerShell does not run a program in the current folder by its bare name ('The term "
+        "speckit is not recognized'): run it as .\\speckit.cmd."
+    )
+
+
+def test_no_bare_name_lesson_for_other_arguments_or_a_program_still_not_found() -> None:
+    failed = _codex_ps("speckit run n8n_setup", _NOT_RECOGNIZED, False)
+    other = _codex_ps(".\\speckit.cmd list", "n8n_setup")
+    assert not _found("bare_name", failed, other)
+    again = _NOT_RECOGNIZED.replace("'speckit'", "'.\\speckit.cmd'")
+    assert not _found("bare_name", failed, _codex_ps(".\\speckit.cmd run n8n_setup", again, False))
+    # a failure that never shows the program ran (no file of its name in the output)
+    quiet = _codex_ps(".\\speckit.cmd run n8n_setup", "Access is denied.", False)
+    assert not _found("bare_name", failed, quiet)
+    # a cmdlet PowerShell lacks is another lesson (powershell), never this one
+    cmdlet = _NOT_RECOGNIZED.replace("speckit", "Get-Foo")
+    assert not _found(
+        "bare_name", _codex_ps("Get-Foo x", cmdlet, False), _codex_ps(".\\Get-Foo x", "ok")
+    )
+
+
+# -- equals ------------------------------------------------------------------------------
+
+_STATUS = "On branch main\nChanges not staged for commit:\n\tmodified:   hybrid_vsim"
+
+
+def test_a_word_starting_with_equals_in_zsh() -> None:
+    # pshung-personal-git-b13: echo ===SUB=== between two git calls, four times
+    failed = _cc(
+        "git status; echo ===SUB===; git -C hybrid_vsim status",
+        f"{_STATUS}\n(eval):1: ==SUB=== not found",
+        False,
+    )
+    alone = _cc("git -C /home/nick/work/hybrid_sim/hybrid_vsim status", "On branch hybrid")
+    (text,) = _found("equals", failed, alone, cwd="/home/nick/work/hybrid_sim")
+    assert "a word that starts with = (===SUB===) is =command expansion" in text
+    assert "('==SUB=== not found')" in text
+
+
+def test_no_equals_lesson_when_nothing_after_the_word_ran_or_the_word_is_quoted() -> None:
+    failed = _cc("git status; echo ===; git log -3", f"{_STATUS}\n(eval):1: == not found", False)
+    assert not _found("equals", failed, _cc("git diff --stat", "1 file changed"))
+    # the retry wrote the word unquoted again: no way past it shown
+    again = _cc("echo ===; git log -3", "On branch main\n===\na06823b x")
+    assert not _found("equals", failed, again)
+    # quoted, the word is what the lesson advises
+    quoted_retry = _cc("git status; echo '==='; git log -3", "On branch main\n===\na06823b x")
+    assert _found("equals", failed, quoted_retry)
+    quoted = _cc("echo '===' && git log -3", "zsh: == not found", False)
+    assert not _found("equals", quoted, _cc("git log -3", "a06823b x"))
+
+
+# -- one pattern -------------------------------------------------------------------------
+
+_NO_PATH = "rg: {}: No such file or directory (os error 2)"
+
+
+def _codex(command: str, output: str = "", ok: bool = True) -> Step:
+    body = f"Process exited with code {0 if ok else 2}\nOutput:\n{output}"
+    return Step("shell_command", {"command": command, "workdir": "/w/G"}, body, ok)
+
+
+def test_quoted_patterns_after_the_first_are_paths() -> None:
+    # g (validation): eleven patterns, each after -n; then one rg per pattern
+    failed = _codex(
+        'rg -n "def cmd_fe" -n "def cmd_pl" -n "def cmd_pu" src/core.py',
+        "\n".join(_NO_PATH.format(w) for w in ("def cmd_pl", "def cmd_pu")),
+        False,
+    )
+    (text,) = _found("one_pattern", failed, _codex('rg -n "def cmd_pl" src/core.py', "679:def"))
+    assert text == (
+        "rg takes one pattern: the quoted words after it are read as paths ('No such file or "
+        "directory'): run rg once per pattern, or give each its own -e."
+    )
+
+
+def test_no_one_pattern_lesson_for_real_paths_or_another_search() -> None:
+    # a folder that is not there: a path, not a pattern
+    missing = _codex("rg -n TODO src docs", _NO_PATH.format("docs"), False)
+    assert not _found("one_pattern", missing, _codex("rg -n TODO src", "src/a.py:1:# TODO"))
+    failed = _codex('rg -n "def a" "def b" src/core.py', _NO_PATH.format("def b"), False)
+    # the first pattern again: what was asked of the others is not shown
+    assert not _found("one_pattern", failed, _codex('rg -n "def a" src/core.py', "3:def a"))
+    # another file searched: not the same search
+    assert not _found("one_pattern", failed, _codex('rg -n "def b" src/other.py', "9:def b"))
+
+
+# -- grep's basic regex ------------------------------------------------------------------
+
+_UNMATCHED = "grep: Unmatched ( or \\("
+
+
+def test_an_escaped_parenthesis_in_greps_basic_regex() -> None:
+    # eduardodmb-claudehome-b6: grep -rn "unique\(\[" refused; Grep with it worked
+    failed = _cc('grep -rn "unique\\(\\[" database/migrations/', _UNMATCHED, False, 2)
+    grep = Step("Grep", {"pattern": "unique\\(\\[", "path": "database/migrations"}, "a:30: x", True)
+    (text,) = _found("bre_group", failed, grep)
+    assert text.startswith("grep's basic regex reads \\( as the start of a group")
+    fixed = _cc('grep -rnF "unique([" database/migrations/', "a.php:30: x")
+    assert _found("bre_group", failed, fixed)  # -F on the pattern unescaped
+    rg = _cc('rg -n "unique\\(\\[" database/migrations/', "a.php:30: x")
+    assert _found("bre_group", failed, rg)
+
+
+def test_no_bre_lesson_for_an_extended_regex_or_another_pattern() -> None:
+    extended = _cc('grep -rnE "unique\\(\\[" db/', _UNMATCHED, False, 2)
+    assert not _found("bre_group", extended, _cc('grep -rnF "unique([" db/', "a:1: x"))
+    failed = _cc('grep -rn "unique\\(\\[" db/', _UNMATCHED, False, 2)
+    assert not _found("bre_group", failed, _cc('grep -rn "unique" db/', "a:1: x"))
+    # the same escaped pattern again in grep: nothing learned of it
+    assert not _found("bre_group", failed, _cc('grep -rn "unique\\(\\[" db/', "a:1: x"))
+
+
+# -- one lesson learned in several runs: its support summed --------------------------------
+
+
+def test_a_duplicate_add_credits_its_groups_to_the_lesson_kept() -> None:
+    from agentmem.learning.consolidate import _dedup
+    from agentmem.records import Operation
+
+    text = "On this machine there is no container odoo18: the one meant was odoo_docker-web-1."
+    ops = [
+        Operation("ADD", text=text, group="correction:3", weight=2.0, facts=("odoo18",)),
+        Operation("ADD", text=text, group="correction:9", weight=1.0, facts=("odoo18",)),
+    ]
+    kept, rejected = _dedup(ops, lambda _t: [], lambda a, b: float(a == b), 0.5)
+    (op,) = kept
+    assert op.group == "correction:3"
+    assert op.detail["merged_groups"] == ["correction:3", "correction:9"]
+    # the journal's readers (agentmem browse's lesson_runs) take the runs from the note
+    assert op.note.endswith("the same lesson of groups correction:3, correction:9")
+    assert [why.split(" (")[0] for _, why in rejected] == ["duplicates another ADD of this session"]
+
+
+def test_the_lesson_runs_of_a_lesson_learned_twice_are_both_runs(tmp_path: Path) -> None:
+    gone = "Error response from daemon: No such container: odoo18"
+    listing = "NAMES\nodoo_docker-web-1\nodoo_docker-db-1"
+    with Memory.open(tmp_path / "m.db") as mem:
+        # a Bash run and a PowerShell run: two findings Stage 3's generalisation does not
+        # merge (one run of each shell), so the second ADD is the first's duplicate
+        for k, shell in enumerate((_cc, _pwsh)):
+            mem.record(
+                f"restart the odoo server, take {k}",
+                [
+                    shell("docker restart odoo18", gone, False),
+                    shell("docker ps --format '{{.Names}}'", listing),
+                    shell("docker restart odoo_docker-web-1", "odoo_docker-web-1"),
+                ],
+                accepted=True,
+                meta={"cwd": "/w/odoo", "project": "/w/odoo"},
+            )
+        mem.learn(use_model=False)
+        (lesson,) = [e for e in mem.experiences() if "odoo18" in e.text]
+        from agentmem.browse.queries import LESSON_RUNS
+
+        runs = {r[0] for r in mem.db.execute(LESSON_RUNS, {"lesson": lesson.id}).fetchall()}
+        assert len(runs) == 2
+
+
+# -- PowerShell's range operator ----------------------------------------------------------
+
+_README = (
+    "$lines = Get-Content README.md; $start = ($lines | Select-String -Pattern '## Usage' "
+    "| Select-Object -First 1).LineNumber; "
+)
+_OP = (
+    "InvalidOperation: Method invocation failed because [System.Object[]] does not contain "
+    "a method named 'op_Subtraction'."
+)
+
+
+def test_a_range_bound_written_as_bare_arithmetic() -> None:
+    # gordondalos-mail-agent: $lines[$start-1..($start+20)], twice; then $from..$to
+    failed = _codex_ps(_README + "$lines[$start-1..($start+20)]", _OP, False)
+    fixed = _codex_ps(
+        _README + "$from=[Math]::Max(0,$start-1); $to=$start+30; $lines[$from..$to]", "## Usage"
+    )
+    (text,) = _found("range_first", failed, fixed)
+    assert text.startswith("In PowerShell the range operator .. binds tighter than + and -")
+    assert "write $lines[($start-1)..$end]" in text
+
+
+def test_no_range_lesson_when_the_bound_stays_bare_or_the_job_changed() -> None:
+    failed = _codex_ps(_README + "$lines[$start-1..($start+20)]", _OP, False)
+    bare = _codex_ps(_README + "$lines[$start-1..$end] | Out-Null; 1..3", "1")
+    assert not _found("range_first", failed, bare)
+    other = _codex_ps("1..3 | ForEach-Object { $_ * 2 }", "2\n4\n6")
+    assert not _found("range_first", failed, other)
+    plain = _codex_ps("$a = 1; $a.Foo()", _OP, False)  # no range in it: another mistake
+    assert not _found("range_first", plain, _codex_ps(_README + "$lines[($start-1)..9]", "x"))

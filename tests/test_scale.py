@@ -15,7 +15,14 @@ import attrs
 import pytest
 
 from agentmem import Memory
-from agentmem.learning.consolidate import Cosine, Similar, _dedup, join, same_facts
+from agentmem.learning.consolidate import (
+    Cosine,
+    Similar,
+    _dedup,
+    _with_groups,
+    join,
+    same_facts,
+)
 from agentmem.learning.evidence import Finding, quote_error
 from agentmem.learning.merge import (
     _chunks,
@@ -364,6 +371,8 @@ def dedup_all_pairs(
         ]
         dup = next((j for j in close if same_facts(ops[i], chosen[j])), None)
         if dup is not None:
+            # the kept ADD stands on the duplicate's groups too (support summed)
+            chosen[dup] = result[dup] = _with_groups(chosen[dup], ops[i])
             rejected.append(
                 (ops[i], f"duplicates another ADD of this session (group {ops[dup].group!r})")
             )

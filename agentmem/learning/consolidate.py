@@ -215,6 +215,22 @@ def _place(op: Operation) -> str | None:
     return str(d.get("project") or "")
 
 
+def _with_groups(kept: Operation, dup: Operation) -> Operation:
+    """ADD ``kept`` standing also on the groups of ``dup``, which says the same
+    (``merged_groups``: every group's runs are its support)."""
+    groups = sorted(_groups(kept) | _groups(dup))
+    if groups == sorted(_groups(kept)):
+        return kept
+    # the note lists them as a generalized lesson's does: what the journal's readers (the
+    # lesson_runs query of agentmem browse) take a lesson's runs from
+    listed = f" of groups {', '.join(groups)}"
+    if " of groups " in kept.note:
+        note = re.sub(r" of groups [^;]*", lambda _: listed, kept.note, count=1)
+    else:
+        note = "; ".join(x for x in (kept.note, f"the same lesson{listed}") if x)
+    return attrs.evolve(kept, note=note, detail={**kept.detail, "merged_groups": groups})
+
+
 def _groups(op: Operation) -> set[str]:
     """The groups whose data an operation stands on (several when generalized)."""
     return {op.group or ""} | set(op.detail.get("merged_groups") or ()) - {""}
@@ -299,13 +315,12 @@ def _same_trigger(a: Operation, b: Operation) -> bool:
     return trigger_of(ta) == trigger_of(tb)
 
 
-def _dedup(
-    ops: Sequence[Operation],
-    similar: Similar,
-    cosine: Cosine,
-    threshold: float,
-    about: About | None = None,
-) -> tuple[list[Operation], list[tuple[Operation, str]]]:
+def _against_library(
+    ops: Sequence[Operation], similar: Similar, threshold: float, about: About | None
+) -> tuple[list[Operation | None], list[int], list[tuple[Operation, str]]]:
+    """Each ADD against the live library: one that a live lesson says already becomes a
+    MODIFY of it (unless another operation changes that lesson). The operations (None for
+    a rejected one), the indices of the ADDs that stay ADDs, and the rejections."""
     rejected: list[tuple[Operation, str]] = []
     touched = {t for op in ops if op.kind != "ADD" for t in op.targets}
     result: list[Operation | None] = list(ops)
@@ -333,6 +348,17 @@ def _dedup(
         result[i] = attrs.evolve(
             op, kind="MODIFY", targets=(target,), text=text, note=note, detail=detail
         )
+    return result, fresh, rejected
+
+
+def _dedup(
+    ops: Sequence[Operation],
+    similar: Similar,
+    cosine: Cosine,
+    threshold: float,
+    about: About | None = None,
+) -> tuple[list[Operation], list[tuple[Operation, str]]]:
+    result, fresh, rejected = _against_library(ops, similar, threshold, about)
     # ADD against ADD within the session: keep the one from the heavier group, or join
     # two close ones that share a fact. A duplicate names the same identifiers
     # (same_facts) and a join needs a group in common (join), so each ADD is compared
@@ -355,6 +381,11 @@ def _dedup(
         close = [j for j in close if _place(ops[i]) == _place(chosen[j])]
         dup = next((j for j in close if _duplicates(ops[i], chosen[j])), None)
         if dup is not None:
+            # the same lesson, learned again: its runs count for the one kept (support
+            # summed, as when findings merge), and it is written once
+            chosen[dup] = result[dup] = _with_groups(chosen[dup], ops[i])
+            for g in _groups(ops[i]):
+                by_group[g].add(dup)
             rejected.append(
                 (ops[i], f"duplicates another ADD of this session (group {ops[dup].group!r})")
             )

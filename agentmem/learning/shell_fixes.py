@@ -4627,6 +4627,9 @@ def _container_refused(step: Step) -> str | None:
     return (m.group("a") or m.group("b")) if m else None
 
 
+#: A container engine's refusal of a call's words, before it looks a container up.
+_ENGINE_USAGE = re.compile(r"unknown (?:shorthand )?flag|[Uu]sage:|requires (?:at least|exactly)")
+
 #: A container engine's subcommands that make or start containers (``docker compose up``
 #: is read as ``compose``).
 _MAKES = frozenset({"run", "create", "up", "start", "compose"})
@@ -4655,7 +4658,9 @@ def _container_name(t: Trajectory, i: int) -> ShellFix | None:
     """``container``: the container engine knew no container by the name a shell call gave
     (``No such container: odoo18``); a later call listed the containers, and within
     :data:`WINDOW` calls the same subcommand (``docker exec``, ``docker restart``) given a
-    name that listing showed, in the failed name's place, worked. The name the run tried
+    name that listing showed, in the failed name's place, got past it: it worked, or failed
+    otherwise (``the input device is not a TTY``: the engine found the container; not a
+    usage error, which comes before any look-up). The name the run tried
     is not the machine's; the one that worked is. A container the run made itself (``up``,
     ``run``, ``create`` between) teaches nothing: it did not exist yet."""
     step = t.steps[i]
@@ -4677,8 +4682,10 @@ def _container_name(t: Trajectory, i: int) -> ShellFix | None:
         if other is not None:
             tried += [other] if other not in tried else []
             continue
-        if not later.success:
-            continue
+        if not later.success and (
+            not later.output.strip() or _ENGINE_USAGE.search(later.output[:2000])
+        ):
+            continue  # no word from the engine past the name, or a usage error before it
         cmds = _commands(later) or ()
         again = next(
             (
@@ -4710,6 +4717,266 @@ def _container_name(t: Trajectory, i: int) -> ShellFix | None:
     return None
 
 
+def _patterns_as_paths(t: Trajectory, i: int) -> ShellFix | None:
+    """``one_pattern``: a search program (grep, rg: the search domain) given several
+    patterns as operands took the first as its pattern and the others as paths ("rg: def
+    cmd_pl: No such file or directory", a word that is no path: it holds a space or
+    names no file the call listed), and within :data:`WINDOW` calls the same program
+    searched the same file for one of those words as its pattern and worked: one pattern a
+    call, or each after ``-e``."""
+    step = t.steps[i]
+    if step.success or not is_shell(step.tool):
+        return None
+    for c in _commands(step) or ():
+        p = programs.get(c.program)
+        if p is None or p.domain != "search" or len(c.operands) < 3 or "-e" in c.flags:
+            continue
+        said = [
+            w
+            for w in c.operands[1:]
+            if re.search(rf"(?m)^{re.escape(c.program)}: {re.escape(w)}: No such file", step.output)
+        ]
+        words = [w for w in said if " " in w.strip()]  # a phrase: never a path meant
+        paths = [w for w in c.operands[1:] if w not in said]
+        if not words or not paths:
+            continue
+        for j in range(i + 1, min(len(t.steps), i + 1 + WINDOW)):
+            later = t.steps[j]
+            if not (later.success and is_shell(later.tool)):
+                continue
+            again = next(
+                (
+                    x
+                    for x in _commands(later) or ()
+                    if x.program == c.program
+                    and x.operands[:1] in [(w,) for w in words]
+                    and set(paths) & set(x.operands[1:])
+                ),
+                None,
+            )
+            if again is None:
+                continue
+            # one text for every such slip, whatever its words, so that Stage 3 merges them
+            q = "No such file or directory"
+            text = (
+                f"{c.program} takes one pattern: the quoted words after it are read as paths "
+                f"('{q}'): run {c.program} once per pattern, or give each its own -e."
+            )
+            fnd = _finding("one_pattern", c, "global", text, (c.program, "-e"), q, avoid=[])
+            fnd = attrs.evolve(fnd, domain=step.domain or "")
+            why = (
+                f"call {i + 1} gave {c.program} {len(c.operands) - len(paths)} patterns; call "
+                f"{j + 1} searched {paths[0]} for one of them and worked"
+            )
+            return ShellFix(i, j, (), fnd, why)
+    return None
+
+
+def _short_option(c: Command, letter: str) -> bool:
+    """Whether command ``c`` passes the one-letter option ``letter``, alone (``-F``) or in a
+    bundle (``-rnF``)."""
+    return any(re.fullmatch(rf"-[A-Za-z]*{letter}[A-Za-z]*", f) for f in c.flags)
+
+
+#: grep's basic regex refusing an unbalanced ``\\(`` (GNU's words and BSD's).
+_BRE_GROUP = re.compile(r"Unmatched \(? ?or \\\(|Unmatched \\\(|parentheses not balanced")
+
+
+def _bre_group(t: Trajectory, i: int) -> ShellFix | None:
+    """``bre_group``: grep, in its basic regex, read ``\\(`` as the start of a group and
+    refused the pattern ("Unmatched ( or \\("), and within :data:`WINDOW` calls the same
+    pattern searched as text worked: the Grep tool given it (its regex reads ``\\(`` as a
+    parenthesis), ``grep -F`` or ``rg`` given it, or grep given it with ``(`` unescaped."""
+    step = t.steps[i]
+    if step.success or not is_shell(step.tool) or not _BRE_GROUP.search(step.output[:2000]):
+        return None
+    cmd = next(
+        (
+            c
+            for c in _commands(step) or ()
+            if c.program == "grep"
+            and c.operands
+            and "\\(" in c.operands[0]
+            and not any(_short_option(c, x) for x in "EPF")
+        ),
+        None,
+    )
+    if cmd is None:
+        return None
+    pattern = cmd.operands[0]
+    # as written, its parentheses unescaped, or every escape dropped (the text itself)
+    plain = {
+        pattern,
+        pattern.replace("\\(", "(").replace("\\)", ")"),
+        re.sub(r"\\(.)", r"\1", pattern),
+    }
+    for j in range(i + 1, min(len(t.steps), i + 1 + WINDOW)):
+        later = t.steps[j]
+        if not later.success:
+            continue
+        found = spec_for(later.tool)
+        if found is not None and found[1].kind is ToolKind.SEARCH:
+            ok = later.params.get("pattern") == pattern
+        elif is_shell(later.tool):
+            ok = any(
+                c.program in {"grep", "rg"} and c.operands[:1] and c.operands[0] in plain
+                and (c.program == "rg" or _short_option(c, "F") or c.operands[0] != pattern)
+                for c in _commands(later) or ()
+            )  # fmt: skip
+        else:
+            ok = False
+        if not ok:
+            continue
+        q = "Unmatched ( or \\("
+        text = (
+            f"grep's basic regex reads \\( as the start of a group ('{q}'): for a literal "
+            "parenthesis write ( unescaped, or use grep -F or the Grep tool."
+        )
+        fnd = _finding("bre_group", cmd, "global", text, ("grep", "\\("), q, avoid=[])
+        fnd = attrs.evolve(fnd, domain=step.domain or "")
+        why = f"call {i + 1} gave grep \\( in a basic regex; call {j + 1} searched it as text"
+        return ShellFix(i, j, (), fnd, why)
+    return None
+
+
+#: PowerShell's range operator reached before arithmetic: "[System.Object[]] does not
+#: contain a method named 'op_Subtraction'" (the range came first, then ``-`` on it).
+_RANGE_FIRST = re.compile(r"does not contain a method named '(op_Subtraction|op_Addition)'")
+#: A range whose bound is unparenthesised arithmetic: ``[$start-1..$end]``, ``[$a..$b+5]``.
+_BARE_BOUND = re.compile(r"\$\w+\s*[-+]\s*\w+\s*\.\.|\.\.\s*\$\w+\s*[-+]\s*\w+")
+
+
+def _range_first(t: Trajectory, i: int) -> ShellFix | None:
+    """``range_first``: PowerShell read ``$lines[$start-1..$end]`` as ``$start - (1..$end)``
+    (its ``..`` binds tighter than ``+`` and ``-``) and failed ("does not contain a method
+    named 'op_Subtraction'"); within :data:`WINDOW` calls a script that did the same (half
+    or more of its words) with no unparenthesised bound worked."""
+    step = t.steps[i]
+    m = _RANGE_FIRST.search(step.output[:2000]) if is_shell(step.tool) else None
+    script = _ps_script(step)
+    if step.success or m is None or not _BARE_BOUND.search(script):
+        return None
+    words = set(_WORD.findall(script))
+    for j in range(i + 1, min(len(t.steps), i + 1 + WINDOW)):
+        later = t.steps[j]
+        if not (later.success and is_shell(later.tool)):
+            continue
+        again = _ps_script(later)
+        if ".." not in again or _BARE_BOUND.search(again):
+            continue
+        if len(words & set(_WORD.findall(again))) * 2 < len(words):
+            continue
+        q = quote_error(f"does not contain a method named {m.group(1)}", 8)
+        text = (
+            "In PowerShell the range operator .. binds tighter than + and - "
+            f"('{q}'): write $lines[($start-1)..$end], or compute the bounds first."
+        )
+        fnd = _finding(
+            "range_first", "powershell", "global", text, ("powershell", ".."), q, avoid=[]
+        )
+        fnd = attrs.evolve(fnd, domain=step.domain or "")
+        why = f"call {i + 1} wrote a range bound as bare arithmetic; call {j + 1} did not"
+        return ShellFix(i, j, (), fnd, why)
+    return None
+
+
+#: zsh's =command expansion failing: "(eval):1: ==SUB=== not found", "zsh: == not found".
+_EQUALS = re.compile(r"(?m)^(?:\(eval\)|zsh):(?:\d+:)? (=\S*) not found$")
+
+
+def _equals_word(t: Trajectory, i: int) -> ShellFix | None:
+    """``equals``: zsh read a word that starts with ``=`` (``echo ===SUB===`` as a
+    separator) as =command expansion and failed ("==SUB=== not found": the word less its
+    first ``=``), and within :data:`WINDOW` calls a command the line held after that word
+    ran alone, with no such word, and worked: quote the word, or leave it out."""
+    step = t.steps[i]
+    if step.success or not is_shell(step.tool):
+        return None
+    m = _EQUALS.search(step.output[-3000:])
+    line = _line(step)
+    if m is None:
+        return None
+    word = "=" + m.group(1)
+    at = re.search(rf"(?<![\w'\"=]){re.escape(word)}(?![\w'\"=])", line)
+    if at is None:
+        return None
+    after = {c.text for c in parse(line[at.end() :].lstrip(" ;&|")).commands}
+    for j in range(i + 1, min(len(t.steps), i + 1 + WINDOW)):
+        later = t.steps[j]
+        if not (later.success and is_shell(later.tool)) or re.search(r"(?:^|\s)=", _line(later)):
+            continue
+        ran = {c.text for c in _commands(later) or ()}
+        if not ran & after and not any(_same_text(a, r) for a in after for r in ran):
+            continue
+        q = quote_error(f"{m.group(1)} not found", 6)
+        text = (
+            f"The Bash tool runs zsh here: a word that starts with = ({word}) is =command "
+            f"expansion and fails ('{q}'), cutting the line short: quote it ('{word}') or "
+            "leave it out."
+        )
+        fnd = _finding("equals", "zsh", "machine", text, ("zsh", word), q, avoid=[])
+        fnd = attrs.evolve(fnd, domain=step.domain or "")
+        why = f"call {i + 1} wrote {word} unquoted in zsh; call {j + 1} ran what followed alone"
+        return ShellFix(i, j, (), fnd, why)
+    return None
+
+
+def _same_text(a: str, b: str) -> bool:
+    """Whether two commands' texts are one command with a folder written two ways (``git
+    -C sub status`` and ``git -C /w/app/sub status``): the same words but for the path's
+    head."""
+    x, y = a.split(), b.split()
+    return len(x) == len(y) and all(p == q or q.endswith("/" + p) for p, q in zip(x, y))
+
+
+def _bare_name(t: Trajectory, i: int) -> ShellFix | None:
+    """``bare_name``: PowerShell did not find a program called by its bare name
+    (``speckit run x``: "The term 'speckit' is not recognized"), and within :data:`WINDOW`
+    calls the same line with the program called from the current folder (``.\\speckit.cmd
+    run x``, ``& ./speckit.ps1 run x``) ran it: it worked, or failed in its own code (its
+    output names the program's file, ``speckit.py``, and no longer says "not
+    recognized"). PowerShell runs nothing from the current folder without a path."""
+    step = t.steps[i]
+    if step.success or not is_shell(step.tool):
+        return None
+    m = _PS_NOT_FOUND.search(step.output[:3000])
+    name = (m.group(1) or m.group(2)) if m else ""
+    script = _ps_script(step)
+    head = re.match(rf"\s*(?:&\s*)?{re.escape(name)}(?![\w.\\/-])(?P<rest>[^\n;|]*)", script)
+    if not name or head is None or is_cmdlet(name) or not re.fullmatch(r"[\w-]+", name):
+        return None
+    rest = head.group("rest").strip()
+    args = rf"\s+{re.escape(rest)}" if rest else ""  # the same arguments after it
+    here = re.compile(
+        rf"\s*(?:&\s*)?['\"]?\.[\\/](?P<file>{re.escape(name)}(?:\.\w+)?)['\"]?"
+        rf"{args}\s*(?:$|[;|])",
+        re.IGNORECASE,
+    )
+    for j in range(i + 1, min(len(t.steps), i + 1 + WINDOW)):
+        later = t.steps[j]
+        got = here.match(_ps_script(later)) if is_shell(later.tool) else None
+        if got is None:
+            continue
+        out = later.output[:3000]
+        ran = later.success or (
+            "is not recognized" not in out
+            and re.search(rf"(?i)(?<![\w.-]){re.escape(name)}\.\w+", out) is not None
+        )
+        if not ran:
+            return None  # not found that way either: where it is, the run did not show
+        how = f".\\{got.group('file')}"
+        q = quote_error(f"The term {name} is not recognized", 8)
+        text = (
+            f"PowerShell does not run a program in the current folder by its bare name "
+            f"('{q}'): run it as {how}."
+        )
+        fnd = _finding("bare_name", name, "project", text, (name, how), q, avoid=[])
+        fnd = attrs.evolve(fnd, domain=step.domain or "")
+        why = f"call {i + 1} ran {name} by its bare name; call {j + 1} ran {how} from the folder"
+        return ShellFix(i, j, (), fnd, why)
+    return None
+
+
 _READERS = (
     _sleep_refused,
     _missing_filter,
@@ -4723,6 +4990,7 @@ _READERS = (
     _ansi_script,
     _ps7_operator,
     _ps_missing,
+    _bare_name,
     _ps_not_started,
     _narrow,
     _backslashes,
@@ -4735,6 +5003,10 @@ _READERS = (
     _assembly_loaded,
     _interpreted,
     _read_only_name,
+    _equals_word,
+    _patterns_as_paths,
+    _bre_group,
+    _range_first,
     _inline_script,
     _exclusive_params,
     _line_endings,
@@ -5607,6 +5879,26 @@ def _ps_argv(script: str, output: str = "", ok: bool = True) -> Step:
     return Step(tool="shell", params={"command": argv}, output=body, success=ok)
 
 
+_PS_RANGE = (
+    "$lines = Get-Content README.md; $start = ($lines | Select-String -Pattern '## Features' "
+    "| Select-Object -First 1).LineNumber; $lines[{}] | ForEach-Object {{ $_ }}"
+)
+_OP_SUB = (
+    "InvalidOperation: Method invocation failed because [System.Object[]] does not contain "
+    "a method named 'op_Subtraction'."
+)
+_GREP_BRE = Step(
+    "Bash",
+    {"command": 'grep -rn "unique\\(\\[" database/'},
+    "Exit code 2\ngrep: Unmatched ( or \\(",
+    False,
+)
+_RG_PATHS = "rg: def b: No such file or directory (os error 2)\nsrc/core.py:3:def a():"
+_ZSH_EQUALS = "On branch main\nnothing to commit\n(eval):1: ==SUB=== not found"
+_SPECKIT = (
+    "speckit : The term 'speckit' is not recognized as the name of a cmdlet, function, script "
+    "file, or operable program.\n    + FullyQualifiedErrorId : CommandNotFoundException"
+)
 _NO_ODOO = "Error response from daemon: No such container: odoo18"
 _INLINE_JS = (
     "\nconst fs = require('fs');\nconst cards = JSON.parse(fs.readFileSync('data/cards.json'));"
@@ -6058,6 +6350,79 @@ SHELL_CHANGES: tuple[ShellChange, ...] = (
         (
             _exec(_ZSH_STATUS, "zsh:4: read-only variable: status", False),
             _exec("ls checklists", "a.md"),
+        ),
+    ),
+    ShellChange(
+        "one_pattern",
+        "a search program given several quoted patterns took the others as paths (rg: def "
+        "b: No such file or directory); the same program then searched the same file for "
+        "one of them and worked",
+        (
+            _exec('rg -n "def a" -n "def b" src/core.py', _RG_PATHS, False),
+            _exec('rg -n "def b" src/core.py', "12:def b(x):"),
+        ),
+        (
+            _exec('rg -n "def a" -n "def b" src/core.py', _RG_PATHS, False),
+            _exec('rg -n "def a" src/core.py', "3:def a():"),
+        ),
+    ),
+    ShellChange(
+        "bre_group",
+        "grep's basic regex refused \\( as an unbalanced group (Unmatched ( or \\(); the "
+        "same pattern searched as text (the Grep tool, grep -F, rg) then worked",
+        (
+            _GREP_BRE,
+            Step("Grep", {"pattern": "unique\\(\\[", "path": "database"}, "a.php:30: x", True),
+        ),
+        (
+            _GREP_BRE,
+            Step("Grep", {"pattern": "unique", "path": "database"}, "a.php:30: x", True),
+        ),
+    ),
+    ShellChange(
+        "range_first",
+        "PowerShell read $lines[$start-1..$end] as $start - (1..$end) and failed (does not "
+        "contain a method named op_Subtraction); the same script with its bounds computed "
+        "first (or parenthesised) then worked",
+        (
+            _ps_argv(_PS_RANGE.format("$start-1..($start+20)"), _OP_SUB, False),
+            _ps_argv(_PS_RANGE.format("($start-1)..($start+20)"), "## Features"),
+        ),
+        (
+            _ps_argv(_PS_RANGE.format("$start-1..($start+20)"), _OP_SUB, False),
+            _ps_argv("Get-Content README.md -TotalCount 40", "## Features"),
+        ),
+    ),
+    ShellChange(
+        "equals",
+        "zsh read a word that starts with = (echo ===SUB===) as =command expansion and "
+        "failed (==SUB=== not found); a command the line held after that word then ran "
+        "alone and worked",
+        (
+            _sh("git status; echo ===SUB===; git -C sub status", _ZSH_EQUALS, False),
+            _sh("git -C sub status", "On branch main"),
+        ),
+        (
+            _sh("git status; echo ===SUB===; git -C sub status", _ZSH_EQUALS, False),
+            _sh("git log --oneline -3", "a06823b structural: bump"),
+        ),
+    ),
+    ShellChange(
+        "bare_name",
+        "PowerShell did not find a program called by its bare name (The term 'speckit' is "
+        "not recognized); the same line calling it from the current folder (.\\speckit.cmd) "
+        "ran it",
+        (
+            _ps_argv("speckit run demo", _SPECKIT, False),
+            _ps_argv("Get-ChildItem -Name speckit*", "speckit.cmd\nspeckit.py"),
+            _ps_argv(".\\speckit.cmd run demo", "demo: done"),
+        ),
+        (
+            _ps_argv("speckit run demo", _SPECKIT, False),
+            _ps_argv(
+                ".\\speckit.cmd run demo", _SPECKIT.replace("'speckit'", "'.\\speckit.cmd'"), False
+            ),
+            _ps_argv("Get-ChildItem -Name speckit*", "speckit.md"),
         ),
     ),
     ShellChange(
