@@ -15,6 +15,8 @@ blind), with the negatives of the same sessions' shapes:
   the Grep tool found it with the same pattern;
 * ``range_first``: PowerShell's ``..`` bound ``$lines[$start-1..$end]`` before the
   ``-`` ("op_Subtraction"), and the bounds computed first worked (the slip came twice);
+* ``dot_path``: zsh's ``. config.env`` did not find the file in the call's own folder
+  (zsh looks a bare name up on $path), and ``. /that/folder/config.env`` worked;
 * ``bare_name``: PowerShell did not find ``speckit`` by its bare name ("is not
   recognized"), and ``.\\speckit.cmd`` with the same arguments ran it;
 * ``windows``, widened: cmd's ``dir /s /b`` in Git Bash (GNU dir read ``/s`` as a file),
@@ -443,3 +445,32 @@ def test_no_range_lesson_when_the_bound_stays_bare_or_the_job_changed() -> None:
     assert not _found("range_first", failed, other)
     plain = _codex_ps("$a = 1; $a.Foo()", _OP, False)  # no range in it: another mistake
     assert not _found("range_first", plain, _codex_ps(_README + "$lines[($start-1)..9]", "x"))
+
+
+# -- zsh's . of a bare name ---------------------------------------------------------------
+
+_DOT = "(eval):.:1: no such file or directory: config.env"
+
+
+def test_zsh_sources_a_bare_name_from_path_only() -> None:
+    # pshung-personal-git: the call ran in /home/nick/work/hybrid_sim, which holds it
+    failed = _cc(". config.env && make -C tests/fixtures -j8", _DOT, False, 127)
+    fixed = _cc(". /home/nick/work/hybrid_sim/config.env && make -C tests/fixtures", "ok")
+    (text,) = _found("dot_path", failed, fixed, cwd="/home/nick/work/hybrid_sim")
+    assert text == (
+        "The Bash tool runs zsh here: '. config.env' looks the name up on PATH, not in the "
+        "folder ('no such file or directory: config.env'): source ./config.env or its full path."
+    )
+    dotted = _cc(". ./config.env && make", "ok")
+    assert _found("dot_path", failed, dotted, cwd="/home/nick/work/hybrid_sim")
+
+
+def test_no_dot_path_lesson_for_a_file_elsewhere() -> None:
+    failed = _cc(". config.env && make", _DOT, False, 127)
+    # the file was in another folder: where the project keeps it, not zsh's rule
+    elsewhere = _cc(". /home/nick/work/other/config.env && make", "ok")
+    assert not _found("dot_path", failed, elsewhere, cwd="/home/nick/work/hybrid_sim")
+    # bash's own words for a missing file: bash looks in the folder too
+    bash = _cc(". config.env", "bash: config.env: No such file or directory", False)
+    assert not _found("dot_path", bash, dotted_ok := _cc(". ./config.env", "ok"))
+    assert dotted_ok.success

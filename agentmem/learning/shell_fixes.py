@@ -4880,6 +4880,51 @@ def _range_first(t: Trajectory, i: int) -> ShellFix | None:
     return None
 
 
+#: zsh's ``.`` not finding a file named without a slash: "(eval):.:1: no such file or
+#: directory: config.env" (it looks the name up on $path, never in the folder).
+_DOT_MISSING = re.compile(r"(?m)^(?:\(eval\)|zsh):\.:\d+: no such file or directory: (\S+)$")
+
+
+def _dot_path(t: Trajectory, i: int) -> ShellFix | None:
+    """``dot_path``: zsh's ``. NAME`` (a name with no slash) failed "no such file or
+    directory: NAME" although NAME was in the call's folder: within :data:`WINDOW` calls
+    ``. ./NAME``, or ``.`` (``source``) given NAME's path in that folder, worked. zsh
+    looks such a name up on $path only."""
+    step = t.steps[i]
+    m = _DOT_MISSING.search(step.output[-2000:]) if is_shell(step.tool) else None
+    name = m.group(1) if m else ""
+    if step.success or not name or "/" in name:
+        return None
+    if not re.search(rf"(?:^|[;&|]\s*)\.\s+{re.escape(name)}(?:\s|$)", _line(step)):
+        return None
+    here = _call_folder(t, i).replace("\\", "/")
+    ways = {f"./{name}", f"{here}/{name}"} if here else {f"./{name}"}
+    for j in range(i + 1, min(len(t.steps), i + 1 + WINDOW)):
+        later = t.steps[j]
+        if not (later.success and is_shell(later.tool)):
+            continue
+        got = next(
+            (
+                w
+                for w in ways
+                if re.search(rf"(?:^|[;&|]\s*)(?:\.|source)\s+['\"]?{re.escape(w)}", _line(later))
+            ),
+            None,
+        )
+        if got is None:
+            continue
+        q = quote_error(f"no such file or directory: {name}", 8)
+        text = (
+            f"The Bash tool runs zsh here: '. {name}' looks the name up on PATH, not in the "
+            f"folder ('{q}'): source ./{name} or its full path."
+        )
+        fnd = _finding("dot_path", "zsh", "machine", text, ("zsh", f"./{name}"), q, avoid=[])
+        fnd = attrs.evolve(fnd, domain=step.domain or "")
+        why = f"call {i + 1} sourced {name} by its bare name; call {j + 1} sourced {got}"
+        return ShellFix(i, j, (), fnd, why)
+    return None
+
+
 #: zsh's =command expansion failing: "(eval):1: ==SUB=== not found", "zsh: == not found".
 _EQUALS = re.compile(r"(?m)^(?:\(eval\)|zsh):(?:\d+:)? (=\S*) not found$")
 
@@ -5113,8 +5158,9 @@ def find_shell_fixes(t: Trajectory, earlier: Earlier | None = None) -> list[Shel
 def _read_first(t: Trajectory, i: int) -> ShellFix | None:
     """What failed call ``i`` teaches read before any pairing: the workdir's slip
     (:func:`_doubled_workdir`), never where the project keeps a file, and the machine's
-    container name (:func:`_container_name`), never a value of the project's command."""
-    return _doubled_workdir(t, i) or _container_name(t, i)
+    container name (:func:`_container_name`), never a value of the project's command, and
+    zsh's ``.`` of a bare name (:func:`_dot_path`), never where the project keeps it."""
+    return _doubled_workdir(t, i) or _container_name(t, i) or _dot_path(t, i)
 
 
 def _read_all(t: Trajectory, out: list[ShellFix]) -> list[ShellFix]:
@@ -5879,6 +5925,7 @@ def _ps_argv(script: str, output: str = "", ok: bool = True) -> Step:
     return Step(tool="shell", params={"command": argv}, output=body, success=ok)
 
 
+_ZSH_DOT = "(eval):.:1: no such file or directory: config.env"
 _PS_RANGE = (
     "$lines = Get-Content README.md; $start = ($lines | Select-String -Pattern '## Features' "
     "| Select-Object -First 1).LineNumber; $lines[{}] | ForEach-Object {{ $_ }}"
@@ -6391,6 +6438,19 @@ SHELL_CHANGES: tuple[ShellChange, ...] = (
         (
             _ps_argv(_PS_RANGE.format("$start-1..($start+20)"), _OP_SUB, False),
             _ps_argv("Get-Content README.md -TotalCount 40", "## Features"),
+        ),
+    ),
+    ShellChange(
+        "dot_path",
+        "zsh's . of a name with no slash (. config.env) failed 'no such file or directory' "
+        "in the folder that holds it; . ./config.env or its full path there then worked",
+        (
+            _sh(". config.env && make -j8", _ZSH_DOT, False),
+            _sh(". ./config.env && make -j8", "make: Nothing to be done"),
+        ),
+        (
+            _sh(". config.env && make -j8", _ZSH_DOT, False),
+            _sh("make -j8", "make: Nothing to be done"),
         ),
     ),
     ShellChange(
