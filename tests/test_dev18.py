@@ -17,6 +17,8 @@ blind), with the negatives of the same sessions' shapes:
   ``-`` ("op_Subtraction"), and the bounds computed first worked (the slip came twice);
 * ``dot_path``: zsh's ``. config.env`` did not find the file in the call's own folder
   (zsh looks a bare name up on $path), and ``. /that/folder/config.env`` worked;
+* ``windows_glob``: rg on Windows got ``src\\X\\*.cs`` whole ("os error 123"), and rg
+  given the folder worked (rg's exit status 1 reads as "no match": read anyway);
 * ``bare_name``: PowerShell did not find ``speckit`` by its bare name ("is not
   recognized"), and ``.\\speckit.cmd`` with the same arguments ran it;
 * ``windows``, widened: cmd's ``dir /s /b`` in Git Bash (GNU dir read ``/s`` as a file),
@@ -474,3 +476,34 @@ def test_no_dot_path_lesson_for_a_file_elsewhere() -> None:
     bash = _cc(". config.env", "bash: config.env: No such file or directory", False)
     assert not _found("dot_path", bash, dotted_ok := _cc(". ./config.env", "ok"))
     assert dotted_ok.success
+
+
+# -- a wildcard no shell expanded, on Windows ----------------------------------------------
+
+_OS123 = (
+    "rg: src\\Api\\Controllers\\*.cs: IO error for operation on src\\Api\\Controllers\\*.cs: "
+    "A sintaxe do nome do ficheiro, do nome do diretório ou da etiqueta do volume é "
+    "incorreta. (os error 123)"
+)
+
+
+def test_a_wildcard_reaches_rg_whole_on_windows() -> None:
+    # crm-admin: rg -n "..." src\\Ecommerce.API\\Controllers\\*.cs (exit 1), then the folder
+    failed = _codex('rg -n "\\[Authorize|\\[Route" src\\Api\\Controllers\\*.cs', _OS123, False)
+    folder = _codex('rg -n "\\[Authorize|\\[Route" src/Api/Controllers', "src/Api/A.cs:7:[Route]")
+    (text,) = _found("windows_glob", failed, folder)
+    assert text == (
+        "In this Windows shell a wildcard path reaches rg unexpanded ('os error 123'): pass "
+        "the folder and filter with -g GLOB, or name the files."
+    )
+    files = _codex('rg -n "Route" src/Api/Controllers/A.cs src/Api/Controllers/B.cs', "A.cs:7:x")
+    assert _found("windows_glob", failed, files)
+
+
+def test_no_windows_glob_lesson_for_another_folder_or_another_error() -> None:
+    failed = _codex('rg -n "Route" src\\Api\\Controllers\\*.cs', _OS123, False)
+    assert not _found("windows_glob", failed, _codex('rg -n "Route" src/Web', "src/Web/B.cs:1:x"))
+    missing = _codex(
+        'rg -n "Route" src/Api/*.cs', "rg: src/Api/*.cs: No such file or directory", False
+    )
+    assert not _found("windows_glob", missing, _codex('rg -n "Route" src/Api', "src/Api/A.cs:1:x"))

@@ -4925,6 +4925,52 @@ def _dot_path(t: Trajectory, i: int) -> ShellFix | None:
     return None
 
 
+#: A program handed a wildcard that no shell expanded, on Windows: rg's "IO error for
+#: operation on src\\X\\*.cs: ... (os error 123)" (the name's syntax is wrong).
+_UNEXPANDED = re.compile(
+    r"(?m)^([\w.-]+): ([^\n:]*[*?][^\n:]*): (?:IO error|[^\n]*\(os error 123\))"
+)
+
+
+def _windows_glob(t: Trajectory, i: int) -> ShellFix | None:
+    """``windows_glob``: a program got a wildcard path whole (``rg PATTERN src\\X\\*.cs``:
+    PowerShell expands no wildcard for a program, and Windows refuses the name, "os error
+    123"), and within :data:`WINDOW` calls the same program given the wildcard's folder,
+    or files the wildcard matches, worked: pass the folder (and a filter of the program's
+    own, ``-g '*.cs'``) or the files."""
+    step = t.steps[i]
+    m = _UNEXPANDED.search(step.output[:3000]) if is_shell(step.tool) else None
+    # read whatever the view says of the call: rg's exit status 1 reads as "no match"
+    if m is None or "os error 123" not in step.output[:3000]:
+        return None
+    program, glob = m.group(1), m.group(2).replace("\\", "/")
+    folder = posixpath.dirname(glob)
+    if not folder or any(ch in folder for ch in "*?"):
+        return None
+    for j in range(i + 1, min(len(t.steps), i + 1 + WINDOW)):
+        later = t.steps[j]
+        if not (later.success and is_shell(later.tool)):
+            continue
+        c = next((x for x in _commands(later) or () if x.program == program), None)
+        paths = [o.replace("\\", "/").rstrip("/") for o in c.operands] if c else []
+        if not (folder in paths or any(fnmatch.fnmatch(p, glob) for p in paths)):
+            continue
+        # one text for every wildcard, so that Stage 3 merges them
+        q = "os error 123"
+        known = programs.get(program)
+        opt = next((o for o in ("-g", "--include") if known and o in known.pattern_options), "")
+        how = f"pass the folder and filter with {opt} GLOB" if opt else "pass the folder"
+        text = (
+            f"In this Windows shell a wildcard path reaches {program} unexpanded ('{q}'): "
+            f"{how}, or name the files."
+        )
+        fnd = _finding("windows_glob", program, "machine", text, (program, "wildcard"), q, avoid=[])
+        fnd = attrs.evolve(fnd, domain=step.domain or "")
+        why = f"call {i + 1} gave {program} the wildcard {glob}; call {j + 1} gave it {folder}"
+        return ShellFix(i, j, (), fnd, why)
+    return None
+
+
 #: zsh's =command expansion failing: "(eval):1: ==SUB=== not found", "zsh: == not found".
 _EQUALS = re.compile(r"(?m)^(?:\(eval\)|zsh):(?:\d+:)? (=\S*) not found$")
 
@@ -5052,6 +5098,7 @@ _READERS = (
     _patterns_as_paths,
     _bre_group,
     _range_first,
+    _windows_glob,
     _inline_script,
     _exclusive_params,
     _line_endings,
@@ -5925,6 +5972,10 @@ def _ps_argv(script: str, output: str = "", ok: bool = True) -> Step:
     return Step(tool="shell", params={"command": argv}, output=body, success=ok)
 
 
+_RG_123 = (
+    "rg: src\\Api\\Controllers\\*.cs: IO error for operation on src\\Api\\Controllers\\*.cs: "
+    "The filename, directory name, or volume label syntax is incorrect. (os error 123)"
+)
 _ZSH_DOT = "(eval):.:1: no such file or directory: config.env"
 _PS_RANGE = (
     "$lines = Get-Content README.md; $start = ($lines | Select-String -Pattern '## Features' "
@@ -6451,6 +6502,20 @@ SHELL_CHANGES: tuple[ShellChange, ...] = (
         (
             _sh(". config.env && make -j8", _ZSH_DOT, False),
             _sh("make -j8", "make: Nothing to be done"),
+        ),
+    ),
+    ShellChange(
+        "windows_glob",
+        "a program on Windows got a wildcard path whole (rg PATTERN src\\X\\*.cs: os error "
+        "123, the name's syntax refused); the same program given the wildcard's folder, or "
+        "the files it matches, then worked",
+        (
+            _exec('rg -n "Route" src\\Api\\Controllers\\*.cs', _RG_123, False),
+            _exec('rg -n "Route" src/Api/Controllers', "src/Api/Controllers\\A.cs:8:[Route]"),
+        ),
+        (
+            _exec('rg -n "Route" src\\Api\\Controllers\\*.cs', _RG_123, False),
+            _exec('rg -n "Route" src/Web', "src/Web\\B.cs:3:[Route]"),
         ),
     ),
     ShellChange(
