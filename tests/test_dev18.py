@@ -19,6 +19,8 @@ blind), with the negatives of the same sessions' shapes:
   (zsh looks a bare name up on $path), and ``. /that/folder/config.env`` worked;
 * ``windows_glob``: rg on Windows got ``src\\X\\*.cs`` whole ("os error 123"), and rg
   given the folder worked (rg's exit status 1 reads as "no match": read anyway);
+* ``ps_readonly``: PowerShell refused ``$home = ...`` ($HOME is automatic; names ignore
+  case), and the same value assigned to ``$userCodex`` worked;
 * ``bare_name``: PowerShell did not find ``speckit`` by its bare name ("is not
   recognized"), and ``.\\speckit.cmd`` with the same arguments ran it;
 * ``windows``, widened: cmd's ``dir /s /b`` in Git Bash (GNU dir read ``/s`` as a file),
@@ -507,3 +509,34 @@ def test_no_windows_glob_lesson_for_another_folder_or_another_error() -> None:
         'rg -n "Route" src/Api/*.cs', "rg: src/Api/*.cs: No such file or directory", False
     )
     assert not _found("windows_glob", missing, _codex('rg -n "Route" src/Api', "src/Api/A.cs:1:x"))
+
+
+# -- PowerShell's automatic variables ------------------------------------------------------
+
+_HOME = (
+    "Cannot overwrite variable HOME because it is read-only or constant.\r\n"
+    "    + FullyQualifiedErrorId : VariableNotWritable"
+)
+
+
+def test_an_automatic_variable_assigned_in_powershell() -> None:
+    # blog-nevigation-b10: $home=Join-Path $env:USERPROFILE ...; then $userCodex
+    failed = _codex(
+        "$home=Join-Path $env:USERPROFILE '.codex/config.toml'; Get-Content $home", _HOME, False
+    )
+    renamed = _codex(
+        "$userCodex=Join-Path $env:USERPROFILE '.codex'; Get-ChildItem $userCodex", "a"
+    )
+    (text,) = _found("ps_readonly", failed, renamed)
+    assert text.startswith("In PowerShell $HOME is a read-only automatic variable")
+    assert "give the script's variable another name" in text
+
+
+def test_no_ps_readonly_lesson_without_the_rename() -> None:
+    failed = _codex("$home=Join-Path $env:USERPROFILE '.codex'; Get-ChildItem $home", _HOME, False)
+    again = _codex(
+        "$HOME=Join-Path $env:USERPROFILE '.codex'; $x=Join-Path $env:USERPROFILE 'a'", ""
+    )
+    assert not _found("ps_readonly", failed, again)  # $HOME assigned again (case ignored)
+    other = _codex("$x=Get-Location; Write-Output $x", "C:/")
+    assert not _found("ps_readonly", failed, other)  # another value: not the rename

@@ -4427,6 +4427,56 @@ def _read_only_name(t: Trajectory, i: int) -> ShellFix | None:
     return None
 
 
+#: PowerShell refusing an assignment to an automatic variable: "Cannot overwrite variable
+#: HOME because it is read-only or constant."
+_PS_READ_ONLY = re.compile(r"Cannot overwrite variable (\w+) because it is read-only or constant")
+
+
+def _ps_assignments(script: str) -> list[tuple[str, str]]:
+    """A PowerShell script's assignments, ``$name = value`` (the value up to ``;`` or the
+    line's end), each as (the name lower-cased, the value's first two words)."""
+    return [
+        (m.group(1).lower(), " ".join(m.group(2).split()[:2]))
+        for m in re.finditer(r"\$(\w+)\s*=(?!=)\s*([^;\n]+)", script)
+    ]
+
+
+def _ps_read_only(t: Trajectory, i: int) -> ShellFix | None:
+    """``ps_readonly``: PowerShell refused an assignment to one of its automatic variables
+    (``$home = ...``: "Cannot overwrite variable HOME because it is read-only or
+    constant"; names ignore case), and within :data:`WINDOW` calls a script that assigned
+    the same value (its first two words: ``Join-Path $env:USERPROFILE``) to another name,
+    and that variable nowhere, worked: name the variable otherwise."""
+    step = t.steps[i]
+    m = _PS_READ_ONLY.search(step.output[:3000]) if is_shell(step.tool) else None
+    if step.success or m is None:
+        return None
+    name = m.group(1).lower()
+    value = next((v for n, v in _ps_assignments(_ps_script(step)) if n == name), None)
+    if not value:
+        return None
+    for j in range(i + 1, min(len(t.steps), i + 1 + WINDOW)):
+        later = t.steps[j]
+        if not (later.success and is_shell(later.tool)) or _PS_READ_ONLY.search(later.output):
+            continue
+        done = _ps_assignments(_ps_script(later))
+        other = next((n for n, v in done if v == value and n != name), None)
+        if other is None or any(n == name for n, _ in done):
+            continue
+        q = quote_error(m.group(0), 10)
+        text = (
+            f"In PowerShell ${m.group(1)} is a read-only automatic variable, and variable names "
+            f"ignore case ('{q}'): give the script's variable another name."
+        )
+        fnd = _finding(
+            "ps_readonly", "powershell", "global", text, ("powershell", name), q, avoid=[]
+        )
+        fnd = attrs.evolve(fnd, domain=step.domain or "")
+        why = f"call {i + 1} assigned PowerShell's ${name}; call {j + 1} named it ${other}"
+        return ShellFix(i, j, (), fnd, why)
+    return None
+
+
 #: A cmdlet refusing two parameters of different parameter sets: "Get-Content : The
 #: parameters TotalCount and Tail cannot be used together."
 _EXCLUSIVE = re.compile(
@@ -5094,6 +5144,7 @@ _READERS = (
     _assembly_loaded,
     _interpreted,
     _read_only_name,
+    _ps_read_only,
     _equals_word,
     _patterns_as_paths,
     _bre_group,
@@ -5972,6 +6023,10 @@ def _ps_argv(script: str, output: str = "", ok: bool = True) -> Step:
     return Step(tool="shell", params={"command": argv}, output=body, success=ok)
 
 
+_PS_HOME = (
+    "Cannot overwrite variable HOME because it is read-only or constant.\n"
+    "    + FullyQualifiedErrorId : VariableNotWritable"
+)
 _RG_123 = (
     "rg: src\\Api\\Controllers\\*.cs: IO error for operation on src\\Api\\Controllers\\*.cs: "
     "The filename, directory name, or volume label syntax is incorrect. (os error 123)"
@@ -6516,6 +6571,24 @@ SHELL_CHANGES: tuple[ShellChange, ...] = (
         (
             _exec('rg -n "Route" src\\Api\\Controllers\\*.cs', _RG_123, False),
             _exec('rg -n "Route" src/Web', "src/Web\\B.cs:3:[Route]"),
+        ),
+    ),
+    ShellChange(
+        "ps_readonly",
+        "PowerShell refused an assignment to an automatic variable ($home: Cannot overwrite "
+        "variable HOME because it is read-only); the same value assigned to another name "
+        "then worked",
+        (
+            _exec(
+                "$home=Join-Path $env:USERPROFILE '.codex'; Get-ChildItem $home", _PS_HOME, False
+            ),
+            _exec("$userCodex=Join-Path $env:USERPROFILE '.codex'; Get-ChildItem $userCodex", "a"),
+        ),
+        (
+            _exec(
+                "$home=Join-Path $env:USERPROFILE '.codex'; Get-ChildItem $home", _PS_HOME, False
+            ),
+            _exec("Get-ChildItem C:/Users/me/.codex", "a"),
         ),
     ),
     ShellChange(
