@@ -21,6 +21,8 @@ blind), with the negatives of the same sessions' shapes:
   given the folder worked (rg's exit status 1 reads as "no match": read anyway);
 * ``ps_readonly``: PowerShell refused ``$home = ...`` ($HOME is automatic; names ignore
   case), and the same value assigned to ``$userCodex`` worked;
+* ``glob``, widened: zsh's own ``(eval):1: no matches found: --include=*.hpp`` (an
+  option's glob), and the same grep without the option worked;
 * ``bare_name``: PowerShell did not find ``speckit`` by its bare name ("is not
   recognized"), and ``.\\speckit.cmd`` with the same arguments ran it;
 * ``windows``, widened: cmd's ``dir /s /b`` in Git Bash (GNU dir read ``/s`` as a file),
@@ -540,3 +542,31 @@ def test_no_ps_readonly_lesson_without_the_rename() -> None:
     assert not _found("ps_readonly", failed, again)  # $HOME assigned again (case ignored)
     other = _codex("$x=Get-Location; Write-Output $x", "C:/")
     assert not _found("ps_readonly", failed, other)  # another value: not the rename
+
+
+# -- zsh's glob in an option --------------------------------------------------------------
+
+
+def test_an_unquoted_glob_in_an_option_under_zsh() -> None:
+    # pshung-personal-git-b12: grep -rn X --include=*.hpp ... (zsh's eval reported it)
+    said = "=== callers ===\n(eval):1: no matches found: --include=*.hpp"
+    failed = _cc(
+        'echo "=== callers ===" && grep -rn "stage_v" --include=*.hpp --include=*.cpp src tests'
+        ' 2>/dev/null && echo "=== sites ==="',
+        said,
+        False,
+    )
+    dropped = _cc('grep -rn "stage_v" src tests 2>/dev/null', "src/sim.hpp:8:#include")
+    (text,) = _found("glob", failed, dropped)
+    assert text.startswith("In zsh an unquoted glob in an option (--include=*.hpp) is expanded")
+    quoted = _cc("grep -rn \"stage_v\" --include='*.hpp' src tests", "src/sim.hpp:8:#include")
+    assert _found("glob", failed, quoted)
+
+
+def test_no_glob_option_lesson_for_another_search() -> None:
+    said = "(eval):1: no matches found: --include=*.hpp"
+    line = 'echo "=== callers ===" && grep -rn "stage_v" --include=*.hpp src && echo "=== end"'
+    failed = _cc(line, said, False)
+    assert not _found("glob", failed, _cc('grep -rn "other" src', "src/a.hpp:1:x"))
+    again = _cc('grep -rn "stage_v" --include=*.hpp src', "src/a.hpp:1:x")  # it matched later
+    assert not _found("glob", failed, again)

@@ -1964,7 +1964,7 @@ def _hidden_search(t: Trajectory, i: int) -> ShellFix | None:
 
 #: The shell refused a word it read as a pattern that matched no file: zsh's "no matches
 #: found: W", bash's (failglob) "no match: W".
-_NO_MATCH = re.compile(r"(?:^|\n)(?:(\w+)(?::\d+)?: )?no match(?:es found)?: ([^\n]+)")
+_NO_MATCH = re.compile(r"(?:^|\n)(?:(\w+|\(eval\))(?::\d+)?: )?no match(?:es found)?: ([^\n]+)")
 _GLOB_CHARS = frozenset("[]*?")
 
 
@@ -1997,6 +1997,8 @@ def _literal_glob(t: Trajectory, i: int) -> ShellFix | None:
     if not _GLOB_CHARS & set(word) or word not in line or _quoted_in(word, line):
         return None
     shell = m.group(1) if m.group(1) and programs.has(m.group(1), Role.SHELL) else "zsh"
+    if word.startswith("-"):
+        return _glob_option(t, i, word, shell)
     for j in range(i + 1, min(len(t.steps), i + 1 + WINDOW)):
         later = t.steps[j]
         if later.success and is_shell(later.tool) and _quoted_in(word, _line(later)):
@@ -2015,6 +2017,37 @@ def _literal_glob(t: Trajectory, i: int) -> ShellFix | None:
             fnd = attrs.evolve(fnd, domain=step.domain or "", detail={**fnd.detail, **client})
             why = f"call {i + 1} failed ('{q}'); call {j + 1} passed the path quoted"
             return ShellFix(i, j, (), fnd, why)
+    return None
+
+
+def _glob_option(t: Trajectory, i: int, word: str, shell: str) -> ShellFix | None:
+    """``glob``, for an option whose value is a glob (``grep --include=*.hpp``: zsh expanded
+    the whole word and found nothing): within :data:`WINDOW` calls the same program ran
+    with the same operands (its pattern, its paths) and the option quoted or left out."""
+    cmd = next((c for c in _commands(t.steps[i]) or () if word in c.args), None)
+    if cmd is None or not cmd.operands:
+        return None
+    for j in range(i + 1, min(len(t.steps), i + 1 + WINDOW)):
+        later = t.steps[j]
+        if not (later.success and is_shell(later.tool)):
+            continue
+        line = _line(later)
+        again = [c for c in _commands(later) or () if c.program == cmd.program]
+        if not any(c.operands[:1] == cmd.operands[:1] for c in again):
+            continue
+        if word in line and not _quoted_in(word, line):
+            continue  # the same unquoted word: it matched something this time
+        q = quote_error(f"no matches found: {word}", 8)
+        text = (
+            f"In {shell} an unquoted glob in an option ({word}) is expanded as a file pattern "
+            f"and fails ('{q}'): quote it, or leave the filter out."
+        )
+        fnd = _finding("glob", shell, "machine", text, (shell, "quote"), q)
+        known = spec_for(t.steps[i].tool)
+        client = {"client": known[0].client} if known is not None else {}
+        fnd = attrs.evolve(fnd, domain=t.steps[i].domain or "", detail={**fnd.detail, **client})
+        why = f"call {i + 1} failed ('{q}'); call {j + 1} ran {cmd.program} without the glob"
+        return ShellFix(i, j, (), fnd, why)
     return None
 
 
