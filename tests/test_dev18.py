@@ -332,8 +332,8 @@ def test_quoted_patterns_after_the_first_are_paths() -> None:
     )
     (text,) = _found("one_pattern", failed, _codex('rg -n "def cmd_pl" src/core.py', "679:def"))
     assert text == (
-        "rg takes one pattern: the quoted words after it are read as paths ('No such file or "
-        "directory'): run rg once per pattern, or give each its own -e."
+        "rg takes one pattern; quoted words after it are paths ('No such file or directory'): "
+        "run rg once per pattern, or pass each with -e (rg -e A -e B)."
     )
 
 

@@ -4842,8 +4842,8 @@ def _patterns_as_paths(t: Trajectory, i: int) -> ShellFix | None:
             # one text for every such slip, whatever its words, so that Stage 3 merges them
             q = "No such file or directory"
             text = (
-                f"{c.program} takes one pattern: the quoted words after it are read as paths "
-                f"('{q}'): run {c.program} once per pattern, or give each its own -e."
+                f"{c.program} takes one pattern; quoted words after it are paths ('{q}'): run "
+                f"{c.program} once per pattern, or pass each with -e ({c.program} -e A -e B)."
             )
             fnd = _finding("one_pattern", c, "global", text, (c.program, "-e"), q, avoid=[])
             fnd = attrs.evolve(fnd, domain=step.domain or "")
