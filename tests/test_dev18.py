@@ -570,3 +570,57 @@ def test_no_glob_option_lesson_for_another_search() -> None:
     assert not _found("glob", failed, _cc('grep -rn "other" src', "src/a.hpp:1:x"))
     again = _cc('grep -rn "stage_v" --include=*.hpp src', "src/a.hpp:1:x")  # it matched later
     assert not _found("glob", failed, again)
+
+
+# -- apply_patch reads its lines literally ------------------------------------------------
+
+
+def _patch(file: str, old: list[str], new: list[str], said: str = "") -> Step:
+    body = "\n".join([f"-{x}" for x in old] + [f"+{x}" for x in new])
+    text = f"*** Begin Patch\n*** Update File: {file}\n@@\n{body}\n*** End Patch"
+    if said:
+        out = f"apply_patch verification failed: Failed to find expected lines in {said}:\n"
+        return Step("apply_patch", {"input": text}, out + "\n".join(old), False)
+    return Step("apply_patch", {"input": text}, "Success. Updated the following files:", True)
+
+
+def _literal(*steps: Step) -> list[str]:
+    from agentmem.learning.hunk_order import literal_slips
+
+    return [x.how for x in literal_slips(Trajectory(task="edit", steps=steps))]
+
+
+_TASKS = "/w/bot/.specify/templates/tasks-template.md"
+
+
+def test_line_numbers_copied_into_a_patch() -> None:
+    # ai-trading-bot: lines from nl -ba (198\t```bash ...), then the same lines bare
+    numbered = ["198\t```bash", "199\t# Launch all tests for User Story 1 (if tests requested):"]
+    bare = ["```bash", "# Launch all tests for User Story 1 (if tests requested):"]
+    failed = _patch(".specify/templates/tasks-template.md", numbered, numbered, _TASKS)
+    look = Step("shell", {"command": ["bash", "-lc", "sed -n '196,220p' x"]}, "```bash", True)
+    fixed = _patch(".specify/templates/tasks-template.md", bare, ["```sh", bare[1]])
+    assert _literal(failed, look, fixed) == ["numbered"]
+    run = Trajectory(task="edit", steps=(failed, look, fixed), accepted=True)
+    (text,) = [c.finding.text for c in find_corrections(run) if c.kind == Kind.TOOL_RULE]
+    assert text.startswith("apply_patch context lines must be the file's own text")
+
+
+def test_a_tab_written_as_backslash_t() -> None:
+    # liamrohan-dotfiles-b12: -\t<body ...> twice, then a real tab
+    layout = "/w/web/src/layouts/Layout.astro"
+    escaped = ['\\t<body class="min-h-screen bg-neutral-950">']
+    failed = _patch(layout, escaped, ['\\t<body class="bg-background">'], layout)
+    fixed = _patch(layout, ['\t<body class="min-h-screen bg-neutral-950">'], ["\t<body>"])
+    assert _literal(failed, failed, fixed) == ["escaped", "escaped"]
+
+
+def test_no_literal_slip_when_the_lines_changed_or_something_else_wrote_the_file() -> None:
+    numbered = ["12\tdef main():", "13\t    run()"]
+    failed = _patch("app.py", numbered, numbered, "/w/app.py")
+    other = _patch("app.py", ["def other():"], ["def other(x):"])
+    assert _literal(failed, other) == []  # other lines: not the same lines bare
+    sed = Step("shell", {"command": ["bash", "-lc", "sed -i 's/run/go/' app.py"]}, "", True)
+    fixed = _patch("app.py", ["def main():", "    run()"], ["def main():", "    go()"])
+    assert _literal(failed, sed, fixed) == []  # the file was rewritten between
+    assert _literal(failed, fixed) == ["numbered"]

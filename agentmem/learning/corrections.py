@@ -88,7 +88,7 @@ from .evidence import (
     wrong_tool_finding,
 )
 from .findings import Finding, lesson_text, quote_error, short_value
-from .hunk_order import hunk_order_text, hunk_orders
+from .hunk_order import hunk_order_text, hunk_orders, literal_slips, literal_text
 from .kept_cwd import KEPT_CWD_ERROR, kept_cwd_text, slips
 from .kinds import KINDS as KIND_SPECS
 from .kinds import Kind
@@ -542,7 +542,7 @@ def find_corrections(t: Trajectory, earlier: Earlier | None = None) -> list[Corr
     t = learning_view(t)
     needs = _tool_needs(t) + _tool_refusals(recorded) + _unquoted(t) + _cwd_kept(t, recorded)
     needs += _self_kill(t, recorded) + _bang(t, recorded) + _hunk_order(t, recorded)
-    needs += _borrowed(t, recorded)
+    needs += _borrowed(t, recorded) + _literal_patch(t, recorded)
     shell = find_shell_fixes(t, earlier)
     # a client tool's path found elsewhere (shell_fixes' location rule) is where the
     # project keeps the file, not a value of the tool's parameter
@@ -987,6 +987,27 @@ def _hunk_order(t: Trajectory, recorded: Trajectory) -> list[Correction]:
             f"{_step_word(a)} {x.tool} failed to find a hunk's lines in {x.file} that an "
             f"earlier hunk of the patch came after; {_step_word(b)} sent the same hunks in "
             "the file's order and it worked"
+        )
+        out.append(Correction(Kind.TOOL_RULE, a, b, (), f, why))
+    return out
+
+
+def _literal_patch(t: Trajectory, recorded: Trajectory) -> list[Correction]:
+    """A patch that failed on lines holding what the file does not (line numbers copied
+    from ``nl -ba``, ``\\t`` for a tab), and a later patch of the same file that worked with
+    those lines as the file holds them (:func:`.hunk_order.literal_slips`). One text for
+    every slip of a kind, so that Stage 3 merges them."""
+    out: list[Correction] = []
+    for a, b, x in _in_view(recorded, literal_slips(recorded)):
+        w = t.steps[a]
+        said = _error(w) or "Failed to find expected lines"
+        f = _tool_rule(
+            w, literal_text(x.how), (x.tool, x.how), said, f"literal lines: {x.how}",
+            refused="literal", how=x.how, declared=True,
+        )  # fmt: skip
+        why = (
+            f"{_step_word(a)} {x.tool} failed on lines of {x.file} holding {x.how} text; "
+            f"{_step_word(b)} sent them as the file holds them and it worked"
         )
         out.append(Correction(Kind.TOOL_RULE, a, b, (), f, why))
     return out

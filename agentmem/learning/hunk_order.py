@@ -16,6 +16,12 @@ shows all of it:
   patch, unchanged too, now after ``k``: the same lines,
   in the other order, were found. A retry that changed the failing hunk's lines (they
   were not in the file) or kept its order teaches nothing here.
+
+The same failure, read by :func:`literal_slips`: a hunk whose old lines held what is no
+text of the file, taken off in a later patch of the file that worked (within
+:data:`WINDOW` calls, nothing else writing the file between): every line's number and tab
+as ``nl -ba`` or ``cat -n`` print them (``198\t```bash``), or the two characters ``\\t``
+where the file has a tab. apply_patch reads its lines literally.
 """
 
 from __future__ import annotations
@@ -29,7 +35,15 @@ from ..agents.programs import Role
 from ..records import Step, Trajectory
 from .shell_fixes import reads_only
 
-__all__ = ["WINDOW", "HunkOrder", "hunk_order_text", "hunk_orders"]
+__all__ = [
+    "WINDOW",
+    "HunkOrder",
+    "LiteralSlip",
+    "hunk_order_text",
+    "hunk_orders",
+    "literal_slips",
+    "literal_text",
+]
 
 #: How many calls after the failed patch the reordered one may come.
 WINDOW = 3
@@ -230,4 +244,88 @@ def hunk_order_text() -> str:
         "apply_patch seeks each hunk's lines after the previous hunk: hunks out of the "
         "file's order fail ('Failed to find expected lines') although the lines exist. "
         "Order hunks top to bottom."
+    )
+
+
+@attrs.frozen
+class LiteralSlip:
+    """Patch call ``failed`` failed on a hunk of ``file`` whose old lines held ``how``
+    (``numbered``: line numbers and tabs; ``escaped``: ``\\t`` for a tab); call ``fixed``
+    patched the file with those lines as the file holds them."""
+
+    failed: int
+    fixed: int
+    tool: str
+    file: str
+    how: str
+
+
+#: A line number and its tab, as ``nl -ba`` and ``cat -n`` print them before a line.
+_NUMBERED = re.compile(r"^\s*\d+\t")
+
+
+def _as_file_holds(lines: tuple[str, ...], how: str) -> tuple[str, ...] | None:
+    """``lines`` with ``how`` taken off, or None when they do not hold it: ``numbered``,
+    every line's number and tab; ``escaped``, each ``\\t`` made a tab."""
+    if how == "numbered":
+        if not all(_NUMBERED.match(x) for x in lines if x):
+            return None
+        return tuple(_NUMBERED.sub("", x) for x in lines)
+    if not any("\\t" in x for x in lines):
+        return None
+    return tuple(x.replace("\\t", "\t") for x in lines)
+
+
+def _part_of(lines: tuple[str, ...], want: tuple[str, ...]) -> bool:
+    """Whether a hunk's old lines are ``want``, or a run of them with words in it (the
+    retry may patch fewer of the same lines)."""
+    n = len(lines)
+    if not n or not any(_WORDY.search(x) for x in lines):
+        return False
+    return any(want[k : k + n] == lines for k in range(len(want) - n + 1))
+
+
+def literal_slips(run: Trajectory) -> list[LiteralSlip]:
+    """The run's patches that failed on lines holding what the file does not (module doc),
+    each with the later patch of the same file that worked with those lines (or a run of
+    them) as the file holds them. A failed patch between, of the same slip, is passed over."""
+    steps = run.steps
+    out: list[LiteralSlip] = []
+    for i, w in enumerate(steps):
+        patch = None if w.success else _patch_of(w)
+        found = _failing(w, patch) if patch is not None else None
+        if found is None or patch is None:
+            continue
+        file, k = found
+        old = hunks(patch)[k][1]
+        for how in ("numbered", "escaped"):
+            want = _as_file_holds(old, how)
+            if want is None:
+                continue
+            for n in range(i + 1, min(len(steps), i + 1 + WINDOW)):
+                r = steps[n]
+                again = _patch_of(r)
+                if again is None or not any(_same_file(f, file) for f, _ in hunks(again)):
+                    if _touches(r, file):
+                        break
+                    continue
+                if not r.success:
+                    continue  # the same slip again, perhaps: the next patch decides
+                if any(_same_file(f, file) and _part_of(lines, want) for f, lines in hunks(again)):
+                    out.append(LiteralSlip(i, n, w.tool, file, how))
+                break
+    return out
+
+
+def literal_text(how: str) -> str:
+    """The one lesson of every slip of ``how``, so that Stage 3 merges them."""
+    if how == "numbered":
+        return (
+            "apply_patch context lines must be the file's own text: lines copied from nl -ba "
+            "or cat -n carry line numbers and never match ('Failed to find expected lines'); "
+            "drop the number prefixes."
+        )
+    return (
+        "apply_patch reads its lines literally: a tab must be a real tab character, not the "
+        "two characters \\t ('Failed to find expected lines')."
     )
