@@ -23,6 +23,8 @@ blind), with the negatives of the same sessions' shapes:
   case), and the same value assigned to ``$userCodex`` worked;
 * ``glob``, widened: zsh's own ``(eval):1: no matches found: --include=*.hpp`` (an
   option's glob), and the same grep without the option worked;
+* ``shadowed``: ``calendar.py`` imported itself ("module 'calendar' has no attribute"),
+  and the script renamed ran;
 * ``bare_name``: PowerShell did not find ``speckit`` by its bare name ("is not
   recognized"), and ``.\\speckit.cmd`` with the same arguments ran it;
 * ``windows``, widened: cmd's ``dir /s /b`` in Git Bash (GNU dir read ``/s`` as a file),
@@ -624,3 +626,35 @@ def test_no_literal_slip_when_the_lines_changed_or_something_else_wrote_the_file
     fixed = _patch("app.py", ["def main():", "    run()"], ["def main():", "    go()"])
     assert _literal(failed, sed, fixed) == []  # the file was rewritten between
     assert _literal(failed, fixed) == ["numbered"]
+
+
+# -- a script that shadows the module it imports -------------------------------------------
+
+_SELF = (
+    'Traceback (most recent call last):\n  File "/home/v/.config/waybar/scripts/calendar.py", '
+    "line 2, in <module>\n    import calendar, json, os\n  File "
+    '"/home/v/.config/waybar/scripts/calendar.py", line 33, in get_calendar\n'
+    "    cal = calendar.TextCalendar(calendar.MONDAY)\n"
+    "AttributeError: module 'calendar' has no attribute 'TextCalendar'"
+)
+
+
+def test_a_script_named_like_the_module_it_imports() -> None:
+    # 4thehalibit-omarchy-backup-b6: calendar.py, renamed cal-widget.py
+    failed = _cc("python3 ~/.config/waybar/scripts/calendar.py", _SELF, False)
+    moved = _cc(
+        "mv ~/.config/waybar/scripts/calendar.py ~/.config/waybar/scripts/cal-widget.py && "
+        "python3 ~/.config/waybar/scripts/cal-widget.py",
+        '{"text": "April"}',
+    )
+    (text,) = _found("shadowed", failed, moved, cwd="/home/v")
+    assert text.startswith("A Python script named like a standard module (calendar.py)")
+
+
+def test_no_shadowed_lesson_without_the_rename_or_the_self_import() -> None:
+    failed = _cc("python3 ~/.config/waybar/scripts/calendar.py", _SELF, False)
+    other = _cc("mv ~/notes/calendar.py ~/notes/cal.py", "")
+    assert not _found("shadowed", failed, other, cwd="/home/v")  # another file renamed
+    lib = _SELF.replace("/home/v/.config/waybar/scripts/calendar.py", "/usr/lib/x/app.py")
+    moved = _cc("mv ~/.config/waybar/scripts/calendar.py ~/.config/waybar/scripts/c.py", "")
+    assert not _found("shadowed", _cc("python3 app.py", lib, False), moved, cwd="/home/v")

@@ -5054,6 +5054,57 @@ def _windows_glob(t: Trajectory, i: int) -> ShellFix | None:
     return None
 
 
+#: Python importing a module that was the script itself: "AttributeError: module
+#: 'calendar' has no attribute 'TextCalendar'", or "partially initialized module 'x'".
+_SHADOWED = re.compile(
+    r"AttributeError: (?:partially initialized )?module '(\w+)' has no attribute|"
+    r"partially initialized module '(\w+)'"
+)
+
+
+def _shadowed_module(t: Trajectory, i: int) -> ShellFix | None:
+    """``shadowed``: a Python script named like the module it imports (``calendar.py``
+    doing ``import calendar``) imported itself: its traceback runs through a frame of
+    ``.../calendar.py`` and ends "module 'calendar' has no attribute" (or "partially
+    initialized module"); within :data:`WINDOW` calls a shell call renamed that file (``mv
+    .../calendar.py .../cal-widget.py``) and worked: name such a script otherwise."""
+    step = t.steps[i]
+    # read whatever the view says of the call: a script's traceback counts as the code's
+    out = step.output[-4000:] if is_shell(step.tool) else ""
+    m = _SHADOWED.search(out)
+    if m is None:
+        return None
+    name = m.group(1) or m.group(2)
+    frame = re.search(rf'File "([^"\n]*[\\/]{re.escape(name)}\.py)", line \d+', out)
+    if frame is None or not re.search(rf"\bimport [^\n]*\b{re.escape(name)}\b", out):
+        return None
+    script = frame.group(1).replace("\\", "/")
+    for j in range(i + 1, min(len(t.steps), i + 1 + WINDOW)):
+        later = t.steps[j]
+        if not (later.success and is_shell(later.tool)):
+            continue
+        moved = [
+            c
+            for c in _commands(later) or ()
+            if programs.has(c.program, Role.MOVES)
+            and c.operands
+            and c.operands[0].replace("\\", "/").rsplit("/", 1)[-1] == f"{name}.py"
+            and script.endswith(c.operands[0].replace("\\", "/").lstrip("~").lstrip("."))
+        ]
+        if not moved:
+            continue
+        q = quote_error(f"module {name} has no attribute", 8)
+        text = (
+            f"A Python script named like a standard module ({name}.py) shadows it: its own "
+            f"'import {name}' loads the script itself ('{q}'): rename the script."
+        )
+        fnd = _finding("shadowed", "python", "global", text, ("python", f"{name}.py"), q, avoid=[])
+        fnd = attrs.evolve(fnd, domain=step.domain or "")
+        why = f"call {i + 1} ran {name}.py, which imported itself; call {j + 1} renamed it"
+        return ShellFix(i, j, (), fnd, why)
+    return None
+
+
 #: zsh's =command expansion failing: "(eval):1: ==SUB=== not found", "zsh: == not found".
 _EQUALS = re.compile(r"(?m)^(?:\(eval\)|zsh):(?:\d+:)? (=\S*) not found$")
 
@@ -5183,6 +5234,7 @@ _READERS = (
     _bre_group,
     _range_first,
     _windows_glob,
+    _shadowed_module,
     _inline_script,
     _exclusive_params,
     _line_endings,
@@ -6056,6 +6108,11 @@ def _ps_argv(script: str, output: str = "", ok: bool = True) -> Step:
     return Step(tool="shell", params={"command": argv}, output=body, success=ok)
 
 
+_CALENDAR = (
+    'Traceback (most recent call last):\n  File "/w/app/scripts/calendar.py", line 2, in '
+    '<module>\n    import calendar, json\n  File "/w/app/scripts/calendar.py", line 33, in '
+    "main\nAttributeError: module 'calendar' has no attribute 'TextCalendar'"
+)
 _PS_HOME = (
     "Cannot overwrite variable HOME because it is read-only or constant.\n"
     "    + FullyQualifiedErrorId : VariableNotWritable"
@@ -6622,6 +6679,20 @@ SHELL_CHANGES: tuple[ShellChange, ...] = (
                 "$home=Join-Path $env:USERPROFILE '.codex'; Get-ChildItem $home", _PS_HOME, False
             ),
             _exec("Get-ChildItem C:/Users/me/.codex", "a"),
+        ),
+    ),
+    ShellChange(
+        "shadowed",
+        "a Python script named like the module it imports (calendar.py) imported itself "
+        "(module calendar has no attribute, its frames in calendar.py); renaming the file "
+        "then worked",
+        (
+            _sh("python3 scripts/calendar.py", _CALENDAR, False),
+            _sh("mv scripts/calendar.py scripts/cal_widget.py && python3 scripts/cal_widget.py"),
+        ),
+        (
+            _sh("python3 scripts/calendar.py", _CALENDAR, False),
+            _sh("python3 -c 'import calendar; print(calendar.__file__)'", "/usr/lib/calendar.py"),
         ),
     ),
     ShellChange(
