@@ -4779,6 +4779,7 @@ def _container_name(t: Trajectory, i: int) -> ShellFix | None:
                 and len(c.operands) > at
                 and c.operands[at].split(":")[0] not in tried
                 and re.fullmatch(r"[\w.-]+", c.operands[at].split(":")[0])
+                and _in_its_place(cmd, name, c, c.operands[at].split(":")[0])
             ),
             None,
         )
@@ -4798,6 +4799,24 @@ def _container_name(t: Trajectory, i: int) -> ShellFix | None:
         why = f"call {i + 1} named container {name} ('{q}'); call {j + 1} named {right} and worked"
         return ShellFix(i, j, (), fnd, why)
     return None
+
+
+def _in_its_place(failed: Command, name: str, later: Command, right: str) -> bool:
+    """Whether container ``right`` of command ``later`` stands in for container ``name`` of
+    command ``failed``: the same words after it (``docker exec db psql ...``, then
+    ``docker exec pg_main psql ...``), or every run of letters of ``name`` in ``right``
+    (``worker`` in ``app_worker_1``). Another container of the listing (``docker logs
+    app_web_1`` after ``docker logs worker``) is no name meant instead."""
+
+    def after(c: Command, n: str) -> tuple[str, ...] | None:
+        k = next((k for k, w in enumerate(c.args) if w == n or w.startswith(f"{n}:")), None)
+        return None if k is None else c.args[k + 1 :]
+
+    rest = after(failed, name)
+    if rest and rest == after(later, right):
+        return True
+    letters = re.findall(r"[a-z]{3,}", name.lower())
+    return bool(letters) and all(x in right.lower() for x in letters)
 
 
 def _patterns_as_paths(t: Trajectory, i: int) -> ShellFix | None:

@@ -1,0 +1,73 @@
+"""Review of the eighteenth session's readers: inputs where a reader taught a wrong lesson.
+
+* ``container``: the run looked at another container of the listing (``docker logs
+  worker`` refused, then ``docker logs app_web_1``): no container was "meant" instead;
+* ``borrowed``: a tool refused for want of a parameter, then another tool of the same
+  server given two of its parameters (owner, repo) to look something up: the call spoke
+  its own tool's parameters, never the other tool's;
+* ``literal_slips`` (escaped): a later patch of lines of the hunk that hold no ``\\t`` at
+  all shows nothing of how a tab is written;
+* ``equals``: ``[ "$x" == y ]`` in zsh fails on ``==`` (a comparison), where "leave it
+  out" is wrong advice;
+* ``range_first``: ``0..$n -join ','`` read as a bare bound (``-join`` is an operator),
+  when op_Subtraction came of another expression;
+* ``ps_readonly``: a variable the script itself made read-only (``Set-Variable -Option
+  ReadOnly``) called an automatic variable.
+"""
+
+from __future__ import annotations
+
+from agentmem.agents import learning_view
+from agentmem.learning.shell_fixes import find_shell_fixes
+from agentmem.records import Step, Trajectory
+
+
+def _cc(command: str, output: str = "", ok: bool = True) -> Step:
+    body = output if ok else f"Exit code 1\n{output}"
+    return Step(tool="Bash", params={"command": command}, output=body, success=ok)
+
+
+def _found(kind: str, *steps: Step) -> list[str]:
+    run = learning_view(Trajectory(task="do the job", steps=steps, meta={"cwd": "/w/app"}))
+    return [x.finding.text for x in find_shell_fixes(run) if x.finding.detail["change"] == kind]
+
+
+# -- container ---------------------------------------------------------------------------
+
+_GONE = "Error response from daemon: No such container: {}"
+_LISTED = "app_web_1\napp_db_1\napp_worker_1"
+
+
+def test_another_container_of_the_listing_is_no_container_meant() -> None:
+    # the worker's logs, then the web container's: the run moved on to another container
+    assert not _found(
+        "container",
+        _cc("docker logs worker", _GONE.format("worker"), False),
+        _cc("docker ps --format '{{.Names}}'", "app_web_1\napp_db_1"),
+        _cc("docker logs app_web_1", "listening on 8000"),
+    )
+    # another command in another container
+    assert not _found(
+        "container",
+        _cc("docker exec worker celery inspect active", _GONE.format("worker"), False),
+        _cc("docker ps --format '{{.Names}}'", _LISTED),
+        _cc("docker exec app_web_1 python manage.py check", "System check identified no issues"),
+    )
+
+
+def test_the_same_job_or_the_same_service_in_the_listed_name_is_still_learned() -> None:
+    (text,) = _found(
+        "container",
+        _cc("docker logs worker", _GONE.format("worker"), False),
+        _cc("docker ps --format '{{.Names}}'", _LISTED),
+        _cc("docker logs app_worker_1", "celery ready"),
+    )
+    assert "the one meant was app_worker_1" in text
+    # the same command run in a container of another name (db, postgres)
+    (text,) = _found(
+        "container",
+        _cc("docker exec db psql -U app -c 'select 1'", _GONE.format("db"), False),
+        _cc("docker ps --format '{{.Names}}'", "pg_main\nweb_main"),
+        _cc("docker exec pg_main psql -U app -c 'select 1'", " ?column? \n        1"),
+    )
+    assert "the one meant was pg_main" in text
