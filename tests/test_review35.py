@@ -18,6 +18,9 @@
 from __future__ import annotations
 
 from agentmem.agents import learning_view
+from agentmem.agents.outcomes import borrowed_params
+from agentmem.learning.corrections import find_corrections
+from agentmem.learning.kinds import Kind
 from agentmem.learning.shell_fixes import find_shell_fixes
 from agentmem.records import Step, Trajectory
 
@@ -71,3 +74,26 @@ def test_the_same_job_or_the_same_service_in_the_listed_name_is_still_learned() 
         _cc("docker exec pg_main psql -U app -c 'select 1'", " ?column? \n        1"),
     )
     assert "the one meant was pg_main" in text
+
+
+# -- borrowed parameters -----------------------------------------------------------------
+
+_NO_HEAD = (
+    'Error: Invalid arguments for create_pull_request: [{"code": "invalid_type", "path": '
+    '["head"], "message": "Required"}]'
+)
+
+
+def _pr(title: str, head: str = "") -> Step:
+    params = {"owner": "acme", "repo": "api", "title": title, "base": "main"}
+    if head:
+        return Step("mcp__github__create_pull_request", {**params, "head": head}, "#5", True)
+    return Step("mcp__github__create_pull_request", params, _NO_HEAD, False)
+
+
+def test_a_lookup_with_two_of_the_refused_calls_parameters_borrowed_nothing() -> None:
+    listed = Step("mcp__github__list_pull_requests", {"owner": "acme", "repo": "api"}, "[]", True)
+    steps = (_pr("a"), _pr("b"), listed, _pr("b", head="feat"))
+    assert borrowed_params(steps) == {}
+    run = Trajectory(task="open the pull request", steps=steps, accepted=True)
+    assert not [c for c in find_corrections(run) if c.kind == Kind.TOOL_RULE]
