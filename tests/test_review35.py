@@ -20,6 +20,7 @@ from __future__ import annotations
 from agentmem.agents import learning_view
 from agentmem.agents.outcomes import borrowed_params
 from agentmem.learning.corrections import find_corrections
+from agentmem.learning.hunk_order import literal_slips
 from agentmem.learning.kinds import Kind
 from agentmem.learning.shell_fixes import find_shell_fixes
 from agentmem.records import Step, Trajectory
@@ -97,3 +98,28 @@ def test_a_lookup_with_two_of_the_refused_calls_parameters_borrowed_nothing() ->
     assert borrowed_params(steps) == {}
     run = Trajectory(task="open the pull request", steps=steps, accepted=True)
     assert not [c for c in find_corrections(run) if c.kind == Kind.TOOL_RULE]
+
+
+# -- apply_patch's literal lines ---------------------------------------------------------
+
+
+def _patch(file: str, old: list[str], new: list[str], said: str = "") -> Step:
+    body = "\n".join([f"-{x}" for x in old] + [f"+{x}" for x in new])
+    text = f"*** Begin Patch\n*** Update File: {file}\n@@\n{body}\n*** End Patch"
+    if said:
+        out = f"apply_patch verification failed: Failed to find expected lines in {said}:\n"
+        return Step("apply_patch", {"input": text}, out + "\n".join(old), False)
+    return Step("apply_patch", {"input": text}, "Success. Updated the following files:", True)
+
+
+def test_a_later_patch_of_lines_without_the_escape_shows_nothing_of_tabs() -> None:
+    # the hunk failed for its last line (return 1: the file says return 2); its \\t is a
+    # string's escape, as the file holds it; the retry patched the def line only
+    old = ["def f():", '    print("a\\tb")', "    return 1"]
+    failed = _patch("app.py", old, [*old[:2], "    return 3"], "/w/app.py")
+    fixed = _patch("app.py", ["def f():"], ["def f(x):"])
+    assert literal_slips(Trajectory(task="edit", steps=(failed, fixed))) == []
+    # the retry's lines hold the tab the failed hunk wrote as \\t: the slip
+    tab = _patch("app.py", ['    print("a\tb")'], ['    print("a\tc")'])
+    (slip,) = literal_slips(Trajectory(task="edit", steps=(failed, tab)))
+    assert slip.how == "escaped"
