@@ -123,3 +123,19 @@ def test_a_later_patch_of_lines_without_the_escape_shows_nothing_of_tabs() -> No
     tab = _patch("app.py", ['    print("a\tb")'], ['    print("a\tc")'])
     (slip,) = literal_slips(Trajectory(task="edit", steps=(failed, tab)))
     assert slip.how == "escaped"
+
+
+# -- equals ------------------------------------------------------------------------------
+
+
+def test_a_comparisons_double_equals_is_no_word_to_leave_out() -> None:
+    failed = _cc(
+        'if [ "$(uname)" == "Darwin" ]; then brew list; fi; git status',
+        "(eval):1: = not found",
+        False,
+    )
+    assert not _found("equals", failed, _cc("git status", "On branch main"))
+    # the same two characters as a separator are still the word the lesson names
+    sep = _cc("git status; echo ==; git log -3", "On branch main\n(eval):1: = not found", False)
+    (text,) = _found("equals", sep, _cc("git log -3", "a06823b x"))
+    assert "(==) is =command expansion" in text

@@ -5091,8 +5091,8 @@ def _equals_word(t: Trajectory, i: int) -> ShellFix | None:
         return None
     word = "=" + m.group(1)
     at = re.search(rf"(?<![\w'\"=]){re.escape(word)}(?![\w'\"=])", line)
-    if at is None:
-        return None
+    if at is None or (word == "==" and _compares(line)):
+        return None  # [ "$a" == b ]: a comparison, never a word to leave out (zsh takes =)
     after = {c.text for c in parse(line[at.end() :].lstrip(" ;&|")).commands}
     for j in range(i + 1, min(len(t.steps), i + 1 + WINDOW)):
         later = t.steps[j]
@@ -5112,6 +5112,16 @@ def _equals_word(t: Trajectory, i: int) -> ShellFix | None:
         why = f"call {i + 1} wrote {word} unquoted in zsh; call {j + 1} ran what followed alone"
         return ShellFix(i, j, (), fnd, why)
     return None
+
+
+def _compares(line: str) -> bool:
+    """Whether a command of ``line`` is a test (``[ A == B ]``, ``test A == B``, after
+    ``if`` or ``while`` perhaps) that compares with ``==``."""
+    return any(
+        re.match(r"\s*(?:(?:if|while|until|elif|then|do|else|!)\s+)*(?:\[|test)\s", part)
+        and re.search(r"(?<!\S)==(?!\S)", part)
+        for part in re.split(r"[;&|\n]", line)
+    )
 
 
 def _same_text(a: str, b: str) -> bool:
