@@ -139,3 +139,29 @@ def test_a_comparisons_double_equals_is_no_word_to_leave_out() -> None:
     sep = _cc("git status; echo ==; git log -3", "On branch main\n(eval):1: = not found", False)
     (text,) = _found("equals", sep, _cc("git log -3", "a06823b x"))
     assert "(==) is =command expansion" in text
+
+
+# -- range_first -------------------------------------------------------------------------
+
+_OP_SUB = (
+    "InvalidOperation: Method invocation failed because [System.Object[]] does not contain "
+    "a method named 'op_Subtraction'."
+)
+_HITS = "$lines = Get-Content log.txt; $hits = $lines | Select-String ERROR; $n = $hits.Count; "
+
+
+def _ps(script: str, output: str = "", ok: bool = True) -> Step:
+    argv = ["powershell.exe", "-NoProfile", "-Command", script]
+    body = f"Process exited with code {0 if ok else 1}\nOutput:\n{output}"
+    return Step(tool="shell", params={"command": argv}, output=body, success=ok)
+
+
+def test_an_operator_after_a_range_is_no_bare_bound() -> None:
+    # op_Subtraction came of $lines.Count - $hits.LineNumber (an array); 0..$n -join is fine
+    failed = _ps(_HITS + "$ids = 0..$n -join ','; $lines.Count - $hits.LineNumber", _OP_SUB, False)
+    fixed = _ps(_HITS + "$ids = (0..$n) -join ','; $lines.Count - $hits[0].LineNumber", "12")
+    assert not _found("range_first", failed, fixed)
+    # a bound of a variable's arithmetic is still one
+    bare = _ps(_HITS + "$lines[$n-$k..$n]", _OP_SUB, False)
+    (text,) = _found("range_first", bare, _ps(_HITS + "$lines[($n-$k)..$n]", "x"))
+    assert text.startswith("In PowerShell the range operator .. binds tighter")

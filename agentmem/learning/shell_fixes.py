@@ -4945,7 +4945,10 @@ def _bre_group(t: Trajectory, i: int) -> ShellFix | None:
 #: contain a method named 'op_Subtraction'" (the range came first, then ``-`` on it).
 _RANGE_FIRST = re.compile(r"does not contain a method named '(op_Subtraction|op_Addition)'")
 #: A range whose bound is unparenthesised arithmetic: ``[$start-1..$end]``, ``[$a..$b+5]``.
-_BARE_BOUND = re.compile(r"\$\w+\s*[-+]\s*\w+\s*\.\.|\.\.\s*\$\w+\s*[-+]\s*\w+")
+#: (``-join``, ``-in`` are operators, never a bound's arithmetic)
+_BARE_BOUND = re.compile(
+    r"\$\w+\s*[-+]\s*(?:\d+|\$\w+)\s*\.\.|\.\.\s*\$\w+\s*[-+]\s*(?:\d+|\$\w+)(?!\w)"
+)
 
 
 def _range_first(t: Trajectory, i: int) -> ShellFix | None:
