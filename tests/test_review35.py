@@ -165,3 +165,15 @@ def test_an_operator_after_a_range_is_no_bare_bound() -> None:
     bare = _ps(_HITS + "$lines[$n-$k..$n]", _OP_SUB, False)
     (text,) = _found("range_first", bare, _ps(_HITS + "$lines[($n-$k)..$n]", "x"))
     assert text.startswith("In PowerShell the range operator .. binds tighter")
+
+
+# -- ps_readonly -------------------------------------------------------------------------
+
+_RO = "Cannot overwrite variable Config because it is read-only or constant."
+
+
+def test_a_variable_the_script_made_read_only_is_no_automatic_variable() -> None:
+    made = "Set-Variable -Name Config -Value 'a.json' -Option ReadOnly; "
+    failed = _ps(made + "$config = 'b.json'; Get-Content $config", _RO, False)
+    fixed = _ps(made + "$cfg = 'b.json'; Get-Content $cfg", "{}")
+    assert not _found("ps_readonly", failed, fixed)

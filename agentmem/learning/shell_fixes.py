@@ -4484,9 +4484,11 @@ def _ps_read_only(t: Trajectory, i: int) -> ShellFix | None:
     m = _PS_READ_ONLY.search(step.output[:3000]) if is_shell(step.tool) else None
     if step.success or m is None:
         return None
-    name = m.group(1).lower()
-    value = next((v for n, v in _ps_assignments(_ps_script(step)) if n == name), None)
-    if not value:
+    name, script = m.group(1).lower(), _ps_script(step)
+    value = next((v for n, v in _ps_assignments(script) if n == name), None)
+    # the script's own Set-Variable -Option ReadOnly (or Constant): no automatic variable
+    made = rf"(?i)\b(?:Set|New)-Variable\b[^;\n]{{0,200}}(?<![\w-]){re.escape(name)}\b"
+    if not value or re.search(made, script):
         return None
     for j in range(i + 1, min(len(t.steps), i + 1 + WINDOW)):
         later = t.steps[j]
