@@ -1136,8 +1136,9 @@ def borrowed_params(steps: tuple[Step, ...]) -> dict[int, int]:
     server's ``edit_file`` given no ``edits``), and within the three calls after it,
     before that tool worked, another tool worked that takes two or more of the refused
     call's parameters by the same names with the same values, and not the missing one (the
-    built-in ``Edit``, given the same ``old_string`` and ``new_string``): the call spoke
-    the other tool's parameters. Any other schema error teaches nothing."""
+    built-in ``Edit``, given the same ``old_string`` and ``new_string``) and every value
+    the refused call gave: the call spoke the other tool's parameters. Any other schema
+    error teaches nothing."""
     out: dict[int, int] = {}
     for i, step in enumerate(steps):
         if step.success or spec_for(step.tool) is None:
@@ -1158,7 +1159,11 @@ def borrowed_params(steps: tuple[Step, ...]) -> dict[int, int]:
                 for n, v in step.params.items()
                 if isinstance(v, str) and v and later.params.get(n) == v
             ]
-            if later.success and len(same) >= 2 and missing not in later.params:
+            # every value the call gave went to the other tool (a path, perhaps by another
+            # name): a look-up given two of them (owner, repo) took none of the call's own
+            given = {v for v in step.params.values() if isinstance(v, str) and v}
+            took = {v for v in later.params.values() if isinstance(v, str)}
+            if later.success and len(same) >= 2 and missing not in later.params and given <= took:
                 out[i] = k
                 break
     return out

@@ -276,13 +276,17 @@ def _as_file_holds(lines: tuple[str, ...], how: str) -> tuple[str, ...] | None:
     return tuple(x.replace("\\t", "\t") for x in lines)
 
 
-def _part_of(lines: tuple[str, ...], want: tuple[str, ...]) -> bool:
+def _part_of(lines: tuple[str, ...], want: tuple[str, ...], old: tuple[str, ...]) -> bool:
     """Whether a hunk's old lines are ``want``, or a run of them with words in it (the
-    retry may patch fewer of the same lines)."""
+    retry may patch fewer of the same lines) that holds a line the slip changed (``old``:
+    the failed hunk's lines): a run of lines as they were shows nothing of the slip."""
     n = len(lines)
     if not n or not any(_WORDY.search(x) for x in lines):
         return False
-    return any(want[k : k + n] == lines for k in range(len(want) - n + 1))
+    return any(
+        want[k : k + n] == lines and want[k : k + n] != old[k : k + n]
+        for k in range(len(want) - n + 1)
+    )
 
 
 def literal_slips(run: Trajectory) -> list[LiteralSlip]:
@@ -311,7 +315,9 @@ def literal_slips(run: Trajectory) -> list[LiteralSlip]:
                     continue
                 if not r.success:
                     continue  # the same slip again, perhaps: the next patch decides
-                if any(_same_file(f, file) and _part_of(lines, want) for f, lines in hunks(again)):
+                if any(
+                    _same_file(f, file) and _part_of(lines, want, old) for f, lines in hunks(again)
+                ):
                     out.append(LiteralSlip(i, n, w.tool, file, how))
                 break
     return out

@@ -4484,9 +4484,11 @@ def _ps_read_only(t: Trajectory, i: int) -> ShellFix | None:
     m = _PS_READ_ONLY.search(step.output[:3000]) if is_shell(step.tool) else None
     if step.success or m is None:
         return None
-    name = m.group(1).lower()
-    value = next((v for n, v in _ps_assignments(_ps_script(step)) if n == name), None)
-    if not value:
+    name, script = m.group(1).lower(), _ps_script(step)
+    value = next((v for n, v in _ps_assignments(script) if n == name), None)
+    # the script's own Set-Variable -Option ReadOnly (or Constant): no automatic variable
+    made = rf"(?i)\b(?:Set|New)-Variable\b[^;\n]{{0,200}}(?<![\w-]){re.escape(name)}\b"
+    if not value or re.search(made, script):
         return None
     for j in range(i + 1, min(len(t.steps), i + 1 + WINDOW)):
         later = t.steps[j]
@@ -4779,6 +4781,7 @@ def _container_name(t: Trajectory, i: int) -> ShellFix | None:
                 and len(c.operands) > at
                 and c.operands[at].split(":")[0] not in tried
                 and re.fullmatch(r"[\w.-]+", c.operands[at].split(":")[0])
+                and _in_its_place(cmd, name, c, c.operands[at].split(":")[0])
             ),
             None,
         )
@@ -4798,6 +4801,24 @@ def _container_name(t: Trajectory, i: int) -> ShellFix | None:
         why = f"call {i + 1} named container {name} ('{q}'); call {j + 1} named {right} and worked"
         return ShellFix(i, j, (), fnd, why)
     return None
+
+
+def _in_its_place(failed: Command, name: str, later: Command, right: str) -> bool:
+    """Whether container ``right`` of command ``later`` stands in for container ``name`` of
+    command ``failed``: the same words after it (``docker exec db psql ...``, then
+    ``docker exec pg_main psql ...``), or every run of letters of ``name`` in ``right``
+    (``worker`` in ``app_worker_1``). Another container of the listing (``docker logs
+    app_web_1`` after ``docker logs worker``) is no name meant instead."""
+
+    def after(c: Command, n: str) -> tuple[str, ...] | None:
+        k = next((k for k, w in enumerate(c.args) if w == n or w.startswith(f"{n}:")), None)
+        return None if k is None else c.args[k + 1 :]
+
+    rest = after(failed, name)
+    if rest and rest == after(later, right):
+        return True
+    letters = re.findall(r"[a-z]{3,}", name.lower())
+    return bool(letters) and all(x in right.lower() for x in letters)
 
 
 def _patterns_as_paths(t: Trajectory, i: int) -> ShellFix | None:
@@ -4926,7 +4947,10 @@ def _bre_group(t: Trajectory, i: int) -> ShellFix | None:
 #: contain a method named 'op_Subtraction'" (the range came first, then ``-`` on it).
 _RANGE_FIRST = re.compile(r"does not contain a method named '(op_Subtraction|op_Addition)'")
 #: A range whose bound is unparenthesised arithmetic: ``[$start-1..$end]``, ``[$a..$b+5]``.
-_BARE_BOUND = re.compile(r"\$\w+\s*[-+]\s*\w+\s*\.\.|\.\.\s*\$\w+\s*[-+]\s*\w+")
+#: (``-join``, ``-in`` are operators, never a bound's arithmetic)
+_BARE_BOUND = re.compile(
+    r"\$\w+\s*[-+]\s*(?:\d+|\$\w+)\s*\.\.|\.\.\s*\$\w+\s*[-+]\s*(?:\d+|\$\w+)(?!\w)"
+)
 
 
 def _range_first(t: Trajectory, i: int) -> ShellFix | None:
@@ -5123,8 +5147,8 @@ def _equals_word(t: Trajectory, i: int) -> ShellFix | None:
         return None
     word = "=" + m.group(1)
     at = re.search(rf"(?<![\w'\"=]){re.escape(word)}(?![\w'\"=])", line)
-    if at is None:
-        return None
+    if at is None or (word == "==" and _compares(line)):
+        return None  # [ "$a" == b ]: a comparison, never a word to leave out (zsh takes =)
     after = {c.text for c in parse(line[at.end() :].lstrip(" ;&|")).commands}
     for j in range(i + 1, min(len(t.steps), i + 1 + WINDOW)):
         later = t.steps[j]
@@ -5144,6 +5168,16 @@ def _equals_word(t: Trajectory, i: int) -> ShellFix | None:
         why = f"call {i + 1} wrote {word} unquoted in zsh; call {j + 1} ran what followed alone"
         return ShellFix(i, j, (), fnd, why)
     return None
+
+
+def _compares(line: str) -> bool:
+    """Whether a command of ``line`` is a test (``[ A == B ]``, ``test A == B``, after
+    ``if`` or ``while`` perhaps) that compares with ``==``."""
+    return any(
+        re.match(r"\s*(?:(?:if|while|until|elif|then|do|else|!)\s+)*(?:\[|test)\s", part)
+        and re.search(r"(?<!\S)==(?!\S)", part)
+        for part in re.split(r"[;&|\n]", line)
+    )
 
 
 def _same_text(a: str, b: str) -> bool:
