@@ -658,3 +658,27 @@ def test_no_shadowed_lesson_without_the_rename_or_the_self_import() -> None:
     lib = _SELF.replace("/home/v/.config/waybar/scripts/calendar.py", "/usr/lib/x/app.py")
     moved = _cc("mv ~/.config/waybar/scripts/calendar.py ~/.config/waybar/scripts/c.py", "")
     assert not _found("shadowed", _cc("python3 app.py", lib, False), moved, cwd="/home/v")
+
+
+def test_a_machine_fact_of_another_project_is_not_folded_into_the_lesson_kept() -> None:
+    # a machine's fact is served in the project whose runs taught it: a duplicate from
+    # another user's project would move it there (to the newest run's project)
+    from agentmem.learning.consolidate import _dedup
+    from agentmem.learning.findings import Finding
+    from agentmem.records import Operation
+
+    text = "In zsh an unquoted path with [ ], * or ? is a glob pattern: quote the path."
+
+    def add(group: str, project: str) -> Operation:
+        f = Finding(
+            Kind.SHELL, "zsh", "", text, ("zsh",), detail={"scope": "machine", "project": project}
+        )
+        return Operation(
+            "ADD", text=text, group=group, weight=1.0, facts=("zsh",), detail={"evidence": f}
+        )
+
+    same = _dedup([add("g1", "/w/a"), add("g2", "/w/a")], lambda _t: [], lambda a, b: 1.0, 0.5)
+    assert same[0][0].detail["merged_groups"] == ["g1", "g2"]
+    other = _dedup([add("g1", "/w/a"), add("g2", "/w/b")], lambda _t: [], lambda a, b: 1.0, 0.5)
+    (kept,) = other[0]
+    assert "merged_groups" not in kept.detail and len(other[1]) == 1

@@ -19,6 +19,7 @@ from agentmem.learning.consolidate import (
     Cosine,
     Similar,
     _dedup,
+    _home,
     _with_groups,
     join,
     same_facts,
@@ -372,7 +373,8 @@ def dedup_all_pairs(
         dup = next((j for j in close if same_facts(ops[i], chosen[j])), None)
         if dup is not None:
             # the kept ADD stands on the duplicate's groups too (support summed)
-            chosen[dup] = result[dup] = _with_groups(chosen[dup], ops[i])
+            if _home(ops[i]) == _home(chosen[dup]):
+                chosen[dup] = result[dup] = _with_groups(chosen[dup], ops[i])
             rejected.append(
                 (ops[i], f"duplicates another ADD of this session (group {ops[dup].group!r})")
             )

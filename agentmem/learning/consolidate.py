@@ -215,6 +215,17 @@ def _place(op: Operation) -> str | None:
     return str(d.get("project") or "")
 
 
+def _home(op: Operation) -> str | None:
+    """The project whose runs taught an ADD's fact (a machine's or a project's), or None
+    for a rule that holds anywhere (a tool's, a global one) or an ADD with no evidence. A
+    duplicate of another project is not folded into the lesson kept: its runs would move
+    where a machine's fact is served (to the newest run's project)."""
+    d = getattr(op.detail.get("evidence"), "detail", None)
+    if not isinstance(d, dict) or d.get("scope") not in ("machine", "project"):
+        return None
+    return str(d.get("project") or "")
+
+
 def _with_groups(kept: Operation, dup: Operation) -> Operation:
     """ADD ``kept`` standing also on the groups of ``dup``, which says the same
     (``merged_groups``: every group's runs are its support)."""
@@ -381,11 +392,12 @@ def _dedup(
         close = [j for j in close if _place(ops[i]) == _place(chosen[j])]
         dup = next((j for j in close if _duplicates(ops[i], chosen[j])), None)
         if dup is not None:
-            # the same lesson, learned again: its runs count for the one kept (support
-            # summed, as when findings merge), and it is written once
-            chosen[dup] = result[dup] = _with_groups(chosen[dup], ops[i])
-            for g in _groups(ops[i]):
-                by_group[g].add(dup)
+            # the same lesson, learned again in the same place: its runs count for the
+            # one kept (support summed, as when findings merge), and it is written once
+            if _home(ops[i]) == _home(chosen[dup]):
+                chosen[dup] = result[dup] = _with_groups(chosen[dup], ops[i])
+                for g in _groups(ops[i]):
+                    by_group[g].add(dup)
             rejected.append(
                 (ops[i], f"duplicates another ADD of this session (group {ops[dup].group!r})")
             )
