@@ -5118,9 +5118,18 @@ def _shadowed_module(t: Trajectory, i: int) -> ShellFix | None:
         if not moved:
             continue
         q = quote_error(f"module {name} has no attribute", 8)
+        ran = next(
+            (
+                c.program
+                for c in _commands(step) or ()
+                if programs.is_interpreter(c.program)
+                and any(o.endswith(f"{name}.py") for o in c.operands)
+            ),
+            "python",
+        )
         text = (
-            f"A Python script named like a standard module ({name}.py) shadows it: its own "
-            f"'import {name}' loads the script itself ('{q}'): rename the script."
+            f"A Python script named like a standard module ({name}.py) shadows it: under {ran} "
+            f"its own 'import {name}' loads the script itself ('{q}'): rename the script."
         )
         fnd = _finding("shadowed", "python", "global", text, ("python", f"{name}.py"), q, avoid=[])
         fnd = attrs.evolve(fnd, domain=step.domain or "")
