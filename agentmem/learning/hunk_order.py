@@ -27,6 +27,7 @@ where the file has a tab. apply_patch reads its lines literally.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 import attrs
 
@@ -225,17 +226,27 @@ def hunk_orders(run: Trajectory) -> list[HunkOrder]:
             continue
         file, k = found
         before = hunks(patch)
-        for n in range(i + 1, min(len(steps), i + 1 + WINDOW)):
-            r = steps[n]
-            again = _patch_of(r)
-            if again is None or not any(_same_file(f, file) for f, _ in hunks(again)):
-                if _touches(r, file):
-                    break
-                continue
-            if r.success and _reordered(before, k, hunks(again)):
+        for n, r, later in _later_patches(steps, i, file):
+            if r.success and _reordered(before, k, later):
                 out.append(HunkOrder(i, n, w.tool, file))
             break
     return out
+
+
+def _later_patches(
+    steps: tuple[Step, ...], i: int, file: str
+) -> Iterator[tuple[int, Step, list[Hunk]]]:
+    """The patches of ``file`` within :data:`WINDOW` calls after call ``i``, each with its
+    index and hunks, until a call that is no patch of the file may have changed it
+    (:func:`_touches`)."""
+    for n in range(i + 1, min(len(steps), i + 1 + WINDOW)):
+        r = steps[n]
+        again = _patch_of(r)
+        if again is None or not any(_same_file(f, file) for f, _ in hunks(again)):
+            if _touches(r, file):
+                return
+            continue
+        yield n, r, hunks(again)
 
 
 def hunk_order_text() -> str:
@@ -306,18 +317,10 @@ def literal_slips(run: Trajectory) -> list[LiteralSlip]:
             want = _as_file_holds(old, how)
             if want is None:
                 continue
-            for n in range(i + 1, min(len(steps), i + 1 + WINDOW)):
-                r = steps[n]
-                again = _patch_of(r)
-                if again is None or not any(_same_file(f, file) for f, _ in hunks(again)):
-                    if _touches(r, file):
-                        break
-                    continue
+            for n, r, later in _later_patches(steps, i, file):
                 if not r.success:
                     continue  # the same slip again, perhaps: the next patch decides
-                if any(
-                    _same_file(f, file) and _part_of(lines, want, old) for f, lines in hunks(again)
-                ):
+                if any(_same_file(f, file) and _part_of(lines, want, old) for f, lines in later):
                     out.append(LiteralSlip(i, n, w.tool, file, how))
                 break
     return out
