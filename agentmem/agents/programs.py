@@ -234,7 +234,13 @@ _TABLE: list[Program] = [
         value_options=frozenset("-s -k --signal --kill-after".split()),
         own_words=1,
     ),
-    *_many("time nohup exec builtin stdbuf", Role.WRAPPER, Role.TRANSPARENT),
+    *_many("nohup exec builtin stdbuf", Role.WRAPPER, Role.TRANSPARENT),
+    # GNU time's format and output file are its own words (time -f '%e s' make)
+    Program(
+        "time",
+        _roles(Role.WRAPPER, Role.TRANSPARENT),
+        value_options=frozenset("-f --format -o --output".split()),
+    ),
     *_many("xargs", Role.WRAPPER),
     # command -v x: a probe (see outcomes)
     Program("command", _roles(Role.WRAPPER, Role.TRANSPARENT)),
@@ -318,7 +324,27 @@ _TABLE: list[Program] = [
     *_many("deno", Role.HOST, Role.INTERPRETER, takes_subcommand=True),
     *_many("pip pip3 mamba gem composer", Role.HOST, domain="packages", takes_subcommand=True),
     Program("pipx", _roles(Role.HOST, Role.LAUNCHER), "packages", takes_subcommand=True),
-    *_many("uv poetry conda", Role.HOST, domain="packages", takes_subcommand=True, runs="run"),
+    Program("poetry", _roles(Role.HOST), "packages", takes_subcommand=True, runs="run"),
+    # the options whose value is the next word (conda run -n ENV python x.py: python runs)
+    Program(
+        "uv",
+        _roles(Role.HOST),
+        "packages",
+        takes_subcommand=True,
+        runs="run",
+        value_options=frozenset(
+            "--with --python -p --project --directory --package --extra --group --env-file "
+            "--index".split()
+        ),
+    ),
+    Program(
+        "conda",
+        _roles(Role.HOST),
+        "packages",
+        takes_subcommand=True,
+        runs="run",
+        value_options=frozenset("-n --name -p --prefix".split()),
+    ),
     *_many("pdm hatch", Role.HOST, takes_subcommand=True, runs="run"),
     Program("pipenv", _roles(Role.HOST), runs="run"),
     Program("bundle", _roles(Role.HOST), "packages", takes_subcommand=True, runs="exec"),
