@@ -517,10 +517,34 @@ def _turns(db: Database, reports: Sequence[GroupReport]) -> dict[int, str]:
 
 def _fixable(groups: Sequence[LearningGroup], free: Mapping[int, TrajectoryReward]) -> list[int]:
     """Every run with a verdict that failed a call and made another: those of the exact
-    groups and the free ones (a run in a group is still searched for its own corrections)."""
+    groups and the free ones (a run in a group is still searched for its own corrections).
+    A run whose every call failed is searched too: a retry that got past its refusal (an
+    escalated build that then failed on the code) is a correction though it failed
+    (nileshteji-rig: gradlew's wrapper lock, then a compile error). From such a run only
+    that escalation is kept (:func:`_run_corrections`): a "retry that worked" there is one the
+    learning view counts as done though it failed (a failing script), and taught a false
+    lesson (pt-parker-timing-system-b9: "python did the same job" of a failed speckit)."""
     runs = {m.id: m for g in groups if g.kind == "exact" for m in g.members}
     runs.update(free)
-    return sorted(tid for tid, m in runs.items() if 0 < m.failed_steps < m.step_count)
+    return sorted(tid for tid, m in runs.items() if m.failed_steps > 0 and m.step_count > 1)
+
+
+def _run_corrections(
+    db: Database, fixable: Sequence[int], members: Mapping[int, TrajectoryReward]
+) -> list[LearningGroup]:
+    """A correction group for each of the ``fixable`` runs that has corrections. From a run
+    whose every call failed, only an escalation that got past its refusal (:func:`_fixable`)."""
+    runs = load_trajectories(db, fixable) if fixable else []
+    earlier = _SessionPaths(db, runs)
+    out: list[LearningGroup] = []
+    for run in runs:
+        cs = find_corrections(run, earlier.before(run))
+        m = members[run.id or 0]
+        if m.failed_steps >= m.step_count:  # no call worked: only getting past a refusal
+            cs = [c for c in cs if c.finding.detail.get("change") == "escalation"]
+        if cs:
+            out.append(_correction(run, m, cs))
+    return out
 
 
 class _SessionPaths:
@@ -583,16 +607,9 @@ def form_groups(
     if mode == "auto":
         members = {x.id: x for g in groups for x in g.members}
         members.update(free)
-        fixable = _fixable(groups, free)
-        runs = load_trajectories(db, fixable) if fixable else []
-        earlier = _SessionPaths(db, runs)
-        for run in runs:
-            cs = find_corrections(run, earlier.before(run))
-            if cs:
-                tid = run.id or 0
-                free.pop(tid, None)  # a free run in a correction joins no similar group
-                fix = _correction(run, members[tid], cs)
-                groups.append(attrs.evolve(fix, learned=learned(fix)))
+        for fix in _run_corrections(db, _fixable(groups, free), members):
+            free.pop(fix.trajectory_ids[0], None)  # a run in a correction joins no similar group
+            groups.append(attrs.evolve(fix, learned=learned(fix)))
     for tid, why in turns.items():
         if not why.startswith(_STATED):  # its task text is not what it did: no similar group
             free.pop(tid, None)
