@@ -384,6 +384,15 @@ def _same_wrappers(f: Command, s: Command) -> bool:
 _CODE_FLAGS = frozenset({"-c", "-e", "--eval", "-Command"})
 
 
+def _code(c: Command, line: str) -> str:
+    """The code inline command ``c`` runs, as far as it can be read: its words, and for a
+    here-document (``python3 - <<'PY'``, whose body the shell reader does not keep) the
+    whole ``line`` of its call."""
+    words = " ".join(c.words)
+    heredoc = any(op in ("<<", "<<-") for op, _ in c.redirects)
+    return f"{words} {line}" if heredoc else words
+
+
 def _inline(c: Command) -> bool:
     """Whether ``c`` is an interpreter running code written into the call (``python -c``,
     ``node -e``, ``python - <<'PY'``) rather than a file of the project."""
@@ -458,14 +467,23 @@ def _no_looks(f: Command, cmds: Sequence[Command]) -> list[Command]:
 
 
 def compare(
-    f: Command, s: Command, diag: str, body: str, between: Sequence[Command], task: str = ""
+    f: Command,
+    s: Command,
+    diag: str,
+    body: str,
+    between: Sequence[Command],
+    task: str = "",
+    line: str = "",
+    later: str = "",
 ) -> Finding | None:
     """The finding when successful command ``s`` corrects failed command ``f`` (see the
-    module doc), ``between`` the successful commands run in between; else None."""
+    module doc), ``between`` the successful commands run in between; else None. ``line``:
+    the failed call's whole command line (its variables' assignments); ``later``: the
+    successful call's (a here-document's code)."""
     q = quote_error(re.sub(r"^(fatal|error|Error|ERROR): ", "", diag), 8)
     missing = _missing_program(f, diag, body)
     if missing:
-        return _provided(f, s, q, diag, between, missing)
+        return _provided(f, s, q, diag, between, missing, line, later)
     if _asks_itself(s) and not _asks_itself(f):
         # "unknown command context for gt; Run 'gt --help' for usage", then gt --help: a
         # look at the usage, not the job done another way (development set 14)
@@ -539,7 +557,14 @@ def _suggested(f: Command, s: Command, diag: str) -> Finding:
 
 
 def _provided(
-    f: Command, s: Command, q: str, diag: str, between: Sequence[Command], missing: str
+    f: Command,
+    s: Command,
+    q: str,
+    diag: str,
+    between: Sequence[Command],
+    missing: str,
+    line: str = "",
+    later: str = "",
 ) -> Finding | None:
     """``missing`` (``f``'s program or a wrapper's) is not found here: renamed, wrapped,
     replaced or installed."""
@@ -600,14 +625,22 @@ def _provided(
         text = f"{f.program} is not installed here ('{q}'); {_intent(s)} did the same job."
         facts = (s.program, f.program)
         return _finding("program", f, "machine", text, facts, diag, avoid=[f.program])
+    return _module_job(f, s, q, diag, line, later)
+
+
+def _module_job(f: Command, s: Command, q: str, diag: str, line: str, later: str) -> Finding | None:
+    """``f``'s program not found; Python's inline code ``s`` (``later``: its call's line,
+    a here-document's code) imported the standard library's module for its job
+    (:func:`programs.python_module`) and named one of its files (``line``: the failed
+    call's, for a variable's value: :func:`_operand_texts`)."""
     module = programs.python_module(f.program)
-    code = " ".join(s.words)
+    code = _code(s, later)
     if (
         module
         and _inline(s)
         and programs.is_python(_bare(s.program))
         and re.search(rf"\b(?:import|from)\s+{module}\b", code)
-        and any(o in code for o in f.operands if re.search(r"[./]", o) and len(o) > 2)
+        and any(o in code for o in _operand_texts(f, line) if re.search(r"[./]", o) and len(o) > 2)
     ):
         # unzip not found; python3 -c "import zipfile; zipfile.ZipFile('x.zip')..." on the
         # same archive: the standard library's module for the job (programs.python_module)
@@ -618,6 +651,23 @@ def _provided(
         facts = (s.program, f.program)
         return _finding("program", f, "machine", text, facts, diag, avoid=[f.program])
     return None
+
+
+def _operand_texts(f: Command, line: str) -> list[str]:
+    """``f``'s operands as text another program's code could name: each as written, and
+    for a shell variable (``"$f"``) the literal parts of its value where ``line`` assigns
+    it (``f="save/run_${t}/prompts/${t}.json"``: ``save/run_``, ``/prompts/``), eight
+    characters or more (gflownet-b7: jq on ``$f`` in a loop, then Python's json on
+    ``base='save/run_'``)."""
+    out = list(f.operands)
+    for o in f.operands:
+        v = re.fullmatch(r"\$\{?(\w+)\}?", o)
+        if v is None:
+            continue
+        for m in re.finditer(rf"(?<![\w$]){v.group(1)}=(\"[^\"]*\"|'[^']*'|\S+)", line):
+            parts = re.split(r"\$\{?\w+\}?", m.group(1).strip("'\""))
+            out += [x for x in parts if len(x) >= 8]
+    return out
 
 
 def _absent(program: str, q: str, diag: str) -> str:
@@ -683,7 +733,43 @@ def _refusal_quote(diag: str, step: Step) -> str:
 def _escalated(f: Command, diag: str, step: Step, param: str, value: object) -> Finding:
     """:func:`_escalation` of refused call ``step`` (its command ``f``), quoting its refusal
     and naming the folder of a target it named (:func:`refused_named_target`)."""
-    return _escalation(f, _refusal_quote(diag, step), param, value, refused_named_target(step))
+    quote = _refusal_quote(diag, step)
+    if _SANDBOX_BROKEN.match(quote):
+        return _no_sandbox(f, quote, param, value)
+    return _escalation(f, quote, param, value, refused_named_target(step))
+
+
+#: The sandbox's own launcher failing before any command ran: Linux's bubblewrap
+#: (``bwrap: Failed to make / slave: Permission denied``) or macOS's ``sandbox-exec``.
+_SANDBOX_BROKEN = re.compile(r"(?:bwrap|sandbox-exec): ")
+
+
+def _no_sandbox(f: Command, quote: str, param: str, value: object) -> Finding:
+    """The sandbox itself could not start on this machine (:data:`_SANDBOX_BROKEN`), so
+    every command failed alike and ran once escalated: the machine's fact, not a rule
+    about the program that happened to be first (seokhyeonhong-motion-jepa: "sed is
+    refused" was said of a pipeline the sandbox never started). Held, as every
+    escalation is."""
+    q = quote_error(quote, 8)
+    shown = str(value).lower() if isinstance(value, bool) else str(value)
+    launcher = quote.split(":", 1)[0]
+    text = (
+        f"On this machine the sandbox cannot start ('{q}'): every command fails alike; "
+        f"they ran with {param}: {shown}."
+    )
+    return _finding(
+        "escalation",
+        f,
+        "machine",
+        text,
+        (launcher, param),
+        quote,
+        risk="escalation",
+        setting=[param, shown],
+        intent="every command",
+        target="",
+        avoid=[],
+    )
 
 
 def _escalation(
@@ -1513,9 +1599,13 @@ def _selects(c: Command) -> bool:
     return found is not None and found.domain == "search" and programs.has(c.program, Role.ANSWERS)
 
 
-def _retry(f: Command, cmds: Sequence[Command], missing: bool) -> Command | None:
+def _retry(
+    f: Command, cmds: Sequence[Command], missing: bool, line: str = "", later: str = ""
+) -> Command | None:
     """The command of a later call that retries ``f``: the same program (or, for a
-    program not found, one of its family or on its operands)."""
+    program not found, one of its family or on its operands; ``line``, the failed call's
+    command line, gives its variables' values: :func:`_operand_texts`; ``later``, the
+    later call's, holds a here-document's code)."""
     for c in cmds:
         if c.program == f.program and (c.subcommand == f.subcommand or f.subcommand is None):
             return c
@@ -1531,23 +1621,23 @@ def _retry(f: Command, cmds: Sequence[Command], missing: bool) -> Command | None
             for c in cmds:
                 if _inline(c):
                     return c
-        return _doer(f, cmds)
+        return _doer(f, cmds, line, later)
     return None
 
 
-def _doer(f: Command, cmds: Sequence[Command]) -> Command | None:
+def _doer(f: Command, cmds: Sequence[Command], line: str = "", later: str = "") -> Command | None:
     """The one command of a retry that took the failed ``f``'s operands, as an operand
     or inside inline code (``python3 -c '...zipfile...'``). None when no command or
     several do (``mkdir d && python3 -c '...' && find d`` after the unzip): which one did
     the job is not shown, and nothing is learned. A step that only shows the result is
     never the one (:func:`_only_shows`, in the rule that names it)."""
-    ops = {o for o in f.operands if len(o) > 1}
+    ops = {o for o in _operand_texts(f, line) if len(o) > 1}
     took = [
         c
         for c in cmds
         if c.program != f.program
         and not _only_shows(c, f)
-        and (ops & set(c.operands) or (_inline(c) and any(o in " ".join(c.words) for o in ops)))
+        and (ops & set(c.operands) or (_inline(c) and any(o in _code(c, later) for o in ops)))
     ]
     return took[0] if len(took) == 1 else None
 
@@ -2116,6 +2206,18 @@ def _slashed(drive: str, rest: str) -> tuple[str, ...]:
     return (f"{drive}:{tail}", f"/{drive.lower()}{tail}")
 
 
+def _eaten_shown(eaten: str, rest: str, output: str) -> bool:
+    """Whether ``output`` shows a Windows path with its backslashes taken out (``eaten``):
+    whole, or up to its first character outside ASCII, which bash prints as escaped bytes
+    (``$'D:ClaudeWorkspace08_\\345...'``), as long as that much joins two of its folders."""
+    if eaten in output:
+        return True
+    head = re.match(r"[\x00-\x7f]*", eaten)
+    first = rest.lstrip("\\").split("\\", 1)[0]
+    joined = head.group(0) if head else ""
+    return len(joined) > len(eaten) - len(rest) + len(first) + 1 and joined in output
+
+
 def _backslashes(t: Trajectory, i: int) -> ShellFix | None:
     """``backslash``: a bash shell (Git Bash on Windows) took the backslashes out of a
     Windows path (``C:\\Users\\x`` ran as ``C:Usersx``, and the output says so), and a later
@@ -2127,7 +2229,7 @@ def _backslashes(t: Trajectory, i: int) -> ShellFix | None:
     for m in _DRIVE_PATH.finditer(line):
         drive, rest = m.group(1), m.group(2)
         eaten = f"{drive}:{rest.replace(chr(92), '')}"
-        if eaten not in step.output[:2000]:
+        if not _eaten_shown(eaten, rest, step.output[:2000]):
             continue  # no sign that bash ate them
         forms = _slashed(drive, rest)
         for j in range(i + 1, min(len(t.steps), i + 1 + WINDOW)):
@@ -2144,10 +2246,11 @@ def _backslashes(t: Trajectory, i: int) -> ShellFix | None:
             other = fixed.commands[0].program if fixed.parsed and fixed.commands else ""
             via = f"; {other} worked" if other and other != program else ""
             shown = eaten if len(eaten) <= 20 else eaten[:17] + "..."
+            form = f"{drive}:/..." if used.startswith(f"{drive}:") else f"/{drive.lower()}/..."
             text = (
                 f"The Bash tool runs Git Bash here: it takes the backslashes out of a Windows "
-                f"path ({program} C:\\... fails: '{shown}'); write it with "
-                f"forward slashes (/{drive.lower()}/...){via}."
+                f"path ({program} {drive}:\\... fails: '{shown}'); write it with "
+                f"forward slashes ({form}){via}."
             )
             facts = (program, other or program, "forward slashes")
             fnd = _finding("backslash", program, "machine", text, facts, eaten)
@@ -2438,7 +2541,15 @@ _LINE_PATH = re.compile(r"\"([^\"]+)\"|'([^']+)'|(\S*[\\/]\S*)")
 
 
 def _norm_path(p: str) -> str:
-    return re.sub(r"[\\/]+", "/", p).strip().lower()
+    """``p`` with one kind of slash, lower-cased, and the home folder in one spelling
+    (``~``): cmd's ``%USERPROFILE%``, PowerShell's ``$env:USERPROFILE`` and bash's
+    ``$HOME`` name the same folder."""
+    low = re.sub(r"[\\/]+", "/", p).strip().lower()
+    return _HOME_WORD.sub("~", low)
+
+
+#: The home folder as cmd, PowerShell and bash spell it (lower-cased by :func:`_norm_path`).
+_HOME_WORD = re.compile(r"%userprofile%|\$env:userprofile|\$\{home\}|\$home\b")
 
 
 def _line_paths(line: str) -> list[str]:
@@ -2494,7 +2605,9 @@ def _windows_fix(t: Trajectory, i: int) -> tuple[int, str] | None:
         if moved_on is None and not ran & set(names):  # the failed commands not run again
             moved_on = j
         if "powershell" in later.tool.lower():
-            cmd = str(later.params.get("command") or "").split()
+            said = str(later.params.get("command") or "")
+            # its first cmdlet, else its first word (not ``if`` of ``if (Test-Path x)``)
+            cmd = [*_CMDLET_AT.findall(said), *said.split()]
             return j, f"the PowerShell tool ({cmd[0]})" if cmd else "the PowerShell tool"
         if is_shell(later.tool):
             # cmd's syntax rewritten in bash's: the command whose words changed did the job
@@ -2592,14 +2705,18 @@ _BASH_REJECTS = re.compile(
 )
 #: A Windows drive path in a command line: the machine is Windows.
 _DRIVE = re.compile(r"(?:^|[\s\"'=])[A-Za-z]:[\\/]")
+#: A variable as cmd writes it (``%USERPROFILE%``), which only cmd expands.
+_CMD_VARIABLE = re.compile(r"%[A-Za-z_]\w*%")
 
 
-def _cmd_constructs(step: Step) -> tuple[list[str], str] | None:
+def _cmd_constructs(step: Step, cwd: str = "") -> tuple[list[str], str] | None:
     """cmd's syntax that bash rejected in a failed shell call on Windows (its line names a
-    drive path): the constructs (``cd /d``) and bash's words for the rejection."""
+    drive path or a cmd variable, ``%USERPROFILE%``, or the run's folder ``cwd`` is a
+    drive's): the constructs (``cd /d``) and bash's words for the rejection."""
     line = _line(step)
     m = _BASH_REJECTS.search(step.output[:2000])
-    if m is None or not _DRIVE.search(line):
+    windows = _DRIVE.search(line) or _CMD_VARIABLE.search(line) or _DRIVE.match(cwd)
+    if m is None or not windows:
         return None
     names = [programs.cmd_syntax(x) for x in re.split(r"&&|\|\||[;|\n]", line)]
     found = [n for n in names if n]
@@ -2670,8 +2787,39 @@ def _windows_failure(t: Trajectory, k: int) -> tuple[list[str], str, bool]:
     names = [n for n in _BASH_NOT_FOUND.findall(s.output[:2000]) if programs.is_windows_command(n)]
     if names:
         return names, f"{names[0]}: command not found", False
-    syntax = _cmd_constructs(s)
+    code = _powershell_code(s, _call_folder(t, k))
+    if code is not None:
+        return code[0], code[1], False
+    syntax = _cmd_constructs(s, _call_folder(t, k))
     return (syntax[0], syntax[1], True) if syntax else ([], "", False)
+
+
+#: A PowerShell cmdlet where a command starts (``if (Test-Path x) { Write-Output y }``):
+#: not a header's name in quotes (``"Content-Type: ..."``).
+_CMDLET_AT = re.compile(r"(?:^|[;|{(&]|&&)\s*([A-Z][a-z]+-[A-Z][A-Za-z]+)\b")
+
+
+def _powershell_code(step: Step, cwd: str) -> tuple[list[str], str] | None:
+    """PowerShell's code that bash rejected before running any of it, in a failed Bash
+    call on Windows (its line or the run's folder names a drive): the cmdlets it names
+    where commands start, and bash's words for the rejection (harinathpathipaka-visionweb:
+    ``if (Test-Path x) { ... }``, "syntax error near unexpected token `{'")."""
+    line = _line(step)
+    m = _BASH_REJECTS.search(step.output[:2000])
+    if m is None or not (_DRIVE.search(line) or _DRIVE.match(cwd)):
+        return None
+    cmdlets = [c for c in dict.fromkeys(_CMDLET_AT.findall(line)) if programs.is_windows_command(c)]
+    return (cmdlets, _strip_bash_prefix(m.group(0))) if cmdlets else None
+
+
+def _windows_fixed(t: Trajectory, k: int, syntax: bool | None) -> tuple[int, str] | None:
+    """The call that did the job of call ``k``'s Windows commands (:func:`_windows_fix`)
+    or got past its cmd syntax (:func:`_syntax_retry`), when ``k`` is such a failure of
+    the kind ``syntax`` says (None: of either kind); else None."""
+    names, _, own = _windows_failure(t, k)
+    if not names or own != (own if syntax is None else syntax):
+        return None
+    return _windows_fix(t, k) or (_syntax_retry(t, k) if syntax else None)
 
 
 def _windows_commands(t: Trajectory, i: int) -> ShellFix | None:
@@ -2683,29 +2831,26 @@ def _windows_commands(t: Trajectory, i: int) -> ShellFix | None:
     first such failure teaches it, naming every Windows command the run tried in bash and
     what worked instead."""
     first, said, syntax = _windows_failure(t, i)
-    if not first or any(_windows_failure(t, k)[0] for k in range(i)):
-        return None  # not such a failure, or not the run's first
-    fixed = _windows_fix(t, i) or (_syntax_retry(t, i) if syntax else None)
+    if not first or any(_windows_fixed(t, k, None) for k in range(i)):
+        return None  # not such a failure, or not the run's first that a call got past
+    fixed = _windows_fixed(t, i, syntax)
     if fixed is None:
         return None
     names, ways = list(dict.fromkeys(first)), [w for w in [fixed[1]] if w]
     for k in range(i + 1, len(t.steps)):
-        more = _windows_failure(t, k)
-        again = (
-            (_windows_fix(t, k) or (_syntax_retry(t, k) if syntax else None))
-            if more[0] and more[2] == syntax
-            else None
-        )
+        again = _windows_fixed(t, k, syntax)
         if again is not None:
+            more = _windows_failure(t, k)
             names += [n for n in more[0] if n not in names]
             ways += [w for w in [again[1]] if w and w not in ways]
     shown = ", ".join(names[:4])
     q = quote_error(said, 6)
-    what = (
-        f"cmd's syntax ({shown}) fails"
-        if syntax
-        else (f"cmd's and PowerShell's commands ({shown}) are not found")
-    )
+    if syntax:
+        what = f"cmd's syntax ({shown}) fails"
+    elif said.endswith("command not found"):
+        what = f"cmd's and PowerShell's commands ({shown}) are not found"
+    else:  # bash rejected the line before running it (_powershell_code)
+        what = f"PowerShell's code ({shown}) fails"
     # nothing of the failed commands' job followed: the fact alone, crediting nothing
     done = f"; {' and '.join(ways)} did the job instead." if ways else "."
     text = f"The Bash tool runs Git Bash here: {what} there ('{q}'){done}"
@@ -5078,6 +5223,107 @@ def _windows_glob(t: Trajectory, i: int) -> ShellFix | None:
     return None
 
 
+#: Git Bash's rewrite of an argument starting with ``/`` into a path under its own install
+#: folder (``/etc/odoo/odoo.conf`` reaching the program as
+#: ``C:/Program Files/Git/etc/odoo/odoo.conf``): MSYS's path conversion.
+_GIT_INSTALL_PATH = re.compile(r"[A-Za-z]:/Program Files/Git(/[^\s'\"`,;]*)")
+#: What turns that conversion off for a command (MSYS's own variables).
+_NO_PATHCONV = re.compile(r"\b(?:MSYS_NO_PATHCONV=1|MSYS2_ARG_CONV_EXCL=\S+)")
+
+
+def _msys_path(t: Trajectory, i: int) -> ShellFix | None:
+    """``msys_path``: a Bash call's program reported a path under Git's install folder
+    (``C:/Program Files/Git/etc/odoo/odoo.conf``) that the line gave as a POSIX path
+    (``/etc/odoo/odoo.conf``): Git Bash converted the argument before the program (a
+    container's, ``docker exec``) saw it. Within :data:`WINDOW` calls the same path, given
+    by the PowerShell tool or with the conversion turned off (``MSYS_NO_PATHCONV=1``),
+    worked."""
+    step = t.steps[i]
+    if step.success or not is_shell(step.tool) or "powershell" in step.tool.lower():
+        return None
+    m = _GIT_INSTALL_PATH.search(step.output[:3000])
+    path = m.group(1).rstrip("/") if m else ""
+    line = _line(step)
+    words = {w.strip("'\"").rstrip("/") for w in line.split()}
+    if len(path) < 2 or path not in words:
+        return None
+    ran = next((c for c in _commands(step) or () if path in {w.rstrip("/") for w in c.words}), None)
+    if ran is None:
+        return None
+    for j in range(i + 1, min(len(t.steps), i + 1 + WINDOW)):
+        later = t.steps[j]
+        said = _line(later)
+        if not (later.success and is_shell(later.tool) and path in said):
+            continue
+        off = _NO_PATHCONV.search(said)
+        if "powershell" in later.tool.lower():
+            how = f"the PowerShell tool ran the same {_intent(ran)}"
+        elif off is not None:
+            how = f"{off.group(0)} {_intent(ran)} worked"
+        else:
+            continue
+        q = quote_error(m.group(0) if m else path, 6)
+        text = (
+            f"The Bash tool runs Git Bash here, which rewrites an argument starting with / "
+            f"({path} became '{q}'): {how}."
+        )
+        fnd = _finding("msys_path", ran, "machine", text, (ran.program, "Git Bash"), q, avoid=[])
+        fnd = attrs.evolve(fnd, domain=step.domain or "")
+        why = f"call {i + 1} gave {ran.program} {path}, which Git Bash rewrote; call {j + 1} {how}"
+        return ShellFix(i, j, (), fnd, why)
+    return None
+
+
+#: A shell's operator given as one element of an argv (``["nl", "F", "|", "sed", ...]``):
+#: with no shell to read it, the program gets it as an argument.
+_ARGV_OPERATORS = frozenset({"|", "||", "&&", ";", ">", ">>", "<", "2>&1", "&"})
+
+
+def _argv_operator(t: Trajectory, i: int) -> ShellFix | None:
+    """``argv_operator``: a shell tool's command array (Codex's ``shell``), not run by a
+    shell, held a shell's operator as an element (``|``) and failed; within :data:`WINDOW`
+    calls the same programs, joined by that operator in a script handed to a shell
+    (``["sh", "-c", "nl -ba F | sed -n '1,80p'"]``), worked: the tool runs an array as
+    it is, and a pipeline needs a shell (jacmanh-taskly-b7: nl printed its usage)."""
+    step = t.steps[i]
+    argv = step.params.get("command")
+    if step.success or not isinstance(argv, list) or not all(isinstance(w, str) for w in argv):
+        return None
+    if not argv or programs.has(os.path.basename(argv[0]), Role.SHELL):
+        return None
+    at = next((k for k, w in enumerate(argv) if k and w in _ARGV_OPERATORS), None)
+    if at is None or at + 1 >= len(argv):
+        return None
+    op, first, then = argv[at], os.path.basename(argv[0]), os.path.basename(argv[at + 1])
+    for j in range(i + 1, min(len(t.steps), i + 1 + WINDOW)):
+        later = t.steps[j]
+        a2 = later.params.get("command")
+        if not (later.success and isinstance(a2, list) and len(a2) >= 3):
+            continue
+        if not all(isinstance(w, str) for w in a2[:3]):
+            continue
+        shell, flag, script = a2[0], a2[1], a2[2]
+        if not programs.has(os.path.basename(shell), Role.SHELL) or not re.fullmatch(
+            r"-[a-z]*c", flag
+        ):
+            continue
+        ran = [c.program for c in parse(script).commands]
+        if first not in ran or then not in ran or op not in script:
+            continue
+        q = quote_error(outcome(step).diagnostic or step.output.strip().split("\n")[-1], 4)
+        how = re.sub(r"\s+", " ", script)
+        how = how if len(how) <= 36 else how[:33].rstrip() + "..."
+        text = (
+            f"The shell tool runs a command array without a shell: '{op}' reached {first} as "
+            f"an argument ('{q}'); run pipelines through {shell} {flag} ({how})."
+        )
+        fnd = _finding("argv_operator", first, "tool", text, (first, f"{shell} {flag}"), q)
+        fnd = attrs.evolve(fnd, domain=step.domain or "", detail={**fnd.detail, "avoid": []})
+        why = f"call {i + 1} gave {first} '{op}' as an argument; call {j + 1} ran it in {shell}"
+        return ShellFix(i, j, (), fnd, why)
+    return None
+
+
 #: Python importing a module that was the script itself: "AttributeError: module
 #: 'calendar' has no attribute 'TextCalendar'", or "partially initialized module 'x'".
 _SHADOWED = re.compile(
@@ -5277,6 +5523,8 @@ _READERS = (
     _bre_group,
     _range_first,
     _windows_glob,
+    _msys_path,
+    _argv_operator,
     _shadowed_module,
     _inline_script,
     _exclusive_params,
@@ -5329,7 +5577,9 @@ def find_shell_fixes(t: Trajectory, earlier: Earlier | None = None) -> list[Shel
             cmds = _commands(later) if is_shell(later.tool) else None
             if cmds is None:
                 continue
-            c = _retry(f, _no_looks(f, cmds) if later.success else cmds, missing)
+            c = _retry(
+                f, _no_looks(f, cmds) if later.success else cmds, missing, _line(step), _line(later)
+            )
             if c is None:
                 if later.success:
                     between += _no_looks(f, _as_between(later))
@@ -5341,24 +5591,8 @@ def find_shell_fixes(t: Trajectory, earlier: Earlier | None = None) -> list[Shel
                 break  # the retry failed too: a later pair may teach it
             if j in used or not _proven(later, c, diag):
                 break
-            esc = escalates(later.params)
-            same = _own_words(c) == _own_words(f)
-            if esc is not None and escalates(step.params) is None and same:
-                fnd: Finding | None = _escalated(f, diag, step, esc, later.params[esc])
-            elif cut:  # a refusal framed as a time-out: only an escalation past it teaches
-                fnd = None
-            elif later.params.get(TTY) is True and step.params.get(TTY) is not True:
-                # kept in the view only after a failure that asked for a terminal
-                fnd = _terminal(f, diag) if same else None
-            elif wants_terminal(diag) and (dropped := _tty_flag_dropped(f, c)):
-                backgrounded = later.params.get("run_in_background") is True or (
-                    _BACKGROUNDED.search(later.output[:500]) is not None
-                )
-                fnd = None if backgrounded else _no_terminal(f, dropped, diag)
-            else:
-                fnd = compare(
-                    f, c, diag, step.output, [*between, *_before(cmds, c, step, diag)], t.task
-                )
+            done = [*between, *_before(cmds, c, step, diag)]
+            fnd = _paired(step, later, f, c, diag, cut, done, t.task)
             if fnd is not None:
                 fnd = attrs.evolve(fnd, domain=step.domain or "")
                 used.add(j)
@@ -5379,6 +5613,37 @@ def find_shell_fixes(t: Trajectory, earlier: Earlier | None = None) -> list[Shel
                 used.add(advised.fixed)
                 out.append(advised)
     return _placed(t, _kept(t, _read_all(t, out), earlier))
+
+
+def _paired(
+    step: Step,
+    later: Step,
+    f: Command,
+    c: Command,
+    diag: str,
+    cut: bool,
+    between: Sequence[Command],
+    task: str,
+) -> Finding | None:
+    """What failed call ``step`` (its command ``f``, diagnostic ``diag``; ``cut``: a
+    refusal framed as a time-out) and the successful ``later`` call that retried it with
+    ``c`` teach: an escalation, a terminal, a dropped terminal flag, else :func:`compare`
+    with the commands that worked ``between``."""
+    esc = escalates(later.params)
+    same = _own_words(c) == _own_words(f)
+    if esc is not None and escalates(step.params) is None and same:
+        return _escalated(f, diag, step, esc, later.params[esc])
+    if cut:  # a refusal framed as a time-out: only an escalation past it teaches
+        return None
+    if later.params.get(TTY) is True and step.params.get(TTY) is not True:
+        # kept in the view only after a failure that asked for a terminal
+        return _terminal(f, diag) if same else None
+    if wants_terminal(diag) and (dropped := _tty_flag_dropped(f, c)):
+        backgrounded = later.params.get("run_in_background") is True or (
+            _BACKGROUNDED.search(later.output[:500]) is not None
+        )
+        return None if backgrounded else _no_terminal(f, dropped, diag)
+    return compare(f, c, diag, step.output, between, task, _line(step), _line(later))
 
 
 def _read_first(t: Trajectory, i: int) -> ShellFix | None:
@@ -6131,6 +6396,10 @@ class ShellChange:
 
 
 _NO_FILE = "No such file or directory"
+_MSYS_CONF = (
+    "Usage: odoo server [options]\n\nodoo server: error: The config file 'C:/Program Files/"
+    "Git/etc/odoo/odoo.conf' selected with -c/--config doesn't exist or is not readable"
+)
 _PS_MISSING = (
     "Get-Content: An object at the specified path src/app/[id]/page.tsx does not exist, or "
     "has been filtered by the -Include or -Exclude parameter."
@@ -6704,6 +6973,52 @@ SHELL_CHANGES: tuple[ShellChange, ...] = (
         (
             _exec('rg -n "Route" src\\Api\\Controllers\\*.cs', _RG_123, False),
             _exec('rg -n "Route" src/Web', "src/Web\\B.cs:3:[Route]"),
+        ),
+    ),
+    ShellChange(
+        "msys_path",
+        "a Bash call's program reported a path under Git's install folder (C:/Program "
+        "Files/Git/etc/x.conf) that the line gave as /etc/x.conf: Git Bash converted it; "
+        "the PowerShell tool, or the line with MSYS_NO_PATHCONV=1, then worked on that path",
+        (
+            _sh("docker exec web odoo -c /etc/odoo/odoo.conf -u m", _MSYS_CONF, False),
+            Step(
+                tool="PowerShell",
+                params={"command": "docker exec web odoo -c /etc/odoo/odoo.conf -u m"},
+                output="Modules loaded.",
+            ),
+        ),
+        (
+            _sh("docker exec web odoo -c /etc/odoo/odoo.conf -u m", _MSYS_CONF, False),
+            _sh("docker exec web cat /etc/odoo/odoo.conf", "[options]"),
+        ),
+    ),
+    ShellChange(
+        "argv_operator",
+        "a shell tool's command array held a shell operator as an element (nl F | sed ...) "
+        "and failed, no shell reading it; the same programs joined by it in a script handed "
+        "to sh -c then worked",
+        (
+            Step(
+                tool="shell",
+                params={"command": ["nl", "-ba", "spec.md", "|", "sed", "-n", "1,60p"]},
+                output="Process exited with code 1\nOutput:\nusage: nl [-p] [-b type] [file]",
+                success=False,
+            ),
+            Step(
+                tool="shell",
+                params={"command": ["sh", "-c", "nl -ba spec.md | sed -n '1,80p'"]},
+                output="     1\t# Spec",
+            ),
+        ),
+        (
+            Step(
+                tool="shell",
+                params={"command": ["nl", "-ba", "spec.md", "|", "sed", "-n", "1,60p"]},
+                output="Process exited with code 1\nOutput:\nusage: nl [-p] [-b type] [file]",
+                success=False,
+            ),
+            Step(tool="shell", params={"command": ["sh", "-c", "cat spec.md"]}, output="# Spec"),
         ),
     ),
     ShellChange(
