@@ -351,3 +351,49 @@ def test_a_windows_path_with_non_ascii_folders_whose_backslashes_bash_ate():
     # only the drive and its first folder shown: no sign that bash ate the backslashes
     short = "/usr/bin/bash: line 1: cd: $'D:W\\345': No such file or directory"
     assert _found("backslash", _cc(line, short, False), _cc(node, "466"), cwd="D:\\Work") == []
+
+
+# -- shell_start -----------------------------------------------------------------------------
+
+_WSL = (
+    "<3>WSL (9) ERROR: CreateProcessEntryCommon:505: execvpe /bin/bash failed 2\n"
+    "<3>WSL (9) ERROR: CreateProcessEntryCommon:508: Create process not expected to return"
+)
+_SPAWN = "EPERM: operation not permitted, uv_spawn 'C:\\WINDOWS\\System32\\powershell.exe'"
+
+
+def test_bash_that_never_started_then_pwsh_ran_the_commands():
+    # gordondalos-mail-agent-b4: Codex on Windows handed bash -lc to a WSL with no distribution
+    found = _found(
+        "shell_start",
+        _argv(["bash", "-lc", "ls -la && rg --files .specify"], _WSL, False),
+        _argv(["pwsh", "-NoLogo", "-NoProfile", "-Command", "Get-ChildItem -Force"], "x"),
+    )
+    assert found == [
+        "On this machine bash does not start ('WSL (9) ERROR: CreateProcessEntryCommon:505: "
+        "execvpe /bin/bash failed'): pwsh -NoLogo -NoProfile -Command ran the commands instead."
+    ]
+
+
+def test_the_powershell_tool_that_could_not_spawn_then_the_bash_tool():
+    # kenwei2nd-l-extrait-b9 (VS Code on Windows)
+    found = _found(
+        "shell_start",
+        _pwsh("$seeds = @(10, 20); Invoke-WebRequest -Uri $u -OutFile $d", _SPAWN, False),
+        _cc("mkdir -p /c/CLAUDE/images && echo ok", "ok"),
+    )
+    assert len(found) == 1
+    assert found[0].startswith("On this machine the PowerShell tool does not start ('EPERM:")
+    assert found[0].endswith("the Bash tool ran the commands instead.")
+
+
+def test_a_shell_that_started_for_another_call_is_no_broken_shell():
+    steps = (
+        _argv(["bash", "-lc", "ls"], _WSL, False),
+        _argv(["pwsh", "-Command", "Get-ChildItem"], "x"),
+        _argv(["bash", "-lc", "git status"], "On branch main"),
+    )
+    assert _found("shell_start", *steps) == []
+    # a spawn error of a program the command ran, not of the shell: no sign the shell failed
+    node = _cc("node spawn.js", "Error: spawn git ENOENT", False)
+    assert _found("shell_start", node, _pwsh("node spawn.js", "ok")) == []

@@ -157,6 +157,7 @@ from __future__ import annotations
 import bisect
 import fnmatch
 import itertools
+import ntpath
 import os
 import posixpath
 import re
@@ -5324,6 +5325,66 @@ def _argv_operator(t: Trajectory, i: int) -> ShellFix | None:
     return None
 
 
+#: A shell that never started, so no command of the call ran: WSL's launcher failing for
+#: bash (Codex on Windows handing ``bash -lc`` to WSL with no distribution), or the
+#: client's spawn of the shell refused ("EPERM: operation not permitted, uv_spawn
+#: '...powershell.exe'").
+_SHELL_NOT_STARTED = re.compile(
+    r"WSL \(\d+\) ERROR: \w+:\d+: execvpe (?P<exe>\S+) failed|"
+    r"(?:EPERM|EACCES|ENOENT)[^\n]{0,60}?\buv_spawn '(?P<spawned>[^'\n]+)'"
+)
+
+
+def _runs_in(step: Step) -> str:
+    """What ran call ``step``'s command: the shell an argv names first (``bash`` of
+    ``["bash", "-lc", ...]``, ``pwsh``), else the client's tool (``the PowerShell tool``)."""
+    argv = step.params.get("command")
+    if isinstance(argv, list) and argv and isinstance(argv[0], str):
+        return re.sub(r"(?i)\.exe$", "", ntpath.basename(argv[0]))
+    return f"the {step.tool} tool"
+
+
+def _shell_not_started(t: Trajectory, i: int) -> ShellFix | None:
+    """``shell_start``: the shell meant to run call ``i`` never started
+    (:data:`_SHELL_NOT_STARTED`), no call it ran worked in the run, and the next shell call
+    that worked, within :data:`WINDOW`, ran in another (``pwsh`` after Codex's ``bash``
+    went to a WSL with no distribution; the Bash tool after Claude Code's PowerShell tool
+    could not spawn powershell.exe). The machine's fact: which shell starts here."""
+    step = t.steps[i]
+    m = _SHELL_NOT_STARTED.search(step.output[:2000]) if is_shell(step.tool) else None
+    if m is None:
+        return None  # whatever the view says (an rg last on the line reads exit 1 as no match)
+    broken = _runs_in(step)
+    exe = m.group("exe") or m.group("spawned") or ""
+    name = re.sub(r"(?i)\.exe$", "", ntpath.basename(exe)).lower()
+    if name not in (broken.lower(), step.tool.lower()):
+        return None  # a program the command started failed, not the shell that runs it
+    started = [
+        x
+        for x in t.steps
+        if x.success and is_shell(x.tool) and not _SHELL_NOT_STARTED.search(x.output[:2000])
+    ]
+    if any(_runs_in(x) == broken for x in started):
+        return None  # it started for another call: not this machine's shell
+    for j in range(i + 1, min(len(t.steps), i + 1 + WINDOW)):
+        later = t.steps[j]
+        if not (later.success and is_shell(later.tool)):
+            continue
+        other = _runs_in(later)
+        if other == broken:
+            return None
+        q = quote_error(m.group(0), 8)
+        argv = later.params.get("command")
+        opts = [str(w) for w in argv[1:-1]] if isinstance(argv, list) else []
+        ran = " ".join([other, *opts])  # pwsh -NoLogo -NoProfile -Command, its script left out
+        text = f"On this machine {broken} does not start ('{q}'): {ran} ran the commands instead."
+        fnd = _finding("shell_start", broken, "machine", text, (broken, other), q, avoid=[])
+        fnd = attrs.evolve(fnd, domain=step.domain or "")
+        why = f"call {i + 1}'s shell ({broken}) never started; call {j + 1} ran in {other}"
+        return ShellFix(i, j, (), fnd, why)
+    return None
+
+
 #: Python importing a module that was the script itself: "AttributeError: module
 #: 'calendar' has no attribute 'TextCalendar'", or "partially initialized module 'x'".
 _SHADOWED = re.compile(
@@ -5525,6 +5586,7 @@ _READERS = (
     _windows_glob,
     _msys_path,
     _argv_operator,
+    _shell_not_started,
     _shadowed_module,
     _inline_script,
     _exclusive_params,
@@ -7019,6 +7081,36 @@ SHELL_CHANGES: tuple[ShellChange, ...] = (
                 success=False,
             ),
             Step(tool="shell", params={"command": ["sh", "-c", "cat spec.md"]}, output="# Spec"),
+        ),
+    ),
+    ShellChange(
+        "shell_start",
+        "the shell meant to run a call never started (WSL's execvpe /bin/bash failed; an "
+        "EPERM uv_spawn of powershell.exe), none of its calls worked in the run, and the next "
+        "shell call that worked ran in another shell or tool",
+        (
+            Step(
+                tool="shell",
+                params={"command": ["bash", "-lc", "ls -la"]},
+                output="Process exited with code 1\nOutput:\n<3>WSL (9) ERROR: "
+                "CreateProcessEntryCommon:505: execvpe /bin/bash failed 2",
+                success=False,
+            ),
+            Step(
+                tool="shell",
+                params={"command": ["pwsh", "-NoLogo", "-Command", "Get-ChildItem -Force"]},
+                output="C:\\project\\app\\.specify",
+            ),
+        ),
+        (
+            Step(
+                tool="shell",
+                params={"command": ["bash", "-lc", "ls -la"]},
+                output="Process exited with code 1\nOutput:\n<3>WSL (9) ERROR: "
+                "CreateProcessEntryCommon:505: execvpe /bin/bash failed 2",
+                success=False,
+            ),
+            Step(tool="shell", params={"command": ["bash", "-lc", "ls -la"]}, output="total 8"),
         ),
     ),
     ShellChange(
