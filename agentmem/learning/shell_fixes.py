@@ -2216,7 +2216,10 @@ def _eaten_shown(eaten: str, rest: str, output: str) -> bool:
     head = re.match(r"[\x00-\x7f]*", eaten)
     first = rest.lstrip("\\").split("\\", 1)[0]
     joined = head.group(0) if head else ""
-    return len(joined) > len(eaten) - len(rest) + len(first) + 1 and joined in output
+    # past the drive (``D:``) and the first folder: a quoted path keeps its backslashes,
+    # and its drive alone in the output (``npm ERR! path D:\项目\...``) shows nothing
+    drive = eaten.index(":") + 1
+    return len(joined) > drive + len(first) + 1 and joined in output
 
 
 def _backslashes(t: Trajectory, i: int) -> ShellFix | None:

@@ -1,0 +1,58 @@
+"""Review of the nineteenth session's readers: inputs where a reader taught a wrong lesson.
+
+* ``backslash``: a quoted Windows path with a folder outside ASCII keeps its backslashes;
+  the drive alone in the output (``npm ERR! path D:\\项目\\...``) is no sign that bash
+  ate them;
+* ``escalation``: the run's own ``bwrap`` (``sandbox-exec``) failing inside the sandbox is
+  no sandbox that cannot start on the machine;
+* ``windows``: a first cmd-syntax failure that a bash retry got past (and failed further
+  on) is the run's first, so the run teaches one lesson, not two; and a run of many
+  unfixed Windows failures is read in time that grows with its length, not its square;
+* ``msys_path``: the later call must run the same program (PowerShell's ``Write-Output``
+  of the path ran no ``docker exec``).
+"""
+
+from __future__ import annotations
+
+from agentmem.agents import learning_view
+from agentmem.learning.shell_fixes import find_shell_fixes
+from agentmem.records import Step, Trajectory
+
+
+def _cc(command: str, output: str = "", ok: bool = True) -> Step:
+    body = output if ok else f"Exit code 1\n{output}"
+    return Step(tool="Bash", params={"command": command}, output=body, success=ok)
+
+
+def _pwsh(command: str, output: str = "", ok: bool = True) -> Step:
+    return Step(tool="PowerShell", params={"command": command}, output=output, success=ok)
+
+
+def _fixes(*steps: Step, cwd: str = "/w/app") -> list[tuple[str, str]]:
+    run = learning_view(Trajectory(task="do the job", steps=steps, meta={"cwd": cwd}))
+    return [(str(x.finding.detail["change"]), x.finding.text) for x in find_shell_fixes(run)]
+
+
+# -- backslash: a quoted path keeps its backslashes ---------------------------------------------
+
+
+def test_a_quoted_non_ascii_path_whose_drive_the_output_names_is_not_eaten():
+    line = 'cd "D:\\项目\\src\\app\\web" && npm test'
+    said = (
+        "npm ERR! code ENOENT\nnpm ERR! path D:\\项目\\src\\app\\web\\package.json\n"
+        "npm ERR! enoent Could not read package.json"
+    )
+    later = _cc("cd D:/项目/src/app/web/client && npm test", "ok 3 tests")
+    found = _fixes(_cc(line, said, False), later, cwd="D:\\项目")
+    assert [c for c, _ in found if c == "backslash"] == []
+
+
+def test_an_eaten_non_ascii_path_still_teaches_backslash():
+    line = "cd D:\\Work\\08_客户跟进\\Okki\\output && grep -c tier factor.json"
+    said = (
+        "/usr/bin/bash: line 1: cd: $'D:Work08_\\345\\256\\242\\346\\210\\267Okkioutput': "
+        "No such file or directory"
+    )
+    later = _cc("cd D:/Work/08_客户跟进/Okki/output && grep -c tier factor.json", "466")
+    found = _fixes(_cc(line, said, False), later, cwd="D:\\Work")
+    assert [c for c, _ in found] == ["backslash"]
