@@ -18,6 +18,8 @@ from agentmem.agents import learning_view
 from agentmem.learning.shell_fixes import find_shell_fixes
 from agentmem.records import Step, Trajectory
 
+from .transcripts import codex_exec
+
 
 def _cc(command: str, output: str = "", ok: bool = True) -> Step:
     body = output if ok else f"Exit code 1\n{output}"
@@ -56,3 +58,33 @@ def test_an_eaten_non_ascii_path_still_teaches_backslash():
     later = _cc("cd D:/Work/08_客户跟进/Okki/output && grep -c tier factor.json", "466")
     found = _fixes(_cc(line, said, False), later, cwd="D:\\Work")
     assert [c for c, _ in found] == ["backslash"]
+
+
+# -- escalation: the run's own sandbox launcher ------------------------------------------------
+
+
+def _escalations(cmd: str, said: str) -> list[tuple[str, str]]:
+    run = Trajectory(
+        task="t",
+        steps=(
+            codex_exec(cmd, said, False),
+            codex_exec(cmd, "ok", True, sandbox_permissions="require_escalated"),
+        ),
+        meta={"cwd": "/w/app"},
+    )
+    fixes = find_shell_fixes(learning_view(run))
+    return [(str(x.finding.detail["scope"]), x.finding.text) for x in fixes]
+
+
+def test_the_runs_own_bwrap_failing_is_no_sandbox_that_cannot_start():
+    said = "bwrap: Can't mount proc on /newroot/proc: Operation not permitted"
+    found = _escalations("bwrap --ro-bind / / --proc /proc true", said)
+    assert found and all(not text.startswith("On this machine") for _, text in found)
+    said = "sandbox-exec: sandbox_apply: Operation not permitted"
+    found = _escalations("sandbox-exec -f test.sb ./run_tests.sh", said)
+    assert found and all(not text.startswith("On this machine") for _, text in found)
+
+
+def test_the_sandbox_launcher_failing_for_another_program_stays_the_machines_fact():
+    found = _escalations("rg --files", "bwrap: Failed to make / slave: Permission denied")
+    assert [scope for scope, _ in found] == ["machine"]

@@ -735,14 +735,16 @@ def _escalated(f: Command, diag: str, step: Step, param: str, value: object) -> 
     """:func:`_escalation` of refused call ``step`` (its command ``f``), quoting its refusal
     and naming the folder of a target it named (:func:`refused_named_target`)."""
     quote = _refusal_quote(diag, step)
-    if _SANDBOX_BROKEN.match(quote):
+    broken = _SANDBOX_BROKEN.match(quote)
+    # the run's own bwrap (sandbox-exec) nested in the sandbox: a refusal of that program
+    if broken and not re.search(rf"(?<![\w-]){broken.group(1)}(?![\w-])", _line(step)):
         return _no_sandbox(f, quote, param, value)
     return _escalation(f, quote, param, value, refused_named_target(step))
 
 
 #: The sandbox's own launcher failing before any command ran: Linux's bubblewrap
 #: (``bwrap: Failed to make / slave: Permission denied``) or macOS's ``sandbox-exec``.
-_SANDBOX_BROKEN = re.compile(r"(?:bwrap|sandbox-exec): ")
+_SANDBOX_BROKEN = re.compile(r"(bwrap|sandbox-exec): ")
 
 
 def _no_sandbox(f: Command, quote: str, param: str, value: object) -> Finding:
