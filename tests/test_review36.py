@@ -88,3 +88,20 @@ def test_the_runs_own_bwrap_failing_is_no_sandbox_that_cannot_start():
 def test_the_sandbox_launcher_failing_for_another_program_stays_the_machines_fact():
     found = _escalations("rg --files", "bwrap: Failed to make / slave: Permission denied")
     assert [scope for scope, _ in found] == ["machine"]
+
+
+# -- windows: one lesson a run; time that grows with the run -----------------------------------
+
+_EOF = "/usr/bin/bash: eval: line 2: syntax error: unexpected end of file"
+
+
+def test_a_first_syntax_failure_got_past_by_a_failing_retry_hides_a_second():
+    steps = (
+        _cc('if not exist "C:\\app\\out" mkdir "C:\\app\\out"', _EOF, False),
+        # got past the construct, then failed on its own (no success on the path)
+        _cc('mkdir -p "C:/app/out" && npm run build', 'npm ERR! Missing script: "build"', False),
+        _cc("del C:\\app\\x.txt", "/usr/bin/bash: line 1: del: command not found", False),
+        _pwsh("Remove-Item C:\\app\\x.txt", ""),
+    )
+    found = [text for change, text in _fixes(*steps, cwd="C:\\app") if change == "windows"]
+    assert len(found) == 1 and "cmd's syntax (if not exist)" in found[0]

@@ -2825,7 +2825,7 @@ def _windows_fixed(t: Trajectory, k: int, syntax: bool | None) -> tuple[int, str
     names, _, own = _windows_failure(t, k)
     if not names or own != (own if syntax is None else syntax):
         return None
-    return _windows_fix(t, k) or (_syntax_retry(t, k) if syntax else None)
+    return _windows_fix(t, k) or (_syntax_retry(t, k) if own else None)
 
 
 def _windows_commands(t: Trajectory, i: int) -> ShellFix | None:
