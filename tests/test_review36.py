@@ -15,6 +15,7 @@
 from __future__ import annotations
 
 from agentmem.agents import learning_view
+from agentmem.learning import shell_fixes
 from agentmem.learning.shell_fixes import find_shell_fixes
 from agentmem.records import Step, Trajectory
 
@@ -105,3 +106,19 @@ def test_a_first_syntax_failure_got_past_by_a_failing_retry_hides_a_second():
     )
     found = [text for change, text in _fixes(*steps, cwd="C:\\app") if change == "windows"]
     assert len(found) == 1 and "cmd's syntax (if not exist)" in found[0]
+
+
+def test_many_unfixed_windows_failures_are_read_in_linear_time(monkeypatch):
+    calls = 0
+    real = shell_fixes._windows_fix
+
+    def counted(t: Trajectory, i: int) -> tuple[int, str] | None:
+        nonlocal calls
+        calls += 1
+        return real(t, i)
+
+    monkeypatch.setattr(shell_fixes, "_windows_fix", counted)
+    said = "/usr/bin/bash: line 1: del: command not found"
+    steps = [_cc(f"del C:\\app\\x{k}.txt", said, False) for k in range(120)]
+    assert _fixes(*steps, cwd="C:\\app") == []
+    assert calls <= 3 * len(steps)

@@ -2837,10 +2837,10 @@ def _windows_commands(t: Trajectory, i: int) -> ShellFix | None:
     first such failure teaches it, naming every Windows command the run tried in bash and
     what worked instead."""
     first, said, syntax = _windows_failure(t, i)
-    if not first or any(_windows_fixed(t, k, None) for k in range(i)):
-        return None  # not such a failure, or not the run's first that a call got past
-    fixed = _windows_fixed(t, i, syntax)
-    if fixed is None:
+    fixed = _windows_fixed(t, i, syntax) if first else None
+    # not such a failure, or not the run's first that a call got past: the nearest earlier
+    # one is looked for first, so a run's many failures cost its length, not its square
+    if fixed is None or any(_windows_fixed(t, k, None) for k in reversed(range(i))):
         return None
     names, ways = list(dict.fromkeys(first)), [w for w in [fixed[1]] if w]
     for k in range(i + 1, len(t.steps)):
