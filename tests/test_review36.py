@@ -122,3 +122,25 @@ def test_many_unfixed_windows_failures_are_read_in_linear_time(monkeypatch):
     steps = [_cc(f"del C:\\app\\x{k}.txt", said, False) for k in range(120)]
     assert _fixes(*steps, cwd="C:\\app") == []
     assert calls <= 3 * len(steps)
+
+
+# -- msys_path: the same program ---------------------------------------------------------------
+
+_ODOO = "docker exec web-1 odoo -c /etc/odoo/odoo.conf -d odoo18 -u kickoff --stop-after-init"
+_NOT_READABLE = (
+    "Usage: odoo server [options]\n\nodoo server: error: The config file 'C:/Program Files/Git/"
+    "etc/odoo/odoo.conf' selected with -c/--config doesn't exist or is not readable"
+)
+
+
+def test_no_msys_lesson_when_the_later_call_ran_another_program():
+    failed = _cc(_ODOO, _NOT_READABLE, False)
+    for later in (
+        _pwsh('Write-Output "/etc/odoo/odoo.conf"', "/etc/odoo/odoo.conf"),
+        _pwsh("notepad /etc/odoo/odoo.conf", ""),
+        _cc("MSYS_NO_PATHCONV=1 docker cp web-1:/etc/odoo/odoo.conf .", ""),
+    ):
+        assert [c for c, _ in _fixes(failed, later) if c == "msys_path"] == []
+    # the same docker exec by the PowerShell tool still teaches it
+    found = _fixes(failed, _pwsh(_ODOO, "INFO ? odoo: Using configuration file"))
+    assert [c for c, _ in found] == ["msys_path"]

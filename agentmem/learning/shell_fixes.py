@@ -5241,9 +5241,9 @@ def _msys_path(t: Trajectory, i: int) -> ShellFix | None:
     """``msys_path``: a Bash call's program reported a path under Git's install folder
     (``C:/Program Files/Git/etc/odoo/odoo.conf``) that the line gave as a POSIX path
     (``/etc/odoo/odoo.conf``): Git Bash converted the argument before the program (a
-    container's, ``docker exec``) saw it. Within :data:`WINDOW` calls the same path, given
-    by the PowerShell tool or with the conversion turned off (``MSYS_NO_PATHCONV=1``),
-    worked."""
+    container's, ``docker exec``) saw it. Within :data:`WINDOW` calls the same command on
+    the same path, run by the PowerShell tool or with the conversion turned off
+    (``MSYS_NO_PATHCONV=1``), worked."""
     step = t.steps[i]
     if step.success or not is_shell(step.tool) or "powershell" in step.tool.lower():
         return None
@@ -5256,10 +5256,12 @@ def _msys_path(t: Trajectory, i: int) -> ShellFix | None:
     ran = next((c for c in _commands(step) or () if path in {w.rstrip("/") for w in c.words}), None)
     if ran is None:
         return None
+    # the later call ran the same command (``docker exec``), not another on the path
+    same = re.compile(r"(?<![\w.-])" + r"\s+".join(map(re.escape, _intent(ran).split())) + r"\b")
     for j in range(i + 1, min(len(t.steps), i + 1 + WINDOW)):
         later = t.steps[j]
         said = _line(later)
-        if not (later.success and is_shell(later.tool) and path in said):
+        if not (later.success and is_shell(later.tool) and path in said and same.search(said)):
             continue
         off = _NO_PATHCONV.search(said)
         if "powershell" in later.tool.lower():
