@@ -144,3 +144,26 @@ def test_no_msys_lesson_when_the_later_call_ran_another_program():
     # the same docker exec by the PowerShell tool still teaches it
     found = _fixes(failed, _pwsh(_ODOO, "INFO ? odoo: Using configuration file"))
     assert [c for c, _ in found] == ["msys_path"]
+
+
+# -- program: a here-document's code is its body, not the whole line ---------------------------
+
+
+def test_a_heredoc_is_read_for_its_own_code_not_the_lines_other_commands():
+    unzip = codex_exec(
+        "unzip -q data/archive.zip -d data/", "/bin/bash: line 1: unzip: command not found", False
+    )
+    # the archive named only by ls; Python extracted another one
+    line = (
+        "ls -la data/archive.zip && python3 - <<'PY'\nimport zipfile\n"
+        "zipfile.ZipFile('vendor/other.zip').extractall('vendor')\nPY"
+    )
+    found = [c for c, _ in _fixes(unzip, codex_exec(line, "", True)) if c == "program"]
+    assert found == []
+    # the archive in the here-document's own code: Python's zipfile did the job
+    line = (
+        "ls -la data && python3 - <<'PY'\nimport zipfile\n"
+        "zipfile.ZipFile('data/archive.zip').extractall('data/')\nPY"
+    )
+    found = [c for c, _ in _fixes(unzip, codex_exec(line, "", True)) if c == "program"]
+    assert found == ["program"]

@@ -388,10 +388,34 @@ _CODE_FLAGS = frozenset({"-c", "-e", "--eval", "-Command"})
 def _code(c: Command, line: str) -> str:
     """The code inline command ``c`` runs, as far as it can be read: its words, and for a
     here-document (``python3 - <<'PY'``, whose body the shell reader does not keep) the
-    whole ``line`` of its call."""
+    bodies of the here-documents of the ``line`` of its call, never the line's other
+    commands (``ls -la x.zip &&`` before it names a file the code need not touch)."""
     words = " ".join(c.words)
-    heredoc = any(op in ("<<", "<<-") for op, _ in c.redirects)
-    return f"{words} {line}" if heredoc else words
+    if not any(op in ("<<", "<<-") for op, _ in c.redirects):
+        return words
+    return " ".join([words, *_heredoc_bodies(line)])
+
+
+#: Where a here-document starts (``<<'PY'``, ``<<-EOF``; not a here-string, ``<<<``).
+_HEREDOC_MARK = re.compile(r"(?<!<)<<-?[ \t]*(['\"]?)(\w+)\1")
+
+
+def _heredoc_bodies(line: str) -> list[str]:
+    """The bodies of the here-documents of command ``line``, each from the line after its
+    marker to its delimiter's line, in one pass (a body's own ``<<``, C++'s ``cout << x``,
+    is body, never a marker)."""
+    out: list[str] = []
+    lines, k = line.split("\n"), 0
+    while k < len(lines):
+        delims = [m.group(2) for m in _HEREDOC_MARK.finditer(lines[k])]
+        k += 1
+        for delim in delims:
+            start = k
+            while k < len(lines) and lines[k].strip() != delim:
+                k += 1
+            out.append("\n".join(lines[start:k]))
+            k += 1
+    return out
 
 
 def _inline(c: Command) -> bool:
