@@ -397,3 +397,14 @@ def test_a_shell_that_started_for_another_call_is_no_broken_shell():
     # a spawn error of a program the command ran, not of the shell: no sign the shell failed
     node = _cc("node spawn.js", "Error: spawn git ENOENT", False)
     assert _found("shell_start", node, _pwsh("node spawn.js", "ok")) == []
+
+
+def test_a_bare_home_folder_or_a_dates_format_is_no_sign_of_windows_nor_a_path():
+    from agentmem.learning.shell_fixes import _line_paths
+
+    assert _line_paths('dir "%USERPROFILE%\\" /b') == []
+    # date's %Y% and %d% are no cmd variables: nothing marks this Linux run as Windows
+    stamp = "if not exist out/logs mkdir out/logs_$(date +%Y%m%d)"
+    assert _found("windows", _cc(stamp, _EOF, False), _cc("mkdir -p out/logs", "")) == []
+    win = "if not exist out/logs mkdir out/logs_%DATE_TAG%"
+    assert _found("windows", _cc(win, _EOF, False), _cc("mkdir -p out/logs", "")) != []

@@ -2585,7 +2585,9 @@ _HOME_WORD = re.compile(r"%userprofile%|\$env:userprofile|\$\{home\}|\$home\b")
 def _line_paths(line: str) -> list[str]:
     """The paths a command line names (quoted, or written with a slash), normalised."""
     out = [next(g for g in m.groups() if g) for m in _LINE_PATH.finditer(line)]
-    return [_norm_path(x) for x in out if re.search(r"[\\/]", x) and len(x) > 3]
+    # a bare home folder (``%USERPROFILE%\``, ``~/``) is in every path under it: no path
+    normed = [_norm_path(x) for x in out if re.search(r"[\\/]", x)]
+    return [x for x in normed if len(x.rstrip("/")) > 3]
 
 
 #: A rooted path among a call's words (a drive, ``/``, ``~``), as :func:`_norm_path` writes it.
@@ -2736,7 +2738,7 @@ _BASH_REJECTS = re.compile(
 #: A Windows drive path in a command line: the machine is Windows.
 _DRIVE = re.compile(r"(?:^|[\s\"'=])[A-Za-z]:[\\/]")
 #: A variable as cmd writes it (``%USERPROFILE%``), which only cmd expands.
-_CMD_VARIABLE = re.compile(r"%[A-Za-z_]\w*%")
+_CMD_VARIABLE = re.compile(r"%[A-Za-z_]\w+%")  # two characters or more: not date's %Y%
 
 
 def _cmd_constructs(step: Step, cwd: str = "") -> tuple[list[str], str] | None:
