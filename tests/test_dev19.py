@@ -408,3 +408,12 @@ def test_a_bare_home_folder_or_a_dates_format_is_no_sign_of_windows_nor_a_path()
     assert _found("windows", _cc(stamp, _EOF, False), _cc("mkdir -p out/logs", "")) == []
     win = "if not exist out/logs mkdir out/logs_%DATE_TAG%"
     assert _found("windows", _cc(win, _EOF, False), _cc("mkdir -p out/logs", "")) != []
+
+
+def test_an_and_list_given_as_argv_elements_is_no_pipeline():
+    found = _found(
+        "argv_operator",
+        _argv(["cd", "web", "&&", "npm", "test"], "cd: too many arguments", False),
+        _argv(["bash", "-lc", "cd web && npm test"], "12 passed"),
+    )
+    assert len(found) == 1 and "run such lines through bash -lc (cd web && npm test)" in found[0]

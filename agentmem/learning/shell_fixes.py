@@ -5349,7 +5349,8 @@ def _argv_operator(t: Trajectory, i: int) -> ShellFix | None:
         how = how if len(how) <= 36 else how[:33].rstrip() + "..."
         text = (
             f"The shell tool runs a command array without a shell: '{op}' reached {first} as "
-            f"an argument ('{q}'); run pipelines through {shell} {flag} ({how})."
+            f"an argument ('{q}'); run {'pipelines' if op == '|' else 'such lines'} through "
+            f"{shell} {flag} ({how})."
         )
         fnd = _finding("argv_operator", first, "tool", text, (first, f"{shell} {flag}"), q)
         fnd = attrs.evolve(fnd, domain=step.domain or "", detail={**fnd.detail, "avoid": []})
