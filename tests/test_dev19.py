@@ -417,38 +417,3 @@ def test_an_and_list_given_as_argv_elements_is_no_pipeline():
         _argv(["bash", "-lc", "cd web && npm test"], "12 passed"),
     )
     assert len(found) == 1 and "run such lines through bash -lc (cd web && npm test)" in found[0]
-
-
-# -- a wrapper written as a path that is not there -------------------------------------------
-
-_BENCH = "conda run -n kimodo python prep.py --output /tmp/out --workers 1"
-
-
-def test_gnu_time_missing_then_the_shells_own_time():
-    # seokhyeonhong-motion-jepa: /usr/bin/time is not installed; bash's time keyword ran it
-    found = _found(
-        "wrapper",
-        codex_exec(
-            f"/usr/bin/time -f 'elapsed=%e' {_BENCH} >/tmp/b.log",
-            "/bin/bash: line 1: /usr/bin/time: No such file or directory",
-            False,
-        ),
-        codex_exec(f"TIMEFORMAT='elapsed=%R'; time {_BENCH} >/tmp/b.log", "elapsed=61.2", True),
-    )
-    assert found == [
-        "/usr/bin/time is not installed here ('/usr/bin/time: No such file or directory'): "
-        "the shell's time ran it (TIMEFORMAT=...; time CMD)."
-    ]
-
-
-def test_a_missing_script_path_is_no_missing_wrapper():
-    # the script the interpreter was given is not there: python ran, and said so itself
-    found = _fixes(
-        codex_exec(
-            "python /w/app/tools/prep.py --workers 1",
-            "python: can't open file '/w/app/tools/prep.py': [Errno 2] No such file or directory",
-            False,
-        ),
-        codex_exec("time python /w/app/prep.py --workers 1", "done", True),
-    )
-    assert not any("not installed here" in text for _, text in found)

@@ -244,8 +244,6 @@ def failing_command(script: Script, body: str) -> Command | None:
             rf"(^|\n|: ){name}: |(^|[\s:)]){name}:\d+: |command not found: {name}\b", text
         ):
             return c
-        if _path_not_run(c, text):  # /usr/bin/time -f FMT make: a wrapper's path not there
-            return c
     paths = {t.rstrip("/") for t in re.findall(r"[\w.][\w./-]*/[\w./-]*", text)}
     for c in cmds:  # the command whose path operand the output names (or a folder of it)
         for o in c.operands:
@@ -255,16 +253,6 @@ def failing_command(script: Script, body: str) -> Command | None:
     if status is not None and not programs.has(status.program, Role.SCENE):
         return status
     return cmds[-1]
-
-
-def _path_not_run(c: Command, body: str) -> bool:
-    """Whether the shell could not run ``c``'s first word, written as a path ("bash:
-    /usr/bin/time: No such file or directory"): its program or a wrapper never started."""
-    first = c.words[0] if c.words else ""
-    return (
-        "/" in first
-        and re.search(rf"(^|\n|: ){re.escape(first)}: No such file", body[:2000]) is not None
-    )
 
 
 def status_command(script: Script) -> Command | None:
@@ -521,8 +509,6 @@ def _shell_failure(
     if _is_checker(c):
         if code in (126, 127, *WINDOWS_NOT_FOUND) or _NOT_STARTED.search(body[:400]):
             return Failure.MISUSE, diag  # 9009 / 49: Windows did not start it (others wrote)
-        if _path_not_run(c, body):
-            return Failure.MISUSE, diag  # /usr/bin/time -f FMT pytest: the wrapper is not there
         own = (c.subcommand or "").removeprefix("run ").removeprefix("run-script ")
         if programs.has(c.program, Role.HOST) and missing_script(body) == own:
             return Failure.MISUSE, diag  # npm run typecheck with no such script: nothing ran

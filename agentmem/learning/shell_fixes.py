@@ -345,13 +345,6 @@ def _missing_program(c: Command, diag: str, body: str) -> str | None:
             )
         if any(re.search(x, text) for x in said):
             return name
-    # the first word written as a path the shell could not run: its program's, or the first
-    # wrapper's (``/usr/bin/time -f FMT make``: "bash: /usr/bin/time: No such file")
-    first = c.words[0] if c.words else ""
-    if "/" in first and re.search(rf"(^|\n|: ){re.escape(first)}: No such file", text):
-        base = posixpath.basename(first)
-        if base == c.program or (c.wrappers and c.wrappers[0].split()[0] == base):
-            return base
     return None
 
 
@@ -601,13 +594,6 @@ def _provided(
     """``missing`` (``f``'s program or a wrapper's) is not found here: renamed, wrapped,
     replaced or installed."""
     if missing != f.program:  # a wrapper's program: python of python -m x
-        written = f.words[0] if f.words else ""
-        if "/" in written and s.words[:1] == (missing,) and missing in s.wrappers:
-            # /usr/bin/time not there; the shell's own time ran the command (a keyword)
-            var = next((a for a in re.findall(r"\b([A-Z]+)=", later) if missing.upper() in a), "")
-            how = f"{var}=...; {missing} CMD" if var else f"{missing} CMD"
-            text = f"{written} is not installed here ('{q}'): the shell's {missing} ran it ({how})."
-            return _finding("wrapper", f, "machine", text, (written, missing), diag, avoid=[])
         heads = [w.split()[0] for w in _wrappers(s)]
         renamed = [h for h in heads if h != missing and _family(h) == _family(missing)]
         if f.program == s.program and renamed and _family(missing):
