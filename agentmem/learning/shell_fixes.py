@@ -771,6 +771,11 @@ def _escalated(f: Command, diag: str, step: Step, param: str, value: object) -> 
 _SANDBOX_BROKEN = re.compile(r"(bwrap|sandbox-exec): ")
 
 
+def _setting_value(value: object) -> str:
+    """An escalation parameter's value as a lesson writes it (``true``, ``require_escalated``)."""
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
 def _no_sandbox(f: Command, quote: str, param: str, value: object) -> Finding:
     """The sandbox itself could not start on this machine (:data:`_SANDBOX_BROKEN`), so
     every command failed alike and ran once escalated: the machine's fact, not a rule
@@ -778,7 +783,7 @@ def _no_sandbox(f: Command, quote: str, param: str, value: object) -> Finding:
     refused" was said of a pipeline the sandbox never started). Held, as every
     escalation is."""
     q = quote_error(quote, 8)
-    shown = str(value).lower() if isinstance(value, bool) else str(value)
+    shown = _setting_value(value)
     launcher = quote.split(":", 1)[0]
     text = (
         f"On this machine the sandbox cannot start ('{q}'): every command fails alike; "
@@ -808,7 +813,7 @@ def _escalation(
     ``target``: the folder whose file the refusal named, a path the command itself named
     (:func:`refused_named_target`): the lesson is of that folder, not of the program."""
     q = quote_error(diag or "refused", 8)
-    shown = str(value).lower() if isinstance(value, bool) else str(value)
+    shown = _setting_value(value)
     setting = f"{param}: {shown}"
     # the program and its subcommand, never its operands (a commit message, a branch name);
     # the program an unknown leading word starts, not that word (rtk git add: git add)
@@ -5369,12 +5374,17 @@ _SHELL_NOT_STARTED = re.compile(
 )
 
 
+def _exe_name(path: str) -> str:
+    """A program's name from its path, either OS's, without Windows' ``.exe``."""
+    return re.sub(r"(?i)\.exe$", "", ntpath.basename(path))
+
+
 def _runs_in(step: Step) -> str:
     """What ran call ``step``'s command: the shell an argv names first (``bash`` of
     ``["bash", "-lc", ...]``, ``pwsh``), else the client's tool (``the PowerShell tool``)."""
     argv = step.params.get("command")
     if isinstance(argv, list) and argv and isinstance(argv[0], str):
-        return re.sub(r"(?i)\.exe$", "", ntpath.basename(argv[0]))
+        return _exe_name(argv[0])
     return f"the {step.tool} tool"
 
 
@@ -5390,7 +5400,7 @@ def _shell_not_started(t: Trajectory, i: int) -> ShellFix | None:
         return None  # whatever the view says (an rg last on the line reads exit 1 as no match)
     broken = _runs_in(step)
     exe = m.group("exe") or m.group("spawned") or ""
-    name = re.sub(r"(?i)\.exe$", "", ntpath.basename(exe)).lower()
+    name = _exe_name(exe).lower()
     if name not in (broken.lower(), step.tool.lower()):
         return None  # a program the command started failed, not the shell that runs it
     started = [
